@@ -1,0 +1,51 @@
+// Runs every test once and ends with the plain summary line `N passed, N failed`.
+// The summary is derived from vitest's JSON report, so it counts exactly what vitest ran.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const reportDir = mkdtempSync(join(tmpdir(), "authority-test-"));
+const reportFile = join(reportDir, "report.json");
+const extra = process.argv.slice(2);
+
+const run = spawnSync(
+  process.execPath,
+  [
+    join(root, "node_modules", "vitest", "vitest.mjs"),
+    "run",
+    "--config",
+    join(root, "test", "vitest.config.ts"),
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${reportFile}`,
+    ...extra,
+  ],
+  { cwd: root, stdio: "inherit", env: process.env },
+);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let readable = true;
+try {
+  const report = JSON.parse(readFileSync(reportFile, "utf8"));
+  passed = report.numPassedTests ?? 0;
+  failed = report.numFailedTests ?? 0;
+  skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  // A suite that fails to load reports no failed test, so count such files as failures.
+  for (const file of report.testResults ?? []) {
+    if (file.status === "failed" && (file.assertionResults ?? []).length === 0) failed += 1;
+  }
+} catch (error) {
+  readable = false;
+  process.stderr.write(`test/run: no readable JSON report (${error instanceof Error ? error.message : error})\n`);
+}
+rmSync(reportDir, { recursive: true, force: true });
+
+const ok = readable && run.status === 0 && failed === 0 && passed > 0;
+if (!ok && failed === 0) failed = 1;
+process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
+process.exit(ok ? 0 : 1);

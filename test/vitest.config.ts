@@ -1,0 +1,34 @@
+// One vitest configuration for the whole repository: workspace packages resolve to their sources.
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const source = (dir: string): string => `${root}${dir}/src/index.ts`;
+
+export default defineConfig({
+  root,
+  resolve: {
+    alias: {
+      "@agent-authority/grammar": source("grammar"),
+      "@agent-authority/language": source("packages/language"),
+      "@agent-authority/lattice": source("packages/lattice"),
+      "@agent-authority/engine": source("packages/engine"),
+      "@agent-authority/families": source("packages/families"),
+      "@agent-authority/sdk": source("packages/sdk"),
+      "@agent-authority/server": source("server"),
+    },
+  },
+  test: {
+    include: [
+      "grammar/src/**/*.test.ts",
+      "packages/*/src/**/*.test.ts",
+      "server/src/**/*.test.ts",
+      "cli/src/**/*.test.ts",
+      "test/**/*.test.ts",
+    ],
+    exclude: ["**/node_modules/**", "**/dist/**"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+  },
+});
