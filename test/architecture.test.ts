@@ -9,11 +9,12 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 /** Which workspace packages each package may import; a package absent here may import any. */
 const allowedWorkspaceImports: Record<string, readonly string[]> = {
   grammar: [],
+  "packages/api": [],
   "packages/language": ["grammar"],
   "packages/lattice": ["grammar", "language"],
   "packages/engine": ["grammar", "language", "lattice"],
-  "packages/families": ["grammar", "language", "lattice", "engine"],
-  "packages/sdk": [],
+  "packages/families": ["grammar", "api", "language", "lattice", "engine"],
+  "packages/sdk": ["api"],
 };
 
 /** Modules a pure package must never import: I/O, servers, drivers. */

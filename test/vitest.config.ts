@@ -10,6 +10,7 @@ export default defineConfig({
   resolve: {
     alias: {
       "@agent-authority/grammar": source("grammar"),
+      "@agent-authority/api": source("packages/api"),
       "@agent-authority/language": source("packages/language"),
       "@agent-authority/lattice": source("packages/lattice"),
       "@agent-authority/engine": source("packages/engine"),

@@ -1,0 +1,2 @@
+// Public face of this package: named re-exports only.
+export {};
