@@ -1,2 +1,45 @@
 // Public face of this package: named re-exports only.
-export {};
+export { API_LIMITS } from "./limits.js";
+export {
+  ID_PREFIXES,
+  idPattern,
+  enforcementModeSchema,
+  grantStatusSchema,
+  roleSchema,
+  grantIssueBodySchema,
+  sampleActionSchema,
+  grantPreviewBodySchema,
+  grantApproveBodySchema,
+  grantDelegateBodySchema,
+  grantEnforcementBodySchema,
+  grantRevokeBodySchema,
+  agentCreateBodySchema,
+  certificationBodySchema,
+  certificateRevokeBodySchema,
+  keyCreateBodySchema,
+  keyRevokeBodySchema,
+  agentSchema,
+  agentListSchema,
+  grantSchema,
+  grantListSchema,
+  grantRevocationSchema,
+  gateResultSchema,
+  grantPreviewSchema,
+  certificateSchema,
+  certificateListSchema,
+  certificationStatusSchema,
+  keySchema,
+  keyCreatedSchema,
+  keyListSchema,
+  spanSchema,
+  diagnosticSchema,
+  problemSchema,
+  healthSchema,
+  requestSchemas,
+  allSchemas,
+  type RequestSchemaName,
+} from "./schemas.js";
+export { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
+export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
+export { buildOpenApiDocument } from "./openapi.js";
+export type * from "./types.js";

@@ -1,0 +1,54 @@
+// Every v1 endpoint with the roles that may call it: the server enforces this table, the OpenAPI
+// document and docs/security.md are read from it, and the role-matrix test walks it.
+
+import type { RequestSchemaName } from "./schemas.js";
+
+export type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent";
+export const ROLES: readonly Role[] = Object.freeze(["admin", "issuer", "approver", "certifier", "auditor", "agent"]);
+
+export interface Endpoint {
+  readonly operationId: string;
+  readonly method: "get" | "post";
+  /** Relative to the base URL, which ends in `/v1`; `{name}` marks a path parameter. */
+  readonly path: string;
+  readonly summary: string;
+  /** Roles that may call it; `null` means no key is needed. */
+  readonly roles: readonly Role[] | null;
+  /** Only a human identity may call it (a service key is refused with `human_required`). */
+  readonly human: boolean;
+  readonly body: RequestSchemaName | null;
+  /** Whether a body may be left out entirely (every field optional). */
+  readonly bodyOptional: boolean;
+  readonly status: number;
+  readonly response: string;
+}
+
+const ALL_BUT_AGENT: readonly Role[] = ["admin", "issuer", "approver", "certifier", "auditor"];
+
+function endpoint(e: Omit<Endpoint, "human" | "bodyOptional"> & Partial<Pick<Endpoint, "human" | "bodyOptional">>): Endpoint {
+  return Object.freeze({ human: false, bodyOptional: false, ...e });
+}
+
+export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
+  endpoint({ operationId: "health", method: "get", path: "/health", summary: "Liveness: the process answers", roles: null, body: null, status: 200, response: "Health" }),
+  endpoint({ operationId: "ready", method: "get", path: "/ready", summary: "Readiness: the database answers", roles: null, body: null, status: 200, response: "Health" }),
+  endpoint({ operationId: "openapi", method: "get", path: "/openapi.json", summary: "This OpenAPI 3.1 document", roles: null, body: null, status: 200, response: "" }),
+  endpoint({ operationId: "createAgent", method: "post", path: "/agents", summary: "Register an agent; idempotent by name (201 when created, 200 when it existed)", roles: ["admin", "issuer"], body: "AgentCreateBody", status: 201, response: "Agent" }),
+  endpoint({ operationId: "listAgents", method: "get", path: "/agents", summary: "List agents", roles: ALL_BUT_AGENT, body: null, status: 200, response: "AgentList" }),
+  endpoint({ operationId: "getAgent", method: "get", path: "/agents/{agent_id}", summary: "One agent (an agent key sees only its own)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Agent" }),
+  endpoint({ operationId: "getCertification", method: "get", path: "/agents/{agent_id}/certification", summary: "The agent's certification in this environment", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "CertificationStatus" }),
+  endpoint({ operationId: "certifyAgent", method: "post", path: "/agents/{agent_id}/certification", summary: "Certify the agent; supersedes its certificate for the same environment", roles: ["admin", "certifier"], human: true, body: "CertificationBody", status: 201, response: "Certificate" }),
+  endpoint({ operationId: "listCertificates", method: "get", path: "/certificates", summary: "List certificates (`?agent_id=`, `?environment=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "CertificateList" }),
+  endpoint({ operationId: "revokeCertificate", method: "post", path: "/certificates/{certificate_id}/revoke", summary: "Revoke a certificate by field", roles: ["admin", "certifier"], body: "CertificateRevokeBody", bodyOptional: true, status: 200, response: "Certificate" }),
+  endpoint({ operationId: "issueGrant", method: "post", path: "/grants", summary: "Issue a grant", roles: ["admin", "issuer"], body: "GrantIssueBody", status: 201, response: "Grant" }),
+  endpoint({ operationId: "previewGrant", method: "post", path: "/grants/preview", summary: "What the grant would decide for a sample action; creates nothing", roles: ["admin", "issuer", "approver", "auditor"], body: "GrantPreviewBody", status: 200, response: "GrantPreview" }),
+  endpoint({ operationId: "listPendingGrants", method: "get", path: "/grants/pending", summary: "Grants awaiting approval", roles: ["admin", "issuer", "approver", "auditor"], body: null, status: 200, response: "GrantList" }),
+  endpoint({ operationId: "getGrant", method: "get", path: "/grants/{grant_id}", summary: "One grant with its usage (an agent key sees only its own agent's)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Grant" }),
+  endpoint({ operationId: "approveGrant", method: "post", path: "/grants/{grant_id}/approve", summary: "Approve a pending grant: a human other than the issuer", roles: ["admin", "approver"], human: true, body: "GrantApproveBody", bodyOptional: true, status: 200, response: "Grant" }),
+  endpoint({ operationId: "delegateGrant", method: "post", path: "/grants/{grant_id}/delegate", summary: "Delegate a narrower or equal child (an agent key only from its own agent's grant)", roles: ["admin", "issuer", "agent"], body: "GrantDelegateBody", status: 201, response: "Grant" }),
+  endpoint({ operationId: "escalateEnforcement", method: "post", path: "/grants/{grant_id}/enforcement", summary: "Make enforcement stricter (escalation only)", roles: ["admin", "issuer"], body: "GrantEnforcementBody", status: 200, response: "Grant" }),
+  endpoint({ operationId: "revokeGrant", method: "post", path: "/grants/{grant_id}/revoke", summary: "Revoke the grant and its whole subtree (an agent key only below its own agent's grant)", roles: ["admin", "issuer", "approver", "agent"], body: "GrantRevokeBody", bodyOptional: true, status: 200, response: "GrantRevocation" }),
+  endpoint({ operationId: "createKey", method: "post", path: "/keys", summary: "Create an API key; the secret is in this response only", roles: ["admin"], body: "KeyCreateBody", status: 201, response: "KeyCreated" }),
+  endpoint({ operationId: "listKeys", method: "get", path: "/keys", summary: "List keys (never their secrets)", roles: ["admin"], body: null, status: 200, response: "KeyList" }),
+  endpoint({ operationId: "revokeKey", method: "post", path: "/keys/{key_id}/revoke", summary: "Revoke a key", roles: ["admin"], body: "KeyRevokeBody", bodyOptional: true, status: 200, response: "Key" }),
+]);

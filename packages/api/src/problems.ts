@@ -1,0 +1,51 @@
+// The stable problem codes of v1: each names one kind of refusal with its HTTP status. Codes are
+// never reworded or reused; clients branch on `code`, never on `title` or `detail`.
+
+export const PROBLEM_CODES = Object.freeze({
+  // 400: the request is malformed.
+  malformed_json: { status: 400, title: "the request body is not valid JSON" },
+  invalid_body: { status: 400, title: "the request body does not match its schema" },
+  unknown_field: { status: 400, title: "the request body has a field v1 does not define" },
+  body_too_deep: { status: 400, title: "the request body nests deeper than the limit" },
+  invalid_id: { status: 400, title: "an id in the path has the wrong form or prefix" },
+  invalid_query: { status: 400, title: "a query parameter is malformed" },
+  // 401 and 403: who is asking.
+  unauthenticated: { status: 401, title: "a valid API key is required" },
+  forbidden: { status: 403, title: "the key lacks a role this endpoint needs" },
+  human_required: { status: 403, title: "this action needs a human identity, not a service key" },
+  self_approval: { status: 403, title: "an issuer cannot approve its own grant" },
+  certification_required: { status: 403, title: "the agent holds no valid certificate for this environment" },
+  // 404: unknown resource.
+  route_not_found: { status: 404, title: "no such endpoint" },
+  agent_not_found: { status: 404, title: "no such agent" },
+  grant_not_found: { status: 404, title: "no such grant" },
+  certificate_not_found: { status: 404, title: "no such certificate" },
+  key_not_found: { status: 404, title: "no such key" },
+  // 405, 413, 415: transport.
+  method_not_allowed: { status: 405, title: "the endpoint does not accept this method" },
+  body_too_large: { status: 413, title: "the request body is larger than the limit" },
+  unsupported_media_type: { status: 415, title: "request bodies must be application/json" },
+  // 409: conflicts with the current state.
+  grant_not_pending: { status: 409, title: "the grant is not awaiting approval" },
+  grant_not_active: { status: 409, title: "the grant is not active" },
+  grant_already_revoked: { status: 409, title: "the grant is already revoked" },
+  certificate_already_revoked: { status: 409, title: "the certificate is already revoked" },
+  key_already_revoked: { status: 409, title: "the key is already revoked" },
+  last_admin_key: { status: 409, title: "the last active admin key cannot be revoked" },
+  // 422: well-formed, but breaks a rule.
+  invalid_policy: { status: 422, title: "the policy does not compile" },
+  delegation_not_allowed: { status: 422, title: "the parent grant does not allow delegation" },
+  delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
+  not_an_escalation: { status: 422, title: "enforcement can only be made stricter" },
+  invalid_key_request: { status: 422, title: "the key request breaks a rule" },
+  // 5xx: the platform failed; never carries internals.
+  internal_error: { status: 500, title: "the server failed" },
+  not_ready: { status: 503, title: "the server is not ready" },
+} as const);
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/** The `type` URI of a problem code (RFC 9457 §3.1.1). */
+export function problemTypeUri(code: ProblemCode): string {
+  return `urn:agent-authority:problem:${code}`;
+}
