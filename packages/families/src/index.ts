@@ -1,2 +1,21 @@
-// Public face of this package: named re-exports only.
-export {};
+// Public face of the families package: named re-exports only.
+export { compileFamily, exampleParameters } from "./compile.js";
+export type { CompiledFamily } from "./compile.js";
+export { hasErrors, sortDiagnostics } from "./diagnostics.js";
+export type { FamilyDiagnostic, Severity, SourcePosition, SourceRange } from "./diagnostics.js";
+export { canonicalJson, familyContentHash, hashedFields, sha256Hex } from "./hash.js";
+export { approvalRequired, instantiateFamily } from "./instantiate.js";
+export type { InstantiatedGrant, InstantiateResult } from "./instantiate.js";
+export { locate, rangeOf } from "./locate.js";
+export type { JsonPath } from "./locate.js";
+export { checkParameter, parameterRegExp, resolveParameters, sampleValue } from "./parameters.js";
+export type { ParameterProblem } from "./parameters.js";
+export { placeholdersIn, policyLiteral, substituteGrant, substituteText } from "./placeholders.js";
+export { checkPolicyFile } from "./policy-check.js";
+export { mapScalar } from "./scalar-map.js";
+export type { ScalarOffsetMap } from "./scalar-map.js";
+export { FAMILY_LIMITS, GATE_NAMES, grantFamilyBodySchema, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PATTERN } from "./schema.js";
+export type { FamilyApproval, FamilyExample, GateName, GrantFamilyBody, Outcome, ParameterSpec, ParameterType, ParameterValue, SampleAction } from "./schema.js";
+export { SourceText } from "./source.js";
+export { validateFamilyBody, validateGrantIssueBody } from "./validate.js";
+export type { SchemaError } from "./validate.js";

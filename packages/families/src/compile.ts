@@ -1,0 +1,195 @@
+// The family compiler: YAML text to the JSON body of `POST /v1/grant-families`, or diagnostics.
+import { type Document, isScalar, LineCounter, parseDocument, visit } from "yaml";
+import { type FamilyDiagnostic, hasErrors, sortDiagnostics } from "./diagnostics.js";
+import { familyContentHash } from "./hash.js";
+import { type JsonPath, rangeOf } from "./locate.js";
+import { parameterRegExp, resolveParameters, sampleValue, checkParameter } from "./parameters.js";
+import { placeholdersIn, substituteGrant } from "./placeholders.js";
+import { checkFamilyPolicy } from "./policy-check.js";
+import { mapScalar } from "./scalar-map.js";
+import { FAMILY_LIMITS, type GrantFamilyBody, type ParameterSpec, type ParameterValue } from "./schema.js";
+import { SourceText } from "./source.js";
+import { closest, type SchemaError, validateFamilyBody, validateGrantIssueBody } from "./validate.js";
+import { approvalRequired } from "./instantiate.js";
+
+export interface CompiledFamily {
+  /** True when there is no error (warnings may remain). */
+  readonly ok: boolean;
+  /** The body to send, present when `ok`. */
+  readonly body: GrantFamilyBody | undefined;
+  readonly diagnostics: readonly FamilyDiagnostic[];
+  readonly source: SourceText;
+  /** The YAML document, present when the text parsed. */
+  readonly document: Document | undefined;
+}
+
+/** Compiles one family; never throws for any input text. */
+export function compileFamily(text: string, file: string): CompiledFamily {
+  const lines = new LineCounter();
+  const source = new SourceText(file, text, lines);
+  const fail = (diagnostics: FamilyDiagnostic[], document?: Document): CompiledFamily => ({
+    ok: false, body: undefined, diagnostics: sortDiagnostics(diagnostics), source, document,
+  });
+  if (text.length > FAMILY_LIMITS.sourceBytesMax) {
+    return fail([diag(source, "family-too-large", `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`, source.range(0, 0))]);
+  }
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true });
+  const syntax = [...doc.errors, ...doc.warnings].map((e) =>
+    diag(source, `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`, yamlMessage(e.message), source.range(e.pos[0], e.pos[1]), e.name === "YAMLWarning" ? "warning" : "error"),
+  );
+  if (doc.errors.length > 0) return fail(syntax, doc);
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    return fail([...syntax, diag(source, "yaml/alias", error instanceof Error ? error.message.toLowerCase() : "invalid alias", source.range(0, 0))], doc);
+  }
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    return fail([...syntax, diag(source, "schema", "a family must be a mapping with `id`, `version`, `reviewed_by`, `parameters` and `grant`", source.range(0, 0))], doc);
+  }
+  const authored = data as Record<string, unknown>;
+  const contentHash = familyContentHash(authored);
+  const diagnostics: FamilyDiagnostic[] = [...syntax];
+  if (authored["content_hash"] !== undefined && authored["content_hash"] !== contentHash) {
+    diagnostics.push(diag(source, "content-hash-mismatch", `\`content_hash\` does not match the content, which hashes to \`${contentHash}\``, rangeOf(source, doc, ["content_hash"]), "error", "remove the field or update it: the compiler computes it"));
+  }
+  const body = { ...authored, content_hash: contentHash };
+  diagnostics.push(...validateFamilyBody(body).map((e) => schemaDiag(source, doc, e, "schema")));
+  if (hasErrors(diagnostics)) return fail(diagnostics, doc);
+  const family = body as unknown as GrantFamilyBody;
+  diagnostics.push(...checkFamily(source, doc, family));
+  if (hasErrors(diagnostics)) return fail(diagnostics, doc);
+  return { ok: true, body: family, diagnostics: sortDiagnostics(diagnostics), source, document: doc };
+}
+
+function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {
+  const out: FamilyDiagnostic[] = [...checkParameterSpecs(source, doc, family.parameters)];
+  out.push(...checkPlaceholders(source, doc, family));
+  if (hasErrors(out)) return out;
+  const samples: Record<string, ParameterValue> = {};
+  for (const [name, spec] of Object.entries(family.parameters)) {
+    const value = sampleValue(spec);
+    if (value !== undefined) samples[name] = value;
+  }
+  // The grant a sample instantiation yields must be a valid issue body: this is where a
+  // placeholder of the wrong type for its field is found, reported at the field.
+  const sampleGrant = substituteGrant(family.grant, samples) as Record<string, unknown>;
+  if (approvalRequired(family, sampleGrant)) sampleGrant["require_approval"] = true;
+  for (const error of validateGrantIssueBody(sampleGrant)) {
+    out.push(schemaDiag(source, doc, { ...error, path: ["grant", ...error.path] }, "grant-shape", "checked with each parameter at its example, default or lower bound"));
+  }
+  if (typeof family.grant["policy"] === "string") {
+    out.push(...checkFamilyPolicy(source, doc, family.grant["policy"], samples));
+  }
+  out.push(...checkExamples(source, doc, family));
+  return out;
+}
+
+function checkParameterSpecs(source: SourceText, doc: Document, specs: Readonly<Record<string, ParameterSpec>>): FamilyDiagnostic[] {
+  const out: FamilyDiagnostic[] = [];
+  for (const [name, spec] of Object.entries(specs)) {
+    const at = (field: string): ReturnType<typeof rangeOf> => rangeOf(source, doc, ["parameters", name, field]);
+    if (spec.type === "int" && spec.min !== undefined && spec.max !== undefined && spec.min > spec.max) {
+      out.push(diag(source, "parameter-bounds", `parameter \`${name}\` has \`min\` ${spec.min} above \`max\` ${spec.max}`, at("min")));
+    }
+    if (spec.pattern !== undefined && parameterRegExp(spec.pattern) === undefined) {
+      out.push(diag(source, "parameter-pattern", `\`${spec.pattern}\` is not a valid regular expression`, at("pattern")));
+      continue;
+    }
+    for (const field of ["default", "example"] as const) {
+      const value = spec[field];
+      if (value === undefined) continue;
+      for (const problem of checkParameter(name, spec, value)) {
+        out.push(diag(source, problem.code, `the ${field} of ${problem.message}`, at(field)));
+      }
+    }
+    if (spec.type === "string" && spec.enum !== undefined && spec.pattern !== undefined) {
+      const regex = parameterRegExp(spec.pattern)!;
+      spec.enum.forEach((value, index) => {
+        if (!regex.test(value)) {
+          out.push(diag(source, "parameter-bounds", `enum value \`${value}\` does not match the pattern \`${spec.pattern}\``, rangeOf(source, doc, ["parameters", name, "enum", index])));
+        }
+      });
+    }
+  }
+  return out;
+}
+
+/** Every placeholder names a declared parameter; every parameter is used. Reported at the placeholder's column. */
+function checkPlaceholders(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {
+  const out: FamilyDiagnostic[] = [];
+  const declared = Object.keys(family.parameters);
+  const used = new Set<string>();
+  const grantNode = doc.get("grant", true);
+  visit(grantNode as never, {
+    Scalar(_key, node) {
+      if (typeof node.value !== "string" || !isScalar(node)) return;
+      const uses = placeholdersIn(node.value);
+      if (uses.length === 0) return;
+      const map = mapScalar(source.text, node);
+      for (const use of uses) {
+        used.add(use.name);
+        if (declared.includes(use.name)) continue;
+        const suggestion = closest(use.name, declared);
+        out.push(diag(source, "placeholder-unknown", `\`\${${use.name}}\` names no declared parameter`,
+          source.range(map.sourceOffset(use.start), map.sourceOffset(use.end - 1) + 1), "error",
+          suggestion !== undefined ? `did you mean \`\${${suggestion}}\`?` : `declare \`${use.name}\` under \`parameters\``));
+      }
+    },
+  });
+  for (const name of declared) {
+    if (!used.has(name)) {
+      out.push(diag(source, "parameter-unused", `parameter \`${name}\` is declared but no placeholder uses it`, rangeOf(source, doc, ["parameters", name], "key"), "warning"));
+    }
+  }
+  return out;
+}
+
+/** Each example's parameters must instantiate the family: types, bounds, names. */
+function checkExamples(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {
+  const out: FamilyDiagnostic[] = [];
+  (family.examples ?? []).forEach((example, index) => {
+    const given = example.parameters ?? {};
+    const resolved = resolveParameters(family.parameters, exampleParameters(family, index));
+    if (resolved.ok) return;
+    for (const problem of resolved.problems) {
+      const path: JsonPath = Object.hasOwn(given, problem.parameter)
+        ? ["examples", index, "parameters", problem.parameter]
+        : ["examples", index, "parameters"];
+      out.push(diag(source, `example/${problem.code}`, `example \`${example.name}\`: ${problem.message}`, rangeOf(source, doc, path, problem.code === "parameter-unknown" ? "key" : "value")));
+    }
+  });
+  return out;
+}
+
+/** The parameters an example instantiates with: its own, over each parameter's default, then its example value. */
+export function exampleParameters(family: GrantFamilyBody, index: number): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(family.parameters)) {
+    if (spec.default === undefined && spec.example !== undefined) values[name] = spec.example;
+  }
+  return { ...values, ...(family.examples?.[index]?.parameters ?? {}) };
+}
+
+function schemaDiag(source: SourceText, doc: Document, error: SchemaError, code: string, extraHelp?: string): FamilyDiagnostic {
+  const help = [error.help, extraHelp].filter((h): h is string => h !== undefined).join("; ");
+  return diag(source, code, error.message, rangeOf(source, doc, error.path, error.at), "error", help.length > 0 ? help : undefined);
+}
+
+function diag(
+  source: SourceText,
+  code: string,
+  message: string,
+  range: FamilyDiagnostic["range"],
+  severity: FamilyDiagnostic["severity"] = "error",
+  help?: string,
+): FamilyDiagnostic {
+  return { code, severity, message, ...(help !== undefined ? { help } : {}), file: source.file, range };
+}
+
+/** yaml's messages start with a capital and end with the position; ours are lower case and bare. */
+function yamlMessage(message: string): string {
+  const bare = message.replace(/ at line \d+, column \d+[\s\S]*$/, "").replace(/\.$/, "");
+  return bare.charAt(0).toLowerCase() + bare.slice(1);
+}
+

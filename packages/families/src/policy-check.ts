@@ -1,0 +1,73 @@
+// Policy checks of a family: the language's diagnostics, mapped to the file, line and column.
+import { compilePolicy, lintPolicy, type Diagnostic } from "@agent-authority/language";
+import type { Document } from "yaml";
+import type { FamilyDiagnostic } from "./diagnostics.js";
+import { scalarAt } from "./locate.js";
+import { substituteText } from "./placeholders.js";
+import { mapScalar } from "./scalar-map.js";
+import type { ParameterValue } from "./schema.js";
+import type { SourceText } from "./source.js";
+
+/**
+ * Compiles and lints the family's policy with each placeholder replaced by a sample value, and
+ * reports every language diagnostic at its column inside the policy string of the YAML file.
+ */
+export function checkFamilyPolicy(
+  source: SourceText,
+  doc: Document,
+  template: string,
+  samples: Readonly<Record<string, ParameterValue>>,
+): FamilyDiagnostic[] {
+  const substituted = substituteText(template, samples, "policy");
+  const compiled = compilePolicy(substituted.text);
+  const found: readonly Diagnostic[] = compiled.ok ? [...compiled.warnings, ...lintPolicy(substituted.text)] : compiled.diagnostics;
+  const node = scalarAt(doc, ["grant", "policy"]);
+  const map = node === null ? undefined : mapScalar(source.text, node);
+  const toSource = (offset: number): number => {
+    const inTemplate = substituted.templateOffset(offset);
+    return map === undefined ? 0 : map.sourceOffset(inTemplate);
+  };
+  const seen = new Set<string>();
+  const out: FamilyDiagnostic[] = [];
+  for (const d of found) {
+    const start = toSource(d.span.start);
+    const end = d.span.end > d.span.start ? toSource(d.span.end - 1) + 1 : start;
+    const key = `${d.code}|${start}|${end}|${d.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const help = [d.help, map !== undefined && !map.exact ? "the position inside this policy string is approximate" : undefined]
+      .filter((h): h is string => h !== undefined)
+      .join("; ");
+    out.push({
+      code: `policy/${d.code}`,
+      severity: d.severity,
+      message: d.message,
+      ...(help.length > 0 ? { help } : {}),
+      file: source.file,
+      range: source.range(start, end),
+    });
+  }
+  return out;
+}
+
+/** Checks a standalone `.policy` file: every diagnostic of the language, at its line and column. */
+export function checkPolicyFile(source: SourceText): FamilyDiagnostic[] {
+  const compiled = compilePolicy(source.text);
+  const found = compiled.ok ? [...compiled.warnings, ...lintPolicy(source.text)] : compiled.diagnostics;
+  const seen = new Set<string>();
+  const out: FamilyDiagnostic[] = [];
+  for (const d of found) {
+    const key = `${d.code}|${d.span.start}|${d.span.end}|${d.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({
+      code: `policy/${d.code}`,
+      severity: d.severity,
+      message: d.message,
+      ...(d.help !== undefined ? { help: d.help } : {}),
+      file: source.file,
+      range: source.range(d.span.start, d.span.end),
+    });
+  }
+  return out;
+}
