@@ -1,2 +1,14 @@
 // Public face of this package: named re-exports only.
-export {};
+export { AuthorityClient, CLIENT_DEFAULTS, type AuthorityClientOptions, type ListQuery } from "./client.js";
+export type { AuthorizeOptions, AuthorizeResult, PlatformDecision, UnavailableDecision, Unavailability } from "./authorize.js";
+export type { GuardClient, GuardedTool, GuardRequest, GuardResult, ToolRun } from "./guard.js";
+export {
+  AuthorityError,
+  AuthorityProblemError,
+  AuthorityUnavailableError,
+  type ProblemDetails,
+  type UnavailableCause,
+} from "./errors.js";
+export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
+export type * from "./generated/types.js";
+export type * from "./provisional.js";

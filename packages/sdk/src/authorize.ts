@@ -1,0 +1,96 @@
+// The fail-closed decision: an unavailable platform answers `deny`, never an exception and never `allow` by default.
+import { AuthorityProblemError, type UnavailableCause } from "./errors.js";
+import type { CallOptions, HttpResult } from "./transport.js";
+import type { Decision, Outcome } from "./provisional.js";
+
+export interface AuthorizeOptions extends CallOptions {
+  /** Answer `allow` instead of `deny` when the platform is unavailable, for this call only. */
+  readonly failOpen?: boolean;
+}
+
+/** Why a decision was made by the client rather than the platform. */
+export interface Unavailability {
+  readonly cause: UnavailableCause;
+  readonly attempts: number;
+  readonly status?: number;
+  readonly message: string;
+}
+
+/** A decision the platform made and sealed. */
+export type PlatformDecision = Decision & { readonly unavailable: null };
+
+/** A decision the client made because the platform could not: no ledger record exists for it. */
+export interface UnavailableDecision {
+  readonly outcome: "deny" | "allow";
+  readonly ledger_id: null;
+  readonly gates: readonly [];
+  readonly reason: string;
+  readonly unavailable: Unavailability;
+}
+
+export type AuthorizeResult = PlatformDecision | UnavailableDecision;
+
+const outcomes: readonly Outcome[] = ["allow", "deny", "exhausted", "gated"];
+
+// INVARIANT (fail-closed): `allow` comes back only from a readable platform decision that carries
+// its `ledger_id`, or from an unavailable platform when the caller asked for `failOpen` by name.
+export async function authorizeFailClosed(
+  send: (call: CallOptions) => Promise<HttpResult>,
+  failOpen: boolean,
+  call: CallOptions,
+): Promise<AuthorizeResult> {
+  // One key for the logical call: every retry inside `send` carries it, so a retried allow is not held twice.
+  const idempotencyKey = call.idempotencyKey ?? globalThis.crypto.randomUUID();
+  const result = await send({ ...call, idempotencyKey });
+  if (result.kind === "problem") throw new AuthorityProblemError(result.problem, "POST", "/authorize");
+  if (result.kind === "unavailable") {
+    return unavailable(failOpen, {
+      cause: result.cause,
+      attempts: result.attempts,
+      message: result.message,
+      ...(result.status === undefined ? {} : { status: result.status }),
+    });
+  }
+  const decision = readDecision(result.body);
+  if (decision !== undefined) return { ...decision, unavailable: null };
+  return unavailable(failOpen, {
+    cause: "unreadable_response",
+    attempts: 1,
+    status: result.status,
+    message: "POST /authorize answered without a readable, recorded decision",
+  });
+}
+
+/** Accepts a body as a decision only when its outcome is known and it names its sealed record. */
+function readDecision(body: unknown): Decision | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const record = body as Record<string, unknown>;
+  const outcome = record["outcome"];
+  if (typeof outcome !== "string" || !(outcomes as readonly string[]).includes(outcome)) return undefined;
+  if (typeof record["ledger_id"] !== "string" || record["ledger_id"] === "") return undefined;
+  return {
+    ...(record as object),
+    outcome: outcome as Outcome,
+    ledger_id: record["ledger_id"],
+    gates: Array.isArray(record["gates"]) ? (record["gates"] as Decision["gates"]) : [],
+    reason: typeof record["reason"] === "string" ? record["reason"] : "",
+  } as Decision;
+}
+
+function unavailable(failOpen: boolean, why: Unavailability): UnavailableDecision {
+  return failOpen
+    ? {
+        outcome: "allow",
+        ledger_id: null,
+        gates: [],
+        reason: `platform unavailable (${why.cause}): allowed because failOpen was set; ${why.message}`,
+        unavailable: why,
+      }
+    : {
+        outcome: "deny",
+        ledger_id: null,
+        gates: [],
+        reason: `platform unavailable (${why.cause}): refused by the client; ${why.message}`,
+        unavailable: why,
+      };
+}

@@ -1,0 +1,413 @@
+// Types of the v1 request and response bodies, generated from the JSON Schemas of @agent-authority/api.
+// Do not edit: run `node packages/sdk/generate.mjs` after the schemas change (a test fails on drift).
+
+export interface Agent {
+  /** An agent id, `agt_…`. */
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string | null;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly created_at: string;
+  readonly created_by: string;
+}
+
+export interface AgentCreateBody {
+  readonly name: string;
+  readonly description?: string;
+}
+
+export interface AgentList {
+  readonly agents: readonly Agent[];
+  readonly next_after?: string | null;
+}
+
+export interface Certificate {
+  readonly id: string;
+  /** An agent id, `agt_…`. */
+  readonly agent_id: string;
+  readonly environment: string;
+  readonly status: "valid" | "revoked";
+  readonly issued_by: string;
+  readonly issued_by_email?: string | null;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly issued_at: string;
+  readonly basis: string;
+  readonly provenance_version?: string;
+  readonly manifest_hash?: string;
+  readonly content_hash?: string;
+  readonly market_profile?: string | null;
+  readonly checks: readonly string[];
+  readonly revoked_at?: string | null;
+  readonly revoked_by?: string | null;
+  readonly revocation_reason?: string | null;
+  readonly superseded_by?: string | null;
+}
+
+export interface CertificateList {
+  readonly certificates: readonly Certificate[];
+  readonly next_after?: string | null;
+}
+
+export interface CertificateRevokeBody {
+  readonly reason?: string;
+}
+
+export interface CertificationBody {
+  /** Absent: the server's environment. */
+  readonly environment?: string;
+  readonly basis: string;
+  readonly provenance_version: string;
+  readonly manifest_hash: string;
+  readonly content_hash: string;
+  readonly market_profile?: string;
+  readonly checks: readonly string[];
+}
+
+export interface CertificationStatus {
+  /** An agent id, `agt_…`. */
+  readonly agent_id: string;
+  /** The server's environment, the only one a certificate is valid for. */
+  readonly environment: string;
+  readonly certified: boolean;
+  /** The valid certificate for this environment. */
+  readonly certificate: Certificate | null;
+  /** Every certificate of the agent, newest first. */
+  readonly certificates: readonly Certificate[];
+}
+
+export interface Diagnostic {
+  readonly code: string;
+  readonly severity: "error" | "warning";
+  readonly message: string;
+  readonly span: Span;
+  readonly help?: string;
+}
+
+/** Least strict first: `observe` never refuses and records what `enforce` would have said. */
+export type EnforcementMode = "observe" | "enforce";
+
+export interface GateResult {
+  readonly gate: string;
+  readonly passed: boolean;
+  readonly reason?: string;
+}
+
+export interface Grant {
+  /** A grant id, `grt_…`. */
+  readonly id: string;
+  readonly status: "pending_approval" | "active" | "revoked" | "expired";
+  /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
+  readonly enforcement_mode: "observe" | "enforce";
+  /** An agent id, `agt_…`. */
+  readonly agent_id: string;
+  readonly principal_type: "human" | "team" | "service";
+  readonly principal_id: string;
+  readonly scope: {
+    readonly tool?: readonly string[];
+  };
+  readonly budget_amount_minor: number;
+  readonly budget_currency?: string | null;
+  /** `null`: no use limit. */
+  readonly budget_count: number | null;
+  readonly ttl_hours: number;
+  readonly conditions: {
+    readonly clean_context?: boolean;
+  };
+  readonly policy?: string | null;
+  readonly delegation_policy: "none" | "attenuating";
+  readonly delegation_depth_max?: number | null;
+  readonly audience?: string | null;
+  readonly approval_required?: boolean;
+  readonly parent_id: string | null;
+  readonly root_id: string;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly issued_at: string;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly expires_at: string;
+  readonly issued_by: string;
+  readonly approved_by?: string | null;
+  readonly approved_at?: string | null;
+  readonly family_id?: string | null;
+  readonly family_version?: number | string | null;
+  readonly revoked_at?: string | null;
+  readonly revoked_by?: string | null;
+  readonly revocation_reason?: string | null;
+  readonly uses: number;
+  readonly held_minor: number;
+  readonly settled_minor: number;
+  /** Policy lint warnings, on issue only. */
+  readonly warnings?: readonly Diagnostic[];
+}
+
+export interface GrantApproveBody {
+  readonly note?: string;
+}
+
+export interface GrantDelegateBody {
+  /** An agent id, `agt_…`. */
+  readonly agent_id: string;
+  readonly principal_type?: "human" | "team" | "service";
+  readonly principal_id?: string;
+  readonly scope?: {
+    /** Tool names; an entry `ns.*` covers every tool whose name starts with `ns.`. */
+    readonly tool: readonly string[];
+  };
+  /** Absent: the parent's remaining amount. */
+  readonly budget_amount_minor?: number;
+  /** ISO 4217 currency code, e.g. `EUR`. */
+  readonly budget_currency?: string;
+  /** Absent: the parent's remaining count. */
+  readonly budget_count?: number;
+  /** Absent: the child expires with the parent. */
+  readonly ttl_hours?: number;
+  readonly conditions?: {
+    /** The action must come from a clean context. */
+    readonly clean_context?: boolean;
+  };
+  /** The child's own expression; its effective policy is this AND every ancestor's. */
+  readonly policy?: string;
+  /** Default: `"none"`. */
+  readonly delegation_policy?: "none" | "attenuating";
+  /** Further delegation levels allowed below this grant; absent means no cap. */
+  readonly delegation_depth_max?: number;
+  readonly audience?: string;
+  /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
+  readonly enforcement_mode?: "observe" | "enforce";
+}
+
+export interface GrantEnforcementBody {
+  /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
+  readonly enforcement_mode: "observe" | "enforce";
+}
+
+export interface GrantIssueBody {
+  /** An agent id, `agt_…`. */
+  readonly agent_id: string;
+  readonly principal_type: "human" | "team" | "service";
+  readonly principal_id: string;
+  readonly scope: {
+    /** Tool names; an entry `ns.*` covers every tool whose name starts with `ns.`. */
+    readonly tool: readonly string[];
+  };
+  /** Amount budget in minor units; absent means 0 (no spending). */
+  readonly budget_amount_minor?: number;
+  /** ISO 4217 currency code, e.g. `EUR`. */
+  readonly budget_currency?: string;
+  /** Absent means no use limit. */
+  readonly budget_count?: number;
+  /** Default: `24`. */
+  readonly ttl_hours?: number;
+  readonly conditions?: {
+    /** The action must come from a clean context. */
+    readonly clean_context?: boolean;
+  };
+  /** A policy expression (docs/policy-language.md). */
+  readonly policy?: string;
+  /** Default: `"none"`. */
+  readonly delegation_policy?: "none" | "attenuating";
+  /** Further delegation levels allowed below this grant; absent means no cap. */
+  readonly delegation_depth_max?: number;
+  readonly audience?: string;
+  /** Least strict first: `observe` never refuses and records what `enforce` would have said. Default: `"enforce"`. */
+  readonly enforcement_mode?: "observe" | "enforce";
+  /** Born `pending_approval` until a human other than the issuer approves. */
+  readonly require_approval?: boolean;
+}
+
+export interface GrantList {
+  readonly grants: readonly Grant[];
+  readonly next_after?: string | null;
+}
+
+export interface GrantPreview {
+  readonly outcome: "allow" | "deny" | "exhausted" | "gated";
+  readonly would_outcome?: "allow" | "deny" | "exhausted" | "gated";
+  /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
+  readonly enforcement_mode: "observe" | "enforce";
+  readonly gates: readonly GateResult[];
+  readonly reason: string;
+  readonly residual?: string;
+  readonly warnings?: readonly Diagnostic[];
+  /** Always false: a preview creates nothing. */
+  readonly created: false;
+}
+
+export interface GrantPreviewBody {
+  /** An agent id, `agt_…`. */
+  readonly agent_id: string;
+  readonly principal_type: "human" | "team" | "service";
+  readonly principal_id: string;
+  readonly scope: {
+    /** Tool names; an entry `ns.*` covers every tool whose name starts with `ns.`. */
+    readonly tool: readonly string[];
+  };
+  /** Amount budget in minor units; absent means 0 (no spending). */
+  readonly budget_amount_minor?: number;
+  /** ISO 4217 currency code, e.g. `EUR`. */
+  readonly budget_currency?: string;
+  /** Absent means no use limit. */
+  readonly budget_count?: number;
+  /** Default: `24`. */
+  readonly ttl_hours?: number;
+  readonly conditions?: {
+    /** The action must come from a clean context. */
+    readonly clean_context?: boolean;
+  };
+  /** A policy expression (docs/policy-language.md). */
+  readonly policy?: string;
+  /** Default: `"none"`. */
+  readonly delegation_policy?: "none" | "attenuating";
+  /** Further delegation levels allowed below this grant; absent means no cap. */
+  readonly delegation_depth_max?: number;
+  readonly audience?: string;
+  /** Least strict first: `observe` never refuses and records what `enforce` would have said. Default: `"enforce"`. */
+  readonly enforcement_mode?: "observe" | "enforce";
+  /** Born `pending_approval` until a human other than the issuer approves. */
+  readonly require_approval?: boolean;
+  readonly action: SampleAction;
+}
+
+export interface GrantRevocation {
+  /** A grant id, `grt_…`. */
+  readonly grant_id: string;
+  /** Exactly the ids this request revoked: the grant and its subtree. */
+  readonly revoked: readonly string[];
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly revoked_at: string;
+}
+
+export interface GrantRevokeBody {
+  readonly reason?: string;
+}
+
+export type GrantStatus = "pending_approval" | "active" | "revoked" | "expired";
+
+export interface Health {
+  readonly status: "ok" | "unavailable";
+  readonly version?: string;
+  readonly environment?: string;
+}
+
+export interface Key {
+  readonly id: string;
+  readonly identity: string;
+  readonly kind: "human" | "service";
+  readonly roles: ReadonlyArray<"admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent">;
+  readonly agent_id?: string | null;
+  readonly email?: string | null;
+  readonly status: "active" | "revoked";
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly created_at: string;
+  readonly created_by?: string | null;
+  readonly revoked_at?: string | null;
+  readonly revoked_by?: string | null;
+  readonly revocation_reason?: string | null;
+}
+
+export interface KeyCreateBody {
+  /** An email for a human, a service name for a service. */
+  readonly identity: string;
+  readonly kind: "human" | "service";
+  readonly roles: ReadonlyArray<"admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent">;
+  /** Required with the `agent` role, refused without it. */
+  readonly agent_id?: string;
+  readonly email?: string;
+}
+
+export type KeyCreated = Key & {
+  /** The secret, shown only in this response; the server keeps its hash. */
+  readonly key: string;
+};
+
+export interface KeyList {
+  readonly keys: readonly Key[];
+  readonly next_after?: string | null;
+}
+
+export interface KeyRevokeBody {
+  readonly reason?: string;
+}
+
+/** RFC 9457 problem details, served as `application/problem+json`. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail?: string;
+  readonly instance?: string;
+  /** Stable; see the problem-code list. */
+  readonly code: string;
+  /** Body validation errors. */
+  readonly errors?: ReadonlyArray<{
+    readonly pointer?: string;
+    readonly message?: string;
+    readonly code?: string;
+  }>;
+  /** Policy errors with spans. */
+  readonly diagnostics?: readonly Diagnostic[];
+  /** Every axis a delegate request widens. */
+  readonly widenings?: ReadonlyArray<{
+    readonly axis?: string;
+    readonly parent?: unknown;
+    readonly child?: unknown;
+    readonly message?: string;
+  }>;
+}
+
+export type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent";
+
+export interface SampleAction {
+  readonly tool: string;
+  readonly amount_minor?: number;
+  /** ISO 4217 currency code, e.g. `EUR`. */
+  readonly currency?: string;
+  readonly audience?: string;
+  /** The action's own arguments (JSON values). */
+  readonly args?: { readonly [key: string]: unknown };
+  readonly context?: {
+    readonly clean?: boolean;
+  };
+  /** Evaluate as if this human had approved the action. */
+  readonly approver?: string | null;
+}
+
+/** Half-open UTF-16 offsets into the policy text. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** The stable problem codes of v1; branch on these, never on a title or detail. */
+export type ProblemCode =
+  | "agent_not_found"
+  | "body_too_deep"
+  | "body_too_large"
+  | "certificate_already_revoked"
+  | "certificate_not_found"
+  | "certification_required"
+  | "delegation_not_allowed"
+  | "delegation_widens"
+  | "forbidden"
+  | "grant_already_revoked"
+  | "grant_not_active"
+  | "grant_not_found"
+  | "grant_not_pending"
+  | "human_required"
+  | "internal_error"
+  | "invalid_body"
+  | "invalid_id"
+  | "invalid_key_request"
+  | "invalid_policy"
+  | "invalid_query"
+  | "key_already_revoked"
+  | "key_not_found"
+  | "last_admin_key"
+  | "malformed_json"
+  | "method_not_allowed"
+  | "not_an_escalation"
+  | "not_ready"
+  | "route_not_found"
+  | "self_approval"
+  | "unauthenticated"
+  | "unknown_field"
+  | "unsupported_media_type";

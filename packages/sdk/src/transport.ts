@@ -1,0 +1,214 @@
+// One HTTP exchange with the server: authentication, per-attempt timeouts, retries under one idempotency key.
+import { problemFrom, type ProblemDetails, type UnavailableCause } from "./errors.js";
+
+/** Which header carries the key. `auto` follows the specification: `x-api-key` on breaker paths, Bearer elsewhere. */
+export type KeyHeader = "auto" | "authorization" | "x-api-key";
+
+/** What the client reports about each attempt; it never contains the key or any header. */
+export interface RequestEvent {
+  readonly method: string;
+  readonly path: string;
+  readonly attempt: number;
+  /** `response` when an HTTP status came back, otherwise why the attempt failed. */
+  readonly result: "response" | "network" | "timeout";
+  readonly status?: number;
+  readonly duration_ms: number;
+  readonly idempotency_key?: string;
+}
+
+export interface TransportSettings {
+  readonly baseUrl: string;
+  readonly keyHeader: KeyHeader;
+  readonly timeoutMs: number;
+  readonly attempts: number;
+  readonly retryDelayMs: number;
+  readonly fetch: typeof globalThis.fetch;
+  readonly onRequest: ((event: RequestEvent) => void) | undefined;
+}
+
+/** Options every call accepts. */
+export interface CallOptions {
+  /** Reuse a key of your own (for example across a process restart); by default one is made per call. */
+  readonly idempotencyKey?: string;
+  /** Per-attempt timeout for this call, overriding the client's. */
+  readonly timeoutMs?: number;
+  /** Abandons the call; an abandoned authorize is a refusal like any other unavailability. */
+  readonly signal?: AbortSignal;
+}
+
+/** The result of a request: never an exception for anything the network or the server does. */
+export type HttpResult =
+  | { readonly kind: "ok"; readonly status: number; readonly body: unknown }
+  | { readonly kind: "problem"; readonly problem: ProblemDetails }
+  | {
+      readonly kind: "unavailable";
+      readonly cause: UnavailableCause;
+      readonly message: string;
+      readonly attempts: number;
+      readonly status?: number;
+    };
+
+type AttemptResult = HttpResult | { readonly kind: "retry"; readonly cause: Exclude<UnavailableCause, "aborted">; readonly message: string; readonly status?: number };
+
+/** Paths of the circuit-breaker endpoints, which the specification calls with `x-api-key`. */
+const breakerPath = /(^|\/)breakers(\/|\?|$)/;
+
+/** Upper bound on the wait between two attempts, whatever the configured delay. */
+const retryDelayMaxMs = 5_000;
+
+/** Performs requests for one client; it holds the key privately so that it can never be printed. */
+export class Transport {
+  readonly #apiKey: string;
+  readonly #settings: TransportSettings;
+
+  constructor(apiKey: string, settings: TransportSettings) {
+    this.#apiKey = apiKey;
+    this.#settings = settings;
+  }
+
+  /** Sends one logical call; every retry carries the same `Idempotency-Key`. */
+  async request(method: "GET" | "POST", path: string, body: unknown, options: CallOptions = {}): Promise<HttpResult> {
+    const settings = this.#settings;
+    const idempotencyKey = method === "POST" ? (options.idempotencyKey ?? globalThis.crypto.randomUUID()) : undefined;
+    const headers = this.#headers(path, method, idempotencyKey);
+    const payload = method === "POST" ? JSON.stringify(body ?? {}) : undefined;
+    const timeoutMs = options.timeoutMs ?? settings.timeoutMs;
+    let last: AttemptResult | undefined;
+    for (let attempt = 1; attempt <= settings.attempts; attempt += 1) {
+      if (options.signal?.aborted) return aborted(attempt - 1);
+      if (attempt > 1) {
+        const delay = Math.min(settings.retryDelayMs * 2 ** (attempt - 2), retryDelayMaxMs);
+        if (!(await pause(delay, options.signal))) return aborted(attempt - 1);
+      }
+      last = await this.#attempt(method, path, headers, payload, timeoutMs, attempt, idempotencyKey, options.signal);
+      if (last.kind !== "retry") return last.kind === "unavailable" ? { ...last, attempts: attempt } : last;
+      if (options.signal?.aborted) return aborted(attempt);
+    }
+    const final = last as Extract<AttemptResult, { kind: "retry" }>;
+    return {
+      kind: "unavailable",
+      cause: final.cause,
+      message: `${final.message} (after ${settings.attempts} attempt${settings.attempts === 1 ? "" : "s"})`,
+      attempts: settings.attempts,
+      ...(final.status === undefined ? {} : { status: final.status }),
+    };
+  }
+
+  #headers(path: string, method: string, idempotencyKey: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { accept: "application/json, application/problem+json" };
+    const header = this.#settings.keyHeader === "auto" ? (breakerPath.test(path) ? "x-api-key" : "authorization") : this.#settings.keyHeader;
+    if (header === "x-api-key") headers["x-api-key"] = this.#apiKey;
+    else headers["authorization"] = `Bearer ${this.#apiKey}`;
+    if (method === "POST") headers["content-type"] = "application/json";
+    if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
+    return headers;
+  }
+
+  async #attempt(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    payload: string | undefined,
+    timeoutMs: number,
+    attempt: number,
+    idempotencyKey: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<AttemptResult> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const forward = (): void => controller.abort();
+    signal?.addEventListener("abort", forward, { once: true });
+    const started = Date.now();
+    const report = (result: RequestEvent["result"], status?: number): void => {
+      this.#settings.onRequest?.({
+        method,
+        path,
+        attempt,
+        result,
+        duration_ms: Date.now() - started,
+        ...(status === undefined ? {} : { status }),
+        ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
+      });
+    };
+    try {
+      // Redirects are refused: following one could carry the key to another origin.
+      const init: RequestInit = { method, headers, signal: controller.signal, redirect: "error" };
+      if (payload !== undefined) init.body = payload;
+      const response = await this.#settings.fetch(`${this.#settings.baseUrl}${path}`, init);
+      // The timeout covers reading the body too: a server that stalls mid-body is unavailable.
+      const text = await response.text();
+      report("response", response.status);
+      return classify(response.status, response.statusText, text, method, path);
+    } catch (error) {
+      if (signal?.aborted && !timedOut) {
+        report("network");
+        return { kind: "unavailable", cause: "aborted", message: `${method} ${path} was abandoned by the caller`, attempts: attempt };
+      }
+      report(timedOut ? "timeout" : "network");
+      return timedOut
+        ? { kind: "retry", cause: "timeout", message: `${method} ${path} got no answer within ${timeoutMs} ms` }
+        : { kind: "retry", cause: "network", message: `${method} ${path} could not reach the server: ${describe(error)}` };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", forward);
+    }
+  }
+}
+
+function classify(status: number, statusText: string, text: string, method: string, path: string): AttemptResult {
+  if (status >= 500) {
+    return { kind: "retry", cause: "server_error", message: `${method} ${path} answered ${status}`, status };
+  }
+  const parsed = parseJson(text);
+  if (status >= 400) return { kind: "problem", problem: problemFrom(status, statusText, parsed.ok ? parsed.value : undefined) };
+  if (status >= 200 && status < 300 && parsed.ok) return { kind: "ok", status, body: parsed.value };
+  return {
+    kind: "unavailable",
+    cause: "unreadable_response",
+    message: `${method} ${path} answered ${status} with a body that is not JSON`,
+    attempts: 1,
+    status,
+  };
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.length === 0) return { ok: true, value: null };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function aborted(attempts: number): HttpResult {
+  return { kind: "unavailable", cause: "aborted", message: "the call was abandoned by the caller", attempts };
+}
+
+/** Waits, or stops early when the caller abandons the call; answers whether the wait completed. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve(true);
+    }, ms);
+    const stop = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** Describes a network failure without echoing request details; undici hides the real cause in `cause`. */
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error && "code" in cause && typeof cause.code === "string") return cause.code;
+    return error.message;
+  }
+  return "unknown error";
+}
