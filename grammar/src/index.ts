@@ -1,2 +1,6 @@
-// Public face of this package: named re-exports only.
-export {};
+// Public face of the grammar package: named re-exports only.
+export { lineColumn, joinSpans, spanOfToken, type LineColumn, type Span } from "./span.js";
+export * as tokens from "./tokens.js";
+export { parseCst, policyParser, PolicyParser, NESTING_DEPTH_MAX, type CstResult, type LexError, type ParseError } from "./parser.js";
+export { cstTypesText } from "./cst-types.js";
+export type * from "./cst.generated.js";

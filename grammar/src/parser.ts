@@ -1,0 +1,254 @@
+// The CST parser of policy.ebnf: one CstParser subclass, one reused instance, and parseCst.
+import { CstParser, EOF, type CstNode, type IToken, type TokenType } from "chevrotain";
+import { spanOfLexingError, spanOfToken, type Span } from "./span.js";
+import * as T from "./tokens.js";
+import { policyLexer } from "./tokens.js";
+
+/**
+ * Syntactic nesting is bounded before parsing so that recursion depth stays bounded for any input:
+ * parentheses, brackets, call argument lists and prefix operators each count one level.
+ */
+export const NESTING_DEPTH_MAX = 64;
+
+/** The parser: rules are class properties, so a misspelt rule name is a compile error. */
+export class PolicyParser extends CstParser {
+  constructor() {
+    super(T.allTokens as TokenType[], { recoveryEnabled: false, maxLookahead: 2 });
+    this.performSelfAnalysis();
+  }
+
+  public readonly policy = this.RULE("policy", () => {
+    this.SUBRULE(this.expression);
+  });
+
+  public readonly expression = this.RULE("expression", () => {
+    this.SUBRULE(this.disjunction);
+  });
+
+  public readonly disjunction = this.RULE("disjunction", () => {
+    this.SUBRULE(this.conjunction, { LABEL: "operands" });
+    this.MANY(() => {
+      this.CONSUME(T.OrOr);
+      this.SUBRULE2(this.conjunction, { LABEL: "operands" });
+    });
+  });
+
+  public readonly conjunction = this.RULE("conjunction", () => {
+    this.SUBRULE(this.comparison, { LABEL: "operands" });
+    this.MANY(() => {
+      this.CONSUME(T.AndAnd);
+      this.SUBRULE2(this.comparison, { LABEL: "operands" });
+    });
+  });
+
+  public readonly comparison = this.RULE("comparison", () => {
+    this.SUBRULE(this.additive, { LABEL: "operands" });
+    this.OPTION(() => {
+      this.OR([
+        { ALT: () => this.CONSUME(T.EqEq, { LABEL: "operator" }) },
+        { ALT: () => this.CONSUME(T.NotEq, { LABEL: "operator" }) },
+        { ALT: () => this.CONSUME(T.LtEq, { LABEL: "operator" }) },
+        { ALT: () => this.CONSUME(T.GtEq, { LABEL: "operator" }) },
+        { ALT: () => this.CONSUME(T.Lt, { LABEL: "operator" }) },
+        { ALT: () => this.CONSUME(T.Gt, { LABEL: "operator" }) },
+        { ALT: () => this.CONSUME(T.In, { LABEL: "operator" }) },
+      ]);
+      this.SUBRULE2(this.additive, { LABEL: "operands" });
+    });
+  });
+
+  public readonly additive = this.RULE("additive", () => {
+    this.SUBRULE(this.multiplicative, { LABEL: "operands" });
+    this.MANY(() => {
+      this.OR([
+        { ALT: () => this.CONSUME(T.Plus, { LABEL: "operators" }) },
+        { ALT: () => this.CONSUME(T.Minus, { LABEL: "operators" }) },
+      ]);
+      this.SUBRULE2(this.multiplicative, { LABEL: "operands" });
+    });
+  });
+
+  public readonly multiplicative = this.RULE("multiplicative", () => {
+    this.SUBRULE(this.unary, { LABEL: "operands" });
+    this.MANY(() => {
+      this.CONSUME(T.Star, { LABEL: "operators" });
+      this.SUBRULE2(this.unary, { LABEL: "operands" });
+    });
+  });
+
+  public readonly unary = this.RULE("unary", () => {
+    this.OR([
+      {
+        ALT: () => {
+          this.OR2([
+            { ALT: () => this.CONSUME(T.Bang, { LABEL: "operator" }) },
+            { ALT: () => this.CONSUME(T.Minus, { LABEL: "operator" }) },
+          ]);
+          this.SUBRULE(this.unary, { LABEL: "operand" });
+        },
+      },
+      { ALT: () => this.SUBRULE(this.primary) },
+    ]);
+  });
+
+  public readonly primary = this.RULE("primary", () => {
+    this.OR([
+      { ALT: () => this.CONSUME(T.Integer) },
+      { ALT: () => this.CONSUME(T.StringLiteral) },
+      { ALT: () => this.CONSUME(T.True) },
+      { ALT: () => this.CONSUME(T.False) },
+      { ALT: () => this.CONSUME(T.Null) },
+      { ALT: () => this.SUBRULE(this.list) },
+      { ALT: () => this.SUBRULE(this.parenthesized) },
+      { ALT: () => this.SUBRULE(this.callOrName) },
+    ]);
+  });
+
+  public readonly list = this.RULE("list", () => {
+    this.CONSUME(T.LBracket);
+    this.OPTION(() => {
+      this.SUBRULE(this.expression, { LABEL: "elements" });
+      this.MANY(() => {
+        this.CONSUME(T.Comma);
+        this.SUBRULE2(this.expression, { LABEL: "elements" });
+      });
+    });
+    this.CONSUME(T.RBracket);
+  });
+
+  public readonly parenthesized = this.RULE("parenthesized", () => {
+    this.CONSUME(T.LParen);
+    this.SUBRULE(this.expression);
+    this.CONSUME(T.RParen);
+  });
+
+  public readonly callOrName = this.RULE("callOrName", () => {
+    this.CONSUME(T.Identifier, { LABEL: "name" });
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(T.LParen);
+          this.OPTION(() => {
+            this.SUBRULE(this.expression, { LABEL: "arguments" });
+            this.MANY(() => {
+              this.CONSUME(T.Comma);
+              this.SUBRULE2(this.expression, { LABEL: "arguments" });
+            });
+          });
+          this.CONSUME(T.RParen);
+        },
+      },
+      {
+        ALT: () => {
+          this.MANY2(() => {
+            this.CONSUME(T.Dot);
+            this.CONSUME2(T.Identifier, { LABEL: "path" });
+          });
+        },
+      },
+    ]);
+  });
+}
+
+/** The one parser instance, reused for every parse (chevrotain parsers are built once and reset per input). */
+export const policyParser = new PolicyParser();
+
+/** A lexical error: a character no token starts with, or a string without its closing quote. */
+export interface LexError {
+  readonly code: "unexpected-character" | "unterminated-string";
+  readonly message: string;
+  readonly span: Span;
+}
+
+/** A syntax error, or input nested deeper than NESTING_DEPTH_MAX. */
+export interface ParseError {
+  readonly code: "unexpected-token" | "unexpected-end" | "nesting-too-deep";
+  readonly message: string;
+  readonly span: Span;
+}
+
+export interface CstResult {
+  readonly cst: CstNode | undefined;
+  readonly tokens: readonly IToken[];
+  readonly lexErrors: readonly LexError[];
+  readonly parseErrors: readonly ParseError[];
+}
+
+/** Lexes and parses `text` into a CST. Never throws: problems come back as values with spans. */
+export function parseCst(text: string): CstResult {
+  const lexed = policyLexer.tokenize(text);
+  const lexErrors: LexError[] = [];
+  for (const error of lexed.errors) {
+    const span = spanOfLexingError(error);
+    const found = text.slice(span.start, span.end);
+    lexErrors.push({ code: "unexpected-character", message: `unexpected character \`${found}\``, span });
+  }
+  const tokens = lexed.tokens;
+  for (const token of tokens) {
+    if (token.tokenType === T.UnterminatedString) {
+      lexErrors.push({ code: "unterminated-string", message: "unterminated string", span: spanOfToken(token) });
+    }
+  }
+  if (lexErrors.length > 0) return { cst: undefined, tokens, lexErrors, parseErrors: [] };
+  const tooDeep = nestingError(tokens);
+  if (tooDeep !== undefined) return { cst: undefined, tokens, lexErrors, parseErrors: [tooDeep] };
+  policyParser.input = tokens;
+  let cst: CstNode | undefined;
+  try {
+    cst = policyParser.policy();
+  } catch (error) {
+    // Recovery is off and every rule is bounded, so this is unreachable for any input; if it ever
+    // happens the text is refused rather than half-understood.
+    const message = error instanceof Error ? error.message : String(error);
+    return { cst: undefined, tokens, lexErrors, parseErrors: [{ code: "unexpected-token", message, span: { start: 0, end: text.length } }] };
+  }
+  const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length));
+  return { cst: parseErrors.length > 0 ? undefined : cst, tokens, lexErrors, parseErrors: parseErrors.slice(0, 1) };
+}
+
+function syntaxError(token: IToken, textLength: number): ParseError {
+  if (token.tokenType === EOF || Number.isNaN(token.startOffset)) {
+    return { code: "unexpected-end", message: "unexpected end of policy", span: { start: textLength, end: textLength } };
+  }
+  return { code: "unexpected-token", message: `unexpected \`${token.image}\``, span: spanOfToken(token) };
+}
+
+const opens = new Set<unknown>([T.LParen, T.LBracket]);
+const closes = new Set<unknown>([T.RParen, T.RBracket]);
+/** Tokens after which a `-` is a prefix operator rather than a subtraction. */
+const operandEnds = new Set<unknown>([T.Identifier, T.Integer, T.StringLiteral, T.True, T.False, T.Null, T.RParen, T.RBracket]);
+
+/**
+ * The first token nested deeper than NESTING_DEPTH_MAX, as an error. Each open parenthesis or
+ * bracket counts one level, and each prefix operator counts one level for what it applies to.
+ */
+function nestingError(tokens: readonly IToken[]): ParseError | undefined {
+  const stack: number[] = [];
+  let depth = 0;
+  let pending = 0;
+  let previous: unknown = undefined;
+  for (const token of tokens) {
+    const type = token.tokenType;
+    const prefix = type === T.Bang || (type === T.Minus && !operandEnds.has(previous));
+    let level = 0;
+    if (prefix) {
+      pending++;
+      level = depth + pending;
+    } else if (opens.has(type)) {
+      stack.push(pending + 1);
+      depth += pending + 1;
+      pending = 0;
+      level = depth;
+    } else if (closes.has(type)) {
+      depth = Math.max(0, depth - (stack.pop() ?? 0));
+    } else if (operandEnds.has(type)) {
+      level = depth + pending;
+      pending = 0;
+    }
+    if (level > NESTING_DEPTH_MAX) {
+      return { code: "nesting-too-deep", message: `nesting deeper than ${NESTING_DEPTH_MAX} levels`, span: spanOfToken(token) };
+    }
+    previous = type;
+  }
+  return undefined;
+}
