@@ -1,5 +1,64 @@
-// The `authority` command line: dispatches subcommands.
-export async function main(argv: readonly string[]): Promise<number> {
-  process.stdout.write(`authority: no commands yet (${argv.join(" ")})\n`);
-  return 0;
+// The `authority` command line: finds the command in the table and runs it.
+import { UsageError } from "./args.js";
+import { EXIT } from "./command.js";
+import { COMMANDS, commandsUnder, findCommand } from "./commands/index.js";
+import { processTerminal, type Terminal } from "./terminal.js";
+import { CLI_VERSION } from "./version.js";
+
+export function helpText(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const rows = (available: boolean): string =>
+    COMMANDS.filter((c) => c.available === available)
+      .map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)
+      .join("\n");
+  return `authority ${CLI_VERSION}: grant families and policies as code
+
+Usage: authority <command> [arguments] [--help]
+
+Commands:
+${rows(true)}
+
+Not yet available in this version (they exit with status 2):
+${rows(false)}
+
+Exit status: 0 success, 1 errors found or a test failed, 2 usage error or command not available.
+See docs/cli.md for every command and a CI job.
+`;
+}
+
+/** Runs the CLI with `argv` (without `node` and the script) and returns the exit status. */
+export async function main(argv: readonly string[], terminal: Terminal = processTerminal()): Promise<number> {
+  const [first] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const target = first === "help" && argv.length > 1 ? findCommand(argv.slice(1)) : undefined;
+    terminal.out.write(target !== undefined ? target.command.usage : helpText());
+    return first === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (first === "--version" || first === "-V") {
+    terminal.out.write(`${CLI_VERSION}\n`);
+    return EXIT.ok;
+  }
+  const found = findCommand(argv);
+  if (found === undefined) {
+    const group = commandsUnder(first);
+    if (group.length > 0) {
+      terminal.err.write(`authority ${first}: name a subcommand: ${group.map((c) => `\`${c.name}\``).join(", ")}\n`);
+    } else {
+      terminal.err.write(`authority: unknown command \`${first}\`; run \`authority --help\` for the list\n`);
+    }
+    return EXIT.usage;
+  }
+  if (found.rest.includes("--help") || found.rest.includes("-h")) {
+    terminal.out.write(found.command.usage);
+    return EXIT.ok;
+  }
+  try {
+    return await found.command.run(found.rest, terminal);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      terminal.err.write(`authority ${found.command.name}: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
 }

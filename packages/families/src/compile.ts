@@ -162,13 +162,18 @@ function checkExamples(source: SourceText, doc: Document, family: GrantFamilyBod
   return out;
 }
 
-/** The parameters an example instantiates with: its own, over each parameter's default, then its example value. */
-export function exampleParameters(family: GrantFamilyBody, index: number): Record<string, unknown> {
+/** The example value of each parameter that has no default: what a preview instantiates with unless told otherwise. */
+export function sampleParameters(family: GrantFamilyBody): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(family.parameters)) {
     if (spec.default === undefined && spec.example !== undefined) values[name] = spec.example;
   }
-  return { ...values, ...(family.examples?.[index]?.parameters ?? {}) };
+  return values;
+}
+
+/** The parameters an example instantiates with: its own, over the sample parameters (then defaults apply). */
+export function exampleParameters(family: GrantFamilyBody, index: number): Record<string, unknown> {
+  return { ...sampleParameters(family), ...(family.examples?.[index]?.parameters ?? {}) };
 }
 
 function schemaDiag(source: SourceText, doc: Document, error: SchemaError, code: string, extraHelp?: string): FamilyDiagnostic {

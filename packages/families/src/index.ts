@@ -1,5 +1,5 @@
 // Public face of the families package: named re-exports only.
-export { compileFamily, exampleParameters } from "./compile.js";
+export { compileFamily, exampleParameters, sampleParameters } from "./compile.js";
 export type { CompiledFamily } from "./compile.js";
 export { hasErrors, sortDiagnostics } from "./diagnostics.js";
 export type { FamilyDiagnostic, Severity, SourcePosition, SourceRange } from "./diagnostics.js";
@@ -19,3 +19,7 @@ export type { FamilyApproval, FamilyExample, GateName, GrantFamilyBody, Outcome,
 export { SourceText } from "./source.js";
 export { validateFamilyBody, validateGrantIssueBody } from "./validate.js";
 export type { SchemaError } from "./validate.js";
+export { formatFamilySource } from "./format.js";
+export type { FormatFamilyResult } from "./format.js";
+export { DEFAULT_ACTION_TIME, enforcedOutcome, grantTermsOf, previewAction, runExample, runExamples } from "./examples.js";
+export type { ExampleResult, PreviewUsage } from "./examples.js";

@@ -1,0 +1,41 @@
+// The table of commands. To add one: write `commands/<name>.ts` exporting a `Command`, list it here.
+import { type Command, notYetAvailable } from "../command.js";
+import { compileCommand } from "./compile.js";
+import { fmtCommand } from "./fmt.js";
+import { lintCommand } from "./lint.js";
+import { previewCommand } from "./preview.js";
+import { testCommand } from "./test.js";
+
+const needsServer = "it needs the reference server and its store, which this build of the CLI does not embed yet";
+
+export const COMMANDS: readonly Command[] = [
+  lintCommand,
+  fmtCommand,
+  compileCommand,
+  previewCommand,
+  testCommand,
+  notYetAvailable("push", "send compiled families to a server (--server, --key or AUTHORITY_SERVER, AUTHORITY_KEY)", needsServer),
+  notYetAvailable("keys create", "create an API key", needsServer),
+  notYetAvailable("keys list", "list API keys", needsServer),
+  notYetAvailable("keys revoke", "revoke an API key", needsServer),
+  notYetAvailable("migrate", "create or upgrade the database schema", needsServer),
+  notYetAvailable("ledger verify", "check every hash chain of the decision ledger", needsServer),
+  notYetAvailable("serve", "run the reference server", needsServer),
+];
+
+/** The command named by the leading words of `argv` (the longest match), and the remaining arguments. */
+export function findCommand(argv: readonly string[]): { command: Command; rest: readonly string[] } | undefined {
+  let best: { command: Command; rest: readonly string[] } | undefined;
+  for (const command of COMMANDS) {
+    const words = command.name.split(" ");
+    if (words.every((word, i) => argv[i] === word) && (best === undefined || words.length > best.command.name.split(" ").length)) {
+      best = { command, rest: argv.slice(words.length) };
+    }
+  }
+  return best;
+}
+
+/** Commands whose first word is `word` (for `authority keys` alone). */
+export function commandsUnder(word: string): Command[] {
+  return COMMANDS.filter((c) => c.name.split(" ")[0] === word);
+}

@@ -1,0 +1,50 @@
+// `authority lint`: check families and policy files; exit 1 when any has an error.
+import { choice, flag, parseArgs } from "../args.js";
+import { type Command, EXIT } from "../command.js";
+import { collectInputs } from "../files.js";
+import { checkFile } from "../load.js";
+import { formatJson, formatSarif, formatText, REPORT_FORMATS } from "../report.js";
+import { paint, progressLine } from "../terminal.js";
+import { CLI_VERSION } from "../version.js";
+
+export const lintCommand: Command = {
+  name: "lint",
+  summary: "check grant families (.yaml) and policy files (.policy)",
+  usage: `authority lint [PATH...] [--format text|json|sarif] [--strict]
+
+Checks every family and policy file under the given paths (default: the current directory):
+YAML syntax, the family schema, parameter bounds, placeholders, the grant shape and the policy,
+each error at its file, line and column.
+
+  --format FORMAT   text (default; a code frame under each error), json or sarif
+  --strict          treat warnings as errors
+
+Exit status: 0 no errors, 1 errors found, 2 usage error.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, { format: "string", strict: "boolean" });
+    const format = choice(args, "format", REPORT_FORMATS, "text");
+    const inputs = collectInputs(terminal.cwd, args.positionals.length > 0 ? args.positionals : ["."], ["family", "policy"]);
+    const progress = progressLine(terminal);
+    const reports = inputs.map((input, i) => {
+      progress.update(`linting ${i + 1}/${inputs.length} ${input.path}`);
+      return checkFile(input);
+    });
+    progress.done();
+    const strict = flag(args, "strict");
+    const all = reports.flatMap((r) => r.diagnostics);
+    const errors = all.filter((d) => d.severity === "error").length;
+    const warnings = all.length - errors;
+    const failed = errors > 0 || (strict && warnings > 0);
+    if (format === "json") terminal.out.write(formatJson(reports));
+    else if (format === "sarif") terminal.out.write(formatSarif(reports, CLI_VERSION));
+    else {
+      const p = paint(terminal.color);
+      terminal.out.write(formatText(reports, p));
+      const summary = `${inputs.length} file${inputs.length === 1 ? "" : "s"} checked: ${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
+      terminal.out.write(`${failed ? p.red(summary) : p.green(summary)}\n`);
+    }
+    return failed ? EXIT.failed : EXIT.ok;
+  },
+};

@@ -1,0 +1,180 @@
+// `authority preview`: what a family or a grant would decide for sample actions, gate by gate.
+import { readFileSync } from "node:fs";
+import { extname, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import {
+  exampleParameters, instantiateFamily, sampleParameters, previewAction, enforcedOutcome, validateGrantIssueBody,
+  type GrantFamilyBody, type PreviewUsage, type SampleAction,
+} from "@agent-authority/families";
+import type { Decision } from "@agent-authority/engine";
+import { choice, flag, option, options, parseArgs, UsageError } from "../args.js";
+import { type Command, EXIT } from "../command.js";
+import { collectInputs, displayPath } from "../files.js";
+import { checkFile } from "../load.js";
+import { formatText } from "../report.js";
+import { paint } from "../terminal.js";
+import { actionLine, decisionText } from "../decision-text.js";
+
+interface Case {
+  readonly label: string;
+  readonly grant: Readonly<Record<string, unknown>>;
+  readonly action: SampleAction;
+  readonly usage: PreviewUsage;
+}
+
+const OPTIONS = {
+  param: "string", action: "string", tool: "string", amount: "string", currency: "string", audience: "string",
+  args: "string", clean: "boolean", approver: "string", at: "string", uses: "string", spent: "string", format: "string",
+} as const;
+
+function integer(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`\`--${name}\` must be an integer, not \`${text}\``);
+  return Number(text);
+}
+
+/** `--param name=value`: integers and `true`/`false` are typed; anything else is a string. */
+function parameterValues(args: ReturnType<typeof parseArgs>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const pair of options(args, "param")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`\`--param\` takes \`name=value\`, not \`${pair}\``);
+    const raw = pair.slice(eq + 1);
+    values[pair.slice(0, eq)] = /^-?\d+$/.test(raw) ? Number(raw) : raw === "true" ? true : raw === "false" ? false : raw;
+  }
+  return values;
+}
+
+function actionsFromFlags(args: ReturnType<typeof parseArgs>, cwd: string): SampleAction[] | undefined {
+  const file = option(args, "action");
+  if (file !== undefined) {
+    const data = parseYaml(readFileSync(resolve(cwd, file), "utf8")) as unknown;
+    const list = Array.isArray(data) ? data : [data];
+    return list.map((item, i) => {
+      if (item === null || typeof item !== "object" || typeof (item as { tool?: unknown }).tool !== "string") {
+        throw new UsageError(`action ${i} in \`${file}\` needs a \`tool\``);
+      }
+      return item as SampleAction;
+    });
+  }
+  const tool = option(args, "tool");
+  if (tool === undefined) return undefined;
+  const rawArgs = option(args, "args");
+  let parsedArgs: Record<string, unknown> | undefined;
+  if (rawArgs !== undefined) {
+    try {
+      parsedArgs = JSON.parse(rawArgs) as Record<string, unknown>;
+    } catch {
+      throw new UsageError("`--args` must be a JSON object");
+    }
+  }
+  const amount = integer("amount", option(args, "amount"));
+  const action: SampleAction = {
+    tool,
+    ...(amount !== undefined ? { amount_minor: amount } : {}),
+    ...(option(args, "currency") !== undefined ? { currency: option(args, "currency")! } : {}),
+    ...(option(args, "audience") !== undefined ? { audience: option(args, "audience")! } : {}),
+    ...(parsedArgs !== undefined ? { args: parsedArgs } : {}),
+    ...(flag(args, "clean") ? { context: { clean: true } } : {}),
+    ...(option(args, "approver") !== undefined ? { approver: option(args, "approver")! } : {}),
+    ...(option(args, "at") !== undefined ? { at: option(args, "at")! } : {}),
+  };
+  return [action];
+}
+
+export const previewCommand: Command = {
+  name: "preview",
+  summary: "show what a family or grant decides for sample actions, gate by gate",
+  usage: `authority preview FILE [--param NAME=VALUE]... [ACTION] [--uses N] [--spent N] [--format text|json]
+
+FILE is a family (.yaml, .yml) or a grant issue body (.json). ACTION is one of:
+  --action FILE                  a JSON or YAML file with one action or a list of them
+  --tool NAME [--amount N --currency EUR] [--audience A] [--args JSON] [--clean]
+              [--approver EMAIL] [--at RFC3339-TIME]
+Without ACTION, a family previews the actions of its examples (each with its parameters).
+
+The decision is the engine's own: the grant is active, issued a minute before the action, and
+its agent's certificate is taken as valid. --uses and --spent set the usage before the action.
+
+Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, OPTIONS);
+    const format = choice(args, "format", ["text", "json"] as const, "text");
+    if (args.positionals.length !== 1) throw new UsageError("name one family or grant file to preview");
+    const usage: PreviewUsage = { uses: integer("uses", option(args, "uses")) ?? 0, spent_minor: integer("spent", option(args, "spent")) ?? 0 };
+    const actions = actionsFromFlags(args, terminal.cwd);
+    const path = resolve(terminal.cwd, args.positionals[0]!);
+    const p = paint(terminal.color);
+    const cases: Case[] = [];
+    let heading: string;
+    if (extname(path).toLowerCase() === ".json") {
+      const body = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+      const { action: embedded, ...grant } = body;
+      const errors = validateGrantIssueBody(grant);
+      if (errors.length > 0) {
+        for (const e of errors) terminal.err.write(`${displayPath(terminal.cwd, path)}: error: ${e.path.length > 0 ? `${e.path.join(".")}: ` : ""}${e.message}\n`);
+        return EXIT.failed;
+      }
+      const list = actions ?? (embedded !== undefined ? [embedded as SampleAction] : undefined);
+      if (list === undefined) throw new UsageError("a grant preview needs an action: `--action FILE`, `--tool NAME` or an `action` field in the body");
+      heading = `grant for \`${String(grant["agent_id"])}\``;
+      for (const action of list) cases.push({ label: actionLine(action), grant, action, usage });
+    } else {
+      const [input] = collectInputs(terminal.cwd, [args.positionals[0]!], ["family"]);
+      const checked = checkFile(input!);
+      if (!checked.family?.ok) {
+        terminal.err.write(formatText([checked], paint(false)));
+        return EXIT.failed;
+      }
+      const family = checked.family.body!;
+      heading = `${family.id} v${family.version} (${family.content_hash.slice(0, 19)}…)`;
+      const failed = collectFamilyCases(family, parameterValues(args), actions, usage, cases, terminal.err.write.bind(terminal.err));
+      if (failed) return EXIT.failed;
+    }
+    const results = cases.map((c) => ({ ...c, decision: previewAction(c.grant, c.action, c.usage) }));
+    if (format === "json") {
+      terminal.out.write(`${JSON.stringify(results.map((r) => ({ label: r.label, action: r.action, outcome: enforcedOutcome(r.decision), decision: r.decision })), null, 2)}\n`);
+      return EXIT.ok;
+    }
+    terminal.out.write(`${p.bold(heading)}\n`);
+    for (const r of results) terminal.out.write(`\n${r.label}\n${decisionText(r.decision as Decision, p)}`);
+    return EXIT.ok;
+  },
+};
+
+/** The cases of a family: the given actions with the given parameters, or each example with its own. */
+function collectFamilyCases(
+  family: GrantFamilyBody,
+  given: Record<string, unknown>,
+  actions: SampleAction[] | undefined,
+  usage: PreviewUsage,
+  cases: Case[],
+  error: (text: string) => void,
+): boolean {
+  const instantiate = (params: Record<string, unknown>): Readonly<Record<string, unknown>> | undefined => {
+    const result = instantiateFamily(family, params);
+    if (result.ok) return result.value.grant;
+    for (const problem of result.parameterProblems) error(`error[${problem.code}]: ${problem.message}\n`);
+    for (const problem of result.grantErrors) error(`error[grant-shape]: ${problem.path.join(".")}: ${problem.message}\n`);
+    return undefined;
+  };
+  if (actions !== undefined) {
+    const grant = instantiate({ ...sampleParameters(family), ...given });
+    if (grant === undefined) return true;
+    for (const action of actions) cases.push({ label: actionLine(action), grant, action, usage });
+    return false;
+  }
+  const examples = family.examples ?? [];
+  if (examples.length === 0) {
+    error("error: the family has no examples; give an action with `--action FILE` or `--tool NAME`\n");
+    return true;
+  }
+  for (const [index, example] of examples.entries()) {
+    const grant = instantiate({ ...exampleParameters(family, index), ...given });
+    if (grant === undefined) return true;
+    cases.push({ label: `${example.name}: ${actionLine(example.action)} (expects ${example.expect})`, grant, action: example.action, usage: example.usage ?? usage });
+  }
+  return false;
+}

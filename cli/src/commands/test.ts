@@ -1,0 +1,84 @@
+// `authority test`: run every family's examples through the engine; exit 1 on any mismatch.
+import { rangeOf, runExamples, type ExampleResult } from "@agent-authority/families";
+import { choice, flag, parseArgs } from "../args.js";
+import { type Command, EXIT } from "../command.js";
+import { collectInputs } from "../files.js";
+import { checkFile } from "../load.js";
+import { formatText } from "../report.js";
+import { paint, progressLine } from "../terminal.js";
+import { decisionText } from "../decision-text.js";
+
+interface FamilyRun {
+  readonly path: string;
+  readonly family: string;
+  readonly results: readonly (ExampleResult & { readonly line: number; readonly column: number })[];
+}
+
+export const testCommand: Command = {
+  name: "test",
+  summary: "run the examples of every family and compare each outcome with its expectation",
+  usage: `authority test [PATH...] [--verbose] [--format text|json]
+
+Compiles every family under the given paths (default: the current directory), instantiates each
+example with its parameters, decides its action with the engine and compares the outcome (and the
+deciding gate and residual, where the example states them) with the expectation. A family that does
+not compile counts as one failure. The last line is the summary \`N passed, N failed\`.
+
+  --verbose        list passing examples too
+  --format FORMAT  text (default) or json
+
+Exit status: 0 every example passed, 1 a mismatch or a family with errors, 2 usage error.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, { verbose: "boolean", format: "string" });
+    const format = choice(args, "format", ["text", "json"] as const, "text");
+    const verbose = flag(args, "verbose");
+    const inputs = collectInputs(terminal.cwd, args.positionals.length > 0 ? args.positionals : ["."], ["family"]);
+    const p = paint(terminal.color);
+    const progress = progressLine(terminal);
+    const runs: FamilyRun[] = [];
+    let passed = 0;
+    let failed = 0;
+    let text = "";
+    for (const [i, input] of inputs.entries()) {
+      progress.update(`testing ${i + 1}/${inputs.length} ${input.path}`);
+      const checked = checkFile(input);
+      const compiled = checked.family!;
+      if (!compiled.ok) {
+        failed += 1;
+        text += `${p.red("FAIL")} ${input.path}: the family does not compile\n${formatText([{ ...checked, diagnostics: checked.diagnostics.filter((d) => d.severity === "error") }], p)}`;
+        runs.push({ path: input.path, family: "", results: [] });
+        continue;
+      }
+      const body = compiled.body!;
+      const results = runExamples(body).map((result) => {
+        const at = rangeOf(compiled.source, compiled.document!, ["examples", result.index, "expect"]).start;
+        return { ...result, line: at.line, column: at.column };
+      });
+      runs.push({ path: input.path, family: body.id, results });
+      if (results.length === 0 && verbose) text += `${p.yellow("none")} ${input.path}: ${body.id} has no examples\n`;
+      for (const result of results) {
+        const title = `${body.id} › ${result.name}`;
+        if (result.passed) {
+          passed += 1;
+          if (verbose) text += `${p.green("ok")}   ${title}\n`;
+          continue;
+        }
+        failed += 1;
+        text += `${p.red("FAIL")} ${input.path}:${result.line}:${result.column}: ${title}\n`;
+        for (const mismatch of result.mismatches) text += `     ${mismatch}\n`;
+        if (result.decision !== undefined) text += decisionText(result.decision, p, "       ");
+      }
+    }
+    progress.done();
+    if (format === "json") {
+      terminal.out.write(`${JSON.stringify({ passed, failed, families: runs }, null, 2)}\n`);
+    } else {
+      terminal.out.write(text);
+      if (inputs.length === 0) terminal.out.write("no family files found\n");
+      terminal.out.write(`\n${passed} passed, ${failed} failed\n`);
+    }
+    return failed > 0 || inputs.length === 0 ? EXIT.failed : EXIT.ok;
+  },
+};

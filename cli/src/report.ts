@@ -1,0 +1,114 @@
+// Diagnostics as text with a code frame, as JSON, or as SARIF 2.1.0.
+import type { FamilyDiagnostic, SourceText } from "@agent-authority/families";
+import type { Paint } from "./terminal.js";
+
+export type ReportFormat = "text" | "json" | "sarif";
+export const REPORT_FORMATS: readonly ReportFormat[] = ["text", "json", "sarif"];
+
+/** One file's diagnostics and the text they point into. */
+export interface FileReport {
+  readonly path: string;
+  readonly source: SourceText;
+  readonly diagnostics: readonly FamilyDiagnostic[];
+}
+
+const TAB_WIDTH = 1;
+
+/**
+ * `file:line:col: error[code]: message`, then the line with a caret under the range (the first
+ * line of it when it spans several), then the help.
+ */
+export function formatText(reports: readonly FileReport[], paint: Paint): string {
+  let out = "";
+  for (const report of reports) {
+    for (const d of report.diagnostics) {
+      const where = `${report.path}:${d.range.start.line}:${d.range.start.column}`;
+      const label = d.severity === "error" ? paint.red(paint.bold("error")) : paint.yellow(paint.bold("warning"));
+      out += `${paint.bold(where)}: ${label}[${d.code}]: ${d.message}\n`;
+      out += codeFrame(report.source, d, paint);
+      if (d.help !== undefined) out += `  ${paint.cyan("help")}: ${d.help}\n`;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+export function codeFrame(source: SourceText, d: FamilyDiagnostic, paint: Paint): string {
+  const line = d.range.start.line;
+  const text = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
+  const gutter = String(line).length;
+  const startCol = d.range.start.column;
+  const endCol = d.range.end.line === line ? Math.max(d.range.end.column, startCol + 1) : text.length + 1;
+  const width = Math.max(1, Math.min(endCol, text.length + 1) - startCol);
+  const pad = " ".repeat(gutter);
+  const mark = d.severity === "error" ? paint.red : paint.yellow;
+  return (
+    `${pad} ${paint.dim("|")}\n` +
+    `${paint.dim(String(line))} ${paint.dim("|")} ${text}\n` +
+    `${pad} ${paint.dim("|")} ${" ".repeat(startCol - 1)}${mark("^".repeat(width))}\n`
+  );
+}
+
+export function formatJson(reports: readonly FileReport[]): string {
+  const diagnostics = reports.flatMap((r) =>
+    r.diagnostics.map((d) => ({
+      file: r.path,
+      line: d.range.start.line,
+      column: d.range.start.column,
+      end_line: d.range.end.line,
+      end_column: d.range.end.column,
+      severity: d.severity,
+      code: d.code,
+      message: d.message,
+      ...(d.help !== undefined ? { help: d.help } : {}),
+    })),
+  );
+  const errors = diagnostics.filter((d) => d.severity === "error").length;
+  return `${JSON.stringify({ files: reports.length, errors, warnings: diagnostics.length - errors, diagnostics }, null, 2)}\n`;
+}
+
+export const SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+/** A SARIF 2.1.0 log with one run; each distinct code is a rule, each diagnostic a result. */
+export function formatSarif(reports: readonly FileReport[], toolVersion: string): string {
+  const codes = [...new Set(reports.flatMap((r) => r.diagnostics.map((d) => d.code)))].sort();
+  const log = {
+    $schema: SARIF_SCHEMA_URI,
+    version: "2.1.0",
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: "authority",
+            version: toolVersion,
+            rules: codes.map((id) => ({ id, shortDescription: { text: id } })),
+          },
+        },
+        artifacts: reports.map((r) => ({ location: { uri: r.path }, sourceLanguage: r.path.endsWith(".policy") ? "policy" : "yaml" })),
+        results: reports.flatMap((r, artifactIndex) =>
+          r.diagnostics.map((d) => ({
+            ruleId: d.code,
+            ruleIndex: codes.indexOf(d.code),
+            level: d.severity === "error" ? "error" : "warning",
+            message: { text: d.help !== undefined ? `${d.message} (help: ${d.help})` : d.message },
+            locations: [
+              {
+                physicalLocation: {
+                  artifactLocation: { uri: r.path, index: artifactIndex },
+                  region: {
+                    startLine: d.range.start.line,
+                    startColumn: d.range.start.column,
+                    endLine: Math.max(d.range.end.line, d.range.start.line),
+                    endColumn: d.range.end.line > d.range.start.line ? d.range.end.column : Math.max(d.range.end.column, d.range.start.column + 1),
+                  },
+                },
+              },
+            ],
+          })),
+        ),
+        columnKind: "utf16CodeUnits",
+      },
+    ],
+  };
+  return `${JSON.stringify(log, null, 2)}\n`;
+}

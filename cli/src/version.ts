@@ -1,0 +1,2 @@
+// The CLI's version, reported in `--version` and in SARIF output.
+export const CLI_VERSION = "0.1.0";
