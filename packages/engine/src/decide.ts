@@ -1,0 +1,139 @@
+// decide: the nine gates of DESIGN.md §5 in order; the first that fails decides.
+
+import type { EnforcementMode } from "@agent-authority/lattice";
+import {
+  audienceGate,
+  budgetGate,
+  certificationGate,
+  conditionsGate,
+  grantGate,
+  requestAmount,
+  scopeGate,
+  statusGate,
+  windowGate,
+  type Verdict,
+} from "./gates.js";
+import { DEFAULT_HOLD_LIFETIME_MS, ENGINE_LIMITS } from "./limits.js";
+import { policyGate, type PolicyVerdict } from "./policy-gate.js";
+import {
+  GATES,
+  type ChainLink,
+  type Decision,
+  type DecisionRequest,
+  type DecisionState,
+  type GateName,
+  type GateResult,
+  type Hold,
+  type Outcome,
+} from "./types.js";
+
+/** The gates every mode enforces: they say whether there is a usable grant at all. */
+const ABSOLUTE_GATES: ReadonlySet<GateName> = new Set(["grant", "status", "window"]);
+
+/**
+ * The mode a chain is decided in: the strictest on the chain. Attenuation keeps a child at least
+ * as strict as its parent, and taking the strictest keeps that true after a parent is promoted.
+ */
+export function chainMode(chain: readonly ChainLink[]): EnforcementMode {
+  return chain.length === 0 || chain.some((link) => link.terms.enforcement_mode === "enforce") ? "enforce" : "observe";
+}
+
+type AnyVerdict = Verdict | PolicyVerdict;
+
+/**
+ * Decides one request on a delegation chain (root first, the requested grant last) at `now`.
+ * Pure: the same arguments always give the same decision, and nothing outside is read or changed.
+ */
+export function decide(request: DecisionRequest, chain: readonly ChainLink[], state: DecisionState, now: number): Decision {
+  const mode = chainMode(chain);
+  const steps: (() => AnyVerdict)[] = [
+    () => (chain.length > ENGINE_LIMITS.chainLinksMax ? tooDeep(chain) : grantGate(request, chain)),
+    () => statusGate(chain),
+    () => windowGate(chain, now),
+    () => audienceGate(request, chain),
+    () => certificationGate(request, state, mode === "enforce"),
+    () => scopeGate(request, chain),
+    () => conditionsGate(request, chain),
+    () => policyGate(request, chain, now),
+    () => budgetGate(request, chain, now),
+  ];
+  const gates: GateResult[] = [];
+  let failed: { gate: GateName; verdict: Exclude<AnyVerdict, { ok: true }> } | null = null;
+  let approver: string | null = null;
+  for (let i = 0; i < GATES.length; i += 1) {
+    const gate = GATES[i]!;
+    if (failed !== null) {
+      gates.push({ gate, result: "not_reached", code: "gate.not_reached", reason: `not evaluated: the ${failed.gate} gate decided` });
+      continue;
+    }
+    const verdict = steps[i]!();
+    gates.push(gateResult(gate, verdict));
+    if (!verdict.ok) failed = { gate, verdict };
+    else if ("approver" in verdict && verdict.approver !== null) approver = verdict.approver;
+  }
+  return assemble(request, chain, state, now, mode, gates, failed, approver);
+}
+
+function tooDeep(chain: readonly ChainLink[]): Verdict {
+  return {
+    ok: false,
+    outcome: "deny",
+    code: "grant.chain_too_deep",
+    reason: `the delegation chain has \`${chain.length}\` grants; at most \`${ENGINE_LIMITS.chainLinksMax}\` are decided on`,
+  };
+}
+
+function gateResult(gate: GateName, verdict: AnyVerdict): GateResult {
+  if (verdict.ok) {
+    const skipped = "skipped" in verdict && verdict.skipped === true;
+    return { gate, result: skipped ? "skipped" : "pass", code: verdict.code, reason: verdict.reason };
+  }
+  const base = { gate, result: "fail" as const, code: verdict.code, reason: verdict.reason, outcome: verdict.outcome };
+  return verdict.grant_id === undefined ? base : { ...base, grant_id: verdict.grant_id };
+}
+
+function assemble(
+  request: DecisionRequest,
+  chain: readonly ChainLink[],
+  state: DecisionState,
+  now: number,
+  mode: EnforcementMode,
+  gates: GateResult[],
+  failed: { gate: GateName; verdict: Exclude<AnyVerdict, { ok: true }> } | null,
+  approver: string | null,
+): Decision {
+  const enforced: Outcome = failed === null ? "allow" : failed.verdict.outcome;
+  // In `observe` the terms are recorded, not enforced; a grant that is not usable at all is refused.
+  const observing = mode === "observe" && (failed === null || !ABSOLUTE_GATES.has(failed.gate));
+  const counted = enforced === "allow";
+  const amount = requestAmount(request);
+  const holds = counted && amount > 0 ? holdsFor(request, chain, state, now, amount) : [];
+  const verdict = failed?.verdict;
+  const residual = verdict !== undefined && "residual" in verdict ? verdict.residual : undefined;
+  const policyError = verdict !== undefined && "policy_error" in verdict ? verdict.policy_error : undefined;
+  const baseReason = verdict?.reason ?? (approver !== null ? `every gate passed; approved by \`${approver}\`` : "every gate passed");
+  const reason = observing && enforced !== "allow" ? `in \`observe\`: enforce would answer \`${enforced}\` because ${baseReason}` : baseReason;
+  return Object.freeze({
+    outcome: observing ? "allow" : enforced,
+    ...(observing ? { would_outcome: enforced } : {}),
+    mode,
+    decided_by: failed?.gate ?? null,
+    reason_code: verdict?.code ?? "decision.allow",
+    reason,
+    gates: Object.freeze(gates.map((g) => Object.freeze(g))),
+    ...(residual !== undefined ? { residual } : {}),
+    approver,
+    ...(request.approval != null && approver !== null ? { approval_id: request.approval.approval_id } : {}),
+    ...(policyError !== undefined ? { policy_error: policyError } : {}),
+    counted,
+    holds: Object.freeze(holds),
+  });
+}
+
+/** One hold per link; each lives with the shortest window of the chain and at most the hold lifetime. */
+function holdsFor(request: DecisionRequest, chain: readonly ChainLink[], state: DecisionState, now: number, amount: number): Hold[] {
+  const lifetime = state.hold_lifetime_ms ?? DEFAULT_HOLD_LIFETIME_MS;
+  let expires = now + lifetime;
+  for (const link of chain) expires = Math.min(expires, link.terms.window.end);
+  return chain.map((link) => Object.freeze({ grant_id: link.grant_id, amount_minor: amount, currency: request.currency ?? link.terms.budget_currency, expires_at: expires }));
+}
