@@ -1,2 +1,13 @@
-// Public face of this package: named re-exports only.
-export {};
+// Public face of the server package: what the CLI embeds (serve, migrate, keys) and tests use.
+export { loadConfig, ConfigError, type ServerConfig } from "./config.js";
+export { startServer, SERVER_VERSION, type AuthorityServer, type StartOptions, type RequestListener } from "./server.js";
+export { createApp, type AppOptions } from "./http/app.js";
+export { openStore, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";
+export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
+export type {
+  Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,
+} from "./store/store.js";
+export { createKey, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
+export { keyView } from "./services/views.js";
+export { generateSecret, hashSecret } from "./secrets.js";
+export { jsonLogger, type Logger, type LogLevel } from "./log.js";

@@ -34,7 +34,6 @@ export const PROBLEM_CODES = Object.freeze({
   last_admin_key: { status: 409, title: "the last active admin key cannot be revoked" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
-  delegation_not_allowed: { status: 422, title: "the parent grant does not allow delegation" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
   not_an_escalation: { status: 422, title: "enforcement can only be made stricter" },
   invalid_key_request: { status: 422, title: "the key request breaks a rule" },

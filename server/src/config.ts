@@ -1,0 +1,68 @@
+// Server configuration from environment variables, optionally layered over a JSON file named by
+// AUTHORITY_CONFIG_FILE (the environment wins). docs/operations.md lists every setting.
+
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** A `postgres://` URL, or a SQLite file path; default `<dataDir>/authority.db`. */
+  readonly databaseUrl: string;
+  /** PostgreSQL only: the schema to use; absent uses the connection's default search path. */
+  readonly databaseSchema?: string | undefined;
+  readonly environment: string;
+  /** The first admin key on an empty database; absent means one is generated and printed once. */
+  readonly adminKey?: string | undefined;
+  /** Grants whose amount budget exceeds this are born `pending_approval`. */
+  readonly autoApprovalCeilingMinor: number;
+  readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
+}
+
+export class ConfigError extends Error {}
+
+type Source = Readonly<Record<string, string | undefined>>;
+
+function integer(source: Source, name: string, fallback: number, min: number, max: number): number {
+  const raw = source[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got \`${raw}\``);
+  }
+  return value;
+}
+
+function fileSource(path: string | undefined): Source {
+  if (path === undefined || path === "") return {};
+  const parsed = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed)) out[key] = String(value);
+  return out;
+}
+
+/** Reads the configuration; `cwd` resolves the relative data directory. */
+export function loadConfig(env: Source = process.env, cwd: string = process.cwd()): ServerConfig {
+  const source: Source = { ...fileSource(env["AUTHORITY_CONFIG_FILE"]), ...env };
+  const dataDir = resolve(cwd, source["AUTHORITY_DATA_DIR"] || "data");
+  const logLevel = source["AUTHORITY_LOG_LEVEL"] || "info";
+  if (!["debug", "info", "warn", "error", "silent"].includes(logLevel)) {
+    throw new ConfigError(`AUTHORITY_LOG_LEVEL must be debug, info, warn, error or silent, got \`${logLevel}\``);
+  }
+  const environment = source["AUTHORITY_ENVIRONMENT"] || "development";
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(environment)) {
+    throw new ConfigError(`AUTHORITY_ENVIRONMENT must be lower-case letters, digits, '.', '_' or '-', got \`${environment}\``);
+  }
+  return {
+    host: source["AUTHORITY_HOST"] || "127.0.0.1",
+    port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
+    dataDir,
+    databaseUrl: source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db"),
+    databaseSchema: source["AUTHORITY_DATABASE_SCHEMA"] || undefined,
+    environment,
+    adminKey: source["AUTHORITY_ADMIN_KEY"] || undefined,
+    autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
+    logLevel: logLevel as ServerConfig["logLevel"],
+  };
+}

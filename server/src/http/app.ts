@@ -1,0 +1,202 @@
+// The Express application of v1: every endpoint of the @agent-authority/api table gets the same
+// chain (authenticate, check roles, read and validate the body, run the handler), and every error
+// becomes a problem response in the one error handler at the end.
+
+import { randomUUID } from "node:crypto";
+import {
+  API_LIMITS, ENDPOINTS, buildOpenApiDocument, idPattern, ID_PREFIXES,
+  type Endpoint, type RequestSchemaName,
+} from "@agent-authority/api";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { Logger } from "../log.js";
+import { callerForSecret } from "../services/keys.js";
+import type { Caller, ServiceContext } from "../services/context.js";
+import type { Page } from "../store/store.js";
+import { parseJsonBody, validateBody } from "./body.js";
+import { HANDLERS, type HandlerRequest } from "./handlers.js";
+import { ApiProblem, problemResponse } from "./problem.js";
+
+export interface AppOptions {
+  readonly ctx: ServiceContext;
+  readonly logger: Logger;
+  /** The public base URL ending in `/v1`, written into the OpenAPI document. */
+  readonly baseUrl: string;
+  readonly version: string;
+}
+
+/** Path parameters and the id prefix each must carry. */
+const PARAM_PREFIX: Readonly<Record<string, string>> = {
+  agent_id: ID_PREFIXES.agent,
+  grant_id: ID_PREFIXES.grant,
+  certificate_id: ID_PREFIXES.certificate,
+  key_id: ID_PREFIXES.key,
+};
+const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
+
+interface Locals { caller?: Caller; requestId: string }
+
+function locals(res: Response): Locals {
+  return res.locals as Locals;
+}
+
+/** Reads the key from `authorization: Bearer …` or `x-api-key`, both accepted everywhere. */
+function presentedSecret(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return match?.[1];
+  }
+  const apiKey = req.headers["x-api-key"];
+  return typeof apiKey === "string" && apiKey.length > 0 ? apiKey : undefined;
+}
+
+function authenticate(ctx: ServiceContext) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const secret = presentedSecret(req);
+    const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
+    if (caller === undefined) {
+      res.setHeader("www-authenticate", 'Bearer realm="agent-authority"');
+      throw new ApiProblem("unauthenticated", secret === undefined
+        ? "send `authorization: Bearer <key>` or `x-api-key: <key>`"
+        : "the key is unknown or revoked");
+    }
+    locals(res).caller = caller;
+    next();
+  };
+}
+
+function authorize(endpoint: Endpoint) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const caller = locals(res).caller!;
+    const roles = endpoint.roles ?? [];
+    if (!caller.roles.some((role) => roles.includes(role))) {
+      throw new ApiProblem("forbidden", `\`${endpoint.method.toUpperCase()} /v1${endpoint.path}\` needs one of the roles ${roles.map((r) => `\`${r}\``).join(", ")}`);
+    }
+    if (endpoint.human && caller.kind !== "human") throw new ApiProblem("human_required", "this action needs a human key");
+    next();
+  };
+}
+
+const readRawBody = express.raw({ type: () => true, limit: API_LIMITS.requestBodyBytesMax });
+
+function paramsOf(endpoint: Endpoint, req: Request): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
+    const pattern = PARAM_PATTERN.get(name);
+    if (pattern !== undefined && !pattern.test(value)) {
+      throw new ApiProblem("invalid_id", `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``);
+    }
+    params[name] = value;
+  }
+  void endpoint;
+  return params;
+}
+
+function pageOf(req: Request): Page {
+  const query = req.query as Record<string, unknown>;
+  const rawLimit = query["limit"];
+  let limit: number = API_LIMITS.listLimitDefault;
+  if (rawLimit !== undefined) {
+    limit = Number(rawLimit);
+    if (typeof rawLimit !== "string" || !Number.isSafeInteger(limit) || limit < 1 || limit > API_LIMITS.listLimitMax) {
+      throw new ApiProblem("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
+    }
+  }
+  const after = query["after"];
+  if (after !== undefined && (typeof after !== "string" || after.length > 64)) throw new ApiProblem("invalid_query", "`after` must be an id");
+  return { limit, after: after as string | undefined };
+}
+
+function queryString(req: Request, name: string): string | undefined {
+  const value = (req.query as Record<string, unknown>)[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length > 200) throw new ApiProblem("invalid_query", `\`${name}\` must be a single string`);
+  return value;
+}
+
+function route(endpoint: Endpoint, options: AppOptions, openapi: unknown) {
+  const handler = HANDLERS[endpoint.operationId];
+  if (handler === undefined) throw new Error(`no handler for ${endpoint.operationId}`);
+  return async (req: Request, res: Response): Promise<void> => {
+    const params = paramsOf(endpoint, req);
+    let body: unknown = undefined;
+    if (endpoint.body !== null) {
+      const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
+      body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);
+    }
+    const request: HandlerRequest = {
+      ctx: options.ctx,
+      caller: locals(res).caller,
+      params,
+      body,
+      page: () => pageOf(req),
+      query: (name) => queryString(req, name),
+      openapi,
+      version: options.version,
+    };
+    const result = await handler(request);
+    res.status(result.status).json(result.body);
+  };
+}
+
+export function createApp(options: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  const openapi = buildOpenApiDocument(options.baseUrl, options.version);
+
+  app.use((req, res, next) => {
+    const started = performance.now();
+    locals(res).requestId = randomUUID();
+    res.setHeader("x-request-id", locals(res).requestId);
+    res.on("finish", () => {
+      options.logger.log(res.statusCode >= 500 ? "error" : "info", "request", {
+        request_id: locals(res).requestId,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        key_id: locals(res).caller?.keyId,
+      });
+    });
+    next();
+  });
+
+  for (const endpoint of ENDPOINTS) {
+    const path = `/v1${endpoint.path.replace(/\{([a-z_]+)\}/g, ":$1")}`;
+    const chain = endpoint.roles === null
+      ? [route(endpoint, options, openapi)]
+      : [authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]), route(endpoint, options, openapi)];
+    app[endpoint.method](path, ...chain);
+  }
+
+  const known = ENDPOINTS.map((e) => ({
+    pattern: new RegExp(`^/v1${e.path.replace(/\{[a-z_]+\}/g, "[^/]+")}/?$`),
+    method: e.method.toUpperCase(),
+  }));
+  app.use((req, res) => {
+    const allowed = known.filter((k) => k.pattern.test(req.path)).map((k) => k.method);
+    if (allowed.length > 0) {
+      res.setHeader("allow", [...new Set(allowed)].join(", "));
+      throw new ApiProblem("method_not_allowed", `\`${req.path}\` accepts ${[...new Set(allowed)].join(", ")}`);
+    }
+    throw new ApiProblem("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
+  });
+
+  // The one place where an error becomes a response (RFC 9457).
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const problem = problemResponse(error, req.originalUrl.split("?")[0]!);
+    if (problem.internal !== undefined) {
+      const internal = problem.internal;
+      options.logger.log("error", "internal error", {
+        request_id: locals(res).requestId,
+        error: internal instanceof Error ? internal.stack ?? internal.message : String(internal),
+      });
+    }
+    if (res.headersSent) return;
+    res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem.body));
+  });
+
+  return app;
+}

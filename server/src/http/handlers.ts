@@ -1,0 +1,76 @@
+// One handler per v1 operation: each turns a validated request into a service call and a status.
+
+import type {
+  AgentCreateBody, CertificationBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
+  GrantPreviewBody, KeyCreateBody, ReasonBody,
+} from "@agent-authority/api";
+import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
+import type { Caller, ServiceContext } from "../services/context.js";
+import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
+import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
+import { previewGrant } from "../services/preview.js";
+import { agentView } from "../services/views.js";
+import type { Page } from "../store/store.js";
+import { ApiProblem } from "./problem.js";
+
+export interface HandlerRequest {
+  readonly ctx: ServiceContext;
+  /** Absent only on the endpoints that need no key. */
+  readonly caller: Caller | undefined;
+  readonly params: Readonly<Record<string, string>>;
+  /** Validated against the endpoint's schema. */
+  readonly body: unknown;
+  page(): Page;
+  query(name: string): string | undefined;
+  readonly openapi: unknown;
+  readonly version: string;
+}
+
+export interface HandlerResult {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+type Handler = (r: HandlerRequest) => Promise<HandlerResult>;
+
+const ok = (body: unknown): HandlerResult => ({ status: 200, body });
+const created = (body: unknown): HandlerResult => ({ status: 201, body });
+const who = (r: HandlerRequest): Caller => r.caller!;
+const reason = (r: HandlerRequest): string | undefined => (r.body as ReasonBody).reason;
+
+export const HANDLERS: Readonly<Record<string, Handler>> = {
+  health: async (r) => ok({ status: "ok", version: r.version, environment: r.ctx.environment }),
+  ready: async (r) => {
+    try {
+      await r.ctx.store.ping();
+    } catch {
+      throw new ApiProblem("not_ready", "the database does not answer");
+    }
+    return ok({ status: "ok", version: r.version, environment: r.ctx.environment });
+  },
+  openapi: async (r) => ok(r.openapi),
+
+  createAgent: async (r) => {
+    const result = await createAgent(r.ctx, who(r), r.body as AgentCreateBody);
+    return { status: result.created ? 201 : 200, body: result.agent };
+  },
+  listAgents: async (r) => ok(await listAgents(r.ctx, r.page())),
+  getAgent: async (r) => ok(agentView(await visibleAgent(r.ctx.store, who(r), r.params["agent_id"]!))),
+  getCertification: async (r) => ok(await certificationStatus(r.ctx, who(r), r.params["agent_id"]!)),
+  certifyAgent: async (r) => created(await certifyAgent(r.ctx, who(r), r.params["agent_id"]!, r.body as CertificationBody)),
+  listCertificates: async (r) => ok(await listCertificates(r.ctx, { agent_id: r.query("agent_id"), environment: r.query("environment") }, r.page())),
+  revokeCertificate: async (r) => ok(await revokeCertificate(r.ctx, who(r), r.params["certificate_id"]!, reason(r))),
+
+  issueGrant: async (r) => created(await issueGrant(r.ctx, who(r), r.body as GrantIssueBody)),
+  previewGrant: async (r) => ok(await previewGrant(r.ctx, r.body as GrantPreviewBody)),
+  listPendingGrants: async (r) => ok(await listPendingGrants(r.ctx, r.page())),
+  getGrant: async (r) => ok(await getGrant(r.ctx, who(r), r.params["grant_id"]!)),
+  approveGrant: async (r) => ok(await approveGrant(r.ctx, who(r), r.params["grant_id"]!, (r.body as { note?: string }).note)),
+  delegateGrant: async (r) => created(await delegateGrant(r.ctx, who(r), r.params["grant_id"]!, r.body as GrantDelegateBody)),
+  escalateEnforcement: async (r) => ok(await escalateEnforcement(r.ctx, who(r), r.params["grant_id"]!, (r.body as GrantEnforcementBody).enforcement_mode)),
+  revokeGrant: async (r) => ok(await revokeGrant(r.ctx, who(r), r.params["grant_id"]!, reason(r))),
+
+  createKey: async (r) => created(await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody)),
+  listKeys: async (r) => ok(await listKeys(r.ctx, r.page())),
+  revokeKey: async (r) => ok(await revokeKey(r.ctx, who(r), r.params["key_id"]!, reason(r))),
+};

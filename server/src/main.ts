@@ -1,0 +1,45 @@
+// `npm start`: the server from environment variables, stopped gracefully on SIGTERM and SIGINT.
+
+import { ConfigError, loadConfig } from "./config.js";
+import { startServer } from "./server.js";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`authority: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const server = await startServer(config);
+  if (server.generatedAdminKey !== null) {
+    process.stderr.write([
+      "",
+      "  First start: an admin key was created. It is shown only this once; keep it safe:",
+      "",
+      `    ${server.generatedAdminKey}`,
+      "",
+      "  Use it as a bearer token, for example:",
+      `    curl -H "authorization: Bearer ${server.generatedAdminKey}" ${server.baseUrl}/keys`,
+      "  (or set AUTHORITY_ADMIN_KEY before the first start to choose it yourself)",
+      "",
+    ].join("\n") + "\n");
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutting down", signal })}\n`);
+    server.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "failed to start", error: error instanceof Error ? error.message : String(error) })}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+// The server as a value: open the store, migrate, make sure an admin key exists, listen, and
+// close gracefully. main.ts and the CLI's `serve` both use it; tests start it on a random port.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ServerConfig } from "./config.js";
+import { createApp } from "./http/app.js";
+import { jsonLogger, type Logger } from "./log.js";
+import type { ServiceContext } from "./services/context.js";
+import { bootstrapAdminKey } from "./services/keys.js";
+import { openStore } from "./store/open.js";
+import type { Store } from "./store/store.js";
+
+export const SERVER_VERSION = "0.1.0";
+
+export interface AuthorityServer {
+  readonly store: Store;
+  readonly config: ServerConfig;
+  /** `http://host:port/v1`, known once listening. */
+  readonly baseUrl: string;
+  /** The generated first admin key, when this start created one (printed once by main). */
+  readonly generatedAdminKey: string | null;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly logger?: Logger;
+  /** The clock; tests pass their own. */
+  readonly now?: () => number;
+  /** An already-open store (the caller keeps ownership of closing it only if `ownsStore` is false). */
+  readonly store?: Store;
+  readonly ownsStore?: boolean;
+}
+
+/**
+ * The request listener: Express behind a plain node:http listener, so that a lean hot path (for
+ * example POST /v1/authorize) can later answer before Express is entered.
+ */
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
+  const logger = options.logger ?? jsonLogger(config.logLevel);
+  const now = options.now ?? Date.now;
+  const store = options.store ?? openStore(config.databaseUrl, { schema: config.databaseSchema });
+  const ownsStore = options.store === undefined || options.ownsStore === true;
+  let http: Server | undefined;
+  try {
+    const applied = await store.migrate(now());
+    if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
+    const admin = await bootstrapAdminKey(store, config.adminKey, now());
+    if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
+    const ctx: ServiceContext = { store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now };
+    let baseUrl = "";
+    const app = createApp({ ctx, logger, baseUrl: `http://${config.host}:${config.port}/v1`, version: SERVER_VERSION });
+    const listener: RequestListener = (req, res) => app(req, res);
+    http = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, listener);
+    const server = http;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    baseUrl = `http://${host}:${address.port}/v1`;
+    logger.log("info", "listening", { url: baseUrl, environment: config.environment, database: store.dialect });
+    let closing: Promise<void> | undefined;
+    return {
+      store, config, baseUrl, generatedAdminKey: admin.generatedSecret,
+      close() {
+        closing ??= (async () => {
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          });
+          if (ownsStore) await store.close();
+          logger.log("info", "stopped", {});
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    http?.close();
+    if (ownsStore) await store.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,112 @@
+// Agents: registered idempotently by name; certification decides what authority they may hold.
+
+import type { Agent, AgentCreateBody, Certificate, CertificationBody, CertificationStatus } from "@agent-authority/api";
+import { ApiProblem } from "../http/problem.js";
+import { newId } from "../ids.js";
+import type { AgentRecord, CertificateRecord, Page, Store } from "../store/store.js";
+import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
+import { agentView, certificateView } from "./views.js";
+
+export async function createAgent(ctx: ServiceContext, caller: Caller, body: AgentCreateBody): Promise<{ agent: Agent; created: boolean }> {
+  const now = ctx.now();
+  const { agent, created } = await ctx.store.createAgentIfAbsent({
+    id: newId("agt", now), name: body.name, description: body.description ?? null, created_at: now, created_by: caller.identity,
+  });
+  return { agent: agentView(agent), created };
+}
+
+/** The agent, or 404; an agent key sees only its own agent (others do not exist for it). */
+export async function visibleAgent(store: Store, caller: Caller, id: string): Promise<AgentRecord> {
+  const confined = confinedToAgent(caller);
+  const agent = confined !== null && confined !== id ? undefined : await store.getAgent(id);
+  if (agent === undefined) throw new ApiProblem("agent_not_found", `no agent \`${id}\``);
+  return agent;
+}
+
+export async function listAgents(ctx: ServiceContext, page: Page): Promise<{ agents: Agent[]; next_after: string | null }> {
+  const records = await ctx.store.listAgents(page);
+  return { agents: records.map(agentView), next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
+}
+
+/**
+ * Certifies an agent. `issued_by` and `issued_by_email` come from the authenticated human (the
+ * endpoint refuses service keys); a new certificate supersedes the valid one of the same
+ * environment, which is revoked by field in the same transaction.
+ */
+export async function certifyAgent(ctx: ServiceContext, caller: Caller, agentId: string, body: CertificationBody): Promise<Certificate> {
+  if (caller.kind !== "human") throw new ApiProblem("human_required", "certification needs a human key");
+  return ctx.store.transaction(async (tx) => {
+    if ((await tx.getAgent(agentId)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${agentId}\``);
+    const now = ctx.now();
+    const environment = body.environment ?? ctx.environment;
+    const certificate: CertificateRecord = {
+      id: newId("crt", now),
+      agent_id: agentId,
+      environment,
+      issued_by: caller.identity,
+      issued_by_email: caller.email,
+      issued_at: now,
+      basis: body.basis,
+      provenance_version: body.provenance_version,
+      manifest_hash: body.manifest_hash,
+      content_hash: body.content_hash,
+      market_profile: body.market_profile ?? null,
+      checks: [...body.checks],
+      revoked_at: null,
+      revoked_by: null,
+      revocation_reason: null,
+      superseded_by: null,
+    };
+    const previous = await tx.validCertificate(agentId, environment);
+    if (previous !== undefined) {
+      await tx.revokeCertificate(previous.id, { at: now, by: caller.identity, reason: `superseded by ${certificate.id}` }, certificate.id);
+    }
+    await tx.insertCertificate(certificate);
+    return certificateView(certificate);
+  });
+}
+
+export async function certificationStatus(ctx: ServiceContext, caller: Caller, agentId: string): Promise<CertificationStatus> {
+  await visibleAgent(ctx.store, caller, agentId);
+  const all = await ctx.store.listCertificates({ agent_id: agentId }, { limit: 1_000 });
+  const valid = all.find((c) => c.environment === ctx.environment && c.revoked_at === null);
+  return {
+    agent_id: agentId,
+    environment: ctx.environment,
+    certified: valid !== undefined,
+    certificate: valid === undefined ? null : certificateView(valid),
+    certificates: all.reverse().map(certificateView),
+  };
+}
+
+export async function listCertificates(
+  ctx: ServiceContext, filter: { agent_id?: string | undefined; environment?: string | undefined }, page: Page,
+): Promise<{ certificates: Certificate[]; next_after: string | null }> {
+  const records = await ctx.store.listCertificates(filter, page);
+  return { certificates: records.map(certificateView), next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
+}
+
+export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<Certificate> {
+  return ctx.store.transaction(async (tx) => {
+    const certificate = await tx.getCertificate(id);
+    if (certificate === undefined) throw new ApiProblem("certificate_not_found", `no certificate \`${id}\``);
+    if (certificate.revoked_at !== null) throw new ApiProblem("certificate_already_revoked");
+    await tx.revokeCertificate(id, { at: ctx.now(), by: caller.identity, reason: reason ?? null });
+    return certificateView((await tx.getCertificate(id))!);
+  });
+}
+
+/**
+ * INVARIANT (certified-to-refuse): authority in a mode that refuses goes only to an agent with a
+ * valid certificate for this server's environment. Every path that issues, delegates or escalates
+ * authority calls this with the mode the result would have (DESIGN.md §7, rule 3).
+ */
+export async function requireCertificationFor(store: Store, environment: string, agentId: string, mode: "observe" | "enforce"): Promise<void> {
+  if (mode === "observe") return;
+  if ((await store.validCertificate(agentId, environment)) !== undefined) return;
+  throw new ApiProblem(
+    "certification_required",
+    `agent \`${agentId}\` holds no valid certificate for environment \`${environment}\`; certify it, or use \`enforcement_mode: "observe"\``,
+    { agent_id: agentId, environment },
+  );
+}

@@ -1,0 +1,30 @@
+// What every service function is given: the store, the configuration it needs, the clock and the
+// authenticated caller.
+
+import type { Role } from "@agent-authority/api";
+import type { Store } from "../store/store.js";
+
+export interface Caller {
+  readonly keyId: string;
+  readonly identity: string;
+  readonly kind: "human" | "service";
+  readonly email: string | null;
+  readonly roles: readonly Role[];
+  /** Set for keys with the `agent` role: the one agent the key speaks for. */
+  readonly agentId: string | null;
+}
+
+export interface ServiceContext {
+  readonly store: Store;
+  readonly environment: string;
+  readonly autoApprovalCeilingMinor: number;
+  readonly now: () => number;
+}
+
+/**
+ * A caller whose only way in is the `agent` role is confined to its own agent's resources; any
+ * other role sees everything its endpoint allows.
+ */
+export function confinedToAgent(caller: Caller): string | null {
+  return caller.roles.some((role) => role !== "agent") ? null : caller.agentId;
+}

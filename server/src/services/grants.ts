@@ -1,0 +1,243 @@
+// Grants: issue, read, approve, delegate, escalate enforcement and revoke (DESIGN.md §4, §7).
+// The lattice decides what a delegation may be; this module only gathers the facts and records.
+
+import type { Grant, GrantDelegateBody, GrantIssueBody, GrantRevocation } from "@agent-authority/api";
+import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
+import { ApiProblem } from "../http/problem.js";
+import { newId } from "../ids.js";
+import type { GrantEventRecord, GrantRecord, Page, Store } from "../store/store.js";
+import { requireCertificationFor } from "./agents.js";
+import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
+import { checkPolicy } from "./policy.js";
+import { grantStatus, grantView, iso } from "./views.js";
+
+const HOUR_MS = 3_600_000;
+const DEFAULT_TTL_HOURS = 24;
+
+/** The fields of a grant the lattice reads. */
+export type TermsSource = Pick<GrantRecord,
+  | "scope" | "issued_at" | "expires_at" | "budget_amount_minor" | "budget_currency" | "budget_count" | "conditions"
+  | "enforcement_mode" | "audience" | "principal_type" | "principal_id" | "delegation_policy" | "delegation_depth_max" | "policy">;
+
+/** The lattice's view of a grant. */
+export function grantTerms(grant: TermsSource): GrantTerms {
+  return {
+    scope: { tool: [...grant.scope.tool] },
+    window: { start: grant.issued_at, end: grant.expires_at },
+    budget_amount_minor: grant.budget_amount_minor,
+    budget_currency: grant.budget_currency,
+    budget_count: grant.budget_count,
+    conditions: { clean_context: grant.conditions.clean_context },
+    enforcement_mode: grant.enforcement_mode,
+    audience: grant.audience,
+    principal: { type: grant.principal_type, id: grant.principal_id },
+    delegation_policy: grant.delegation_policy,
+    delegation_depth_max: grant.delegation_depth_max,
+    policy: grant.policy,
+  };
+}
+
+async function event(store: Store, grantId: string, kind: GrantEventRecord["kind"], actor: string, at: number, detail: Record<string, unknown> = {}): Promise<void> {
+  await store.appendGrantEvent({ id: newId("evt", at), grant_id: grantId, kind, actor, at, detail });
+}
+
+async function view(store: Store, grant: GrantRecord, now: number): Promise<Grant> {
+  const usage = (await store.usage([grant.id], now)).get(grant.id)!;
+  return grantView(grant, usage, now);
+}
+
+/** The grant, or 404; an agent key sees only grants held by its own agent. */
+async function visibleGrant(store: Store, caller: Caller, id: string): Promise<GrantRecord> {
+  const grant = await store.getGrant(id);
+  const confined = confinedToAgent(caller);
+  if (grant === undefined || (confined !== null && grant.agent_id !== confined)) throw new ApiProblem("grant_not_found", `no grant \`${id}\``);
+  return grant;
+}
+
+export async function issueGrant(ctx: ServiceContext, caller: Caller, body: GrantIssueBody): Promise<Grant & { warnings?: unknown[] }> {
+  const warnings = checkPolicy(body.policy);
+  const now = ctx.now();
+  const mode = body.enforcement_mode ?? "enforce";
+  const amount = body.budget_amount_minor ?? 0;
+  const approvalRequired = body.require_approval === true || amount > ctx.autoApprovalCeilingMinor;
+  const ttlHours = body.ttl_hours ?? DEFAULT_TTL_HOURS;
+  const id = newId("grt", now);
+  const grant: GrantRecord = {
+    id, root_id: id, parent_id: null, depth: 0,
+    agent_id: body.agent_id,
+    principal_type: body.principal_type,
+    principal_id: body.principal_id,
+    scope: { tool: [...body.scope.tool] },
+    budget_amount_minor: amount,
+    budget_currency: body.budget_currency ?? null,
+    budget_count: body.budget_count ?? null,
+    ttl_hours: ttlHours,
+    conditions: { clean_context: body.conditions?.clean_context ?? false },
+    policy: body.policy ?? null,
+    delegation_policy: body.delegation_policy ?? "none",
+    delegation_depth_max: body.delegation_depth_max ?? null,
+    audience: body.audience ?? null,
+    enforcement_mode: mode,
+    status: approvalRequired ? "pending_approval" : "active",
+    approval_required: approvalRequired,
+    issued_at: now,
+    expires_at: now + ttlHours * HOUR_MS,
+    issued_by: caller.identity,
+    approved_by: null, approved_at: null, family_id: null, family_version: null,
+    revoked_at: null, revoked_by: null, revocation_reason: null,
+  };
+  const issued = await ctx.store.transaction(async (tx) => {
+    if ((await tx.getAgent(body.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${body.agent_id}\``);
+    await requireCertificationFor(tx, ctx.environment, grant.agent_id, mode);
+    await tx.insertGrant(grant);
+    await event(tx, id, "issued", caller.identity, now, { approval_required: approvalRequired });
+    return view(tx, grant, now);
+  });
+  return warnings.length > 0 ? { ...issued, warnings: [...warnings] } : issued;
+}
+
+export async function getGrant(ctx: ServiceContext, caller: Caller, id: string): Promise<Grant> {
+  const now = ctx.now();
+  return view(ctx.store, await visibleGrant(ctx.store, caller, id), now);
+}
+
+export async function listPendingGrants(ctx: ServiceContext, page: Page): Promise<{ grants: Grant[]; next_after: string | null }> {
+  const now = ctx.now();
+  const records = await ctx.store.listGrantsByStatus("pending_approval", page);
+  const usage = await ctx.store.usage(records.map((g) => g.id), now);
+  // An expired grant can no longer be approved, so it is not awaiting approval any more.
+  const grants = records.filter((g) => grantStatus(g, now) === "pending_approval").map((g) => grantView(g, usage.get(g.id)!, now));
+  return { grants, next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
+}
+
+export async function approveGrant(ctx: ServiceContext, caller: Caller, id: string, note: string | undefined): Promise<Grant> {
+  if (caller.kind !== "human") throw new ApiProblem("human_required", "approval needs a human key");
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockGrant(id);
+    const grant = await visibleGrant(tx, caller, id);
+    const now = ctx.now();
+    const status = grantStatus(grant, now);
+    if (status !== "pending_approval") throw new ApiProblem("grant_not_pending", `grant \`${id}\` is ${status.replace("_", " ")}`);
+    if (grant.issued_by === caller.identity) throw new ApiProblem("self_approval", `\`${caller.identity}\` issued this grant; another human must approve it`);
+    await tx.approveGrant(id, caller.identity, now);
+    await event(tx, id, "approved", caller.identity, now, note === undefined ? {} : { note });
+    return view(tx, (await tx.getGrant(id))!, now);
+  });
+}
+
+/** The chain must be live for authority to flow from it: every link active and inside its window. */
+function requireLiveChain(chain: readonly GrantRecord[], now: number): void {
+  for (const link of chain) {
+    const status = grantStatus(link, now);
+    if (status !== "active") throw new ApiProblem("grant_not_active", `grant \`${link.id}\` is ${status.replace("_", " ")}`);
+  }
+}
+
+export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentId: string, body: GrantDelegateBody): Promise<Grant & { warnings?: unknown[] }> {
+  const warnings = checkPolicy(body.policy);
+  const child = await ctx.store.transaction(async (tx) => {
+    await tx.lockGrant(parentId);
+    const parent = await visibleGrant(tx, caller, parentId);
+    const now = ctx.now();
+    const chain = await tx.grantChain(parentId);
+    requireLiveChain(chain, now);
+    if ((await tx.getAgent(body.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${body.agent_id}\``);
+    const parentUsage = (await tx.usage([parentId], now)).get(parentId)!;
+    const usage: ParentUsage = { uses: parentUsage.uses, spent_minor: parentUsage.held_minor + parentUsage.settled_minor };
+    const parentTerms = grantTerms(parent);
+    const ttlHours = body.ttl_hours;
+    const terms = inheritChildTerms(parentTerms, {
+      window: { start: now, end: ttlHours === undefined ? parent.expires_at : now + ttlHours * HOUR_MS },
+      ...(body.scope === undefined ? {} : { scope: body.scope }),
+      ...(body.budget_amount_minor === undefined ? {} : { budget_amount_minor: body.budget_amount_minor }),
+      ...(body.budget_currency === undefined ? {} : { budget_currency: body.budget_currency }),
+      ...(body.budget_count === undefined ? {} : { budget_count: body.budget_count }),
+      ...(body.conditions === undefined ? {} : { conditions: { clean_context: body.conditions.clean_context ?? false } }),
+      ...(body.enforcement_mode === undefined ? {} : { enforcement_mode: body.enforcement_mode }),
+      ...(body.audience === undefined ? {} : { audience: body.audience }),
+      ...(body.principal_type === undefined && body.principal_id === undefined ? {} : {
+        principal: { type: body.principal_type ?? parent.principal_type, id: body.principal_id ?? parent.principal_id },
+      }),
+      ...(body.delegation_policy === undefined ? {} : { delegation_policy: body.delegation_policy }),
+      ...(body.delegation_depth_max === undefined ? {} : { delegation_depth_max: body.delegation_depth_max }),
+      ...(body.policy === undefined ? {} : { policy: body.policy }),
+    }, usage);
+    // Certification first: who may hold refusing authority, then what the authority may be.
+    // Also for the same agent: otherwise an observe grant delegated to its own agent in enforce
+    // would be an escalation that skipped the check (INVARIANT certified-to-refuse).
+    await requireCertificationFor(tx, ctx.environment, body.agent_id, terms.enforcement_mode);
+    const verdict = checkAttenuation(parentTerms, terms, usage);
+    if (!verdict.ok) {
+      throw new ApiProblem("delegation_widens", `the child would widen ${verdict.widenings.map((w) => `\`${w.axis}\``).join(", ")}`, {
+        widenings: verdict.widenings,
+      });
+    }
+    const id = newId("grt", now);
+    const record: GrantRecord = {
+      id, root_id: parent.root_id, parent_id: parent.id, depth: parent.depth + 1,
+      agent_id: body.agent_id,
+      principal_type: terms.principal.type,
+      principal_id: terms.principal.id,
+      scope: { tool: [...terms.scope.tool] },
+      budget_amount_minor: terms.budget_amount_minor,
+      budget_currency: terms.budget_currency,
+      budget_count: terms.budget_count,
+      ttl_hours: Math.max(1, Math.ceil((terms.window.end - terms.window.start) / HOUR_MS)),
+      conditions: { clean_context: terms.conditions.clean_context },
+      policy: terms.policy,
+      delegation_policy: terms.delegation_policy,
+      delegation_depth_max: terms.delegation_depth_max,
+      audience: terms.audience,
+      enforcement_mode: terms.enforcement_mode,
+      status: "active",
+      approval_required: false,
+      issued_at: terms.window.start,
+      expires_at: terms.window.end,
+      issued_by: caller.identity,
+      approved_by: null, approved_at: null, family_id: parent.family_id, family_version: parent.family_version,
+      revoked_at: null, revoked_by: null, revocation_reason: null,
+    };
+    await tx.insertGrant(record);
+    await event(tx, id, "delegated", caller.identity, now, { parent_id: parent.id });
+    return view(tx, record, now);
+  });
+  return warnings.length > 0 ? { ...child, warnings: [...warnings] } : child;
+}
+
+export async function escalateEnforcement(ctx: ServiceContext, caller: Caller, id: string, mode: "observe" | "enforce"): Promise<Grant> {
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockGrant(id);
+    const grant = await visibleGrant(tx, caller, id);
+    const now = ctx.now();
+    const status = grantStatus(grant, now);
+    if (status === "revoked" || status === "expired") throw new ApiProblem("grant_not_active", `grant \`${id}\` is ${status}`);
+    if (modeRank(mode) <= modeRank(grant.enforcement_mode)) {
+      throw new ApiProblem("not_an_escalation", `grant \`${id}\` is in \`${grant.enforcement_mode}\`; \`${mode}\` is not stricter`, {
+        enforcement_mode: grant.enforcement_mode,
+      });
+    }
+    await requireCertificationFor(tx, ctx.environment, grant.agent_id, mode);
+    await tx.setEnforcementMode(id, grant.enforcement_mode, mode);
+    await event(tx, id, "enforcement_escalated", caller.identity, now, { from: grant.enforcement_mode, to: mode });
+    return view(tx, (await tx.getGrant(id))!, now);
+  });
+}
+
+/** Revokes the grant and its whole subtree; answers exactly the ids this request revoked. */
+export async function revokeGrant(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<GrantRevocation> {
+  return ctx.store.transaction(async (tx) => {
+    await tx.lockGrant(id);
+    const grant = await tx.getGrant(id);
+    const confined = confinedToAgent(caller);
+    // An agent key may revoke below any grant its agent holds: that only ever takes authority away.
+    const chain = grant === undefined ? [] : await tx.grantChain(id);
+    if (grant === undefined || (confined !== null && !chain.some((link) => link.agent_id === confined))) {
+      throw new ApiProblem("grant_not_found", `no grant \`${id}\``);
+    }
+    if (grant.status === "revoked") throw new ApiProblem("grant_already_revoked");
+    const now = ctx.now();
+    const revoked = await tx.revokeGrants(await tx.subtreeIds(id), { at: now, by: caller.identity, reason: reason ?? null });
+    for (const revokedId of revoked) await event(tx, revokedId, "revoked", caller.identity, now, { via: id });
+    return { grant_id: id, revoked, revoked_at: iso(now) };
+  });
+}

@@ -1,0 +1,25 @@
+// The small SQL surface a store needs from a database driver; one implementation per database.
+
+export type Dialect = "sqlite" | "postgres";
+export type SqlValue = string | number | null;
+export type Row = Record<string, unknown>;
+
+/**
+ * Statements use `?` placeholders; the PostgreSQL driver numbers them. Integers come back as
+ * JavaScript numbers on both (amounts and times are safe integers, DESIGN.md §0001).
+ */
+export interface SqlDriver {
+  readonly dialect: Dialect;
+  all(sql: string, params?: readonly SqlValue[]): Promise<Row[]>;
+  get(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined>;
+  /** Runs a statement; answers the number of rows it changed. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /** Runs several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /**
+   * Runs `fn` in one transaction: committed if it resolves, rolled back if it rejects. Inside it,
+   * use only the driver it is given. Nested calls join the outer transaction.
+   */
+  transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,188 @@
+// Versioned schema migrations, applied in order at start and by `authority migrate`. A migration
+// is never edited once released: a change is a new version.
+
+import type { Dialect, SqlDriver } from "./driver.js";
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: Readonly<Record<Dialect, string>>;
+}
+
+/** Tables whose rows are never deleted (revocation and supersession are fields). */
+const KEPT_TABLES = ["agents", "api_keys", "certificates", "grants", "grant_events", "charges"] as const;
+/** Tables whose rows are sealed: never updated, never deleted (DESIGN.md §5). */
+const SEALED_TABLES = ["grant_events", "ledger"] as const;
+
+const tables = `
+CREATE TABLE agents (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT,
+  created_at BIGINT NOT NULL,
+  created_by TEXT NOT NULL
+);
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  identity TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('human', 'service')),
+  roles TEXT NOT NULL,
+  agent_id TEXT REFERENCES agents(id),
+  email TEXT,
+  created_at BIGINT NOT NULL,
+  created_by TEXT,
+  revoked_at BIGINT,
+  revoked_by TEXT,
+  revocation_reason TEXT
+);
+CREATE TABLE certificates (
+  id TEXT PRIMARY KEY,
+  agent_id TEXT NOT NULL REFERENCES agents(id),
+  environment TEXT NOT NULL,
+  issued_by TEXT NOT NULL,
+  issued_by_email TEXT,
+  issued_at BIGINT NOT NULL,
+  basis TEXT NOT NULL,
+  provenance_version TEXT NOT NULL,
+  manifest_hash TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  market_profile TEXT,
+  checks TEXT NOT NULL,
+  revoked_at BIGINT,
+  revoked_by TEXT,
+  revocation_reason TEXT,
+  superseded_by TEXT
+);
+CREATE INDEX certificates_agent ON certificates (agent_id, environment);
+CREATE UNIQUE INDEX certificates_one_valid ON certificates (agent_id, environment) WHERE revoked_at IS NULL;
+CREATE TABLE grants (
+  id TEXT PRIMARY KEY,
+  root_id TEXT NOT NULL,
+  parent_id TEXT REFERENCES grants(id),
+  depth INTEGER NOT NULL,
+  agent_id TEXT NOT NULL REFERENCES agents(id),
+  principal_type TEXT NOT NULL CHECK (principal_type IN ('human', 'team', 'service')),
+  principal_id TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  budget_amount_minor BIGINT NOT NULL CHECK (budget_amount_minor >= 0),
+  budget_currency TEXT,
+  budget_count BIGINT CHECK (budget_count IS NULL OR budget_count >= 0),
+  ttl_hours INTEGER NOT NULL,
+  conditions TEXT NOT NULL,
+  policy TEXT,
+  delegation_policy TEXT NOT NULL CHECK (delegation_policy IN ('none', 'attenuating')),
+  delegation_depth_max INTEGER,
+  audience TEXT,
+  enforcement_mode TEXT NOT NULL CHECK (enforcement_mode IN ('observe', 'enforce')),
+  status TEXT NOT NULL CHECK (status IN ('pending_approval', 'active', 'revoked')),
+  approval_required INTEGER NOT NULL,
+  issued_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  issued_by TEXT NOT NULL,
+  approved_by TEXT,
+  approved_at BIGINT,
+  family_id TEXT,
+  family_version TEXT,
+  revoked_at BIGINT,
+  revoked_by TEXT,
+  revocation_reason TEXT
+);
+CREATE INDEX grants_parent ON grants (parent_id);
+CREATE INDEX grants_root ON grants (root_id);
+CREATE INDEX grants_agent ON grants (agent_id);
+CREATE INDEX grants_status ON grants (status);
+CREATE TABLE grant_events (
+  id TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL REFERENCES grants(id),
+  kind TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  detail TEXT NOT NULL
+);
+CREATE INDEX grant_events_grant ON grant_events (grant_id);
+CREATE TABLE ledger (
+  id TEXT PRIMARY KEY,
+  tree_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('decision', 'settlement')),
+  grant_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  outcome TEXT,
+  record TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  UNIQUE (tree_id, seq)
+);
+CREATE INDEX ledger_grant ON ledger (grant_id);
+CREATE INDEX ledger_agent_time ON ledger (agent_id, created_at);
+CREATE TABLE charges (
+  id TEXT PRIMARY KEY,
+  ledger_id TEXT NOT NULL REFERENCES ledger(id),
+  grant_id TEXT NOT NULL REFERENCES grants(id),
+  amount_minor BIGINT NOT NULL CHECK (amount_minor >= 0),
+  expires_at BIGINT NOT NULL,
+  settled_minor BIGINT,
+  settled_at BIGINT,
+  released_at BIGINT
+);
+CREATE INDEX charges_grant ON charges (grant_id);
+CREATE INDEX charges_ledger ON charges (ledger_id);
+`;
+
+function sqliteGuards(): string {
+  const keep = KEPT_TABLES.map((t) =>
+    `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`);
+  const seal = SEALED_TABLES.map((t) =>
+    `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`);
+  const ledgerDelete = "CREATE TRIGGER ledger_kept BEFORE DELETE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are never deleted'); END;";
+  return [...keep, ...seal, ledgerDelete].join("\n");
+}
+
+function postgresGuards(): string {
+  const functions = `
+CREATE FUNCTION authority_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '% records are never deleted', TG_TABLE_NAME; END $$;
+CREATE FUNCTION authority_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '% records are sealed', TG_TABLE_NAME; END $$;`;
+  const keep = [...KEPT_TABLES, "ledger"].map((t) => `
+CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
+CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`);
+  const seal = SEALED_TABLES.map((t) =>
+    `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`);
+  return [functions, ...keep, ...seal].join("\n");
+}
+
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  {
+    version: 1,
+    name: "keys, agents, certificates, grants, events, ledger and charges",
+    sql: { sqlite: tables + sqliteGuards(), postgres: tables + postgresGuards() },
+  },
+]);
+
+const MIGRATION_LOCK = 727_274_001;
+
+/** Applies every migration not yet applied; answers the versions it applied. */
+export async function runMigrations(db: SqlDriver, now: number, schema?: string): Promise<number[]> {
+  if (db.dialect === "postgres" && schema !== undefined) await db.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  return db.transaction(async (tx) => {
+    // Several replicas may start at once on PostgreSQL: one applies, the others wait and find it done.
+    if (tx.dialect === "postgres") await tx.get("SELECT pg_advisory_xact_lock(?)", [MIGRATION_LOCK]);
+    await tx.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+    );
+    const done = new Set((await tx.all("SELECT version FROM schema_migrations")).map((r) => Number(r["version"])));
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      await tx.exec(migration.sql[tx.dialect]);
+      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [migration.version, migration.name, now]);
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}
+
+export const LATEST_MIGRATION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

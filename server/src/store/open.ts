@@ -1,0 +1,29 @@
+// Opens a store from a database URL: `postgres://` or `postgresql://` selects PostgreSQL, anything
+// else is a SQLite file path (or `sqlite:` followed by one).
+
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { PostgresDriver } from "./postgres-driver.js";
+import { SqliteDriver } from "./sqlite-driver.js";
+import { SqlStore } from "./sql-store.js";
+import type { Store } from "./store.js";
+
+export interface OpenStoreOptions {
+  /** PostgreSQL only: the schema to use (created by migrate when absent). */
+  readonly schema?: string;
+  readonly poolSize?: number;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+export function openStore(url: string, options: OpenStoreOptions = {}): Store {
+  if (isPostgresUrl(url)) {
+    const driver = new PostgresDriver(url, options);
+    return new SqlStore(driver, options.schema);
+  }
+  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  return new SqlStore(new SqliteDriver(path));
+}

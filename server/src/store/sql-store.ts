@@ -1,0 +1,354 @@
+// The store over SQL: one implementation of the Store interface for both databases, which differ
+// only in their driver and in dialect details handled here (row locks, migrations).
+
+import type { Role } from "@agent-authority/api";
+import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { runMigrations } from "./migrations.js";
+import type {
+  AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
+  Page, Revocation, Store, StoredGrantStatus,
+} from "./store.js";
+
+const TABLES = ["agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges"] as const;
+
+const str = (row: Row, key: string): string => String(row[key]);
+const strOrNull = (row: Row, key: string): string | null => (row[key] === null || row[key] === undefined ? null : String(row[key]));
+const num = (row: Row, key: string): number => Number(row[key]);
+const numOrNull = (row: Row, key: string): number | null => (row[key] === null || row[key] === undefined ? null : Number(row[key]));
+const json = <T>(row: Row, key: string): T => JSON.parse(str(row, key)) as T;
+
+function keyFromRow(row: Row): KeyRecord {
+  return {
+    id: str(row, "id"), hash: str(row, "hash"), identity: str(row, "identity"),
+    kind: str(row, "kind") as KeyRecord["kind"], roles: json<Role[]>(row, "roles"),
+    agent_id: strOrNull(row, "agent_id"), email: strOrNull(row, "email"),
+    created_at: num(row, "created_at"), created_by: strOrNull(row, "created_by"),
+    revoked_at: numOrNull(row, "revoked_at"), revoked_by: strOrNull(row, "revoked_by"),
+    revocation_reason: strOrNull(row, "revocation_reason"),
+  };
+}
+
+function agentFromRow(row: Row): AgentRecord {
+  return {
+    id: str(row, "id"), name: str(row, "name"), description: strOrNull(row, "description"),
+    created_at: num(row, "created_at"), created_by: str(row, "created_by"),
+  };
+}
+
+function certificateFromRow(row: Row): CertificateRecord {
+  return {
+    id: str(row, "id"), agent_id: str(row, "agent_id"), environment: str(row, "environment"),
+    issued_by: str(row, "issued_by"), issued_by_email: strOrNull(row, "issued_by_email"),
+    issued_at: num(row, "issued_at"), basis: str(row, "basis"),
+    provenance_version: str(row, "provenance_version"), manifest_hash: str(row, "manifest_hash"),
+    content_hash: str(row, "content_hash"), market_profile: strOrNull(row, "market_profile"),
+    checks: json<string[]>(row, "checks"), revoked_at: numOrNull(row, "revoked_at"),
+    revoked_by: strOrNull(row, "revoked_by"), revocation_reason: strOrNull(row, "revocation_reason"),
+    superseded_by: strOrNull(row, "superseded_by"),
+  };
+}
+
+function grantFromRow(row: Row): GrantRecord {
+  return {
+    id: str(row, "id"), root_id: str(row, "root_id"), parent_id: strOrNull(row, "parent_id"),
+    depth: num(row, "depth"), agent_id: str(row, "agent_id"),
+    principal_type: str(row, "principal_type") as GrantRecord["principal_type"],
+    principal_id: str(row, "principal_id"), scope: json(row, "scope"),
+    budget_amount_minor: num(row, "budget_amount_minor"), budget_currency: strOrNull(row, "budget_currency"),
+    budget_count: numOrNull(row, "budget_count"), ttl_hours: num(row, "ttl_hours"),
+    conditions: json(row, "conditions"), policy: strOrNull(row, "policy"),
+    delegation_policy: str(row, "delegation_policy") as GrantRecord["delegation_policy"],
+    delegation_depth_max: numOrNull(row, "delegation_depth_max"), audience: strOrNull(row, "audience"),
+    enforcement_mode: str(row, "enforcement_mode") as EnforcementMode,
+    status: str(row, "status") as StoredGrantStatus, approval_required: num(row, "approval_required") === 1,
+    issued_at: num(row, "issued_at"), expires_at: num(row, "expires_at"), issued_by: str(row, "issued_by"),
+    approved_by: strOrNull(row, "approved_by"), approved_at: numOrNull(row, "approved_at"),
+    family_id: strOrNull(row, "family_id"), family_version: strOrNull(row, "family_version"),
+    revoked_at: numOrNull(row, "revoked_at"), revoked_by: strOrNull(row, "revoked_by"),
+    revocation_reason: strOrNull(row, "revocation_reason"),
+  };
+}
+
+function insertSql(table: string, columns: readonly string[]): string {
+  return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+}
+
+function pageClause(page: Page, params: SqlValue[], hasWhere: boolean): string {
+  let clause = "";
+  if (page.after !== undefined) {
+    clause = `${hasWhere ? " AND" : " WHERE"} id > ?`;
+    params.push(page.after);
+  }
+  params.push(page.limit);
+  return `${clause} ORDER BY id LIMIT ?`;
+}
+
+const GRANT_COLUMNS = [
+  "id", "root_id", "parent_id", "depth", "agent_id", "principal_type", "principal_id", "scope",
+  "budget_amount_minor", "budget_currency", "budget_count", "ttl_hours", "conditions", "policy",
+  "delegation_policy", "delegation_depth_max", "audience", "enforcement_mode", "status",
+  "approval_required", "issued_at", "expires_at", "issued_by", "approved_by", "approved_at",
+  "family_id", "family_version", "revoked_at", "revoked_by", "revocation_reason",
+] as const;
+
+const CERTIFICATE_COLUMNS = [
+  "id", "agent_id", "environment", "issued_by", "issued_by_email", "issued_at", "basis",
+  "provenance_version", "manifest_hash", "content_hash", "market_profile", "checks", "revoked_at",
+  "revoked_by", "revocation_reason", "superseded_by",
+] as const;
+
+const KEY_COLUMNS = [
+  "id", "hash", "identity", "kind", "roles", "agent_id", "email", "created_at", "created_by",
+  "revoked_at", "revoked_by", "revocation_reason",
+] as const;
+
+/** Turns a record into column values: objects as JSON text, booleans as 0/1. */
+function values(record: object, columns: readonly string[]): SqlValue[] {
+  const source = record as Record<string, unknown>;
+  return columns.map((column) => {
+    const value = source[column];
+    if (value === undefined || value === null) return null;
+    if (typeof value === "boolean") return value ? 1 : 0;
+    if (typeof value === "object") return JSON.stringify(value);
+    return value as SqlValue;
+  });
+}
+
+export class SqlStore implements Store {
+  readonly #db: SqlDriver;
+  readonly #schema: string | undefined;
+
+  constructor(db: SqlDriver, schema?: string) {
+    this.#db = db;
+    this.#schema = schema;
+  }
+
+  get dialect() {
+    return this.#db.dialect;
+  }
+
+  migrate(now: number): Promise<number[]> {
+    return runMigrations(this.#db, now, this.#schema);
+  }
+
+  async ping(): Promise<void> {
+    await this.#db.get("SELECT 1 AS ok");
+  }
+
+  close(): Promise<void> {
+    return this.#db.close();
+  }
+
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    return this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema)));
+  }
+
+  async countRows(): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const table of TABLES) counts[table] = num((await this.#db.get(`SELECT COUNT(*) AS n FROM ${table}`))!, "n");
+    return counts;
+  }
+
+  // Keys ---------------------------------------------------------------------------------------
+
+  async insertKey(key: KeyRecord): Promise<void> {
+    await this.#db.run(insertSql("api_keys", KEY_COLUMNS), values(key, KEY_COLUMNS));
+  }
+
+  async getKey(id: string): Promise<KeyRecord | undefined> {
+    const row = await this.#db.get("SELECT * FROM api_keys WHERE id = ?", [id]);
+    return row && keyFromRow(row);
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyRecord | undefined> {
+    const row = await this.#db.get("SELECT * FROM api_keys WHERE hash = ?", [hash]);
+    return row && keyFromRow(row);
+  }
+
+  async listKeys(page: Page): Promise<KeyRecord[]> {
+    const params: SqlValue[] = [];
+    const rows = await this.#db.all(`SELECT * FROM api_keys${pageClause(page, params, false)}`, params);
+    return rows.map(keyFromRow);
+  }
+
+  async countActiveKeysWithRole(role: Role): Promise<number> {
+    // Roles are a short JSON array of known words; matching the quoted word is exact.
+    const row = await this.#db.get("SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL AND roles LIKE ?", [`%"${role}"%`]);
+    return num(row!, "n");
+  }
+
+  async countKeys(): Promise<number> {
+    return num((await this.#db.get("SELECT COUNT(*) AS n FROM api_keys"))!, "n");
+  }
+
+  async revokeKey(id: string, r: Revocation): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE api_keys SET revoked_at = ?, revoked_by = ?, revocation_reason = ? WHERE id = ? AND revoked_at IS NULL",
+      [r.at, r.by, r.reason, id],
+    );
+    return changed === 1;
+  }
+
+  // Agents -------------------------------------------------------------------------------------
+
+  async createAgentIfAbsent(agent: AgentRecord): Promise<{ agent: AgentRecord; created: boolean }> {
+    const columns = ["id", "name", "description", "created_at", "created_by"];
+    const changed = await this.#db.run(`${insertSql("agents", columns)} ON CONFLICT (name) DO NOTHING`, values(agent, columns));
+    const row = await this.#db.get("SELECT * FROM agents WHERE name = ?", [agent.name]);
+    return { agent: agentFromRow(row!), created: changed === 1 };
+  }
+
+  async getAgent(id: string): Promise<AgentRecord | undefined> {
+    const row = await this.#db.get("SELECT * FROM agents WHERE id = ?", [id]);
+    return row && agentFromRow(row);
+  }
+
+  async listAgents(page: Page): Promise<AgentRecord[]> {
+    const params: SqlValue[] = [];
+    return (await this.#db.all(`SELECT * FROM agents${pageClause(page, params, false)}`, params)).map(agentFromRow);
+  }
+
+  // Certificates -------------------------------------------------------------------------------
+
+  async insertCertificate(certificate: CertificateRecord): Promise<void> {
+    await this.#db.run(insertSql("certificates", CERTIFICATE_COLUMNS), values(certificate, CERTIFICATE_COLUMNS));
+  }
+
+  async getCertificate(id: string): Promise<CertificateRecord | undefined> {
+    const row = await this.#db.get("SELECT * FROM certificates WHERE id = ?", [id]);
+    return row && certificateFromRow(row);
+  }
+
+  async listCertificates(filter: { agent_id?: string | undefined; environment?: string | undefined }, page: Page): Promise<CertificateRecord[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (filter.agent_id !== undefined) { where.push("agent_id = ?"); params.push(filter.agent_id); }
+    if (filter.environment !== undefined) { where.push("environment = ?"); params.push(filter.environment); }
+    const whereSql = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
+    const rows = await this.#db.all(`SELECT * FROM certificates${whereSql}${pageClause(page, params, where.length > 0)}`, params);
+    return rows.map(certificateFromRow);
+  }
+
+  async validCertificate(agentId: string, environment: string): Promise<CertificateRecord | undefined> {
+    const row = await this.#db.get(
+      "SELECT * FROM certificates WHERE agent_id = ? AND environment = ? AND revoked_at IS NULL",
+      [agentId, environment],
+    );
+    return row && certificateFromRow(row);
+  }
+
+  async revokeCertificate(id: string, r: Revocation, supersededBy?: string): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE certificates SET revoked_at = ?, revoked_by = ?, revocation_reason = ?, superseded_by = ? WHERE id = ? AND revoked_at IS NULL",
+      [r.at, r.by, r.reason, supersededBy ?? null, id],
+    );
+    return changed === 1;
+  }
+
+  // Grants -------------------------------------------------------------------------------------
+
+  async insertGrant(grant: GrantRecord): Promise<void> {
+    await this.#db.run(insertSql("grants", GRANT_COLUMNS), values(grant, GRANT_COLUMNS));
+  }
+
+  async getGrant(id: string): Promise<GrantRecord | undefined> {
+    const row = await this.#db.get("SELECT * FROM grants WHERE id = ?", [id]);
+    return row && grantFromRow(row);
+  }
+
+  async lockGrant(id: string): Promise<void> {
+    // SQLite's BEGIN IMMEDIATE already holds the database's write lock for the whole transaction.
+    if (this.#db.dialect === "postgres") await this.#db.get("SELECT id FROM grants WHERE id = ? FOR UPDATE", [id]);
+  }
+
+  async grantChain(id: string): Promise<GrantRecord[]> {
+    const rows = await this.#db.all(
+      `WITH RECURSIVE chain AS (
+         SELECT * FROM grants WHERE id = ?
+         UNION ALL
+         SELECT g.* FROM grants g JOIN chain c ON g.id = c.parent_id
+       ) SELECT * FROM chain ORDER BY depth`,
+      [id],
+    );
+    return rows.map(grantFromRow);
+  }
+
+  async subtreeIds(id: string): Promise<string[]> {
+    const rows = await this.#db.all(
+      `WITH RECURSIVE tree AS (
+         SELECT id, depth FROM grants WHERE id = ?
+         UNION ALL
+         SELECT g.id, g.depth FROM grants g JOIN tree t ON g.parent_id = t.id
+       ) SELECT id FROM tree ORDER BY depth, id`,
+      [id],
+    );
+    return rows.map((row) => str(row, "id"));
+  }
+
+  async listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]> {
+    const params: SqlValue[] = [status];
+    const rows = await this.#db.all(`SELECT * FROM grants WHERE status = ?${pageClause(page, params, true)}`, params);
+    return rows.map(grantFromRow);
+  }
+
+  async approveGrant(id: string, by: string, at: number): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE grants SET status = 'active', approved_by = ?, approved_at = ? WHERE id = ? AND status = 'pending_approval'",
+      [by, at, id],
+    );
+    return changed === 1;
+  }
+
+  async setEnforcementMode(id: string, from: EnforcementMode, to: EnforcementMode): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE grants SET enforcement_mode = ? WHERE id = ? AND enforcement_mode = ? AND status <> 'revoked'",
+      [to, id, from],
+    );
+    return changed === 1;
+  }
+
+  async revokeGrants(ids: readonly string[], r: Revocation): Promise<string[]> {
+    const revoked: string[] = [];
+    for (const id of ids) {
+      const changed = await this.#db.run(
+        "UPDATE grants SET status = 'revoked', revoked_at = ?, revoked_by = ?, revocation_reason = ? WHERE id = ? AND status <> 'revoked'",
+        [r.at, r.by, r.reason, id],
+      );
+      if (changed === 1) revoked.push(id);
+    }
+    return revoked;
+  }
+
+  async appendGrantEvent(event: GrantEventRecord): Promise<void> {
+    const columns = ["id", "grant_id", "kind", "actor", "at", "detail"];
+    await this.#db.run(insertSql("grant_events", columns), values(event, columns));
+  }
+
+  async listGrantEvents(grantId: string): Promise<GrantEventRecord[]> {
+    const rows = await this.#db.all("SELECT * FROM grant_events WHERE grant_id = ? ORDER BY id", [grantId]);
+    return rows.map((row) => ({
+      id: str(row, "id"), grant_id: str(row, "grant_id"), kind: str(row, "kind") as GrantEventRecord["kind"],
+      actor: str(row, "actor"), at: num(row, "at"), detail: json(row, "detail"),
+    }));
+  }
+
+  async usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {
+    const result = new Map<string, GrantUsage>();
+    for (const id of grantIds) result.set(id, { uses: 0, held_minor: 0, settled_minor: 0 });
+    if (grantIds.length === 0) return result;
+    // INVARIANT (live-holds): a hold counts only while unsettled, unreleased and unexpired, so an
+    // expired hold stops counting at once without a sweeper (DESIGN.md §6).
+    const rows = await this.#db.all(
+      `SELECT grant_id,
+              COUNT(*) AS uses,
+              COALESCE(SUM(CASE WHEN settled_at IS NULL AND released_at IS NULL AND expires_at > ? THEN amount_minor ELSE 0 END), 0) AS held,
+              COALESCE(SUM(COALESCE(settled_minor, 0)), 0) AS settled
+         FROM charges WHERE grant_id IN (${grantIds.map(() => "?").join(", ")}) GROUP BY grant_id`,
+      [now, ...grantIds],
+    );
+    for (const row of rows) {
+      result.set(str(row, "grant_id"), { uses: num(row, "uses"), held_minor: num(row, "held"), settled_minor: num(row, "settled") });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,165 @@
+// The store interface: every record the server keeps, behind one async API that SQLite and
+// PostgreSQL both implement. Times are epoch milliseconds. Nothing is ever deleted.
+
+import type { Role } from "@agent-authority/api";
+import type { Dialect } from "./driver.js";
+
+export type EnforcementMode = "observe" | "enforce";
+export type StoredGrantStatus = "pending_approval" | "active" | "revoked";
+
+export interface KeyRecord {
+  readonly id: string;
+  readonly hash: string;
+  readonly identity: string;
+  readonly kind: "human" | "service";
+  readonly roles: readonly Role[];
+  readonly agent_id: string | null;
+  readonly email: string | null;
+  readonly created_at: number;
+  readonly created_by: string | null;
+  readonly revoked_at: number | null;
+  readonly revoked_by: string | null;
+  readonly revocation_reason: string | null;
+}
+
+export interface AgentRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly created_at: number;
+  readonly created_by: string;
+}
+
+export interface CertificateRecord {
+  readonly id: string;
+  readonly agent_id: string;
+  readonly environment: string;
+  readonly issued_by: string;
+  readonly issued_by_email: string | null;
+  readonly issued_at: number;
+  readonly basis: string;
+  readonly provenance_version: string;
+  readonly manifest_hash: string;
+  readonly content_hash: string;
+  readonly market_profile: string | null;
+  readonly checks: readonly string[];
+  readonly revoked_at: number | null;
+  readonly revoked_by: string | null;
+  readonly revocation_reason: string | null;
+  readonly superseded_by: string | null;
+}
+
+export interface GrantRecord {
+  readonly id: string;
+  readonly root_id: string;
+  readonly parent_id: string | null;
+  readonly depth: number;
+  readonly agent_id: string;
+  readonly principal_type: "human" | "team" | "service";
+  readonly principal_id: string;
+  readonly scope: { readonly tool: readonly string[] };
+  readonly budget_amount_minor: number;
+  readonly budget_currency: string | null;
+  readonly budget_count: number | null;
+  readonly ttl_hours: number;
+  readonly conditions: { readonly clean_context: boolean };
+  readonly policy: string | null;
+  readonly delegation_policy: "none" | "attenuating";
+  readonly delegation_depth_max: number | null;
+  readonly audience: string | null;
+  readonly enforcement_mode: EnforcementMode;
+  /** As stored; `expired` is computed from `expires_at` when a grant is read. */
+  readonly status: StoredGrantStatus;
+  readonly approval_required: boolean;
+  readonly issued_at: number;
+  readonly expires_at: number;
+  readonly issued_by: string;
+  readonly approved_by: string | null;
+  readonly approved_at: number | null;
+  readonly family_id: string | null;
+  readonly family_version: string | null;
+  readonly revoked_at: number | null;
+  readonly revoked_by: string | null;
+  readonly revocation_reason: string | null;
+}
+
+/** One append-only line of a grant's history: issued, approved, escalated, revoked. */
+export interface GrantEventRecord {
+  readonly id: string;
+  readonly grant_id: string;
+  readonly kind: "issued" | "delegated" | "approved" | "enforcement_escalated" | "revoked";
+  readonly actor: string;
+  readonly at: number;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+/** A grant's usage: allowed decisions counted on it, live holds and settled amounts. */
+export interface GrantUsage {
+  readonly uses: number;
+  readonly held_minor: number;
+  readonly settled_minor: number;
+}
+
+export interface Page {
+  /** Answer only ids after this one (ids sort by creation time). */
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+export interface Revocation {
+  readonly at: number;
+  readonly by: string;
+  readonly reason: string | null;
+}
+
+export interface Store {
+  readonly dialect: Dialect;
+  /** Applies pending migrations; answers the versions applied. */
+  migrate(now: number): Promise<number[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** Runs `fn` atomically; inside it use only the store it is given. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** Row counts of every table: what tests compare to prove that nothing changed. */
+  countRows(): Promise<Record<string, number>>;
+
+  insertKey(key: KeyRecord): Promise<void>;
+  getKey(id: string): Promise<KeyRecord | undefined>;
+  findKeyByHash(hash: string): Promise<KeyRecord | undefined>;
+  listKeys(page: Page): Promise<KeyRecord[]>;
+  countActiveKeysWithRole(role: Role): Promise<number>;
+  countKeys(): Promise<number>;
+  /** Sets the revocation fields when the key is active; answers whether it did. */
+  revokeKey(id: string, revocation: Revocation): Promise<boolean>;
+
+  /** Inserts the agent unless one with its name exists; answers the stored one. */
+  createAgentIfAbsent(agent: AgentRecord): Promise<{ agent: AgentRecord; created: boolean }>;
+  getAgent(id: string): Promise<AgentRecord | undefined>;
+  listAgents(page: Page): Promise<AgentRecord[]>;
+
+  insertCertificate(certificate: CertificateRecord): Promise<void>;
+  getCertificate(id: string): Promise<CertificateRecord | undefined>;
+  listCertificates(filter: { agent_id?: string | undefined; environment?: string | undefined }, page: Page): Promise<CertificateRecord[]>;
+  /** The one certificate of this agent and environment that is not revoked. */
+  validCertificate(agentId: string, environment: string): Promise<CertificateRecord | undefined>;
+  revokeCertificate(id: string, revocation: Revocation, supersededBy?: string): Promise<boolean>;
+
+  insertGrant(grant: GrantRecord): Promise<void>;
+  getGrant(id: string): Promise<GrantRecord | undefined>;
+  /** Takes the write lock of a delegation tree until the transaction ends (PostgreSQL row lock). */
+  lockGrant(id: string): Promise<void>;
+  /** The grant and its ancestors, root first. */
+  grantChain(id: string): Promise<GrantRecord[]>;
+  /** The ids of the grant and every descendant. */
+  subtreeIds(id: string): Promise<string[]>;
+  listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]>;
+  /** Sets approval fields and status `active` when the grant is pending; answers whether it did. */
+  approveGrant(id: string, by: string, at: number): Promise<boolean>;
+  /** Moves the mode from `from` to `to`; answers whether it did (false when the mode changed meanwhile). */
+  setEnforcementMode(id: string, from: EnforcementMode, to: EnforcementMode): Promise<boolean>;
+  /** Revokes every listed grant not yet revoked; answers the ids it revoked. */
+  revokeGrants(ids: readonly string[], revocation: Revocation): Promise<string[]>;
+  appendGrantEvent(event: GrantEventRecord): Promise<void>;
+  listGrantEvents(grantId: string): Promise<GrantEventRecord[]>;
+  usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>>;
+}
