@@ -87,9 +87,14 @@ export interface Diagnostic {
 export type EnforcementMode = "observe" | "enforce";
 
 export interface GateResult {
-  readonly gate: string;
-  readonly passed: boolean;
-  readonly reason?: string;
+  readonly gate: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget";
+  readonly result: "pass" | "fail" | "skipped" | "not_reached";
+  /** A stable reason code such as `scope.out_of_scope`. */
+  readonly code: string;
+  readonly reason: string;
+  /** What this gate decides when it fails. */
+  readonly outcome?: "allow" | "deny" | "exhausted" | "gated";
+  readonly grant_id?: string;
 }
 
 export interface Grant {
@@ -221,12 +226,20 @@ export interface GrantList {
 
 export interface GrantPreview {
   readonly outcome: "allow" | "deny" | "exhausted" | "gated";
+  /** In `observe` only: what `enforce` would say. */
   readonly would_outcome?: "allow" | "deny" | "exhausted" | "gated";
   /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
   readonly enforcement_mode: "observe" | "enforce";
-  readonly gates: readonly GateResult[];
+  /** The gate that decided a refusal; null when every gate passed. */
+  readonly decided_by: string | null;
+  readonly reason_code: string;
   readonly reason: string;
+  readonly gates: readonly GateResult[];
+  /** For `gated`: who could approve, as an expression over `approver`. */
   readonly residual?: string;
+  readonly approver?: string | null;
+  /** Whether the grant would be born `pending_approval`; the preview decides as if approved. */
+  readonly approval_required: boolean;
   readonly warnings?: readonly Diagnostic[];
   /** Always false: a preview creates nothing. */
   readonly created: false;
@@ -385,7 +398,6 @@ export type ProblemCode =
   | "certificate_already_revoked"
   | "certificate_not_found"
   | "certification_required"
-  | "delegation_not_allowed"
   | "delegation_widens"
   | "forbidden"
   | "grant_already_revoked"
