@@ -1,0 +1,160 @@
+// Every SDK call that the reference server answers today, over HTTP against the real server on a random port.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENDPOINTS } from "@agent-authority/api";
+import { AuthorityClient, AuthorityProblemError, type Grant, type GrantIssueBody } from "@agent-authority/sdk";
+import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
+import { buildManifest } from "../../cli/src/manifest/index.js";
+
+const adminKey = "aa_admin_sdk_suite_0123456789abcdef";
+const has = (path: string): boolean => ENDPOINTS.some((endpoint) => endpoint.path === path);
+
+let server: AuthorityServer;
+let dataDir: string;
+let admin: AuthorityClient;
+let issuer: AuthorityClient;
+let certifier: AuthorityClient;
+let approver: AuthorityClient;
+let agentId: string;
+
+function client(apiKey: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient {
+  return new AuthorityClient({ baseUrl: server.baseUrl, apiKey, timeoutMs: 5_000, attempts: 2, retryDelayMs: 20, ...options });
+}
+
+function grantBody(extra: Partial<GrantIssueBody> = {}): GrantIssueBody {
+  return {
+    agent_id: agentId,
+    principal_type: "human",
+    principal_id: "ops@example.com",
+    scope: { tool: ["payments.*", "orders.lookup"] },
+    budget_amount_minor: 5_000,
+    budget_currency: "EUR",
+    budget_count: 20,
+    enforcement_mode: "observe",
+    delegation_policy: "attenuating",
+    ...extra,
+  };
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "authority-sdk-"));
+  const config = loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000", AUTHORITY_LOG_LEVEL: process.env["SDK_SUITE_LOG"] ?? "silent" }, dataDir);
+  server = await startServer(config);
+  admin = client(adminKey);
+  const make = async (identity: string, kind: "human" | "service", role: "issuer" | "certifier" | "approver") =>
+    client((await admin.keys.create({ identity, kind, roles: [role] })).key);
+  issuer = await make("issuer-bot", "service", "issuer");
+  certifier = await make("cert@example.com", "human", "certifier");
+  approver = await make("approver@example.com", "human", "approver");
+  agentId = (await issuer.agents.register({ name: "refund-bot", description: "refunds small orders" })).id;
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("the SDK against the reference server", () => {
+  it("registers agents idempotently by name, reads and lists them", async () => {
+    const again = await issuer.agents.register({ name: "refund-bot" });
+    expect(again.id).toBe(agentId);
+    expect(await admin.agents.get(agentId)).toMatchObject({ id: agentId, name: "refund-bot", created_by: "issuer-bot" });
+    expect((await admin.agents.list()).agents.map((agent) => agent.id)).toContain(agentId);
+  });
+
+  it("creates, lists and revokes keys; a revoked key gets typed problem details", async () => {
+    const created = await admin.keys.create({ identity: "short-lived", kind: "service", roles: ["auditor"] });
+    expect(created.key.length).toBeGreaterThan(10);
+    expect((await admin.keys.list()).keys.map((key) => key.id)).toContain(created.id);
+    const revoked = await admin.keys.revoke(created.id, { reason: "suite done" });
+    expect(revoked.status).toBe("revoked");
+    const failure = await client(created.key).agents.list().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(AuthorityProblemError);
+    expect(failure).toMatchObject({ status: 401, code: "unauthenticated" });
+  });
+
+  it("accepts the key in x-api-key as well as Bearer", async () => {
+    expect((await client(adminKey, { keyHeader: "x-api-key" }).agents.get(agentId)).id).toBe(agentId);
+  });
+
+  it("issues in observe, refuses enforce for an uncertified agent, previews and reads grants", async () => {
+    const grant = await issuer.grants.issue(grantBody());
+    expect(grant).toMatchObject({ status: "active", enforcement_mode: "observe", agent_id: agentId });
+    const refused = await issuer.grants.issue(grantBody({ enforcement_mode: "enforce" })).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 403, code: "certification_required" });
+    const preview = await issuer.grants.preview({ ...grantBody({ enforcement_mode: "enforce" }), action: { tool: "files.delete" } });
+    expect(preview).toMatchObject({ created: false });
+    expect(["deny", "exhausted", "gated"]).toContain(preview.outcome);
+    expect((await issuer.grants.get(grant.id)).id).toBe(grant.id);
+  });
+
+  it("lists pending grants and approves one with a human key", async () => {
+    const pending = await issuer.grants.issue(grantBody({ require_approval: true }));
+    expect(pending.status).toBe("pending_approval");
+    expect((await approver.grants.pending()).grants.map((grant) => grant.id)).toContain(pending.id);
+    const approved = await approver.grants.approve(pending.id, { note: "reviewed" });
+    expect(approved).toMatchObject({ status: "active", approved_by: "approver@example.com" });
+  });
+
+  it("certifies with the manifest hash read from code, then escalates, delegates and revokes", async () => {
+    const manifest = buildManifest(fileURLToPath(new URL("../manifest/fixtures/guard-agent", import.meta.url)));
+    const certificate = await certifier.agents.certify(agentId, {
+      basis: "reviewed the refund agent and its tool manifest",
+      provenance_version: "model-2026-10",
+      manifest_hash: manifest.manifest_hash,
+      content_hash: "sha256:0000000000000000000000000000000000000000000000000000000000000001",
+      checks: ["manifest reviewed", "least privilege"],
+    });
+    expect(certificate).toMatchObject({ agent_id: agentId, status: "valid", issued_by: "cert@example.com", manifest_hash: manifest.manifest_hash });
+    expect(await issuer.agents.certification(agentId)).toMatchObject({ certified: true, certificate: { id: certificate.id } });
+    expect((await admin.certificates.list({ agent_id: agentId })).certificates.map((c) => c.id)).toContain(certificate.id);
+
+    const parent: Grant = await issuer.grants.issue(grantBody());
+    expect(await issuer.grants.enforcement(parent.id, { enforcement_mode: "enforce" })).toMatchObject({ enforcement_mode: "enforce" });
+    const child = await issuer.grants.delegate(parent.id, { agent_id: agentId, scope: { tool: ["payments.refund"] }, budget_amount_minor: 1_000, budget_currency: "EUR" });
+    expect(child).toMatchObject({ parent_id: parent.id, scope: { tool: ["payments.refund"] } });
+    const widened = await issuer.grants.delegate(parent.id, { agent_id: agentId, scope: { tool: ["files.delete"] } }).catch((error: unknown) => error);
+    expect(widened).toBeInstanceOf(AuthorityProblemError);
+    expect(widened).toMatchObject({ status: 422, code: "delegation_widens" });
+    const revocation = await issuer.grants.revoke(parent.id, { reason: "suite done" });
+    expect([...revocation.revoked].sort()).toEqual([parent.id, child.id].sort());
+
+    const revokedCertificate = await certifier.certificates.revoke(certificate.id, { reason: "suite done" });
+    expect(revokedCertificate).toMatchObject({ status: "revoked", revoked_by: "cert@example.com" });
+  });
+
+  it("fails closed when the real server is down", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-sdk-down-"));
+    const config = loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_LOG_LEVEL: "silent" }, dir);
+    const stopped = await startServer(config);
+    const url = stopped.baseUrl;
+    await stopped.close();
+    rmSync(dir, { recursive: true, force: true });
+    const down = new AuthorityClient({ baseUrl: url, apiKey: adminKey, attempts: 2, retryDelayMs: 10, timeoutMs: 1_000 });
+    const result = await down.authorize({ grant_id: "grt_00000000000000000000000000", tool: "payments.refund" });
+    expect(result).toMatchObject({ outcome: "deny", ledger_id: null, unavailable: { cause: "network", attempts: 2 } });
+  });
+});
+
+// The decision path (issue 5) is not served yet; these run as soon as the api table lists it.
+describe.skipIf(!has("/authorize"))("the decision path against the reference server", () => {
+  it("authorizes, guards and settles, and a retried authorize does not hold twice", async () => {
+    const grant = await issuer.grants.issue(grantBody());
+    const agentKey = (await admin.keys.create({ identity: "refund-bot-key", kind: "service", roles: ["agent"], agent_id: agentId })).key;
+    const agent = client(agentKey);
+    const action = { grant_id: grant.id, tool: "payments.refund", amount_minor: 1_000, currency: "EUR" };
+    const first = await agent.authorize(action, { idempotencyKey: "refund-order-1" });
+    const replay = await agent.authorize(action, { idempotencyKey: "refund-order-1" });
+    expect(first.outcome).toBe("allow");
+    expect(replay.ledger_id).toBe(first.ledger_id);
+    expect((await issuer.grants.get(grant.id)).held_minor).toBe(1_000);
+    const guarded = await agent.guard(grant.id, "payments.refund", () => ({ value: "ok", spent_minor: 400 }), { amount_minor: 500, currency: "EUR" });
+    expect(guarded).toMatchObject({ ran: true, settlement: { amount_minor: 400 } });
+    const denied = await agent.guard(grant.id, "files.delete", () => ({ value: "never" }));
+    expect(denied.decision.outcome).toBe("allow");
+    expect(denied.decision.unavailable === null && denied.decision.would_outcome).toBe("deny");
+  });
+});
