@@ -1,0 +1,26 @@
+// Runs the built `authority` command as a user does: a spawned process, its exit code and output.
+import { execFileSync, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+
+export const root = fileURLToPath(new URL("../..", import.meta.url));
+export const fixtures = join(root, "test", "cli", "fixtures");
+const bin = join(root, "cli", "bin", "authority.js");
+
+/** Builds the CLI and everything it imports (incremental: fast when up to date). */
+export function buildCli(): void {
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", join(root, "cli")], { cwd: root, stdio: "pipe" });
+}
+
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function authority(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): CliRun {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", ...options.env };
+  delete env["FORCE_COLOR"];
+  const run = spawnSync(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env, encoding: "utf8", timeout: 60_000 });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
