@@ -1,0 +1,260 @@
+// Pipeline step 3 of 4: the type checker over the environment of DESIGN.md §3.
+import type { Expr, ExprOf } from "./ast.js";
+import { mentionsApprover } from "./ast.js";
+import { error, type Diagnostic } from "./diagnostic.js";
+import { ENVIRONMENT_NAMES, ENVIRONMENT_TYPES, FUNCTION_ARITY, type FunctionName } from "./environment.js";
+import { didYouMean } from "./suggest.js";
+
+/**
+ * Static types. `dyn` is a value read from `args` (checked when used, at run time); `approver` is
+ * `string | null`; `list<any>` is the empty list; `error` marks a subtree already reported.
+ */
+export type Type = "int" | "string" | "bool" | "null" | "dyn" | "approver" | "list<int>" | "list<string>" | "list<bool>" | "list<any>" | "error";
+
+export interface CheckResult {
+  readonly types: ReadonlyMap<Expr, Type>;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+const typeNames: Record<Type, string> = {
+  int: "int",
+  string: "string",
+  bool: "bool",
+  null: "null",
+  dyn: "dynamic",
+  approver: "string or null",
+  "list<int>": "list of int",
+  "list<string>": "list of string",
+  "list<bool>": "list of bool",
+  "list<any>": "empty list",
+  error: "error",
+};
+
+/**
+ * Checks `root` and returns the type of every node. The policy must be a `bool` (or a dynamic
+ * value, checked at run time).
+ *
+ * INVARIANT (approver-atoms): `approver` appears only as an operand of `==`/`!=`, as the left
+ * operand of `in`, or as the first argument of `startsWith`/`endsWith`, compared with something
+ * that does not mention `approver`; and a condition that mentions `approver` is combined only
+ * with `!`, `&&` and `||`. Partial evaluation (residual.ts) relies on this to decide `gated` exactly.
+ */
+export function checkPolicy(root: Expr): CheckResult {
+  const checker = new Checker();
+  const type = checker.check(root, false);
+  if (type !== "bool" && type !== "dyn" && type !== "error") {
+    checker.report("type-mismatch", `a policy must be a condition, but this is \`${typeNames[type]}\``, root, "compare it with something, as in `amount_minor <= 50000`");
+  }
+  return { types: checker.types, diagnostics: checker.diagnostics };
+}
+
+class Checker {
+  readonly types = new Map<Expr, Type>();
+  readonly diagnostics: Diagnostic[] = [];
+
+  report(code: Diagnostic["code"], message: string, at: Expr | { span: Expr["span"] }, help?: string): "error" {
+    this.diagnostics.push(error(code, message, at.span, help));
+    return "error";
+  }
+
+  /** The type of `e`; `approverHere` says that `approver` may stand at this position. */
+  check(e: Expr, approverHere: boolean): Type {
+    const type = this.infer(e, approverHere);
+    this.types.set(e, type);
+    return type;
+  }
+
+  private infer(e: Expr, approverHere: boolean): Type {
+    switch (e.kind) {
+      case "int":
+        return "int";
+      case "string":
+        return "string";
+      case "bool":
+        return "bool";
+      case "null":
+        return "null";
+      case "list":
+        return this.list(e);
+      case "name":
+        return this.name(e, approverHere);
+      case "call":
+        return this.call(e);
+      case "unary":
+        return this.unary(e);
+      case "binary":
+        return this.binary(e);
+    }
+  }
+
+  private list(e: ExprOf<"list">): Type {
+    let element: Type | undefined;
+    let failed = false;
+    for (const item of e.elements) {
+      const t = this.check(item, false);
+      if (t === "error") failed = true;
+      else if (t !== "int" && t !== "string" && t !== "bool") {
+        failed = true;
+        this.report("list-element-type", `a list holds ints, strings or bools, not \`${typeNames[t]}\``, item);
+      } else if (element === undefined) element = t;
+      else if (t !== element) {
+        failed = true;
+        this.report("list-element-type", `a list holds one type: this is \`${typeNames[t]}\`, the first element is \`${typeNames[element]}\``, item);
+      }
+    }
+    if (failed) return "error";
+    return element === undefined ? "list<any>" : (`list<${element}>` as Type);
+  }
+
+  private name(e: ExprOf<"name">, approverHere: boolean): Type {
+    if (e.name === "args") {
+      if (e.path.length === 0) return this.report("unknown-field", "`args` needs a field", e, "name an argument, as in `args.recipient`");
+      return "dyn";
+    }
+    const type = (ENVIRONMENT_TYPES as Record<string, Type>)[e.name];
+    if (type === undefined) {
+      return this.report("unknown-name", `unknown name \`${e.name}\``, e, didYouMean(e.name, ENVIRONMENT_NAMES));
+    }
+    if (e.path.length > 0) {
+      return this.report("unknown-field", `\`${e.name}\` has no fields`, e, "only `args` has fields, as in `args.recipient`");
+    }
+    if (type === "approver" && !approverHere) {
+      return this.report(
+        "approver-use",
+        "`approver` can only be compared for equality, membership, prefix or suffix",
+        e,
+        'write `approver == "…"`, `approver != null`, `approver in […]`, `startsWith(approver, "…")` or `endsWith(approver, "…")`',
+      );
+    }
+    return type;
+  }
+
+  /** Whether `e` is the bare name `approver`, allowed to stand here if `other` does not mention it. */
+  private approverOperand(e: Expr, other: Expr | undefined): boolean {
+    if (e.kind !== "name" || e.name !== "approver" || e.path.length > 0) return false;
+    if (other !== undefined && mentionsApprover(other)) {
+      this.report("approver-use", "`approver` can only be compared with something that does not mention it", other);
+    }
+    return true;
+  }
+
+  private call(e: ExprOf<"call">): Type {
+    const arity = (FUNCTION_ARITY as Record<string, number>)[e.callee];
+    if (arity === undefined) {
+      for (const a of e.args) this.check(a, false);
+      return this.report("unknown-function", `unknown function \`${e.callee}\``, { span: e.calleeSpan }, didYouMean(e.callee, Object.keys(FUNCTION_ARITY)));
+    }
+    if (e.args.length !== arity) {
+      for (const a of e.args) this.check(a, false);
+      return this.report("wrong-arity", `\`${e.callee}\` takes ${arity} argument${arity === 1 ? "" : "s"}, not ${e.args.length}`, e);
+    }
+    const fn = e.callee as FunctionName;
+    if (fn === "startsWith" || fn === "endsWith") {
+      const t0 = this.check(e.args[0]!, this.approverOperand(e.args[0]!, e.args[1]));
+      const t1 = this.check(e.args[1]!, false);
+      const ok0 = this.expect(e.args[0]!, t0, ["string", "dyn", "approver"], `\`${fn}\` takes a string`);
+      const ok1 = this.expect(e.args[1]!, t1, ["string", "dyn"], `\`${fn}\` takes a string`);
+      return ok0 && ok1 ? "bool" : "error";
+    }
+    const t = this.check(e.args[0]!, false);
+    if (fn === "size") {
+      return this.expect(e.args[0]!, t, ["string", "dyn", "list<int>", "list<string>", "list<bool>", "list<any>"], "`size` takes a string or a list") ? "int" : "error";
+    }
+    return this.expect(e.args[0]!, t, ["string", "dyn"], "`lower` takes a string") ? "string" : "error";
+  }
+
+  /** Reports a type mismatch unless `t` is one of `allowed` (or already an error). */
+  private expect(e: Expr, t: Type, allowed: readonly Type[], message: string): boolean {
+    if (t === "error") return false;
+    if (allowed.includes(t)) return true;
+    this.report("type-mismatch", `${message}, not \`${typeNames[t]}\``, e);
+    return false;
+  }
+
+  private unary(e: ExprOf<"unary">): Type {
+    const t = this.checkOperand(e.operand, e.op === "!");
+    if (e.op === "!") return this.expect(e.operand, t, ["bool", "dyn"], "`!` takes a condition") ? "bool" : "error";
+    return this.expect(e.operand, t, ["int", "dyn"], "`-` takes an int") ? "int" : "error";
+  }
+
+  /**
+   * Checks an operand; a condition that mentions `approver` may only be an operand of `!`, `&&`
+   * or `||` (`logical`), see INVARIANT (approver-atoms).
+   */
+  private checkOperand(e: Expr, logical: boolean): Type {
+    const t = this.check(e, false);
+    if (!logical && t === "bool" && mentionsApprover(e)) {
+      return this.report("approver-use", "a condition on `approver` can only be combined with `!`, `&&` and `||`", e);
+    }
+    return t;
+  }
+
+  private binary(e: ExprOf<"binary">): Type {
+    switch (e.op) {
+      case "&&":
+      case "||": {
+        const l = this.checkOperand(e.left, true);
+        const r = this.checkOperand(e.right, true);
+        const okL = this.expect(e.left, l, ["bool", "dyn"], `\`${e.op}\` takes conditions`);
+        const okR = this.expect(e.right, r, ["bool", "dyn"], `\`${e.op}\` takes conditions`);
+        return okL && okR ? "bool" : "error";
+      }
+      case "+":
+      case "-":
+      case "*": {
+        const l = this.checkOperand(e.left, false);
+        const r = this.checkOperand(e.right, false);
+        const okL = this.expect(e.left, l, ["int", "dyn"], `\`${e.op}\` takes ints`);
+        const okR = this.expect(e.right, r, ["int", "dyn"], `\`${e.op}\` takes ints`);
+        return okL && okR ? "int" : "error";
+      }
+      case "==":
+      case "!=":
+        return this.equality(e);
+      case "in":
+        return this.membership(e);
+      default:
+        return this.ordering(e);
+    }
+  }
+
+  private equality(e: ExprOf<"binary">): Type {
+    const leftIsApprover = this.approverOperand(e.left, e.right);
+    const rightIsApprover = !leftIsApprover && this.approverOperand(e.right, e.left);
+    const l = leftIsApprover ? this.check(e.left, true) : this.checkOperand(e.left, false);
+    const r = rightIsApprover ? this.check(e.right, true) : this.checkOperand(e.right, false);
+    if (l === "error" || r === "error") return "error";
+    if (comparable(l, r)) return "bool";
+    return this.report("type-mismatch", `cannot compare \`${typeNames[l]}\` with \`${typeNames[r]}\``, e, "values of different types are never equal; only `null` compares with every type");
+  }
+
+  private membership(e: ExprOf<"binary">): Type {
+    const isApprover = this.approverOperand(e.left, e.right);
+    const l = isApprover ? this.check(e.left, true) : this.checkOperand(e.left, false);
+    const r = this.checkOperand(e.right, false);
+    if (l === "error" || r === "error") return "error";
+    if (r !== "dyn" && !r.startsWith("list<")) return this.report("type-mismatch", `\`in\` takes a list on its right, not \`${typeNames[r]}\``, e.right);
+    const element = l === "approver" ? "string" : l;
+    if (element === "dyn" || r === "dyn" || r === "list<any>") {
+      if (element === "int" || element === "string" || element === "bool" || element === "dyn") return "bool";
+    } else if (r === `list<${element}>`) return "bool";
+    return this.report("type-mismatch", `cannot look for \`${typeNames[l]}\` in \`${typeNames[r]}\``, e);
+  }
+
+  private ordering(e: ExprOf<"binary">): Type {
+    const l = this.checkOperand(e.left, false);
+    const r = this.checkOperand(e.right, false);
+    if (l === "error" || r === "error") return "error";
+    const ordered = (t: Type): boolean => t === "int" || t === "string" || t === "dyn";
+    if (ordered(l) && ordered(r) && (l === r || l === "dyn" || r === "dyn")) return "bool";
+    return this.report("type-mismatch", `cannot order \`${typeNames[l]}\` and \`${typeNames[r]}\``, e, "ordering is defined on two ints or two strings");
+  }
+}
+
+/** Equality is defined on values of one type, and between `null` (or a dynamic value) and anything. */
+function comparable(l: Type, r: Type): boolean {
+  if (l === r || l === "null" || r === "null" || l === "dyn" || r === "dyn") return true;
+  if ((l === "approver" && r === "string") || (l === "string" && r === "approver")) return true;
+  if (l.startsWith("list<") && r.startsWith("list<")) return l === "list<any>" || r === "list<any>";
+  return false;
+}

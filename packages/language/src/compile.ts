@@ -1,0 +1,333 @@
+// Pipeline step 4 of 4: the checked AST compiled once into closures (no eval, no new Function).
+import type { Span } from "@agent-authority/grammar";
+import type { Expr, ExprOf } from "./ast.js";
+import type { Type } from "./check.js";
+import type { PolicyEnvironment } from "./environment.js";
+import { codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, member, readPath, type Value } from "./values.js";
+
+/** The environment as evaluation sees it; `approver` may be absent (read as null). */
+export type EvalEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?: string | null };
+
+/** A compiled node: returns its value, or FAIL with the reason left in `failure`. */
+export type Evaluator = (env: EvalEnv) => Value;
+
+interface Compiled {
+  readonly fn: Evaluator;
+  /** False when the node can never fail at run time, so parents skip the FAIL check. */
+  readonly canFail: boolean;
+}
+
+/** Compiles a checked expression. `types` is the checker's result for the same tree. */
+export function compileExpr(root: Expr, types: ReadonlyMap<Expr, Type>): Evaluator {
+  return new Compiler(types).compile(root).fn;
+}
+
+class Compiler {
+  constructor(private readonly types: ReadonlyMap<Expr, Type>) {}
+
+  type(e: Expr): Type {
+    return this.types.get(e) ?? "dyn";
+  }
+
+  compile(e: Expr): Compiled {
+    switch (e.kind) {
+      case "int":
+      case "string":
+      case "bool": {
+        const value = e.value;
+        return { fn: () => value, canFail: false };
+      }
+      case "null":
+        return { fn: () => null, canFail: false };
+      case "list":
+        return this.list(e);
+      case "name":
+        return name(e);
+      case "call":
+        return this.call(e);
+      case "unary":
+        return this.unary(e);
+      case "binary":
+        return this.binary(e);
+    }
+  }
+
+  private list(e: ExprOf<"list">): Compiled {
+    const items = e.elements.map((x) => this.compile(x));
+    if (items.length === e.elements.length && e.elements.every((x) => x.kind === "int" || x.kind === "string" || x.kind === "bool")) {
+      const value = Object.freeze(e.elements.map((x) => (x as { value: Value }).value));
+      return { fn: () => value, canFail: false };
+    }
+    const fns = items.map((x) => x.fn);
+    return {
+      fn: (env) => {
+        const out: Value[] = [];
+        for (const f of fns) {
+          const v = f(env);
+          if (v === FAIL) return FAIL;
+          out.push(v);
+        }
+        return out;
+      },
+      canFail: items.some((x) => x.canFail),
+    };
+  }
+
+  private call(e: ExprOf<"call">): Compiled {
+    const args = e.args.map((a) => this.compile(a));
+    const span = e.span;
+    if (e.callee === "size") {
+      const arg = args[0]!.fn;
+      return {
+        fn: (env) => {
+          const v = arg(env);
+          if (v === FAIL) return FAIL;
+          if (typeof v === "string") return codePointLength(v);
+          if (Array.isArray(v)) return v.length;
+          return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
+        },
+        canFail: args[0]!.canFail || this.type(e.args[0]!) === "dyn",
+      };
+    }
+    if (e.callee === "lower") {
+      const arg = args[0]!.fn;
+      return {
+        fn: (env) => {
+          const v = arg(env);
+          if (v === FAIL) return FAIL;
+          return typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span);
+        },
+        canFail: args[0]!.canFail || this.type(e.args[0]!) === "dyn",
+      };
+    }
+    const starts = e.callee === "startsWith";
+    const s = args[0]!.fn;
+    const p = args[1]!.fn;
+    const callee = e.callee;
+    return {
+      fn: (env) => {
+        const a = s(env);
+        if (a === FAIL) return FAIL;
+        const b = p(env);
+        if (b === FAIL) return FAIL;
+        if (typeof a !== "string" || typeof b !== "string") {
+          return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof a !== "string" ? a : b)}\``, span);
+        }
+        return starts ? a.startsWith(b) : a.endsWith(b);
+      },
+      canFail: true,
+    };
+  }
+
+  private unary(e: ExprOf<"unary">): Compiled {
+    const operand = this.compile(e.operand);
+    const f = operand.fn;
+    const span = e.span;
+    const dyn = this.type(e.operand) === "dyn";
+    if (e.op === "!") {
+      if (!operand.canFail && !dyn) return { fn: (env) => !f(env), canFail: false };
+      return {
+        fn: (env) => {
+          const v = f(env);
+          if (v === FAIL) return FAIL;
+          return typeof v === "boolean" ? !v : fail("runtime-type", `\`!\` takes a condition, not \`${describe(v)}\``, span);
+        },
+        canFail: true,
+      };
+    }
+    if (!operand.canFail && !dyn) return { fn: (env) => -(f(env) as number) || 0, canFail: false };
+    return {
+      fn: (env) => {
+        const v = f(env);
+        if (v === FAIL) return FAIL;
+        return isInt(v) ? -v || 0 : fail("runtime-type", `\`-\` takes an int, not \`${describe(v)}\``, span);
+      },
+      canFail: true,
+    };
+  }
+
+  private binary(e: ExprOf<"binary">): Compiled {
+    const l = this.compile(e.left);
+    const r = this.compile(e.right);
+    const lt = this.type(e.left);
+    const rt = this.type(e.right);
+    switch (e.op) {
+      case "&&":
+        return logical(true, l, r, lt === "dyn" || rt === "dyn", e.span);
+      case "||":
+        return logical(false, l, r, lt === "dyn" || rt === "dyn", e.span);
+      case "+":
+      case "-":
+      case "*":
+        return arithmetic(e.op, l, r, e.span);
+      case "==":
+      case "!=":
+        return equality(e.op === "!=", l, r, lt, rt, e.span);
+      case "in":
+        return membership(l, r, rt, e.span);
+      default:
+        return ordering(e.op, l, r, lt, rt, e.span);
+    }
+  }
+}
+
+function name(e: ExprOf<"name">): Compiled {
+  switch (e.name) {
+    case "args": {
+      const path = e.path;
+      if (path.length === 1) {
+        const key = path[0]!;
+        return {
+          fn: (env) => {
+            const args = env.args as Record<string, unknown> | null | undefined;
+            if (args === null || args === undefined || typeof args !== "object") return null;
+            return Object.prototype.hasOwnProperty.call(args, key) ? (args[key] ?? null) : null;
+          },
+          canFail: false,
+        };
+      }
+      return { fn: (env) => readPath(env.args, path), canFail: false };
+    }
+    case "approver":
+      return { fn: (env) => env.approver ?? null, canFail: false };
+    case "amount_minor":
+      return { fn: (env) => env.amount_minor, canFail: false };
+    case "currency":
+      return { fn: (env) => env.currency, canFail: false };
+    case "tool":
+      return { fn: (env) => env.tool, canFail: false };
+    case "agent":
+      return { fn: (env) => env.agent, canFail: false };
+    case "principal":
+      return { fn: (env) => env.principal, canFail: false };
+    case "audience":
+      return { fn: (env) => env.audience, canFail: false };
+    case "uses":
+      return { fn: (env) => env.uses, canFail: false };
+    case "spent_minor":
+      return { fn: (env) => env.spent_minor, canFail: false };
+    case "hour_utc":
+      return { fn: (env) => env.hour_utc, canFail: false };
+    case "weekday_utc":
+      return { fn: (env) => env.weekday_utc, canFail: false };
+    default: {
+      const key = e.name;
+      return { fn: (env) => (env as unknown as Record<string, unknown>)[key] ?? null, canFail: false };
+    }
+  }
+}
+
+/** `&&` (`isAnd`) and `||`: left to right, short-circuit; a dynamic operand must be a bool. */
+function logical(isAnd: boolean, l: Compiled, r: Compiled, dyn: boolean, span: Span): Compiled {
+  const lf = l.fn;
+  const rf = r.fn;
+  if (!dyn && !l.canFail && !r.canFail) {
+    return { fn: isAnd ? (env) => lf(env) && rf(env) : (env) => lf(env) || rf(env), canFail: false };
+  }
+  const op = isAnd ? "&&" : "||";
+  const notBool = (v: Value): typeof FAIL => fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, span);
+  return {
+    fn: (env) => {
+      const a = lf(env);
+      if (a === FAIL) return FAIL;
+      if (typeof a !== "boolean") return notBool(a);
+      if (a !== isAnd) return a;
+      const b = rf(env);
+      if (b === FAIL) return FAIL;
+      return typeof b === "boolean" ? b : notBool(b);
+    },
+    canFail: true,
+  };
+}
+
+function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, span: Span): Compiled {
+  const lf = l.fn;
+  const rf = r.fn;
+  return {
+    fn: (env) => {
+      const a = lf(env);
+      if (a === FAIL) return FAIL;
+      const b = rf(env);
+      if (b === FAIL) return FAIL;
+      if (!isInt(a) || !isInt(b)) return fail("runtime-type", `\`${op}\` takes ints, not \`${describe(isInt(a) ? b : a)}\``, span);
+      const v = op === "+" ? a + b : op === "-" ? a - b : a * b;
+      if (!Number.isSafeInteger(v)) return fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
+      return v || 0;
+    },
+    canFail: true,
+  };
+}
+
+/** Types whose values are compared with `===` directly: one static scalar type (or null). */
+function scalar(t: Type): boolean {
+  return t === "int" || t === "string" || t === "bool" || t === "null" || t === "approver";
+}
+
+function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
+  const lf = l.fn;
+  const rf = r.fn;
+  if (scalar(lt) && scalar(rt) && !l.canFail && !r.canFail) {
+    return { fn: negate ? (env) => lf(env) !== rf(env) : (env) => lf(env) === rf(env), canFail: false };
+  }
+  return {
+    fn: (env) => {
+      const a = lf(env);
+      if (a === FAIL) return FAIL;
+      const b = rf(env);
+      if (b === FAIL) return FAIL;
+      const v = equals(a, b, span);
+      return v === FAIL ? FAIL : v !== negate;
+    },
+    canFail: true,
+  };
+}
+
+function membership(l: Compiled, r: Compiled, rt: Type, span: Span): Compiled {
+  const lf = l.fn;
+  const rf = r.fn;
+  return {
+    fn: (env) => {
+      const a = lf(env);
+      if (a === FAIL) return FAIL;
+      const b = rf(env);
+      if (b === FAIL) return FAIL;
+      if (rt !== "dyn" && a !== null && typeof a !== "object") {
+        // A static list holds one scalar type: a needle of that type is found with `includes`.
+        const list = b as readonly Value[];
+        if (list.length === 0 || typeof list[0] === typeof a) return list.includes(a);
+      }
+      return member(a, b, span);
+    },
+    canFail: true,
+  };
+}
+
+function ordering(op: string, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
+  const lf = l.fn;
+  const rf = r.fn;
+  if (lt === "int" && rt === "int" && !l.canFail && !r.canFail) {
+    switch (op) {
+      case "<":
+        return { fn: (env) => (lf(env) as number) < (rf(env) as number), canFail: false };
+      case "<=":
+        return { fn: (env) => (lf(env) as number) <= (rf(env) as number), canFail: false };
+      case ">":
+        return { fn: (env) => (lf(env) as number) > (rf(env) as number), canFail: false };
+      default:
+        return { fn: (env) => (lf(env) as number) >= (rf(env) as number), canFail: false };
+    }
+  }
+  const test = op === "<" ? (c: number) => c < 0 : op === "<=" ? (c: number) => c <= 0 : op === ">" ? (c: number) => c > 0 : (c: number) => c >= 0;
+  return {
+    fn: (env) => {
+      const a = lf(env);
+      if (a === FAIL) return FAIL;
+      const b = rf(env);
+      if (b === FAIL) return FAIL;
+      if (isInt(a) && isInt(b)) return test(a - b);
+      if (typeof a === "string" && typeof b === "string") return test(compareStrings(a, b));
+      return fail("runtime-type", `cannot order \`${describe(a)}\` and \`${describe(b)}\``, span, "ordering is defined on two ints or two strings");
+    },
+    canFail: true,
+  };
+}

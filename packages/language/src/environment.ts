@@ -1,0 +1,46 @@
+// The environment: the names bound in every decision and their static types.
+export type Weekday = "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+
+/** The names bound in every decision (DESIGN.md §3). */
+export interface PolicyEnvironment {
+  readonly amount_minor: number;
+  readonly currency: string;
+  readonly tool: string;
+  readonly approver: string | null;
+  readonly agent: string;
+  readonly principal: string;
+  readonly audience: string;
+  readonly uses: number;
+  readonly spent_minor: number;
+  readonly hour_utc: number;
+  readonly weekday_utc: Weekday;
+  /** The action's own arguments as JSON values; an absent name reads as `null`. */
+  readonly args: Readonly<Record<string, unknown>>;
+}
+
+/** The static type of each name other than `args` (whose fields are dynamic). */
+export const ENVIRONMENT_TYPES = Object.freeze({
+  amount_minor: "int",
+  currency: "string",
+  tool: "string",
+  approver: "approver",
+  agent: "string",
+  principal: "string",
+  audience: "string",
+  uses: "int",
+  spent_minor: "int",
+  hour_utc: "int",
+  weekday_utc: "string",
+} as const);
+
+/** Every name a policy may use, `args` included (as `args.<name>`). */
+export const ENVIRONMENT_NAMES: readonly (keyof PolicyEnvironment)[] = Object.freeze([
+  ...(Object.keys(ENVIRONMENT_TYPES) as (keyof typeof ENVIRONMENT_TYPES)[]),
+  "args",
+]);
+
+export const WEEKDAYS: readonly Weekday[] = Object.freeze(["mon", "tue", "wed", "thu", "fri", "sat", "sun"]);
+
+/** The functions of the language and their arities. */
+export const FUNCTION_ARITY = Object.freeze({ startsWith: 2, endsWith: 2, size: 1, lower: 1 } as const);
+export type FunctionName = keyof typeof FUNCTION_ARITY;

@@ -1,0 +1,81 @@
+// The canonical formatter: one printed form per tree, so format(parse(format(x))) == format(x).
+import type { BinaryOperator, Expr } from "./ast.js";
+
+/** Binding strength; a child binding more loosely than its position allows gets parentheses. */
+const precedence: Record<BinaryOperator, number> = {
+  "||": 1,
+  "&&": 2,
+  "==": 3,
+  "!=": 3,
+  "<": 3,
+  "<=": 3,
+  ">": 3,
+  ">=": 3,
+  in: 3,
+  "+": 4,
+  "-": 4,
+  "*": 5,
+};
+const UNARY = 6;
+const PRIMARY = 7;
+
+function precedenceOf(e: Expr): number {
+  if (e.kind === "binary") return precedence[e.op];
+  if (e.kind === "unary" || (e.kind === "int" && e.value < 0)) return UNARY;
+  return PRIMARY;
+}
+
+/** Prints `e` in canonical form: single spaces around binary operators, minimal parentheses. */
+export function formatExpr(e: Expr): string {
+  switch (e.kind) {
+    case "int":
+      return String(e.value);
+    case "string":
+      return quote(e.value);
+    case "bool":
+      return e.value ? "true" : "false";
+    case "null":
+      return "null";
+    case "list":
+      return `[${e.elements.map(formatExpr).join(", ")}]`;
+    case "name":
+      return e.path.length === 0 ? e.name : `${e.name}.${e.path.join(".")}`;
+    case "call":
+      return `${e.callee}(${e.args.map(formatExpr).join(", ")})`;
+    case "unary": {
+      // `-(-x)` rather than `--x`, which reads like a decrement.
+      const wrap = precedenceOf(e.operand) < UNARY || (e.op === "-" && ((e.operand.kind === "unary" && e.operand.op === "-") || (e.operand.kind === "int" && e.operand.value < 0)));
+      const inner = formatExpr(e.operand);
+      return `${e.op}${wrap ? `(${inner})` : inner}`;
+    }
+    case "binary": {
+      const p = precedence[e.op];
+      // Comparisons do not chain, so both operands of a comparison bind tighter; the other
+      // operators associate to the left, so only the right operand needs strictly tighter binding.
+      const leftWrap = p === 3 ? precedenceOf(e.left) <= p : precedenceOf(e.left) < p;
+      const rightWrap = precedenceOf(e.right) <= p;
+      const left = formatExpr(e.left);
+      const right = formatExpr(e.right);
+      return `${leftWrap ? `(${left})` : left} ${e.op} ${rightWrap ? `(${right})` : right}`;
+    }
+  }
+}
+
+/** A string literal that reads back as `value`: quotes, backslashes and control characters escaped. */
+export function quote(value: string): string {
+  let out = '"';
+  let from = 0;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0x20 && unit !== 0x22 && unit !== 0x5c && unit !== 0x7f) continue;
+    out += value.slice(from, i);
+    from = i + 1;
+    if (unit === 0x22) out += '\\"';
+    else if (unit === 0x5c) out += "\\\\";
+    else if (unit === 0x0a) out += "\\n";
+    else if (unit === 0x0d) out += "\\r";
+    else if (unit === 0x09) out += "\\t";
+    else out += `\\u${unit.toString(16).padStart(4, "0")}`;
+  }
+  return out + value.slice(from) + '"';
+}

@@ -1,0 +1,43 @@
+// The fixed upper bounds of the language, in one frozen object with units last.
+import { NESTING_DEPTH_MAX } from "@agent-authority/grammar";
+
+export const LIMITS = Object.freeze({
+  /** UTF-8 bytes of policy text. */
+  policyBytesMax: 4096,
+  /** Syntactic nesting: parentheses, brackets, call argument lists and prefix operators. */
+  astDepthMax: NESTING_DEPTH_MAX as 64,
+  /** Elements of a list literal, and of a list read from `args` at run time. */
+  listElementsMax: 1024,
+  /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
+  integerMax: Number.MAX_SAFE_INTEGER,
+  integerMin: Number.MIN_SAFE_INTEGER,
+} as const);
+
+/** The UTF-8 length of `text`, counted without allocating. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** The offset of the first code unit that lies past `bytesMax` UTF-8 bytes. */
+export function utf8Cut(text: string, bytesMax: number): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    const pair = unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    const width = unit < 0x80 ? 1 : unit < 0x800 ? 2 : pair ? 4 : 3;
+    if (bytes + width > bytesMax) return i;
+    bytes += width;
+    if (pair) i++;
+  }
+  return text.length;
+}

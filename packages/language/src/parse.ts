@@ -1,0 +1,31 @@
+// Pipeline step 1 of 4: text to AST, through the grammar's CST, with the text limits checked first.
+import { parseCst, type PolicyCstNode } from "@agent-authority/grammar";
+import type { Expr } from "./ast.js";
+import { astFromCst } from "./ast-from-cst.js";
+import { byPosition, error, type Diagnostic } from "./diagnostic.js";
+import { LIMITS, utf8Cut, utf8Length } from "./limits.js";
+
+export type ParseResult = { readonly ok: true; readonly ast: Expr } | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+
+/** Parses policy text into an AST; every problem is a diagnostic, nothing throws. */
+export function parsePolicy(text: string, options: { readonly skipTextLimit?: boolean } = {}): ParseResult {
+  if (typeof text !== "string") {
+    return { ok: false, diagnostics: [error("unexpected-token", "a policy must be a string", { start: 0, end: 0 })] };
+  }
+  if (!options.skipTextLimit && text.length > LIMITS.policyBytesMax / 4 && utf8Length(text) > LIMITS.policyBytesMax) {
+    const cut = utf8Cut(text, LIMITS.policyBytesMax);
+    return {
+      ok: false,
+      diagnostics: [error("policy-too-long", `policy of ${utf8Length(text)} bytes is longer than ${LIMITS.policyBytesMax}`, { start: cut, end: text.length }, "split the condition across a grant and its delegations, or simplify it")],
+    };
+  }
+  const { cst, lexErrors, parseErrors } = parseCst(text);
+  if (lexErrors.length > 0 || parseErrors.length > 0 || cst === undefined) {
+    const diagnostics = [...lexErrors, ...parseErrors].map((e) => error(e.code, e.message, e.span));
+    return { ok: false, diagnostics: diagnostics.sort(byPosition) };
+  }
+  const diagnostics: Diagnostic[] = [];
+  const ast = astFromCst(cst as PolicyCstNode, diagnostics);
+  if (diagnostics.length > 0) return { ok: false, diagnostics: diagnostics.sort(byPosition) };
+  return { ok: true, ast };
+}

@@ -1,0 +1,151 @@
+// The public operations: compile a policy once, evaluate and decide it, conjoin a chain, format, lint.
+import type { Expr } from "./ast.js";
+import { mentionsApprover } from "./ast.js";
+import { checkPolicy, type Type } from "./check.js";
+import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
+import { byPosition, error, type Diagnostic } from "./diagnostic.js";
+import type { PolicyEnvironment } from "./environment.js";
+import { formatExpr } from "./format.js";
+import { lintAst } from "./lint.js";
+import { parsePolicy } from "./parse.js";
+import { compileTruth, residualText, satisfiable, valid, type PartialEvaluator } from "./residual.js";
+import { describe, FAIL, failure } from "./values.js";
+
+export type PolicyOutcome =
+  | { readonly outcome: "allow" }
+  | { readonly outcome: "deny"; readonly error?: Diagnostic }
+  | { readonly outcome: "gated"; readonly residual: string };
+
+export type EvaluationResult = { readonly ok: true; readonly value: boolean } | { readonly ok: false; readonly error: Diagnostic };
+
+export interface CompiledPolicy {
+  /** The canonical (formatted) source. */
+  readonly text: string;
+  /** Evaluates with every name bound, `approver` included (it may be null). */
+  evaluate(env: PolicyEnvironment): EvaluationResult;
+  /** Partial evaluation with `approver` unknown: allow, deny, or gated with the residual. */
+  decide(env: Omit<PolicyEnvironment, "approver">): PolicyOutcome;
+}
+
+export type CompileResult =
+  | { readonly ok: true; readonly policy: CompiledPolicy; readonly warnings: readonly Diagnostic[] }
+  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+
+const TRUE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: true });
+const FALSE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: false });
+const ALLOW: PolicyOutcome = Object.freeze({ outcome: "allow" });
+const DENY: PolicyOutcome = Object.freeze({ outcome: "deny" });
+
+/** The checked tree behind each compiled policy, for `conjoin`. */
+const trees = new WeakMap<CompiledPolicy, { readonly ast: Expr; readonly types: ReadonlyMap<Expr, Type> }>();
+
+class Policy implements CompiledPolicy {
+  private readonly root: Evaluator;
+  private readonly truth: PartialEvaluator | undefined;
+  private canonical: string | undefined;
+
+  constructor(
+    private readonly ast: Expr,
+    types: ReadonlyMap<Expr, Type>,
+  ) {
+    const evaluators = new Map<Expr, Evaluator>();
+    this.root = compileExpr(ast, types);
+    this.truth = mentionsApprover(ast)
+      ? compileTruth(ast, (e) => {
+          let fn = evaluators.get(e);
+          if (fn === undefined) evaluators.set(e, (fn = compileExpr(e, types)));
+          return fn;
+        })
+      : undefined;
+    trees.set(this, { ast, types });
+  }
+
+  get text(): string {
+    return (this.canonical ??= formatExpr(this.ast));
+  }
+
+  evaluate(env: PolicyEnvironment): EvaluationResult {
+    const v = this.root(env);
+    if (v === true) return TRUE_RESULT;
+    if (v === false) return FALSE_RESULT;
+    return { ok: false, error: this.failureOf(v) };
+  }
+
+  decide(env: Omit<PolicyEnvironment, "approver">): PolicyOutcome {
+    const withoutApprover = env as EvalEnv;
+    if (this.truth === undefined) {
+      const v = this.root(withoutApprover);
+      if (v === true) return ALLOW;
+      if (v === false) return DENY;
+      return { outcome: "deny", error: this.failureOf(v) };
+    }
+    // With `approver` unknown: evaluate once with no approval (approver is null), and derive the
+    // exact condition under which a non-null approver makes the policy true.
+    const none = this.root(withoutApprover);
+    const noneError = none === true || none === false ? undefined : this.failureOf(none);
+    const errors: Diagnostic[] = [];
+    const { t } = this.truth(withoutApprover, errors);
+    if (none === true && valid(t)) return ALLOW;
+    if (satisfiable(t) !== undefined) return { outcome: "gated", residual: residualText(t) };
+    const reason = noneError ?? errors[0];
+    return reason === undefined ? DENY : { outcome: "deny", error: reason };
+  }
+
+  private failureOf(v: unknown): Diagnostic {
+    if (v === FAIL && failure.diagnostic !== undefined) return failure.diagnostic;
+    return error("runtime-type", `a policy must be a condition, not \`${describe(v)}\``, this.ast.span);
+  }
+}
+
+/** Parses, checks and compiles `text`. Never throws; a grant without a policy has the policy `true`. */
+export function compilePolicy(text: string): CompileResult {
+  const parsed = parsePolicy(text);
+  if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
+  const checked = checkPolicy(parsed.ast);
+  if (checked.diagnostics.length > 0) return { ok: false, diagnostics: [...checked.diagnostics].sort(byPosition) };
+  const policy = new Policy(parsed.ast, checked.types);
+  return { ok: true, policy, warnings: lintAst(parsed.ast, checked.types) };
+}
+
+const TRUE_POLICY = (() => {
+  const result = compilePolicy("true");
+  if (!result.ok) throw new Error("the policy `true` must compile");
+  return result.policy;
+})();
+
+/**
+ * The conjunction of several policies (a delegation chain, root first), decided as one expression:
+ * partial evaluation sees every condition on `approver` at once, so two residuals that no single
+ * approver satisfies together deny. Spans in its run-time errors refer to its own `text`.
+ */
+export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
+  const parts = policies.map((p) => trees.get(p)).filter((t) => t !== undefined);
+  if (parts.length === 0) return TRUE_POLICY;
+  if (parts.length === 1 && policies.length === 1) return policies[0]!;
+  const types = new Map<Expr, Type>();
+  let ast = parts[0]!.ast;
+  for (const part of parts) for (const [node, type] of part.types) types.set(node, type);
+  for (let i = 1; i < parts.length; i++) {
+    ast = { kind: "binary", op: "&&", left: ast, right: parts[i]!.ast, span: { start: 0, end: 0 } };
+    types.set(ast, "bool");
+  }
+  // Reparse the canonical text so that spans point into it; each part already passed every check.
+  const reparsed = parsePolicy(formatExpr(ast), { skipTextLimit: true });
+  if (reparsed.ok) {
+    const checked = checkPolicy(reparsed.ast);
+    if (checked.diagnostics.length === 0) return new Policy(reparsed.ast, checked.types);
+  }
+  return new Policy(ast, types);
+}
+
+/** The canonical form of `text`, or the diagnostics that stop it from parsing. */
+export function formatPolicy(text: string): { ok: true; text: string } | { ok: false; diagnostics: readonly Diagnostic[] } {
+  const parsed = parsePolicy(text);
+  return parsed.ok ? { ok: true, text: formatExpr(parsed.ast) } : { ok: false, diagnostics: parsed.diagnostics };
+}
+
+/** Every diagnostic for `text`: its errors if it does not compile, otherwise its lint warnings. */
+export function lintPolicy(text: string): readonly Diagnostic[] {
+  const result = compilePolicy(text);
+  return result.ok ? result.warnings : result.diagnostics;
+}

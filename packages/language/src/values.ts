@@ -1,0 +1,118 @@
+// Run-time values and their semantics, shared by the compiled evaluator and partial evaluation.
+import type { Span } from "@agent-authority/grammar";
+import { error, type Diagnostic } from "./diagnostic.js";
+import { LIMITS } from "./limits.js";
+
+/**
+ * A value is a number (safe integer), string, boolean, null, or an array of values; a dynamic
+ * value read from `args` may be any JSON value until it is used.
+ */
+export type Value = unknown;
+
+/**
+ * Returned instead of a value when evaluation fails. The failure itself is left in `failure`:
+ * evaluation is single-threaded and synchronous, so one slot suffices and the common path
+ * allocates nothing.
+ */
+export const FAIL: unique symbol = Symbol("fail");
+
+export const failure: { diagnostic: Diagnostic | undefined } = { diagnostic: undefined };
+
+export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long", message: string, span: Span, help?: string): typeof FAIL {
+  failure.diagnostic = error(code, message, span, help);
+  return FAIL;
+}
+
+/** Describes a value's type for a message. */
+export function describe(value: Value): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "number") return Number.isSafeInteger(value) ? "int" : "number that is not a safe integer";
+  if (typeof value === "string") return "string";
+  if (typeof value === "boolean") return "bool";
+  if (Array.isArray(value)) return "list";
+  return "object";
+}
+
+export function isInt(value: Value): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value);
+}
+
+/** Reads `args.<path>`: an absent field (at any depth) is null; own properties only, never the prototype chain. */
+export function readPath(args: unknown, path: readonly string[]): Value {
+  let value: unknown = args;
+  for (let i = 0; i < path.length; i++) {
+    if (value === null || value === undefined || typeof value !== "object" || Array.isArray(value)) return null;
+    const key = path[i]!;
+    value = Object.prototype.hasOwnProperty.call(value, key) ? (value as Record<string, unknown>)[key] : null;
+  }
+  return value === undefined ? null : value;
+}
+
+/**
+ * Equality: `null` equals only `null`; otherwise both values must have one type (else a run-time
+ * type error, fail closed). Lists are equal element by element.
+ */
+export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
+  if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  const ta = describe(a);
+  const tb = describe(b);
+  if (ta !== tb || ta === "object" || ta.startsWith("number")) {
+    return fail("runtime-type", `cannot compare \`${ta}\` with \`${tb}\``, span, "a value from `args` has a type the policy did not expect");
+  }
+  if (ta !== "list") return a === b;
+  const la = a as Value[];
+  const lb = b as Value[];
+  if (la.length !== lb.length) return false;
+  for (let i = 0; i < la.length; i++) {
+    const r = equals(la[i], lb[i], span);
+    if (r !== true) return r;
+  }
+  return true;
+}
+
+/**
+ * Membership: `x in [a, b]` means `x == a || x == b`, elements tried left to right, so a mismatched
+ * type is a run-time error unless an earlier element already matched.
+ */
+export function member(needle: Value, list: Value, span: Span): boolean | typeof FAIL {
+  if (!Array.isArray(list)) return fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span);
+  if (list.length > LIMITS.listElementsMax) {
+    return fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span);
+  }
+  for (let i = 0; i < list.length; i++) {
+    const element = list[i];
+    const r = equals(needle, element, span);
+    if (r !== false) return r;
+  }
+  return false;
+}
+
+/** Compares strings in code-point order (JavaScript's `<` compares UTF-16 code units). */
+export function compareStrings(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    // A surrogate stands for a code point above U+FFFF: above every BMP unit past the surrogate block.
+    if (xs && !ys && y >= 0xe000) return 1;
+    if (ys && !xs && x >= 0xe000) return -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** The number of code points in `s`. */
+export function codePointLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const unit = s.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
