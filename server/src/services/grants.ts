@@ -119,6 +119,8 @@ export async function approveGrant(ctx: ServiceContext, caller: Caller, id: stri
     const status = grantStatus(grant, now);
     if (status !== "pending_approval") throw new ApiProblem("grant_not_pending", `grant \`${id}\` is ${status.replace("_", " ")}`);
     if (grant.issued_by === caller.identity) throw new ApiProblem("self_approval", `\`${caller.identity}\` issued this grant; another human must approve it`);
+    // Approval makes the authority live, so the agent must still be certified for a refusing mode.
+    await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.approveGrant(id, caller.identity, now);
     await event(tx, id, "approved", caller.identity, now, note === undefined ? {} : { note });
     return view(tx, (await tx.getGrant(id))!, now);

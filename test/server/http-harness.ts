@@ -1,0 +1,105 @@
+// A real server on a random loopback port over a fresh database, and a small client for tests.
+
+import { startServer, type AuthorityServer, type ServerConfig } from "@agent-authority/server";
+import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
+
+export const ADMIN_KEY = "aa_test-admin-key-0123456789abcdefghijklmnop";
+export const ENVIRONMENT = "test-env";
+
+export interface Reply {
+  readonly status: number;
+  readonly body: any;
+  readonly contentType: string | null;
+  readonly headers: Headers;
+}
+
+export interface CallOptions {
+  readonly key?: string | undefined;
+  /** How the key is sent; both are accepted everywhere. */
+  readonly via?: "bearer" | "x-api-key";
+  readonly body?: unknown;
+  /** A body sent exactly as given (for malformed input). */
+  readonly raw?: string | Buffer;
+  readonly contentType?: string;
+}
+
+export interface TestServer {
+  readonly server: AuthorityServer;
+  readonly db: TestStore;
+  readonly baseUrl: string;
+  call(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Creates a key with the given roles and answers its secret. */
+  key(identity: string, roles: string[], options?: { kind?: "human" | "service"; agent_id?: string }): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(target: StoreTarget, config: Partial<ServerConfig> = {}): Promise<TestServer> {
+  const db = await openTestStore(target);
+  const server = await startServer({
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: "unused",
+    databaseUrl: db.url,
+    environment: ENVIRONMENT,
+    adminKey: ADMIN_KEY,
+    autoApprovalCeilingMinor: 10_000,
+    logLevel: "silent",
+    ...config,
+  }, { store: db.store, ownsStore: false });
+  const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
+    const headers: Record<string, string> = {};
+    if (options.key !== undefined) {
+      if (options.via === "x-api-key") headers["x-api-key"] = options.key;
+      else headers["authorization"] = `Bearer ${options.key}`;
+    }
+    let body: string | Buffer | undefined;
+    if (options.raw !== undefined) body = options.raw;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    const response = await fetch(`${server.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      // Leave non-JSON bodies as text: the test sees exactly what came back.
+    }
+    return { status: response.status, body: parsed, contentType: response.headers.get("content-type"), headers: response.headers };
+  };
+  return {
+    server,
+    db,
+    baseUrl: server.baseUrl,
+    call,
+    async key(identity, roles, options = {}) {
+      const reply = await call("POST", "/keys", {
+        key: ADMIN_KEY,
+        body: { identity, kind: options.kind ?? "human", roles, ...(options.agent_id === undefined ? {} : { agent_id: options.agent_id }) },
+      });
+      if (reply.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(reply.body)}`);
+      return reply.body.key as string;
+    },
+    async close() {
+      await server.close();
+      await db.close();
+    },
+  };
+}
+
+/** A problem reply: the status, the media type and a stable code. */
+export function expectProblem(reply: Reply, status: number, code: string): void {
+  const where = `${status} ${code} expected, got ${reply.status} ${JSON.stringify(reply.body)}`;
+  if (reply.status !== status || reply.contentType?.startsWith("application/problem+json") !== true || reply.body?.code !== code) {
+    throw new Error(where);
+  }
+  if (reply.body.status !== status || typeof reply.body.title !== "string" || typeof reply.body.type !== "string") throw new Error(`not RFC 9457: ${where}`);
+}
+
+export const CERTIFICATION = {
+  basis: "evaluation report 2026-01",
+  provenance_version: "model-2026-01",
+  manifest_hash: "sha256:1111",
+  content_hash: "sha256:2222",
+  market_profile: "EU",
+  checks: ["tool manifest reviewed", "red-team run 14"],
+};

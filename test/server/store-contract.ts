@@ -1,0 +1,230 @@
+// The store contract: one behaviour suite that every Store implementation must pass.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LATEST_MIGRATION, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord } from "@agent-authority/server";
+import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
+
+const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
+const HOUR = 3_600_000;
+let counter = 0;
+/** Ids of the right shape (26 characters after the prefix), unique within a run. */
+function id(prefix: string): string {
+  counter += 1;
+  return `${prefix}_${String(counter).padStart(10, "0")}${"abcdefghjkmnpqrs"}`;
+}
+
+function agent(name: string): AgentRecord {
+  return { id: id("agt"), name, description: null, created_at: T0, created_by: "admin" };
+}
+
+function grant(agentId: string, over: Partial<GrantRecord> = {}): GrantRecord {
+  const gid = over.id ?? id("grt");
+  return {
+    id: gid, root_id: gid, parent_id: null, depth: 0, agent_id: agentId,
+    principal_type: "human", principal_id: "alice@example.com",
+    scope: { tool: ["payments.*"] }, budget_amount_minor: 5_000, budget_currency: "EUR", budget_count: null,
+    ttl_hours: 24, conditions: { clean_context: false }, policy: "amount_minor <= 1000",
+    delegation_policy: "attenuating", delegation_depth_max: null, audience: null, enforcement_mode: "enforce",
+    status: "active", approval_required: false, issued_at: T0, expires_at: T0 + 24 * HOUR, issued_by: "issuer@example.com",
+    approved_by: null, approved_at: null, family_id: null, family_version: null,
+    revoked_at: null, revoked_by: null, revocation_reason: null,
+    ...over,
+  };
+}
+
+function certificate(agentId: string, over: Partial<CertificateRecord> = {}): CertificateRecord {
+  return {
+    id: id("crt"), agent_id: agentId, environment: "development", issued_by: "cert@example.com",
+    issued_by_email: "cert@example.com", issued_at: T0, basis: "evaluation report 7", provenance_version: "m-1",
+    manifest_hash: "sha256:aa", content_hash: "sha256:bb", market_profile: "EU", checks: ["red-team"],
+    revoked_at: null, revoked_by: null, revocation_reason: null, superseded_by: null, ...over,
+  };
+}
+
+function key(over: Partial<KeyRecord> = {}): KeyRecord {
+  return {
+    id: id("key"), hash: `hash-${counter}-${Math.random()}`, identity: "ops@example.com", kind: "human", roles: ["issuer"],
+    agent_id: null, email: "ops@example.com", created_at: T0, created_by: "admin",
+    revoked_at: null, revoked_by: null, revocation_reason: null, ...over,
+  };
+}
+
+export function storeContract(target: StoreTarget): void {
+  let db: TestStore;
+  beforeAll(async () => {
+    db = await openTestStore(target, T0);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  describe("migrations", () => {
+    it("are recorded and applying them again changes nothing", async () => {
+      expect(await db.store.migrate(T0)).toEqual([]);
+      const rows = (await db.raw("SELECT version FROM schema_migrations ORDER BY version")) as { version: number }[];
+      expect(rows.map((r) => Number(r.version)).at(-1)).toBe(LATEST_MIGRATION);
+    });
+  });
+
+  describe("agents", () => {
+    it("are created once per name", async () => {
+      const first = await db.store.createAgentIfAbsent(agent("contract-agent"));
+      const again = await db.store.createAgentIfAbsent(agent("contract-agent"));
+      expect(first.created).toBe(true);
+      expect(again.created).toBe(false);
+      expect(again.agent.id).toBe(first.agent.id);
+      expect(await db.store.getAgent(first.agent.id)).toEqual(first.agent);
+      expect(await db.store.getAgent("agt_missing")).toBeUndefined();
+    });
+  });
+
+  describe("keys", () => {
+    it("are found by hash and revoked once", async () => {
+      const k = key({ roles: ["issuer", "approver"] });
+      await db.store.insertKey(k);
+      expect(await db.store.findKeyByHash(k.hash)).toEqual(k);
+      expect(await db.store.revokeKey(k.id, { at: T0 + 1, by: "admin", reason: "rotated" })).toBe(true);
+      expect(await db.store.revokeKey(k.id, { at: T0 + 2, by: "admin", reason: "again" })).toBe(false);
+      const stored = await db.store.getKey(k.id);
+      expect(stored).toMatchObject({ revoked_at: T0 + 1, revoked_by: "admin", revocation_reason: "rotated" });
+    });
+
+    it("count active keys by role", async () => {
+      const before = await db.store.countActiveKeysWithRole("auditor");
+      await db.store.insertKey(key({ roles: ["auditor"] }));
+      expect(await db.store.countActiveKeysWithRole("auditor")).toBe(before + 1);
+    });
+
+    it("refuse a second key with the same hash", async () => {
+      const k = key();
+      await db.store.insertKey(k);
+      await expect(db.store.insertKey({ ...k, id: id("key") })).rejects.toThrow();
+    });
+  });
+
+  describe("certificates", () => {
+    it("keep at most one valid certificate per agent and environment, superseded by field", async () => {
+      const { agent: a } = await db.store.createAgentIfAbsent(agent("certified-agent"));
+      const first = certificate(a.id);
+      await db.store.insertCertificate(first);
+      await expect(db.store.insertCertificate(certificate(a.id))).rejects.toThrow();
+      const second = certificate(a.id, { issued_at: T0 + 5 });
+      await db.store.transaction(async (tx) => {
+        expect(await tx.revokeCertificate(first.id, { at: T0 + 5, by: "cert@example.com", reason: "superseded" }, second.id)).toBe(true);
+        await tx.insertCertificate(second);
+      });
+      expect(await db.store.validCertificate(a.id, "development")).toEqual(second);
+      expect(await db.store.getCertificate(first.id)).toMatchObject({ revoked_at: T0 + 5, superseded_by: second.id });
+      expect(await db.store.validCertificate(a.id, "production")).toBeUndefined();
+      expect((await db.store.listCertificates({ agent_id: a.id }, { limit: 10 })).map((c) => c.id)).toEqual([first.id, second.id]);
+    });
+  });
+
+  describe("grants", () => {
+    let a: AgentRecord;
+    beforeAll(async () => {
+      a = (await db.store.createAgentIfAbsent(agent("grant-agent"))).agent;
+    });
+
+    it("round-trip every field", async () => {
+      const g = grant(a.id, { budget_count: 7, delegation_depth_max: 2, audience: "bank", family_id: "fam", family_version: "3" });
+      await db.store.insertGrant(g);
+      expect(await db.store.getGrant(g.id)).toEqual(g);
+    });
+
+    it("walk chains root first and subtrees top down", async () => {
+      const root = grant(a.id);
+      const child = grant(a.id, { root_id: root.id, parent_id: root.id, depth: 1 });
+      const grandchild = grant(a.id, { root_id: root.id, parent_id: child.id, depth: 2 });
+      const sibling = grant(a.id, { root_id: root.id, parent_id: root.id, depth: 1 });
+      for (const g of [root, child, grandchild, sibling]) await db.store.insertGrant(g);
+      expect((await db.store.grantChain(grandchild.id)).map((g) => g.id)).toEqual([root.id, child.id, grandchild.id]);
+      expect(new Set(await db.store.subtreeIds(root.id))).toEqual(new Set([root.id, child.id, grandchild.id, sibling.id]));
+      expect(await db.store.subtreeIds(child.id)).toEqual([child.id, grandchild.id]);
+      const revoked = await db.store.revokeGrants(await db.store.subtreeIds(child.id), { at: T0 + 9, by: "admin", reason: null });
+      expect(revoked).toEqual([child.id, grandchild.id]);
+      expect(await db.store.revokeGrants([root.id, child.id], { at: T0 + 10, by: "admin", reason: null })).toEqual([root.id]);
+      expect(await db.store.getGrant(child.id)).toMatchObject({ status: "revoked", revoked_at: T0 + 9 });
+    });
+
+    it("approve only a pending grant, once", async () => {
+      const g = grant(a.id, { status: "pending_approval", approval_required: true });
+      await db.store.insertGrant(g);
+      expect((await db.store.listGrantsByStatus("pending_approval", { limit: 1000 })).map((x) => x.id)).toContain(g.id);
+      expect(await db.store.approveGrant(g.id, "boss@example.com", T0 + 1)).toBe(true);
+      expect(await db.store.approveGrant(g.id, "other@example.com", T0 + 2)).toBe(false);
+      expect(await db.store.getGrant(g.id)).toMatchObject({ status: "active", approved_by: "boss@example.com", approved_at: T0 + 1 });
+    });
+
+    it("change the enforcement mode only from the expected one", async () => {
+      const g = grant(a.id, { enforcement_mode: "observe" });
+      await db.store.insertGrant(g);
+      expect(await db.store.setEnforcementMode(g.id, "enforce", "observe")).toBe(false);
+      expect(await db.store.setEnforcementMode(g.id, "observe", "enforce")).toBe(true);
+      expect((await db.store.getGrant(g.id))!.enforcement_mode).toBe("enforce");
+    });
+
+    it("keep an append-only history", async () => {
+      const g = grant(a.id);
+      await db.store.insertGrant(g);
+      await db.store.appendGrantEvent({ id: id("evt"), grant_id: g.id, kind: "issued", actor: "x", at: T0, detail: { a: 1 } });
+      expect(await db.store.listGrantEvents(g.id)).toEqual([expect.objectContaining({ kind: "issued", detail: { a: 1 } })]);
+    });
+
+    it("compute usage from live holds only: an expired hold stops counting at once", async () => {
+      const g = grant(a.id);
+      await db.store.insertGrant(g);
+      const ledger = "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', '{}', '', 'h', ?)";
+      const charge = "INSERT INTO charges (id, ledger_id, grant_id, amount_minor, expires_at, settled_minor, settled_at, released_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+      const rows: Array<[number, number, number | null, number | null]> = [
+        [100, T0 + HOUR, null, null], // live hold
+        [200, T0 + 10, null, null], // expired hold
+        [300, T0 + HOUR, 250, T0 + 5], // settled 250 of 300
+        [0, T0 + HOUR, null, null], // a use without an amount
+      ];
+      for (const [i, [amount, expires, settled, settledAt]] of rows.entries()) {
+        const led = id("led");
+        await db.raw(ledger, [led, g.root_id, i + 1, g.id, a.id, T0]);
+        await db.raw(charge, [id("chg"), led, g.id, amount, expires, settled, settledAt, null]);
+      }
+      const usage = (await db.store.usage([g.id, "grt_none"], T0 + 100)).get(g.id);
+      expect(usage).toEqual({ uses: 4, held_minor: 100, settled_minor: 250 });
+      expect((await db.store.usage(["grt_none"], T0)).get("grt_none")).toEqual({ uses: 0, held_minor: 0, settled_minor: 0 });
+    });
+  });
+
+  describe("integrity", () => {
+    it("rolls a failed transaction back whole", async () => {
+      const before = await db.store.countRows();
+      await expect(db.store.transaction(async (tx) => {
+        await tx.createAgentIfAbsent(agent("rolled-back"));
+        throw new Error("boom");
+      })).rejects.toThrow("boom");
+      expect(await db.store.countRows()).toEqual(before);
+    });
+
+    it("refuses to delete records and to change sealed ones, in the database itself", async () => {
+      const { agent: a } = await db.store.createAgentIfAbsent(agent("kept-agent"));
+      const g = grant(a.id);
+      await db.store.insertGrant(g);
+      await expect(db.raw("DELETE FROM grants WHERE id = ?", [g.id])).rejects.toThrow(/never deleted/);
+      await expect(db.raw("DELETE FROM agents WHERE id = ?", [a.id])).rejects.toThrow(/never deleted/);
+      await db.store.appendGrantEvent({ id: id("evt"), grant_id: g.id, kind: "issued", actor: "x", at: T0, detail: {} });
+      await expect(db.raw("UPDATE grant_events SET actor = 'mallory' WHERE grant_id = ?", [g.id])).rejects.toThrow(/sealed/);
+      await db.raw("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, 1, 'decision', ?, ?, 'deny', '{}', '', 'h', ?)", [id("led"), "tree-x", g.id, a.id, T0]);
+      await expect(db.raw("UPDATE ledger SET outcome = 'allow' WHERE tree_id = 'tree-x'")).rejects.toThrow(/sealed/);
+      await expect(db.raw("DELETE FROM ledger WHERE tree_id = 'tree-x'")).rejects.toThrow(/never deleted/);
+    });
+
+    it("serialises concurrent transactions", async () => {
+      const { agent: a } = await db.store.createAgentIfAbsent(agent("race-agent"));
+      const g = grant(a.id, { status: "pending_approval", approval_required: true });
+      await db.store.insertGrant(g);
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => db.store.transaction(async (tx) => {
+        await tx.lockGrant(g.id);
+        return tx.approveGrant(g.id, `approver${i}@example.com`, T0 + i);
+      })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+  });
+}

@@ -1,0 +1,128 @@
+// The databases every server suite runs against: SQLite in a temporary directory, and PostgreSQL
+// from AUTHORITY_TEST_DATABASE_URL in a fresh schema that is dropped afterwards. When PostgreSQL
+// cannot be reached its suites are skipped loudly: a console message and a visible skipped test.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { describe, it } from "vitest";
+import { openStore, type Store } from "@agent-authority/server";
+
+export const PG_URL = process.env["AUTHORITY_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export interface StoreTarget {
+  readonly name: "sqlite" | "postgres";
+  /** The database URL and, for PostgreSQL, a schema of its own. */
+  create(): Promise<{ url: string; schema?: string; dispose(): Promise<void> }>;
+}
+
+async function postgresReachable(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const sqliteTarget: StoreTarget = {
+  name: "sqlite",
+  async create() {
+    const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-"));
+    return { url: join(dir, "authority.db"), dispose: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+};
+
+const postgresTarget: StoreTarget = {
+  name: "postgres",
+  async create() {
+    const schema = `authority_test_${randomBytes(6).toString("hex")}`;
+    return {
+      url: PG_URL,
+      schema,
+      async dispose() {
+        const client = new pg.Client({ connectionString: PG_URL });
+        await client.connect();
+        try {
+          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        } finally {
+          await client.end();
+        }
+      },
+    };
+  },
+};
+
+const pgProblem = await postgresReachable();
+if (pgProblem !== null) {
+  console.error([
+    "",
+    "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+    `!!  PostgreSQL is unreachable at ${PG_URL}: ${pgProblem}`,
+    "!!  Every PostgreSQL suite is SKIPPED. Set AUTHORITY_TEST_DATABASE_URL to run them.",
+    "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+    "",
+  ].join("\n"));
+}
+
+/** Defines `suite` once per database; an unreachable PostgreSQL shows as a skipped test with the reason. */
+export function forEachStore(title: string, suite: (target: StoreTarget) => void): void {
+  describe(`${title} [sqlite]`, () => suite(sqliteTarget));
+  describe(`${title} [postgres]`, () => {
+    if (pgProblem === null) suite(postgresTarget);
+    else it.skip(`skipped because PostgreSQL is unreachable at ${PG_URL}: ${pgProblem}`, () => undefined);
+  });
+}
+
+/** Opens a migrated store on a fresh database of the target. */
+export interface TestStore {
+  readonly store: Store;
+  readonly url: string;
+  readonly schema?: string;
+  /** Runs SQL past the store, as an intruder with database access would (`?` placeholders). */
+  raw(sql: string, params?: readonly unknown[]): Promise<unknown[]>;
+  close(): Promise<void>;
+}
+
+export async function openTestStore(target: StoreTarget, now = Date.now()): Promise<TestStore> {
+  const db = await target.create();
+  const store = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+  await store.migrate(now);
+  return {
+    store,
+    url: db.url,
+    ...(db.schema === undefined ? {} : { schema: db.schema }),
+    raw: (sql, params = []) => rawQuery(db.url, db.schema, sql, params),
+    async close() {
+      await store.close();
+      await db.dispose();
+    },
+  };
+}
+
+async function rawQuery(url: string, schema: string | undefined, sql: string, params: readonly unknown[]): Promise<unknown[]> {
+  if (schema === undefined) {
+    const db = new Database(url);
+    try {
+      const statement = db.prepare(sql);
+      return statement.reader ? statement.all(...params) : [statement.run(...params)];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params as unknown[])).rows;
+  } finally {
+    await client.end();
+  }
+}
