@@ -107,8 +107,10 @@ describe("gate 4: audience", () => {
     expectDecided(decide(request({ audience: "evil.example.com" }), chainOf(), stateFor(), NOW), "audience", "audience.mismatch", "deny");
   });
 
-  it("passes any request when the chain names no audience", () => {
-    expect(decide(request({ audience: "x" }), chainOf({ audience: null }, { audience: null }), stateFor(), NOW).outcome).toBe("allow");
+  it("compares by equality: a chain that names no audience serves only requests that name none", () => {
+    const chain = chainOf({ audience: null }, { audience: null });
+    expectDecided(decide(request({ audience: "x" }), chain, stateFor(), NOW), "audience", "audience.mismatch", "deny");
+    expect(decide(request({ audience: null }), chain, stateFor(), NOW).outcome).toBe("allow");
   });
 });
 

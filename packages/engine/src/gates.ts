@@ -56,18 +56,22 @@ export function windowGate(chain: readonly ChainLink[], now: number): Verdict {
   return pass("window.inside", "now lies inside the window of the grant and every ancestor");
 }
 
-/** Gate 4: the request's audience equals every audience the chain names. */
+/**
+ * Gate 4: the request's audience equals the audience of every link. As in the lattice, audiences
+ * compare by equality: a grant that names no audience serves only requests that name none.
+ */
 export function audienceGate(request: DecisionRequest, chain: readonly ChainLink[]): Verdict {
   const asked = request.audience ?? null;
   for (let i = 0; i < chain.length; i += 1) {
     const audience = chain[i]!.terms.audience;
-    if (audience === null || audience === asked) continue;
+    if (audience === asked) continue;
     if (asked === null) {
       return fail("deny", "audience.missing", `${describeLink(chain, i)} is for audience \`${audience}\`; name it in the request`, chain[i]!.grant_id);
     }
-    return fail("deny", "audience.mismatch", `${describeLink(chain, i)} is for audience \`${audience}\`, not \`${asked}\``, chain[i]!.grant_id);
+    const expected = audience === null ? "no audience" : `audience \`${audience}\``;
+    return fail("deny", "audience.mismatch", `${describeLink(chain, i)} is for ${expected}, not \`${asked}\``, chain[i]!.grant_id);
   }
-  return pass("audience.match", asked === null ? "the chain names no audience" : `the chain is for audience \`${asked}\``);
+  return pass("audience.match", asked === null ? "neither the request nor the chain names an audience" : `the chain is for audience \`${asked}\``);
 }
 
 const ATTESTED_FIELDS = ["manifest_hash", "content_hash", "provenance_version"] as const;

@@ -2,7 +2,7 @@
 
 import { conjoinPolicyText, policyConjuncts, policyLeq } from "./policy-text.js";
 import { uncoveredEntries } from "./scope.js";
-import { modeRank, type GrantTerms, type ParentUsage } from "./terms.js";
+import { isEmptyWindow, modeRank, type GrantTerms, type ParentUsage } from "./terms.js";
 
 /** The axes, in the order they are reported. */
 export const AXES = Object.freeze([
@@ -80,6 +80,7 @@ function scopeAxis(parent: GrantTerms, child: GrantTerms): AxisReport {
 
 function windowAxis(parent: GrantTerms, child: GrantTerms): AxisReport {
   const base = { axis: "window" as const, parent: parent.window, child: child.window };
+  if (isEmptyWindow(child.window)) return { ...base, ok: true, message: "the child's window is empty: it adds no instant" };
   const problems: string[] = [];
   if (child.window.start < parent.window.start) {
     problems.push(`the child starts at ${iso(child.window.start)}, before the parent's start ${iso(parent.window.start)}`);

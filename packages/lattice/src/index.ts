@@ -1,5 +1,5 @@
 // Public face of the lattice package: named re-exports only.
-export { BOTTOM, ENFORCEMENT_MODES, isVoid, modeRank } from "./terms.js";
+export { BOTTOM, ENFORCEMENT_MODES, isEmptyWindow, isVoid, modeRank } from "./terms.js";
 export type { EnforcementMode, GrantTerms, ParentUsage, Principal } from "./terms.js";
 export { entryCovers, isPattern, normalizeScope, scopeLeq, scopeMeet, toolCovered } from "./scope.js";
 export { conjoinPolicyText, policyConjuncts, policyLeq } from "./policy-text.js";

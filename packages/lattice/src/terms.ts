@@ -70,18 +70,20 @@ export const BOTTOM: GrantTerms = deepFreeze({
   policy: "false",
 });
 
+/** The window contains no instant: it ends at or before its start. */
+export function isEmptyWindow(window: GrantTerms["window"]): boolean {
+  return window.start >= window.end;
+}
+
 /**
- * A grant is void when it can allow nothing: it is in `enforce` (so it refuses) and it has no tool,
- * an empty window or a use budget of zero. An `observe` grant is never void, because `observe`
- * never refuses.
+ * A grant is void when it can allow nothing: its window is empty (no decision falls inside it, in
+ * any mode), or it is in `enforce` and has no tool or a use budget of zero. An `observe` grant with
+ * a window is never void, because `observe` does not refuse on the grant's other terms.
  */
 export function isVoid(terms: GrantTerms): boolean {
+  if (isEmptyWindow(terms.window)) return true;
   if (terms.enforcement_mode !== "enforce") return false;
-  return (
-    terms.scope.tool.length === 0 ||
-    terms.window.start >= terms.window.end ||
-    terms.budget_count === 0
-  );
+  return terms.scope.tool.length === 0 || terms.budget_count === 0;
 }
 
 /** Freezes a value and everything reachable from it; used for the values this package builds. */
