@@ -3,4 +3,5 @@ export { lineColumn, joinSpans, spanOfToken, type LineColumn, type Span } from "
 export * as tokens from "./tokens.js";
 export { parseCst, policyParser, PolicyParser, NESTING_DEPTH_MAX, type CstResult, type LexError, type ParseError } from "./parser.js";
 export { cstTypesText } from "./cst-types.js";
+export type { CstNode, IToken } from "chevrotain";
 export type * from "./cst.generated.js";

@@ -8,6 +8,7 @@ import {
   type ConjunctionCstNode,
   type DisjunctionCstNode,
   type ExpressionCstNode,
+  type IToken,
   type ListCstNode,
   type MultiplicativeCstNode,
   type PolicyCstNode,
@@ -15,7 +16,6 @@ import {
   type Span,
   type UnaryCstNode,
 } from "@agent-authority/grammar";
-import type { IToken } from "chevrotain";
 import type { BinaryOperator, Expr } from "./ast.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import { LIMITS } from "./limits.js";

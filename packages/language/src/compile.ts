@@ -164,7 +164,7 @@ class Compiler {
       case "!=":
         return equality(e.op === "!=", l, r, lt, rt, e.span);
       case "in":
-        return membership(l, r, rt, e.span);
+        return membership(l, r, lt, rt, e.span);
       default:
         return ordering(e.op, l, r, lt, rt, e.span);
     }
@@ -282,20 +282,19 @@ function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type,
   };
 }
 
-function membership(l: Compiled, r: Compiled, rt: Type, span: Span): Compiled {
+function membership(l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
+  if ((lt === "int" || lt === "string" || lt === "bool" || lt === "approver") && rt !== "dyn" && !l.canFail && !r.canFail) {
+    // A static needle and a static list of its type (the checker saw to it): plain `includes`.
+    return { fn: (env) => (rf(env) as readonly Value[]).includes(lf(env)), canFail: false };
+  }
   return {
     fn: (env) => {
       const a = lf(env);
       if (a === FAIL) return FAIL;
       const b = rf(env);
       if (b === FAIL) return FAIL;
-      if (rt !== "dyn" && a !== null && typeof a !== "object") {
-        // A static list holds one scalar type: a needle of that type is found with `includes`.
-        const list = b as readonly Value[];
-        if (list.length === 0 || typeof list[0] === typeof a) return list.includes(a);
-      }
       return member(a, b, span);
     },
     canFail: true,

@@ -1,0 +1,105 @@
+// Property tests: formatter round trip, compiled evaluator against the reference interpreter,
+// decisions against a brute-force oracle, and no throwing on any input.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { anyExpr, approverEnvironment, approverExprs, approverUniverse, environment, typedExprs } from "../test-support/arbitraries.js";
+import { oracleDecide, referenceEvaluate } from "../test-support/reference.js";
+import { checkPolicy } from "./check.js";
+import { formatExpr } from "./format.js";
+import { parsePolicy } from "./parse.js";
+import { compilePolicy, formatPolicy, lintPolicy, type PolicyEnvironment } from "./index.js";
+
+const RUNS = 1000;
+const params = (runs = RUNS): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20260522) });
+
+describe("formatter", () => {
+  it("format(parse(format(x))) == format(x) on generated trees", () => {
+    fc.assert(
+      fc.property(anyExpr, (tree) => {
+        const text = formatExpr(tree);
+        const parsed = parsePolicy(text, { skipTextLimit: true });
+        if (!parsed.ok && parsed.diagnostics.some((d) => d.code === "nesting-too-deep")) return;
+        expect(parsed.ok, JSON.stringify(parsed.ok ? "" : parsed.diagnostics)).toBe(true);
+        if (parsed.ok) expect(formatExpr(parsed.ast)).toBe(text);
+      }),
+      params(),
+    );
+  });
+});
+
+describe("compiled evaluator", () => {
+  it("agrees with the reference interpreter on random expressions and environments", () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(typedExprs.b, environment, fc.option(fc.constantFrom("a", "cfo@example.com")), (tree, env, approver) => {
+        const text = formatExpr(tree);
+        const compiled = compilePolicy(text);
+        if (!compiled.ok) return;
+        checked++;
+        const parsed = parsePolicy(text);
+        if (!parsed.ok) throw new Error("compiled text must parse");
+        const full = { ...env, approver } as PolicyEnvironment;
+        const expected = referenceEvaluate(parsed.ast, full as unknown as Record<string, unknown>);
+        const actual = compiled.policy.evaluate(full);
+        if (expected.ok) expect(actual).toEqual({ ok: true, value: expected.value });
+        else expect(actual.ok ? actual : { code: actual.error.code, span: actual.error.span }).toEqual({ code: expected.code, span: expected.span });
+      }),
+      params(),
+    );
+    expect(checked).toBeGreaterThan(RUNS / 2);
+  });
+});
+
+describe("partial evaluation", () => {
+  it("allow / deny / gated agrees with a brute-force oracle over a finite approver universe", () => {
+    fc.assert(
+      fc.property(approverExprs, approverEnvironment, (tree, env) => {
+        const text = formatExpr(tree);
+        const compiled = compilePolicy(text);
+        if (!compiled.ok) throw new Error(`generated policy must compile: ${text} ${JSON.stringify(compiled.diagnostics)}`);
+        const parsed = parsePolicy(text);
+        if (!parsed.ok) throw new Error("compiled text must parse");
+        const decision = compiled.policy.decide(env);
+        const expected = oracleDecide(parsed.ast, env as unknown as Record<string, unknown>, approverUniverse);
+        expect(decision.outcome, text).toBe(expected);
+        if (decision.outcome !== "gated") return;
+        // The residual holds for exactly the approvers for which the whole policy holds.
+        const residual = compilePolicy(decision.residual);
+        if (!residual.ok) throw new Error(`residual must compile: ${decision.residual}`);
+        for (const approver of approverUniverse) {
+          const whole = referenceEvaluate(parsed.ast, { ...env, approver } as unknown as Record<string, unknown>);
+          const part = residual.policy.evaluate({ ...env, approver } as PolicyEnvironment);
+          expect(part.ok && part.value, `${text} / ${decision.residual} / ${approver}`).toBe(whole.ok && whole.value === true);
+        }
+      }),
+      params(),
+    );
+  });
+});
+
+const tokenSoup = fc
+  .array(
+    fc.constantFrom("amount_minor", "approver", "args", ".", "x", "(", ")", "[", "]", ",", "!", "-", "+", "*", "==", "!=", "<", ">=", "in", "&&", "||", "1", "0", '"a"', "null", "true", "size", "startsWith", " ", '"', "\\", "#"),
+    { maxLength: 40 },
+  )
+  .map((parts) => parts.join(" "));
+
+describe("robustness", () => {
+  it("the parser, checker, formatter and lint never throw on arbitrary strings", () => {
+    const env = { amount_minor: 1, currency: "EUR", tool: "t", agent: "a", principal: "p", audience: "x", uses: 0, spent_minor: 0, hour_utc: 1, weekday_utc: "mon", args: {} } as const;
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 80 }), tokenSoup), (text) => {
+        const compiled = compilePolicy(text);
+        formatPolicy(text);
+        lintPolicy(text);
+        const parsed = parsePolicy(text);
+        if (parsed.ok) checkPolicy(parsed.ast);
+        if (compiled.ok) {
+          compiled.policy.decide(env);
+          compiled.policy.evaluate({ ...env, approver: null });
+        }
+      }),
+      params(),
+    );
+  });
+});
