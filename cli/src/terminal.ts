@@ -14,8 +14,17 @@ export interface Terminal {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
+/** A reader that stops early (`authority preview … | head`) closes the pipe: end quietly, as other tools do. */
+function exitOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 export function processTerminal(): Terminal {
   const env = process.env;
+  exitOnClosedPipe(process.stdout);
   const forced = env["FORCE_COLOR"] !== undefined && env["FORCE_COLOR"] !== "" && env["FORCE_COLOR"] !== "0";
   const noColor = env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "";
   const color = forced || (!noColor && process.stdout.isTTY === true && env["TERM"] !== "dumb");

@@ -19,8 +19,9 @@ export interface CliRun {
 }
 
 export function authority(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): CliRun {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", ...options.env };
+  const env: Record<string, string | undefined> = { ...process.env };
   delete env["FORCE_COLOR"];
+  Object.assign(env, { NO_COLOR: "1" }, options.env);
   const run = spawnSync(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env, encoding: "utf8", timeout: 60_000 });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }

@@ -12,18 +12,30 @@ export interface SchemaError {
   readonly help?: string;
 }
 
-const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictTypes: false, strictRequired: false });
-const validateFamily: ValidateFunction = ajv.compile(grantFamilyBodySchema);
-const validateIssue: ValidateFunction = ajv.compile({ ...grantIssueBodySchema, $id: "GrantIssueBodyForFamilies" });
+/** The validators, compiled on first use: compiling costs more than most commands that need none. */
+let validators: { family: ValidateFunction; issue: ValidateFunction } | undefined;
+
+function compiled(): { family: ValidateFunction; issue: ValidateFunction } {
+  if (validators === undefined) {
+    const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictTypes: false, strictRequired: false });
+    validators = {
+      family: ajv.compile(grantFamilyBodySchema),
+      issue: ajv.compile({ ...grantIssueBodySchema, $id: "GrantIssueBodyForFamilies" }),
+    };
+  }
+  return validators;
+}
 
 /** Errors of a `POST /v1/grant-families` body; empty when it is valid. */
 export function validateFamilyBody(body: unknown): SchemaError[] {
-  return validateFamily(body) ? [] : translate(validateFamily.errors ?? []);
+  const validate = compiled().family;
+  return validate(body) ? [] : translate(validate.errors ?? []);
 }
 
 /** Errors of a `POST /v1/grants` body, as `@agent-authority/api` defines it. */
 export function validateGrantIssueBody(body: unknown): SchemaError[] {
-  return validateIssue(body) ? [] : translate(validateIssue.errors ?? []);
+  const validate = compiled().issue;
+  return validate(body) ? [] : translate(validate.errors ?? []);
 }
 
 function pathOf(pointer: string): (string | number)[] {
