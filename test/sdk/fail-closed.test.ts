@@ -81,6 +81,18 @@ describe("authorize fails closed", () => {
     expect(target.received).toHaveLength(0);
   });
 
+  it("refuses when the caller abandons the call, and survives an observer that throws", async () => {
+    const server = await serve(() => {
+      // Never answers.
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const throwing = client(server.baseUrl, { timeoutMs: 5_000, onRequest: () => { throw new Error("observer failed"); } });
+    const result = await throwing.authorize(action, { signal: controller.signal });
+    expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "aborted" } });
+    expect(server.received).toHaveLength(1);
+  });
+
   it("allows on unavailability only with the explicit failOpen option", async () => {
     const url = await closedPortUrl();
     const open = await client(url, { failOpen: true, attempts: 1 }).authorize(action);

@@ -1,5 +1,5 @@
 // Types of the endpoints whose schemas @agent-authority/api does not define yet, written from DESIGN.md.
-// Each is replaced by its generated type once the schema appears (docs/decisions/0501-sdk-provisional-types.md).
+// Each is replaced by its generated type once the schema appears (docs/decisions/0501-sdk-types.md).
 import type { GateResult } from "./generated/types.js";
 
 export type Outcome = "allow" | "deny" | "exhausted" | "gated";

@@ -124,15 +124,22 @@ export class Transport {
     signal?.addEventListener("abort", forward, { once: true });
     const started = Date.now();
     const report = (result: RequestEvent["result"], status?: number): void => {
-      this.#settings.onRequest?.({
-        method,
-        path,
-        attempt,
-        result,
-        duration_ms: Date.now() - started,
-        ...(status === undefined ? {} : { status }),
-        ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
-      });
+      const onRequest = this.#settings.onRequest;
+      if (onRequest === undefined) return;
+      // A failing observer must not turn an answer into an exception, nor a refusal into a throw.
+      try {
+        onRequest({
+          method,
+          path,
+          attempt,
+          result,
+          duration_ms: Date.now() - started,
+          ...(status === undefined ? {} : { status }),
+          ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
+        });
+      } catch {
+        // The event is informational; the request's result stands.
+      }
     };
     try {
       // Redirects are refused: following one could carry the key to another origin.
