@@ -27,3 +27,17 @@ export function compareManifest(manifest: Manifest, grantedTools: readonly strin
     complete: manifest.complete,
   };
 }
+
+/** The tool entries a compiled family (`grant.scope.tool`) or a grant (`scope.tool`) grants. */
+export function grantedToolsOf(source: unknown): { readonly tools: readonly string[]; readonly placeholders: readonly string[] } {
+  const record = asRecord(source);
+  const grant = asRecord(record?.["grant"]) ?? record;
+  const entries = asRecord(grant?.["scope"])?.["tool"];
+  const strings = Array.isArray(entries) ? entries.filter((entry): entry is string => typeof entry === "string") : [];
+  // A `${param}` entry is chosen at instantiation; it cannot be compared until then.
+  return { tools: strings.filter((entry) => !entry.includes("${")), placeholders: strings.filter((entry) => entry.includes("${")) };
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
