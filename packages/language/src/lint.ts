@@ -1,8 +1,375 @@
 // Lint: warnings with spans for policies that compile but cannot mean what their author meant.
-import type { Expr } from "./ast.js";
+import type { Expr, ExprOf } from "./ast.js";
+import { isConstant, mentionsApprover } from "./ast.js";
 import type { Type } from "./check.js";
-import type { Diagnostic } from "./diagnostic.js";
+import { compileExpr, type EvalEnv } from "./compile.js";
+import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
+import { WEEKDAYS } from "./environment.js";
+import { formatExpr } from "./format.js";
+import { compileTruth, satisfiable } from "./residual.js";
+import { FAIL } from "./values.js";
 
-export function lintAst(_root: Expr, _types: ReadonlyMap<Expr, Type>): readonly Diagnostic[] {
-  return [];
+/** Every lint warning of a checked tree, in source order. */
+export function lintAst(root: Expr, types: ReadonlyMap<Expr, Type>): readonly Diagnostic[] {
+  const lint = new Linter(types);
+  lint.visit(root, true);
+  if (lint.unsatisfiable(root)) {
+    lint.out.push(warning("never-allows", "this policy can never allow", root.span, "some of its conditions contradict each other or can never hold"));
+  }
+  return lint.out.sort(byPosition);
 }
+
+/** Known ranges of int names; `size` is never negative. */
+const intRanges: Record<string, readonly [number, number]> = {
+  amount_minor: [0, Number.MAX_SAFE_INTEGER],
+  uses: [0, Number.MAX_SAFE_INTEGER],
+  spent_minor: [0, Number.MAX_SAFE_INTEGER],
+  hour_utc: [0, 23],
+};
+
+/** A comparison of one int subject with a constant, as the closed interval of values it admits. */
+interface Bound {
+  readonly subject: string;
+  readonly low: number;
+  readonly high: number;
+}
+
+const EMPTY_ENV = { args: {} } as unknown as EvalEnv;
+
+class Linter {
+  readonly out: Diagnostic[] = [];
+  constructor(private readonly types: ReadonlyMap<Expr, Type>) {}
+
+  /** Walks the tree; `logical` says that `e` is the policy or an operand of `!`, `&&` or `||`. */
+  visit(e: Expr, logical: boolean): void {
+    if (logical && isConstant(e)) {
+      // The policy `true` (or `false`) on its own is deliberate; a constant inside a condition is not.
+      if (e.kind !== "bool" || this.isOperand) {
+        this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` is always \`${String(this.constantValue(e))}\``, e.span, "it mentions no name, so it decides nothing"));
+      }
+      return;
+    }
+    if (mentionsApprover(e) && this.approverOnly(e)) {
+      this.approver(e);
+      return;
+    }
+    switch (e.kind) {
+      case "list":
+        this.duplicates(e);
+        for (const x of e.elements) this.visitOperand(x, false);
+        return;
+      case "call":
+        for (const x of e.args) this.visitOperand(x, false);
+        return;
+      case "unary":
+        this.visitOperand(e.operand, e.op === "!");
+        return;
+      case "binary":
+        this.binary(e);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private isOperand = false;
+
+  private visitOperand(e: Expr, logical: boolean): void {
+    const before = this.isOperand;
+    this.isOperand = true;
+    this.visit(e, logical);
+    this.isOperand = before;
+  }
+
+  private binary(e: ExprOf<"binary">): void {
+    if (e.op === "||") {
+      this.disjunction(e);
+      return;
+    }
+    if (e.op === "&&") {
+      this.visitOperand(e.left, true);
+      this.visitOperand(e.right, true);
+      return;
+    }
+    this.comparison(e);
+    this.visitOperand(e.left, false);
+    this.visitOperand(e.right, false);
+  }
+
+  /** Flattens `a || b || c`, lints each disjunct, and reports disjuncts that can never matter. */
+  private disjunction(e: ExprOf<"binary">): void {
+    const disjuncts: Expr[] = [];
+    const flatten = (x: Expr): void => {
+      if (x.kind === "binary" && x.op === "||") {
+        flatten(x.left);
+        flatten(x.right);
+      } else disjuncts.push(x);
+    };
+    flatten(e);
+    for (const d of disjuncts) this.visitOperand(d, true);
+    let alwaysBefore = false;
+    disjuncts.forEach((d, j) => {
+      if (alwaysBefore) {
+        this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` is never evaluated: an earlier alternative always holds`, d.span));
+        return;
+      }
+      if (isConstant(d) && this.constantValue(d) === true) alwaysBefore = true;
+      if (isConstant(d)) return;
+      const covering = disjuncts.findIndex((other, i) => i !== j && !isConstant(other) && this.implies(d, other) && (i < j || !this.implies(other, d)));
+      if (covering >= 0) {
+        const other = disjuncts[covering]!;
+        this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: whenever it holds, \`${formatExpr(other)}\` holds too`, d.span, "remove it, or correct the condition it was meant to be"));
+      } else if (this.unsatisfiable(d)) {
+        this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: it never holds`, d.span));
+      }
+    });
+  }
+
+  /** Comparisons that can never hold, or always hold, given the known range of their subject. */
+  private comparison(e: ExprOf<"binary">): void {
+    if (isConstant(e)) return;
+    if (e.op !== "in" && same(e.left, e.right)) {
+      const always = e.op === "==" || e.op === "<=" || e.op === ">=";
+      this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` compares a value with itself: always \`${always}\``, e.span));
+      return;
+    }
+    const weekday = this.weekdayComparison(e);
+    if (weekday) return;
+    const bound = this.bound(e);
+    if (bound === undefined) return;
+    const range = this.rangeOf(bound.subject, e);
+    if (range === undefined) return;
+    if (bound.high < range[0] || bound.low > range[1]) {
+      this.out.push(warning("impossible-comparison", `\`${formatExpr(e)}\` can never hold`, e.span, `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`));
+    } else if (bound.low <= range[0] && bound.high >= range[1]) {
+      this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` always holds`, e.span, `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`));
+    }
+  }
+
+  private rangeOf(subject: string, e: ExprOf<"binary">): readonly [number, number] | undefined {
+    const side = e.left.kind === "int" || (e.left.kind === "unary" && isConstant(e.left)) ? e.right : e.left;
+    if (side.kind === "call" && side.callee === "size") return [0, Number.MAX_SAFE_INTEGER];
+    return intRanges[subject];
+  }
+
+  /** `weekday_utc == "x"` or `weekday_utc in [...]` with a value that is not a weekday. */
+  private weekdayComparison(e: ExprOf<"binary">): boolean {
+    const isWeekday = (x: Expr): boolean => x.kind === "name" && x.name === "weekday_utc";
+    const days = WEEKDAYS as readonly string[];
+    if ((e.op === "==" || e.op === "!=") && (isWeekday(e.left) || isWeekday(e.right))) {
+      const other = isWeekday(e.left) ? e.right : e.left;
+      if (other.kind === "string" && !days.includes(other.value)) {
+        const code = e.op === "==" ? "impossible-comparison" : "constant-condition";
+        const message = e.op === "==" ? `\`${formatExpr(e)}\` can never hold` : `\`${formatExpr(e)}\` always holds`;
+        this.out.push(warning(code, message, e.span, "`weekday_utc` is one of `mon`, `tue`, `wed`, `thu`, `fri`, `sat`, `sun`"));
+      }
+      return true;
+    }
+    if (e.op === "in" && isWeekday(e.left) && e.right.kind === "list") {
+      const bad = e.right.elements.filter((x) => x.kind === "string" && !days.includes(x.value));
+      for (const x of bad) {
+        this.out.push(warning("impossible-comparison", `\`weekday_utc\` is never \`${formatExpr(x)}\``, x.span, "`weekday_utc` is one of `mon`, `tue`, `wed`, `thu`, `fri`, `sat`, `sun`"));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** The interval a comparison of an int subject with an int constant admits. */
+  bound(e: Expr): Bound | undefined {
+    if (e.kind !== "binary" || !["==", "<", "<=", ">", ">="].includes(e.op)) return undefined;
+    const leftConst = isConstant(e.left);
+    const rightConst = isConstant(e.right);
+    if (leftConst === rightConst) return undefined;
+    const subjectExpr = leftConst ? e.right : e.left;
+    if (this.types.get(subjectExpr) !== "int") return undefined;
+    const value = this.constantValue(leftConst ? e.left : e.right);
+    if (typeof value !== "number") return undefined;
+    const flipped: Record<string, string> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==" };
+    const op = leftConst ? flipped[e.op]! : e.op;
+    const subject = formatExpr(subjectExpr);
+    switch (op) {
+      case "==":
+        return { subject, low: value, high: value };
+      case "<":
+        return { subject, low: -Infinity, high: value - 1 };
+      case "<=":
+        return { subject, low: -Infinity, high: value };
+      case ">":
+        return { subject, low: value + 1, high: Infinity };
+      default:
+        return { subject, low: value, high: Infinity };
+    }
+  }
+
+  /** Whether `x` holding guarantees that `y` holds (a sound, incomplete test). */
+  implies(x: Expr, y: Expr): boolean {
+    if (same(x, y)) return true;
+    if (x.kind === "binary" && x.op === "&&" && (this.implies(x.left, y) || this.implies(x.right, y))) return true;
+    if (y.kind === "binary" && y.op === "||" && (this.implies(x, y.left) || this.implies(x, y.right))) return true;
+    if (y.kind === "binary" && y.op === "&&") return this.implies(x, y.left) && this.implies(x, y.right);
+    if (x.kind === "binary" && x.op === "||") return this.implies(x.left, y) && this.implies(x.right, y);
+    const bx = this.bound(x);
+    const by = this.bound(y);
+    if (bx !== undefined && by !== undefined && bx.subject === by.subject) return bx.low >= by.low && bx.high <= by.high;
+    const mx = membership(x);
+    const my = membership(y);
+    if (mx !== undefined && my !== undefined && mx.subject === my.subject) return mx.values.every((v) => my.values.includes(v));
+    return false;
+  }
+
+  /** Whether `e` can never hold (a sound, incomplete test). */
+  unsatisfiable(e: Expr): boolean {
+    if (isConstant(e)) return this.constantValue(e) === false;
+    if (mentionsApprover(e) && this.approverOnly(e)) return satisfiable(this.approverFormula(e)) === undefined && !this.nullSatisfies(e);
+    if (e.kind === "binary" && e.op === "||") return this.unsatisfiable(e.left) && this.unsatisfiable(e.right);
+    if (e.kind === "binary" && e.op === "&&") {
+      const conjuncts: Expr[] = [];
+      const flatten = (x: Expr): void => {
+        if (x.kind === "binary" && x.op === "&&") {
+          flatten(x.left);
+          flatten(x.right);
+        } else conjuncts.push(x);
+      };
+      flatten(e);
+      if (conjuncts.some((c) => this.unsatisfiable(c))) return true;
+      for (let i = 0; i < conjuncts.length; i++) {
+        for (let j = i + 1; j < conjuncts.length; j++) if (this.contradict(conjuncts[i]!, conjuncts[j]!)) return true;
+      }
+      return this.intervalsEmpty(conjuncts);
+    }
+    const b = this.bound(e);
+    if (b !== undefined) {
+      const range = e.kind === "binary" ? this.rangeOf(b.subject, e) : undefined;
+      return b.low > b.high || (range !== undefined && (b.high < range[0] || b.low > range[1]));
+    }
+    return false;
+  }
+
+  /** Two conditions that cannot both hold: `x` and `!x`, or different constants for one subject. */
+  private contradict(a: Expr, b: Expr): boolean {
+    if (a.kind === "unary" && a.op === "!" && same(a.operand, b)) return true;
+    if (b.kind === "unary" && b.op === "!" && same(b.operand, a)) return true;
+    const ma = membership(a);
+    const mb = membership(b);
+    if (ma !== undefined && mb !== undefined && ma.subject === mb.subject && ma.subject !== "approver") {
+      return !ma.values.some((v) => mb.values.includes(v));
+    }
+    return false;
+  }
+
+  /** Whether the int bounds on one subject among `conjuncts` leave no value. */
+  private intervalsEmpty(conjuncts: readonly Expr[]): boolean {
+    const bySubject = new Map<string, [number, number]>();
+    for (const c of conjuncts) {
+      const b = this.bound(c);
+      if (b === undefined) continue;
+      const current = bySubject.get(b.subject) ?? [-Infinity, Infinity];
+      const next: [number, number] = [Math.max(current[0], b.low), Math.min(current[1], b.high)];
+      if (next[0] > next[1]) return true;
+      bySubject.set(b.subject, next);
+    }
+    return false;
+  }
+
+  /** Reports entries of a list literal that repeat an earlier one. */
+  private duplicates(e: ExprOf<"list">): void {
+    const seen = new Set<string>();
+    for (const x of e.elements) {
+      if (!isConstant(x)) continue;
+      const key = formatExpr(x);
+      if (seen.has(key)) this.out.push(warning("duplicate-list-entry", `\`${key}\` is already in this list`, x.span));
+      seen.add(key);
+    }
+  }
+
+  /** Whether `e` mentions no name other than `approver` (so its truth depends on the approval alone). */
+  private approverOnly(e: Expr): boolean {
+    switch (e.kind) {
+      case "name":
+        return e.name === "approver";
+      case "list":
+        return e.elements.every((x) => this.approverOnly(x));
+      case "call":
+        return e.args.every((x) => this.approverOnly(x));
+      case "unary":
+        return this.approverOnly(e.operand);
+      case "binary":
+        return this.approverOnly(e.left) && this.approverOnly(e.right);
+      default:
+        return true;
+    }
+  }
+
+  private approverFormula(e: Expr) {
+    const truth = compileTruth(e, (x) => compileExpr(x, this.types));
+    return truth(EMPTY_ENV, []).t;
+  }
+
+  private nullSatisfies(e: Expr): boolean {
+    return compileExpr(e, this.types)({ ...EMPTY_ENV, approver: null }) === true;
+  }
+
+  /** A condition on `approver` alone that no approval can satisfy (other than the idiom `approver == null`). */
+  private approver(e: Expr): void {
+    if (e.kind === "list") {
+      this.duplicates(e);
+      return;
+    }
+    const lists: ExprOf<"list">[] = [];
+    const collect = (x: Expr): void => {
+      if (x.kind === "list") lists.push(x);
+      else if (x.kind === "binary") {
+        collect(x.left);
+        collect(x.right);
+      } else if (x.kind === "unary") collect(x.operand);
+      else if (x.kind === "call") x.args.forEach(collect);
+    };
+    collect(e);
+    for (const l of lists) this.duplicates(l);
+    if (!hasNonNullAtom(e)) return;
+    if (satisfiable(this.approverFormula(e)) === undefined) {
+      this.out.push(warning("approver-unsatisfiable", `no approval can satisfy \`${formatExpr(e)}\``, e.span, "an approval binds one approver, a non-null string, and no such string satisfies this"));
+    }
+  }
+
+  constantValue(e: Expr): unknown {
+    const v = compileExpr(e, this.types)(EMPTY_ENV);
+    return v === FAIL ? undefined : v;
+  }
+}
+
+/** `subject == "x"` or `subject in ["x", "y"]` with literal strings or ints. */
+function membership(e: Expr): { subject: string; values: string[] } | undefined {
+  if (e.kind !== "binary") return undefined;
+  if (e.op === "==") {
+    const [subject, value] = isConstant(e.left) ? [e.right, e.left] : [e.left, e.right];
+    if (isConstant(subject) || (value.kind !== "string" && value.kind !== "int")) return undefined;
+    return { subject: formatExpr(subject), values: [formatExpr(value)] };
+  }
+  if (e.op === "in" && !isConstant(e.left) && e.right.kind === "list" && e.right.elements.every((x) => x.kind === "string" || x.kind === "int")) {
+    return { subject: formatExpr(e.left), values: e.right.elements.map(formatExpr) };
+  }
+  return undefined;
+}
+
+/** Whether `e` compares `approver` with something other than `null`. */
+function hasNonNullAtom(e: Expr): boolean {
+  switch (e.kind) {
+    case "binary":
+      if (e.op === "&&" || e.op === "||") return hasNonNullAtom(e.left) || hasNonNullAtom(e.right);
+      return !(e.left.kind === "null" || e.right.kind === "null");
+    case "unary":
+      return hasNonNullAtom(e.operand);
+    case "call":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Structural equality, ignoring spans. */
+function same(a: Expr, b: Expr): boolean {
+  return formatExpr(a) === formatExpr(b);
+}
+
