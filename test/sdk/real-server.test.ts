@@ -1,5 +1,7 @@
 // Every SDK call that the reference server answers today, over HTTP against the real server on a random port.
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,12 +18,53 @@ let server: AuthorityServer;
 let dataDir: string;
 let admin: AuthorityClient;
 let issuer: AuthorityClient;
+let issuerKey: string;
 let certifier: AuthorityClient;
 let approver: AuthorityClient;
 let agentId: string;
 
 function client(apiKey: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient {
   return new AuthorityClient({ baseUrl: server.baseUrl, apiKey, timeoutMs: 5_000, attempts: 2, retryDelayMs: 20, ...options });
+}
+
+/**
+ * A proxy in front of the server that forwards every request but loses the answer to the first:
+ * the server acted, the client saw a dropped connection. It records the idempotency keys it forwarded.
+ */
+async function lossyProxy(upstream: string): Promise<{ baseUrl: string; keys: string[]; close(): Promise<void> }> {
+  const target = new URL(upstream);
+  const keys: string[] = [];
+  let forwarded = 0;
+  const proxy: Server = createServer((incoming, outgoing) => {
+    const index = forwarded++;
+    keys.push(String(incoming.headers["idempotency-key"]));
+    const onward = httpRequest(
+      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: { ...incoming.headers, host: target.host } },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+        answer.on("end", () => {
+          if (index === 0) {
+            incoming.socket.destroy();
+            return;
+          }
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          outgoing.end(Buffer.concat(chunks));
+        });
+      },
+    );
+    incoming.pipe(onward);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    keys,
+    close: () => new Promise<void>((resolve) => {
+      proxy.closeAllConnections();
+      proxy.close(() => resolve());
+    }),
+  };
 }
 
 function grantBody(extra: Partial<GrantIssueBody> = {}): GrantIssueBody {
@@ -46,7 +89,8 @@ beforeAll(async () => {
   admin = client(adminKey);
   const make = async (identity: string, kind: "human" | "service", role: "issuer" | "certifier" | "approver") =>
     client((await admin.keys.create({ identity, kind, roles: [role] })).key);
-  issuer = await make("issuer-bot", "service", "issuer");
+  issuerKey = (await admin.keys.create({ identity: "issuer-bot", kind: "service", roles: ["issuer"] })).key;
+  issuer = client(issuerKey);
   certifier = await make("cert@example.com", "human", "certifier");
   approver = await make("approver@example.com", "human", "approver");
   agentId = (await issuer.agents.register({ name: "refund-bot", description: "refunds small orders" })).id;
@@ -124,6 +168,26 @@ describe("the SDK against the reference server", () => {
 
     const revokedCertificate = await certifier.certificates.revoke(certificate.id, { reason: "suite done" });
     expect(revokedCertificate).toMatchObject({ status: "revoked", revoked_by: "cert@example.com" });
+  });
+
+  it("a retry after a lost answer replays the first result instead of acting twice", async (context) => {
+    // Idempotency-Key on every POST is part of the decision-path work; until the server keeps keys, this is skipped.
+    const probe = grantBody({ require_approval: true, principal_id: "probe@example.com" });
+    const once = await issuer.grants.issue(probe, { idempotencyKey: "probe-key" });
+    const twice = await issuer.grants.issue(probe, { idempotencyKey: "probe-key" });
+    if (once.id !== twice.id) context.skip("the server does not replay Idempotency-Key yet");
+    const proxy = await lossyProxy(server.baseUrl);
+    try {
+      const principal = `lossy-${Date.now()}@example.com`;
+      const through = new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: issuerKey, attempts: 3, retryDelayMs: 10, timeoutMs: 5_000 });
+      const grant = await through.grants.issue(grantBody({ require_approval: true, principal_id: principal }));
+      expect(proxy.keys).toHaveLength(2);
+      expect(proxy.keys[1]).toBe(proxy.keys[0]);
+      const created = (await approver.grants.pending({ limit: 1_000 })).grants.filter((g) => g.principal_id === principal);
+      expect(created.map((g) => g.id)).toEqual([grant.id]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("fails closed when the real server is down", async () => {
