@@ -1,0 +1,130 @@
+// The calls of every v1 resource, one group per resource, each a thin typed wrapper over GET or POST.
+import type { CallOptions } from "./transport.js";
+import type * as wire from "./generated/types.js";
+import type * as provisional from "./provisional.js";
+
+/** Query parameters of the list endpoints. */
+export interface ListQuery {
+  readonly limit?: number;
+  readonly after?: string;
+}
+
+/** The two verbs every group is built on; both throw typed errors for anything but a 2xx. */
+export interface Verbs {
+  get<T>(path: string, query?: object, call?: CallOptions): Promise<T>;
+  post<T>(path: string, body: unknown, call?: CallOptions): Promise<T>;
+}
+
+/** Encodes one path segment, so an id can never change which endpoint is called. */
+function id(value: string): string {
+  return encodeURIComponent(value);
+}
+
+/** Agents and their certification. */
+export function agentsCalls({ get, post }: Verbs) {
+  return {
+    /** Registers an agent; idempotent by name. */
+    register: (body: wire.AgentCreateBody, call?: CallOptions) => post<wire.Agent>("/agents", body, call),
+    list: (query?: ListQuery, call?: CallOptions) => get<wire.AgentList>("/agents", query, call),
+    get: (agentId: string, call?: CallOptions) => get<wire.Agent>(`/agents/${id(agentId)}`, undefined, call),
+    certification: (agentId: string, call?: CallOptions) =>
+      get<wire.CertificationStatus>(`/agents/${id(agentId)}/certification`, undefined, call),
+    /** Certifies the agent with a human key; `issued_by` comes from that key, never from the body. */
+    certify: (agentId: string, body: wire.CertificationBody, call?: CallOptions) =>
+      post<wire.Certificate>(`/agents/${id(agentId)}/certification`, body, call),
+  };
+}
+
+/** Grants: issue, preview, approval, delegation, enforcement, revocation. */
+export function grantsCalls({ get, post }: Verbs) {
+  return {
+    issue: (body: wire.GrantIssueBody, call?: CallOptions) => post<wire.Grant>("/grants", body, call),
+    /** What the grant would decide for a sample action; nothing is created. */
+    preview: (body: wire.GrantPreviewBody, call?: CallOptions) => post<wire.GrantPreview>("/grants/preview", body, call),
+    get: (grantId: string, call?: CallOptions) => get<wire.Grant>(`/grants/${id(grantId)}`, undefined, call),
+    pending: (query?: ListQuery, call?: CallOptions) => get<wire.GrantList>("/grants/pending", query, call),
+    approve: (grantId: string, body: wire.GrantApproveBody = {}, call?: CallOptions) =>
+      post<wire.Grant>(`/grants/${id(grantId)}/approve`, body, call),
+    delegate: (grantId: string, body: wire.GrantDelegateBody, call?: CallOptions) =>
+      post<wire.Grant>(`/grants/${id(grantId)}/delegate`, body, call),
+    /** Makes enforcement stricter; the certification check runs. */
+    enforcement: (grantId: string, body: wire.GrantEnforcementBody, call?: CallOptions) =>
+      post<wire.Grant>(`/grants/${id(grantId)}/enforcement`, body, call),
+    /** Revokes the grant and its whole delegation subtree; answers the exact ids revoked. */
+    revoke: (grantId: string, body: wire.GrantRevokeBody = {}, call?: CallOptions) =>
+      post<wire.GrantRevocation>(`/grants/${id(grantId)}/revoke`, body, call),
+  };
+}
+
+/** Grant families: reviewed templates instantiated many times (not served yet). */
+export function familiesCalls({ get, post }: Verbs) {
+  return {
+    define: (body: provisional.GrantFamilyBody, call?: CallOptions) => post<provisional.GrantFamily>("/grant-families", body, call),
+    list: (call?: CallOptions) => get<provisional.GrantFamilyList>("/grant-families", undefined, call),
+    /** Issues a grant from the family's reviewed version; the certification check runs. */
+    instantiate: (familyId: string, body: provisional.FamilyInstantiateBody, call?: CallOptions) =>
+      post<wire.Grant>(`/grant-families/${id(familyId)}/instantiate`, body, call),
+  };
+}
+
+/** Decisions after authorize: settlement and human approval (decision path). */
+export function decisionsCalls({ post }: Verbs) {
+  return {
+    /** Captures at most the amount held by an `allow` and releases the rest; the same body replays. */
+    settle: (ledgerId: string, body: provisional.SettleBody, call?: CallOptions) =>
+      post<provisional.Settlement>(`/decisions/${id(ledgerId)}/settle`, body, call),
+    /** A human approves one gated action; the agent retries authorize with the `approval_id`. */
+    approve: (ledgerId: string, body: provisional.DecisionApproveBody = {}, call?: CallOptions) =>
+      post<provisional.Approval>(`/decisions/${id(ledgerId)}/approve`, body, call),
+  };
+}
+
+/** Certificates across agents. */
+export function certificatesCalls({ get, post }: Verbs) {
+  return {
+    list: (query?: ListQuery & { readonly agent_id?: string; readonly environment?: string }, call?: CallOptions) =>
+      get<wire.CertificateList>("/certificates", query, call),
+    revoke: (certificateId: string, body: wire.CertificateRevokeBody = {}, call?: CallOptions) =>
+      post<wire.Certificate>(`/certificates/${id(certificateId)}/revoke`, body, call),
+  };
+}
+
+/** API keys (admin only). */
+export function keysCalls({ get, post }: Verbs) {
+  return {
+    /** Creates a key; the secret is in this answer only. */
+    create: (body: wire.KeyCreateBody, call?: CallOptions) => post<wire.KeyCreated>("/keys", body, call),
+    list: (query?: ListQuery, call?: CallOptions) => get<wire.KeyList>("/keys", query, call),
+    revoke: (keyId: string, body: wire.KeyRevokeBody = {}, call?: CallOptions) => post<wire.Key>(`/keys/${id(keyId)}/revoke`, body, call),
+  };
+}
+
+/** Behavioural contracts (not served yet). */
+export function contractsCalls({ get, post }: Verbs) {
+  return {
+    declare: (body: provisional.ContractBody, call?: CallOptions) => post<provisional.Contract>("/contracts", body, call),
+    get: (contractId: string, call?: CallOptions) => get<provisional.Contract>(`/contracts/${id(contractId)}`, undefined, call),
+  };
+}
+
+/** Circuit breakers (not served yet; arm is fixed by the specification). */
+export function breakersCalls({ get, post }: Verbs) {
+  return {
+    /** Creates a breaker; it is born in `observe`. */
+    create: (body: provisional.BreakerBody, call?: CallOptions) => post<provisional.Breaker>("/breakers", body, call),
+    get: (breakerId: string, call?: CallOptions) => get<provisional.Breaker>(`/breakers/${id(breakerId)}`, undefined, call),
+    /** Arms a breaker; `expecting_trips` must equal the counterfactual count or the server answers 409. */
+    arm: (breakerId: string, body: provisional.BreakerArmBody, call?: CallOptions) =>
+      post<provisional.Breaker>(`/breakers/${id(breakerId)}/arm`, body, call),
+    /** How often each of the agent's breakers would have tripped over the last 90 days. */
+    counterfactual: (agentId: string, query?: { readonly breaker_id?: string }, call?: CallOptions) =>
+      get<provisional.Counterfactual>(`/agents/${id(agentId)}/breakers/counterfactual`, query, call),
+  };
+}
+
+/** Findings raised by breakers (not served yet). */
+export function findingsCalls({ get }: Verbs) {
+  return {
+    list: (query?: ListQuery & { readonly agent_id?: string }, call?: CallOptions) => get<provisional.FindingList>("/findings", query, call),
+  };
+}
