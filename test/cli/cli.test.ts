@@ -89,6 +89,27 @@ describe("the families in policies/", () => {
     expect(run.stdout).toContain("outcome: allow");
   });
 
+  it("preview takes a grant issue body with its action, and an action given by flags", () => {
+    const embedded = authority(["preview", "test/cli/fixtures/grant.json"]);
+    expect(embedded.code, embedded.stderr).toBe(0);
+    expect(embedded.stdout).toContain('outcome: gated; approvable by: approver in ["cfo@example.com"]');
+    const approved = authority(["preview", "test/cli/fixtures/grant.json", "--tool", "invoice.pay", "--amount", "70000", "--currency", "EUR", "--approver", "cfo@example.com", "--format", "json"]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect((JSON.parse(approved.stdout) as { outcome: string }[]).map((r) => r.outcome)).toEqual(["allow"]);
+  });
+
+  it("compile --out-dir writes one body per family", () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-compile-"));
+    try {
+      const run = authority(["compile", "policies/", "--out-dir", dir]);
+      expect(run.code, run.stderr).toBe(0);
+      const body = JSON.parse(readFileSync(join(dir, "support-agent.json"), "utf8")) as { id: string; content_hash: string };
+      expect(body.id).toBe("support-agent");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("preview rejects a parameter out of bounds", () => {
     const run = authority(["preview", "policies/procurement-agent.yaml", "--param", "budget_amount_minor=90000", "--tool", "purchase.quote"]);
     expect(run.code).toBe(1);
