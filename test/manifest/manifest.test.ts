@@ -172,3 +172,21 @@ describe("compareManifest", () => {
     expect(compareManifest(manifest, ["payments.*"])).toMatchObject({ used_not_granted: ["pay", "payments"], granted_not_used: [] });
   });
 });
+
+describe("an MCP server on the low-level API", () => {
+  it("is reported as dispatching tools at run time, so its manifest is incomplete", () => {
+    const manifest = buildManifest(fixture("low-level-agent"));
+    expect(manifest.tools).toEqual([]);
+    expect(manifest.complete).toBe(false);
+    expect(manifest.warnings).toEqual([
+      {
+        code: "dynamic-tool-dispatch",
+        file: "src/server.ts",
+        line: 7,
+        column: 1,
+        message: "`server.setRequestHandler(CallToolRequestSchema, …)` serves tools chosen at run time",
+        help: "register each tool with `tool` or `registerTool`, or guard each call with the SDK's `guard`",
+      },
+    ]);
+  });
+});

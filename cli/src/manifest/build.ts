@@ -15,7 +15,7 @@ export interface ManifestTool {
   readonly registrations: readonly (SourceLocation & { readonly call: RegistrationCall })[];
 }
 
-export type ManifestWarningCode = "unresolved-tool-name" | "unreadable-path" | "limit-reached";
+export type ManifestWarningCode = "unresolved-tool-name" | "dynamic-tool-dispatch" | "unreadable-path" | "limit-reached";
 
 export interface ManifestWarning extends SourceLocation {
   readonly code: ManifestWarningCode;
@@ -66,7 +66,7 @@ export function buildManifest(dir: string): Manifest {
   const byTool = new Map<string, { name: string; kind: ToolKind; registrations: (SourceLocation & { call: RegistrationCall })[] }>();
   for (const path of paths) {
     const source = project.getSourceFileOrThrow(path);
-    const { found, unresolved } = findRegistrations(source, displayPath(root, path));
+    const { found, unresolved, dispatches } = findRegistrations(source, displayPath(root, path));
     for (const registration of found) {
       const key = `${registration.kind}\u0000${registration.name}`;
       const entry = byTool.get(key) ?? { name: registration.name, kind: registration.kind, registrations: [] };
@@ -81,6 +81,16 @@ export function buildManifest(dir: string): Manifest {
         column: miss.column,
         message: `the tool name \`${miss.expression}\` of a \`${miss.call}\` call is not a static string`,
         help: "use a string literal or an `as const` constant so the manifest can name the tool",
+      });
+    }
+    for (const dispatch of dispatches) {
+      warnings.push({
+        code: "dynamic-tool-dispatch",
+        file: dispatch.file,
+        line: dispatch.line,
+        column: dispatch.column,
+        message: `\`${dispatch.expression}(CallToolRequestSchema, …)\` serves tools chosen at run time`,
+        help: "register each tool with `tool` or `registerTool`, or guard each call with the SDK's `guard`",
       });
     }
   }

@@ -35,11 +35,25 @@ const registrationCalls: Readonly<Record<RegistrationCall, { kind: ToolKind; nam
 /** Literal values one name expression can take; a union of string literals yields each of them. */
 const literalValuesMax = 64;
 
+/** A low-level MCP handler that dispatches tool calls by name at run time, e.g. `setRequestHandler(CallToolRequestSchema, …)`. */
+export interface DynamicDispatch extends SourceLocation {
+  readonly expression: string;
+}
+
 /** Scans every call in the file; `file` is the path reported in locations. */
-export function findRegistrations(source: SourceFile, file: string): { found: Registration[]; unresolved: UnresolvedRegistration[] } {
+export function findRegistrations(
+  source: SourceFile,
+  file: string,
+): { found: Registration[]; unresolved: UnresolvedRegistration[]; dispatches: DynamicDispatch[] } {
   const found: Registration[] = [];
   const unresolved: UnresolvedRegistration[] = [];
+  const dispatches: DynamicDispatch[] = [];
   for (const call of source.getDescendantsOfKind(SyntaxKind.CallExpression)) {
+    if (isToolCallHandler(call)) {
+      const { line, column } = source.getLineAndColumnAtPos(call.getStart());
+      dispatches.push({ file, line, column, expression: call.getExpression().getText() });
+      continue;
+    }
     const which = registrationCall(call);
     if (which === undefined) continue;
     const shape = registrationCalls[which];
@@ -52,7 +66,17 @@ export function findRegistrations(source: SourceFile, file: string): { found: Re
     }
     for (const name of names) found.push({ file, line, column, name, kind: shape.kind, call: which });
   }
-  return { found, unresolved };
+  return { found, unresolved, dispatches };
+}
+
+/** `x.setRequestHandler(CallToolRequestSchema, …)`: the tools it serves are decided at run time. */
+function isToolCallHandler(call: CallExpression): boolean {
+  const callee = call.getExpression();
+  if (!Node.isPropertyAccessExpression(callee) || callee.getName() !== "setRequestHandler") return false;
+  const schema = call.getArguments()[0];
+  if (schema === undefined) return false;
+  const name = Node.isPropertyAccessExpression(schema) ? schema.getName() : Node.isIdentifier(schema) ? schema.getText() : "";
+  return name === "CallToolRequestSchema";
 }
 
 /** `x.tool(name, …)`, `x.registerTool(name, …)`, `guard(grant, name, fn)` and `x.guard(grant, name, fn)`. */
