@@ -1,0 +1,54 @@
+// Runs the curl commands of docs/walkthrough.md against a real server and checks the answers
+// the page shows, so the walkthrough cannot drift from the server.
+
+import { execFile, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./http-harness.js";
+import { forEachStore } from "./targets.js";
+
+const doc = readFileSync(new URL("../../docs/walkthrough.md", import.meta.url), "utf8");
+const ADMIN = /export ADMIN=(\S+)/.exec(doc)![1]!;
+const missing = ["curl", "jq", "bash"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0);
+if (missing.length > 0) console.error(`\n!!  walkthrough test SKIPPED: ${missing.join(", ")} not installed\n`);
+
+/** The shell blocks after the one that starts the server, with API pointed at the test server. */
+function script(baseUrl: string): string {
+  const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => !b.includes("npm start"));
+  return ["set -euo pipefail", ...blocks].join("\n").replace(/^export API=.*$/m, `export API=${baseUrl}`);
+}
+
+forEachStore("docs/walkthrough.md", (target) => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer(target, { adminKey: ADMIN, environment: "development", autoApprovalCeilingMinor: 0 });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe("as written", () => {
+    if (missing.length > 0) {
+      it.skip(`skipped because ${missing.join(", ")} is not installed`, () => undefined);
+      return;
+    }
+    it("runs every command and gets the answers the page shows", async () => {
+      // Asynchronously: the server answering the commands runs in this process.
+      const { stdout: out } = await promisify(execFile)("bash", ["-c", script(t.baseUrl)], { encoding: "utf8", timeout: 60_000 });
+      for (const line of [
+        '{"status":"ok","version":"0.1.0","environment":"development"}',
+        '{"identity":"carol@example.com","roles":["certifier"],"status":"active"}',
+        '"code":"certification_required"',
+        '"issued_by":"carol@example.com","issued_by_email":"carol@example.com"',
+        '"status":"pending_approval","issued_by":"alice@example.com"',
+        '{"status":"active","approved_by":"bob@example.com"}',
+        '"scope":{"tool":["payments.refund"]},"budget_amount_minor":10000,"budget_count":10',
+        '{"status":422,"code":"delegation_widens","axes":["scope.tool","window","budget_amount_minor"]}',
+        '{"status":"revoked","revoked_by":"alice@example.com","revocation_reason":"campaign over"}',
+      ]) expect(out).toContain(line);
+      const revoked = JSON.parse(out.trim().split("\n").find((l) => l.includes('"revoked":['))!);
+      expect(revoked.revoked).toHaveLength(2);
+    });
+  });
+});
