@@ -132,6 +132,7 @@ describe("the corpus of broken families", () => {
     { file: "out-of-bounds.yaml", code: /error\[example\/parameter-bounds\]: example `a budget above the bound`: parameter `budget_amount_minor` is 60000, above its maximum 50000/, at: "16:39" },
     { file: "unknown-placeholder.yaml", code: /error\[placeholder-unknown\]: `\$\{tema\}` names no declared parameter/, at: "9:21" },
     { file: "bad.policy", code: /error\[policy\/[^\]]+\]/, at: "3:6" },
+    { file: "placeholder-in-string.yaml", code: /error\[placeholder-in-string\]/, at: "12:41" },
   ];
 
   for (const c of cases) {

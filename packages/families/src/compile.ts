@@ -2,9 +2,9 @@
 import { type Document, isScalar, LineCounter, parseDocument, visit } from "yaml";
 import { type FamilyDiagnostic, hasErrors, sortDiagnostics } from "./diagnostics.js";
 import { familyContentHash } from "./hash.js";
-import { type JsonPath, rangeOf } from "./locate.js";
+import { type JsonPath, rangeOf, scalarAt } from "./locate.js";
 import { parameterRegExp, resolveParameters, sampleValue, checkParameter } from "./parameters.js";
-import { placeholdersIn, substituteGrant } from "./placeholders.js";
+import { placeholdersIn, placeholdersInPolicyStrings, substituteGrant } from "./placeholders.js";
 import { checkFamilyPolicy } from "./policy-check.js";
 import { mapScalar } from "./scalar-map.js";
 import { FAMILY_LIMITS, type GrantFamilyBody, type ParameterSpec, type ParameterValue } from "./schema.js";
@@ -121,12 +121,19 @@ function checkPlaceholders(source: SourceText, doc: Document, family: GrantFamil
   const declared = Object.keys(family.parameters);
   const used = new Set<string>();
   const grantNode = doc.get("grant", true);
+  const policyNode = scalarAt(doc, ["grant", "policy"]);
   visit(grantNode as never, {
     Scalar(_key, node) {
       if (typeof node.value !== "string" || !isScalar(node)) return;
       const uses = placeholdersIn(node.value);
       if (uses.length === 0) return;
       const map = mapScalar(source.text, node);
+      const quoted = node === policyNode ? placeholdersInPolicyStrings(node.value) : [];
+      for (const use of quoted) {
+        out.push(diag(source, "placeholder-in-string", `\`\${${use.name}}\` is inside a string literal of the policy`,
+          source.range(map.sourceOffset(use.start), map.sourceOffset(use.end - 1) + 1), "error",
+          `a placeholder in a policy stands for a whole value and becomes a quoted literal: write \`\${${use.name}}\` without the quotes`));
+      }
       for (const use of uses) {
         used.add(use.name);
         if (declared.includes(use.name)) continue;

@@ -10,7 +10,7 @@ export { locate, rangeOf } from "./locate.js";
 export type { JsonPath } from "./locate.js";
 export { checkParameter, parameterRegExp, resolveParameters, sampleValue } from "./parameters.js";
 export type { ParameterProblem } from "./parameters.js";
-export { placeholdersIn, policyLiteral, substituteGrant, substituteText } from "./placeholders.js";
+export { placeholdersIn, placeholdersInPolicyStrings, policyLiteral, substituteGrant, substituteText } from "./placeholders.js";
 export { checkPolicyFile } from "./policy-check.js";
 export { mapScalar } from "./scalar-map.js";
 export type { ScalarOffsetMap } from "./scalar-map.js";

@@ -86,3 +86,26 @@ export function substituteGrant(template: unknown, values: Readonly<Record<strin
   }
   return template;
 }
+
+/**
+ * Placeholders written inside a string literal of a policy (`"${team}-x"`). A placeholder in a
+ * policy stands for a whole literal, so these would be substituted as quoted text inside quotes;
+ * the compiler reports them instead.
+ */
+export function placeholdersInPolicyStrings(template: string): PlaceholderUse[] {
+  const inside: PlaceholderUse[] = [];
+  const uses = placeholdersIn(template);
+  let inString = false;
+  for (let i = 0; i < template.length; i += 1) {
+    const ch = template[i];
+    if (inString && ch === "\\") {
+      i += 1;
+    } else if (ch === '"') {
+      inString = !inString;
+    } else if (inString && ch === "$") {
+      const use = uses.find((u) => u.start === i);
+      if (use !== undefined) inside.push(use);
+    }
+  }
+  return inside;
+}
