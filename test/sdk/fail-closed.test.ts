@@ -159,6 +159,27 @@ describe("retries reuse one Idempotency-Key", () => {
     expect(holds).toBe(1);
   });
 
+  it("presents the client's attestation unless the call names its own", async () => {
+    const server = await serve((_request, response) => sendJson(response, 200, { outcome: "allow", ledger_id: "led_1", gates: [], reason: "ok" }));
+    const attestation = { manifest_hash: "sha256:aa", content_hash: "sha256:bb", provenance_version: "model-1" };
+    const attested = client(server.baseUrl, { attestation });
+    await attested.authorize(action);
+    await attested.authorize({ ...action, attestation: { ...attestation, provenance_version: "model-2" } });
+    expect(JSON.parse(server.received[0]!.body).attestation).toEqual(attestation);
+    expect(JSON.parse(server.received[1]!.body).attestation.provenance_version).toBe("model-2");
+  });
+
+  it("refuses an answer larger than the response limit without reading it all", async () => {
+    const server = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      const chunk = "x".repeat(1024 * 1024);
+      for (let i = 0; i < 9; i += 1) response.write(chunk);
+      response.end();
+    });
+    const result = await client(server.baseUrl, { timeoutMs: 5_000 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "unreadable_response" } });
+  });
+
   it("uses a caller's own key when one is given", async () => {
     const server = await serve((_request, response) => sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "no" }));
     await client(server.baseUrl).authorize(action, { idempotencyKey: "order-4711-refund" });

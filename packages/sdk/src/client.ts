@@ -24,6 +24,8 @@ export interface AuthorityClientOptions {
   readonly retryDelayMs?: number;
   /** Let `authorize` answer `allow` when the platform is unavailable. Default false: it refuses. */
   readonly failOpen?: boolean;
+  /** The agent's attestation, presented on every authorize that does not name its own (gate 5). */
+  readonly attestation?: provisional.Attestation;
   /** The fetch implementation; default the global `fetch` of Node.js. */
   readonly fetch?: typeof globalThis.fetch;
   /** Called after every attempt with what happened; the event never contains the key. */
@@ -37,6 +39,7 @@ export const CLIENT_DEFAULTS = Object.freeze({ timeoutMs: 5_000, attempts: 3, re
 export class AuthorityClient {
   readonly #transport: Transport;
   readonly #failOpen: boolean;
+  readonly #attestation: provisional.Attestation | undefined;
 
   readonly agents: ReturnType<typeof agentsCalls>;
   readonly grants: ReturnType<typeof grantsCalls>;
@@ -67,6 +70,7 @@ export class AuthorityClient {
       onRequest: options.onRequest,
     });
     this.#failOpen = options.failOpen ?? false;
+    this.#attestation = options.attestation;
 
     const verbs: Verbs = {
       get: <T>(path: string, query?: object, call?: CallOptions): Promise<T> => this.#call<T>("GET", withQuery(path, query), undefined, call),
@@ -89,8 +93,9 @@ export class AuthorityClient {
    * It throws only for a 4xx, which means the request itself is wrong.
    */
   authorize(body: provisional.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
+    const attested = body.attestation === undefined && this.#attestation !== undefined ? { ...body, attestation: this.#attestation } : body;
     return authorizeFailClosed(
-      (call) => this.#transport.request("POST", "/authorize", body, call),
+      (call) => this.#transport.request("POST", "/authorize", attested, call),
       options.failOpen ?? this.#failOpen,
       options,
     );

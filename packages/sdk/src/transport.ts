@@ -56,6 +56,9 @@ const breakerPath = /(^|\/)breakers(\/|\?|$)/;
 /** Upper bound on the wait between two attempts, whatever the configured delay. */
 const retryDelayMaxMs = 5_000;
 
+/** Largest response body read; a longer one is not read to the end and counts as unreadable. */
+export const responseBytesMax = 8 * 1024 * 1024;
+
 /** Performs requests for one client; it holds the key privately so that it can never be printed. */
 export class Transport {
   readonly #apiKey: string;
@@ -147,8 +150,11 @@ export class Transport {
       if (payload !== undefined) init.body = payload;
       const response = await this.#settings.fetch(`${this.#settings.baseUrl}${path}`, init);
       // The timeout covers reading the body too: a server that stalls mid-body is unavailable.
-      const text = await response.text();
+      const text = await readBounded(response);
       report("response", response.status);
+      if (text === undefined) {
+        return { kind: "unavailable", cause: "unreadable_response", message: `${method} ${path} answered more than ${responseBytesMax} bytes`, attempts: attempt, status: response.status };
+      }
       return classify(response.status, response.statusText, text, method, path);
     } catch (error) {
       if (signal?.aborted && !timedOut) {
@@ -180,6 +186,36 @@ function classify(status: number, statusText: string, text: string, method: stri
     attempts: 1,
     status,
   };
+}
+
+/** The body as text, or undefined once it grows past `responseBytesMax`. */
+async function readBounded(response: Response): Promise<string | undefined> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > responseBytesMax) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > responseBytesMax) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const whole = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(whole);
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
