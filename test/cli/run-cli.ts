@@ -1,5 +1,5 @@
 // Runs the built `authority` command as a user does: a spawned process, its exit code and output.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 
@@ -24,4 +24,24 @@ export function authority(args: readonly string[], options: { cwd?: string; env?
   Object.assign(env, { NO_COLOR: "1" }, options.env);
   const run = spawnSync(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env, encoding: "utf8", timeout: 60_000 });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** The same as `authority`, without blocking: for tests that serve HTTP in this process meanwhile. */
+export function authorityAsync(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  delete env["FORCE_COLOR"];
+  Object.assign(env, { NO_COLOR: "1" }, options.env);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill(), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }

@@ -4,6 +4,7 @@ import { compileCommand } from "./compile.js";
 import { fmtCommand } from "./fmt.js";
 import { lintCommand } from "./lint.js";
 import { previewCommand } from "./preview.js";
+import { pushCommand } from "./push.js";
 import { testCommand } from "./test.js";
 
 const needsServer = "it needs the reference server and its store, which this build of the CLI does not embed yet";
@@ -14,7 +15,7 @@ export const COMMANDS: readonly Command[] = [
   compileCommand,
   previewCommand,
   testCommand,
-  notYetAvailable("push", "send compiled families to a server (--server, --key or AUTHORITY_SERVER, AUTHORITY_KEY)", needsServer),
+  pushCommand,
   notYetAvailable("keys create", "create an API key", needsServer),
   notYetAvailable("keys list", "list API keys", needsServer),
   notYetAvailable("keys revoke", "revoke an API key", needsServer),
