@@ -7,7 +7,9 @@ export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations
 export type {
   Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,
 } from "./store/store.js";
-export { createKey, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
+export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
+export { ApiProblem } from "./http/problem.js";
+export { migrateDatabase } from "./store/open.js";
 export { keyView } from "./services/views.js";
 export { generateSecret, hashSecret } from "./secrets.js";
 export { jsonLogger, type Logger, type LogLevel } from "./log.js";

@@ -4,7 +4,7 @@ import type { ApiKey, ApiKeyCreated, KeyCreateBody } from "@agent-authority/api"
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import { generateSecret, hashSecret, isStrongEnough } from "../secrets.js";
-import type { KeyRecord, Page, Store } from "../store/store.js";
+import type { KeyRecord, Page, Revocation, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { keyView } from "./views.js";
 
@@ -67,17 +67,22 @@ export async function listKeys(ctx: ServiceContext, page: Page): Promise<{ keys:
   return { keys: records.map(keyView), next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
 }
 
-export async function revokeKey(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<ApiKey> {
-  return ctx.store.transaction(async (tx) => {
+/** Revokes a key by field; refuses an unknown or revoked key and the last active admin key. */
+export async function revokeKeyRecord(store: Store, id: string, revocation: Revocation): Promise<KeyRecord> {
+  return store.transaction(async (tx) => {
     const key = await tx.getKey(id);
     if (key === undefined) throw new ApiProblem("key_not_found", `no key \`${id}\``);
     if (key.revoked_at !== null) throw new ApiProblem("key_already_revoked");
     if (key.roles.includes("admin") && (await tx.countActiveKeysWithRole("admin")) <= 1) {
       throw new ApiProblem("last_admin_key", "create another admin key first");
     }
-    await tx.revokeKey(id, { at: ctx.now(), by: caller.identity, reason: reason ?? null });
-    return keyView((await tx.getKey(id))!);
+    await tx.revokeKey(id, revocation);
+    return (await tx.getKey(id))!;
   });
+}
+
+export async function revokeKey(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<ApiKey> {
+  return keyView(await revokeKeyRecord(ctx.store, id, { at: ctx.now(), by: caller.identity, reason: reason ?? null }));
 }
 
 /**

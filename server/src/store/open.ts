@@ -27,3 +27,13 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   return new SqlStore(new SqliteDriver(path));
 }
+
+/** Opens the database, applies pending migrations and closes it; answers the versions applied. */
+export async function migrateDatabase(url: string, options: OpenStoreOptions = {}, now: number = Date.now()): Promise<number[]> {
+  const store = openStore(url, options);
+  try {
+    return await store.migrate(now);
+  } finally {
+    await store.close();
+  }
+}

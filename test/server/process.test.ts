@@ -1,0 +1,74 @@
+// The real server process as `npm start` runs it (node server/dist/main.js, built by `tsc -b`):
+// configuration from the environment, the first admin key printed once, graceful shutdown.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const main = fileURLToPath(new URL("../../server/dist/main.js", import.meta.url));
+const dataDir = mkdtempSync(join(tmpdir(), "authority-process-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly baseUrl: string;
+  stdout(): string;
+  stderr(): string;
+  exit: Promise<number | null>;
+}
+
+async function start(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (chunk) => { out += String(chunk); });
+  child.stderr!.on("data", (chunk) => { err += String(chunk); });
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 20_000;
+  while (!/"msg":"listening"/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start: ${out}\n${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const baseUrl = /"url":"([^"]+)"/.exec(out.split("\n").find((l) => l.includes('"listening"'))!)![1]!;
+  return { child, baseUrl, stdout: () => out, stderr: () => err, exit };
+}
+
+// Skipped (visibly) only when the server is not built; `npm test` builds it first with `tsc -b`.
+describe.skipIf(!existsSync(main))("the server process", () => {
+  it("prints a generated admin key once, serves with it, and stops on SIGTERM", async () => {
+    const first = await start({});
+    const key = /(aa_[A-Za-z0-9_-]{43})/.exec(first.stderr())?.[1];
+    expect(key, first.stderr()).toBeDefined();
+    expect(first.stderr()).toContain("authorization: Bearer");
+    const keys = await fetch(`${first.baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } });
+    expect(keys.status).toBe(200);
+    expect(first.stdout()).not.toContain(key!);
+    first.child.kill("SIGTERM");
+    expect(await first.exit).toBe(0);
+    expect(first.stdout()).toContain('"msg":"stopped"');
+
+    // The second start finds the key and prints none; AUTHORITY_ADMIN_KEY is ignored now.
+    const second = await start({ AUTHORITY_ADMIN_KEY: "aa_ignored-because-keys-exist-0123456789abcdef", AUTHORITY_ENVIRONMENT: "staging" });
+    expect(second.stderr()).not.toMatch(/aa_[A-Za-z0-9_-]{43}/);
+    const health = await (await fetch(`${second.baseUrl}/health`)).json();
+    expect(health).toMatchObject({ status: "ok", environment: "staging" });
+    expect((await fetch(`${second.baseUrl}/keys`, { headers: { "x-api-key": key! } })).status).toBe(200);
+    second.child.kill("SIGINT");
+    expect(await second.exit).toBe(0);
+  });
+
+  it("refuses an invalid configuration with a message naming the variable", async () => {
+    const child = spawn(process.execPath, [main], { env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "eighty" }, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr!.on("data", (chunk) => { err += String(chunk); });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(2);
+    expect(err).toContain("AUTHORITY_PORT");
+  });
+});
