@@ -103,8 +103,11 @@ export function narrowerThan(parent: GrantTerms): fc.Arbitrary<GrantTerms> {
       extra: fc.uniqueArray(fc.constantFrom(...POLICY_ATOMS), { maxLength: 2 }),
     })
     .map((r) => {
-      const start = Math.min(parent.window.start + r.shrinkStart * HOUR, parent.window.end);
-      const end = Math.max(start, parent.window.end - r.shrinkEnd * HOUR);
+      // Shrink the window only while it stays non-empty: an empty window is void, and void
+      // children make every property about allowed actions hold vacuously.
+      let start = parent.window.start + r.shrinkStart * HOUR;
+      let end = parent.window.end - r.shrinkEnd * HOUR;
+      if (end <= start) [start, end] = [parent.window.start, parent.window.end];
       const own = [...(parent.policy === null ? [] : [parent.policy]), ...r.extra.map((a) => `(${a})`)];
       return {
         ...parent,
