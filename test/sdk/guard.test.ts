@@ -27,7 +27,7 @@ async function platform(outcome: string, settleStatus = 200): Promise<RecordingS
 }
 
 function client(baseUrl: string): AuthorityClient {
-  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 300, attempts: 2, retryDelayMs: 10 });
+  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 2, retryDelayMs: 10 });
 }
 
 describe("guard", () => {
