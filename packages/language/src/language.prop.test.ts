@@ -79,7 +79,7 @@ describe("partial evaluation", () => {
 
 const tokenSoup = fc
   .array(
-    fc.constantFrom("amount_minor", "approver", "args", ".", "x", "(", ")", "[", "]", ",", "!", "-", "+", "*", "==", "!=", "<", ">=", "in", "&&", "||", "1", "0", '"a"', "null", "true", "size", "startsWith", " ", '"', "\\", "#"),
+    fc.constantFrom("amount_minor", "approver", "args", ".", "x", "(", ")", "[", "]", ",", "!", "-", "+", "*", "==", "!=", "<", ">=", "in", "&&", "||", "1", "0", '"a"', "null", "true", "size", "startsWith", " ", '"', "\\", "#", "approver in args.l", "approver ==", "startsWith(approver,", "args.n", "hour_utc", "weekday_utc", '"mon"', "[]", "9007199254740991"),
     { maxLength: 40 },
   )
   .map((parts) => parts.join(" "));

@@ -49,7 +49,7 @@ class Linter {
       }
       return;
     }
-    if (mentionsApprover(e) && this.approverOnly(e)) {
+    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) {
       this.approver(e);
       return;
     }
@@ -119,7 +119,8 @@ class Linter {
       if (covering >= 0) {
         const other = disjuncts[covering]!;
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: whenever it holds, \`${formatExpr(other)}\` holds too`, d.span, "remove it, or correct the condition it was meant to be"));
-      } else if (this.unsatisfiable(d)) {
+      } else if (!(mentionsApprover(d) && this.approverOnly(d)) && this.unsatisfiable(d)) {
+        // (A condition on `approver` alone that never holds has its own warning.)
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: it never holds`, d.span));
       }
     });
@@ -131,6 +132,10 @@ class Linter {
     if (e.op !== "in" && same(e.left, e.right)) {
       const always = e.op === "==" || e.op === "<=" || e.op === ">=";
       this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` compares a value with itself: always \`${always}\``, e.span));
+      return;
+    }
+    if (e.op === "in" && e.right.kind === "list" && e.right.elements.length === 0) {
+      this.out.push(warning("impossible-comparison", `\`${formatExpr(e)}\` can never hold`, e.span, "nothing is in the empty list"));
       return;
     }
     const weekday = this.weekdayComparison(e);
@@ -221,7 +226,8 @@ class Linter {
   /** Whether `e` can never hold (a sound, incomplete test). */
   unsatisfiable(e: Expr): boolean {
     if (isConstant(e)) return this.constantValue(e) === false;
-    if (mentionsApprover(e) && this.approverOnly(e)) return satisfiable(this.approverFormula(e)) === undefined && !this.nullSatisfies(e);
+    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return satisfiable(this.approverFormula(e)) === undefined;
+    if (e.kind === "binary" && e.op === "in" && e.right.kind === "list" && e.right.elements.length === 0) return true;
     if (e.kind === "binary" && e.op === "||") return this.unsatisfiable(e.left) && this.unsatisfiable(e.right);
     if (e.kind === "binary" && e.op === "&&") {
       const conjuncts: Expr[] = [];
@@ -306,11 +312,11 @@ class Linter {
     return truth(EMPTY_ENV, []).t;
   }
 
-  private nullSatisfies(e: Expr): boolean {
-    return compileExpr(e, this.types)({ ...EMPTY_ENV, approver: null }) === true;
-  }
-
-  /** A condition on `approver` alone that no approval can satisfy (other than the idiom `approver == null`). */
+  /**
+   * A condition on `approver` alone that no approval can satisfy. Without an approval `approver`
+   * is unknown, not null (partial evaluation), and an approval always names someone, so even
+   * `approver == null` can never help a policy allow.
+   */
   private approver(e: Expr): void {
     if (e.kind === "list") {
       this.duplicates(e);
@@ -327,9 +333,8 @@ class Linter {
     };
     collect(e);
     for (const l of lists) this.duplicates(l);
-    if (!hasNonNullAtom(e)) return;
     if (satisfiable(this.approverFormula(e)) === undefined) {
-      this.out.push(warning("approver-unsatisfiable", `no approval can satisfy \`${formatExpr(e)}\``, e.span, "an approval binds one approver, a non-null string, and no such string satisfies this"));
+      this.out.push(warning("approver-unsatisfiable", `no approval can satisfy \`${formatExpr(e)}\``, e.span, "without an approval `approver` is unknown, and an approval always names one approver: no name satisfies this"));
     }
   }
 
@@ -351,21 +356,6 @@ function membership(e: Expr): { subject: string; values: string[] } | undefined 
     return { subject: formatExpr(e.left), values: e.right.elements.map(formatExpr) };
   }
   return undefined;
-}
-
-/** Whether `e` compares `approver` with something other than `null`. */
-function hasNonNullAtom(e: Expr): boolean {
-  switch (e.kind) {
-    case "binary":
-      if (e.op === "&&" || e.op === "||") return hasNonNullAtom(e.left) || hasNonNullAtom(e.right);
-      return !(e.left.kind === "null" || e.right.kind === "null");
-    case "unary":
-      return hasNonNullAtom(e.operand);
-    case "call":
-      return true;
-    default:
-      return false;
-  }
 }
 
 /** Structural equality, ignoring spans. */

@@ -81,13 +81,14 @@ class Policy implements CompiledPolicy {
     }
     // With `approver` unknown: evaluate once with no approval (approver is null), and derive the
     // exact condition under which a non-null approver makes the policy true.
+    // A failure that only a null approver causes (say `startsWith(approver, …)`) is no reason to
+    // report: the policy denies because no approval would do, and that is what the decision says.
     const none = this.root(withoutApprover);
-    const noneError = none === true || none === false ? undefined : this.failureOf(none);
     const errors: Diagnostic[] = [];
     const { t } = this.truth(withoutApprover, errors);
     if (none === true && valid(t)) return ALLOW;
-    if (satisfiable(t) !== undefined) return { outcome: "gated", residual: residualText(t) };
-    const reason = noneError ?? errors[0];
+    if (satisfiable(t) !== undefined) return { outcome: "gated", residual: valid(t) ? residualText(true) : residualText(t) };
+    const reason = errors[0];
     return reason === undefined ? DENY : { outcome: "deny", error: reason };
   }
 

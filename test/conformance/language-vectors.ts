@@ -1,0 +1,106 @@
+// The language conformance runner: loads test/conformance/language/*.json and runs each vector through an adapter.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { PolicyEnvironment } from "@agent-authority/language";
+import { describe, expect, it } from "vitest";
+import type { LanguageAdapter, ObservedDiagnostic } from "./language-adapter.js";
+
+/** A policy as data: a string, or pieces repeated to reach a limit without a 4 KiB line in the file. */
+type PolicyText = string | { readonly concat: readonly { readonly text: string; readonly times?: number }[] };
+
+interface Vector {
+  readonly name: string;
+  readonly policy?: PolicyText;
+  /** Several policies conjoined, root first (a delegation chain); only `decide` is checked. */
+  readonly chain?: readonly PolicyText[];
+  /** Overrides of the base environment; `args` replaces the base `args` whole. */
+  readonly env?: Partial<Record<keyof PolicyEnvironment, unknown>>;
+  /** Compile must fail with exactly these errors (code and span). */
+  readonly errors?: readonly { code: string; span: [number, number] }[];
+  /** Compile must succeed with exactly these warnings; absent means none. */
+  readonly warnings?: readonly { code: string; span: [number, number] }[];
+  /** Set (with a reason) where a vector's point is elsewhere and its warnings are many. */
+  readonly ignoreWarnings?: string;
+  readonly evaluate?: boolean | { readonly error: ObservedDiagnostic };
+  readonly decide?: { readonly outcome: "allow" | "deny" | "gated"; readonly residual?: string; readonly error?: ObservedDiagnostic };
+  readonly format?: string | { readonly errors: readonly ObservedDiagnostic[] };
+}
+
+interface VectorFile {
+  readonly description: string;
+  /** Vectors skipped on purpose, each with its reason; never dropped silently. */
+  readonly skipped?: readonly { readonly name: string; readonly reason: string }[];
+  readonly vectors: readonly Vector[];
+}
+
+const BASE_ENV: PolicyEnvironment = {
+  amount_minor: 20000,
+  currency: "EUR",
+  tool: "payments.transfer",
+  approver: null,
+  agent: "agent-7",
+  principal: "alice@example.com",
+  audience: "payments",
+  uses: 3,
+  spent_minor: 10000,
+  hour_utc: 14,
+  weekday_utc: "wed",
+  args: {},
+};
+
+function text(policy: PolicyText): string {
+  if (typeof policy === "string") return policy;
+  return policy.concat.map((part) => part.text.repeat(part.times ?? 1)).join("");
+}
+
+const dir = fileURLToPath(new URL("./language/", import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+
+/** Runs every vector through `adapter`; the CLI can call this with its own adapter. */
+export function runLanguageVectors(adapter: LanguageAdapter): void {
+  let total = 0;
+  for (const file of files) {
+    const data = JSON.parse(readFileSync(join(dir, file), "utf8")) as VectorFile;
+    describe(`${adapter.name}: ${file}: ${data.description}`, () => {
+      for (const skip of data.skipped ?? []) it.skip(`${skip.name} (skipped: ${skip.reason})`, () => {});
+      for (const vector of data.vectors) {
+        total++;
+        it(vector.name, async () => {
+          await runVector(adapter, vector);
+        });
+      }
+    });
+  }
+  it(`${adapter.name}: has at least 150 vectors`, () => {
+    expect(total).toBeGreaterThanOrEqual(150);
+  });
+}
+
+async function runVector(adapter: LanguageAdapter, vector: Vector): Promise<void> {
+  const env = { ...BASE_ENV, ...(vector.env ?? {}) } as PolicyEnvironment;
+  if (vector.policy !== undefined) {
+    const policy = text(vector.policy);
+    const compiled = await adapter.compile(policy);
+    if (vector.errors !== undefined) {
+      expect(compiled).toEqual({ ok: false, errors: vector.errors });
+    } else {
+      expect(compiled.ok ? "compiles" : compiled.errors).toBe("compiles");
+      if (compiled.ok && vector.ignoreWarnings === undefined) expect(compiled.warnings).toEqual(vector.warnings ?? []);
+      if (vector.evaluate !== undefined) {
+        const observed = await adapter.evaluate(policy, env);
+        expect(observed).toEqual(typeof vector.evaluate === "boolean" ? { value: vector.evaluate } : vector.evaluate);
+      }
+    }
+    if (vector.format !== undefined) {
+      const observed = await adapter.format(policy);
+      expect(observed).toEqual(typeof vector.format === "string" ? { ok: true, text: vector.format } : { ok: false, errors: vector.format.errors });
+    }
+  }
+  if (vector.decide !== undefined) {
+    const chain = vector.chain !== undefined ? vector.chain.map(text) : [text(vector.policy!)];
+    const { approver: _ignored, ...withoutApprover } = env;
+    expect(await adapter.decide(chain, withoutApprover)).toEqual(vector.decide);
+  }
+}
+
