@@ -5,9 +5,11 @@ import { fmtCommand } from "./fmt.js";
 import { lintCommand } from "./lint.js";
 import { previewCommand } from "./preview.js";
 import { pushCommand } from "./push.js";
+import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js";
+import { migrateCommand, serveCommand } from "./serve.js";
 import { testCommand } from "./test.js";
 
-const needsServer = "it needs the reference server and its store, which this build of the CLI does not embed yet";
+const needsServer = "the server does not seal decisions in a ledger yet";
 
 export const COMMANDS: readonly Command[] = [
   lintCommand,
@@ -16,12 +18,12 @@ export const COMMANDS: readonly Command[] = [
   previewCommand,
   testCommand,
   pushCommand,
-  notYetAvailable("keys create", "create an API key", needsServer),
-  notYetAvailable("keys list", "list API keys", needsServer),
-  notYetAvailable("keys revoke", "revoke an API key", needsServer),
-  notYetAvailable("migrate", "create or upgrade the database schema", needsServer),
+  keysCreateCommand,
+  keysListCommand,
+  keysRevokeCommand,
+  migrateCommand,
+  serveCommand,
   notYetAvailable("ledger verify", "check every hash chain of the decision ledger", needsServer),
-  notYetAvailable("serve", "run the reference server", needsServer),
 ];
 
 /** The command named by the leading words of `argv` (the longest match), and the remaining arguments. */

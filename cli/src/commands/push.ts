@@ -1,31 +1,11 @@
 // `authority push`: compile families and send each to a server's `POST /v1/grant-families`.
-import { flag, option, parseArgs, UsageError } from "../args.js";
+import { flag, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
 import { checkFile } from "../load.js";
 import { formatText } from "../report.js";
+import { request, serverTarget } from "../server-client.js";
 import { paint } from "../terminal.js";
-
-/** How long one request may take before the push gives up on it. */
-export const PUSH_REQUEST_TIMEOUT_MS = 30_000;
-
-/** The endpoint for a server given as `http://host:port`, `…/v1` or `…/v1/`. */
-export function familiesEndpoint(server: string): string {
-  const base = server.replace(/\/+$/, "");
-  return /\/v1$/.test(base) ? `${base}/grant-families` : `${base}/v1/grant-families`;
-}
-
-/** A problem-details body in one line: its code, title and detail where present. */
-function problemLine(status: number, text: string): string {
-  try {
-    const problem = JSON.parse(text) as Record<string, unknown>;
-    const parts = [problem["code"], problem["title"], problem["detail"]].filter((p): p is string => typeof p === "string" && p.length > 0);
-    if (parts.length > 0) return `HTTP ${status}: ${parts.join(": ")}`;
-  } catch {
-    // Not JSON: fall through to the status alone, never to a body that may hold internals.
-  }
-  return `HTTP ${status}`;
-}
 
 export const pushCommand: Command = {
   name: "push",
@@ -48,12 +28,8 @@ be reached, 2 usage error.
   async run(argv, terminal) {
     const args = parseArgs(argv, { server: "string", key: "string", "dry-run": "boolean" });
     if (args.positionals.length === 0) throw new UsageError("name the families to push");
-    const server = option(args, "server") ?? terminal.env["AUTHORITY_SERVER"];
-    const key = option(args, "key") ?? terminal.env["AUTHORITY_KEY"];
     const dryRun = flag(args, "dry-run");
-    if (server === undefined || server === "") throw new UsageError("give the server with `--server URL` or `AUTHORITY_SERVER`");
-    if (!/^https?:\/\//.test(server)) throw new UsageError(`\`--server\` must be an http or https URL, not \`${server}\``);
-    if (!dryRun && (key === undefined || key === "")) throw new UsageError("give an API key with `AUTHORITY_KEY` or `--key KEY`");
+    const target = serverTarget(args, terminal.env, !dryRun);
     const checked = collectInputs(terminal.cwd, args.positionals, ["family"]).map(checkFile);
     const broken = checked.filter((c) => !c.family?.ok);
     if (broken.length > 0) {
@@ -61,7 +37,7 @@ be reached, 2 usage error.
       terminal.err.write(`nothing was pushed: ${broken.length} famil${broken.length === 1 ? "y has" : "ies have"} errors\n`);
       return EXIT.failed;
     }
-    const endpoint = familiesEndpoint(server);
+    const endpoint = `${target.base}/grant-families`;
     const p = paint(terminal.color);
     let failures = 0;
     for (const file of checked) {
@@ -71,28 +47,14 @@ be reached, 2 usage error.
         terminal.out.write(`would push ${label} from ${file.path} to ${endpoint}\n`);
         continue;
       }
-      try {
-        const response = await fetch(endpoint, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${key}`,
-            "content-type": "application/json",
-            "idempotency-key": `family:${body.id}:${body.version}:${body.content_hash}`,
-          },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(PUSH_REQUEST_TIMEOUT_MS),
-        });
-        const text = await response.text();
-        if (response.ok) {
-          terminal.out.write(`${p.green("pushed")} ${label} from ${file.path}\n`);
-        } else {
-          failures += 1;
-          terminal.out.write(`${p.red("refused")} ${label} from ${file.path}: ${problemLine(response.status, text)}\n`);
-        }
-      } catch (error) {
+      const answer = await request(target, "POST", "/grant-families", body, {
+        "idempotency-key": `family:${body.id}:${body.version}:${body.content_hash}`,
+      });
+      if (answer.ok) {
+        terminal.out.write(`${p.green("pushed")} ${label} from ${file.path}\n`);
+      } else {
         failures += 1;
-        const reason = error instanceof Error && error.name === "TimeoutError" ? "no answer in time" : "the server could not be reached";
-        terminal.out.write(`${p.red("failed")} ${label} from ${file.path}: ${reason} (${endpoint})\n`);
+        terminal.out.write(`${p.red("not pushed")} ${label} from ${file.path}: ${answer.message}\n`);
       }
     }
     if (!dryRun) terminal.out.write(`${checked.length - failures} pushed, ${failures} not pushed\n`);

@@ -1,0 +1,137 @@
+// `authority keys create|list|revoke`: manage API keys over HTTP, as an admin does with the API.
+import { choice, option, options, parseArgs, UsageError } from "../args.js";
+import { type Command, EXIT } from "../command.js";
+import { request, serverTarget } from "../server-client.js";
+
+const CONNECTION = { server: "string", key: "string", format: "string" } as const;
+const CONNECTION_HELP = `  --server URL     the server (or AUTHORITY_SERVER)
+  --key KEY        an admin key (or AUTHORITY_KEY; prefer the variable)
+  --format FORMAT  text (default) or json`;
+
+/** The most pages `keys list` follows; a larger key table is cut and said to be. */
+const LIST_PAGES_MAX = 100;
+
+interface KeyView {
+  readonly id: string;
+  readonly identity: string;
+  readonly kind: string;
+  readonly roles: readonly string[];
+  readonly agent_id?: string | null;
+  readonly status: string;
+  readonly created_at: string;
+}
+
+export const keysCreateCommand: Command = {
+  name: "keys create",
+  summary: "create an API key on a server; the secret is shown once",
+  usage: `authority keys create --identity ID --kind human|service --role ROLE... [--agent-id AGENT] [--email EMAIL]
+
+Creates a key with POST /v1/keys. The secret is printed once on stdout (last line in text) and
+never again: store it where it is needed.
+
+  --identity ID    an email for a human, a service name for a service
+  --kind KIND      human or service
+  --role ROLE      admin, issuer, approver, certifier, auditor or agent (repeat for several)
+  --agent-id ID    the agent an \`agent\` key acts as
+  --email EMAIL    a contact email
+${CONNECTION_HELP}
+
+Exit status: 0 created, 1 refused or unreachable, 2 usage error.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, { ...CONNECTION, identity: "string", kind: "string", role: "string", "agent-id": "string", email: "string" });
+    const format = choice(args, "format", ["text", "json"] as const, "text");
+    const identity = option(args, "identity");
+    const kind = choice(args, "kind", ["human", "service"] as const, "human");
+    const roles = options(args, "role");
+    if (identity === undefined) throw new UsageError("give the key's identity with `--identity`");
+    if (option(args, "kind") === undefined) throw new UsageError("give the key's kind with `--kind human` or `--kind service`");
+    if (roles.length === 0) throw new UsageError("give at least one `--role`");
+    const body = {
+      identity, kind, roles,
+      ...(option(args, "agent-id") !== undefined ? { agent_id: option(args, "agent-id") } : {}),
+      ...(option(args, "email") !== undefined ? { email: option(args, "email") } : {}),
+    };
+    const answer = await request(serverTarget(args, terminal.env, true), "POST", "/keys", body);
+    if (!answer.ok) {
+      terminal.err.write(`authority keys create: ${answer.message}\n`);
+      return EXIT.failed;
+    }
+    const created = answer.body as KeyView & { key: string };
+    if (format === "json") terminal.out.write(`${JSON.stringify(created, null, 2)}\n`);
+    else terminal.out.write(`created ${created.id} for ${created.identity} (${created.kind}; ${created.roles.join(", ")}); its secret, shown only now:\n${created.key}\n`);
+    return EXIT.ok;
+  },
+};
+
+export const keysListCommand: Command = {
+  name: "keys list",
+  summary: "list the API keys of a server (never their secrets)",
+  usage: `authority keys list
+
+Lists every key with GET /v1/keys, following the pages.
+${CONNECTION_HELP}
+
+Exit status: 0 listed, 1 refused or unreachable, 2 usage error.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, CONNECTION);
+    const format = choice(args, "format", ["text", "json"] as const, "text");
+    if (args.positionals.length > 0) throw new UsageError("`keys list` takes no arguments");
+    const target = serverTarget(args, terminal.env, true);
+    const keys: KeyView[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const answer = await request(target, "GET", `/keys${after !== null ? `?after=${encodeURIComponent(after)}` : ""}`);
+      if (!answer.ok) {
+        terminal.err.write(`authority keys list: ${answer.message}\n`);
+        return EXIT.failed;
+      }
+      const page = answer.body as { keys: KeyView[]; next_after?: string | null };
+      keys.push(...page.keys);
+      after = page.next_after ?? null;
+      pages += 1;
+    } while (after !== null && pages < LIST_PAGES_MAX);
+    if (format === "json") {
+      terminal.out.write(`${JSON.stringify({ keys }, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    const rows = keys.map((k) => [k.id, k.identity, k.kind, k.roles.join(",") + (k.agent_id ? `(${k.agent_id})` : ""), k.status, k.created_at]);
+    const header = ["ID", "IDENTITY", "KIND", "ROLES", "STATUS", "CREATED"];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    for (const row of [header, ...rows]) terminal.out.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()}\n`);
+    if (after !== null) terminal.out.write(`(more than ${keys.length} keys; the list stops here)\n`);
+    return EXIT.ok;
+  },
+};
+
+export const keysRevokeCommand: Command = {
+  name: "keys revoke",
+  summary: "revoke an API key on a server",
+  usage: `authority keys revoke KEY_ID [--reason TEXT]
+
+Revokes a key with POST /v1/keys/{id}/revoke; every later request with it is refused.
+${CONNECTION_HELP}
+
+Exit status: 0 revoked, 1 refused or unreachable, 2 usage error.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, { ...CONNECTION, reason: "string" });
+    const format = choice(args, "format", ["text", "json"] as const, "text");
+    if (args.positionals.length !== 1) throw new UsageError("name one key id to revoke");
+    const id = args.positionals[0]!;
+    const reason = option(args, "reason");
+    const answer = await request(serverTarget(args, terminal.env, true), "POST", `/keys/${encodeURIComponent(id)}/revoke`, reason !== undefined ? { reason } : {});
+    if (!answer.ok) {
+      terminal.err.write(`authority keys revoke: ${answer.message}\n`);
+      return EXIT.failed;
+    }
+    const key = answer.body as KeyView;
+    terminal.out.write(format === "json" ? `${JSON.stringify(key, null, 2)}\n` : `revoked ${key.id} (${key.identity})\n`);
+    return EXIT.ok;
+  },
+};
