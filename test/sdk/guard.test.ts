@@ -47,6 +47,12 @@ describe("guard", () => {
     expect(settle!.headers["idempotency-key"]).not.toBe(authorize!.headers["idempotency-key"]);
   });
 
+  it("derives the settlement's idempotency key from a caller's own key", async () => {
+    const server = await platform("allow");
+    await client(server.baseUrl).guard(grant, "payments.refund", () => ({ value: 1, spent_minor: 3 }), { amount_minor: 5, currency: "EUR", idempotencyKey: "order-9" });
+    expect(server.received.map((request) => request.headers["idempotency-key"])).toEqual(["order-9", "order-9:settle"]);
+  });
+
   it("settles the whole hold when the tool does not say what it spent", async () => {
     const server = await platform("allow");
     const result = await client(server.baseUrl).guard(grant, "payments.refund", () => ({ value: 1 }), { amount_minor: 700, currency: "EUR" });

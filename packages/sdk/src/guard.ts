@@ -53,7 +53,12 @@ export async function runGuard<T>(client: GuardClient, grant: string, tool: stri
   }
   const spent = run.spent_minor ?? held;
   try {
-    const settlement = await client.decisions.settle(decision.ledger_id, { amount_minor: spent }, timeoutMs === undefined ? {} : { timeoutMs });
+    // With a caller's own key the settlement's key follows from it, so a repeated guard settles once.
+    const settleCall: CallOptions = {
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey: `${idempotencyKey}:settle` }),
+    };
+    const settlement = await client.decisions.settle(decision.ledger_id, { amount_minor: spent }, settleCall);
     return { ran: true, value: run.value, decision, settlement, settle_error: null };
   } catch (error) {
     if (!(error instanceof AuthorityError)) throw error;
