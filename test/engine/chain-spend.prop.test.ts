@@ -106,7 +106,24 @@ function simulate(ops: readonly Op[], state: DecisionState): void {
   }
 }
 
+/** Shrunk counterexamples, kept as permanent cases. */
+const PERMANENT_OPS: { why: string; ops: Op[]; lifetime: number }[] = [
+  {
+    why: "a child spending its whole budget after its parent spent: the budget gate must check every ancestor, not only the grant",
+    ops: [
+      { kind: "delegate", parent: 0, share: 1, count: 3, mode: "enforce" },
+      { kind: "act", node: 0, amount: 9999 },
+      { kind: "act", node: 7, amount: 9999 },
+    ],
+    lifetime: HOUR,
+  },
+];
+
 describe("a delegation tree never multiplies authority", () => {
+  it("keeps its shrunk counterexamples as permanent cases", () => {
+    for (const c of PERMANENT_OPS) simulate(c.ops, { ...STATE, hold_lifetime_ms: c.lifetime });
+  });
+
   it("spends at most the root's budget and uses, whatever the interleaving across children", () => {
     fc.assert(
       fc.property(fc.array(opArb, { minLength: 1, maxLength: 60 }), fc.constantFrom(HOUR, 24 * HOUR), (ops, lifetime) => {

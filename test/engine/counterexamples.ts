@@ -1,5 +1,6 @@
 // Shrunk counterexamples found by the engine's property suites, kept as permanent cases.
-// Each entry says what it once broke; the suites run them on every run.
+// Each entry says what it once broke (or, found against a deliberately broken build, what it
+// guards); the suites run them on every run, before the generated cases.
 import type { ChainLink } from "@agent-authority/engine";
 import type { GrantTerms, ParentUsage } from "@agent-authority/lattice";
 import type { Action } from "./arbitraries.js";
@@ -13,4 +14,88 @@ export interface SoundnessCase {
   readonly action: Action;
 }
 
-export const PERMANENT_SOUNDNESS: readonly SoundnessCase[] = [];
+export interface StandaloneCase {
+  readonly why: string;
+  readonly parent: GrantTerms;
+  readonly child: GrantTerms;
+  readonly usage: ParentUsage;
+  readonly action: Action;
+}
+
+const WINDOW = { start: 1767571200000, end: 1767574800000 };
+const ALICE = { type: "human" as const, id: "alice" };
+
+const USES_PARENT: GrantTerms = {
+  scope: { tool: ["pay.send", "mail.send"] },
+  window: WINDOW,
+  budget_amount_minor: 0,
+  budget_currency: "EUR",
+  budget_count: null,
+  conditions: { clean_context: false },
+  enforcement_mode: "observe",
+  audience: "api.example.com",
+  principal: ALICE,
+  delegation_policy: "attenuating",
+  delegation_depth_max: null,
+  policy: "(uses < 3)",
+};
+
+export const PERMANENT_SOUNDNESS: readonly SoundnessCase[] = [
+  {
+    why: "an ancestor's policy must see the ancestor's own usage: with the child's, `uses < 3` let the child act after the parent's third use",
+    parent: USES_PARENT,
+    child: { ...USES_PARENT, delegation_policy: "none" },
+    usage: { uses: 0, spent_minor: 0 },
+    pair: { child: { uses: 0, settled_minor: 0, holds: [] }, parent: { uses: 3, settled_minor: 0, holds: [] } },
+    action: {
+      tool: "pay.send",
+      amount_minor: 0,
+      currency: "EUR",
+      audience: "api.example.com",
+      clean: true,
+      country: "FR",
+      attested: false,
+      approver: null,
+      ceiling: 0,
+      now: WINDOW.start,
+      statuses: ["active", "active"],
+    },
+  },
+];
+
+const SPENT_PARENT: GrantTerms = {
+  scope: { tool: ["pay.*", "mail.send"] },
+  window: WINDOW,
+  budget_amount_minor: 5000,
+  budget_currency: null,
+  budget_count: 5,
+  conditions: { clean_context: false },
+  enforcement_mode: "enforce",
+  audience: "api.example.com",
+  principal: ALICE,
+  delegation_policy: "attenuating",
+  delegation_depth_max: 2,
+  policy: null,
+};
+
+export const PERMANENT_STANDALONE: readonly StandaloneCase[] = [
+  {
+    why: "the amount budget is compared with the parent's remaining, not its budget: a spent parent cannot hand out its whole budget again",
+    parent: SPENT_PARENT,
+    usage: { uses: 4, spent_minor: 10000 },
+    child: { ...SPENT_PARENT, scope: { tool: ["pay.send"] }, budget_count: 1, delegation_depth_max: 1, policy: "amount_minor <= 5000" },
+    action: {
+      tool: "pay.send",
+      amount_minor: 5000,
+      currency: null,
+      audience: "api.example.com",
+      clean: true,
+      country: "FR",
+      attested: true,
+      approver: null,
+      ceiling: 0,
+      now: WINDOW.start,
+      statuses: ["active", "pending_approval"],
+    },
+  },
+];

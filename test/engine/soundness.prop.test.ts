@@ -5,16 +5,33 @@ import { decide, type ChainLink } from "@agent-authority/engine";
 import { checkAttenuation, conjoinPolicyText, policyConjuncts, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
 import { propertyOptions } from "../lattice/property-options.js";
 import { actionArb, AGENT, delegationArb, requestFor, STATE, usagePairArb, verdict, type Action } from "./arbitraries.js";
-import { PERMANENT_SOUNDNESS } from "./counterexamples.js";
+import { PERMANENT_SOUNDNESS, PERMANENT_STANDALONE } from "./counterexamples.js";
 
+/** The property for one case; a child the checker refuses is outside it (nothing is created). */
 export function soundnessCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, pair: { parent: ChainLink["usage"]; child: ChainLink["usage"] }, a: Action): void {
-  expect(checkAttenuation(parent, child, usage).ok).toBe(true);
+  if (!checkAttenuation(parent, child, usage).ok) return;
   const parentLink: ChainLink = { grant_id: "grt_p", agent_id: AGENT, status: a.statuses[0], terms: parent, usage: pair.parent };
   const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: a.statuses[1], terms: child, usage: pair.child };
   const viaChild = decide(requestFor("grt_c", a), [parentLink, childLink], STATE, a.now);
   if (verdict(viaChild) !== "allow") return;
   const viaParent = decide(requestFor("grt_p", a), [parentLink], STATE, a.now);
   expect({ parent: verdict(viaParent), reason: viaParent.reason }).toEqual({ parent: "allow", reason: viaParent.reason });
+}
+
+/** The property for one case; a child the checker refuses is outside it (nothing is created). */
+export function standaloneCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, a: Action): void {
+  if (!checkAttenuation(parent, child, usage).ok) return;
+  const standalone: GrantTerms = { ...child, policy: conjoinPolicyText([parent.policy, child.policy]) };
+  const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: "active", terms: standalone, usage: { uses: 0, settled_minor: 0, holds: [] } };
+  const parentLink: ChainLink = {
+    grant_id: "grt_p",
+    agent_id: AGENT,
+    status: "active",
+    terms: parent,
+    usage: { uses: usage.uses, settled_minor: usage.spent_minor, holds: [] },
+  };
+  if (verdict(decide(requestFor("grt_c", a), [childLink], STATE, a.now)) !== "allow") return;
+  expect(verdict(decide(requestFor("grt_p", a), [parentLink], STATE, a.now))).toBe("allow");
 }
 
 describe("soundness: checkAttenuation against decide", () => {
@@ -38,25 +55,18 @@ describe("soundness: checkAttenuation against decide", () => {
       .map(({ parent, usage, child }) => ({ parent: { ...parent, policy: usageFree(parent.policy) }, usage, child: { ...child, policy: usageFree(child.policy) } }))
       .chain((d) => fc.tuple(fc.constant(d), actionArb(d.child)));
     fc.assert(
-      fc.property(arb, ([{ parent, usage, child }, a]) => {
-        const standalone: GrantTerms = { ...child, policy: conjoinPolicyText([parent.policy, child.policy]) };
-        const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: "active", terms: standalone, usage: { uses: 0, settled_minor: 0, holds: [] } };
-        const parentLink: ChainLink = {
-          grant_id: "grt_p",
-          agent_id: AGENT,
-          status: "active",
-          terms: parent,
-          usage: { uses: usage.uses, settled_minor: usage.spent_minor, holds: [] },
-        };
-        if (verdict(decide(requestFor("grt_c", a), [childLink], STATE, a.now)) !== "allow") return;
-        expect(verdict(decide(requestFor("grt_p", a), [parentLink], STATE, a.now))).toBe("allow");
-      }),
+      fc.property(arb, ([{ parent, usage, child }, a]) => standaloneCase(parent, child, usage, a)),
       { ...propertyOptions(), numRuns: 2 * (propertyOptions().numRuns ?? 1_000) },
     );
   });
 
   it("keeps its shrunk counterexamples as permanent cases", () => {
     for (const c of PERMANENT_SOUNDNESS) soundnessCase(c.parent, c.child, c.usage, c.pair, c.action);
+    for (const c of PERMANENT_STANDALONE) {
+      standaloneCase(c.parent, c.child, c.usage, c.action);
+      // The checker must refuse this child: it was found against a build that accepted it.
+      expect(checkAttenuation(c.parent, c.child, c.usage).ok).toBe(false);
+    }
   });
 
   it("generates children the engine actually allows", () => {
