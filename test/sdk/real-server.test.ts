@@ -102,6 +102,12 @@ afterAll(async () => {
 });
 
 describe("the SDK against the reference server", () => {
+  it("reads health, readiness and the OpenAPI document", async () => {
+    expect(await admin.service.health()).toMatchObject({ status: "ok" });
+    expect(await admin.service.ready()).toMatchObject({ status: "ok" });
+    expect((await admin.service.openapi()).openapi).toBe("3.1.0");
+  });
+
   it("registers agents idempotently by name, reads and lists them", async () => {
     const again = await issuer.agents.register({ name: "refund-bot" });
     expect(again.id).toBe(agentId);

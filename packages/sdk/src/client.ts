@@ -5,7 +5,7 @@ import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from 
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as provisional from "./provisional.js";
 import {
-  agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls,
+  agentsCalls, breakersCalls, serviceCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls,
   type Verbs,
 } from "./resources.js";
 
@@ -50,6 +50,7 @@ export class AuthorityClient {
   readonly contracts: ReturnType<typeof contractsCalls>;
   readonly breakers: ReturnType<typeof breakersCalls>;
   readonly findings: ReturnType<typeof findingsCalls>;
+  readonly service: ReturnType<typeof serviceCalls>;
 
   constructor(options: AuthorityClientOptions) {
     const baseUrl = checkedBaseUrl(options.baseUrl);
@@ -85,6 +86,7 @@ export class AuthorityClient {
     this.contracts = contractsCalls(verbs);
     this.breakers = breakersCalls(verbs);
     this.findings = findingsCalls(verbs);
+    this.service = serviceCalls(verbs);
   }
 
   /**

@@ -128,3 +128,12 @@ export function findingsCalls({ get }: Verbs) {
     list: (query?: ListQuery & { readonly agent_id?: string }, call?: CallOptions) => get<provisional.FindingList>("/findings", query, call),
   };
 }
+
+/** The service itself: liveness, readiness and the OpenAPI document (no role needed). */
+export function serviceCalls({ get }: Verbs) {
+  return {
+    health: (call?: CallOptions) => get<wire.Health>("/health", undefined, call),
+    ready: (call?: CallOptions) => get<wire.Health>("/ready", undefined, call),
+    openapi: (call?: CallOptions) => get<{ readonly openapi: string; readonly [member: string]: unknown }>("/openapi.json", undefined, call),
+  };
+}
