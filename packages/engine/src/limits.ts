@@ -7,8 +7,6 @@ export const ENGINE_LIMITS = Object.freeze({
   chainLinksMax: 64,
   /** Compiled policies kept in memory, keyed by their text. */
   compiledPoliciesMax: 4096,
-  /** Holds read per link; a store holding more is misconfigured, and the decision fails closed. */
-  holdsPerLinkMax: 1_000_000,
 });
 
 /** A hold lives with the grant, and at most this long unless the state configures otherwise. */
