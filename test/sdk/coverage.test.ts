@@ -1,0 +1,77 @@
+// Every endpoint of the api table has an SDK call that sends that method to that path.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENDPOINTS } from "@agent-authority/api";
+import { AuthorityClient } from "@agent-authority/sdk";
+import { sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
+
+/** One SDK call per endpoint, keyed by method and path with parameters written `{}`. */
+const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
+  "get /health": (c) => c.service.health(),
+  "get /ready": (c) => c.service.ready(),
+  "get /openapi.json": (c) => c.service.openapi(),
+  "post /agents": (c) => c.agents.register({ name: "a" }),
+  "get /agents": (c) => c.agents.list(),
+  "get /agents/{}": (c) => c.agents.get("p1"),
+  "get /agents/{}/certification": (c) => c.agents.certification("p1"),
+  "post /agents/{}/certification": (c) => c.agents.certify("p1", { basis: "b", provenance_version: "v", manifest_hash: "m", content_hash: "c", checks: ["x"] }),
+  "get /certificates": (c) => c.certificates.list(),
+  "post /certificates/{}/revoke": (c) => c.certificates.revoke("p1"),
+  "post /grants": (c) => c.grants.issue({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] } }),
+  "post /grants/preview": (c) => c.grants.preview({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] }, action: { tool: "t" } }),
+  "get /grants/pending": (c) => c.grants.pending(),
+  "get /grants/{}": (c) => c.grants.get("p1"),
+  "post /grants/{}/approve": (c) => c.grants.approve("p1"),
+  "post /grants/{}/delegate": (c) => c.grants.delegate("p1", { agent_id: "a" }),
+  "post /grants/{}/enforcement": (c) => c.grants.enforcement("p1", { enforcement_mode: "enforce" }),
+  "post /grants/{}/revoke": (c) => c.grants.revoke("p1"),
+  "post /keys": (c) => c.keys.create({ identity: "i", kind: "service", roles: ["auditor"] }),
+  "get /keys": (c) => c.keys.list(),
+  "post /keys/{}/revoke": (c) => c.keys.revoke("p1"),
+  "post /grant-families": (c) => c.families.define({ id: "f", version: 1, reviewed_by: ["r"], parameters: {}, grant: {}, content_hash: "h" }),
+  "get /grant-families": (c) => c.families.list(),
+  "post /grant-families/{}/instantiate": (c) => c.families.instantiate("p1", { parameters: {} }),
+  "post /authorize": (c) => c.authorize({ grant_id: "g", tool: "t" }),
+  "post /decisions/{}/settle": (c) => c.decisions.settle("p1", { amount_minor: 1 }),
+  "post /decisions/{}/approve": (c) => c.decisions.approve("p1"),
+  "post /contracts": (c) => c.contracts.declare({ agent_id: "a", metric: "deny_rate", ceiling: 0.1, window_decisions: 100 }),
+  "get /contracts/{}": (c) => c.contracts.get("p1"),
+  "post /breakers": (c) => c.breakers.create({ contract_id: "c", action: "notify" }),
+  "get /breakers/{}": (c) => c.breakers.get("p1"),
+  "post /breakers/{}/arm": (c) => c.breakers.arm("p1", { basis: "b", expecting_trips: 0 }),
+  "get /agents/{}/breakers/counterfactual": (c) => c.breakers.counterfactual("p1"),
+  "get /findings": (c) => c.findings.list(),
+};
+
+/** Endpoints the SDK leaves out on purpose, each with its reason. */
+const leftOut: Record<string, string> = {
+  "get /metrics": "Prometheus text for scrapers, not JSON for agents",
+};
+
+const keyOf = (method: string, path: string): string => `${method.toLowerCase()} ${path.replace(/\{[^}]*\}/g, "{}")}`;
+
+let server: RecordingServer;
+let client: AuthorityClient;
+
+beforeAll(async () => {
+  server = await startRecordingServer((_request, response) => sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "" }));
+  client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1 });
+});
+
+afterAll(() => server.close());
+
+describe("SDK coverage of the v1 endpoint table", () => {
+  it("has a call for every endpoint @agent-authority/api lists", () => {
+    const missing = ENDPOINTS.map((endpoint) => keyOf(endpoint.method, endpoint.path)).filter((key) => calls[key] === undefined && leftOut[key] === undefined);
+    expect(missing, "add an SDK call (and a line here) for each").toEqual([]);
+  });
+
+  it("sends each call's method to its path", async () => {
+    for (const [key, call] of Object.entries(calls)) {
+      const before = server.received.length;
+      await call(client);
+      const sent = server.received[before]!;
+      const path = sent.url.replace(/^\/v1/, "").replace(/\?.*$/, "").replace(/\/p1(?=\/|$)/g, "/{}");
+      expect(keyOf(sent.method, path)).toBe(key);
+    }
+  });
+});
