@@ -59,6 +59,17 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(doc.components.schemas.GrantIssueBody).toEqual(JSON.parse(JSON.stringify(issueSchema)));
     });
 
+    it("exposes Prometheus metrics by route template, never by id", async () => {
+      await t.call("GET", "/grants/grt_0000000000000000000000000c", { key: ADMIN_KEY });
+      const reply = await t.call("GET", "/metrics");
+      expect(reply.status).toBe(200);
+      expect(reply.contentType).toMatch(/^text\/plain/);
+      expect(reply.body).toContain("authority_up 1");
+      expect(reply.body).toMatch(/authority_http_requests_total\{method="GET",route="\/v1\/grants\/:grant_id",status="404"\} \d+/);
+      expect(reply.body).toContain('authority_http_request_duration_seconds_bucket{method="GET",route="/v1/health",le="+Inf"}');
+      expect(reply.body).not.toContain("grt_0000000000000000000000000c");
+    });
+
     it("answers unknown routes and methods with problems", async () => {
       expectProblem(await t.call("GET", "/nowhere", { key: ADMIN_KEY }), 404, "route_not_found");
       expectProblem(await t.call("DELETE", "/grants", { key: ADMIN_KEY }), 405, "method_not_allowed");

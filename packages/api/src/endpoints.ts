@@ -20,18 +20,23 @@ export interface Endpoint {
   /** Whether a body may be left out entirely (every field optional). */
   readonly bodyOptional: boolean;
   readonly status: number;
+  /** The response schema's name; empty for a document that is not described by one. */
   readonly response: string;
+  /** The media type of a successful answer. */
+  readonly mediaType: "application/json" | "text/plain";
 }
 
 const ALL_BUT_AGENT: readonly Role[] = ["admin", "issuer", "approver", "certifier", "auditor"];
 
-function endpoint(e: Omit<Endpoint, "human" | "bodyOptional"> & Partial<Pick<Endpoint, "human" | "bodyOptional">>): Endpoint {
-  return Object.freeze({ human: false, bodyOptional: false, ...e });
+type Optional = "human" | "bodyOptional" | "mediaType";
+function endpoint(e: Omit<Endpoint, Optional> & Partial<Pick<Endpoint, Optional>>): Endpoint {
+  return Object.freeze({ human: false, bodyOptional: false, mediaType: "application/json" as const, ...e });
 }
 
 export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
   endpoint({ operationId: "health", method: "get", path: "/health", summary: "Liveness: the process answers", roles: null, body: null, status: 200, response: "Health" }),
   endpoint({ operationId: "ready", method: "get", path: "/ready", summary: "Readiness: the database answers", roles: null, body: null, status: 200, response: "Health" }),
+  endpoint({ operationId: "metrics", method: "get", path: "/metrics", summary: "Prometheus metrics in the text exposition format", roles: null, body: null, status: 200, response: "", mediaType: "text/plain" }),
   endpoint({ operationId: "openapi", method: "get", path: "/openapi.json", summary: "This OpenAPI 3.1 document", roles: null, body: null, status: 200, response: "" }),
   endpoint({ operationId: "createAgent", method: "post", path: "/agents", summary: "Register an agent; idempotent by name (201 when created, 200 when it existed)", roles: ["admin", "issuer"], body: "AgentCreateBody", status: 201, response: "Agent" }),
   endpoint({ operationId: "listAgents", method: "get", path: "/agents", summary: "List agents", roles: ALL_BUT_AGENT, body: null, status: 200, response: "AgentList" }),

@@ -31,7 +31,7 @@ function operation(e: Endpoint): Json {
   const responses: { [status: string]: Json } = {
     [String(e.status)]: {
       description: e.summary,
-      content: { "application/json": { schema: e.response === "" ? { type: "object" } : ref(e.response) } },
+      content: { [e.mediaType]: { schema: e.response !== "" ? ref(e.response) : e.mediaType === "text/plain" ? { type: "string" } : { type: "object" } } },
     },
   };
   if (e.roles !== null) {

@@ -14,6 +14,7 @@ import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { HANDLERS, type HandlerRequest } from "./handlers.js";
+import { HttpMetrics } from "./metrics.js";
 import { ApiProblem, problemResponse } from "./problem.js";
 
 export interface AppOptions {
@@ -79,7 +80,7 @@ function authorize(endpoint: Endpoint) {
 
 const readRawBody = express.raw({ type: () => true, limit: API_LIMITS.requestBodyBytesMax });
 
-function paramsOf(endpoint: Endpoint, req: Request): Record<string, string> {
+function paramsOf(req: Request): Record<string, string> {
   const params: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
     const pattern = PARAM_PATTERN.get(name);
@@ -88,7 +89,6 @@ function paramsOf(endpoint: Endpoint, req: Request): Record<string, string> {
     }
     params[name] = value;
   }
-  void endpoint;
   return params;
 }
 
@@ -114,11 +114,11 @@ function queryString(req: Request, name: string): string | undefined {
   return value;
 }
 
-function route(endpoint: Endpoint, options: AppOptions, openapi: unknown) {
+function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metrics: HttpMetrics) {
   const handler = HANDLERS[endpoint.operationId];
   if (handler === undefined) throw new Error(`no handler for ${endpoint.operationId}`);
   return async (req: Request, res: Response): Promise<void> => {
-    const params = paramsOf(endpoint, req);
+    const params = paramsOf(req);
     let body: unknown = undefined;
     if (endpoint.body !== null) {
       const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
@@ -132,10 +132,12 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown) {
       page: () => pageOf(req),
       query: (name) => queryString(req, name),
       openapi,
+      metrics,
       version: options.version,
     };
     const result = await handler(request);
-    res.status(result.status).json(result.body);
+    if (endpoint.mediaType === "text/plain") res.status(result.status).type("text/plain; version=0.0.4").send(String(result.body));
+    else res.status(result.status).json(result.body);
   };
 }
 
@@ -145,18 +147,22 @@ export function createApp(options: AppOptions): express.Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   const openapi = buildOpenApiDocument(options.baseUrl, options.version);
+  const metrics = new HttpMetrics();
 
   app.use((req, res, next) => {
     const started = performance.now();
     locals(res).requestId = randomUUID();
     res.setHeader("x-request-id", locals(res).requestId);
     res.on("finish", () => {
+      const seconds = (performance.now() - started) / 1000;
+      const template = (req.route as { path?: string } | undefined)?.path ?? "unmatched";
+      metrics.observe(req.method, template, res.statusCode, seconds);
       options.logger.log(res.statusCode >= 500 ? "error" : "info", "request", {
         request_id: locals(res).requestId,
         method: req.method,
         path: req.path,
         status: res.statusCode,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        duration_ms: Math.round(seconds * 100_000) / 100,
         key_id: locals(res).caller?.keyId,
       });
     });
@@ -166,8 +172,8 @@ export function createApp(options: AppOptions): express.Express {
   for (const endpoint of ENDPOINTS) {
     const path = `/v1${endpoint.path.replace(/\{([a-z_]+)\}/g, ":$1")}`;
     const chain = endpoint.roles === null
-      ? [route(endpoint, options, openapi)]
-      : [authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]), route(endpoint, options, openapi)];
+      ? [route(endpoint, options, openapi, metrics)]
+      : [authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]), route(endpoint, options, openapi, metrics)];
     app[endpoint.method](path, ...chain);
   }
 

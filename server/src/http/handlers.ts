@@ -11,6 +11,7 @@ import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
 import { previewGrant } from "../services/preview.js";
 import { agentView } from "../services/views.js";
 import type { Page } from "../store/store.js";
+import type { HttpMetrics } from "./metrics.js";
 import { ApiProblem } from "./problem.js";
 
 export interface HandlerRequest {
@@ -23,6 +24,7 @@ export interface HandlerRequest {
   page(): Page;
   query(name: string): string | undefined;
   readonly openapi: unknown;
+  readonly metrics: HttpMetrics;
   readonly version: string;
 }
 
@@ -49,6 +51,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     return ok({ status: "ok", version: r.version, environment: r.ctx.environment });
   },
   openapi: async (r) => ok(r.openapi),
+  metrics: async (r) => ok(r.metrics.render()),
 
   createAgent: async (r) => {
     const result = await createAgent(r.ctx, who(r), r.body as AgentCreateBody);

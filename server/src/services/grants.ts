@@ -46,6 +46,16 @@ async function view(store: Store, grant: GrantRecord, now: number): Promise<Gran
   return grantView(grant, usage, now);
 }
 
+/**
+ * Takes the write lock of the grant's whole delegation tree (its root row), so that a revocation
+ * and a delegation in the same tree never interleave: a child is either created before the
+ * revocation computes the subtree, and revoked with it, or refused afterwards.
+ */
+async function lockTree(store: Store, grantId: string): Promise<void> {
+  const grant = await store.getGrant(grantId);
+  if (grant !== undefined) await store.lockGrant(grant.root_id);
+}
+
 /** The grant, or 404; an agent key sees only grants held by its own agent. */
 async function visibleGrant(store: Store, caller: Caller, id: string): Promise<GrantRecord> {
   const grant = await store.getGrant(id);
@@ -113,7 +123,7 @@ export async function listPendingGrants(ctx: ServiceContext, page: Page): Promis
 export async function approveGrant(ctx: ServiceContext, caller: Caller, id: string, note: string | undefined): Promise<Grant> {
   if (caller.kind !== "human") throw new ApiProblem("human_required", "approval needs a human key");
   return ctx.store.transaction(async (tx) => {
-    await tx.lockGrant(id);
+    await lockTree(tx, id);
     const grant = await visibleGrant(tx, caller, id);
     const now = ctx.now();
     const status = grantStatus(grant, now);
@@ -138,7 +148,7 @@ function requireLiveChain(chain: readonly GrantRecord[], now: number): void {
 export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentId: string, body: GrantDelegateBody): Promise<Grant & { warnings?: unknown[] }> {
   const warnings = checkPolicy(body.policy);
   const child = await ctx.store.transaction(async (tx) => {
-    await tx.lockGrant(parentId);
+    await lockTree(tx, parentId);
     const parent = await visibleGrant(tx, caller, parentId);
     const now = ctx.now();
     const chain = await tx.grantChain(parentId);
@@ -208,7 +218,7 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
 
 export async function escalateEnforcement(ctx: ServiceContext, caller: Caller, id: string, mode: "observe" | "enforce"): Promise<Grant> {
   return ctx.store.transaction(async (tx) => {
-    await tx.lockGrant(id);
+    await lockTree(tx, id);
     const grant = await visibleGrant(tx, caller, id);
     const now = ctx.now();
     const status = grantStatus(grant, now);
@@ -228,7 +238,7 @@ export async function escalateEnforcement(ctx: ServiceContext, caller: Caller, i
 /** Revokes the grant and its whole subtree; answers exactly the ids this request revoked. */
 export async function revokeGrant(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<GrantRevocation> {
   return ctx.store.transaction(async (tx) => {
-    await tx.lockGrant(id);
+    await lockTree(tx, id);
     const grant = await tx.getGrant(id);
     const confined = confinedToAgent(caller);
     // An agent key may revoke below any grant its agent holds: that only ever takes authority away.

@@ -1,0 +1,75 @@
+// Configuration from the environment and an optional file, and a start on PostgreSQL by URL.
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { ConfigError, loadConfig, startServer } from "@agent-authority/server";
+import { describe, expect, it } from "vitest";
+import { forEachStore, PG_URL } from "./targets.js";
+
+describe("loadConfig", () => {
+  it("has the documented defaults", () => {
+    const config = loadConfig({}, "/srv/authority");
+    expect(config).toMatchObject({
+      host: "127.0.0.1", port: 8080, dataDir: "/srv/authority/data", databaseUrl: "/srv/authority/data/authority.db",
+      environment: "development", adminKey: undefined, autoApprovalCeilingMinor: 0, logLevel: "info",
+    });
+  });
+
+  it("reads every variable, the environment winning over the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-config-"));
+    try {
+      const file = join(dir, "authority.json");
+      writeFileSync(file, JSON.stringify({ AUTHORITY_PORT: 9000, AUTHORITY_ENVIRONMENT: "staging", AUTHORITY_HOST: "0.0.0.0" }));
+      const config = loadConfig({
+        AUTHORITY_CONFIG_FILE: file, AUTHORITY_PORT: "9100", AUTHORITY_DATA_DIR: "/var/lib/a",
+        AUTHORITY_DATABASE_URL: "postgres://db/authority", AUTHORITY_ADMIN_KEY: "k", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "5000",
+      }, "/");
+      expect(config).toMatchObject({
+        host: "0.0.0.0", port: 9100, environment: "staging", dataDir: "/var/lib/a",
+        databaseUrl: "postgres://db/authority", adminKey: "k", autoApprovalCeilingMinor: 5000,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses invalid values, naming the variable", () => {
+    expect(() => loadConfig({ AUTHORITY_PORT: "70000" })).toThrow(ConfigError);
+    expect(() => loadConfig({ AUTHORITY_PORT: "http" })).toThrow(/AUTHORITY_PORT/);
+    expect(() => loadConfig({ AUTHORITY_ENVIRONMENT: "Prod Env" })).toThrow(/AUTHORITY_ENVIRONMENT/);
+    expect(() => loadConfig({ AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "-1" })).toThrow(/CEILING/);
+    expect(() => loadConfig({ AUTHORITY_LOG_LEVEL: "loud" })).toThrow(/AUTHORITY_LOG_LEVEL/);
+  });
+});
+
+forEachStore("startServer from a database URL", (target) => {
+  it("opens, migrates and serves the database the URL names", async () => {
+    const schema = `authority_test_${randomBytes(6).toString("hex")}`;
+    const dir = mkdtempSync(join(tmpdir(), "authority-url-"));
+    const databaseUrl = target.name === "postgres" ? PG_URL : join(dir, "nested", "a.db");
+    try {
+      const server = await startServer({
+        host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl, databaseSchema: target.name === "postgres" ? schema : undefined,
+        environment: "development", adminKey: undefined, autoApprovalCeilingMinor: 0, logLevel: "silent",
+      });
+      expect(server.store.dialect).toBe(target.name);
+      expect(server.generatedAdminKey).toMatch(/^aa_/);
+      const ready = await fetch(`${server.baseUrl}/ready`);
+      expect(ready.status).toBe(200);
+      const keys = await fetch(`${server.baseUrl}/keys`, { headers: { authorization: `Bearer ${server.generatedAdminKey}` } });
+      expect(keys.status).toBe(200);
+      await server.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      if (target.name === "postgres") {
+        const client = new pg.Client({ connectionString: PG_URL });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await client.end();
+      }
+    }
+  });
+});
