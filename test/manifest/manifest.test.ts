@@ -190,3 +190,19 @@ describe("an MCP server on the low-level API", () => {
     ]);
   });
 });
+
+describe("an agent with its own tsconfig.json", () => {
+  it("resolves names imported through its path aliases", () => {
+    const manifest = buildManifest(fixture("paths-agent"));
+    expect(manifest.tools.map((tool) => [tool.name, tool.kind])).toEqual([["export.run", "guard"]]);
+    expect(manifest.complete).toBe(true);
+  });
+
+  it("falls back to defaults when the tsconfig.json cannot be read, and says so", () => {
+    const dir = agent("broken-tsconfig", { "tsconfig.json": "{ not json", "src/a.ts": 'server.tool("a.b", h);\n' });
+    const manifest = buildManifest(dir);
+    expect(manifest.tools.map((tool) => tool.name)).toEqual(["a.b"]);
+    expect(manifest.warnings.map((warning) => warning.code)).toEqual(["tsconfig-ignored"]);
+    expect(manifest.complete).toBe(true);
+  });
+});

@@ -1,5 +1,5 @@
 // Builds an agent's tool manifest from its TypeScript sources with ts-morph.
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { ModuleKind, ModuleResolutionKind, Project, ScriptTarget } from "ts-morph";
 import { compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./hash.js";
@@ -15,7 +15,10 @@ export interface ManifestTool {
   readonly registrations: readonly (SourceLocation & { readonly call: RegistrationCall })[];
 }
 
-export type ManifestWarningCode = "unresolved-tool-name" | "dynamic-tool-dispatch" | "unreadable-path" | "limit-reached";
+export type ManifestWarningCode = "unresolved-tool-name" | "dynamic-tool-dispatch" | "unreadable-path" | "limit-reached" | "tsconfig-ignored";
+
+/** Warnings that leave the tool list itself whole: any other warning makes the manifest incomplete. */
+const informational: ReadonlySet<ManifestWarningCode> = new Set(["tsconfig-ignored"]);
 
 export interface ManifestWarning extends SourceLocation {
   readonly code: ManifestWarningCode;
@@ -48,20 +51,7 @@ export function buildManifest(dir: string): Manifest {
   const root = resolve(dir);
   const warnings: ManifestWarning[] = [];
   const paths = listSources(root, warnings);
-  const project = new Project({
-    compilerOptions: {
-      target: ScriptTarget.ES2022,
-      module: ModuleKind.NodeNext,
-      moduleResolution: ModuleResolutionKind.NodeNext,
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      allowJs: false,
-      types: [],
-    },
-    skipAddingFilesFromTsConfig: true,
-    skipFileDependencyResolution: true,
-  });
+  const project = createProject(root, warnings);
   for (const path of paths) project.addSourceFileAtPath(path);
   const byTool = new Map<string, { name: string; kind: ToolKind; registrations: (SourceLocation & { call: RegistrationCall })[] }>();
   for (const path of paths) {
@@ -101,10 +91,46 @@ export function buildManifest(dir: string): Manifest {
     manifest_version: MANIFEST_VERSION,
     tools,
     manifest_hash: manifestHash(tools),
-    complete: warnings.length === 0,
+    complete: warnings.every((warning) => informational.has(warning.code)),
     warnings: warnings.sort(compareLocations),
     files: paths.map((path) => displayPath(root, path)).sort(compareText),
   };
+}
+
+/** Settings used when the agent has no readable tsconfig.json of its own. */
+const defaultCompilerOptions = {
+  target: ScriptTarget.ES2022,
+  module: ModuleKind.NodeNext,
+  moduleResolution: ModuleResolutionKind.NodeNext,
+  strict: true,
+  noEmit: true,
+  skipLibCheck: true,
+  allowJs: false,
+  types: [],
+};
+
+/** A project with the agent's own tsconfig.json when it has one (its path aliases resolve names), else defaults. */
+function createProject(root: string, warnings: ManifestWarning[]): Project {
+  const tsconfig = join(root, "tsconfig.json");
+  if (existsSync(tsconfig)) {
+    try {
+      return new Project({
+        tsConfigFilePath: tsconfig,
+        compilerOptions: { noEmit: true, skipLibCheck: true, types: [] },
+        skipAddingFilesFromTsConfig: true,
+        skipFileDependencyResolution: true,
+      });
+    } catch {
+      warnings.push({
+        code: "tsconfig-ignored",
+        file: "tsconfig.json",
+        line: 0,
+        column: 0,
+        message: "cannot read `tsconfig.json`; default settings used, so names imported through its path aliases stay unresolved",
+      });
+    }
+  }
+  return new Project({ compilerOptions: defaultCompilerOptions, skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true });
 }
 
 /** The source files under `root`, depth-first in name order, within the limits. */
