@@ -5,7 +5,7 @@ import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from 
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as provisional from "./provisional.js";
 import {
-  agentsCalls, breakersCalls, serviceCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls,
+  agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, serviceCalls,
   type Verbs,
 } from "./resources.js";
 
