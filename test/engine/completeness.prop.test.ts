@@ -13,6 +13,7 @@ import {
 } from "@agent-authority/lattice";
 import { alignedTermsArb, childOf, EPOCH, termsArb, usageArb } from "../lattice/arbitraries.js";
 import { propertyOptions } from "../lattice/property-options.js";
+import { PERMANENT_WIDENINGS } from "../lattice/counterexamples.js";
 import { AGENT, STATE } from "./arbitraries.js";
 
 const HOUR = 3_600_000;
@@ -133,6 +134,13 @@ function expectWitness(w: Widening, parent: GrantTerms, child: GrantTerms, usage
 }
 
 describe("completeness: every reported axis really widens", () => {
+  it("keeps its permanent cases", () => {
+    for (const c of PERMANENT_WIDENINGS) {
+      const result = checkAttenuation(c.parent, c.child, { uses: 0, spent_minor: 0 });
+      for (const w of result.ok ? [] : result.widenings) expectWitness(w, c.parent, c.child, { uses: 0, spent_minor: 0 });
+    }
+  });
+
   it("has a witness action or value for every widening reported", () => {
     const cases = fc.oneof(
       fc.tuple(alignedTermsArb, termsArb, usageArb),

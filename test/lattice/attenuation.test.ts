@@ -2,10 +2,18 @@
 import { describe, expect, it } from "vitest";
 import {
   AXES,
+  BOTTOM,
   checkAttenuation,
+  conjoinPolicyText,
   effectiveGrant,
+  equivalent,
   explainAttenuation,
   inheritChildTerms,
+  isVoid,
+  leq,
+  meet,
+  normalizeTerms,
+  policyConjuncts,
   toolCovered,
   type GrantTerms,
   type Widening,
@@ -192,5 +200,75 @@ describe("effectiveGrant", () => {
 
   it("of one grant is that grant", () => {
     expect(effectiveGrant([PARENT])).toEqual(PARENT);
+  });
+});
+
+describe("meet, leq and canonical forms", () => {
+  it("meets scopes by intersection, patterns included", () => {
+    const a = withTerms({ scope: { tool: ["payments.*"] } });
+    const b = withTerms({ scope: { tool: ["payments.card.*", "mail.send"] } });
+    expect(meet(a, b).scope.tool).toEqual(["payments.card.*"]);
+  });
+
+  it("meets to BOTTOM when audiences or principals differ, or nothing is shared", () => {
+    expect(meet(PARENT, withTerms({ audience: "other" }))).toBe(BOTTOM);
+    expect(meet(PARENT, withTerms({ principal: { type: "human", id: "finance" } }))).toBe(BOTTOM);
+    expect(meet(withTerms({ scope: { tool: ["mail.send"] } }), withTerms({ scope: { tool: ["payments.send"] } }))).toBe(BOTTOM);
+  });
+
+  it("takes the smaller budgets, and no spending across currencies", () => {
+    const m = meet(PARENT, withTerms({ budget_amount_minor: 3_000, budget_count: null }));
+    expect([m.budget_amount_minor, m.budget_currency, m.budget_count]).toEqual([3_000, "EUR", 10]);
+    const cross = meet(PARENT, withTerms({ budget_currency: "USD" }));
+    expect([cross.budget_amount_minor, cross.budget_currency]).toEqual([0, null]);
+  });
+
+  it("conjoins the policies and keeps each conjunct once", () => {
+    expect(meet(PARENT, withTerms({ policy: "uses < 3 && amount_minor <= 5000" })).policy).toBe("(amount_minor <= 5000) && (uses < 3)");
+  });
+
+  it("orders policies by their conjuncts", () => {
+    expect(leq(withTerms({ policy: "amount_minor <= 5000 && uses < 3" }), PARENT)).toBe(true);
+    expect(leq(withTerms({ policy: "uses < 3" }), PARENT)).toBe(false);
+    expect(leq(withTerms({ policy: null }), withTerms({ policy: "true" }))).toBe(true);
+  });
+
+  it("puts every void grant below everything, observe grants with a window excepted", () => {
+    const noTools = withTerms({ scope: { tool: [] }, audience: "elsewhere" });
+    expect(isVoid(noTools) && leq(noTools, PARENT)).toBe(true);
+    expect(isVoid(withTerms({ scope: { tool: [] }, enforcement_mode: "observe" }))).toBe(false);
+    expect(isVoid(withTerms({ window: { start: T0, end: T0 }, enforcement_mode: "observe" }))).toBe(true);
+    expect(normalizeTerms(noTools)).toBe(BOTTOM);
+  });
+
+  it("builds canonical terms that are equal for equivalent grants", () => {
+    const a = withTerms({ scope: { tool: ["mail.send", "payments.*", "payments.send"] }, policy: "(b == 2) && a == 1" });
+    const b = withTerms({ scope: { tool: ["payments.*", "mail.send"] }, policy: "a == 1 && b == 2" });
+    expect(equivalent(a, b)).toBe(true);
+    expect(normalizeTerms(a)).toEqual(normalizeTerms(b));
+  });
+});
+
+describe("policyConjuncts", () => {
+  it("splits top-level conjunctions and drops outer parentheses and `true`", () => {
+    expect(policyConjuncts("(a == 1) && ((b == 2 && c == 3)) && true")).toEqual(["a == 1", "b == 2", "c == 3"]);
+    expect(policyConjuncts(null)).toEqual([]);
+    expect(policyConjuncts("  ")).toEqual([]);
+  });
+
+  it("keeps a top-level disjunction, brackets and string literals whole", () => {
+    expect(policyConjuncts("a && b || c")).toEqual(["a && b || c"]);
+    expect(policyConjuncts('tool in ["x && y", "(z"] && args.q == "a) && (b"')).toEqual(['tool in ["x && y", "(z"]', 'args.q == "a) && (b"']);
+    expect(policyConjuncts("(a) || (b)")).toEqual(["(a) || (b)"]);
+    expect(policyConjuncts("!(a && b) && c")).toEqual(["!(a && b)", "c"]);
+  });
+
+  it("treats text it cannot balance as one conjunct", () => {
+    expect(policyConjuncts("(a && b")).toEqual(["(a && b"]);
+  });
+
+  it("round-trips through conjoinPolicyText", () => {
+    const parts = ["a == 1", "b || c", 'd == "&&"'];
+    expect(policyConjuncts(conjoinPolicyText(parts))).toEqual(parts);
   });
 });
