@@ -361,6 +361,21 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expectProblem(await t.call("POST", `/grants/${root.id}/delegate`, { key: issuer, body: { agent_id: a } }), 409, "grant_not_active");
     });
 
+    it("never leaves a live grant below a revoked one when delegations race a revocation", async () => {
+      const a = await agent();
+      await certify(a);
+      const root = await issue(a, { delegation_policy: "attenuating" });
+      const child = (await t.call("POST", `/grants/${root.id}/delegate`, { key: issuer, body: { agent_id: a } })).body;
+      const delegations = Array.from({ length: 12 }, () => t.call("POST", `/grants/${child.id}/delegate`, { key: issuer, body: { agent_id: a } }));
+      const revocation = t.call("POST", `/grants/${root.id}/revoke`, { key: issuer });
+      const [revoked, ...created] = await Promise.all([revocation, ...delegations]);
+      expect(revoked.status).toBe(200);
+      for (const reply of created) expect([201, 409]).toContain(reply.status);
+      const tree = await t.db.store.subtreeIds(root.id);
+      expect(new Set(revoked.body.revoked)).toEqual(new Set(tree));
+      for (const id of tree) expect((await t.db.store.getGrant(id))!.status).toBe("revoked");
+    });
+
     it("shows expiry as a computed status", async () => {
       const a = await agent();
       await certify(a);

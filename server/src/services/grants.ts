@@ -2,6 +2,7 @@
 // The lattice decides what a delegation may be; this module only gathers the facts and records.
 
 import type { Grant, GrantDelegateBody, GrantIssueBody, GrantRevocation } from "@agent-authority/api";
+import { HOUR_MS } from "@agent-authority/engine";
 import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
@@ -11,16 +12,10 @@ import { confinedToAgent, type Caller, type ServiceContext } from "./context.js"
 import { checkPolicy } from "./policy.js";
 import { grantStatus, grantView, iso } from "./views.js";
 
-const HOUR_MS = 3_600_000;
 const DEFAULT_TTL_HOURS = 24;
 
-/** The fields of a grant the lattice reads. */
-export type TermsSource = Pick<GrantRecord,
-  | "scope" | "issued_at" | "expires_at" | "budget_amount_minor" | "budget_currency" | "budget_count" | "conditions"
-  | "enforcement_mode" | "audience" | "principal_type" | "principal_id" | "delegation_policy" | "delegation_depth_max" | "policy">;
-
 /** The lattice's view of a grant. */
-export function grantTerms(grant: TermsSource): GrantTerms {
+export function grantTerms(grant: GrantRecord): GrantTerms {
   return {
     scope: { tool: [...grant.scope.tool] },
     window: { start: grant.issued_at, end: grant.expires_at },
@@ -64,15 +59,17 @@ async function visibleGrant(store: Store, caller: Caller, id: string): Promise<G
   return grant;
 }
 
-export async function issueGrant(ctx: ServiceContext, caller: Caller, body: GrantIssueBody): Promise<Grant & { warnings?: unknown[] }> {
-  const warnings = checkPolicy(body.policy);
-  const now = ctx.now();
-  const mode = body.enforcement_mode ?? "enforce";
+/**
+ * The grant an issue body describes, with the defaults of DESIGN.md §4: no spending, no use limit,
+ * 24 hours, no delegation, `enforce`; born `pending_approval` when asked or over the ceiling.
+ * Issue stores it; preview decides against it.
+ */
+export function grantFromIssueBody(body: GrantIssueBody, issuedBy: string, autoApprovalCeilingMinor: number, now: number): GrantRecord {
   const amount = body.budget_amount_minor ?? 0;
-  const approvalRequired = body.require_approval === true || amount > ctx.autoApprovalCeilingMinor;
+  const approvalRequired = body.require_approval === true || amount > autoApprovalCeilingMinor;
   const ttlHours = body.ttl_hours ?? DEFAULT_TTL_HOURS;
   const id = newId("grt", now);
-  const grant: GrantRecord = {
+  return {
     id, root_id: id, parent_id: null, depth: 0,
     agent_id: body.agent_id,
     principal_type: body.principal_type,
@@ -87,20 +84,26 @@ export async function issueGrant(ctx: ServiceContext, caller: Caller, body: Gran
     delegation_policy: body.delegation_policy ?? "none",
     delegation_depth_max: body.delegation_depth_max ?? null,
     audience: body.audience ?? null,
-    enforcement_mode: mode,
+    enforcement_mode: body.enforcement_mode ?? "enforce",
     status: approvalRequired ? "pending_approval" : "active",
     approval_required: approvalRequired,
     issued_at: now,
     expires_at: now + ttlHours * HOUR_MS,
-    issued_by: caller.identity,
+    issued_by: issuedBy,
     approved_by: null, approved_at: null, family_id: null, family_version: null,
     revoked_at: null, revoked_by: null, revocation_reason: null,
   };
+}
+
+export async function issueGrant(ctx: ServiceContext, caller: Caller, body: GrantIssueBody): Promise<Grant & { warnings?: unknown[] }> {
+  const warnings = checkPolicy(body.policy);
+  const now = ctx.now();
+  const grant = grantFromIssueBody(body, caller.identity, ctx.autoApprovalCeilingMinor, now);
   const issued = await ctx.store.transaction(async (tx) => {
-    if ((await tx.getAgent(body.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${body.agent_id}\``);
-    await requireCertificationFor(tx, ctx.environment, grant.agent_id, mode);
+    if ((await tx.getAgent(grant.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${grant.agent_id}\``);
+    await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.insertGrant(grant);
-    await event(tx, id, "issued", caller.identity, now, { approval_required: approvalRequired });
+    await event(tx, grant.id, "issued", caller.identity, now, { approval_required: grant.approval_required });
     return view(tx, grant, now);
   });
   return warnings.length > 0 ? { ...issued, warnings: [...warnings] } : issued;
