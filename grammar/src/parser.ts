@@ -13,7 +13,7 @@ export const NESTING_DEPTH_MAX = 64;
 /** The parser: rules are class properties, so a misspelt rule name is a compile error. */
 export class PolicyParser extends CstParser {
   constructor() {
-    super(T.allTokens as TokenType[], { recoveryEnabled: false, maxLookahead: 2 });
+    super(T.allTokens as TokenType[], { recoveryEnabled: false, maxLookahead: 1 });
     this.performSelfAnalysis();
   }
 
@@ -21,87 +21,51 @@ export class PolicyParser extends CstParser {
     this.SUBRULE(this.expression);
   });
 
+  /**
+   * Operands separated by binary operators, flat: precedence and associativity (policy.ebnf, the
+   * operator table) are applied when the AST is built. A flat rule keeps the parser fast: each
+   * operand costs three rule calls instead of one per precedence level.
+   */
   public readonly expression = this.RULE("expression", () => {
-    this.SUBRULE(this.disjunction);
-  });
-
-  public readonly disjunction = this.RULE("disjunction", () => {
-    this.SUBRULE(this.conjunction, { LABEL: "operands" });
+    this.SUBRULE(this.operand, { LABEL: "operands" });
     this.MANY(() => {
-      this.CONSUME(T.OrOr);
-      this.SUBRULE2(this.conjunction, { LABEL: "operands" });
+      this.CONSUME(T.BinaryOperator, { LABEL: "operators" });
+      this.SUBRULE2(this.operand, { LABEL: "operands" });
     });
   });
 
-  public readonly conjunction = this.RULE("conjunction", () => {
-    this.SUBRULE(this.comparison, { LABEL: "operands" });
-    this.MANY(() => {
-      this.CONSUME(T.AndAnd);
-      this.SUBRULE2(this.comparison, { LABEL: "operands" });
-    });
-  });
-
-  public readonly comparison = this.RULE("comparison", () => {
-    this.SUBRULE(this.additive, { LABEL: "operands" });
-    this.OPTION(() => {
-      this.OR([
-        { ALT: () => this.CONSUME(T.EqEq, { LABEL: "operator" }) },
-        { ALT: () => this.CONSUME(T.NotEq, { LABEL: "operator" }) },
-        { ALT: () => this.CONSUME(T.LtEq, { LABEL: "operator" }) },
-        { ALT: () => this.CONSUME(T.GtEq, { LABEL: "operator" }) },
-        { ALT: () => this.CONSUME(T.Lt, { LABEL: "operator" }) },
-        { ALT: () => this.CONSUME(T.Gt, { LABEL: "operator" }) },
-        { ALT: () => this.CONSUME(T.In, { LABEL: "operator" }) },
-      ]);
-      this.SUBRULE2(this.additive, { LABEL: "operands" });
-    });
-  });
-
-  public readonly additive = this.RULE("additive", () => {
-    this.SUBRULE(this.multiplicative, { LABEL: "operands" });
-    this.MANY(() => {
-      this.OR([
-        { ALT: () => this.CONSUME(T.Plus, { LABEL: "operators" }) },
-        { ALT: () => this.CONSUME(T.Minus, { LABEL: "operators" }) },
-      ]);
-      this.SUBRULE2(this.multiplicative, { LABEL: "operands" });
-    });
-  });
-
-  public readonly multiplicative = this.RULE("multiplicative", () => {
-    this.SUBRULE(this.unary, { LABEL: "operands" });
-    this.MANY(() => {
-      this.CONSUME(T.Star, { LABEL: "operators" });
-      this.SUBRULE2(this.unary, { LABEL: "operands" });
-    });
-  });
-
-  public readonly unary = this.RULE("unary", () => {
-    this.OR([
-      {
-        ALT: () => {
-          this.OR2([
-            { ALT: () => this.CONSUME(T.Bang, { LABEL: "operator" }) },
-            { ALT: () => this.CONSUME(T.Minus, { LABEL: "operator" }) },
-          ]);
-          this.SUBRULE(this.unary, { LABEL: "operand" });
-        },
+  /** The alternatives of an operand after its prefix operators, built once: chevrotain calls a rule's body on every parse. */
+  private readonly operandAlternatives = [
+    { ALT: () => this.CONSUME(T.Literal, { LABEL: "literal" }) },
+    { ALT: () => this.SUBRULE(this.list) },
+    {
+      ALT: () => {
+        this.CONSUME(T.LParen);
+        this.SUBRULE(this.expression);
+        this.CONSUME(T.RParen);
       },
-      { ALT: () => this.SUBRULE(this.primary) },
-    ]);
-  });
+    },
+    {
+      ALT: () => {
+        this.CONSUME(T.Identifier, { LABEL: "name" });
+        this.OPTION(() => this.SUBRULE(this.arguments));
+        this.MANY2(() => {
+          this.CONSUME(T.Dot);
+          this.CONSUME2(T.Identifier, { LABEL: "path" });
+        });
+      },
+    },
+  ];
 
-  public readonly primary = this.RULE("primary", () => {
-    this.OR([
-      { ALT: () => this.CONSUME(T.Integer) },
-      { ALT: () => this.CONSUME(T.StringLiteral) },
-      { ALT: () => this.CONSUME(T.True) },
-      { ALT: () => this.CONSUME(T.False) },
-      { ALT: () => this.CONSUME(T.Null) },
-      { ALT: () => this.SUBRULE(this.list) },
-      { ALT: () => this.SUBRULE(this.parenthesized) },
-      { ALT: () => this.SUBRULE(this.callOrName) },
-    ]);
+  /**
+   * Prefix operators, then a literal, a list, a parenthesised expression, a call or a name. One
+   * rule for all of it: every rule call costs, and an operand is what a policy has most of.
+   */
+  public readonly operand = this.RULE("operand", () => {
+    this.MANY(() => {
+      this.CONSUME(T.PrefixOperator, { LABEL: "prefix" });
+    });
+    this.OR(this.operandAlternatives);
   });
 
   public readonly list = this.RULE("list", () => {
@@ -116,37 +80,16 @@ export class PolicyParser extends CstParser {
     this.CONSUME(T.RBracket);
   });
 
-  public readonly parenthesized = this.RULE("parenthesized", () => {
+  public readonly arguments = this.RULE("arguments", () => {
     this.CONSUME(T.LParen);
-    this.SUBRULE(this.expression);
+    this.OPTION(() => {
+      this.SUBRULE(this.expression, { LABEL: "values" });
+      this.MANY(() => {
+        this.CONSUME(T.Comma);
+        this.SUBRULE2(this.expression, { LABEL: "values" });
+      });
+    });
     this.CONSUME(T.RParen);
-  });
-
-  public readonly callOrName = this.RULE("callOrName", () => {
-    this.CONSUME(T.Identifier, { LABEL: "name" });
-    this.OR([
-      {
-        ALT: () => {
-          this.CONSUME(T.LParen);
-          this.OPTION(() => {
-            this.SUBRULE(this.expression, { LABEL: "arguments" });
-            this.MANY(() => {
-              this.CONSUME(T.Comma);
-              this.SUBRULE2(this.expression, { LABEL: "arguments" });
-            });
-          });
-          this.CONSUME(T.RParen);
-        },
-      },
-      {
-        ALT: () => {
-          this.MANY2(() => {
-            this.CONSUME(T.Dot);
-            this.CONSUME2(T.Identifier, { LABEL: "path" });
-          });
-        },
-      },
-    ]);
   });
 }
 

@@ -2,19 +2,13 @@
 import {
   joinSpans,
   spanOfToken,
-  type AdditiveCstNode,
-  type CallOrNameCstNode,
-  type ComparisonCstNode,
-  type ConjunctionCstNode,
-  type DisjunctionCstNode,
   type ExpressionCstNode,
   type IToken,
   type ListCstNode,
-  type MultiplicativeCstNode,
+  type OperandCstNode,
   type PolicyCstNode,
-  type PrimaryCstNode,
   type Span,
-  type UnaryCstNode,
+  tokens as T,
 } from "@agent-authority/grammar";
 import type { BinaryOperator, Expr } from "./ast.js";
 import { error, type Diagnostic } from "./diagnostic.js";
@@ -25,78 +19,105 @@ export function astFromCst(cst: PolicyCstNode, diagnostics: Diagnostic[]): Expr 
   return expression(cst.children.expression[0]!, diagnostics);
 }
 
+/** Binding strength of each binary operator (grammar/policy.ebnf, the operator table). */
+const PRECEDENCE: Readonly<Record<string, number>> = {
+  "||": 1,
+  "&&": 2,
+  "==": 3,
+  "!=": 3,
+  "<": 3,
+  "<=": 3,
+  ">": 3,
+  ">=": 3,
+  in: 3,
+  "+": 4,
+  "-": 4,
+  "*": 5,
+};
+const COMPARISON = 3;
+
+/**
+ * Groups a flat `operand (operator operand)*` by precedence climbing: left-associative operators
+ * fold to the left, and a second comparison at one level is a syntax error (comparisons do not chain).
+ */
 function expression(node: ExpressionCstNode, out: Diagnostic[]): Expr {
-  return disjunction(node.children.disjunction[0]!, out);
-}
-
-function disjunction(node: DisjunctionCstNode, out: Diagnostic[]): Expr {
-  const operands = node.children.operands;
-  let result = conjunction(operands[0]!, out);
-  for (let i = 1; i < operands.length; i++) result = binary("||", result, conjunction(operands[i]!, out));
-  return result;
-}
-
-function conjunction(node: ConjunctionCstNode, out: Diagnostic[]): Expr {
-  const operands = node.children.operands;
-  let result = comparison(operands[0]!, out);
-  for (let i = 1; i < operands.length; i++) result = binary("&&", result, comparison(operands[i]!, out));
-  return result;
-}
-
-function comparison(node: ComparisonCstNode, out: Diagnostic[]): Expr {
-  const operands = node.children.operands;
-  const left = additive(operands[0]!, out);
-  const operator = node.children.operator?.[0];
-  if (operator === undefined || operands.length < 2) return left;
-  return binary(operator.image as BinaryOperator, left, additive(operands[1]!, out));
-}
-
-function additive(node: AdditiveCstNode, out: Diagnostic[]): Expr {
   const operands = node.children.operands;
   const operators = node.children.operators ?? [];
-  let result = multiplicative(operands[0]!, out);
-  for (let i = 1; i < operands.length; i++) {
-    result = binary(operators[i - 1]!.image as BinaryOperator, result, multiplicative(operands[i]!, out));
+  if (operators.length === 0) return operand(operands[0]!, out);
+  const state = { next: 1 };
+  const first = operand(operands[0]!, out);
+  return climb(first, 1, operands, operators, state, out);
+}
+
+function climb(
+  left: Expr,
+  minPrecedence: number,
+  operands: readonly OperandCstNode[],
+  operators: readonly IToken[],
+  state: { next: number },
+  out: Diagnostic[],
+): Expr {
+  let result = left;
+  while (state.next - 1 < operators.length) {
+    const token = operators[state.next - 1]!;
+    const precedence = PRECEDENCE[token.image]!;
+    if (precedence < minPrecedence) break;
+    state.next++;
+    let right = operand(operands[state.next - 1]!, out);
+    while (state.next - 1 < operators.length) {
+      const ahead = PRECEDENCE[operators[state.next - 1]!.image]!;
+      if (ahead <= precedence) break;
+      right = climb(right, precedence + 1, operands, operators, state, out);
+    }
+    result = binary(token.image as BinaryOperator, result, right);
+    if (precedence === COMPARISON && state.next - 1 < operators.length && PRECEDENCE[operators[state.next - 1]!.image] === COMPARISON) {
+      const again = operators[state.next - 1]!;
+      out.push(error("unexpected-token", `unexpected \`${again.image}\`: comparisons do not chain`, spanOfToken(again), "join two comparisons with `&&`"));
+      return result;
+    }
   }
   return result;
 }
 
-function multiplicative(node: MultiplicativeCstNode, out: Diagnostic[]): Expr {
-  const operands = node.children.operands;
-  let result = unary(operands[0]!, out);
-  for (let i = 1; i < operands.length; i++) result = binary("*", result, unary(operands[i]!, out));
+function operand(node: OperandCstNode, out: Diagnostic[]): Expr {
+  let result = primary(node, out);
+  const prefix = node.children.prefix;
+  if (prefix === undefined) return result;
+  for (let i = prefix.length - 1; i >= 0; i--) {
+    const token = prefix[i]!;
+    result = { kind: "unary", op: token.image as "!" | "-", operand: result, span: joinSpans(spanOfToken(token), result.span) };
+  }
   return result;
 }
 
-function unary(node: UnaryCstNode, out: Diagnostic[]): Expr {
-  const operator = node.children.operator?.[0];
-  const operand = node.children.operand?.[0];
-  if (operator !== undefined && operand !== undefined) {
-    const inner = unary(operand, out);
-    return { kind: "unary", op: operator.image as "!" | "-", operand: inner, span: joinSpans(spanOfToken(operator), inner.span) };
-  }
-  return primary(node.children.primary![0]!, out);
-}
-
-function primary(node: PrimaryCstNode, out: Diagnostic[]): Expr {
+/** The operand without its prefix operators. */
+function primary(node: OperandCstNode, out: Diagnostic[]): Expr {
   const c = node.children;
-  if (c.Integer) return integer(c.Integer[0]!, out);
-  if (c.StringLiteral) {
-    const token = c.StringLiteral[0]!;
-    return { kind: "string", value: decodeString(token, out), span: spanOfToken(token) };
-  }
-  if (c.True) return { kind: "bool", value: true, span: spanOfToken(c.True[0]!) };
-  if (c.False) return { kind: "bool", value: false, span: spanOfToken(c.False[0]!) };
-  if (c.Null) return { kind: "null", span: spanOfToken(c.Null[0]!) };
+  if (c.literal) return literal(c.literal[0]!, out);
   if (c.list) return list(c.list[0]!, out);
-  if (c.parenthesized) {
-    const p = c.parenthesized[0]!.children;
-    const inner = expression(p.expression[0]!, out);
+  if (c.expression) {
+    const inner = expression(c.expression[0]!, out);
     // Parentheses leave no node behind, but the span of what they enclose grows to cover them
     // so that a diagnostic on `(a || b)` underlines the parentheses too.
-    return { ...inner, span: { start: p.LParen[0]!.startOffset, end: spanOfToken(p.RParen[0]!).end } } as Expr;
+    return { ...inner, span: { start: c.LParen![0]!.startOffset, end: spanOfToken(c.RParen![0]!).end } } as Expr;
   }
-  return callOrName(c.callOrName![0]!, out);
+  return callOrName(node, out);
+}
+
+function literal(token: IToken, out: Diagnostic[]): Expr {
+  const span = spanOfToken(token);
+  switch (token.tokenType) {
+    case T.Integer:
+      return integer(token, out);
+    case T.StringLiteral:
+      return { kind: "string", value: decodeString(token, out), span };
+    case T.True:
+      return { kind: "bool", value: true, span };
+    case T.False:
+      return { kind: "bool", value: false, span };
+    default:
+      return { kind: "null", span };
+  }
 }
 
 function integer(token: IToken, out: Diagnostic[]): Expr {
@@ -120,15 +141,17 @@ function list(node: ListCstNode, out: Diagnostic[]): Expr {
   return { kind: "list", elements, span };
 }
 
-function callOrName(node: CallOrNameCstNode, out: Diagnostic[]): Expr {
+function callOrName(node: OperandCstNode, out: Diagnostic[]): Expr {
   const c = node.children;
-  const nameToken = c.name[0]!;
+  const nameToken = c.name![0]!;
   const nameSpan = spanOfToken(nameToken);
-  if (c.LParen) {
-    const args = (c.arguments ?? []).map((argument) => expression(argument, out));
-    return { kind: "call", callee: nameToken.image, args, span: joinSpans(nameSpan, spanOfToken(c.RParen![0]!)), calleeSpan: nameSpan };
-  }
   const pathTokens = c.path ?? [];
+  if (c.arguments) {
+    const a = c.arguments[0]!.children;
+    const args = (a.values ?? []).map((argument) => expression(argument, out));
+    if (c.Dot) out.push(error("unexpected-token", "unexpected `.`: a function call has no fields", spanOfToken(c.Dot[0]!)));
+    return { kind: "call", callee: nameToken.image, args, span: joinSpans(nameSpan, spanOfToken(a.RParen[0]!)), calleeSpan: nameSpan };
+  }
   const path = pathTokens.map((token) => token.image);
   const span = pathTokens.length > 0 ? joinSpans(nameSpan, spanOfToken(pathTokens[pathTokens.length - 1]!)) : nameSpan;
   return { kind: "name", name: nameToken.image, path, span };

@@ -41,23 +41,30 @@ const trees = new WeakMap<CompiledPolicy, { readonly ast: Expr; readonly types: 
 
 class Policy implements CompiledPolicy {
   private readonly root: Evaluator;
-  private readonly truth: PartialEvaluator | undefined;
+  /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
+  private truth: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
 
   constructor(
     private readonly ast: Expr,
-    types: ReadonlyMap<Expr, Type>,
+    private readonly types: ReadonlyMap<Expr, Type>,
   ) {
-    const evaluators = new Map<Expr, Evaluator>();
     this.root = compileExpr(ast, types);
-    this.truth = mentionsApprover(ast)
-      ? compileTruth(ast, (e) => {
+    trees.set(this, { ast, types });
+  }
+
+  private truthConditions(): PartialEvaluator | null {
+    if (this.truth !== undefined) return this.truth;
+    const types = this.types;
+    const evaluators = new Map<Expr, Evaluator>();
+    this.truth = mentionsApprover(this.ast)
+      ? compileTruth(this.ast, (e) => {
           let fn = evaluators.get(e);
           if (fn === undefined) evaluators.set(e, (fn = compileExpr(e, types)));
           return fn;
         })
-      : undefined;
-    trees.set(this, { ast, types });
+      : null;
+    return this.truth;
   }
 
   get text(): string {
@@ -73,7 +80,8 @@ class Policy implements CompiledPolicy {
 
   decide(env: Omit<PolicyEnvironment, "approver">): PolicyOutcome {
     const withoutApprover = env as EvalEnv;
-    if (this.truth === undefined) {
+    const truth = this.truthConditions();
+    if (truth === null) {
       const v = this.root(withoutApprover);
       if (v === true) return ALLOW;
       if (v === false) return DENY;
@@ -85,7 +93,7 @@ class Policy implements CompiledPolicy {
     // report: the policy denies because no approval would do, and that is what the decision says.
     const none = this.root(withoutApprover);
     const errors: Diagnostic[] = [];
-    const { t } = this.truth(withoutApprover, errors);
+    const { t } = truth(withoutApprover, errors);
     if (none === true && valid(t)) return ALLOW;
     if (satisfiable(t) !== undefined) return { outcome: "gated", residual: valid(t) ? residualText(true) : residualText(t) };
     const reason = errors[0];
@@ -105,7 +113,16 @@ export function compilePolicy(text: string): CompileResult {
   const checked = checkPolicy(parsed.ast);
   if (checked.diagnostics.length > 0) return { ok: false, diagnostics: [...checked.diagnostics].sort(byPosition) };
   const policy = new Policy(parsed.ast, checked.types);
-  return { ok: true, policy, warnings: lintAst(parsed.ast, checked.types) };
+  const ast = parsed.ast;
+  let warnings: readonly Diagnostic[] | undefined;
+  // Lint runs when its warnings are first read: deciding never needs them, and compiling stays cheap.
+  return {
+    ok: true,
+    policy,
+    get warnings(): readonly Diagnostic[] {
+      return (warnings ??= lintAst(ast, checked.types));
+    },
+  };
 }
 
 const TRUE_POLICY = (() => {
