@@ -89,7 +89,8 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
       if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
       return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action`, grant_id: link.grant_id };
     }
-    if (outcome.outcome === "gated") residuals.push(residualOf(outcome.residual));
+    // The same residual twice (a child repeating its parent's policy) asks the approver once.
+    if (outcome.outcome === "gated" && !residuals.some((r) => r.text === outcome.residual)) residuals.push(residualOf(outcome.residual));
   }
   if (approver !== null) return { ok: true, code: "policy.approved", reason: `every policy of the chain allows this action with approver \`${approver}\``, approver };
   if (residuals.length === 0) return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
