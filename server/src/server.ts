@@ -27,9 +27,12 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** The clock; tests pass their own. */
   readonly now?: () => number;
-  /** An already-open store (the caller keeps ownership of closing it only if `ownsStore` is false). */
+  /** An already-open store to serve instead of opening `config.databaseUrl`. */
   readonly store?: Store;
+  /** Whether `close()` also closes a store passed in `store` (a store the server opened, it always closes). */
   readonly ownsStore?: boolean;
+  /** How long `close()` lets requests in flight finish before it drops their connections. */
+  readonly shutdownGraceMs?: number;
 }
 
 /**
@@ -50,8 +53,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const ctx: ServiceContext = { store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now };
-    let baseUrl = "";
-    const app = createApp({ ctx, logger, baseUrl: `http://${config.host}:${config.port}/v1`, version: SERVER_VERSION });
+    const app = createApp({ ctx, logger, version: SERVER_VERSION });
     const listener: RequestListener = (req, res) => app(req, res);
     http = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, listener);
     const server = http;
@@ -61,17 +63,21 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     });
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    baseUrl = `http://${host}:${address.port}/v1`;
+    const baseUrl = `http://${host}:${address.port}/v1`;
     logger.log("info", "listening", { url: baseUrl, environment: config.environment, database: store.dialect });
     let closing: Promise<void> | undefined;
     return {
       store, config, baseUrl, generatedAdminKey: admin.generatedSecret,
       close() {
         closing ??= (async () => {
+          // Stop accepting, close idle keep-alive connections, let requests in flight finish, and
+          // drop whatever is still open after the grace period.
+          const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
           await new Promise<void>((resolve) => {
             server.close(() => resolve());
             server.closeIdleConnections();
           });
+          clearTimeout(grace);
           if (ownsStore) await store.close();
           logger.log("info", "stopped", {});
         })();

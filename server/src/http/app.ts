@@ -20,8 +20,6 @@ import { ApiProblem, problemResponse } from "./problem.js";
 export interface AppOptions {
   readonly ctx: ServiceContext;
   readonly logger: Logger;
-  /** The public base URL ending in `/v1`, written into the OpenAPI document. */
-  readonly baseUrl: string;
   readonly version: string;
 }
 
@@ -146,7 +144,8 @@ export function createApp(options: AppOptions): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  const openapi = buildOpenApiDocument(options.baseUrl, options.version);
+  // A relative server URL: clients resolve it against wherever they fetched the document from.
+  const openapi = buildOpenApiDocument("/v1", options.version);
   const metrics = new HttpMetrics();
 
   app.use((req, res, next) => {
