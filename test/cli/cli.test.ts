@@ -1,10 +1,11 @@
 // The `authority` CLI as a user runs it: spawned, with exit codes, stdout and stderr checked.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
-import { authority, buildCli, fixtures } from "./run-cli.js";
+import { authority, buildCli, fixtures, root } from "./run-cli.js";
 
 beforeAll(() => buildCli(), 180_000);
 
@@ -98,6 +99,12 @@ describe("the families in policies/", () => {
     expect((JSON.parse(approved.stdout) as { outcome: string }[]).map((r) => r.outcome)).toEqual(["allow"]);
   });
 
+  it("preview reports an error in a grant's policy at its line and column in the JSON", () => {
+    const run = authority(["preview", "test/cli/fixtures/broken/grant-bad-policy.json"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("test/cli/fixtures/broken/grant-bad-policy.json:8:39: error[policy/unknown-name]: unknown name `aprover`");
+  });
+
   it("compile --out-dir writes one body per family", () => {
     const dir = mkdtempSync(join(tmpdir(), "authority-compile-"));
     try {
@@ -184,7 +191,24 @@ describe("the corpus of broken families", () => {
   });
 });
 
+/** util-linux `script` runs a command on a pseudo-terminal; without it the terminal case cannot be shown. */
+const scriptTool = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+
 describe("output on a terminal and when piped", () => {
+  // Skipped only where `script` is missing (reason: no pseudo-terminal to run the CLI on).
+  it.skipIf(!scriptTool)("on a terminal there are colours and a progress line, and NO_COLOR removes the colours", () => {
+    const onTerminal = (extra: string): string =>
+      spawnSync("script", ["-qec", `${extra} node cli/bin/authority.js lint test/cli/fixtures/broken/bad.policy`, "/dev/null"], {
+        cwd: root, encoding: "utf8", env: { ...process.env, CI: "", FORCE_COLOR: "", NO_COLOR: "" },
+      }).stdout;
+    const coloured = onTerminal("env -u CI -u NO_COLOR -u FORCE_COLOR");
+    expect(coloured).toContain("\x1b[31m");
+    expect(coloured).toContain("linting 1/1");
+    const plain = onTerminal("env -u CI -u FORCE_COLOR NO_COLOR=1");
+    expect(plain).not.toContain("\x1b[31m");
+    expect(plain).toContain("bad.policy:3:6: error[policy/type-mismatch]");
+  });
+
   it("piped output has no colour codes, and FORCE_COLOR adds them", () => {
     expect(authority(["lint", "test/cli/fixtures/broken/bad.policy"]).stdout).not.toContain("\x1b[");
     expect(authority(["lint", "test/cli/fixtures/broken/bad.policy"], { env: { FORCE_COLOR: "1" } }).stdout).toContain("\x1b[");

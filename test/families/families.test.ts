@@ -82,6 +82,12 @@ describe("compileFamily", () => {
     expect(compileFamily(`${FAMILY}content_hash: ${good}\n`, "f.yaml").ok).toBe(true);
   });
 
+  it("a value JSON cannot hold is a schema error, not a crash", () => {
+    const result = compileFamily(FAMILY.replace("version: 1", "version: .inf"), "f.yaml");
+    expect(result.ok).toBe(false);
+    expect(result.diagnostics.map((d) => [d.code, d.range.start.line])).toContainEqual(["schema", 2]);
+  });
+
   it("never throws, whatever the text", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 300 }), (suffix) => {

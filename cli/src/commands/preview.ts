@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import {
-  exampleParameters, instantiateFamily, sampleParameters, previewAction, enforcedOutcome, validateGrantIssueBody,
+  checkGrantBody, exampleParameters, instantiateFamily, sampleParameters, previewAction, enforcedOutcome,
   type GrantFamilyBody, type PreviewUsage, type SampleAction,
 } from "@agent-authority/families";
 import type { Decision } from "@agent-authority/engine";
@@ -110,14 +110,13 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
     const cases: Case[] = [];
     let heading: string;
     if (extname(path).toLowerCase() === ".json") {
-      const body = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-      const { action: embedded, ...grant } = body;
-      const errors = validateGrantIssueBody(grant);
-      if (errors.length > 0) {
-        for (const e of errors) terminal.err.write(`${displayPath(terminal.cwd, path)}: error: ${e.path.length > 0 ? `${e.path.join(".")}: ` : ""}${e.message}\n`);
+      const checked = checkGrantBody(readFileSync(path, "utf8"), displayPath(terminal.cwd, path));
+      if (!checked.ok) {
+        terminal.err.write(formatText([{ path: checked.source.file, source: checked.source, diagnostics: checked.diagnostics }], paint(false)));
         return EXIT.failed;
       }
-      const list = actions ?? (embedded !== undefined ? [embedded as SampleAction] : undefined);
+      const grant = checked.grant!;
+      const list = actions ?? (checked.action !== undefined ? [checked.action] : undefined);
       if (list === undefined) throw new UsageError("a grant preview needs an action: `--action FILE`, `--tool NAME` or an `action` field in the body");
       heading = `grant for \`${String(grant["agent_id"])}\``;
       for (const action of list) cases.push({ label: actionLine(action), grant, action, usage });

@@ -48,18 +48,30 @@ export function compileFamily(text: string, file: string): CompiledFamily {
     return fail([...syntax, diag(source, "schema", "a family must be a mapping with `id`, `version`, `reviewed_by`, `parameters` and `grant`", source.range(0, 0))], doc);
   }
   const authored = data as Record<string, unknown>;
-  const contentHash = familyContentHash(authored);
+  const contentHash = hashOrUndefined(authored);
   const diagnostics: FamilyDiagnostic[] = [...syntax];
-  if (authored["content_hash"] !== undefined && authored["content_hash"] !== contentHash) {
+  if (contentHash !== undefined && authored["content_hash"] !== undefined && authored["content_hash"] !== contentHash) {
     diagnostics.push(diag(source, "content-hash-mismatch", `\`content_hash\` does not match the content, which hashes to \`${contentHash}\``, rangeOf(source, doc, ["content_hash"]), "error", "remove the field or update it: the compiler computes it"));
   }
-  const body = { ...authored, content_hash: contentHash };
-  diagnostics.push(...validateFamilyBody(body).map((e) => schemaDiag(source, doc, e, "schema")));
+  // A value JSON cannot hold (YAML's `.inf`, `.nan`) has no hash; the schema then says where it is.
+  const body = { ...authored, content_hash: contentHash ?? UNHASHABLE };
+  const schemaErrors = validateFamilyBody(body).filter((e) => contentHash !== undefined || e.path[0] !== "content_hash");
+  diagnostics.push(...schemaErrors.map((e) => schemaDiag(source, doc, e, "schema")));
   if (hasErrors(diagnostics)) return fail(diagnostics, doc);
   const family = body as unknown as GrantFamilyBody;
   diagnostics.push(...checkFamily(source, doc, family));
   if (hasErrors(diagnostics)) return fail(diagnostics, doc);
   return { ok: true, body: family, diagnostics: sortDiagnostics(diagnostics), source, document: doc };
+}
+
+const UNHASHABLE = "unhashable";
+
+function hashOrUndefined(authored: Record<string, unknown>): string | undefined {
+  try {
+    return familyContentHash(authored);
+  } catch {
+    return undefined;
+  }
 }
 
 function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {

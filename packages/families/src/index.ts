@@ -23,3 +23,5 @@ export { formatFamilySource } from "./format.js";
 export type { FormatFamilyResult } from "./format.js";
 export { DEFAULT_ACTION_TIME, enforcedOutcome, grantTermsOf, previewAction, runExample, runExamples } from "./examples.js";
 export type { ExampleResult, PreviewUsage } from "./examples.js";
+export { checkGrantBody } from "./grant.js";
+export type { CheckedGrant } from "./grant.js";

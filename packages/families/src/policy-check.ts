@@ -17,11 +17,12 @@ export function checkFamilyPolicy(
   doc: Document,
   template: string,
   samples: Readonly<Record<string, ParameterValue>>,
+  path: readonly (string | number)[] = ["grant", "policy"],
 ): FamilyDiagnostic[] {
   const substituted = substituteText(template, samples, "policy");
   const compiled = compilePolicy(substituted.text);
   const found: readonly Diagnostic[] = compiled.ok ? [...compiled.warnings, ...lintPolicy(substituted.text)] : compiled.diagnostics;
-  const node = scalarAt(doc, ["grant", "policy"]);
+  const node = scalarAt(doc, path);
   const map = node === null ? undefined : mapScalar(source.text, node);
   const toSource = (offset: number): number => {
     const inTemplate = substituted.templateOffset(offset);
