@@ -130,7 +130,10 @@ function assemble(
   });
 }
 
-/** One hold per link; each lives with the shortest window of the chain and at most the hold lifetime. */
+/**
+ * One hold per link (INVARIANT budget-monotone); each lives with the shortest window of the chain
+ * and at most the hold lifetime, so every hold of a decision expires at the same instant.
+ */
 function holdsFor(request: DecisionRequest, chain: readonly ChainLink[], state: DecisionState, now: number, amount: number): Hold[] {
   const lifetime = state.hold_lifetime_ms ?? DEFAULT_HOLD_LIFETIME_MS;
   let expires = now + lifetime;

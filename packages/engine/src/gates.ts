@@ -126,7 +126,14 @@ export function requestAmount(request: DecisionRequest): number {
   return request.amount_minor ?? 0;
 }
 
-/** Gate 9: the amount and one more use fit on every link; currencies must match when spending. */
+/**
+ * Gate 9: the amount and one more use fit on every link; currencies must match when spending.
+ *
+ * INVARIANT (budget-monotone): an action is allowed only when it fits what is left of every grant
+ * of its chain, and an allowed action debits every one of them (`Decision.holds`, one use each) in
+ * one step of the store. So no subtree ever spends more than its root, however many children share
+ * it; `test/engine/chain-spend.prop.test.ts` checks it under every interleaving.
+ */
 export function budgetGate(request: DecisionRequest, chain: readonly ChainLink[], now: number): Verdict {
   const amount = requestAmount(request);
   if (!Number.isSafeInteger(amount) || amount < 0) {
