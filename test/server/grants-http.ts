@@ -77,6 +77,21 @@ export function grantsHttpSuite(target: StoreTarget): void {
   });
 
   describe("agents", () => {
+    it("registers one agent when the same name races", async () => {
+      const replies = await Promise.all(Array.from({ length: 10 }, () => t.call("POST", "/agents", { key: issuer, body: { name: "racing-agent" } })));
+      expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
+      expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+      expect(replies.filter((r) => r.status === 200)).toHaveLength(9);
+    });
+
+    it("lists agents a page at a time", async () => {
+      for (let i = 0; i < 3; i += 1) await agent("paged");
+      const first = (await t.call("GET", "/agents?limit=2", { key: approver })).body;
+      expect(first.agents).toHaveLength(2);
+      const second = (await t.call("GET", `/agents?limit=2&after=${first.next_after}`, { key: approver })).body;
+      expect(second.agents[0].id > first.agents[1].id).toBe(true);
+    });
+
     it("registers idempotently by name", async () => {
       const first = await t.call("POST", "/agents", { key: issuer, body: { name: "idempotent-agent", description: "books travel" } });
       const second = await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "idempotent-agent" } });
@@ -93,6 +108,28 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const key = await t.key(`svc-${mine}`, ["agent"], { kind: "service", agent_id: mine });
       expect((await t.call("GET", `/agents/${mine}`, { key })).status).toBe(200);
       expectProblem(await t.call("GET", `/agents/${other}`, { key }), 404, "agent_not_found");
+    });
+  });
+
+  describe("logs", () => {
+    it("are one JSON line per request with its id, and never hold a secret", async () => {
+      const logs: import("./http-harness.js").LogLine[] = [];
+      const logged = await startTestServer(target, {}, logs);
+      try {
+        const secret = (await logged.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "log@example.com", kind: "human", roles: ["auditor"] } })).body.key;
+        const reply = await logged.call("GET", "/certificates", { key: secret, via: "x-api-key" });
+        await logged.call("GET", "/certificates", { key: "aa_wrong-key-0000000000000000000000000000" });
+        const requests = logs.filter((l) => l.msg === "request");
+        expect(requests.map((l) => l.fields["status"])).toEqual([201, 200, 401]);
+        expect(requests[1]!.fields).toMatchObject({ method: "GET", path: "/v1/certificates", request_id: reply.headers.get("x-request-id") });
+        expect(requests[1]!.fields["key_id"]).toMatch(/^key_/);
+        const text = JSON.stringify(logs);
+        expect(text).not.toContain(secret);
+        expect(text).not.toContain(ADMIN_KEY);
+        expect(text).not.toContain("aa_wrong-key");
+      } finally {
+        await logged.close();
+      }
     });
   });
 

@@ -33,7 +33,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(target: StoreTarget, config: Partial<ServerConfig> = {}): Promise<TestServer> {
+export interface LogLine {
+  readonly level: string;
+  readonly msg: string;
+  readonly fields: Record<string, unknown>;
+}
+
+export async function startTestServer(target: StoreTarget, config: Partial<ServerConfig> = {}, logs?: LogLine[]): Promise<TestServer> {
   const db = await openTestStore(target);
   const server = await startServer({
     host: "127.0.0.1",
@@ -45,7 +51,11 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     autoApprovalCeilingMinor: 10_000,
     logLevel: "silent",
     ...config,
-  }, { store: db.store, ownsStore: false });
+  }, {
+    store: db.store,
+    ownsStore: false,
+    ...(logs === undefined ? {} : { logger: { log: (level, msg, fields = {}) => logs.push({ level, msg, fields }) } }),
+  });
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
     const headers: Record<string, string> = {};
     if (options.key !== undefined) {

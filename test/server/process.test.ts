@@ -63,6 +63,22 @@ describe.skipIf(!existsSync(main))("the server process", () => {
     expect(await second.exit).toBe(0);
   });
 
+  it("refuses a short AUTHORITY_ADMIN_KEY on an empty database", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-short-key-"));
+    try {
+      const child = spawn(process.execPath, [main], {
+        env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir, AUTHORITY_ADMIN_KEY: "secret" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let err = "";
+      child.stderr!.on("data", (chunk) => { err += String(chunk); });
+      expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(1);
+      expect(err).toContain("at least 32 printable characters");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses an invalid configuration with a message naming the variable", async () => {
     const child = spawn(process.execPath, [main], { env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "eighty" }, stdio: ["ignore", "pipe", "pipe"] });
     let err = "";
