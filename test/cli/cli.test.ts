@@ -142,14 +142,25 @@ describe("the corpus of broken families", () => {
     { file: "placeholder-in-string.yaml", code: /error\[placeholder-in-string\]/, at: "12:41" },
   ];
 
+  // One run over the whole corpus (each spawn costs a process start); each case reads its line.
+  let corpus: ReturnType<typeof authority> | undefined;
+  const corpusRun = (): ReturnType<typeof authority> => (corpus ??= authority(["lint", "test/cli/fixtures/broken/"]));
+
+  it("lint over the corpus exits 1", () => {
+    expect(corpusRun().code, corpusRun().stderr).toBe(1);
+  });
+
   for (const c of cases) {
     it(`${c.file} is reported at ${c.at}`, () => {
-      const run = authority(["lint", `test/cli/fixtures/broken/${c.file}`]);
-      expect(run.code, run.stdout + run.stderr).toBe(1);
+      const run = corpusRun();
       const line = run.stdout.split("\n").find((l) => l.startsWith(`test/cli/fixtures/broken/${c.file}:${c.at}:`) && c.code.test(l));
       expect(line, run.stdout).toBeDefined();
     });
   }
+
+  it("a single broken file exits 1 too", () => {
+    expect(authority(["lint", "test/cli/fixtures/broken/out-of-bounds.yaml"]).code).toBe(1);
+  });
 
   it("text output shows a code frame with a caret under the error", () => {
     const run = authority(["lint", "test/cli/fixtures/broken/bad-policy.yaml"]);
