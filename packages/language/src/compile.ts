@@ -104,6 +104,10 @@ class Compiler {
     const s = args[0]!.fn;
     const p = args[1]!.fn;
     const callee = e.callee;
+    if (this.type(e.args[0]!) === "string" && this.type(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
+      const fn: Evaluator = starts ? (env) => (s(env) as string).startsWith(p(env) as string) : (env) => (s(env) as string).endsWith(p(env) as string);
+      return { fn, canFail: false };
+    }
     return {
       fn: (env) => {
         const a = s(env);
@@ -114,6 +118,62 @@ class Compiler {
           return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof a !== "string" ? a : b)}\``, span);
         }
         return starts ? a.startsWith(b) : a.endsWith(b);
+      },
+      canFail: true,
+    };
+  }
+
+  /**
+   * A chain `a && b && c` (or `||`) as one loop over its operands instead of nested closures.
+   * Spans of failures stay those of the nested binary nodes, as the reference semantics have them.
+   */
+  private chain(e: ExprOf<"binary">): Compiled {
+    const isAnd = e.op === "&&";
+    const operands: Expr[] = [];
+    const spans: Span[] = [];
+    let node: Expr = e;
+    while (node.kind === "binary" && node.op === e.op) {
+      operands.push(node.right);
+      spans.push(node.span);
+      node = node.left;
+    }
+    operands.push(node);
+    operands.reverse();
+    spans.reverse();
+    const compiled = operands.map((x) => this.compile(x));
+    const dyn = operands.some((x) => this.type(x) === "dyn");
+    if (!dyn && compiled.every((c) => !c.canFail)) {
+      const fns = compiled.map((c) => c.fn);
+      if (fns.length === 2) {
+        const [a, b] = fns as [Evaluator, Evaluator];
+        return { fn: isAnd ? (env) => a(env) && b(env) : (env) => a(env) || b(env), canFail: false };
+      }
+      return {
+        fn: isAnd
+          ? (env) => {
+              for (let i = 0; i < fns.length; i++) if (fns[i]!(env) === false) return false;
+              return true;
+            }
+          : (env) => {
+              for (let i = 0; i < fns.length; i++) if (fns[i]!(env) === true) return true;
+              return false;
+            },
+        canFail: false,
+      };
+    }
+    // The general case: operands may fail or be dynamic; a non-bool is a type error at the span
+    // of the operator that received it (the i-th operator for operand i + 1, the first for operand 0).
+    const fns = compiled.map((c) => c.fn);
+    const op = e.op;
+    return {
+      fn: (env) => {
+        for (let i = 0; i < fns.length; i++) {
+          const v = fns[i]!(env);
+          if (v === FAIL) return FAIL;
+          if (typeof v !== "boolean") return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i === 0 ? 0 : i - 1]!);
+          if (v !== isAnd) return v;
+        }
+        return isAnd;
       },
       canFail: true,
     };
@@ -153,13 +213,12 @@ class Compiler {
     const rt = this.type(e.right);
     switch (e.op) {
       case "&&":
-        return logical(true, l, r, lt === "dyn" || rt === "dyn", e.span);
       case "||":
-        return logical(false, l, r, lt === "dyn" || rt === "dyn", e.span);
+        return this.chain(e);
       case "+":
       case "-":
       case "*":
-        return arithmetic(e.op, l, r, e.span);
+        return arithmetic(e.op, l, r, lt === "int" && rt === "int", e.span);
       case "==":
       case "!=":
         return equality(e.op === "!=", l, r, lt, rt, e.span);
@@ -217,32 +276,29 @@ function name(e: ExprOf<"name">): Compiled {
   }
 }
 
-/** `&&` (`isAnd`) and `||`: left to right, short-circuit; a dynamic operand must be a bool. */
-function logical(isAnd: boolean, l: Compiled, r: Compiled, dyn: boolean, span: Span): Compiled {
+function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, ints: boolean, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
-  if (!dyn && !l.canFail && !r.canFail) {
-    return { fn: isAnd ? (env) => lf(env) && rf(env) : (env) => lf(env) || rf(env), canFail: false };
+  if (ints && !l.canFail && !r.canFail) {
+    // Two static ints: only overflow can fail.
+    const overflow = (): typeof FAIL => fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
+    const fn: Evaluator =
+      op === "+"
+        ? (env) => {
+            const v = (lf(env) as number) + (rf(env) as number);
+            return Number.isSafeInteger(v) ? v : overflow();
+          }
+        : op === "-"
+          ? (env) => {
+              const v = (lf(env) as number) - (rf(env) as number);
+              return Number.isSafeInteger(v) ? v || 0 : overflow();
+            }
+          : (env) => {
+              const v = (lf(env) as number) * (rf(env) as number);
+              return Number.isSafeInteger(v) ? v || 0 : overflow();
+            };
+    return { fn, canFail: true };
   }
-  const op = isAnd ? "&&" : "||";
-  const notBool = (v: Value): typeof FAIL => fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, span);
-  return {
-    fn: (env) => {
-      const a = lf(env);
-      if (a === FAIL) return FAIL;
-      if (typeof a !== "boolean") return notBool(a);
-      if (a !== isAnd) return a;
-      const b = rf(env);
-      if (b === FAIL) return FAIL;
-      return typeof b === "boolean" ? b : notBool(b);
-    },
-    canFail: true,
-  };
-}
-
-function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, span: Span): Compiled {
-  const lf = l.fn;
-  const rf = r.fn;
   return {
     fn: (env) => {
       const a = lf(env);
@@ -263,11 +319,31 @@ function scalar(t: Type): boolean {
   return t === "int" || t === "string" || t === "bool" || t === "null" || t === "approver";
 }
 
+/** The JavaScript `typeof` of a static scalar type's values. */
+const jsType: Partial<Record<Type, string>> = { int: "number", string: "string", bool: "boolean" };
+
 function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
   if (scalar(lt) && scalar(rt) && !l.canFail && !r.canFail) {
     return { fn: negate ? (env) => lf(env) !== rf(env) : (env) => lf(env) === rf(env), canFail: false };
+  }
+  // A dynamic value against a static int, string or bool: null is unequal, the same type compares
+  // with `===`, anything else is the general rule (a run-time type error).
+  const staticSide = lt === "dyn" && !l.canFail && !r.canFail ? jsType[rt] : rt === "dyn" && !l.canFail && !r.canFail ? jsType[lt] : undefined;
+  if (staticSide !== undefined) {
+    return {
+      fn: (env) => {
+        const a = lf(env);
+        const b = rf(env);
+        const d = lt === "dyn" ? a : b;
+        if (d === null) return negate;
+        if (typeof d === staticSide && (staticSide !== "number" || Number.isSafeInteger(d))) return (a === b) !== negate;
+        const v = equals(a, b, span);
+        return v === FAIL ? FAIL : v !== negate;
+      },
+      canFail: true,
+    };
   }
   return {
     fn: (env) => {
@@ -288,6 +364,21 @@ function membership(l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): C
   if ((lt === "int" || lt === "string" || lt === "bool" || lt === "approver") && rt !== "dyn" && !l.canFail && !r.canFail) {
     // A static needle and a static list of its type (the checker saw to it): plain `includes`.
     return { fn: (env) => (rf(env) as readonly Value[]).includes(lf(env)), canFail: false };
+  }
+  const elementType = jsType[rt.slice(5, -1) as Type];
+  if (lt === "dyn" && elementType !== undefined && !l.canFail && !r.canFail) {
+    // A dynamic needle in a static list of one type: null is never found, a value of that type is
+    // found with `includes`, and anything else is the general rule (a run-time type error).
+    return {
+      fn: (env) => {
+        const a = lf(env);
+        const list = rf(env) as readonly Value[];
+        if (a === null) return false;
+        if (typeof a === elementType && (elementType !== "number" || Number.isSafeInteger(a))) return list.includes(a);
+        return member(a, list, span);
+      },
+      canFail: true,
+    };
   }
   return {
     fn: (env) => {

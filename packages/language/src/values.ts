@@ -54,6 +54,8 @@ export function readPath(args: unknown, path: readonly string[]): Value {
  */
 export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  const t = typeof a;
+  if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) return a === b;
   const ta = describe(a);
   const tb = describe(b);
   if (ta !== tb || ta === "object" || ta.startsWith("number")) {

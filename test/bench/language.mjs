@@ -1,0 +1,261 @@
+// Policy-language benchmark: evaluation throughput against cel-js (typed Environment) and Cedar
+// (statefulIsAuthorized) on the same inputs with answers cross-checked, and the median time to
+// parse, check and compile one policy. A benchmark, never a timed test: it prints, it does not assert
+// timing, and it fails only when the engines disagree.
+import { compilePolicy } from "@agent-authority/language";
+import { Environment } from "@marcbachmann/cel-js";
+import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const ROUNDS = 3;
+
+/** The same policy in three languages, and a generator of realistic inputs for it. */
+const policies = [
+  {
+    name: "threshold",
+    ours: "amount_minor <= 50000 && (amount_minor < 10000 || approver != null)",
+    cel: "amount_minor <= 50000 && (amount_minor < 10000 || approver != null)",
+    cedar: "permit(principal, action, resource) when { context.amount_minor <= 50000 && (context.amount_minor < 10000 || context has approver) };",
+    input: (r) => base(r, {}),
+  },
+  {
+    name: "payments (tool list, args, time of day)",
+    ours: [
+      'tool in ["payments.transfer", "payments.refund", "invoices.read", "invoices.create"]',
+      '&& currency in ["EUR", "USD"]',
+      "&& amount_minor <= 250000",
+      "&& hour_utc >= 8 && hour_utc < 18",
+      '&& weekday_utc in ["mon", "tue", "wed", "thu", "fri"]',
+      '&& (args.recipient_country in ["DE", "FR", "NL", "BE", "AT"] || approver != null)',
+      '&& args.memo != "test"',
+    ].join(" "),
+    cel: [
+      'tool in ["payments.transfer", "payments.refund", "invoices.read", "invoices.create"]',
+      '&& currency in ["EUR", "USD"]',
+      "&& amount_minor <= 250000",
+      "&& hour_utc >= 8 && hour_utc < 18",
+      '&& weekday_utc in ["mon", "tue", "wed", "thu", "fri"]',
+      '&& (args.recipient_country in ["DE", "FR", "NL", "BE", "AT"] || approver != null)',
+      '&& args.memo != "test"',
+    ].join(" "),
+    cedar: [
+      "permit(principal, action, resource) when {",
+      '["payments.transfer", "payments.refund", "invoices.read", "invoices.create"].contains(context.tool)',
+      '&& ["EUR", "USD"].contains(context.currency)',
+      "&& context.amount_minor <= 250000",
+      "&& context.hour_utc >= 8 && context.hour_utc < 18",
+      '&& ["mon", "tue", "wed", "thu", "fri"].contains(context.weekday_utc)',
+      '&& (["DE", "FR", "NL", "BE", "AT"].contains(context.args.recipient_country) || context has approver)',
+      '&& context.args.memo != "test"',
+      "};",
+    ].join(" "),
+    input: (r) =>
+      base(r, {
+        tool: pick(r, ["payments.transfer", "payments.refund", "invoices.read", "invoices.create", "admin.delete_user"]),
+        args: { recipient_country: pick(r, ["DE", "FR", "US", "NL", "CN"]), memo: pick(r, ["rent", "test", "invoice 42"]) },
+      }),
+  },
+  {
+    name: "crm, email and spending (prefixes, suffixes, arithmetic)",
+    ours: [
+      '(startsWith(tool, "crm.") && !(tool in ["crm.delete_contact", "crm.export_all"]))',
+      '|| (tool == "email.send" && args.recipients <= 50 && endsWith(args.to, "@example.com"))',
+      '|| (tool == "payments.transfer" && amount_minor + spent_minor <= 1000000 && uses < 100',
+      '&& (amount_minor < 50000 || approver in ["cfo@example.com", "controller@example.com"]))',
+    ].join(" "),
+    cel: [
+      '(tool.startsWith("crm.") && !(tool in ["crm.delete_contact", "crm.export_all"]))',
+      '|| (tool == "email.send" && args.recipients <= 50 && args.to.endsWith("@example.com"))',
+      '|| (tool == "payments.transfer" && amount_minor + spent_minor <= 1000000 && uses < 100',
+      '&& (amount_minor < 50000 || (approver != null && approver in ["cfo@example.com", "controller@example.com"])))',
+    ].join(" "),
+    cedar: [
+      "permit(principal, action, resource) when {",
+      '(context.tool like "crm.*" && !(["crm.delete_contact", "crm.export_all"].contains(context.tool)))',
+      '|| (context.tool == "email.send" && context.args.recipients <= 50 && context.args.to like "*@example.com")',
+      '|| (context.tool == "payments.transfer" && context.amount_minor + context.spent_minor <= 1000000 && context.uses < 100',
+      '&& (context.amount_minor < 50000 || (context has approver && ["cfo@example.com", "controller@example.com"].contains(context.approver))))',
+      "};",
+    ].join(" "),
+    input: (r) => {
+      const tool = pick(r, ["crm.read_contact", "crm.delete_contact", "crm.update_deal", "email.send", "payments.transfer", "files.read"]);
+      const args = tool === "email.send" ? { recipients: Math.floor(r() * 80), to: pick(r, ["ann@example.com", "bob@elsewhere.org"]) } : {};
+      return base(r, { tool, args, approver: pick(r, [null, "cfo@example.com", "intern@example.com"]) });
+    },
+  },
+];
+
+/** A deterministic pseudo-random source, so every run sees the same inputs. */
+function random(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
+
+function base(r, overrides) {
+  return {
+    amount_minor: pick(r, [500, 9_999, 10_000, 20_000, 50_000, 50_001, 120_000, 300_000]),
+    currency: pick(r, ["EUR", "USD", "GBP"]),
+    tool: "payments.transfer",
+    approver: pick(r, [null, null, "cfo@example.com"]),
+    agent: "agent-7",
+    principal: "alice@example.com",
+    audience: "payments",
+    uses: Math.floor(r() * 120),
+    spent_minor: Math.floor(r() * 1_200_000),
+    hour_utc: Math.floor(r() * 24),
+    weekday_utc: pick(r, ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]),
+    args: {},
+    ...overrides,
+  };
+}
+
+/** cel-js takes CEL ints as BigInt; a null approver is simply null. */
+function celContext(env) {
+  const args = {};
+  for (const [k, v] of Object.entries(env.args)) args[k] = typeof v === "number" ? BigInt(v) : v;
+  return {
+    amount_minor: BigInt(env.amount_minor),
+    currency: env.currency,
+    tool: env.tool,
+    approver: env.approver,
+    uses: BigInt(env.uses),
+    spent_minor: BigInt(env.spent_minor),
+    hour_utc: BigInt(env.hour_utc),
+    weekday_utc: env.weekday_utc,
+    args,
+  };
+}
+
+/** Cedar has no null: an absent approver is an absent attribute. */
+function cedarCall(env, id) {
+  const { approver, agent: _a, principal: _p, audience: _u, ...context } = env;
+  if (approver !== null) context.approver = approver;
+  return {
+    principal: { type: "Agent", id: env.agent },
+    action: { type: "Action", id: "authorize" },
+    resource: { type: "Tool", id: env.tool },
+    context,
+    preparsedPolicySetId: id,
+    entities: [],
+  };
+}
+
+const celEnvironment = new Environment()
+  .registerVariable("amount_minor", "int")
+  .registerVariable("currency", "string")
+  .registerVariable("tool", "string")
+  .registerVariable("approver", "dyn")
+  .registerVariable("uses", "int")
+  .registerVariable("spent_minor", "int")
+  .registerVariable("hour_utc", "int")
+  .registerVariable("weekday_utc", "string")
+  .registerVariable("args", "map");
+
+/** Calls per second of `step` over the inputs, best of ROUNDS rounds of SECONDS each. */
+function throughput(inputs, step) {
+  let best = 0;
+  let sink = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    let calls = 0;
+    const start = process.hrtime.bigint();
+    const budget = BigInt(Math.round(SECONDS * 1e9));
+    let elapsed = 0n;
+    while (elapsed < budget) {
+      for (let i = 0; i < inputs.length; i++) if (step(inputs[i])) sink++;
+      calls += inputs.length;
+      elapsed = process.hrtime.bigint() - start;
+    }
+    best = Math.max(best, calls / (Number(elapsed) / 1e9));
+  }
+  if (sink < 0) throw new Error("unreachable");
+  return best;
+}
+
+/** Median nanoseconds of one call of `f`, timed in batches so the clock's resolution does not matter. */
+function medianNs(f, batches = 400, perBatch = 50) {
+  for (let i = 0; i < 2000; i++) f();
+  const samples = [];
+  for (let b = 0; b < batches; b++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < perBatch; i++) f();
+    samples.push(Number(process.hrtime.bigint() - start) / perBatch);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)];
+}
+
+const fmt = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M/s` : `${(n / 1e3).toFixed(1)} k/s`);
+const pad = (s, n) => String(s).padEnd(n);
+let disagreements = 0;
+const ratios = [];
+
+console.log(`evaluation throughput (best of ${ROUNDS} rounds of ${SECONDS} s; 256 inputs per policy)\n`);
+for (const [index, p] of policies.entries()) {
+  const compiled = compilePolicy(p.ours);
+  if (!compiled.ok) throw new Error(`${p.name}: ${JSON.stringify(compiled.diagnostics)}`);
+  const ours = compiled.policy;
+  const cel = celEnvironment.parse(p.cel);
+  const cedarId = `policy${index}`;
+  const parsed = cedar.preparsePolicySet(cedarId, { staticPolicies: p.cedar });
+  if (parsed.type !== "success") throw new Error(`${p.name}: cedar: ${JSON.stringify(parsed)}`);
+
+  const r = random(0x5eed + index);
+  const inputs = Array.from({ length: 256 }, () => p.input(r));
+  const celInputs = inputs.map(celContext);
+  const cedarInputs = inputs.map((env) => cedarCall(env, cedarId));
+
+  // Cross-check: the three engines must give the same answer on every input.
+  let allowed = 0;
+  for (let i = 0; i < inputs.length; i++) {
+    const a = ours.evaluate(inputs[i]);
+    const mine = a.ok && a.value;
+    const theirs = cel(celInputs[i]) === true;
+    const answer = cedar.statefulIsAuthorized(cedarInputs[i]);
+    const cedars = answer.type === "success" && answer.response.decision === "allow";
+    if (mine) allowed++;
+    if (mine !== theirs || mine !== cedars) {
+      disagreements++;
+      console.log(`  DISAGREEMENT on ${p.name}: ours ${mine}, cel-js ${theirs}, cedar ${cedars}: ${JSON.stringify(inputs[i])}`);
+    }
+  }
+
+  const oursRate = throughput(inputs, (env) => ours.evaluate(env).value);
+  const decideRate = throughput(inputs, (env) => ours.decide(env).outcome === "allow");
+  const celRate = throughput(celInputs, (ctx) => cel(ctx));
+  const cedarRate = throughput(cedarInputs, (call) => cedar.statefulIsAuthorized(call).type === "success");
+  ratios.push(oursRate / celRate);
+
+  console.log(`${p.name}  (${allowed}/${inputs.length} inputs allowed, answers agree: ${disagreements === 0 ? "yes" : "NO"})`);
+  console.log(`  ${pad("agent-authority evaluate", 34)} ${pad(fmt(oursRate), 12)} ${(1e9 / oursRate).toFixed(0).padStart(7)} ns/op`);
+  console.log(`  ${pad("agent-authority decide (partial)", 34)} ${pad(fmt(decideRate), 12)} ${(1e9 / decideRate).toFixed(0).padStart(7)} ns/op`);
+  console.log(`  ${pad("cel-js (typed Environment)", 34)} ${pad(fmt(celRate), 12)} ${(1e9 / celRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / celRate).toFixed(1)}x`);
+  console.log(`  ${pad("cedar-wasm (statefulIsAuthorized)", 34)} ${pad(fmt(cedarRate), 12)} ${(1e9 / cedarRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / cedarRate).toFixed(1)}x\n`);
+}
+
+const threshold = policies[0];
+const compileNs = medianNs(() => compilePolicy(threshold.ours));
+// cel-js may keep parsed expressions by their text, so both sides get a fresh text on every call.
+let serial = 0;
+const freshNs = medianNs(() => compilePolicy(threshold.ours.replace("50000", String(50000 + (serial++ % 100000)))));
+const celCompileNs = medianNs(() => celEnvironment.parse(threshold.cel.replace("50000", String(50000 + (serial++ % 100000)))));
+const cedarCompileNs = medianNs(() => cedar.preparsePolicySet("compile", { staticPolicies: threshold.cedar }), 100, 10);
+const largerNs = policies.slice(1).map((p) => medianNs(() => compilePolicy(p.ours)));
+console.log("parse + check + compile, median of one policy");
+console.log(`  ${pad("agent-authority compilePolicy", 34)} ${(compileNs / 1000).toFixed(2).padStart(8)} µs   (threshold policy)`);
+for (const [i, ns] of largerNs.entries()) console.log(`  ${pad("agent-authority compilePolicy", 34)} ${(ns / 1000).toFixed(2).padStart(8)} µs   (${policies[i + 1].name})`);
+console.log(`  ${pad("agent-authority, a fresh text each", 34)} ${(freshNs / 1000).toFixed(2).padStart(8)} µs   (threshold policy)`);
+console.log(`  ${pad("cel-js parse + check, fresh text", 34)} ${(celCompileNs / 1000).toFixed(2).padStart(8)} µs   ours is ${(celCompileNs / freshNs).toFixed(1)}x`);
+console.log(`  ${pad("cedar-wasm preparsePolicySet", 34)} ${(cedarCompileNs / 1000).toFixed(2).padStart(8)} µs   ours is ${(cedarCompileNs / compileNs).toFixed(1)}x\n`);
+
+const minRatio = Math.min(...ratios);
+console.log("targets");
+console.log(`  evaluation >= 2x cel-js typed on every policy: ${minRatio >= 2 ? "met" : "NOT met"} (lowest ratio ${minRatio.toFixed(1)}x)`);
+console.log(`  parse + check + compile median < 10 µs:        ${compileNs < 10_000 ? "met" : "NOT met"} (${(compileNs / 1000).toFixed(2)} µs)`);
+if (disagreements > 0) {
+  console.log(`\n${disagreements} disagreements between engines`);
+  process.exit(1);
+}
