@@ -8,3 +8,4 @@ export type { Axis, AxisReport } from "./axes.js";
 export { checkAttenuation, explainAttenuation, inheritChildTerms } from "./attenuation.js";
 export type { AttenuationResult, ChildRequest, Widening } from "./attenuation.js";
 export { effectiveGrant, equivalent, leq, meet, normalizeTerms } from "./order.js";
+export { LATTICE_LIMITS } from "./limits.js";

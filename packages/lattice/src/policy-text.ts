@@ -4,8 +4,7 @@
 // conjuncts of another plus more is narrower, which is sound (a conjunction implies each of its
 // parts) without deciding implication between arbitrary expressions.
 
-/** Upper bound on the characters scanned when splitting one policy text into conjuncts. */
-const POLICY_SCAN_CHARS_MAX = 1 << 20;
+import { LATTICE_LIMITS } from "./limits.js";
 
 /**
  * Splits a policy text into its top-level conjuncts: `a && (b && c)` gives `a`, `b`, `c`. Outer
@@ -23,7 +22,8 @@ export function policyConjuncts(policy: string | null): string[] {
 function splitInto(text: string, out: string[], depth: number): void {
   const stripped = stripOuterParens(text);
   if (stripped.length === 0 || stripped === "true") return;
-  const parts = depth < 64 && stripped.length <= POLICY_SCAN_CHARS_MAX ? topLevelAndParts(stripped) : null;
+  const splittable = depth < LATTICE_LIMITS.conjunctDepthMax && stripped.length <= LATTICE_LIMITS.policyScanCharsMax;
+  const parts = splittable ? topLevelAndParts(stripped) : null;
   if (parts === null || parts.length === 1) {
     out.push(stripped);
     return;
