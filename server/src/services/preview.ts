@@ -1,5 +1,7 @@
 // Preview: what a grant would decide for a sample action, before it exists. The engine decides on
-// a one-link chain built from the request; nothing is written.
+// a one-link chain built from the request; nothing is written. Unlike the CLI's preview (0403),
+// which fixes every fact a family leaves open, the server answers for its own world: its clock,
+// and the agent's real certificate.
 
 import type { GrantPreviewBody } from "@agent-authority/api";
 import { decide, HOUR_MS, type ChainLink, type Decision, type DecisionRequest, type DecisionState } from "@agent-authority/engine";
