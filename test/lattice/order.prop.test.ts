@@ -1,7 +1,7 @@
 // Laws of the attenuation order and of meet, on generated grants (DESIGN.md §4).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BOTTOM, leq, meet, normalizeTerms, type GrantTerms } from "@agent-authority/lattice";
+import { BOTTOM, effectiveGrant, equivalent, leq, meet, normalizeTerms, type GrantTerms } from "@agent-authority/lattice";
 import { alignedTermsArb, childOf, narrowerThan, termsArb } from "./arbitraries.js";
 import { PERMANENT_PAIRS } from "./counterexamples.js";
 import { propertyOptions } from "./property-options.js";
@@ -80,6 +80,24 @@ describe("meet, the greatest lower bound", () => {
         const m = meet(a, b);
         expect(JSON.stringify([a, b])).toBe(before);
         expect(Object.isFrozen(m) && Object.isFrozen(m.scope) && Object.isFrozen(m.scope.tool)).toBe(true);
+      }),
+      propertyOptions(),
+    );
+  });
+});
+
+describe("effectiveGrant", () => {
+  it("is below every link of the chain, and equal to a lone grant", () => {
+    const chainArb = alignedTermsArb.chain((root) =>
+      fc.array(fc.constant(null), { minLength: 0, maxLength: 3 }).chain((steps) =>
+        steps.reduce<fc.Arbitrary<GrantTerms[]>>((acc) => acc.chain((chain) => narrowerThan(chain[chain.length - 1]!).map((next) => [...chain, next])), fc.constant([root])),
+      ),
+    );
+    fc.assert(
+      fc.property(chainArb, (chain) => {
+        const effective = effectiveGrant(chain);
+        for (const link of chain) expect(leq(effective, link)).toBe(true);
+        if (chain.length === 1) expect(equivalent(effective, chain[0]!)).toBe(true);
       }),
       propertyOptions(),
     );
