@@ -214,6 +214,14 @@ export function storeContract(target: StoreTarget): void {
       await db.raw("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, 1, 'decision', ?, ?, 'deny', '{}', '', 'h', ?)", [id("led"), "tree-x", g.id, a.id, T0]);
       await expect(db.raw("UPDATE ledger SET outcome = 'allow' WHERE tree_id = 'tree-x'")).rejects.toThrow(/sealed/);
       await expect(db.raw("DELETE FROM ledger WHERE tree_id = 'tree-x'")).rejects.toThrow(/never deleted/);
+      const led = ((await db.raw("SELECT id FROM ledger WHERE tree_id = 'tree-x'")) as { id: string }[])[0]!.id;
+      await db.raw(
+        "INSERT INTO decision_approvals (id, ledger_id, grant_id, tool, amount_ceiling_minor, currency, approver, approved_at, expires_at) VALUES (?, ?, ?, 'payments.refund', 100, 'EUR', 'cfo@example.com', ?, ?)",
+        [id("apv"), led, g.id, T0, T0 + HOUR],
+      );
+      await expect(db.raw("DELETE FROM decision_approvals WHERE ledger_id = ?", [led])).rejects.toThrow(/never deleted/);
+      await db.raw("INSERT INTO idempotency_keys VALUES ('key_x', 'k1', 'POST', '/v1/authorize', 'h', 200, '{}', ?)", [T0]);
+      await db.raw("DELETE FROM idempotency_keys WHERE created_at <= ?", [T0]);
     });
 
     it("serialises concurrent transactions", async () => {

@@ -9,8 +9,11 @@ export interface Migration {
   readonly sql: Readonly<Record<Dialect, string>>;
 }
 
-/** Tables whose rows are never deleted (revocation and supersession are fields). */
-const KEPT_TABLES = ["agents", "api_keys", "certificates", "grants", "grant_events", "charges"] as const;
+/**
+ * Tables whose rows are never deleted (revocation and supersession are fields). Idempotency keys
+ * are absent on purpose: they need only be kept 24 hours (DESIGN.md §6) and may be pruned.
+ */
+const KEPT_TABLES = ["agents", "api_keys", "certificates", "grants", "grant_events", "charges", "decision_approvals"] as const;
 /** Tables whose rows are sealed: never updated, never deleted (DESIGN.md §5). */
 const SEALED_TABLES = ["grant_events", "ledger"] as const;
 
@@ -129,6 +132,32 @@ CREATE TABLE charges (
 );
 CREATE INDEX charges_grant ON charges (grant_id);
 CREATE INDEX charges_ledger ON charges (ledger_id);
+CREATE TABLE decision_approvals (
+  id TEXT PRIMARY KEY,
+  ledger_id TEXT NOT NULL REFERENCES ledger(id),
+  grant_id TEXT NOT NULL REFERENCES grants(id),
+  tool TEXT NOT NULL,
+  amount_ceiling_minor BIGINT NOT NULL CHECK (amount_ceiling_minor >= 0),
+  currency TEXT,
+  approver TEXT NOT NULL,
+  approved_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at BIGINT,
+  used_by_ledger_id TEXT
+);
+CREATE INDEX decision_approvals_ledger ON decision_approvals (ledger_id);
+CREATE TABLE idempotency_keys (
+  caller_key_id TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  response TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (caller_key_id, idempotency_key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
 `;
 
 function sqliteGuards(): string {

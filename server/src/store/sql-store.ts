@@ -9,7 +9,9 @@ import type {
   Page, Revocation, Store, StoredGrantStatus,
 } from "./store.js";
 
-const TABLES = ["agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges"] as const;
+const TABLES = [
+  "agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges", "decision_approvals", "idempotency_keys",
+] as const;
 
 const str = (row: Row, key: string): string => String(row[key]);
 const strOrNull = (row: Row, key: string): string | null => (row[key] === null || row[key] === undefined ? null : String(row[key]));
