@@ -102,6 +102,8 @@ function foldFlow(source: string, from: number, to: number, style: "plain" | "si
         end -= 1;
       } else {
         while (end > begin && /[ \t]/.test(line.text[end - 1]!)) end -= 1;
+        // An escaped space or tab (`\ `) before the break is content, not trailing white space.
+        if (style === "double" && end < line.text.length && endsWithOddBackslashes(line.text.slice(0, end))) end += 1;
       }
     }
     const content = line.text.slice(begin, end);
@@ -169,20 +171,25 @@ function blockPieces(source: string, start: number, end: number, folded: boolean
   const header = source.slice(start, headerEnd).replace(/#.*$/, "").trim();
   if (/[1-9]/.test(header)) return undefined;
   const lines = splitLines(source, headerEnd + 1, end);
-  const firstContent = lines.find((l) => l.text.trim().length > 0);
+  // Indentation is that of the first line holding more than spaces; a line of at most that many
+  // spaces is empty, while any other white space after the indentation is content.
+  const firstContent = lines.find((l) => !/^ *$/.test(l.text));
   if (firstContent === undefined) return [];
-  const indent = firstContent.text.length - firstContent.text.trimStart().length;
+  const indent = /^ */.exec(firstContent.text)![0].length;
   const pieces: Piece[] = [];
   let previous: { moreIndented: boolean } | undefined;
   let emptyBreaks: number[] = [];
   for (const line of lines) {
-    if (line.text.trim().length === 0) {
-      if (previous !== undefined) emptyBreaks.push(line.at - 1);
+    if (/^ *$/.test(line.text) && line.text.length <= indent) {
+      emptyBreaks.push(previous === undefined ? line.at : line.at - 1);
       continue;
     }
     const text = line.text.slice(indent);
     const moreIndented = /^[ \t]/.test(text);
-    if (previous !== undefined) {
+    if (previous === undefined) {
+      // Empty lines before the first content line are kept as line breaks in both styles.
+      for (const at of emptyBreaks) pieces.push({ text: "\n", at });
+    } else {
       const breakAt = line.at - 1;
       if (!folded || previous.moreIndented || moreIndented) {
         pieces.push({ text: "\n", at: emptyBreaks[0] ?? breakAt });
