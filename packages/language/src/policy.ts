@@ -79,7 +79,9 @@ class Policy implements CompiledPolicy {
   }
 
   decide(env: Omit<PolicyEnvironment, "approver">): PolicyOutcome {
-    const withoutApprover = env as EvalEnv;
+    // `approver` is unknown here whatever the caller passed: a full environment must not leak one in.
+    const given = env as EvalEnv;
+    const withoutApprover: EvalEnv = given.approver === undefined || given.approver === null ? given : { ...given, approver: null };
     const truth = this.truthConditions();
     if (truth === null) {
       const v = this.root(withoutApprover);
@@ -137,9 +139,14 @@ const TRUE_POLICY = (() => {
  * approver satisfies together deny. Spans in its run-time errors refer to its own `text`.
  */
 export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
-  const parts = policies.map((p) => trees.get(p)).filter((t) => t !== undefined);
+  const parts = policies.map((p) => {
+    const tree = trees.get(p);
+    // Dropping an unknown policy from a conjunction would widen authority, so it is a programmer error.
+    if (tree === undefined) throw new TypeError("conjoin takes policies made by compilePolicy or conjoin");
+    return tree;
+  });
   if (parts.length === 0) return TRUE_POLICY;
-  if (parts.length === 1 && policies.length === 1) return policies[0]!;
+  if (parts.length === 1) return policies[0]!;
   const types = new Map<Expr, Type>();
   let ast = parts[0]!.ast;
   for (const part of parts) for (const [node, type] of part.types) types.set(node, type);
