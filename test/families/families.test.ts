@@ -72,7 +72,7 @@ describe("compileFamily", () => {
   it("an unused parameter is a warning, not an error", () => {
     const result = compileFamily(FAMILY.replace("  team: {", "  spare: {type: bool}\n  team: {"), "f.yaml");
     expect(result.ok).toBe(true);
-    expect(result.diagnostics.map((d) => [d.code, d.severity])).toEqual([["parameter-unused", "warning"]]);
+    expect(result.diagnostics.map((d) => [d.code, d.severity])).toEqual([["examples-missing", "warning"], ["parameter-unused", "warning"]]);
   });
 
   it("a content_hash written in the file must match the content", () => {

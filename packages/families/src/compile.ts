@@ -94,6 +94,10 @@ function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody)
     out.push(...checkFamilyPolicy(source, doc, family.grant["policy"], samples));
   }
   out.push(...checkExamples(source, doc, family));
+  if ((family.examples ?? []).length === 0) {
+    out.push(diag(source, "examples-missing", `family \`${family.id}\` has no examples`, rangeOf(source, doc, ["id"], "key"), "warning",
+      "add `examples`: sample actions with the outcome each must get, which `authority test` checks"));
+  }
   return out;
 }
 
