@@ -129,6 +129,10 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
       }
       const family = checked.family.body!;
       heading = `${family.id} v${family.version} (${family.content_hash.slice(0, 19)}…)`;
+      if (family.approval !== undefined) {
+        const when = family.approval.required === true ? "every grant" : `a grant with a budget above ${family.approval.above_budget_minor ?? 0}`;
+        heading += `\n${when} waits for a human's approval before it is active${family.approval.reason !== undefined ? `: ${family.approval.reason}` : ""}; the previews show it once active`;
+      }
       const failed = collectFamilyCases(family, parameterValues(args), actions, usage, cases, terminal.err.write.bind(terminal.err));
       if (failed) return EXIT.failed;
     }
