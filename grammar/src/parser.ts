@@ -133,7 +133,8 @@ export function parseCst(text: string): CstResult {
     }
   }
   if (lexErrors.length > 0) return { cst: undefined, tokens, lexErrors, parseErrors: [] };
-  const tooDeep = nestingError(tokens);
+  // Fewer tokens than levels cannot nest too deep, which spares the common short policy the scan.
+  const tooDeep = tokens.length > NESTING_DEPTH_MAX ? nestingError(tokens) : undefined;
   if (tooDeep !== undefined) return { cst: undefined, tokens, lexErrors, parseErrors: [tooDeep] };
   policyParser.input = tokens;
   let cst: CstNode | undefined;

@@ -36,21 +36,18 @@ const FALSE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: false })
 const ALLOW: PolicyOutcome = Object.freeze({ outcome: "allow" });
 const DENY: PolicyOutcome = Object.freeze({ outcome: "deny" });
 
-/** The checked tree behind each compiled policy, for `conjoin`. */
-const trees = new WeakMap<CompiledPolicy, { readonly ast: Expr; readonly types: ReadonlyMap<Expr, Type> }>();
-
 class Policy implements CompiledPolicy {
   private readonly root: Evaluator;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private truth: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
 
+  /** The checked tree, kept for `conjoin` and for compiling partial evaluation on demand. */
   constructor(
-    private readonly ast: Expr,
-    private readonly types: ReadonlyMap<Expr, Type>,
+    readonly ast: Expr,
+    readonly types: ReadonlyMap<Expr, Type>,
   ) {
     this.root = compileExpr(ast, types);
-    trees.set(this, { ast, types });
   }
 
   private truthConditions(): PartialEvaluator | null {
@@ -140,10 +137,9 @@ const TRUE_POLICY = (() => {
  */
 export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   const parts = policies.map((p) => {
-    const tree = trees.get(p);
     // Dropping an unknown policy from a conjunction would widen authority, so it is a programmer error.
-    if (tree === undefined) throw new TypeError("conjoin takes policies made by compilePolicy or conjoin");
-    return tree;
+    if (!(p instanceof Policy)) throw new TypeError("conjoin takes policies made by compilePolicy or conjoin");
+    return p;
   });
   if (parts.length === 0) return TRUE_POLICY;
   if (parts.length === 1) return policies[0]!;
