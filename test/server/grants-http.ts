@@ -161,6 +161,26 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expectProblem(await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["agent"], agent_id: "agt_0000000000zzzzzzzzzzzzzzzz" } }), 404, "agent_not_found");
     });
 
+    it("never revokes the last admin key, even when two admins revoke each other at once", async () => {
+      // On a server of its own: whichever admin key survives, the other tests keep theirs.
+      const own = await startTestServer(target);
+      try {
+        const created = await own.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "second-admin@example.com", kind: "human", roles: ["admin"] } });
+        const firstId = ((await own.call("GET", "/keys", { key: ADMIN_KEY })).body.keys as any[]).find((k) => k.identity === "admin").id;
+        const replies = await Promise.all([
+          own.call("POST", `/keys/${created.body.id}/revoke`, { key: ADMIN_KEY }),
+          own.call("POST", `/keys/${firstId}/revoke`, { key: created.body.key }),
+        ]);
+        // One revocation lands; the other is refused as the last admin key, or finds its own key revoked.
+        expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+        expect(replies.filter((r) => r.status === 409 || r.status === 401)).toHaveLength(1);
+        const admins = (await own.db.store.listKeys({ limit: 1000 })).filter((k) => k.roles.includes("admin") && k.revoked_at === null);
+        expect(admins).toHaveLength(1);
+      } finally {
+        await own.close();
+      }
+    });
+
     it("refuses garbage and revoked keys with 401", async () => {
       expectProblem(await t.call("GET", "/keys", { key: "not-a-key" }), 401, "unauthenticated");
       expectProblem(await t.call("GET", "/keys", { key: "not-a-key", via: "x-api-key" }), 401, "unauthenticated");
@@ -180,6 +200,17 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(status.certificates.find((c: any) => c.id === first.id)).toMatchObject({ status: "revoked", superseded_by: second.id, revoked_by: "certifier@example.com" });
       const listed = (await t.call("GET", `/certificates?agent_id=${id}`, { key: ADMIN_KEY })).body.certificates;
       expect(listed.map((c: any) => c.id)).toEqual([first.id, second.id]);
+    });
+
+    it("keeps exactly one valid certificate when certifications race", async () => {
+      const id = await agent();
+      const replies = await Promise.all(Array.from({ length: 8 }, () =>
+        t.call("POST", `/agents/${id}/certification`, { key: certifier, body: CERTIFICATION })));
+      expect(replies.map((r) => r.status)).toEqual(Array(8).fill(201));
+      const all = (await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body.certificates;
+      expect(all).toHaveLength(8);
+      expect(all.filter((c: any) => c.status === "valid")).toHaveLength(1);
+      expect(all.filter((c: any) => c.superseded_by !== null)).toHaveLength(7);
     });
 
     it("refuses a service key", async () => {

@@ -36,6 +36,8 @@ export async function listAgents(ctx: ServiceContext, page: Page): Promise<{ age
 export async function certifyAgent(ctx: ServiceContext, caller: Caller, agentId: string, body: CertificationBody): Promise<Certificate> {
   if (caller.kind !== "human") throw new ApiProblem("human_required", "certification needs a human key");
   return ctx.store.transaction(async (tx) => {
+    // Certifications of one agent are serialised, so that each supersedes exactly the one before.
+    await tx.lockAgent(agentId);
     if ((await tx.getAgent(agentId)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${agentId}\``);
     const now = ctx.now();
     const environment = body.environment ?? ctx.environment;

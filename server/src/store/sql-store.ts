@@ -3,6 +3,7 @@
 
 import type { Role } from "@agent-authority/api";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { DecisionSql, type DecisionStore } from "./decision-sql.js";
 import { runMigrations } from "./migrations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
@@ -174,9 +175,11 @@ export class SqlStore implements Store {
   }
 
   async countActiveKeysWithRole(role: Role): Promise<number> {
-    // Roles are a short JSON array of known words; matching the quoted word is exact.
-    const row = await this.#db.get("SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL AND roles LIKE ?", [`%"${role}"%`]);
-    return num(row!, "n");
+    // Roles are a short JSON array of known words; matching the quoted word is exact. The rows are
+    // locked so that two revocations cannot each see the other's key as the remaining one.
+    const lock = this.#db.dialect === "postgres" ? " FOR UPDATE" : "";
+    const rows = await this.#db.all(`SELECT id FROM api_keys WHERE revoked_at IS NULL AND roles LIKE ?${lock}`, [`%"${role}"%`]);
+    return rows.length;
   }
 
   async countKeys(): Promise<number> {
@@ -203,6 +206,10 @@ export class SqlStore implements Store {
   async getAgent(id: string): Promise<AgentRecord | undefined> {
     const row = await this.#db.get("SELECT * FROM agents WHERE id = ?", [id]);
     return row && agentFromRow(row);
+  }
+
+  async lockAgent(id: string): Promise<void> {
+    if (this.#db.dialect === "postgres") await this.#db.get("SELECT id FROM agents WHERE id = ? FOR UPDATE", [id]);
   }
 
   async listAgents(page: Page): Promise<AgentRecord[]> {
@@ -332,6 +339,10 @@ export class SqlStore implements Store {
       id: str(row, "id"), grant_id: str(row, "grant_id"), kind: str(row, "kind") as GrantEventRecord["kind"],
       actor: str(row, "actor"), at: num(row, "at"), detail: json(row, "detail"),
     }));
+  }
+
+  decisionPath(): DecisionStore {
+    return new DecisionSql(this.#db);
   }
 
   async usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {

@@ -18,6 +18,8 @@ class AsyncLock {
   }
 }
 
+const STATEMENT_CACHE_MAX = 512;
+
 class SqliteConnection implements SqlDriver {
   readonly dialect = "sqlite" as const;
   readonly #db: Database.Database;
@@ -31,6 +33,8 @@ class SqliteConnection implements SqlDriver {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
       statement = this.#db.prepare(sql);
+      // Statements with `IN (?, …)` lists vary in length; the cache stays bounded all the same.
+      if (this.#statements.size >= STATEMENT_CACHE_MAX) this.#statements.clear();
       this.#statements.set(sql, statement);
     }
     return statement;

@@ -2,6 +2,7 @@
 // PostgreSQL both implement. Times are epoch milliseconds. Nothing is ever deleted.
 
 import type { Role } from "@agent-authority/api";
+import type { DecisionStore } from "./decision-sql.js";
 import type { Dialect } from "./driver.js";
 
 export type EnforcementMode = "observe" | "enforce";
@@ -127,6 +128,7 @@ export interface Store {
   getKey(id: string): Promise<KeyRecord | undefined>;
   findKeyByHash(hash: string): Promise<KeyRecord | undefined>;
   listKeys(page: Page): Promise<KeyRecord[]>;
+  /** Counts active keys with the role, locking them until the transaction ends (PostgreSQL). */
   countActiveKeysWithRole(role: Role): Promise<number>;
   countKeys(): Promise<number>;
   /** Sets the revocation fields when the key is active; answers whether it did. */
@@ -135,6 +137,8 @@ export interface Store {
   /** Inserts the agent unless one with its name exists; answers the stored one. */
   createAgentIfAbsent(agent: AgentRecord): Promise<{ agent: AgentRecord; created: boolean }>;
   getAgent(id: string): Promise<AgentRecord | undefined>;
+  /** Takes the agent's row lock until the transaction ends (PostgreSQL; SQLite is serial anyway). */
+  lockAgent(id: string): Promise<void>;
   listAgents(page: Page): Promise<AgentRecord[]>;
 
   insertCertificate(certificate: CertificateRecord): Promise<void>;
@@ -162,4 +166,7 @@ export interface Store {
   appendGrantEvent(event: GrantEventRecord): Promise<void>;
   listGrantEvents(grantId: string): Promise<GrantEventRecord[]>;
   usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>>;
+
+  /** The decision path's records (ledger, charges, approvals, idempotency keys) on this connection. */
+  decisionPath(): DecisionStore;
 }
