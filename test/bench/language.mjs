@@ -5,6 +5,7 @@
 import { compilePolicy } from "@agent-authority/language";
 import { Environment } from "@marcbachmann/cel-js";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+import { availableParallelism, loadavg } from "node:os";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
 const ROUNDS = 3;
@@ -192,6 +193,8 @@ const fmt = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M/s` : `${(n / 1e3).toFi
 const pad = (s, n) => String(s).padEnd(n);
 let disagreements = 0;
 const ratios = [];
+
+console.log(`node ${process.version}, ${availableParallelism()} CPUs, load average ${loadavg()[0].toFixed(2)} (timings scale with load)\n`);
 
 // Compile times first, in a fresh process, before the evaluation runs below have grown the heap.
 const threshold = policies[0];

@@ -77,6 +77,23 @@ describe("partial evaluation", () => {
   });
 });
 
+describe("lint", () => {
+  it("never throws, and `never-allows` is sound: such a policy neither allows nor is gated, nor holds with any approval", () => {
+    fc.assert(
+      fc.property(fc.oneof(typedExprs.b, approverExprs), environment, fc.constantFrom("a", "b", "ab", ""), (tree, env, approver) => {
+        const compiled = compilePolicy(formatExpr(tree));
+        if (!compiled.ok) return;
+        const warnings = compiled.warnings;
+        if (!warnings.some((w) => w.code === "never-allows")) return;
+        expect(compiled.policy.decide(env).outcome).toBe("deny");
+        const value = compiled.policy.evaluate({ ...env, approver } as PolicyEnvironment);
+        expect(value.ok && value.value).toBe(false);
+      }),
+      params(),
+    );
+  });
+});
+
 const tokenSoup = fc
   .array(
     fc.constantFrom("amount_minor", "approver", "args", ".", "x", "(", ")", "[", "]", ",", "!", "-", "+", "*", "==", "!=", "<", ">=", "in", "&&", "||", "1", "0", '"a"', "null", "true", "size", "startsWith", " ", '"', "\\", "#", "approver in args.l", "approver ==", "startsWith(approver,", "args.n", "hour_utc", "weekday_utc", '"mon"', "[]", "9007199254740991"),

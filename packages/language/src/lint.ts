@@ -45,7 +45,9 @@ class Linter {
     if (logical && isConstant(e)) {
       // The policy `true` (or `false`) on its own is deliberate; a constant inside a condition is not.
       if (e.kind !== "bool" || this.isOperand) {
-        this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` is always \`${String(this.constantValue(e))}\``, e.span, "it mentions no name, so it decides nothing"));
+        const value = this.constantValue(e);
+        const what = value === undefined ? "always fails at run time" : `is always \`${String(value)}\``;
+        this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` ${what}`, e.span, "it mentions no name, so it decides nothing"));
       }
       return;
     }
