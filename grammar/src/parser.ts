@@ -23,8 +23,8 @@ export class PolicyParser extends CstParser {
 
   /**
    * Operands separated by binary operators, flat: precedence and associativity (policy.ebnf, the
-   * operator table) are applied when the AST is built. A flat rule keeps the parser fast: each
-   * operand costs three rule calls instead of one per precedence level.
+   * operator table) are applied when the AST is built. A flat rule keeps the parser fast: an
+   * operand costs one rule call instead of one per precedence level.
    */
   public readonly expression = this.RULE("expression", () => {
     this.SUBRULE(this.operand, { LABEL: "operands" });
@@ -124,7 +124,8 @@ export function parseCst(text: string): CstResult {
   for (const error of lexed.errors) {
     const span = spanOfLexingError(error);
     const found = text.slice(span.start, span.end);
-    lexErrors.push({ code: "unexpected-character", message: `unexpected character \`${found}\``, span });
+    const noun = found.length === 1 ? "character" : "characters";
+    lexErrors.push({ code: "unexpected-character", message: `unexpected ${noun} \`${found}\``, span });
   }
   const tokens = lexed.tokens;
   for (const token of tokens) {
