@@ -6,6 +6,7 @@ import { mentionsApprover } from "./ast.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
+import { LIMITS } from "./limits.js";
 import { describe, FAIL, fail, failure, type Value } from "./values.js";
 
 /** A boolean formula over a non-null `approver`; atoms hold run-time constants. */
@@ -157,6 +158,9 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
 /** `approver in list` is `approver == a || approver == b || …`, left to right. */
 function membership(list: Value, span: Span, errors: Diagnostic[]): TruthConditions {
   if (!Array.isArray(list)) return failed(errors, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
+  if (list.length > LIMITS.listElementsMax) {
+    return failed(errors, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
+  }
   const values: string[] = [];
   for (const element of list) {
     if (element === null || element === undefined) continue;
