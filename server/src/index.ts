@@ -13,3 +13,5 @@ export { migrateDatabase } from "./store/open.js";
 export { keyView } from "./services/views.js";
 export { generateSecret, hashSecret } from "./secrets.js";
 export { jsonLogger, type Logger, type LogLevel } from "./log.js";
+export { verifyLedger, canonicalJson, linkHash, GENESIS_HASH, type LedgerVerification, type LedgerBreak } from "./services/ledger.js";
+export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decision-sql.js";

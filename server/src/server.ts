@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
+import { handleAuthorize, isAuthorizeRequest } from "./http/hot-path.js";
 import { jsonLogger, type Logger } from "./log.js";
 import type { ServiceContext } from "./services/context.js";
 import { bootstrapAdminKey } from "./services/keys.js";
@@ -54,7 +55,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const ctx: ServiceContext = { store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now };
     const app = createApp({ ctx, logger, version: SERVER_VERSION });
-    const listener: RequestListener = (req, res) => app(req, res);
+    // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
+    const listener: RequestListener = (req, res) => {
+      if (isAuthorizeRequest(req)) void handleAuthorize(ctx, logger, req, res);
+      else app(req, res);
+    };
     http = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, listener);
     const server = http;
     await new Promise<void>((resolve, reject) => {

@@ -39,6 +39,9 @@ export {
   allSchemas,
   type RequestSchemaName,
 } from "./schemas.js";
+export {
+  authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionSchema, settlementSchema, decisionApprovalSchema,
+} from "./decision-schemas.js";
 export { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";

@@ -9,6 +9,7 @@ export const PROBLEM_CODES = Object.freeze({
   body_too_deep: { status: 400, title: "the request body nests deeper than the limit" },
   invalid_id: { status: 400, title: "an id in the path has the wrong form or prefix" },
   invalid_query: { status: 400, title: "a query parameter is malformed" },
+  invalid_idempotency_key: { status: 400, title: "the idempotency key is malformed" },
   // 401 and 403: who is asking.
   unauthenticated: { status: 401, title: "a valid API key is required" },
   forbidden: { status: 403, title: "the key lacks a role this endpoint needs" },
@@ -21,6 +22,7 @@ export const PROBLEM_CODES = Object.freeze({
   grant_not_found: { status: 404, title: "no such grant" },
   certificate_not_found: { status: 404, title: "no such certificate" },
   key_not_found: { status: 404, title: "no such key" },
+  decision_not_found: { status: 404, title: "no such decision" },
   // 405, 413, 415: transport.
   method_not_allowed: { status: 405, title: "the endpoint does not accept this method" },
   body_too_large: { status: 413, title: "the request body is larger than the limit" },
@@ -32,11 +34,17 @@ export const PROBLEM_CODES = Object.freeze({
   certificate_already_revoked: { status: 409, title: "the certificate is already revoked" },
   key_already_revoked: { status: 409, title: "the key is already revoked" },
   last_admin_key: { status: 409, title: "the last active admin key cannot be revoked" },
+  nothing_held: { status: 409, title: "the decision holds no amount to settle" },
+  already_settled: { status: 409, title: "the decision was settled with another amount" },
+  decision_not_gated: { status: 409, title: "the decision is not gated by its policy" },
+  decision_already_approved: { status: 409, title: "the gated decision was already approved" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
   not_an_escalation: { status: 422, title: "enforcement can only be made stricter" },
   invalid_key_request: { status: 422, title: "the key request breaks a rule" },
+  settle_exceeds_hold: { status: 422, title: "the amount settled exceeds the amount held" },
+  idempotency_key_reused: { status: 422, title: "the idempotency key was used with another request" },
   // 5xx: the platform failed; never carries internals.
   internal_error: { status: 500, title: "the server failed" },
   not_ready: { status: 503, title: "the server is not ready" },

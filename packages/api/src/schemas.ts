@@ -4,6 +4,9 @@
 // that ignores unknown fields keeps working while v1 grows).
 
 import { API_LIMITS } from "./limits.js";
+import {
+  authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, settleBodySchema, settlementSchema,
+} from "./decision-schemas.js";
 
 /** The alphabet of generated ids: lower-case Crockford base32, 26 characters (time first, sortable). */
 const idBody = "[0-9a-hjkmnp-tv-z]{26}";
@@ -521,6 +524,9 @@ export const requestSchemas = {
   CertificateRevokeBody: certificateRevokeBodySchema,
   KeyCreateBody: keyCreateBodySchema,
   KeyRevokeBody: keyRevokeBodySchema,
+  AuthorizeBody: authorizeBodySchema,
+  SettleBody: settleBodySchema,
+  DecisionApproveBody: decisionApproveBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -544,6 +550,9 @@ export const allSchemas = [
   diagnosticSchema,
   problemSchema,
   healthSchema,
+  decisionSchema,
+  settlementSchema,
+  decisionApprovalSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

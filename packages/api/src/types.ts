@@ -155,3 +155,21 @@ export interface Problem {
   instance?: string;
   [extension: string]: unknown;
 }
+
+export interface Attestation { manifest_hash: string; content_hash: string; provenance_version: string }
+
+export interface AuthorizeBody {
+  grant_id: string;
+  tool: string;
+  amount_minor?: number;
+  currency?: string;
+  audience?: string;
+  args?: Record<string, unknown>;
+  context?: { clean?: boolean };
+  attestation?: Attestation;
+  approval_id?: string;
+}
+
+export interface SettleBody { amount_minor: number }
+
+export interface DecisionApproveBody { amount_minor_max?: number; expires_in_minutes?: number; note?: string }

@@ -14,6 +14,8 @@ import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { HANDLERS, type HandlerRequest } from "./handlers.js";
+import { handleAuthorize } from "./hot-path.js";
+import { idempotencyMiddleware } from "./idempotency.js";
 import { HttpMetrics } from "./metrics.js";
 import { ApiProblem, problemResponse } from "./problem.js";
 
@@ -29,6 +31,7 @@ const PARAM_PREFIX: Readonly<Record<string, string>> = {
   grant_id: ID_PREFIXES.grant,
   certificate_id: ID_PREFIXES.certificate,
   key_id: ID_PREFIXES.key,
+  ledger_id: ID_PREFIXES.ledger,
 };
 const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
 
@@ -170,9 +173,18 @@ export function createApp(options: AppOptions): express.Express {
 
   for (const endpoint of ENDPOINTS) {
     const path = `/v1${endpoint.path.replace(/\{([a-z_]+)\}/g, ":$1")}`;
+    if (endpoint.operationId === "authorize") {
+      // One implementation of authorize: the hot path's, reached here when Express is called directly.
+      app.post(path, (req, res) => handleAuthorize(options.ctx, options.logger, req, res));
+      continue;
+    }
     const chain = endpoint.roles === null
       ? [route(endpoint, options, openapi, metrics)]
-      : [authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]), route(endpoint, options, openapi, metrics)];
+      : [
+        authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]),
+        ...(endpoint.method === "post" ? [idempotencyMiddleware(options.ctx, options.logger)] : []),
+        route(endpoint, options, openapi, metrics),
+      ];
     app[endpoint.method](path, ...chain);
   }
 

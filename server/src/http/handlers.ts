@@ -1,14 +1,16 @@
 // One handler per v1 operation: each turns a validated request into a service call and a status.
 
 import type {
-  AgentCreateBody, CertificationBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
+  AgentCreateBody, CertificationBody, DecisionApproveBody, SettleBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
   GrantPreviewBody, KeyCreateBody, ReasonBody,
 } from "@agent-authority/api";
 import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
 import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
+import { approveDecision } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
+import { settleDecision } from "../services/settle.js";
 import { agentView } from "../services/views.js";
 import type { Page } from "../store/store.js";
 import type { HttpMetrics } from "./metrics.js";
@@ -72,6 +74,9 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   delegateGrant: async (r) => created(await delegateGrant(r.ctx, who(r), r.params["grant_id"]!, r.body as GrantDelegateBody)),
   escalateEnforcement: async (r) => ok(await escalateEnforcement(r.ctx, who(r), r.params["grant_id"]!, (r.body as GrantEnforcementBody).enforcement_mode)),
   revokeGrant: async (r) => ok(await revokeGrant(r.ctx, who(r), r.params["grant_id"]!, reason(r))),
+
+  settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
+  approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),
 
   createKey: async (r) => created(await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody)),
   listKeys: async (r) => ok(await listKeys(r.ctx, r.page())),

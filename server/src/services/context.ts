@@ -19,6 +19,8 @@ export interface ServiceContext {
   readonly environment: string;
   readonly autoApprovalCeilingMinor: number;
   readonly now: () => number;
+  /** The longest a hold may live (DESIGN.md §6); absent: the engine's default of 24 hours. */
+  readonly holdLifetimeMs?: number;
 }
 
 /**

@@ -2,6 +2,7 @@
 // is never edited once released: a change is a new version.
 
 import type { Dialect, SqlDriver } from "./driver.js";
+import { DECISION_PATH_SQL } from "./decision-sql.js";
 
 export interface Migration {
   readonly version: number;
@@ -188,6 +189,11 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 1,
     name: "keys, agents, certificates, grants, events, ledger and charges",
     sql: { sqlite: tables + sqliteGuards(), postgres: tables + postgresGuards() },
+  },
+  {
+    version: 2,
+    name: "decision path: settlement records on charges, one approval per gated decision",
+    sql: { sqlite: DECISION_PATH_SQL, postgres: DECISION_PATH_SQL },
   },
 ]);
 

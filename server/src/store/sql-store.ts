@@ -3,6 +3,7 @@
 
 import type { Role } from "@agent-authority/api";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { DecisionSql, type DecisionStore } from "./decision-sql.js";
 import { runMigrations } from "./migrations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
@@ -338,6 +339,10 @@ export class SqlStore implements Store {
       id: str(row, "id"), grant_id: str(row, "grant_id"), kind: str(row, "kind") as GrantEventRecord["kind"],
       actor: str(row, "actor"), at: num(row, "at"), detail: json(row, "detail"),
     }));
+  }
+
+  decisionPath(): DecisionStore {
+    return new DecisionSql(this.#db);
   }
 
   async usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {

@@ -2,6 +2,7 @@
 // PostgreSQL both implement. Times are epoch milliseconds. Nothing is ever deleted.
 
 import type { Role } from "@agent-authority/api";
+import type { DecisionStore } from "./decision-sql.js";
 import type { Dialect } from "./driver.js";
 
 export type EnforcementMode = "observe" | "enforce";
@@ -165,4 +166,7 @@ export interface Store {
   appendGrantEvent(event: GrantEventRecord): Promise<void>;
   listGrantEvents(grantId: string): Promise<GrantEventRecord[]>;
   usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>>;
+
+  /** The decision path's records (ledger, charges, approvals, idempotency keys) on this connection. */
+  decisionPath(): DecisionStore;
 }

@@ -1,0 +1,103 @@
+// The lean hot path of POST /v1/authorize: a plain node:http handler in front of Express. It keeps
+// the Express path's contract exactly (key 401, role 403, body limits and validation 400/413/415,
+// RFC 9457 problems) with none of the framework's per-request work. Express routes the same
+// endpoint to this handler too, so both paths are one piece of code.
+
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
+import type { Logger } from "../log.js";
+import { authorizeAction, IdempotencyMismatch, type PreparedAnswer } from "../services/authorize.js";
+import type { Caller, ServiceContext } from "../services/context.js";
+import { IDEMPOTENCY_HEADER, idempotencyClaim, reusedKey } from "../services/idempotency.js";
+import { callerForSecret } from "../services/keys.js";
+import { parseJsonBody, validateBody } from "./body.js";
+import { ApiProblem, problemResponse } from "./problem.js";
+
+export const AUTHORIZE_PATH = "/v1/authorize";
+
+/** Whether the hot path answers this request; every other request goes to Express. */
+export function isAuthorizeRequest(req: IncomingMessage): boolean {
+  if (req.method !== "POST" || req.url === undefined) return false;
+  const q = req.url.indexOf("?");
+  return (q === -1 ? req.url : req.url.slice(0, q)) === AUTHORIZE_PATH;
+}
+
+/** The key, from `authorization: Bearer …` or `x-api-key` (the same rule as the Express path). */
+function presentedSecret(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  const apiKey = req.headers["x-api-key"];
+  return typeof apiKey === "string" && apiKey.length > 0 ? apiKey : undefined;
+}
+
+/** Reads the body up to the limit; one byte more is `body_too_large`, as on the Express path. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > API_LIMITS.requestBodyBytesMax) {
+    req.resume();
+    return Promise.reject(new ApiProblem("body_too_large"));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > API_LIMITS.requestBodyBytesMax) {
+        reject(new ApiProblem("body_too_large"));
+        req.removeAllListeners("data");
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on("error", () => reject(new ApiProblem("malformed_json", "the request body was cut short")));
+  });
+}
+
+async function authenticated(ctx: ServiceContext, req: IncomingMessage, res: ServerResponse): Promise<Caller> {
+  const secret = presentedSecret(req);
+  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
+  if (caller === undefined) {
+    res.setHeader("www-authenticate", 'Bearer realm="agent-authority"');
+    throw new ApiProblem("unauthenticated", secret === undefined ? "send `authorization: Bearer <key>` or `x-api-key: <key>`" : "the key is unknown or revoked");
+  }
+  if (!caller.roles.includes("agent")) throw new ApiProblem("forbidden", "`POST /v1/authorize` needs one of the roles `agent`");
+  return caller;
+}
+
+async function answer(ctx: ServiceContext, req: IncomingMessage, res: ServerResponse): Promise<PreparedAnswer> {
+  const caller = await authenticated(ctx, req, res);
+  const raw = await readBody(req);
+  const body = validateBody<AuthorizeBody>("AuthorizeBody", parseJsonBody(raw, req.headers["content-type"]));
+  const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, "POST", AUTHORIZE_PATH, raw);
+  try {
+    return await authorizeAction(ctx, caller, body, claim);
+  } catch (error) {
+    if (error instanceof IdempotencyMismatch && claim !== undefined) throw reusedKey(claim);
+    throw error;
+  }
+}
+
+/** Answers one authorize request; never throws (every failure becomes a problem response). */
+export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
+  let prepared: PreparedAnswer;
+  try {
+    prepared = await answer(ctx, req, res);
+  } catch (error) {
+    const problem = problemResponse(error, AUTHORIZE_PATH);
+    if (problem.internal !== undefined) {
+      const internal = problem.internal;
+      logger.log("error", "internal error", { request_id: res.getHeader("x-request-id"), error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
+    }
+    prepared = { status: problem.status, contentType: "application/problem+json; charset=utf-8", text: JSON.stringify(problem.body), replayed: false };
+  }
+  if (res.headersSent) return;
+  res.statusCode = prepared.status;
+  res.setHeader("content-type", prepared.contentType);
+  res.setHeader("content-length", Buffer.byteLength(prepared.text));
+  if (prepared.replayed) res.setHeader("idempotent-replayed", "true");
+  res.end(prepared.text);
+}

@@ -1,0 +1,221 @@
+// Authorize: gather the chain, its live usage, the certificate and any approval under the tree's
+// lock, let the engine decide, then seal the decision and place its holds in the same transaction,
+// before anything is answered (DESIGN.md §5). A refusal is a decision, never an HTTP error.
+
+import type { AuthorizeBody } from "@agent-authority/api";
+import {
+  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
+} from "@agent-authority/engine";
+import { newId } from "../ids.js";
+import type { IdempotencyRow } from "../store/decision-sql.js";
+import type { GrantRecord, Store } from "../store/store.js";
+import type { Caller, ServiceContext } from "./context.js";
+import { grantTerms } from "./grants.js";
+import { sealRecord } from "./ledger.js";
+import { iso } from "./views.js";
+
+/** What an idempotent request brings: the key, and the hash of what was asked under it. */
+export interface IdempotencyClaim {
+  readonly callerKeyId: string;
+  readonly key: string;
+  readonly method: string;
+  readonly path: string;
+  readonly requestHash: string;
+}
+
+/** An answer ready to send: the exact bytes, so that a replay is byte for byte the same. */
+export interface PreparedAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly text: string;
+  /** True when this is the stored first answer of an idempotency key. */
+  readonly replayed: boolean;
+}
+
+export const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Thrown inside a transaction to roll it back when another request took the idempotency key first. */
+class KeyTakenMeanwhile extends Error {}
+
+/** What a presented `approval_id` turned out to be; only `usable` reaches the engine. */
+type ApprovalStatus = "usable" | "used" | "unknown";
+
+async function presentedApproval(tx: Store, approvalId: string | undefined): Promise<{ record: ApprovalRecord | null; status: ApprovalStatus | null }> {
+  if (approvalId === undefined) return { record: null, status: null };
+  const row = await tx.decisionPath().getApproval(approvalId);
+  if (row === undefined) return { record: null, status: "unknown" };
+  // A used approval is single use: it is withheld, so the policy asks for a new one (`gated`).
+  if (row.used_at !== null) return { record: null, status: "used" };
+  return {
+    record: {
+      approval_id: row.id, approver: row.approver, grant_id: row.grant_id, tool: row.tool,
+      amount_ceiling_minor: row.amount_ceiling_minor, expires_at: row.expires_at,
+    },
+    status: "usable",
+  };
+}
+
+function chainLinks(chain: readonly GrantRecord[], usage: Map<string, { uses: number; held_minor: number; settled_minor: number }>): ChainLink[] {
+  return chain.map((grant) => {
+    const used = usage.get(grant.id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+    return {
+      grant_id: grant.id,
+      agent_id: grant.agent_id,
+      status: grant.status,
+      terms: grantTerms(grant),
+      // The store sums live holds at `now` (INVARIANT live-holds); one aggregate hold says the same.
+      usage: { uses: used.uses, settled_minor: used.settled_minor, holds: used.held_minor > 0 ? [{ amount_minor: used.held_minor, expires_at: Number.MAX_SAFE_INTEGER }] : [] },
+    };
+  });
+}
+
+function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalRecord | null): DecisionRequest {
+  return {
+    grant_id: body.grant_id, agent_id: agentId, tool: body.tool,
+    amount_minor: body.amount_minor ?? null, currency: body.currency ?? null, audience: body.audience ?? null,
+    args: body.args ?? null, context: body.context ?? null, attestation: body.attestation ?? null, approval,
+  };
+}
+
+/** The answer of `POST /v1/authorize`. */
+export function decisionView(ledgerId: string, decision: Decision, now: number): Record<string, unknown> {
+  return {
+    ledger_id: ledgerId,
+    outcome: decision.outcome,
+    ...(decision.would_outcome === undefined ? {} : { would_outcome: decision.would_outcome }),
+    enforcement_mode: decision.mode,
+    decided_by: decision.decided_by,
+    reason_code: decision.reason_code,
+    reason: decision.reason,
+    gates: decision.gates,
+    ...(decision.residual === undefined ? {} : { residual: decision.residual }),
+    approver: decision.approver,
+    ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
+    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
+    decided_at: iso(now),
+  };
+}
+
+/** Decides, seals and counts one request inside an open transaction; answers the response text. */
+async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody): Promise<string> {
+  const now = ctx.now();
+  // An agent key speaks for exactly one agent; any other caller holds no grant.
+  const agentId = caller.agentId ?? caller.identity;
+  const grant = await tx.getGrant(body.grant_id);
+  const held = grant !== undefined && caller.agentId !== null && grant.agent_id === caller.agentId;
+  let chain: GrantRecord[] = [];
+  // A grant the caller does not hold is decided on an empty chain and sealed in the caller's own
+  // chain: the answer and the lock it takes say nothing about someone else's tree.
+  let treeId = agentId;
+  if (held) {
+    // INVARIANT (tree-serial): the read-decide-write of a delegation tree runs under its root's
+    // lock (a row lock on PostgreSQL; BEGIN IMMEDIATE holds the database on SQLite).
+    await tx.lockGrant(grant.root_id);
+    chain = await tx.grantChain(grant.id);
+    treeId = grant.root_id;
+  }
+  const usage = await tx.usage(chain.map((g) => g.id), now);
+  const approval = held ? await presentedApproval(tx, body.approval_id) : { record: null, status: body.approval_id === undefined ? null : "unknown" as const };
+  const certificate = held ? await tx.validCertificate(agentId, ctx.environment) : undefined;
+  const state: DecisionState = {
+    environment: ctx.environment,
+    certificate: certificate === undefined ? null : {
+      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
+      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
+      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
+    },
+    ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
+  };
+  const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, usage), state, now);
+  const ledgerId = newId("led", now);
+  const view = decisionView(ledgerId, decision, now);
+  const ledger = tx.decisionPath();
+  await sealRecord(ledger, {
+    id: ledgerId, tree_id: treeId, kind: "decision", grant_id: body.grant_id, agent_id: agentId,
+    outcome: decision.outcome, created_at: now,
+    body: {
+      request: body,
+      key_id: caller.keyId,
+      would_outcome: decision.would_outcome ?? null,
+      mode: decision.mode,
+      decided_by: decision.decided_by,
+      reason_code: decision.reason_code,
+      reason: decision.reason,
+      gates: decision.gates,
+      residual: decision.residual ?? null,
+      approver: decision.approver,
+      approval_id: body.approval_id ?? null,
+      approval_status: approval.status,
+      counted: decision.counted,
+      chain: chain.map((g) => g.id),
+      holds: decision.holds,
+    },
+  });
+  if (decision.counted) await placeCharges(tx, ledgerId, chain, decision, now);
+  if (decision.counted && decision.approval_id !== undefined) {
+    // Single use: under the tree lock nobody else can have used it since it was read.
+    if (!(await ledger.useApproval(decision.approval_id, now, ledgerId))) throw new Error("approval used concurrently under the tree lock");
+  }
+  return JSON.stringify(view);
+}
+
+/** One charge per grant of the chain (INVARIANT budget-monotone): a use, and the hold if any. */
+async function placeCharges(tx: Store, ledgerId: string, chain: readonly GrantRecord[], decision: Decision, now: number): Promise<void> {
+  const holds = new Map(decision.holds.map((h) => [h.grant_id, h]));
+  const ledger = tx.decisionPath();
+  for (const grant of chain) {
+    const hold = holds.get(grant.id);
+    await ledger.insertCharge({
+      id: newId("chg", now), ledger_id: ledgerId, grant_id: grant.id,
+      amount_minor: hold?.amount_minor ?? 0, expires_at: hold?.expires_at ?? grant.expires_at,
+      settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+    });
+  }
+}
+
+function replayOf(row: IdempotencyRow): PreparedAnswer {
+  const cut = row.response.indexOf("\n");
+  return { status: row.status, contentType: row.response.slice(0, cut), text: row.response.slice(cut + 1), replayed: true };
+}
+
+/** Raised for a key reused with another request; the caller turns it into a 422 problem. */
+export class IdempotencyMismatch extends Error {}
+
+function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | undefined {
+  if (row === undefined) return undefined;
+  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) throw new IdempotencyMismatch();
+  return replayOf(row);
+}
+
+/**
+ * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
+ * stored in the decision's own transaction, so a decision and its key commit together: a retry
+ * either replays the first answer or finds nothing was decided.
+ */
+export async function authorizeAction(ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: IdempotencyClaim): Promise<PreparedAnswer> {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      return await ctx.store.transaction(async (tx) => {
+        if (claim !== undefined) {
+          const replay = checkReplay(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key), claim);
+          if (replay !== undefined) return replay;
+        }
+        const text = await decideAndSeal(tx, ctx, caller, body);
+        if (claim !== undefined) {
+          const stored = await tx.decisionPath().putIdempotency({
+            caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
+            request_hash: claim.requestHash, status: 200, response: `${JSON_TYPE}\n${text}`, created_at: ctx.now(),
+          });
+          if (!stored) throw new KeyTakenMeanwhile();
+        }
+        return { status: 200, contentType: JSON_TYPE, text, replayed: false };
+      });
+    } catch (error) {
+      // Another process committed the same key first: this decision rolled back; replay theirs.
+      if (!(error instanceof KeyTakenMeanwhile) || claim === undefined) throw error;
+    }
+  }
+  const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim!.callerKeyId, claim!.key), claim!);
+  if (replay === undefined) throw new Error("idempotency key neither stored nor found");
+  return replay;
+}

@@ -1,0 +1,74 @@
+// Approvals of gated decisions (DESIGN.md §6): a human approves one gated action; the approval is
+// single use, bound to the decision's grant, tool and an amount ceiling, and expires.
+
+import type { DecisionApproveBody } from "@agent-authority/api";
+import { ApiProblem } from "../http/problem.js";
+import { newId } from "../ids.js";
+import type { DecisionApprovalRow } from "../store/decision-sql.js";
+import type { Caller, ServiceContext } from "./context.js";
+import { lockRecordTree, visibleDecision } from "./settle.js";
+import { iso } from "./views.js";
+
+const DEFAULT_APPROVAL_MINUTES = 60;
+const MINUTE_MS = 60_000;
+
+export interface DecisionApprovalView {
+  readonly approval_id: string;
+  readonly ledger_id: string;
+  readonly grant_id: string;
+  readonly tool: string;
+  readonly amount_minor_max: number;
+  readonly currency: string | null;
+  readonly approver: string;
+  readonly approved_at: string;
+  readonly expires_at: string;
+  readonly note: string | null;
+}
+
+function approvalView(row: DecisionApprovalRow, note: string | null): DecisionApprovalView {
+  return {
+    approval_id: row.id, ledger_id: row.ledger_id, grant_id: row.grant_id, tool: row.tool,
+    amount_minor_max: row.amount_ceiling_minor, currency: row.currency, approver: row.approver,
+    approved_at: iso(row.approved_at), expires_at: iso(row.expires_at), note,
+  };
+}
+
+interface SealedRequest {
+  readonly outcome?: string;
+  readonly decided_by?: string | null;
+  readonly residual?: string | null;
+  readonly request?: { tool?: string; amount_minor?: number; currency?: string };
+}
+
+export async function approveDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: DecisionApproveBody): Promise<DecisionApprovalView> {
+  return ctx.store.transaction(async (tx) => {
+    const decision = await visibleDecision(tx, caller, ledgerId);
+    await lockRecordTree(tx, decision);
+    const sealed = JSON.parse(decision.record) as SealedRequest;
+    // Only a policy that asks for an approver can be approved here; a grant awaiting approval is
+    // approved on the grant (POST /grants/{id}/approve), and any other refusal has no approver.
+    if (sealed.outcome !== "gated" || sealed.decided_by !== "policy" || typeof sealed.residual !== "string") {
+      throw new ApiProblem("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; only such a decision can be approved`);
+    }
+    const ledger = tx.decisionPath();
+    if ((await ledger.approvalOfDecision(ledgerId)) !== undefined) {
+      throw new ApiProblem("decision_already_approved", `decision \`${ledgerId}\` was already approved; an approval covers one action`);
+    }
+    const now = ctx.now();
+    const row: DecisionApprovalRow = {
+      id: newId("apv", now),
+      ledger_id: ledgerId,
+      grant_id: decision.grant_id,
+      tool: sealed.request?.tool ?? "",
+      amount_ceiling_minor: body.amount_minor_max ?? sealed.request?.amount_minor ?? 0,
+      currency: sealed.request?.currency ?? null,
+      approver: caller.identity,
+      approved_at: now,
+      expires_at: now + (body.expires_in_minutes ?? DEFAULT_APPROVAL_MINUTES) * MINUTE_MS,
+      used_at: null,
+      used_by_ledger_id: null,
+    };
+    await ledger.insertApproval(row);
+    return approvalView(row, body.note ?? null);
+  });
+}

@@ -1,0 +1,135 @@
+// The sealed ledger: every decision and settlement is one record, hash-linked to the previous record
+// of the same delegation tree, and a verifier that recomputes every chain (DESIGN.md §5).
+
+import { createHash } from "node:crypto";
+import type { DecisionStore, LedgerRow } from "../store/decision-sql.js";
+import type { Store } from "../store/store.js";
+
+/** The `prev_hash` of the first record of every tree. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** How many records or trees the verifier reads per query: memory stays bounded on any ledger. */
+const VERIFY_PAGE = 1_000;
+
+/**
+ * The canonical serialisation the hash covers: JSON with object keys sorted by code unit at every
+ * level, no whitespace, `undefined` members left out. Two equal records always give the same text.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+
+/** SHA-256 over the previous hash, a newline and the canonical record, in lower-case hex. */
+export function linkHash(prevHash: string, record: string): string {
+  return createHash("sha256").update(prevHash).update("\n").update(record).digest("hex");
+}
+
+export interface SealInput {
+  readonly id: string;
+  readonly tree_id: string;
+  readonly kind: LedgerRow["kind"];
+  readonly grant_id: string;
+  readonly agent_id: string;
+  readonly outcome: string | null;
+  readonly created_at: number;
+  /** Everything else the record keeps; sealed with the fields above. */
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Appends one record to its tree's chain. The caller holds the tree's lock inside a transaction
+ * (INVARIANT tree-serial), so the head read here is still the head when the record is written;
+ * the unique (tree_id, seq) index refuses a second writer that slipped past anyway.
+ */
+export async function sealRecord(ledger: DecisionStore, input: SealInput): Promise<LedgerRow> {
+  const head = await ledger.ledgerHead(input.tree_id);
+  const seq = (head?.seq ?? 0) + 1;
+  const prevHash = head?.hash ?? GENESIS_HASH;
+  const record = canonicalJson({
+    ...input.body,
+    ledger_id: input.id, tree_id: input.tree_id, seq, kind: input.kind, grant_id: input.grant_id,
+    agent_id: input.agent_id, outcome: input.outcome, created_at: input.created_at,
+  });
+  const row: LedgerRow = {
+    id: input.id, tree_id: input.tree_id, seq, kind: input.kind, grant_id: input.grant_id, agent_id: input.agent_id,
+    outcome: input.outcome, record, prev_hash: prevHash, hash: linkHash(prevHash, record), created_at: input.created_at,
+  };
+  await ledger.appendLedger(row);
+  return row;
+}
+
+export interface LedgerBreak {
+  readonly tree_id: string;
+  readonly seq: number;
+  readonly ledger_id: string;
+  /** What does not hold, as a sentence. */
+  readonly problem: string;
+}
+
+export interface LedgerVerification {
+  readonly ok: boolean;
+  readonly trees: number;
+  readonly records: number;
+  /** The first broken link, in tree order then chain order; null when every chain verifies. */
+  readonly broken: LedgerBreak | null;
+}
+
+/** Checks one record against its predecessor's hash and its own columns; answers what is wrong. */
+function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: string): string | null {
+  if (row.seq !== expectedSeq) return `expected record \`${expectedSeq}\` of the chain, found \`${row.seq}\`: a record is missing`;
+  if (row.prev_hash !== expectedPrev) return "`prev_hash` does not name the previous record's hash";
+  if (linkHash(row.prev_hash, row.record) !== row.hash) return "the record does not match its hash: it was changed after sealing";
+  let sealed: Record<string, unknown>;
+  try {
+    sealed = JSON.parse(row.record) as Record<string, unknown>;
+  } catch {
+    return "the record is not JSON";
+  }
+  if (canonicalJson(sealed) !== row.record) return "the record is not in canonical form";
+  const columns: Record<string, unknown> = {
+    ledger_id: row.id, tree_id: row.tree_id, seq: row.seq, kind: row.kind, grant_id: row.grant_id,
+    agent_id: row.agent_id, outcome: row.outcome, created_at: row.created_at,
+  };
+  for (const [name, value] of Object.entries(columns)) {
+    if (sealed[name] !== value) return `column \`${name === "ledger_id" ? "id" : name}\` differs from the sealed record`;
+  }
+  return null;
+}
+
+/**
+ * Recomputes every chain of the ledger and reports the first broken link. Reads in pages, so it
+ * runs on a live database of any size; records sealed while it runs are checked if it reaches them.
+ */
+export async function verifyLedger(store: Store): Promise<LedgerVerification> {
+  const ledger = store.decisionPath();
+  let trees = 0;
+  let records = 0;
+  let afterTree: string | null = null;
+  for (;;) {
+    const treeIds = await ledger.ledgerTrees(afterTree, VERIFY_PAGE);
+    if (treeIds.length === 0) break;
+    for (const treeId of treeIds) {
+      trees += 1;
+      let seq = 0;
+      let prev = GENESIS_HASH;
+      for (;;) {
+        const rows = await ledger.ledgerChain(treeId, seq, VERIFY_PAGE);
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          records += 1;
+          const problem = checkLink(row, seq + 1, prev);
+          if (problem !== null) return { ok: false, trees, records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem } };
+          seq = row.seq;
+          prev = row.hash;
+        }
+      }
+    }
+    afterTree = treeIds[treeIds.length - 1]!;
+  }
+  return { ok: true, trees, records, broken: null };
+}

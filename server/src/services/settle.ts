@@ -1,0 +1,94 @@
+// Settlement: capture up to what an `allow` held, release the rest, and seal the settlement as its
+// own record in the decision's chain (DESIGN.md §6). The same amount again replays the settlement.
+
+import type { SettleBody } from "@agent-authority/api";
+import { ApiProblem } from "../http/problem.js";
+import { newId } from "../ids.js";
+import type { LedgerRow } from "../store/decision-sql.js";
+import type { Store } from "../store/store.js";
+import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
+import { sealRecord } from "./ledger.js";
+import { iso } from "./views.js";
+
+export interface SettlementView {
+  readonly ledger_id: string;
+  readonly decision_ledger_id: string;
+  readonly grant_id: string;
+  readonly currency: string | null;
+  readonly amount_minor: number;
+  readonly held_minor: number;
+  readonly released_minor: number;
+  readonly settled_at: string;
+}
+
+/** The decision record, or 404; an agent key sees only its own agent's decisions. */
+export async function visibleDecision(tx: Store, caller: Caller, ledgerId: string): Promise<LedgerRow> {
+  const row = await tx.decisionPath().getLedger(ledgerId);
+  const confined = confinedToAgent(caller);
+  if (row === undefined || row.kind !== "decision" || (confined !== null && row.agent_id !== confined)) {
+    throw new ApiProblem("decision_not_found", `no decision \`${ledgerId}\``);
+  }
+  return row;
+}
+
+/** Takes the lock of the tree a record belongs to; records outside any grant's tree need none. */
+export async function lockRecordTree(tx: Store, row: LedgerRow): Promise<void> {
+  if (row.tree_id.startsWith("grt_")) await tx.lockGrant(row.tree_id);
+}
+
+function settlementView(row: LedgerRow): SettlementView {
+  const sealed = JSON.parse(row.record) as Record<string, unknown>;
+  return {
+    ledger_id: row.id,
+    decision_ledger_id: String(sealed["decision_ledger_id"]),
+    grant_id: row.grant_id,
+    currency: (sealed["currency"] as string | null) ?? null,
+    amount_minor: Number(sealed["amount_minor"]),
+    held_minor: Number(sealed["held_minor"]),
+    released_minor: Number(sealed["released_minor"]),
+    settled_at: iso(row.created_at),
+  };
+}
+
+export async function settleDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: SettleBody): Promise<SettlementView> {
+  return ctx.store.transaction(async (tx) => {
+    const decision = await visibleDecision(tx, caller, ledgerId);
+    await lockRecordTree(tx, decision);
+    const ledger = tx.decisionPath();
+    const charges = await ledger.chargesOf(ledgerId);
+    const held = charges.reduce((max, c) => Math.max(max, c.amount_minor), 0);
+    if (held === 0) throw new ApiProblem("nothing_held", `decision \`${ledgerId}\` placed no hold: only an \`allow\` with an amount can be settled`);
+    const settled = charges.find((c) => c.settled_at !== null);
+    if (settled !== undefined) {
+      if (settled.settled_minor !== body.amount_minor) {
+        throw new ApiProblem("already_settled", `decision \`${ledgerId}\` was settled with \`${settled.settled_minor}\`; a settlement is final`);
+      }
+      return settlementView((await ledger.getLedger(settled.settlement_ledger_id!))!);
+    }
+    if (body.amount_minor > held) {
+      throw new ApiProblem("settle_exceeds_hold", `\`${body.amount_minor}\` exceeds the \`${held}\` held by decision \`${ledgerId}\``);
+    }
+    const now = ctx.now();
+    const sealedDecision = JSON.parse(decision.record) as { holds?: { currency?: string | null; expires_at?: number }[] };
+    const hold = sealedDecision.holds?.[0];
+    const id = newId("led", now);
+    const row = await sealRecord(ledger, {
+      id, tree_id: decision.tree_id, kind: "settlement", grant_id: decision.grant_id, agent_id: decision.agent_id,
+      outcome: null, created_at: now,
+      body: {
+        decision_ledger_id: ledgerId,
+        amount_minor: body.amount_minor,
+        held_minor: held,
+        released_minor: held - body.amount_minor,
+        currency: hold?.currency ?? null,
+        // A late settlement is recorded as such: the hold had stopped counting, the spend still happened.
+        hold_expired: hold?.expires_at !== undefined && hold.expires_at <= now,
+        settled_by: caller.identity,
+        key_id: caller.keyId,
+        grants: charges.map((c) => c.grant_id),
+      },
+    });
+    await ledger.settleCharges(ledgerId, body.amount_minor, now, id);
+    return settlementView(row);
+  });
+}

@@ -1,0 +1,224 @@
+// The records of the decision path over SQL: the sealed ledger, charges (holds and settlements),
+// approvals of gated decisions and idempotency keys. One copy of the SQL for both databases.
+
+import type { Row, SqlDriver } from "./driver.js";
+
+/** Migration 2: what the decision path needs beyond migration 1. */
+export const DECISION_PATH_SQL = `
+ALTER TABLE charges ADD COLUMN settlement_ledger_id TEXT;
+CREATE UNIQUE INDEX decision_approvals_one_per_decision ON decision_approvals (ledger_id);
+`;
+
+/** One sealed line of the ledger; `record` is the canonical JSON the hash covers. */
+export interface LedgerRow {
+  readonly id: string;
+  readonly tree_id: string;
+  readonly seq: number;
+  readonly kind: "decision" | "settlement";
+  readonly grant_id: string;
+  readonly agent_id: string;
+  readonly outcome: string | null;
+  readonly record: string;
+  readonly prev_hash: string;
+  readonly hash: string;
+  readonly created_at: number;
+}
+
+/** One counted decision on one grant of its chain: a use, and a hold when it has an amount. */
+export interface ChargeRow {
+  readonly id: string;
+  readonly ledger_id: string;
+  readonly grant_id: string;
+  readonly amount_minor: number;
+  readonly expires_at: number;
+  readonly settled_minor: number | null;
+  readonly settled_at: number | null;
+  readonly released_at: number | null;
+  readonly settlement_ledger_id: string | null;
+}
+
+export interface DecisionApprovalRow {
+  readonly id: string;
+  readonly ledger_id: string;
+  readonly grant_id: string;
+  readonly tool: string;
+  readonly amount_ceiling_minor: number;
+  readonly currency: string | null;
+  readonly approver: string;
+  readonly approved_at: number;
+  readonly expires_at: number;
+  readonly used_at: number | null;
+  readonly used_by_ledger_id: string | null;
+}
+
+export interface IdempotencyRow {
+  readonly caller_key_id: string;
+  readonly idempotency_key: string;
+  readonly method: string;
+  readonly path: string;
+  readonly request_hash: string;
+  readonly status: number;
+  /** The first response exactly as sent: `content-type`, a newline, then the body. */
+  readonly response: string;
+  readonly created_at: number;
+}
+
+/** The decision path's view of the store; `Store.decisionPath()` answers one bound to its connection. */
+export interface DecisionStore {
+  /** The last record of a tree's chain, or undefined for a tree with none. */
+  ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined>;
+  appendLedger(row: LedgerRow): Promise<void>;
+  getLedger(id: string): Promise<LedgerRow | undefined>;
+  /** Tree ids in order, after `after`, at most `limit` of them. */
+  ledgerTrees(after: string | null, limit: number): Promise<string[]>;
+  /** A tree's records in chain order, after `afterSeq`, at most `limit`. */
+  ledgerChain(treeId: string, afterSeq: number, limit: number): Promise<LedgerRow[]>;
+  insertCharge(row: ChargeRow): Promise<void>;
+  chargesOf(ledgerId: string): Promise<ChargeRow[]>;
+  /** Settles every unsettled charge of the decision; answers how many it changed. */
+  settleCharges(ledgerId: string, settledMinor: number, at: number, settlementLedgerId: string): Promise<number>;
+  insertApproval(row: DecisionApprovalRow): Promise<void>;
+  getApproval(id: string): Promise<DecisionApprovalRow | undefined>;
+  approvalOfDecision(ledgerId: string): Promise<DecisionApprovalRow | undefined>;
+  /** Marks the approval used when it is not yet; answers whether it did. */
+  useApproval(id: string, at: number, ledgerId: string): Promise<boolean>;
+  getIdempotency(callerKeyId: string, key: string): Promise<IdempotencyRow | undefined>;
+  /** Stores the first response under the key unless one exists; answers whether it did. */
+  putIdempotency(row: IdempotencyRow): Promise<boolean>;
+  /** Forgets keys created before `before`; answers how many. */
+  pruneIdempotency(before: number): Promise<number>;
+}
+
+const LEDGER_COLUMNS = ["id", "tree_id", "seq", "kind", "grant_id", "agent_id", "outcome", "record", "prev_hash", "hash", "created_at"] as const;
+const CHARGE_COLUMNS = ["id", "ledger_id", "grant_id", "amount_minor", "expires_at", "settled_minor", "settled_at", "released_at", "settlement_ledger_id"] as const;
+const APPROVAL_COLUMNS = [
+  "id", "ledger_id", "grant_id", "tool", "amount_ceiling_minor", "currency", "approver", "approved_at", "expires_at", "used_at", "used_by_ledger_id",
+] as const;
+const IDEMPOTENCY_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
+
+const insert = (table: string, columns: readonly string[]): string =>
+  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+const s = (row: Row, k: string): string => String(row[k]);
+const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
+const n = (row: Row, k: string): number => Number(row[k]);
+const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
+
+function ledgerFromRow(row: Row): LedgerRow {
+  return {
+    id: s(row, "id"), tree_id: s(row, "tree_id"), seq: n(row, "seq"), kind: s(row, "kind") as LedgerRow["kind"],
+    grant_id: s(row, "grant_id"), agent_id: s(row, "agent_id"), outcome: sn(row, "outcome"), record: s(row, "record"),
+    prev_hash: s(row, "prev_hash"), hash: s(row, "hash"), created_at: n(row, "created_at"),
+  };
+}
+
+function chargeFromRow(row: Row): ChargeRow {
+  return {
+    id: s(row, "id"), ledger_id: s(row, "ledger_id"), grant_id: s(row, "grant_id"), amount_minor: n(row, "amount_minor"),
+    expires_at: n(row, "expires_at"), settled_minor: nn(row, "settled_minor"), settled_at: nn(row, "settled_at"),
+    released_at: nn(row, "released_at"), settlement_ledger_id: sn(row, "settlement_ledger_id"),
+  };
+}
+
+function approvalFromRow(row: Row): DecisionApprovalRow {
+  return {
+    id: s(row, "id"), ledger_id: s(row, "ledger_id"), grant_id: s(row, "grant_id"), tool: s(row, "tool"),
+    amount_ceiling_minor: n(row, "amount_ceiling_minor"), currency: sn(row, "currency"), approver: s(row, "approver"),
+    approved_at: n(row, "approved_at"), expires_at: n(row, "expires_at"), used_at: nn(row, "used_at"),
+    used_by_ledger_id: sn(row, "used_by_ledger_id"),
+  };
+}
+
+function pick(record: object, columns: readonly string[]): (string | number | null)[] {
+  const source = record as Record<string, string | number | null>;
+  return columns.map((c) => source[c] ?? null);
+}
+
+export class DecisionSql implements DecisionStore {
+  readonly #db: SqlDriver;
+
+  constructor(db: SqlDriver) {
+    this.#db = db;
+  }
+
+  async ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined> {
+    const row = await this.#db.get("SELECT seq, hash FROM ledger WHERE tree_id = ? ORDER BY seq DESC LIMIT 1", [treeId]);
+    return row === undefined ? undefined : { seq: n(row, "seq"), hash: s(row, "hash") };
+  }
+
+  async appendLedger(row: LedgerRow): Promise<void> {
+    await this.#db.run(insert("ledger", LEDGER_COLUMNS), pick(row, LEDGER_COLUMNS));
+  }
+
+  async getLedger(id: string): Promise<LedgerRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM ledger WHERE id = ?", [id]);
+    return row && ledgerFromRow(row);
+  }
+
+  async ledgerTrees(after: string | null, limit: number): Promise<string[]> {
+    const rows = after === null
+      ? await this.#db.all("SELECT DISTINCT tree_id FROM ledger ORDER BY tree_id LIMIT ?", [limit])
+      : await this.#db.all("SELECT DISTINCT tree_id FROM ledger WHERE tree_id > ? ORDER BY tree_id LIMIT ?", [after, limit]);
+    return rows.map((row) => s(row, "tree_id"));
+  }
+
+  async ledgerChain(treeId: string, afterSeq: number, limit: number): Promise<LedgerRow[]> {
+    const rows = await this.#db.all("SELECT * FROM ledger WHERE tree_id = ? AND seq > ? ORDER BY seq LIMIT ?", [treeId, afterSeq, limit]);
+    return rows.map(ledgerFromRow);
+  }
+
+  async insertCharge(row: ChargeRow): Promise<void> {
+    await this.#db.run(insert("charges", CHARGE_COLUMNS), pick(row, CHARGE_COLUMNS));
+  }
+
+  async chargesOf(ledgerId: string): Promise<ChargeRow[]> {
+    return (await this.#db.all("SELECT * FROM charges WHERE ledger_id = ? ORDER BY id", [ledgerId])).map(chargeFromRow);
+  }
+
+  async settleCharges(ledgerId: string, settledMinor: number, at: number, settlementLedgerId: string): Promise<number> {
+    return this.#db.run(
+      "UPDATE charges SET settled_minor = ?, settled_at = ?, released_at = ?, settlement_ledger_id = ? WHERE ledger_id = ? AND settled_at IS NULL",
+      [settledMinor, at, at, settlementLedgerId, ledgerId],
+    );
+  }
+
+  async insertApproval(row: DecisionApprovalRow): Promise<void> {
+    await this.#db.run(insert("decision_approvals", APPROVAL_COLUMNS), pick(row, APPROVAL_COLUMNS));
+  }
+
+  async getApproval(id: string): Promise<DecisionApprovalRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM decision_approvals WHERE id = ?", [id]);
+    return row && approvalFromRow(row);
+  }
+
+  async approvalOfDecision(ledgerId: string): Promise<DecisionApprovalRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM decision_approvals WHERE ledger_id = ?", [ledgerId]);
+    return row && approvalFromRow(row);
+  }
+
+  async useApproval(id: string, at: number, ledgerId: string): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE decision_approvals SET used_at = ?, used_by_ledger_id = ? WHERE id = ? AND used_at IS NULL",
+      [at, ledgerId, id],
+    );
+    return changed === 1;
+  }
+
+  async getIdempotency(callerKeyId: string, key: string): Promise<IdempotencyRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM idempotency_keys WHERE caller_key_id = ? AND idempotency_key = ?", [callerKeyId, key]);
+    if (row === undefined) return undefined;
+    return {
+      caller_key_id: s(row, "caller_key_id"), idempotency_key: s(row, "idempotency_key"), method: s(row, "method"),
+      path: s(row, "path"), request_hash: s(row, "request_hash"), status: n(row, "status"), response: s(row, "response"),
+      created_at: n(row, "created_at"),
+    };
+  }
+
+  async putIdempotency(row: IdempotencyRow): Promise<boolean> {
+    const changed = await this.#db.run(`${insert("idempotency_keys", IDEMPOTENCY_COLUMNS)} ON CONFLICT (caller_key_id, idempotency_key) DO NOTHING`, pick(row, IDEMPOTENCY_COLUMNS));
+    return changed === 1;
+  }
+
+  async pruneIdempotency(before: number): Promise<number> {
+    return this.#db.run("DELETE FROM idempotency_keys WHERE created_at < ?", [before]);
+  }
+}

@@ -1,0 +1,264 @@
+// The decision path over HTTP against a real server: authorize, holds, settlement, approvals of
+// gated decisions, idempotency keys and the sealed ledger, on a clock the test moves.
+
+import { startServer, verifyLedger, type AuthorityServer } from "@agent-authority/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
+
+const HOUR = 3_600_000;
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+};
+
+export interface Reply { status: number; body: any; text: string; headers: Headers }
+
+export interface DecisionServer {
+  readonly db: TestStore;
+  server: AuthorityServer;
+  clock: { now: number };
+  call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startDecisionServer(target: StoreTarget): Promise<DecisionServer> {
+  const db = await openTestStore(target);
+  const clock = { now: Date.now() };
+  const start = () => startServer({
+    host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, environment: ENVIRONMENT,
+    adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent",
+  }, { store: db.store, ownsStore: false, now: () => clock.now });
+  const s: DecisionServer = {
+    db, clock, server: await start(),
+    async call(method, path, key, body, headers = {}) {
+      const init: RequestInit = {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      };
+      const response = await fetch(`${s.server.baseUrl}${path}`, init);
+      const text = await response.text();
+      let parsed: unknown;
+      try { parsed = JSON.parse(text); } catch { parsed = text; }
+      return { status: response.status, body: parsed, text, headers: response.headers };
+    },
+    async restart() {
+      await s.server.close();
+      s.server = await start();
+    },
+    async close() {
+      await s.server.close();
+      await db.close();
+    },
+  };
+  return s;
+}
+
+/** Registers a certified agent with its own agent key. */
+export async function certifiedAgent(s: DecisionServer, name: string, certified = true): Promise<{ id: string; key: string }> {
+  const agent = await s.call("POST", "/agents", ADMIN_KEY, { name });
+  if (certified) expect((await s.call("POST", `/agents/${agent.body.id}/certification`, ADMIN_KEY, CERTIFICATION)).status).toBe(201);
+  const key = await s.call("POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
+  return { id: agent.body.id as string, key: key.body.key as string };
+}
+
+export async function issueGrant(s: DecisionServer, agentId: string, extra: Record<string, unknown> = {}): Promise<any> {
+  const reply = await s.call("POST", "/grants", ADMIN_KEY, {
+    agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
+    budget_amount_minor: 10_000, budget_currency: "EUR", ...extra,
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body;
+}
+
+export function decisionsHttpSuite(target: StoreTarget): void {
+  let s: DecisionServer;
+  let agent: { id: string; key: string };
+  let other: { id: string; key: string };
+  let approverKey: string;
+  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) =>
+    ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION, ...extra });
+  beforeAll(async () => {
+    s = await startDecisionServer(target);
+    agent = await certifiedAgent(s, "buyer");
+    other = await certifiedAgent(s, "other");
+    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  describe("authorize", () => {
+    it("answers 200 for every outcome and seals each decision", async () => {
+      const grant = await issueGrant(s, agent.id, { budget_count: 2 });
+      const allow = await s.call("POST", "/authorize", agent.key, pay(grant.id, 100));
+      expect(allow.status).toBe(200);
+      expect(allow.body).toMatchObject({ outcome: "allow", reason_code: "decision.allow", enforcement_mode: "enforce" });
+      expect(allow.body.ledger_id).toMatch(/^led_[0-9a-z]{26}$/);
+      expect(allow.body.holds).toEqual([expect.objectContaining({ grant_id: grant.id, amount_minor: 100, currency: "EUR" })]);
+      const deny = await s.call("POST", "/authorize", agent.key, pay(grant.id, 100, { tool: "mail.send" }));
+      expect(deny.status).toBe(200);
+      expect(deny.body).toMatchObject({ outcome: "deny", decided_by: "scope", reason_code: "scope.out_of_scope" });
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 100))).body.outcome).toBe("allow");
+      const exhausted = await s.call("POST", "/authorize", agent.key, pay(grant.id, 100));
+      expect(exhausted.body).toMatchObject({ outcome: "exhausted", reason_code: "budget.count_exhausted" });
+      const view = await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY);
+      expect(view.body).toMatchObject({ uses: 2, held_minor: 200, settled_minor: 0 });
+      const sealed = (await s.db.raw("SELECT id, outcome FROM ledger WHERE grant_id = ? ORDER BY seq", [grant.id])) as { id: string; outcome: string }[];
+      expect(sealed.map((r) => r.outcome)).toEqual(["allow", "deny", "allow", "exhausted"]);
+      expect(sealed[0]!.id).toBe(allow.body.ledger_id);
+    });
+
+    it("decides a grant held by another agent as an unknown one: deny, existence not leaked", async () => {
+      const foreign = await issueGrant(s, other.id);
+      const theirs = await s.call("POST", "/authorize", agent.key, pay(foreign.id, 1));
+      const unknown = await s.call("POST", "/authorize", agent.key, pay("grt_0000000000000000000000000a", 1));
+      expect(theirs.status).toBe(200);
+      expect(theirs.body).toMatchObject({ outcome: "deny", reason_code: "grant.not_held" });
+      expect(theirs.body.reason).toBe(unknown.body.reason.replace("grt_0000000000000000000000000a", foreign.id));
+      expect((await s.call("GET", `/grants/${foreign.id}`, ADMIN_KEY)).body.uses).toBe(0);
+    });
+
+    it("answers allow with would_outcome in observe, and counts as enforce would", async () => {
+      const uncertified = await certifiedAgent(s, "observer", false);
+      const grant = await issueGrant(s, uncertified.id, { enforcement_mode: "observe" });
+      const reply = await s.call("POST", "/authorize", uncertified.key, { grant_id: grant.id, tool: "mail.send" });
+      expect(reply.body).toMatchObject({ outcome: "allow", would_outcome: "deny", enforcement_mode: "observe", reason_code: "scope.out_of_scope" });
+      expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body.uses).toBe(0);
+    });
+
+    it("refuses a key without the agent role, a malformed body, and no key, as problems", async () => {
+      expect((await s.call("POST", "/authorize", ADMIN_KEY, pay("grt_0000000000000000000000000a", 1))).body.code).toBe("forbidden");
+      expect((await s.call("POST", "/authorize", "nope", pay("grt_0000000000000000000000000a", 1))).status).toBe(401);
+      const bad = await s.call("POST", "/authorize", agent.key, { grant_id: "grt_x", tool: "payments.send", extra: 1 });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect((await s.call("POST", "/authorize", agent.key, "{")).body.code).toBe("malformed_json");
+      expect((await s.call("POST", "/authorize", agent.key, JSON.stringify({ pad: "x".repeat(70_000) }))).status).toBe(413);
+    });
+  });
+
+  describe("holds and settlement", () => {
+    it("holds on the grant and every ancestor; settle captures, releases the rest, replays, and refuses another amount", async () => {
+      const root = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
+      const child = await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
+      expect(child.status, JSON.stringify(child.body)).toBe(201);
+      const allow = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 1_000));
+      expect(allow.body.holds.map((h: any) => h.grant_id)).toEqual([root.id, child.body.id]);
+      expect((await s.call("GET", `/grants/${root.id}`, ADMIN_KEY)).body.held_minor).toBe(1_000);
+      const settle = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 600 });
+      expect(settle.status, settle.text).toBe(200);
+      expect(settle.body).toMatchObject({ decision_ledger_id: allow.body.ledger_id, amount_minor: 600, held_minor: 1_000, released_minor: 400, currency: "EUR" });
+      for (const id of [root.id, child.body.id]) {
+        expect((await s.call("GET", `/grants/${id}`, ADMIN_KEY)).body).toMatchObject({ held_minor: 0, settled_minor: 600 });
+      }
+      const again = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 600 });
+      expect(again.text).toBe(settle.text);
+      expect((await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 500 })).body.code).toBe("already_settled");
+      const next = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 100));
+      expect((await s.call("POST", `/decisions/${next.body.ledger_id}/settle`, agent.key, { amount_minor: 101 })).body.code).toBe("settle_exceeds_hold");
+      expect((await s.call("POST", `/decisions/${next.body.ledger_id}/settle`, other.key, { amount_minor: 1 })).body.code).toBe("decision_not_found");
+      const deny = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 1, { tool: "mail.send" }));
+      expect((await s.call("POST", `/decisions/${deny.body.ledger_id}/settle`, agent.key, { amount_minor: 0 })).body.code).toBe("nothing_held");
+      expect((await s.call("POST", "/decisions/led_0000000000000000000000000a/settle", agent.key, { amount_minor: 0 })).status).toBe(404);
+    });
+
+    it("an expired hold stops counting at once, without a sweeper", async () => {
+      const grant = await issueGrant(s, agent.id, { budget_amount_minor: 1_000, ttl_hours: 72 });
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1_000))).body.outcome).toBe("allow");
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1))).body).toMatchObject({ outcome: "exhausted", reason_code: "budget.amount_exhausted" });
+      s.clock.now += 24 * HOUR + 1;
+      try {
+        expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body.held_minor).toBe(0);
+        expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1_000))).body.outcome).toBe("allow");
+      } finally {
+        s.clock.now -= 24 * HOUR + 1;
+      }
+    });
+  });
+
+  describe("approvals of gated decisions", () => {
+    it("approve, retry with approval_id binding approver, single use", async () => {
+      const grant = await issueGrant(s, agent.id, { policy: 'amount_minor <= 500 || approver == "cfo@example.com"' });
+      const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000));
+      expect(gated.body).toMatchObject({ outcome: "gated", decided_by: "policy", residual: 'approver == "cfo@example.com"' });
+      expect((await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, agent.key, {})).body.code).toBe("forbidden");
+      const approval = await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, { note: "quarterly licence" });
+      expect(approval.status, approval.text).toBe(201);
+      expect(approval.body).toMatchObject({ grant_id: grant.id, tool: "payments.send", amount_minor_max: 2_000, approver: "cfo@example.com" });
+      expect((await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, {})).body.code).toBe("decision_already_approved");
+      const over = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_001, { approval_id: approval.body.approval_id }));
+      expect(over.body).toMatchObject({ outcome: "deny", reason_code: "approval.over_ceiling" });
+      const retry = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { approval_id: approval.body.approval_id }));
+      expect(retry.body).toMatchObject({ outcome: "allow", approver: "cfo@example.com", approval_id: approval.body.approval_id });
+      const reused = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { approval_id: approval.body.approval_id }));
+      expect(reused.body.outcome).toBe("gated");
+      const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 100));
+      expect((await s.call("POST", `/decisions/${allowed.body.ledger_id}/approve`, approverKey, {})).body.code).toBe("decision_not_gated");
+    });
+
+    it("an expired approval does not allow", async () => {
+      const grant = await issueGrant(s, agent.id, { policy: 'approver == "cfo@example.com"' });
+      const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
+      const approval = await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, { expires_in_minutes: 1 });
+      s.clock.now += 61_000;
+      try {
+        const late = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, { approval_id: approval.body.approval_id }));
+        expect(late.body).toMatchObject({ outcome: "deny", reason_code: "approval.expired" });
+      } finally {
+        s.clock.now -= 61_000;
+      }
+    });
+  });
+
+  describe("idempotency keys", () => {
+    it("replays the first answer byte for byte, refuses another body, and survives a restart", async () => {
+      const grant = await issueGrant(s, agent.id);
+      const key = { "idempotency-key": `pay-${Date.now()}` };
+      const first = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), key);
+      const second = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), key);
+      expect(second.text).toBe(first.text);
+      expect(second.headers.get("idempotent-replayed")).toBe("true");
+      expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body.uses).toBe(1);
+      const other = await s.call("POST", "/authorize", agent.key, pay(grant.id, 11), key);
+      expect(other.status).toBe(422);
+      expect(other.body.code).toBe("idempotency_key_reused");
+      await s.restart();
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), key)).text).toBe(first.text);
+      const settleKey = { "idempotency-key": "settle-1" };
+      const settled = await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 5 }, settleKey);
+      expect((await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 5 }, settleKey)).text).toBe(settled.text);
+      expect((await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 4 }, settleKey)).status).toBe(422);
+      const agentReply = await s.call("POST", "/agents", ADMIN_KEY, { name: "idem-agent" }, { "idempotency-key": "agent-1" });
+      const agentAgain = await s.call("POST", "/agents", ADMIN_KEY, { name: "idem-agent" }, { "idempotency-key": "agent-1" });
+      expect(agentAgain.status).toBe(agentReply.status);
+      expect(agentAgain.text).toBe(agentReply.text);
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), { "idempotency-key": "bad key" })).body.code).toBe("invalid_idempotency_key");
+    });
+  });
+
+  describe("the sealed ledger", () => {
+    it("verifies, refuses UPDATE and DELETE, and reports a tampered record once the trigger is gone", async () => {
+      const grant = await issueGrant(s, agent.id);
+      const allow = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
+      expect(await verifyLedger(s.db.store)).toMatchObject({ ok: true, broken: null });
+      await expect(s.db.raw("UPDATE ledger SET outcome = 'deny' WHERE id = ?", [allow.body.ledger_id])).rejects.toThrow(/sealed/);
+      await expect(s.db.raw("DELETE FROM ledger WHERE id = ?", [allow.body.ledger_id])).rejects.toThrow(/never deleted/);
+      await s.db.raw(target.name === "sqlite" ? "DROP TRIGGER ledger_sealed" : "DROP TRIGGER ledger_sealed ON ledger");
+      try {
+        await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"allow\"', '\"outcome\":\"deny\"'), outcome = 'deny' WHERE id = ?", [allow.body.ledger_id]);
+        const result = await verifyLedger(s.db.store);
+        expect(result.ok).toBe(false);
+        expect(result.broken).toMatchObject({ ledger_id: allow.body.ledger_id, tree_id: grant.id });
+        expect(result.broken!.problem).toMatch(/changed after sealing/);
+      } finally {
+        await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"deny\"', '\"outcome\":\"allow\"'), outcome = 'allow' WHERE id = ?", [allow.body.ledger_id]);
+        await s.db.raw(target.name === "sqlite"
+          ? "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END"
+          : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()");
+      }
+      expect((await verifyLedger(s.db.store)).ok).toBe(true);
+    });
+  });
+}
