@@ -7,4 +7,4 @@ export { parsePolicy, type ParseResult } from "./parse.js";
 export { checkPolicy, type CheckResult, type Type } from "./check.js";
 export { formatExpr } from "./format.js";
 export type { BinaryOperator, Expr, UnaryOperator } from "./ast.js";
-export type { Span } from "@agent-authority/grammar";
+export { lineColumn, type LineColumn, type Span } from "@agent-authority/grammar";
