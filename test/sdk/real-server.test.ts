@@ -209,22 +209,59 @@ describe("the SDK against the reference server", () => {
   });
 });
 
-// The decision path (issue 5) is not served yet; these run as soon as the api table lists it.
+// The decision path: these run as soon as the api table lists `POST /authorize`.
 describe.skipIf(!has("/authorize"))("the decision path against the reference server", () => {
-  it("authorizes, guards and settles, and a retried authorize does not hold twice", async () => {
-    const grant = await issuer.grants.issue(grantBody());
+  let agent: AuthorityClient;
+  const attestation = { manifest_hash: "sha256:decision-path-manifest", content_hash: "sha256:decision-path-content", provenance_version: "model-2026-11" };
+
+  beforeAll(async () => {
     const agentKey = (await admin.keys.create({ identity: "refund-bot-key", kind: "service", roles: ["agent"], agent_id: agentId })).key;
-    const agent = client(agentKey);
+    agent = client(agentKey, { attestation });
+  });
+
+  it("authorizes in observe, guards and settles what the tool spent, and replays a repeated key", async () => {
+    const grant = await issuer.grants.issue(grantBody());
     const action = { grant_id: grant.id, tool: "payments.refund", amount_minor: 1_000, currency: "EUR" };
     const first = await agent.authorize(action, { idempotencyKey: "refund-order-1" });
     const replay = await agent.authorize(action, { idempotencyKey: "refund-order-1" });
-    expect(first.outcome).toBe("allow");
+    expect(first).toMatchObject({ outcome: "allow", unavailable: null });
     expect(replay.ledger_id).toBe(first.ledger_id);
     expect((await issuer.grants.get(grant.id)).held_minor).toBe(1_000);
     const guarded = await agent.guard(grant.id, "payments.refund", () => ({ value: "ok", spent_minor: 400 }), { amount_minor: 500, currency: "EUR" });
-    expect(guarded).toMatchObject({ ran: true, settlement: { amount_minor: 400 } });
-    const denied = await agent.guard(grant.id, "files.delete", () => ({ value: "never" }));
-    expect(denied.decision.outcome).toBe("allow");
-    expect(denied.decision.unavailable === null && denied.decision.would_outcome).toBe("deny");
+    expect(guarded).toMatchObject({ ran: true, value: "ok", settlement: { amount_minor: 400, released_minor: 100 }, settle_error: null });
+    const observed = await agent.guard(grant.id, "files.delete", () => ({ value: "ran in observe" }));
+    expect(observed).toMatchObject({ ran: true, decision: { outcome: "allow", would_outcome: "deny" } });
+  });
+
+  it("does not hold twice when the first answer is lost and the SDK retries", async () => {
+    const grant = await issuer.grants.issue(grantBody());
+    const proxy = await lossyProxy(server.baseUrl);
+    try {
+      const through = new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: (await admin.keys.create({ identity: "refund-bot-proxy", kind: "service", roles: ["agent"], agent_id: agentId })).key, attempts: 3, retryDelayMs: 10 });
+      const decision = await through.authorize({ grant_id: grant.id, tool: "payments.refund", amount_minor: 700, currency: "EUR" });
+      expect(decision).toMatchObject({ outcome: "allow", unavailable: null });
+      expect(proxy.keys).toHaveLength(2);
+      expect(proxy.keys[1]).toBe(proxy.keys[0]);
+      expect((await issuer.grants.get(grant.id)).held_minor).toBe(700);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("gates, lets a human approve one action, and allows the retry with the approval", async () => {
+    await certifier.agents.certify(agentId, { basis: "decision path suite", checks: ["attestation"], ...attestation });
+    const grant = await issuer.grants.issue(grantBody({ enforcement_mode: "enforce", policy: 'amount_minor <= 1000 || approver == "approver@example.com"' }));
+    const action = { grant_id: grant.id, tool: "payments.refund", amount_minor: 2_000, currency: "EUR" };
+    const gated = await agent.authorize(action);
+    expect(gated).toMatchObject({ outcome: "gated", unavailable: null });
+    expect(gated.unavailable === null && gated.residual).toContain("approver@example.com");
+    const approval = await approver.decisions.approve(gated.ledger_id!, { note: "customer called" });
+    expect(approval).toMatchObject({ ledger_id: gated.ledger_id, grant_id: grant.id, tool: "payments.refund", approver: "approver@example.com" });
+    const approved = await agent.authorize({ ...action, approval_id: approval.approval_id });
+    expect(approved).toMatchObject({ outcome: "allow", approver: "approver@example.com" });
+    const again = await agent.authorize(action);
+    expect(again.outcome).toBe("gated");
+    const impostor = await agent.authorize({ ...action, amount_minor: 10, attestation: { ...attestation, provenance_version: "another-model" } });
+    expect(impostor).toMatchObject({ outcome: "deny", decided_by: "certification" });
   });
 });

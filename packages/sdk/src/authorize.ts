@@ -1,7 +1,8 @@
 // The fail-closed decision: an unavailable platform answers `deny`, never an exception and never `allow` by default.
 import { AuthorityProblemError, type UnavailableCause } from "./errors.js";
 import type { CallOptions, HttpResult } from "./transport.js";
-import type { Decision, Outcome } from "./provisional.js";
+import type { Decision } from "./generated/types.js";
+import type { Outcome } from "./provisional.js";
 
 export interface AuthorizeOptions extends CallOptions {
   /** Answer `allow` instead of `deny` when the platform is unavailable, for this call only. */

@@ -3,6 +3,7 @@ import { AuthorityProblemError, AuthorityUnavailableError } from "./errors.js";
 import { authorizeFailClosed, type AuthorizeOptions, type AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from "./guard.js";
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
+import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
 import {
   agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, serviceCalls,
@@ -94,7 +95,7 @@ export class AuthorityClient {
    * unreachable, fails or stalls, the answer is a `deny` saying so (or `allow` with `failOpen`).
    * It throws only for a 4xx, which means the request itself is wrong.
    */
-  authorize(body: provisional.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
+  authorize(body: wire.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
     const attested = body.attestation === undefined && this.#attestation !== undefined ? { ...body, attestation: this.#attestation } : body;
     return authorizeFailClosed(
       (call) => this.#transport.request("POST", "/authorize", attested, call),

@@ -1,7 +1,7 @@
 // Runs a tool only when authorized, then settles what the tool reports it actually spent.
 import { AuthorityError } from "./errors.js";
 import type { AuthorizeOptions, AuthorizeResult } from "./authorize.js";
-import type { AuthorizeBody, Settlement, SettleBody } from "./provisional.js";
+import type { AuthorizeBody, Settlement, SettleBody } from "./generated/types.js";
 import type { CallOptions } from "./transport.js";
 
 /** The request beyond grant and tool: amount, arguments, context, attestation, approval. */

@@ -1,75 +1,13 @@
-// Types of the endpoints whose schemas @agent-authority/api does not define yet, written from DESIGN.md.
+// Types of the endpoints whose schemas @agent-authority/api does not define yet, written from DESIGN.md,
+// and names derived from generated types.
 // Each is replaced by its generated type once the schema appears (docs/decisions/0501-sdk-types.md).
-import type { GateResult } from "./generated/types.js";
+import type { AuthorizeBody, Decision } from "./generated/types.js";
 
-export type Outcome = "allow" | "deny" | "exhausted" | "gated";
+/** The outcome of a decision: `allow`, or one of the refusals `deny`, `exhausted`, `gated`. */
+export type Outcome = Decision["outcome"];
 
 /** What an agent presents about itself, in the certificate's own field names (DESIGN.md §5, gate 5). */
-export interface Attestation {
-  readonly manifest_hash: string;
-  readonly content_hash: string;
-  readonly provenance_version: string;
-}
-
-/** The body of `POST /v1/authorize` (DESIGN.md §5). */
-export interface AuthorizeBody {
-  readonly grant_id: string;
-  readonly tool: string;
-  readonly amount_minor?: number;
-  readonly currency?: string;
-  readonly audience?: string;
-  readonly args?: { readonly [name: string]: unknown };
-  readonly context?: { readonly clean: boolean };
-  readonly attestation?: Attestation;
-  /** Presents a human approval of a `gated` decision; the new decision binds `approver`. */
-  readonly approval_id?: string;
-}
-
-/** The answer of `POST /v1/authorize`: HTTP 200 for every outcome. */
-export interface Decision {
-  readonly outcome: Outcome;
-  /** The sealed record of this decision, `led_…`; the settle and approve paths name it. */
-  readonly ledger_id: string;
-  /** In `observe`, what `enforce` would have decided. */
-  readonly would_outcome?: Outcome;
-  readonly gates: readonly GateResult[];
-  readonly reason: string;
-  /** For `gated`: the policy left over with `approver` unknown, showing who can approve. */
-  readonly residual?: string;
-}
-
-/** The body of `POST /v1/decisions/{ledger_id}/settle`: at most the amount held. */
-export interface SettleBody {
-  readonly amount_minor: number;
-}
-
-/** A settlement, itself a sealed record. */
-export interface Settlement {
-  readonly ledger_id: string;
-  readonly decision_ledger_id?: string;
-  readonly amount_minor: number;
-  readonly released_minor?: number;
-  readonly settled_at?: string;
-}
-
-/** The body of `POST /v1/decisions/{ledger_id}/approve`: bound to the decision's grant and tool. */
-export interface DecisionApproveBody {
-  /** The largest amount the approval covers; absent: the amount of the gated decision. */
-  readonly amount_minor_max?: number;
-  readonly expires_in_minutes?: number;
-  readonly note?: string;
-}
-
-/** A single-use approval of one gated action. */
-export interface Approval {
-  readonly approval_id: string;
-  readonly ledger_id: string;
-  readonly grant_id: string;
-  readonly tool: string;
-  readonly amount_minor_max: number;
-  readonly approver: string;
-  readonly expires_at: string;
-}
+export type Attestation = NonNullable<AuthorizeBody["attestation"]>;
 
 /** The body of `POST /v1/grant-families`, as `authority compile` writes it. */
 export interface GrantFamilyBody {

@@ -71,11 +71,11 @@ export function familiesCalls({ get, post }: Verbs) {
 export function decisionsCalls({ post }: Verbs) {
   return {
     /** Captures at most the amount held by an `allow` and releases the rest; the same body replays. */
-    settle: (ledgerId: string, body: provisional.SettleBody, call?: CallOptions) =>
-      post<provisional.Settlement>(`/decisions/${id(ledgerId)}/settle`, body, call),
+    settle: (ledgerId: string, body: wire.SettleBody, call?: CallOptions) =>
+      post<wire.Settlement>(`/decisions/${id(ledgerId)}/settle`, body, call),
     /** A human approves one gated action; the agent retries authorize with the `approval_id`. */
-    approve: (ledgerId: string, body: provisional.DecisionApproveBody = {}, call?: CallOptions) =>
-      post<provisional.Approval>(`/decisions/${id(ledgerId)}/approve`, body, call),
+    approve: (ledgerId: string, body: wire.DecisionApproveBody = {}, call?: CallOptions) =>
+      post<wire.DecisionApproval>(`/decisions/${id(ledgerId)}/approve`, body, call),
   };
 }
 

@@ -21,6 +21,29 @@ export interface AgentList {
   readonly next_after?: string | null;
 }
 
+export interface AuthorizeBody {
+  /** A grant id, `grt_…`. */
+  readonly grant_id: string;
+  readonly tool: string;
+  readonly amount_minor?: number;
+  /** ISO 4217 currency code, e.g. `EUR`. */
+  readonly currency?: string;
+  readonly audience?: string;
+  /** The action's own arguments (JSON values), bound as `args.<name>`. */
+  readonly args?: { readonly [key: string]: unknown };
+  readonly context?: {
+    readonly clean?: boolean;
+  };
+  /** What the agent is, in the certificate's own field names; checked in `enforce`. */
+  readonly attestation?: {
+    readonly manifest_hash: string;
+    readonly content_hash: string;
+    readonly provenance_version: string;
+  };
+  /** Presents a human approval of an earlier `gated` decision. */
+  readonly approval_id?: string;
+}
+
 export interface Certificate {
   readonly id: string;
   /** An agent id, `agt_…`. */
@@ -73,6 +96,58 @@ export interface CertificationStatus {
   readonly certificate: Certificate | null;
   /** Every certificate of the agent, newest first. */
   readonly certificates: readonly Certificate[];
+}
+
+export interface Decision {
+  /** A sealed ledger record, `led_…`. */
+  readonly ledger_id: string;
+  /** `allow` permits; a refusal is HTTP 200 too. */
+  readonly outcome: "allow" | "deny" | "exhausted" | "gated";
+  /** In `observe` only: what `enforce` would say. */
+  readonly would_outcome?: "allow" | "deny" | "exhausted" | "gated";
+  readonly enforcement_mode: "observe" | "enforce";
+  /** The gate that decided a refusal; null when every gate passed. */
+  readonly decided_by: string | null;
+  readonly reason_code: string;
+  readonly reason: string;
+  readonly gates: readonly GateResult[];
+  /** For `gated`: who could approve, as an expression over `approver`. */
+  readonly residual?: string;
+  /** The human whose approval this decision used. */
+  readonly approver: string | null;
+  /** An approval of a gated decision, `apv_…`. */
+  readonly approval_id?: string;
+  /** The holds an `allow` with an amount placed: one on the grant and one on every ancestor. */
+  readonly holds?: ReadonlyArray<{
+    readonly grant_id?: string;
+    readonly amount_minor?: number;
+    readonly currency?: string | null;
+    readonly expires_at?: string;
+  }>;
+  readonly decided_at: string;
+}
+
+export interface DecisionApproval {
+  /** An approval of a gated decision, `apv_…`. */
+  readonly approval_id: string;
+  /** A sealed ledger record, `led_…`. */
+  readonly ledger_id: string;
+  readonly grant_id: string;
+  readonly tool: string;
+  readonly amount_minor_max: number;
+  readonly currency?: string | null;
+  readonly approver: string;
+  readonly approved_at: string;
+  readonly expires_at: string;
+  readonly note?: string | null;
+}
+
+export interface DecisionApproveBody {
+  /** The largest amount the approval covers; absent: the gated decision's amount. */
+  readonly amount_minor_max?: number;
+  /** Absent: 60 minutes. */
+  readonly expires_in_minutes?: number;
+  readonly note?: string;
 }
 
 export interface Diagnostic {
@@ -384,6 +459,27 @@ export interface SampleAction {
   readonly approver?: string | null;
 }
 
+export interface SettleBody {
+  /** What was actually spent: at most the amount held; the rest is released. */
+  readonly amount_minor: number;
+}
+
+export interface Settlement {
+  /** The settlement's own sealed record. */
+  readonly ledger_id: string;
+  /** A sealed ledger record, `led_…`. */
+  readonly decision_ledger_id: string;
+  readonly grant_id?: string;
+  readonly currency?: string | null;
+  /** Captured. */
+  readonly amount_minor: number;
+  /** What the decision held. */
+  readonly held_minor?: number;
+  /** Held but not captured, released at once. */
+  readonly released_minor: number;
+  readonly settled_at: string;
+}
+
 /** Half-open UTF-16 offsets into the policy text. */
 export interface Span {
   readonly start: number;
@@ -393,11 +489,15 @@ export interface Span {
 /** The stable problem codes of v1; branch on these, never on a title or detail. */
 export type ProblemCode =
   | "agent_not_found"
+  | "already_settled"
   | "body_too_deep"
   | "body_too_large"
   | "certificate_already_revoked"
   | "certificate_not_found"
   | "certification_required"
+  | "decision_already_approved"
+  | "decision_not_found"
+  | "decision_not_gated"
   | "delegation_widens"
   | "forbidden"
   | "grant_already_revoked"
@@ -405,9 +505,11 @@ export type ProblemCode =
   | "grant_not_found"
   | "grant_not_pending"
   | "human_required"
+  | "idempotency_key_reused"
   | "internal_error"
   | "invalid_body"
   | "invalid_id"
+  | "invalid_idempotency_key"
   | "invalid_key_request"
   | "invalid_policy"
   | "invalid_query"
@@ -418,8 +520,10 @@ export type ProblemCode =
   | "method_not_allowed"
   | "not_an_escalation"
   | "not_ready"
+  | "nothing_held"
   | "route_not_found"
   | "self_approval"
+  | "settle_exceeds_hold"
   | "unauthenticated"
   | "unknown_field"
   | "unsupported_media_type";
