@@ -1,0 +1,86 @@
+// Real server processes (node server/dist/main.js) on one shared database, for the concurrency and
+// crash proofs: several processes at once, and `kill -9` in the middle of a load.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+
+export const SERVER_MAIN = fileURLToPath(new URL("../../server/dist/main.js", import.meta.url));
+export const SERVER_BUILT = existsSync(SERVER_MAIN);
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  readonly baseUrl: string;
+  readonly exited: Promise<void>;
+  output(): string;
+}
+
+export interface SharedDatabase {
+  readonly url: string;
+  readonly schema?: string | undefined;
+}
+
+export async function startServerProcess(db: SharedDatabase): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [SERVER_MAIN], {
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATABASE_URL: db.url,
+      ...(db.schema === undefined ? {} : { AUTHORITY_DATABASE_SCHEMA: db.schema }),
+      AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+      AUTHORITY_ENVIRONMENT: ENVIRONMENT,
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
+      AUTHORITY_LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (chunk) => { out += String(chunk); });
+  child.stderr!.on("data", (chunk) => { out += String(chunk); });
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const deadline = Date.now() + 20_000;
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const match = /"url":"http:\/\/127\.0\.0\.1:(\d+)\/v1"/.exec(out);
+      if (match !== null) { clearInterval(timer); resolve(Number(match[1])); }
+      else if (Date.now() > deadline || child.exitCode !== null) { clearInterval(timer); reject(new Error(`server did not start: ${out}`)); }
+    }, 25);
+  });
+  return { child, baseUrl: `http://127.0.0.1:${port}/v1`, exited, output: () => out };
+}
+
+export interface Answer { readonly status: number; readonly body: any }
+
+export async function post(baseUrl: string, path: string, key: string, body: unknown): Promise<Answer> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+export async function get(baseUrl: string, path: string, key: string): Promise<any> {
+  return (await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
+}
+
+/** A certified agent with its agent key, made through the HTTP API of one process. */
+export async function agentWithKey(baseUrl: string, name: string): Promise<{ id: string; key: string }> {
+  const agent = await post(baseUrl, "/agents", ADMIN_KEY, { name });
+  await post(baseUrl, `/agents/${agent.body.id}/certification`, ADMIN_KEY, CERTIFICATION);
+  const key = await post(baseUrl, "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
+  return { id: agent.body.id, key: key.body.key };
+}
+
+export async function grant(baseUrl: string, agentId: string, extra: Record<string, unknown>): Promise<string> {
+  const reply = await post(baseUrl, "/grants", ADMIN_KEY, {
+    agent_id: agentId, principal_type: "service", principal_id: "proof", scope: { tool: ["payments.*"] }, ...extra,
+  });
+  if (reply.status !== 201) throw new Error(`grant not issued: ${JSON.stringify(reply.body)}`);
+  return reply.body.id;
+}
+
+export const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+};
