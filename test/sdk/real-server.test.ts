@@ -10,6 +10,7 @@ import { ENDPOINTS } from "@agent-authority/api";
 import { AuthorityClient, AuthorityProblemError, type Grant, type GrantIssueBody } from "@agent-authority/sdk";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
 import { buildManifest } from "../../cli/src/manifest/index.js";
+import { writeExampleAgent } from "./docs-blocks.js";
 
 const adminKey = "aa_admin_sdk_suite_0123456789abcdef";
 const has = (path: string): boolean => ENDPOINTS.some((endpoint) => endpoint.path === path);
@@ -263,5 +264,38 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     expect(again.outcome).toBe("gated");
     const impostor = await agent.authorize({ ...action, amount_minor: 10, attestation: { ...attestation, provenance_version: "another-model" } });
     expect(impostor).toMatchObject({ outcome: "deny", decided_by: "certification" });
+  });
+
+  it("runs the example agent of docs/sdk.md through the certification walkthrough", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-example-"));
+    try {
+      const source = writeExampleAgent(dir);
+      const manifest = buildManifest(dir);
+      const pinned = { manifest_hash: manifest.manifest_hash, content_hash: "sha256:example-content", provenance_version: "model-2026-11" };
+      await certifier.agents.certify(agentId, { basis: "walkthrough of docs/sdk.md", checks: ["manifest complete"], ...pinned });
+      const grant = await issuer.grants.issue(grantBody({
+        scope: { tool: ["orders.lookup", "payments.refund"] },
+        enforcement_mode: "enforce",
+        policy: 'amount_minor <= 1000 || approver == "approver@example.com"',
+      }));
+      const agentKey = (await admin.keys.create({ identity: "refund-agent-example", kind: "service", roles: ["agent"], agent_id: agentId })).key;
+      Object.assign(process.env, {
+        AUTHORITY_URL: server.baseUrl,
+        AUTHORITY_AGENT_KEY: agentKey,
+        AUTHORITY_GRANT_ID: grant.id,
+        AGENT_MANIFEST_HASH: pinned.manifest_hash,
+        AGENT_CONTENT_HASH: pinned.content_hash,
+        AGENT_PROVENANCE: pinned.provenance_version,
+      });
+      const example = (await import(source)) as { refund(order: string, approvalId?: string): Promise<string> };
+      const first = await example.refund("order-1001");
+      expect(first).toMatch(/^refund refused \(gated\): .*approvable by .*approver@example\.com.*, ledger led_/);
+      const ledgerId = /ledger (led_[0-9a-z]+)/.exec(first)![1]!;
+      const approval = await approver.decisions.approve(ledgerId, { amount_minor_max: 1_250, note: "customer called" });
+      expect(await example.refund("order-1001", approval.approval_id)).toBe("refunded 1250 EUR for order-1001 (settled 1250)");
+      expect(await issuer.grants.get(grant.id)).toMatchObject({ settled_minor: 1_250, held_minor: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
