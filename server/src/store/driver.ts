@@ -21,5 +21,10 @@ export interface SqlDriver {
    * use only the driver it is given. Nested calls join the outer transaction.
    */
   transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
+  /**
+   * Like `transaction`, but may share one commit with the transactions submitted in the same
+   * event-loop turn (SQLite group commit); it still resolves only after its commit.
+   */
+  groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -146,6 +146,11 @@ export class SqlStore implements Store {
     return this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema)));
   }
 
+  batchedTransaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.#db.groupTransaction === undefined) return this.transaction(fn);
+    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema)));
+  }
+
   async countRows(): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
     for (const table of TABLES) counts[table] = num((await this.#db.get(`SELECT COUNT(*) AS n FROM ${table}`))!, "n");

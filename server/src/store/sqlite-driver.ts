@@ -2,6 +2,7 @@
 
 import Database from "better-sqlite3";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { GroupCommit } from "./group-commit.js";
 
 /**
  * INVARIANT (sqlite-serial): better-sqlite3 is synchronous and has one connection, so a
@@ -79,6 +80,7 @@ export class SqliteDriver implements SqlDriver {
   readonly dialect = "sqlite" as const;
   readonly #connection: SqliteConnection;
   readonly #lock = new AsyncLock();
+  readonly #group: GroupCommit;
 
   constructor(path: string) {
     const db = new Database(path);
@@ -88,6 +90,12 @@ export class SqliteDriver implements SqlDriver {
     db.pragma("busy_timeout = 5000");
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
+    this.#group = new GroupCommit((work) => this.#lock.run(work), this.#connection);
+  }
+
+  /** A transaction committed together with the others of its event-loop turn (group commit). */
+  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
+    return this.#group.submit(fn);
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
