@@ -19,6 +19,9 @@ export function astFromCst(cst: PolicyCstNode, diagnostics: Diagnostic[]): Expr 
   return expression(cst.children.expression[0]!, diagnostics);
 }
 
+const NO_TOKENS: readonly IToken[] = [];
+const NO_PATH: readonly string[] = Object.freeze([]);
+
 /** Binding strength of each binary operator (grammar/policy.ebnf, the operator table). */
 const PRECEDENCE: Readonly<Record<string, number>> = {
   "||": 1,
@@ -145,14 +148,14 @@ function callOrName(node: OperandCstNode, out: Diagnostic[]): Expr {
   const c = node.children;
   const nameToken = c.name![0]!;
   const nameSpan = spanOfToken(nameToken);
-  const pathTokens = c.path ?? [];
+  const pathTokens = c.path ?? NO_TOKENS;
   if (c.arguments) {
     const a = c.arguments[0]!.children;
     const args = (a.values ?? []).map((argument) => expression(argument, out));
     if (c.Dot) out.push(error("unexpected-token", "unexpected `.`: a function call has no fields", spanOfToken(c.Dot[0]!)));
     return { kind: "call", callee: nameToken.image, args, span: joinSpans(nameSpan, spanOfToken(a.RParen[0]!)), calleeSpan: nameSpan };
   }
-  const path = pathTokens.map((token) => token.image);
+  const path = pathTokens.length === 0 ? NO_PATH : pathTokens.map((token) => token.image);
   const span = pathTokens.length > 0 ? joinSpans(nameSpan, spanOfToken(pathTokens[pathTokens.length - 1]!)) : nameSpan;
   return { kind: "name", name: nameToken.image, path, span };
 }

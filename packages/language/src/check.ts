@@ -48,6 +48,12 @@ export function checkPolicy(root: Expr): CheckResult {
   return { types: checker.types, diagnostics: checker.diagnostics };
 }
 
+const STRINGS: readonly Type[] = ["string", "dyn"];
+const STRINGS_OR_APPROVER: readonly Type[] = ["string", "dyn", "approver"];
+const SIZED: readonly Type[] = ["string", "dyn", "list<int>", "list<string>", "list<bool>", "list<any>"];
+const BOOLS: readonly Type[] = ["bool", "dyn"];
+const INTS: readonly Type[] = ["int", "dyn"];
+
 class Checker {
   readonly types = new Map<Expr, Type>();
   readonly diagnostics: Diagnostic[] = [];
@@ -152,29 +158,29 @@ class Checker {
     if (fn === "startsWith" || fn === "endsWith") {
       const t0 = this.check(e.args[0]!, this.approverOperand(e.args[0]!, e.args[1]));
       const t1 = this.check(e.args[1]!, false);
-      const ok0 = this.expect(e.args[0]!, t0, ["string", "dyn", "approver"], `\`${fn}\` takes a string`);
-      const ok1 = this.expect(e.args[1]!, t1, ["string", "dyn"], `\`${fn}\` takes a string`);
+      const ok0 = this.expect(e.args[0]!, t0, STRINGS_OR_APPROVER, fn, "takes a string");
+      const ok1 = this.expect(e.args[1]!, t1, STRINGS, fn, "takes a string");
       return ok0 && ok1 ? "bool" : "error";
     }
     const t = this.check(e.args[0]!, false);
     if (fn === "size") {
-      return this.expect(e.args[0]!, t, ["string", "dyn", "list<int>", "list<string>", "list<bool>", "list<any>"], "`size` takes a string or a list") ? "int" : "error";
+      return this.expect(e.args[0]!, t, SIZED, "size", "takes a string or a list") ? "int" : "error";
     }
-    return this.expect(e.args[0]!, t, ["string", "dyn"], "`lower` takes a string") ? "string" : "error";
+    return this.expect(e.args[0]!, t, STRINGS, "lower", "takes a string") ? "string" : "error";
   }
 
-  /** Reports a type mismatch unless `t` is one of `allowed` (or already an error). */
-  private expect(e: Expr, t: Type, allowed: readonly Type[], message: string): boolean {
+  /** Reports "`operator` takes …, not `t`" unless `t` is one of `allowed` (or already an error). */
+  private expect(e: Expr, t: Type, allowed: readonly Type[], operator: string, takes: string): boolean {
     if (t === "error") return false;
     if (allowed.includes(t)) return true;
-    this.report("type-mismatch", `${message}, not \`${typeNames[t]}\``, e);
+    this.report("type-mismatch", `\`${operator}\` ${takes}, not \`${typeNames[t]}\``, e);
     return false;
   }
 
   private unary(e: ExprOf<"unary">): Type {
     const t = this.checkOperand(e.operand, e.op === "!");
-    if (e.op === "!") return this.expect(e.operand, t, ["bool", "dyn"], "`!` takes a condition") ? "bool" : "error";
-    return this.expect(e.operand, t, ["int", "dyn"], "`-` takes an int") ? "int" : "error";
+    if (e.op === "!") return this.expect(e.operand, t, BOOLS, "!", "takes a condition") ? "bool" : "error";
+    return this.expect(e.operand, t, INTS, "-", "takes an int") ? "int" : "error";
   }
 
   /**
@@ -195,8 +201,8 @@ class Checker {
       case "||": {
         const l = this.checkOperand(e.left, true);
         const r = this.checkOperand(e.right, true);
-        const okL = this.expect(e.left, l, ["bool", "dyn"], `\`${e.op}\` takes conditions`);
-        const okR = this.expect(e.right, r, ["bool", "dyn"], `\`${e.op}\` takes conditions`);
+        const okL = this.expect(e.left, l, BOOLS, e.op, "takes conditions");
+        const okR = this.expect(e.right, r, BOOLS, e.op, "takes conditions");
         return okL && okR ? "bool" : "error";
       }
       case "+":
@@ -204,8 +210,8 @@ class Checker {
       case "*": {
         const l = this.checkOperand(e.left, false);
         const r = this.checkOperand(e.right, false);
-        const okL = this.expect(e.left, l, ["int", "dyn"], `\`${e.op}\` takes ints`);
-        const okR = this.expect(e.right, r, ["int", "dyn"], `\`${e.op}\` takes ints`);
+        const okL = this.expect(e.left, l, INTS, e.op, "takes ints");
+        const okR = this.expect(e.right, r, INTS, e.op, "takes ints");
         return okL && okR ? "int" : "error";
       }
       case "==":

@@ -140,12 +140,17 @@ class Compiler {
     operands.push(node);
     operands.reverse();
     spans.reverse();
-    const compiled = operands.map((x) => this.compile(x));
-    const dyn = operands.some((x) => this.type(x) === "dyn");
-    if (!dyn && compiled.every((c) => !c.canFail)) {
-      const fns = compiled.map((c) => c.fn);
+    const fns: Evaluator[] = [];
+    let safe = true;
+    for (const x of operands) {
+      const c = this.compile(x);
+      fns.push(c.fn);
+      if (c.canFail || this.type(x) === "dyn") safe = false;
+    }
+    if (safe) {
       if (fns.length === 2) {
-        const [a, b] = fns as [Evaluator, Evaluator];
+        const a = fns[0]!;
+        const b = fns[1]!;
         return { fn: isAnd ? (env) => a(env) && b(env) : (env) => a(env) || b(env), canFail: false };
       }
       return {
@@ -163,7 +168,6 @@ class Compiler {
     }
     // The general case: operands may fail or be dynamic; a non-bool is a type error at the span
     // of the operator that received it (the i-th operator for operand i + 1, the first for operand 0).
-    const fns = compiled.map((c) => c.fn);
     const op = e.op;
     return {
       fn: (env) => {
