@@ -7,7 +7,7 @@ import { oracleDecide, referenceEvaluate } from "../test-support/reference.js";
 import { checkPolicy } from "./check.js";
 import { formatExpr } from "./format.js";
 import { parsePolicy } from "./parse.js";
-import { compilePolicy, formatPolicy, lintPolicy, type PolicyEnvironment } from "./index.js";
+import { compilePolicy, conjoin, formatPolicy, lintPolicy, type PolicyEnvironment } from "./index.js";
 
 // Every property runs 1,000 times from a fixed seed; FC_SEED=<n> replays another. A shrunk
 // counterexample worth keeping becomes a vector under test/conformance/language/.
@@ -90,6 +90,25 @@ describe("lint", () => {
         expect(compiled.policy.decide(env).outcome).toBe("deny");
         const value = compiled.policy.evaluate({ ...env, approver } as PolicyEnvironment);
         expect(value.ok && value.value).toBe(false);
+      }),
+      params(),
+    );
+  });
+});
+
+describe("conjoin", () => {
+  it("a conjoined chain is decided as one expression, agreeing with the oracle on the conjunction", () => {
+    fc.assert(
+      fc.property(fc.array(approverExprs, { minLength: 2, maxLength: 3 }), approverEnvironment, (trees, env) => {
+        const parts = trees.map((tree) => {
+          const compiled = compilePolicy(formatExpr(tree));
+          if (!compiled.ok) throw new Error(`generated policy must compile: ${formatExpr(tree)}`);
+          return compiled.policy;
+        });
+        const chain = conjoin(parts);
+        const parsed = parsePolicy(chain.text, { skipTextLimit: true });
+        if (!parsed.ok) throw new Error(`conjunction must parse: ${chain.text}`);
+        expect(chain.decide(env).outcome, chain.text).toBe(oracleDecide(parsed.ast, env as unknown as Record<string, unknown>, approverUniverse));
       }),
       params(),
     );
