@@ -4,6 +4,10 @@ import type { AuthorizeOptions, AuthorizeResult } from "./authorize.js";
 import type { AuthorizeBody, Settlement, SettleBody } from "./generated/types.js";
 import type { CallOptions } from "./transport.js";
 
+/** The server takes idempotency keys of 1 to 255 visible ASCII characters. */
+const idempotencyKeyCharsMax = 255;
+const settleSuffix = ":settle";
+
 /** The request beyond grant and tool: amount, arguments, context, attestation, approval. */
 export type GuardRequest = Omit<AuthorizeBody, "grant_id" | "tool"> & AuthorizeOptions;
 
@@ -56,7 +60,9 @@ export async function runGuard<T>(client: GuardClient, grant: string, tool: stri
     // With a caller's own key the settlement's key follows from it, so a repeated guard settles once.
     const settleCall: CallOptions = {
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
-      ...(idempotencyKey === undefined ? {} : { idempotencyKey: `${idempotencyKey}:settle` }),
+      ...(idempotencyKey === undefined || idempotencyKey.length > idempotencyKeyCharsMax - settleSuffix.length
+        ? {}
+        : { idempotencyKey: `${idempotencyKey}${settleSuffix}` }),
     };
     const settlement = await client.decisions.settle(decision.ledger_id, { amount_minor: spent }, settleCall);
     return { ran: true, value: run.value, decision, settlement, settle_error: null };
