@@ -114,7 +114,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
     chain = await tx.grantChain(grant.id);
     treeId = grant.root_id;
   }
-  const usage = await tx.usage(chain.map((g) => g.id), now);
+  const usage = await tx.decisionPath().liveUsage(chain.map((g) => g.id), now);
   const approval = held ? await presentedApproval(tx, body.approval_id) : { record: null, status: body.approval_id === undefined ? null : "unknown" as const };
   const certificate = held ? await tx.validCertificate(agentId, ctx.environment) : undefined;
   const state: DecisionState = {

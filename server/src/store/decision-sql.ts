@@ -9,6 +9,23 @@ ALTER TABLE charges ADD COLUMN settlement_ledger_id TEXT;
 CREATE UNIQUE INDEX decision_approvals_one_per_decision ON decision_approvals (ledger_id);
 `;
 
+/**
+ * Migration 3: usage in constant time. Uses and settlements are permanent facts, so their running
+ * totals are kept per grant, written in the same transaction as the charge or settlement they
+ * count. Holds are never counted this way: the live ones are summed at `now` from an index of open
+ * holds (INVARIANT live-holds), so an expired hold stops counting at once.
+ */
+export const GRANT_TOTALS_SQL = `
+CREATE TABLE grant_totals (
+  grant_id TEXT PRIMARY KEY REFERENCES grants(id),
+  uses BIGINT NOT NULL,
+  settled_minor BIGINT NOT NULL
+);
+INSERT INTO grant_totals (grant_id, uses, settled_minor)
+  SELECT grant_id, COUNT(*), COALESCE(SUM(COALESCE(settled_minor, 0)), 0) FROM charges GROUP BY grant_id;
+CREATE INDEX charges_open_holds ON charges (grant_id, expires_at) WHERE settled_at IS NULL AND released_at IS NULL AND amount_minor > 0;
+`;
+
 /** One sealed line of the ledger; `record` is the canonical JSON the hash covers. */
 export interface LedgerRow {
   readonly id: string;
@@ -73,7 +90,10 @@ export interface DecisionStore {
   ledgerTrees(after: string | null, limit: number): Promise<string[]>;
   /** A tree's records in chain order, after `afterSeq`, at most `limit`. */
   ledgerChain(treeId: string, afterSeq: number, limit: number): Promise<LedgerRow[]>;
+  /** Inserts the charge and counts its use in the grant's totals. */
   insertCharge(row: ChargeRow): Promise<void>;
+  /** Uses, settled amounts (from the totals) and live holds at `now` (from open holds) per grant. */
+  liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>>;
   chargesOf(ledgerId: string): Promise<ChargeRow[]>;
   /** Settles every unsettled charge of the decision; answers how many it changed. */
   settleCharges(ledgerId: string, settledMinor: number, at: number, settlementLedgerId: string): Promise<number>;
@@ -168,6 +188,28 @@ export class DecisionSql implements DecisionStore {
 
   async insertCharge(row: ChargeRow): Promise<void> {
     await this.#db.run(insert("charges", CHARGE_COLUMNS), pick(row, CHARGE_COLUMNS));
+    await this.#db.run(
+      "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1",
+      [row.grant_id],
+    );
+  }
+
+  async liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>> {
+    const result = new Map<string, { uses: number; held_minor: number; settled_minor: number }>();
+    for (const id of grantIds) {
+      const totals = await this.#db.get("SELECT uses, settled_minor FROM grant_totals WHERE grant_id = ?", [id]);
+      // INVARIANT (live-holds): only open holds that have not expired at `now` count.
+      const held = await this.#db.get(
+        "SELECT COALESCE(SUM(amount_minor), 0) AS held FROM charges WHERE grant_id = ? AND settled_at IS NULL AND released_at IS NULL AND amount_minor > 0 AND expires_at > ?",
+        [id, now],
+      );
+      result.set(id, {
+        uses: totals === undefined ? 0 : n(totals, "uses"),
+        settled_minor: totals === undefined ? 0 : n(totals, "settled_minor"),
+        held_minor: n(held!, "held"),
+      });
+    }
+    return result;
   }
 
   async chargesOf(ledgerId: string): Promise<ChargeRow[]> {
@@ -175,10 +217,15 @@ export class DecisionSql implements DecisionStore {
   }
 
   async settleCharges(ledgerId: string, settledMinor: number, at: number, settlementLedgerId: string): Promise<number> {
-    return this.#db.run(
+    const changed = await this.#db.run(
       "UPDATE charges SET settled_minor = ?, settled_at = ?, released_at = ?, settlement_ledger_id = ? WHERE ledger_id = ? AND settled_at IS NULL",
       [settledMinor, at, at, settlementLedgerId, ledgerId],
     );
+    await this.#db.run(
+      "UPDATE grant_totals SET settled_minor = settled_minor + ? WHERE grant_id IN (SELECT grant_id FROM charges WHERE ledger_id = ? AND settlement_ledger_id = ?)",
+      [settledMinor, ledgerId, settlementLedgerId],
+    );
+    return changed;
   }
 
   async insertApproval(row: DecisionApprovalRow): Promise<void> {

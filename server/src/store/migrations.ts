@@ -2,7 +2,7 @@
 // is never edited once released: a change is a new version.
 
 import type { Dialect, SqlDriver } from "./driver.js";
-import { DECISION_PATH_SQL } from "./decision-sql.js";
+import { DECISION_PATH_SQL, GRANT_TOTALS_SQL } from "./decision-sql.js";
 
 export interface Migration {
   readonly version: number;
@@ -194,6 +194,11 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 2,
     name: "decision path: settlement records on charges, one approval per gated decision",
     sql: { sqlite: DECISION_PATH_SQL, postgres: DECISION_PATH_SQL },
+  },
+  {
+    version: 3,
+    name: "decision path: running totals of uses and settlements, an index of open holds",
+    sql: { sqlite: GRANT_TOTALS_SQL, postgres: GRANT_TOTALS_SQL },
   },
 ]);
 

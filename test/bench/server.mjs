@@ -1,0 +1,221 @@
+// Server benchmark: durable POST /v1/authorize (SQLite, synchronous=FULL, group commit) with
+// autocannon at 1, 10 and 50 connections, printed as a ratio to a no-op Express 5 route with
+// express.json() and to a bare node:http handler measured in the same run; then the same against a
+// large database. A benchmark, never a timed test: it prints, and fails only when answers are wrong.
+//
+//   npm run bench -- server                       (or: node test/bench/server.mjs)
+//   BENCH_SECONDS=5                               seconds per measurement (default 3)
+//   BENCH_LARGE_GRANTS=1000000 BENCH_LARGE_DECISIONS=10000000   the full large database (default
+//                                                 100,000 grants and 1,000,000 decisions; 0 skips it)
+//
+// Every server runs in a child process of its own, so autocannon never shares its event loop.
+import autocannon from "autocannon";
+import Database from "better-sqlite3";
+import express from "express";
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONNECTIONS = [1, 10, 50];
+const LARGE_GRANTS = Number(process.env.BENCH_LARGE_GRANTS ?? 100_000);
+const LARGE_DECISIONS = Number(process.env.BENCH_LARGE_DECISIONS ?? 1_000_000);
+const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
+const ENVIRONMENT = "bench";
+const CERTIFICATION = {
+  basis: "benchmark", provenance_version: "model-1", manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", checks: ["bench"],
+};
+const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
+
+// ---------------------------------------------------------------------------------------------
+// Child mode: serve one kind of server and print its port.
+
+async function serve(kind, dbPath) {
+  let port;
+  if (kind === "bare") {
+    const server = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        const body = '{"ok":true}';
+        res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+        res.end(body);
+      });
+    });
+    await new Promise((r) => server.listen(0, "127.0.0.1", r));
+    port = server.address().port;
+  } else if (kind === "express") {
+    const app = express();
+    app.use(express.json());
+    app.post("/v1/noop", (req, res) => res.json({ ok: true, tool: req.body.tool }));
+    const server = createServer(app);
+    await new Promise((r) => server.listen(0, "127.0.0.1", r));
+    port = server.address().port;
+  } else {
+    const server = await startServer({
+      host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
+      autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
+    });
+    port = Number(new URL(server.baseUrl).port);
+  }
+  process.stdout.write(`PORT ${port}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent mode.
+
+function startChild(kind, dbPath = "") {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += String(chunk);
+      const match = /PORT (\d+)/.exec(out);
+      if (match) resolve({ child, base: `http://127.0.0.1:${match[1]}` });
+    });
+    child.on("exit", (code) => reject(new Error(`${kind} server exited with ${code}`)));
+  });
+}
+
+async function stop(server) {
+  server.child.removeAllListeners("exit");
+  server.child.kill("SIGKILL");
+  await new Promise((r) => server.child.once("exit", r));
+}
+
+async function call(base, path, key, body) {
+  const response = await fetch(`${base}/v1${path}`, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (response.status >= 300) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** An agent with a key and a grant it may use without limit; answers the authorize request. */
+async function prepare(base) {
+  const agent = await call(base, "/agents", ADMIN_KEY, { name: `bench-${Date.now()}` });
+  await call(base, `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
+  const key = await call(base, "/keys", ADMIN_KEY, { identity: `bench-agent-${agent.id}`, kind: "service", roles: ["agent"], agent_id: agent.id });
+  const grant = await call(base, "/grants", ADMIN_KEY, {
+    agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24,
+    policy: "amount_minor <= 100000",
+  });
+  const body = { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, args: { invoice: "INV-1" } };
+  const first = await call(base, "/authorize", key.key, body);
+  if (first.outcome !== "allow") throw new Error(`the bench grant does not allow: ${JSON.stringify(first)}`);
+  return { key: key.key, body };
+}
+
+async function measure(url, connections, headers, body, check) {
+  const result = await autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  if (check !== undefined) await check();
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+function table(title, rows) {
+  process.stdout.write(`\n${title}\n`);
+  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare\n");
+  for (const r of rows) {
+    process.stdout.write(
+      `${String(r.connections).padStart(4)} | ${r.bare.rps.toFixed(0).padStart(19)} | ${r.express.rps.toFixed(0).padStart(19)} | ` +
+      `${r.authorize.rps.toFixed(0).padStart(15)} | ${String(r.authorize.p50).padStart(6)} | ${String(r.authorize.p99).padStart(6)} | ` +
+      `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}×\n`,
+    );
+  }
+}
+
+/** Writes `grants` grants and `decisions` sealed decisions (with their charges), hash chains intact. */
+function generate(dbPath, grants, decisions) {
+  const db = new Database(dbPath);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = OFF");
+  const now = Date.now();
+  const agentId = "agt_0000000000bu1kbu1kbu1kbu1k";
+  db.prepare("INSERT INTO agents (id, name, description, created_at, created_by) VALUES (?, ?, NULL, ?, 'bench')").run(agentId, "bulk-agent", now);
+  const insertGrant = db.prepare(`INSERT INTO grants (id, root_id, parent_id, depth, agent_id, principal_type, principal_id, scope,
+    budget_amount_minor, budget_currency, budget_count, ttl_hours, conditions, policy, delegation_policy, delegation_depth_max, audience,
+    enforcement_mode, status, approval_required, issued_at, expires_at, issued_by, approved_by, approved_at, family_id, family_version,
+    revoked_at, revoked_by, revocation_reason) VALUES (?, ?, NULL, 0, ?, 'service', 'bulk', '{"tool":["payments.*"]}', 100000, 'EUR', NULL, 24,
+    '{"clean_context":false}', NULL, 'none', NULL, NULL, 'observe', 'active', 0, ?, ?, 'bench', NULL, NULL, NULL, NULL, NULL, NULL, NULL)`);
+  const insertLedger = db.prepare("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', ?, ?, ?, ?)");
+  const insertCharge = db.prepare("INSERT INTO charges (id, ledger_id, grant_id, amount_minor, expires_at) VALUES (?, ?, ?, 0, ?)");
+  const insertTotals = db.prepare("INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, ?, 0)");
+  const perGrant = Math.max(1, Math.floor(decisions / grants));
+  const id = (prefix, n) => `${prefix}_${n.toString(32).padStart(26, "0")}`;
+  let written = 0;
+  const batch = db.transaction((from, to) => {
+    for (let g = from; g < to; g += 1) {
+      const grantId = id("grt", g);
+      insertGrant.run(grantId, grantId, agentId, now - 3_600_000, now + 86_400_000);
+      let prev = GENESIS_HASH;
+      for (let s = 1; s <= perGrant && written < decisions; s += 1) {
+        const ledgerId = id("led", written);
+        const record = canonicalJson({
+          ledger_id: ledgerId, tree_id: grantId, seq: s, kind: "decision", grant_id: grantId, agent_id: agentId, outcome: "allow",
+          created_at: now - 1_000, request: { grant_id: grantId, tool: "payments.send" }, reason_code: "decision.allow", mode: "observe",
+        });
+        const hash = linkHash(prev, record);
+        insertLedger.run(ledgerId, grantId, s, grantId, agentId, record, prev, hash, now - 1_000);
+        insertCharge.run(id("chg", written), ledgerId, grantId, now + 86_400_000);
+        prev = hash;
+        written += 1;
+      }
+      insertTotals.run(grantId, perGrant);
+    }
+  });
+  for (let g = 0; g < grants; g += 10_000) batch(g, Math.min(grants, g + 10_000));
+  db.close();
+  return written;
+}
+
+async function run(title, dbPath) {
+  const rows = [];
+  const authority = await startChild("authority", dbPath);
+  const bare = await startChild("bare");
+  const exp = await startChild("express");
+  try {
+    const { key, body } = await prepare(authority.base);
+    for (const connections of CONNECTIONS) {
+      const row = { connections };
+      row.bare = await measure(`${bare.base}/v1/noop`, connections, {}, body);
+      row.express = await measure(`${exp.base}/v1/noop`, connections, {}, body);
+      row.authorize = await measure(`${authority.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body);
+      rows.push(row);
+    }
+  } finally {
+    await Promise.all([stop(authority), stop(bare), stop(exp)]);
+  }
+  table(title, rows);
+  return rows;
+}
+
+async function main() {
+  process.stdout.write(`server benchmark: ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`);
+  process.stdout.write("authorize: SQLite, synchronous=FULL, group commit, each answer after its commit; hot path in front of Express\n");
+  const dir = mkdtempSync(join(tmpdir(), "authority-bench-"));
+  try {
+    const empty = await run("empty database", join(dir, "empty.db"));
+    if (LARGE_GRANTS > 0 && LARGE_DECISIONS > 0) {
+      const largePath = join(dir, "large.db");
+      await migrateDatabase(largePath);
+      const started = performance.now();
+      const written = generate(largePath, LARGE_GRANTS, LARGE_DECISIONS);
+      process.stdout.write(`\nlarge database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
+        `(generated in ${((performance.now() - started) / 1000).toFixed(1)} s; the full size is BENCH_LARGE_GRANTS=1000000 BENCH_LARGE_DECISIONS=10000000)\n`);
+      const large = await run("large database", largePath);
+      process.stdout.write("\nlarge ÷ empty authorize throughput: " + large.map((r, i) => `${r.connections} conn ${(r.authorize.rps / empty[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--serve") await serve(process.argv[3], process.argv[4]);
+else await main();
