@@ -38,6 +38,7 @@ export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
   endpoint({ operationId: "ready", method: "get", path: "/ready", summary: "Readiness: the database answers", roles: null, body: null, status: 200, response: "Health" }),
   endpoint({ operationId: "metrics", method: "get", path: "/metrics", summary: "Prometheus metrics in the text exposition format", roles: null, body: null, status: 200, response: "", mediaType: "text/plain" }),
   endpoint({ operationId: "openapi", method: "get", path: "/openapi.json", summary: "This OpenAPI 3.1 document", roles: null, body: null, status: 200, response: "" }),
+  endpoint({ operationId: "whoami", method: "get", path: "/whoami", summary: "The calling key: its identity, kind and roles (what the console shows and offers)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Key" }),
   endpoint({ operationId: "createAgent", method: "post", path: "/agents", summary: "Register an agent; idempotent by name (201 when created, 200 when it existed)", roles: ["admin", "issuer"], body: "AgentCreateBody", status: 201, response: "Agent" }),
   endpoint({ operationId: "listAgents", method: "get", path: "/agents", summary: "List agents", roles: ALL_BUT_AGENT, body: null, status: 200, response: "AgentList" }),
   endpoint({ operationId: "getAgent", method: "get", path: "/agents/{agent_id}", summary: "One agent (an agent key sees only its own)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Agent" }),

@@ -11,7 +11,7 @@ import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
 import { approveDecision } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
 import { settleDecision } from "../services/settle.js";
-import { agentView } from "../services/views.js";
+import { agentView, keyView } from "../services/views.js";
 import type { Page } from "../store/store.js";
 import type { HttpMetrics } from "./metrics.js";
 import { ApiProblem } from "./problem.js";
@@ -54,6 +54,8 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   },
   openapi: async (r) => ok(r.openapi),
   metrics: async (r) => ok(r.metrics.render()),
+
+  whoami: async (r) => ok(keyView((await r.ctx.store.getKey(who(r).keyId))!)),
 
   createAgent: async (r) => {
     const result = await createAgent(r.ctx, who(r), r.body as AgentCreateBody);
