@@ -8,6 +8,11 @@ export const LIMITS = Object.freeze({
   astDepthMax: NESTING_DEPTH_MAX as 64,
   /** Elements of a list literal, and of a list read from `args` at run time. */
   listElementsMax: 1024,
+  /**
+   * Candidate approvers tried when deciding `gated` (docs/decisions/0101). Past it a policy can
+   * still be gated on a witness found, but is never allowed and never declared unsatisfiable.
+   */
+  approverCandidatesMax: 4096,
   /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
   integerMax: Number.MAX_SAFE_INTEGER,
   integerMin: Number.MIN_SAFE_INTEGER,

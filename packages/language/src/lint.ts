@@ -6,7 +6,7 @@ import { compileExpr, type EvalEnv } from "./compile.js";
 import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
 import { WEEKDAYS } from "./environment.js";
 import { formatExpr } from "./format.js";
-import { compileTruth, satisfiable } from "./residual.js";
+import { compileTruth, unsatisfiable } from "./residual.js";
 import { FAIL } from "./values.js";
 
 /** Every lint warning of a checked tree, in source order. */
@@ -228,7 +228,7 @@ class Linter {
   /** Whether `e` can never hold (a sound, incomplete test). */
   unsatisfiable(e: Expr): boolean {
     if (isConstant(e)) return this.constantValue(e) === false;
-    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return satisfiable(this.approverFormula(e)) === undefined;
+    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return unsatisfiable(this.approverFormula(e));
     if (e.kind === "binary" && e.op === "in" && e.right.kind === "list" && e.right.elements.length === 0) return true;
     if (e.kind === "binary" && e.op === "||") return this.unsatisfiable(e.left) && this.unsatisfiable(e.right);
     if (e.kind === "binary" && e.op === "&&") {
@@ -335,7 +335,7 @@ class Linter {
     };
     collect(e);
     for (const l of lists) this.duplicates(l);
-    if (satisfiable(this.approverFormula(e)) === undefined) {
+    if (unsatisfiable(this.approverFormula(e))) {
       this.out.push(warning("approver-unsatisfiable", `no approval can satisfy \`${formatExpr(e)}\``, e.span, "without an approval `approver` is unknown, and an approval always names one approver: no name satisfies this"));
     }
   }

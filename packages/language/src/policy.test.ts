@@ -74,3 +74,26 @@ describe("compiled policies", () => {
     expect(compilePolicy(42 as unknown as string).ok).toBe(false);
   });
 });
+
+describe("the candidate bound", () => {
+  it("past LIMITS.approverCandidatesMax a witness may be missed, and then the policy denies rather than guess", () => {
+    const many = (tag: string): string[] => Array.from({ length: 1024 }, (_, i) => `${tag}${i}@example.com`);
+    const policy = compiled(
+      '(approver in args.a && approver == "nobody") || (approver in args.b && approver == "nobody") || (approver in args.c && approver == "nobody") || (approver in args.d && approver == "nobody") || approver == "z@example.com"',
+    );
+    const withLists = { ...env, args: { a: many("a"), b: many("b"), c: many("c"), d: many("d") } };
+    expect(LIMITS.approverCandidatesMax).toBeLessThan(4 * 1024 + 2);
+    expect(policy.decide(withLists)).toEqual({ outcome: "deny" });
+    // With short lists the same policy is gated on the one approver who can approve.
+    expect(policy.decide({ ...env, args: { a: ["a"], b: ["b"], c: ["c"], d: ["d"] } }).outcome).toBe("gated");
+  });
+
+  it("never allows when the search is cut short, even if every approver would do", () => {
+    const huge = (tag: string): string[] => Array.from({ length: 1024 }, (_, i) => `${tag}${i}`);
+    const policy = compiled("approver == null || approver in args.a || approver in args.b || approver in args.c || approver in args.d || approver in args.e || !(approver in args.a)");
+    const small = { a: ["a"], b: ["b"], c: ["c"], d: ["d"], e: ["e"] };
+    expect(policy.decide({ ...env, args: small })).toEqual({ outcome: "allow" });
+    const large = { a: huge("a"), b: huge("b"), c: huge("c"), d: huge("d"), e: huge("e") };
+    expect(policy.decide({ ...env, args: large }).outcome).toBe("gated");
+  });
+});

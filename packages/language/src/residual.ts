@@ -213,8 +213,12 @@ export function holds(f: Formula, approver: string): boolean {
  * (every required prefix is a prefix of `w`, so they are nested; likewise suffixes). `p + x + s`
  * has every required prefix and suffix; it equals no constant (they lack `x`); and a forbidden
  * prefix `r` of it would, lacking `x`, be a prefix of `p` and hence of `w`, a contradiction.
+ *
+ * The set is bounded by LIMITS.approverCandidatesMax. Past that bound, or when the constants use
+ * every UTF-16 code unit so that no `x` exists, the set is marked incomplete: a search over it can
+ * still find a witness, but can no longer prove that none exists.
  */
-export function candidates(f: Formula): string[] {
+export function candidates(f: Formula): { readonly list: readonly string[]; readonly complete: boolean } {
   const equal = new Set<string>();
   const prefixes = new Set<string>([""]);
   const suffixes = new Set<string>([""]);
@@ -242,32 +246,61 @@ export function candidates(f: Formula): string[] {
     }
   };
   visit(f);
-  const all = [...equal, ...prefixes, ...suffixes];
-  let code = 0xe000;
-  const fresh = (): string => {
-    for (;;) {
-      const x = String.fromCharCode(code++);
-      if (!all.some((s) => s.includes(x))) return x;
+  const max = LIMITS.approverCandidatesMax;
+  const list = [...equal].slice(0, max);
+  let complete = equal.size <= max;
+  const x = freshCharacter([equal, prefixes, suffixes]);
+  if (x === undefined) return { list, complete: false };
+  outer: for (const p of prefixes) {
+    for (const s of suffixes) {
+      if (list.length >= max) {
+        complete = false;
+        break outer;
+      }
+      list.push(p + x + s);
     }
-  };
-  const x = fresh();
-  const out = [...equal];
-  for (const p of prefixes) for (const s of suffixes) out.push(p + x + s);
-  return out;
+  }
+  return { list, complete };
 }
 
-/** Whether some non-null approver satisfies `f`, and a witness if so. */
-export function satisfiable(f: Formula): string | undefined {
-  if (f === false) return undefined;
-  if (f === true) return "\ue000";
-  for (const c of candidates(f)) if (holds(f, c)) return c;
+/** A UTF-16 code unit used by no string of `groups` (private-use ones first), if there is one. */
+function freshCharacter(groups: readonly Set<string>[]): string | undefined {
+  const used = new Set<number>();
+  for (const group of groups) for (const value of group) for (let i = 0; i < value.length; i++) used.add(value.charCodeAt(i));
+  for (let n = 0; n < 0x10000; n++) {
+    const code = (0xe000 + n) & 0xffff;
+    if (!used.has(code)) return String.fromCharCode(code);
+  }
   return undefined;
 }
 
-/** Whether every non-null approver satisfies `f`. */
+/**
+ * Searches for a non-null approver satisfying `f`: the witness if one is found, otherwise whether
+ * the search was exhaustive (so that no approver satisfies `f` at all).
+ */
+export function findApprover(f: Formula): { readonly witness: string } | { readonly witness: undefined; readonly exhaustive: boolean } {
+  if (f === false) return { witness: undefined, exhaustive: true };
+  if (f === true) return { witness: "\ue000" };
+  const { list, complete } = candidates(f);
+  for (const c of list) if (holds(f, c)) return { witness: c };
+  return { witness: undefined, exhaustive: complete };
+}
+
+/** A non-null approver satisfying `f`, if the search finds one. */
+export function satisfiable(f: Formula): string | undefined {
+  return findApprover(f).witness;
+}
+
+/** Whether no non-null approver satisfies `f`, proven by an exhaustive search. */
+export function unsatisfiable(f: Formula): boolean {
+  const found = findApprover(f);
+  return found.witness === undefined && found.exhaustive;
+}
+
+/** Whether every non-null approver satisfies `f`, proven: never claimed when the search was cut short. */
 export function valid(f: Formula): boolean {
   if (typeof f === "boolean") return f;
-  return satisfiable(not(f)) === undefined;
+  return unsatisfiable(not(f));
 }
 
 const NO_SPAN: Span = { start: 0, end: 0 };
