@@ -196,19 +196,19 @@ export class DecisionSql implements DecisionStore {
 
   async liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>> {
     const result = new Map<string, { uses: number; held_minor: number; settled_minor: number }>();
-    for (const id of grantIds) {
-      const totals = await this.#db.get("SELECT uses, settled_minor FROM grant_totals WHERE grant_id = ?", [id]);
-      // INVARIANT (live-holds): only open holds that have not expired at `now` count.
-      const held = await this.#db.get(
-        "SELECT COALESCE(SUM(amount_minor), 0) AS held FROM charges WHERE grant_id = ? AND settled_at IS NULL AND released_at IS NULL AND amount_minor > 0 AND expires_at > ?",
-        [id, now],
-      );
-      result.set(id, {
-        uses: totals === undefined ? 0 : n(totals, "uses"),
-        settled_minor: totals === undefined ? 0 : n(totals, "settled_minor"),
-        held_minor: n(held!, "held"),
-      });
-    }
+    for (const id of grantIds) result.set(id, { uses: 0, held_minor: 0, settled_minor: 0 });
+    if (grantIds.length === 0) return result;
+    // One statement for the whole chain. INVARIANT (live-holds): only open holds that have not
+    // expired at `now` count, read through the index of open holds.
+    const rows = await this.#db.all(
+      `SELECT g.id AS grant_id, COALESCE(t.uses, 0) AS uses, COALESCE(t.settled_minor, 0) AS settled,
+              (SELECT COALESCE(SUM(c.amount_minor), 0) FROM charges c
+                WHERE c.grant_id = g.id AND c.settled_at IS NULL AND c.released_at IS NULL AND c.amount_minor > 0 AND c.expires_at > ?) AS held
+         FROM grants g LEFT JOIN grant_totals t ON t.grant_id = g.id
+        WHERE g.id IN (${grantIds.map(() => "?").join(", ")})`,
+      [now, ...grantIds],
+    );
+    for (const row of rows) result.set(s(row, "grant_id"), { uses: n(row, "uses"), held_minor: n(row, "held"), settled_minor: n(row, "settled") });
     return result;
   }
 

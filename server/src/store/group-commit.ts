@@ -54,7 +54,10 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await db.exec("BEGIN IMMEDIATE");
-      for (const item of batch) {
+      if (batch.length === 1) {
+        // Alone in its batch, a transaction needs no savepoint: its failure rolls back the batch.
+        outcomes.push({ ok: true, value: await batch[0]!.fn(db) });
+      } else for (const item of batch) {
         await db.exec("SAVEPOINT grouped");
         try {
           const value = await item.fn(db);
