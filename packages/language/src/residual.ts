@@ -13,7 +13,7 @@ import { describe, FAIL, fail, failure, type Value } from "./values.js";
 export type Formula =
   | boolean
   | { readonly k: "eq"; readonly value: string }
-  | { readonly k: "in"; readonly values: readonly string[] }
+  | { readonly k: "in"; readonly values: readonly string[]; readonly lookup?: ReadonlySet<string> }
   | { readonly k: "startsWith"; readonly value: string }
   | { readonly k: "endsWith"; readonly value: string }
   | { readonly k: "not"; readonly a: Formula }
@@ -171,7 +171,8 @@ function membership(list: Value, span: Span, errors: Diagnostic[]): TruthConditi
     }
     if (!values.includes(element)) values.push(element);
   }
-  const atom: Formula = values.length === 0 ? false : { k: "in", values };
+  // A long list gets a set, so trying thousands of candidates stays linear.
+  const atom: Formula = values.length === 0 ? false : values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
   return { t: atom, f: not(atom) };
 }
 
@@ -187,7 +188,7 @@ export function holds(f: Formula, approver: string): boolean {
     case "eq":
       return approver === f.value;
     case "in":
-      return f.values.includes(approver);
+      return f.lookup !== undefined ? f.lookup.has(approver) : f.values.includes(approver);
     case "startsWith":
       return approver.startsWith(f.value);
     case "endsWith":
