@@ -46,6 +46,15 @@ forEachStore("docs/walkthrough.md", (target) => {
         '"scope":{"tool":["payments.refund"]},"budget_amount_minor":10000,"budget_count":10',
         '{"status":422,"code":"delegation_widens","axes":["scope.tool","window","budget_amount_minor"]}',
         '{"status":"revoked","revoked_by":"alice@example.com","revocation_reason":"campaign over"}',
+        // 12: the decision path.
+        '{"outcome":"allow","reason_code":"decision.allow","held":[12000],"ledger":true}',
+        '{"outcome":"gated","decided_by":"policy","residual":"approver == \\"bob@example.com\\""}',
+        '{"tool":"payments.refund","amount_minor_max":35000,"approver":"bob@example.com"}',
+        '{"outcome":"allow","approver":"bob@example.com"}\n{"outcome":"gated"}',
+        '{"amount_minor":30000,"released_minor":5000}\nsame settlement\n{"status":409,"code":"already_settled"}',
+        '{"uses":2,"held_minor":12000,"settled_minor":30000}',
+        'replayed byte for byte\n{"uses":3}',
+        '{"ok":true,"broken":null}',
       ]) expect(out).toContain(line);
       const revoked = JSON.parse(out.trim().split("\n").find((l) => l.includes('"revoked":['))!);
       expect(revoked.revoked).toHaveLength(2);

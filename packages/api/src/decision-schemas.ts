@@ -109,6 +109,29 @@ export const settlementSchema = {
   },
 } as const;
 
+export const ledgerVerificationSchema = {
+  $id: "LedgerVerification",
+  title: "LedgerVerification",
+  type: "object",
+  required: ["ok", "trees", "records", "broken"],
+  properties: {
+    ok: { type: "boolean" },
+    trees: { type: "integer", description: "Chains checked: one per delegation tree." },
+    records: { type: "integer" },
+    broken: {
+      oneOf: [
+        { type: "null" },
+        {
+          type: "object",
+          required: ["tree_id", "seq", "ledger_id", "problem"],
+          properties: { tree_id: { type: "string" }, seq: { type: "integer" }, ledger_id: { type: "string" }, problem: { type: "string" } },
+        },
+      ],
+      description: "The first broken link, in tree order then chain order.",
+    },
+  },
+} as const;
+
 export const decisionApprovalSchema = {
   $id: "DecisionApproval",
   title: "DecisionApproval",

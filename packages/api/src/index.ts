@@ -41,6 +41,7 @@ export {
 } from "./schemas.js";
 export {
   authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionSchema, settlementSchema, decisionApprovalSchema,
+  ledgerVerificationSchema,
 } from "./decision-schemas.js";
 export { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";

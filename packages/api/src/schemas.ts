@@ -5,7 +5,8 @@
 
 import { API_LIMITS } from "./limits.js";
 import {
-  authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, settleBodySchema, settlementSchema,
+  authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
+  settlementSchema,
 } from "./decision-schemas.js";
 
 /** The alphabet of generated ids: lower-case Crockford base32, 26 characters (time first, sortable). */
@@ -553,6 +554,7 @@ export const allSchemas = [
   decisionSchema,
   settlementSchema,
   decisionApprovalSchema,
+  ledgerVerificationSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

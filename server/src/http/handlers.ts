@@ -10,6 +10,7 @@ import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant,
 import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
 import { approveDecision } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
+import { verifyLedger } from "../services/ledger.js";
 import { settleDecision } from "../services/settle.js";
 import { agentView, keyView } from "../services/views.js";
 import type { Page } from "../store/store.js";
@@ -78,6 +79,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   revokeGrant: async (r) => ok(await revokeGrant(r.ctx, who(r), r.params["grant_id"]!, reason(r))),
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
+  verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
   approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),
 
   createKey: async (r) => created(await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody)),
