@@ -211,14 +211,14 @@ class Compiler {
   }
 
   private binary(e: ExprOf<"binary">): Compiled {
+    // A logical chain compiles its own operands; compiling them here as well would redo every
+    // level of a long chain once per enclosing level.
+    if (e.op === "&&" || e.op === "||") return this.chain(e);
     const l = this.compile(e.left);
     const r = this.compile(e.right);
     const lt = this.type(e.left);
     const rt = this.type(e.right);
     switch (e.op) {
-      case "&&":
-      case "||":
-        return this.chain(e);
       case "+":
       case "-":
       case "*":
