@@ -11,8 +11,29 @@ import { didYouMean } from "./suggest.js";
  */
 export type Type = "int" | "string" | "bool" | "null" | "dyn" | "approver" | "list<int>" | "list<string>" | "list<bool>" | "list<any>" | "error";
 
+/** The static type of each node of a checked tree. */
+export interface TypeTable {
+  get(e: Expr): Type | undefined;
+}
+
+/**
+ * The checker records each node's type on the node itself, in one slot: the type of a node of a
+ * tree that checks without errors depends only on its subtree, so a tree shared by several policies (see
+ * `conjoin`) holds the same types for each, and no per-check table has to be allocated.
+ */
+interface Typed {
+  checkedType?: Type;
+}
+
+export const nodeTypes: TypeTable = { get: (e) => (e as Typed).checkedType };
+
+/** Records `type` as the type of `e` (for trees built after checking, such as a conjunction). */
+export function setType(e: Expr, type: Type): void {
+  (e as Typed).checkedType = type;
+}
+
 export interface CheckResult {
-  readonly types: ReadonlyMap<Expr, Type>;
+  readonly types: TypeTable;
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -45,7 +66,7 @@ export function checkPolicy(root: Expr): CheckResult {
   if (type !== "bool" && type !== "dyn" && type !== "error") {
     checker.report("type-mismatch", `a policy must be a condition, but this is \`${typeNames[type]}\``, root, "compare it with something, as in `amount_minor <= 50000`");
   }
-  return { types: checker.types, diagnostics: checker.diagnostics };
+  return { types: nodeTypes, diagnostics: checker.diagnostics };
 }
 
 const STRINGS: readonly Type[] = ["string", "dyn"];
@@ -55,7 +76,6 @@ const BOOLS: readonly Type[] = ["bool", "dyn"];
 const INTS: readonly Type[] = ["int", "dyn"];
 
 class Checker {
-  readonly types = new Map<Expr, Type>();
   readonly diagnostics: Diagnostic[] = [];
 
   report(code: Diagnostic["code"], message: string, at: Expr | { span: Expr["span"] }, help?: string): "error" {
@@ -66,7 +86,7 @@ class Checker {
   /** The type of `e`; `approverHere` says that `approver` may stand at this position. */
   check(e: Expr, approverHere: boolean): Type {
     const type = this.infer(e, approverHere);
-    this.types.set(e, type);
+    (e as Typed).checkedType = type;
     return type;
   }
 

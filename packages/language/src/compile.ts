@@ -1,7 +1,7 @@
 // Pipeline step 4 of 4: the checked AST compiled once into closures (no eval, no new Function).
 import type { Span } from "@agent-authority/grammar";
 import type { Expr, ExprOf } from "./ast.js";
-import type { Type } from "./check.js";
+import type { Type, TypeTable } from "./check.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, member, readPath, type Value } from "./values.js";
 
@@ -18,12 +18,12 @@ interface Compiled {
 }
 
 /** Compiles a checked expression. `types` is the checker's result for the same tree. */
-export function compileExpr(root: Expr, types: ReadonlyMap<Expr, Type>): Evaluator {
+export function compileExpr(root: Expr, types: TypeTable): Evaluator {
   return new Compiler(types).compile(root).fn;
 }
 
 class Compiler {
-  constructor(private readonly types: ReadonlyMap<Expr, Type>) {}
+  constructor(private readonly types: TypeTable) {}
 
   type(e: Expr): Type {
     return this.types.get(e) ?? "dyn";

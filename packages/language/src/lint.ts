@@ -1,7 +1,7 @@
 // Lint: warnings with spans for policies that compile but cannot mean what their author meant.
 import type { Expr, ExprOf } from "./ast.js";
 import { isConstant, mentionsApprover } from "./ast.js";
-import type { Type } from "./check.js";
+import type { TypeTable } from "./check.js";
 import { compileExpr, type EvalEnv } from "./compile.js";
 import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
 import { WEEKDAYS } from "./environment.js";
@@ -10,7 +10,7 @@ import { compileTruth, unsatisfiable } from "./residual.js";
 import { FAIL } from "./values.js";
 
 /** Every lint warning of a checked tree, in source order. */
-export function lintAst(root: Expr, types: ReadonlyMap<Expr, Type>): readonly Diagnostic[] {
+export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
   const lint = new Linter(types);
   lint.visit(root, true);
   if (lint.unsatisfiable(root)) {
@@ -38,7 +38,7 @@ const EMPTY_ENV = { args: {} } as unknown as EvalEnv;
 
 class Linter {
   readonly out: Diagnostic[] = [];
-  constructor(private readonly types: ReadonlyMap<Expr, Type>) {}
+  constructor(private readonly types: TypeTable) {}
 
   /** Walks the tree; `logical` says that `e` is the policy or an operand of `!`, `&&` or `||`. */
   visit(e: Expr, logical: boolean): void {

@@ -1,7 +1,7 @@
 // The public operations: compile a policy once, evaluate and decide it, conjoin a chain, format, lint.
 import type { Expr } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
-import { checkPolicy, type Type } from "./check.js";
+import { checkPolicy, nodeTypes, setType, type TypeTable } from "./check.js";
 import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
@@ -45,7 +45,7 @@ class Policy implements CompiledPolicy {
   /** The checked tree, kept for `conjoin` and for compiling partial evaluation on demand. */
   constructor(
     readonly ast: Expr,
-    readonly types: ReadonlyMap<Expr, Type>,
+    readonly types: TypeTable,
   ) {
     this.root = compileExpr(ast, types);
   }
@@ -143,12 +143,10 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   });
   if (parts.length === 0) return TRUE_POLICY;
   if (parts.length === 1) return policies[0]!;
-  const types = new Map<Expr, Type>();
   let ast = parts[0]!.ast;
-  for (const part of parts) for (const [node, type] of part.types) types.set(node, type);
   for (let i = 1; i < parts.length; i++) {
     ast = { kind: "binary", op: "&&", left: ast, right: parts[i]!.ast, span: { start: 0, end: 0 } };
-    types.set(ast, "bool");
+    setType(ast, "bool");
   }
   // Reparse the canonical text so that spans point into it; each part already passed every check.
   const reparsed = parsePolicy(formatExpr(ast), { skipTextLimit: true });
@@ -156,7 +154,7 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
     const checked = checkPolicy(reparsed.ast);
     if (checked.diagnostics.length === 0) return new Policy(reparsed.ast, checked.types);
   }
-  return new Policy(ast, types);
+  return new Policy(ast, nodeTypes);
 }
 
 /** The canonical form of `text`, or the diagnostics that stop it from parsing. */
