@@ -13,6 +13,7 @@ import { callerForSecret } from "../services/keys.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
+import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { HANDLERS, type HandlerRequest } from "./handlers.js";
 import { handleAuthorize } from "./hot-path.js";
 import { idempotencyMiddleware } from "./idempotency.js";
@@ -170,6 +171,9 @@ export function createApp(options: AppOptions): express.Express {
     });
     next();
   });
+
+  // The approvals console: static files with their own security headers, outside /v1.
+  app.use(CONSOLE_PATH, consoleRouter());
 
   for (const endpoint of ENDPOINTS) {
     const path = `/v1${endpoint.path.replace(/\{([a-z_]+)\}/g, ":$1")}`;

@@ -1,0 +1,107 @@
+// The console's shell: sign-in, the identity bar, the list of views, and the router between them.
+
+import { api, ApiError, Capabilities, loadEndpoints, problemText, session } from "./api.js";
+import { h, message, replace } from "./dom.js";
+import { agentsView } from "./view-agents.js";
+import { breakersView, contractsView } from "./view-breakers.js";
+import { gatedView, ledgerView } from "./view-decisions.js";
+import { pendingView } from "./view-pending.js";
+
+/** Each view: the endpoint it reads (to decide whether it is served and readable) and its renderer. */
+const VIEWS = [
+  { id: "pending", title: "Pending grants", reads: ["get", "/grants/pending"], render: pendingView },
+  { id: "gated", title: "Gated decisions", reads: ["post", "/decisions/{}/approve"], render: gatedView },
+  { id: "agents", title: "Agents and certificates", reads: ["get", "/agents"], render: agentsView },
+  { id: "contracts", title: "Contracts", reads: ["get", "/agents/{}/contracts"], render: contractsView },
+  { id: "breakers", title: "Breakers", reads: ["get", "/agents/{}/breakers/counterfactual"], render: breakersView },
+  { id: "ledger", title: "Decision ledger", reads: ["get", "/ledger/verify"], render: ledgerView },
+];
+
+const main = document.getElementById("main");
+const nav = document.getElementById("views");
+const identity = document.getElementById("identity");
+let caps = null;
+
+
+function signOut() {
+  session.clear();
+  caps = null;
+  replace(identity);
+  replace(nav);
+  showSignIn();
+}
+
+function showSignIn(note) {
+  const input = h("input", { type: "password", name: "key", autocomplete: "off", spellcheck: "false", required: true, id: "key", "aria-label": "API key" });
+  const form = h("form", { class: "card signin", id: "signin" },
+    h("h2", {}, "Sign in"),
+    h("p", { class: "muted" }, "Paste your API key. It is kept in this tab's session storage only and sent as a header with each request."),
+    h("label", {}, "API key", input),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Sign in")),
+    note ? message("error", note) : null);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    session.set(input.value.trim());
+    input.value = "";
+    await start();
+  });
+  replace(main, form);
+  input.focus();
+}
+
+function showIdentity(me) {
+  replace(identity,
+    h("span", { class: "who", id: "who" }, me.identity),
+    h("span", { class: "tag", id: "kind" }, me.kind),
+    h("span", { class: "tag", id: "roles" }, me.roles.join(", ")),
+    me.agent_id ? h("span", { class: "tag" }, `agent ${me.agent_id}`) : null,
+    h("button", { type: "button", class: "secondary", id: "signout", onclick: signOut }, "Sign out"));
+}
+
+function showNav(current) {
+  replace(nav, VIEWS.map((view) => {
+    const served = caps.served(view.reads[0], view.reads[1]);
+    const a = h("a", { "data-view": view.id, class: served ? undefined : "unserved", "aria-current": view.id === current ? "page" : undefined }, view.title);
+    a.href = `#${view.id}`;
+    return a;
+  }));
+}
+
+async function route() {
+  if (caps === null) return;
+  const [id, ...rest] = location.hash.replace(/^#/, "").split("/");
+  const view = VIEWS.find((v) => v.id === id) ?? VIEWS[0];
+  showNav(view.id);
+  const section = h("section", { id: `view-${view.id}`, "aria-busy": "true" }, h("h2", {}, view.title));
+  replace(main, section);
+  try {
+    await view.render(section, { caps, args: rest.map(decodeURIComponent), refresh: route });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      signOut();
+      return;
+    }
+    section.append(message("error", problemText(error)));
+  }
+  section.setAttribute("aria-busy", "false");
+}
+
+async function start() {
+  if (session.key() === null) {
+    showSignIn();
+    return;
+  }
+  try {
+    const [endpoints, me] = await Promise.all([loadEndpoints(), api("GET", "/whoami")]);
+    caps = new Capabilities(endpoints, me);
+    showIdentity(me);
+    await route();
+  } catch (error) {
+    session.clear();
+    caps = null;
+    showSignIn(error instanceof ApiError && error.status === 401 ? "That key is unknown or revoked." : problemText(error));
+  }
+}
+
+window.addEventListener("hashchange", () => { void route(); });
+void start();

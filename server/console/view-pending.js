@@ -1,0 +1,77 @@
+// Pending grants: each grant's full shape and its policy laid out for reading, with an approve form
+// for keys that may approve (a human with `approver` or `admin`).
+
+import { api, problemText, seg } from "./api.js";
+import { badge, fields, h, message, money, renderValue, time } from "./dom.js";
+import { layoutPolicy } from "./policy-layout.js";
+
+/** Fields shown first, in this order; every other field of the grant follows, so nothing is hidden. */
+const LEAD = ["id", "status", "enforcement_mode", "agent_id", "principal_type", "principal_id", "audience", "scope",
+  "budget_amount_minor", "budget_currency", "budget_count", "ttl_hours", "issued_at", "expires_at", "conditions",
+  "delegation_policy", "delegation_depth_max", "issued_by", "approval_required"];
+
+function fieldValue(grant, name) {
+  const value = grant[name];
+  if (name === "status" || name === "enforcement_mode") return badge(value);
+  if (name === "budget_amount_minor") return h("span", {}, money(value, grant.budget_currency));
+  if (name === "scope" && Array.isArray(value?.tool)) return h("span", { class: "mono" }, value.tool.join(", "));
+  if (name === "budget_count") return h("span", { class: "mono" }, value === null ? "no limit" : String(value));
+  if (/_at$/.test(name) && typeof value === "string") return time(value);
+  return renderValue(value);
+}
+
+export function policyBlock(text) {
+  const raw = typeof text === "string" ? text : "true";
+  return h("div", { class: "policy-ref" },
+    h("pre", { class: "policy" }, layoutPolicy(raw)),
+    raw.length > 60 ? h("details", {}, h("summary", { class: "muted" }, "policy as stored"), h("pre", { class: "policy-raw" }, raw)) : null);
+}
+
+export function grantShape(grant) {
+  const names = [...LEAD.filter((n) => n in grant), ...Object.keys(grant).filter((n) => !LEAD.includes(n) && n !== "policy")];
+  return [
+    fields(names.map((name) => [name, fieldValue(grant, name)])),
+    h("h3", {}, "Policy"),
+    policyBlock(grant.policy),
+  ];
+}
+
+function approveForm(grant, ctx, card) {
+  const note = h("input", { name: "note", maxlength: "1000", placeholder: "optional" });
+  const out = h("div", {});
+  const button = h("button", { type: "submit" }, "Approve");
+  const form = h("form", { class: "inline approve" }, h("label", {}, "Note", note), button, out);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    try {
+      const body = note.value.trim() === "" ? {} : { note: note.value.trim() };
+      const approved = await api("POST", `/grants/${seg(grant.id)}/approve`, body);
+      card.classList.add("done");
+      form.replaceWith(message("success", `Approved by ${approved.approved_by} at ${approved.approved_at}; the grant is ${approved.status}.`));
+    } catch (error) {
+      button.disabled = false;
+      out.replaceChildren(message("error", problemText(error)));
+    }
+  });
+  return form;
+}
+
+export async function pendingView(section, ctx) {
+  const { caps } = ctx;
+  if (!caps.can("get", "/grants/pending")) {
+    section.append(message("notice", "Your roles do not include reading pending grants."));
+    return;
+  }
+  const { grants } = await api("GET", "/grants/pending?limit=100");
+  const mayApprove = caps.can("post", "/grants/{}/approve");
+  if (!mayApprove) section.append(h("p", { class: "muted" }, "Read only: approving a grant needs a human key with the approver or admin role."));
+  if (grants.length === 0) section.append(h("p", { class: "muted", id: "no-pending" }, "No grant is awaiting approval."));
+  for (const grant of grants) {
+    const card = h("article", { class: "card grant", "data-grant-id": grant.id },
+      h("h3", {}, "Grant ", h("span", { class: "mono" }, grant.id), " for ", h("span", { class: "mono" }, grant.agent_id)),
+      grantShape(grant));
+    if (mayApprove) card.append(approveForm(grant, ctx, card));
+    section.append(card);
+  }
+}
