@@ -120,6 +120,14 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect((await s.call("GET", `/grants/${foreign.id}`, ADMIN_KEY)).body.uses).toBe(0);
     });
 
+    it("seals racing refusals on grants the agent does not hold in the agent's own chain, unforked", async () => {
+      const replies = await Promise.all(Array.from({ length: 20 }, () => s.call("POST", "/authorize", other.key, pay("grt_0000000000000000000000000b", 1))));
+      for (const reply of replies) expect(reply.body, reply.text).toMatchObject({ outcome: "deny", reason_code: "grant.not_held" });
+      const chain = (await s.db.raw("SELECT seq FROM ledger WHERE tree_id = ? ORDER BY seq", [other.id])) as { seq: number }[];
+      expect(chain.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect((await verifyLedger(s.db.store)).ok).toBe(true);
+    });
+
     it("answers allow with would_outcome in observe, and counts as enforce would", async () => {
       const uncertified = await certifiedAgent(s, "observer", false);
       const grant = await issueGrant(s, uncertified.id, { enforcement_mode: "observe" });

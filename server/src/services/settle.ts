@@ -31,9 +31,10 @@ export async function visibleDecision(tx: Store, caller: Caller, ledgerId: strin
   return row;
 }
 
-/** Takes the lock of the tree a record belongs to; records outside any grant's tree need none. */
+/** Takes the lock of the chain a record belongs to: its grant tree's, or the agent chain's. */
 export async function lockRecordTree(tx: Store, row: LedgerRow): Promise<void> {
   if (row.tree_id.startsWith("grt_")) await tx.lockGrant(row.tree_id);
+  else await tx.decisionPath().lockChain(row.tree_id);
 }
 
 function settlementView(row: LedgerRow): SettlementView {

@@ -82,6 +82,11 @@ export interface IdempotencyRow {
 
 /** The decision path's view of the store; `Store.decisionPath()` answers one bound to its connection. */
 export interface DecisionStore {
+  /**
+   * Serialises writers of a chain that belongs to no grant's tree (an agent's own chain) until the
+   * transaction ends: an advisory lock on PostgreSQL; SQLite's BEGIN IMMEDIATE already holds it.
+   */
+  lockChain(treeId: string): Promise<void>;
   /** The last record of a tree's chain, or undefined for a tree with none. */
   ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined>;
   appendLedger(row: LedgerRow): Promise<void>;
@@ -158,6 +163,10 @@ export class DecisionSql implements DecisionStore {
 
   constructor(db: SqlDriver) {
     this.#db = db;
+  }
+
+  async lockChain(treeId: string): Promise<void> {
+    if (this.#db.dialect === "postgres") await this.#db.get("SELECT pg_advisory_xact_lock(hashtext(?)) AS locked", [`ledger:${treeId}`]);
   }
 
   async ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined> {
