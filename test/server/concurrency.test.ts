@@ -79,6 +79,22 @@ function concurrencySuite(target: StoreTarget): void {
     expect(childSpend).toBe(3_000);
   });
 
+  it("one Idempotency-Key sent to both processes at once decides once", async () => {
+    const base = servers[0]!.baseUrl;
+    const agent = await agentWithKey(base, "retrier");
+    const grantId = await grant(base, agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
+    const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
+    const texts = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+      const response = await fetch(`${servers[i % 2]!.baseUrl}/authorize`, {
+        method: "POST", body, headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": "one-payment" },
+      });
+      expect(response.status).toBe(200);
+      return response.text();
+    }));
+    expect(new Set(texts).size).toBe(1);
+    expect(await get(base, `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 1, held_minor: 100 });
+  });
+
   it("every chain written by both processes verifies", async () => {
     const store = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
     try {
