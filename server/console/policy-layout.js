@@ -35,7 +35,7 @@ function joinTokens(list) {
   for (const t of list) {
     const prev = s.at(-1);
     const tight = s === "" || prev === "(" || prev === "[" || prev === "!" || t === ")" || t === "]" || t === "," ||
-      (t === "(" && /[A-Za-z0-9_]$/.test(s)) || (t === "[" && /[A-Za-z0-9_]$/.test(s));
+      (t === "(" && /[A-Za-z0-9_]$/.test(s) && !/(^|[^A-Za-z0-9_.])in$/.test(s));
     s += (tight ? "" : " ") + t;
   }
   return s;

@@ -27,7 +27,7 @@ function certificateRow(cert, ctx, reload) {
   const details = h("details", {}, h("summary", {}, "details"), renderValue(cert));
   return h("tr", { class: "certificate", "data-certificate-id": cert.id, "data-status": cert.status },
     h("td", { class: "mono" }, cert.id), h("td", {}, badge(cert.status)), h("td", {}, cert.environment),
-    h("td", {}, cert.issued_by, cert.issued_by_email ? ` <${cert.issued_by_email}>` : ""), h("td", {}, time(cert.issued_at)),
+    h("td", {}, cert.issued_by, cert.issued_by_email && cert.issued_by_email !== cert.issued_by ? ` <${cert.issued_by_email}>` : ""), h("td", { class: "when" }, time(cert.issued_at)),
     h("td", {}, cert.basis, details),
     h("td", {}, cert.revoked_at ? [time(cert.revoked_at), " by ", cert.revoked_by ?? "?", cert.revocation_reason ? ` (${cert.revocation_reason})` : ""] : ""),
     actions);

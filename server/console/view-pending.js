@@ -29,11 +29,9 @@ export function policyBlock(text) {
 
 export function grantShape(grant) {
   const names = [...LEAD.filter((n) => n in grant), ...Object.keys(grant).filter((n) => !LEAD.includes(n) && n !== "policy")];
-  return [
-    fields(names.map((name) => [name, fieldValue(grant, name)])),
-    h("h3", {}, "Policy"),
-    policyBlock(grant.policy),
-  ];
+  const shape = fields(names.map((name) => [name, fieldValue(grant, name)]));
+  shape.classList.add("shape");
+  return [h("h3", {}, "Policy"), policyBlock(grant.policy), h("h3", {}, "Every field"), shape];
 }
 
 function approveForm(grant, ctx, card) {
