@@ -18,6 +18,8 @@ export interface ServerConfig {
   /** Grants whose amount budget exceeds this are born `pending_approval`. */
   readonly autoApprovalCeilingMinor: number;
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** The longest a hold lives, in hours (DESIGN.md §6); absent: 24. A hold never outlives its grant. */
+  readonly holdLifetimeHours?: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -64,5 +66,6 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     adminKey: source["AUTHORITY_ADMIN_KEY"] || undefined,
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
     logLevel: logLevel as ServerConfig["logLevel"],
+    holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),
   };
 }

@@ -53,7 +53,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
-    const ctx: ServiceContext = { store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now };
+    const ctx: ServiceContext = {
+      store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
+      ...(config.holdLifetimeHours === undefined ? {} : { holdLifetimeMs: config.holdLifetimeHours * 3_600_000 }),
+    };
     const app = createApp({ ctx, logger, version: SERVER_VERSION });
     // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
     const listener: RequestListener = (req, res) => {

@@ -22,12 +22,12 @@ export interface DecisionServer {
   close(): Promise<void>;
 }
 
-export async function startDecisionServer(target: StoreTarget): Promise<DecisionServer> {
+export async function startDecisionServer(target: StoreTarget, config: { holdLifetimeHours?: number } = {}): Promise<DecisionServer> {
   const db = await openTestStore(target);
   const clock = { now: Date.now() };
   const start = () => startServer({
     host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, environment: ENVIRONMENT,
-    adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent",
+    adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
   }, { store: db.store, ownsStore: false, now: () => clock.now });
   const s: DecisionServer = {
     db, clock, server: await start(),
@@ -182,6 +182,29 @@ export function decisionsHttpSuite(target: StoreTarget): void {
         expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1_000))).body.outcome).toBe("allow");
       } finally {
         s.clock.now -= 24 * HOUR + 1;
+      }
+    });
+  });
+
+  describe("hold lifetime", () => {
+    it("is the configured one, and a hold never outlives its grant", async () => {
+      const short = await startDecisionServer(target, { holdLifetimeHours: 1 });
+      try {
+        const buyer = await certifiedAgent(short, "short-holds");
+        const grant = await issueGrant(short, buyer.id, { ttl_hours: 48 });
+        const allow = await short.call("POST", "/authorize", buyer.key, pay(grant.id, 10));
+        expect(Date.parse(allow.body.holds[0].expires_at) - Date.parse(allow.body.decided_at)).toBe(HOUR);
+        const brief = await startDecisionServer(target, { holdLifetimeHours: 72 });
+        try {
+          const other = await certifiedAgent(brief, "long-holds");
+          const g = await issueGrant(brief, other.id, { ttl_hours: 2 });
+          const a = await brief.call("POST", "/authorize", other.key, pay(g.id, 10));
+          expect(a.body.holds[0].expires_at).toBe(g.expires_at);
+        } finally {
+          await brief.close();
+        }
+      } finally {
+        await short.close();
       }
     });
   });
