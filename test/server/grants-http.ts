@@ -333,6 +333,8 @@ export function grantsHttpSuite(target: StoreTarget): void {
         previewGrant: "creates nothing",
         createAgent: "grants no authority",
         certifyAgent: "is the certification itself",
+        declareContract: "grants no authority (a contract only measures)",
+        createBreaker: "grants no authority (born in observe; its actions only take authority away)",
       };
       const posts = ENDPOINTS.filter((e) => e.method === "post" && /^\/(grants|agents|grant-families)/.test(e.path)).map((e) => e.operationId);
       expect(posts.filter((op) => classified[op] === undefined)).toEqual([]);

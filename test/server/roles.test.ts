@@ -14,6 +14,7 @@ const UNKNOWN = {
   grant_id: "grt_0000000000000000000000000a",
   certificate_id: "crt_0000000000000000000000000a",
   key_id: "key_0000000000000000000000000a",
+  breaker_id: "brk_0000000000000000000000000a",
 } as const;
 
 function pathOf(endpoint: Endpoint): string {

@@ -43,6 +43,10 @@ export {
   authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionSchema, settlementSchema, decisionApprovalSchema,
   ledgerVerificationSchema,
 } from "./decision-schemas.js";
+export {
+  contractCreateBodySchema, breakerCreateBodySchema, breakerArmBodySchema, breakerDisarmBodySchema, contractSchema, contractListSchema,
+  tripSchema, breakerSchema, counterfactualSchema, findingListSchema,
+} from "./breaker-schemas.js";
 export { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";

@@ -23,6 +23,8 @@ export const PROBLEM_CODES = Object.freeze({
   certificate_not_found: { status: 404, title: "no such certificate" },
   key_not_found: { status: 404, title: "no such key" },
   decision_not_found: { status: 404, title: "no such decision" },
+  contract_not_found: { status: 404, title: "no such contract" },
+  breaker_not_found: { status: 404, title: "no such breaker" },
   // 405, 413, 415: transport.
   method_not_allowed: { status: 405, title: "the endpoint does not accept this method" },
   body_too_large: { status: 413, title: "the request body is larger than the limit" },
@@ -38,6 +40,9 @@ export const PROBLEM_CODES = Object.freeze({
   already_settled: { status: 409, title: "the decision was settled with another amount" },
   decision_not_gated: { status: 409, title: "the decision is not gated by its policy" },
   decision_already_approved: { status: 409, title: "the gated decision was already approved" },
+  breaker_already_armed: { status: 409, title: "the breaker is already armed" },
+  breaker_not_armed: { status: 409, title: "the breaker is not armed" },
+  trip_count_mismatch: { status: 409, title: "`expecting_trips` is not the trip count of the last 90 days" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },

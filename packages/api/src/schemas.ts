@@ -8,6 +8,10 @@ import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
 } from "./decision-schemas.js";
+import {
+  breakerArmBodySchema, breakerCreateBodySchema, breakerDisarmBodySchema, breakerSchema, contractCreateBodySchema, contractListSchema,
+  contractSchema, counterfactualSchema, findingListSchema, tripSchema,
+} from "./breaker-schemas.js";
 
 /** The alphabet of generated ids: lower-case Crockford base32, 26 characters (time first, sortable). */
 const idBody = "[0-9a-hjkmnp-tv-z]{26}";
@@ -19,6 +23,8 @@ export const ID_PREFIXES = Object.freeze({
   certificate: "crt",
   key: "key",
   ledger: "led",
+  contract: "ctr",
+  breaker: "brk",
 });
 
 export function idPattern(prefix: string): string {
@@ -528,6 +534,10 @@ export const requestSchemas = {
   AuthorizeBody: authorizeBodySchema,
   SettleBody: settleBodySchema,
   DecisionApproveBody: decisionApproveBodySchema,
+  ContractCreateBody: contractCreateBodySchema,
+  BreakerCreateBody: breakerCreateBodySchema,
+  BreakerArmBody: breakerArmBodySchema,
+  BreakerDisarmBody: breakerDisarmBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -555,6 +565,12 @@ export const allSchemas = [
   settlementSchema,
   decisionApprovalSchema,
   ledgerVerificationSchema,
+  contractSchema,
+  contractListSchema,
+  tripSchema,
+  breakerSchema,
+  counterfactualSchema,
+  findingListSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

@@ -173,3 +173,19 @@ export interface AuthorizeBody {
 export interface SettleBody { amount_minor: number }
 
 export interface DecisionApproveBody { amount_minor_max?: number; expires_in_minutes?: number; note?: string }
+
+export type ContractMetric = "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
+
+export interface ContractCreateBody {
+  metric: ContractMetric;
+  ceiling: number;
+  window_decisions?: number;
+  window_hours?: number;
+  description?: string;
+}
+
+export interface BreakerCreateBody { contract_id: string; action: "notify" | "revoke" }
+
+export interface BreakerArmBody { basis: string; expecting_trips: number }
+
+export interface BreakerDisarmBody { reason?: string }

@@ -4,6 +4,10 @@ import type {
   AgentCreateBody, CertificationBody, DecisionApproveBody, SettleBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
   GrantPreviewBody, KeyCreateBody, ReasonBody,
 } from "@agent-authority/api";
+import type { BreakerArmBody, BreakerCreateBody, ContractCreateBody } from "@agent-authority/api";
+import { armBreaker, createBreaker, disarmBreaker, getBreaker, listFindings } from "../services/breakers.js";
+import { declareContract, listContracts } from "../services/contracts.js";
+import { breakerCounterfactual } from "../services/counterfactual.js";
 import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
@@ -81,6 +85,18 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
   verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
   approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),
+
+  declareContract: async (r) => created(await declareContract(r.ctx, who(r), r.params["agent_id"]!, r.body as ContractCreateBody)),
+  listContracts: async (r) => ok(await listContracts(r.ctx, who(r), r.params["agent_id"]!)),
+  createBreaker: async (r) => created(await createBreaker(r.ctx, who(r), r.params["agent_id"]!, r.body as BreakerCreateBody)),
+  breakerCounterfactual: async (r) => ok(await breakerCounterfactual(r.ctx, who(r), r.params["agent_id"]!, r.query("breaker_id"))),
+  getBreaker: async (r) => ok(await getBreaker(r.ctx, r.params["breaker_id"]!)),
+  armBreaker: async (r) => ok(await armBreaker(r.ctx, who(r), r.params["breaker_id"]!, r.body as BreakerArmBody)),
+  disarmBreaker: async (r) => ok(await disarmBreaker(r.ctx, who(r), r.params["breaker_id"]!, reason(r))),
+  listFindings: async (r) => {
+    const page = r.page();
+    return ok(await listFindings(r.ctx, r.query("agent_id"), page.after, page.limit));
+  },
 
   createKey: async (r) => created(await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody)),
   listKeys: async (r) => ok(await listKeys(r.ctx, r.page())),

@@ -10,6 +10,7 @@ import { newId } from "../ids.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
 import type { GrantRecord, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
+import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { grantTerms } from "./grants.js";
 import { sealRecord } from "./ledger.js";
 import { iso } from "./views.js";
@@ -101,17 +102,22 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const now = ctx.now();
   // An agent key speaks for exactly one agent; any other caller holds no grant.
   const agentId = caller.agentId ?? caller.identity;
-  const grant = await tx.getGrant(body.grant_id);
+  // On SQLite the transaction already holds the database, so the chain is read at once; on
+  // PostgreSQL the grant is read first to find the root whose lock must precede the chain's read.
+  const early = tx.dialect === "sqlite" ? await tx.grantChain(body.grant_id) : undefined;
+  const grant = early === undefined ? await tx.getGrant(body.grant_id) : early[early.length - 1];
   const held = grant !== undefined && caller.agentId !== null && grant.agent_id === caller.agentId;
   let chain: GrantRecord[] = [];
   // A grant the caller does not hold is decided on an empty chain and sealed in the caller's own
   // chain: the answer and the lock it takes say nothing about someone else's tree.
   let treeId = agentId;
+  // INVARIANT (breaker-lock-first): the agent's breakers are locked before the tree.
+  const breakers = await watchBreakers(tx, agentId);
   if (held) {
     // INVARIANT (tree-serial): the read-decide-write of a delegation tree runs under its root's
     // lock (a row lock on PostgreSQL; BEGIN IMMEDIATE holds the database on SQLite).
     await tx.lockGrant(grant.root_id);
-    chain = await tx.grantChain(grant.id);
+    chain = early ?? await tx.grantChain(grant.id);
     treeId = grant.root_id;
   } else {
     await tx.decisionPath().lockChain(treeId);
@@ -152,6 +158,11 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       chain: chain.map((g) => g.id),
       holds: decision.holds,
     },
+  });
+  // Breakers read the sealed decision in its own transaction: a trip commits with it or not at all.
+  await evaluateBreakersAfterDecision(tx, breakers, {
+    ledger_id: ledgerId, agent_id: agentId, at: now, outcome: decision.outcome,
+    would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
   });
   if (decision.counted) await placeCharges(tx, ledgerId, chain, decision, now);
   if (decision.counted && decision.approval_id !== undefined) {

@@ -6,7 +6,7 @@ import { HOUR_MS } from "@agent-authority/engine";
 import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
-import type { GrantEventRecord, GrantRecord, Page, Store } from "../store/store.js";
+import type { GrantEventRecord, GrantRecord, Page, Revocation, Store } from "../store/store.js";
 import { requireCertificationFor } from "./agents.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
 import { checkPolicy } from "./policy.js";
@@ -251,8 +251,17 @@ export async function revokeGrant(ctx: ServiceContext, caller: Caller, id: strin
     }
     if (grant.status === "revoked") throw new ApiProblem("grant_already_revoked");
     const now = ctx.now();
-    const revoked = await tx.revokeGrants(await tx.subtreeIds(id), { at: now, by: caller.identity, reason: reason ?? null });
-    for (const revokedId of revoked) await event(tx, revokedId, "revoked", caller.identity, now, { via: id });
+    const revoked = await revokeSubtreeWithin(tx, id, { at: now, by: caller.identity, reason: reason ?? null });
     return { grant_id: id, revoked, revoked_at: iso(now) };
   });
+}
+
+/**
+ * Revokes the grant and its whole subtree inside an open transaction, recording each revocation in
+ * the grant's history; answers exactly the ids it revoked. Circuit breakers revoke through it too.
+ */
+export async function revokeSubtreeWithin(tx: Store, id: string, revocation: Revocation, detail: Record<string, unknown> = {}): Promise<string[]> {
+  const revoked = await tx.revokeGrants(await tx.subtreeIds(id), revocation);
+  for (const revokedId of revoked) await event(tx, revokedId, "revoked", revocation.by, revocation.at, { via: id, ...detail });
+  return revoked;
 }

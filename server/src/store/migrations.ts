@@ -3,6 +3,7 @@
 
 import type { Dialect, SqlDriver } from "./driver.js";
 import { DECISION_PATH_SQL, GRANT_TOTALS_SQL } from "./decision-sql.js";
+import { breakersMigrationSql } from "./breaker-sql.js";
 
 export interface Migration {
   readonly version: number;
@@ -199,6 +200,11 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 3,
     name: "decision path: running totals of uses and settlements, an index of open holds",
     sql: { sqlite: GRANT_TOTALS_SQL, postgres: GRANT_TOTALS_SQL },
+  },
+  {
+    version: 4,
+    name: "behavioural contracts and circuit breakers: contracts, breakers, trips, findings, decision signals",
+    sql: { sqlite: breakersMigrationSql("sqlite"), postgres: breakersMigrationSql("postgres") },
   },
 ]);
 

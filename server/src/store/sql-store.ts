@@ -4,6 +4,7 @@
 import type { Role } from "@agent-authority/api";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
 import { DecisionSql, type DecisionStore } from "./decision-sql.js";
+import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
 import { runMigrations } from "./migrations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
@@ -12,6 +13,7 @@ import type {
 
 const TABLES = [
   "agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges", "decision_approvals", "idempotency_keys",
+  ...BREAKER_TABLES,
 ] as const;
 
 const str = (row: Row, key: string): string => String(row[key]);
@@ -348,6 +350,10 @@ export class SqlStore implements Store {
 
   decisionPath(): DecisionStore {
     return new DecisionSql(this.#db);
+  }
+
+  breakerPath(): BreakerStore {
+    return new BreakerSql(this.#db);
   }
 
   async usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {

@@ -2,6 +2,7 @@
 // PostgreSQL both implement. Times are epoch milliseconds. Nothing is ever deleted.
 
 import type { Role } from "@agent-authority/api";
+import type { BreakerStore } from "./breaker-sql.js";
 import type { DecisionStore } from "./decision-sql.js";
 import type { Dialect } from "./driver.js";
 
@@ -171,4 +172,7 @@ export interface Store {
 
   /** The decision path's records (ledger, charges, approvals, idempotency keys) on this connection. */
   decisionPath(): DecisionStore;
+
+  /** Contracts, breakers, trips, findings and decision signals on this connection. */
+  breakerPath(): BreakerStore;
 }

@@ -1,0 +1,446 @@
+// The records of behavioural contracts and circuit breakers over SQL (DESIGN.md §8): contracts,
+// breakers, their sealed trips and events, findings, and the contract signal of every decision.
+// One copy of the SQL for both databases.
+
+import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
+
+/**
+ * The signal of a decision: what a contract reads of it, as one small integer, so that a replay of
+ * a million decisions reads two narrow columns instead of a million sealed JSON records. The codes
+ * are fixed forever (they are stored): 0 allow, 1 deny, 2 deny at the scope gate, 3 gated,
+ * 4 exhausted. The outcome is `would_outcome` when the decision has one (DESIGN.md 0203).
+ */
+export const SIGNAL = Object.freeze({ allow: 0, deny: 1, out_of_scope: 2, gated: 3, exhausted: 4 });
+export const SIGNAL_COUNT = 5;
+
+const tables = `
+CREATE TABLE decision_signals (
+  ledger_id TEXT PRIMARY KEY REFERENCES ledger(id),
+  agent_id TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  signal SMALLINT NOT NULL CHECK (signal >= 0 AND signal <= 4)
+);
+CREATE INDEX decision_signals_agent_time ON decision_signals (agent_id, at, ledger_id);
+CREATE TABLE contracts (
+  id TEXT PRIMARY KEY,
+  agent_id TEXT NOT NULL REFERENCES agents(id),
+  metric TEXT NOT NULL,
+  ceiling DOUBLE PRECISION NOT NULL CHECK (ceiling >= 0 AND ceiling <= 1),
+  window_decisions BIGINT,
+  window_hours DOUBLE PRECISION,
+  description TEXT,
+  declared_by TEXT NOT NULL,
+  declared_by_email TEXT,
+  declared_at BIGINT NOT NULL,
+  CHECK ((window_decisions IS NULL) <> (window_hours IS NULL))
+);
+CREATE INDEX contracts_agent ON contracts (agent_id);
+CREATE TABLE breakers (
+  id TEXT PRIMARY KEY,
+  agent_id TEXT NOT NULL REFERENCES agents(id),
+  contract_id TEXT NOT NULL REFERENCES contracts(id),
+  action TEXT NOT NULL CHECK (action IN ('notify', 'revoke')),
+  mode TEXT NOT NULL CHECK (mode IN ('observe', 'armed')),
+  breached SMALLINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  created_by TEXT NOT NULL,
+  armed_at BIGINT,
+  armed_by TEXT,
+  basis TEXT,
+  expecting_trips BIGINT
+);
+CREATE INDEX breakers_agent ON breakers (agent_id);
+CREATE TABLE breaker_events (
+  id TEXT PRIMARY KEY,
+  breaker_id TEXT NOT NULL REFERENCES breakers(id),
+  kind TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  detail TEXT NOT NULL
+);
+CREATE INDEX breaker_events_breaker ON breaker_events (breaker_id);
+CREATE TABLE breaker_trips (
+  id TEXT PRIMARY KEY,
+  breaker_id TEXT NOT NULL REFERENCES breakers(id),
+  agent_id TEXT NOT NULL,
+  contract_id TEXT NOT NULL,
+  ledger_id TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  mode TEXT NOT NULL,
+  action TEXT NOT NULL,
+  declared_by TEXT NOT NULL,
+  armed_by TEXT,
+  successes BIGINT NOT NULL,
+  n BIGINT NOT NULL,
+  lower_bound DOUBLE PRECISION NOT NULL,
+  upper_bound DOUBLE PRECISION NOT NULL,
+  grant_ids TEXT NOT NULL,
+  finding_id TEXT
+);
+CREATE INDEX breaker_trips_breaker ON breaker_trips (breaker_id, at);
+CREATE TABLE findings (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  breaker_id TEXT NOT NULL,
+  trip_id TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  detail TEXT NOT NULL
+);
+CREATE INDEX findings_agent ON findings (agent_id, id);
+`;
+
+const KEPT = ["contracts", "breakers", "findings"] as const;
+const SEALED = ["decision_signals", "breaker_events", "breaker_trips"] as const;
+
+/** The signal of the decisions sealed before this migration, read from their sealed records. */
+function backfill(dialect: Dialect): string {
+  const field = (name: string): string => (dialect === "sqlite" ? `json_extract(record, '$.${name}')` : `(record::jsonb ->> '${name}')`);
+  const outcome = `COALESCE(${field("would_outcome")}, outcome)`;
+  return `INSERT INTO decision_signals (ledger_id, agent_id, at, signal)
+  SELECT id, agent_id, created_at,
+    CASE ${outcome}
+      WHEN 'allow' THEN 0
+      WHEN 'deny' THEN CASE WHEN ${field("reason_code")} = 'scope.out_of_scope' THEN 2 ELSE 1 END
+      WHEN 'gated' THEN 3
+      ELSE 4
+    END
+  FROM ledger WHERE kind = 'decision';`;
+}
+
+function guards(dialect: Dialect): string {
+  if (dialect === "sqlite") {
+    return [
+      ...[...KEPT, ...SEALED].map((t) => `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`),
+      ...SEALED.map((t) => `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`),
+    ].join("\n");
+  }
+  return [
+    ...[...KEPT, ...SEALED].map((t) => `
+CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
+CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`),
+    ...SEALED.map((t) => `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`),
+  ].join("\n");
+}
+
+/** Migration 4: contracts, breakers, trips, findings and the signal of every decision. */
+export function breakersMigrationSql(dialect: Dialect): string {
+  return `${tables}\n${backfill(dialect)}\n${guards(dialect)}`;
+}
+
+/** Tables of this module, for `Store.countRows`. */
+export const BREAKER_TABLES = ["decision_signals", "contracts", "breakers", "breaker_events", "breaker_trips", "findings"] as const;
+
+export type ContractMetricName = "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
+
+export interface ContractRow {
+  readonly id: string;
+  readonly agent_id: string;
+  readonly metric: ContractMetricName;
+  readonly ceiling: number;
+  readonly window_decisions: number | null;
+  readonly window_hours: number | null;
+  readonly description: string | null;
+  readonly declared_by: string;
+  readonly declared_by_email: string | null;
+  readonly declared_at: number;
+}
+
+export interface BreakerRow {
+  readonly id: string;
+  readonly agent_id: string;
+  readonly contract_id: string;
+  readonly action: "notify" | "revoke";
+  readonly mode: "observe" | "armed";
+  /** Whether the contract read `breached` after the agent's last decision: a trip is an entry. */
+  readonly breached: boolean;
+  readonly created_at: number;
+  readonly created_by: string;
+  readonly armed_at: number | null;
+  readonly armed_by: string | null;
+  readonly basis: string | null;
+  readonly expecting_trips: number | null;
+}
+
+export interface BreakerEventRow {
+  readonly id: string;
+  readonly breaker_id: string;
+  readonly kind: "created" | "armed" | "disarmed";
+  readonly actor: string;
+  readonly at: number;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+export interface TripRow {
+  readonly id: string;
+  readonly breaker_id: string;
+  readonly agent_id: string;
+  readonly contract_id: string;
+  /** The decision after which the contract entered `breached`. */
+  readonly ledger_id: string;
+  readonly at: number;
+  readonly mode: "observe" | "armed";
+  readonly action: "notify" | "revoke";
+  readonly declared_by: string;
+  readonly armed_by: string | null;
+  readonly successes: number;
+  readonly n: number;
+  readonly lower_bound: number;
+  readonly upper_bound: number;
+  /** Revoked (armed `revoke`), or that would have been (observe `revoke`); empty for `notify`. */
+  readonly grant_ids: readonly string[];
+  readonly finding_id: string | null;
+}
+
+export interface FindingRow {
+  readonly id: string;
+  readonly kind: "breaker_trip";
+  readonly agent_id: string;
+  readonly breaker_id: string;
+  readonly trip_id: string;
+  readonly at: number;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+/** A breaker with the contract it watches, as the decision path reads them. */
+export interface WatchedBreaker {
+  readonly breaker: BreakerRow;
+  readonly contract: ContractRow;
+}
+
+/** A window of signals, counted per signal code. */
+export type SignalCounts = readonly number[];
+
+/** The breaker path's view of the store; `Store.breakerPath()` answers one bound to its connection. */
+export interface BreakerStore {
+  insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<void>;
+  /** Counts of each signal among the agent's last `size` decisions up to `at`. */
+  countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts>;
+  /** Counts of each signal among the agent's decisions with time in (`from`, `to`]. */
+  countBetween(agentId: string, from: number, to: number): Promise<SignalCounts>;
+  /** The agent's signals with time in (`from`, `to`], in order of time then ledger id: one page after the cursor. */
+  signalPage(agentId: string, from: number, to: number, after: { at: number; ledger_id: string } | null, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]>;
+
+  insertContract(row: ContractRow): Promise<void>;
+  getContract(id: string): Promise<ContractRow | undefined>;
+  listContracts(agentId: string): Promise<ContractRow[]>;
+
+  insertBreaker(row: BreakerRow): Promise<void>;
+  getBreaker(id: string): Promise<BreakerRow | undefined>;
+  listBreakers(agentId: string): Promise<BreakerRow[]>;
+  /** The agent's breakers with their contracts, row-locked until the transaction ends (PostgreSQL). */
+  watchedBreakers(agentId: string, lock: boolean): Promise<WatchedBreaker[]>;
+  setBreached(id: string, breached: boolean): Promise<void>;
+  /** Moves the mode from `from` to `to` with the arming fields; answers whether it did. */
+  setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], arming: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean>;
+  appendEvent(row: BreakerEventRow): Promise<void>;
+  listEvents(breakerId: string): Promise<BreakerEventRow[]>;
+
+  insertTrip(row: TripRow): Promise<void>;
+  listTrips(breakerId: string): Promise<TripRow[]>;
+  insertFinding(row: FindingRow): Promise<void>;
+  listFindings(filter: { agent_id?: string | undefined }, after: string | undefined, limit: number): Promise<FindingRow[]>;
+  /** Ids of the agent's grants that are not revoked, and of every descendant not revoked, roots first. */
+  liveGrantTreesOf(agentId: string): Promise<{ roots: string[]; all: string[] }>;
+}
+
+const s = (row: Row, k: string): string => String(row[k]);
+const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
+const n = (row: Row, k: string): number => Number(row[k]);
+const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
+
+const CONTRACT_COLUMNS = ["id", "agent_id", "metric", "ceiling", "window_decisions", "window_hours", "description", "declared_by", "declared_by_email", "declared_at"] as const;
+const BREAKER_COLUMNS = ["id", "agent_id", "contract_id", "action", "mode", "breached", "created_at", "created_by", "armed_at", "armed_by", "basis", "expecting_trips"] as const;
+const TRIP_COLUMNS = [
+  "id", "breaker_id", "agent_id", "contract_id", "ledger_id", "at", "mode", "action", "declared_by", "armed_by", "successes", "n",
+  "lower_bound", "upper_bound", "grant_ids", "finding_id",
+] as const;
+
+const insert = (table: string, columns: readonly string[]): string =>
+  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+
+function values(record: object, columns: readonly string[]): SqlValue[] {
+  const source = record as Record<string, unknown>;
+  return columns.map((c) => {
+    const v = source[c];
+    if (v === undefined || v === null) return null;
+    if (typeof v === "boolean") return v ? 1 : 0;
+    if (typeof v === "object") return JSON.stringify(v);
+    return v as SqlValue;
+  });
+}
+
+function contractFromRow(row: Row, prefix = ""): ContractRow {
+  const k = (c: string): string => prefix + c;
+  return {
+    id: s(row, k("id")), agent_id: s(row, k("agent_id")), metric: s(row, k("metric")) as ContractMetricName, ceiling: n(row, k("ceiling")),
+    window_decisions: nn(row, k("window_decisions")), window_hours: nn(row, k("window_hours")), description: sn(row, k("description")),
+    declared_by: s(row, k("declared_by")), declared_by_email: sn(row, k("declared_by_email")), declared_at: n(row, k("declared_at")),
+  };
+}
+
+function breakerFromRow(row: Row): BreakerRow {
+  return {
+    id: s(row, "id"), agent_id: s(row, "agent_id"), contract_id: s(row, "contract_id"), action: s(row, "action") as BreakerRow["action"],
+    mode: s(row, "mode") as BreakerRow["mode"], breached: n(row, "breached") === 1, created_at: n(row, "created_at"),
+    created_by: s(row, "created_by"), armed_at: nn(row, "armed_at"), armed_by: sn(row, "armed_by"), basis: sn(row, "basis"),
+    expecting_trips: nn(row, "expecting_trips"),
+  };
+}
+
+function tripFromRow(row: Row): TripRow {
+  return {
+    id: s(row, "id"), breaker_id: s(row, "breaker_id"), agent_id: s(row, "agent_id"), contract_id: s(row, "contract_id"),
+    ledger_id: s(row, "ledger_id"), at: n(row, "at"), mode: s(row, "mode") as TripRow["mode"], action: s(row, "action") as TripRow["action"],
+    declared_by: s(row, "declared_by"), armed_by: sn(row, "armed_by"), successes: n(row, "successes"), n: n(row, "n"),
+    lower_bound: n(row, "lower_bound"), upper_bound: n(row, "upper_bound"), grant_ids: JSON.parse(s(row, "grant_ids")) as string[],
+    finding_id: sn(row, "finding_id"),
+  };
+}
+
+function countsOf(rows: readonly Row[]): number[] {
+  const counts = new Array<number>(SIGNAL_COUNT).fill(0);
+  for (const row of rows) counts[n(row, "signal")] = n(row, "c");
+  return counts;
+}
+
+export class BreakerSql implements BreakerStore {
+  readonly #db: SqlDriver;
+
+  constructor(db: SqlDriver) {
+    this.#db = db;
+  }
+
+  async insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<void> {
+    await this.#db.run("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?)", [ledgerId, agentId, at, signal]);
+  }
+
+  async countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts> {
+    return countsOf(await this.#db.all(
+      `SELECT signal, COUNT(*) AS c FROM (
+         SELECT signal FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, ledger_id DESC LIMIT ?
+       ) w GROUP BY signal`,
+      [agentId, at, size],
+    ));
+  }
+
+  async countBetween(agentId: string, from: number, to: number): Promise<SignalCounts> {
+    return countsOf(await this.#db.all(
+      "SELECT signal, COUNT(*) AS c FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? GROUP BY signal",
+      [agentId, from, to],
+    ));
+  }
+
+  async signalPage(agentId: string, from: number, to: number, after: { at: number; ledger_id: string } | null, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]> {
+    const rows = after === null
+      ? await this.#db.all("SELECT at, ledger_id, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, ledger_id LIMIT ?", [agentId, from, to, limit])
+      : await this.#db.all(
+        "SELECT at, ledger_id, signal FROM decision_signals WHERE agent_id = ? AND at <= ? AND (at > ? OR (at = ? AND ledger_id > ?)) ORDER BY at, ledger_id LIMIT ?",
+        [agentId, to, after.at, after.at, after.ledger_id, limit],
+      );
+    return rows as { at: number; ledger_id: string; signal: number }[];
+  }
+
+  async insertContract(row: ContractRow): Promise<void> {
+    await this.#db.run(insert("contracts", CONTRACT_COLUMNS), values(row, CONTRACT_COLUMNS));
+  }
+
+  async getContract(id: string): Promise<ContractRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM contracts WHERE id = ?", [id]);
+    return row && contractFromRow(row);
+  }
+
+  async listContracts(agentId: string): Promise<ContractRow[]> {
+    return (await this.#db.all("SELECT * FROM contracts WHERE agent_id = ? ORDER BY id", [agentId])).map((r) => contractFromRow(r));
+  }
+
+  async insertBreaker(row: BreakerRow): Promise<void> {
+    await this.#db.run(insert("breakers", BREAKER_COLUMNS), values(row, BREAKER_COLUMNS));
+  }
+
+  async getBreaker(id: string): Promise<BreakerRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM breakers WHERE id = ?", [id]);
+    return row && breakerFromRow(row);
+  }
+
+  async listBreakers(agentId: string): Promise<BreakerRow[]> {
+    return (await this.#db.all("SELECT * FROM breakers WHERE agent_id = ? ORDER BY id", [agentId])).map(breakerFromRow);
+  }
+
+  async watchedBreakers(agentId: string, lock: boolean): Promise<WatchedBreaker[]> {
+    const forUpdate = lock && this.#db.dialect === "postgres" ? " FOR UPDATE OF b" : "";
+    const rows = await this.#db.all(
+      `SELECT b.*, c.id AS c_id, c.agent_id AS c_agent_id, c.metric AS c_metric, c.ceiling AS c_ceiling,
+              c.window_decisions AS c_window_decisions, c.window_hours AS c_window_hours, c.description AS c_description,
+              c.declared_by AS c_declared_by, c.declared_by_email AS c_declared_by_email, c.declared_at AS c_declared_at
+         FROM breakers b JOIN contracts c ON c.id = b.contract_id WHERE b.agent_id = ? ORDER BY b.id${forUpdate}`,
+      [agentId],
+    );
+    return rows.map((row) => ({ breaker: breakerFromRow(row), contract: contractFromRow(row, "c_") }));
+  }
+
+  async setBreached(id: string, breached: boolean): Promise<void> {
+    await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [breached ? 1 : 0, id]);
+  }
+
+  async setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], a: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean> {
+    const changed = await this.#db.run(
+      "UPDATE breakers SET mode = ?, armed_at = ?, armed_by = ?, basis = ?, expecting_trips = ? WHERE id = ? AND mode = ?",
+      [to, a.at, a.by, a.basis, a.expecting_trips, id, from],
+    );
+    return changed === 1;
+  }
+
+  async appendEvent(row: BreakerEventRow): Promise<void> {
+    const columns = ["id", "breaker_id", "kind", "actor", "at", "detail"];
+    await this.#db.run(insert("breaker_events", columns), values(row, columns));
+  }
+
+  async listEvents(breakerId: string): Promise<BreakerEventRow[]> {
+    const rows = await this.#db.all("SELECT * FROM breaker_events WHERE breaker_id = ? ORDER BY id", [breakerId]);
+    return rows.map((row) => ({
+      id: s(row, "id"), breaker_id: s(row, "breaker_id"), kind: s(row, "kind") as BreakerEventRow["kind"], actor: s(row, "actor"),
+      at: n(row, "at"), detail: JSON.parse(s(row, "detail")) as Record<string, unknown>,
+    }));
+  }
+
+  async insertTrip(row: TripRow): Promise<void> {
+    await this.#db.run(insert("breaker_trips", TRIP_COLUMNS), values(row, TRIP_COLUMNS));
+  }
+
+  async listTrips(breakerId: string): Promise<TripRow[]> {
+    return (await this.#db.all("SELECT * FROM breaker_trips WHERE breaker_id = ? ORDER BY at, id", [breakerId])).map(tripFromRow);
+  }
+
+  async insertFinding(row: FindingRow): Promise<void> {
+    const columns = ["id", "kind", "agent_id", "breaker_id", "trip_id", "at", "detail"];
+    await this.#db.run(insert("findings", columns), values(row, columns));
+  }
+
+  async listFindings(filter: { agent_id?: string | undefined }, after: string | undefined, limit: number): Promise<FindingRow[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (filter.agent_id !== undefined) { where.push("agent_id = ?"); params.push(filter.agent_id); }
+    if (after !== undefined) { where.push("id > ?"); params.push(after); }
+    params.push(limit);
+    const rows = await this.#db.all(`SELECT * FROM findings${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`, params);
+    return rows.map((row) => ({
+      id: s(row, "id"), kind: "breaker_trip", agent_id: s(row, "agent_id"), breaker_id: s(row, "breaker_id"), trip_id: s(row, "trip_id"),
+      at: n(row, "at"), detail: JSON.parse(s(row, "detail")) as Record<string, unknown>,
+    }));
+  }
+
+  async liveGrantTreesOf(agentId: string): Promise<{ roots: string[]; all: string[] }> {
+    const roots = (await this.#db.all("SELECT id FROM grants WHERE agent_id = ? AND status <> 'revoked' ORDER BY depth, id", [agentId])).map((r) => s(r, "id"));
+    if (roots.length === 0) return { roots, all: [] };
+    const rows = await this.#db.all(
+      `WITH RECURSIVE tree AS (
+         SELECT id, depth FROM grants WHERE agent_id = ? AND status <> 'revoked'
+         UNION
+         SELECT g.id, g.depth FROM grants g JOIN tree t ON g.parent_id = t.id
+       ) SELECT DISTINCT tree.id, tree.depth FROM tree JOIN grants g ON g.id = tree.id WHERE g.status <> 'revoked' ORDER BY tree.depth, tree.id`,
+      [agentId],
+    );
+    return { roots, all: rows.map((r) => s(r, "id")) };
+  }
+}
