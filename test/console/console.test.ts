@@ -1,49 +1,20 @@
 // The approvals console in a real browser against a real server on a random port and a fresh
 // SQLite database: sign-in, approving a pending grant and a gated action (the agent's retry is then
-// allowed), certificates, the ledger's verification, the security headers, and hostile text that
+// allowed), certificates, the ledger's verification, and hostile text that
 // must render as text. Each view is photographed into docs/console/ for docs/console.md.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "../server/http-harness.js";
-import type { StoreTarget } from "../server/targets.js";
-import { chromiumMissing, launchBrowser, type ConsoleBrowser } from "./browser.js";
+import { browserSuite, launchBrowser, shot, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
 
-const SHOTS = fileURLToPath(new URL("../../docs/console/", import.meta.url));
 const APPROVER = "alice@example.com";
 /** Text that would run script if it were ever parsed as HTML. */
 const HOSTILE_IMG = "<img src=x onerror=window.__pwned=1>";
 const HOSTILE_SCRIPT = "</script><script>window.__pwned=2</script>";
 const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
 
-const sqlite: StoreTarget = {
-  name: "sqlite",
-  async create() {
-    const dir = mkdtempSync(join(tmpdir(), "authority-console-"));
-    return { url: join(dir, "authority.db"), dispose: async () => rmSync(dir, { recursive: true, force: true }) };
-  },
-};
-
-const missing = chromiumMissing();
-
-if (missing !== null && process.env["CI"] === "true") {
-  describe("console in a browser", () => {
-    it("runs under CI, where Chromium is required", () => {
-      throw new Error(`the browser suite must run under CI: ${missing}`);
-    });
-  });
-} else if (missing !== null) {
-  console.warn(`\n${"!".repeat(78)}\n!! console browser suite SKIPPED: ${missing}\n${"!".repeat(78)}\n`);
-  describe("console in a browser", () => {
-    it.skip(`skipped because ${missing}`, () => undefined);
-  });
-} else {
-  describe("console in a browser", consoleSuite);
-}
+browserSuite("console in a browser", consoleSuite);
 
 interface World {
   t: TestServer;
@@ -91,18 +62,6 @@ async function seed(t: TestServer): Promise<World> {
   };
 }
 
-async function signIn(page: Page, w: World, key: string): Promise<void> {
-  await page.goto(`${w.origin}/console`);
-  await page.locator("#signin input[name=key]").fill(key);
-  await page.locator("#signin button[type=submit]").click();
-  await page.locator("#who").waitFor();
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), type: "png" });
-}
-
 function consoleSuite(): void {
   let w: World;
   let browser: ConsoleBrowser;
@@ -110,21 +69,11 @@ function consoleSuite(): void {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    const t = await startTestServer(sqlite);
+    const t = await startTestServer(sqliteTarget);
     w = await seed(t);
     browser = await launchBrowser();
     page = await browser.context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(`pageerror: ${error.message}`));
-    // A refused API call is logged by Chromium as a failed resource; the tests check those answers
-    // themselves. Anything else that failed to load, and every CSP violation, is an error.
-    page.on("console", (m) => {
-      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) pageErrors.push(`console: ${m.text()}`);
-    });
-    page.on("response", (r) => {
-      if (r.status() >= 400 && !new URL(r.url()).pathname.startsWith("/v1/")) pageErrors.push(`${r.status()} ${r.url()}`);
-    });
-    page.on("dialog", (d) => { pageErrors.push(`dialog: ${d.message()}`); void d.dismiss(); });
+    watchErrors(page, pageErrors);
   });
 
   afterAll(async () => {
@@ -136,7 +85,7 @@ function consoleSuite(): void {
     await page.goto(`${w.origin}/console`);
     await page.locator("#signin").waitFor();
     await shot(page, "sign-in");
-    await signIn(page, w, w.approverKey);
+    await signIn(page, w.origin, w.approverKey);
     expect(await page.locator("#who").textContent()).toBe(APPROVER);
     expect(await page.locator("#kind").textContent()).toBe("human");
     expect(await page.locator("#roles").textContent()).toBe("approver, certifier, auditor");
@@ -175,7 +124,7 @@ function consoleSuite(): void {
       agent_id: w.agentId, principal_type: "team", principal_id: "ops", scope: { tool: ["refunds.read"] }, require_approval: true, enforcement_mode: "observe",
     } });
     await page.locator("#signout").click();
-    await signIn(page, w, w.auditorKey);
+    await signIn(page, w.origin, w.auditorKey);
     const card = page.locator(`article.grant[data-grant-id="${other.body.id}"]`);
     await card.waitFor();
     expect(await card.locator("form.approve").count()).toBe(0);
@@ -183,7 +132,7 @@ function consoleSuite(): void {
     await page.locator("#view-gated[aria-busy=false]").waitFor();
     expect(await page.locator("form.approve-decision").count()).toBe(0);
     await page.locator("#signout").click();
-    await signIn(page, w, w.approverKey);
+    await signIn(page, w.origin, w.approverKey);
   });
 
   it("approves a gated action with an amount ceiling, and the agent's retry is allowed", async () => {
