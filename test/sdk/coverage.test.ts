@@ -33,13 +33,16 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "post /authorize": (c) => c.authorize({ grant_id: "g", tool: "t" }),
   "post /decisions/{}/settle": (c) => c.decisions.settle("p1", { amount_minor: 1 }),
   "post /decisions/{}/approve": (c) => c.decisions.approve("p1"),
-  "post /contracts": (c) => c.contracts.declare({ agent_id: "a", metric: "deny_rate", ceiling: 0.1, window_decisions: 100 }),
-  "get /contracts/{}": (c) => c.contracts.get("p1"),
-  "post /breakers": (c) => c.breakers.create({ contract_id: "c", action: "notify" }),
+  "post /agents/{}/contracts": (c) => c.contracts.declare("p1", { metric: "deny_rate", ceiling: 0.1, window_decisions: 100 }),
+  "get /agents/{}/contracts": (c) => c.contracts.list("p1"),
+  "post /agents/{}/breakers": (c) => c.breakers.create("p1", { contract_id: "c", action: "notify" }),
   "get /breakers/{}": (c) => c.breakers.get("p1"),
   "post /breakers/{}/arm": (c) => c.breakers.arm("p1", { basis: "b", expecting_trips: 0 }),
+  "post /breakers/{}/disarm": (c) => c.breakers.disarm("p1"),
   "get /agents/{}/breakers/counterfactual": (c) => c.breakers.counterfactual("p1"),
   "get /findings": (c) => c.findings.list(),
+  "get /whoami": (c) => c.keys.whoami(),
+  "get /ledger/verify": (c) => c.ledger.verify(),
 };
 
 /** Endpoints the SDK leaves out on purpose, each with its reason. */

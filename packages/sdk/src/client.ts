@@ -6,7 +6,7 @@ import { Transport, type CallOptions, type HttpResult, type KeyHeader, type Requ
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
 import {
-  agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, serviceCalls,
+  agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, ledgerCalls, serviceCalls,
   type Verbs,
 } from "./resources.js";
 
@@ -51,6 +51,7 @@ export class AuthorityClient {
   readonly contracts: ReturnType<typeof contractsCalls>;
   readonly breakers: ReturnType<typeof breakersCalls>;
   readonly findings: ReturnType<typeof findingsCalls>;
+  readonly ledger: ReturnType<typeof ledgerCalls>;
   readonly service: ReturnType<typeof serviceCalls>;
 
   constructor(options: AuthorityClientOptions) {
@@ -87,6 +88,7 @@ export class AuthorityClient {
     this.contracts = contractsCalls(verbs);
     this.breakers = breakersCalls(verbs);
     this.findings = findingsCalls(verbs);
+    this.ledger = ledgerCalls(verbs);
     this.service = serviceCalls(verbs);
   }
 

@@ -96,36 +96,51 @@ export function keysCalls({ get, post }: Verbs) {
     create: (body: wire.KeyCreateBody, call?: CallOptions) => post<wire.KeyCreated>("/keys", body, call),
     list: (query?: ListQuery, call?: CallOptions) => get<wire.KeyList>("/keys", query, call),
     revoke: (keyId: string, body: wire.KeyRevokeBody = {}, call?: CallOptions) => post<wire.Key>(`/keys/${id(keyId)}/revoke`, body, call),
+    /** The calling key's own record: identity, kind and roles (any role). */
+    whoami: (call?: CallOptions) => get<wire.Key>("/whoami", undefined, call),
   };
 }
 
-/** Behavioural contracts (not served yet). */
+/** Behavioural contracts of an agent; the calling human is the declarer named on every trip. */
 export function contractsCalls({ get, post }: Verbs) {
   return {
-    declare: (body: provisional.ContractBody, call?: CallOptions) => post<provisional.Contract>("/contracts", body, call),
-    get: (contractId: string, call?: CallOptions) => get<provisional.Contract>(`/contracts/${id(contractId)}`, undefined, call),
+    declare: (agentId: string, body: wire.ContractCreateBody, call?: CallOptions) =>
+      post<wire.Contract>(`/agents/${id(agentId)}/contracts`, body, call),
+    /** The agent's contracts with their live status, rate, n and 95% Wilson interval. */
+    list: (agentId: string, call?: CallOptions) => get<wire.ContractList>(`/agents/${id(agentId)}/contracts`, undefined, call),
   };
 }
 
-/** Circuit breakers (not served yet; arm is fixed by the specification). */
+/** Circuit breakers: created in `observe`, armed only against the counterfactual count. */
 export function breakersCalls({ get, post }: Verbs) {
   return {
-    /** Creates a breaker; it is born in `observe`. */
-    create: (body: provisional.BreakerBody, call?: CallOptions) => post<provisional.Breaker>("/breakers", body, call),
-    get: (breakerId: string, call?: CallOptions) => get<provisional.Breaker>(`/breakers/${id(breakerId)}`, undefined, call),
+    /** Creates a breaker on one of the agent's contracts; it is born in `observe`. */
+    create: (agentId: string, body: wire.BreakerCreateBody, call?: CallOptions) =>
+      post<wire.Breaker>(`/agents/${id(agentId)}/breakers`, body, call),
+    get: (breakerId: string, call?: CallOptions) => get<wire.Breaker>(`/breakers/${id(breakerId)}`, undefined, call),
     /** Arms a breaker; `expecting_trips` must equal the counterfactual count or the server answers 409. */
-    arm: (breakerId: string, body: provisional.BreakerArmBody, call?: CallOptions) =>
-      post<provisional.Breaker>(`/breakers/${id(breakerId)}/arm`, body, call),
+    arm: (breakerId: string, body: wire.BreakerArmBody, call?: CallOptions) => post<wire.Breaker>(`/breakers/${id(breakerId)}/arm`, body, call),
+    /** Returns an armed breaker to `observe`. */
+    disarm: (breakerId: string, body: wire.BreakerDisarmBody = {}, call?: CallOptions) =>
+      post<wire.Breaker>(`/breakers/${id(breakerId)}/disarm`, body, call),
     /** How often each of the agent's breakers would have tripped over the last 90 days. */
     counterfactual: (agentId: string, query?: { readonly breaker_id?: string }, call?: CallOptions) =>
-      get<provisional.Counterfactual>(`/agents/${id(agentId)}/breakers/counterfactual`, query, call),
+      get<wire.Counterfactual>(`/agents/${id(agentId)}/breakers/counterfactual`, query, call),
   };
 }
 
-/** Findings raised by breakers (not served yet). */
+/** Findings raised by armed `notify` breakers. */
 export function findingsCalls({ get }: Verbs) {
   return {
-    list: (query?: ListQuery & { readonly agent_id?: string }, call?: CallOptions) => get<provisional.FindingList>("/findings", query, call),
+    list: (query?: ListQuery & { readonly agent_id?: string }, call?: CallOptions) => get<wire.FindingList>("/findings", query, call),
+  };
+}
+
+/** The sealed ledger. */
+export function ledgerCalls({ get }: Verbs) {
+  return {
+    /** Recomputes every hash chain and answers the first broken link, if any. */
+    verify: (call?: CallOptions) => get<wire.LedgerVerification>("/ledger/verify", undefined, call),
   };
 }
 

@@ -44,6 +44,50 @@ export interface AuthorizeBody {
   readonly approval_id?: string;
 }
 
+export interface Breaker {
+  /** A breaker id, `brk_…`. */
+  readonly id: string;
+  readonly agent_id: string;
+  /** A contract id, `ctr_…`. */
+  readonly contract_id: string;
+  readonly action: "notify" | "revoke";
+  readonly mode: "observe" | "armed";
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly created_at: string;
+  readonly created_by: string;
+  readonly armed_at?: string | null;
+  readonly armed_by?: string | null;
+  readonly basis?: string | null;
+  readonly expecting_trips?: number | null;
+  readonly contract?: Contract;
+  readonly trips: readonly Trip[];
+  readonly history?: ReadonlyArray<{
+    readonly kind?: string;
+    readonly actor?: string;
+    /** An RFC 3339 UTC time with milliseconds. */
+    readonly at?: string;
+    readonly detail?: { readonly [key: string]: unknown };
+  }>;
+}
+
+export interface BreakerArmBody {
+  /** Why arming is justified. */
+  readonly basis: string;
+  /** The trip count of the last 90 days, as the counterfactual showed it. */
+  readonly expecting_trips: number;
+}
+
+export interface BreakerCreateBody {
+  /** A contract id, `ctr_…`. */
+  readonly contract_id: string;
+  /** `notify` raises a finding; `revoke` revokes every grant of the agent with its subtree. */
+  readonly action: "notify" | "revoke";
+}
+
+export interface BreakerDisarmBody {
+  readonly reason?: string;
+}
+
 export interface Certificate {
   readonly id: string;
   /** An agent id, `agt_…`. */
@@ -96,6 +140,63 @@ export interface CertificationStatus {
   readonly certificate: Certificate | null;
   /** Every certificate of the agent, newest first. */
   readonly certificates: readonly Certificate[];
+}
+
+export interface Contract {
+  /** A contract id, `ctr_…`. */
+  readonly id: string;
+  readonly agent_id: string;
+  readonly metric: "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
+  readonly ceiling: number;
+  readonly window_decisions?: number | null;
+  readonly window_hours?: number | null;
+  readonly description?: string | null;
+  /** The human who declared it; every trip carries this name. */
+  readonly declared_by: string;
+  readonly declared_by_email?: string | null;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly declared_at: string;
+  readonly status: "breached" | "within" | "not_demonstrated";
+  /** Decisions in the window now. */
+  readonly n: number;
+  /** Decisions in the window that count towards the metric. */
+  readonly successes: number;
+  /** successes / n; null with no decision. */
+  readonly rate: number | null;
+  /** The 95% Wilson score interval of the rate. */
+  readonly interval: {
+    readonly lower: number;
+    readonly upper: number;
+  };
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly measured_at?: string;
+}
+
+/** Exactly one of `window_decisions` and `window_hours`. */
+export interface ContractCreateBody {
+  /** The per-decision rate the contract bounds. */
+  readonly metric: "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
+  /** The highest rate the contract allows, as a fraction. */
+  readonly ceiling: number;
+  /** The last N decisions of the agent. */
+  readonly window_decisions?: number;
+  /** The decisions of the last H hours (at most 90 days). */
+  readonly window_hours?: number;
+  readonly description?: string;
+}
+
+export interface ContractList {
+  readonly contracts: readonly Contract[];
+}
+
+export interface Counterfactual {
+  readonly window_days: 90;
+  readonly breakers: ReadonlyArray<{
+    /** A breaker id, `brk_…`. */
+    readonly breaker_id: string;
+    readonly trips: number;
+    readonly trip_times: readonly string[];
+  }>;
 }
 
 export interface Decision {
@@ -160,6 +261,21 @@ export interface Diagnostic {
 
 /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
 export type EnforcementMode = "observe" | "enforce";
+
+export interface FindingList {
+  readonly findings: ReadonlyArray<{
+    readonly id: string;
+    readonly kind: "breaker_trip";
+    readonly agent_id: string;
+    /** A breaker id, `brk_…`. */
+    readonly breaker_id: string;
+    readonly trip_id: string;
+    /** An RFC 3339 UTC time with milliseconds. */
+    readonly at: string;
+    readonly detail?: { readonly [key: string]: unknown };
+  }>;
+  readonly next_after: string | null;
+}
 
 export interface GateResult {
   readonly gate: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget";
@@ -416,6 +532,20 @@ export interface KeyRevokeBody {
   readonly reason?: string;
 }
 
+export interface LedgerVerification {
+  readonly ok: boolean;
+  /** Chains checked: one per delegation tree. */
+  readonly trees: number;
+  readonly records: number;
+  /** The first broken link, in tree order then chain order. */
+  readonly broken: null | {
+    readonly tree_id: string;
+    readonly seq: number;
+    readonly ledger_id: string;
+    readonly problem: string;
+  };
+}
+
 /** RFC 9457 problem details, served as `application/problem+json`. */
 export interface Problem {
   readonly type: string;
@@ -486,15 +616,48 @@ export interface Span {
   readonly end: number;
 }
 
+export interface Trip {
+  readonly id: string;
+  /** A breaker id, `brk_…`. */
+  readonly breaker_id: string;
+  /** A contract id, `ctr_…`. */
+  readonly contract_id?: string;
+  /** The decision after which the contract entered `breached`. */
+  readonly ledger_id: string;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly at: string;
+  /** In `observe` nothing was changed. */
+  readonly mode: "observe" | "armed";
+  readonly action: "notify" | "revoke";
+  /** Whether the action was performed (armed) or only recorded (observe). */
+  readonly performed?: boolean;
+  /** Who declared the contract. */
+  readonly declared_by: string;
+  readonly armed_by?: string | null;
+  readonly n?: number;
+  readonly successes?: number;
+  readonly interval?: {
+    readonly lower?: number;
+    readonly upper?: number;
+  };
+  /** Revoked, or for `observe` the ones it would have revoked. */
+  readonly grant_ids: readonly string[];
+  readonly finding_id?: string | null;
+}
+
 /** The stable problem codes of v1; branch on these, never on a title or detail. */
 export type ProblemCode =
   | "agent_not_found"
   | "already_settled"
   | "body_too_deep"
   | "body_too_large"
+  | "breaker_already_armed"
+  | "breaker_not_armed"
+  | "breaker_not_found"
   | "certificate_already_revoked"
   | "certificate_not_found"
   | "certification_required"
+  | "contract_not_found"
   | "decision_already_approved"
   | "decision_not_found"
   | "decision_not_gated"
@@ -524,6 +687,7 @@ export type ProblemCode =
   | "route_not_found"
   | "self_approval"
   | "settle_exceeds_hold"
+  | "trip_count_mismatch"
   | "unauthenticated"
   | "unknown_field"
   | "unsupported_media_type";
