@@ -299,3 +299,30 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     }
   });
 });
+
+describe.skipIf(!has("/agents/{agent_id}/breakers"))("contracts, breakers, findings and the ledger against the reference server", () => {
+  it("declares a contract, creates a breaker in observe, arms it with the counterfactual count and disarms it", async () => {
+    const contract = await approver.contracts.declare(agentId, { metric: "deny_rate", ceiling: 0.5, window_decisions: 50, description: "few refusals" });
+    expect(contract).toMatchObject({ agent_id: agentId, declared_by: "approver@example.com", metric: "deny_rate" });
+    expect((await issuer.contracts.list(agentId)).contracts.map((c) => c.id)).toContain(contract.id);
+    const breaker = await issuer.breakers.create(agentId, { contract_id: contract.id, action: "notify" });
+    expect(breaker).toMatchObject({ mode: "observe", contract_id: contract.id, action: "notify" });
+    expect((await admin.breakers.get(breaker.id)).id).toBe(breaker.id);
+    const replay = await admin.breakers.counterfactual(agentId, { breaker_id: breaker.id });
+    const trips = replay.breakers.find((b) => b.breaker_id === breaker.id)!.trips;
+    const wrong = await approver.breakers.arm(breaker.id, { basis: "reviewed", expecting_trips: trips + 1 }).catch((error: unknown) => error);
+    expect(wrong).toBeInstanceOf(AuthorityProblemError);
+    expect(wrong).toMatchObject({ status: 409 });
+    expect(JSON.stringify((wrong as AuthorityProblemError).problem)).not.toContain(`"trips":${trips}`);
+    const armed = await approver.breakers.arm(breaker.id, { basis: "reviewed the 90-day replay", expecting_trips: trips });
+    expect(armed).toMatchObject({ mode: "armed", armed_by: "approver@example.com", expecting_trips: trips });
+    expect(await approver.breakers.disarm(breaker.id, { reason: "suite done" })).toMatchObject({ mode: "observe" });
+    expect(Array.isArray((await admin.findings.list({ agent_id: agentId })).findings)).toBe(true);
+  });
+
+  it("answers whoami for the calling key and verifies the ledger", async () => {
+    expect(await approver.keys.whoami()).toMatchObject({ identity: "approver@example.com", kind: "human", roles: ["approver"] });
+    const verification = await admin.ledger.verify();
+    expect(verification).toMatchObject({ ok: true, broken: null });
+  });
+});
