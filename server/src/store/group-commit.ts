@@ -53,24 +53,25 @@ export class GroupCommit {
     const db = this.#connection;
     const outcomes: Outcome[] = [];
     try {
-      await db.exec("BEGIN IMMEDIATE");
+      // `run` reuses prepared statements; these few run for every transaction of every batch.
+      await db.run("BEGIN IMMEDIATE");
       if (batch.length === 1) {
         // Alone in its batch, a transaction needs no savepoint: its failure rolls back the batch.
         outcomes.push({ ok: true, value: await batch[0]!.fn(db) });
       } else for (const item of batch) {
-        await db.exec("SAVEPOINT grouped");
+        await db.run("SAVEPOINT grouped");
         try {
           const value = await item.fn(db);
-          await db.exec("RELEASE grouped");
+          await db.run("RELEASE grouped");
           outcomes.push({ ok: true, value });
         } catch (error) {
           // Only this transaction is undone; the others of the batch stand.
-          await db.exec("ROLLBACK TO grouped");
-          await db.exec("RELEASE grouped");
+          await db.run("ROLLBACK TO grouped");
+          await db.run("RELEASE grouped");
           outcomes.push({ ok: false, error });
         }
       }
-      await db.exec("COMMIT");
+      await db.run("COMMIT");
     } catch (error) {
       await db.exec("ROLLBACK").catch(() => undefined);
       for (const item of batch) item.reject(error);
