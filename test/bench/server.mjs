@@ -6,7 +6,8 @@
 //   npm run bench -- server                       (or: node test/bench/server.mjs)
 //   BENCH_SECONDS=5                               seconds per measurement (default 3)
 //   BENCH_LARGE_GRANTS=1000000 BENCH_LARGE_DECISIONS=10000000   the full large database (default
-//                                                 100,000 grants and 1,000,000 decisions; 0 skips it)
+//                                                 100,000 grants and 1,000,000 decisions; 0 skips it;
+//                                                 run directly, --grants=N --decisions=N do the same)
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -22,8 +23,10 @@ import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } f
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = [1, 10, 50];
-const LARGE_GRANTS = Number(process.env.BENCH_LARGE_GRANTS ?? 100_000);
-const LARGE_DECISIONS = Number(process.env.BENCH_LARGE_DECISIONS ?? 1_000_000);
+/** `--grants=N` and `--decisions=N` when run directly; the environment when run through the dispatcher. */
+const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const LARGE_GRANTS = Number(flag("grants") ?? process.env.BENCH_LARGE_GRANTS ?? 100_000);
+const LARGE_DECISIONS = Number(flag("decisions") ?? process.env.BENCH_LARGE_DECISIONS ?? 1_000_000);
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const ENVIRONMENT = "bench";
 const CERTIFICATION = {
