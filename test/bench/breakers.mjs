@@ -1,0 +1,187 @@
+// Breakers benchmark (SQLite, the default store): the 90-day counterfactual over 1,000,000 sealed
+// decisions of one agent, read over HTTP, and the overhead five breakers add to POST /v1/authorize.
+// A benchmark, never a timed test: it prints, and fails only when answers are wrong.
+//
+//   npm run bench -- breakers                     (or: node test/bench/breakers.mjs)
+//   BENCH_DECISIONS=1000000                       decisions of the replayed agent (default 1,000,000)
+//   BENCH_SECONDS=3                               seconds per authorize measurement round (default 3)
+//
+// Targets: the counterfactual under 2 s; at most 10% authorize overhead with five breakers.
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { canonicalJson, GENESIS_HASH, linkHash, startServer } from "@agent-authority/server";
+
+const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 1_000_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = 3;
+const CONNECTIONS = 10;
+const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
+const DAY = 86_400_000;
+const CERTIFICATION = {
+  basis: "benchmark", provenance_version: "model-1", manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", checks: ["bench"],
+};
+const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+/** A well-formed sortable id with a counter in place of randomness, so generation is cheap. */
+function id(prefix, time, n) {
+  let head = "";
+  let t = time;
+  for (let i = 0; i < 10; i += 1) { head = ALPHABET[t % 32] + head; t = Math.floor(t / 32); }
+  let tail = "";
+  let c = n;
+  for (let i = 0; i < 16; i += 1) { tail = ALPHABET[c % 32] + tail; c = Math.floor(c / 32); }
+  return `${prefix}_${head}${tail}`;
+}
+
+function fail(message) {
+  process.stdout.write(`bench: wrong answer: ${message}\n`);
+  process.exit(1);
+}
+
+async function call(base, method, path, key, body) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) };
+}
+
+async function certifiedAgent(base, name) {
+  const agent = (await call(base, "POST", "/agents", ADMIN_KEY, { name })).body;
+  if ((await call(base, "POST", `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION)).status !== 201) fail("certification");
+  const key = (await call(base, "POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.id })).body.key;
+  const grant = (await call(base, "POST", "/grants", ADMIN_KEY, {
+    agent_id: agent.id, principal_type: "human", principal_id: "owner@example.com", scope: { tool: ["payments.*"] }, ttl_hours: 72,
+  })).body;
+  if (grant.status !== "active") fail(`grant not active: ${JSON.stringify(grant)}`);
+  return { id: agent.id, key, grant: grant.id };
+}
+
+async function breakerOn(base, agentId, contract, action = "notify") {
+  const c = await call(base, "POST", `/agents/${agentId}/contracts`, ADMIN_KEY, contract);
+  if (c.status !== 201) fail(`contract: ${JSON.stringify(c.body)}`);
+  const b = await call(base, "POST", `/agents/${agentId}/breakers`, ADMIN_KEY, { contract_id: c.body.id, action });
+  if (b.status !== 201) fail(`breaker: ${JSON.stringify(b.body)}`);
+  return b.body.id;
+}
+
+/**
+ * Writes `count` sealed, hash-linked decisions of one agent over the last 90 days straight into the
+ * database, each with its contract signal: bursts of refusals every 50,000 decisions, so that the
+ * replay has trips to find. Answers the expected number of trips of a refusal-rate contract
+ * (ceiling 0.2, last 100 decisions).
+ */
+function writeHistory(path, agentId, grantId, now, count) {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = OFF");
+  const insertLedger = db.prepare("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, ?, ?, ?, ?, ?)");
+  const insertSignal = db.prepare("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?)");
+  const start = now - 90 * DAY + 60_000;
+  const step = (90 * DAY - 120_000) / count;
+  let prev = GENESIS_HASH;
+  let bursts = 0;
+  const write = db.transaction((from, to) => {
+    for (let i = from; i < to; i += 1) {
+      const at = Math.floor(start + i * step);
+      // A burst of 60 refusals at the start of every 50,000 decisions.
+      const refused = i % 50_000 < 60;
+      if (i % 50_000 === 0) bursts += 1;
+      const outcome = refused ? "deny" : "allow";
+      const ledgerId = id("led", at, i);
+      const record = canonicalJson({
+        request: { grant_id: grantId, tool: refused ? "mail.send" : "payments.send" }, would_outcome: null, mode: "enforce",
+        reason_code: refused ? "scope.out_of_scope" : "decision.allow", ledger_id: ledgerId, tree_id: grantId, seq: i + 1,
+        kind: "decision", grant_id: grantId, agent_id: agentId, outcome, created_at: at,
+      });
+      const hash = linkHash(prev, record);
+      insertLedger.run(ledgerId, grantId, i + 1, grantId, agentId, outcome, record, prev, hash, at);
+      insertSignal.run(ledgerId, agentId, at, refused ? 2 : 0);
+      prev = hash;
+    }
+  });
+  for (let from = 0; from < count; from += 50_000) write(from, Math.min(count, from + 50_000));
+  db.close();
+  return bursts;
+}
+
+async function measureAuthorize(base, agent, seconds) {
+  const body = JSON.stringify({ grant_id: agent.grant, tool: "payments.send", attestation: ATTESTATION });
+  const headers = { authorization: `Bearer ${agent.key}`, "content-type": "application/json" };
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const response = await fetch(`${base}/authorize`, { method: "POST", headers, body });
+      const answer = await response.json();
+      if (answer.outcome !== "allow") fail(`authorize: ${JSON.stringify(answer)}`);
+      done += 1;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  return done / ((performance.now() - started) / 1000);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "authority-bench-breakers-"));
+const dbPath = join(dir, "authority.db");
+try {
+  const clock = { now: Date.now() };
+  const server = await startServer({
+    host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl: dbPath, environment: "bench", adminKey: ADMIN_KEY,
+    autoApprovalCeilingMinor: 0, logLevel: "silent",
+  }, { now: () => clock.now });
+  const base = server.baseUrl;
+  process.stdout.write(`load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+
+  // 1. The counterfactual over a large history.
+  const replayed = await certifiedAgent(base, "replayed");
+  const breakerId = await breakerOn(base, replayed.id, { metric: "refusal_rate", ceiling: 0.2, window_decisions: 100 });
+  const generated = performance.now();
+  const expected = writeHistory(dbPath, replayed.id, replayed.grant, clock.now, DECISIONS);
+  process.stdout.write(`history: ${DECISIONS.toLocaleString("en")} sealed decisions of one agent over 90 days (written in ${((performance.now() - generated) / 1000).toFixed(1)} s)\n`);
+  const times = [];
+  for (let i = 0; i < 3; i += 1) {
+    const started = performance.now();
+    const reply = await call(base, "GET", `/agents/${replayed.id}/breakers/counterfactual`, ADMIN_KEY);
+    times.push(performance.now() - started);
+    const row = reply.body.breakers.find((b) => b.breaker_id === breakerId);
+    if (reply.status !== 200 || row === undefined || row.trips !== expected) fail(`counterfactual ${JSON.stringify(reply.body).slice(0, 300)}, expected ${expected} trips`);
+  }
+  times.sort((a, b) => a - b);
+  process.stdout.write(`counterfactual (GET over HTTP, ${DECISIONS.toLocaleString("en")} decisions, 1 breaker): median ${(times[1] / 1000).toFixed(2)} s ` +
+    `(best ${(times[0] / 1000).toFixed(2)} s; target under 2 s)\n`);
+
+  // 2. Authorize with and without five breakers on the agent.
+  const plain = await certifiedAgent(base, "plain");
+  const watched = await certifiedAgent(base, "watched");
+  const contracts = [
+    { metric: "refusal_rate", ceiling: 0.2, window_decisions: 100 },
+    { metric: "deny_rate", ceiling: 0.1, window_decisions: 1_000 },
+    { metric: "out_of_scope_rate", ceiling: 0.05, window_decisions: 500 },
+    { metric: "gated_rate", ceiling: 0.1, window_hours: 1 },
+    { metric: "exhausted_rate", ceiling: 0.1, window_hours: 24 },
+  ];
+  for (const [i, contract] of contracts.entries()) await breakerOn(base, watched.id, contract, i % 2 === 0 ? "revoke" : "notify");
+  await measureAuthorize(base, plain, 1);
+  await measureAuthorize(base, watched, 1);
+  const rates = { plain: [], watched: [] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    rates.plain.push(await measureAuthorize(base, plain, SECONDS));
+    rates.watched.push(await measureAuthorize(base, watched, SECONDS));
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const p = median(rates.plain);
+  const w = median(rates.watched);
+  process.stdout.write(`authorize, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s: no breaker ${p.toFixed(0)}/s, ` +
+    `five breakers ${w.toFixed(0)}/s\n`);
+  process.stdout.write(`breaker overhead on authorize: ${(((p / w) - 1) * 100).toFixed(1)}% more time per decision (target at most 10%)\n`);
+  await server.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
