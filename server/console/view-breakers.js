@@ -108,6 +108,25 @@ function armForm(breaker, reload) {
   return form;
 }
 
+function disarmForm(breaker, reload) {
+  const reason = h("input", { name: "reason", maxlength: "1000", size: "40", placeholder: "optional" });
+  const button = h("button", { type: "submit", class: "secondary" }, "Back to observe");
+  const out = h("div", {});
+  const form = h("form", { class: "inline disarm" }, h("label", {}, "Reason", reason), button, out);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    try {
+      await api("POST", `/breakers/${seg(breaker.id)}/disarm`, reason.value.trim() === "" ? {} : { reason: reason.value.trim() });
+      await reload();
+    } catch (error) {
+      button.disabled = false;
+      replace(out, message("error", problemText(error)));
+    }
+  });
+  return form;
+}
+
 function tripTable(trips) {
   return h("table", { class: "trips" },
     h("thead", {}, h("tr", {}, ["at", "mode", "action", "performed", "declared by", "grants", "decision"].map((t) => h("th", {}, t)))),
@@ -124,12 +143,14 @@ async function breakerCard(entry, days, caps) {
     const trips = b.trips ?? b.trip_history ?? [];
     replace(card,
       h("h3", {}, "Breaker ", h("span", { class: "mono" }, entry.breaker_id), " ", badge(b.mode ?? "unknown"), " ", b.action ? badge(b.action) : null),
-      fields([["contract", b.contract_id ?? null], ["declared by", b.declared_by ?? null], ["armed", b.armed_at ? [time(b.armed_at), " by ", b.armed_by ?? "?"] : null], ["basis", b.basis ?? null]]),
+      fields([["contract", b.contract ? `${b.contract_id} (${b.contract.metric} ≤ ${pct(num(b.contract.ceiling))}, ${b.contract.status})` : b.contract_id ?? null],
+        ["declared by", b.contract?.declared_by ?? b.declared_by ?? null], ["created by", b.created_by ?? null], ["armed", b.armed_at ? [time(b.armed_at), " by ", b.armed_by ?? "?"] : null], ["basis", b.basis ?? null]]),
       h("h3", {}, `Counterfactual: ${entry.trips} trip${entry.trips === 1 ? "" : "s"} in the last ${days} days`),
       tripTimeline(entry.trip_times, days),
       h("h3", {}, "Trip history"),
       trips.length === 0 ? h("p", { class: "muted" }, "No trip recorded.") : tripTable(trips),
-      b.mode === "observe" && caps.can("post", "/breakers/{}/arm") ? armForm(b, reload) : null);
+      b.mode === "observe" && caps.can("post", "/breakers/{}/arm") ? armForm(b, reload) : null,
+      b.mode === "armed" && caps.can("post", "/breakers/{}/disarm") ? disarmForm(b, reload) : null);
   };
   await reload();
   return card;

@@ -192,15 +192,6 @@ function consoleSuite(): void {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
-  it("photographs the contracts and breakers views as they are served", async () => {
-    await page.goto(`${w.origin}/console/#contracts/${w.agentId}`);
-    await page.locator("#view-contracts[aria-busy=false]").waitFor();
-    await shot(page, "contracts");
-    await page.goto(`${w.origin}/console/#breakers/${w.agentId}`);
-    await page.locator("#view-breakers[aria-busy=false]").waitFor();
-    await shot(page, "breakers");
-  });
-
   it("raised no script error and no CSP violation", () => {
     expect(pageErrors).toEqual([]);
   });
