@@ -17,6 +17,12 @@ function intervalOf(c) {
   return { lower: num(i.lower), upper: num(i.upper) };
 }
 
+/** The ceiling's label beside its line, on whichever side has room. */
+function ceilingLabel(at, W, ceiling) {
+  const right = at < W - 120;
+  return svg("text", { x: right ? at + 4 : at - 4, y: 10, "text-anchor": right ? "start" : "end" }, `ceiling ${pct(ceiling)}`);
+}
+
 /** The Wilson interval as a bar on a rate axis, with the measured rate and the ceiling marked. */
 export function intervalBar(c) {
   const { lower, upper } = intervalOf(c);
@@ -32,7 +38,7 @@ export function intervalBar(c) {
       ? svg("rect", { class: ["interval", c.status], x: x(lower), y: 14, width: Math.max(2, x(upper) - x(lower)), height: 18 }) : null,
     rate !== null ? svg("circle", { class: "point", cx: x(rate), cy: 23, r: 3.5 }) : null,
     ceiling !== null ? svg("line", { class: "ceiling", x1: x(ceiling), x2: x(ceiling), y1: 6, y2: 40 }) : null,
-    ceiling !== null ? svg("text", { x: x(ceiling) + 4, y: 10 }, `ceiling ${pct(ceiling)}`) : null,
+    ceiling !== null ? ceilingLabel(x(ceiling), W, ceiling) : null,
     svg("text", { x: left, y: 54 }, "0%"),
     svg("text", { x: left + width - 40, y: 54 }, pct(top)));
   return chart;
