@@ -15,3 +15,6 @@ export { generateSecret, hashSecret } from "./secrets.js";
 export { jsonLogger, type Logger, type LogLevel } from "./log.js";
 export { verifyLedger, canonicalJson, linkHash, GENESIS_HASH, type LedgerVerification, type LedgerBreak } from "./services/ledger.js";
 export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decision-sql.js";
+export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers.js";
+export { sealRecord, type SealInput } from "./services/ledger.js";
+export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breaker-sql.js";

@@ -7,11 +7,12 @@ import type { BreakerArmBody, BreakerCreateBody } from "@agent-authority/api";
 import { wilsonInterval } from "@agent-authority/engine";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
-import type { BreakerRow, BreakerStore, ContractRow, SignalCounts, TripRow, WatchedBreaker } from "../store/breaker-sql.js";
+import type { BreakerRow, BreakerStore, ContractRow, TripRow, WatchedBreaker } from "../store/breaker-sql.js";
 import type { Store } from "../store/store.js";
 import { visibleAgent } from "./agents.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { contractView, countWindow, measureCounts, signalOf, windowKey } from "./contracts.js";
+import { windowCounts } from "./breaker-windows.js";
 import { countTrips } from "./counterfactual.js";
 import { revokeSubtreeWithin } from "./grants.js";
 import { iso } from "./views.js";
@@ -46,18 +47,13 @@ export function watchBreakers(tx: Store, agentId: string): Promise<WatchedBreake
  */
 export async function evaluateBreakersAfterDecision(tx: Store, watched: readonly WatchedBreaker[], decision: SealedDecision): Promise<TripRow[]> {
   const paths = tx.breakerPath();
-  await paths.insertSignal(decision.ledger_id, decision.agent_id, decision.at, signalOf(decision.outcome, decision.would_outcome, decision.reason_code));
+  const signal = signalOf(decision.outcome, decision.would_outcome, decision.reason_code);
+  await paths.insertSignal(decision.ledger_id, decision.agent_id, decision.at, signal);
   if (watched.length === 0) return [];
-  const windows = new Map<string, SignalCounts>();
+  const windows = await windowCounts(paths, watched.map((w) => w.contract), { agent_id: decision.agent_id, at: decision.at, ledger_id: decision.ledger_id, signal });
   const trips: TripRow[] = [];
   for (const { breaker, contract } of watched) {
-    const key = windowKey(contract);
-    let counts = windows.get(key);
-    if (counts === undefined) {
-      counts = await countWindow(paths, contract, decision.agent_id, decision.at);
-      windows.set(key, counts);
-    }
-    const measure = measureCounts(contract, counts);
+    const measure = measureCounts(contract, windows.get(windowKey(contract))!);
     const breached = measure.status === "breached";
     if (breached === breaker.breached) continue;
     await paths.setBreached(breaker.id, breached);

@@ -22,6 +22,10 @@ CREATE TABLE decision_signals (
 );
 -- Covering: a window count and a replay read the index alone, in order.
 CREATE INDEX decision_signals_agent_time ON decision_signals (agent_id, at, ledger_id, signal);
+CREATE TABLE breaker_windows (
+  agent_id TEXT PRIMARY KEY REFERENCES agents(id),
+  state TEXT NOT NULL
+);
 CREATE TABLE contracts (
   id TEXT PRIMARY KEY,
   agent_id TEXT NOT NULL REFERENCES agents(id),
@@ -130,7 +134,7 @@ export function breakersMigrationSql(dialect: Dialect): string {
 }
 
 /** Tables of this module, for `Store.countRows`. */
-export const BREAKER_TABLES = ["decision_signals", "contracts", "breakers", "breaker_events", "breaker_trips", "findings"] as const;
+export const BREAKER_TABLES = ["decision_signals", "breaker_windows", "contracts", "breakers", "breaker_events", "breaker_trips", "findings"] as const;
 
 export type ContractMetricName = "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
 
@@ -212,6 +216,19 @@ export interface WatchedBreaker {
 /** A window of signals, counted per signal code. */
 export type SignalCounts = readonly number[];
 
+/** Where a decision sorts among an agent's signals: its time, then its ledger id. */
+export type SignalKey = readonly [at: number, ledgerId: string];
+
+/**
+ * The agent's windows as of its last evaluated decision (`head`): per window key, the decisions in
+ * it, their counts per signal and the key of the oldest one. Derived state, rebuilt from the
+ * sealed signals whenever it does not continue from the agent's previous decision.
+ */
+export interface WindowState {
+  readonly head: SignalKey | null;
+  readonly windows: Readonly<Record<string, { readonly n: number; readonly counts: readonly number[]; readonly tail: SignalKey | null }>>;
+}
+
 /** The breaker path's view of the store; `Store.breakerPath()` answers one bound to its connection. */
 export interface BreakerStore {
   insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<void>;
@@ -219,6 +236,19 @@ export interface BreakerStore {
   countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts>;
   /** Counts of each signal among the agent's decisions with time in (`from`, `to`]. */
   countBetween(agentId: string, from: number, to: number): Promise<SignalCounts>;
+  /** The agent's stored window state. */
+  windowState(agentId: string): Promise<WindowState | undefined>;
+  putWindowState(agentId: string, state: WindowState): Promise<void>;
+  /** The key of the agent's decision just before `key`, or null. */
+  previousSignal(agentId: string, key: SignalKey): Promise<SignalKey | null>;
+  /** At most `limit` signals from `key` on (inclusive), in order. */
+  signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]>;
+  /** The key of the oldest of the agent's last `size` decisions up to `at`. */
+  oldestOfLast(agentId: string, size: number, at: number): Promise<SignalKey | null>;
+  /** The key of the agent's first decision with time after `from`. */
+  firstAfter(agentId: string, from: number): Promise<SignalKey | null>;
+  /** Counts of each signal from `key` on (inclusive) with time at most `until`. */
+  countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts>;
   /** The agent's signals with time in (`from`, `to`], in order of time then ledger id: one page after the cursor. */
   signalPage(agentId: string, from: number, to: number, after: { at: number; ledger_id: string } | null, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]>;
 
@@ -340,6 +370,56 @@ export class BreakerSql implements BreakerStore {
         [agentId, to, after.at, after.at, after.ledger_id, limit],
       );
     return rows as { at: number; ledger_id: string; signal: number }[];
+  }
+
+  async windowState(agentId: string): Promise<WindowState | undefined> {
+    const row = await this.#db.get("SELECT state FROM breaker_windows WHERE agent_id = ?", [agentId]);
+    return row === undefined ? undefined : (JSON.parse(s(row, "state")) as WindowState);
+  }
+
+  async putWindowState(agentId: string, state: WindowState): Promise<void> {
+    await this.#db.run(
+      "INSERT INTO breaker_windows (agent_id, state) VALUES (?, ?) ON CONFLICT (agent_id) DO UPDATE SET state = excluded.state",
+      [agentId, JSON.stringify(state)],
+    );
+  }
+
+  async previousSignal(agentId: string, key: SignalKey): Promise<SignalKey | null> {
+    const row = await this.#db.get(
+      "SELECT at, ledger_id FROM decision_signals WHERE agent_id = ? AND (at, ledger_id) < (?, ?) ORDER BY at DESC, ledger_id DESC LIMIT 1",
+      [agentId, key[0], key[1]],
+    );
+    return row === undefined ? null : [n(row, "at"), s(row, "ledger_id")];
+  }
+
+  async signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]> {
+    const rows = await this.#db.all(
+      "SELECT at, ledger_id, signal FROM decision_signals WHERE agent_id = ? AND (at, ledger_id) >= (?, ?) ORDER BY at, ledger_id LIMIT ?",
+      [agentId, key[0], key[1], limit],
+    );
+    return rows.map((row) => ({ at: n(row, "at"), ledger_id: s(row, "ledger_id"), signal: n(row, "signal") }));
+  }
+
+  async oldestOfLast(agentId: string, size: number, at: number): Promise<SignalKey | null> {
+    const row = await this.#db.get(
+      `SELECT at, ledger_id FROM (
+         SELECT at, ledger_id FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, ledger_id DESC LIMIT ?
+       ) w ORDER BY at, ledger_id LIMIT 1`,
+      [agentId, at, size],
+    );
+    return row === undefined ? null : [n(row, "at"), s(row, "ledger_id")];
+  }
+
+  async firstAfter(agentId: string, from: number): Promise<SignalKey | null> {
+    const row = await this.#db.get("SELECT at, ledger_id FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, ledger_id LIMIT 1", [agentId, from]);
+    return row === undefined ? null : [n(row, "at"), s(row, "ledger_id")];
+  }
+
+  async countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts> {
+    return countsOf(await this.#db.all(
+      "SELECT signal, COUNT(*) AS c FROM decision_signals WHERE agent_id = ? AND (at, ledger_id) >= (?, ?) AND at <= ? GROUP BY signal",
+      [agentId, key[0], key[1], until],
+    ));
   }
 
   async insertContract(row: ContractRow): Promise<void> {
