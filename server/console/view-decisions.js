@@ -105,7 +105,7 @@ function recordCard(r) {
 }
 
 function verification(v, treeId) {
-  if (v.ok === true) return message("success", h("strong", { id: "chain-status" }, "Chains verified"), ` (${v.trees} trees, ${v.records} records)`);
+  if (v.ok === true) return message("success", h("strong", { id: "chain-status" }, "Chains verified"), ` (${v.trees} tree${v.trees === 1 ? "" : "s"}, ${v.records} record${v.records === 1 ? "" : "s"})`);
   const b = v.broken ?? {};
   const here = treeId !== undefined && b.tree_id === treeId;
   return message("error", h("strong", { id: "chain-status" }, here ? "This tree's chain is broken" : "A chain is broken"),
