@@ -7,15 +7,21 @@ import { breakersView, contractsView } from "./view-breakers.js";
 import { gatedView, ledgerView } from "./view-decisions.js";
 import { pendingView } from "./view-pending.js";
 
-/** Each view: the endpoint it reads (to decide whether it is served and readable) and its renderer. */
+/**
+ * Each view: the endpoints it uses (it is served when one of them is) and the renderer. A view is
+ * offered when the key may call one of them, so the console shows only what the key's roles allow.
+ */
 const VIEWS = [
-  { id: "pending", title: "Pending grants", reads: ["get", "/grants/pending"], render: pendingView },
-  { id: "gated", title: "Gated decisions", reads: ["post", "/decisions/{}/approve"], render: gatedView },
-  { id: "agents", title: "Agents and certificates", reads: ["get", "/agents"], render: agentsView },
-  { id: "contracts", title: "Contracts", reads: ["get", "/agents/{}/contracts"], render: contractsView },
-  { id: "breakers", title: "Breakers", reads: ["get", "/agents/{}/breakers/counterfactual"], render: breakersView },
-  { id: "ledger", title: "Decision ledger", reads: ["get", "/ledger/verify"], render: ledgerView },
+  { id: "pending", title: "Pending grants", uses: [["get", "/grants/pending"]], render: pendingView },
+  { id: "gated", title: "Gated decisions", uses: [["post", "/decisions/{}/approve"], ["get", "/decisions/pending"]], render: gatedView },
+  { id: "agents", title: "Agents and certificates", uses: [["get", "/agents"]], render: agentsView },
+  { id: "contracts", title: "Contracts", uses: [["get", "/agents/{}/contracts"]], render: contractsView },
+  { id: "breakers", title: "Breakers", uses: [["get", "/agents/{}/breakers/counterfactual"]], render: breakersView },
+  { id: "ledger", title: "Decision ledger", uses: [["get", "/ledger/verify"], ["get", "/grants/{}/ledger"]], render: ledgerView },
 ];
+
+const served = (view) => view.uses.some(([method, path]) => caps.served(method, path));
+const usable = (view) => view.uses.some(([method, path]) => caps.can(method, path));
 
 const main = document.getElementById("main");
 const nav = document.getElementById("views");
@@ -59,9 +65,11 @@ function showIdentity(me) {
 }
 
 function showNav(current) {
-  replace(nav, VIEWS.map((view) => {
-    const served = caps.served(view.reads[0], view.reads[1]);
-    const a = h("a", { "data-view": view.id, class: served ? undefined : "unserved", "aria-current": view.id === current ? "page" : undefined }, view.title);
+  replace(nav, VIEWS.filter((view) => !served(view) || usable(view)).map((view) => {
+    const a = h("a", {
+      "data-view": view.id, class: served(view) ? undefined : "unserved", "aria-current": view.id === current ? "page" : undefined,
+      title: served(view) ? undefined : "this server does not serve this yet",
+    }, view.title);
     a.href = `#${view.id}`;
     return a;
   }));
@@ -70,10 +78,15 @@ function showNav(current) {
 async function route() {
   if (caps === null) return;
   const [id, ...rest] = location.hash.replace(/^#/, "").split("/");
-  const view = VIEWS.find((v) => v.id === id) ?? VIEWS[0];
+  const view = VIEWS.find((v) => v.id === id) ?? VIEWS.find(usable) ?? VIEWS[0];
   showNav(view.id);
   const section = h("section", { id: `view-${view.id}`, "aria-busy": "true" }, h("h2", {}, view.title));
   replace(main, section);
+  if (served(view) && !usable(view)) {
+    section.append(message("notice", "Your roles do not include this view."));
+    section.setAttribute("aria-busy", "false");
+    return;
+  }
   try {
     await view.render(section, { caps, args: rest.map(decodeURIComponent), refresh: route });
   } catch (error) {

@@ -128,8 +128,11 @@ function consoleSuite(): void {
     const card = page.locator(`article.grant[data-grant-id="${other.body.id}"]`);
     await card.waitFor();
     expect(await card.locator("form.approve").count()).toBe(0);
-    await page.locator("a[data-view=gated]").click();
+    expect(await page.locator("nav a[data-view]").evaluateAll((links) => links.map((a) => a.getAttribute("data-view"))))
+      .toEqual(["pending", "agents", "contracts", "breakers", "ledger"]);
+    await page.goto(`${w.origin}/console/#gated`);
     await page.locator("#view-gated[aria-busy=false]").waitFor();
+    expect(await page.locator("#view-gated").textContent()).toContain("Your roles do not include this view");
     expect(await page.locator("form.approve-decision").count()).toBe(0);
     await page.locator("#signout").click();
     await signIn(page, w.origin, w.approverKey);
