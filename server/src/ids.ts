@@ -1,9 +1,24 @@
 // Sortable ids: a prefix, then 10 characters of millisecond time and 16 random characters in
 // lower-case Crockford base32 (26 in all), so ids sort by creation time and never collide in practice.
 
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/** Random bytes are drawn from the CSPRNG 4 KiB at a time: one call per 256 ids, not one per id. */
+const POOL = Buffer.alloc(4096);
+let poolOffset = POOL.length;
+
+function randomTail(): string {
+  if (poolOffset + 16 > POOL.length) {
+    randomFillSync(POOL);
+    poolOffset = 0;
+  }
+  let tail = "";
+  for (let i = 0; i < 16; i += 1) tail += ALPHABET[POOL[poolOffset + i]! % 32];
+  poolOffset += 16;
+  return tail;
+}
 
 export function newId(prefix: string, now: number = Date.now()): string {
   let time = "";
@@ -12,8 +27,5 @@ export function newId(prefix: string, now: number = Date.now()): string {
     time = ALPHABET[t % 32]! + time;
     t = Math.floor(t / 32);
   }
-  const random = randomBytes(16);
-  let tail = "";
-  for (let i = 0; i < 16; i += 1) tail += ALPHABET[random[i]! % 32];
-  return `${prefix}_${time}${tail}`;
+  return `${prefix}_${time}${randomTail()}`;
 }

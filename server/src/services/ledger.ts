@@ -17,11 +17,23 @@ const VERIFY_PAGE = 1_000;
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i += 1) out += (i === 0 ? "" : ",") + (value[i] === undefined ? "null" : canonicalJson(value[i]));
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  // The default sort compares UTF-16 code units, which is the order this serialisation promises.
+  const keys = Object.keys(record).sort();
+  let out = "{";
+  let first = true;
+  for (const key of keys) {
+    const member = record[key];
+    if (member === undefined) continue;
+    out += `${first ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** SHA-256 over the previous hash, a newline and the canonical record, in lower-case hex. */
