@@ -51,8 +51,15 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       }
       chunks.push(chunk);
     });
-    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on("error", () => reject(new ApiProblem("malformed_json", "the request body was cut short")));
+    let ended = false;
+    req.on("end", () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    // A client that goes away mid-body settles the read too, so nothing waits on it forever.
+    const cutShort = (): void => { if (!ended) reject(new ApiProblem("malformed_json", "the request body was cut short")); };
+    req.on("error", cutShort);
+    req.on("close", cutShort);
   });
 }
 
