@@ -30,6 +30,8 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "post /grant-families": (c) => c.families.define({ id: "f", version: 1, reviewed_by: ["r"], parameters: {}, grant: {}, content_hash: "h" }),
   "get /grant-families": (c) => c.families.list(),
   "post /grant-families/{}/instantiate": (c) => c.families.instantiate("p1", { parameters: {} }),
+  "get /grant-families/{}": (c) => c.families.get("p1"),
+  "post /grant-families/{}/impact": (c) => c.families.impact("p1", { family: { id: "f", version: 2, reviewed_by: ["r"], parameters: {}, grant: {}, content_hash: "h" } as never }),
   "post /authorize": (c) => c.authorize({ grant_id: "g", tool: "t" }),
   "post /decisions/{}/settle": (c) => c.decisions.settle("p1", { amount_minor: 1 }),
   "post /decisions/{}/approve": (c) => c.decisions.approve("p1"),

@@ -335,6 +335,9 @@ export function grantsHttpSuite(target: StoreTarget): void {
         certifyAgent: "is the certification itself",
         declareContract: "grants no authority (a contract only measures)",
         createBreaker: "grants no authority (born in observe; its actions only take authority away)",
+        instantiateGrantFamily: "checked: the issue path itself (403 tested in families-http.ts)",
+        pushGrantFamily: "grants no authority (defines a template)",
+        previewFamilyImpact: "creates nothing",
       };
       const posts = ENDPOINTS.filter((e) => e.method === "post" && /^\/(grants|agents|grant-families)/.test(e.path)).map((e) => e.operationId);
       expect(posts.filter((op) => classified[op] === undefined)).toEqual([]);

@@ -15,6 +15,7 @@ const UNKNOWN = {
   certificate_id: "crt_0000000000000000000000000a",
   key_id: "key_0000000000000000000000000a",
   breaker_id: "brk_0000000000000000000000000a",
+  family_id: "fam_0000000000000000000000000a",
 } as const;
 
 function pathOf(endpoint: Endpoint): string {

@@ -37,6 +37,7 @@ export {
   healthSchema,
   requestSchemas,
   allSchemas,
+  grantFamilyBodySchema,
   type RequestSchemaName,
 } from "./schemas.js";
 export {
@@ -47,6 +48,10 @@ export {
   contractCreateBodySchema, breakerCreateBodySchema, breakerArmBodySchema, breakerDisarmBodySchema, contractSchema, contractListSchema,
   tripSchema, breakerSchema, counterfactualSchema, findingListSchema,
 } from "./breaker-schemas.js";
+export {
+  FAMILY_LIMITS, GATE_NAMES, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PATTERN, familyInstantiateBodySchema, familyImpactBodySchema,
+  grantFamilySchema, grantFamilyListSchema, familyImpactSchema, type GrantFamilyBodySchema,
+} from "./family-schemas.js";
 export { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";

@@ -25,6 +25,7 @@ export const PROBLEM_CODES = Object.freeze({
   decision_not_found: { status: 404, title: "no such decision" },
   contract_not_found: { status: 404, title: "no such contract" },
   breaker_not_found: { status: 404, title: "no such breaker" },
+  family_not_found: { status: 404, title: "no such grant family or version" },
   // 405, 413, 415: transport.
   method_not_allowed: { status: 405, title: "the endpoint does not accept this method" },
   body_too_large: { status: 413, title: "the request body is larger than the limit" },
@@ -43,6 +44,7 @@ export const PROBLEM_CODES = Object.freeze({
   breaker_already_armed: { status: 409, title: "the breaker is already armed" },
   breaker_not_armed: { status: 409, title: "the breaker is not armed" },
   trip_count_mismatch: { status: 409, title: "`expecting_trips` is not the trip count of the last 90 days" },
+  family_version_conflict: { status: 409, title: "the family's content changed but its version was not raised" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
@@ -50,6 +52,8 @@ export const PROBLEM_CODES = Object.freeze({
   invalid_key_request: { status: 422, title: "the key request breaks a rule" },
   settle_exceeds_hold: { status: 422, title: "the amount settled exceeds the amount held" },
   idempotency_key_reused: { status: 422, title: "the idempotency key was used with another request" },
+  invalid_family: { status: 422, title: "the grant family breaks a rule of the family compiler" },
+  family_parameters_invalid: { status: 422, title: "the parameters do not instantiate the family" },
   // 5xx: the platform failed; never carries internals.
   internal_error: { status: 500, title: "the server failed" },
   not_ready: { status: 503, title: "the server is not ready" },

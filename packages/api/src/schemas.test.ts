@@ -5,10 +5,21 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { ENDPOINTS, PROBLEM_CODES, allSchemas, buildOpenApiDocument, grantIssueBodySchema, requestSchemas } from "./index.js";
 
+/**
+ * Nodes that define properties and so must close the object. Not counted: an `if` condition (it
+ * tests a value, it admits nothing), a node whose properties are all `true` (it only declares the
+ * names a `required` next to it may use), and a node every one of whose `allOf` branches closes the
+ * object in its `then` (a family parameter: one closed shape per `type`).
+ */
 function objectsWithProperties(schema: unknown, path = "#"): Array<{ path: string; node: Record<string, unknown> }> {
   if (schema === null || typeof schema !== "object") return [];
   const node = schema as Record<string, unknown>;
-  const here = node["properties"] !== undefined ? [{ path, node }] : [];
+  const properties = node["properties"] as Record<string, unknown> | undefined;
+  const declaresOnly = properties !== undefined && Object.values(properties).every((p) => p === true);
+  const allOf = node["allOf"] as Array<Record<string, any>> | undefined;
+  const closedByBranches = allOf !== undefined && allOf.every((b) => b["then"]?.["additionalProperties"] === false);
+  const counted = properties !== undefined && !path.endsWith("/if") && !declaresOnly && !closedByBranches;
+  const here = counted ? [{ path, node }] : [];
   return [...here, ...Object.entries(node).flatMap(([k, v]) => objectsWithProperties(v, `${path}/${k}`))];
 }
 

@@ -12,6 +12,10 @@ import {
   breakerArmBodySchema, breakerCreateBodySchema, breakerDisarmBodySchema, breakerSchema, contractCreateBodySchema, contractListSchema,
   contractSchema, counterfactualSchema, findingListSchema, tripSchema,
 } from "./breaker-schemas.js";
+import {
+  familyBodySchemaOf, familyImpactBodySchema, familyImpactSchema, familyInstantiateBodySchema, grantFamilyListSchema, grantFamilySchema,
+  type JsonSchema,
+} from "./family-schemas.js";
 
 /** The alphabet of generated ids: lower-case Crockford base32, 26 characters (time first, sortable). */
 const idBody = "[0-9a-hjkmnp-tv-z]{26}";
@@ -25,6 +29,7 @@ export const ID_PREFIXES = Object.freeze({
   ledger: "led",
   contract: "ctr",
   breaker: "brk",
+  family: "fam",
 });
 
 export function idPattern(prefix: string): string {
@@ -518,6 +523,9 @@ export const healthSchema = {
   properties: { status: { type: "string", enum: ["ok", "unavailable"] }, version: { type: "string" }, environment: { type: "string" } },
 } as const;
 
+/** The body of `POST /v1/grant-families`: the schema the family compiler validates with too. */
+export const grantFamilyBodySchema = familyBodySchemaOf(grantIssueBodySchema as unknown as JsonSchema, sampleActionSchema as unknown as JsonSchema);
+
 /** Request-body schemas by name, for validators. */
 export const requestSchemas = {
   AgentCreateBody: agentCreateBodySchema,
@@ -538,6 +546,9 @@ export const requestSchemas = {
   BreakerCreateBody: breakerCreateBodySchema,
   BreakerArmBody: breakerArmBodySchema,
   BreakerDisarmBody: breakerDisarmBodySchema,
+  GrantFamilyBody: grantFamilyBodySchema,
+  FamilyInstantiateBody: familyInstantiateBodySchema,
+  FamilyImpactBody: familyImpactBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -571,6 +582,9 @@ export const allSchemas = [
   breakerSchema,
   counterfactualSchema,
   findingListSchema,
+  grantFamilySchema,
+  grantFamilyListSchema,
+  familyImpactSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

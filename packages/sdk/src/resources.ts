@@ -1,7 +1,6 @@
 // The calls of every v1 resource, one group per resource, each a thin typed wrapper over GET or POST.
 import type { CallOptions } from "./transport.js";
 import type * as wire from "./generated/types.js";
-import type * as provisional from "./provisional.js";
 
 /** Query parameters of the list endpoints. */
 export interface ListQuery {
@@ -56,13 +55,19 @@ export function grantsCalls({ get, post }: Verbs) {
   };
 }
 
-/** Grant families: reviewed templates instantiated many times (not served yet). */
+/** Grant families: reviewed templates instantiated many times. */
 export function familiesCalls({ get, post }: Verbs) {
   return {
-    define: (body: provisional.GrantFamilyBody, call?: CallOptions) => post<provisional.GrantFamily>("/grant-families", body, call),
-    list: (call?: CallOptions) => get<provisional.GrantFamilyList>("/grant-families", undefined, call),
+    define: (body: wire.GrantFamilyBody, call?: CallOptions) => post<wire.GrantFamily>("/grant-families", body, call),
+    list: (call?: CallOptions) => get<wire.GrantFamilyList>("/grant-families", undefined, call),
+    /** One family: its latest version, or the version given. */
+    get: (familyId: string, version?: number, call?: CallOptions) =>
+      get<wire.GrantFamily>(`/grant-families/${id(familyId)}`, version === undefined ? undefined : { version }, call),
+    /** Replays the family's sealed decisions of the last `days` under a candidate version; creates nothing. */
+    impact: (familyId: string, body: wire.FamilyImpactBody, call?: CallOptions) =>
+      post<wire.FamilyImpact>(`/grant-families/${id(familyId)}/impact`, body, call),
     /** Issues a grant from the family's reviewed version; the certification check runs. */
-    instantiate: (familyId: string, body: provisional.FamilyInstantiateBody, call?: CallOptions) =>
+    instantiate: (familyId: string, body: wire.FamilyInstantiateBody, call?: CallOptions) =>
       post<wire.Grant>(`/grant-families/${id(familyId)}/instantiate`, body, call),
   };
 }

@@ -33,6 +33,7 @@ const PARAM_PREFIX: Readonly<Record<string, string>> = {
   certificate_id: ID_PREFIXES.certificate,
   key_id: ID_PREFIXES.key,
   ledger_id: ID_PREFIXES.ledger,
+  family_id: ID_PREFIXES.family,
 };
 const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
 

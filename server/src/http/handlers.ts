@@ -8,6 +8,9 @@ import type { BreakerArmBody, BreakerCreateBody, ContractCreateBody } from "@age
 import { armBreaker, createBreaker, disarmBreaker, getBreaker, listFindings } from "../services/breakers.js";
 import { declareContract, listContracts } from "../services/contracts.js";
 import { breakerCounterfactual } from "../services/counterfactual.js";
+import { getFamily, instantiate, listFamilies, pushFamily, versionQuery } from "../services/families.js";
+import { previewFamilyImpact } from "../services/family-impact.js";
+import type { GrantFamilyBody } from "@agent-authority/families";
 import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
@@ -97,6 +100,15 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     const page = r.page();
     return ok(await listFindings(r.ctx, r.query("agent_id"), page.after, page.limit));
   },
+
+  pushGrantFamily: async (r) => {
+    const result = await pushFamily(r.ctx, who(r), r.body as GrantFamilyBody);
+    return { status: result.created ? 201 : 200, body: { ...result.family, created: result.created } };
+  },
+  listGrantFamilies: async (r) => ok(await listFamilies(r.ctx, r.query("name"), r.page())),
+  getGrantFamily: async (r) => ok(await getFamily(r.ctx, r.params["family_id"]!, versionQuery(r.query("version")))),
+  instantiateGrantFamily: async (r) => created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
+  previewFamilyImpact: async (r) => ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number })),
 
   createKey: async (r) => created(await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody)),
   listKeys: async (r) => ok(await listKeys(r.ctx, r.page())),

@@ -95,15 +95,31 @@ export function grantFromIssueBody(body: GrantIssueBody, issuedBy: string, autoA
   };
 }
 
-export async function issueGrant(ctx: ServiceContext, caller: Caller, body: GrantIssueBody): Promise<Grant & { warnings?: unknown[] }> {
+/** Where a grant issued from a family came from: recorded on the grant and among the family's instances. */
+export interface FamilyOrigin {
+  readonly family_id: string;
+  readonly family_version: number;
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+/** The one issue path: a plain issue, and an instantiation of a family (`origin`), both run it. */
+export async function issueGrant(ctx: ServiceContext, caller: Caller, body: GrantIssueBody, origin?: FamilyOrigin): Promise<Grant & { warnings?: unknown[] }> {
   const warnings = checkPolicy(body.policy);
   const now = ctx.now();
-  const grant = grantFromIssueBody(body, caller.identity, ctx.autoApprovalCeilingMinor, now);
+  const plain = grantFromIssueBody(body, caller.identity, ctx.autoApprovalCeilingMinor, now);
+  const grant: GrantRecord = origin === undefined ? plain : { ...plain, family_id: origin.family_id, family_version: String(origin.family_version) };
   const issued = await ctx.store.transaction(async (tx) => {
     if ((await tx.getAgent(grant.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${grant.agent_id}\``);
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.insertGrant(grant);
-    await event(tx, grant.id, "issued", caller.identity, now, { approval_required: grant.approval_required });
+    if (origin !== undefined) {
+      await tx.familyPath().insertInstance({
+        grant_id: grant.id, family_id: origin.family_id, family_version: origin.family_version,
+        parameters: JSON.stringify(origin.parameters), created_at: now,
+      });
+    }
+    const from = origin === undefined ? {} : { family_id: origin.family_id, family_version: origin.family_version };
+    await event(tx, grant.id, "issued", caller.identity, now, { approval_required: grant.approval_required, ...from });
     return view(tx, grant, now);
   });
   return warnings.length > 0 ? { ...issued, warnings: [...warnings] } : issued;

@@ -40,7 +40,8 @@ export function grantView(grant: GrantRecord, usage: GrantUsage, now: number): G
     approved_by: grant.approved_by,
     approved_at: isoOrNull(grant.approved_at),
     family_id: grant.family_id,
-    family_version: grant.family_version,
+    // Stored as text; families number their versions, so the answer carries the integer.
+    family_version: grant.family_version === null || !/^[0-9]+$/.test(grant.family_version) ? grant.family_version : Number(grant.family_version),
     revoked_at: isoOrNull(grant.revoked_at),
     revoked_by: grant.revoked_by,
     revocation_reason: grant.revocation_reason,

@@ -4,6 +4,7 @@
 import type { Dialect, SqlDriver } from "./driver.js";
 import { DECISION_PATH_SQL, GRANT_TOTALS_SQL } from "./decision-sql.js";
 import { breakersMigrationSql } from "./breaker-sql.js";
+import { familiesMigrationSql } from "./family-sql.js";
 
 export interface Migration {
   readonly version: number;
@@ -205,6 +206,11 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 4,
     name: "behavioural contracts and circuit breakers: contracts, breakers, trips, findings, decision signals",
     sql: { sqlite: breakersMigrationSql("sqlite"), postgres: breakersMigrationSql("postgres") },
+  },
+  {
+    version: 5,
+    name: "grant families: reviewed versions and the grants instantiated from them",
+    sql: { sqlite: familiesMigrationSql("sqlite"), postgres: familiesMigrationSql("postgres") },
   },
 ]);
 

@@ -5,6 +5,7 @@ import type { Role } from "@agent-authority/api";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
 import { DecisionSql, type DecisionStore } from "./decision-sql.js";
 import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
+import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { runMigrations } from "./migrations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
@@ -14,6 +15,7 @@ import type {
 const TABLES = [
   "agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges", "decision_approvals", "idempotency_keys",
   ...BREAKER_TABLES,
+  ...FAMILY_TABLES,
 ] as const;
 
 const str = (row: Row, key: string): string => String(row[key]);
@@ -354,6 +356,10 @@ export class SqlStore implements Store {
 
   breakerPath(): BreakerStore {
     return new BreakerSql(this.#db);
+  }
+
+  familyPath(): FamilyStore {
+    return new FamilySql(this.#db);
   }
 
   async usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {

@@ -4,6 +4,7 @@
 import type { Role } from "@agent-authority/api";
 import type { BreakerStore } from "./breaker-sql.js";
 import type { DecisionStore } from "./decision-sql.js";
+import type { FamilyStore } from "./family-sql.js";
 import type { Dialect } from "./driver.js";
 
 export type EnforcementMode = "observe" | "enforce";
@@ -175,4 +176,7 @@ export interface Store {
 
   /** Contracts, breakers, trips, findings and decision signals on this connection. */
   breakerPath(): BreakerStore;
+
+  /** Grant-family versions, their instances and the sealed decisions of their grants on this connection. */
+  familyPath(): FamilyStore;
 }

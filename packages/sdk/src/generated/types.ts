@@ -262,6 +262,60 @@ export interface Diagnostic {
 /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
 export type EnforcementMode = "observe" | "enforce";
 
+export interface FamilyImpact {
+  /** A family id, `fam_…`: stable across the family's versions. */
+  readonly family_id: string;
+  readonly current_version?: number | null;
+  readonly candidate_version: number;
+  readonly candidate_content_hash: string;
+  readonly days: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly since: string;
+  /** Sealed decisions replayed under the candidate's terms. */
+  readonly replayed: number;
+  /** How many of them would get another enforce outcome. */
+  readonly changed: number;
+  /** Whether the window held more decisions than one preview replays. */
+  readonly truncated?: boolean;
+  readonly changes: ReadonlyArray<{
+    readonly ledger_id: string;
+    readonly grant_id: string;
+    /** An RFC 3339 UTC time with milliseconds. */
+    readonly decided_at: string;
+    readonly tool: string;
+    readonly before: {
+      readonly outcome: "allow" | "deny" | "gated" | "exhausted";
+      readonly decided_by?: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget" | null;
+      readonly reason_code?: string;
+    };
+    readonly after: {
+      readonly outcome: "allow" | "deny" | "gated" | "exhausted";
+      readonly decided_by?: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget" | null;
+      readonly reason_code?: string;
+      readonly reason?: string;
+    };
+  }>;
+  readonly skipped: ReadonlyArray<{
+    readonly grant_id: string;
+    readonly decisions?: number;
+    readonly reason: string;
+  }>;
+}
+
+export interface FamilyImpactBody {
+  /** The candidate version, as `authority compile` writes it. */
+  readonly family: GrantFamilyBody;
+  /** Replay the sealed decisions of the last N days. Default: `30`. */
+  readonly days?: number;
+}
+
+export interface FamilyInstantiateBody {
+  /** A value for every parameter without a default; each is checked against its type and bounds. */
+  readonly parameters?: { readonly [key: string]: number | string | boolean };
+  /** A reviewed version of the family; absent: the latest. */
+  readonly version?: number;
+}
+
 export interface FindingList {
   readonly findings: ReadonlyArray<{
     readonly id: string;
@@ -374,6 +428,101 @@ export interface GrantDelegateBody {
 export interface GrantEnforcementBody {
   /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
   readonly enforcement_mode: "observe" | "enforce";
+}
+
+export interface GrantFamily {
+  /** A family id, `fam_…`: stable across the family's versions. */
+  readonly id: string;
+  /** The family's `id` in its YAML file. */
+  readonly name: string;
+  readonly version: number;
+  /** Recomputed by the server from the reviewed content (decision 0401). */
+  readonly content_hash: string;
+  readonly reviewed_by: readonly string[];
+  readonly description?: string;
+  readonly parameters: { readonly [key: string]: unknown };
+  readonly grant: { readonly [key: string]: unknown };
+  readonly approval?: { readonly [key: string]: unknown };
+  readonly examples?: ReadonlyArray<{ readonly [key: string]: unknown }>;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly pushed_at: string;
+  readonly pushed_by: string;
+  /** In the answer of a push: whether this push made the version. */
+  readonly created?: boolean;
+}
+
+export interface GrantFamilyBody {
+  /** Stable name of the family. */
+  readonly id: string;
+  readonly version: number;
+  readonly reviewed_by: readonly string[];
+  readonly description?: string;
+  readonly parameters: { readonly [key: string]: unknown & unknown & unknown & {
+    readonly type: "int" | "string" | "bool";
+    readonly description?: string;
+  } };
+  readonly grant: {
+    readonly agent_id: string | string;
+    readonly principal_type: "human" | "team" | "service" | string;
+    readonly principal_id: string | string;
+    readonly scope: {
+      /** Tool names; an entry `ns.*` covers every tool whose name starts with `ns.`. */
+      readonly tool: ReadonlyArray<string | string>;
+    };
+    readonly budget_amount_minor?: number | string;
+    readonly budget_currency?: string | string;
+    readonly budget_count?: number | string;
+    readonly ttl_hours?: number | string;
+    readonly conditions?: {
+      readonly clean_context?: boolean | string;
+    };
+    readonly policy?: string | string;
+    readonly delegation_policy?: "none" | "attenuating" | string;
+    readonly delegation_depth_max?: number | string;
+    readonly audience?: string | string;
+    readonly enforcement_mode?: "observe" | "enforce" | string;
+  };
+  readonly approval?: {
+    /** Every grant of the family is born `pending_approval`. */
+    readonly required?: boolean;
+    /** A grant whose `budget_amount_minor` exceeds this is born `pending_approval`. */
+    readonly above_budget_minor?: number;
+    readonly reason?: string;
+  };
+  readonly examples?: ReadonlyArray<{
+    readonly name: string;
+    readonly parameters?: { readonly [key: string]: number | string | boolean };
+    readonly action: {
+      readonly tool: string;
+      readonly amount_minor?: number;
+      /** ISO 4217 currency code, e.g. `EUR`. */
+      readonly currency?: string;
+      readonly audience?: string;
+      /** The action's own arguments (JSON values). */
+      readonly args?: { readonly [key: string]: unknown };
+      readonly context?: {
+        readonly clean?: boolean;
+      };
+      /** Evaluate as if this human had approved the action. */
+      readonly approver?: string | null;
+      /** When the action happens (RFC 3339); absent: 2026-01-05T12:00:00Z. */
+      readonly at?: string;
+    };
+    readonly usage?: {
+      readonly uses?: number;
+      readonly spent_minor?: number;
+    };
+    readonly expect: "allow" | "deny" | "gated" | "exhausted";
+    readonly gate?: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget";
+    readonly residual?: string;
+  }>;
+  /** SHA-256 of the reviewed content. */
+  readonly content_hash: string;
+}
+
+export interface GrantFamilyList {
+  readonly families: readonly GrantFamily[];
+  readonly next_after: string | null;
 }
 
 export interface GrantIssueBody {
@@ -662,6 +811,9 @@ export type ProblemCode =
   | "decision_not_found"
   | "decision_not_gated"
   | "delegation_widens"
+  | "family_not_found"
+  | "family_parameters_invalid"
+  | "family_version_conflict"
   | "forbidden"
   | "grant_already_revoked"
   | "grant_not_active"
@@ -671,6 +823,7 @@ export type ProblemCode =
   | "idempotency_key_reused"
   | "internal_error"
   | "invalid_body"
+  | "invalid_family"
   | "invalid_id"
   | "invalid_idempotency_key"
   | "invalid_key_request"

@@ -1,0 +1,205 @@
+// Grant families over HTTP against a real server: push and versions, list and read, instantiation
+// through the issue path (bounds, certification, the version a grant keeps), and the impact preview.
+
+import { compileFamily, familyContentHash, type GrantFamilyBody } from "@agent-authority/families";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CERTIFICATION, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
+import type { StoreTarget } from "./targets.js";
+
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+};
+
+/** A small family: a payment agent with a per-payment limit; `policy` and `limitMax` vary between versions. */
+function familyBody(version: number, options: { limitMax?: number; policy?: string } = {}): GrantFamilyBody {
+  const yaml = `
+id: test-payments
+version: ${version}
+reviewed_by: [reviewer@example.com]
+parameters:
+  agent_id: {type: string, pattern: "agt_[0-9a-hjkmnp-tv-z]{26}", example: agt_nwj47tan9zt24mnpzx45hy43kw}
+  limit_minor: {type: int, min: 0, max: ${options.limitMax ?? 5000}, default: 1000}
+  mode: {type: string, enum: [observe, enforce], default: enforce}
+grant:
+  agent_id: \${agent_id}
+  principal_type: team
+  principal_id: payments
+  scope: {tool: [payments.send]}
+  budget_amount_minor: 10000
+  budget_currency: EUR
+  enforcement_mode: \${mode}
+  policy: ${options.policy ?? "amount_minor <= ${limit_minor}"}
+examples:
+  - name: a small payment is allowed
+    action: {tool: payments.send, amount_minor: 500, currency: EUR}
+    expect: allow
+`;
+  const compiled = compileFamily(yaml, "test-payments.yaml");
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
+  return compiled.body!;
+}
+
+export function familiesHttpSuite(target: StoreTarget): void {
+  let t: TestServer;
+  let issuer: string;
+  let certifier: string;
+  let auditor: string;
+  beforeAll(async () => {
+    t = await startTestServer(target);
+    issuer = await t.key("issuer@example.com", ["issuer"]);
+    certifier = await t.key("certifier@example.com", ["certifier"]);
+    auditor = await t.key("auditor@example.com", ["auditor"]);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  let n = 0;
+  async function agent(certified: boolean): Promise<string> {
+    n += 1;
+    const reply = await t.call("POST", "/agents", { key: issuer, body: { name: `family-agent-${n}` } });
+    expect(reply.status).toBe(201);
+    if (certified) expect((await t.call("POST", `/agents/${reply.body.id}/certification`, { key: certifier, body: CERTIFICATION })).status).toBe(201);
+    return reply.body.id as string;
+  }
+
+  let familyId: string;
+
+  describe("push", () => {
+    it("stores a family under a fam_ id with the hash the server recomputed", async () => {
+      const body = familyBody(1);
+      const reply = await t.call("POST", "/grant-families", { key: issuer, body });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+      expect(reply.body).toMatchObject({ name: "test-payments", version: 1, created: true, content_hash: familyContentHash(body as never), pushed_by: "issuer@example.com" });
+      expect(reply.body.id).toMatch(/^fam_[0-9a-hjkmnp-tv-z]{26}$/);
+      familyId = reply.body.id;
+    });
+
+    it("answers the same version for the same content, whatever its version number says", async () => {
+      for (const body of [familyBody(1), familyBody(7)]) {
+        const reply = await t.call("POST", "/grant-families", { key: issuer, body });
+        expect(reply.status).toBe(200);
+        expect(reply.body).toMatchObject({ id: familyId, version: 1, created: false });
+      }
+    });
+
+    it("refuses changed content under a version that is not raised (409) and writes nothing", async () => {
+      const before = await t.db.store.countRows();
+      const reply = await t.call("POST", "/grant-families", { key: issuer, body: familyBody(1, { limitMax: 6000 }) });
+      expectProblem(reply, 409, "family_version_conflict");
+      expect(reply.body).toMatchObject({ family_id: familyId, latest_version: 1 });
+      expect(await t.db.store.countRows()).toEqual(before);
+    });
+
+    it("makes a new version of the same family for changed content", async () => {
+      const reply = await t.call("POST", "/grant-families", { key: issuer, body: familyBody(2, { limitMax: 6000 }) });
+      expect(reply.status).toBe(201);
+      expect(reply.body).toMatchObject({ id: familyId, version: 2, created: true });
+      expect(reply.body.parameters.limit_minor.max).toBe(6000);
+    });
+
+    it("refuses a body whose stated hash is not its content's, and what the compiler refuses", async () => {
+      const body = { ...familyBody(3, { limitMax: 7000 }), content_hash: `sha256:${"0".repeat(64)}` };
+      expectProblem(await t.call("POST", "/grant-families", { key: issuer, body }), 422, "invalid_family");
+      const unknownPlaceholder = { ...familyBody(3), grant: { ...familyBody(3).grant, principal_id: "${nobody}" } };
+      const refused = await t.call("POST", "/grant-families", { key: issuer, body: { ...unknownPlaceholder, content_hash: familyContentHash(unknownPlaceholder as never) } });
+      expectProblem(refused, 422, "invalid_family");
+      expect(refused.body.diagnostics.map((d: { code: string }) => d.code)).toContain("placeholder-unknown");
+      expectProblem(await t.call("POST", "/grant-families", { key: issuer, body: { ...familyBody(3), extra: 1 } }), 400, "unknown_field");
+    });
+
+    it("lists the latest version of each family and reads any version", async () => {
+      const list = await t.call("GET", "/grant-families", { key: auditor });
+      expect(list.status).toBe(200);
+      expect(list.body.families).toHaveLength(1);
+      expect(list.body.families[0]).toMatchObject({ id: familyId, version: 2 });
+      expect((await t.call("GET", "/grant-families?name=nothing-here", { key: auditor })).body.families).toEqual([]);
+      expect((await t.call("GET", `/grant-families/${familyId}?version=1`, { key: auditor })).body).toMatchObject({ version: 1 });
+      expect((await t.call("GET", `/grant-families/${familyId}`, { key: auditor })).body).toMatchObject({ version: 2 });
+      expectProblem(await t.call("GET", `/grant-families/${familyId}?version=9`, { key: auditor }), 404, "family_not_found");
+      expectProblem(await t.call("GET", `/grant-families/${familyId}?version=x`, { key: auditor }), 400, "invalid_query");
+      expectProblem(await t.call("GET", "/grant-families/support-agent", { key: auditor }), 400, "invalid_id");
+    });
+  });
+
+  describe("instantiate", () => {
+    it("issues a grant within the bounds that records its family and version, and keeps it", async () => {
+      const agentId = await agent(true);
+      const reply = await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { version: 1, parameters: { agent_id: agentId, limit_minor: 2000 } } });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+      expect(reply.body).toMatchObject({ agent_id: agentId, family_id: familyId, family_version: 1, status: "active", enforcement_mode: "enforce", policy: "amount_minor <= 2000" });
+      const latest = await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { parameters: { agent_id: agentId } } });
+      expect(latest.body.family_version).toBe(2);
+      // A new version leaves the grants already issued on theirs.
+      expect((await t.call("POST", "/grant-families", { key: issuer, body: familyBody(3, { limitMax: 4000 }) })).status).toBe(201);
+      expect((await t.call("GET", `/grants/${reply.body.id}`, { key: issuer })).body.family_version).toBe(1);
+    });
+
+    it("refuses parameters out of bounds with 422, listing each parameter, and issues nothing", async () => {
+      const before = await t.db.store.countRows();
+      const reply = await t.call("POST", `/grant-families/${familyId}/instantiate`, {
+        key: issuer, body: { parameters: { limit_minor: 9000, mode: "lenient", colour: "blue" } },
+      });
+      expectProblem(reply, 422, "family_parameters_invalid");
+      const named = reply.body.problems.map((p: { parameter: string; code: string }) => `${p.parameter}:${p.code}`).sort();
+      expect(named).toEqual(["agent_id:parameter-missing", "colour:parameter-unknown", "limit_minor:parameter-bounds", "mode:parameter-bounds"]);
+      expect(await t.db.store.countRows()).toEqual(before);
+    });
+
+    it("runs the certification check of the issue path: enforce for an uncertified agent is 403, observe is allowed", async () => {
+      const agentId = await agent(false);
+      const before = await t.db.store.countRows();
+      const refused = await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { parameters: { agent_id: agentId } } });
+      expectProblem(refused, 403, "certification_required");
+      expect(await t.db.store.countRows()).toEqual(before);
+      const observed = await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { parameters: { agent_id: agentId, mode: "observe" } } });
+      expect(observed.status).toBe(201);
+      expect(observed.body.enforcement_mode).toBe("observe");
+    });
+
+    it("answers 404 for an unknown family or version", async () => {
+      expectProblem(await t.call("POST", "/grant-families/fam_0000000000000000000000000a/instantiate", { key: issuer, body: { parameters: {} } }), 404, "family_not_found");
+      expectProblem(await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { version: 40, parameters: {} } }), 404, "family_not_found");
+    });
+  });
+
+  describe("impact preview", () => {
+    it("replays the sealed decisions of the family's grants under a candidate and reports what changes", async () => {
+      const agentId = await agent(true);
+      const agentKey = await t.key(`family-agent-key-${agentId}`, ["agent"], { kind: "service", agent_id: agentId });
+      const grant = await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { parameters: { agent_id: agentId, limit_minor: 2000 } } });
+      expect(grant.status).toBe(201);
+      const pay = (amount: number) => ({ grant_id: grant.body.id, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+      const decided = [];
+      for (const amount of [500, 1500, 2500]) decided.push((await t.call("POST", "/authorize", { key: agentKey, body: pay(amount) })).body);
+      expect(decided.map((d) => d.outcome)).toEqual(["allow", "allow", "deny"]);
+      const before = await t.db.store.countRows();
+      const candidate = familyBody(4, { limitMax: 4000, policy: "amount_minor <= ${limit_minor} && amount_minor < 1000" });
+      const reply = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { family: candidate, days: 7 } });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body).toMatchObject({ family_id: familyId, current_version: 3, candidate_version: 4, days: 7, changed: 1, truncated: false, skipped: [] });
+      expect(reply.body.replayed).toBeGreaterThanOrEqual(3);
+      expect(reply.body.changes).toEqual([expect.objectContaining({
+        ledger_id: decided[1].ledger_id, grant_id: grant.body.id, tool: "payments.send",
+        before: expect.objectContaining({ outcome: "allow" }), after: expect.objectContaining({ outcome: "deny", decided_by: "policy" }),
+      })]);
+      // Unchanged terms change nothing; a preview writes nothing.
+      const same = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { family: familyBody(4, { limitMax: 4000 }) } });
+      expect(same.body.changed).toBe(0);
+      expect(await t.db.store.countRows()).toEqual(before);
+    });
+
+    it("lists the grants whose parameters the candidate refuses instead of guessing", async () => {
+      const reply = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { family: familyBody(5, { limitMax: 1000 }) } });
+      expect(reply.status).toBe(200);
+      expect(reply.body.skipped.length).toBeGreaterThanOrEqual(1);
+      expect(reply.body.skipped[0].reason).toContain("limit_minor");
+    });
+
+    it("refuses a candidate of another family", async () => {
+      const other = { ...familyBody(1), id: "another-family" };
+      const body = { family: { ...other, content_hash: familyContentHash(other as never) } };
+      expectProblem(await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body }), 422, "invalid_family");
+    });
+  });
+}
