@@ -11,6 +11,8 @@ export function helpText(): string {
     COMMANDS.filter((c) => c.available === available)
       .map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)
       .join("\n");
+  // The heading for planned commands appears only while some command is still planned.
+  const planned = COMMANDS.some((c) => !c.available) ? `Not yet available in this version (they exit with status 2):\n${rows(false)}\n\n` : "";
   return `authority ${CLI_VERSION}: grant families and policies as code
 
 Usage: authority <command> [arguments] [--help]
@@ -18,10 +20,7 @@ Usage: authority <command> [arguments] [--help]
 Commands:
 ${rows(true)}
 
-Not yet available in this version (they exit with status 2):
-${rows(false)}
-
-Exit status: 0 success, 1 errors found or a test failed, 2 usage error or command not available.
+${planned}Exit status: 0 success, 1 errors found or a test failed, 2 usage error or command not available.
 See docs/cli.md for every command and a CI job.
 `;
 }

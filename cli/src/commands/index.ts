@@ -1,15 +1,15 @@
 // The table of commands. To add one: write `commands/<name>.ts` exporting a `Command`, list it here.
-import { type Command, notYetAvailable } from "../command.js";
+import type { Command } from "../command.js";
 import { compileCommand } from "./compile.js";
 import { fmtCommand } from "./fmt.js";
 import { lintCommand } from "./lint.js";
 import { previewCommand } from "./preview.js";
 import { pushCommand } from "./push.js";
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js";
+import { ledgerVerifyCommand } from "./ledger.js";
+import { manifestCommand } from "./manifest.js";
 import { migrateCommand, serveCommand } from "./serve.js";
 import { testCommand } from "./test.js";
-
-const needsServer = "the server does not seal decisions in a ledger yet";
 
 export const COMMANDS: readonly Command[] = [
   lintCommand,
@@ -23,7 +23,8 @@ export const COMMANDS: readonly Command[] = [
   keysRevokeCommand,
   migrateCommand,
   serveCommand,
-  notYetAvailable("ledger verify", "check every hash chain of the decision ledger", needsServer),
+  manifestCommand,
+  ledgerVerifyCommand,
 ];
 
 /** The command named by the leading words of `argv` (the longest match), and the remaining arguments. */

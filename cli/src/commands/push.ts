@@ -51,7 +51,7 @@ be reached, 2 usage error.
         "idempotency-key": `family:${body.id}:${body.version}:${body.content_hash}`,
       });
       if (answer.ok) {
-        terminal.out.write(`${p.green("pushed")} ${label} from ${file.path}\n`);
+        terminal.out.write(`${p.green("pushed")} ${label} from ${file.path}${storedAs(answer.status, answer.body)}\n`);
       } else {
         failures += 1;
         terminal.out.write(`${p.red("not pushed")} ${label} from ${file.path}: ${answer.message}\n`);
@@ -61,3 +61,14 @@ be reached, 2 usage error.
     return failures > 0 ? EXIT.failed : EXIT.ok;
   },
 };
+
+/**
+ * What the server made of a push: the family's server id and version, and whether this push made
+ * that version (201) or found the same content already there (200, the version it has).
+ */
+function storedAs(status: number, body: unknown): string {
+  const record = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {};
+  if (typeof record["id"] !== "string" || typeof record["version"] !== "number") return "";
+  const made = record["created"] === false || status === 200 ? "unchanged, already" : "new";
+  return `: ${made} version ${record["version"]} of \`${record["id"]}\``;
+}
