@@ -42,6 +42,15 @@ function fail(message) {
 }
 
 async function call(base, method, path, key, body) {
+  try {
+    return await callOnce(base, method, path, key, body);
+  } catch {
+    // A pooled connection the server closed while the history was being written: retry once.
+    return callOnce(base, method, path, key, body);
+  }
+}
+
+async function callOnce(base, method, path, key, body) {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },

@@ -12,7 +12,8 @@ import { windowKey } from "./contracts.js";
 export interface NewSignal {
   readonly agent_id: string;
   readonly at: number;
-  readonly ledger_id: string;
+  /** Where the signal was written (`insertSignal`'s answer). */
+  readonly seq: number;
   readonly signal: number;
 }
 
@@ -34,7 +35,7 @@ async function advance(store: BreakerStore, contract: ContractRow, w: WindowStat
   const counts = [...w.counts];
   let n = w.n + 1;
   counts[d.signal] = (counts[d.signal] ?? 0) + 1;
-  let tail: SignalKey | null = w.tail ?? [d.at, d.ledger_id];
+  let tail: SignalKey | null = w.tail ?? [d.at, d.seq];
   if (contract.window_decisions !== null) {
     // Bounded: each step removes one decision, and at most the window's excess is removed.
     while (n > contract.window_decisions && tail !== null) {
@@ -42,7 +43,7 @@ async function advance(store: BreakerStore, contract: ContractRow, w: WindowStat
       if (gone === undefined) break;
       counts[gone.signal] = counts[gone.signal]! - 1;
       n -= 1;
-      tail = next === undefined ? null : [next.at, next.ledger_id];
+      tail = next === undefined ? null : [next.at, next.seq];
     }
   } else {
     const cutoff = d.at - contract.window_hours! * HOUR_MS;
@@ -67,7 +68,7 @@ async function advance(store: BreakerStore, contract: ContractRow, w: WindowStat
  */
 export async function windowCounts(store: BreakerStore, contracts: readonly ContractRow[], d: NewSignal): Promise<Map<string, SignalCounts>> {
   const state = await store.windowState(d.agent_id);
-  const previous = await store.previousSignal(d.agent_id, [d.at, d.ledger_id]);
+  const previous = await store.previousSignal(d.agent_id, [d.at, d.seq]);
   const continues = state !== undefined && (previous === null ? state.head === null : same(state.head, previous));
   const windows: Record<string, WindowState["windows"][string]> = {};
   const answer = new Map<string, SignalCounts>();
@@ -79,6 +80,6 @@ export async function windowCounts(store: BreakerStore, contracts: readonly Cont
     windows[key] = next;
     answer.set(key, next.counts);
   }
-  await store.putWindowState(d.agent_id, { head: [d.at, d.ledger_id], windows });
+  await store.putWindowState(d.agent_id, { head: [d.at, d.seq], windows });
   return answer;
 }

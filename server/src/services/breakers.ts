@@ -48,9 +48,9 @@ export function watchBreakers(tx: Store, agentId: string): Promise<WatchedBreake
 export async function evaluateBreakersAfterDecision(tx: Store, watched: readonly WatchedBreaker[], decision: SealedDecision): Promise<TripRow[]> {
   const paths = tx.breakerPath();
   const signal = signalOf(decision.outcome, decision.would_outcome, decision.reason_code);
-  await paths.insertSignal(decision.ledger_id, decision.agent_id, decision.at, signal);
+  const seq = await paths.insertSignal(decision.ledger_id, decision.agent_id, decision.at, signal);
   if (watched.length === 0) return [];
-  const windows = await windowCounts(paths, watched.map((w) => w.contract), { agent_id: decision.agent_id, at: decision.at, ledger_id: decision.ledger_id, signal });
+  const windows = await windowCounts(paths, watched.map((w) => w.contract), { agent_id: decision.agent_id, at: decision.at, seq, signal });
   const trips: TripRow[] = [];
   for (const { breaker, contract } of watched) {
     const measure = measureCounts(contract, windows.get(windowKey(contract))!);

@@ -3,7 +3,7 @@
 
 import { detectTrips, type DecisionRecord } from "@agent-authority/engine";
 import { ApiProblem } from "../http/problem.js";
-import type { WatchedBreaker } from "../store/breaker-sql.js";
+import type { SignalKey, WatchedBreaker } from "../store/breaker-sql.js";
 import type { Store } from "../store/store.js";
 import { visibleAgent } from "./agents.js";
 import type { Caller, ServiceContext } from "./context.js";
@@ -14,13 +14,13 @@ import { iso } from "./views.js";
 export const COUNTERFACTUAL_DAYS = 90;
 const DAY_MS = 86_400_000;
 /** Signals read per query: memory for raw rows stays bounded while the history is built. */
-const PAGE = 100_000;
+const PAGE = 250_000;
 
 /** The agent's decisions of the window (`from`, `to`] as the contracts read them, in order. */
 export async function signalHistory(store: Store, agentId: string, from: number, to: number): Promise<DecisionRecord[]> {
   const paths = store.breakerPath();
   const history: DecisionRecord[] = [];
-  let after: { at: number; ledger_id: string } | null = null;
+  let after: SignalKey | null = null;
   for (;;) {
     const page = await paths.signalPage(agentId, from, to, after, PAGE);
     for (const row of page) {
@@ -29,7 +29,7 @@ export async function signalHistory(store: Store, agentId: string, from: number,
     }
     if (page.length < PAGE) return history;
     const last = page[page.length - 1]!;
-    after = { at: Number(last.at), ledger_id: String(last.ledger_id) };
+    after = [Number(last.at), Number(last.seq)];
   }
 }
 

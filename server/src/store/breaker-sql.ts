@@ -13,15 +13,24 @@ import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
 export const SIGNAL = Object.freeze({ allow: 0, deny: 1, out_of_scope: 2, gated: 3, exhausted: 4 });
 export const SIGNAL_COUNT = 5;
 
-const tables = `
+/**
+ * `seq` is the order in which signals were written: within one millisecond it orders an agent's
+ * decisions as they were decided (ledger ids are random within a millisecond), because the
+ * decisions of an agent with breakers are evaluated one at a time (INVARIANT breaker-lock-first).
+ */
+const signalsTable = (dialect: Dialect): string => `
 CREATE TABLE decision_signals (
-  ledger_id TEXT PRIMARY KEY REFERENCES ledger(id),
+  seq ${dialect === "sqlite" ? "INTEGER PRIMARY KEY" : "BIGSERIAL PRIMARY KEY"},
+  ledger_id TEXT NOT NULL REFERENCES ledger(id),
   agent_id TEXT NOT NULL,
   at BIGINT NOT NULL,
   signal SMALLINT NOT NULL CHECK (signal >= 0 AND signal <= 4)
 );
 -- Covering: a window count and a replay read the index alone, in order.
-CREATE INDEX decision_signals_agent_time ON decision_signals (agent_id, at, ledger_id, signal);
+CREATE INDEX decision_signals_agent_time ON decision_signals (agent_id, at, seq, signal);
+`;
+
+const tables = `
 CREATE TABLE breaker_windows (
   agent_id TEXT PRIMARY KEY REFERENCES agents(id),
   state TEXT NOT NULL
@@ -110,7 +119,7 @@ function backfill(dialect: Dialect): string {
       WHEN 'gated' THEN 3
       ELSE 4
     END
-  FROM ledger WHERE kind = 'decision';`;
+  FROM ledger WHERE kind = 'decision' ORDER BY created_at, id;`;
 }
 
 function guards(dialect: Dialect): string {
@@ -130,7 +139,7 @@ CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXE
 
 /** Migration 4: contracts, breakers, trips, findings and the signal of every decision. */
 export function breakersMigrationSql(dialect: Dialect): string {
-  return `${tables}\n${backfill(dialect)}\n${guards(dialect)}`;
+  return `${signalsTable(dialect)}\n${tables}\n${backfill(dialect)}\n${guards(dialect)}`;
 }
 
 /** Tables of this module, for `Store.countRows`. */
@@ -216,8 +225,8 @@ export interface WatchedBreaker {
 /** A window of signals, counted per signal code. */
 export type SignalCounts = readonly number[];
 
-/** Where a decision sorts among an agent's signals: its time, then its ledger id. */
-export type SignalKey = readonly [at: number, ledgerId: string];
+/** Where a decision sorts among an agent's signals: its time, then the order signals were written. */
+export type SignalKey = readonly [at: number, seq: number];
 
 /**
  * The agent's windows as of its last evaluated decision (`head`): per window key, the decisions in
@@ -231,7 +240,8 @@ export interface WindowState {
 
 /** The breaker path's view of the store; `Store.breakerPath()` answers one bound to its connection. */
 export interface BreakerStore {
-  insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<void>;
+  /** Answers the signal's `seq`. */
+  insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<number>;
   /** Counts of each signal among the agent's last `size` decisions up to `at`. */
   countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts>;
   /** Counts of each signal among the agent's decisions with time in (`from`, `to`]. */
@@ -242,7 +252,7 @@ export interface BreakerStore {
   /** The key of the agent's decision just before `key`, or null. */
   previousSignal(agentId: string, key: SignalKey): Promise<SignalKey | null>;
   /** At most `limit` signals from `key` on (inclusive), in order. */
-  signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]>;
+  signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; seq: number; signal: number }[]>;
   /** The key of the oldest of the agent's last `size` decisions up to `at`. */
   oldestOfLast(agentId: string, size: number, at: number): Promise<SignalKey | null>;
   /** The key of the agent's first decision with time after `from`. */
@@ -250,7 +260,7 @@ export interface BreakerStore {
   /** Counts of each signal from `key` on (inclusive) with time at most `until`. */
   countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts>;
   /** The agent's signals with time in (`from`, `to`], in order of time then ledger id: one page after the cursor. */
-  signalPage(agentId: string, from: number, to: number, after: { at: number; ledger_id: string } | null, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]>;
+  signalPage(agentId: string, from: number, to: number, after: SignalKey | null, limit: number): Promise<{ at: number; seq: number; signal: number }[]>;
 
   insertContract(row: ContractRow): Promise<void>;
   getContract(id: string): Promise<ContractRow | undefined>;
@@ -342,14 +352,15 @@ export class BreakerSql implements BreakerStore {
     this.#db = db;
   }
 
-  async insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<void> {
-    await this.#db.run("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?)", [ledgerId, agentId, at, signal]);
+  async insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<number> {
+    const row = await this.#db.get("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?) RETURNING seq", [ledgerId, agentId, at, signal]);
+    return n(row!, "seq");
   }
 
   async countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts> {
     return countsOf(await this.#db.all(
       `SELECT signal, COUNT(*) AS c FROM (
-         SELECT signal FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, ledger_id DESC LIMIT ?
+         SELECT signal FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, seq DESC LIMIT ?
        ) w GROUP BY signal`,
       [agentId, at, size],
     ));
@@ -362,14 +373,18 @@ export class BreakerSql implements BreakerStore {
     ));
   }
 
-  async signalPage(agentId: string, from: number, to: number, after: { at: number; ledger_id: string } | null, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]> {
+  async signalPage(agentId: string, from: number, to: number, after: SignalKey | null, limit: number): Promise<{ at: number; seq: number; signal: number }[]> {
     const rows = after === null
-      ? await this.#db.all("SELECT at, ledger_id, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, ledger_id LIMIT ?", [agentId, from, to, limit])
+      ? await this.#db.all("SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, seq LIMIT ?", [agentId, from, to, limit])
       : await this.#db.all(
-        "SELECT at, ledger_id, signal FROM decision_signals WHERE agent_id = ? AND at <= ? AND (at > ? OR (at = ? AND ledger_id > ?)) ORDER BY at, ledger_id LIMIT ?",
-        [agentId, to, after.at, after.at, after.ledger_id, limit],
+        `SELECT at, seq, signal FROM (
+           SELECT * FROM (SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at = ? AND seq > ? ORDER BY seq LIMIT ?) same_time
+           UNION ALL
+           SELECT * FROM (SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, seq LIMIT ?) later
+         ) w ORDER BY at, seq LIMIT ?`,
+        [agentId, after[0], after[1], limit, agentId, after[0], to, limit, limit],
       );
-    return rows as { at: number; ledger_id: string; signal: number }[];
+    return rows as { at: number; seq: number; signal: number }[];
   }
 
   async windowState(agentId: string): Promise<WindowState | undefined> {
@@ -385,40 +400,56 @@ export class BreakerSql implements BreakerStore {
   }
 
   async previousSignal(agentId: string, key: SignalKey): Promise<SignalKey | null> {
+    // Two index ranges rather than one row-value comparison, which SQLite does not bound by the index.
     const row = await this.#db.get(
-      "SELECT at, ledger_id FROM decision_signals WHERE agent_id = ? AND (at, ledger_id) < (?, ?) ORDER BY at DESC, ledger_id DESC LIMIT 1",
-      [agentId, key[0], key[1]],
+      `SELECT at, seq FROM (
+         SELECT * FROM (SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at = ? AND seq < ? ORDER BY seq DESC LIMIT 1) same_time
+         UNION ALL
+         SELECT * FROM (SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at < ? ORDER BY at DESC, seq DESC LIMIT 1) earlier
+       ) w ORDER BY at DESC, seq DESC LIMIT 1`,
+      [agentId, key[0], key[1], agentId, key[0]],
     );
-    return row === undefined ? null : [n(row, "at"), s(row, "ledger_id")];
+    return row === undefined ? null : [n(row, "at"), n(row, "seq")];
   }
 
-  async signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; ledger_id: string; signal: number }[]> {
+  async signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; seq: number; signal: number }[]> {
+    // Two index ranges, the second only when the first falls short: at most two index seeks.
     const rows = await this.#db.all(
-      "SELECT at, ledger_id, signal FROM decision_signals WHERE agent_id = ? AND (at, ledger_id) >= (?, ?) ORDER BY at, ledger_id LIMIT ?",
+      "SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at = ? AND seq >= ? ORDER BY seq LIMIT ?",
       [agentId, key[0], key[1], limit],
     );
-    return rows.map((row) => ({ at: n(row, "at"), ledger_id: s(row, "ledger_id"), signal: n(row, "signal") }));
+    if (rows.length < limit) {
+      rows.push(...await this.#db.all(
+        "SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT ?",
+        [agentId, key[0], limit - rows.length],
+      ));
+    }
+    return rows.map((row) => ({ at: n(row, "at"), seq: n(row, "seq"), signal: n(row, "signal") }));
   }
 
   async oldestOfLast(agentId: string, size: number, at: number): Promise<SignalKey | null> {
     const row = await this.#db.get(
-      `SELECT at, ledger_id FROM (
-         SELECT at, ledger_id FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, ledger_id DESC LIMIT ?
-       ) w ORDER BY at, ledger_id LIMIT 1`,
+      `SELECT at, seq FROM (
+         SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, seq DESC LIMIT ?
+       ) w ORDER BY at, seq LIMIT 1`,
       [agentId, at, size],
     );
-    return row === undefined ? null : [n(row, "at"), s(row, "ledger_id")];
+    return row === undefined ? null : [n(row, "at"), n(row, "seq")];
   }
 
   async firstAfter(agentId: string, from: number): Promise<SignalKey | null> {
-    const row = await this.#db.get("SELECT at, ledger_id FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, ledger_id LIMIT 1", [agentId, from]);
-    return row === undefined ? null : [n(row, "at"), s(row, "ledger_id")];
+    const row = await this.#db.get("SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT 1", [agentId, from]);
+    return row === undefined ? null : [n(row, "at"), n(row, "seq")];
   }
 
   async countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts> {
     return countsOf(await this.#db.all(
-      "SELECT signal, COUNT(*) AS c FROM decision_signals WHERE agent_id = ? AND (at, ledger_id) >= (?, ?) AND at <= ? GROUP BY signal",
-      [agentId, key[0], key[1], until],
+      `SELECT signal, COUNT(*) AS c FROM (
+         SELECT signal FROM decision_signals WHERE agent_id = ? AND at = ? AND seq >= ? AND at <= ?
+         UNION ALL
+         SELECT signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ?
+       ) w GROUP BY signal`,
+      [agentId, key[0], key[1], until, agentId, key[0], until],
     ));
   }
 
