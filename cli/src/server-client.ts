@@ -27,7 +27,7 @@ export function serverTarget(args: ParsedArgs, env: Readonly<Record<string, stri
 }
 
 export type Answer =
-  | { readonly ok: true; readonly status: number; readonly body: unknown }
+  | { readonly ok: true; readonly status: number; readonly body: unknown; readonly replayed?: boolean }
   | { readonly ok: false; readonly message: string };
 
 /** One JSON request; a refusal or a network failure comes back as a one-line message, never thrown. */
@@ -58,7 +58,8 @@ export async function request(
     } catch {
       return { ok: false, message: `HTTP ${response.status}: the answer is not JSON` };
     }
-    return { ok: true, status: response.status, body: parsed };
+    // A replayed answer (same Idempotency-Key and body) repeats what the first request did.
+    return { ok: true, status: response.status, body: parsed, replayed: response.headers.get("idempotent-replayed") === "true" };
   } catch (error) {
     const timedOut = error instanceof Error && error.name === "TimeoutError";
     return { ok: false, message: `${timedOut ? "no answer in time" : "the server could not be reached"} (${url})` };

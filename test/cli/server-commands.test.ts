@@ -1,6 +1,7 @@
-// `authority migrate`, `serve` and `keys …` against the real reference server on the loopback address.
+// `authority migrate`, `serve`, `keys …`, `push` and `ledger verify` against the real reference server
+// on the loopback address, started by `authority serve` in its own process.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -83,5 +84,99 @@ describe("the server commands", () => {
     const run = await authorityAsync(["keys", "create", "--identity", "x@example.com", "--kind", "human"], { env: env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY }) });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("at least one `--role`");
+  });
+});
+
+/** A JSON call to the served API with the admin key, or another key. */
+async function api(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; body: any }> {
+  const v1 = base.endsWith("/v1") ? base : `${base}/v1`;
+  const response = await fetch(`${v1}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+describe("authority push against the real server", () => {
+  const admin = (): Record<string, string> => env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY });
+
+  it("pushes every family of policies/ to the family endpoint; the same content again is the same version", async () => {
+    const first = await authorityAsync(["push", "policies/"], { env: admin() });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toContain("5 pushed, 0 not pushed");
+    expect(first.stdout).toMatch(/pushed support-agent v1 \(sha256:[0-9a-f]{12}…\) from policies\/support-agent\.yaml: new version 1 of `fam_[0-9a-z]{26}`/);
+    const again = await authorityAsync(["push", "policies/support-agent.yaml"], { env: admin() });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/unchanged, already version 1 of `fam_/);
+    const listed = await api("GET", "/grant-families");
+    expect(listed.body.families.map((f: { name: string }) => f.name).sort()).toEqual(
+      ["code-review-bot", "data-export-agent", "procurement-agent", "research-orchestrator", "support-agent"],
+    );
+  });
+
+  it("reports a changed family under the same version as a conflict, and pushes it once the version is raised", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-push-"));
+    try {
+      const original = readFileSync(join(root, "policies", "support-agent.yaml"), "utf8");
+      const changed = original.replace(/^description: .*$/m, "description: Answers tickets and refunds for one customer, politely.");
+      writeFileSync(join(dir, "support-agent.yaml"), changed);
+      const refused = await authorityAsync(["push", join(dir, "support-agent.yaml")], { env: admin() });
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain("HTTP 409: family_version_conflict");
+      expect(refused.stdout).toContain("0 pushed, 1 not pushed");
+      writeFileSync(join(dir, "support-agent.yaml"), changed.replace(/^version: 1$/m, "version: 2"));
+      const raised = await authorityAsync(["push", join(dir, "support-agent.yaml")], { env: admin() });
+      expect(raised.code, raised.stdout + raised.stderr).toBe(0);
+      expect(raised.stdout).toMatch(/new version 2 of `fam_/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("authority push: refusals and usage", () => {
+  it("reports a refusal with the problem's code and exits 1", async () => {
+    const denied = await authorityAsync(["push", "policies/procurement-agent.yaml", "--server", base, "--key", "aa_not-a-key-of-this-server-0123456789"]);
+    expect(denied.code).toBe(1);
+    expect(denied.stdout).toContain("HTTP 401: unauthenticated");
+    expect(denied.stdout).toContain("0 pushed, 1 not pushed");
+  });
+
+  it("sends nothing when a family has errors, and needs a server and a key", async () => {
+    const before = (await api("GET", "/grant-families")).body.families.length;
+    const run = await authorityAsync(["push", "test/cli/fixtures/broken/schema-error.yaml", "policies/support-agent.yaml", "--server", base, "--key", ADMIN_KEY]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("nothing was pushed");
+    expect((await api("GET", "/grant-families")).body.families.length).toBe(before);
+    expect((await authorityAsync(["push", "policies/"], { env: { AUTHORITY_SERVER: "", AUTHORITY_KEY: "" } })).code).toBe(2);
+    expect((await authorityAsync(["push", "policies/", "--server", base], { env: { AUTHORITY_KEY: "" } })).stderr).toContain("AUTHORITY_KEY");
+  });
+
+  it("--dry-run compiles and lists what would be sent, sending nothing", async () => {
+    const run = await authorityAsync(["push", "policies/code-review-bot.yaml", "--dry-run", "--server", base], { env: { AUTHORITY_KEY: "" } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^would push code-review-bot v1 \(sha256:[0-9a-f]{12}…\) from policies\/code-review-bot\.yaml to http:\/\/127\.0\.0\.1:\d+\/v1\/grant-families\n$/);
+  });
+});
+
+describe("authority ledger verify", () => {
+  it("verifies the chains the server sealed, reading the database and asking the server", async () => {
+    const agent = await api("POST", "/agents", { name: "ledger-agent" });
+    const grant = await api("POST", "/grants", {
+      agent_id: agent.body.id, principal_type: "team", principal_id: "ops", scope: { tool: ["status.check"] }, enforcement_mode: "observe",
+    });
+    expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+    const key = await api("POST", "/keys", { identity: "ledger-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
+    for (const tool of ["status.check", "status.check", "mail.send"]) {
+      expect((await api("POST", "/authorize", { grant_id: grant.body.id, tool }, key.body.key)).status).toBe(200);
+    }
+    const fromDatabase = await authorityAsync(["ledger", "verify"], { env: env() });
+    expect(fromDatabase.code, fromDatabase.stderr).toBe(0);
+    expect(fromDatabase.stdout).toMatch(/^verified: [1-9][0-9]* records in [1-9][0-9]* chains\n$/);
+    const overHttp = await authorityAsync(["ledger", "verify", "--server", base, "--format", "json"], { env: { AUTHORITY_KEY: ADMIN_KEY } });
+    expect(overHttp.code, overHttp.stderr).toBe(0);
+    expect(JSON.parse(overHttp.stdout)).toMatchObject({ ok: true, broken: null });
+    expect(JSON.parse(overHttp.stdout).records).toBeGreaterThanOrEqual(3);
   });
 });
