@@ -140,11 +140,12 @@ async function measureAuthorize(base, agent, seconds) {
 const dir = mkdtempSync(join(tmpdir(), "authority-bench-breakers-"));
 const dbPath = join(dir, "authority.db");
 try {
-  const clock = { now: Date.now() };
+  // The server reads the real clock, as in production: decisions of one agent mostly fall in
+  // distinct milliseconds, and the history ends just before the counterfactual is asked for.
   const server = await startServer({
     host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl: dbPath, environment: "bench", adminKey: ADMIN_KEY,
     autoApprovalCeilingMinor: 0, logLevel: "silent",
-  }, { now: () => clock.now });
+  });
   const base = server.baseUrl;
   process.stdout.write(`load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
 
@@ -152,7 +153,7 @@ try {
   const replayed = await certifiedAgent(base, "replayed");
   const breakerId = await breakerOn(base, replayed.id, { metric: "refusal_rate", ceiling: 0.2, window_decisions: 100 });
   const generated = performance.now();
-  const expected = writeHistory(dbPath, replayed.id, replayed.grant, clock.now, DECISIONS);
+  const expected = writeHistory(dbPath, replayed.id, replayed.grant, Date.now(), DECISIONS);
   process.stdout.write(`history: ${DECISIONS.toLocaleString("en")} sealed decisions of one agent over 90 days (written in ${((performance.now() - generated) / 1000).toFixed(1)} s)\n`);
   const times = [];
   for (let i = 0; i < 3; i += 1) {
