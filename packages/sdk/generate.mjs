@@ -94,21 +94,30 @@ function renderType(schema, indent) {
   if (schema === false) return "never";
   if (typeof schema.$ref === "string") return refName(schema.$ref);
   if ("const" in schema) return literal(schema.const);
-  if (Array.isArray(schema.enum)) return schema.enum.map(literal).join(" | ");
-  const parts = [];
+  if (Array.isArray(schema.enum)) return union(schema.enum.map(literal));
   if (Array.isArray(schema.allOf)) {
-    const members = schema.allOf.map((member) => renderType(member, indent));
+    // Members without a static shape (`if`/`then` conditionals) may allow further members: keep them open.
+    const rendered = schema.allOf.map((member) => renderType(member, indent));
+    const members = rendered.filter((member) => member !== "unknown");
     const own = ownObject(schema, indent);
     if (own !== undefined) members.push(own);
-    parts.push(members.join(" & "));
-  } else if (Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf)) {
-    parts.push((schema.oneOf ?? schema.anyOf).map((member) => renderType(member, indent)).join(" | "));
-  } else {
-    const types = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
-    for (const type of types) parts.push(renderPrimitive(type, schema, indent));
-    if (types.length === 0) parts.push(ownObject(schema, indent) ?? "unknown");
+    if (members.length < rendered.length + (own === undefined ? 0 : 1) && schema.additionalProperties !== false) {
+      members.push("{ readonly [member: string]: unknown }");
+    }
+    return members.length === 0 ? "unknown" : [...new Set(members)].join(" & ");
   }
-  return parts.join(" | ");
+  if (Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf)) {
+    return union((schema.oneOf ?? schema.anyOf).map((member) => renderType(member, indent)));
+  }
+  const types = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
+  if (types.length === 0) return ownObject(schema, indent) ?? "unknown";
+  return union(types.map((type) => renderPrimitive(type, schema, indent)));
+}
+
+/** A union without repeated members; `unknown` absorbs every other member. */
+function union(members) {
+  const unique = [...new Set(members)];
+  return unique.includes("unknown") ? "unknown" : unique.join(" | ");
 }
 
 function renderPrimitive(type, schema, indent) {

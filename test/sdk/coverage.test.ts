@@ -1,8 +1,18 @@
 // Every endpoint of the api table has an SDK call that sends that method to that path.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINTS } from "@agent-authority/api";
-import { AuthorityClient } from "@agent-authority/sdk";
+import { AuthorityClient, type GrantFamilyBody } from "@agent-authority/sdk";
 import { sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
+
+/** A family body of the right shape; the recording server does not judge its content. */
+const family: GrantFamilyBody = {
+  id: "f",
+  version: 1,
+  reviewed_by: ["r"],
+  parameters: {},
+  grant: { agent_id: "${agent_id}", principal_type: "team", principal_id: "p", scope: { tool: ["t"] } },
+  content_hash: "sha256:0",
+};
 
 /** One SDK call per endpoint, keyed by method and path with parameters written `{}`. */
 const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
@@ -27,11 +37,11 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "post /keys": (c) => c.keys.create({ identity: "i", kind: "service", roles: ["auditor"] }),
   "get /keys": (c) => c.keys.list(),
   "post /keys/{}/revoke": (c) => c.keys.revoke("p1"),
-  "post /grant-families": (c) => c.families.define({ id: "f", version: 1, reviewed_by: ["r"], parameters: {}, grant: {}, content_hash: "h" }),
+  "post /grant-families": (c) => c.families.define(family),
   "get /grant-families": (c) => c.families.list(),
   "post /grant-families/{}/instantiate": (c) => c.families.instantiate("p1", { parameters: {} }),
   "get /grant-families/{}": (c) => c.families.get("p1"),
-  "post /grant-families/{}/impact": (c) => c.families.impact("p1", { family: { id: "f", version: 2, reviewed_by: ["r"], parameters: {}, grant: {}, content_hash: "h" } as never }),
+  "post /grant-families/{}/impact": (c) => c.families.impact("p1", { family, days: 7 }),
   "post /authorize": (c) => c.authorize({ grant_id: "g", tool: "t" }),
   "post /decisions/{}/settle": (c) => c.decisions.settle("p1", { amount_minor: 1 }),
   "post /decisions/{}/approve": (c) => c.decisions.approve("p1"),

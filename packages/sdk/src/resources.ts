@@ -59,10 +59,10 @@ export function grantsCalls({ get, post }: Verbs) {
 export function familiesCalls({ get, post }: Verbs) {
   return {
     define: (body: wire.GrantFamilyBody, call?: CallOptions) => post<wire.GrantFamily>("/grant-families", body, call),
-    list: (call?: CallOptions) => get<wire.GrantFamilyList>("/grant-families", undefined, call),
+    list: (query?: ListQuery & { readonly name?: string }, call?: CallOptions) => get<wire.GrantFamilyList>("/grant-families", query, call),
     /** One family: its latest version, or the version given. */
-    get: (familyId: string, version?: number, call?: CallOptions) =>
-      get<wire.GrantFamily>(`/grant-families/${id(familyId)}`, version === undefined ? undefined : { version }, call),
+    get: (familyId: string, query?: { readonly version?: number }, call?: CallOptions) =>
+      get<wire.GrantFamily>(`/grant-families/${id(familyId)}`, query, call),
     /** Replays the family's sealed decisions of the last `days` under a candidate version; creates nothing. */
     impact: (familyId: string, body: wire.FamilyImpactBody, call?: CallOptions) =>
       post<wire.FamilyImpact>(`/grant-families/${id(familyId)}/impact`, body, call),

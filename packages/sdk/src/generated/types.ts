@@ -457,29 +457,29 @@ export interface GrantFamilyBody {
   readonly version: number;
   readonly reviewed_by: readonly string[];
   readonly description?: string;
-  readonly parameters: { readonly [key: string]: unknown & unknown & unknown & {
+  readonly parameters: { readonly [key: string]: {
     readonly type: "int" | "string" | "bool";
     readonly description?: string;
-  } };
+  } & { readonly [member: string]: unknown } };
   readonly grant: {
-    readonly agent_id: string | string;
+    readonly agent_id: string;
     readonly principal_type: "human" | "team" | "service" | string;
-    readonly principal_id: string | string;
+    readonly principal_id: string;
     readonly scope: {
       /** Tool names; an entry `ns.*` covers every tool whose name starts with `ns.`. */
-      readonly tool: ReadonlyArray<string | string>;
+      readonly tool: readonly string[];
     };
     readonly budget_amount_minor?: number | string;
-    readonly budget_currency?: string | string;
+    readonly budget_currency?: string;
     readonly budget_count?: number | string;
     readonly ttl_hours?: number | string;
     readonly conditions?: {
       readonly clean_context?: boolean | string;
     };
-    readonly policy?: string | string;
+    readonly policy?: string;
     readonly delegation_policy?: "none" | "attenuating" | string;
     readonly delegation_depth_max?: number | string;
-    readonly audience?: string | string;
+    readonly audience?: string;
     readonly enforcement_mode?: "observe" | "enforce" | string;
   };
   readonly approval?: {
