@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINTS } from "@agent-authority/api";
 import { AuthorityClient, AuthorityProblemError, type Grant, type GrantIssueBody } from "@agent-authority/sdk";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
-import { buildManifest } from "../../cli/src/manifest/index.js";
+import { compileFamily } from "@agent-authority/families";
+import { buildManifest, compareManifest, grantedToolsOf } from "../../cli/src/manifest/index.js";
 import { writeExampleAgent } from "./docs-blocks.js";
 
 const adminKey = "aa_admin_sdk_suite_0123456789abcdef";
@@ -326,3 +327,44 @@ describe.skipIf(!has("/agents/{agent_id}/breakers"))("contracts, breakers, findi
     expect(verification).toMatchObject({ ok: true, broken: null });
   });
 });
+
+describe.skipIf(!has("/grant-families/{family_id}/instantiate"))("grant families against the reference server", () => {
+  const yaml = `
+id: refunds
+version: 1
+reviewed_by: [reviewer@example.com]
+parameters:
+  agent_id: {type: string, pattern: "agt_[0-9a-hjkmnp-tv-z]{26}", example: agt_nwj47tan9zt24mnpzx45hy43kw}
+grant:
+  agent_id: \${agent_id}
+  principal_type: team
+  principal_id: support
+  scope: {tool: [orders.lookup, payments.refund, mail.*, crm.notes]}
+  budget_amount_minor: 5000
+  budget_currency: EUR
+  enforcement_mode: observe
+examples:
+  - name: a refund is in scope
+    action: {tool: payments.refund, amount_minor: 500, currency: EUR}
+    expect: allow
+`;
+
+  it("defines, lists, reads and instantiates a family, previews an impact, and compares it with an agent's manifest", async () => {
+    const compiled = compileFamily(yaml, "refunds.yaml");
+    if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
+    const family = await issuer.families.define(compiled.body!);
+    expect(family).toMatchObject({ name: "refunds", version: 1, pushed_by: "issuer-bot" });
+    expect((await issuer.families.list({ name: "refunds" })).families.map((f) => f.id)).toContain(family.id);
+    expect((await issuer.families.get(family.id, { version: 1 })).content_hash).toBe(family.content_hash);
+    const grant = await issuer.families.instantiate(family.id, { parameters: { agent_id: agentId } });
+    expect(grant).toMatchObject({ agent_id: agentId, family_id: family.id, enforcement_mode: "observe" });
+    const impact = await issuer.families.impact(family.id, { family: compiled.body!, days: 7 });
+    expect(impact).toMatchObject({ family_id: family.id, changed: 0 });
+
+    const granted = grantedToolsOf(await issuer.families.get(family.id));
+    expect(granted).toEqual({ tools: ["orders.lookup", "payments.refund", "mail.*", "crm.notes"], placeholders: [] });
+    const manifest = buildManifest(fileURLToPath(new URL("../manifest/fixtures/guard-agent", import.meta.url)));
+    expect(compareManifest(manifest, granted.tools)).toEqual({ used_not_granted: [], granted_not_used: ["crm.notes"], least_privilege: false, complete: true });
+  });
+});
+
