@@ -44,6 +44,7 @@ export {
   authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionSchema, settlementSchema, decisionApprovalSchema,
   ledgerVerificationSchema,
 } from "./decision-schemas.js";
+export { pendingDecisionSchema, pendingDecisionListSchema, ledgerRecordSchema, treeLedgerSchema } from "./decision-read-schemas.js";
 export {
   contractCreateBodySchema, breakerCreateBodySchema, breakerArmBodySchema, breakerDisarmBodySchema, contractSchema, contractListSchema,
   tripSchema, breakerSchema, counterfactualSchema, findingListSchema,

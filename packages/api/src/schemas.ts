@@ -8,6 +8,7 @@ import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
 } from "./decision-schemas.js";
+import { ledgerRecordSchema, pendingDecisionListSchema, pendingDecisionSchema, treeLedgerSchema } from "./decision-read-schemas.js";
 import {
   breakerArmBodySchema, breakerCreateBodySchema, breakerDisarmBodySchema, breakerSchema, contractCreateBodySchema, contractListSchema,
   contractSchema, counterfactualSchema, findingListSchema, tripSchema,
@@ -576,6 +577,10 @@ export const allSchemas = [
   settlementSchema,
   decisionApprovalSchema,
   ledgerVerificationSchema,
+  pendingDecisionSchema,
+  pendingDecisionListSchema,
+  ledgerRecordSchema,
+  treeLedgerSchema,
   contractSchema,
   contractListSchema,
   tripSchema,

@@ -18,6 +18,7 @@ import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
 import { approveDecision } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
+import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
 import { settleDecision } from "../services/settle.js";
 import { agentView, keyView } from "../services/views.js";
 import type { Page } from "../store/store.js";
@@ -87,6 +88,8 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
   verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
+  listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, r.page())),
+  getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
   approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),
 
   declareContract: async (r) => created(await declareContract(r.ctx, who(r), r.params["agent_id"]!, r.body as ContractCreateBody)),

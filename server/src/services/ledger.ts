@@ -92,7 +92,7 @@ export interface LedgerVerification {
 }
 
 /** Checks one record against its predecessor's hash and its own columns; answers what is wrong. */
-function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: string): string | null {
+export function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: string): string | null {
   if (row.seq !== expectedSeq) return `expected record \`${expectedSeq}\` of the chain, found \`${row.seq}\`: a record is missing`;
   if (row.prev_hash !== expectedPrev) return "`prev_hash` does not name the previous record's hash";
   if (linkHash(row.prev_hash, row.record) !== row.hash) return "the record does not match its hash: it was changed after sealing";

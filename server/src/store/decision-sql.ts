@@ -95,6 +95,11 @@ export interface DecisionStore {
   ledgerTrees(after: string | null, limit: number): Promise<string[]>;
   /** A tree's records in chain order, after `afterSeq`, at most `limit`. */
   ledgerChain(treeId: string, afterSeq: number, limit: number): Promise<LedgerRow[]>;
+  /**
+   * Gated decisions without an approval whose grant is active and unexpired at `now`, newest
+   * first (by ledger id), older than `before` when given, at most `limit`.
+   */
+  pendingGated(now: number, before: string | null, limit: number): Promise<LedgerRow[]>;
   /** Inserts the charge and counts its use in the grant's totals. */
   insertCharge(row: ChargeRow): Promise<void>;
   /** Uses, settled amounts (from the totals) and live holds at `now` (from open holds) per grant. */
@@ -192,6 +197,17 @@ export class DecisionSql implements DecisionStore {
 
   async ledgerChain(treeId: string, afterSeq: number, limit: number): Promise<LedgerRow[]> {
     const rows = await this.#db.all("SELECT * FROM ledger WHERE tree_id = ? AND seq > ? ORDER BY seq LIMIT ?", [treeId, afterSeq, limit]);
+    return rows.map(ledgerFromRow);
+  }
+
+  async pendingGated(now: number, before: string | null, limit: number): Promise<LedgerRow[]> {
+    const rows = await this.#db.all(
+      `SELECT l.* FROM ledger l JOIN grants g ON g.id = l.grant_id
+        WHERE l.kind = 'decision' AND l.outcome = 'gated' AND g.status = 'active' AND g.expires_at > ?
+          AND NOT EXISTS (SELECT 1 FROM decision_approvals a WHERE a.ledger_id = l.id)${before === null ? "" : " AND l.id < ?"}
+        ORDER BY l.id DESC LIMIT ?`,
+      before === null ? [now, limit] : [now, before, limit],
+    );
     return rows.map(ledgerFromRow);
   }
 

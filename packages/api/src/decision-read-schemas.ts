@@ -1,0 +1,103 @@
+// JSON Schemas of the two reads of the decision path (decision 1000): gated decisions waiting for
+// a human, and the sealed records of one grant tree with its chain's verification.
+
+const idBody = "[0-9a-hjkmnp-tv-z]{26}";
+const ledgerId = { type: "string", pattern: `^led_${idBody}$`, description: "A sealed ledger record, `led_…`." } as const;
+const nullableString = { type: ["string", "null"] } as const;
+const outcome = { type: "string", enum: ["allow", "deny", "exhausted", "gated"] } as const;
+
+export const pendingDecisionSchema = {
+  $id: "PendingDecision",
+  title: "PendingDecision",
+  type: "object",
+  required: ["ledger_id", "outcome", "grant_id", "agent_id", "request", "residual", "gates", "decided_at"],
+  properties: {
+    ledger_id: ledgerId,
+    outcome: { type: "string", enum: ["gated"] },
+    enforcement_mode: { type: "string", enum: ["observe", "enforce"] },
+    decided_by: { type: "string", enum: ["policy"] },
+    reason_code: { type: "string" },
+    reason: { type: "string" },
+    gates: { type: "array", items: { $ref: "GateResult" } },
+    residual: { type: "string", description: "Who can approve, as an expression over `approver`." },
+    grant_id: { type: "string" },
+    agent_id: { type: "string" },
+    request: {
+      type: "object",
+      description: "The request as the agent sent it (`tool`, `amount_minor`, `currency`, `args`, …).",
+      properties: { tool: { type: "string" }, amount_minor: { type: "integer" }, currency: { type: "string" } },
+    },
+    decided_at: { type: "string" },
+  },
+} as const;
+
+export const pendingDecisionListSchema = {
+  $id: "PendingDecisionList",
+  title: "PendingDecisionList",
+  type: "object",
+  required: ["decisions", "next_after"],
+  properties: {
+    decisions: { type: "array", items: { $ref: "PendingDecision" } },
+    next_after: { ...nullableString, description: "Pass as `after` for the next (older) page; null on the last page." },
+  },
+} as const;
+
+export const ledgerRecordSchema = {
+  $id: "LedgerRecord",
+  title: "LedgerRecord",
+  type: "object",
+  required: ["seq", "ledger_id", "kind", "grant_id", "agent_id", "outcome", "decided_at", "prev_hash", "hash"],
+  properties: {
+    seq: { type: "integer", minimum: 1, description: "Position in the tree's chain, from 1." },
+    ledger_id: ledgerId,
+    kind: { type: "string", enum: ["decision", "settlement"] },
+    grant_id: { type: "string" },
+    agent_id: { type: "string" },
+    request: { type: "object", description: "For a decision: the request as the agent sent it." },
+    outcome: { oneOf: [outcome, { type: "null" }], description: "For a decision; null for a settlement." },
+    would_outcome: { oneOf: [outcome, { type: "null" }] },
+    mode: { type: ["string", "null"], enum: ["observe", "enforce", null] },
+    decided_by: nullableString,
+    reason_code: nullableString,
+    reason: nullableString,
+    gates: { type: "array", items: { $ref: "GateResult" } },
+    residual: nullableString,
+    approver: nullableString,
+    approval_id: nullableString,
+    decided_at: { type: "string", description: "When the record was sealed." },
+    prev_hash: { type: "string" },
+    hash: { type: "string" },
+  },
+} as const;
+
+export const treeLedgerSchema = {
+  $id: "TreeLedger",
+  title: "TreeLedger",
+  type: "object",
+  required: ["tree_id", "records", "verification", "next_after"],
+  properties: {
+    tree_id: { type: "string", description: "The root grant of the delegation tree." },
+    records: { type: "array", items: { $ref: "LedgerRecord" } },
+    verification: {
+      type: "object",
+      required: ["ok", "trees", "records", "broken"],
+      description: "The whole chain of this tree recomputed, not only this page.",
+      properties: {
+        ok: { type: "boolean" },
+        trees: { type: "integer" },
+        records: { type: "integer" },
+        broken: {
+          oneOf: [
+            { type: "null" },
+            {
+              type: "object",
+              required: ["tree_id", "seq", "ledger_id", "problem"],
+              properties: { tree_id: { type: "string" }, seq: { type: "integer" }, ledger_id: { type: "string" }, problem: { type: "string" } },
+            },
+          ],
+        },
+      },
+    },
+    next_after: { ...nullableString, description: "The last `seq` of this page, as text, to pass as `after`; null on the last page." },
+  },
+} as const;

@@ -1,0 +1,114 @@
+// The two reads of the decision path the approvals console needs (decision 1000): gated decisions
+// waiting for a human, and the sealed records of one grant tree with its chain's verification.
+
+import { ApiProblem } from "../http/problem.js";
+import type { LedgerRow } from "../store/decision-sql.js";
+import type { Page, Store } from "../store/store.js";
+import type { ServiceContext } from "./context.js";
+import { checkLink, GENESIS_HASH, type LedgerVerification } from "./ledger.js";
+import { iso } from "./views.js";
+
+const LEDGER_ID = /^led_[0-9a-hjkmnp-tv-z]{26}$/;
+const SEQ = /^[0-9]{1,15}$/;
+/** How many records the tree's verification reads per query. */
+const VERIFY_PAGE = 1_000;
+
+type Sealed = Record<string, unknown>;
+
+function sealedOf(row: LedgerRow): Sealed {
+  try {
+    const value = JSON.parse(row.record) as unknown;
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? value as Sealed : {};
+  } catch {
+    return {};
+  }
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+export interface PendingDecisionView {
+  readonly ledger_id: string;
+  readonly outcome: "gated";
+  readonly enforcement_mode: unknown;
+  readonly decided_by: "policy";
+  readonly reason_code: string | null;
+  readonly reason: string | null;
+  readonly gates: unknown;
+  readonly residual: string;
+  readonly grant_id: string;
+  readonly agent_id: string;
+  readonly request: unknown;
+  readonly decided_at: string;
+}
+
+/**
+ * `GET /v1/decisions/pending`: gated decisions a human can still approve, newest first. A record
+ * gated for any other reason than its policy (nothing to approve) is skipped, so a page may hold
+ * fewer than `limit` decisions; `next_after` still moves past every record the page read.
+ */
+export async function listPendingDecisions(ctx: ServiceContext, page: Page): Promise<{ decisions: PendingDecisionView[]; next_after: string | null }> {
+  if (page.after !== undefined && !LEDGER_ID.test(page.after)) throw new ApiProblem("invalid_query", "`after` must be a ledger id, `led_…`");
+  const rows = await ctx.store.decisionPath().pendingGated(ctx.now(), page.after ?? null, page.limit);
+  const decisions: PendingDecisionView[] = [];
+  for (const row of rows) {
+    const sealed = sealedOf(row);
+    const residual = sealed["residual"];
+    if (sealed["decided_by"] !== "policy" || typeof residual !== "string") continue;
+    decisions.push({
+      ledger_id: row.id, outcome: "gated", enforcement_mode: sealed["mode"] ?? null, decided_by: "policy",
+      reason_code: str(sealed["reason_code"]), reason: str(sealed["reason"]), gates: sealed["gates"] ?? [], residual,
+      grant_id: row.grant_id, agent_id: row.agent_id, request: sealed["request"] ?? {}, decided_at: iso(row.created_at),
+    });
+  }
+  return { decisions, next_after: rows.length === page.limit ? rows[rows.length - 1]!.id : null };
+}
+
+/** One sealed record as stored, with its chain position and hashes; nothing is recomputed. */
+export function ledgerRecordView(row: LedgerRow): Record<string, unknown> {
+  const sealed = sealedOf(row);
+  return {
+    seq: row.seq, ledger_id: row.id, kind: row.kind, grant_id: row.grant_id, agent_id: row.agent_id,
+    request: sealed["request"] ?? null, outcome: row.outcome, would_outcome: sealed["would_outcome"] ?? null,
+    mode: sealed["mode"] ?? null, decided_by: sealed["decided_by"] ?? null, reason_code: sealed["reason_code"] ?? null,
+    reason: sealed["reason"] ?? null, gates: Array.isArray(sealed["gates"]) ? sealed["gates"] : [],
+    residual: sealed["residual"] ?? null, approver: sealed["approver"] ?? null, approval_id: sealed["approval_id"] ?? null,
+    ...(row.kind === "settlement" ? { settlement: sealed } : {}),
+    decided_at: iso(row.created_at), prev_hash: row.prev_hash, hash: row.hash,
+  };
+}
+
+/** Recomputes one tree's whole chain, in pages; the first broken link, as `GET /v1/ledger/verify` says it. */
+export async function verifyTree(store: Store, treeId: string): Promise<LedgerVerification> {
+  const ledger = store.decisionPath();
+  let records = 0;
+  let seq = 0;
+  let prev = GENESIS_HASH;
+  for (;;) {
+    const rows = await ledger.ledgerChain(treeId, seq, VERIFY_PAGE);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      records += 1;
+      const problem = checkLink(row, seq + 1, prev);
+      if (problem !== null) return { ok: false, trees: 1, records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem } };
+      seq = row.seq;
+      prev = row.hash;
+    }
+  }
+  return { ok: true, trees: records === 0 ? 0 : 1, records, broken: null };
+}
+
+/** `GET /v1/grants/{grant_id}/ledger`: the records of the grant's whole tree, in chain order. */
+export async function grantLedger(ctx: ServiceContext, grantId: string, page: Page): Promise<Record<string, unknown>> {
+  if (page.after !== undefined && !SEQ.test(page.after)) throw new ApiProblem("invalid_query", "`after` must be a record's `seq`, a whole number");
+  const grant = await ctx.store.getGrant(grantId);
+  if (grant === undefined) throw new ApiProblem("grant_not_found", `no grant \`${grantId}\``);
+  const treeId = grant.root_id;
+  const rows = await ctx.store.decisionPath().ledgerChain(treeId, page.after === undefined ? 0 : Number(page.after), page.limit);
+  const verification = await verifyTree(ctx.store, treeId);
+  return {
+    tree_id: treeId,
+    records: rows.map(ledgerRecordView),
+    verification,
+    next_after: rows.length === page.limit ? String(rows[rows.length - 1]!.seq) : null,
+  };
+}
