@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
-import { handleAuthorize, isAuthorizeRequest } from "./http/hot-path.js";
+import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
+import { HttpMetrics } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
 import type { ServiceContext } from "./services/context.js";
 import { bootstrapAdminKey } from "./services/keys.js";
@@ -57,10 +58,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
       ...(config.holdLifetimeHours === undefined ? {} : { holdLifetimeMs: config.holdLifetimeHours * 3_600_000 }),
     };
-    const app = createApp({ ctx, logger, version: SERVER_VERSION });
+    const metrics = new HttpMetrics();
+    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics });
+    const serveAuthorize = authorizeServer(ctx, logger, metrics);
     // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
     const listener: RequestListener = (req, res) => {
-      if (isAuthorizeRequest(req)) void handleAuthorize(ctx, logger, req, res);
+      if (isAuthorizeRequest(req)) serveAuthorize(req, res);
       else app(req, res);
     };
     http = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, listener);

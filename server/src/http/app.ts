@@ -24,6 +24,8 @@ export interface AppOptions {
   readonly ctx: ServiceContext;
   readonly logger: Logger;
   readonly version: string;
+  /** The metrics to count into; the server shares one with the authorize hot path. */
+  readonly metrics?: HttpMetrics;
 }
 
 /** Path parameters and the id prefix each must carry. */
@@ -151,7 +153,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set("query parser", "simple");
   // A relative server URL: clients resolve it against wherever they fetched the document from.
   const openapi = buildOpenApiDocument("/v1", options.version);
-  const metrics = new HttpMetrics();
+  const metrics = options.metrics ?? new HttpMetrics();
 
   app.use((req, res, next) => {
     const started = performance.now();

@@ -12,6 +12,7 @@ import type { Caller, ServiceContext } from "../services/context.js";
 import { IDEMPOTENCY_HEADER, idempotencyClaim, reusedKey } from "../services/idempotency.js";
 import { callerForSecret } from "../services/keys.js";
 import { parseJsonBody, validateBody } from "./body.js";
+import type { HttpMetrics } from "./metrics.js";
 import { ApiProblem, problemResponse } from "./problem.js";
 
 export const AUTHORIZE_PATH = "/v1/authorize";
@@ -107,4 +108,30 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
   res.setHeader("content-length", Buffer.byteLength(prepared.text));
   if (prepared.replayed) res.setHeader("idempotent-replayed", "true");
   res.end(prepared.text);
+}
+
+/**
+ * The hot path as the server's listener calls it: answers, then counts the request in the shared
+ * metrics (as route `/v1/authorize`, the label the Express path uses) and writes one `request` log
+ * line, the same fields as Express's, at `info` (`error` for a 5xx) when the logger's level lets
+ * it through; the fields are built only then.
+ */
+export function authorizeServer(ctx: ServiceContext, logger: Logger, metrics: HttpMetrics): (req: IncomingMessage, res: ServerResponse) => void {
+  const record = metrics.recorder("POST", AUTHORIZE_PATH);
+  const infoOn = logger.enabled?.("info") ?? true;
+  const errorOn = logger.enabled?.("error") ?? true;
+  return (req, res) => {
+    const started = performance.now();
+    void handleAuthorize(ctx, logger, req, res).then(() => {
+      const seconds = (performance.now() - started) / 1000;
+      const status = res.statusCode;
+      record(status, seconds);
+      if (status >= 500 ? errorOn : infoOn) {
+        logger.log(status >= 500 ? "error" : "info", "request", {
+          request_id: res.getHeader("x-request-id"), method: "POST", path: AUTHORIZE_PATH, status,
+          duration_ms: Math.round(seconds * 100_000) / 100,
+        });
+      }
+    });
+  };
 }

@@ -30,6 +30,33 @@ export class HttpMetrics {
     histogram.count += 1;
   }
 
+  /**
+   * A recorder for one route, for a hot path: the route's histogram and the counter key of each
+   * status are made once, so a request costs two map reads and a few additions, no allocation.
+   */
+  recorder(method: string, route: string): (status: number, seconds: number) => void {
+    const routeKey = `method="${method}",route="${route}"`;
+    let histogram = this.#durations.get(routeKey);
+    if (histogram === undefined) {
+      histogram = { counts: BUCKETS_SECONDS.map(() => 0), sum: 0, count: 0 };
+      this.#durations.set(routeKey, histogram);
+    }
+    const h = histogram;
+    const keys = new Map<number, string>();
+    const requests = this.#requests;
+    return (status, seconds) => {
+      let key = keys.get(status);
+      if (key === undefined) {
+        key = `${routeKey},status="${status}"`;
+        keys.set(status, key);
+      }
+      requests.set(key, (requests.get(key) ?? 0) + 1);
+      for (let i = 0; i < BUCKETS_SECONDS.length; i += 1) if (seconds <= BUCKETS_SECONDS[i]!) h.counts[i]! += 1;
+      h.sum += seconds;
+      h.count += 1;
+    };
+  }
+
   /** The text exposition format, version 0.0.4. */
   render(): string {
     const lines: string[] = [
