@@ -44,3 +44,10 @@ describe("the example agent of docs/sdk.md", () => {
     expect(sdkDocs).toContain(`manifest_hash: "${manifest.manifest_hash}"`);
   });
 });
+
+describe("the text the walkthrough shows for `authority manifest`", () => {
+  it("is what the manifest renders for the example agent", async () => {
+    const { renderManifest } = await import("../../cli/src/manifest/index.js");
+    expect(docsBlock("text", "tools (2):")).toBe(renderManifest(buildManifest(agentDir)));
+  });
+});
