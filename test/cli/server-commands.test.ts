@@ -180,3 +180,57 @@ describe("authority ledger verify", () => {
     expect(JSON.parse(overHttp.stdout).records).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe("authority impact", () => {
+  const family = (version: number, policy: string): string => `id: cli-impact
+version: ${version}
+reviewed_by: [reviewer@example.com]
+parameters:
+  agent_id: {type: string, pattern: "agt_[0-9a-hjkmnp-tv-z]{26}", example: agt_nwj47tan9zt24mnpzx45hy43kw}
+  limit_rows: {type: int, min: 0, max: 5000, default: 2000}
+grant:
+  agent_id: \${agent_id}
+  principal_type: team
+  principal_id: payments
+  scope: {tool: [export.run]}
+  enforcement_mode: observe
+  policy: '${policy}'
+examples:
+  - name: a small payment is allowed
+    action: {tool: export.run, args: {rows: 500}}
+    expect: allow
+`;
+
+  it("replays the family's sealed decisions under a candidate file and prints what would change", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-impact-"));
+    const admin = env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY });
+    try {
+      writeFileSync(join(dir, "cli-impact.yaml"), family(1, "args.rows <= ${limit_rows}"));
+      const notYet = await authorityAsync(["impact", join(dir, "cli-impact.yaml")], { env: admin });
+      expect(notYet.code).toBe(1);
+      expect(notYet.stderr).toContain("is not on the server; push it first");
+      expect((await authorityAsync(["push", join(dir, "cli-impact.yaml")], { env: admin })).code).toBe(0);
+      const famId = (await api("GET", "/grant-families?name=cli-impact")).body.families[0].id as string;
+      const agent = await api("POST", "/agents", { name: "impact-agent" });
+      const grant = await api("POST", `/grant-families/${famId}/instantiate`, { parameters: { agent_id: agent.body.id } });
+      expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+      const key = await api("POST", "/keys", { identity: "impact-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
+      for (const rows of [500, 1500]) {
+        const decided = await api("POST", "/authorize", { grant_id: grant.body.id, tool: "export.run", args: { rows } }, key.body.key);
+        expect(decided.body.would_outcome).toBe("allow");
+      }
+      writeFileSync(join(dir, "cli-impact.yaml"), family(2, "args.rows <= ${limit_rows} && args.rows < 1000"));
+      const run = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--days", "7"], { env: admin });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^cli-impact \(`fam_[0-9a-z]{26}`\): candidate v2 \(sha256:[0-9a-f]{12}…\) against v1, sealed decisions of the last 7 days\n/);
+      expect(run.stdout).toMatch(new RegExp(`changes led_[0-9a-z]{26} \\S+ \`export\\.run\` on ${grant.body.id}: allow -> deny \\(policy\\): `));
+      expect(run.stdout).toMatch(/\n2 replayed, 1 would change\n$/);
+      const strict = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--fail-on-change", "--format", "json"], { env: admin });
+      expect(strict.code).toBe(1);
+      expect(JSON.parse(strict.stdout)).toMatchObject({ replayed: 2, changed: 1, candidate_version: 2 });
+      expect((await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--days", "91"], { env: admin })).code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -2,6 +2,7 @@
 import type { Command } from "../command.js";
 import { compileCommand } from "./compile.js";
 import { fmtCommand } from "./fmt.js";
+import { impactCommand } from "./impact.js";
 import { lintCommand } from "./lint.js";
 import { previewCommand } from "./preview.js";
 import { pushCommand } from "./push.js";
@@ -18,6 +19,7 @@ export const COMMANDS: readonly Command[] = [
   previewCommand,
   testCommand,
   pushCommand,
+  impactCommand,
   keysCreateCommand,
   keysListCommand,
   keysRevokeCommand,
