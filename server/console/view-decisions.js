@@ -81,7 +81,7 @@ export async function gatedView(section, { caps }) {
         fields([["agent", d.agent_id ?? null], ["grant", d.grant_id ?? null], ["tool", d.request?.tool ?? d.tool ?? null],
           ["amount", money(amount, currency)], ["decided_at", time(d.decided_at)], ["reason", d.reason ?? null]]),
         whoCanApprove(d.residual), gateStrip(d.gates));
-      if (mayApprove) card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }));
+      if (mayApprove) card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => card.classList.add("done")));
       section.append(card);
     }
     return;
@@ -104,11 +104,11 @@ function recordCard(r) {
     Array.isArray(r.gates) ? gateStrip(r.gates) : null);
 }
 
-function verification(v, treeId) {
-  if (v.ok === true) return message("success", h("strong", { id: "chain-status" }, "Chains verified"), ` (${v.trees} tree${v.trees === 1 ? "" : "s"}, ${v.records} record${v.records === 1 ? "" : "s"})`);
+function verification(v, treeId, id = "chain-status") {
+  if (v.ok === true) return message("success", h("strong", { id }, id === "chain-status" ? "Chains verified" : "This tree's chain verified"), ` (${v.trees} tree${v.trees === 1 ? "" : "s"}, ${v.records} record${v.records === 1 ? "" : "s"})`);
   const b = v.broken ?? {};
   const here = treeId !== undefined && b.tree_id === treeId;
-  return message("error", h("strong", { id: "chain-status" }, here ? "This tree's chain is broken" : "A chain is broken"),
+  return message("error", h("strong", { id }, here ? "This tree's chain is broken" : "A chain is broken"),
     ` at record ${b.seq ?? "?"} (${b.ledger_id ?? "?"}) of tree ${b.tree_id ?? "?"}: ${b.problem ?? "unknown"}`);
 }
 
@@ -126,7 +126,7 @@ export async function ledgerView(section, { caps, args }) {
     out.append(message("error", "A grant id looks like grt_ followed by 26 characters."));
     return;
   }
-  const tree = args[0] && caps.served("get", "/grants/{}/ledger") ? await api("GET", `/grants/${seg(args[0])}/ledger?limit=1000`) : null;
+  const tree = args[0] && caps.can("get", "/grants/{}/ledger") ? await api("GET", `/grants/${seg(args[0])}/ledger?limit=1000`) : null;
   if (caps.can("get", "/ledger/verify")) {
     const v = await api("GET", "/ledger/verify");
     out.append(h("h3", {}, "Chain verification"), verification(v, tree?.tree_id ?? tree?.root_id));
@@ -138,8 +138,12 @@ export async function ledgerView(section, { caps, args }) {
       "the records appear here, each with its nine gates, once it does."));
     return;
   }
+  if (!caps.can("get", "/grants/{}/ledger")) {
+    out.append(message("notice", "Reading a tree's decisions needs the auditor, issuer or admin role."));
+    return;
+  }
   if (tree === null) return;
   out.append(h("p", {}, "Tree ", h("span", { class: "mono" }, tree.tree_id ?? tree.root_id ?? args[0])));
-  if (tree.verification) out.append(verification(tree.verification, tree.tree_id));
+  if (tree.verification) out.append(verification(tree.verification, tree.tree_id, "tree-chain-status"));
   for (const record of tree.records ?? []) out.append(recordCard(record));
 }

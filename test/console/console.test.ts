@@ -27,6 +27,8 @@ interface World {
   gatedGrantId: string;
   gatedLedgerId: string;
   otherAgentId: string;
+  /** The agent's allowed retry after the approval, sealed after the gated decision. */
+  retryLedgerId?: string;
 }
 
 async function seed(t: TestServer): Promise<World> {
@@ -138,25 +140,36 @@ function consoleSuite(): void {
     await signIn(page, w.origin, w.approverKey);
   });
 
-  it("approves a gated action with an amount ceiling, and the agent's retry is allowed", async () => {
+  it("lists the gated decision with who can approve and its gates, approves it from the list, and the agent's retry is allowed", async () => {
     await page.locator("a[data-view=gated]").click();
-    const form = page.locator("form.approve-decision");
-    await form.locator("input[name=ledger_id]").fill(w.gatedLedgerId);
-    await form.locator("input[name=amount_minor_max]").fill("2500");
+    const card = page.locator(`article.decision[data-ledger-id="${w.gatedLedgerId}"]`);
+    await card.waitFor();
+    expect(await card.locator(".residual pre").textContent()).toBe(`approver == "${APPROVER}"`);
+    expect(await card.locator(".residual h3").textContent()).toBe("Who can approve");
+    expect(await card.locator("ol.gates li").evaluateAll((lis) => lis.map((li) => [li.getAttribute("data-gate"), li.className])))
+      .toEqual(["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"]
+        .map((gate) => [gate, gate === "policy" ? "fail" : gate === "budget" ? "not_reached" : "pass"]));
+    const shape = await card.locator("dl.fields").textContent();
+    for (const text of ["payments.send", "2500 minor units (25.00 EUR)", w.gatedGrantId, w.agentId]) expect(shape).toContain(text);
+    // The ledger id comes from the list: the form asks only for the ceiling, prefilled with the amount.
+    const form = card.locator("form.approve-decision");
+    expect(await form.locator("input[name=ledger_id]").count()).toBe(0);
+    expect(await form.locator("input[name=amount_minor_max]").inputValue()).toBe("2500");
+    await shot(page, "gated-decisions");
     await form.locator("input[name=note]").fill("refund for order 7");
     await form.locator("button[type=submit]").click();
-    const approvalId = (await page.locator(".approval-id").textContent())!;
+    const approvalId = (await card.locator(".approval-id").textContent())!;
     expect(approvalId).toMatch(/^apv_/);
-    await shot(page, "gated-decisions");
     const retry = await w.t.call("POST", "/authorize", { key: w.agentKey, body: {
       grant_id: w.gatedGrantId, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION, approval_id: approvalId,
     } });
     expect(retry.body).toMatchObject({ outcome: "allow", approver: APPROVER });
-    // The same ledger id again is refused by the API, and the console says so.
+    w.retryLedgerId = retry.body.ledger_id;
+    // Approved, it leaves the list.
     await page.reload();
-    await form.locator("input[name=ledger_id]").fill(w.gatedLedgerId);
-    await form.locator("button[type=submit]").click();
-    await expect.poll(() => page.locator(".approval-result .error").textContent()).toContain("decision_already_approved");
+    await page.locator("#view-gated[aria-busy=false]").waitFor();
+    expect(await page.locator(`article.decision[data-ledger-id="${w.gatedLedgerId}"]`).count()).toBe(0);
+    expect(await page.locator("#view-gated").textContent()).toContain("No gated decision is waiting for a human.");
   });
 
   it("certifies an agent, revokes the certificate and keeps it in the history", async () => {
@@ -182,10 +195,39 @@ function consoleSuite(): void {
     await shot(page, "agents");
   });
 
-  it("shows the ledger's chain verification", async () => {
+  it("shows a tree's decisions in chain order, each with its nine gates and outcome, and the chain status", async () => {
     await page.goto(`${w.origin}/console/#ledger/${w.gatedGrantId}`);
     await expect.poll(() => page.locator("#chain-status").textContent()).toBe("Chains verified");
+    await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain verified");
+    const records = page.locator("article.ledger-record");
+    expect(await records.evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id")))).toEqual([w.gatedLedgerId, w.retryLedgerId]);
+    expect(await records.locator("h3 .badge").allTextContents()).toEqual(["gated", "allow"]);
+    for (let i = 0; i < 2; i += 1) expect(await records.nth(i).locator("ol.gates li").count()).toBe(9);
+    expect(await records.nth(0).locator("ol.gates li[data-gate=policy]").getAttribute("class")).toBe("fail");
+    expect(await records.nth(1).locator("ol.gates li.pass").count()).toBe(9);
+    expect(await records.nth(0).locator(".residual pre").textContent()).toBe(`approver == "${APPROVER}"`);
+    expect(await records.nth(1).locator("dl.fields").textContent()).toContain(APPROVER);
     await shot(page, "ledger");
+  });
+
+  it("says which record of the tree was changed after sealing", async () => {
+    const [sealed] = await w.t.db.raw("SELECT record FROM ledger WHERE id = ?", [w.retryLedgerId]) as { record: string }[];
+    await w.t.db.raw("DROP TRIGGER ledger_sealed");
+    try {
+      await w.t.db.raw("UPDATE ledger SET record = ? WHERE id = ?", [sealed!.record.replace('"amount_minor":2500', '"amount_minor":25'), w.retryLedgerId]);
+      await page.reload();
+      await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain is broken");
+      expect(await page.locator("#chain-status").textContent()).toBe("This tree's chain is broken");
+      const line = await page.locator("#tree-chain-status").locator("xpath=..").textContent();
+      expect(line).toContain(`at record 2 (${w.retryLedgerId}) of tree ${w.gatedGrantId}`);
+      expect(line).toContain("changed after sealing");
+      await shot(page, "ledger-broken");
+    } finally {
+      await w.t.db.raw("UPDATE ledger SET record = ? WHERE id = ?", [sealed!.record, w.retryLedgerId]);
+      await w.t.db.raw("CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END");
+    }
+    await page.reload();
+    await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain verified");
   });
 
   it("renders hostile text from the address bar as text", async () => {
