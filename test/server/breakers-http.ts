@@ -187,6 +187,13 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const findings = (await s.call("GET", `/findings?agent_id=${second.id}`, ADMIN_KEY)).body.findings;
       expect(findings).toHaveLength(3);
       expect(findings[0]).toMatchObject({ kind: "breaker_trip", breaker_id: armed.id, detail: { declared_by: "admin" } });
+      const page = (await s.call("GET", `/findings?agent_id=${second.id}&limit=2`, ADMIN_KEY)).body;
+      expect(page.findings.map((f: any) => f.id)).toEqual(findings.slice(0, 2).map((f: any) => f.id));
+      const rest = (await s.call("GET", `/findings?agent_id=${second.id}&limit=2&after=${page.next_after}`, ADMIN_KEY)).body;
+      expect(rest).toEqual({ findings: [findings[2]], next_after: null });
+      // A breaker of another agent is not found under this one.
+      const foreign = await s.call("GET", `/agents/${first.id}/breakers/counterfactual?breaker_id=${armed.id}`, ADMIN_KEY);
+      expect(foreign.body.code).toBe("breaker_not_found");
       // Notify touches no authority.
       expect((await s.call("GET", `/grants/${secondGrant.id}`, ADMIN_KEY)).body.status).toBe("active");
 
