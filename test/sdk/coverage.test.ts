@@ -55,6 +55,8 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "get /findings": (c) => c.findings.list(),
   "get /whoami": (c) => c.keys.whoami(),
   "get /ledger/verify": (c) => c.ledger.verify(),
+  "get /decisions/pending": (c) => c.decisions.pending({ limit: 10 }),
+  "get /grants/{}/ledger": (c) => c.ledger.tree("p1", { after: "2" }),
 };
 
 /** Endpoints the SDK leaves out on purpose, each with its reason. */

@@ -73,8 +73,10 @@ export function familiesCalls({ get, post }: Verbs) {
 }
 
 /** Decisions after authorize: settlement and human approval (decision path). */
-export function decisionsCalls({ post }: Verbs) {
+export function decisionsCalls({ get, post }: Verbs) {
   return {
+    /** Gated decisions waiting for a human, newest first, each with its residual (who can approve). */
+    pending: (query?: ListQuery, call?: CallOptions) => get<wire.PendingDecisionList>("/decisions/pending", query, call),
     /** Captures at most the amount held by an `allow` and releases the rest; the same body replays. */
     settle: (ledgerId: string, body: wire.SettleBody, call?: CallOptions) =>
       post<wire.Settlement>(`/decisions/${id(ledgerId)}/settle`, body, call),
@@ -146,6 +148,8 @@ export function ledgerCalls({ get }: Verbs) {
   return {
     /** Recomputes every hash chain and answers the first broken link, if any. */
     verify: (call?: CallOptions) => get<wire.LedgerVerification>("/ledger/verify", undefined, call),
+    /** The sealed records of a grant's tree in chain order (`after` is a `seq`), with the tree's verification. */
+    tree: (grantId: string, query?: ListQuery, call?: CallOptions) => get<wire.TreeLedger>(`/grants/${id(grantId)}/ledger`, query, call),
   };
 }
 

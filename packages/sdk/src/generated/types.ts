@@ -681,6 +681,33 @@ export interface KeyRevokeBody {
   readonly reason?: string;
 }
 
+export interface LedgerRecord {
+  /** Position in the tree's chain, from 1. */
+  readonly seq: number;
+  /** A sealed ledger record, `led_…`. */
+  readonly ledger_id: string;
+  readonly kind: "decision" | "settlement";
+  readonly grant_id: string;
+  readonly agent_id: string;
+  /** For a decision: the request as the agent sent it. */
+  readonly request?: { readonly [key: string]: unknown };
+  /** For a decision; null for a settlement. */
+  readonly outcome: "allow" | "deny" | "exhausted" | "gated" | null;
+  readonly would_outcome?: "allow" | "deny" | "exhausted" | "gated" | null;
+  readonly mode?: "observe" | "enforce" | null;
+  readonly decided_by?: string | null;
+  readonly reason_code?: string | null;
+  readonly reason?: string | null;
+  readonly gates?: readonly GateResult[];
+  readonly residual?: string | null;
+  readonly approver?: string | null;
+  readonly approval_id?: string | null;
+  /** When the record was sealed. */
+  readonly decided_at: string;
+  readonly prev_hash: string;
+  readonly hash: string;
+}
+
 export interface LedgerVerification {
   readonly ok: boolean;
   /** Chains checked: one per delegation tree. */
@@ -693,6 +720,34 @@ export interface LedgerVerification {
     readonly ledger_id: string;
     readonly problem: string;
   };
+}
+
+export interface PendingDecision {
+  /** A sealed ledger record, `led_…`. */
+  readonly ledger_id: string;
+  readonly outcome: "gated";
+  readonly enforcement_mode?: "observe" | "enforce";
+  readonly decided_by?: "policy";
+  readonly reason_code?: string;
+  readonly reason?: string;
+  readonly gates: readonly GateResult[];
+  /** Who can approve, as an expression over `approver`. */
+  readonly residual: string;
+  readonly grant_id: string;
+  readonly agent_id: string;
+  /** The request as the agent sent it (`tool`, `amount_minor`, `currency`, `args`, …). */
+  readonly request: {
+    readonly tool?: string;
+    readonly amount_minor?: number;
+    readonly currency?: string;
+  };
+  readonly decided_at: string;
+}
+
+export interface PendingDecisionList {
+  readonly decisions: readonly PendingDecision[];
+  /** Pass as `after` for the next (older) page; null on the last page. */
+  readonly next_after: string | null;
 }
 
 /** RFC 9457 problem details, served as `application/problem+json`. */
@@ -763,6 +818,26 @@ export interface Settlement {
 export interface Span {
   readonly start: number;
   readonly end: number;
+}
+
+export interface TreeLedger {
+  /** The root grant of the delegation tree. */
+  readonly tree_id: string;
+  readonly records: readonly LedgerRecord[];
+  /** The whole chain of this tree recomputed, not only this page. */
+  readonly verification: {
+    readonly ok: boolean;
+    readonly trees: number;
+    readonly records: number;
+    readonly broken: null | {
+      readonly tree_id: string;
+      readonly seq: number;
+      readonly ledger_id: string;
+      readonly problem: string;
+    };
+  };
+  /** The last `seq` of this page, as text, to pass as `after`; null on the last page. */
+  readonly next_after: string | null;
 }
 
 export interface Trip {
