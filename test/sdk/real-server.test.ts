@@ -257,6 +257,7 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     const gated = await agent.authorize(action);
     expect(gated).toMatchObject({ outcome: "gated", unavailable: null });
     expect(gated.unavailable === null && gated.residual).toContain("approver@example.com");
+    expect((await approver.decisions.pending()).decisions.map((d) => d.ledger_id)).toContain(gated.ledger_id);
     const approval = await approver.decisions.approve(gated.ledger_id!, { note: "customer called" });
     expect(approval).toMatchObject({ ledger_id: gated.ledger_id, grant_id: grant.id, tool: "payments.refund", approver: "approver@example.com" });
     const approved = await agent.authorize({ ...action, approval_id: approval.approval_id });
@@ -295,6 +296,9 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
       const approval = await approver.decisions.approve(ledgerId, { amount_minor_max: 1_250, note: "customer called" });
       expect(await example.refund("order-1001", approval.approval_id)).toBe("refunded 1250 EUR for order-1001 (settled 1250)");
       expect(await issuer.grants.get(grant.id)).toMatchObject({ settled_minor: 1_250, held_minor: 0 });
+      const ledger = await admin.ledger.tree(grant.id);
+      expect(ledger.verification.ok).toBe(true);
+      expect(ledger.records.map((record) => record.kind)).toContain("settlement");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
