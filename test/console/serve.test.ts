@@ -76,7 +76,7 @@ describe("console served at /console", () => {
   });
 
   it("publishes the endpoint table the server enforces, without secrets or summaries", async () => {
-    const table = await (await fetch(`${origin}/console/endpoints.json`)).json();
+    const table = (await (await fetch(`${origin}/console/endpoints.json`)).json()) as { endpoints: unknown };
     expect(table.endpoints).toEqual(ENDPOINTS.map((e) => ({ method: e.method, path: e.path, roles: e.roles, human: e.human })));
   });
 

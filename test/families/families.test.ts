@@ -48,7 +48,7 @@ describe("compileFamily", () => {
   });
 
   it("the grant template knows every field of the API's issue body except `require_approval`", () => {
-    const template = Object.keys((grantFamilyBodySchema.properties.grant as { properties: object }).properties).sort();
+    const template = Object.keys(((grantFamilyBodySchema.properties as Record<string, { properties: object }>).grant!).properties).sort();
     const issue = Object.keys(grantIssueBodySchema.properties).filter((k) => k !== "require_approval").sort();
     expect(template).toEqual(issue);
   });

@@ -61,7 +61,7 @@ describe("authorize fails closed", () => {
   });
 
   it("refuses a 200 that is not a recorded decision", async () => {
-    const server = await serve((request, response, index) =>
+    const server = await serve((_request, response, index) =>
       index === 0 ? sendJson(response, 200, { outcome: "allow" }) : sendJson(response, 200, { outcome: "maybe", ledger_id: "led_x" }),
     );
     const noLedger = await client(server.baseUrl).authorize(action);

@@ -356,13 +356,15 @@ examples:
   it("defines, lists, reads and instantiates a family, previews an impact, and compares it with an agent's manifest", async () => {
     const compiled = compileFamily(yaml, "refunds.yaml");
     if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-    const family = await issuer.families.define(compiled.body!);
+    // The body travels as JSON, as it does from `authority push`.
+    const body: Parameters<typeof issuer.families.define>[0] = JSON.parse(JSON.stringify(compiled.body));
+    const family = await issuer.families.define(body);
     expect(family).toMatchObject({ name: "refunds", version: 1, pushed_by: "issuer-bot" });
     expect((await issuer.families.list({ name: "refunds" })).families.map((f) => f.id)).toContain(family.id);
     expect((await issuer.families.get(family.id, { version: 1 })).content_hash).toBe(family.content_hash);
     const grant = await issuer.families.instantiate(family.id, { parameters: { agent_id: agentId } });
     expect(grant).toMatchObject({ agent_id: agentId, family_id: family.id, enforcement_mode: "observe" });
-    const impact = await issuer.families.impact(family.id, { family: compiled.body!, days: 7 });
+    const impact = await issuer.families.impact(family.id, { family: body, days: 7 });
     expect(impact).toMatchObject({ family_id: family.id, changed: 0 });
 
     const granted = grantedToolsOf(await issuer.families.get(family.id));

@@ -66,7 +66,9 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     if (options.raw !== undefined) body = options.raw;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
-    const response = await fetch(`${server.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+    // A raw Buffer is copied into a plain byte array, which every fetch typing accepts as a body.
+    const payload = typeof body === "string" || body === undefined ? body : Uint8Array.from(body);
+    const response = await fetch(`${server.baseUrl}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
     const text = await response.text();
     let parsed: unknown = text;
     try {
