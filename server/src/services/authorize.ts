@@ -78,10 +78,9 @@ function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalR
   };
 }
 
-/** The answer of `POST /v1/authorize`. */
-export function decisionView(ledgerId: string, decision: Decision, now: number): Record<string, unknown> {
+/** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
+export function decisionOutcomeFields(decision: Decision) {
   return {
-    ledger_id: ledgerId,
     outcome: decision.outcome,
     ...(decision.would_outcome === undefined ? {} : { would_outcome: decision.would_outcome }),
     enforcement_mode: decision.mode,
@@ -91,6 +90,14 @@ export function decisionView(ledgerId: string, decision: Decision, now: number):
     gates: decision.gates,
     ...(decision.residual === undefined ? {} : { residual: decision.residual }),
     approver: decision.approver,
+  };
+}
+
+/** The answer of `POST /v1/authorize`. */
+export function decisionView(ledgerId: string, decision: Decision, now: number): Record<string, unknown> {
+  return {
+    ledger_id: ledgerId,
+    ...decisionOutcomeFields(decision),
     ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
     holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
     decided_at: iso(now),

@@ -5,6 +5,7 @@
 
 import type { GrantPreviewBody } from "@agent-authority/api";
 import { decide, HOUR_MS, type ChainLink, type Decision, type DecisionRequest, type DecisionState } from "@agent-authority/engine";
+import { decisionOutcomeFields } from "./authorize.js";
 import type { ServiceContext } from "./context.js";
 import { grantFromIssueBody, grantTerms } from "./grants.js";
 import { checkPolicy } from "./policy.js";
@@ -67,15 +68,7 @@ export async function previewGrant(ctx: ServiceContext, body: GrantPreviewBody):
   };
   const decision = decide(request, chain, state, now);
   return {
-    outcome: decision.outcome,
-    ...(decision.would_outcome === undefined ? {} : { would_outcome: decision.would_outcome }),
-    enforcement_mode: decision.mode,
-    decided_by: decision.decided_by,
-    reason_code: decision.reason_code,
-    reason: decision.reason,
-    gates: decision.gates,
-    ...(decision.residual === undefined ? {} : { residual: decision.residual }),
-    approver: decision.approver,
+    ...decisionOutcomeFields(decision),
     approval_required: grant.approval_required,
     ...(warnings.length > 0 ? { warnings } : {}),
     created: false,
