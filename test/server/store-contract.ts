@@ -1,7 +1,7 @@
 // The store contract: one behaviour suite that every Store implementation must pass.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LATEST_MIGRATION, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord } from "@agent-authority/server";
+import { bootstrapAdminKey, LATEST_MIGRATION, openStore, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord } from "@agent-authority/server";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
 const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
@@ -93,6 +93,23 @@ export function storeContract(target: StoreTarget): void {
       const before = await db.store.countActiveKeysWithRole("auditor");
       await db.store.insertKey(key({ roles: ["auditor"] }));
       expect(await db.store.countActiveKeysWithRole("auditor")).toBe(before + 1);
+    });
+
+    // Replicas share a database only on PostgreSQL. On SQLite, BEGIN IMMEDIATE already serialises
+    // processes; several synchronous connections inside one test process would block each other.
+    it.runIf(target.name === "postgres")("come to exactly one first admin key when several starts race on an empty database", async () => {
+      // Replicas starting together each try to create the first key; each must see the other's.
+      // Each start has its own connection to the database, as separate processes do.
+      const fresh = await openTestStore(target, T0);
+      const replicas = Array.from({ length: 4 }, () => openStore(fresh.url, fresh.schema === undefined ? {} : { schema: fresh.schema }));
+      try {
+        const starts = await Promise.all(replicas.map((replica) => bootstrapAdminKey(replica, undefined, T0)));
+        expect(starts.filter((s) => s.created)).toHaveLength(1);
+        expect(await fresh.store.countKeys()).toBe(1);
+      } finally {
+        await Promise.all(replicas.map((replica) => replica.close()));
+        await fresh.close();
+      }
     });
 
     it("refuse a second key with the same hash", async () => {

@@ -92,6 +92,7 @@ export async function revokeKey(ctx: ServiceContext, caller: Caller, id: string,
  */
 export async function bootstrapAdminKey(store: Store, adminKey: string | undefined, now: number): Promise<{ created: boolean; generatedSecret: string | null }> {
   return store.transaction(async (tx) => {
+    await tx.lockKeyBootstrap();
     if ((await tx.countKeys()) > 0) return { created: false, generatedSecret: null };
     const { secret } = await createKey(tx, { identity: "admin", kind: "human", roles: ["admin"], secret: adminKey }, null, now);
     return { created: true, generatedSecret: adminKey === undefined ? secret : null };

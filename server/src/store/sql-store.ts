@@ -221,6 +221,10 @@ export class SqlStore implements Store {
     if (this.#db.dialect === "postgres") await this.#db.get("SELECT id FROM agents WHERE id = ? FOR UPDATE", [id]);
   }
 
+  async lockKeyBootstrap(): Promise<void> {
+    if (this.#db.dialect === "postgres") await this.#db.get("SELECT pg_advisory_xact_lock(hashtext(?)) AS locked", ["keys:bootstrap"]);
+  }
+
   async listAgents(page: Page): Promise<AgentRecord[]> {
     const params: SqlValue[] = [];
     return (await this.#db.all(`SELECT * FROM agents${pageClause(page, params, false)}`, params)).map(agentFromRow);

@@ -143,6 +143,11 @@ export interface Store {
   getAgent(id: string): Promise<AgentRecord | undefined>;
   /** Takes the agent's row lock until the transaction ends (PostgreSQL; SQLite is serial anyway). */
   lockAgent(id: string): Promise<void>;
+  /**
+   * Serialises the first start's admin key until the transaction ends, so replicas starting together
+   * on one empty database create one key, not one each (advisory lock on PostgreSQL).
+   */
+  lockKeyBootstrap(): Promise<void>;
   listAgents(page: Page): Promise<AgentRecord[]>;
 
   insertCertificate(certificate: CertificateRecord): Promise<void>;
