@@ -25,6 +25,28 @@ describe("canonicalJson", () => {
       expect(canonicalJson(JSON.parse(text))).toBe(text);
     }), { numRuns: 300 });
   });
+
+  it("writes objects built in key order, out of order, or with keys objects enumerate first exactly as defined", () => {
+    // Array-index keys ("10" before "9" by code unit, but enumerated 9 first), `__proto__` as an own
+    // key, undefined members and deep nesting all take the member-by-member path or a sorted copy.
+    const key = fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom("0", "9", "10", "__proto__", "a", "b", "B", ""));
+    const { tree } = fc.letrec((tie) => ({
+      tree: fc.oneof({ depthSize: "small" }, fc.constantFrom(null, true, 0, -0, 1.5, "x", undefined), fc.array(tie("tree"), { maxLength: 4 }),
+        fc.array(fc.tuple(key, tie("tree")), { maxLength: 5 }).map((entries) => {
+          const out: Record<string, unknown> = {};
+          for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+          return out;
+        })),
+    }));
+    fc.assert(fc.property(tree, (value) => {
+      expect(canonicalJson(value)).toBe(reference(value));
+    }), { numRuns: 500 });
+    const deep: unknown[] = [];
+    let cursor = deep;
+    for (let i = 0; i < 100; i += 1) cursor.push((cursor = []));
+    expect(canonicalJson({ b: deep, a: 1 })).toBe(reference({ b: deep, a: 1 }));
+    expect(canonicalJson({ 10: "x", 9: "y", a: { d: 1, c: 2 } })).toBe('{"10":"x","9":"y","a":{"c":2,"d":1}}');
+  });
 });
 
 describe("linkHash", () => {

@@ -14,12 +14,81 @@ const VERIFY_PAGE = 1_000;
 /**
  * The canonical serialisation the hash covers: JSON with object keys sorted by code unit at every
  * level, no whitespace, `undefined` members left out. Two equal records always give the same text.
+ *
+ * The usual record is plain JSON data, mostly built with its keys in order already. Such a value
+ * is handed as it is to the native `JSON.stringify`; only the objects whose keys are out of order
+ * are copied, with their keys inserted sorted. A value that a copy cannot represent in that order
+ * (a key that is an array index, which objects always enumerate first; `__proto__`; anything that
+ * is not plain JSON data) takes the member-by-member path, which writes the same text.
  */
 export function canonicalJson(value: unknown): string {
+  const ordered = inKeyOrder(value, 0);
+  return ordered === NOT_PLAIN ? canonicalJsonSlow(value) : JSON.stringify(ordered) ?? "null";
+}
+
+const NOT_PLAIN: unique symbol = Symbol("not plain JSON data");
+/** Deeper than this, the member-by-member path is taken. */
+const ORDERED_DEPTH_MAX = 64;
+
+/** `value` itself when its keys are in order at every level, a copy that puts them in order, or NOT_PLAIN. */
+function inKeyOrder(value: unknown, depth: number): unknown {
+  if (value === null) return null;
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+    case "number":
+    case "undefined":
+      return value;
+    case "object":
+      break;
+    default:
+      return NOT_PLAIN;
+  }
+  if (depth >= ORDERED_DEPTH_MAX) return NOT_PLAIN;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i += 1) {
+      const member: unknown = value[i];
+      const ordered = inKeyOrder(member, depth + 1);
+      if (ordered === NOT_PLAIN) return NOT_PLAIN;
+      if (ordered !== member && copy === undefined) copy = value.slice(0, i);
+      // `undefined` and holes are written as null either way.
+      if (copy !== undefined) copy.push(ordered);
+    }
+    return copy ?? value;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return NOT_PLAIN;
+  const record = value as Record<string, unknown>;
+  let sorted = true;
+  let previous: string | undefined;
+  let changed: Map<string, unknown> | undefined;
+  for (const key of Object.keys(record)) {
+    const code = key.charCodeAt(0);
+    if ((code >= 48 && code <= 57) || key === "__proto__") return NOT_PLAIN;
+    if (previous !== undefined && !(previous < key)) sorted = false;
+    const member = record[key];
+    const ordered = inKeyOrder(member, depth + 1);
+    if (ordered === NOT_PLAIN) return NOT_PLAIN;
+    if (ordered !== member) (changed ??= new Map()).set(key, ordered);
+    previous = key;
+  }
+  if (sorted && changed === undefined) return value;
+  // The default sort compares UTF-16 code units, which is the order this serialisation promises.
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(record).sort()) {
+    const member = changed !== undefined && changed.has(key) ? changed.get(key) : record[key];
+    if (member !== undefined) copy[key] = member;
+  }
+  return copy;
+}
+
+/** The member-by-member canonical serialisation; `canonicalJson` gives the same text faster. */
+export function canonicalJsonSlow(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) {
     let out = "[";
-    for (let i = 0; i < value.length; i += 1) out += (i === 0 ? "" : ",") + (value[i] === undefined ? "null" : canonicalJson(value[i]));
+    for (let i = 0; i < value.length; i += 1) out += (i === 0 ? "" : ",") + (value[i] === undefined ? "null" : canonicalJsonSlow(value[i]));
     return `${out}]`;
   }
   const record = value as Record<string, unknown>;
@@ -30,7 +99,7 @@ export function canonicalJson(value: unknown): string {
   for (const key of keys) {
     const member = record[key];
     if (member === undefined) continue;
-    out += `${first ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    out += `${first ? "" : ","}${JSON.stringify(key)}:${canonicalJsonSlow(member)}`;
     first = false;
   }
   return `${out}}`;
