@@ -5,12 +5,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
+import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-pool.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
 import type { ServiceContext } from "./services/context.js";
 import { bootstrapAdminKey } from "./services/keys.js";
-import { openStore } from "./store/open.js";
+import { isPostgresUrl, openStore } from "./store/open.js";
 import type { Store } from "./store/store.js";
 
 export const SERVER_VERSION = "0.1.0";
@@ -35,6 +36,20 @@ export interface StartOptions {
   readonly ownsStore?: boolean;
   /** How long `close()` lets requests in flight finish before it drops their connections. */
   readonly shutdownGraceMs?: number;
+  /**
+   * Where SQLite authorize transactions run: `worker`, a thread of their own with a second
+   * connection (the default for a database file the server opens itself, with the real clock, when
+   * the server runs compiled), or `main`, the thread that serves HTTP. PostgreSQL, an in-memory
+   * database, a store passed in and a clock passed in always use `main`.
+   */
+  readonly authorizeThread?: "worker" | "main";
+}
+
+/** Whether this start runs authorize transactions on the worker thread (see StartOptions.authorizeThread). */
+function authorizeOnWorker(config: ServerConfig, options: StartOptions): boolean {
+  if (options.authorizeThread === "main" || options.store !== undefined || options.now !== undefined) return false;
+  if (isPostgresUrl(config.databaseUrl) || /^(sqlite:)?:memory:$/.test(config.databaseUrl)) return false;
+  return authorizeWorkerAvailable();
 }
 
 /**
@@ -49,14 +64,22 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const store = options.store ?? openStore(config.databaseUrl, { schema: config.databaseSchema });
   const ownsStore = options.store === undefined || options.ownsStore === true;
   let http: Server | undefined;
+  let worker: AuthorizeWorker | undefined;
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
+    const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
+    if (authorizeOnWorker(config, options)) {
+      worker = await AuthorizeWorker.start({
+        databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
+      });
+    }
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
-      ...(config.holdLifetimeHours === undefined ? {} : { holdLifetimeMs: config.holdLifetimeHours * 3_600_000 }),
+      ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
+      ...(worker === undefined ? {} : { authorizeWorker: worker }),
     };
     const metrics = new HttpMetrics();
     const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics });
@@ -75,7 +98,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const baseUrl = `http://${host}:${address.port}/v1`;
-    logger.log("info", "listening", { url: baseUrl, environment: config.environment, database: store.dialect });
+    logger.log("info", "listening", { url: baseUrl, environment: config.environment, database: store.dialect, authorize_thread: worker === undefined ? "main" : "worker" });
     let closing: Promise<void> | undefined;
     return {
       store, config, baseUrl, generatedAdminKey: admin.generatedSecret,
@@ -89,6 +112,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             server.closeIdleConnections();
           });
           clearTimeout(grace);
+          await worker?.close();
           if (ownsStore) await store.close();
           logger.log("info", "stopped", {});
         })();
@@ -97,6 +121,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     http?.close();
+    await worker?.close().catch(() => undefined);
     if (ownsStore) await store.close().catch(() => undefined);
     throw error;
   }

@@ -164,6 +164,36 @@ export function storeContract(target: StoreTarget): void {
       expect(await db.store.getGrant(child.id)).toMatchObject({ status: "revoked", revoked_at: T0 + 9 });
     });
 
+    it("show the decision path every change to a grant or a certificate, made here or by another connection", async () => {
+      // On SQLite the decision path keeps grants and certificates between batches (the decision
+      // cache); whatever changes them, on this connection or another, must be seen by the next batch.
+      const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+      try {
+        const g = grant(a.id);
+        await db.store.insertGrant(g);
+        const read = () => db.store.batchedTransaction(async (tx) => ({
+          status: (await tx.grantChain(g.id)).map((x) => x.status),
+          certificate: (await tx.validCertificate(a.id, "staging"))?.id ?? null,
+        }));
+        expect(await read()).toEqual({ status: ["active"], certificate: null });
+        expect(await read()).toEqual({ status: ["active"], certificate: null });
+        // Another connection revokes the grant and certifies the agent.
+        await other.revokeGrants([g.id], { at: T0 + 1, by: "admin", reason: null });
+        const c = certificate(a.id, { environment: "staging" });
+        await other.insertCertificate(c);
+        expect(await read()).toEqual({ status: ["revoked"], certificate: c.id });
+        // This connection revokes the certificate outside the decision path.
+        await db.store.revokeCertificate(c.id, { at: T0 + 2, by: "admin", reason: null });
+        expect(await read()).toEqual({ status: ["revoked"], certificate: null });
+        // A child delegated meanwhile has the revoked parent in its chain.
+        const child = grant(a.id, { root_id: g.id, parent_id: g.id, depth: 1 });
+        await other.insertGrant(child);
+        expect(await db.store.batchedTransaction(async (tx) => (await tx.grantChain(child.id)).map((x) => [x.id, x.status]))).toEqual([[g.id, "revoked"], [child.id, "active"]]);
+      } finally {
+        await other.close();
+      }
+    });
+
     it("approve only a pending grant, once", async () => {
       const g = grant(a.id, { status: "pending_approval", approval_required: true });
       await db.store.insertGrant(g);

@@ -81,7 +81,8 @@ async function answer(ctx: ServiceContext, req: IncomingMessage, res: ServerResp
   const body = validateBody<AuthorizeBody>("AuthorizeBody", parseJsonBody(raw, req.headers["content-type"]));
   const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, "POST", AUTHORIZE_PATH, raw);
   try {
-    return await authorizeAction(ctx, caller, body, claim);
+    const worker = ctx.authorizeWorker;
+    return await (worker === undefined ? authorizeAction(ctx, caller, body, claim) : worker.authorize(caller, body, claim));
   } catch (error) {
     if (error instanceof IdempotencyMismatch && claim !== undefined) throw reusedKey(claim);
     throw error;

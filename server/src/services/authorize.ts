@@ -114,7 +114,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const early = tx.dialect === "sqlite" ? await tx.grantChain(body.grant_id) : undefined;
   const grant = early === undefined ? await tx.getGrant(body.grant_id) : early[early.length - 1];
   const held = grant !== undefined && caller.agentId !== null && grant.agent_id === caller.agentId;
-  let chain: GrantRecord[] = [];
+  let chain: readonly GrantRecord[] = [];
   // A grant the caller does not hold is decided on an empty chain and sealed in the caller's own
   // chain: the answer and the lock it takes say nothing about someone else's tree.
   let treeId = agentId;

@@ -1,7 +1,8 @@
 // What every service function is given: the store, the configuration it needs, the clock and the
 // authenticated caller.
 
-import type { Role } from "@agent-authority/api";
+import type { AuthorizeBody, Role } from "@agent-authority/api";
+import type { IdempotencyClaim, PreparedAnswer } from "./authorize.js";
 import type { Store } from "../store/store.js";
 
 export interface Caller {
@@ -21,6 +22,13 @@ export interface ServiceContext {
   readonly now: () => number;
   /** The longest a hold may live (DESIGN.md §6); absent: the engine's default of 24 hours. */
   readonly holdLifetimeMs?: number;
+  /** Runs authorize transactions on a thread of their own (SQLite); absent: on this thread. */
+  readonly authorizeWorker?: AuthorizeRunner;
+}
+
+/** Something that runs `authorizeAction` elsewhere with the same settings (authorize-pool.ts). */
+export interface AuthorizeRunner {
+  authorize(caller: Caller, body: AuthorizeBody, claim: IdempotencyClaim | undefined): Promise<PreparedAnswer>;
 }
 
 /**

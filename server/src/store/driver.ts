@@ -26,5 +26,11 @@ export interface SqlDriver {
    * event-loop turn (SQLite group commit); it still resolves only after its commit.
    */
   groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
+  /**
+   * Inside a group-commit batch on SQLite: rows the decision path may reuse from earlier batches,
+   * kept exactly as long as they are what a read would return (sqlite-driver.ts, INVARIANT
+   * decision-cache). Undefined everywhere else.
+   */
+  readonly decisionCache?: Map<string, unknown> | undefined;
   close(): Promise<void>;
 }

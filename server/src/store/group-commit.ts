@@ -5,6 +5,12 @@
 
 import type { SqlDriver } from "./driver.js";
 
+/** A connection that opens and closes the batch's transaction itself (BEGIN IMMEDIATE … COMMIT or ROLLBACK). */
+export interface BatchConnection extends SqlDriver {
+  beginBatch(): void;
+  endBatch(commit: boolean): void;
+}
+
 interface Pending {
   readonly fn: (tx: SqlDriver) => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
@@ -18,7 +24,7 @@ const BATCH_MAX = 256;
 
 export class GroupCommit {
   readonly #runLocked: (work: () => Promise<void>) => Promise<void>;
-  readonly #connection: SqlDriver;
+  readonly #connection: BatchConnection;
   #queue: Pending[] = [];
   #scheduled = false;
 
@@ -26,7 +32,7 @@ export class GroupCommit {
    * `runLocked` runs work while holding the connection's lock (INVARIANT sqlite-serial): no other
    * statement runs between BEGIN and COMMIT of a batch.
    */
-  constructor(runLocked: (work: () => Promise<void>) => Promise<void>, connection: SqlDriver) {
+  constructor(runLocked: (work: () => Promise<void>) => Promise<void>, connection: BatchConnection) {
     this.#runLocked = runLocked;
     this.#connection = connection;
   }
@@ -53,12 +59,12 @@ export class GroupCommit {
     const db = this.#connection;
     const outcomes: Outcome[] = [];
     try {
-      // `run` reuses prepared statements; these few run for every transaction of every batch.
-      await db.run("BEGIN IMMEDIATE");
+      db.beginBatch();
       if (batch.length === 1) {
         // Alone in its batch, a transaction needs no savepoint: its failure rolls back the batch.
         outcomes.push({ ok: true, value: await batch[0]!.fn(db) });
       } else for (const item of batch) {
+        // `run` reuses prepared statements; these few run for every transaction of every batch.
         await db.run("SAVEPOINT grouped");
         try {
           const value = await item.fn(db);
@@ -71,9 +77,13 @@ export class GroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      await db.run("COMMIT");
+      db.endBatch(true);
     } catch (error) {
-      await db.exec("ROLLBACK").catch(() => undefined);
+      try {
+        db.endBatch(false);
+      } catch {
+        // The batch is lost either way; its callers hear the first error.
+      }
       for (const item of batch) item.reject(error);
       return;
     }

@@ -24,6 +24,15 @@ const num = (row: Row, key: string): number => Number(row[key]);
 const numOrNull = (row: Row, key: string): number | null => (row[key] === null || row[key] === undefined ? null : Number(row[key]));
 const json = <T>(row: Row, key: string): T => JSON.parse(str(row, key)) as T;
 
+/** Freezes a record read for the decision cache and everything in it: shared rows cannot be changed by a caller. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function keyFromRow(row: Row): KeyRecord {
   return {
     id: str(row, "id"), hash: str(row, "hash"), identity: str(row, "identity"),
@@ -252,11 +261,17 @@ export class SqlStore implements Store {
   }
 
   async validCertificate(agentId: string, environment: string): Promise<CertificateRecord | undefined> {
+    const cache = this.#db.decisionCache;
+    const key = `certificate\n${agentId}\n${environment}`;
+    const cached = cache?.get(key) as CertificateRecord | null | undefined;
+    if (cached !== undefined) return cached ?? undefined;
     const row = await this.#db.get(
       "SELECT * FROM certificates WHERE agent_id = ? AND environment = ? AND revoked_at IS NULL",
       [agentId, environment],
     );
-    return row && certificateFromRow(row);
+    const certificate = row && deepFreeze(certificateFromRow(row));
+    cache?.set(key, certificate ?? null);
+    return certificate;
   }
 
   async revokeCertificate(id: string, r: Revocation, supersededBy?: string): Promise<boolean> {
@@ -283,7 +298,17 @@ export class SqlStore implements Store {
     if (this.#db.dialect === "postgres") await this.#db.get("SELECT id FROM grants WHERE id = ? FOR UPDATE", [id]);
   }
 
-  async grantChain(id: string): Promise<GrantRecord[]> {
+  async grantChain(id: string): Promise<readonly GrantRecord[]> {
+    const cache = this.#db.decisionCache;
+    const key = `chain\n${id}`;
+    const cached = cache?.get(key) as readonly GrantRecord[] | undefined;
+    if (cached !== undefined) return cached;
+    const chain = await this.#readGrantChain(id);
+    if (cache !== undefined) cache.set(key, deepFreeze(chain));
+    return chain;
+  }
+
+  async #readGrantChain(id: string): Promise<GrantRecord[]> {
     const rows = await this.#db.all(
       `WITH RECURSIVE chain AS (
          SELECT * FROM grants WHERE id = ?

@@ -20,25 +20,82 @@ class AsyncLock {
 }
 
 const STATEMENT_CACHE_MAX = 512;
+/** The most rows the decision cache keeps; when full it starts over. */
+const DECISION_CACHE_MAX = 4_096;
+
+/**
+ * Writes that leave the decision cache valid: the decision path's own records, none of which the
+ * cache holds. Any other write, any ROLLBACK and any `exec` empties it.
+ */
+const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys)\s/i;
+const ROLLBACK = /^\s*ROLLBACK\b/i;
+
+interface Prepared {
+  readonly statement: Database.Statement;
+  /** Whether running it empties the decision cache. */
+  readonly invalidates: boolean;
+}
 
 class SqliteConnection implements SqlDriver {
   readonly dialect = "sqlite" as const;
   readonly #db: Database.Database;
-  readonly #statements = new Map<string, Database.Statement>();
+  readonly #statements = new Map<string, Prepared>();
+  /**
+   * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path,
+   * valid while nothing but the decision path's own records was written: emptied by any other
+   * write on this connection (see DECISION_PATH_WRITE) and, at the start of each group-commit
+   * batch, by any commit of another connection (`PRAGMA data_version` changed). It is offered only
+   * inside a batch, which holds the database's write lock, so what it holds is what a read would
+   * return at that moment.
+   */
+  readonly #cache = new Map<string, unknown>();
+  #dataVersion: unknown = undefined;
+  #inBatch = false;
 
   constructor(db: Database.Database) {
     this.#db = db;
   }
 
   #prepare(sql: string): Database.Statement {
-    let statement = this.#statements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql);
+    let prepared = this.#statements.get(sql);
+    if (prepared === undefined) {
+      const statement = this.#db.prepare(sql);
+      const invalidates = ROLLBACK.test(sql) || (!statement.readonly && !DECISION_PATH_WRITE.test(sql));
+      prepared = { statement, invalidates };
       // Statements with `IN (?, …)` lists vary in length; the cache stays bounded all the same.
       if (this.#statements.size >= STATEMENT_CACHE_MAX) this.#statements.clear();
-      this.#statements.set(sql, statement);
+      this.#statements.set(sql, prepared);
     }
-    return statement;
+    if (prepared.invalidates) this.#cache.clear();
+    return prepared.statement;
+  }
+
+  /** The decision cache, inside a group-commit batch only (INVARIANT decision-cache). */
+  get decisionCache(): Map<string, unknown> | undefined {
+    if (!this.#inBatch) return undefined;
+    if (this.#cache.size >= DECISION_CACHE_MAX) this.#cache.clear();
+    return this.#cache;
+  }
+
+  /** Opens a group-commit batch: BEGIN IMMEDIATE, then forget the cache if another connection committed. */
+  beginBatch(): void {
+    this.#db.exec("BEGIN IMMEDIATE");
+    const version = this.#db.pragma("data_version", { simple: true });
+    if (version !== this.#dataVersion) {
+      this.#cache.clear();
+      this.#dataVersion = version;
+    }
+    this.#inBatch = true;
+  }
+
+  /** Closes a batch with COMMIT, or with ROLLBACK (which empties the cache) when `commit` is false. */
+  endBatch(commit: boolean): void {
+    this.#inBatch = false;
+    if (commit) this.#db.exec("COMMIT");
+    else {
+      this.#cache.clear();
+      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+    }
   }
 
   async all(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
@@ -54,6 +111,7 @@ class SqliteConnection implements SqlDriver {
   }
 
   async exec(sql: string): Promise<void> {
+    this.#cache.clear();
     this.#db.exec(sql);
   }
 
@@ -65,6 +123,7 @@ class SqliteConnection implements SqlDriver {
       this.#db.exec("COMMIT");
       return result;
     } catch (error) {
+      this.#cache.clear();
       if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
       throw error;
     }

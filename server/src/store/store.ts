@@ -162,7 +162,7 @@ export interface Store {
   /** Takes the write lock of a delegation tree until the transaction ends (PostgreSQL row lock). */
   lockGrant(id: string): Promise<void>;
   /** The grant and its ancestors, root first. */
-  grantChain(id: string): Promise<GrantRecord[]>;
+  grantChain(id: string): Promise<readonly GrantRecord[]>;
   /** The ids of the grant and every descendant. */
   subtreeIds(id: string): Promise<string[]>;
   listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]>;

@@ -1,0 +1,37 @@
+// The authorize worker: a thread of its own that owns a second SQLite connection and runs the whole
+// decision transaction (read, decide, seal, group commit and its fsync) for the hot path. The main
+// thread keeps HTTP, authentication and validation, so neither waits for the other, and the disk's
+// wait for a commit blocks only this thread while the main one goes on reading requests.
+//
+// Runs from the compiled server only (see authorize-pool.ts); the messages are in that file.
+
+import { parentPort, workerData } from "node:worker_threads";
+import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
+import type { ServiceContext } from "../services/context.js";
+import { openStore } from "../store/open.js";
+import type { WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-pool.js";
+
+const port = parentPort;
+if (port === null) throw new Error("authorize-worker.js runs as a worker thread");
+const settings = workerData as WorkerSettings;
+const store = openStore(settings.databaseUrl);
+const ctx: ServiceContext = {
+  store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
+  ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
+};
+
+port.on("message", (message: WorkerRequest) => {
+  if (message.type === "close") {
+    void store.close().finally(() => port.postMessage({ type: "closed" } satisfies WorkerReply));
+    return;
+  }
+  const { id, caller, body, claim } = message;
+  authorizeAction(ctx, caller, body, claim).then(
+    (answer) => port.postMessage({ type: "answer", id, answer } satisfies WorkerReply),
+    (error: unknown) => port.postMessage({
+      type: "error", id, mismatch: error instanceof IdempotencyMismatch,
+      message: error instanceof Error ? error.stack ?? error.message : String(error),
+    } satisfies WorkerReply),
+  );
+});
+port.postMessage({ type: "ready" } satisfies WorkerReply);

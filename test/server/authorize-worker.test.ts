@@ -1,0 +1,83 @@
+// The compiled server on a SQLite file runs authorize transactions on a worker thread with a second
+// connection, and keeps grants and certificates between its batches (the decision cache). Through
+// the real process: what the main thread changes (a revoked grant, a revoked certificate) the next
+// decision sees at once; idempotency and refusals cross the thread unchanged; shutdown is clean.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_KEY } from "./http-harness.js";
+import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
+
+describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled server)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "authority-worker-"));
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess({ url: join(dir, "authority.db") });
+  });
+  afterAll(async () => {
+    if (server !== undefined && server.child.exitCode === null) {
+      server.child.kill("SIGKILL");
+      await server.exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const authorize = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    fetch(`${server.baseUrl}/authorize`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
+    });
+
+  it("says where authorize runs", () => {
+    expect(server.output()).toMatch(/"msg":"listening".*"authorize_thread":"worker"/);
+  });
+
+  it("sees a grant revoked and a certificate revoked by the main thread in the very next decision", async () => {
+    const base = server.baseUrl;
+    const agent = await agentWithKey(base, "worker-agent");
+    const grantId = await grant(base, agent.id, { budget_count: 100 });
+    const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
+    // Twice, so the second decision is made from the worker's cache.
+    expect((await (await authorize(agent.key, body)).json()).outcome).toBe("allow");
+    expect((await (await authorize(agent.key, body)).json()).outcome).toBe("allow");
+
+    const certification = await get(base, `/agents/${agent.id}/certification`, ADMIN_KEY);
+    const certificateId: string = certification.certificate.id;
+    expect((await post(base, `/certificates/${certificateId}/revoke`, ADMIN_KEY, { reason: "re-evaluate" })).status).toBe(200);
+    const uncertified = await (await authorize(agent.key, body)).json();
+    expect(uncertified.outcome).toBe("deny");
+    expect(JSON.stringify(uncertified.gates)).toMatch(/certif/);
+
+    const other = await agentWithKey(base, "worker-agent-2");
+    const second = await grant(base, other.id, { budget_count: 100 });
+    const secondBody = { grant_id: second, tool: "payments.send", attestation: ATTESTATION };
+    expect((await (await authorize(other.key, secondBody)).json()).outcome).toBe("allow");
+    expect((await post(base, `/grants/${second}/revoke`, ADMIN_KEY, { reason: "done" })).status).toBe(200);
+    const revoked = await (await authorize(other.key, secondBody)).json();
+    expect(revoked.outcome).toBe("deny");
+    expect(revoked.reason_code).toMatch(/revoked|status/);
+  });
+
+  it("replays an idempotent answer byte for byte and refuses the key with another body", async () => {
+    const agent = await agentWithKey(server.baseUrl, "worker-idem");
+    const grantId = await grant(server.baseUrl, agent.id, { budget_count: 10 });
+    const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
+    const first = await authorize(agent.key, body, { "idempotency-key": "worker-once" });
+    const firstText = await first.text();
+    const again = await authorize(agent.key, body, { "idempotency-key": "worker-once" });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(firstText);
+    const other = await authorize(agent.key, { ...body, tool: "payments.refund" }, { "idempotency-key": "worker-once" });
+    expect(other.status).toBe(422);
+    expect(other.headers.get("content-type")).toMatch(/problem\+json/);
+    expect((await get(server.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1);
+  });
+
+  it("stops cleanly on SIGTERM, the worker's database closed", async () => {
+    server.child.kill("SIGTERM");
+    await server.exited;
+    expect(server.child.exitCode).toBe(0);
+    expect(server.output()).toContain('"msg":"stopped"');
+  });
+});
