@@ -1,7 +1,7 @@
 // The sealed ledger: every decision and settlement is one record, hash-linked to the previous record
 // of the same delegation tree, and a verifier that recomputes every chain (DESIGN.md §5).
 
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { DecisionStore, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
 
@@ -105,9 +105,28 @@ export function canonicalJsonSlow(value: unknown): string {
   return `${out}}`;
 }
 
+/**
+ * `canonicalJson({ ...body, ...fields })`, written member by member without building the merged
+ * object (a record of the decision path is sealed on every request, and merging by spread costs
+ * more than serialising).
+ */
+export function canonicalMerge(body: Readonly<Record<string, unknown>>, fields: Readonly<Record<string, unknown>>): string {
+  const keys = Object.keys(body);
+  for (const key of Object.keys(fields)) if (!Object.hasOwn(body, key)) keys.push(key);
+  // The default sort compares UTF-16 code units, which is the order this serialisation promises.
+  keys.sort();
+  let out = "{";
+  for (const key of keys) {
+    const member = Object.hasOwn(fields, key) ? fields[key] : body[key];
+    if (member === undefined) continue;
+    out += `${out.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+  }
+  return `${out}}`;
+}
+
 /** SHA-256 over the previous hash, a newline and the canonical record, in lower-case hex. */
 export function linkHash(prevHash: string, record: string): string {
-  return createHash("sha256").update(prevHash).update("\n").update(record).digest("hex");
+  return hash("sha256", `${prevHash}\n${record}`, "hex");
 }
 
 export interface SealInput {
@@ -131,10 +150,9 @@ export async function sealRecord(ledger: DecisionStore, input: SealInput): Promi
   const head = await ledger.ledgerHead(input.tree_id);
   const seq = (head?.seq ?? 0) + 1;
   const prevHash = head?.hash ?? GENESIS_HASH;
-  const record = canonicalJson({
-    ...input.body,
-    ledger_id: input.id, tree_id: input.tree_id, seq, kind: input.kind, grant_id: input.grant_id,
-    agent_id: input.agent_id, outcome: input.outcome, created_at: input.created_at,
+  const record = canonicalMerge(input.body, {
+    agent_id: input.agent_id, created_at: input.created_at, grant_id: input.grant_id, kind: input.kind,
+    ledger_id: input.id, outcome: input.outcome, seq, tree_id: input.tree_id,
   });
   const row: LedgerRow = {
     id: input.id, tree_id: input.tree_id, seq, kind: input.kind, grant_id: input.grant_id, agent_id: input.agent_id,
