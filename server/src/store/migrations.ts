@@ -212,6 +212,13 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     name: "grant families: reviewed versions and the grants instantiated from them",
     sql: { sqlite: familiesMigrationSql("sqlite"), postgres: familiesMigrationSql("postgres") },
   },
+  {
+    version: 6,
+    // No query reads the ledger by agent and time (breaker windows read decision_signals), and
+    // every sealed decision paid for the index on the decision path.
+    name: "decision path: drop the unused index of the ledger by agent and time",
+    sql: { sqlite: "DROP INDEX IF EXISTS ledger_agent_time;", postgres: "DROP INDEX IF EXISTS ledger_agent_time;" },
+  },
 ]);
 
 const MIGRATION_LOCK = 727_274_001;
