@@ -74,7 +74,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (authorizeOnWorker(config, options)) {
       worker = await AuthorizeWorker.start({
         databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
-      });
+      }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));
     }
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,

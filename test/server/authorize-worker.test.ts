@@ -29,8 +29,10 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
       method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
     });
 
-  it("says where authorize runs", () => {
+  it("says where authorize runs, and is ready while the worker runs", async () => {
     expect(server.output()).toMatch(/"msg":"listening".*"authorize_thread":"worker"/);
+    const ready = await fetch(`${server.baseUrl}/ready`);
+    expect(ready.status).toBe(200);
   });
 
   it("sees a grant revoked and a certificate revoked by the main thread in the very next decision", async () => {

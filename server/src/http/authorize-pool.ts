@@ -40,8 +40,11 @@ export class AuthorizeWorker {
   #closed: Promise<void> | undefined;
   #onClosed: (() => void) | undefined;
 
-  private constructor(worker: Worker) {
+  readonly #onFailure: (error: Error) => void;
+
+  private constructor(worker: Worker, onFailure: (error: Error) => void) {
     this.#worker = worker;
+    this.#onFailure = onFailure;
     worker.on("message", (reply: WorkerReply) => this.#receive(reply));
     worker.on("error", (error) => this.#fail(error));
     worker.on("exit", (code) => {
@@ -50,9 +53,10 @@ export class AuthorizeWorker {
     });
   }
 
-  static async start(settings: WorkerSettings): Promise<AuthorizeWorker> {
+  /** Starts the worker; `onFailure` hears once if it stops without being closed. */
+  static async start(settings: WorkerSettings, onFailure: (error: Error) => void = () => undefined): Promise<AuthorizeWorker> {
     const worker = new Worker(WORKER_FILE, { workerData: settings });
-    const pool = new AuthorizeWorker(worker);
+    const pool = new AuthorizeWorker(worker, onFailure);
     await new Promise<void>((resolve, reject) => {
       const ready = (reply: WorkerReply): void => {
         if (reply.type === "ready") {
@@ -65,6 +69,11 @@ export class AuthorizeWorker {
       worker.once("exit", (code) => reject(new Error(`the authorize worker exited with code ${code} while starting`)));
     });
     return pool;
+  }
+
+  /** Why the worker stopped unasked, if it did; every authorize fails from then on (and readiness). */
+  get failure(): Error | undefined {
+    return this.#closed === undefined ? this.#failure : undefined;
   }
 
   authorize(caller: Caller, body: AuthorizeBody, claim: IdempotencyClaim | undefined): Promise<PreparedAnswer> {
@@ -89,6 +98,7 @@ export class AuthorizeWorker {
   }
 
   #fail(error: Error): void {
+    if (this.#failure === undefined && this.#closed === undefined) this.#onFailure(error);
     this.#failure ??= error;
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();

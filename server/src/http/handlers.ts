@@ -59,6 +59,8 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     } catch {
       throw new ApiProblem("not_ready", "the database does not answer");
     }
+    const stopped = r.ctx.authorizeWorker?.failure;
+    if (stopped !== undefined) throw new ApiProblem("not_ready", `authorize cannot be answered: ${stopped.message}`);
     return ok({ status: "ok", version: r.version, environment: r.ctx.environment });
   },
   openapi: async (r) => ok(r.openapi),

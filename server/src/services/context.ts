@@ -28,6 +28,8 @@ export interface ServiceContext {
 
 /** Something that runs `authorizeAction` elsewhere with the same settings (authorize-pool.ts). */
 export interface AuthorizeRunner {
+  /** Set once the runner has stopped unasked: authorize cannot be answered, and the server is not ready. */
+  readonly failure: Error | undefined;
   authorize(caller: Caller, body: AuthorizeBody, claim: IdempotencyClaim | undefined): Promise<PreparedAnswer>;
 }
 
