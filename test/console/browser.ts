@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { describe, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import type { StoreTarget } from "../server/targets.js";
 
 /** Where Debian's `chromium` package puts the browser; `CHROMIUM_PATH` overrides it. */
@@ -86,7 +86,7 @@ export const sqliteTarget: StoreTarget = {
 const SHOTS = process.env["AUTHORITY_UPDATE_SCREENSHOTS"] === "1"
   ? fileURLToPath(new URL("../../docs/console/", import.meta.url))
   : mkdtempSync(join(tmpdir(), "authority-console-shots-"));
-if (process.env["AUTHORITY_UPDATE_SCREENSHOTS"] !== "1") process.once("exit", () => rmSync(SHOTS, { recursive: true, force: true }));
+if (process.env["AUTHORITY_UPDATE_SCREENSHOTS"] !== "1") afterAll(() => rmSync(SHOTS, { recursive: true, force: true }));
 
 /** A screenshot of the top of the page, for docs/console.md. */
 export async function shot(page: Page, name: string): Promise<void> {
