@@ -1,10 +1,9 @@
 // JSON Schemas of the two reads of the decision path (decision 1000): gated decisions waiting for
 // a human, and the sealed records of one grant tree with its chain's verification.
 
-const idBody = "[0-9a-hjkmnp-tv-z]{26}";
-const ledgerId = { type: "string", pattern: `^led_${idBody}$`, description: "A sealed ledger record, `led_…`." } as const;
+import { ledgerId, outcome } from "./decision-schemas.js";
+
 const nullableString = { type: ["string", "null"] } as const;
-const outcome = { type: "string", enum: ["allow", "deny", "exhausted", "gated"] } as const;
 
 export const pendingDecisionSchema = {
   $id: "PendingDecision",
@@ -73,31 +72,13 @@ export const ledgerRecordSchema = {
 export const treeLedgerSchema = {
   $id: "TreeLedger",
   title: "TreeLedger",
+  description: "A page of one tree's sealed records; `verification` recomputes the tree's whole chain, not only this page.",
   type: "object",
   required: ["tree_id", "records", "verification", "next_after"],
   properties: {
     tree_id: { type: "string", description: "The root grant of the delegation tree." },
     records: { type: "array", items: { $ref: "LedgerRecord" } },
-    verification: {
-      type: "object",
-      required: ["ok", "trees", "records", "broken"],
-      description: "The whole chain of this tree recomputed, not only this page.",
-      properties: {
-        ok: { type: "boolean" },
-        trees: { type: "integer" },
-        records: { type: "integer" },
-        broken: {
-          oneOf: [
-            { type: "null" },
-            {
-              type: "object",
-              required: ["tree_id", "seq", "ledger_id", "problem"],
-              properties: { tree_id: { type: "string" }, seq: { type: "integer" }, ledger_id: { type: "string" }, problem: { type: "string" } },
-            },
-          ],
-        },
-      },
-    },
+    verification: { $ref: "LedgerVerification" },
     next_after: { ...nullableString, description: "The last `seq` of this page, as text, to pass as `after`; null on the last page." },
   },
 } as const;

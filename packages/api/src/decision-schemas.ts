@@ -5,12 +5,14 @@ import { API_LIMITS } from "./limits.js";
 
 const idBody = "[0-9a-hjkmnp-tv-z]{26}";
 const grantId = { type: "string", pattern: `^grt_${idBody}$`, description: "A grant id, `grt_…`." } as const;
-const ledgerId = { type: "string", pattern: `^led_${idBody}$`, description: "A sealed ledger record, `led_…`." } as const;
+/** A sealed ledger record's id (shared with the decision reads). */
+export const ledgerId = { type: "string", pattern: `^led_${idBody}$`, description: "A sealed ledger record, `led_…`." } as const;
 const approvalId = { type: "string", pattern: `^apv_${idBody}$`, description: "An approval of a gated decision, `apv_…`." } as const;
 const minorAmount = { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 const currency = { type: "string", pattern: "^[A-Z]{3}$", description: "ISO 4217 currency code, e.g. `EUR`." } as const;
 const toolName = { type: "string", minLength: 1, maxLength: API_LIMITS.toolNameCharsMax, pattern: "^[A-Za-z0-9_.:*-]+$" } as const;
-const outcome = { type: "string", enum: ["allow", "deny", "exhausted", "gated"] } as const;
+/** The four outcomes of a decision (shared with the decision reads). */
+export const outcome = { type: "string", enum: ["allow", "deny", "exhausted", "gated"] } as const;
 const attestationField = { type: "string", minLength: 1, maxLength: 200 } as const;
 
 /** The body of `POST /v1/authorize`; the calling agent comes from the key, never from the body. */

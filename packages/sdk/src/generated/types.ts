@@ -820,22 +820,12 @@ export interface Span {
   readonly end: number;
 }
 
+/** A page of one tree's sealed records; `verification` recomputes the tree's whole chain, not only this page. */
 export interface TreeLedger {
   /** The root grant of the delegation tree. */
   readonly tree_id: string;
   readonly records: readonly LedgerRecord[];
-  /** The whole chain of this tree recomputed, not only this page. */
-  readonly verification: {
-    readonly ok: boolean;
-    readonly trees: number;
-    readonly records: number;
-    readonly broken: null | {
-      readonly tree_id: string;
-      readonly seq: number;
-      readonly ledger_id: string;
-      readonly problem: string;
-    };
-  };
+  readonly verification: LedgerVerification;
   /** The last `seq` of this page, as text, to pass as `after`; null on the last page. */
   readonly next_after: string | null;
 }
