@@ -8,7 +8,7 @@ import {
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
-import type { GrantRecord, Store } from "../store/store.js";
+import type { CertificateRecord, GrantRecord, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { grantTerms } from "./grants.js";
@@ -78,6 +78,18 @@ function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalR
   };
 }
 
+/** What the engine knows of the server for a decision: its environment and the agent's valid certificate. */
+export function decisionState(environment: string, certificate: CertificateRecord | undefined): DecisionState {
+  return {
+    environment,
+    certificate: certificate === undefined ? null : {
+      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
+      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
+      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
+    },
+  };
+}
+
 /** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
 export function decisionOutcomeFields(decision: Decision) {
   return {
@@ -133,12 +145,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const approval = held ? await presentedApproval(tx, body.approval_id) : { record: null, status: body.approval_id === undefined ? null : "unknown" as const };
   const certificate = held ? await tx.validCertificate(agentId, ctx.environment) : undefined;
   const state: DecisionState = {
-    environment: ctx.environment,
-    certificate: certificate === undefined ? null : {
-      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
-      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
-      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
-    },
+    ...decisionState(ctx.environment, certificate),
     ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
   };
   const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, usage), state, now);

@@ -5,13 +5,11 @@ import { ApiProblem } from "../http/problem.js";
 import type { LedgerRow } from "../store/decision-sql.js";
 import type { Page, Store } from "../store/store.js";
 import type { ServiceContext } from "./context.js";
-import { checkLink, GENESIS_HASH, type LedgerVerification } from "./ledger.js";
+import { checkTreeChain, type LedgerVerification } from "./ledger.js";
 import { iso } from "./views.js";
 
 const LEDGER_ID = /^led_[0-9a-hjkmnp-tv-z]{26}$/;
 const SEQ = /^[0-9]{1,15}$/;
-/** How many records the tree's verification reads per query. */
-const VERIFY_PAGE = 1_000;
 
 type Sealed = Record<string, unknown>;
 
@@ -79,22 +77,8 @@ export function ledgerRecordView(row: LedgerRow): Record<string, unknown> {
 
 /** Recomputes one tree's whole chain, in pages; the first broken link, as `GET /v1/ledger/verify` says it. */
 export async function verifyTree(store: Store, treeId: string): Promise<LedgerVerification> {
-  const ledger = store.decisionPath();
-  let records = 0;
-  let seq = 0;
-  let prev = GENESIS_HASH;
-  for (;;) {
-    const rows = await ledger.ledgerChain(treeId, seq, VERIFY_PAGE);
-    if (rows.length === 0) break;
-    for (const row of rows) {
-      records += 1;
-      const problem = checkLink(row, seq + 1, prev);
-      if (problem !== null) return { ok: false, trees: 1, records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem } };
-      seq = row.seq;
-      prev = row.hash;
-    }
-  }
-  return { ok: true, trees: records === 0 ? 0 : 1, records, broken: null };
+  const { records, broken } = await checkTreeChain(store.decisionPath(), treeId);
+  return { ok: broken === null, trees: records === 0 ? 0 : 1, records, broken };
 }
 
 /** `GET /v1/grants/{grant_id}/ledger`: the records of the grant's whole tree, in chain order. */

@@ -200,6 +200,25 @@ export function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: str
   return null;
 }
 
+/** One tree's chain recomputed, in pages: how many records were read, and the first broken link if any. */
+export async function checkTreeChain(ledger: DecisionStore, treeId: string): Promise<{ records: number; broken: LedgerBreak | null }> {
+  let records = 0;
+  let seq = 0;
+  let prev = GENESIS_HASH;
+  for (;;) {
+    const rows = await ledger.ledgerChain(treeId, seq, VERIFY_PAGE);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      records += 1;
+      const problem = checkLink(row, seq + 1, prev);
+      if (problem !== null) return { records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem } };
+      seq = row.seq;
+      prev = row.hash;
+    }
+  }
+  return { records, broken: null };
+}
+
 /**
  * Recomputes every chain of the ledger and reports the first broken link. Reads in pages, so it
  * runs on a live database of any size; records sealed while it runs are checked if it reaches them.
@@ -214,19 +233,9 @@ export async function verifyLedger(store: Store): Promise<LedgerVerification> {
     if (treeIds.length === 0) break;
     for (const treeId of treeIds) {
       trees += 1;
-      let seq = 0;
-      let prev = GENESIS_HASH;
-      for (;;) {
-        const rows = await ledger.ledgerChain(treeId, seq, VERIFY_PAGE);
-        if (rows.length === 0) break;
-        for (const row of rows) {
-          records += 1;
-          const problem = checkLink(row, seq + 1, prev);
-          if (problem !== null) return { ok: false, trees, records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem } };
-          seq = row.seq;
-          prev = row.hash;
-        }
-      }
+      const chain = await checkTreeChain(ledger, treeId);
+      records += chain.records;
+      if (chain.broken !== null) return { ok: false, trees, records, broken: chain.broken };
     }
     afterTree = treeIds[treeIds.length - 1]!;
   }

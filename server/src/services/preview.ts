@@ -5,7 +5,7 @@
 
 import type { GrantPreviewBody } from "@agent-authority/api";
 import { decide, HOUR_MS, type ChainLink, type Decision, type DecisionRequest, type DecisionState } from "@agent-authority/engine";
-import { decisionOutcomeFields } from "./authorize.js";
+import { decisionOutcomeFields, decisionState } from "./authorize.js";
 import type { ServiceContext } from "./context.js";
 import { grantFromIssueBody, grantTerms } from "./grants.js";
 import { checkPolicy } from "./policy.js";
@@ -58,14 +58,7 @@ export async function previewGrant(ctx: ServiceContext, body: GrantPreviewBody):
       amount_ceiling_minor: action.amount_minor ?? 0, expires_at: now + HOUR_MS,
     },
   };
-  const state: DecisionState = {
-    environment: ctx.environment,
-    certificate: certificate === undefined ? null : {
-      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
-      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
-      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
-    },
-  };
+  const state: DecisionState = decisionState(ctx.environment, certificate);
   const decision = decide(request, chain, state, now);
   return {
     ...decisionOutcomeFields(decision),
