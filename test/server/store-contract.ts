@@ -1,7 +1,9 @@
 // The store contract: one behaviour suite that every Store implementation must pass.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bootstrapAdminKey, LATEST_MIGRATION, openStore, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord } from "@agent-authority/server";
+import {
+  bootstrapAdminKey, LATEST_MIGRATION, openStore, sealRecord, verifyLedger, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord,
+} from "@agent-authority/server";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
 const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
@@ -189,6 +191,39 @@ export function storeContract(target: StoreTarget): void {
         const child = grant(a.id, { root_id: g.id, parent_id: g.id, depth: 1 });
         await other.insertGrant(child);
         expect(await db.store.batchedTransaction(async (tx) => (await tx.grantChain(child.id)).map((x) => [x.id, x.status]))).toEqual([[g.id, "revoked"], [child.id, "active"]]);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it("chain each sealed record to the last one, whoever appended it: a batch, a plain transaction, another connection, or a rolled-back try", async () => {
+      // On SQLite a batch keeps the tree's ledger head it appended last (the decision cache).
+      const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+      try {
+        const g = grant(a.id);
+        await db.store.insertGrant(g);
+        let n = 0;
+        const seal = (store: typeof db.store) => sealRecord(store.decisionPath(), {
+          id: id("led"), tree_id: g.id, kind: "decision", grant_id: g.id, agent_id: a.id, outcome: "allow", created_at: T0 + n++, body: { n },
+        });
+        const seqs: number[] = [];
+        seqs.push((await db.store.batchedTransaction(seal)).seq);
+        seqs.push((await db.store.batchedTransaction(seal)).seq);
+        seqs.push((await db.store.transaction(seal)).seq);
+        seqs.push((await db.store.batchedTransaction(seal)).seq);
+        seqs.push((await other.transaction(seal)).seq);
+        seqs.push((await db.store.batchedTransaction(seal)).seq);
+        // Two in one batch: the first seals and then fails (its savepoint is rolled back), the second stands.
+        const failing = db.store.batchedTransaction(async (tx) => {
+          await seal(tx);
+          throw new Error("refused after sealing");
+        });
+        const standing = db.store.batchedTransaction(seal);
+        await expect(failing).rejects.toThrow("refused after sealing");
+        seqs.push((await standing).seq);
+        seqs.push((await db.store.batchedTransaction(seal)).seq);
+        expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(await verifyLedger(db.store)).toMatchObject({ ok: true, broken: null });
       } finally {
         await other.close();
       }

@@ -4,7 +4,7 @@
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
-  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
+  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState, type GateResult,
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
@@ -163,7 +163,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       decided_by: decision.decided_by,
       reason_code: decision.reason_code,
       reason: decision.reason,
-      gates: decision.gates,
+      gates: decision.gates.map(sealedGate),
       residual: decision.residual ?? null,
       approver: decision.approver,
       approval_id: body.approval_id ?? null,
@@ -184,6 +184,25 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
     if (!(await ledger.useApproval(decision.approval_id, now, ledgerId))) throw new Error("approval used concurrently under the tree lock");
   }
   return JSON.stringify(view);
+}
+
+/** Every member of a gate, in canonical (code unit) order. */
+const GATE_MEMBERS = ["code", "gate", "grant_id", "outcome", "reason", "result"] as const satisfies readonly (keyof GateResult)[];
+/** Compiles only while GATE_MEMBERS names every member of GateResult: a new member must be sealed too. */
+const everyGateMember: Exclude<keyof GateResult, (typeof GATE_MEMBERS)[number]> extends never ? true : never = true;
+void everyGateMember;
+
+/**
+ * A gate as it is sealed: the same members, inserted in canonical order, so that serialising the
+ * record copies and sorts nothing (the engine's order, `gate` first, is the one answers show).
+ */
+function sealedGate(g: GateResult): GateResult {
+  const sealed: { -readonly [K in keyof GateResult]: GateResult[K] } = { code: g.code, gate: g.gate } as GateResult;
+  if (g.grant_id !== undefined) sealed.grant_id = g.grant_id;
+  if (g.outcome !== undefined) sealed.outcome = g.outcome;
+  sealed.reason = g.reason;
+  sealed.result = g.result;
+  return sealed;
 }
 
 /** One charge per grant of the chain (INVARIANT budget-monotone): a use, and the hold if any. */

@@ -175,12 +175,16 @@ export class DecisionSql implements DecisionStore {
   }
 
   async ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined> {
+    // Inside a SQLite batch the head this connection appended last is kept (INVARIANT decision-cache).
+    const cached = this.#db.decisionCache?.get(`head\n${treeId}`) as { seq: number; hash: string } | undefined;
+    if (cached !== undefined) return cached;
     const row = await this.#db.get("SELECT seq, hash FROM ledger WHERE tree_id = ? ORDER BY seq DESC LIMIT 1", [treeId]);
     return row === undefined ? undefined : { seq: n(row, "seq"), hash: s(row, "hash") };
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
     await this.#db.run(insert("ledger", LEDGER_COLUMNS), pick(row, LEDGER_COLUMNS));
+    this.#db.decisionCache?.set(`head\n${row.tree_id}`, Object.freeze({ seq: row.seq, hash: row.hash }));
   }
 
   async getLedger(id: string): Promise<LedgerRow | undefined> {

@@ -32,8 +32,8 @@ const ROLLBACK = /^\s*ROLLBACK\b/i;
 
 interface Prepared {
   readonly statement: Database.Statement;
-  /** Whether running it empties the decision cache. */
-  readonly invalidates: boolean;
+  /** Whether running it empties the decision cache: always, or outside a batch only. */
+  readonly invalidates: "always" | "outside-batch" | "never";
 }
 
 class SqliteConnection implements SqlDriver {
@@ -60,13 +60,15 @@ class SqliteConnection implements SqlDriver {
     let prepared = this.#statements.get(sql);
     if (prepared === undefined) {
       const statement = this.#db.prepare(sql);
-      const invalidates = ROLLBACK.test(sql) || (!statement.readonly && !DECISION_PATH_WRITE.test(sql));
+      const invalidates = ROLLBACK.test(sql) || (!statement.readonly && !DECISION_PATH_WRITE.test(sql))
+        ? "always"
+        : statement.readonly ? "never" : "outside-batch";
       prepared = { statement, invalidates };
       // Statements with `IN (?, …)` lists vary in length; the cache stays bounded all the same.
       if (this.#statements.size >= STATEMENT_CACHE_MAX) this.#statements.clear();
       this.#statements.set(sql, prepared);
     }
-    if (prepared.invalidates) this.#cache.clear();
+    if (prepared.invalidates === "always" || (prepared.invalidates === "outside-batch" && !this.#inBatch)) this.#cache.clear();
     return prepared.statement;
   }
 
