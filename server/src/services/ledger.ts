@@ -119,9 +119,23 @@ export function canonicalMerge(body: Readonly<Record<string, unknown>>, fields: 
   for (const key of keys) {
     const member = Object.hasOwn(fields, key) ? fields[key] : body[key];
     if (member === undefined) continue;
-    out += `${out.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    out += `${out.length === 1 ? "" : ","}${quotedKey(key)}:${canonicalJson(member)}`;
   }
   return `${out}}`;
+}
+
+/** Member names as JSON strings; a record's few names repeat on every seal. */
+const QUOTED_KEYS = new Map<string, string>();
+const QUOTED_KEYS_MAX = 1_024;
+
+function quotedKey(key: string): string {
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (QUOTED_KEYS.size >= QUOTED_KEYS_MAX) QUOTED_KEYS.clear();
+    QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
 }
 
 /** SHA-256 over the previous hash, a newline and the canonical record, in lower-case hex. */
