@@ -15,15 +15,27 @@ export interface WorkerSettings {
   readonly holdLifetimeMs: number | undefined;
 }
 
+/** One authorize request; the requests of one event-loop turn travel in one message. */
+export interface Request {
+  readonly id: number;
+  readonly caller: Caller;
+  readonly body: AuthorizeBody;
+  readonly claim: IdempotencyClaim | undefined;
+}
+
+/** One answer, or why there is none; the answers of one turn travel in one message. */
+export type Answer =
+  | { readonly id: number; readonly answer: PreparedAnswer }
+  | { readonly id: number; readonly mismatch: boolean; readonly message: string };
+
 export type WorkerRequest =
-  | { readonly type: "authorize"; readonly id: number; readonly caller: Caller; readonly body: AuthorizeBody; readonly claim: IdempotencyClaim | undefined }
+  | { readonly type: "authorize"; readonly requests: readonly Request[] }
   | { readonly type: "close" };
 
 export type WorkerReply =
   | { readonly type: "ready" }
   | { readonly type: "closed" }
-  | { readonly type: "answer"; readonly id: number; readonly answer: PreparedAnswer }
-  | { readonly type: "error"; readonly id: number; readonly mismatch: boolean; readonly message: string };
+  | { readonly type: "answers"; readonly answers: readonly Answer[] };
 
 const WORKER_FILE = fileURLToPath(new URL("./authorize-worker.js", import.meta.url));
 
@@ -36,6 +48,7 @@ export class AuthorizeWorker {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve: (answer: PreparedAnswer) => void; reject: (error: unknown) => void }>();
   #next = 0;
+  #outbox: Request[] = [];
   #failure: Error | undefined;
   #closed: Promise<void> | undefined;
   #onClosed: (() => void) | undefined;
@@ -81,17 +94,36 @@ export class AuthorizeWorker {
     const id = this.#next++;
     return new Promise<PreparedAnswer>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ type: "authorize", id, caller, body, claim } satisfies WorkerRequest);
+      if (this.#outbox.length === 0) setImmediate(() => this.#send());
+      this.#outbox.push({ id, caller, body, claim });
     });
   }
 
+  /** Sends the requests of this turn in one message (they then share one batch on the worker). */
+  #send(): void {
+    const requests = this.#outbox;
+    this.#outbox = [];
+    if (this.#failure !== undefined) {
+      for (const request of requests) this.#settle(request.id, undefined, this.#failure);
+      return;
+    }
+    this.#worker.postMessage({ type: "authorize", requests } satisfies WorkerRequest);
+  }
+
+  #settle(id: number, answer: PreparedAnswer | undefined, error: unknown): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    this.#pending.delete(id);
+    if (answer !== undefined) pending.resolve(answer);
+    else pending.reject(error);
+  }
+
   #receive(reply: WorkerReply): void {
-    if (reply.type === "answer" || reply.type === "error") {
-      const pending = this.#pending.get(reply.id);
-      if (pending === undefined) return;
-      this.#pending.delete(reply.id);
-      if (reply.type === "answer") pending.resolve(reply.answer);
-      else pending.reject(reply.mismatch ? new IdempotencyMismatch() : new Error(reply.message));
+    if (reply.type === "answers") {
+      for (const a of reply.answers) {
+        if ("answer" in a) this.#settle(a.id, a.answer, undefined);
+        else this.#settle(a.id, undefined, a.mismatch ? new IdempotencyMismatch() : new Error(a.message));
+      }
     } else if (reply.type === "closed") {
       void this.#worker.terminate();
     }

@@ -5,14 +5,14 @@
 //
 // Runs from the compiled server only (see authorize-pool.ts); the messages are in that file.
 
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
-import type { WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-pool.js";
+import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-pool.js";
 
-const port = parentPort;
-if (port === null) throw new Error("authorize-worker.js runs as a worker thread");
+if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");
+const port: MessagePort = parentPort;
 const settings = workerData as WorkerSettings;
 const store = openStore(settings.databaseUrl);
 const ctx: ServiceContext = {
@@ -20,18 +20,32 @@ const ctx: ServiceContext = {
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
 };
 
+// Answers finished in one turn (a batch resolves together) go back in one message.
+let outbox: Answer[] = [];
+function send(answer: Answer): void {
+  if (outbox.length === 0) {
+    setImmediate(() => {
+      const answers = outbox;
+      outbox = [];
+      port.postMessage({ type: "answers", answers } satisfies WorkerReply);
+    });
+  }
+  outbox.push(answer);
+}
+
 port.on("message", (message: WorkerRequest) => {
   if (message.type === "close") {
     void store.close().finally(() => port.postMessage({ type: "closed" } satisfies WorkerReply));
     return;
   }
-  const { id, caller, body, claim } = message;
-  authorizeAction(ctx, caller, body, claim).then(
-    (answer) => port.postMessage({ type: "answer", id, answer } satisfies WorkerReply),
-    (error: unknown) => port.postMessage({
-      type: "error", id, mismatch: error instanceof IdempotencyMismatch,
-      message: error instanceof Error ? error.stack ?? error.message : String(error),
-    } satisfies WorkerReply),
-  );
+  for (const { id, caller, body, claim } of message.requests) {
+    authorizeAction(ctx, caller, body, claim).then(
+      (answer) => send({ id, answer }),
+      (error: unknown) => send({
+        id, mismatch: error instanceof IdempotencyMismatch,
+        message: error instanceof Error ? error.stack ?? error.message : String(error),
+      }),
+    );
+  }
 });
 port.postMessage({ type: "ready" } satisfies WorkerReply);
