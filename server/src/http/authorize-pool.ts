@@ -4,9 +4,10 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { AuthorizeBody } from "@agent-authority/api";
+import type { AuthorizeBody, ProblemCode } from "@agent-authority/api";
 import { IdempotencyMismatch, type IdempotencyClaim, type PreparedAnswer } from "../services/authorize.js";
 import type { Caller } from "../services/context.js";
+import { ApiProblem } from "./problem.js";
 
 export interface WorkerSettings {
   readonly databaseUrl: string;
@@ -26,6 +27,7 @@ export interface Request {
 /** One answer, or why there is none; the answers of one turn travel in one message. */
 export type Answer =
   | { readonly id: number; readonly answer: PreparedAnswer }
+  | { readonly id: number; readonly problem: { readonly code: ProblemCode; readonly detail: string | undefined; readonly extensions: Record<string, unknown> } }
   | { readonly id: number; readonly mismatch: boolean; readonly message: string };
 
 export type WorkerRequest =
@@ -41,7 +43,7 @@ const WORKER_FILE = fileURLToPath(new URL("./authorize-worker.js", import.meta.u
 
 /** Whether the compiled worker is there (it is not when the server runs from its TypeScript sources). */
 export function authorizeWorkerAvailable(): boolean {
-  return WORKER_FILE.endsWith(".js") && existsSync(WORKER_FILE);
+  return existsSync(WORKER_FILE);
 }
 
 export class AuthorizeWorker {
@@ -122,6 +124,7 @@ export class AuthorizeWorker {
     if (reply.type === "answers") {
       for (const a of reply.answers) {
         if ("answer" in a) this.#settle(a.id, a.answer, undefined);
+        else if ("problem" in a) this.#settle(a.id, undefined, new ApiProblem(a.problem.code, a.problem.detail, a.problem.extensions));
         else this.#settle(a.id, undefined, a.mismatch ? new IdempotencyMismatch() : new Error(a.message));
       }
     } else if (reply.type === "closed") {

@@ -10,6 +10,7 @@ import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-pool.js";
+import { ApiProblem } from "./problem.js";
 
 if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");
 const port: MessagePort = parentPort;
@@ -41,10 +42,12 @@ port.on("message", (message: WorkerRequest) => {
   for (const { id, caller, body, claim } of message.requests) {
     authorizeAction(ctx, caller, body, claim).then(
       (answer) => send({ id, answer }),
-      (error: unknown) => send({
-        id, mismatch: error instanceof IdempotencyMismatch,
-        message: error instanceof Error ? error.stack ?? error.message : String(error),
-      }),
+      (error: unknown) => send(error instanceof ApiProblem
+        ? { id, problem: { code: error.code, detail: error.detail, extensions: { ...error.extensions } } }
+        : {
+          id, mismatch: error instanceof IdempotencyMismatch,
+          message: error instanceof Error ? error.stack ?? error.message : String(error),
+        }),
     );
   }
 });
