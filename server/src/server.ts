@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
-import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-pool.js";
+import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
@@ -36,18 +36,15 @@ export interface StartOptions {
   readonly ownsStore?: boolean;
   /** How long `close()` lets requests in flight finish before it drops their connections. */
   readonly shutdownGraceMs?: number;
-  /**
-   * Where SQLite authorize transactions run: `worker`, a thread of their own with a second
-   * connection (the default for a database file the server opens itself, with the real clock, when
-   * the server runs compiled), or `main`, the thread that serves HTTP. PostgreSQL, an in-memory
-   * database, a store passed in and a clock passed in always use `main`.
-   */
-  readonly authorizeThread?: "worker" | "main";
 }
 
-/** Whether this start runs authorize transactions on the worker thread (see StartOptions.authorizeThread). */
+/**
+ * Whether authorize transactions run on a worker thread with a second connection: for a SQLite
+ * file the server opens itself, with the real clock, when the server runs compiled. PostgreSQL, an
+ * in-memory database, a store passed in and a clock passed in answer on the main thread.
+ */
 function authorizeOnWorker(config: ServerConfig, options: StartOptions): boolean {
-  if (options.authorizeThread === "main" || options.store !== undefined || options.now !== undefined) return false;
+  if (options.store !== undefined || options.now !== undefined) return false;
   if (isPostgresUrl(config.databaseUrl) || /^(sqlite:)?:memory:$/.test(config.databaseUrl)) return false;
   return authorizeWorkerAvailable();
 }

@@ -16,7 +16,7 @@ import Database from "better-sqlite3";
 import express from "express";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -118,21 +118,48 @@ async function prepare(base) {
   return { key: key.key, body };
 }
 
-async function measure(url, connections, headers, body, check) {
+/**
+ * CPU time (µs) each thread of process `pid` has used, by thread id, from /proc; empty where /proc
+ * is not there. The server's main thread has the process's id; its worker is the busiest other one.
+ */
+function threadCpu(pid) {
+  const perThread = new Map();
+  if (pid === undefined || !existsSync(`/proc/${pid}/task`)) return perThread;
+  const tick = 1e6 / 100; // USER_HZ is 100 on Linux
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      perThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return perThread;
+}
+
+/** The load at `connections`; with `pid`, also the server's CPU per request on its main thread and its busiest other thread. */
+async function measure(url, connections, headers, body, pid) {
+  const before = threadCpu(pid);
   const result = await autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-  if (check !== undefined) await check();
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  const used = [...threadCpu(pid)].map(([tid, cpu]) => [tid, (cpu - (before.get(tid) ?? 0)) / result.requests.total]);
+  const main = used.find(([tid]) => tid === pid)?.[1];
+  const other = used.filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1])[0]?.[1];
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, mainCpu: main, workerCpu: other };
 }
+
+const cpu = (us) => (us === undefined ? "n/a" : us.toFixed(0));
 
 function table(title, rows) {
   process.stdout.write(`\n${title}\n`);
-  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare\n");
+  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker\n");
   for (const r of rows) {
     process.stdout.write(
       `${String(r.connections).padStart(4)} | ${r.bare.rps.toFixed(0).padStart(19)} | ${r.express.rps.toFixed(0).padStart(19)} | ` +
       `${r.authorize.rps.toFixed(0).padStart(15)} | ${String(r.authorize.p50).padStart(6)} | ${String(r.authorize.p99).padStart(6)} | ` +
-      `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}×\n`,
+      `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}× | ` +
+      `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}\n`,
     );
   }
 }
@@ -192,7 +219,7 @@ async function run(title, dbPath) {
       const row = { connections };
       row.bare = await measure(`${bare.base}/v1/noop`, connections, {}, body);
       row.express = await measure(`${exp.base}/v1/noop`, connections, {}, body);
-      row.authorize = await measure(`${authority.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body);
+      row.authorize = await measure(`${authority.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, authority.child.pid);
       rows.push(row);
     }
   } finally {

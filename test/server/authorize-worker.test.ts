@@ -42,7 +42,14 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
     // Twice, so the second decision is made from the worker's cache.
     expect((await (await authorize(agent.key, body)).json()).outcome).toBe("allow");
-    expect((await (await authorize(agent.key, body)).json()).outcome).toBe("allow");
+    const cached = await (await authorize(agent.key, body)).json();
+    expect(cached.outcome).toBe("allow");
+    // The sealed record keeps every gate of the answer, member for member, and its chain verifies.
+    const tree = await get(base, `/grants/${grantId}/ledger`, ADMIN_KEY);
+    const sealed = tree.records.find((r: { ledger_id: string }) => r.ledger_id === cached.ledger_id);
+    expect(sealed.gates).toEqual(cached.gates);
+    expect(sealed.seq).toBe(2);
+    expect(tree.verification).toMatchObject({ ok: true, records: 2 });
 
     const certification = await get(base, `/agents/${agent.id}/certification`, ADMIN_KEY);
     const certificateId: string = certification.certificate.id;
@@ -50,6 +57,11 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const uncertified = await (await authorize(agent.key, body)).json();
     expect(uncertified.outcome).toBe("deny");
     expect(JSON.stringify(uncertified.gates)).toMatch(/certif/);
+    // A failing gate carries more members (its outcome); the sealed record keeps them all.
+    const afterRevocation = await get(base, `/grants/${grantId}/ledger`, ADMIN_KEY);
+    const sealedDeny = afterRevocation.records.find((r: { ledger_id: string }) => r.ledger_id === uncertified.ledger_id);
+    expect(sealedDeny.gates).toEqual(uncertified.gates);
+    expect(uncertified.gates.some((g: { outcome?: string }) => g.outcome !== undefined)).toBe(true);
 
     const other = await agentWithKey(base, "worker-agent-2");
     const second = await grant(base, other.id, { budget_count: 100 });

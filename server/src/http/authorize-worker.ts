@@ -3,13 +3,13 @@
 // thread keeps HTTP, authentication and validation, so neither waits for the other, and the disk's
 // wait for a commit blocks only this thread while the main one goes on reading requests.
 //
-// Runs from the compiled server only (see authorize-pool.ts); the messages are in that file.
+// Runs from the compiled server only (see authorize-thread.ts); the messages are in that file.
 
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
-import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-pool.js";
+import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
 import { ApiProblem } from "./problem.js";
 
 if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");

@@ -26,7 +26,7 @@ export interface ServiceContext {
   readonly authorizeWorker?: AuthorizeRunner;
 }
 
-/** Something that runs `authorizeAction` elsewhere with the same settings (authorize-pool.ts). */
+/** Something that runs `authorizeAction` elsewhere with the same settings (authorize-thread.ts). */
 export interface AuthorizeRunner {
   /** Set once the runner has stopped unasked: authorize cannot be answered, and the server is not ready. */
   readonly failure: Error | undefined;

@@ -24,8 +24,10 @@ const STATEMENT_CACHE_MAX = 512;
 const DECISION_CACHE_MAX = 4_096;
 
 /**
- * Writes that leave the decision cache valid: the decision path's own records, none of which the
- * cache holds. Any other write, any ROLLBACK and any `exec` empties it.
+ * Writes that leave the decision cache valid when made inside a batch: the decision path's own
+ * records, of which the cache holds only what the decision path itself put there (a tree's ledger
+ * head, set after its append). Any other write, any write outside a batch, any ROLLBACK and any
+ * `exec` empties it.
  */
 const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys)\s/i;
 const ROLLBACK = /^\s*ROLLBACK\b/i;
@@ -41,10 +43,11 @@ class SqliteConnection implements SqlDriver {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Prepared>();
   /**
-   * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path,
-   * valid while nothing but the decision path's own records was written: emptied by any other
-   * write on this connection (see DECISION_PATH_WRITE) and, at the start of each group-commit
-   * batch, by any commit of another connection (`PRAGMA data_version` changed). It is offered only
+   * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path, and
+   * the head of each ledger tree it appended to, valid while only the decision path wrote: emptied
+   * by any other write on this connection, any write outside a batch, any rollback (see
+   * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
+   * connection (`PRAGMA data_version` changed). It is offered only
    * inside a batch, which holds the database's write lock, so what it holds is what a read would
    * return at that moment.
    */

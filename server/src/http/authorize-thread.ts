@@ -1,5 +1,5 @@
-// The main thread's side of the authorize worker (authorize-worker.ts): one worker, requests sent
-// with an id and answered in any order.
+// The main thread's side of the authorize worker (authorize-worker.ts): one worker thread; requests
+// go with an id, in one message per event-loop turn, and are answered in any order.
 
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -71,7 +71,7 @@ export class AuthorizeWorker {
   /** Starts the worker; `onFailure` hears once if it stops without being closed. */
   static async start(settings: WorkerSettings, onFailure: (error: Error) => void = () => undefined): Promise<AuthorizeWorker> {
     const worker = new Worker(WORKER_FILE, { workerData: settings });
-    const pool = new AuthorizeWorker(worker, onFailure);
+    const thread = new AuthorizeWorker(worker, onFailure);
     await new Promise<void>((resolve, reject) => {
       const ready = (reply: WorkerReply): void => {
         if (reply.type === "ready") {
@@ -83,7 +83,7 @@ export class AuthorizeWorker {
       worker.once("error", reject);
       worker.once("exit", (code) => reject(new Error(`the authorize worker exited with code ${code} while starting`)));
     });
-    return pool;
+    return thread;
   }
 
   /** Why the worker stopped unasked, if it did; every authorize fails from then on (and readiness). */
