@@ -257,21 +257,31 @@ export function storeContract(target: StoreTarget): void {
       const g = grant(a.id);
       await db.store.insertGrant(g);
       const ledger = "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', '{}', '', 'h', ?)";
-      const charge = "INSERT INTO charges (id, ledger_id, grant_id, amount_minor, expires_at, settled_minor, settled_at, released_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-      const rows: Array<[number, number, number | null, number | null]> = [
-        [100, T0 + HOUR, null, null], // live hold
-        [200, T0 + 10, null, null], // expired hold
-        [300, T0 + HOUR, 250, T0 + 5], // settled 250 of 300
-        [0, T0 + HOUR, null, null], // a use without an amount
+      // Amount, expiry, settled amount: a use without an amount places no hold at all.
+      const decisions: Array<[number, number, number | null]> = [
+        [100, T0 + HOUR, null], // live hold
+        [200, T0 + 10, null], // expired hold
+        [300, T0 + HOUR, 250], // settled 250 of 300
+        [0, T0 + HOUR, null], // a use without an amount
       ];
-      for (const [i, [amount, expires, settled, settledAt]] of rows.entries()) {
+      const path = db.store.decisionPath();
+      for (const [i, [amount, expires, settled]] of decisions.entries()) {
         const led = id("led");
         await db.raw(ledger, [led, g.root_id, i + 1, g.id, a.id, T0]);
-        await db.raw(charge, [id("chg"), led, g.id, amount, expires, settled, settledAt, null]);
+        await path.countUses([g.id]);
+        if (amount === 0) continue;
+        await path.insertCharge({
+          id: id("chg"), ledger_id: led, grant_id: g.id, amount_minor: amount, expires_at: expires,
+          settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+        });
+        if (settled !== null) expect(await path.settleCharges(led, settled, T0 + 5, id("led"))).toBe(1);
       }
       const usage = (await db.store.usage([g.id, "grt_none"], T0 + 100)).get(g.id);
       expect(usage).toEqual({ uses: 4, held_minor: 100, settled_minor: 250 });
       expect((await db.store.usage(["grt_none"], T0)).get("grt_none")).toEqual({ uses: 0, held_minor: 0, settled_minor: 0 });
+      // Only holds are charges: the use without an amount wrote none.
+      const [counted] = (await db.raw("SELECT COUNT(*) AS n FROM charges WHERE grant_id = ?", [g.id])) as { n: unknown }[];
+      expect(Number(counted!.n)).toBe(3);
     });
   });
 

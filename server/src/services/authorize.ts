@@ -205,15 +205,17 @@ function sealedGate(g: GateResult): GateResult {
   return sealed;
 }
 
-/** One charge per grant of the chain (INVARIANT budget-monotone): a use, and the hold if any. */
+/**
+ * Counts the decision as a use of every grant of the chain and places its holds, one per grant
+ * that holds an amount (INVARIANT budget-monotone).
+ */
 async function placeCharges(tx: Store, ledgerId: string, chain: readonly GrantRecord[], decision: Decision, now: number): Promise<void> {
-  const holds = new Map(decision.holds.map((h) => [h.grant_id, h]));
   const ledger = tx.decisionPath();
-  for (const grant of chain) {
-    const hold = holds.get(grant.id);
+  await ledger.countUses(chain.map((grant) => grant.id));
+  for (const hold of decision.holds) {
+    if (hold.amount_minor <= 0) continue;
     await ledger.insertCharge({
-      id: newId("chg", now), ledger_id: ledgerId, grant_id: grant.id,
-      amount_minor: hold?.amount_minor ?? 0, expires_at: hold?.expires_at ?? grant.expires_at,
+      id: newId("chg", now), ledger_id: ledgerId, grant_id: hold.grant_id, amount_minor: hold.amount_minor, expires_at: hold.expires_at,
       settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
     });
   }

@@ -41,7 +41,10 @@ export interface LedgerRow {
   readonly created_at: number;
 }
 
-/** One counted decision on one grant of its chain: a use, and a hold when it has an amount. */
+/**
+ * A hold: one counted decision's amount on one grant of its chain, until settled, released or
+ * expired. A decision without an amount places none; its uses are counted in `grant_totals` alone.
+ */
 export interface ChargeRow {
   readonly id: string;
   readonly ledger_id: string;
@@ -100,7 +103,9 @@ export interface DecisionStore {
    * first (by ledger id), older than `before` when given, at most `limit`.
    */
   pendingGated(now: number, before: string | null, limit: number): Promise<LedgerRow[]>;
-  /** Inserts the charge and counts its use in the grant's totals. */
+  /** Counts one use of each grant in its totals (INVARIANT budget-monotone). */
+  countUses(grantIds: readonly string[]): Promise<void>;
+  /** Inserts a hold; its use is counted by `countUses`. */
   insertCharge(row: ChargeRow): Promise<void>;
   /** Uses, settled amounts (from the totals) and live holds at `now` (from open holds) per grant. */
   liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>>;
@@ -128,6 +133,8 @@ const IDEMPOTENCY_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path
 
 const insert = (table: string, columns: readonly string[]): string =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+const INSERT_LEDGER = insert("ledger", LEDGER_COLUMNS);
+const INSERT_CHARGE = insert("charges", CHARGE_COLUMNS);
 const s = (row: Row, k: string): string => String(row[k]);
 const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
 const n = (row: Row, k: string): number => Number(row[k]);
@@ -183,7 +190,7 @@ export class DecisionSql implements DecisionStore {
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
-    await this.#db.run(insert("ledger", LEDGER_COLUMNS), pick(row, LEDGER_COLUMNS));
+    await this.#db.run(INSERT_LEDGER, pick(row, LEDGER_COLUMNS));
     this.#db.decisionCache?.set(`head\n${row.tree_id}`, Object.freeze({ seq: row.seq, hash: row.hash }));
   }
 
@@ -215,12 +222,17 @@ export class DecisionSql implements DecisionStore {
     return rows.map(ledgerFromRow);
   }
 
+  async countUses(grantIds: readonly string[]): Promise<void> {
+    for (const grantId of grantIds) {
+      await this.#db.run(
+        "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1",
+        [grantId],
+      );
+    }
+  }
+
   async insertCharge(row: ChargeRow): Promise<void> {
-    await this.#db.run(insert("charges", CHARGE_COLUMNS), pick(row, CHARGE_COLUMNS));
-    await this.#db.run(
-      "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1",
-      [row.grant_id],
-    );
+    await this.#db.run(INSERT_CHARGE, pick(row, CHARGE_COLUMNS));
   }
 
   async liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>> {

@@ -219,6 +219,13 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     name: "decision path: drop the unused index of the ledger by agent and time",
     sql: { sqlite: "DROP INDEX IF EXISTS ledger_agent_time;", postgres: "DROP INDEX IF EXISTS ledger_agent_time;" },
   },
+  {
+    version: 7,
+    // Uses are counted in grant_totals and live holds read through charges_open_holds: nothing
+    // reads charges by grant any more, and a decision without an amount writes no charge at all.
+    name: "decision path: charges are holds only; drop the index of charges by grant",
+    sql: { sqlite: "DROP INDEX IF EXISTS charges_grant;", postgres: "DROP INDEX IF EXISTS charges_grant;" },
+  },
 ]);
 
 const MIGRATION_LOCK = 727_274_001;

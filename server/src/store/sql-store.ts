@@ -391,23 +391,8 @@ export class SqlStore implements Store {
     return new FamilySql(this.#db);
   }
 
-  async usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {
-    const result = new Map<string, GrantUsage>();
-    for (const id of grantIds) result.set(id, { uses: 0, held_minor: 0, settled_minor: 0 });
-    if (grantIds.length === 0) return result;
-    // INVARIANT (live-holds): a hold counts only while unsettled, unreleased and unexpired, so an
-    // expired hold stops counting at once without a sweeper (DESIGN.md §6).
-    const rows = await this.#db.all(
-      `SELECT grant_id,
-              COUNT(*) AS uses,
-              COALESCE(SUM(CASE WHEN settled_at IS NULL AND released_at IS NULL AND expires_at > ? THEN amount_minor ELSE 0 END), 0) AS held,
-              COALESCE(SUM(COALESCE(settled_minor, 0)), 0) AS settled
-         FROM charges WHERE grant_id IN (${grantIds.map(() => "?").join(", ")}) GROUP BY grant_id`,
-      [now, ...grantIds],
-    );
-    for (const row of rows) {
-      result.set(str(row, "grant_id"), { uses: num(row, "uses"), held_minor: num(row, "held"), settled_minor: num(row, "settled") });
-    }
-    return result;
+  usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {
+    // Uses and settlements from the running totals, live holds summed at `now` (INVARIANT live-holds).
+    return this.decisionPath().liveUsage(grantIds, now);
   }
 }

@@ -152,6 +152,7 @@ export class SqliteDriver implements SqlDriver {
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
+    db.pragma("temp_store = MEMORY");
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
     this.#group = new GroupCommit((work) => this.#lock.run(work), this.#connection);
