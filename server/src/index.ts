@@ -13,7 +13,7 @@ export { migrateDatabase } from "./store/open.js";
 export { keyView } from "./services/views.js";
 export { generateSecret, hashSecret } from "./secrets.js";
 export { jsonLogger, type Logger, type LogLevel } from "./log.js";
-export { verifyLedger, canonicalJson, canonicalMerge, linkHash, GENESIS_HASH, type LedgerVerification, type LedgerBreak } from "./services/ledger.js";
+export { verifyLedger, canonicalJson, canonicalMerge, CanonicalText, linkHash, GENESIS_HASH, type LedgerVerification, type LedgerBreak } from "./services/ledger.js";
 export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decision-sql.js";
 export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers.js";
 export { sealRecord, type SealInput } from "./services/ledger.js";

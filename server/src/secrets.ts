@@ -1,6 +1,6 @@
 // API key secrets: 256 random bits, shown once, kept only as a SHA-256 hash (docs/decisions/0302).
 
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 const SECRET_PREFIX = "aa_";
 
@@ -13,7 +13,7 @@ export function generateSecret(): string {
  * guess, so a slow password hash would only slow every request down.
  */
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 /** An operator-supplied key must be long enough that the same argument holds. */

@@ -1,6 +1,6 @@
 // The ledger's canonical serialisation and link hash: the exact bytes every chain is hashed over.
 
-import { canonicalJson, canonicalMerge, GENESIS_HASH, linkHash } from "@agent-authority/server";
+import { canonicalJson, canonicalMerge, CanonicalText, GENESIS_HASH, linkHash } from "@agent-authority/server";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
@@ -61,6 +61,14 @@ describe("canonicalMerge", () => {
       expect(canonicalMerge(body, fields)).toBe(reference({ ...body, ...fields }));
     }), { numRuns: 500 });
     expect(canonicalMerge({ b: 1, seq: 0, a: undefined }, { seq: 2, a: [{ y: 1, x: 2 }] })).toBe('{"a":[{"x":2,"y":1}],"b":1,"seq":2}');
+  });
+
+  it("copies a member given as canonical text as it is, the same record as the value would give", () => {
+    fc.assert(fc.property(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue(), { maxKeys: 6 }), fc.jsonValue(), (body, value) => {
+      const asText = canonicalMerge(body, { gates: new CanonicalText(canonicalJson(value)) });
+      expect(asText).toBe(canonicalMerge(body, { gates: value }));
+      expect(asText).toBe(reference({ ...body, gates: value }));
+    }), { numRuns: 300 });
   });
 });
 

@@ -12,7 +12,7 @@ import type { CertificateRecord, GrantRecord, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { grantTerms } from "./grants.js";
-import { sealRecord } from "./ledger.js";
+import { CanonicalText, sealRecord } from "./ledger.js";
 import { iso } from "./views.js";
 
 /** What an idempotent request brings: the key, and the hash of what was asked under it. */
@@ -163,7 +163,8 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       decided_by: decision.decided_by,
       reason_code: decision.reason_code,
       reason: decision.reason,
-      gates: decision.gates.map(sealedGate),
+      // Each sealed gate has string members inserted in canonical order: already canonical JSON.
+      gates: new CanonicalText(JSON.stringify(decision.gates.map(sealedGate))),
       residual: decision.residual ?? null,
       approver: decision.approver,
       approval_id: body.approval_id ?? null,

@@ -106,6 +106,15 @@ export function canonicalJsonSlow(value: unknown): string {
 }
 
 /**
+ * A member's value already written as canonical JSON (for example by `canonicalJson`, or by
+ * `JSON.stringify` of data whose object keys are inserted in canonical order), which
+ * `canonicalMerge` copies into the record as it is. Accepted as a member of the top level only.
+ */
+export class CanonicalText {
+  constructor(readonly text: string) {}
+}
+
+/**
  * `canonicalJson({ ...body, ...fields })`, written member by member without building the merged
  * object (a record of the decision path is sealed on every request, and merging by spread costs
  * more than serialising).
@@ -119,7 +128,7 @@ export function canonicalMerge(body: Readonly<Record<string, unknown>>, fields: 
   for (const key of keys) {
     const member = Object.hasOwn(fields, key) ? fields[key] : body[key];
     if (member === undefined) continue;
-    out += `${out.length === 1 ? "" : ","}${quotedKey(key)}:${canonicalJson(member)}`;
+    out += `${out.length === 1 ? "" : ","}${quotedKey(key)}:${member instanceof CanonicalText ? member.text : canonicalJson(member)}`;
   }
   return `${out}}`;
 }
