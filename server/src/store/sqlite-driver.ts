@@ -53,10 +53,13 @@ class SqliteConnection implements SqlDriver {
    */
   readonly #cache = new Map<string, unknown>();
   #dataVersion: unknown = undefined;
+  /** Prepared once: `db.pragma()` would compile the statement again at every batch. */
+  readonly #readDataVersion: Database.Statement;
   #inBatch = false;
 
   constructor(db: Database.Database) {
     this.#db = db;
+    this.#readDataVersion = db.prepare("PRAGMA data_version").pluck();
   }
 
   #prepare(sql: string): Database.Statement {
@@ -85,7 +88,7 @@ class SqliteConnection implements SqlDriver {
   /** Opens a group-commit batch: BEGIN IMMEDIATE, then forget the cache if another connection committed. */
   beginBatch(): void {
     this.#db.exec("BEGIN IMMEDIATE");
-    const version = this.#db.pragma("data_version", { simple: true });
+    const version: unknown = this.#readDataVersion.get();
     if (version !== this.#dataVersion) {
       this.#cache.clear();
       this.#dataVersion = version;
