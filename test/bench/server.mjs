@@ -164,7 +164,11 @@ function table(title, rows) {
   }
 }
 
-/** Writes `grants` grants and `decisions` sealed decisions (with their charges), hash chains intact. */
+/**
+ * Writes `grants` grants and `decisions` sealed decisions, hash chains intact, each with its breaker
+ * signal, and each grant's uses counted as the server counts them. The decisions carry no amount, so, as on the server,
+ * they place no holds and write no charges.
+ */
 function generate(dbPath, grants, decisions) {
   const db = new Database(dbPath);
   db.pragma("journal_mode = WAL");
@@ -178,7 +182,8 @@ function generate(dbPath, grants, decisions) {
     revoked_at, revoked_by, revocation_reason) VALUES (?, ?, NULL, 0, ?, 'service', 'bulk', '{"tool":["payments.*"]}', 100000, 'EUR', NULL, 24,
     '{"clean_context":false}', NULL, 'none', NULL, NULL, 'observe', 'active', 0, ?, ?, 'bench', NULL, NULL, NULL, NULL, NULL, NULL, NULL)`);
   const insertLedger = db.prepare("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', ?, ?, ?, ?)");
-  const insertCharge = db.prepare("INSERT INTO charges (id, ledger_id, grant_id, amount_minor, expires_at) VALUES (?, ?, ?, 0, ?)");
+  // Each decision's breaker signal (0: allow), as the server writes it in the decision's transaction.
+  const insertSignal = db.prepare("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, 0)");
   const insertTotals = db.prepare("INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, ?, 0)");
   const perGrant = Math.max(1, Math.floor(decisions / grants));
   const id = (prefix, n) => `${prefix}_${n.toString(32).padStart(26, "0")}`;
@@ -188,6 +193,7 @@ function generate(dbPath, grants, decisions) {
       const grantId = id("grt", g);
       insertGrant.run(grantId, grantId, agentId, now - 3_600_000, now + 86_400_000);
       let prev = GENESIS_HASH;
+      let uses = 0;
       for (let s = 1; s <= perGrant && written < decisions; s += 1) {
         const ledgerId = id("led", written);
         const record = canonicalJson({
@@ -196,11 +202,12 @@ function generate(dbPath, grants, decisions) {
         });
         const hash = linkHash(prev, record);
         insertLedger.run(ledgerId, grantId, s, grantId, agentId, record, prev, hash, now - 1_000);
-        insertCharge.run(id("chg", written), ledgerId, grantId, now + 86_400_000);
+        insertSignal.run(ledgerId, agentId, now - 1_000);
         prev = hash;
         written += 1;
+        uses += 1;
       }
-      insertTotals.run(grantId, perGrant);
+      insertTotals.run(grantId, uses);
     }
   });
   for (let g = 0; g < grants; g += 10_000) batch(g, Math.min(grants, g + 10_000));
