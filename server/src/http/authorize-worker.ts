@@ -15,7 +15,8 @@ import { ApiProblem } from "./problem.js";
 if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");
 const port: MessagePort = parentPort;
 const settings = workerData as WorkerSettings;
-const store = openStore(settings.databaseUrl);
+// Every statement of this connection is small, so its temporary storage stays in memory (open.ts).
+const store = openStore(settings.databaseUrl, { temporaryInMemory: true });
 const ctx: ServiceContext = {
   store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),

@@ -12,6 +12,13 @@ export interface OpenStoreOptions {
   /** PostgreSQL only: the schema to use (created by migrate when absent). */
   readonly schema?: string;
   readonly poolSize?: number;
+  /**
+   * SQLite only: keep temporary storage in memory (`temp_store=MEMORY`). The undo pages of the
+   * savepoint each group-committed transaction runs in then never go to a temporary file. Meant
+   * for a connection whose statements are all small, like the authorize worker's: on a connection
+   * that also sorts large results, those sorts would be held in memory too.
+   */
+  readonly temporaryInMemory?: boolean;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -25,7 +32,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  return new SqlStore(new SqliteDriver(path));
+  return new SqlStore(new SqliteDriver(path, { temporaryInMemory: options.temporaryInMemory ?? false }));
 }
 
 /** Opens the database, applies pending migrations and closes it; answers the versions applied. */
