@@ -4,11 +4,13 @@
 // large database. A benchmark, never a timed test: it prints, and fails only when answers are wrong.
 //
 //   npm run bench -- server                       (or: node test/bench/server.mjs)
-//   BENCH_SECONDS=5                               seconds per measurement (default 3)
+//   BENCH_SECONDS=3                               seconds per measurement (default 5)
 //   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large database (default 1,000,000 grants and
-//                                                 10,000,000 decisions, about 3 minutes to generate and
+//                                                 10,000,000 decisions, 3 to 5 minutes to generate and
 //                                                 several GB in the temporary directory; 0 skips it;
 //                                                 run directly, --grants=N --decisions=N do the same)
+//
+// Each row is the mean of two measurements taken in turns with the other servers' (see run()).
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -22,7 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = [1, 10, 50];
 /** `--grants=N` and `--decisions=N` when run directly; the environment when run through the dispatcher. */
 const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -215,25 +217,51 @@ function generate(dbPath, grants, decisions) {
   return written;
 }
 
-async function run(title, dbPath) {
-  const rows = [];
-  const authority = await startChild("authority", dbPath);
+/** The mean of two measurements of the same row: rates and CPU averaged, latency the worse of the two. */
+function mean(a, b) {
+  const avg = (x, y) => (x === undefined || y === undefined ? undefined : (x + y) / 2);
+  return { rps: (a.rps + b.rps) / 2, p50: Math.max(a.p50, b.p50), p99: Math.max(a.p99, b.p99), mainCpu: avg(a.mainCpu, b.mainCpu), workerCpu: avg(a.workerCpu, b.workerCpu) };
+}
+
+/**
+ * Measures the baselines and every authority server at each connection count, in turns, twice
+ * each (bare, express, empty, large, then bare, express, large, empty), so that a slower minute of
+ * the machine or the disk weighs on all of them alike: every ratio compares measurements of the
+ * same moments.
+ */
+async function run(databases) {
   const bare = await startChild("bare");
   const exp = await startChild("express");
+  const servers = [];
   try {
-    const { key, body } = await prepare(authority.base);
+    for (const { title, path } of databases) servers.push({ title, server: await startChild("authority", path) });
+    const requests = [];
+    for (const { server } of servers) requests.push(await prepare(server.base));
+    const rows = servers.map(() => []);
     for (const connections of CONNECTIONS) {
-      const row = { connections };
-      row.bare = await measure(`${bare.base}/v1/noop`, connections, {}, body);
-      row.express = await measure(`${exp.base}/v1/noop`, connections, {}, body);
-      row.authorize = await measure(`${authority.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, authority.child.pid);
-      rows.push(row);
+      const bareTurns = [];
+      const expressTurns = [];
+      const turns = servers.map(() => []);
+      for (let round = 0; round < 2; round += 1) {
+        bareTurns.push(await measure(`${bare.base}/v1/noop`, connections, {}, requests[0].body));
+        expressTurns.push(await measure(`${exp.base}/v1/noop`, connections, {}, requests[0].body));
+        // A B, then B A: neither database is always measured first.
+        const order = round === 0 ? [...servers.keys()] : [...servers.keys()].reverse();
+        for (const i of order) {
+          const { server } = servers[i];
+          const { key, body } = requests[i];
+          turns[i].push(await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server.child.pid));
+        }
+      }
+      const bareRow = mean(bareTurns[0], bareTurns[1]);
+      const expressRow = mean(expressTurns[0], expressTurns[1]);
+      for (const [i, measured] of turns.entries()) rows[i].push({ connections, bare: bareRow, express: expressRow, authorize: mean(measured[0], measured[1]) });
     }
+    for (const [i, { title }] of servers.entries()) table(title, rows[i]);
+    return rows;
   } finally {
-    await Promise.all([stop(authority), stop(bare), stop(exp)]);
+    await Promise.all([stop(bare), stop(exp), ...servers.map(({ server }) => stop(server))]);
   }
-  table(title, rows);
-  return rows;
 }
 
 /**
@@ -268,15 +296,18 @@ async function main() {
   const sync = syncLatencyMs(dir);
   process.stdout.write(`disk: one 4 KiB append + fdatasync takes ${sync.toFixed(2)} ms (median); every durable answer waits for at least one\n`);
   try {
-    const empty = await run("empty database", join(dir, "empty.db"));
+    const databases = [{ title: "empty database", path: join(dir, "empty.db") }];
     if (LARGE_GRANTS > 0 && LARGE_DECISIONS > 0) {
       const largePath = join(dir, "large.db");
       await migrateDatabase(largePath);
       const started = performance.now();
       const written = generate(largePath, LARGE_GRANTS, LARGE_DECISIONS);
-      process.stdout.write(`\nlarge database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
+      process.stdout.write(`large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
         `(generated in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-      const large = await run("large database", largePath);
+      databases.push({ title: "large database", path: largePath });
+    }
+    const [empty, large] = await run(databases);
+    if (large !== undefined) {
       process.stdout.write("\nlarge ÷ empty authorize throughput: " + large.map((r, i) => `${r.connections} conn ${(r.authorize.rps / empty[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
     }
   } finally {
