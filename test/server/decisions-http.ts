@@ -172,6 +172,24 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect((await s.call("POST", "/decisions/led_0000000000000000000000000a/settle", agent.key, { amount_minor: 0 })).status).toBe(404);
     });
 
+    it("counts a use without an amount on the grant and every ancestor, and writes charges only for holds", async () => {
+      const root = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
+      const child = await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
+      expect(child.status, JSON.stringify(child.body)).toBe(201);
+      const bare = { grant_id: child.body.id, tool: "payments.send", attestation: ATTESTATION };
+      const use = await s.call("POST", "/authorize", agent.key, bare);
+      expect(use.body).toMatchObject({ outcome: "allow", holds: [] });
+      const held = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 300));
+      expect(held.body.outcome).toBe("allow");
+      for (const id of [root.id, child.body.id]) {
+        expect((await s.call("GET", `/grants/${id}`, ADMIN_KEY)).body).toMatchObject({ uses: 2, held_minor: 300 });
+      }
+      const charges = async (ledgerId: string) => ((await s.db.raw("SELECT grant_id FROM charges WHERE ledger_id = ? ORDER BY grant_id", [ledgerId])) as { grant_id: string }[]).map((r) => r.grant_id);
+      expect(await charges(use.body.ledger_id)).toEqual([]);
+      expect(await charges(held.body.ledger_id)).toEqual([root.id, child.body.id].sort());
+      expect((await s.call("POST", `/decisions/${use.body.ledger_id}/settle`, agent.key, { amount_minor: 0 })).body.code).toBe("nothing_held");
+    });
+
     it("an expired hold stops counting at once, without a sweeper", async () => {
       const grant = await issueGrant(s, agent.id, { budget_amount_minor: 1_000, ttl_hours: 72 });
       expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1_000))).body.outcome).toBe("allow");

@@ -207,14 +207,13 @@ function sealedGate(g: GateResult): GateResult {
 }
 
 /**
- * Counts the decision as a use of every grant of the chain and places its holds, one per grant
- * that holds an amount (INVARIANT budget-monotone).
+ * Counts the decision as a use of every grant of the chain and places its holds (INVARIANT
+ * budget-monotone). The engine gives holds only to a decision with an amount, one per grant.
  */
 async function placeCharges(tx: Store, ledgerId: string, chain: readonly GrantRecord[], decision: Decision, now: number): Promise<void> {
   const ledger = tx.decisionPath();
   await ledger.countUses(chain.map((grant) => grant.id));
   for (const hold of decision.holds) {
-    if (hold.amount_minor <= 0) continue;
     await ledger.insertCharge({
       id: newId("chg", now), ledger_id: ledgerId, grant_id: hold.grant_id, amount_minor: hold.amount_minor, expires_at: hold.expires_at,
       settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
