@@ -229,6 +229,26 @@ export function storeContract(target: StoreTarget): void {
       }
     });
 
+    it("undo only the failing transaction of a batch, and run each transaction once when none fails", async () => {
+      const runs = new Map<string, number>();
+      const write = (k: KeyRecord, fail = false) => db.store.batchedTransaction(async (tx) => {
+        runs.set(k.id, (runs.get(k.id) ?? 0) + 1);
+        await tx.insertKey(k);
+        if (fail) throw new Error(`refused after writing ${k.id}`);
+        return k.id;
+      });
+      // Submitted in one turn: on SQLite they share one commit.
+      const calm = [key(), key(), key()];
+      expect(await Promise.all(calm.map((k) => write(k)))).toEqual(calm.map((k) => k.id));
+      expect(calm.map((k) => runs.get(k.id))).toEqual([1, 1, 1]);
+      const [first, failing, last] = [key(), key(), key()];
+      const outcomes = await Promise.allSettled([write(first), write(failing, true), write(last)]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(String((outcomes[1] as PromiseRejectedResult).reason)).toContain(`refused after writing ${failing.id}`);
+      for (const k of [...calm, first, last]) expect((await db.store.getKey(k.id))?.id).toBe(k.id);
+      expect(await db.store.getKey(failing.id)).toBeUndefined();
+    });
+
     it("approve only a pending grant, once", async () => {
       const g = grant(a.id, { status: "pending_approval", approval_required: true });
       await db.store.insertGrant(g);

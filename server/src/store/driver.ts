@@ -23,7 +23,9 @@ export interface SqlDriver {
   transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
   /**
    * Like `transaction`, but may share one commit with the transactions submitted in the same
-   * event-loop turn (SQLite group commit); it still resolves only after its commit.
+   * event-loop turn (SQLite group commit); it still resolves only after its commit. `fn` may run
+   * more than once (when another transaction of its batch fails), so it must do nothing outside
+   * the transaction it is given.
    */
   groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
   /**

@@ -1,6 +1,8 @@
 // Group commit for SQLite: the transactions submitted in one event-loop turn run one after another
-// inside a single BEGIN IMMEDIATE … COMMIT, each in its own savepoint, and every one of them is
-// answered only after that COMMIT has returned. With `synchronous=FULL` a commit costs an fsync; a
+// inside a single BEGIN IMMEDIATE … COMMIT, and every one of them is answered only after that
+// COMMIT has returned. A failing transaction is undone alone: the batch then runs again with a
+// savepoint for each, so a transaction's function may run more than once and must do nothing
+// outside the transaction it is given. With `synchronous=FULL` a commit costs an fsync; a
 // batch pays it once for all its transactions, and no answer leaves before its record is on disk.
 
 import type { SqlDriver } from "./driver.js";
@@ -56,15 +58,41 @@ export class GroupCommit {
   }
 
   async #commit(batch: readonly Pending[]): Promise<void> {
+    let outcomes: Outcome[];
+    try {
+      // Optimistic first: no savepoints, which cost two statements and a copy of every page each
+      // transaction touches. A failure undoes the whole batch, which then runs again with one
+      // savepoint per transaction, so that only the failing one is undone.
+      outcomes = (await this.#run(batch, false)) ?? (await this.#run(batch, true))!;
+    } catch (error) {
+      // The batch is lost; its callers hear the error.
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    // Answers leave only now, after the commit.
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(outcome.error);
+    });
+  }
+
+  /**
+   * One try of the batch in one transaction, committed: each transaction's outcome. Without
+   * savepoints, a failing transaction of several rolls the batch back and answers `undefined`
+   * (try again with them); a transaction alone, or a failure of the batch itself, throws.
+   */
+  async #run(batch: readonly Pending[], savepoints: boolean): Promise<Outcome[] | undefined> {
     const db = this.#connection;
     const outcomes: Outcome[] = [];
     try {
       db.beginBatch();
-      if (batch.length === 1) {
-        // Alone in its batch, a transaction needs no savepoint: its failure rolls back the batch.
-        outcomes.push({ ok: true, value: await batch[0]!.fn(db) });
-      } else for (const item of batch) {
-        // `run` reuses prepared statements; these few run for every transaction of every batch.
+      for (const item of batch) {
+        if (!savepoints) {
+          outcomes.push({ ok: true, value: await item.fn(db) });
+          continue;
+        }
+        // `run` reuses prepared statements; these few run for every transaction of the batch.
         await db.run("SAVEPOINT grouped");
         try {
           const value = await item.fn(db);
@@ -78,20 +106,15 @@ export class GroupCommit {
         }
       }
       db.endBatch(true);
+      return outcomes;
     } catch (error) {
       try {
         db.endBatch(false);
       } catch {
-        // The batch is lost either way; its callers hear the first error.
+        // Rolled back either way.
       }
-      for (const item of batch) item.reject(error);
-      return;
+      if (!savepoints && batch.length > 1) return undefined;
+      throw error;
     }
-    // Answers leave only now, after the commit.
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
-    });
   }
 }

@@ -123,7 +123,10 @@ export interface Store {
   close(): Promise<void>;
   /** Runs `fn` atomically; inside it use only the store it is given. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
-  /** A transaction that may share its commit with others of the same event-loop turn; resolves after it. */
+  /**
+   * A transaction that may share its commit with others of the same event-loop turn; resolves
+   * after it. `fn` may run more than once, so it must do nothing outside the transaction.
+   */
   batchedTransaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
   /** Row counts of every table: what tests compare to prove that nothing changed. */
   countRows(): Promise<Record<string, number>>;
