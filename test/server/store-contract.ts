@@ -303,6 +303,60 @@ export function storeContract(target: StoreTarget): void {
       const [counted] = (await db.raw("SELECT COUNT(*) AS n FROM charges WHERE grant_id = ?", [g.id])) as { n: unknown }[];
       expect(Number(counted!.n)).toBe(3);
     });
+
+    it("show the decision path exact usage from batch to batch: its own uses and holds, an expiry at once, and another connection's settlement", async () => {
+      // On SQLite a batch keeps the usage it read and updates it with its own writes (the decision cache).
+      const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+      try {
+        const g = grant(a.id);
+        await db.store.insertGrant(g);
+        const usageAt = (now: number) => db.store.batchedTransaction(async (tx) => (await tx.decisionPath().liveUsage([g.id], now)).get(g.id));
+        let seq = 0;
+        /** A decision sealed in a batch: one use, and a hold when it has an amount. */
+        const decide = (amount: number, expiresAt: number) => db.store.batchedTransaction(async (tx) => {
+          const path = tx.decisionPath();
+          await path.liveUsage([g.id], T0);
+          const led = id("led");
+          seq += 1;
+          await path.appendLedger({
+            id: led, tree_id: g.root_id, seq, kind: "decision", grant_id: g.id, agent_id: a.id, outcome: "allow", record: "{}",
+            prev_hash: "", hash: `h${seq}`, created_at: T0,
+          });
+          await path.countUses([g.id]);
+          if (amount > 0) {
+            await path.insertCharge({
+              id: id("chg"), ledger_id: led, grant_id: g.id, amount_minor: amount, expires_at: expiresAt,
+              settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+            });
+          }
+          return led;
+        });
+        expect(await usageAt(T0)).toEqual({ uses: 0, held_minor: 0, settled_minor: 0 });
+        await decide(0, 0);
+        expect(await usageAt(T0 + 1)).toEqual({ uses: 1, held_minor: 0, settled_minor: 0 });
+        const held = await decide(300, T0 + 50);
+        await decide(100, T0 + 80);
+        expect(await usageAt(T0 + 2)).toEqual({ uses: 3, held_minor: 400, settled_minor: 0 });
+        // The first hold stops counting at its expiry, the second at its own.
+        expect(await usageAt(T0 + 49)).toEqual({ uses: 3, held_minor: 400, settled_minor: 0 });
+        expect(await usageAt(T0 + 50)).toEqual({ uses: 3, held_minor: 100, settled_minor: 0 });
+        expect(await usageAt(T0 + 80)).toEqual({ uses: 3, held_minor: 0, settled_minor: 0 });
+        // A clock that goes back reads again: both holds were live then.
+        expect(await usageAt(T0 + 49)).toEqual({ uses: 3, held_minor: 400, settled_minor: 0 });
+        // A settlement by another connection is seen by the next batch.
+        const live = await decide(500, T0 + HOUR);
+        expect(await usageAt(T0 + 81)).toEqual({ uses: 4, held_minor: 500, settled_minor: 0 });
+        expect(await other.decisionPath().settleCharges(live, 200, T0 + 82, id("led"))).toBe(1);
+        expect(await usageAt(T0 + 83)).toEqual({ uses: 4, held_minor: 0, settled_minor: 200 });
+        // And one by this connection, outside a batch.
+        expect(await db.store.decisionPath().settleCharges(held, 0, T0 + 84, id("led"))).toBe(1);
+        await decide(700, T0 + HOUR);
+        expect(await usageAt(T0 + 85)).toEqual({ uses: 5, held_minor: 700, settled_minor: 200 });
+        expect(await db.store.usage([g.id], T0 + 85)).toEqual(new Map([[g.id, { uses: 5, held_minor: 700, settled_minor: 200 }]]));
+      } finally {
+        await other.close();
+      }
+    });
   });
 
   describe("integrity", () => {

@@ -353,8 +353,10 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertSignal(ledgerId: string, agentId: string, at: number, signal: number): Promise<number> {
-    const row = await this.#db.get("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?) RETURNING seq", [ledgerId, agentId, at, signal]);
-    return n(row!, "seq");
+    const sql = "INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?)";
+    const values = [ledgerId, agentId, at, signal];
+    if (this.#db.insertRowId !== undefined) return this.#db.insertRowId(sql, values);
+    return n((await this.#db.get(`${sql} RETURNING seq`, values))!, "seq");
   }
 
   async countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts> {

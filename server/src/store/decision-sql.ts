@@ -140,6 +140,21 @@ const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] ==
 const n = (row: Row, k: string): number => Number(row[k]);
 const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
 
+/**
+ * A grant's usage as the decision cache keeps it (INVARIANT decision-cache): read at `at`, then
+ * kept up to date by this connection's own uses and holds. It is what a read at `now` would
+ * return while `at <= now < heldUntil`, the first expiry among the holds it counts.
+ */
+interface CachedUsage {
+  readonly uses: number;
+  readonly held_minor: number;
+  readonly settled_minor: number;
+  readonly at: number;
+  readonly heldUntil: number;
+}
+
+const usageKey = (grantId: string): string => `usage\n${grantId}`;
+
 function ledgerFromRow(row: Row): LedgerRow {
   return {
     id: s(row, "id"), tree_id: s(row, "tree_id"), seq: n(row, "seq"), kind: s(row, "kind") as LedgerRow["kind"],
@@ -223,33 +238,60 @@ export class DecisionSql implements DecisionStore {
   }
 
   async countUses(grantIds: readonly string[]): Promise<void> {
+    const cache = this.#db.decisionCache;
     for (const grantId of grantIds) {
       await this.#db.run(
         "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1",
         [grantId],
       );
+      const cached = cache?.get(usageKey(grantId)) as CachedUsage | undefined;
+      if (cached !== undefined) cache!.set(usageKey(grantId), Object.freeze({ ...cached, uses: cached.uses + 1 }));
     }
   }
 
   async insertCharge(row: ChargeRow): Promise<void> {
     await this.#db.run(INSERT_CHARGE, pick(row, CHARGE_COLUMNS));
+    const cache = this.#db.decisionCache;
+    const cached = cache?.get(usageKey(row.grant_id)) as CachedUsage | undefined;
+    // An open hold counts from now until it expires; one already expired at `at` never counts.
+    if (cached === undefined || row.amount_minor <= 0 || row.settled_at !== null || row.released_at !== null || row.expires_at <= cached.at) return;
+    cache!.set(usageKey(row.grant_id), Object.freeze({
+      ...cached, held_minor: cached.held_minor + row.amount_minor, heldUntil: Math.min(cached.heldUntil, row.expires_at),
+    }));
   }
 
   async liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>> {
     const result = new Map<string, { uses: number; held_minor: number; settled_minor: number }>();
+    const cache = this.#db.decisionCache;
+    if (cache !== undefined && grantIds.length > 0) {
+      for (const id of grantIds) {
+        const cached = cache.get(usageKey(id)) as CachedUsage | undefined;
+        // INVARIANT (live-holds): a kept sum of holds is exact only until the first of them expires.
+        if (cached === undefined || now < cached.at || now >= cached.heldUntil) break;
+        result.set(id, { uses: cached.uses, held_minor: cached.held_minor, settled_minor: cached.settled_minor });
+      }
+      if (result.size === grantIds.length) return result;
+      result.clear();
+    }
     for (const id of grantIds) result.set(id, { uses: 0, held_minor: 0, settled_minor: 0 });
     if (grantIds.length === 0) return result;
     // One statement for the whole chain. INVARIANT (live-holds): only open holds that have not
-    // expired at `now` count, read through the index of open holds.
+    // expired at `now` count, read through the index of open holds, which also gives the first
+    // of them to expire (one step in that index).
+    const open = "FROM charges c WHERE c.grant_id = g.id AND c.settled_at IS NULL AND c.released_at IS NULL AND c.amount_minor > 0 AND c.expires_at > ?";
     const rows = await this.#db.all(
       `SELECT g.id AS grant_id, COALESCE(t.uses, 0) AS uses, COALESCE(t.settled_minor, 0) AS settled,
-              (SELECT COALESCE(SUM(c.amount_minor), 0) FROM charges c
-                WHERE c.grant_id = g.id AND c.settled_at IS NULL AND c.released_at IS NULL AND c.amount_minor > 0 AND c.expires_at > ?) AS held
+              (SELECT COALESCE(SUM(c.amount_minor), 0) ${open}) AS held${cache === undefined ? "" : `, (SELECT MIN(c.expires_at) ${open}) AS held_until`}
          FROM grants g LEFT JOIN grant_totals t ON t.grant_id = g.id
         WHERE g.id IN (${grantIds.map(() => "?").join(", ")})`,
-      [now, ...grantIds],
+      cache === undefined ? [now, ...grantIds] : [now, now, ...grantIds],
     );
-    for (const row of rows) result.set(s(row, "grant_id"), { uses: n(row, "uses"), held_minor: n(row, "held"), settled_minor: n(row, "settled") });
+    for (const row of rows) {
+      const usage = { uses: n(row, "uses"), held_minor: n(row, "held"), settled_minor: n(row, "settled") };
+      result.set(s(row, "grant_id"), usage);
+      const heldUntil = row["held_until"] === null || row["held_until"] === undefined ? Number.POSITIVE_INFINITY : n(row, "held_until");
+      cache?.set(usageKey(s(row, "grant_id")), Object.freeze({ ...usage, at: now, heldUntil } satisfies CachedUsage));
+    }
     return result;
   }
 
@@ -258,6 +300,8 @@ export class DecisionSql implements DecisionStore {
   }
 
   async settleCharges(ledgerId: string, settledMinor: number, at: number, settlementLedgerId: string): Promise<number> {
+    // Settling changes usage the decision cache may keep; a batch that settles forgets it all.
+    this.#db.decisionCache?.clear();
     const changed = await this.#db.run(
       "UPDATE charges SET settled_minor = ?, settled_at = ?, released_at = ?, settlement_ledger_id = ? WHERE ledger_id = ? AND settled_at IS NULL",
       [settledMinor, at, at, settlementLedgerId, ledgerId],

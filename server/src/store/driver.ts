@@ -14,6 +14,11 @@ export interface SqlDriver {
   get(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined>;
   /** Runs a statement; answers the number of rows it changed. */
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /**
+   * SQLite only: runs an INSERT into a table keyed by `INTEGER PRIMARY KEY` and answers the new
+   * row's key, without the result table a `RETURNING` clause costs. Elsewhere use `RETURNING`.
+   */
+  insertRowId?(sql: string, params?: readonly SqlValue[]): Promise<number>;
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   /**

@@ -43,8 +43,9 @@ class SqliteConnection implements SqlDriver {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Prepared>();
   /**
-   * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path, and
-   * the head of each ledger tree it appended to, valid while only the decision path wrote: emptied
+   * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path, the
+   * head of each ledger tree it appended to, and the usage of each grant it read, which its own
+   * uses and holds keep up to date (decision-sql.ts), valid while only the decision path wrote: emptied
    * by any other write on this connection, any write outside a batch, any rollback (see
    * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
    * connection (`PRAGMA data_version` changed). It is offered only
@@ -118,6 +119,10 @@ class SqliteConnection implements SqlDriver {
     return this.#prepare(sql).run(...params).changes;
   }
 
+  async insertRowId(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return Number(this.#prepare(sql).run(...params).lastInsertRowid);
+  }
+
   async exec(sql: string): Promise<void> {
     this.#cache.clear();
     this.#db.exec(sql);
@@ -179,6 +184,10 @@ export class SqliteDriver implements SqlDriver {
 
   run(sql: string, params?: readonly SqlValue[]): Promise<number> {
     return this.#lock.run(() => this.#connection.run(sql, params));
+  }
+
+  insertRowId(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    return this.#lock.run(() => this.#connection.insertRowId(sql, params));
   }
 
   exec(sql: string): Promise<void> {
