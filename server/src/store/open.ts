@@ -14,7 +14,8 @@ export interface OpenStoreOptions {
   readonly poolSize?: number;
   /**
    * SQLite only: keep temporary storage in memory (`temp_store=MEMORY`). The undo pages of the
-   * savepoint each group-committed transaction runs in then never go to a temporary file. Meant
+   * savepoints a group-commit batch runs again with, after one of its transactions failed, then
+   * never go to a temporary file. Meant
    * for a connection whose statements are all small, like the authorize worker's: on a connection
    * that also sorts large results, those sorts would be held in memory too.
    */

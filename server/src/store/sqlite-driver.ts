@@ -161,8 +161,8 @@ export class SqliteDriver implements SqlDriver {
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
     // Past 64 KiB a savepoint's undo pages spill to a temporary file, written page by page with a
-    // system call each: for group commit, whose every transaction runs in a savepoint, most of the
-    // batch's system time (decision 0604). In memory they cost a copy.
+    // system call each: for a group-commit batch run again with a savepoint per transaction, most
+    // of its system time (decision 0604). In memory they cost a copy.
     if (options.temporaryInMemory === true) db.pragma("temp_store = MEMORY");
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
