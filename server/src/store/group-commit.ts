@@ -78,9 +78,10 @@ export class GroupCommit {
   }
 
   /**
-   * One try of the batch in one transaction, committed: each transaction's outcome. Without
-   * savepoints, a failing transaction of several rolls the batch back and answers `undefined`
-   * (try again with them); a transaction alone, or a failure of the batch itself, throws.
+   * One try of the batch in one transaction, committed: each transaction's outcome. A batch of
+   * several tried without savepoints is rolled back on any failure and answers `undefined` (try
+   * it again with them); otherwise only a failure of the batch itself (BEGIN or COMMIT, or the one
+   * transaction of a batch of one) rolls it back, and throws.
    */
   async #run(batch: readonly Pending[], savepoints: boolean): Promise<Outcome[] | undefined> {
     const db = this.#connection;
