@@ -249,6 +249,24 @@ export function storeContract(target: StoreTarget): void {
       expect(await db.store.getKey(failing.id)).toBeUndefined();
     });
 
+    it("answer each breaker signal's key as the row it wrote, in order", async () => {
+      const g = grant(a.id);
+      await db.store.insertGrant(g);
+      const paths = db.store.breakerPath();
+      const signals = [0, 2, 0];
+      const keys: number[] = [];
+      for (const [i, signal] of signals.entries()) {
+        const led = id("led");
+        await db.raw(
+          "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', '{}', '', 'h', ?)",
+          [led, g.root_id, i + 1, g.id, a.id, T0],
+        );
+        keys.push(await paths.insertSignal(led, a.id, T0 + 10, signal));
+      }
+      expect(keys[0]! < keys[1]! && keys[1]! < keys[2]!).toBe(true);
+      expect(await paths.signalsFrom(a.id, [T0 + 10, keys[0]!], 10)).toEqual(signals.map((signal, i) => ({ at: T0 + 10, seq: keys[i], signal })));
+    });
+
     it("approve only a pending grant, once", async () => {
       const g = grant(a.id, { status: "pending_approval", approval_required: true });
       await db.store.insertGrant(g);

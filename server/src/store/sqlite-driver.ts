@@ -45,12 +45,11 @@ class SqliteConnection implements SqlDriver {
   /**
    * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path, the
    * head of each ledger tree it appended to, and the usage of each grant it read, which its own
-   * uses and holds keep up to date (decision-sql.ts), valid while only the decision path wrote: emptied
-   * by any other write on this connection, any write outside a batch, any rollback (see
+   * uses and holds keep up to date (decision-sql.ts). Valid while only the decision path wrote:
+   * emptied by any other write on this connection, any write outside a batch, any rollback (see
    * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
-   * connection (`PRAGMA data_version` changed). It is offered only
-   * inside a batch, which holds the database's write lock, so what it holds is what a read would
-   * return at that moment.
+   * connection (`PRAGMA data_version` changed). It is offered only inside a batch, which holds the
+   * database's write lock, so what it holds is what a read would return at that moment.
    */
   readonly #cache = new Map<string, unknown>();
   #dataVersion: unknown = undefined;
