@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -30,6 +30,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 let readable = true;
+/** What failed, named once more just above the summary, where a long log is read from. */
+const failures = [];
 try {
   const report = JSON.parse(readFileSync(reportFile, "utf8"));
   passed = report.numPassedTests ?? 0;
@@ -37,7 +39,13 @@ try {
   skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
   // A suite that fails to load reports no failed test, so count such files as failures.
   for (const file of report.testResults ?? []) {
-    if (file.status === "failed" && (file.assertionResults ?? []).length === 0) failed += 1;
+    if (file.status === "failed" && (file.assertionResults ?? []).length === 0) {
+      failed += 1;
+      failures.push(`${relative(root, file.name)}: the file did not load`);
+    }
+    for (const test of file.assertionResults ?? []) {
+      if (test.status === "failed") failures.push(`${relative(root, file.name)} > ${test.fullName}`);
+    }
   }
 } catch (error) {
   readable = false;
@@ -47,5 +55,6 @@ rmSync(reportDir, { recursive: true, force: true });
 
 const ok = readable && run.status === 0 && failed === 0 && passed > 0;
 if (!ok && failed === 0) failed = 1;
+for (const failure of failures) process.stdout.write(`\nfailed: ${failure}`);
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
 process.exit(ok ? 0 : 1);
