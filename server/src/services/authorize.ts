@@ -229,10 +229,19 @@ function replayOf(row: IdempotencyRow): PreparedAnswer {
 /** Raised for a key reused with another request; the caller turns it into a 422 problem. */
 export class IdempotencyMismatch extends Error {}
 
-function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | undefined {
+const MISMATCH: unique symbol = Symbol("idempotency key reused with another request");
+
+/** The stored first answer to replay, `MISMATCH` for a key used with another request, or undefined when the key is new. */
+function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | typeof MISMATCH | undefined {
   if (row === undefined) return undefined;
-  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) throw new IdempotencyMismatch();
+  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return MISMATCH;
   return replayOf(row);
+}
+
+function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | undefined {
+  const stored = storedAnswer(row, claim);
+  if (stored === MISMATCH) throw new IdempotencyMismatch();
+  return stored;
 }
 
 /**
@@ -244,10 +253,12 @@ export async function authorizeAction(ctx: ServiceContext, caller: Caller, body:
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
-      return await ctx.store.batchedTransaction(async (tx) => {
+      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | typeof MISMATCH> => {
         if (claim !== undefined) {
-          const replay = checkReplay(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key), claim);
-          if (replay !== undefined) return replay;
+          // A key reused with another request has written nothing: it fails after the transaction,
+          // so that the other transactions of its batch need not run again (group-commit.ts).
+          const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key), claim);
+          if (stored !== undefined) return stored;
         }
         const text = await decideAndSeal(tx, ctx, caller, body);
         if (claim !== undefined) {
@@ -259,6 +270,8 @@ export async function authorizeAction(ctx: ServiceContext, caller: Caller, body:
         }
         return { status: 200, contentType: JSON_TYPE, text, replayed: false };
       });
+      if (answer === MISMATCH) throw new IdempotencyMismatch();
+      return answer;
     } catch (error) {
       // Another process committed the same key first: this decision rolled back; replay theirs.
       if (!(error instanceof KeyTakenMeanwhile) || claim === undefined) throw error;
