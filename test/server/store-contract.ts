@@ -249,6 +249,33 @@ export function storeContract(target: StoreTarget): void {
       expect(await db.store.getKey(failing.id)).toBeUndefined();
     });
 
+    it("refuse an idempotency key reused with another request without running its batch again", async () => {
+      const { authorizeAction, IdempotencyMismatch } = await import("../../server/src/services/authorize.js");
+      const k = key({ roles: ["agent"] });
+      await db.store.insertKey(k);
+      const claim = { callerKeyId: k.id, key: `reused-${counter}`, method: "POST", path: "/v1/authorize", requestHash: "first-request" };
+      await db.store.decisionPath().putIdempotency({
+        caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
+        request_hash: claim.requestHash, status: 200, response: "application/json\n{}", created_at: T0,
+      });
+      const caller = { keyId: k.id, identity: k.identity, kind: k.kind, email: k.email, roles: k.roles, agentId: null };
+      const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0 };
+      let runs = 0;
+      const neighbour = key();
+      // Submitted in one turn, the neighbour first: on SQLite they share one batch.
+      const [other, reused] = await Promise.allSettled([
+        db.store.batchedTransaction(async (tx) => {
+          runs += 1;
+          await tx.insertKey(neighbour);
+        }),
+        authorizeAction(ctx, caller, { grant_id: "grt_none", tool: "payments.send" }, { ...claim, requestHash: "another-request" }),
+      ]);
+      expect(reused.status === "rejected" && reused.reason instanceof IdempotencyMismatch).toBe(true);
+      expect(other.status).toBe("fulfilled");
+      expect(runs).toBe(1);
+      expect((await db.store.getKey(neighbour.id))?.id).toBe(neighbour.id);
+    });
+
     it("answer each breaker signal's key as the row it wrote, in order", async () => {
       const g = grant(a.id);
       await db.store.insertGrant(g);
