@@ -1,7 +1,8 @@
 // The compiled server on a SQLite file runs authorize transactions on a worker thread with a second
 // connection, and keeps grants and certificates between its batches (the decision cache). Through
 // the real process: what the main thread changes (a revoked grant, a revoked certificate) the next
-// decision sees at once; idempotency and refusals cross the thread unchanged; shutdown is clean.
+// decision sees at once, and so does a revoked key (the worker authenticates); idempotency and
+// refusals cross the thread unchanged; shutdown is clean.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -86,6 +87,36 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect(other.status).toBe(422);
     expect(other.headers.get("content-type")).toMatch(/problem\+json/);
     expect((await get(server.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1);
+  });
+
+  it("authenticates in the decision's transaction: a key revoked after use is refused at once, and a refused key comes before a bad body", async () => {
+    const base = server.baseUrl;
+    const agent = await agentWithKey(base, "worker-keys");
+    const grantId = await grant(base, agent.id, { budget_count: 100 });
+    const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
+    const rotated = await post(base, "/keys", ADMIN_KEY, { identity: "worker-keys-rotated", kind: "service", roles: ["agent"], agent_id: agent.id });
+    // Twice, so that the key's row is in the worker's cache when the main thread revokes it.
+    for (let i = 0; i < 2; i += 1) expect((await (await authorize(rotated.body.key, body)).json()).outcome).toBe("allow");
+    expect((await post(base, `/keys/${rotated.body.id}/revoke`, ADMIN_KEY, { reason: "rotated" })).status).toBe(200);
+    const revoked = await authorize(rotated.body.key, body);
+    expect(revoked.status).toBe(401);
+    expect(revoked.headers.get("www-authenticate")).toMatch(/^Bearer /);
+    expect((await revoked.json()).detail).toBe("the key is unknown or revoked");
+
+    // A key without the agent role: 403, with a good body or a bad one.
+    const auditor = await post(base, "/keys", ADMIN_KEY, { identity: "worker-keys-auditor", kind: "service", roles: ["auditor"] });
+    expect((await authorize(auditor.body.key, body)).status).toBe(403);
+    expect((await authorize(auditor.body.key, { tool: 1 })).status).toBe(403);
+    // An unknown key is a 401 before a bad body's 400; a good key with a bad body is the 400.
+    const unknown = await authorize(`aa_${"u".repeat(43)}`, { tool: 1 });
+    expect(unknown.status).toBe(401);
+    expect(unknown.headers.get("www-authenticate")).toMatch(/^Bearer /);
+    expect((await authorize(agent.key, { tool: 1 })).status).toBe(400);
+    expect((await authorize(agent.key, body, { "idempotency-key": "" })).status).toBe(400);
+    const keyless = await fetch(`${base}/authorize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect(keyless.status).toBe(401);
+    // Only the two allowed decisions counted.
+    expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(2);
   });
 
   it("stops cleanly on SIGTERM, the worker's database closed", async () => {

@@ -9,7 +9,7 @@ import {
 } from "@agent-authority/api";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../log.js";
-import { callerForSecret } from "../services/keys.js";
+import { BEARER_CHALLENGE, callerForSecret, missingRole, unauthenticated } from "../services/keys.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
@@ -61,10 +61,8 @@ function authenticate(ctx: ServiceContext) {
     const secret = presentedSecret(req);
     const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
     if (caller === undefined) {
-      res.setHeader("www-authenticate", 'Bearer realm="agent-authority"');
-      throw new ApiProblem("unauthenticated", secret === undefined
-        ? "send `authorization: Bearer <key>` or `x-api-key: <key>`"
-        : "the key is unknown or revoked");
+      res.setHeader("www-authenticate", BEARER_CHALLENGE);
+      throw unauthenticated(secret !== undefined);
     }
     locals(res).caller = caller;
     next();
@@ -76,7 +74,7 @@ function authorize(endpoint: Endpoint) {
     const caller = locals(res).caller!;
     const roles = endpoint.roles ?? [];
     if (!caller.roles.some((role) => roles.includes(role))) {
-      throw new ApiProblem("forbidden", `\`${endpoint.method.toUpperCase()} /v1${endpoint.path}\` needs one of the roles ${roles.map((r) => `\`${r}\``).join(", ")}`);
+      throw missingRole(endpoint.method, `/v1${endpoint.path}`, roles);
     }
     if (endpoint.human && caller.kind !== "human") throw new ApiProblem("human_required", "this action needs a human key");
     next();

@@ -5,8 +5,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { AuthorizeBody, ProblemCode } from "@agent-authority/api";
-import { IdempotencyMismatch, type IdempotencyClaim, type PreparedAnswer } from "../services/authorize.js";
-import type { Caller } from "../services/context.js";
+import { IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
 import { ApiProblem } from "./problem.js";
 
 export interface WorkerSettings {
@@ -19,9 +18,10 @@ export interface WorkerSettings {
 /** One authorize request; the requests of one event-loop turn travel in one message. */
 export interface Request {
   readonly id: number;
-  readonly caller: Caller;
+  /** The hash of the key presented: the worker authenticates in the decision's transaction. */
+  readonly keyHash: string;
   readonly body: AuthorizeBody;
-  readonly claim: IdempotencyClaim | undefined;
+  readonly claim: RequestClaim | undefined;
 }
 
 /** One answer, or why there is none; the answers of one turn travel in one message. */
@@ -91,13 +91,13 @@ export class AuthorizeWorker {
     return this.#closed === undefined ? this.#failure : undefined;
   }
 
-  authorize(caller: Caller, body: AuthorizeBody, claim: IdempotencyClaim | undefined): Promise<PreparedAnswer> {
+  authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const id = this.#next++;
     return new Promise<PreparedAnswer>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       if (this.#outbox.length === 0) setImmediate(() => this.#send());
-      this.#outbox.push({ id, caller, body, claim });
+      this.#outbox.push({ id, keyHash, body, claim });
     });
   }
 

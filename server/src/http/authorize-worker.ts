@@ -40,8 +40,8 @@ port.on("message", (message: WorkerRequest) => {
     void store.close().finally(() => port.postMessage({ type: "closed" } satisfies WorkerReply));
     return;
   }
-  for (const { id, caller, body, claim } of message.requests) {
-    authorizeAction(ctx, caller, body, claim).then(
+  for (const { id, keyHash, body, claim } of message.requests) {
+    authorizeAction(ctx, { keyHash }, body, claim).then(
       (answer) => send({ id, answer }),
       (error: unknown) => send(error instanceof ApiProblem
         ? { id, problem: { code: error.code, detail: error.detail, extensions: { ...error.extensions } } }

@@ -7,10 +7,11 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
 import type { Logger } from "../log.js";
-import { authorizeAction, IdempotencyMismatch, type PreparedAnswer } from "../services/authorize.js";
+import { authorizeAction, authorizeRefusal, IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
 import type { Caller, ServiceContext } from "../services/context.js";
-import { IDEMPOTENCY_HEADER, idempotencyClaim, reusedKey } from "../services/idempotency.js";
-import { callerForSecret } from "../services/keys.js";
+import { IDEMPOTENCY_HEADER, requestClaim, reusedKey } from "../services/idempotency.js";
+import { BEARER_CHALLENGE, callerForSecret } from "../services/keys.js";
+import { hashSecret } from "../secrets.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import type { HttpMetrics } from "./metrics.js";
 import { ApiProblem, problemResponse } from "./problem.js";
@@ -64,25 +65,44 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-async function authenticated(ctx: ServiceContext, req: IncomingMessage, res: ServerResponse): Promise<Caller> {
-  const secret = presentedSecret(req);
+/** Authenticates on this thread: 401 without a usable key, 403 without the `agent` role. */
+async function authenticated(ctx: ServiceContext, secret: string | undefined): Promise<Caller> {
   const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
-  if (caller === undefined) {
-    res.setHeader("www-authenticate", 'Bearer realm="agent-authority"');
-    throw new ApiProblem("unauthenticated", secret === undefined ? "send `authorization: Bearer <key>` or `x-api-key: <key>`" : "the key is unknown or revoked");
-  }
-  if (!caller.roles.includes("agent")) throw new ApiProblem("forbidden", "`POST /v1/authorize` needs one of the roles `agent`");
-  return caller;
+  const refusal = authorizeRefusal(caller, secret !== undefined);
+  if (refusal !== undefined) throw refusal;
+  return caller!;
 }
 
-async function answer(ctx: ServiceContext, req: IncomingMessage, res: ServerResponse): Promise<PreparedAnswer> {
-  const caller = await authenticated(ctx, req, res);
+/** The body, validated, and the idempotency claim: 413, 415 and 400 as on the Express path. */
+async function checkedRequest(req: IncomingMessage): Promise<{ body: AuthorizeBody; claim: RequestClaim | undefined }> {
   const raw = await readBody(req);
   const body = validateBody<AuthorizeBody>("AuthorizeBody", parseJsonBody(raw, req.headers["content-type"]));
-  const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, "POST", AUTHORIZE_PATH, raw);
+  return { body, claim: requestClaim(req.headers[IDEMPOTENCY_HEADER], "POST", AUTHORIZE_PATH, raw) };
+}
+
+async function answer(ctx: ServiceContext, req: IncomingMessage): Promise<PreparedAnswer> {
+  const secret = presentedSecret(req);
+  const worker = ctx.authorizeWorker;
+  let claim: RequestClaim | undefined;
   try {
-    const worker = ctx.authorizeWorker;
-    return await (worker === undefined ? authorizeAction(ctx, caller, body, claim) : worker.authorize(caller, body, claim));
+    if (worker === undefined || secret === undefined) {
+      const caller = await authenticated(ctx, secret);
+      const checked = await checkedRequest(req);
+      claim = checked.claim;
+      return await authorizeAction(ctx, caller, checked.body, claim);
+    }
+    // The worker authenticates in the decision's own transaction, where the key's row stays cached
+    // while nothing else writes. A request refused before it gets there is authenticated here
+    // first, so that a 401 or 403 still comes before any complaint about the request itself.
+    let checked: Awaited<ReturnType<typeof checkedRequest>>;
+    try {
+      checked = await checkedRequest(req);
+    } catch (error) {
+      await authenticated(ctx, secret);
+      throw error;
+    }
+    claim = checked.claim;
+    return await worker.authorize(hashSecret(secret), checked.body, claim);
   } catch (error) {
     if (error instanceof IdempotencyMismatch && claim !== undefined) throw reusedKey(claim);
     throw error;
@@ -94,9 +114,10 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
   if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
   let prepared: PreparedAnswer;
   try {
-    prepared = await answer(ctx, req, res);
+    prepared = await answer(ctx, req);
   } catch (error) {
     const problem = problemResponse(error, AUTHORIZE_PATH);
+    if (problem.body["code"] === "unauthenticated") res.setHeader("www-authenticate", BEARER_CHALLENGE);
     if (problem.internal !== undefined) {
       const internal = problem.internal;
       logger.log("error", "internal error", { request_id: res.getHeader("x-request-id"), error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });

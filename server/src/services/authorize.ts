@@ -9,19 +9,40 @@ import {
 import { newId } from "../ids.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
 import type { CertificateRecord, GrantRecord, Store } from "../store/store.js";
+import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
+import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { grantTerms } from "./grants.js";
 import { CanonicalText, sealRecord } from "./ledger.js";
 import { iso } from "./views.js";
 
 /** What an idempotent request brings: the key, and the hash of what was asked under it. */
-export interface IdempotencyClaim {
-  readonly callerKeyId: string;
+export interface RequestClaim {
   readonly key: string;
   readonly method: string;
   readonly path: string;
   readonly requestHash: string;
+}
+
+/** A request's claim under its caller's key: idempotency keys are kept per calling key. */
+export interface IdempotencyClaim extends RequestClaim {
+  readonly callerKeyId: string;
+}
+
+/**
+ * Who asks: a caller already authenticated, or the hash of the key presented, which the decision's
+ * own transaction looks up (the authorize worker, whose decision cache keeps the key's row).
+ */
+export type Asker = Caller | { readonly keyHash: string };
+
+/** Only agent keys authorize. */
+const AUTHORIZE_ROLES = ["agent"] as const;
+
+/** The 401 or 403 for a caller that may not authorize (`presented`: a key was sent); undefined when it may. */
+export function authorizeRefusal(caller: Caller | undefined, presented: boolean): ApiProblem | undefined {
+  if (caller === undefined) return unauthenticated(presented);
+  return AUTHORIZE_ROLES.some((role) => caller.roles.includes(role)) ? undefined : missingRole("POST", "/v1/authorize", AUTHORIZE_ROLES);
 }
 
 /** An answer ready to send: the exact bytes, so that a replay is byte for byte the same. */
@@ -247,20 +268,27 @@ function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): 
 /**
  * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
  * stored in the decision's own transaction, so a decision and its key commit together: a retry
- * either replays the first answer or finds nothing was decided.
+ * either replays the first answer or finds nothing was decided. A key presented by its hash is
+ * looked up there too; one that may not authorize writes nothing and is refused after the
+ * transaction (401 or 403), like a reused idempotency key.
  */
-export async function authorizeAction(ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: IdempotencyClaim): Promise<PreparedAnswer> {
+export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer> {
+  let claim: IdempotencyClaim | undefined;
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
-      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | typeof MISMATCH> => {
+      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | ApiProblem | typeof MISMATCH> => {
+        const caller = "keyHash" in asker ? callerOfKey(await tx.findKeyByHash(asker.keyHash)) : asker;
+        const refusal = authorizeRefusal(caller, true);
+        if (refusal !== undefined) return refusal;
+        claim = request === undefined ? undefined : { ...request, callerKeyId: caller!.keyId };
         if (claim !== undefined) {
           // A key reused with another request has written nothing: it fails after the transaction,
           // so that the other transactions of its batch need not run again (group-commit.ts).
           const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key), claim);
           if (stored !== undefined) return stored;
         }
-        const text = await decideAndSeal(tx, ctx, caller, body);
+        const text = await decideAndSeal(tx, ctx, caller!, body);
         if (claim !== undefined) {
           const stored = await tx.decisionPath().putIdempotency({
             caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
@@ -271,6 +299,7 @@ export async function authorizeAction(ctx: ServiceContext, caller: Caller, body:
         return { status: 200, contentType: JSON_TYPE, text, replayed: false };
       });
       if (answer === MISMATCH) throw new IdempotencyMismatch();
+      if (answer instanceof ApiProblem) throw answer;
       return answer;
     } catch (error) {
       // Another process committed the same key first: this decision rolled back; replay theirs.

@@ -2,7 +2,7 @@
 // authenticated caller.
 
 import type { AuthorizeBody, Role } from "@agent-authority/api";
-import type { IdempotencyClaim, PreparedAnswer } from "./authorize.js";
+import type { PreparedAnswer, RequestClaim } from "./authorize.js";
 import type { Store } from "../store/store.js";
 
 export interface Caller {
@@ -30,7 +30,8 @@ export interface ServiceContext {
 export interface AuthorizeRunner {
   /** Set once the runner has stopped unasked: authorize cannot be answered, and the server is not ready. */
   readonly failure: Error | undefined;
-  authorize(caller: Caller, body: AuthorizeBody, claim: IdempotencyClaim | undefined): Promise<PreparedAnswer>;
+  /** Authorizes for the key whose hash is `keyHash`, which the runner looks up itself (401 or 403 when it may not). */
+  authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer>;
 }
 
 /**

@@ -1,6 +1,6 @@
 // API keys: created with a random secret shown once, listed without secrets, revoked by field.
 
-import type { ApiKey, ApiKeyCreated, KeyCreateBody } from "@agent-authority/api";
+import type { ApiKey, ApiKeyCreated, KeyCreateBody, Role } from "@agent-authority/api";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import { generateSecret, hashSecret, isStrongEnough } from "../secrets.js";
@@ -99,9 +99,26 @@ export async function bootstrapAdminKey(store: Store, adminKey: string | undefin
   });
 }
 
-/** The caller a presented secret speaks for; undefined for an unknown or revoked key. */
-export async function callerForSecret(store: Store, secret: string): Promise<Caller | undefined> {
-  const key = await store.findKeyByHash(hashSecret(secret));
+/** The caller a key speaks for; undefined for an unknown or revoked key. */
+export function callerOfKey(key: KeyRecord | undefined): Caller | undefined {
   if (key === undefined || key.revoked_at !== null) return undefined;
   return { keyId: key.id, identity: key.identity, kind: key.kind, email: key.email, roles: key.roles, agentId: key.agent_id };
+}
+
+/** The caller a presented secret speaks for; undefined for an unknown or revoked key. */
+export async function callerForSecret(store: Store, secret: string): Promise<Caller | undefined> {
+  return callerOfKey(await store.findKeyByHash(hashSecret(secret)));
+}
+
+/** The `www-authenticate` header of every 401. */
+export const BEARER_CHALLENGE = 'Bearer realm="agent-authority"';
+
+/** The 401 of a request without a usable key: none presented, or one unknown or revoked. */
+export function unauthenticated(presented: boolean): ApiProblem {
+  return new ApiProblem("unauthenticated", presented ? "the key is unknown or revoked" : "send `authorization: Bearer <key>` or `x-api-key: <key>`");
+}
+
+/** The 403 of a caller that holds none of the roles an endpoint needs. */
+export function missingRole(method: string, path: string, roles: readonly Role[]): ApiProblem {
+  return new ApiProblem("forbidden", `\`${method.toUpperCase()} ${path}\` needs one of the roles ${roles.map((r) => `\`${r}\``).join(", ")}`);
 }

@@ -182,8 +182,16 @@ export class SqlStore implements Store {
   }
 
   async findKeyByHash(hash: string): Promise<KeyRecord | undefined> {
+    // The authorize worker authenticates inside its batch, where a revocation by any connection
+    // has already emptied the cache (INVARIANT decision-cache).
+    const cache = this.#db.decisionCache;
+    const cacheKey = `key\n${hash}`;
+    const cached = cache?.get(cacheKey) as KeyRecord | null | undefined;
+    if (cached !== undefined) return cached ?? undefined;
     const row = await this.#db.get("SELECT * FROM api_keys WHERE hash = ?", [hash]);
-    return row && keyFromRow(row);
+    const key = row && deepFreeze(keyFromRow(row));
+    cache?.set(cacheKey, key ?? null);
+    return key;
   }
 
   async listKeys(page: Page): Promise<KeyRecord[]> {

@@ -43,7 +43,7 @@ class SqliteConnection implements SqlDriver {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Prepared>();
   /**
-   * INVARIANT (decision-cache): rows of `grants` and `certificates` read by the decision path, the
+   * INVARIANT (decision-cache): rows of `grants`, `certificates` and `api_keys` read by the decision path, the
    * head of each ledger tree it appended to, and the usage of each grant it read, which its own
    * uses and holds keep up to date (decision-sql.ts). Valid while only the decision path wrote:
    * emptied by any other write on this connection, any write outside a batch, any rollback (see
