@@ -2,14 +2,33 @@
 // connection, and keeps grants and certificates between its batches (the decision cache). Through
 // the real process: what the main thread changes (a revoked grant, a revoked certificate) the next
 // decision sees at once, and so does a revoked key (the worker authenticates); idempotency and
-// refusals cross the thread unchanged; shutdown is clean.
+// refusals cross the thread unchanged; a thread of its own copies the log into the database;
+// shutdown is clean.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
+
+/**
+ * The write-ahead log's frames and how many of them are copied into the database, from the header
+ * of its index (the `-shm` file, native byte order): `mxFrame` at byte 16, `nBackfill` at byte 96.
+ */
+function walIndex(database: string): { frames: number; copied: number } {
+  const header = readFileSync(`${database}-shm`).subarray(0, 136);
+  const read = (offset: number): number => (endianness() === "LE" ? header.readUInt32LE(offset) : header.readUInt32BE(offset));
+  return { frames: read(16), copied: read(96) };
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled server)", () => {
   const dir = mkdtempSync(join(tmpdir(), "authority-worker-"));
@@ -117,6 +136,27 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect(keyless.status).toBe(401);
     // Only the two allowed decisions counted.
     expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(2);
+  });
+
+  it("copies the log into the database on a thread of its own: after a run of decisions every frame is copied, and the log stays bounded", async () => {
+    const base = server.baseUrl;
+    const agent = await agentWithKey(base, "worker-checkpoints");
+    const grantId = await grant(base, agent.id, { budget_count: 100_000 });
+    const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
+    // About five thousand frames, ten requests at a time: several times the writer's own
+    // checkpoint interval (a thousand pages), each of which lets the log start over.
+    for (let round = 0; round < 150; round += 1) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => authorize(agent.key, body)));
+      for (const answer of answers) expect(answer.status).toBe(200);
+    }
+    const log = walIndex(join(dir, "authority.db"));
+    expect(log.frames).toBeGreaterThan(0);
+    // The writer's own checkpoint copies frames only when the log holds a thousand pages; the
+    // frames written since its last one are copied only by the checkpoint thread.
+    await waitFor(() => walIndex(join(dir, "authority.db")).copied === walIndex(join(dir, "authority.db")).frames);
+    // The log starts over rather than growing: a thousand pages and the last commit's, about 4 MiB.
+    expect(statSync(join(dir, "authority.db-wal")).size).toBeLessThan(8 * 1024 * 1024);
+    expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1_500);
   });
 
   it("stops cleanly on SIGTERM, the worker's database closed", async () => {

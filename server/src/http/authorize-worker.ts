@@ -16,7 +16,9 @@ if (parentPort === null) throw new Error("authorize-worker.js runs as a worker t
 const port: MessagePort = parentPort;
 const settings = workerData as WorkerSettings;
 // Every statement of this connection is small, so its temporary storage stays in memory (open.ts).
-const store = openStore(settings.databaseUrl, { temporaryInMemory: true });
+// It writes nearly every commit, so the log's copying into the database runs on a thread of its
+// own, out of the commits that answers wait for (sqlite-driver.ts).
+const store = openStore(settings.databaseUrl, { temporaryInMemory: true, checkpointThread: true });
 const ctx: ServiceContext = {
   store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),

@@ -20,6 +20,8 @@ export interface OpenStoreOptions {
    * that also sorts large results, those sorts would be held in memory too.
    */
   readonly temporaryInMemory?: boolean;
+  /** SQLite only: copy the write-ahead log into the database on a thread of its own (sqlite-driver.ts). */
+  readonly checkpointThread?: boolean;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -33,7 +35,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  return new SqlStore(new SqliteDriver(path, { temporaryInMemory: options.temporaryInMemory ?? false }));
+  return new SqlStore(new SqliteDriver(path, { temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false }));
 }
 
 /** Opens the database, applies pending migrations and closes it; answers the versions applied. */

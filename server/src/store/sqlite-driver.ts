@@ -1,6 +1,10 @@
 // The better-sqlite3 driver: one connection in WAL mode, every use serialised by an async lock.
 
 import Database from "better-sqlite3";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { CheckpointThreadData } from "./checkpoint-thread.js";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
 import { GroupCommit } from "./group-commit.js";
 
@@ -153,7 +157,10 @@ export class SqliteDriver implements SqlDriver {
   readonly #lock = new AsyncLock();
   readonly #group: GroupCommit;
 
-  constructor(path: string, options: { readonly temporaryInMemory?: boolean } = {}) {
+  /** The checkpoint thread, when this connection has one, and the flag that stops it. */
+  readonly #checkpointer: { readonly thread: Worker; readonly stop: Int32Array; readonly exited: Promise<void> } | undefined;
+
+  constructor(path: string, options: SqliteOptions = {}) {
     const db = new Database(path);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
@@ -166,6 +173,12 @@ export class SqliteDriver implements SqlDriver {
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
     this.#group = new GroupCommit((work) => this.#lock.run(work), this.#connection);
+    this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path) : undefined;
+  }
+
+  /** Whether a checkpoint thread copies this database's log (see `SqliteOptions.checkpointThread`). */
+  get checkpointThread(): boolean {
+    return this.#checkpointer !== undefined;
   }
 
   /** A transaction committed together with the others of its event-loop turn (group commit). */
@@ -197,7 +210,37 @@ export class SqliteDriver implements SqlDriver {
     return this.#lock.run(() => this.#connection.transaction(fn));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    const checkpointer = this.#checkpointer;
+    if (checkpointer !== undefined) {
+      Atomics.store(checkpointer.stop, 0, 1);
+      Atomics.notify(checkpointer.stop, 0);
+      await checkpointer.exited;
+    }
     return this.#lock.run(() => this.#connection.close());
   }
+}
+
+export interface SqliteOptions {
+  /** Keep temporary storage in memory (open.ts). */
+  readonly temporaryInMemory?: boolean;
+  /**
+   * Copy the write-ahead log into the database on a thread of its own (checkpoint-thread.ts), so
+   * that the automatic checkpoint this connection runs inside a commit, every thousand pages,
+   * finds almost nothing left to copy. Only from the compiled server; elsewhere, and for an
+   * in-memory database, the connection checkpoints alone as before.
+   */
+  readonly checkpointThread?: boolean;
+}
+
+const CHECKPOINT_THREAD_FILE = fileURLToPath(new URL("./checkpoint-thread.js", import.meta.url));
+
+function startCheckpointThread(path: string): { thread: Worker; stop: Int32Array; exited: Promise<void> } | undefined {
+  if (!existsSync(CHECKPOINT_THREAD_FILE)) return undefined;
+  const stop = new SharedArrayBuffer(4);
+  const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, stop } satisfies CheckpointThreadData });
+  // A thread that fails leaves the checkpoints to the connection, as without one.
+  thread.on("error", () => undefined);
+  const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
+  return { thread, stop: new Int32Array(stop), exited };
 }
