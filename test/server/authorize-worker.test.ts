@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { THREAD_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/sqlite-driver.js";
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
 
@@ -20,14 +21,6 @@ function walIndex(database: string): { frames: number; copied: number } {
   const header = readFileSync(`${database}-shm`).subarray(0, 136);
   const read = (offset: number): number => (endianness() === "LE" ? header.readUInt32LE(offset) : header.readUInt32BE(offset));
   return { frames: read(16), copied: read(96) };
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled server)", () => {
@@ -138,24 +131,29 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(2);
   });
 
-  it("copies the log into the database on a thread of its own: after a run of decisions every frame is copied, and the log stays bounded", async () => {
+  it("copies most of the log on a thread of its own: part of a cycle of the log is copied before the writer's checkpoint, and the log stays bounded", async () => {
     const base = server.baseUrl;
+    const database = join(dir, "authority.db");
     const agent = await agentWithKey(base, "worker-checkpoints");
     const grantId = await grant(base, agent.id, { budget_count: 100_000 });
     const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
-    // About five thousand frames, ten requests at a time: several times the writer's own
-    // checkpoint interval (a thousand pages), each of which lets the log start over.
-    for (let round = 0; round < 150; round += 1) {
-      const answers = await Promise.all(Array.from({ length: 10 }, () => authorize(agent.key, body)));
-      for (const answer of answers) expect(answer.status).toBe(200);
+    // The writer copies the log when it reaches a thousand frames, all of it at once, and the log
+    // starts over; so without the thread, frames are copied only after a thousand are written. The
+    // thread copies once three quarters are: a copied count under a thousand is its pass.
+    const copiedCounts = new Set<number>();
+    const watch = setInterval(() => copiedCounts.add(walIndex(database).copied), 2);
+    try {
+      // About five thousand frames, ten requests at a time: several cycles of the log.
+      for (let round = 0; round < 150; round += 1) {
+        const answers = await Promise.all(Array.from({ length: 10 }, () => authorize(agent.key, body)));
+        for (const answer of answers) expect(answer.status).toBe(200);
+      }
+    } finally {
+      clearInterval(watch);
     }
-    const log = walIndex(join(dir, "authority.db"));
-    expect(log.frames).toBeGreaterThan(0);
-    // The writer's own checkpoint copies frames only when the log holds a thousand pages; the
-    // frames written since its last one are copied only by the checkpoint thread.
-    await waitFor(() => walIndex(join(dir, "authority.db")).copied === walIndex(join(dir, "authority.db")).frames);
+    expect([...copiedCounts].some((copied) => copied >= THREAD_CHECKPOINT_FRAMES && copied < WRITER_CHECKPOINT_FRAMES)).toBe(true);
     // The log starts over rather than growing: a thousand pages and the last commit's, about 4 MiB.
-    expect(statSync(join(dir, "authority.db-wal")).size).toBeLessThan(8 * 1024 * 1024);
+    expect(statSync(`${database}-wal`).size).toBeLessThan(8 * 1024 * 1024);
     expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1_500);
   });
 

@@ -166,6 +166,7 @@ export class SqliteDriver implements SqlDriver {
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
+    db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
     // Past 64 KiB a savepoint's undo pages spill to a temporary file, written page by page with a
     // system call each: for a group-commit batch run again with a savepoint per transaction, most
     // of its system time (decision 0604). In memory they cost a copy.
@@ -234,11 +235,15 @@ export interface SqliteOptions {
 }
 
 const CHECKPOINT_THREAD_FILE = fileURLToPath(new URL("./checkpoint-thread.js", import.meta.url));
+/** SQLite's automatic checkpoint runs once the log holds this many frames (its default, set explicitly). */
+export const WRITER_CHECKPOINT_FRAMES = 1_000;
+/** The checkpoint thread's one pass per cycle of the log runs once it holds this many frames. */
+export const THREAD_CHECKPOINT_FRAMES = (WRITER_CHECKPOINT_FRAMES * 3) / 4;
 
 function startCheckpointThread(path: string): { thread: Worker; stop: Int32Array; exited: Promise<void> } | undefined {
   if (!existsSync(CHECKPOINT_THREAD_FILE)) return undefined;
   const stop = new SharedArrayBuffer(4);
-  const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, stop } satisfies CheckpointThreadData });
+  const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, fromFrames: THREAD_CHECKPOINT_FRAMES, stop } satisfies CheckpointThreadData });
   // A thread that fails leaves the checkpoints to the connection, as without one.
   thread.on("error", () => undefined);
   const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
