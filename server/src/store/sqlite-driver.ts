@@ -1,4 +1,5 @@
-// The better-sqlite3 driver: one connection in WAL mode, every use serialised by an async lock.
+// The better-sqlite3 driver: one connection in WAL mode, every use serialised by an async lock;
+// when asked, a checkpoint thread with a connection of its own copies the log (checkpoint-thread.ts).
 
 import Database from "better-sqlite3";
 import { existsSync } from "node:fs";
@@ -47,9 +48,10 @@ class SqliteConnection implements SqlDriver {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Prepared>();
   /**
-   * INVARIANT (decision-cache): rows of `grants`, `certificates` and `api_keys` read by the decision path, the
-   * head of each ledger tree it appended to, and the usage of each grant it read, which its own
-   * uses and holds keep up to date (decision-sql.ts). Valid while only the decision path wrote:
+   * INVARIANT (decision-cache): rows of `grants`, `certificates` and `api_keys` read by the
+   * decision path, the head of each ledger tree it appended to, and the usage of each grant it
+   * read, which its own uses and holds keep up to date (decision-sql.ts). Valid while only the
+   * decision path wrote:
    * emptied by any other write on this connection, any write outside a batch, any rollback (see
    * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
    * connection (`PRAGMA data_version` changed). It is offered only inside a batch, which holds the
@@ -157,8 +159,8 @@ export class SqliteDriver implements SqlDriver {
   readonly #lock = new AsyncLock();
   readonly #group: GroupCommit;
 
-  /** The checkpoint thread, when this connection has one, and the flag that stops it. */
-  readonly #checkpointer: { readonly thread: Worker; readonly stop: Int32Array; readonly exited: Promise<void> } | undefined;
+  /** The checkpoint thread, when this connection has one: the flag that stops it, and its end. */
+  readonly #checkpointer: { readonly stop: Int32Array; readonly exited: Promise<void> } | undefined;
 
   constructor(path: string, options: SqliteOptions = {}) {
     const db = new Database(path);
@@ -177,10 +179,6 @@ export class SqliteDriver implements SqlDriver {
     this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path) : undefined;
   }
 
-  /** Whether a checkpoint thread copies this database's log (see `SqliteOptions.checkpointThread`). */
-  get checkpointThread(): boolean {
-    return this.#checkpointer !== undefined;
-  }
 
   /** A transaction committed together with the others of its event-loop turn (group commit). */
   groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
@@ -240,12 +238,12 @@ export const WRITER_CHECKPOINT_FRAMES = 1_000;
 /** The checkpoint thread's one pass per cycle of the log runs once it holds this many frames. */
 export const THREAD_CHECKPOINT_FRAMES = (WRITER_CHECKPOINT_FRAMES * 3) / 4;
 
-function startCheckpointThread(path: string): { thread: Worker; stop: Int32Array; exited: Promise<void> } | undefined {
+function startCheckpointThread(path: string): { stop: Int32Array; exited: Promise<void> } | undefined {
   if (!existsSync(CHECKPOINT_THREAD_FILE)) return undefined;
   const stop = new SharedArrayBuffer(4);
   const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, fromFrames: THREAD_CHECKPOINT_FRAMES, stop } satisfies CheckpointThreadData });
   // A thread that fails leaves the checkpoints to the connection, as without one.
   thread.on("error", () => undefined);
   const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
-  return { thread, stop: new Int32Array(stop), exited };
+  return { stop: new Int32Array(stop), exited };
 }
