@@ -31,8 +31,9 @@ export interface IdempotencyClaim extends RequestClaim {
 }
 
 /**
- * Who asks: a caller already authenticated, or the hash of the key presented, which the decision's
- * own transaction looks up (the authorize worker, whose decision cache keeps the key's row).
+ * Who asks: a caller already authenticated (and allowed to authorize), or the hash of the key
+ * presented, which the decision's own transaction looks up and checks (the authorize worker, whose
+ * decision cache keeps the key's row).
  */
 export type Asker = Caller | { readonly keyHash: string };
 
@@ -278,17 +279,23 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
       const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | ApiProblem | typeof MISMATCH> => {
-        const caller = "keyHash" in asker ? callerOfKey(await tx.findKeyByHash(asker.keyHash)) : asker;
-        const refusal = authorizeRefusal(caller, true);
-        if (refusal !== undefined) return refusal;
-        claim = request === undefined ? undefined : { ...request, callerKeyId: caller!.keyId };
+        let caller: Caller;
+        if ("keyHash" in asker) {
+          const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
+          const refusal = authorizeRefusal(presented, true);
+          if (refusal !== undefined) return refusal;
+          caller = presented!;
+        } else {
+          caller = asker;
+        }
+        claim = request === undefined ? undefined : { ...request, callerKeyId: caller.keyId };
         if (claim !== undefined) {
           // A key reused with another request has written nothing: it fails after the transaction,
           // so that the other transactions of its batch need not run again (group-commit.ts).
           const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key), claim);
           if (stored !== undefined) return stored;
         }
-        const text = await decideAndSeal(tx, ctx, caller!, body);
+        const text = await decideAndSeal(tx, ctx, caller, body);
         if (claim !== undefined) {
           const stored = await tx.decisionPath().putIdempotency({
             caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,

@@ -39,9 +39,10 @@ db.pragma("busy_timeout = 0");
 // byte 16; see SQLite's "WAL-mode file format"). Read without a lock: a torn read only moves a pass.
 const index = openSync(`${path}-shm`, "r");
 const word = Buffer.alloc(4);
+const littleEndian = endianness() === "LE";
 function framesInLog(): number {
   readSync(index, word, 0, 4, 16);
-  return endianness() === "LE" ? word.readUInt32LE(0) : word.readUInt32BE(0);
+  return littleEndian ? word.readUInt32LE(0) : word.readUInt32BE(0);
 }
 
 let seen = 0;
