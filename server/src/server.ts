@@ -12,6 +12,7 @@ import { jsonLogger, type Logger } from "./log.js";
 import type { ServiceContext } from "./services/context.js";
 import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
+import { THREADED_WRITER_CHECKPOINT_FRAMES } from "./store/sqlite-driver.js";
 import type { Store } from "./store/store.js";
 
 export const SERVER_VERSION = "0.1.0";
@@ -58,7 +59,12 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => voi
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
-  const store = options.store ?? openStore(config.databaseUrl, { schema: config.databaseSchema });
+  const onWorker = authorizeOnWorker(config, options);
+  // The worker's connection has a checkpoint thread (sqlite-driver.ts); this connection's commits
+  // then checkpoint the log only as late as the worker's own do.
+  const store = options.store ?? openStore(config.databaseUrl, {
+    schema: config.databaseSchema, ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
+  });
   const ownsStore = options.store === undefined || options.ownsStore === true;
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
@@ -68,7 +74,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
-    if (authorizeOnWorker(config, options)) {
+    if (onWorker) {
       worker = await AuthorizeWorker.start({
         databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));

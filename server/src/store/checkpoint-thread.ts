@@ -1,12 +1,13 @@
 // The checkpoint thread of a SQLite writer (sqlite-driver.ts): a connection of its own that copies
-// most of the write-ahead log into the database with a PASSIVE checkpoint, which waits for nobody
-// and blocks nobody. The writer keeps its own automatic checkpoint, at a thousand frames, the one
-// that lets the log start over from its beginning; it then finds only the frames written since
-// this thread's pass left to copy, so the commit that carries it pays for a few pages instead of
-// several hundred.
+// the write-ahead log into the database with PASSIVE checkpoints, which wait for nobody and block
+// nobody. It runs one each time the log has grown by a step (750 frames). The writer keeps its own
+// automatic checkpoint, the one that lets the log start over from its beginning, but at ten
+// thousand frames instead of a thousand: that checkpoint then finds only the frames written since
+// this thread's last pass left to copy, and the commits that carry it, and wait for it, are ten
+// times fewer.
 //
-// One pass per cycle of the log, once three quarters of it are written: more passes would cost
-// the disk a sync of the log and one of the database each, beside the writer's commits.
+// A pass per step, not more: each one costs the disk a sync of the log and one of the database,
+// beside the writer's commits.
 //
 // Runs from the compiled server only, like the authorize worker; the driver starts and stops it.
 
@@ -16,12 +17,12 @@ import { endianness } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 
 /**
- * What the driver hands over: the database file, the log's length at which a pass runs, and a
- * flag it sets to 1 to stop the thread.
+ * What the driver hands over: the database file, by how many frames the log grows between two
+ * passes, and a flag it sets to 1 to stop the thread.
  */
 export interface CheckpointThreadData {
   readonly path: string;
-  readonly fromFrames: number;
+  readonly step: number;
   readonly stop: SharedArrayBuffer;
 }
 
@@ -29,7 +30,7 @@ export interface CheckpointThreadData {
 const LOOK_MS = { growing: 2, still: 50 } as const;
 
 if (parentPort === null) throw new Error("checkpoint-thread.js runs as a worker thread");
-const { path, fromFrames, stop } = workerData as CheckpointThreadData;
+const { path, step, stop } = workerData as CheckpointThreadData;
 const stopFlag = new Int32Array(stop);
 const db = new Database(path);
 // A checkpoint that meets a lock gives up at once; the writer's own copies what is left.
@@ -46,18 +47,19 @@ function framesInLog(): number {
 }
 
 let seen = 0;
-let passed = false;
+/** The log's length at the last pass of this cycle of the log. */
+let passedAt = 0;
 while (Atomics.load(stopFlag, 0) === 0) {
   const frames = framesInLog();
-  // Fewer frames than last time: the log started over, and the next cycle gets its pass.
-  if (frames < seen) passed = false;
-  if (!passed && frames >= fromFrames) {
+  // Fewer frames than last time: the log started over, and the next pass is one step into it.
+  if (frames < seen) passedAt = 0;
+  if (frames >= passedAt + step) {
     try {
       db.pragma("wal_checkpoint(PASSIVE)");
     } catch {
-      // A pass that fails is only a pass missed: the writer's own checkpoint copies it all.
+      // A pass that fails is only a pass missed: the next one, or the writer's own, copies it.
     }
-    passed = true;
+    passedAt = frames;
   }
   const growing = frames !== seen;
   seen = frames;

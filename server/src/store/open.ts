@@ -22,6 +22,8 @@ export interface OpenStoreOptions {
   readonly temporaryInMemory?: boolean;
   /** SQLite only: copy the write-ahead log into the database on a thread of its own (sqlite-driver.ts). */
   readonly checkpointThread?: boolean;
+  /** SQLite only: the log's length at which this connection's commits checkpoint it (sqlite-driver.ts). */
+  readonly walCheckpointFrames?: number;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -35,7 +37,10 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  return new SqlStore(new SqliteDriver(path, { temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false }));
+  return new SqlStore(new SqliteDriver(path, {
+    temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false,
+    ...(options.walCheckpointFrames === undefined ? {} : { walCheckpointFrames: options.walCheckpointFrames }),
+  }));
 }
 
 /** Opens the database, applies pending migrations and closes it; answers the versions applied. */

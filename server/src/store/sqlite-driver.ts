@@ -168,7 +168,7 @@ export class SqliteDriver implements SqlDriver {
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
-    db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
+    db.pragma(`wal_autocheckpoint = ${options.walCheckpointFrames ?? WRITER_CHECKPOINT_FRAMES}`);
     // Past 64 KiB a savepoint's undo pages spill to a temporary file, written page by page with a
     // system call each: for a group-commit batch run again with a savepoint per transaction, most
     // of its system time (decision 0604). In memory they cost a copy.
@@ -176,7 +176,7 @@ export class SqliteDriver implements SqlDriver {
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
     this.#group = new GroupCommit((work) => this.#lock.run(work), this.#connection);
-    this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path) : undefined;
+    this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path, db) : undefined;
   }
 
 
@@ -225,25 +225,40 @@ export interface SqliteOptions {
   readonly temporaryInMemory?: boolean;
   /**
    * Copy the write-ahead log into the database on a thread of its own (checkpoint-thread.ts), so
-   * that the automatic checkpoint this connection runs inside a commit, every thousand pages,
-   * finds almost nothing left to copy. Only from the compiled server; elsewhere, and for an
-   * in-memory database, the connection checkpoints alone as before.
+   * that the automatic checkpoint this connection runs inside a commit finds little left to copy,
+   * and runs ten times less often (at THREADED_WRITER_CHECKPOINT_FRAMES). Only from the compiled
+   * server; elsewhere, and for an in-memory database, the connection checkpoints alone as before.
    */
   readonly checkpointThread?: boolean;
+  /**
+   * The log's length at which this connection's commits checkpoint it (`wal_autocheckpoint`;
+   * WRITER_CHECKPOINT_FRAMES by default). Another connection of a process whose writer has a
+   * checkpoint thread takes THREADED_WRITER_CHECKPOINT_FRAMES, so that its commits leave the
+   * copying to that thread and the writer.
+   */
+  readonly walCheckpointFrames?: number;
 }
 
 const CHECKPOINT_THREAD_FILE = fileURLToPath(new URL("./checkpoint-thread.js", import.meta.url));
 /** SQLite's automatic checkpoint runs once the log holds this many frames (its default, set explicitly). */
 export const WRITER_CHECKPOINT_FRAMES = 1_000;
-/** The checkpoint thread's one pass per cycle of the log runs once it holds this many frames. */
-export const THREAD_CHECKPOINT_FRAMES = (WRITER_CHECKPOINT_FRAMES * 3) / 4;
+/**
+ * With a checkpoint thread, the writer's own checkpoint, the one that lets the log start over,
+ * runs at this many frames instead: ten times fewer of those commits, about 40 MiB of log.
+ */
+export const THREADED_WRITER_CHECKPOINT_FRAMES = 10_000;
+/** The checkpoint thread runs a pass each time the log has grown by this many frames. */
+export const THREAD_CHECKPOINT_STEP = 750;
 
-function startCheckpointThread(path: string): { stop: Int32Array; exited: Promise<void> } | undefined {
+function startCheckpointThread(path: string, db: Database.Database): { stop: Int32Array; exited: Promise<void> } | undefined {
   if (!existsSync(CHECKPOINT_THREAD_FILE)) return undefined;
   const stop = new SharedArrayBuffer(4);
-  const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, fromFrames: THREAD_CHECKPOINT_FRAMES, stop } satisfies CheckpointThreadData });
-  // A thread that fails leaves the checkpoints to the connection, as without one.
-  thread.on("error", () => undefined);
+  const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, step: THREAD_CHECKPOINT_STEP, stop } satisfies CheckpointThreadData });
+  db.pragma(`wal_autocheckpoint = ${THREADED_WRITER_CHECKPOINT_FRAMES}`);
+  // A thread that fails leaves the checkpoints to the connection, at SQLite's usual length.
+  thread.on("error", () => {
+    if (db.open) db.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_FRAMES}`);
+  });
   const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
   return { stop: new Int32Array(stop), exited };
 }
