@@ -4,13 +4,14 @@
 // large database. A benchmark, never a timed test: it prints, and fails only when answers are wrong.
 //
 //   npm run bench -- server                       (or: node test/bench/server.mjs)
-//   BENCH_SECONDS=3                               seconds per measurement (default 5)
+//   BENCH_SECONDS=3                               seconds per measurement (default 4)
+//   BENCH_TURNS=2                                 turns per connection count (default 4)
 //   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large database (default 1,000,000 grants and
 //                                                 10,000,000 decisions, 3 to 5 minutes to generate and
 //                                                 several GB in the temporary directory; 0 skips it;
 //                                                 run directly, --grants=N --decisions=N do the same)
 //
-// Each row is the mean of two measurements taken in turns with the other servers' (see run()).
+// Each row is the mean of several measurements taken in turns with the other servers' (see run()).
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -24,7 +25,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const TURNS = Math.max(1, Number(process.env.BENCH_TURNS ?? 4));
 const CONNECTIONS = [1, 10, 50];
 /** `--grants=N` and `--decisions=N` when run directly; the environment when run through the dispatcher. */
 const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -164,6 +166,8 @@ function table(title, rows) {
       `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}\n`,
     );
   }
+  const range = (ratios) => `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
+  process.stdout.write(`÷ express turn by turn (${TURNS} turns of ${SECONDS} s): ` + rows.map((r) => `${r.connections} conn ${range(r.authorize.turnRatios)}`).join(", ") + "\n");
 }
 
 /**
@@ -217,17 +221,22 @@ function generate(dbPath, grants, decisions) {
   return written;
 }
 
-/** The mean of two measurements of the same row: rates and CPU averaged, latency the worse of the two. */
-function mean(a, b) {
-  const avg = (x, y) => (x === undefined || y === undefined ? undefined : (x + y) / 2);
-  return { rps: (a.rps + b.rps) / 2, p50: Math.max(a.p50, b.p50), p99: Math.max(a.p99, b.p99), mainCpu: avg(a.mainCpu, b.mainCpu), workerCpu: avg(a.workerCpu, b.workerCpu) };
+/** The mean of measurements of the same row: rates and CPU averaged, latency the worst of them. */
+function mean(turns) {
+  const avg = (pick) => (turns.some((t) => pick(t) === undefined) ? undefined : turns.reduce((sum, t) => sum + pick(t), 0) / turns.length);
+  return {
+    rps: avg((t) => t.rps), p50: Math.max(...turns.map((t) => t.p50)), p99: Math.max(...turns.map((t) => t.p99)),
+    mainCpu: avg((t) => t.mainCpu), workerCpu: avg((t) => t.workerCpu),
+    // Each turn's ratio to the Express route measured in the same turn: how far one turn can stray.
+    turnRatios: turns.map((t) => t.turnRatio).filter((r) => r !== undefined),
+  };
 }
 
 /**
- * Measures the baselines and every authority server at each connection count, in turns, twice
- * each (bare, express, empty, large, then bare, express, large, empty), so that a slower minute of
- * the machine or the disk weighs on all of them alike: every ratio compares measurements of the
- * same moments.
+ * Measures the baselines and every authority server at each connection count, in turns (TURNS
+ * of them): bare, Express, then the authority servers, in one order and then the other (empty,
+ * large, then large, empty, …), so that a slower minute of the machine or the disk weighs on all
+ * of them alike: every ratio compares measurements of the same moments.
  */
 async function run(databases) {
   const bare = await startChild("bare");
@@ -242,20 +251,22 @@ async function run(databases) {
       const bareTurns = [];
       const expressTurns = [];
       const turns = servers.map(() => []);
-      for (let round = 0; round < 2; round += 1) {
+      for (let round = 0; round < TURNS; round += 1) {
         bareTurns.push(await measure(`${bare.base}/v1/noop`, connections, {}, requests[0].body));
-        expressTurns.push(await measure(`${exp.base}/v1/noop`, connections, {}, requests[0].body));
+        const express = await measure(`${exp.base}/v1/noop`, connections, {}, requests[0].body);
+        expressTurns.push(express);
         // A B, then B A: neither database is always measured first.
-        const order = round === 0 ? [...servers.keys()] : [...servers.keys()].reverse();
+        const order = round % 2 === 0 ? [...servers.keys()] : [...servers.keys()].reverse();
         for (const i of order) {
           const { server } = servers[i];
           const { key, body } = requests[i];
-          turns[i].push(await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server.child.pid));
+          const measured = await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server.child.pid);
+          turns[i].push({ ...measured, turnRatio: measured.rps / express.rps });
         }
       }
-      const bareRow = mean(bareTurns[0], bareTurns[1]);
-      const expressRow = mean(expressTurns[0], expressTurns[1]);
-      for (const [i, measured] of turns.entries()) rows[i].push({ connections, bare: bareRow, express: expressRow, authorize: mean(measured[0], measured[1]) });
+      const bareRow = mean(bareTurns);
+      const expressRow = mean(expressTurns);
+      for (const [i, measured] of turns.entries()) rows[i].push({ connections, bare: bareRow, express: expressRow, authorize: mean(measured) });
     }
     for (const [i, { title }] of servers.entries()) table(title, rows[i]);
     return rows;
@@ -291,7 +302,7 @@ function syncLatencyMs(dir) {
 }
 
 async function main() {
-  process.stdout.write(`server benchmark: ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`);
+  process.stdout.write(`server benchmark: ${TURNS} turns of ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`);
   process.stdout.write("authorize: SQLite, synchronous=FULL, group commit, each answer after its commit; hot path in front of Express\n");
   const dir = mkdtempSync(join(tmpdir(), "authority-bench-"));
   const sync = syncLatencyMs(dir);
