@@ -11,7 +11,8 @@
 //                                                 several GB in the temporary directory; 0 skips it;
 //                                                 run directly, --grants=N --decisions=N do the same)
 //
-// Each row is the mean of several measurements taken in turns with the other servers' (see run()).
+// Each row is the mean of several measurements taken in turns with the other servers' (see run());
+// its p50 and p99 are those of every answer of those turns.
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -145,12 +146,16 @@ function threadCpu(pid) {
 /** The load at `connections`; with `pid`, also the server's CPU per request on its main thread and its busiest other thread. */
 async function measure(url, connections, headers, body, pid) {
   const before = threadCpu(pid);
-  const result = await autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const run = autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  // Every answer's time, so that a row's percentiles are those of all the answers of its turns.
+  const times = [];
+  run.on("response", (_client, _status, _bytes, ms) => times.push(ms));
+  const result = await run;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   const used = [...threadCpu(pid)].map(([tid, cpu]) => [tid, (cpu - (before.get(tid) ?? 0)) / result.requests.total]);
   const main = used.find(([tid]) => tid === pid)?.[1];
   const other = used.filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1])[0]?.[1];
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, mainCpu: main, workerCpu: other };
+  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other };
 }
 
 const cpu = (us) => (us === undefined ? "n/a" : us.toFixed(0));
@@ -161,7 +166,7 @@ function table(title, rows) {
   for (const r of rows) {
     process.stdout.write(
       `${String(r.connections).padStart(4)} | ${r.bare.rps.toFixed(0).padStart(19)} | ${r.express.rps.toFixed(0).padStart(19)} | ` +
-      `${r.authorize.rps.toFixed(0).padStart(15)} | ${String(r.authorize.p50).padStart(6)} | ${String(r.authorize.p99).padStart(6)} | ` +
+      `${r.authorize.rps.toFixed(0).padStart(15)} | ${r.authorize.p50.toFixed(1).padStart(6)} | ${r.authorize.p99.toFixed(1).padStart(6)} | ` +
       `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}× | ` +
       `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}\n`,
     );
@@ -221,11 +226,17 @@ function generate(dbPath, grants, decisions) {
   return written;
 }
 
-/** The mean of measurements of the same row: rates and CPU averaged, latency the worst of them. */
+/** The `q` quantile (0 to 1) of sorted numbers, by the nearest rank. */
+function quantile(sorted, q) {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** The mean of measurements of the same row: rates and CPU averaged, latency over every answer of them. */
 function mean(turns) {
   const avg = (pick) => (turns.some((t) => pick(t) === undefined) ? undefined : turns.reduce((sum, t) => sum + pick(t), 0) / turns.length);
+  const times = Float64Array.from(turns.flatMap((t) => t.times)).sort();
   return {
-    rps: avg((t) => t.rps), p50: Math.max(...turns.map((t) => t.p50)), p99: Math.max(...turns.map((t) => t.p99)),
+    rps: avg((t) => t.rps), p50: quantile(times, 0.5), p99: quantile(times, 0.99),
     mainCpu: avg((t) => t.mainCpu), workerCpu: avg((t) => t.workerCpu),
     // Each turn's ratio to the Express route measured in the same turn: how far one turn can stray.
     turnRatios: turns.map((t) => t.turnRatio).filter((r) => r !== undefined),
