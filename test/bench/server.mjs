@@ -330,6 +330,14 @@ async function main() {
       databases.push({ title: "large database", path: largePath });
     }
     const [empty, large] = await run(databases);
+    // With one request in flight nothing can be grouped: each durable answer costs at least a bare
+    // node:http answer and one sync of the disk, whatever the server does besides.
+    const one = empty.find((r) => r.connections === 1);
+    if (one !== undefined) {
+      const bound = 1 / (1 / one.bare.rps + sync.p50 / 1000);
+      process.stdout.write(`\nat 1 conn no server that answers after a sync of its own can exceed about ${bound.toFixed(0)} req/s here ` +
+        `(a bare node:http answer plus one median sync): ${(bound / one.express.rps).toFixed(2)}× the express no-op route\n`);
+    }
     if (large !== undefined) {
       process.stdout.write("\nlarge ÷ empty authorize throughput: " + large.map((r, i) => `${r.connections} conn ${(r.authorize.rps / empty[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
     }
