@@ -36,7 +36,7 @@ export interface SealedDecision {
  * at a time, so an entry into `breached` is seen, and acted on, exactly once, and a revocation of
  * the agent's other trees never waits on a decision that waits on these rows.
  */
-export function watchBreakers(tx: Store, agentId: string): Promise<WatchedBreaker[]> {
+export function watchBreakers(tx: Store, agentId: string): Promise<readonly WatchedBreaker[]> {
   return tx.breakerPath().watchedBreakers(agentId, true);
 }
 

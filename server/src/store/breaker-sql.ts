@@ -270,7 +270,7 @@ export interface BreakerStore {
   getBreaker(id: string): Promise<BreakerRow | undefined>;
   listBreakers(agentId: string): Promise<BreakerRow[]>;
   /** The agent's breakers with their contracts, row-locked until the transaction ends (PostgreSQL). */
-  watchedBreakers(agentId: string, lock: boolean): Promise<WatchedBreaker[]>;
+  watchedBreakers(agentId: string, lock: boolean): Promise<readonly WatchedBreaker[]>;
   setBreached(id: string, breached: boolean): Promise<void>;
   /** Moves the mode from `from` to `to` with the arming fields; answers whether it did. */
   setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], arming: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean>;
@@ -481,7 +481,14 @@ export class BreakerSql implements BreakerStore {
     return (await this.#db.all("SELECT * FROM breakers WHERE agent_id = ? ORDER BY id", [agentId])).map(breakerFromRow);
   }
 
-  async watchedBreakers(agentId: string, lock: boolean): Promise<WatchedBreaker[]> {
+  async watchedBreakers(agentId: string, lock: boolean): Promise<readonly WatchedBreaker[]> {
+    // Inside a SQLite batch the agent's breakers are kept (INVARIANT decision-cache): another
+    // connection's change empties the cache before the batch, and this connection's own change of
+    // a breaker (`setBreached`) empties it at once. On PostgreSQL the rows are locked every time.
+    const cache = this.#db.decisionCache;
+    const cacheKey = `breakers\n${agentId}`;
+    const cached = cache?.get(cacheKey) as WatchedBreaker[] | undefined;
+    if (cached !== undefined) return cached;
     const forUpdate = lock && this.#db.dialect === "postgres" ? " FOR UPDATE OF b" : "";
     const rows = await this.#db.all(
       `SELECT b.*, c.id AS c_id, c.agent_id AS c_agent_id, c.metric AS c_metric, c.ceiling AS c_ceiling,
@@ -490,10 +497,14 @@ export class BreakerSql implements BreakerStore {
          FROM breakers b JOIN contracts c ON c.id = b.contract_id WHERE b.agent_id = ? ORDER BY b.id${forUpdate}`,
       [agentId],
     );
-    return rows.map((row) => ({ breaker: breakerFromRow(row), contract: contractFromRow(row, "c_") }));
+    const watched = rows.map((row) => Object.freeze({ breaker: Object.freeze(breakerFromRow(row)), contract: Object.freeze(contractFromRow(row, "c_")) }));
+    cache?.set(cacheKey, Object.freeze(watched));
+    return watched;
   }
 
   async setBreached(id: string, breached: boolean): Promise<void> {
+    // Rare (a contract entering or leaving `breached`); the kept breakers are read again after it.
+    this.#db.decisionCache?.clear();
     await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [breached ? 1 : 0, id]);
   }
 

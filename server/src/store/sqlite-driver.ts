@@ -49,9 +49,10 @@ class SqliteConnection implements SqlDriver {
   readonly #statements = new Map<string, Prepared>();
   /**
    * INVARIANT (decision-cache): rows of `grants`, `certificates` and `api_keys` read by the
-   * decision path, the head of each ledger tree it appended to, and the usage of each grant it
-   * read, which its own uses and holds keep up to date (decision-sql.ts). Valid while only the
-   * decision path wrote:
+   * decision path, each agent's breakers with their contracts (emptied by the breaker path's own
+   * change of one, breaker-sql.ts), the head of each ledger tree it appended to, and the usage of
+   * each grant it read, which its own uses and holds keep up to date (decision-sql.ts). Valid
+   * while only the decision path wrote:
    * emptied by any other write on this connection, any write outside a batch, any rollback (see
    * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
    * connection (`PRAGMA data_version` changed). It is offered only inside a batch, which holds the
