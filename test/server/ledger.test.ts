@@ -57,8 +57,12 @@ describe("canonicalMerge", () => {
       for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
       return out;
     });
-    fc.assert(fc.property(record, record, (body, fields) => {
+    fc.assert(fc.property(record, record, fc.jsonValue(), (body, fields, other) => {
       expect(canonicalMerge(body, fields)).toBe(reference({ ...body, ...fields }));
+      // The same names again, other values: the order found for these names is reused.
+      const again: Record<string, unknown> = {};
+      for (const k of Object.keys(body)) Object.defineProperty(again, k, { value: body[k] === undefined ? undefined : other, enumerable: true, writable: true, configurable: true });
+      expect(canonicalMerge(again, fields)).toBe(reference({ ...again, ...fields }));
     }), { numRuns: 500 });
     expect(canonicalMerge({ b: 1, seq: 0, a: undefined }, { seq: 2, a: [{ y: 1, x: 2 }] })).toBe('{"a":[{"x":2,"y":1}],"b":1,"seq":2}');
   });

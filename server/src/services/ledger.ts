@@ -122,15 +122,33 @@ export class CanonicalText {
 export function canonicalMerge(body: Readonly<Record<string, unknown>>, fields: Readonly<Record<string, unknown>>): string {
   const keys = Object.keys(body);
   for (const key of Object.keys(fields)) if (!Object.hasOwn(body, key)) keys.push(key);
-  // The default sort compares UTF-16 code units, which is the order this serialisation promises.
-  keys.sort();
   let out = "{";
-  for (const key of keys) {
+  let first = true;
+  for (const key of canonicalOrder(keys)) {
     const member = Object.hasOwn(fields, key) ? fields[key] : body[key];
     if (member === undefined) continue;
-    out += `${out.length === 1 ? "" : ","}${quotedKey(key)}:${member instanceof CanonicalText ? member.text : canonicalJson(member)}`;
+    // Strings and nulls, most of a record's members, are written at once.
+    const text = typeof member === "string" ? JSON.stringify(member)
+      : member === null ? "null"
+      : member instanceof CanonicalText ? member.text
+      : canonicalJson(member);
+    out += `${first ? "" : ","}${quotedKey(key)}:${text}`;
+    first = false;
   }
   return `${out}}`;
+}
+
+/** The names of the last merge as given, and in canonical order: a record's names repeat on every seal. */
+let lastNames: readonly string[] = [];
+let lastOrder: readonly string[] = [];
+
+/** `names` sorted by code unit (the order this serialisation promises), the last sort reused when they are the same names in the same order. */
+function canonicalOrder(names: readonly string[]): readonly string[] {
+  if (names.length === lastNames.length && names.every((name, i) => name === lastNames[i])) return lastOrder;
+  lastNames = names;
+  // The default sort compares UTF-16 code units.
+  lastOrder = [...names].sort();
+  return lastOrder;
 }
 
 /** Member names as JSON strings; a record's few names repeat on every seal. */
