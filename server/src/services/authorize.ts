@@ -4,7 +4,7 @@
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
-  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState, type GateResult,
+  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
@@ -13,6 +13,7 @@ import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
+import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
 import { CanonicalText, sealRecord } from "./ledger.js";
 import { iso } from "./views.js";
@@ -112,8 +113,8 @@ export function decisionState(environment: string, certificate: CertificateRecor
   };
 }
 
-/** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
-export function decisionOutcomeFields(decision: Decision) {
+/** The fields every answer about a decision shares before its gates, in API order. */
+function outcomeHead(decision: Decision) {
   return {
     outcome: decision.outcome,
     ...(decision.would_outcome === undefined ? {} : { would_outcome: decision.would_outcome }),
@@ -121,21 +122,43 @@ export function decisionOutcomeFields(decision: Decision) {
     decided_by: decision.decided_by,
     reason_code: decision.reason_code,
     reason: decision.reason,
+  };
+}
+
+/** The fields of an authorize answer after its gates, in API order. */
+function answerTail(decision: Decision, now: number) {
+  return {
+    ...(decision.residual === undefined ? {} : { residual: decision.residual }),
+    approver: decision.approver,
+    ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
+    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
+    decided_at: iso(now),
+  };
+}
+
+/** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
+export function decisionOutcomeFields(decision: Decision) {
+  return {
+    ...outcomeHead(decision),
     gates: decision.gates,
     ...(decision.residual === undefined ? {} : { residual: decision.residual }),
     approver: decision.approver,
   };
 }
 
-/** The answer of `POST /v1/authorize`. */
+/** The answer of `POST /v1/authorize`, as a value. */
 export function decisionView(ledgerId: string, decision: Decision, now: number): Record<string, unknown> {
-  return {
-    ledger_id: ledgerId,
-    ...decisionOutcomeFields(decision),
-    ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
-    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
-    decided_at: iso(now),
-  };
+  return { ledger_id: ledgerId, ...outcomeHead(decision), gates: decision.gates, ...answerTail(decision, now) };
+}
+
+/**
+ * The answer of `POST /v1/authorize` as sent: `JSON.stringify(decisionView(…))`, written around the
+ * gates' text (`gateTexts(decision.gates).answer`) instead of serialising the gates again.
+ */
+export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string): string {
+  const head = JSON.stringify({ ledger_id: ledgerId, ...outcomeHead(decision) });
+  const tail = JSON.stringify(answerTail(decision, now));
+  return `${head.slice(0, -1)},"gates":${gates},${tail.slice(1)}`;
 }
 
 /** Decides, seals and counts one request inside an open transaction; answers the response text. */
@@ -172,7 +195,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   };
   const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, usage), state, now);
   const ledgerId = newId("led", now);
-  const view = decisionView(ledgerId, decision, now);
+  const gates = gateTexts(decision.gates);
   const ledger = tx.decisionPath();
   await sealRecord(ledger, {
     id: ledgerId, tree_id: treeId, kind: "decision", grant_id: body.grant_id, agent_id: agentId,
@@ -185,8 +208,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       decided_by: decision.decided_by,
       reason_code: decision.reason_code,
       reason: decision.reason,
-      // Each sealed gate has string members inserted in canonical order: already canonical JSON.
-      gates: new CanonicalText(JSON.stringify(decision.gates.map(sealedGate))),
+      gates: new CanonicalText(gates.sealed),
       residual: decision.residual ?? null,
       approver: decision.approver,
       approval_id: body.approval_id ?? null,
@@ -206,26 +228,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
     // Single use: under the tree lock nobody else can have used it since it was read.
     if (!(await ledger.useApproval(decision.approval_id, now, ledgerId))) throw new Error("approval used concurrently under the tree lock");
   }
-  return JSON.stringify(view);
-}
-
-/** Every member of a gate, in canonical (code unit) order. */
-const GATE_MEMBERS = ["code", "gate", "grant_id", "outcome", "reason", "result"] as const satisfies readonly (keyof GateResult)[];
-/** Compiles only while GATE_MEMBERS names every member of GateResult: a new member must be sealed too. */
-const everyGateMember: Exclude<keyof GateResult, (typeof GATE_MEMBERS)[number]> extends never ? true : never = true;
-void everyGateMember;
-
-/**
- * A gate as it is sealed: the same members, inserted in canonical order, so that serialising the
- * record copies and sorts nothing (the engine's order, `gate` first, is the one answers show).
- */
-function sealedGate(g: GateResult): GateResult {
-  const sealed: { -readonly [K in keyof GateResult]: GateResult[K] } = { code: g.code, gate: g.gate } as GateResult;
-  if (g.grant_id !== undefined) sealed.grant_id = g.grant_id;
-  if (g.outcome !== undefined) sealed.outcome = g.outcome;
-  sealed.reason = g.reason;
-  sealed.result = g.result;
-  return sealed;
+  return decisionAnswerText(ledgerId, decision, now, gates.answer);
 }
 
 /**

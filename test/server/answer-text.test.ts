@@ -1,0 +1,62 @@
+// The texts of an authorize decision written without serialising its gates twice: the gates'
+// answer and sealed texts (kept per reason and used again only for the same gate), and the answer
+// written around them, byte for byte what plain serialisation gives.
+
+import type { Decision, GateResult } from "@agent-authority/engine";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "@agent-authority/server";
+import { decisionAnswerText, decisionView } from "../../server/src/services/authorize.js";
+import { gateTexts } from "../../server/src/services/gate-text.js";
+
+const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
+const OUTCOMES = ["allow", "deny", "exhausted", "gated"] as const;
+
+/** A gate as the engine builds one: `gate`, `result`, `code`, `reason`, then `outcome` and `grant_id` when present. */
+const gate: fc.Arbitrary<GateResult> = fc.record({
+  gate: fc.constantFrom(...GATES),
+  result: fc.constantFrom("pass", "fail", "skipped", "not_reached" as const),
+  code: fc.oneof(fc.constantFrom("scope.covered", "budget.fits"), fc.string({ maxLength: 6 })),
+  // A small pool of reasons, so that gates that differ only in another member share one.
+  reason: fc.oneof(fc.constantFrom("every condition of the chain holds", "tool `a\"b` is in scope", "é \u2028 \\ </script>"), fc.string({ maxLength: 12 })),
+  outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
+  grant_id: fc.option(fc.constantFrom("grt_a", "grt_b"), { nil: undefined }),
+}).map(({ gate, result, code, reason, outcome, grant_id }) => ({
+  gate, result, code, reason, ...(outcome === undefined ? {} : { outcome }), ...(grant_id === undefined ? {} : { grant_id }),
+}));
+
+describe("gateTexts", () => {
+  it("writes JSON.stringify of the engine's gates for the answer and their canonical JSON for the record, however often a reason comes back", () => {
+    fc.assert(fc.property(fc.array(gate, { maxLength: 12 }), (gates) => {
+      const texts = gateTexts(gates);
+      expect(texts.answer).toBe(JSON.stringify(gates));
+      expect(texts.sealed).toBe(canonicalJson(gates));
+    }), { numRuns: 1_000 });
+  });
+});
+
+describe("decisionAnswerText", () => {
+  const decision: fc.Arbitrary<Decision> = fc.record({
+    outcome: fc.constantFrom(...OUTCOMES),
+    would_outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
+    mode: fc.constantFrom("enforce", "observe" as const),
+    decided_by: fc.option(fc.constantFrom(...GATES), { nil: null }),
+    reason_code: fc.string({ maxLength: 8 }),
+    reason: fc.string({ maxLength: 16 }),
+    gates: fc.array(gate, { maxLength: 9 }),
+    residual: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+    approver: fc.option(fc.string({ maxLength: 8 }), { nil: null }),
+    approval_id: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+    counted: fc.boolean(),
+    holds: fc.array(fc.record({
+      grant_id: fc.constantFrom("grt_a", "grt_b"), amount_minor: fc.nat(), currency: fc.option(fc.constantFrom("EUR"), { nil: null }),
+      expires_at: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+    }), { maxLength: 3 }),
+  }, { requiredKeys: ["outcome", "mode", "decided_by", "reason_code", "reason", "gates", "approver", "counted", "holds"] }) as fc.Arbitrary<Decision>;
+
+  it("is JSON.stringify of the answer's value, the gates written by gateTexts", () => {
+    fc.assert(fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), (d, now) => {
+      expect(decisionAnswerText("led_x", d, now, gateTexts(d.gates).answer)).toBe(JSON.stringify(decisionView("led_x", d, now)));
+    }), { numRuns: 500 });
+  });
+});
