@@ -18,7 +18,10 @@ const gate: fc.Arbitrary<GateResult> = fc.record({
   result: fc.constantFrom("pass", "fail", "skipped", "not_reached" as const),
   code: fc.oneof(fc.constantFrom("scope.covered", "budget.fits"), fc.string({ maxLength: 6 })),
   // A small pool of reasons, so that gates that differ only in another member share one.
-  reason: fc.oneof(fc.constantFrom("every condition of the chain holds", "tool `a\"b` is in scope", "é \u2028 \\ </script>"), fc.string({ maxLength: 12 })),
+  reason: fc.oneof(
+    fc.constantFrom("every condition of the chain holds", "tool `a\"b` is in scope", "é \u2028 \\ </script>", "x".repeat(512), "y".repeat(513)),
+    fc.string({ maxLength: 12 }),
+  ),
   outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
   grant_id: fc.option(fc.constantFrom("grt_a", "grt_b"), { nil: undefined }),
 }).map(({ gate, result, code, reason, outcome, grant_id }) => ({

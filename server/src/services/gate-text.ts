@@ -21,6 +21,8 @@ interface GateTexts {
 /** Kept texts by reason; when full, it starts over. */
 const KEPT = new Map<string, GateTexts>();
 const KEPT_MAX = 4_096;
+/** A longer reason (one that quotes much of a request) is written every time, never kept: the kept texts stay within a few MiB. */
+const KEPT_REASON_MAX = 512;
 
 function sameGate(a: GateResult, b: GateResult): boolean {
   return a.reason === b.reason && a.code === b.code && a.gate === b.gate && a.result === b.result && a.outcome === b.outcome && a.grant_id === b.grant_id;
@@ -46,6 +48,7 @@ function written(g: GateResult): GateTexts {
 }
 
 function textsOf(g: GateResult): GateTexts {
+  if (g.reason.length > KEPT_REASON_MAX) return written(g);
   const kept = KEPT.get(g.reason);
   if (kept !== undefined && sameGate(kept.gate, g)) return kept;
   const texts = written(g);
