@@ -125,11 +125,18 @@ function outcomeHead(decision: Decision) {
   };
 }
 
-/** The fields of an authorize answer after its gates, in API order. */
-function answerTail(decision: Decision, now: number) {
+/** The fields every answer about a decision shares after its gates, in API order. */
+function outcomeTail(decision: Decision) {
   return {
     ...(decision.residual === undefined ? {} : { residual: decision.residual }),
     approver: decision.approver,
+  };
+}
+
+/** The fields of an authorize answer after its gates, in API order. */
+function answerTail(decision: Decision, now: number) {
+  return {
+    ...outcomeTail(decision),
     ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
     holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
     decided_at: iso(now),
@@ -138,12 +145,7 @@ function answerTail(decision: Decision, now: number) {
 
 /** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
 export function decisionOutcomeFields(decision: Decision) {
-  return {
-    ...outcomeHead(decision),
-    gates: decision.gates,
-    ...(decision.residual === undefined ? {} : { residual: decision.residual }),
-    approver: decision.approver,
-  };
+  return { ...outcomeHead(decision), gates: decision.gates, ...outcomeTail(decision) };
 }
 
 /** The answer of `POST /v1/authorize`, as a value. */

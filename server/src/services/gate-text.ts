@@ -29,7 +29,8 @@ function sameGate(a: GateResult, b: GateResult): boolean {
 }
 
 function written(g: GateResult): GateTexts {
-  const answer = JSON.stringify({
+  // A copy in the engine's order: what the answer shows, and what later gates are compared with.
+  const gate: GateResult = Object.freeze({
     gate: g.gate, result: g.result, code: g.code, reason: g.reason,
     ...(g.outcome === undefined ? {} : { outcome: g.outcome }),
     ...(g.grant_id === undefined ? {} : { grant_id: g.grant_id }),
@@ -40,11 +41,7 @@ function written(g: GateResult): GateTexts {
     ...(g.outcome === undefined ? {} : { outcome: g.outcome }),
     reason: g.reason, result: g.result,
   });
-  const { gate, result, code, reason, outcome, grant_id } = g;
-  return {
-    gate: Object.freeze({ gate, result, code, reason, ...(outcome === undefined ? {} : { outcome }), ...(grant_id === undefined ? {} : { grant_id }) }),
-    answer, sealed,
-  };
+  return { gate, answer: JSON.stringify(gate), sealed };
 }
 
 function textsOf(g: GateResult): GateTexts {
