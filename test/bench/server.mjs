@@ -26,8 +26,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const TURNS = Math.max(1, Number(process.env.BENCH_TURNS ?? 4));
+/** A positive whole number from the environment, or the default; anything else stops the bench with the variable's name. */
+function positive(name, fallback) {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got \`${process.env[name]}\``);
+  return value;
+}
+const SECONDS = positive("BENCH_SECONDS", 4);
+const TURNS = positive("BENCH_TURNS", 4);
 const CONNECTIONS = [1, 10, 50];
 /** `--grants=N` and `--decisions=N` when run directly; the environment when run through the dispatcher. */
 const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -146,11 +152,11 @@ function threadCpu(pid) {
 /** The load at `connections`; with `pid`, also the server's CPU per request on its main thread and its busiest other thread. */
 async function measure(url, connections, headers, body, pid) {
   const before = threadCpu(pid);
-  const run = autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const load = autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   // Every answer's time, so that a row's percentiles are those of all the answers of its turns.
   const times = [];
-  run.on("response", (_client, _status, _bytes, ms) => times.push(ms));
-  const result = await run;
+  load.on("response", (_client, _status, _bytes, ms) => times.push(ms));
+  const result = await load;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   const used = [...threadCpu(pid)].map(([tid, cpu]) => [tid, (cpu - (before.get(tid) ?? 0)) / result.requests.total]);
   const main = used.find(([tid]) => tid === pid)?.[1];
