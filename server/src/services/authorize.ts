@@ -148,14 +148,11 @@ export function decisionOutcomeFields(decision: Decision) {
   return { ...outcomeHead(decision), gates: decision.gates, ...outcomeTail(decision) };
 }
 
-/** The answer of `POST /v1/authorize`, as a value. */
-export function decisionView(ledgerId: string, decision: Decision, now: number): Record<string, unknown> {
-  return { ledger_id: ledgerId, ...outcomeHead(decision), gates: decision.gates, ...answerTail(decision, now) };
-}
-
 /**
- * The answer of `POST /v1/authorize` as sent: `JSON.stringify(decisionView(…))`, written around the
- * gates' text (`gateTexts(decision.gates).answer`) instead of serialising the gates again.
+ * The answer of `POST /v1/authorize` as sent: `ledger_id`, the fields every answer about a decision
+ * shares, then `approval_id`, `holds` and `decided_at`, in that order, as `JSON.stringify` writes
+ * them, but written around the gates' text (`gateTexts(decision.gates).answer`) instead of
+ * serialising the gates again.
  */
 export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string): string {
   const head = JSON.stringify({ ledger_id: ledgerId, ...outcomeHead(decision) });

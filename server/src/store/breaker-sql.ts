@@ -487,7 +487,7 @@ export class BreakerSql implements BreakerStore {
     // a breaker (`setBreached`) empties it at once. On PostgreSQL the rows are locked every time.
     const cache = this.#db.decisionCache;
     const cacheKey = `breakers\n${agentId}`;
-    const cached = cache?.get(cacheKey) as WatchedBreaker[] | undefined;
+    const cached = cache?.get(cacheKey) as readonly WatchedBreaker[] | undefined;
     if (cached !== undefined) return cached;
     const forUpdate = lock && this.#db.dialect === "postgres" ? " FOR UPDATE OF b" : "";
     const rows = await this.#db.all(
