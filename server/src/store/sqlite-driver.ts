@@ -25,6 +25,15 @@ class AsyncLock {
 }
 
 const STATEMENT_CACHE_MAX = 512;
+/**
+ * The page size of a database this driver creates; one that exists keeps its own, which SQLite
+ * fixes when the first table is written. A sealed decision record with its nine gates is about
+ * 2 KiB: on 4 KiB pages it cannot share a page, so each one fills a page of its own and half of
+ * it goes to the log empty. On 2 KiB pages its head shares a page and the rest fills one overflow
+ * page, so a commit writes about a third fewer bytes to the log and waits less for their sync
+ * (decision 0604).
+ */
+export const NEW_DATABASE_PAGE_SIZE = 2_048;
 /** The most rows the decision cache keeps; when full it starts over. */
 const DECISION_CACHE_MAX = 4_096;
 
@@ -165,6 +174,7 @@ export class SqliteDriver implements SqlDriver {
 
   constructor(path: string, options: SqliteOptions = {}) {
     const db = new Database(path);
+    db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
@@ -245,7 +255,8 @@ const CHECKPOINT_THREAD_FILE = fileURLToPath(new URL("./checkpoint-thread.js", i
 export const WRITER_CHECKPOINT_FRAMES = 1_000;
 /**
  * With a checkpoint thread, the writer's own checkpoint, the one that lets the log start over,
- * runs at this many frames instead: ten times fewer of those commits, about 40 MiB of log.
+ * runs at this many frames instead: ten times fewer of those commits, about 20 MiB of log on
+ * 2 KiB pages (40 MiB on the 4 KiB pages of a database created before them).
  */
 export const THREADED_WRITER_CHECKPOINT_FRAMES = 10_000;
 /** The checkpoint thread runs a pass each time the log has grown by this many frames. */
