@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { THREAD_CHECKPOINT_STEP, THREADED_WRITER_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/sqlite-driver.js";
+import { NEW_DATABASE_PAGE_SIZE, THREAD_CHECKPOINT_STEP, THREADED_WRITER_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/sqlite-driver.js";
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
 
@@ -163,8 +163,8 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     }
     expect(passed).toBe(true);
     expect(restarted).toBe(true);
-    // Never longer than the writer's checkpoint and the last commits: about 40 MiB.
-    expect(statSync(`${database}-wal`).size).toBeLessThan(((THREADED_WRITER_CHECKPOINT_FRAMES + 1_000) * (4_096 + 24)) + 32);
+    // Never longer than the writer's checkpoint and the last commits: about 20 MiB of 2 KiB pages.
+    expect(statSync(`${database}-wal`).size).toBeLessThan(((THREADED_WRITER_CHECKPOINT_FRAMES + 1_000) * (NEW_DATABASE_PAGE_SIZE + 24)) + 32);
     expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(decisions);
   });
 
