@@ -1,14 +1,16 @@
 // The page size of SQLite databases: 2 KiB for one the server creates (a sealed decision record
 // then writes about a third fewer bytes to the log, decision 0604), while a database created
-// before keeps the page size it was made with and migrates and works as it did.
+// before keeps the page size it was made with, migrates, and seals decisions as before.
 
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { openStore, startServer, verifyLedger } from "@agent-authority/server";
 import { migrateDatabase } from "../../server/src/store/open.js";
 import { NEW_DATABASE_PAGE_SIZE } from "../../server/src/store/sqlite-driver.js";
+import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "authority-page-size-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +53,41 @@ describe("SQLite page size", () => {
     expect(after.tables).toBeGreaterThan(10);
     // A second start applies nothing and changes nothing.
     expect(await migrateDatabase(path)).toEqual([]);
-    expect(inspect(path).pageSize).toBe(4_096);
+
+    // Decisions are sealed on it as on a new one, and their chain verifies.
+    const server = await startServer({
+      host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl: path, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
+      autoApprovalCeilingMinor: 10_000, logLevel: "silent",
+    });
+    try {
+      const post = async (path: string, key: string, body: unknown): Promise<any> => {
+        const response = await fetch(`${server.baseUrl}${path}`, {
+          method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+        });
+        expect(response.status, path).toBeLessThan(300);
+        return response.json();
+      };
+      const agent = await post("/agents", ADMIN_KEY, { name: "older-pages" });
+      await post(`/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
+      const key = await post("/keys", ADMIN_KEY, { identity: "older-pages-agent", kind: "service", roles: ["agent"], agent_id: agent.id });
+      const grant = await post("/grants", ADMIN_KEY, {
+        agent_id: agent.id, principal_type: "service", principal_id: "older", scope: { tool: ["payments.*"] }, ttl_hours: 1,
+      });
+      const attestation = {
+        manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+      };
+      for (let i = 0; i < 3; i += 1) {
+        expect((await post("/authorize", key.key, { grant_id: grant.id, tool: "payments.send", attestation })).outcome).toBe("allow");
+      }
+    } finally {
+      await server.close();
+    }
+    const store = openStore(path);
+    try {
+      expect(await verifyLedger(store)).toMatchObject({ ok: true, broken: null, records: 3 });
+    } finally {
+      await store.close();
+    }
+    expect(inspect(path)).toEqual({ pageSize: 4_096, integrity: "ok", tables: after.tables });
   });
 });
