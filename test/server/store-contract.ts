@@ -66,6 +66,16 @@ export function storeContract(target: StoreTarget): void {
       const rows = (await db.raw("SELECT version FROM schema_migrations ORDER BY version")) as { version: number }[];
       expect(rows.map((r) => Number(r.version)).at(-1)).toBe(LATEST_MIGRATION);
     });
+
+    it("index the ledger by id, by tree, and the gated decisions alone by id: three entries for each sealed decision at most", async () => {
+      const rows = (await db.raw(target.name === "postgres"
+        ? "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'ledger' AND schemaname = current_schema()"
+        : "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ledger'")) as { name: string }[];
+      const names = rows.map((r) => r.name);
+      expect(names).toHaveLength(3);
+      expect(names).toContain("ledger_gated");
+      expect(names).not.toContain("ledger_grant");
+    });
   });
 
   describe("agents", () => {

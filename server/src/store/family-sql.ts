@@ -167,7 +167,9 @@ export class FamilySql implements FamilyStore {
 
   async sealedDecisionsOfFamily(familyId: string, since: number, limit: number): Promise<LedgerRow[]> {
     const rows = await this.#db.all(
-      `SELECT l.* FROM ledger l JOIN family_instances f ON f.grant_id = l.grant_id
+      // An instance is a root grant, so its decisions are in its own tree (the ledger's index
+      // by tree); its descendants' decisions there are left out.
+      `SELECT l.* FROM ledger l JOIN family_instances f ON l.tree_id = f.grant_id AND l.grant_id = f.grant_id
         WHERE f.family_id = ? AND l.kind = 'decision' AND l.created_at >= ?
         ORDER BY l.created_at, l.id LIMIT ?`,
       [familyId, since, limit],

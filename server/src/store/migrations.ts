@@ -186,6 +186,11 @@ CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXE
   return [functions, ...keep, ...seal].join("\n");
 }
 
+const LEDGER_GATED_SQL = `
+CREATE INDEX IF NOT EXISTS ledger_gated ON ledger (id) WHERE kind = 'decision' AND outcome = 'gated';
+DROP INDEX IF EXISTS ledger_grant;
+`;
+
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   {
     version: 1,
@@ -225,6 +230,15 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     // reads charges by grant any more, and a decision without an amount writes no charge at all.
     name: "decision path: charges are holds only; drop the index of charges by grant",
     sql: { sqlite: "DROP INDEX IF EXISTS charges_grant;", postgres: "DROP INDEX IF EXISTS charges_grant;" },
+  },
+  {
+    version: 8,
+    // Every sealed record paid an entry in the ledger's index by grant, for two reads: the queue of
+    // gated decisions awaiting approval, now served by an index that holds the gated decisions
+    // alone, and a family's decisions, which are those of its instances, root grants, read
+    // through the index of each tree (decision 0604).
+    name: "decision path: index only the gated decisions by id; drop the index of the ledger by grant",
+    sql: { sqlite: LEDGER_GATED_SQL, postgres: LEDGER_GATED_SQL },
   },
 ]);
 
