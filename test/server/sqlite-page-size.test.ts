@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openStore, startServer, verifyLedger } from "@agent-authority/server";
 import { migrateDatabase } from "../../server/src/store/open.js";
 import { NEW_DATABASE_PAGE_SIZE } from "../../server/src/store/sqlite-driver.js";
-import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+import { ADMIN_KEY, ENVIRONMENT } from "./http-harness.js";
+import { agentWithKey, ATTESTATION, grant, post } from "./server-processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "authority-page-size-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,24 +61,11 @@ describe("SQLite page size", () => {
       autoApprovalCeilingMinor: 10_000, logLevel: "silent",
     });
     try {
-      const post = async (path: string, key: string, body: unknown): Promise<any> => {
-        const response = await fetch(`${server.baseUrl}${path}`, {
-          method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
-        });
-        expect(response.status, path).toBeLessThan(300);
-        return response.json();
-      };
-      const agent = await post("/agents", ADMIN_KEY, { name: "older-pages" });
-      await post(`/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
-      const key = await post("/keys", ADMIN_KEY, { identity: "older-pages-agent", kind: "service", roles: ["agent"], agent_id: agent.id });
-      const grant = await post("/grants", ADMIN_KEY, {
-        agent_id: agent.id, principal_type: "service", principal_id: "older", scope: { tool: ["payments.*"] }, ttl_hours: 1,
-      });
-      const attestation = {
-        manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
-      };
+      const agent = await agentWithKey(server.baseUrl, "older-pages");
+      const grantId = await grant(server.baseUrl, agent.id, { ttl_hours: 1 });
       for (let i = 0; i < 3; i += 1) {
-        expect((await post("/authorize", key.key, { grant_id: grant.id, tool: "payments.send", attestation })).outcome).toBe("allow");
+        const reply = await post(server.baseUrl, "/authorize", agent.key, { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION });
+        expect(reply.body.outcome).toBe("allow");
       }
     } finally {
       await server.close();
