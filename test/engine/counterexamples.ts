@@ -16,6 +16,8 @@ export interface SoundnessCase {
 
 export interface StandaloneCase {
   readonly why: string;
+  /** Whether the checker must refuse the child (the case was found against a build that accepted it). */
+  readonly refused: boolean;
   readonly parent: GrantTerms;
   readonly child: GrantTerms;
   readonly usage: ParentUsage;
@@ -81,6 +83,7 @@ const SPENT_PARENT: GrantTerms = {
 export const PERMANENT_STANDALONE: readonly StandaloneCase[] = [
   {
     why: "the amount budget is compared with the parent's remaining, not its budget: a spent parent cannot hand out its whole budget again",
+    refused: true,
     parent: SPENT_PARENT,
     usage: { uses: 4, spent_minor: 10000 },
     child: { ...SPENT_PARENT, scope: { tool: ["pay.send"] }, budget_count: 1, delegation_depth_max: 1, policy: "amount_minor <= 5000" },
@@ -96,6 +99,45 @@ export const PERMANENT_STANDALONE: readonly StandaloneCase[] = [
       ceiling: 0,
       now: WINDOW.start,
       statuses: ["active", "pending_approval"],
+    },
+  },
+  {
+    why: "a policy's `currency` is the request's own: when it defaulted to each grant's budget currency, a child that may not spend but names `EUR` passed `currency == \"EUR\"` for a request naming none, where its parent (no currency) refused",
+    refused: false,
+    parent: {
+      ...SPENT_PARENT,
+      scope: { tool: ["pay.card.*", "pay.refund", "pay.*"] },
+      window: { start: WINDOW.start, end: WINDOW.start + 5 * 3_600_000 },
+      budget_count: null,
+      conditions: { clean_context: true },
+      enforcement_mode: "observe",
+      policy: '(tool != "pay.refund") && (currency == "EUR")',
+    },
+    usage: { uses: 4, spent_minor: 12000 },
+    child: {
+      ...SPENT_PARENT,
+      scope: { tool: ["pay.card.*", "pay.*", "pay.refund", "pay.card.issue"] },
+      window: { start: WINDOW.start, end: WINDOW.start + 4 * 3_600_000 },
+      budget_amount_minor: 0,
+      budget_currency: "EUR",
+      budget_count: 2,
+      conditions: { clean_context: true },
+      delegation_policy: "none",
+      delegation_depth_max: 1,
+      policy: '(tool != "pay.refund") && (currency == "EUR")',
+    },
+    action: {
+      tool: "pay.send",
+      amount_minor: 0,
+      currency: null,
+      audience: "api.example.com",
+      clean: true,
+      country: "FR",
+      attested: true,
+      approver: null,
+      ceiling: 0,
+      now: WINDOW.start,
+      statuses: ["pending_approval", "active"],
     },
   },
 ];

@@ -86,6 +86,16 @@ describe("gate 8: policy", () => {
     expect(decide(request({ args: {} }), chain, stateFor(), Date.UTC(2026, 2, 2, 9, 30)).outcome).toBe("deny");
   });
 
+  it("binds the request's own currency, never a grant's budget currency", () => {
+    // A child that may not spend may name any currency; a policy must not see it.
+    const chain = chainOf({}, { budget_amount_minor: 0, budget_currency: "USD", policy: 'currency == "USD"' });
+    const noCurrency = request({ amount_minor: 0, currency: null });
+    expect(policyEnvironment(noCurrency, chain[1]!, NOW).currency).toBe("");
+    expect(policyEnvironment(noCurrency, chain[0]!, NOW).currency).toBe("");
+    expect(decide(noCurrency, chain, stateFor(), NOW)).toMatchObject({ outcome: "deny", reason_code: "policy.deny" });
+    expect(decide({ ...noCurrency, currency: "USD" }, chain, stateFor(), NOW).outcome).toBe("allow");
+  });
+
   it("is recorded, not enforced, in observe", () => {
     const chain = chainOf({ enforcement_mode: "observe" }, { enforcement_mode: "observe", policy: CFO });
     const decision = decide(request({ amount_minor: 6_000 }), chain, stateFor(), NOW);

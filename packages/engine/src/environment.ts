@@ -13,12 +13,17 @@ export type PartialEnvironment = Omit<PolicyEnvironment, "approver">;
 /**
  * The names a policy of `link` sees. `uses` and `spent_minor` are the usage of the grant whose
  * policy is evaluated, so an ancestor's `spent_minor < 1000` bounds its whole subtree.
+ *
+ * INVARIANT (currency-spend, engine side): `currency` is the request's own, `""` when it names
+ * none, and never a grant's budget currency. The lattice lets a child that may not spend name any
+ * currency; were that currency visible here, such a child could pass a `currency == …` policy its
+ * parent refuses.
  */
 export function policyEnvironment(request: DecisionRequest, link: ChainLink, now: number): PartialEnvironment {
   const date = new Date(now);
   return {
     amount_minor: requestAmount(request),
-    currency: request.currency ?? link.terms.budget_currency ?? "",
+    currency: request.currency ?? "",
     tool: request.tool,
     agent: request.agent_id,
     principal: link.terms.principal.id,
