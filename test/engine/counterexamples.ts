@@ -80,6 +80,19 @@ const SPENT_PARENT: GrantTerms = {
   policy: null,
 };
 
+/** An attested `pay.send` naming no currency, at the window's start; each case sets its amount and statuses. */
+const SEND_WITHOUT_CURRENCY = {
+  tool: "pay.send",
+  currency: null,
+  audience: "api.example.com",
+  clean: true,
+  country: "FR",
+  attested: true,
+  approver: null,
+  ceiling: 0,
+  now: WINDOW.start,
+} as const;
+
 export const PERMANENT_STANDALONE: readonly StandaloneCase[] = [
   {
     why: "the amount budget is compared with the parent's remaining, not its budget: a spent parent cannot hand out its whole budget again",
@@ -87,19 +100,7 @@ export const PERMANENT_STANDALONE: readonly StandaloneCase[] = [
     parent: SPENT_PARENT,
     usage: { uses: 4, spent_minor: 10000 },
     child: { ...SPENT_PARENT, scope: { tool: ["pay.send"] }, budget_count: 1, delegation_depth_max: 1, policy: "amount_minor <= 5000" },
-    action: {
-      tool: "pay.send",
-      amount_minor: 5000,
-      currency: null,
-      audience: "api.example.com",
-      clean: true,
-      country: "FR",
-      attested: true,
-      approver: null,
-      ceiling: 0,
-      now: WINDOW.start,
-      statuses: ["active", "pending_approval"],
-    },
+    action: { ...SEND_WITHOUT_CURRENCY, amount_minor: 5000, statuses: ["active", "pending_approval"] },
   },
   {
     why: "a policy's `currency` is the request's own: when it defaulted to each grant's budget currency, a child that may not spend but names `EUR` passed `currency == \"EUR\"` for a request naming none, where its parent (no currency) refused",
@@ -126,18 +127,6 @@ export const PERMANENT_STANDALONE: readonly StandaloneCase[] = [
       delegation_depth_max: 1,
       policy: '(tool != "pay.refund") && (currency == "EUR")',
     },
-    action: {
-      tool: "pay.send",
-      amount_minor: 0,
-      currency: null,
-      audience: "api.example.com",
-      clean: true,
-      country: "FR",
-      attested: true,
-      approver: null,
-      ceiling: 0,
-      now: WINDOW.start,
-      statuses: ["pending_approval", "active"],
-    },
+    action: { ...SEND_WITHOUT_CURRENCY, amount_minor: 0, statuses: ["pending_approval", "active"] },
   },
 ];
