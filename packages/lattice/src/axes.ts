@@ -107,7 +107,8 @@ function amountAxis(parent: GrantTerms, child: GrantTerms, usage: ParentUsage): 
 }
 
 // INVARIANT (currency-spend): the currency matters only when the child may spend; a child whose
-// amount budget is 0 can spend nothing in any currency.
+// amount budget is 0 can spend nothing in any currency, and no policy sees a grant's currency
+// (the engine's policy environment binds the request's own).
 function currencyAxis(parent: GrantTerms, child: GrantTerms): AxisReport {
   const base = { axis: "budget_currency" as const, parent: parent.budget_currency, child: child.budget_currency };
   if (child.budget_amount_minor === 0) return { ...base, ok: true, message: "the child may not spend, so its currency does not matter" };
