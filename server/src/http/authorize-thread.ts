@@ -7,6 +7,7 @@ import { Worker } from "node:worker_threads";
 import type { AuthorizeBody, ProblemCode } from "@agent-authority/api";
 import { IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
 import { ApiProblem } from "./problem.js";
+import { Waiters } from "./waiters.js";
 
 export interface WorkerSettings {
   readonly databaseUrl: string;
@@ -48,8 +49,7 @@ export function authorizeWorkerAvailable(): boolean {
 
 export class AuthorizeWorker {
   readonly #worker: Worker;
-  readonly #pending = new Map<number, { resolve: (answer: PreparedAnswer) => void; reject: (error: unknown) => void }>();
-  #next = 0;
+  readonly #waiters = new Waiters<PreparedAnswer>();
   #outbox: Request[] = [];
   #failure: Error | undefined;
   #closed: Promise<void> | undefined;
@@ -93,9 +93,8 @@ export class AuthorizeWorker {
 
   authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    const id = this.#next++;
     return new Promise<PreparedAnswer>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      const id = this.#waiters.add(resolve, reject);
       if (this.#outbox.length === 0) setImmediate(() => this.#send());
       this.#outbox.push({ id, keyHash, body, claim });
     });
@@ -113,11 +112,8 @@ export class AuthorizeWorker {
   }
 
   #settle(id: number, answer: PreparedAnswer | undefined, error: unknown): void {
-    const pending = this.#pending.get(id);
-    if (pending === undefined) return;
-    this.#pending.delete(id);
-    if (answer !== undefined) pending.resolve(answer);
-    else pending.reject(error);
+    if (answer !== undefined) this.#waiters.resolve(id, answer);
+    else this.#waiters.reject(id, error);
   }
 
   #receive(reply: WorkerReply): void {
@@ -135,8 +131,7 @@ export class AuthorizeWorker {
   #fail(error: Error): void {
     if (this.#failure === undefined && this.#closed === undefined) this.#onFailure(error);
     this.#failure ??= error;
-    for (const pending of this.#pending.values()) pending.reject(error);
-    this.#pending.clear();
+    this.#waiters.rejectAll(error);
   }
 
   /** Lets the worker close its database, then ends it. */
