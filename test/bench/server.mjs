@@ -12,7 +12,9 @@
 //                                                 run directly, --grants=N --decisions=N do the same)
 //
 // Each row is the mean of several measurements taken in turns with the other servers' (see run());
-// its p50 and p99 are those of every answer of those turns.
+// its p50 and p99 are those of every answer of those turns. Beside each authorize row: the server's
+// CPU per request on its main thread and its worker, and its main thread's pauses for garbage
+// collection (milliseconds per second of load, and the longest).
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -23,6 +25,7 @@ import { createServer } from "node:http";
 import { closeSync, existsSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
 
@@ -78,6 +81,20 @@ async function serve(kind, dbPath) {
     });
     port = Number(new URL(server.baseUrl).port);
   }
+  // The main thread's garbage collections, told on SIGUSR2: how many, their pauses in all, and the
+  // longest since the last report. A pause of the main thread holds every request in flight.
+  const gc = { count: 0, pauseMs: 0, longestMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.count += 1;
+      gc.pauseMs += entry.duration;
+      gc.longestMs = Math.max(gc.longestMs, entry.duration);
+    }
+  }).observe({ entryTypes: ["gc"] });
+  process.on("SIGUSR2", () => {
+    process.stdout.write(`GC ${gc.count} ${gc.pauseMs} ${gc.longestMs}\n`);
+    gc.longestMs = 0;
+  });
   // A clean exit on SIGTERM, so that `node --cpu-prof` can write its profile.
   process.on("SIGTERM", () => process.exit(0));
   process.stdout.write(`PORT ${port}\n`);
@@ -86,14 +103,26 @@ async function serve(kind, dbPath) {
 // ---------------------------------------------------------------------------------------------
 // Parent mode.
 
+/** A server in a child process: its base URL, and `gc()`, its main thread's collections so far (see serve()). */
 function startChild(kind, dbPath = "") {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath], { stdio: ["ignore", "pipe", "inherit"] });
+  const reports = [];
+  const gc = () => new Promise((resolve) => {
+    reports.push(resolve);
+    child.kill("SIGUSR2");
+  });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (chunk) => {
       out += String(chunk);
-      const match = /PORT (\d+)/.exec(out);
-      if (match) resolve({ child, base: `http://127.0.0.1:${match[1]}` });
+      for (let end = out.indexOf("\n"); end !== -1; end = out.indexOf("\n")) {
+        const line = out.slice(0, end);
+        out = out.slice(end + 1);
+        const port = /^PORT (\d+)$/.exec(line);
+        if (port) resolve({ child, base: `http://127.0.0.1:${port[1]}`, gc });
+        const collected = /^GC (\S+) (\S+) (\S+)$/.exec(line);
+        if (collected) reports.shift()?.({ count: Number(collected[1]), pauseMs: Number(collected[2]), longestMs: Number(collected[3]) });
+      }
     });
     child.on("exit", (code) => reject(new Error(`${kind} server exited with ${code}`)));
   });
@@ -149,8 +178,13 @@ function threadCpu(pid) {
   return perThread;
 }
 
-/** The load at `connections`; with `pid`, also the server's CPU per request on its main thread and its busiest other thread. */
-async function measure(url, connections, headers, body, pid) {
+/**
+ * The load at `connections`; with `server`, also the server's CPU per request on its main thread
+ * and its busiest other thread, and its main thread's pauses for garbage collection.
+ */
+async function measure(url, connections, headers, body, server) {
+  const pid = server?.child.pid;
+  const gcBefore = await server?.gc();
   const before = threadCpu(pid);
   const load = autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   // Every answer's time, so that a row's percentiles are those of all the answers of its turns.
@@ -161,20 +195,24 @@ async function measure(url, connections, headers, body, pid) {
   const used = [...threadCpu(pid)].map(([tid, cpu]) => [tid, (cpu - (before.get(tid) ?? 0)) / result.requests.total]);
   const main = used.find(([tid]) => tid === pid)?.[1];
   const other = used.filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1])[0]?.[1];
-  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other };
+  const gcAfter = await server?.gc();
+  const gc = gcBefore === undefined || gcAfter === undefined ? undefined
+    : { msPerSecond: (gcAfter.pauseMs - gcBefore.pauseMs) / SECONDS, longestMs: gcAfter.longestMs };
+  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, gc };
 }
 
 const cpu = (us) => (us === undefined ? "n/a" : us.toFixed(0));
 
 function table(title, rows) {
   process.stdout.write(`\n${title}\n`);
-  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker\n");
+  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker | main GC: ms/s, longest ms\n");
   for (const r of rows) {
     process.stdout.write(
       `${String(r.connections).padStart(4)} | ${r.bare.rps.toFixed(0).padStart(19)} | ${r.express.rps.toFixed(0).padStart(19)} | ` +
       `${r.authorize.rps.toFixed(0).padStart(15)} | ${r.authorize.p50.toFixed(1).padStart(6)} | ${r.authorize.p99.toFixed(1).padStart(6)} | ` +
       `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}× | ` +
-      `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}\n`,
+      `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)} | ` +
+      `${r.authorize.gcMsPerSecond === undefined ? "n/a" : `${r.authorize.gcMsPerSecond.toFixed(1)}, ${r.authorize.gcLongestMs.toFixed(1)}`}\n`,
     );
   }
   const range = (ratios) => `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
@@ -244,6 +282,7 @@ function mean(turns) {
   return {
     rps: avg((t) => t.rps), p50: quantile(times, 0.5), p99: quantile(times, 0.99),
     mainCpu: avg((t) => t.mainCpu), workerCpu: avg((t) => t.workerCpu),
+    gcMsPerSecond: avg((t) => t.gc?.msPerSecond), gcLongestMs: turns.some((t) => t.gc === undefined) ? undefined : Math.max(...turns.map((t) => t.gc.longestMs)),
     // Each turn's ratio to the Express route measured in the same turn: how far one turn can stray.
     turnRatios: turns.map((t) => t.turnRatio).filter((r) => r !== undefined),
   };
@@ -277,7 +316,7 @@ async function run(databases) {
         for (const i of order) {
           const { server } = servers[i];
           const { key, body } = requests[i];
-          const measured = await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server.child.pid);
+          const measured = await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server);
           turns[i].push({ ...measured, turnRatio: measured.rps / express.rps });
         }
       }
