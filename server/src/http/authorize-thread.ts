@@ -8,6 +8,7 @@ import type { AuthorizeBody, ProblemCode } from "@agent-authority/api";
 import { IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
 import { ApiProblem } from "./problem.js";
 import { Waiters } from "./waiters.js";
+import { keepYoungGenerationFull } from "./worker-heap.js";
 
 export interface WorkerSettings {
   readonly databaseUrl: string;
@@ -70,6 +71,7 @@ export class AuthorizeWorker {
 
   /** Starts the worker; `onFailure` hears once if it stops without being closed. */
   static async start(settings: WorkerSettings, onFailure: (error: Error) => void = () => undefined): Promise<AuthorizeWorker> {
+    keepYoungGenerationFull();
     const worker = new Worker(WORKER_FILE, { workerData: settings });
     const thread = new AuthorizeWorker(worker, onFailure);
     await new Promise<void>((resolve, reject) => {
