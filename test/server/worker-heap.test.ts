@@ -3,7 +3,7 @@
 
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { WORKER_SEMI_SPACE_MIB } from "../../server/src/http/worker-heap.js";
 
@@ -13,7 +13,7 @@ const COMPILED = fileURLToPath(new URL("../../server/dist/http/worker-heap.js", 
 function workerNewSpace(full: boolean): number {
   const script = `
     import { Worker } from "node:worker_threads";
-    if (${full}) (await import(${JSON.stringify(new URL(`file://${COMPILED}`).href)})).keepYoungGenerationFull();
+    if (${full}) (await import(${JSON.stringify(pathToFileURL(COMPILED).href)})).keepYoungGenerationFull();
     const worker = new Worker(
       'import { parentPort } from "node:worker_threads"; import { getHeapSpaceStatistics } from "node:v8";' +
         ' parentPort.postMessage(getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size);',

@@ -47,16 +47,6 @@ export class Waiters<T> {
     for (const reject of rejects) reject?.(error);
   }
 
-  /** How many callers are waiting. */
-  get waiting(): number {
-    return this.#resolve.length - this.#free.length;
-  }
-
-  /** How many slots there are: the most callers that have waited at once. */
-  get slots(): number {
-    return this.#resolve.length;
-  }
-
   #release(id: number): void {
     this.#resolve[id] = undefined;
     this.#reject[id] = undefined;
