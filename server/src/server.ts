@@ -10,6 +10,7 @@ import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
 import type { ServiceContext } from "./services/context.js";
+import { startIdempotencyPruner, type IdempotencyPruner } from "./services/idempotency-pruner.js";
 import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
 import { THREADED_WRITER_CHECKPOINT_FRAMES } from "./store/sqlite-driver.js";
@@ -68,6 +69,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const ownsStore = options.store === undefined || options.ownsStore === true;
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
+  let pruner: IdempotencyPruner | undefined;
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
@@ -84,6 +86,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
     };
+    pruner = startIdempotencyPruner(store, now, logger);
     const metrics = new HttpMetrics();
     const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics });
     const serveAuthorize = authorizeServer(ctx, logger, metrics);
@@ -115,6 +118,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             server.closeIdleConnections();
           });
           clearTimeout(grace);
+          await pruner?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
           logger.log("info", "stopped", {});
@@ -124,6 +128,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     http?.close();
+    await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);
     if (ownsStore) await store.close().catch(() => undefined);
     throw error;

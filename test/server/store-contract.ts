@@ -267,7 +267,7 @@ export function storeContract(target: StoreTarget): void {
       await db.store.decisionPath().putIdempotency({
         caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
         request_hash: claim.requestHash, status: 200, response: "application/json\n{}", created_at: T0,
-      });
+      }, 0);
       const caller = { keyId: k.id, identity: k.identity, kind: k.kind, email: k.email, roles: k.roles, agentId: null };
       const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0 };
       let runs = 0;

@@ -44,6 +44,8 @@ function operation(e: Endpoint): Json {
   }
   if (parameters.length > 0) responses["404"] = problemResponse("unknown resource");
   if (e.method === "post" && e.roles !== null && e.path.includes("{")) responses["409"] = problemResponse("conflicts with the resource's state");
+  // A replay of a key's creation: the secret was shown once and is not stored.
+  if (e.operationId === "createKey") responses["409"] = problemResponse("a replay of the key's creation under its `Idempotency-Key` (`key_secret_shown_once`, naming `key_id`)");
   if (e.body !== null) responses["422"] = problemResponse("well-formed but breaks a rule");
   responses["500"] = problemResponse("the server failed (`internal_error`); never carries internals");
   const op: { [key: string]: Json } = {

@@ -45,6 +45,7 @@ export const PROBLEM_CODES = Object.freeze({
   breaker_not_armed: { status: 409, title: "the breaker is not armed" },
   trip_count_mismatch: { status: 409, title: "`expecting_trips` is not the trip count of the last 90 days" },
   family_version_conflict: { status: 409, title: "the family's content changed but its version was not raised" },
+  key_secret_shown_once: { status: 409, title: "the key was created by the first request with this idempotency key; its secret is shown only once" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },

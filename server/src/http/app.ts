@@ -14,9 +14,10 @@ import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
-import { HANDLERS, type HandlerRequest } from "./handlers.js";
+import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize } from "./hot-path.js";
-import { idempotencyMiddleware } from "./idempotency.js";
+import { answerPost, keptInstead } from "./idempotency.js";
+import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
 import { ApiProblem, problemResponse } from "./problem.js";
 
@@ -117,30 +118,45 @@ function queryString(req: Request, name: string): string | undefined {
   return value;
 }
 
+/** A handler's result as the exact text sent, and the answer a replay gets instead when that must not be stored. */
+function rendered(endpoint: Endpoint, result: HandlerResult, path: string): FreshAnswer {
+  if (endpoint.mediaType === "text/plain") return { status: result.status, contentType: "text/plain; version=0.0.4; charset=utf-8", text: String(result.body) };
+  const kept = keptInstead(result.replayInstead, path);
+  return { status: result.status, contentType: "application/json; charset=utf-8", text: JSON.stringify(result.body), ...(kept === undefined ? {} : { kept }) };
+}
+
 function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metrics: HttpMetrics) {
   const handler = HANDLERS[endpoint.operationId];
   if (handler === undefined) throw new Error(`no handler for ${endpoint.operationId}`);
   return async (req: Request, res: Response): Promise<void> => {
-    const params = paramsOf(req);
-    let body: unknown = undefined;
-    if (endpoint.body !== null) {
-      const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
-      body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);
-    }
-    const request: HandlerRequest = {
-      ctx: options.ctx,
-      caller: locals(res).caller,
-      params,
-      body,
-      page: () => pageOf(req),
-      query: (name) => queryString(req, name),
-      openapi,
-      metrics,
-      version: options.version,
+    // Everything the handler reads and writes goes through `ctx`: with an Idempotency-Key its store
+    // is the transaction that claims the key.
+    const run = async (ctx: ServiceContext): Promise<FreshAnswer> => {
+      const params = paramsOf(req);
+      let body: unknown = undefined;
+      if (endpoint.body !== null) {
+        const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
+        body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);
+      }
+      const request: HandlerRequest = {
+        ctx,
+        caller: locals(res).caller,
+        params,
+        body,
+        page: () => pageOf(req),
+        query: (name) => queryString(req, name),
+        openapi,
+        metrics,
+        version: options.version,
+      };
+      return rendered(endpoint, await handler(request), req.originalUrl.split("?")[0]!);
     };
-    const result = await handler(request);
-    if (endpoint.mediaType === "text/plain") res.status(result.status).type("text/plain; version=0.0.4").send(String(result.body));
-    else res.status(result.status).json(result.body);
+    const caller = locals(res).caller;
+    const answer = endpoint.method === "post" && caller !== undefined
+      ? await answerPost(options.ctx, req, endpoint.operationId, caller, run)
+      : { ...(await run(options.ctx)), replayed: false };
+    if (answer.replayed) res.setHeader("idempotent-replayed", "true");
+    res.status(answer.status).type(answer.contentType).send(answer.text);
   };
 }
 
@@ -187,7 +203,6 @@ export function createApp(options: AppOptions): express.Express {
       ? [route(endpoint, options, openapi, metrics)]
       : [
         authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]),
-        ...(endpoint.method === "post" ? [idempotencyMiddleware(options.ctx, options.logger)] : []),
         route(endpoint, options, openapi, metrics),
       ];
     app[endpoint.method](path, ...chain);

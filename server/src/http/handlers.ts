@@ -14,7 +14,7 @@ import type { GrantFamilyBody } from "@agent-authority/families";
 import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
-import { createKeyFromRequest, listKeys, revokeKey } from "../services/keys.js";
+import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys.js";
 import { approveDecision } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
@@ -42,6 +42,8 @@ export interface HandlerRequest {
 export interface HandlerResult {
   readonly status: number;
   readonly body: unknown;
+  /** What a replay of this answer under its Idempotency-Key gets instead, when the answer must not be stored (a secret). */
+  readonly replayInstead?: ApiProblem;
 }
 
 type Handler = (r: HandlerRequest) => Promise<HandlerResult>;
@@ -115,7 +117,10 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   instantiateGrantFamily: async (r) => created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
   previewFamilyImpact: async (r) => ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number })),
 
-  createKey: async (r) => created(await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody)),
+  createKey: async (r) => {
+    const key = await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody);
+    return { ...created(key), replayInstead: secretShownOnce(key.id) };
+  },
   listKeys: async (r) => ok(await listKeys(r.ctx, r.page())),
   revokeKey: async (r) => ok(await revokeKey(r.ctx, who(r), r.params["key_id"]!, reason(r))),
 };

@@ -1,44 +1,49 @@
-// The Idempotency-Key middleware of the Express routes: replay a stored answer, refuse a key reused
-// with another request, and store the first answer before it is sent. Authorize does the same
-// inside its decision's transaction (services/authorize.ts), where a key and a decision commit together.
+// The Idempotency-Key of the Express routes: a claimed request is answered through `answerOnce`
+// (services/idempotency.ts), which claims the key in the transaction of the request's effects and
+// replays the stored answer to every later request with the same key. Authorize does the same
+// inside its decision's transaction (services/authorize.ts).
 
-import type { NextFunction, Request, Response } from "express";
-import type { ServiceContext } from "../services/context.js";
-import { IDEMPOTENCY_HEADER, idempotencyClaim, reusedKey } from "../services/idempotency.js";
-import type { Logger } from "../log.js";
+import type { Request } from "express";
+import { IdempotencyMismatch, answerOnce, reusedKey, type ClaimedWork, type FreshAnswer } from "../services/idempotency.js";
+import { IDEMPOTENCY_HEADER, idempotencyClaim } from "../services/idempotency.js";
+import type { PreparedAnswer } from "../services/authorize.js";
+import type { Caller, ServiceContext } from "../services/context.js";
+import { ApiProblem, problemResponse } from "./problem.js";
 
-export function idempotencyMiddleware(ctx: ServiceContext, logger: Logger) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const caller = (res.locals as { caller?: { keyId: string } }).caller;
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const path = req.originalUrl.split("?")[0]!;
-    const claim = caller === undefined ? undefined : idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, req.method, path, raw);
-    if (claim === undefined) return next();
-    const ledger = ctx.store.decisionPath();
-    const stored = await ledger.getIdempotency(claim.callerKeyId, claim.key);
-    if (stored !== undefined) {
-      if (stored.request_hash !== claim.requestHash) throw reusedKey(claim);
-      const cut = stored.response.indexOf("\n");
-      res.status(stored.status).setHeader("content-type", stored.response.slice(0, cut));
-      res.setHeader("idempotent-replayed", "true");
-      res.end(stored.response.slice(cut + 1));
-      return;
-    }
-    // Every answer below 500 is kept: a retry of a refused request is refused the same way, and a
-    // 5xx is not kept, so a retry after a failure runs again.
-    const send = res.send.bind(res);
-    res.send = ((payload: unknown) => {
-      if (res.statusCode >= 500 || typeof payload !== "string") return send(payload);
-      const declared = String(res.getHeader("content-type") ?? "application/json");
-      // Express adds the charset of a string body as it sends it; the stored copy says the same.
-      const contentType = /charset=/i.test(declared) ? declared : `${declared}; charset=utf-8`;
-      void ledger.putIdempotency({
-        caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
-        request_hash: claim.requestHash, status: res.statusCode, response: `${contentType}\n${payload}`, created_at: ctx.now(),
-      }).catch((error: unknown) => logger.log("error", "idempotency key not stored", { error: error instanceof Error ? error.message : String(error) }))
-        .finally(() => send(payload));
-      return res;
-    }) as Response["send"];
-    next();
-  };
+/** The POST endpoints that create nothing: their first answer is stored, but they run outside a transaction. */
+const CREATES_NOTHING: ReadonlySet<string> = new Set(["previewGrant", "previewFamilyImpact"]);
+
+export const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
+
+/** A problem as an answer to keep, or undefined for a 5xx, which is never kept (a retry runs again). */
+export function problemAnswer(error: unknown, path: string): FreshAnswer | undefined {
+  const problem = problemResponse(error, path);
+  return problem.status >= 500 ? undefined : { status: problem.status, contentType: PROBLEM_TYPE, text: JSON.stringify(problem.body) };
+}
+
+/**
+ * Answers a POST: once per Idempotency-Key when it carries one (answerOnce), or by running `run` on
+ * the server's context. `run` must use only the context it is given: with a key, that context's
+ * store is the transaction the key is claimed in.
+ */
+export async function answerPost(
+  ctx: ServiceContext, req: Request, operationId: string, caller: Caller,
+  run: (ctx: ServiceContext) => Promise<FreshAnswer>,
+): Promise<PreparedAnswer> {
+  const path = req.originalUrl.split("?")[0]!;
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, "POST", path, raw);
+  if (claim === undefined) return { ...(await run(ctx)), replayed: false };
+  const work: ClaimedWork = { effects: !CREATES_NOTHING.has(operationId), run, refusal: (error) => problemAnswer(error, path) };
+  try {
+    return await answerOnce(ctx, claim, work);
+  } catch (error) {
+    if (error instanceof IdempotencyMismatch) throw reusedKey(claim);
+    throw error;
+  }
+}
+
+/** The answer a replay gets instead of one that must not be stored. */
+export function keptInstead(problem: ApiProblem | undefined, path: string): FreshAnswer["kept"] {
+  return problem === undefined ? undefined : problemAnswer(problem, path);
 }

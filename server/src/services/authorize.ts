@@ -7,7 +7,6 @@ import {
   decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
-import type { IdempotencyRow } from "../store/decision-sql.js";
 import type { CertificateRecord, GrantRecord, Store } from "../store/store.js";
 import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
@@ -16,7 +15,10 @@ import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
 import { CanonicalText, sealRecord } from "./ledger.js";
+import { answersExpiredUpTo, checkReplay, IdempotencyMismatch, MISMATCH, storedAnswer } from "./idempotency.js";
 import { iso } from "./views.js";
+
+export { IdempotencyMismatch };
 
 /** What an idempotent request brings: the key, and the hash of what was asked under it. */
 export interface RequestClaim {
@@ -245,29 +247,6 @@ async function placeCharges(tx: Store, ledgerId: string, chain: readonly GrantRe
   }
 }
 
-function replayOf(row: IdempotencyRow): PreparedAnswer {
-  const cut = row.response.indexOf("\n");
-  return { status: row.status, contentType: row.response.slice(0, cut), text: row.response.slice(cut + 1), replayed: true };
-}
-
-/** Raised for a key reused with another request; the caller turns it into a 422 problem. */
-export class IdempotencyMismatch extends Error {}
-
-const MISMATCH: unique symbol = Symbol("idempotency key reused with another request");
-
-/** The stored first answer to replay, `MISMATCH` for a key used with another request, or undefined when the key is new. */
-function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | typeof MISMATCH | undefined {
-  if (row === undefined) return undefined;
-  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return MISMATCH;
-  return replayOf(row);
-}
-
-function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | undefined {
-  const stored = storedAnswer(row, claim);
-  if (stored === MISMATCH) throw new IdempotencyMismatch();
-  return stored;
-}
-
 /**
  * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
  * stored in the decision's own transaction, so a decision and its key commit together: a retry
@@ -277,6 +256,8 @@ function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): 
  */
 export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer> {
   let claim: IdempotencyClaim | undefined;
+  // Stored answers expire (IDEMPOTENCY_LIMITS): an expired key is looked up as absent and taken as new.
+  const expiredUpTo = request === undefined ? 0 : answersExpiredUpTo(ctx.now());
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
@@ -294,7 +275,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
         if (claim !== undefined) {
           // A key reused with another request has written nothing: it fails after the transaction,
           // so that the other transactions of its batch need not run again (group-commit.ts).
-          const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key), claim);
+          const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
           if (stored !== undefined) return stored;
         }
         const text = await decideAndSeal(tx, ctx, caller, body);
@@ -302,7 +283,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           const stored = await tx.decisionPath().putIdempotency({
             caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
             request_hash: claim.requestHash, status: 200, response: `${JSON_TYPE}\n${text}`, created_at: ctx.now(),
-          });
+          }, expiredUpTo);
           if (!stored) throw new KeyTakenMeanwhile();
         }
         return { status: 200, contentType: JSON_TYPE, text, replayed: false };
@@ -315,7 +296,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
       if (!(error instanceof KeyTakenMeanwhile) || claim === undefined) throw error;
     }
   }
-  const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim!.callerKeyId, claim!.key), claim!);
+  const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim!.callerKeyId, claim!.key, expiredUpTo), claim!);
   if (replay === undefined) throw new Error("idempotency key neither stored nor found");
   return replay;
 }

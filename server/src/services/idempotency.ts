@@ -1,16 +1,37 @@
 // Idempotency-Key (DESIGN.md §6): the same key and body replay the first answer byte for byte; the
 // same key with another request is refused. Keys live in the database, per calling key, so they
-// survive restarts and hold across processes; they are kept at least 24 hours.
+// survive restarts and hold across processes. A key is claimed in the transaction of the effect it
+// answers (decisions 0603 and 0605), and its stored answer expires after IDEMPOTENCY_LIMITS.retentionMs.
 
 import { createHash } from "node:crypto";
 import { ApiProblem } from "../http/problem.js";
-import type { IdempotencyClaim, RequestClaim } from "./authorize.js";
+import type { IdempotencyRow } from "../store/decision-sql.js";
+import type { IdempotencyClaim, PreparedAnswer, RequestClaim } from "./authorize.js";
+import type { ServiceContext } from "./context.js";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
-/** How long a key is kept before it may be pruned: the 24 hours of DESIGN.md §6. */
-export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** Every limit of stored answers, units last. */
+export const IDEMPOTENCY_LIMITS = Object.freeze({
+  /** A stored answer is replayed for 24 hours (DESIGN.md §6); from then on its key is free again. */
+  retentionMs: 24 * 60 * 60 * 1000,
+  /** How often the pruner looks for expired answers. */
+  pruneIntervalMs: 60 * 1000,
+  /** How soon the pruner looks again after a pass that stopped at its limit, with more left. */
+  pruneBacklogIntervalMs: 1000,
+  /** The most answers one delete removes: one short transaction. */
+  pruneBatchRowsMax: 1000,
+  /** The most deletes of one pass. */
+  pruneBatchesPerPassMax: 20,
+});
+
 /** A key is 1 to 255 visible ASCII characters (a UUID is the usual choice). */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** Answers stored at or before this time have expired at `now`. */
+export function answersExpiredUpTo(now: number): number {
+  return now - IDEMPOTENCY_LIMITS.retentionMs;
+}
 
 /** The claim of a request before its caller is known, or undefined when it carries no key; a malformed key is a 400. */
 export function requestClaim(header: string | string[] | undefined, method: string, path: string, body: Buffer): RequestClaim | undefined {
@@ -30,4 +51,121 @@ export function idempotencyClaim(header: string | string[] | undefined, callerKe
 
 export function reusedKey(claim: RequestClaim): ApiProblem {
   return new ApiProblem("idempotency_key_reused", `\`Idempotency-Key\` \`${claim.key.slice(0, 80)}\` was used with another request; use a new key for a new request`);
+}
+
+/** Raised for a key reused with another request; the caller turns it into a 422 problem. */
+export class IdempotencyMismatch extends Error {}
+
+export const MISMATCH: unique symbol = Symbol("idempotency key reused with another request");
+
+function replayOf(row: IdempotencyRow): PreparedAnswer {
+  const cut = row.response.indexOf("\n");
+  return { status: row.status, contentType: row.response.slice(0, cut), text: row.response.slice(cut + 1), replayed: true };
+}
+
+/** The stored first answer to replay, `MISMATCH` for a key used with another request, or undefined when the key is new. */
+export function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | typeof MISMATCH | undefined {
+  if (row === undefined) return undefined;
+  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return MISMATCH;
+  return replayOf(row);
+}
+
+export function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | undefined {
+  const stored = storedAnswer(row, claim);
+  if (stored === MISMATCH) throw new IdempotencyMismatch();
+  return stored;
+}
+
+/** An answer as a route made it: what is sent now, and what a replay gets when that differs. */
+export interface FreshAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly text: string;
+  /** Kept for replays instead of this answer, which must not be kept (it carries a secret). */
+  readonly kept?: { readonly status: number; readonly contentType: string; readonly text: string };
+}
+
+/** How a route answers a claimed request: its work, and the answer of a refusal (undefined for a 5xx). */
+export interface ClaimedWork {
+  /** False for a request that changes nothing (a preview): it runs outside any transaction. */
+  readonly effects: boolean;
+  run(ctx: ServiceContext): Promise<FreshAnswer>;
+  refusal(error: unknown): FreshAnswer | undefined;
+}
+
+/** Thrown inside the claim's transaction to roll it back: another request holds a live answer for the key. */
+class KeyTaken extends Error {}
+
+/** The status of a claim inside its own transaction, before its answer is known; never committed. */
+const CLAIMED_STATUS = 0;
+
+/**
+ * Answers a request that carries an Idempotency-Key exactly once. A stored live answer is
+ * replayed. A request with effects claims the key first in the transaction that makes them and
+ * stores its answer there too, so claim, effects and answer commit together or not at all; a
+ * racing request with the same key waits for that commit (SQLite's write lock, PostgreSQL's unique
+ * index) and replays the answer. A refusal (4xx) changes nothing and is stored after its rollback;
+ * a 5xx is not stored, so a retry runs again.
+ */
+export async function answerOnce(ctx: ServiceContext, claim: IdempotencyClaim, work: ClaimedWork): Promise<PreparedAnswer> {
+  const expiredUpTo = answersExpiredUpTo(ctx.now());
+  const ledger = ctx.store.decisionPath();
+  const replay = checkReplay(await ledger.getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
+  if (replay !== undefined) return replay;
+  let answer: FreshAnswer;
+  try {
+    answer = work.effects ? await runClaimed(ctx, claim, expiredUpTo, work) : await work.run(ctx);
+    if (work.effects) return { ...answer, replayed: false };
+  } catch (error) {
+    if (error instanceof KeyTaken) return replayStored(ctx, claim, expiredUpTo);
+    const refused = work.refusal(error);
+    if (refused === undefined) throw error;
+    answer = refused;
+  }
+  const kept = answer.kept ?? answer;
+  const stored = await ledger.putIdempotency(rowOf(claim, kept.status, `${kept.contentType}\n${kept.text}`, ctx.now()), expiredUpTo);
+  return stored ? { ...answer, replayed: false } : replayStored(ctx, claim, expiredUpTo);
+}
+
+async function runClaimed(ctx: ServiceContext, claim: IdempotencyClaim, expiredUpTo: number, work: ClaimedWork): Promise<FreshAnswer> {
+  const answer = await ctx.store.transaction(async (tx) => {
+    const ledger = tx.decisionPath();
+    if (!(await ledger.putIdempotency(rowOf(claim, CLAIMED_STATUS, "", ctx.now()), expiredUpTo))) throw new KeyTaken();
+    const fresh = await work.run({ ...ctx, store: tx });
+    const kept = fresh.kept ?? fresh;
+    await ledger.answerIdempotency(claim.callerKeyId, claim.key, kept.status, `${kept.contentType}\n${kept.text}`);
+    crashPoint("before-commit", claim);
+    return fresh;
+  });
+  crashPoint("after-commit", claim);
+  return answer;
+}
+
+async function replayStored(ctx: ServiceContext, claim: IdempotencyClaim, expiredUpTo: number): Promise<PreparedAnswer> {
+  const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
+  // INVARIANT (claims-commit-answered): a claim commits only with its answer, so a key taken is a key answered.
+  if (replay === undefined || replay.status === CLAIMED_STATUS) throw new Error("idempotency key taken but no answer found");
+  return replay;
+}
+
+function rowOf(claim: IdempotencyClaim, status: number, response: string, now: number): IdempotencyRow {
+  return {
+    caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
+    request_hash: claim.requestHash, status, response, created_at: now,
+  };
+}
+
+/**
+ * Test-only fault injection: a server started with `AUTHORITY_TEST_CRASH_BEFORE_COMMIT` or
+ * `AUTHORITY_TEST_CRASH_AFTER_COMMIT` set to an Idempotency-Key kills itself (SIGKILL) when a
+ * request with that key has written its effects and answer but not committed them, or has
+ * committed them but not answered. The crash tests use it to show that a retry never repeats an effect.
+ */
+const CRASH_KEYS = Object.freeze({
+  "before-commit": process.env["AUTHORITY_TEST_CRASH_BEFORE_COMMIT"],
+  "after-commit": process.env["AUTHORITY_TEST_CRASH_AFTER_COMMIT"],
+});
+
+function crashPoint(point: keyof typeof CRASH_KEYS, claim: IdempotencyClaim): void {
+  if (CRASH_KEYS[point] === claim.key) process.kill(process.pid, "SIGKILL");
 }

@@ -62,6 +62,18 @@ export async function createKeyFromRequest(ctx: ServiceContext, caller: Caller, 
   return { ...keyView(record), key: secret };
 }
 
+/**
+ * What a replay of a key's creation answers: the secret is shown once and never stored, so the
+ * stored answer of its Idempotency-Key is this problem, naming the key (decision 0607).
+ */
+export function secretShownOnce(keyId: string): ApiProblem {
+  return new ApiProblem(
+    "key_secret_shown_once",
+    `key \`${keyId}\` was created by the first request with this \`Idempotency-Key\`; its secret was shown in that answer only: if it was lost, revoke the key and create another`,
+    { key_id: keyId },
+  );
+}
+
 export async function listKeys(ctx: ServiceContext, page: Page): Promise<{ keys: ApiKey[]; next_after: string | null }> {
   const records = await ctx.store.listKeys(page);
   return { keys: records.map(keyView), next_after: records.length === page.limit ? records[records.length - 1]!.id : null };

@@ -117,11 +117,18 @@ export interface DecisionStore {
   approvalOfDecision(ledgerId: string): Promise<DecisionApprovalRow | undefined>;
   /** Marks the approval used when it is not yet; answers whether it did. */
   useApproval(id: string, at: number, ledgerId: string): Promise<boolean>;
-  getIdempotency(callerKeyId: string, key: string): Promise<IdempotencyRow | undefined>;
-  /** Stores the first response under the key unless one exists; answers whether it did. */
-  putIdempotency(row: IdempotencyRow): Promise<boolean>;
-  /** Forgets keys created before `before`; answers how many. */
-  pruneIdempotency(before: number): Promise<number>;
+  /** The stored answer of a key, unless it expired (stored at or before `expiredUpTo`). */
+  getIdempotency(callerKeyId: string, key: string, expiredUpTo: number): Promise<IdempotencyRow | undefined>;
+  /**
+   * Stores the row under its key unless a live one is there; an expired one (stored at or before
+   * `expiredUpTo`) is replaced. Answers whether it stored. On PostgreSQL an insert racing an
+   * uncommitted one of the same key waits for that transaction to end.
+   */
+  putIdempotency(row: IdempotencyRow, expiredUpTo: number): Promise<boolean>;
+  /** Sets the answer of a key this transaction claimed with `putIdempotency`. */
+  answerIdempotency(callerKeyId: string, key: string, status: number, response: string): Promise<void>;
+  /** Forgets at most `rowsMax` keys stored at or before `expiredUpTo`, oldest first; answers how many. */
+  pruneIdempotency(expiredUpTo: number, rowsMax: number): Promise<number>;
 }
 
 const LEDGER_COLUMNS = ["id", "tree_id", "seq", "kind", "grant_id", "agent_id", "outcome", "record", "prev_hash", "hash", "created_at"] as const;
@@ -130,6 +137,11 @@ const APPROVAL_COLUMNS = [
   "id", "ledger_id", "grant_id", "tool", "amount_ceiling_minor", "currency", "approver", "approved_at", "expires_at", "used_at", "used_by_ledger_id",
 ] as const;
 const IDEMPOTENCY_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
+/** An insert that takes a free key or replaces an expired answer, and leaves a live one alone. */
+const PUT_IDEMPOTENCY = `INSERT INTO idempotency_keys (${IDEMPOTENCY_COLUMNS.join(", ")}) VALUES (${IDEMPOTENCY_COLUMNS.map(() => "?").join(", ")})
+  ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET
+    ${IDEMPOTENCY_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}
+  WHERE idempotency_keys.created_at <= ?`;
 
 const insert = (table: string, columns: readonly string[]): string =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
@@ -335,8 +347,8 @@ export class DecisionSql implements DecisionStore {
     return changed === 1;
   }
 
-  async getIdempotency(callerKeyId: string, key: string): Promise<IdempotencyRow | undefined> {
-    const row = await this.#db.get("SELECT * FROM idempotency_keys WHERE caller_key_id = ? AND idempotency_key = ?", [callerKeyId, key]);
+  async getIdempotency(callerKeyId: string, key: string, expiredUpTo: number): Promise<IdempotencyRow | undefined> {
+    const row = await this.#db.get("SELECT * FROM idempotency_keys WHERE caller_key_id = ? AND idempotency_key = ? AND created_at > ?", [callerKeyId, key, expiredUpTo]);
     if (row === undefined) return undefined;
     return {
       caller_key_id: s(row, "caller_key_id"), idempotency_key: s(row, "idempotency_key"), method: s(row, "method"),
@@ -345,12 +357,24 @@ export class DecisionSql implements DecisionStore {
     };
   }
 
-  async putIdempotency(row: IdempotencyRow): Promise<boolean> {
-    const changed = await this.#db.run(`${insert("idempotency_keys", IDEMPOTENCY_COLUMNS)} ON CONFLICT (caller_key_id, idempotency_key) DO NOTHING`, pick(row, IDEMPOTENCY_COLUMNS));
+  async putIdempotency(row: IdempotencyRow, expiredUpTo: number): Promise<boolean> {
+    const changed = await this.#db.run(PUT_IDEMPOTENCY, [...pick(row, IDEMPOTENCY_COLUMNS), expiredUpTo]);
     return changed === 1;
   }
 
-  async pruneIdempotency(before: number): Promise<number> {
-    return this.#db.run("DELETE FROM idempotency_keys WHERE created_at < ?", [before]);
+  async answerIdempotency(callerKeyId: string, key: string, status: number, response: string): Promise<void> {
+    const changed = await this.#db.run(
+      "UPDATE idempotency_keys SET status = ?, response = ? WHERE caller_key_id = ? AND idempotency_key = ?",
+      [status, response, callerKeyId, key],
+    );
+    if (changed !== 1) throw new Error("answered an idempotency key this transaction did not claim");
+  }
+
+  async pruneIdempotency(expiredUpTo: number, rowsMax: number): Promise<number> {
+    return this.#db.run(
+      `DELETE FROM idempotency_keys WHERE (caller_key_id, idempotency_key) IN (
+         SELECT caller_key_id, idempotency_key FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?)`,
+      [expiredUpTo, rowsMax],
+    );
   }
 }

@@ -896,6 +896,7 @@ export type ProblemCode =
   | "invalid_query"
   | "key_already_revoked"
   | "key_not_found"
+  | "key_secret_shown_once"
   | "last_admin_key"
   | "malformed_json"
   | "method_not_allowed"
