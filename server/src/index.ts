@@ -18,3 +18,5 @@ export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, Idempote
 export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers.js";
 export { sealRecord, type SealInput } from "./services/ledger.js";
 export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breaker-sql.js";
+export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
+export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";
