@@ -21,7 +21,8 @@ export interface SharedDatabase {
   readonly schema?: string | undefined;
 }
 
-export async function startServerProcess(db: SharedDatabase): Promise<ServerProcess> {
+/** Starts `node server/dist/main.js` on the database; `env` adds variables (the test-only fault hooks, say). */
+export async function startServerProcess(db: SharedDatabase, env: Readonly<Record<string, string>> = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [SERVER_MAIN], {
     env: {
       PATH: process.env["PATH"] ?? "",
@@ -32,6 +33,7 @@ export async function startServerProcess(db: SharedDatabase): Promise<ServerProc
       AUTHORITY_ENVIRONMENT: ENVIRONMENT,
       AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
       AUTHORITY_LOG_LEVEL: "info",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
