@@ -13,7 +13,7 @@ export const IDEMPOTENCY_HEADER = "idempotency-key";
 
 /** Every limit of stored answers, units last. */
 export const IDEMPOTENCY_LIMITS = Object.freeze({
-  /** A stored answer is replayed for 24 hours (DESIGN.md §6); from then on its key is free again. */
+  /** A stored answer is replayed for 24 hours; from then on its key is free again. */
   retentionMs: 24 * 60 * 60 * 1000,
   /** How often the pruner looks for expired answers. */
   pruneIntervalMs: 60 * 1000,
