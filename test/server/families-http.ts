@@ -10,10 +10,11 @@ const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
 };
 
-/** A small family: a payment agent with a per-payment limit; `policy` and `limitMax` vary between versions. */
-function familyBody(version: number, options: { limitMax?: number; policy?: string } = {}): GrantFamilyBody {
+/** A small family: a payment agent with a per-payment limit; `policy` and `limitMax` vary between versions, `name` between families. */
+export function familyBody(version: number, options: { limitMax?: number; policy?: string; name?: string } = {}): GrantFamilyBody {
+  const name = options.name ?? "test-payments";
   const yaml = `
-id: test-payments
+id: ${name}
 version: ${version}
 reviewed_by: [reviewer@example.com]
 parameters:
@@ -34,7 +35,7 @@ examples:
     action: {tool: payments.send, amount_minor: 500, currency: EUR}
     expect: allow
 `;
-  const compiled = compileFamily(yaml, "test-payments.yaml");
+  const compiled = compileFamily(yaml, `${name}.yaml`);
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
   return compiled.body!;
 }

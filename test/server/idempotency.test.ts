@@ -4,43 +4,19 @@
 
 import { readFileSync, existsSync } from "node:fs";
 import { IDEMPOTENCY_LIMITS, pruneExpiredAnswers } from "@agent-authority/server";
-import { compileFamily, type GrantFamilyBody } from "@agent-authority/families";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
+import { familyBody as versionedFamily } from "./families-http.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+
+/** A family of its own name, version 1. */
+const familyBody = (name: string, limitMax = 5000) => versionedFamily(1, { name, limitMax });
 
 const RACERS = 20;
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
 };
-
-/** A family named `name` whose grants pay up to a limit; every name is a family of its own. */
-function familyBody(name: string, limitMax = 5000): GrantFamilyBody {
-  const yaml = `
-id: ${name}
-version: 1
-reviewed_by: [reviewer@example.com]
-parameters:
-  agent_id: {type: string, pattern: "agt_[0-9a-hjkmnp-tv-z]{26}", example: agt_nwj47tan9zt24mnpzx45hy43kw}
-  limit_minor: {type: int, min: 0, max: ${limitMax}, default: 1000}
-grant:
-  agent_id: \${agent_id}
-  principal_type: team
-  principal_id: payments
-  scope: {tool: [payments.send]}
-  budget_amount_minor: 10000
-  budget_currency: EUR
-  policy: amount_minor <= \${limit_minor}
-examples:
-  - name: a small payment is allowed
-    action: {tool: payments.send, amount_minor: 500, currency: EUR}
-    expect: allow
-`;
-  const compiled = compileFamily(yaml, `${name}.yaml`);
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-  return compiled.body!;
-}
 
 /** One POST as a test sends it: the caller's key, the path and the body. */
 interface Post { readonly key: string; readonly path: string; readonly body: unknown }
