@@ -4,8 +4,9 @@
 // inside its decision's transaction (services/authorize.ts).
 
 import type { Request } from "express";
-import { IdempotencyMismatch, answerOnce, reusedKey, type ClaimedWork, type FreshAnswer } from "../services/idempotency.js";
-import { IDEMPOTENCY_HEADER, idempotencyClaim } from "../services/idempotency.js";
+import {
+  IDEMPOTENCY_HEADER, IdempotencyMismatch, answerOnce, idempotencyClaim, reusedKey, type ClaimedWork, type FreshAnswer,
+} from "../services/idempotency.js";
 import type { PreparedAnswer } from "../services/authorize.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { ApiProblem, problemResponse } from "./problem.js";
