@@ -4,6 +4,7 @@
 
 import { readFileSync, existsSync } from "node:fs";
 import { IDEMPOTENCY_LIMITS, pruneExpiredAnswers } from "@agent-authority/server";
+import { AuthorityClient, AuthorityProblemError } from "@agent-authority/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
@@ -189,6 +190,19 @@ function idempotencySuite(target: StoreTarget): void {
       // Every string the database holds that looks like a key is refused.
       const candidates = new Set(stored.join("\n").match(/aa_[A-Za-z0-9_-]{20,}/g) ?? []);
       for (const candidate of candidates) expect((await s.call("GET", "/whoami", candidate)).status, candidate).toBe(401);
+    });
+  });
+
+  describe("the sdk", () => {
+    it("throws `key_secret_shown_once` naming the key on a retried key creation, never the secret", async () => {
+      const admin = new AuthorityClient({ baseUrl: s.server.baseUrl, apiKey: ADMIN_KEY, timeoutMs: 5_000, attempts: 1 });
+      const body = { identity: "sdk-retried", kind: "service", roles: ["auditor"] } as const;
+      const created = await admin.keys.create(body, { idempotencyKey: "sdk-key" });
+      const retried = await admin.keys.create(body, { idempotencyKey: "sdk-key" }).then(() => undefined, (error: unknown) => error);
+      expect(retried).toBeInstanceOf(AuthorityProblemError);
+      const problem = retried as AuthorityProblemError;
+      expect(problem).toMatchObject({ status: 409, code: "key_secret_shown_once", problem: { key_id: created.id } });
+      expect(JSON.stringify(problem.problem)).not.toContain(created.key);
     });
   });
 
