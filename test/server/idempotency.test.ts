@@ -3,9 +3,9 @@
 // stored; stored answers expire after IDEMPOTENCY_LIMITS.retentionMs and are pruned in bounded passes.
 
 import { readFileSync, existsSync } from "node:fs";
-import { IDEMPOTENCY_LIMITS, pruneExpiredAnswers } from "@agent-authority/server";
+import { IDEMPOTENCY_LIMITS, pruneExpiredAnswers, startIdempotencyPruner } from "@agent-authority/server";
 import { AuthorityClient, AuthorityProblemError } from "@agent-authority/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import { familyBody as versionedFamily } from "./families-http.js";
@@ -267,6 +267,43 @@ function idempotencySuite(target: StoreTarget): void {
       expect(await kept("backlog-")).toBe(1);
       expect(await pruneExpiredAnswers(s.db.store, now)).toEqual({ deleted: 1, backlog: false });
       expect(await kept("backlog-")).toBe(0);
+    });
+
+    it("passes again after pruneBacklogIntervalMs while a backlog remains, then every pruneIntervalMs", async () => {
+      const now = s.clock.now;
+      const passMax = IDEMPOTENCY_LIMITS.pruneBatchRowsMax * IDEMPOTENCY_LIMITS.pruneBatchesPerPassMax;
+      await insertAnswers(passMax + 1, now - IDEMPOTENCY_LIMITS.retentionMs, "timer-");
+      const passes: number[] = [];
+      let passed: () => void = () => undefined;
+      const logger = { log: (_level: string, msg: string, fields: Record<string, unknown> = {}) => {
+        if (msg === "expired idempotency answers pruned") passes.push(fields["deleted"] as number);
+        passed();
+      } };
+      const nextPass = () => new Promise<void>((resolve) => { passed = resolve; });
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      try {
+        let pass = nextPass();
+        const pruner = startIdempotencyPruner(s.db.store, () => now, logger);
+        await pass;
+        expect(passes).toEqual([passMax]);
+        pass = nextPass();
+        await vi.advanceTimersByTimeAsync(IDEMPOTENCY_LIMITS.pruneBacklogIntervalMs - 1);
+        expect(passes).toEqual([passMax]);
+        await vi.advanceTimersByTimeAsync(1);
+        await pass;
+        expect(passes).toEqual([passMax, 1]);
+        // Nothing left: the next pass waits the full interval, and deletes nothing.
+        await insertAnswers(1, now - IDEMPOTENCY_LIMITS.retentionMs, "timer-late-");
+        pass = nextPass();
+        await vi.advanceTimersByTimeAsync(IDEMPOTENCY_LIMITS.pruneIntervalMs - 1);
+        expect(await kept("timer-late-")).toBe(1);
+        await vi.advanceTimersByTimeAsync(1);
+        await pass;
+        expect(passes).toEqual([passMax, 1, 1]);
+        await pruner.stop();
+      } finally {
+        vi.useRealTimers();
+      }
     });
 
     it("runs in the server: a start prunes what expired while it was down", async () => {
