@@ -2,6 +2,15 @@
 
 import { ConfigError, loadConfig } from "./config.js";
 import { startServer } from "./server.js";
+import type { FaultHooks } from "./services/context.js";
+
+/** The crash tests' fault hooks (decision 0605), read from variables only tests set; undefined when none is. */
+function testFaults(env: NodeJS.ProcessEnv): FaultHooks | undefined {
+  const crashBeforeCommitKey = env["AUTHORITY_TEST_CRASH_BEFORE_COMMIT"];
+  const crashAfterCommitKey = env["AUTHORITY_TEST_CRASH_AFTER_COMMIT"];
+  if (crashBeforeCommitKey === undefined && crashAfterCommitKey === undefined) return undefined;
+  return { crashBeforeCommitKey, crashAfterCommitKey };
+}
 
 async function main(): Promise<void> {
   let config;
@@ -14,7 +23,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const server = await startServer(config);
+  const faults = testFaults(process.env);
+  const server = await startServer(config, faults === undefined ? {} : { faults });
   if (server.generatedAdminKey !== null) {
     process.stderr.write([
       "",

@@ -9,7 +9,7 @@ import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thre
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
-import type { ServiceContext } from "./services/context.js";
+import type { FaultHooks, ServiceContext } from "./services/context.js";
 import { startIdempotencyPruner, type IdempotencyPruner } from "./services/idempotency-pruner.js";
 import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
@@ -38,6 +38,8 @@ export interface StartOptions {
   readonly ownsStore?: boolean;
   /** How long `close()` lets requests in flight finish before it drops their connections. */
   readonly shutdownGraceMs?: number;
+  /** Test-only fault injection (the crash tests). */
+  readonly faults?: FaultHooks;
 }
 
 /**
@@ -85,6 +87,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
     };
     pruner = startIdempotencyPruner(store, now, logger);
     const metrics = new HttpMetrics();

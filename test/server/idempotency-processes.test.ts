@@ -1,7 +1,7 @@
 // HEAVY (a few seconds per database): Idempotency-Key across real server processes. Requests with
 // one key raced over two processes on one database make one effect; a process killed with SIGKILL
-// just before or just after committing a request's effects (the test-only fault hooks of
-// services/idempotency.ts) leaves a retry that makes no second effect.
+// just before or just after committing a request's effects (the test-only FaultHooks, which
+// main.ts reads from AUTHORITY_TEST_CRASH_*) leaves a retry that makes no second effect.
 
 import { openStore, type Store } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -24,6 +24,18 @@ export interface ServiceContext {
   readonly holdLifetimeMs?: number;
   /** Runs authorize transactions on a thread of their own (SQLite); absent: on this thread. */
   readonly authorizeWorker?: AuthorizeRunner;
+  /** Test-only fault injection; absent in every real deployment. */
+  readonly faults?: FaultHooks;
+}
+
+/**
+ * Test-only: the Idempotency-Keys at which the process kills itself (SIGKILL), after a request with
+ * the key has written its effects and answer but before they commit, or after they committed but
+ * before the answer is sent (decision 0605). The crash tests set them through `main.ts`.
+ */
+export interface FaultHooks {
+  readonly crashBeforeCommitKey?: string | undefined;
+  readonly crashAfterCommitKey?: string | undefined;
 }
 
 /** Something that runs `authorizeAction` elsewhere with the same settings (authorize-thread.ts). */

@@ -134,10 +134,10 @@ async function runClaimed(ctx: ServiceContext, claim: IdempotencyClaim, expiredU
     const fresh = await work.run({ ...ctx, store: tx });
     const kept = fresh.kept ?? fresh;
     await ledger.answerIdempotency(claim.callerKeyId, claim.key, kept.status, `${kept.contentType}\n${kept.text}`);
-    crashPoint("before-commit", claim);
+    crashPoint(ctx, "before-commit", claim);
     return fresh;
   });
-  crashPoint("after-commit", claim);
+  crashPoint(ctx, "after-commit", claim);
   return answer;
 }
 
@@ -155,17 +155,8 @@ function rowOf(claim: IdempotencyClaim, status: number, response: string, now: n
   };
 }
 
-/**
- * Test-only fault injection: a server started with `AUTHORITY_TEST_CRASH_BEFORE_COMMIT` or
- * `AUTHORITY_TEST_CRASH_AFTER_COMMIT` set to an Idempotency-Key kills itself (SIGKILL) when a
- * request with that key has written its effects and answer but not committed them, or has
- * committed them but not answered. The crash tests use it to show that a retry never repeats an effect.
- */
-const CRASH_KEYS = Object.freeze({
-  "before-commit": process.env["AUTHORITY_TEST_CRASH_BEFORE_COMMIT"],
-  "after-commit": process.env["AUTHORITY_TEST_CRASH_AFTER_COMMIT"],
-});
-
-function crashPoint(point: keyof typeof CRASH_KEYS, claim: IdempotencyClaim): void {
-  if (CRASH_KEYS[point] === claim.key) process.kill(process.pid, "SIGKILL");
+/** The test-only fault hooks of the context (FaultHooks): kill the process at this point for this key. */
+function crashPoint(ctx: ServiceContext, point: "before-commit" | "after-commit", claim: IdempotencyClaim): void {
+  const key = point === "before-commit" ? ctx.faults?.crashBeforeCommitKey : ctx.faults?.crashAfterCommitKey;
+  if (key !== undefined && key === claim.key) process.kill(process.pid, "SIGKILL");
 }
