@@ -20,7 +20,22 @@ export interface ServerConfig {
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** The longest a hold lives, in hours (DESIGN.md §6); absent: 24. A hold never outlives its grant. */
   readonly holdLifetimeHours?: number | undefined;
+  /** How long a client may take to send a request's headers, in milliseconds; absent: 10,000. */
+  readonly headersTimeoutMs?: number | undefined;
+  /** How long a client may take to send a whole request, in milliseconds; absent: 30,000. */
+  readonly requestTimeoutMs?: number | undefined;
 }
+
+/** The transport bounds of the HTTP server, in milliseconds (docs/operations.md, Limits). */
+export const TRANSPORT_LIMITS = Object.freeze({
+  headersTimeoutMsDefault: 10_000,
+  requestTimeoutMsDefault: 30_000,
+  /** The shortest timeout a configuration may set; tests use it to keep the edge test short. */
+  timeoutMsMin: 100,
+  timeoutMsMax: 600_000,
+  /** How often the server looks for connections past their timeout: the most a cut can lag. */
+  timeoutCheckIntervalMsMax: 1_000,
+});
 
 export class ConfigError extends Error {}
 
@@ -67,5 +82,7 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
     logLevel: logLevel as ServerConfig["logLevel"],
     holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),
+    headersTimeoutMs: integer(source, "AUTHORITY_HEADERS_TIMEOUT_MS", TRANSPORT_LIMITS.headersTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
+    requestTimeoutMs: integer(source, "AUTHORITY_REQUEST_TIMEOUT_MS", TRANSPORT_LIMITS.requestTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
   };
 }

@@ -1,5 +1,5 @@
 // Public face of the server package: what the CLI embeds (serve, migrate, keys) and tests use.
-export { loadConfig, ConfigError, type ServerConfig } from "./config.js";
+export { loadConfig, ConfigError, TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
 export { startServer, SERVER_VERSION, type AuthorityServer, type StartOptions, type RequestListener } from "./server.js";
 export { createApp, type AppOptions } from "./http/app.js";
 export { openStore, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";

@@ -3,7 +3,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ServerConfig } from "./config.js";
+import { TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
 import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
@@ -59,6 +59,18 @@ function authorizeOnWorker(config: ServerConfig, options: StartOptions): boolean
  */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
+/**
+ * The transport bounds: a client that has not sent its headers within `headersTimeoutMs`, or its
+ * whole request within `requestTimeoutMs`, is cut off. Node looks for such connections only every
+ * `connectionsCheckingInterval`, so that interval is kept short enough for the cut to come on time.
+ */
+function transportOptions(config: ServerConfig): { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } {
+  const headersTimeout = config.headersTimeoutMs ?? TRANSPORT_LIMITS.headersTimeoutMsDefault;
+  const requestTimeout = Math.max(headersTimeout, config.requestTimeoutMs ?? TRANSPORT_LIMITS.requestTimeoutMsDefault);
+  const connectionsCheckingInterval = Math.min(TRANSPORT_LIMITS.timeoutCheckIntervalMsMax, Math.max(10, Math.floor(headersTimeout / 10)));
+  return { headersTimeout, requestTimeout, connectionsCheckingInterval };
+}
+
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
@@ -98,7 +110,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       if (isAuthorizeRequest(req)) serveAuthorize(req, res);
       else app(req, res);
     };
-    http = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, listener);
+    http = createServer(transportOptions(config), listener);
     const server = http;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -9,6 +9,7 @@ export const PROBLEM_CODES = Object.freeze({
   body_too_deep: { status: 400, title: "the request body nests deeper than the limit" },
   invalid_id: { status: 400, title: "an id in the path has the wrong form or prefix" },
   invalid_query: { status: 400, title: "a query parameter is malformed" },
+  invalid_text: { status: 400, title: "a string holds a character v1 does not store" },
   invalid_idempotency_key: { status: 400, title: "the idempotency key is malformed" },
   // 401 and 403: who is asking.
   unauthenticated: { status: 401, title: "a valid API key is required" },
@@ -39,6 +40,7 @@ export const PROBLEM_CODES = Object.freeze({
   last_admin_key: { status: 409, title: "the last active admin key cannot be revoked" },
   nothing_held: { status: 409, title: "the decision holds no amount to settle" },
   already_settled: { status: 409, title: "the decision was settled with another amount" },
+  hold_expired: { status: 409, title: "the decision's hold expired before it was settled" },
   decision_not_gated: { status: 409, title: "the decision is not gated by its policy" },
   decision_already_approved: { status: 409, title: "the gated decision was already approved" },
   breaker_already_armed: { status: 409, title: "the breaker is already armed" },
@@ -49,6 +51,7 @@ export const PROBLEM_CODES = Object.freeze({
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
+  delegation_chain_too_long: { status: 422, title: "the delegated grant would make the chain longer than the limit" },
   not_an_escalation: { status: 422, title: "enforcement can only be made stricter" },
   invalid_key_request: { status: 422, title: "the key request breaks a rule" },
   settle_exceeds_hold: { status: 422, title: "the amount settled exceeds the amount held" },

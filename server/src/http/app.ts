@@ -15,7 +15,7 @@ import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
-import { handleAuthorize } from "./hot-path.js";
+import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
 import { answerPost, keptInstead } from "./idempotency.js";
 import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
@@ -173,6 +173,7 @@ export function createApp(options: AppOptions): express.Express {
     const started = performance.now();
     locals(res).requestId = randomUUID();
     res.setHeader("x-request-id", locals(res).requestId);
+    setSafetyHeaders(res);
     res.on("finish", () => {
       const seconds = (performance.now() - started) / 1000;
       const template = (req.route as { path?: string } | undefined)?.path ?? "unmatched";

@@ -109,9 +109,19 @@ async function answer(ctx: ServiceContext, req: IncomingMessage): Promise<Prepar
   }
 }
 
+/**
+ * The headers every answer carries: no content sniffing, and no copy kept by a browser or a proxy
+ * (answers hold secrets, decisions and budgets; none is safe to serve again from a cache).
+ */
+export function setSafetyHeaders(res: ServerResponse): void {
+  res.setHeader("x-content-type-options", "nosniff");
+  res.setHeader("cache-control", "no-store");
+}
+
 /** Answers one authorize request; never throws (every failure becomes a problem response). */
 export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
+  setSafetyHeaders(res);
   let prepared: PreparedAnswer;
   try {
     prepared = await answer(ctx, req);

@@ -2,7 +2,7 @@
 // The lattice decides what a delegation may be; this module only gathers the facts and records.
 
 import type { Grant, GrantDelegateBody, GrantIssueBody, GrantRevocation } from "@agent-authority/api";
-import { HOUR_MS } from "@agent-authority/engine";
+import { ENGINE_LIMITS, HOUR_MS } from "@agent-authority/engine";
 import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
@@ -164,6 +164,13 @@ function requireLiveChain(chain: readonly GrantRecord[], now: number): void {
   }
 }
 
+/** A child must leave its chain within the length the engine decides on, or it could never authorize. */
+function requireRoomInChain(chain: readonly GrantRecord[]): void {
+  if (chain.length + 1 > ENGINE_LIMITS.chainLinksMax) {
+    throw new ApiProblem("delegation_chain_too_long", `the child would be link \`${chain.length + 1}\` of its chain; a chain holds at most \`${ENGINE_LIMITS.chainLinksMax}\` grants`);
+  }
+}
+
 export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentId: string, body: GrantDelegateBody): Promise<Grant & { warnings?: unknown[] }> {
   const warnings = checkPolicy(body.policy);
   const child = await ctx.store.transaction(async (tx) => {
@@ -172,6 +179,7 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
     const now = ctx.now();
     const chain = await tx.grantChain(parentId);
     requireLiveChain(chain, now);
+    requireRoomInChain(chain);
     if ((await tx.getAgent(body.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${body.agent_id}\``);
     const parentUsage = (await tx.usage([parentId], now)).get(parentId)!;
     const usage: ParentUsage = { uses: parentUsage.uses, spent_minor: parentUsage.held_minor + parentUsage.settled_minor };

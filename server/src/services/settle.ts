@@ -4,7 +4,7 @@
 import type { SettleBody } from "@agent-authority/api";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
-import type { LedgerRow } from "../store/decision-sql.js";
+import type { ChargeRow, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
 import { sealRecord } from "./ledger.js";
@@ -51,6 +51,18 @@ function settlementView(row: LedgerRow): SettlementView {
   };
 }
 
+/**
+ * A hold that expired gave its amount back to the budget, where another decision may have held it
+ * since; capturing it late could spend the same cent twice, so it is refused (decision 0309).
+ * INVARIANT (settled-within-budget): settled plus live held never exceeds a grant's budget.
+ */
+function requireLiveHold(ledgerId: string, charges: readonly ChargeRow[], now: number): void {
+  const expiresAt = charges.reduce((min, c) => Math.min(min, c.expires_at), Number.POSITIVE_INFINITY);
+  if (expiresAt <= now) {
+    throw new ApiProblem("hold_expired", `the hold of decision \`${ledgerId}\` expired at \`${iso(expiresAt)}\`; its amount went back to the budget`);
+  }
+}
+
 export async function settleDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: SettleBody): Promise<SettlementView> {
   return ctx.store.transaction(async (tx) => {
     const decision = await visibleDecision(tx, caller, ledgerId);
@@ -72,6 +84,7 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
     const now = ctx.now();
     const sealedDecision = JSON.parse(decision.record) as { holds?: { currency?: string | null; expires_at?: number }[] };
     const hold = sealedDecision.holds?.[0];
+    requireLiveHold(ledgerId, charges, now);
     const id = newId("led", now);
     const row = await sealRecord(ledger, {
       id, tree_id: decision.tree_id, kind: "settlement", grant_id: decision.grant_id, agent_id: decision.agent_id,
@@ -82,8 +95,6 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
         held_minor: held,
         released_minor: held - body.amount_minor,
         currency: hold?.currency ?? null,
-        // A late settlement is recorded as such: the hold had stopped counting, the spend still happened.
-        hold_expired: hold?.expires_at !== undefined && hold.expires_at <= now,
         settled_by: caller.identity,
         key_id: caller.keyId,
         grants: charges.map((c) => c.grant_id),
