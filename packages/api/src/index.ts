@@ -54,6 +54,7 @@ export {
   grantFamilySchema, grantFamilyListSchema, familyImpactSchema, type GrantFamilyBodySchema,
 } from "./family-schemas.js";
 export { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
+export { findUnstorableText, textFaultMessage, unstorableCharacter, type TextFault } from "./text.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";
 export type * from "./types.js";

@@ -4,7 +4,7 @@
 
 import { randomUUID } from "node:crypto";
 import {
-  API_LIMITS, ENDPOINTS, buildOpenApiDocument, idPattern, ID_PREFIXES,
+  API_LIMITS, ENDPOINTS, buildOpenApiDocument, idPattern, ID_PREFIXES, unstorableCharacter,
   type Endpoint, type RequestSchemaName,
 } from "@agent-authority/api";
 import express, { type NextFunction, type Request, type Response } from "express";
@@ -37,6 +37,7 @@ const PARAM_PREFIX: Readonly<Record<string, string>> = {
   key_id: ID_PREFIXES.key,
   ledger_id: ID_PREFIXES.ledger,
   family_id: ID_PREFIXES.family,
+  breaker_id: ID_PREFIXES.breaker,
 };
 const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
 
@@ -107,7 +108,9 @@ function pageOf(req: Request): Page {
     }
   }
   const after = query["after"];
-  if (after !== undefined && (typeof after !== "string" || after.length > 64)) throw new ApiProblem("invalid_query", "`after` must be an id");
+  if (after !== undefined && (typeof after !== "string" || after.length > 64 || unstorableCharacter(after) !== undefined)) {
+    throw new ApiProblem("invalid_query", "`after` must be an id");
+  }
   return { limit, after: after as string | undefined };
 }
 
@@ -115,6 +118,8 @@ function queryString(req: Request, name: string): string | undefined {
   const value = (req.query as Record<string, unknown>)[name];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value.length > 200) throw new ApiProblem("invalid_query", `\`${name}\` must be a single string`);
+  // The rule of text for bodies holds for queries too (decision 0306).
+  if (unstorableCharacter(value) !== undefined) throw new ApiProblem("invalid_query", `\`${name}\` holds NUL or a lone surrogate`);
   return value;
 }
 

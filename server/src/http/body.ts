@@ -1,7 +1,7 @@
 // Request bodies: read raw up to the size limit, parsed as JSON in one place, nesting bounded,
 // then validated with ajv against the schemas of @agent-authority/api.
 
-import { API_LIMITS, allSchemas, type RequestSchemaName } from "@agent-authority/api";
+import { API_LIMITS, allSchemas, findUnstorableText, textFaultMessage, type RequestSchemaName } from "@agent-authority/api";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { ApiProblem } from "./problem.js";
 
@@ -39,7 +39,7 @@ function isJsonMediaType(contentType: string | undefined): boolean {
 
 /**
  * Parses a raw body. An empty body reads as `undefined`; a non-empty one must be JSON, declared
- * as such, and nest no deeper than the limit.
+ * as such, nest no deeper than the limit, and hold no text v1 does not store (decision 0306).
  */
 export function parseJsonBody(raw: Buffer | undefined, contentType: string | undefined): unknown {
   if (raw === undefined || raw.length === 0) return undefined;
@@ -52,6 +52,12 @@ export function parseJsonBody(raw: Buffer | undefined, contentType: string | und
   }
   if (jsonDepthExceeds(value, API_LIMITS.requestJsonDepthMax)) {
     throw new ApiProblem("body_too_deep", `bodies nest at most ${API_LIMITS.requestJsonDepthMax} levels`);
+  }
+  // One rule of text for every field of every endpoint, before any schema or store sees it.
+  const fault = findUnstorableText(value);
+  if (fault !== undefined) {
+    const message = textFaultMessage(fault);
+    throw new ApiProblem("invalid_text", message, { errors: [{ pointer: fault.pointer, message, code: "invalid_text" }] });
   }
   return value;
 }
