@@ -4,6 +4,7 @@
 import { startServer, verifyLedger, type AuthorityServer } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+import { ResponseRecorder } from "./openapi-conformance.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
 const HOUR = 3_600_000;
@@ -17,6 +18,8 @@ export interface DecisionServer {
   readonly db: TestStore;
   server: AuthorityServer;
   clock: { now: number };
+  /** Every answer `call` received; checked against the served OpenAPI document on `close()`. */
+  readonly recorder: ResponseRecorder;
   call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -29,18 +32,21 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
     host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, environment: ENVIRONMENT,
     adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
   }, { store: db.store, ownsStore: false, now: () => clock.now });
+  const recorder = new ResponseRecorder();
   const s: DecisionServer = {
-    db, clock, server: await start(),
+    db, clock, recorder, server: await start(),
     async call(method, path, key, body, headers = {}) {
       const init: RequestInit = {
         method,
         headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
         ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
       };
-      const response = await fetch(`${s.server.baseUrl}${path}`, init);
+      const url = `${s.server.baseUrl}${path}`;
+      const response = await fetch(url, init);
       const text = await response.text();
       let parsed: unknown;
       try { parsed = JSON.parse(text); } catch { parsed = text; }
+      recorder.record(s.server.baseUrl, method, url, response, parsed);
       return { status: response.status, body: parsed, text, headers: response.headers };
     },
     async restart() {
@@ -48,8 +54,12 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
       s.server = await start();
     },
     async close() {
-      await s.server.close();
-      await db.close();
+      try {
+        await recorder.check(s.server.baseUrl);
+      } finally {
+        await s.server.close();
+        await db.close();
+      }
     },
   };
   return s;

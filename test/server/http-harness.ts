@@ -1,6 +1,7 @@
 // A real server on a random loopback port over a fresh database, and a small client for tests.
 
 import { startServer, type AuthorityServer, type ServerConfig } from "@agent-authority/server";
+import { ResponseRecorder } from "./openapi-conformance.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
 export const ADMIN_KEY = "aa_test-admin-key-0123456789abcdefghijklmnop";
@@ -27,9 +28,12 @@ export interface TestServer {
   readonly server: AuthorityServer;
   readonly db: TestStore;
   readonly baseUrl: string;
+  /** Every answer `call` received; checked against the served OpenAPI document on `close()`. */
+  readonly recorder: ResponseRecorder;
   call(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Creates a key with the given roles and answers its secret. */
   key(identity: string, roles: string[], options?: { kind?: "human" | "service"; agent_id?: string }): Promise<string>;
+  /** Checks every recorded answer against the served OpenAPI document, then stops the server. */
   close(): Promise<void>;
 }
 
@@ -56,6 +60,7 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     ownsStore: false,
     ...(logs === undefined ? {} : { logger: { log: (level, msg, fields = {}) => logs.push({ level, msg, fields }) } }),
   });
+  const recorder = new ResponseRecorder();
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
     const headers: Record<string, string> = {};
     if (options.key !== undefined) {
@@ -68,7 +73,8 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     if (body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
     // A raw Buffer is copied into a plain byte array, which every fetch typing accepts as a body.
     const payload = typeof body === "string" || body === undefined ? body : Uint8Array.from(body);
-    const response = await fetch(`${server.baseUrl}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
+    const url = `${server.baseUrl}${path}`;
+    const response = await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -76,12 +82,14 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     } catch {
       // Leave non-JSON bodies as text: the test sees exactly what came back.
     }
+    recorder.record(server.baseUrl, method, url, response, parsed);
     return { status: response.status, body: parsed, contentType: response.headers.get("content-type"), headers: response.headers };
   };
   return {
     server,
     db,
     baseUrl: server.baseUrl,
+    recorder,
     call,
     async key(identity, roles, options = {}) {
       const reply = await call("POST", "/keys", {
@@ -92,8 +100,12 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
       return reply.body.key as string;
     },
     async close() {
-      await server.close();
-      await db.close();
+      try {
+        await recorder.check(server.baseUrl);
+      } finally {
+        await server.close();
+        await db.close();
+      }
     },
   };
 }

@@ -54,7 +54,8 @@ function withLeaf(value: Json, pointer: string, text: string): Json {
   return copy;
 }
 
-function familyBody(version: number): GrantFamilyBody {
+/** A small compiled family, `version` as given. */
+export function familyBody(version: number): GrantFamilyBody {
   const yaml = `
 id: text-payments
 version: ${version}

@@ -24,14 +24,20 @@ export interface Endpoint {
   readonly response: string;
   /** The media type of a successful answer. */
   readonly mediaType: "application/json" | "text/plain";
+  /** The success status when the request names what already exists (idempotent by name or content); absent: none. */
+  readonly existingStatus?: number;
+  /** The query parameters it reads, each optional. */
+  readonly query: readonly string[];
 }
 
 const ALL_BUT_AGENT: readonly Role[] = ["admin", "issuer", "approver", "certifier", "auditor"];
 
-type Optional = "human" | "bodyOptional" | "mediaType";
+type Optional = "human" | "bodyOptional" | "mediaType" | "query";
 function endpoint(e: Omit<Endpoint, Optional> & Partial<Pick<Endpoint, Optional>>): Endpoint {
-  return Object.freeze({ human: false, bodyOptional: false, mediaType: "application/json" as const, ...e });
+  return Object.freeze({ human: false, bodyOptional: false, mediaType: "application/json" as const, query: [], ...e });
 }
+
+const PAGE = ["limit", "after"] as const;
 
 export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
   endpoint({ operationId: "health", method: "get", path: "/health", summary: "Liveness: the process answers", roles: null, body: null, status: 200, response: "Health" }),
@@ -39,16 +45,16 @@ export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
   endpoint({ operationId: "metrics", method: "get", path: "/metrics", summary: "Prometheus metrics in the text exposition format", roles: null, body: null, status: 200, response: "", mediaType: "text/plain" }),
   endpoint({ operationId: "openapi", method: "get", path: "/openapi.json", summary: "This OpenAPI 3.1 document", roles: null, body: null, status: 200, response: "" }),
   endpoint({ operationId: "whoami", method: "get", path: "/whoami", summary: "The calling key: its identity, kind and roles (what the console shows and offers)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Key" }),
-  endpoint({ operationId: "createAgent", method: "post", path: "/agents", summary: "Register an agent; idempotent by name (201 when created, 200 when it existed)", roles: ["admin", "issuer"], body: "AgentCreateBody", status: 201, response: "Agent" }),
-  endpoint({ operationId: "listAgents", method: "get", path: "/agents", summary: "List agents", roles: ALL_BUT_AGENT, body: null, status: 200, response: "AgentList" }),
+  endpoint({ operationId: "createAgent", method: "post", path: "/agents", summary: "Register an agent; idempotent by name (201 when created, 200 when it existed)", roles: ["admin", "issuer"], body: "AgentCreateBody", status: 201, response: "Agent", existingStatus: 200 }),
+  endpoint({ operationId: "listAgents", method: "get", path: "/agents", summary: "List agents", roles: ALL_BUT_AGENT, body: null, status: 200, response: "AgentList", query: PAGE }),
   endpoint({ operationId: "getAgent", method: "get", path: "/agents/{agent_id}", summary: "One agent (an agent key sees only its own)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Agent" }),
   endpoint({ operationId: "getCertification", method: "get", path: "/agents/{agent_id}/certification", summary: "The agent's certification in this environment", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "CertificationStatus" }),
   endpoint({ operationId: "certifyAgent", method: "post", path: "/agents/{agent_id}/certification", summary: "Certify the agent; supersedes its certificate for the same environment", roles: ["admin", "certifier"], human: true, body: "CertificationBody", status: 201, response: "Certificate" }),
-  endpoint({ operationId: "listCertificates", method: "get", path: "/certificates", summary: "List certificates (`?agent_id=`, `?environment=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "CertificateList" }),
+  endpoint({ operationId: "listCertificates", method: "get", path: "/certificates", summary: "List certificates (`?agent_id=`, `?environment=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "CertificateList", query: ["agent_id", "environment", ...PAGE] }),
   endpoint({ operationId: "revokeCertificate", method: "post", path: "/certificates/{certificate_id}/revoke", summary: "Revoke a certificate by field", roles: ["admin", "certifier"], body: "CertificateRevokeBody", bodyOptional: true, status: 200, response: "Certificate" }),
   endpoint({ operationId: "issueGrant", method: "post", path: "/grants", summary: "Issue a grant", roles: ["admin", "issuer"], body: "GrantIssueBody", status: 201, response: "Grant" }),
   endpoint({ operationId: "previewGrant", method: "post", path: "/grants/preview", summary: "What the grant would decide for a sample action; creates nothing", roles: ["admin", "issuer", "approver", "auditor"], body: "GrantPreviewBody", status: 200, response: "GrantPreview" }),
-  endpoint({ operationId: "listPendingGrants", method: "get", path: "/grants/pending", summary: "Grants awaiting approval", roles: ["admin", "issuer", "approver", "auditor"], body: null, status: 200, response: "GrantList" }),
+  endpoint({ operationId: "listPendingGrants", method: "get", path: "/grants/pending", summary: "Grants awaiting approval", roles: ["admin", "issuer", "approver", "auditor"], body: null, status: 200, response: "GrantList", query: PAGE }),
   endpoint({ operationId: "getGrant", method: "get", path: "/grants/{grant_id}", summary: "One grant with its usage (an agent key sees only its own agent's)", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "Grant" }),
   endpoint({ operationId: "approveGrant", method: "post", path: "/grants/{grant_id}/approve", summary: "Approve a pending grant: a human other than the issuer", roles: ["admin", "approver"], human: true, body: "GrantApproveBody", bodyOptional: true, status: 200, response: "Grant" }),
   endpoint({ operationId: "delegateGrant", method: "post", path: "/grants/{grant_id}/delegate", summary: "Delegate a narrower or equal child (an agent key only from its own agent's grant)", roles: ["admin", "issuer", "agent"], body: "GrantDelegateBody", status: 201, response: "Grant" }),
@@ -57,23 +63,23 @@ export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
   endpoint({ operationId: "authorize", method: "post", path: "/authorize", summary: "Decide an action under a grant; HTTP 200 for every outcome, sealed in the ledger (an agent key, its own agent's grants only)", roles: ["agent"], body: "AuthorizeBody", status: 200, response: "Decision" }),
   endpoint({ operationId: "settleDecision", method: "post", path: "/decisions/{ledger_id}/settle", summary: "Capture up to the amount an `allow` held and release the rest (an agent key only its own agent's decisions)", roles: ["admin", "agent"], body: "SettleBody", status: 200, response: "Settlement" }),
   endpoint({ operationId: "approveDecision", method: "post", path: "/decisions/{ledger_id}/approve", summary: "Approve one gated action: single use, bound to its grant, tool and an amount ceiling, expiring", roles: ["admin", "approver"], human: true, body: "DecisionApproveBody", bodyOptional: true, status: 201, response: "DecisionApproval" }),
-  endpoint({ operationId: "listPendingDecisions", method: "get", path: "/decisions/pending", summary: "Gated decisions waiting for a human, newest first: not approved yet, their grant still active (`?limit=`, `?after=`)", roles: ["admin", "approver"], body: null, status: 200, response: "PendingDecisionList" }),
-  endpoint({ operationId: "getGrantLedger", method: "get", path: "/grants/{grant_id}/ledger", summary: "The sealed records of the grant's delegation tree in chain order, with the tree's chain verification (`?limit=`, `?after=` a seq)", roles: ["admin", "issuer", "auditor"], body: null, status: 200, response: "TreeLedger" }),
+  endpoint({ operationId: "listPendingDecisions", method: "get", path: "/decisions/pending", summary: "Gated decisions waiting for a human, newest first: not approved yet, their grant still active (`?limit=`, `?after=`)", roles: ["admin", "approver"], body: null, status: 200, response: "PendingDecisionList", query: PAGE }),
+  endpoint({ operationId: "getGrantLedger", method: "get", path: "/grants/{grant_id}/ledger", summary: "The sealed records of the grant's delegation tree in chain order, with the tree's chain verification (`?limit=`, `?after=` a seq)", roles: ["admin", "issuer", "auditor"], body: null, status: 200, response: "TreeLedger", query: PAGE }),
   endpoint({ operationId: "verifyLedger", method: "get", path: "/ledger/verify", summary: "Recompute every hash chain of the sealed ledger; answers the first broken link", roles: ["admin", "auditor"], body: null, status: 200, response: "LedgerVerification" }),
   endpoint({ operationId: "declareContract", method: "post", path: "/agents/{agent_id}/contracts", summary: "Declare a behavioural contract of the agent; the calling human is its declarer, named on every trip", roles: ["admin", "issuer", "approver"], human: true, body: "ContractCreateBody", status: 201, response: "Contract" }),
   endpoint({ operationId: "listContracts", method: "get", path: "/agents/{agent_id}/contracts", summary: "The agent's contracts with their live status, rate, n and 95% Wilson interval", roles: ALL_BUT_AGENT, body: null, status: 200, response: "ContractList" }),
   endpoint({ operationId: "createBreaker", method: "post", path: "/agents/{agent_id}/breakers", summary: "Create a circuit breaker on one of the agent's contracts; always created in `observe`", roles: ["admin", "issuer", "approver"], body: "BreakerCreateBody", status: 201, response: "Breaker" }),
-  endpoint({ operationId: "breakerCounterfactual", method: "get", path: "/agents/{agent_id}/breakers/counterfactual", summary: "How many times each breaker of the agent would have tripped over the last 90 days of sealed decisions (`?breaker_id=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "Counterfactual" }),
+  endpoint({ operationId: "breakerCounterfactual", method: "get", path: "/agents/{agent_id}/breakers/counterfactual", summary: "How many times each breaker of the agent would have tripped over the last 90 days of sealed decisions (`?breaker_id=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "Counterfactual", query: ["breaker_id"] }),
   endpoint({ operationId: "getBreaker", method: "get", path: "/breakers/{breaker_id}", summary: "One breaker with its trip history", roles: ALL_BUT_AGENT, body: null, status: 200, response: "Breaker" }),
   endpoint({ operationId: "armBreaker", method: "post", path: "/breakers/{breaker_id}/arm", summary: "Arm a breaker: a `basis` and `expecting_trips` equal to the 90-day count (409 otherwise, without the count)", roles: ["admin", "approver"], human: true, body: "BreakerArmBody", status: 200, response: "Breaker" }),
   endpoint({ operationId: "disarmBreaker", method: "post", path: "/breakers/{breaker_id}/disarm", summary: "Return an armed breaker to `observe`", roles: ["admin", "approver"], human: true, body: "BreakerDisarmBody", status: 200, response: "Breaker" }),
-  endpoint({ operationId: "listFindings", method: "get", path: "/findings", summary: "Findings raised by armed `notify` breakers (`?agent_id=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "FindingList" }),
-  endpoint({ operationId: "pushGrantFamily", method: "post", path: "/grant-families", summary: "Define a grant family: the same content is the same version (200), new content a new version (201), new content under the same version 409", roles: ["admin", "issuer"], body: "GrantFamilyBody", status: 201, response: "GrantFamily" }),
-  endpoint({ operationId: "listGrantFamilies", method: "get", path: "/grant-families", summary: "List grant families, the latest version of each (`?name=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "GrantFamilyList" }),
-  endpoint({ operationId: "getGrantFamily", method: "get", path: "/grant-families/{family_id}", summary: "One grant family: its latest version, or `?version=N`", roles: ALL_BUT_AGENT, body: null, status: 200, response: "GrantFamily" }),
+  endpoint({ operationId: "listFindings", method: "get", path: "/findings", summary: "Findings raised by armed `notify` breakers (`?agent_id=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "FindingList", query: ["agent_id", ...PAGE] }),
+  endpoint({ operationId: "pushGrantFamily", method: "post", path: "/grant-families", summary: "Define a grant family: the same content is the same version (200), new content a new version (201), new content under the same version 409", roles: ["admin", "issuer"], body: "GrantFamilyBody", status: 201, response: "GrantFamily", existingStatus: 200 }),
+  endpoint({ operationId: "listGrantFamilies", method: "get", path: "/grant-families", summary: "List grant families, the latest version of each (`?name=`)", roles: ALL_BUT_AGENT, body: null, status: 200, response: "GrantFamilyList", query: ["name", ...PAGE] }),
+  endpoint({ operationId: "getGrantFamily", method: "get", path: "/grant-families/{family_id}", summary: "One grant family: its latest version, or `?version=N`", roles: ALL_BUT_AGENT, body: null, status: 200, response: "GrantFamily", query: ["version"] }),
   endpoint({ operationId: "instantiateGrantFamily", method: "post", path: "/grant-families/{family_id}/instantiate", summary: "Issue a grant from a family: parameter bounds first, then the issue path with the certification check", roles: ["admin", "issuer"], body: "FamilyInstantiateBody", status: 201, response: "Grant" }),
   endpoint({ operationId: "previewFamilyImpact", method: "post", path: "/grant-families/{family_id}/impact", summary: "Replay the sealed decisions of the family's grants over the last N days under a candidate version; reports the outcomes that would change; creates nothing", roles: ["admin", "issuer", "approver", "auditor"], body: "FamilyImpactBody", status: 200, response: "FamilyImpact" }),
   endpoint({ operationId: "createKey", method: "post", path: "/keys", summary: "Create an API key; the secret is in this response only", roles: ["admin"], body: "KeyCreateBody", status: 201, response: "KeyCreated" }),
-  endpoint({ operationId: "listKeys", method: "get", path: "/keys", summary: "List keys (never their secrets)", roles: ["admin"], body: null, status: 200, response: "KeyList" }),
+  endpoint({ operationId: "listKeys", method: "get", path: "/keys", summary: "List keys (never their secrets)", roles: ["admin"], body: null, status: 200, response: "KeyList", query: PAGE }),
   endpoint({ operationId: "revokeKey", method: "post", path: "/keys/{key_id}/revoke", summary: "Revoke a key", roles: ["admin"], body: "KeyRevokeBody", bodyOptional: true, status: 200, response: "Key" }),
 ]);

@@ -33,6 +33,7 @@ export {
   keyListSchema,
   spanSchema,
   diagnosticSchema,
+  familyDiagnosticSchema,
   problemSchema,
   healthSchema,
   requestSchemas,

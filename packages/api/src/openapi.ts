@@ -1,7 +1,7 @@
 // Builds the OpenAPI 3.1 document of v1 from the same schemas the server validates requests with.
 
 import { ENDPOINTS, type Endpoint } from "./endpoints.js";
-import { PROBLEM_CODES } from "./problems.js";
+import { PROBLEM_CODES, type ProblemCode } from "./problems.js";
 import { allSchemas } from "./schemas.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -24,30 +24,60 @@ function problemResponse(description: string): Json {
   return { description, content: { "application/problem+json": { schema: ref("Problem") } } };
 }
 
-function operation(e: Endpoint): Json {
-  const parameters: Json[] = [...e.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
-    name: m[1]!, in: "path", required: true, schema: { type: "string" },
-  }));
-  const responses: { [status: string]: Json } = {
-    [String(e.status)]: {
-      description: e.summary,
-      content: { [e.mediaType]: { schema: e.response !== "" ? ref(e.response) : e.mediaType === "text/plain" ? { type: "string" } : { type: "object" } } },
-    },
-  };
-  if (e.roles !== null) {
+/** A problem status described by the codes it may carry. */
+function problemsOf(description: string, codes: readonly ProblemCode[]): Json {
+  return problemResponse(`${description} (${codes.map((c) => `\`${c}\``).join(", ")})`);
+}
+
+function successResponse(e: Endpoint, description: string): Json {
+  const schema = e.response !== "" ? ref(e.response) : e.mediaType === "text/plain" ? { type: "string" } : { type: "object" };
+  return { description, content: { [e.mediaType]: { schema } } };
+}
+
+function parametersOf(e: Endpoint, pathNames: readonly string[]): Json[] {
+  const path: Json[] = pathNames.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
+  const query: Json[] = e.query.map((name) => ({ name, in: "query", required: false, schema: { type: "string" } }));
+  const keyed = e.method === "post" && e.roles !== null;
+  const idempotency: Json[] = keyed
+    ? [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "The same key and body replay the first answer; another body is 422 `idempotency_key_reused`." }]
+    : [];
+  return [...path, ...query, ...idempotency];
+}
+
+/** Every status an operation can answer, each with the problem codes it may carry. */
+function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: string]: Json } {
+  const keyed = e.roles !== null;
+  const post = e.method === "post" && keyed;
+  const responses: { [status: string]: Json } = { [String(e.status)]: successResponse(e, e.summary) };
+  if (e.existingStatus !== undefined) responses[String(e.existingStatus)] = successResponse(e, "it already existed: the same answer, nothing created");
+  const malformed: ProblemCode[] = [
+    ...(pathNames.length > 0 ? ["invalid_id" as const] : []),
+    ...(e.query.length > 0 ? ["invalid_query" as const] : []),
+    ...(e.body !== null ? ["malformed_json", "invalid_body", "unknown_field", "body_too_deep", "invalid_text"] as const : []),
+    ...(post ? ["invalid_idempotency_key" as const] : []),
+  ];
+  if (malformed.length > 0) responses["400"] = problemsOf("malformed request", malformed);
+  if (keyed) {
     responses["401"] = problemResponse("no valid API key (`unauthenticated`)");
-    responses["403"] = problemResponse("a role is missing (`forbidden`) or a rule refuses the caller");
+    responses["403"] = problemResponse("a role is missing (`forbidden`, `human_required`) or a rule refuses the caller");
   }
-  if (e.body !== null) {
-    responses["400"] = problemResponse("malformed body (`malformed_json`, `invalid_body`, `unknown_field`, `body_too_deep`)");
-    responses["413"] = problemResponse("body over the size limit (`body_too_large`)");
-  }
-  if (parameters.length > 0) responses["404"] = problemResponse("unknown resource");
-  if (e.method === "post" && e.roles !== null && e.path.includes("{")) responses["409"] = problemResponse("conflicts with the resource's state");
+  // A resource named in the path, or an id in a body, may name nothing.
+  if (pathNames.length > 0 || post) responses["404"] = problemResponse("unknown resource");
+  if (post) responses["409"] = problemResponse("conflicts with the resource's state");
   // A replay of a key's creation: the secret was shown once and is not stored.
   if (e.operationId === "createKey") responses["409"] = problemResponse("a replay of the key's creation under its `Idempotency-Key` (`key_secret_shown_once`, naming `key_id`)");
-  if (e.body !== null) responses["422"] = problemResponse("well-formed but breaks a rule");
+  if (e.body !== null) {
+    responses["413"] = problemResponse("body over the size limit (`body_too_large`)");
+    responses["415"] = problemResponse("a body not declared as JSON (`unsupported_media_type`)");
+    responses["422"] = problemResponse("well-formed but breaks a rule");
+  }
   responses["500"] = problemResponse("the server failed (`internal_error`); never carries internals");
+  if (e.operationId === "ready") responses["503"] = problemResponse("not ready: the database or the authorize thread does not answer (`not_ready`)");
+  return responses;
+}
+
+function operation(e: Endpoint): Json {
+  const pathNames = [...e.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!);
   const op: { [key: string]: Json } = {
     operationId: e.operationId,
     summary: e.summary,
@@ -55,8 +85,8 @@ function operation(e: Endpoint): Json {
       ? "No key needed."
       : `Roles: ${e.roles.map((r) => `\`${r}\``).join(", ")}${e.human ? "; a human key only" : ""}.`,
     security: e.roles === null ? [] : [{ bearer: [] }, { apiKey: [] }],
-    parameters,
-    responses,
+    parameters: parametersOf(e, pathNames),
+    responses: responsesOf(e, pathNames),
   };
   if (e.body !== null) {
     op["requestBody"] = { required: !e.bodyOptional, content: { "application/json": { schema: ref(e.body) } } };
@@ -77,11 +107,22 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
       title: "Agent Authority",
       version,
       description: "Bounded, auditable, revocable authority for software agents. Errors are RFC 9457 problem details; "
-        + `their codes: ${Object.keys(PROBLEM_CODES).map((c) => `\`${c}\``).join(", ")}.`,
+        + `their codes: ${Object.keys(PROBLEM_CODES).map((c) => `\`${c}\``).join(", ")}. `
+        + "A path v1 does not define answers `components.responses.RouteNotFound`; a method a path does not accept answers "
+        + "`components.responses.MethodNotAllowed`. Every string of every request may hold any Unicode text but U+0000 and "
+        + "lone surrogates (400 `invalid_text`). Every answer carries `cache-control: no-store` and `x-content-type-options: nosniff`.",
     },
     servers: [{ url: serverUrl }],
     components: {
       schemas,
+      // Answers that belong to no operation: a path v1 does not define, and a method a path does not accept.
+      responses: {
+        RouteNotFound: problemResponse("no such endpoint (`route_not_found`)"),
+        MethodNotAllowed: {
+          ...(problemResponse("the path does not accept this method (`method_not_allowed`); `allow` lists the methods it does") as object),
+          headers: { allow: { description: "The methods the path accepts.", schema: { type: "string" } } },
+        },
+      },
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },
         apiKey: { type: "apiKey", in: "header", name: "x-api-key" },

@@ -489,6 +489,22 @@ export const diagnosticSchema = {
   },
 } as const;
 
+/** A grant family's error: where in the pushed body (as the family compiler reads it) it was found. */
+export const familyDiagnosticSchema = {
+  $id: "FamilyDiagnostic",
+  title: "FamilyDiagnostic",
+  type: "object",
+  required: ["code", "severity", "message", "line", "column"],
+  properties: {
+    code: { type: "string", description: "The family compiler's stable code, e.g. `schema` or `policy/unknown-name`." },
+    severity: { type: "string", enum: ["error"] },
+    message: { type: "string" },
+    help: { type: "string" },
+    line: { type: "integer", minimum: 1, description: "Line of the body as the compiler reads it, pretty-printed with one-space indents." },
+    column: { type: "integer", minimum: 1 },
+  },
+} as const;
+
 export const problemSchema = {
   $id: "Problem",
   title: "Problem",
@@ -507,7 +523,11 @@ export const problemSchema = {
       description: "Body validation errors.",
       items: { type: "object", properties: { pointer: { type: "string" }, message: { type: "string" }, code: { type: "string" } } },
     },
-    diagnostics: { type: "array", items: { $ref: "Diagnostic" }, description: "Policy errors with spans." },
+    diagnostics: {
+      type: "array",
+      items: { anyOf: [{ $ref: "Diagnostic" }, { $ref: "FamilyDiagnostic" }] },
+      description: "Policy errors with spans (`invalid_policy`), or a grant family's errors with line and column (`invalid_family`).",
+    },
     widenings: {
       type: "array",
       description: "Every axis a delegate request widens.",
@@ -571,6 +591,7 @@ export const allSchemas = [
   keyListSchema,
   spanSchema,
   diagnosticSchema,
+  familyDiagnosticSchema,
   problemSchema,
   healthSchema,
   decisionSchema,

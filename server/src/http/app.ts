@@ -97,7 +97,15 @@ function paramsOf(req: Request): Record<string, string> {
   return params;
 }
 
-function pageOf(req: Request): Page {
+/** A handler reads only the query parameters its endpoint documents (a programmer error otherwise). */
+function documentedQuery(endpoint: Endpoint, name: string): string {
+  if (!endpoint.query.includes(name)) throw new Error(`${endpoint.operationId} reads the undocumented query parameter ${name}`);
+  return name;
+}
+
+function pageOf(req: Request, endpoint: Endpoint): Page {
+  documentedQuery(endpoint, "limit");
+  documentedQuery(endpoint, "after");
   const query = req.query as Record<string, unknown>;
   const rawLimit = query["limit"];
   let limit: number = API_LIMITS.listLimitDefault;
@@ -148,8 +156,8 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
         caller: locals(res).caller,
         params,
         body,
-        page: () => pageOf(req),
-        query: (name) => queryString(req, name),
+        page: () => pageOf(req, endpoint),
+        query: (name) => queryString(req, documentedQuery(endpoint, name)),
         openapi,
         metrics,
         version: options.version,

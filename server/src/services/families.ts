@@ -36,7 +36,7 @@ export function checkFamilyBody(body: GrantFamilyBody): void {
   const errors = compiled.diagnostics.filter((d) => d.severity === "error");
   if (errors.length === 0) return;
   const diagnostics = errors.map((d) => ({
-    code: d.code, message: d.message, ...(d.help === undefined ? {} : { help: d.help }),
+    code: d.code, severity: d.severity, message: d.message, ...(d.help === undefined ? {} : { help: d.help }),
     line: d.range.start.line, column: d.range.start.column,
   }));
   throw new ApiProblem("invalid_family", `${errors[0]!.code}: ${errors[0]!.message}`, { diagnostics });
