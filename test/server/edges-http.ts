@@ -104,6 +104,10 @@ export function edgesHttpSuite(target: StoreTarget): void {
       expect(created.status).toBe(201);
       expect(typeof created.body.key).toBe("string");
       expectSafetyHeaders(created, "POST /keys");
+      const keyed = { "idempotency-key": "key-creation-1" };
+      const body = { identity: "replayed@example.com", kind: "human", roles: ["auditor"] };
+      expectSafetyHeaders(await s.call("POST", "/keys", ADMIN_KEY, body, keyed), "POST /keys with an idempotency key");
+      expectSafetyHeaders(await s.call("POST", "/keys", ADMIN_KEY, body, keyed), "POST /keys replayed");
       const grant = await issueGrant(s, agent.id);
       const answers: [string, Reply][] = [
         ["authorize", await s.call("POST", "/authorize", agent.key, pay(grant.id, 1))],

@@ -4,10 +4,10 @@
 
 import { familyContentHash } from "@agent-authority/families";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "./http-harness.js";
 import { OpenApiConformance } from "./openapi-conformance.js";
 import { forEachStore } from "./targets.js";
-import { familyBody } from "./text-http.js";
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,

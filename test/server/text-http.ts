@@ -4,10 +4,10 @@
 // and the sealed ledger still verifies afterwards.
 
 import { API_LIMITS, unstorableCharacter } from "@agent-authority/api";
-import { compileFamily, type GrantFamilyBody } from "@agent-authority/families";
 import { verifyLedger } from "@agent-authority/server";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 
@@ -52,33 +52,6 @@ function withLeaf(value: Json, pointer: string, text: string): Json {
   for (const name of names.slice(0, -1)) node = node[name] as { [key: string]: Json };
   node[names.at(-1)!] = text;
   return copy;
-}
-
-/** A small compiled family, `version` as given. */
-export function familyBody(version: number): GrantFamilyBody {
-  const yaml = `
-id: text-payments
-version: ${version}
-reviewed_by: [reviewer@example.com]
-parameters:
-  agent_id: {type: string, pattern: "agt_[0-9a-hjkmnp-tv-z]{26}", example: agt_nwj47tan9zt24mnpzx45hy43kw}
-  limit_minor: {type: int, min: 0, max: 5000, default: 1000}
-grant:
-  agent_id: \${agent_id}
-  principal_type: team
-  principal_id: payments
-  scope: {tool: [payments.send]}
-  budget_amount_minor: 10000
-  budget_currency: EUR
-  policy: amount_minor <= \${limit_minor}
-examples:
-  - name: a small payment is allowed
-    action: {tool: payments.send, amount_minor: 500, currency: EUR}
-    expect: allow
-`;
-  const compiled = compileFamily(yaml, "text-payments.yaml");
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-  return compiled.body!;
 }
 
 /** One POST endpoint: a fresh target (the path, its id, the key to call with) and a valid body. */
