@@ -262,6 +262,17 @@ export interface Diagnostic {
 /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
 export type EnforcementMode = "observe" | "enforce";
 
+export interface FamilyDiagnostic {
+  /** The family compiler's stable code, e.g. `schema` or `policy/unknown-name`. */
+  readonly code: string;
+  readonly severity: "error";
+  readonly message: string;
+  readonly help?: string;
+  /** Line of the body as the compiler reads it, pretty-printed with one-space indents. */
+  readonly line: number;
+  readonly column: number;
+}
+
 export interface FamilyImpact {
   /** A family id, `fam_…`: stable across the family's versions. */
   readonly family_id: string;
@@ -689,8 +700,8 @@ export interface LedgerRecord {
   readonly kind: "decision" | "settlement";
   readonly grant_id: string;
   readonly agent_id: string;
-  /** For a decision: the request as the agent sent it. */
-  readonly request?: { readonly [key: string]: unknown };
+  /** For a decision: the request as the agent sent it; null for a settlement. */
+  readonly request?: { readonly [key: string]: unknown } | null;
   /** For a decision; null for a settlement. */
   readonly outcome: "allow" | "deny" | "exhausted" | "gated" | null;
   readonly would_outcome?: "allow" | "deny" | "exhausted" | "gated" | null;
@@ -702,6 +713,8 @@ export interface LedgerRecord {
   readonly residual?: string | null;
   readonly approver?: string | null;
   readonly approval_id?: string | null;
+  /** For a settlement only: its sealed fields (`decision_ledger_id`, `amount_minor`, `held_minor`, `released_minor`, `currency`, …). */
+  readonly settlement?: { readonly [key: string]: unknown };
   /** When the record was sealed. */
   readonly decided_at: string;
   readonly prev_hash: string;
@@ -765,8 +778,8 @@ export interface Problem {
     readonly message?: string;
     readonly code?: string;
   }>;
-  /** Policy errors with spans. */
-  readonly diagnostics?: readonly Diagnostic[];
+  /** Policy errors with spans (`invalid_policy`), or a grant family's errors with line and column (`invalid_family`). */
+  readonly diagnostics?: ReadonlyArray<Diagnostic | FamilyDiagnostic>;
   /** Every axis a delegate request widens. */
   readonly widenings?: ReadonlyArray<{
     readonly axis?: string;
@@ -875,6 +888,7 @@ export type ProblemCode =
   | "decision_already_approved"
   | "decision_not_found"
   | "decision_not_gated"
+  | "delegation_chain_too_long"
   | "delegation_widens"
   | "family_not_found"
   | "family_parameters_invalid"
@@ -884,6 +898,7 @@ export type ProblemCode =
   | "grant_not_active"
   | "grant_not_found"
   | "grant_not_pending"
+  | "hold_expired"
   | "human_required"
   | "idempotency_key_reused"
   | "internal_error"
@@ -894,6 +909,7 @@ export type ProblemCode =
   | "invalid_key_request"
   | "invalid_policy"
   | "invalid_query"
+  | "invalid_text"
   | "key_already_revoked"
   | "key_not_found"
   | "key_secret_shown_once"
