@@ -3,7 +3,7 @@
 // forms, right-to-left marks, emoji, long text) is answered without a 5xx and stored faithfully,
 // and the sealed ledger still verifies afterwards.
 
-import { API_LIMITS, unstorableCharacter } from "@agent-authority/api";
+import { API_LIMITS, ENDPOINTS, unstorableCharacter } from "@agent-authority/api";
 import { verifyLedger } from "@agent-authority/server";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,7 +56,7 @@ function withLeaf(value: Json, pointer: string, text: string): Json {
 
 /** One POST endpoint: a fresh target (the path, its id, the key to call with) and a valid body. */
 interface PostCase {
-  readonly name: string;
+  readonly operationId: string;
   target(): Promise<{ path: string; id?: string; key: string }>;
   body(): Json;
 }
@@ -100,49 +100,49 @@ export function textHttpSuite(target: StoreTarget): void {
   });
 
   const cases: PostCase[] = [
-    { name: "register an agent", target: async () => ({ path: "/agents", key: ADMIN_KEY }), body: () => ({ name: `text-agent-${(n += 1)}`, description: "an agent" }) },
+    { operationId: "createAgent", target: async () => ({ path: "/agents", key: ADMIN_KEY }), body: () => ({ name: `text-agent-${(n += 1)}`, description: "an agent" }) },
     {
-      name: "certify an agent",
+      operationId: "certifyAgent",
       target: async () => { const id = await freshAgent(); return { path: `/agents/${id}/certification`, id, key: ADMIN_KEY }; },
       body: () => ({ ...CERTIFICATION, environment: "test-env" }),
     },
     {
-      name: "revoke a certificate",
+      operationId: "revokeCertificate",
       target: async () => {
         const id = (await post(`/agents/${await freshAgent()}/certification`, CERTIFICATION)).id;
         return { path: `/certificates/${id}/revoke`, id, key: ADMIN_KEY };
       },
       body: () => ({ reason: "rotated" }),
     },
-    { name: "issue a grant", target: async () => ({ path: "/grants", key: ADMIN_KEY }), body: () => grantBody() },
+    { operationId: "issueGrant", target: async () => ({ path: "/grants", key: ADMIN_KEY }), body: () => grantBody() },
     {
-      name: "preview a grant",
+      operationId: "previewGrant",
       target: async () => ({ path: "/grants/preview", key: ADMIN_KEY }),
       body: () => ({ ...(grantBody() as object), action: { tool: "payments.send", amount_minor: 10, currency: "EUR", audience: "shop", approver: "cfo@example.com", args: { memo: "tea" } } }),
     },
     {
-      name: "approve a grant",
+      operationId: "approveGrant",
       target: async () => { const id = (await post("/grants", grantBody({ require_approval: true }))).id; return { path: `/grants/${id}/approve`, id, key: approverKey }; },
       body: () => ({ note: "looks right" }),
     },
     {
-      name: "delegate a grant",
+      operationId: "delegateGrant",
       target: async () => ({ path: `/grants/${rootGrantId}/delegate`, id: rootGrantId, key: ADMIN_KEY }),
       body: () => ({ agent_id: agentId, principal_type: "team", principal_id: "payments", audience: "shop", budget_amount_minor: 10, budget_currency: "EUR", scope: { tool: ["payments.send"] }, policy: "amount_minor <= 5" }),
     },
     {
-      name: "escalate enforcement",
+      operationId: "escalateEnforcement",
       target: async () => { const id = (await post("/grants", grantBody({ enforcement_mode: "observe" }))).id; return { path: `/grants/${id}/enforcement`, id, key: ADMIN_KEY }; },
       body: () => ({ enforcement_mode: "enforce" }),
     },
     {
-      name: "revoke a grant",
+      operationId: "revokeGrant",
       target: async () => { const id = (await post("/grants", grantBody())).id; return { path: `/grants/${id}/revoke`, id, key: ADMIN_KEY }; },
       body: () => ({ reason: "no longer needed" }),
     },
-    { name: "authorize", target: async () => ({ path: "/authorize", key: agentKey }), body: () => payment(rootGrantId) },
+    { operationId: "authorize", target: async () => ({ path: "/authorize", key: agentKey }), body: () => payment(rootGrantId) },
     {
-      name: "settle",
+      operationId: "settleDecision",
       target: async () => {
         const grantId = (await post("/grants", grantBody())).id;
         const id = (await post("/authorize", payment(grantId, 10), agentKey)).ledger_id;
@@ -151,7 +151,7 @@ export function textHttpSuite(target: StoreTarget): void {
       body: () => ({ amount_minor: 5 }),
     },
     {
-      name: "approve a gated decision",
+      operationId: "approveDecision",
       target: async () => {
         const grantId = (await post("/grants", grantBody({ policy: 'approver == "cfo@example.com"' }))).id;
         const id = (await post("/authorize", payment(grantId), agentKey)).ledger_id;
@@ -160,18 +160,18 @@ export function textHttpSuite(target: StoreTarget): void {
       body: () => ({ amount_minor_max: 100, expires_in_minutes: 5, note: "one coffee" }),
     },
     {
-      name: "declare a contract",
+      operationId: "declareContract",
       target: async () => ({ path: `/agents/${agentId}/contracts`, id: agentId, key: ADMIN_KEY }),
       body: () => ({ metric: "refusal_rate", ceiling: 0.25, window_hours: 24, description: "rarely refused" }),
     },
-    { name: "create a breaker", target: async () => ({ path: `/agents/${agentId}/breakers`, id: agentId, key: ADMIN_KEY }), body: () => ({ contract_id: contractId, action: "notify" }) },
+    { operationId: "createBreaker", target: async () => ({ path: `/agents/${agentId}/breakers`, id: agentId, key: ADMIN_KEY }), body: () => ({ contract_id: contractId, action: "notify" }) },
     {
-      name: "arm a breaker",
+      operationId: "armBreaker",
       target: async () => { const id = (await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" })).id; return { path: `/breakers/${id}/arm`, id, key: ADMIN_KEY }; },
       body: () => ({ basis: "no trips in 90 days", expecting_trips: 0 }),
     },
     {
-      name: "disarm a breaker",
+      operationId: "disarmBreaker",
       target: async () => {
         const id = (await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" })).id;
         await post(`/breakers/${id}/arm`, { basis: "reviewed", expecting_trips: 0 });
@@ -179,24 +179,24 @@ export function textHttpSuite(target: StoreTarget): void {
       },
       body: () => ({ reason: "maintenance" }),
     },
-    { name: "push a grant family", target: async () => ({ path: "/grant-families", key: ADMIN_KEY }), body: () => familyBody((n += 1) + 1) as unknown as Json },
+    { operationId: "pushGrantFamily", target: async () => ({ path: "/grant-families", key: ADMIN_KEY }), body: () => familyBody((n += 1) + 1) as unknown as Json },
     {
-      name: "instantiate a grant family",
+      operationId: "instantiateGrantFamily",
       target: async () => ({ path: `/grant-families/${familyId}/instantiate`, id: familyId, key: ADMIN_KEY }),
       body: () => ({ version: 1, parameters: { agent_id: agentId, limit_minor: 100 } }),
     },
     {
-      name: "preview a family's impact",
+      operationId: "previewFamilyImpact",
       target: async () => ({ path: `/grant-families/${familyId}/impact`, id: familyId, key: ADMIN_KEY }),
       body: () => ({ family: familyBody(9_000) as unknown as Json, days: 7 }),
     },
     {
-      name: "create a key",
+      operationId: "createKey",
       target: async () => ({ path: "/keys", key: ADMIN_KEY }),
       body: () => ({ identity: `person-${(n += 1)}@example.com`, kind: "human", roles: ["auditor"], email: "person@example.com" }),
     },
     {
-      name: "revoke a key",
+      operationId: "revokeKey",
       target: async () => {
         const id = (await post("/keys", { identity: `revoked-${(n += 1)}`, kind: "service", roles: ["auditor"] })).id;
         return { path: `/keys/${id}/revoke`, id, key: ADMIN_KEY };
@@ -214,6 +214,29 @@ export function textHttpSuite(target: StoreTarget): void {
   });
 
   describe("hostile text", () => {
+    it("reaches every POST endpoint", () => {
+      const posts = ENDPOINTS.filter((e) => e.method === "post").map((e) => e.operationId).sort();
+      expect(cases.map((c) => c.operationId).sort()).toEqual(posts);
+    });
+
+    it("refuses NUL in each field that once answered 500 on PostgreSQL, naming it, and changes nothing", async () => {
+      const byOperation = new Map(cases.map((c) => [c.operationId, c]));
+      const audited: [string, string][] = [
+        ["createAgent", "/description"], ["declareContract", "/description"], ["certifyAgent", "/basis"],
+        ["certifyAgent", "/provenance_version"], ["certifyAgent", "/manifest_hash"], ["certifyAgent", "/content_hash"],
+        ["certifyAgent", "/market_profile"], ["issueGrant", "/principal_id"], ["issueGrant", "/audience"], ["createKey", "/identity"],
+      ];
+      for (const [operationId, pointer] of audited) {
+        const c = byOperation.get(operationId)!;
+        const { path, key } = await c.target();
+        const before = await t.db.store.countRows();
+        const reply = await t.call("POST", path, { key, body: withLeaf(c.body(), pointer, "a\u0000b") });
+        expect(reply.status, `${operationId} ${pointer}`).toBe(400);
+        expect(reply.body).toMatchObject({ code: "invalid_text", errors: [{ pointer, code: "invalid_text" }] });
+        expect(await t.db.store.countRows()).toEqual(before);
+      }
+    });
+
     it("is never a 5xx: NUL and lone surrogates are 400 `invalid_text` naming the field, anything else is answered", async () => {
       await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text }) => {
         const c = cases[index]!;
@@ -233,10 +256,10 @@ export function textHttpSuite(target: StoreTarget): void {
           sent = withLeaf(body, pointer, text);
         }
         const reply = await t.call("POST", sentPath, { key, body: sent });
-        expect(reply.status, `${c.name} ${sentPath} ${JSON.stringify(reply.body)}`).toBeLessThan(500);
-        if (reply.status >= 400) expect(reply.contentType ?? "", `${c.name} ${reply.status}`).toMatch(/^application\/problem\+json/);
+        expect(reply.status, `${c.operationId} ${sentPath} ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+        if (reply.status >= 400) expect(reply.contentType ?? "", `${c.operationId} ${reply.status}`).toMatch(/^application\/problem\+json/);
         if (pointer !== undefined && unstorableCharacter(text) !== undefined) {
-          expect(reply.status, c.name).toBe(400);
+          expect(reply.status, c.operationId).toBe(400);
           expect(reply.body.code).toBe("invalid_text");
           expect(reply.body.errors[0].pointer).toBe(pointer);
         }
