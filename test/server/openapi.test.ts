@@ -60,6 +60,7 @@ forEachStore("the OpenAPI document", (target) => {
   it("describes 400 for a malformed id or query, 415 for a body not declared as JSON, 405 and unknown routes", async () => {
     expect((await t.call("GET", "/grants/grt_nope", { key: ADMIN_KEY })).body.code).toBe("invalid_id");
     expect((await t.call("GET", "/breakers/brk_nope", { key: ADMIN_KEY })).body.code).toBe("invalid_id");
+    expect((await t.call("GET", "/grants/%E0%A4%A", { key: ADMIN_KEY })).body.code).toBe("invalid_id");
     expect((await t.call("GET", "/agents?limit=0", { key: ADMIN_KEY })).body.code).toBe("invalid_query");
     expect((await t.call("GET", "/certificates?agent_id=%00", { key: ADMIN_KEY })).body.code).toBe("invalid_query");
     expect((await t.call("POST", "/agents", { key: ADMIN_KEY, raw: '{"name":"x"}', contentType: "text/plain" })).status).toBe(415);

@@ -209,8 +209,10 @@ export function textHttpSuite(target: StoreTarget): void {
   const mutation = fc.record({
     index: fc.nat({ max: cases.length - 1 }),
     leaf: fc.nat(),
-    where: fc.constantFrom("leaf", "leaf", "leaf", "member", "path"),
+    where: fc.constantFrom("leaf", "leaf", "leaf", "member", "path", "escape"),
     text: hostileText,
+    // Percent-encodings that are not UTF-8: cut short, not hex, overlong, an encoded surrogate.
+    escape: fc.constantFrom("%", "%ZZ", "%E0%A4%A", "%C0%80", "%ED%A0%80", "%FF"),
   });
 
   describe("hostile text", () => {
@@ -238,7 +240,7 @@ export function textHttpSuite(target: StoreTarget): void {
     });
 
     it("is never a 5xx: NUL and lone surrogates are 400 `invalid_text` naming the field, anything else is answered", async () => {
-      await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text }) => {
+      await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text, escape }) => {
         const c = cases[index]!;
         const { path, id, key } = await c.target();
         const body = c.body();
@@ -248,6 +250,7 @@ export function textHttpSuite(target: StoreTarget): void {
         let sentPath = path;
         // A path segment is kept short: a URL over the server's header limit is refused by the transport (431) first.
         if (where === "path" && id !== undefined) sentPath = path.replace(id, pathSegment(text.slice(0, 100)));
+        else if (where === "escape" && id !== undefined) sentPath = path.replace(id, `${id.slice(0, 8)}${escape}`);
         else if (where === "member" || leaves.length === 0) {
           sent = { ...(body as object), [text]: "x" };
           pointer = `/${text.replace(/~/g, "~0").replace(/\//g, "~1")}`;

@@ -25,8 +25,12 @@ export interface ProblemResponse {
   readonly internal?: unknown;
 }
 
-/** Errors raised by the body parser (express/raw-body) carry a `type` and a `status`. */
+/**
+ * Errors raised by the body parser (express/raw-body) carry a `type` and a `status`; the router
+ * raises a `URIError` for a path parameter whose percent-encoding is not UTF-8.
+ */
 function transportProblem(error: { type?: unknown; status?: unknown }): ApiProblem | undefined {
+  if (error instanceof URIError) return new ApiProblem("invalid_id", "the path holds a malformed percent-encoding");
   if (error.type === "entity.too.large") return new ApiProblem("body_too_large");
   if (error.type === "request.aborted" || error.type === "request.size.invalid") return new ApiProblem("malformed_json", "the request body was cut short");
   if (error.type === "encoding.unsupported" || error.type === "charset.unsupported") return new ApiProblem("unsupported_media_type");
