@@ -239,6 +239,20 @@ export function textHttpSuite(target: StoreTarget): void {
       }
     });
 
+    it("refuses NUL in every query parameter of every GET endpoint, and answers odd text without a 5xx", async () => {
+      const ids: Record<string, string> = { agent_id: agentId, grant_id: rootGrantId, family_id: familyId };
+      for (const e of ENDPOINTS.filter((each) => each.method === "get" && each.query.length > 0)) {
+        const path = e.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => ids[name]!);
+        for (const name of e.query) {
+          expect((await t.call("GET", `${path}?${name}=a%00b`, { key: ADMIN_KEY })).body.code, `${e.operationId} ${name}`).toBe("invalid_query");
+          for (const value of ["%ED%A0%80", "%F0%9F%94%91", "e%CC%81", "%E2%80%AE", "%ZZ", "%"]) {
+            const reply = await t.call("GET", `${path}?${name}=${value}`, { key: ADMIN_KEY });
+            expect(reply.status, `${e.operationId} ${name}=${value}`).toBeLessThan(500);
+          }
+        }
+      }
+    });
+
     it("is never a 5xx: NUL and lone surrogates are 400 `invalid_text` naming the field, anything else is answered", async () => {
       await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text, escape }) => {
         const c = cases[index]!;
