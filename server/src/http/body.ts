@@ -53,8 +53,10 @@ export function parseJsonBody(raw: Buffer | undefined, contentType: string | und
   if (jsonDepthExceeds(value, API_LIMITS.requestJsonDepthMax)) {
     throw new ApiProblem("body_too_deep", `bodies nest at most ${API_LIMITS.requestJsonDepthMax} levels`);
   }
-  // One rule of text for every field of every endpoint, before any schema or store sees it.
-  const fault = findUnstorableText(value);
+  // One rule of text for every field of every endpoint, before any schema or store sees it. NUL
+  // and lone surrogates reach a parsed value only through `\u` escapes (a raw NUL is not JSON, and
+  // UTF-8 decoding turns a lone surrogate's bytes into U+FFFD), so a body without one skips the walk.
+  const fault = raw.includes("\\u") ? findUnstorableText(value) : undefined;
   if (fault !== undefined) {
     const message = textFaultMessage(fault);
     throw new ApiProblem("invalid_text", message, { errors: [{ pointer: fault.pointer, message, code: "invalid_text" }] });
