@@ -55,15 +55,16 @@ export function isConstant(expr: Expr): boolean {
 }
 
 /**
- * The first node (in no particular order) that lies more than `max` levels deep, the root being
- * level 1; an explicit stack, so a tree of any depth is measured without recursion.
+ * The first node, in source order, that lies more than `max` levels deep, the root being level 1;
+ * an explicit stack, so a tree of any depth is measured without recursion.
  */
 export function nodeDeeperThan(root: Expr, max: number): Expr | undefined {
   const stack: { readonly node: Expr; readonly depth: number }[] = [{ node: root, depth: 1 }];
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!;
     if (depth > max) return node;
-    for (const child of childrenOf(node)) stack.push({ node: child, depth: depth + 1 });
+    const children = childrenOf(node);
+    for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i]!, depth: depth + 1 });
   }
   return undefined;
 }
