@@ -11,7 +11,7 @@ describe("placeholders and parameters named like Object.prototype", () => {
   });
 
   it("substitutes a parameter really named `constructor`", () => {
-    const values = resolveParameters({ constructor: { type: "int", default: 3 } }, {});
+    const values = resolveParameters({ constructor: { type: "int" as const, default: 3 } }, {});
     expect(values).toEqual({ ok: true, values: { constructor: 3 } });
     if (values.ok) expect(substituteText("uses < ${constructor}", values.values, "policy").text).toBe("uses < 3");
   });
