@@ -96,3 +96,17 @@ describe("authority fmt never writes a broken policy", () => {
     expect(readFileSync(path, "utf8")).toBe(family);
   });
 });
+
+describe("command-line names", () => {
+  it("`--constructor` is an unknown option like any other (exit 2), not a silently accepted one", () => {
+    const run = authority(["lint", "--constructor", "x", "."], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown option `--constructor`");
+  });
+
+  it("`--param __proto__=1` is reported as an unknown parameter, not dropped", () => {
+    const run = authority(["preview", "policies/support-agent.yaml", "--param", "__proto__=1", "--tool", "ticket.read"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toContain("unknown parameter `__proto__`");
+  });
+});

@@ -27,7 +27,8 @@ export function parsePolicy(text: string, options: { readonly skipTextLimit?: bo
   const diagnostics: Diagnostic[] = [];
   const ast = astFromCst(cst as PolicyCstNode, diagnostics);
   if (diagnostics.length > 0) return { ok: false, diagnostics: diagnostics.sort(byPosition) };
-  const deep = nodeDeeperThan(ast, LIMITS.expressionDepthMax);
+  // Every level of the tree takes at least one character, so a short text cannot be too deep.
+  const deep = text.length > LIMITS.expressionDepthMax ? nodeDeeperThan(ast, LIMITS.expressionDepthMax) : undefined;
   if (deep !== undefined) {
     const message = `expression nested deeper than ${LIMITS.expressionDepthMax} levels`;
     return { ok: false, diagnostics: [error("nesting-too-deep", message, deep.span, "each `+`, `-` and `*` counts one level; split a long sum, or use `&&` and `||`, whose chains count little")] };
