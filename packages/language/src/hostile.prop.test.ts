@@ -3,7 +3,7 @@
 // counted in nodes, levels and bytes, never in time.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { environment, typedExprs } from "../test-support/arbitraries.js";
+import { environment, SAMPLE_ENVIRONMENT, typedExprs } from "../test-support/arbitraries.js";
 import { formattableText, hostileArgs, hostileText } from "../test-support/hostile.js";
 import { childrenOf, equivalentTrees, nodeDeeperThan, type Expr } from "./ast.js";
 import { DIAGNOSTIC_CODES, type Diagnostic } from "./diagnostic.js";
@@ -16,20 +16,7 @@ import { parsePolicy } from "./parse.js";
 // test/conformance/language/hostile.json.
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261125) });
 
-const BASE: PolicyEnvironment = {
-  amount_minor: 3,
-  currency: "EUR",
-  tool: "a",
-  approver: null,
-  agent: "agent-7",
-  principal: "alice@example.com",
-  audience: "payments",
-  uses: 2,
-  spent_minor: 0,
-  hour_utc: 14,
-  weekday_utc: "wed",
-  args: {},
-};
+const BASE: PolicyEnvironment = SAMPLE_ENVIRONMENT;
 
 const KNOWN_CODES = new Set<string>(DIAGNOSTIC_CODES);
 

@@ -1,23 +1,11 @@
 // Issue 23, findings 3, 4, 5 and 7: prototype names, long chains, deep values, formatting near the
 // limits and the dynamic list limit, each a permanent test that failed on the code before it.
 import { describe, expect, it } from "vitest";
+import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { nodeDeeperThan } from "./ast.js";
 import { compilePolicy, formatPolicy, LIMITS, lintPolicy, parsePolicy, type CompiledPolicy, type PolicyEnvironment } from "./index.js";
 
-const env: PolicyEnvironment = {
-  amount_minor: 100,
-  currency: "EUR",
-  tool: "payments.refund",
-  approver: null,
-  agent: "agent-7",
-  principal: "alice@example.com",
-  audience: "payments",
-  uses: 3,
-  spent_minor: 0,
-  hour_utc: 14,
-  weekday_utc: "wed",
-  args: {},
-};
+const env: PolicyEnvironment = SAMPLE_ENVIRONMENT;
 
 function compiled(text: string): CompiledPolicy {
   const result = compilePolicy(text);
