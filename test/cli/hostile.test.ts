@@ -1,11 +1,11 @@
 // Issue 23, findings 3, 4 and 5 on the command line: hostile policies are diagnostics at their file,
 // line and column (exit 1, never 2), every other file is still reported, and `fmt` writes nothing
 // it would break.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authority, buildCli } from "./run-cli.js";
+import { authority, buildCli, root } from "./run-cli.js";
 
 let dir: string;
 beforeAll(() => {
@@ -48,6 +48,33 @@ describe("authority lint on hostile policies", () => {
     const log = JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
     const results = log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
     expect(results).toEqual(expect.arrayContaining(["a-constructor.policy policy/unknown-name", "b-proto.policy policy/unknown-name", "d-sum.policy policy/nesting-too-deep", "f-warning.policy policy/never-allows"]));
+  });
+});
+
+describe("authority test on a family whose policy names Object.prototype", () => {
+  it("fails that family at its place and still runs the others, with the summary", () => {
+    const sub = join(dir, "families");
+    mkdirSync(sub);
+    cpSync(join(root, "policies", "support-agent.yaml"), join(sub, "support-agent.yaml"));
+    writeFileSync(join(sub, "proto.yaml"), [
+      "id: proto",
+      "version: 1",
+      "reviewed_by: [alice@example.com]",
+      "parameters: {}",
+      "grant:",
+      "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
+      "  principal_type: team",
+      "  principal_id: ops",
+      "  scope: {tool: [purchase.create]}",
+      "  policy: constructor == 1",
+      "examples:",
+      "  - {name: anything, action: {tool: purchase.create}, expect: allow}",
+      "",
+    ].join("\n"));
+    const run = authority(["test", "families"], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("proto.yaml:10:11: error[policy/unknown-name]: unknown name `constructor`");
+    expect(run.stdout.trimEnd().split("\n").pop()).toMatch(/^\d+ passed, 1 failed$/);
   });
 });
 
