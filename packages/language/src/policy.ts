@@ -163,8 +163,8 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
 /**
  * The canonical form of `text`, or the diagnostics that stop it from parsing. The canonical form
  * is checked before it is returned: it must parse within every limit (that it means the same as
- * the original is a property test's law). Otherwise formatting is refused (for example a compact policy near 4 KiB
- * that the canonical spacing would take past it), and the caller keeps the text it has.
+ * the original is a property test's law). Otherwise formatting is refused, for example when the
+ * canonical spacing would take a compact policy near 4 KiB past it, and the caller keeps its text.
  */
 export function formatPolicy(text: string): { ok: true; text: string } | { ok: false; diagnostics: readonly Diagnostic[] } {
   const parsed = parsePolicy(text);
