@@ -14,6 +14,13 @@ beforeAll(() => {
 }, 180_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A family file whose policy (on line 10, from column 11) is `policy`, followed by `rest`. */
+function familyText(id: string, policy: string, rest: readonly string[] = []): string {
+  const head = ["id: " + id, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
+  const grant = ["  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy", "  principal_type: team", "  principal_id: ops", "  scope: {tool: [purchase.create]}"];
+  return [...head, ...grant, `  policy: ${policy}`, ...rest, ""].join("\n");
+}
+
 const sum = (operands: number): string => `${Array.from({ length: operands }, () => "1").join("+")} > 0`;
 
 describe("authority lint on hostile policies", () => {
@@ -56,21 +63,7 @@ describe("authority test on a family whose policy names Object.prototype", () =>
     const sub = join(dir, "families");
     mkdirSync(sub);
     cpSync(join(root, "policies", "support-agent.yaml"), join(sub, "support-agent.yaml"));
-    writeFileSync(join(sub, "proto.yaml"), [
-      "id: proto",
-      "version: 1",
-      "reviewed_by: [alice@example.com]",
-      "parameters: {}",
-      "grant:",
-      "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
-      "  principal_type: team",
-      "  principal_id: ops",
-      "  scope: {tool: [purchase.create]}",
-      "  policy: constructor == 1",
-      "examples:",
-      "  - {name: anything, action: {tool: purchase.create}, expect: allow}",
-      "",
-    ].join("\n"));
+    writeFileSync(join(sub, "proto.yaml"), familyText("proto", "constructor == 1", ["examples:", "  - {name: anything, action: {tool: purchase.create}, expect: allow}"]));
     const run = authority(["test", "families"], { cwd: dir });
     expect(run.code).toBe(1);
     expect(run.stdout).toContain("proto.yaml:10:11: error[policy/unknown-name]: unknown name `constructor`");
@@ -103,19 +96,7 @@ describe("authority fmt never writes a broken policy", () => {
 
   it("refuses the same policy inside a family and leaves the family untouched", () => {
     const path = join(dir, "compact.yaml");
-    const family = [
-      "id: compact",
-      "version: 1",
-      "reviewed_by: [alice@example.com]",
-      "parameters: {}",
-      "grant:",
-      "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
-      "  principal_type: team",
-      "  principal_id: ops",
-      "  scope: {tool: [purchase.create]}",
-      `  policy: ${Array.from({ length: 505 }, () => "uses>0").join("&&")}`,
-      "",
-    ].join("\n");
+    const family = familyText("compact", Array.from({ length: 505 }, () => "uses>0").join("&&"));
     writeFileSync(path, family);
     const run = authority(["fmt", "compact.yaml"], { cwd: dir });
     expect(run.code).toBe(1);
