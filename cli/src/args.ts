@@ -27,7 +27,8 @@ export function parseArgs(argv: readonly string[], options: Readonly<Record<stri
     }
     const eq = arg.indexOf("=");
     const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
-    const kind = options[name];
+    // An own option only: `--constructor` is as unknown as any other name.
+    const kind = Object.hasOwn(options, name) ? options[name] : undefined;
     if (kind === undefined) throw new UsageError(`unknown option \`--${name}\``);
     let value: string;
     if (kind === "boolean") {

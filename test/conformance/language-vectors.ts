@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PolicyEnvironment } from "@agent-authority/language";
 import { describe, expect, it } from "vitest";
+import { SAMPLE_ENVIRONMENT } from "../../packages/language/test-support/arbitraries.js";
 import type { LanguageAdapter, ObservedDiagnostic } from "./language-adapter.js";
 
 /** A policy as data: a string, or pieces repeated to reach a limit without a 4 KiB line in the file. */
@@ -34,20 +35,8 @@ interface VectorFile {
   readonly vectors: readonly Vector[];
 }
 
-const BASE_ENV: PolicyEnvironment = {
-  amount_minor: 20000,
-  currency: "EUR",
-  tool: "payments.transfer",
-  approver: null,
-  agent: "agent-7",
-  principal: "alice@example.com",
-  audience: "payments",
-  uses: 3,
-  spent_minor: 10000,
-  hour_utc: 14,
-  weekday_utc: "wed",
-  args: {},
-};
+/** The environment every vector starts from: the sample one, with something already spent. */
+const BASE_ENV: PolicyEnvironment = { ...SAMPLE_ENVIRONMENT, spent_minor: 10000 };
 
 function text(policy: PolicyText): string {
   if (typeof policy === "string") return policy;

@@ -10,7 +10,9 @@ import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NEW_DATABASE_PAGE_SIZE, THREAD_CHECKPOINT_STEP, THREADED_WRITER_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/sqlite-driver.js";
+import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY } from "./http-harness.js";
+import { nestedList } from "./hostile-http.js";
 import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
 
 /**
@@ -84,6 +86,19 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const revoked = await (await authorize(other.key, secondBody)).json();
     expect(revoked.outcome).toBe("deny");
     expect(revoked.reason_code).toMatch(/revoked|status/);
+  });
+
+  it("decides args nested at the JSON depth limit and refuses one level more with 400, leaving no record", async () => {
+    const agent = await agentWithKey(server.baseUrl, "worker-deep");
+    const grantId = await grant(server.baseUrl, agent.id, { budget_count: 10, policy: "args.a == args.b" });
+    const deep = nestedList(API_LIMITS.requestJsonDepthMax - 2);
+    const decided = await authorize(agent.key, { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION, args: { a: deep, b: deep } });
+    expect(decided.status).toBe(200);
+    expect((await decided.json()).outcome).toBe("allow");
+    const over = await authorize(agent.key, { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION, args: { a: [deep], b: 1 } });
+    expect(over.status).toBe(400);
+    expect((await over.json()).code).toBe("body_too_deep");
+    expect((await get(server.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1);
   });
 
   it("replays an idempotent answer byte for byte and refuses the key with another body", async () => {

@@ -1,23 +1,40 @@
 // `authority fmt`: print policies in their one canonical form, in `.policy` files and in families.
 import { writeFileSync } from "node:fs";
 import { formatFamilySource } from "@agent-authority/families";
-import { formatPolicy } from "@agent-authority/language";
+import { formatPolicy, lineColumn } from "@agent-authority/language";
 import { flag, parseArgs } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs, type InputFile, readText } from "../files.js";
 import { paint } from "../terminal.js";
 
-type Outcome = { readonly kind: "unchanged" } | { readonly kind: "changed"; readonly text: string } | { readonly kind: "error"; readonly reason: string };
+type Outcome =
+  | { readonly kind: "unchanged" }
+  | { readonly kind: "changed"; readonly text: string }
+  /** `where` is `:line:col` when the problem has a place in the file. */
+  | { readonly kind: "error"; readonly reason: string; readonly where: string };
 
+/** `:line:col` of an offset into `text`. */
+function place(text: string, offset: number): string {
+  const { line, column } = lineColumn(text, offset);
+  return `:${line}:${column}`;
+}
+
+/**
+ * The file's canonical text, or why it cannot be formatted. A policy whose canonical form would
+ * break a limit is refused here, so nothing is written (docs/decisions/0117-format-never-breaks-a-policy.md).
+ */
 function formatFile(input: InputFile): Outcome {
   const text = readText(input);
   if (input.kind === "family") {
     const result = formatFamilySource(text);
-    if (!result.ok) return { kind: "error", reason: result.reason };
+    if (!result.ok) return { kind: "error", reason: result.reason, where: result.offset === undefined ? "" : place(text, result.offset) };
     return result.changed ? { kind: "changed", text: result.text } : { kind: "unchanged" };
   }
   const result = formatPolicy(text);
-  if (!result.ok) return { kind: "error", reason: "the policy does not parse; run `authority lint`" };
+  if (!result.ok) {
+    const first = result.diagnostics[0]!;
+    return { kind: "error", reason: `${first.message} [${first.code}]`, where: place(text, first.span.start) };
+  }
   const canonical = result.text.endsWith("\n") ? result.text : `${result.text}\n`;
   return canonical === text ? { kind: "unchanged" } : { kind: "changed", text: canonical };
 }
@@ -48,7 +65,7 @@ file cannot be formatted, 2 usage error.
       const outcome = formatFile(input);
       if (outcome.kind === "error") {
         errors += 1;
-        terminal.err.write(`${input.path}: ${p.red("error")}: ${outcome.reason}\n`);
+        terminal.err.write(`${input.path}${outcome.where}: ${p.red("error")}: ${outcome.reason}\n`);
       } else if (outcome.kind === "changed") {
         changed += 1;
         if (check) terminal.out.write(`${input.path}: not formatted\n`);

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import {
-  checkGrantBody, exampleParameters, instantiateFamily, sampleParameters, previewAction, enforcedOutcome,
+  checkGrantBody, exampleParameters, instantiateFamily, sampleParameters, previewAction, enforcedOutcome, setOwn,
   type GrantFamilyBody, type PreviewUsage, type SampleAction,
 } from "@agent-authority/families";
 import type { Decision } from "@agent-authority/engine";
@@ -40,7 +40,8 @@ function parameterValues(args: ReturnType<typeof parseArgs>): Record<string, unk
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new UsageError(`\`--param\` takes \`name=value\`, not \`${pair}\``);
     const raw = pair.slice(eq + 1);
-    values[pair.slice(0, eq)] = /^-?\d+$/.test(raw) ? Number(raw) : raw === "true" ? true : raw === "false" ? false : raw;
+    // An own field even for `__proto__`, so that an unknown name is reported, never swallowed.
+    setOwn(values, pair.slice(0, eq), /^-?\d+$/.test(raw) ? Number(raw) : raw === "true" ? true : raw === "false" ? false : raw);
   }
   return values;
 }

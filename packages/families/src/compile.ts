@@ -7,6 +7,7 @@ import { parameterRegExp, resolveParameters, sampleValue, checkParameter } from 
 import { placeholdersIn, placeholdersInPolicyStrings, substituteGrant } from "./placeholders.js";
 import { checkFamilyPolicy } from "./policy-check.js";
 import { mapScalar } from "./scalar-map.js";
+import { setOwn } from "./own.js";
 import { FAMILY_LIMITS, type GrantFamilyBody, type ParameterSpec, type ParameterValue } from "./schema.js";
 import { SourceText } from "./source.js";
 import { closest, type SchemaError, validateFamilyBody, validateGrantIssueBody } from "./validate.js";
@@ -81,7 +82,7 @@ function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody)
   const samples: Record<string, ParameterValue> = {};
   for (const [name, spec] of Object.entries(family.parameters)) {
     const value = sampleValue(spec);
-    if (value !== undefined) samples[name] = value;
+    if (value !== undefined) setOwn(samples, name, value);
   }
   // The grant a sample instantiation yields must be a valid issue body: this is where a
   // placeholder of the wrong type for its field is found, reported at the field.
@@ -189,7 +190,7 @@ function checkExamples(source: SourceText, doc: Document, family: GrantFamilyBod
 export function sampleParameters(family: GrantFamilyBody): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(family.parameters)) {
-    if (spec.default === undefined && spec.example !== undefined) values[name] = spec.example;
+    if (spec.default === undefined && spec.example !== undefined) setOwn(values, name, spec.example);
   }
   return values;
 }

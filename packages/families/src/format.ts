@@ -7,7 +7,8 @@ import { placeholdersIn } from "./placeholders.js";
 
 export type FormatFamilyResult =
   | { readonly ok: true; readonly text: string; readonly changed: boolean }
-  | { readonly ok: false; readonly reason: string };
+  /** `offset` (into the file) is where the problem lies, when it lies in the policy. */
+  | { readonly ok: false; readonly reason: string; readonly offset?: number };
 
 /** Placeholders are not policy syntax; while formatting, each stands as a dynamic `args` name. */
 const PROTECT_PREFIX = "args.__placeholder__";
@@ -26,7 +27,10 @@ export function formatFamilySource(text: string): FormatFamilyResult {
   const protectedText = template.replace(/\$\{([a-z][a-z0-9_]*)\}/g, (_m, name: string) => `${PROTECT_PREFIX}${name}`);
   if (placeholdersIn(protectedText).length > 0) return { ok: false, reason: "the policy has a malformed placeholder" };
   const formatted = formatPolicy(protectedText);
-  if (!formatted.ok) return { ok: false, reason: "the policy does not parse; run `authority lint`" };
+  if (!formatted.ok) {
+    const first = formatted.diagnostics[0];
+    return { ok: false, reason: first === undefined ? "the policy cannot be formatted" : `the policy: ${first.message} [${first.code}]`, offset: node.range[0] };
+  }
   const canonical = formatted.text.replace(new RegExp(`${PROTECT_PREFIX.replace(/\./g, "\\.")}([a-z][a-z0-9_]*)`, "g"), (_m, name: string) => `\${${name}}`);
   if (canonical === template || canonical === template.replace(/\n$/, "")) return { ok: true, text, changed: false };
   const [start, valueEnd] = node.range;

@@ -7,6 +7,7 @@ export { canonicalJson, familyContentHash, hashedFields, sha256Hex } from "./has
 export { approvalRequired, instantiateFamily } from "./instantiate.js";
 export type { InstantiatedGrant, InstantiateResult } from "./instantiate.js";
 export { locate, rangeOf } from "./locate.js";
+export { ownValue, setOwn } from "./own.js";
 export type { JsonPath } from "./locate.js";
 export { checkParameter, parameterRegExp, resolveParameters, sampleValue } from "./parameters.js";
 export type { ParameterProblem } from "./parameters.js";

@@ -1,4 +1,5 @@
 // Typed parameters: checking a value against its declared type and bounds.
+import { setOwn } from "./own.js";
 import type { ParameterSpec, ParameterValue } from "./schema.js";
 
 export interface ParameterProblem {
@@ -77,7 +78,7 @@ export function resolveParameters(
     }
     const found = checkParameter(name, spec, value);
     if (found.length > 0) problems.push(...found);
-    else values[name] = value as ParameterValue;
+    else setOwn(values, name, value as ParameterValue);
   }
   return problems.length === 0 ? { ok: true, values } : { ok: false, problems };
 }

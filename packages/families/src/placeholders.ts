@@ -1,4 +1,5 @@
 // `${param}` placeholders: finding them, and substituting values into a grant template.
+import { ownValue, setOwn } from "./own.js";
 import { PLACEHOLDER_PATTERN, type ParameterValue } from "./schema.js";
 
 export interface PlaceholderUse {
@@ -42,7 +43,7 @@ export function substituteText(
   let text = "";
   let cursor = 0;
   for (const use of placeholdersIn(template)) {
-    const value = values[use.name];
+    const value = ownValue(values, use.name);
     if (value === undefined) continue;
     segments.push({ from: text.length, to: text.length + (use.start - cursor), templateFrom: cursor, literal: false });
     text += template.slice(cursor, use.start);
@@ -75,13 +76,14 @@ export function substituteGrant(template: unknown, values: Readonly<Record<strin
   if (typeof template === "string") {
     if (key === "policy") return substituteText(template, values, "policy").text;
     const whole = /^\$\{([^}]*)\}$/.exec(template);
-    if (whole !== null && values[whole[1]!] !== undefined) return values[whole[1]!];
+    const value = whole === null ? undefined : ownValue(values, whole[1]!);
+    if (value !== undefined) return value;
     return substituteText(template, values, "text").text;
   }
   if (Array.isArray(template)) return template.map((item) => substituteGrant(item, values));
   if (template !== null && typeof template === "object") {
     const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(template)) out[name] = substituteGrant(value, values, name);
+    for (const [name, value] of Object.entries(template)) setOwn(out, name, substituteGrant(value, values, name));
     return out;
   }
   return template;

@@ -23,20 +23,20 @@ const NO_TOKENS: readonly IToken[] = [];
 const NO_PATH: readonly string[] = Object.freeze([]);
 
 /** Binding strength of each binary operator (grammar/policy.ebnf, the operator table). */
-const PRECEDENCE: Readonly<Record<string, number>> = {
-  "||": 1,
-  "&&": 2,
-  "==": 3,
-  "!=": 3,
-  "<": 3,
-  "<=": 3,
-  ">": 3,
-  ">=": 3,
-  in: 3,
-  "+": 4,
-  "-": 4,
-  "*": 5,
-};
+const PRECEDENCE: ReadonlyMap<string, number> = new Map([
+  ["||", 1],
+  ["&&", 2],
+  ["==", 3],
+  ["!=", 3],
+  ["<", 3],
+  ["<=", 3],
+  [">", 3],
+  [">=", 3],
+  ["in", 3],
+  ["+", 4],
+  ["-", 4],
+  ["*", 5],
+]);
 const COMPARISON = 3;
 
 /**
@@ -52,6 +52,14 @@ function expression(node: ExpressionCstNode, out: Diagnostic[]): Expr {
   return climb(first, 1, operands, operators, state, out);
 }
 
+function precedenceOf(token: IToken): number {
+  return PRECEDENCE.get(token.image) ?? 0;
+}
+
+/**
+ * One level of precedence climbing. A run of `&&` (or of `||`) is gathered and built as a
+ * balanced tree (see `balancedChain`); every other operator folds to the left.
+ */
 function climb(
   left: Expr,
   minPrecedence: number,
@@ -61,25 +69,55 @@ function climb(
   out: Diagnostic[],
 ): Expr {
   let result = left;
+  let chain: { op: "&&" | "||"; operands: Expr[] } | undefined;
   while (state.next - 1 < operators.length) {
     const token = operators[state.next - 1]!;
-    const precedence = PRECEDENCE[token.image]!;
+    const precedence = precedenceOf(token);
     if (precedence < minPrecedence) break;
     state.next++;
     let right = operand(operands[state.next - 1]!, out);
     while (state.next - 1 < operators.length) {
-      const ahead = PRECEDENCE[operators[state.next - 1]!.image]!;
-      if (ahead <= precedence) break;
+      if (precedenceOf(operators[state.next - 1]!) <= precedence) break;
       right = climb(right, precedence + 1, operands, operators, state, out);
     }
-    result = binary(token.image as BinaryOperator, result, right);
-    if (precedence === COMPARISON && state.next - 1 < operators.length && PRECEDENCE[operators[state.next - 1]!.image] === COMPARISON) {
+    const op = token.image as BinaryOperator;
+    if (op === "&&" || op === "||") {
+      if (chain !== undefined && chain.op === op) chain.operands.push(right);
+      else {
+        if (chain !== undefined) result = balancedChain(chain.op, chain.operands);
+        chain = { op, operands: [result, right] };
+      }
+      continue;
+    }
+    if (chain !== undefined) result = balancedChain(chain.op, chain.operands);
+    chain = undefined;
+    result = binary(op, result, right);
+    if (precedence === COMPARISON && state.next - 1 < operators.length && precedenceOf(operators[state.next - 1]!) === COMPARISON) {
       const again = operators[state.next - 1]!;
       out.push(error("unexpected-token", `unexpected \`${again.image}\`: comparisons do not chain`, spanOfToken(again), "join two comparisons with `&&`"));
       return result;
     }
   }
-  return result;
+  return chain === undefined ? result : balancedChain(chain.op, chain.operands);
+}
+
+/**
+ * `a && b && c && …` as a balanced tree rather than a left-leaning one, so that the depth of the
+ * tree grows with the logarithm of a chain's length and no walk over it recurses deeply
+ * (docs/decisions/0116-balanced-chains-and-tree-depth.md). `&&` and `||` are associative under
+ * the language's rules (operands are tried left to right, a false (true) operand decides, a
+ * failure fails closed), so the shape changes no outcome. Up to three operands the tree is the
+ * left-leaning one.
+ */
+export function balancedChain(op: "&&" | "||", operands: readonly Expr[], built?: (node: Expr) => void): Expr {
+  const build = (from: number, to: number): Expr => {
+    if (to - from === 1) return operands[from]!;
+    const middle = from + Math.ceil((to - from) / 2);
+    const node = binary(op, build(from, middle), build(middle, to));
+    built?.(node);
+    return node;
+  };
+  return build(0, operands.length);
 }
 
 function operand(node: OperandCstNode, out: Diagnostic[]): Expr {
@@ -164,7 +202,13 @@ function binary(op: BinaryOperator, left: Expr, right: Expr): Expr {
   return { kind: "binary", op, left, right, span: joinSpans(left.span, right.span) };
 }
 
-const simpleEscapes: Record<string, string> = { '"': '"', "\\": "\\", n: "\n", r: "\r", t: "\t" };
+const simpleEscapes: ReadonlyMap<string, string> = new Map([
+  ['"', '"'],
+  ["\\", "\\"],
+  ["n", "\n"],
+  ["r", "\r"],
+  ["t", "\t"],
+]);
 
 /** The value of a string literal; an unknown escape is reported with its own span. */
 function decodeString(token: IToken, out: Diagnostic[]): string {
@@ -178,7 +222,7 @@ function decodeString(token: IToken, out: Diagnostic[]): string {
       continue;
     }
     const next = image[i + 1]!;
-    const simple = simpleEscapes[next];
+    const simple = simpleEscapes.get(next);
     if (simple !== undefined) {
       value += simple;
       i++;

@@ -53,3 +53,95 @@ export function isConstant(expr: Expr): boolean {
       return true;
   }
 }
+
+/**
+ * The first node, in source order, that lies more than `max` levels deep, the root being level 1;
+ * an explicit stack, so a tree of any depth is measured without recursion.
+ */
+export function nodeDeeperThan(root: Expr, max: number): Expr | undefined {
+  const stack: { readonly node: Expr; readonly depth: number }[] = [{ node: root, depth: 1 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (depth > max) return node;
+    const children = childrenOf(node);
+    for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i]!, depth: depth + 1 });
+  }
+  return undefined;
+}
+
+const NO_CHILDREN: readonly Expr[] = Object.freeze([]);
+
+/** The direct subexpressions of `e`, left to right. */
+export function childrenOf(e: Expr): readonly Expr[] {
+  switch (e.kind) {
+    case "list":
+      return e.elements;
+    case "call":
+      return e.args;
+    case "unary":
+      return [e.operand];
+    case "binary":
+      return [e.left, e.right];
+    default:
+      return NO_CHILDREN;
+  }
+}
+
+/**
+ * The operands of a chain of one logical operator, left to right, each with the span of the node
+ * it is an operand of; an explicit stack, so a chain of any shape or length is walked flat.
+ */
+export function chainOperands(e: ExprOf<"binary">): { readonly operands: readonly Expr[]; readonly spans: readonly Span[] } {
+  const operands: Expr[] = [];
+  const spans: Span[] = [];
+  const stack: { readonly node: Expr; readonly parent: Span }[] = [
+    { node: e.right, parent: e.span },
+    { node: e.left, parent: e.span },
+  ];
+  while (stack.length > 0) {
+    const { node, parent } = stack.pop()!;
+    if (node.kind === "binary" && node.op === e.op) {
+      stack.push({ node: node.right, parent: node.span }, { node: node.left, parent: node.span });
+    } else {
+      operands.push(node);
+      spans.push(parent);
+    }
+  }
+  return { operands, spans };
+}
+
+/**
+ * Whether two trees mean the same: equal ignoring spans and the shape of `&&` and `||` chains
+ * (which are associative). An explicit stack, so any tree is compared without recursion.
+ */
+export function equivalentTrees(a: Expr, b: Expr): boolean {
+  const stack: [Expr, Expr][] = [[a, b]];
+  while (stack.length > 0) {
+    const [x, y] = stack.pop()!;
+    if (x.kind !== y.kind || !sameNode(x, y)) return false;
+    const xs = x.kind === "binary" && (x.op === "&&" || x.op === "||") ? chainOperands(x).operands : childrenOf(x);
+    const ys = y.kind === "binary" && (y.op === "&&" || y.op === "||") ? chainOperands(y).operands : childrenOf(y);
+    if (xs.length !== ys.length) return false;
+    for (let i = 0; i < xs.length; i++) stack.push([xs[i]!, ys[i]!]);
+  }
+  return true;
+}
+
+/** Whether two nodes of one kind agree on everything but their children and spans. */
+function sameNode(x: Expr, y: Expr): boolean {
+  switch (x.kind) {
+    case "int":
+    case "string":
+    case "bool":
+      return x.value === (y as typeof x).value;
+    case "name":
+      return x.name === (y as typeof x).name && x.path.join(".") === (y as typeof x).path.join(".");
+    case "call":
+      return x.callee === (y as typeof x).callee;
+    case "unary":
+    case "binary":
+      return x.op === (y as typeof x).op;
+    default:
+      return true;
+  }
+}

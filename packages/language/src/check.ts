@@ -2,7 +2,7 @@
 import type { Expr, ExprOf } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
 import { error, type Diagnostic } from "./diagnostic.js";
-import { ENVIRONMENT_NAMES, ENVIRONMENT_TYPES, FUNCTION_ARITY, type FunctionName } from "./environment.js";
+import { ENVIRONMENT_NAMES, ENVIRONMENT_TYPE_OF, FUNCTION_ARITY_OF, FUNCTION_NAMES, type FunctionName } from "./environment.js";
 import { didYouMean } from "./suggest.js";
 
 /**
@@ -137,7 +137,7 @@ class Checker {
       if (e.path.length === 0) return this.report("unknown-field", "`args` needs a field", e, "name an argument, as in `args.recipient`");
       return "dyn";
     }
-    const type = (ENVIRONMENT_TYPES as Record<string, Type>)[e.name];
+    const type: Type | undefined = ENVIRONMENT_TYPE_OF.get(e.name);
     if (type === undefined) {
       return this.report("unknown-name", `unknown name \`${e.name}\``, e, didYouMean(e.name, ENVIRONMENT_NAMES));
     }
@@ -165,10 +165,10 @@ class Checker {
   }
 
   private call(e: ExprOf<"call">): Type {
-    const arity = (FUNCTION_ARITY as Record<string, number>)[e.callee];
+    const arity = FUNCTION_ARITY_OF.get(e.callee);
     if (arity === undefined) {
       for (const a of e.args) this.check(a, false);
-      return this.report("unknown-function", `unknown function \`${e.callee}\``, { span: e.calleeSpan }, didYouMean(e.callee, Object.keys(FUNCTION_ARITY)));
+      return this.report("unknown-function", `unknown function \`${e.callee}\``, { span: e.calleeSpan }, didYouMean(e.callee, FUNCTION_NAMES));
     }
     if (e.args.length !== arity) {
       for (const a of e.args) this.check(a, false);

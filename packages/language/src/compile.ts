@@ -1,9 +1,9 @@
 // Pipeline step 4 of 4: the checked AST compiled once into closures (no eval, no new Function).
 import type { Span } from "@agent-authority/grammar";
-import type { Expr, ExprOf } from "./ast.js";
+import { chainOperands, type Expr, type ExprOf } from "./ast.js";
 import type { Type, TypeTable } from "./check.js";
 import type { PolicyEnvironment } from "./environment.js";
-import { codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, member, readPath, type Value } from "./values.js";
+import { codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, listTooLong, member, readPath, type Value } from "./values.js";
 
 /** The environment as evaluation sees it; `approver` may be absent (read as null). */
 export type EvalEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?: string | null };
@@ -83,7 +83,7 @@ class Compiler {
           const v = arg(env);
           if (v === FAIL) return FAIL;
           if (typeof v === "string") return codePointLength(v);
-          if (Array.isArray(v)) return v.length;
+          if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
           return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
         },
         canFail: args[0]!.canFail || this.type(e.args[0]!) === "dyn",
@@ -124,22 +124,13 @@ class Compiler {
   }
 
   /**
-   * A chain `a && b && c` (or `||`) as one loop over its operands instead of nested closures.
-   * Spans of failures stay those of the nested binary nodes, as the reference semantics have them.
+   * A chain `a && b && c` (or `||`), whatever its shape, as one loop over its operands instead of
+   * nested closures. A failing operand is reported at the span of the node it is an operand of,
+   * as the reference semantics have it.
    */
   private chain(e: ExprOf<"binary">): Compiled {
     const isAnd = e.op === "&&";
-    const operands: Expr[] = [];
-    const spans: Span[] = [];
-    let node: Expr = e;
-    while (node.kind === "binary" && node.op === e.op) {
-      operands.push(node.right);
-      spans.push(node.span);
-      node = node.left;
-    }
-    operands.push(node);
-    operands.reverse();
-    spans.reverse();
+    const { operands, spans } = chainOperands(e);
     const fns: Evaluator[] = [];
     let safe = true;
     for (const x of operands) {
@@ -167,14 +158,14 @@ class Compiler {
       };
     }
     // The general case: operands may fail or be dynamic; a non-bool is a type error at the span
-    // of the operator that received it (the i-th operator for operand i + 1, the first for operand 0).
+    // of the operator that received it.
     const op = e.op;
     return {
       fn: (env) => {
         for (let i = 0; i < fns.length; i++) {
           const v = fns[i]!(env);
           if (v === FAIL) return FAIL;
-          if (typeof v !== "boolean") return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i === 0 ? 0 : i - 1]!);
+          if (typeof v !== "boolean") return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i]!);
           if (v !== isAnd) return v;
         }
         return isAnd;
@@ -274,8 +265,11 @@ function name(e: ExprOf<"name">): Compiled {
     case "weekday_utc":
       return { fn: (env) => env.weekday_utc, canFail: false };
     default: {
-      const key = e.name;
-      return { fn: (env) => (env as unknown as Record<string, unknown>)[key] ?? null, canFail: false };
+      // Unreachable for a checked tree (the checker knows every name); an unknown name fails
+      // closed rather than read whatever the environment object inherits.
+      const span = e.span;
+      const message = `unknown name \`${e.name}\``;
+      return { fn: () => fail("runtime-type", message, span), canFail: true };
     }
   }
 }

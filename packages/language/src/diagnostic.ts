@@ -28,6 +28,7 @@ export const DIAGNOSTIC_CODES = [
   // Run-time errors: the policy fails closed.
   "runtime-type",
   "integer-overflow",
+  "value-too-deep",
   // Lint warnings.
   "constant-condition",
   "redundant-disjunct",

@@ -44,3 +44,12 @@ export const WEEKDAYS: readonly Weekday[] = Object.freeze(["mon", "tue", "wed", 
 /** The functions of the language and their arities. */
 export const FUNCTION_ARITY = Object.freeze({ startsWith: 2, endsWith: 2, size: 1, lower: 1 } as const);
 export type FunctionName = keyof typeof FUNCTION_ARITY;
+
+/**
+ * The same tables as Maps, which is how every lookup by a name from policy text goes: a name such
+ * as `constructor` or `__proto__` is an own key of no Map, whereas a plain object would answer it
+ * from `Object.prototype` (docs/decisions/0115-no-inherited-names.md).
+ */
+export const ENVIRONMENT_TYPE_OF: ReadonlyMap<string, (typeof ENVIRONMENT_TYPES)[keyof typeof ENVIRONMENT_TYPES]> = new Map(Object.entries(ENVIRONMENT_TYPES));
+export const FUNCTION_ARITY_OF: ReadonlyMap<string, number> = new Map(Object.entries(FUNCTION_ARITY));
+export const FUNCTION_NAMES: readonly string[] = Object.freeze(Object.keys(FUNCTION_ARITY));

@@ -43,17 +43,21 @@ export function formatExpr(e: Expr): string {
     case "call":
       return `${e.callee}(${e.args.map(formatExpr).join(", ")})`;
     case "unary": {
-      // `-(-x)` rather than `--x`, which reads like a decrement.
-      const wrap = precedenceOf(e.operand) < UNARY || (e.op === "-" && ((e.operand.kind === "unary" && e.operand.op === "-") || (e.operand.kind === "int" && e.operand.value < 0)));
+      // `- -x` rather than `--x`, which reads like a decrement, or `-(-x)`, whose parentheses
+      // would add a level of nesting per sign (docs/decisions/0117-format-never-breaks-a-policy.md).
+      const wrap = precedenceOf(e.operand) < UNARY;
+      const spaced = e.op === "-" && ((e.operand.kind === "unary" && e.operand.op === "-") || (e.operand.kind === "int" && e.operand.value < 0));
       const inner = formatExpr(e.operand);
-      return `${e.op}${wrap ? `(${inner})` : inner}`;
+      return `${e.op}${wrap ? `(${inner})` : spaced ? ` ${inner}` : inner}`;
     }
     case "binary": {
       const p = precedence[e.op];
       // Comparisons do not chain, so both operands of a comparison bind tighter; the other
-      // operators associate to the left, so only the right operand needs strictly tighter binding.
+      // operators associate to the left, so only the right operand needs strictly tighter binding,
+      // except that `&&` and `||` are associative: `a && (b && c)` is `a && b && c`.
       const leftWrap = p === 3 ? precedenceOf(e.left) <= p : precedenceOf(e.left) < p;
-      const rightWrap = precedenceOf(e.right) <= p;
+      const associative = (e.op === "&&" || e.op === "||") && e.right.kind === "binary" && e.right.op === e.op;
+      const rightWrap = !associative && precedenceOf(e.right) <= p;
       const left = formatExpr(e.left);
       const right = formatExpr(e.right);
       return `${leftWrap ? `(${left})` : left} ${e.op} ${rightWrap ? `(${right})` : right}`;

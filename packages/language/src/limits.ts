@@ -6,6 +6,13 @@ export const LIMITS = Object.freeze({
   policyBytesMax: 4096,
   /** Syntactic nesting: parentheses, brackets, call argument lists and prefix operators. */
   astDepthMax: NESTING_DEPTH_MAX as 64,
+  /**
+   * Depth of the expression tree: every operator and every list or call counts one level. A run
+   * of `&&` (or `||`) is a balanced tree, so a chain of n operands counts about log2(n) levels;
+   * `+`, `-` and `*` count one level each. Every walk over a tree is bounded by it
+   * (docs/decisions/0116-balanced-chains-and-tree-depth.md).
+   */
+  expressionDepthMax: 256,
   /** Elements of a list literal, and of a list read from `args` at run time. */
   listElementsMax: 1024,
   /**
@@ -13,6 +20,8 @@ export const LIMITS = Object.freeze({
    * still be gated on a witness found, but is never allowed and never declared unsatisfiable.
    */
   approverCandidatesMax: 4096,
+  /** Levels of lists within lists in a dynamic value read from `args` (the server accepts less). */
+  valueDepthMax: 32,
   /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
   integerMax: Number.MAX_SAFE_INTEGER,
   integerMin: Number.MIN_SAFE_INTEGER,

@@ -20,12 +20,12 @@ export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
 }
 
 /** Known ranges of int names; `size` is never negative. */
-const intRanges: Record<string, readonly [number, number]> = {
-  amount_minor: [0, Number.MAX_SAFE_INTEGER],
-  uses: [0, Number.MAX_SAFE_INTEGER],
-  spent_minor: [0, Number.MAX_SAFE_INTEGER],
-  hour_utc: [0, 23],
-};
+const intRanges: ReadonlyMap<string, readonly [number, number]> = new Map([
+  ["amount_minor", [0, Number.MAX_SAFE_INTEGER]],
+  ["uses", [0, Number.MAX_SAFE_INTEGER]],
+  ["spent_minor", [0, Number.MAX_SAFE_INTEGER]],
+  ["hour_utc", [0, 23]],
+]);
 
 /** A comparison of one int subject with a constant, as the closed interval of values it admits. */
 interface Bound {
@@ -156,7 +156,7 @@ class Linter {
   private rangeOf(subject: string, e: ExprOf<"binary">): readonly [number, number] | undefined {
     const side = e.left.kind === "int" || (e.left.kind === "unary" && isConstant(e.left)) ? e.right : e.left;
     if (side.kind === "call" && side.callee === "size") return [0, Number.MAX_SAFE_INTEGER];
-    return intRanges[subject];
+    return intRanges.get(subject);
   }
 
   /** `weekday_utc == "x"` or `weekday_utc in [...]` with a value that is not a weekday. */

@@ -1,6 +1,6 @@
 // Pipeline step 1 of 4: text to AST, through the grammar's CST, with the text limits checked first.
 import { parseCst, type PolicyCstNode } from "@agent-authority/grammar";
-import type { Expr } from "./ast.js";
+import { nodeDeeperThan, type Expr } from "./ast.js";
 import { astFromCst } from "./ast-from-cst.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import { LIMITS, utf8Cut, utf8Length } from "./limits.js";
@@ -27,5 +27,11 @@ export function parsePolicy(text: string, options: { readonly skipTextLimit?: bo
   const diagnostics: Diagnostic[] = [];
   const ast = astFromCst(cst as PolicyCstNode, diagnostics);
   if (diagnostics.length > 0) return { ok: false, diagnostics: diagnostics.sort(byPosition) };
+  // Every level of the tree takes at least one character, so a short text cannot be too deep.
+  const deep = text.length > LIMITS.expressionDepthMax ? nodeDeeperThan(ast, LIMITS.expressionDepthMax) : undefined;
+  if (deep !== undefined) {
+    const message = `expression nested deeper than ${LIMITS.expressionDepthMax} levels`;
+    return { ok: false, diagnostics: [error("nesting-too-deep", message, deep.span, "each `+`, `-` and `*` counts one level; split a long sum, or use `&&` and `||`, whose chains count little")] };
+  }
   return { ok: true, ast };
 }

@@ -1,21 +1,9 @@
 // The public API beyond the vectors: decide ignores a passed approver, conjoin's text and spans, warnings.
 import { describe, expect, it } from "vitest";
+import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compilePolicy, conjoin, LIMITS, ENVIRONMENT_NAMES, type CompiledPolicy, type PolicyEnvironment } from "./index.js";
 
-const env: PolicyEnvironment = {
-  amount_minor: 20000,
-  currency: "EUR",
-  tool: "payments.transfer",
-  approver: null,
-  agent: "agent-7",
-  principal: "alice@example.com",
-  audience: "payments",
-  uses: 3,
-  spent_minor: 0,
-  hour_utc: 14,
-  weekday_utc: "wed",
-  args: {},
-};
+const env: PolicyEnvironment = SAMPLE_ENVIRONMENT;
 
 function compiled(text: string): CompiledPolicy {
   const result = compilePolicy(text);

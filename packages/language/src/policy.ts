@@ -1,12 +1,14 @@
 // The public operations: compile a policy once, evaluate and decide it, conjoin a chain, format, lint.
 import type { Expr } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
+import { balancedChain } from "./ast-from-cst.js";
 import { checkPolicy, nodeTypes, setType, type TypeTable } from "./check.js";
 import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
 import { lintAst } from "./lint.js";
+import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { compileTruth, residualText, satisfiable, valid, type PartialEvaluator } from "./residual.js";
 import { describe, FAIL, failure } from "./values.js";
@@ -143,11 +145,12 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   });
   if (parts.length === 0) return TRUE_POLICY;
   if (parts.length === 1) return policies[0]!;
-  let ast = parts[0]!.ast;
-  for (let i = 1; i < parts.length; i++) {
-    ast = { kind: "binary", op: "&&", left: ast, right: parts[i]!.ast, span: { start: 0, end: 0 } };
-    setType(ast, "bool");
-  }
+  // Balanced, as the parser builds chains, so that a long delegation chain stays a shallow tree.
+  const ast = balancedChain(
+    "&&",
+    parts.map((p) => p.ast),
+    (node) => setType(node, "bool"),
+  );
   // Reparse the canonical text so that spans point into it; each part already passed every check.
   const reparsed = parsePolicy(formatExpr(ast), { skipTextLimit: true });
   if (reparsed.ok) {
@@ -157,10 +160,28 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   return new Policy(ast, nodeTypes);
 }
 
-/** The canonical form of `text`, or the diagnostics that stop it from parsing. */
+/**
+ * The canonical form of `text`, or the diagnostics that stop it from parsing. The canonical form
+ * is checked before it is returned: it must parse within every limit (that it means the same as
+ * the original is a property test's law). Otherwise formatting is refused, for example when the
+ * canonical spacing would take a compact policy near 4 KiB past it, and the caller keeps its text.
+ */
 export function formatPolicy(text: string): { ok: true; text: string } | { ok: false; diagnostics: readonly Diagnostic[] } {
   const parsed = parsePolicy(text);
-  return parsed.ok ? { ok: true, text: formatExpr(parsed.ast) } : { ok: false, diagnostics: parsed.diagnostics };
+  if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
+  const formatted = formatExpr(parsed.ast);
+  const whole = { start: 0, end: text.length };
+  const bytes = utf8Length(formatted);
+  if (bytes > LIMITS.policyBytesMax) {
+    const message = `formatted, this policy would be ${bytes} bytes, longer than ${LIMITS.policyBytesMax}`;
+    return { ok: false, diagnostics: [error("policy-too-long", message, whole, "keep its present form, or shorten it")] };
+  }
+  const again = parsePolicy(formatted);
+  if (!again.ok) {
+    const first = again.diagnostics[0]!;
+    return { ok: false, diagnostics: [error(first.code, `formatted, this policy would not parse: ${first.message}`, whole, "keep its present form")] };
+  }
+  return { ok: true, text: formatted };
 }
 
 /** Every diagnostic for `text`: its errors if it does not compile, otherwise its lint warnings. */

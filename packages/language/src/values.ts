@@ -18,7 +18,7 @@ export const FAIL: unique symbol = Symbol("fail");
 
 export const failure: { diagnostic: Diagnostic | undefined } = { diagnostic: undefined };
 
-export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long", message: string, span: Span, help?: string): typeof FAIL {
+export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep", message: string, span: Span, help?: string): typeof FAIL {
   failure.diagnostic = error(code, message, span, help);
   return FAIL;
 }
@@ -50,26 +50,57 @@ export function readPath(args: unknown, path: readonly string[]): Value {
 
 /**
  * Equality: `null` equals only `null`; otherwise both values must have one type (else a run-time
- * type error, fail closed). Lists are equal element by element.
+ * type error, fail closed). Lists are equal element by element, compared depth first and left to
+ * right, and the first pair that differs (or fails) decides.
+ *
+ * INVARIANT (bounded-values): every list that enters from `args` is checked against
+ * LIMITS.listElementsMax (here, in `member` and in `size`) and its nesting against
+ * LIMITS.valueDepthMax, with an explicit stack: no value, however long, deep or even cyclic, can
+ * make evaluation recurse or run without bound (docs/decisions/0118-bounded-dynamic-values.md).
  */
 export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   const t = typeof a;
   if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) return a === b;
+  const pending: { readonly a: Value; readonly b: Value; readonly depth: number }[] = [{ a, b, depth: 0 }];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    const r = equalsShallow(next.a, next.b, next.depth, span, pending);
+    if (r !== true) return r;
+  }
+  return true;
+}
+
+/**
+ * Compares one pair: scalars decide at once, two lists of one length push their element pairs
+ * (rightmost first, so that the leftmost is compared next) and count as equal so far.
+ */
+function equalsShallow(a: Value, b: Value, depth: number, span: Span, pending: { a: Value; b: Value; depth: number }[]): boolean | typeof FAIL {
+  if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  const tooLong = listTooLong(a, span) ?? listTooLong(b, span);
+  if (tooLong !== undefined) return tooLong;
   const ta = describe(a);
   const tb = describe(b);
   if (ta !== tb || ta === "object" || ta.startsWith("number")) {
     return fail("runtime-type", `cannot compare \`${ta}\` with \`${tb}\``, span, "a value from `args` has a type the policy did not expect");
   }
   if (ta !== "list") return a === b;
+  if (depth >= LIMITS.valueDepthMax) return tooDeep(span);
   const la = a as Value[];
   const lb = b as Value[];
   if (la.length !== lb.length) return false;
-  for (let i = 0; i < la.length; i++) {
-    const r = equals(la[i], lb[i], span);
-    if (r !== true) return r;
-  }
+  for (let i = la.length - 1; i >= 0; i--) pending.push({ a: la[i], b: lb[i], depth: depth + 1 });
   return true;
+}
+
+/** FAIL (`list-too-long`) when `value` is a list longer than LIMITS.listElementsMax. */
+export function listTooLong(value: Value, span: Span): typeof FAIL | undefined {
+  if (!Array.isArray(value) || value.length <= LIMITS.listElementsMax) return undefined;
+  return fail("list-too-long", `list of ${value.length} elements is longer than ${LIMITS.listElementsMax}`, span);
+}
+
+function tooDeep(span: Span): typeof FAIL {
+  return fail("value-too-deep", `a value from \`args\` nests lists deeper than ${LIMITS.valueDepthMax} levels`, span);
 }
 
 /**
@@ -78,9 +109,8 @@ export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
  */
 export function member(needle: Value, list: Value, span: Span): boolean | typeof FAIL {
   if (!Array.isArray(list)) return fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span);
-  if (list.length > LIMITS.listElementsMax) {
-    return fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span);
-  }
+  const tooLong = listTooLong(list, span) ?? listTooLong(needle, span);
+  if (tooLong !== undefined) return tooLong;
   for (let i = 0; i < list.length; i++) {
     const element = list[i];
     const r = equals(needle, element, span);

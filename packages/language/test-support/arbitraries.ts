@@ -1,6 +1,23 @@
 // fast-check generators of policy trees and environments for the property tests.
 import fc from "fast-check";
 import type { BinaryOperator, Expr } from "../src/ast.js";
+import type { PolicyEnvironment } from "../src/environment.js";
+
+/** One fixed environment, for tests that need a plausible decision context and nothing more. */
+export const SAMPLE_ENVIRONMENT: PolicyEnvironment = Object.freeze({
+  amount_minor: 20000,
+  currency: "EUR",
+  tool: "payments.transfer",
+  approver: null,
+  agent: "agent-7",
+  principal: "alice@example.com",
+  audience: "payments",
+  uses: 3,
+  spent_minor: 0,
+  hour_utc: 14,
+  weekday_utc: "wed",
+  args: {},
+});
 
 const S = { start: 0, end: 0 };
 const int = (value: number): Expr => ({ kind: "int", value, span: S });

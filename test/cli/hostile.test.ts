@@ -1,0 +1,120 @@
+// Issue 23, findings 3, 4 and 5 on the command line: hostile policies are diagnostics at their file,
+// line and column (exit 1, never 2), every other file is still reported, and `fmt` writes nothing
+// it would break.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authority, buildCli, root } from "./run-cli.js";
+
+let dir: string;
+beforeAll(() => {
+  buildCli();
+  dir = mkdtempSync(join(tmpdir(), "authority-hostile-"));
+}, 180_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A family file whose policy (on line 10, from column 11) is `policy`, followed by `rest`. */
+function familyText(id: string, policy: string, rest: readonly string[] = []): string {
+  const head = ["id: " + id, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
+  const grant = ["  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy", "  principal_type: team", "  principal_id: ops", "  scope: {tool: [purchase.create]}"];
+  return [...head, ...grant, `  policy: ${policy}`, ...rest, ""].join("\n");
+}
+
+const sum = (operands: number): string => `${Array.from({ length: operands }, () => "1").join("+")} > 0`;
+
+describe("authority lint on hostile policies", () => {
+  const files: Record<string, string> = {
+    "a-constructor.policy": "constructor == 1\n",
+    "b-proto.policy": "tool == \"x\" ||\n  __proto__ != null\n",
+    "c-tostring.policy": 'toString == "x"\n',
+    "d-sum.policy": `${sum(1900)}\n`,
+    "e-fine.policy": 'tool == "payments.refund"\n',
+    "f-warning.policy": "uses > 5 && uses < 2\n",
+  };
+
+  beforeAll(() => {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  });
+
+  it("reports each error at its place, keeps going, and exits 1", () => {
+    const run = authority(["lint", "."], { cwd: dir });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).not.toContain("internal error");
+    expect(run.stdout).toContain("a-constructor.policy:1:1: error[policy/unknown-name]: unknown name `constructor`");
+    expect(run.stdout).toContain("b-proto.policy:2:3: error[policy/unknown-name]: unknown name `__proto__`");
+    expect(run.stdout).toContain("c-tostring.policy:1:1: error[policy/unknown-name]");
+    expect(run.stdout).toMatch(/d-sum\.policy:1:1: error\[policy\/nesting-too-deep\]/);
+    expect(run.stdout).toContain("f-warning.policy:1:1: warning[policy/never-allows]");
+    expect(run.stdout.trimEnd().split("\n").pop()).toBe("6 files checked: 4 errors, 1 warning");
+  });
+
+  it("still writes a full SARIF log", () => {
+    const run = authority(["lint", "--format", "sarif", "."], { cwd: dir });
+    expect(run.code).toBe(1);
+    const log = JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
+    const results = log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
+    expect(results).toEqual(expect.arrayContaining(["a-constructor.policy policy/unknown-name", "b-proto.policy policy/unknown-name", "d-sum.policy policy/nesting-too-deep", "f-warning.policy policy/never-allows"]));
+  });
+});
+
+describe("authority test on a family whose policy names Object.prototype", () => {
+  it("fails that family at its place and still runs the others, with the summary", () => {
+    const sub = join(dir, "families");
+    mkdirSync(sub);
+    cpSync(join(root, "policies", "support-agent.yaml"), join(sub, "support-agent.yaml"));
+    writeFileSync(join(sub, "proto.yaml"), familyText("proto", "constructor == 1", ["examples:", "  - {name: anything, action: {tool: purchase.create}, expect: allow}"]));
+    const run = authority(["test", "families"], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("proto.yaml:10:11: error[policy/unknown-name]: unknown name `constructor`");
+    expect(run.stdout.trimEnd().split("\n").pop()).toMatch(/^\d+ passed, 1 failed$/);
+  });
+});
+
+describe("authority fmt never writes a broken policy", () => {
+  it("formats sixty minus signs into a policy that still parses", () => {
+    const path = join(dir, "minus.policy");
+    writeFileSync(path, `${"-".repeat(60)}1 < 5\n`);
+    const run = authority(["fmt", "minus.policy"], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    const formatted = readFileSync(path, "utf8");
+    expect(formatted).not.toContain("(");
+    const lint = authority(["lint", "minus.policy"], { cwd: dir });
+    expect(lint.stdout).not.toContain("error[");
+  });
+
+  it("refuses a compact policy near 4 KiB, leaves the file untouched and exits 1 with the place", () => {
+    const path = join(dir, "compact.policy");
+    const compact = `${Array.from({ length: 510 }, () => "uses>0").join("&&")}\n`;
+    writeFileSync(path, compact);
+    expect(authority(["lint", "compact.policy"], { cwd: dir }).stdout).not.toContain("error[");
+    const run = authority(["fmt", "compact.policy"], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^compact\.policy:1:1: error: formatted, this policy would be \d+ bytes, longer than 4096 \[policy-too-long\]/);
+    expect(readFileSync(path, "utf8")).toBe(compact);
+  });
+
+  it("refuses the same policy inside a family and leaves the family untouched", () => {
+    const path = join(dir, "compact.yaml");
+    const family = familyText("compact", Array.from({ length: 505 }, () => "uses>0").join("&&"));
+    writeFileSync(path, family);
+    const run = authority(["fmt", "compact.yaml"], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^compact\.yaml:10:11: error: the policy: formatted, this policy would be \d+ bytes/);
+    expect(readFileSync(path, "utf8")).toBe(family);
+  });
+});
+
+describe("command-line names", () => {
+  it("`--constructor` is an unknown option like any other (exit 2), not a silently accepted one", () => {
+    const run = authority(["lint", "--constructor", "x", "."], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown option `--constructor`");
+  });
+
+  it("`--param __proto__=1` is reported as an unknown parameter, not dropped", () => {
+    const run = authority(["preview", "policies/support-agent.yaml", "--param", "__proto__=1", "--tool", "ticket.read"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toContain("unknown parameter `__proto__`");
+  });
+});
