@@ -16,6 +16,7 @@ export default defineConfig({
       "@agent-authority/engine": source("packages/engine"),
       "@agent-authority/families": source("packages/families"),
       "@agent-authority/sdk": source("packages/sdk"),
+      "@agent-authority/gateway": source("packages/gateway"),
       "@agent-authority/server": source("server"),
     },
   },

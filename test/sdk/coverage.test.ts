@@ -45,6 +45,7 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "post /authorize": (c) => c.authorize({ grant_id: "g", tool: "t" }),
   "post /decisions/{}/settle": (c) => c.decisions.settle("p1", { amount_minor: 1 }),
   "post /decisions/{}/approve": (c) => c.decisions.approve("p1"),
+  "get /decisions/{}/approval": (c) => c.decisions.approval("p1"),
   "post /agents/{}/contracts": (c) => c.contracts.declare("p1", { metric: "deny_rate", ceiling: 0.1, window_decisions: 100 }),
   "get /agents/{}/contracts": (c) => c.contracts.list("p1"),
   "post /agents/{}/breakers": (c) => c.breakers.create("p1", { contract_id: "c", action: "notify" }),

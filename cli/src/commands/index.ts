@@ -2,6 +2,7 @@
 import type { Command } from "../command.js";
 import { compileCommand } from "./compile.js";
 import { fmtCommand } from "./fmt.js";
+import { gatewayCommand } from "./gateway.js";
 import { impactCommand } from "./impact.js";
 import { lintCommand } from "./lint.js";
 import { previewCommand } from "./preview.js";
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   serveCommand,
   manifestCommand,
   ledgerVerifyCommand,
+  gatewayCommand,
 ];
 
 /** The command named by the leading words of `argv` (the longest match), and the remaining arguments. */

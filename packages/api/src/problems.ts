@@ -24,6 +24,7 @@ export const PROBLEM_CODES = Object.freeze({
   certificate_not_found: { status: 404, title: "no such certificate" },
   key_not_found: { status: 404, title: "no such key" },
   decision_not_found: { status: 404, title: "no such decision" },
+  approval_not_found: { status: 404, title: "the decision has no approval yet" },
   contract_not_found: { status: 404, title: "no such contract" },
   breaker_not_found: { status: 404, title: "no such breaker" },
   family_not_found: { status: 404, title: "no such grant family or version" },

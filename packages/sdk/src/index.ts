@@ -13,3 +13,4 @@ export {
 export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
+export { canonicalManifest, compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./manifest-hash.js";

@@ -80,6 +80,8 @@ export function decisionsCalls({ get, post }: Verbs) {
     /** Captures at most the amount held by an `allow` and releases the rest; the same body replays. */
     settle: (ledgerId: string, body: wire.SettleBody, call?: CallOptions) =>
       post<wire.Settlement>(`/decisions/${id(ledgerId)}/settle`, body, call),
+    /** The approval a human gave a gated decision; 404 `approval_not_found` while it waits. */
+    approval: (ledgerId: string, call?: CallOptions) => get<wire.DecisionApproval>(`/decisions/${id(ledgerId)}/approval`, undefined, call),
     /** A human approves one gated action; the agent retries authorize with the `approval_id`. */
     approve: (ledgerId: string, body: wire.DecisionApproveBody = {}, call?: CallOptions) =>
       post<wire.DecisionApproval>(`/decisions/${id(ledgerId)}/approve`, body, call),

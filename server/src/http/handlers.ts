@@ -15,7 +15,7 @@ import { certificationStatus, certifyAgent, createAgent, listAgents, listCertifi
 import type { Caller, ServiceContext } from "../services/context.js";
 import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
 import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys.js";
-import { approveDecision } from "../services/decision-approvals.js";
+import { approveDecision, decisionApproval } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
 import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
@@ -94,6 +94,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
   listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, r.page())),
   getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
+  getDecisionApproval: async (r) => ok(await decisionApproval(r.ctx, who(r), r.params["ledger_id"]!)),
   approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),
 
   declareContract: async (r) => created(await declareContract(r.ctx, who(r), r.params["agent_id"]!, r.body as ContractCreateBody)),

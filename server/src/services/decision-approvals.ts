@@ -72,3 +72,11 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
     return approvalView(row, body.note ?? null);
   });
 }
+
+/** The approval of a gated decision, for the agent that waits for it (and for humans who audit it). */
+export async function decisionApproval(ctx: ServiceContext, caller: Caller, ledgerId: string): Promise<DecisionApprovalView> {
+  const decision = await visibleDecision(ctx.store, caller, ledgerId);
+  const row = await ctx.store.decisionPath().approvalOfDecision(decision.id);
+  if (row === undefined) throw new ApiProblem("approval_not_found", `decision \`${ledgerId}\` has no approval yet`);
+  return approvalView(row, null);
+}

@@ -1,0 +1,60 @@
+// Waiting for a human to approve a gated call: polling the decision's approval, reporting progress.
+import { AuthorityProblemError } from "@agent-authority/sdk";
+import type { GatewayContext } from "./calls.js";
+import { messageOf } from "./upstreams.js";
+
+/** Sends one progress notification to the client that asked for them with a progress token. */
+export type ProgressSink = (progress: number, total: number, message: string) => Promise<void>;
+
+export type Waited = { readonly ok: true; readonly approvalId: string } | { readonly ok: false; readonly message: string };
+
+/** Where a human approves this decision: the console's gated decisions view. */
+export function consoleLink(consoleUrl: string, ledgerId: string): string {
+  return `${consoleUrl.replace(/\/+$/, "")}/#gated/${encodeURIComponent(ledgerId)}`;
+}
+
+/**
+ * Polls `GET /decisions/{ledger_id}/approval` until a human approved, the configured wait is over
+ * or the client cancelled. Only `approval_not_found` and an unavailable server mean "keep waiting";
+ * any other problem ends the wait, and so does the deadline: the call is then refused.
+ */
+export async function waitForApproval(ctx: GatewayContext, ledgerId: string, signal: AbortSignal, progress: ProgressSink | undefined): Promise<Waited> {
+  const { waitSeconds, pollMs } = ctx.config.approval;
+  const link = consoleLink(ctx.config.authority.consoleUrl, ledgerId);
+  const started = Date.now();
+  const deadline = started + waitSeconds * 1000;
+  ctx.log.info("waiting for approval", { ledger_id: ledgerId, wait_seconds: waitSeconds, console: link });
+  for (;;) {
+    if (signal.aborted) return { ok: false, message: `refused: the client cancelled while decision ${ledgerId} waited for approval at ${link}` };
+    try {
+      const approval = await ctx.authority.decisions.approval(ledgerId, { signal });
+      ctx.log.info("approved", { ledger_id: ledgerId, approval_id: approval.approval_id, approver: approval.approver });
+      return { ok: true, approvalId: approval.approval_id };
+    } catch (error) {
+      if (error instanceof AuthorityProblemError && error.problem.code !== "approval_not_found") {
+        return { ok: false, message: `refused: gated, and the approval of decision ${ledgerId} cannot be read (${error.problem.code}); approve it at ${link} and call again` };
+      }
+      if (!(error instanceof AuthorityProblemError)) ctx.log.warn("approval not readable yet", { ledger_id: ledgerId, error: messageOf(error) });
+    }
+    const now = Date.now();
+    if (now >= deadline) break;
+    await progress?.(Math.floor((now - started) / 1000), waitSeconds, `waiting for a human to approve decision ${ledgerId} at ${link}`).catch(() => undefined);
+    await sleep(Math.min(pollMs, deadline - now), signal);
+  }
+  return {
+    ok: false,
+    message: `refused: gated: decision ${ledgerId} needs a human's approval and none came within ${waitSeconds} s; a human can approve it at ${link}`,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,120 @@
+// Every tools/call decided first: authorize, wait for a human when gated, forward on allow, then settle.
+import { createHash } from "node:crypto";
+import { AuthorityProblemError, type AuthorityClient, type AuthorizeBody, type AuthorizeResult } from "@agent-authority/sdk";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { actionOf, spendOf } from "./action.js";
+import { waitForApproval, type ProgressSink } from "./approval.js";
+import type { Catalog, Route } from "./catalog.js";
+import type { GatewayConfig } from "./config.js";
+import { GATEWAY_LIMITS } from "./limits.js";
+import type { Log } from "./log.js";
+import { errorResult, refusalResult } from "./refusal.js";
+import { messageOf } from "./upstreams.js";
+
+/** What every session shares: the configuration, the authority client, the log and the live catalog. */
+export interface GatewayContext {
+  readonly config: GatewayConfig;
+  readonly authority: AuthorityClient;
+  readonly log: Log;
+  catalog(): Catalog;
+}
+
+/** One client session: its id, and the calls it made, so a retried JSON-RPC id is answered once. */
+export interface Session {
+  readonly id: string;
+  readonly calls: Map<string, Promise<CallToolResult>>;
+}
+
+export interface CallRequest {
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  /** The JSON-RPC id of the tools/call request. */
+  readonly requestId: string | number;
+  readonly signal: AbortSignal;
+  readonly progress: ProgressSink | undefined;
+}
+
+/** The idempotency key of a call: the session and the JSON-RPC id, hashed to a fixed length. */
+export function callKey(sessionId: string, requestId: string | number): string {
+  return `mcp-${createHash("sha256").update(`${sessionId}\u0000${JSON.stringify(requestId)}`, "utf8").digest("hex")}`;
+}
+
+/** Answers a tools/call; the same JSON-RPC id in the same session gets the first call's answer. */
+export function handleCall(ctx: GatewayContext, session: Session, request: CallRequest): Promise<CallToolResult> {
+  const key = callKey(session.id, request.requestId);
+  const earlier = session.calls.get(key);
+  if (earlier !== undefined) return earlier;
+  const answer = decideAndRun(ctx, session, key, request).catch((error: unknown) => {
+    ctx.log.error("call failed inside the gateway", { session: session.id, tool: request.name, error: messageOf(error) });
+    return errorResult(`refused: the gateway could not complete \`${request.name}\` (${messageOf(error)}); nothing was forwarded unless a decision allowed it`);
+  });
+  session.calls.set(key, answer);
+  if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
+  return answer;
+}
+
+async function decideAndRun(ctx: GatewayContext, session: Session, key: string, request: CallRequest): Promise<CallToolResult> {
+  const catalog = ctx.catalog();
+  const route = catalog.routes.get(request.name);
+  if (route === undefined) return errorResult(`refused: no tool \`${request.name}\` behind this gateway; nothing was forwarded`);
+  const action = actionOf(route.action, route.mapping, request.args);
+  if (!action.ok) return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
+  const body: AuthorizeBody = { ...action.body, grant_id: ctx.config.authority.grantId, ...attestationOf(ctx, catalog) };
+  let decision = await authorize(ctx, body, key);
+  if (decision.outcome === "gated" && decision.ledger_id !== null && decision.decided_by === "policy") {
+    const waited = await waitForApproval(ctx, decision.ledger_id, request.signal, request.progress);
+    if (!waited.ok) return errorResult(waited.message);
+    decision = await authorize(ctx, { ...body, approval_id: waited.approvalId }, `${key}:${waited.approvalId}`);
+  }
+  ctx.log.info("decision", {
+    session: session.id, tool: request.name, action: route.action, outcome: decision.outcome, ledger_id: decision.ledger_id,
+    ...(decision.ledger_id === null ? { reason: decision.reason } : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
+    // In observe every decision is `allow`: what enforce would have said is the point of observing.
+    ...(decision.ledger_id !== null && decision.would_outcome !== undefined ? { would_outcome: decision.would_outcome } : {}),
+  });
+  if (decision.outcome !== "allow" || decision.ledger_id === null) return refusalResult(request.name, decision);
+  return forwardAndSettle(ctx, session, key, route, request, decision.ledger_id, action.heldMinor);
+}
+
+function attestationOf(ctx: GatewayContext, catalog: Catalog): Pick<AuthorizeBody, "attestation"> {
+  const attested = ctx.config.attestation;
+  return attested === undefined ? {} : { attestation: { manifest_hash: catalog.manifestHash, ...attested } };
+}
+
+/** Authorize that never throws: a 4xx or anything unexpected is a refusal without a ledger record. */
+async function authorize(ctx: GatewayContext, body: AuthorizeBody, key: string): Promise<AuthorizeResult> {
+  try {
+    return await ctx.authority.authorize(body, { idempotencyKey: key });
+  } catch (error) {
+    const cause = error instanceof AuthorityProblemError ? `${error.status} \`${error.problem.code}\`: ${error.problem.detail ?? error.problem.title}` : messageOf(error);
+    return {
+      outcome: "deny", ledger_id: null, gates: [], reason: `the authority server refused the request (${cause})`,
+      unavailable: { cause: "unreadable_response", attempts: 1, message: cause },
+    };
+  }
+}
+
+async function forwardAndSettle(ctx: GatewayContext, session: Session, key: string, route: Route, request: CallRequest, ledgerId: string, heldMinor: number): Promise<CallToolResult> {
+  let result: CallToolResult;
+  let failed: boolean;
+  let thrown = false;
+  try {
+    result = await route.upstream.call(route.tool.name, request.args, request.signal);
+    failed = result.isError === true;
+  } catch (error) {
+    failed = true;
+    thrown = true;
+    result = errorResult(`\`${request.name}\` failed in the upstream \`${route.upstream.name}\`: ${messageOf(error)}${heldMinor > 0 ? "; its hold was released" : ""}`);
+  }
+  if (heldMinor > 0) {
+    const spend = spendOf(route.mapping, heldMinor, thrown ? undefined : result, failed);
+    try {
+      await ctx.authority.decisions.settle(ledgerId, { amount_minor: spend.amountMinor }, { idempotencyKey: `${key}:settle` });
+      ctx.log.info("settled", { session: session.id, ledger_id: ledgerId, amount_minor: spend.amountMinor, held_minor: heldMinor, basis: spend.basis });
+    } catch (error) {
+      // The tool ran: its result is not hidden. The hold keeps counting until it expires.
+      ctx.log.error("settlement failed", { session: session.id, ledger_id: ledgerId, amount_minor: spend.amountMinor, error: messageOf(error) });
+    }
+  }
+  return result;
+}

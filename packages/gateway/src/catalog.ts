@@ -1,0 +1,52 @@
+// The tools behind the gateway: the name each is exposed under, its route, its action and the manifest hash.
+import { entryCovers } from "@agent-authority/lattice";
+import { manifestHash } from "@agent-authority/sdk";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { actionTool, DEFAULT_MAPPING } from "./action.js";
+import type { ToolMapping } from "./config.js";
+import type { Log } from "./log.js";
+import type { Upstream } from "./upstreams.js";
+
+export interface Route {
+  /** The name the client sees: the upstream's own tool name. */
+  readonly exposed: string;
+  readonly upstream: Upstream;
+  readonly tool: Tool;
+  readonly mapping: ToolMapping;
+  /** The action's `tool`, which the grant's scope and policy see. */
+  readonly action: string;
+}
+
+export interface Catalog {
+  readonly routes: ReadonlyMap<string, Route>;
+  /** The manifest hash of every upstream tool (docs/decisions/0502-manifest-hash.md), kind `mcp`, by action name. */
+  readonly manifestHash: string;
+}
+
+/**
+ * Builds the catalog from the upstreams' current tool lists. Two upstreams offering one name: the
+ * upstream listed first in the configuration keeps it and the other's tool is not offered.
+ */
+export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyMap<string, ToolMapping>, log: Log): Catalog {
+  const routes = new Map<string, Route>();
+  const actions: { name: string; kind: "mcp" }[] = [];
+  for (const upstream of upstreams) {
+    for (const tool of upstream.tools) {
+      const mapping = mappings.get(`${upstream.name}.${tool.name}`) ?? DEFAULT_MAPPING;
+      const action = actionTool(upstream.name, tool.name, mapping);
+      actions.push({ name: action, kind: "mcp" });
+      const taken = routes.get(tool.name);
+      if (taken !== undefined) {
+        log.warn("tool name offered twice; the first upstream keeps it", { tool: tool.name, kept: taken.upstream.name, hidden: upstream.name });
+        continue;
+      }
+      routes.set(tool.name, { exposed: tool.name, upstream, tool, mapping, action });
+    }
+  }
+  return { routes, manifestHash: manifestHash(actions) };
+}
+
+/** The routes whose action the grant's scope covers (`ns.*` covers `ns.` names, as on the server). */
+export function routesInScope(catalog: Catalog, scope: readonly string[]): Route[] {
+  return [...catalog.routes.values()].filter((route) => scope.some((entry) => entryCovers(entry, route.action)));
+}

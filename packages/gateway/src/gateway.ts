@@ -1,0 +1,92 @@
+// Starts the gateway: connects the upstreams, keeps the catalog current, and serves MCP on stdio or HTTP.
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { AuthorityClient } from "@agent-authority/sdk";
+import type { GatewayContext } from "./calls.js";
+import { buildCatalog, type Catalog } from "./catalog.js";
+import type { GatewayConfig } from "./config.js";
+import { listenHttp, type Listen } from "./http.js";
+import type { Log } from "./log.js";
+import { sessionServer } from "./session.js";
+import { messageOf, Upstream } from "./upstreams.js";
+
+export interface GatewayOptions {
+  readonly config: GatewayConfig;
+  /** The directory of the configuration file: upstream `cwd` values are relative to it. */
+  readonly baseDir: string;
+  /** The agent's API key, read from the environment variable the configuration names. */
+  readonly apiKey: string;
+  readonly log: Log;
+  /** Serve streamable HTTP here instead of stdio. */
+  readonly listen?: Listen;
+  /** The streams of the stdio transport; default the process's own. */
+  readonly stdio?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
+}
+
+export interface RunningGateway {
+  /** The MCP endpoint when serving HTTP (`http://host:port/mcp`). */
+  readonly url: string | undefined;
+  /** The manifest hash the gateway attests now. */
+  manifestHash(): string;
+  /** Settles when the client side closed (stdin ended) or `close` ran. */
+  readonly closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const { config, log } = options;
+  const authority = new AuthorityClient({
+    baseUrl: config.authority.url, apiKey: options.apiKey, timeoutMs: config.authority.timeoutMs, attempts: config.authority.attempts, retryDelayMs: 50,
+  });
+  const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
+  const servers = new Set<Server>();
+  let catalog: Catalog = buildCatalog([], config.tools, log);
+  const refresh = (): void => {
+    const before = catalog.manifestHash;
+    catalog = buildCatalog(upstreams, config.tools, log);
+    if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
+    for (const server of servers) server.sendToolListChanged().catch(() => undefined);
+  };
+  try {
+    await Promise.all(upstreams.map((upstream) => upstream.connect(options.baseDir, log, refresh).catch((error: unknown) => {
+      throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
+    })));
+  } catch (error) {
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+    throw error;
+  }
+  refresh();
+  const ctx: GatewayContext = { config, authority, log, catalog: () => catalog };
+  const closeUpstreams = async (): Promise<void> => { await Promise.all(upstreams.map((upstream) => upstream.close())); };
+  const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await listenHttp(ctx, servers, options.listen);
+  log.info("gateway ready", { transport: options.listen === undefined ? "stdio" : "http", url: front.url, upstreams: upstreams.length, manifest_hash: catalog.manifestHash });
+  const closed = front.closed.then(closeUpstreams);
+  return {
+    url: front.url,
+    manifestHash: () => catalog.manifestHash,
+    closed,
+    close: async () => {
+      await front.close();
+      await closed;
+    },
+  };
+}
+
+interface Front {
+  readonly url: string | undefined;
+  readonly closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: GatewayOptions["stdio"]): Promise<Front> {
+  const { server } = sessionServer(ctx);
+  const transport = new StdioServerTransport(stdio?.input as never, stdio?.output as never);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+    // The client closing stdin ends the session, as MCP's stdio transport specifies.
+    (stdio?.input ?? process.stdin).once("end", () => void server.close());
+  });
+  servers.add(server);
+  await server.connect(transport);
+  return { url: undefined, closed, close: () => server.close() };
+}

@@ -1,0 +1,14 @@
+// Public face of this package: named re-exports only.
+export { actionOf, actionTool, spendOf, type Action, type Spend } from "./action.js";
+export { consoleLink } from "./approval.js";
+export { callKey, type GatewayContext, type Session } from "./calls.js";
+export { buildCatalog, routesInScope, type Catalog, type Route } from "./catalog.js";
+export {
+  parseGatewayConfig, type ConfigDiagnostic, type ConfigResult, type GatewayConfig, type HttpUpstream, type StdioUpstream, type ToolMapping, type UpstreamConfig, type ValueSource,
+} from "./config.js";
+export { startGateway, type GatewayOptions, type RunningGateway } from "./gateway.js";
+export { parseListen, type Listen } from "./http.js";
+export { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
+export { jsonLog, type Log, type LogLevel } from "./log.js";
+export { parsePointer, pointerText, resolvePointer, type JsonPointer } from "./pointer.js";
+export { GATEWAY_INFO } from "./upstreams.js";

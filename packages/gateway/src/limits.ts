@@ -1,0 +1,39 @@
+// Every bound the gateway keeps, in one frozen object with units last.
+export const GATEWAY_LIMITS = Object.freeze({
+  /** The configuration file. */
+  configBytesMax: 256 * 1024,
+  upstreamsMax: 32,
+  mappedToolsMax: 1_024,
+  /** Entries of one tool's `args` mapping, the names the policy sees as `args.<name>`. */
+  policyArgsMax: 64,
+  /** Reference tokens of one JSON Pointer. */
+  pointerTokensMax: 32,
+  pointerCharsMax: 1_024,
+  /** Tools one upstream may list (all pages together); more and the upstream is refused. */
+  upstreamToolsMax: 1_024,
+  /** Pages of one upstream's tools/list. */
+  toolPagesMax: 64,
+  /** Calls remembered per session, so a retried JSON-RPC id is answered without a second decision. */
+  rememberedCallsMax: 1_024,
+  /** Sessions of the HTTP transport at once. */
+  httpSessionsMax: 64,
+  authorityTimeoutMsMin: 50,
+  authorityTimeoutMsMax: 60_000,
+  authorityAttemptsMax: 10,
+  approvalWaitSecondsMax: 86_400,
+  approvalPollMsMin: 100,
+  approvalPollMsMax: 60_000,
+  upstreamTimeoutMsMin: 100,
+  upstreamTimeoutMsMax: 3_600_000,
+  /** The text of a refusal shown to the model. */
+  refusalCharsMax: 2_000,
+});
+
+/** Defaults of the configuration, units last. */
+export const GATEWAY_DEFAULTS = Object.freeze({
+  authorityTimeoutMs: 2_000,
+  authorityAttempts: 2,
+  approvalWaitSeconds: 120,
+  approvalPollMs: 1_000,
+  upstreamTimeoutMs: 60_000,
+});

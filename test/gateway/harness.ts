@@ -1,0 +1,113 @@
+// The gateway under test: a real reference server process, real upstream MCP servers from npm, and
+// the gateway itself run as `authority gateway` and driven by the MCP SDK's own Client.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ADMIN_KEY } from "../server/http-harness.js";
+import { agentWithKey, get, post, startServerProcess, type ServerProcess } from "../server/server-processes.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+export const CLI = join(root, "cli", "bin", "authority.js");
+export const MEMORY_SERVER = join(root, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+export const FILESYSTEM_SERVER = join(root, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+export const SHIFTING_SERVER = join(root, "test", "gateway", "fixtures", "shifting-server.mjs");
+export const KEY_ENV = "GATEWAY_TEST_AGENT_KEY";
+
+export interface World {
+  readonly dir: string;
+  readonly files: string;
+  readonly server: ServerProcess;
+  readonly agent: { readonly id: string; readonly key: string };
+  dispose(): Promise<void>;
+}
+
+/** A server on a fresh SQLite file, one certified agent with its key, and a directory for files. */
+export async function startWorld(name: string): Promise<World> {
+  const dir = mkdtempSync(join(tmpdir(), "authority-gateway-"));
+  const files = join(dir, "files");
+  rmSync(files, { recursive: true, force: true });
+  await import("node:fs").then((fs) => fs.mkdirSync(files));
+  const server = await startServerProcess({ url: join(dir, "authority.db") });
+  const agent = await agentWithKey(server.baseUrl, name);
+  return {
+    dir, files, server, agent,
+    async dispose() {
+      server.child.kill("SIGKILL");
+      await server.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Issues a grant to the world's agent and answers its id. */
+export async function issueGrant(world: World, extra: Record<string, unknown>): Promise<string> {
+  const reply = await post(world.server.baseUrl, "/grants", ADMIN_KEY, { agent_id: world.agent.id, principal_type: "human", principal_id: "ops@example.com", ...extra });
+  if (reply.status !== 201) throw new Error(`grant not issued: ${JSON.stringify(reply.body)}`);
+  return reply.body.id;
+}
+
+/** The grant as the server reports it, usage included. */
+export function grantNow(world: World, grantId: string): Promise<any> {
+  return get(world.server.baseUrl, `/grants/${grantId}`, ADMIN_KEY);
+}
+
+/** The sealed decisions of a grant's tree, in chain order. */
+export async function decisionsOf(world: World, grantId: string): Promise<any[]> {
+  const tree = await get(world.server.baseUrl, `/grants/${grantId}/ledger?limit=1000`, ADMIN_KEY);
+  return (tree.records as any[]).filter((record) => record.kind === "decision");
+}
+
+/** Writes a gateway configuration and answers its path. */
+export function writeConfig(world: World, grantId: string, body: string, file = "gateway.yaml"): string {
+  const path = join(world.dir, file);
+  writeFileSync(path, `authority:\n  url: ${world.server.baseUrl}\n  key_env: ${KEY_ENV}\n  grant_id: ${grantId}\n  timeout_ms: 1000\n  attempts: 1\n${body}`);
+  return path;
+}
+
+/** The upstream block for the filesystem server on the world's directory. */
+export function filesUpstream(world: World): string {
+  return `  files:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(FILESYSTEM_SERVER)}, ${JSON.stringify(world.files)}]\n`;
+}
+
+/** The upstream block for the memory server, its graph in the world's directory. */
+export function memoryUpstream(world: World): string {
+  return `  memory:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(MEMORY_SERVER)}]\n    env:\n      MEMORY_FILE_PATH: ${JSON.stringify(join(world.dir, "memory.jsonl"))}\n`;
+}
+
+export interface Connected {
+  readonly client: Client;
+  readonly transport: StdioClientTransport;
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+/** Runs `authority gateway --config PATH` and connects the MCP SDK's Client to it over stdio. */
+export async function connectGateway(world: World, configPath: string): Promise<Connected> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "gateway", "--config", configPath],
+    env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world.agent.key },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk) => { stderr += String(chunk); });
+  const client = new Client({ name: "gateway-test", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`gateway did not start: ${String(error)}\n${stderr}`);
+  }
+  return { client, transport, stderr: () => stderr, close: () => client.close() };
+}
+
+/** The text of a tool result. */
+export function textOf(result: unknown): string {
+  const content = (result as CallToolResult).content ?? [];
+  return content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");
+}
+
+export { ADMIN_KEY, get, post };
