@@ -111,3 +111,38 @@ export function textOf(result: unknown): string {
 }
 
 export { ADMIN_KEY, get, post };
+
+import { CERTIFICATION } from "../server/http-harness.js";
+
+/** The attestation block naming the certified content hash and provenance; the gateway adds the manifest hash. */
+export const ATTESTATION_BLOCK = `attestation:\n  content_hash: ${CERTIFICATION.content_hash}\n  provenance_version: ${CERTIFICATION.provenance_version}\n`;
+
+/** Waits until the gateway's log has a line with `msg`, and answers that line parsed. */
+export async function logLine(stderr: () => string, msg: string, timeoutMs = 20_000): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const line = stderr().split("\n").filter((text) => text.startsWith("{")).map((text) => JSON.parse(text)).find((entry) => entry.msg === msg);
+    if (line !== undefined) return line;
+    if (Date.now() > deadline) throw new Error(`no \`${msg}\` in the gateway log:\n${stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Certifies the world's agent for a manifest hash (superseding its certificate), as a human certifier does. */
+export async function certify(world: World, manifestHash: string): Promise<void> {
+  const reply = await post(world.server.baseUrl, `/agents/${world.agent.id}/certification`, ADMIN_KEY, { ...CERTIFICATION, manifest_hash: manifestHash });
+  if (reply.status !== 201) throw new Error(`not certified: ${JSON.stringify(reply.body)}`);
+}
+
+/** The manifest hash of an upstream's tools as `authority manifest` would hash them, read with a direct client. */
+export async function upstreamManifestHash(upstream: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  const { manifestHash } = await import("@agent-authority/sdk");
+  const client = new Client({ name: "direct", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
+  try {
+    const { tools } = await client.listTools();
+    return manifestHash(tools.map((tool) => ({ name: `${upstream}.${tool.name}`, kind: "mcp" as const })));
+  } finally {
+    await client.close();
+  }
+}
