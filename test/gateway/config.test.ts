@@ -1,0 +1,89 @@
+// The gateway configuration: every error at file:line:col, every limit at its edge, pointers per RFC 6901.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { actionOf, GATEWAY_LIMITS, parseGatewayConfig, parsePointer, pointerText, resolvePointer, spendOf, type ToolMapping } from "@agent-authority/gateway";
+
+const GRANT = "grt_01jc0000000000000000000000";
+const head = `authority:\n  url: http://127.0.0.1:8080/v1\n  key_env: AGENT_KEY\n  grant_id: ${GRANT}\n`;
+const upstream = "upstreams:\n  files:\n    command: npx\n    args: [server-filesystem, /tmp]\n";
+
+function errors(text: string): string[] {
+  const result = parseGatewayConfig(text, "gateway.yaml");
+  return result.ok ? [] : result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`);
+}
+
+function mappingOf(text: string): ToolMapping {
+  const result = parseGatewayConfig(`${head}${upstream}tools:\n  files.write_file:\n${text}`, "gateway.yaml");
+  if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+  return result.config.tools.get("files.write_file")!;
+}
+
+describe("gateway configuration", () => {
+  it("reads a whole configuration with its defaults", () => {
+    const result = parseGatewayConfig(`${head}${upstream}  remote:\n    url: http://127.0.0.1:9000/mcp\n`, "gateway.yaml");
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.authority).toEqual({ url: "http://127.0.0.1:8080/v1", keyEnv: "AGENT_KEY", grantId: GRANT, timeoutMs: 2000, attempts: 2, consoleUrl: "http://127.0.0.1:8080/console" });
+    expect(result.config.approval).toEqual({ waitSeconds: 120, pollMs: 1000 });
+    expect(result.config.upstreams.map((u) => [u.name, u.kind])).toEqual([["files", "stdio"], ["remote", "http"]]);
+  });
+
+  it("puts every error at the file, line and column of what is wrong", () => {
+    expect(errors("authority: [\n")).toEqual([expect.stringMatching(/^gateway\.yaml:2:1: yaml: /)]);
+    expect(errors(`${head}${upstream}`.replace(GRANT, "grant-7"))).toEqual(["gateway.yaml:4:13: `authority.grant_id` must be a string matching `^grt_[0-9a-z]{26}$`, not `grant-7`"]);
+    expect(errors(`${head}  colour: blue\n${upstream}`)).toEqual([expect.stringMatching(/^gateway\.yaml:5:3: unknown key `colour` in `authority`/)]);
+    expect(errors(upstream)).toEqual(["gateway.yaml:1:1: the configuration needs `authority` (its `url`, `key_env` and `grant_id`)"]);
+    expect(errors(`${head}upstreams:\n  bad.name:\n    command: x\n`)).toEqual([expect.stringMatching(/^gateway\.yaml:6:3: the upstream name `bad\.name` must match/)]);
+    expect(errors(`${head}upstreams:\n  both:\n    command: x\n    url: http://h/mcp\n`)).toEqual([expect.stringMatching(/^gateway\.yaml:7:5: the upstream `both` needs exactly one of/)]);
+    expect(errors(`${head}${upstream}tools:\n  files.write_file:\n    amount: /size\n`)).toEqual(["gateway.yaml:11:5: `tools.files.write_file` needs both `amount` and `currency`, or neither"]);
+    expect(errors(`${head}${upstream}tools:\n  files.write_file:\n    amount: /a~2b\n    currency: EUR\n`)[0]).toMatch(/^gateway\.yaml:11:13: `tools\.files\.write_file\.amount`: `~` in a JSON Pointer/);
+    expect(errors(`${head}${upstream}tools:\n  other.tool: {}\n`)).toEqual([expect.stringMatching(/^gateway\.yaml:10:3: `other\.tool` must be `<upstream>\.<tool>`/)]);
+    expect(errors(`${head}${upstream}tools:\n  files.write_file:\n    currency: euro\n    amount: 1\n`)[0]).toMatch(/^gateway\.yaml:11:15: `tools\.files\.write_file\.currency` must be a JSON Pointer/);
+  });
+
+  it("keeps every limit at its edge", () => {
+    const at = (n: number) => `${head}upstreams:\n${Array.from({ length: n }, (_, i) => `  u${i}:\n    command: x\n`).join("")}`;
+    expect(errors(at(GATEWAY_LIMITS.upstreamsMax))).toEqual([]);
+    expect(errors(at(GATEWAY_LIMITS.upstreamsMax + 1))).toEqual([expect.stringMatching(/`upstreams` must name from 1 to 32/)]);
+    const wait = (s: number) => `${head}approval:\n  wait_seconds: ${s}\n${upstream}`;
+    expect(errors(wait(GATEWAY_LIMITS.approvalWaitSecondsMax))).toEqual([]);
+    expect(errors(wait(GATEWAY_LIMITS.approvalWaitSecondsMax + 1))).toEqual([expect.stringMatching(/^gateway\.yaml:6:17: `approval\.wait_seconds` must be an integer from 0 to 86400/)]);
+    expect(errors(`${head}${upstream}${" ".repeat(GATEWAY_LIMITS.configBytesMax)}`)).toEqual([expect.stringMatching(/larger than 262144 bytes/)]);
+  });
+
+  it("maps a call to an action: pointer or constant amounts, named arguments, refusing what does not fit", () => {
+    const mapping = mappingOf("    tool: fs.write\n    amount: /cost/minor\n    currency: /cost/currency\n    args:\n      where: /path\n    cost: /structuredContent/spent\n");
+    expect(actionOf("fs.write", mapping, { path: "/tmp/a", cost: { minor: 120, currency: "EUR" } })).toEqual({
+      ok: true, heldMinor: 120, body: { tool: "fs.write", amount_minor: 120, currency: "EUR", args: { where: "/tmp/a" } },
+    });
+    expect(actionOf("fs.write", mapping, { cost: { minor: -1, currency: "EUR" } })).toMatchObject({ ok: false, reason: "the amount at `/cost/minor` is not a non-negative integer in minor units" });
+    expect(actionOf("fs.write", mapping, { cost: { minor: 1, currency: "eur" } })).toMatchObject({ ok: false });
+    expect(actionOf("fs.write", mappingOf("    args: [path, mode]\n"), { path: "p", content: "secret" })).toEqual({ ok: true, heldMinor: 0, body: { tool: "fs.write", args: { path: "p" } } });
+    expect(spendOf(mapping, 120, { structuredContent: { spent: 80 } }, false)).toEqual({ amountMinor: 80, basis: "result" });
+    expect(spendOf(mapping, 120, { structuredContent: { spent: 500 } }, false)).toEqual({ amountMinor: 120, basis: "capped" });
+    expect(spendOf(mapping, 120, { content: [] }, false)).toEqual({ amountMinor: 120, basis: "held" });
+    expect(spendOf(mapping, 120, undefined, true)).toEqual({ amountMinor: 0, basis: "failed" });
+  });
+});
+
+describe("JSON Pointer", () => {
+  it("resolves RFC 6901's examples", () => {
+    const doc = { foo: ["bar", "baz"], "": 0, "a/b": 1, "m~n": 8 };
+    expect(resolvePointer(doc, parsePointer("/foo/1", 32) as string[])).toBe("baz");
+    expect(resolvePointer(doc, parsePointer("/a~1b", 32) as string[])).toBe(1);
+    expect(resolvePointer(doc, parsePointer("/m~0n", 32) as string[])).toBe(8);
+    expect(resolvePointer(doc, parsePointer("/", 32) as string[])).toBe(0);
+    expect(resolvePointer(doc, parsePointer("/foo/01", 32) as string[])).toBeUndefined();
+    expect(resolvePointer(doc, parsePointer("/constructor", 32) as string[])).toBeUndefined();
+  });
+
+  it("writes back what it parsed, for any hostile token text, within the token limit", () => {
+    fc.assert(fc.property(fc.array(fc.string({ unit: "binary" }), { maxLength: GATEWAY_LIMITS.pointerTokensMax }), (tokens) => {
+      const text = pointerText(tokens);
+      expect(parsePointer(text, GATEWAY_LIMITS.pointerTokensMax)).toEqual(tokens);
+      const nested = tokens.reduceRight<unknown>((inner, token) => ({ [token]: inner }), "leaf");
+      expect(resolvePointer(nested, tokens)).toBe("leaf");
+    }));
+    expect(parsePointer("/a".repeat(GATEWAY_LIMITS.pointerTokensMax + 1), GATEWAY_LIMITS.pointerTokensMax)).toBe("a JSON Pointer has at most 32 tokens");
+  });
+});
