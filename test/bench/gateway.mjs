@@ -1,0 +1,132 @@
+// Gateway benchmark: p50 and p99 of one trivial MCP tool call (the filesystem server's
+// `list_allowed_directories`), made directly and through `authority gateway`, in the same run and in
+// alternating turns. The gateway decides each call with a reference server on SQLite over loopback
+// (an enforce-mode grant, certified for the attested manifest hash). A benchmark, never a timed
+// test: it prints, and fails only when a call is refused or fails.
+//
+//   npm run bench -- gateway            (or: node test/bench/gateway.mjs)
+//   BENCH_CALLS=1000                    measured calls per side and turn (default 1000)
+//   BENCH_TURNS=3                       turns (default 3)
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { manifestHash } from "@agent-authority/sdk";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const FILESYSTEM = join(root, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+const CLI = join(root, "cli", "bin", "authority.js");
+const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
+const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
+const TURNS = Number(process.env.BENCH_TURNS ?? 3);
+const WARMUP = 200;
+
+async function startServer(dir) {
+  const child = spawn(process.execPath, [join(root, "server", "dist", "main.js")], {
+    env: { PATH: process.env.PATH ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: join(dir, "authority.db"), AUTHORITY_ADMIN_KEY: ADMIN_KEY, AUTHORITY_ENVIRONMENT: "bench", AUTHORITY_LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (chunk) => { out += chunk; });
+  child.stderr.on("data", (chunk) => { out += chunk; });
+  for (let i = 0; i < 800; i += 1) {
+    const match = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
+    if (match) {
+      // The request log is read and dropped from here on: the pipes must drain, nothing is kept.
+      child.stdout.removeAllListeners("data").resume();
+      child.stderr.removeAllListeners("data").resume();
+      return { child, baseUrl: `http://127.0.0.1:${match[1]}/v1` };
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`the server did not start: ${out}`);
+}
+
+async function api(baseUrl, path, body) {
+  const response = await fetch(`${baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const answer = await response.json();
+  if (response.status >= 300) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+async function connect(command, args, env = {}) {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, env: { PATH: process.env.PATH ?? "", ...env }, stderr: "ignore" }));
+  return client;
+}
+
+async function timeCalls(client, count, into) {
+  for (let i = 0; i < count; i += 1) {
+    const started = process.hrtime.bigint();
+    const result = await client.callTool({ name: "list_allowed_directories", arguments: {} });
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    if (result.isError) throw new Error(`the call failed: ${JSON.stringify(result.content)}`);
+    into?.push(elapsed);
+  }
+}
+
+/** The authorize round trip alone, as the gateway makes it: what the decision itself costs. */
+async function timeAuthorize(baseUrl, key, body, count, into) {
+  for (let i = 0; i < count; i += 1) {
+    const started = process.hrtime.bigint();
+    const response = await fetch(`${baseUrl}/authorize`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `bench-${process.pid}-${Date.now()}-${i}` }, body: JSON.stringify(body) });
+    const decision = await response.json();
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    if (decision.outcome !== "allow") throw new Error(`authorize answered ${JSON.stringify(decision)}`);
+    into?.push(elapsed);
+  }
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const dir = mkdtempSync(join(tmpdir(), "authority-bench-gateway-"));
+const files = join(dir, "files");
+mkdirSync(files);
+const server = await startServer(dir);
+try {
+  const direct = await connect(process.execPath, [FILESYSTEM, files]);
+  const { tools } = await direct.listTools();
+  const hash = manifestHash(tools.map((tool) => ({ name: `files.${tool.name}`, kind: "mcp" })));
+  const agent = await api(server.baseUrl, "/agents", { name: "bench-agent" });
+  const certification = { basis: "bench", provenance_version: "model-bench", manifest_hash: hash, content_hash: "sha256:bench", market_profile: "EU", checks: ["bench"] };
+  await api(server.baseUrl, `/agents/${agent.id}/certification`, certification);
+  const key = await api(server.baseUrl, "/keys", { identity: "bench-agent-key", kind: "service", roles: ["agent"], agent_id: agent.id });
+  const grant = await api(server.baseUrl, "/grants", { agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["files.list_allowed_directories"] }, enforcement_mode: "enforce", ttl_hours: 1 });
+  const config = join(dir, "gateway.yaml");
+  writeFileSync(config, [
+    "authority:", `  url: ${server.baseUrl}`, "  key_env: BENCH_AGENT_KEY", `  grant_id: ${grant.id}`,
+    "attestation:", "  content_hash: sha256:bench", "  provenance_version: model-bench",
+    "upstreams:", "  files:", `    command: ${JSON.stringify(process.execPath)}`, `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(files)}]`, "",
+  ].join("\n"));
+  const gateway = await connect(process.execPath, [CLI, "gateway", "--config", config], { BENCH_AGENT_KEY: key.key });
+  await timeCalls(direct, WARMUP);
+  await timeCalls(gateway, WARMUP);
+  const body = { grant_id: grant.id, tool: "files.list_allowed_directories", attestation: { manifest_hash: hash, content_hash: "sha256:bench", provenance_version: "model-bench" } };
+  await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
+  const samples = { direct: [], gateway: [], authorize: [] };
+  for (let turn = 0; turn < TURNS; turn += 1) {
+    await timeCalls(direct, CALLS, samples.direct);
+    await timeCalls(gateway, CALLS, samples.gateway);
+    await timeAuthorize(server.baseUrl, key.key, body, CALLS, samples.authorize);
+  }
+  const row = (name, values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return { name, calls: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  };
+  const rows = [row("direct", samples.direct), row("through gateway", samples.gateway), row("authorize alone", samples.authorize)];
+  process.stdout.write(`trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, SQLite on loopback\n`);
+  for (const r of rows) process.stdout.write(`  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms\n`);
+  process.stdout.write(`  added by the gateway: p50 ${(rows[1].p50 - rows[0].p50).toFixed(3)} ms, p99 ${(rows[1].p99 - rows[0].p99).toFixed(3)} ms (target: at most 2 ms at p50)\n`);
+  process.stdout.write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${rows[2].p50.toFixed(3)} ms\n`);
+  await gateway.close();
+  await direct.close();
+} finally {
+  server.child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+}
