@@ -1,6 +1,7 @@
 // The gateway's streamable HTTP side (`--listen`), driven by the MCP SDK's own HTTP client transport.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -38,6 +39,18 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway over streamable HTTP", () => {
       expect(readFileSync(path, "utf8")).toBe("via http");
       expect((await decisionsOf(world, grantId)).map((d) => [d.request.tool, d.outcome])).toEqual([["files.write_file", "allow"]]);
       await client.close();
+      // A page that rebinds a name to the loopback address sends its own Host header: refused.
+      const rebound = await new Promise<number>((resolve, reject) => {
+        const url = new URL(ready["url"]);
+        const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "page", version: "1" } } });
+        const sent = request({ host: url.hostname, port: url.port, path: "/mcp", method: "POST", headers: { host: `evil.example:${url.port}`, "content-type": "application/json", accept: "application/json, text/event-stream" } }, (answer) => {
+          answer.resume();
+          resolve(answer.statusCode ?? 0);
+        });
+        sent.on("error", reject);
+        sent.end(body);
+      });
+      expect(rebound).toBe(403);
     } finally {
       child.kill("SIGTERM");
       expect(await exited).toBe(0);

@@ -159,7 +159,8 @@ export function parseGatewayConfig(text: string, file: string): ConfigResult {
   }
   const checker = new Checker(new SourceText(file, text, lines), doc);
   const config = readConfig(checker, doc.toJS({ maxAliasCount: 100 }) as unknown);
-  return checker.diagnostics.length > 0 || config === undefined ? { ok: false, diagnostics: checker.diagnostics } : { ok: true, config };
+  const diagnostics = [...checker.diagnostics].sort((a, b) => a.line - b.line || a.column - b.column);
+  return diagnostics.length > 0 || config === undefined ? { ok: false, diagnostics } : { ok: true, config };
 }
 
 function readConfig(c: Checker, root: unknown): GatewayConfig | undefined {

@@ -24,8 +24,9 @@ export function parseListen(text: string): Listen | string {
 
 export async function listenHttp(ctx: GatewayContext, servers: Set<Server>, listen: Listen) {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let allowedHosts: string[] | undefined;
   const http = createServer((request, response) => {
-    route(ctx, servers, sessions, request, response).catch((error: unknown) => {
+    route(ctx, servers, sessions, allowedHosts, request, response).catch((error: unknown) => {
       ctx.log.error("http request failed", { error: messageOf(error) });
       if (!response.headersSent) answer(response, 500, "the gateway failed on this request");
     });
@@ -36,6 +37,8 @@ export async function listenHttp(ctx: GatewayContext, servers: Set<Server>, list
   });
   const address = http.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  // On a loopback address only loopback Host headers are served: a web page cannot rebind a name to it.
+  if (/^(127\.|\[::1\]$|localhost$)/.test(host)) allowedHosts = [`${host}:${address.port}`, `localhost:${address.port}`];
   const closed = new Promise<void>((resolve) => http.once("close", () => resolve()));
   return {
     url: `http://${host}:${address.port}/mcp`,
@@ -49,7 +52,10 @@ export async function listenHttp(ctx: GatewayContext, servers: Set<Server>, list
   };
 }
 
-async function route(ctx: GatewayContext, servers: Set<Server>, sessions: Map<string, StreamableHTTPServerTransport>, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function route(
+  ctx: GatewayContext, servers: Set<Server>, sessions: Map<string, StreamableHTTPServerTransport>, allowedHosts: string[] | undefined,
+  request: IncomingMessage, response: ServerResponse,
+): Promise<void> {
   if (new URL(request.url ?? "/", "http://gateway").pathname !== "/mcp") return answer(response, 404, "the MCP endpoint is /mcp");
   const sessionId = request.headers["mcp-session-id"];
   if (typeof sessionId === "string") {
@@ -62,6 +68,7 @@ async function route(ctx: GatewayContext, servers: Set<Server>, sessions: Map<st
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => void sessions.set(id, transport),
+    ...(allowedHosts === undefined ? {} : { enableDnsRebindingProtection: true, allowedHosts }),
   });
   const { server } = sessionServer(ctx, undefined);
   transport.onclose = () => {
