@@ -257,6 +257,20 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect((await s.call("POST", `/decisions/${allowed.body.ledger_id}/approve`, approverKey, {})).body.code).toBe("decision_not_gated");
     });
 
+    it("the agent reads the approval of its own gated decision once a human gave it", async () => {
+      const grant = await issueGrant(s, agent.id, { policy: 'approver == "cfo@example.com"' });
+      const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
+      const path = `/decisions/${gated.body.ledger_id}/approval`;
+      const waiting = await s.call("GET", path, agent.key);
+      expect([waiting.status, waiting.body.code]).toEqual([404, "approval_not_found"]);
+      const approval = await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, { note: "ok" });
+      const read = await s.call("GET", path, agent.key);
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ ...approval.body, note: null });
+      expect((await s.call("GET", path, other.key)).body.code).toBe("decision_not_found");
+      expect((await s.call("GET", path, approverKey)).status).toBe(200);
+    });
+
     it("an expired approval does not allow", async () => {
       const grant = await issueGrant(s, agent.id, { policy: 'approver == "cfo@example.com"' });
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
