@@ -876,6 +876,7 @@ export interface Trip {
 export type ProblemCode =
   | "agent_not_found"
   | "already_settled"
+  | "approval_not_found"
   | "body_too_deep"
   | "body_too_large"
   | "breaker_already_armed"
