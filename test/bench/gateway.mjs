@@ -7,9 +7,13 @@
 //   npm run bench -- gateway            (or: node test/bench/gateway.mjs)
 //   BENCH_CALLS=1000                    measured calls per side and turn (default 1000)
 //   BENCH_TURNS=3                       turns (default 3)
+//   BENCH_GATEWAY_PROFILE=DIR           write a CPU profile of the gateway process into DIR
+//
+// Beside the latencies it prints the gateway process's own CPU time per call, read from /proc,
+// which a loaded machine does not inflate the way it inflates wall time.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -55,8 +59,19 @@ async function api(baseUrl, path, body) {
 
 async function connect(command, args, env = {}) {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command, args, env: { PATH: process.env.PATH ?? "", ...env }, stderr: "ignore" }));
-  return client;
+  const transport = new StdioClientTransport({ command, args, env: { PATH: process.env.PATH ?? "", ...env }, stderr: "ignore" });
+  await client.connect(transport);
+  return { client, pid: transport.pid };
+}
+
+/** CPU time (user and system, ms) a process has used, from /proc: a measure the machine's load does not inflate. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 async function timeCalls(client, count, into) {
@@ -91,7 +106,7 @@ mkdirSync(files);
 const server = await startServer(dir);
 try {
   const direct = await connect(process.execPath, [FILESYSTEM, files]);
-  const { tools } = await direct.listTools();
+  const { tools } = await direct.client.listTools();
   const hash = manifestHash(tools.map((tool) => ({ name: `files.${tool.name}`, kind: "mcp" })));
   const agent = await api(server.baseUrl, "/agents", { name: "bench-agent" });
   const certification = { basis: "bench", provenance_version: "model-bench", manifest_hash: hash, content_hash: "sha256:bench", market_profile: "EU", checks: ["bench"] };
@@ -104,15 +119,18 @@ try {
     "attestation:", "  content_hash: sha256:bench", "  provenance_version: model-bench",
     "upstreams:", "  files:", `    command: ${JSON.stringify(process.execPath)}`, `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(files)}]`, "",
   ].join("\n"));
-  const gateway = await connect(process.execPath, [CLI, "gateway", "--config", config], { BENCH_AGENT_KEY: key.key });
-  await timeCalls(direct, WARMUP);
-  await timeCalls(gateway, WARMUP);
+  const gateway = await connect(process.execPath, [...(process.env.BENCH_GATEWAY_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : []), CLI, "gateway", "--config", config], { BENCH_AGENT_KEY: key.key });
+  await timeCalls(direct.client, WARMUP);
+  await timeCalls(gateway.client, WARMUP);
   const body = { grant_id: grant.id, tool: "files.list_allowed_directories", attestation: { manifest_hash: hash, content_hash: "sha256:bench", provenance_version: "model-bench" } };
   await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
   const samples = { direct: [], gateway: [], authorize: [] };
+  let gatewayCpu = 0;
   for (let turn = 0; turn < TURNS; turn += 1) {
-    await timeCalls(direct, CALLS, samples.direct);
-    await timeCalls(gateway, CALLS, samples.gateway);
+    await timeCalls(direct.client, CALLS, samples.direct);
+    const before = cpuMs(gateway.pid);
+    await timeCalls(gateway.client, CALLS, samples.gateway);
+    gatewayCpu += cpuMs(gateway.pid) - before;
     await timeAuthorize(server.baseUrl, key.key, body, CALLS, samples.authorize);
   }
   const row = (name, values) => {
@@ -123,9 +141,10 @@ try {
   process.stdout.write(`trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, SQLite on loopback\n`);
   for (const r of rows) process.stdout.write(`  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms\n`);
   process.stdout.write(`  added by the gateway: p50 ${(rows[1].p50 - rows[0].p50).toFixed(3)} ms, p99 ${(rows[1].p99 - rows[0].p99).toFixed(3)} ms (target: at most 2 ms at p50)\n`);
+  process.stdout.write(`  the gateway process's own CPU per call: ${(gatewayCpu / (TURNS * CALLS)).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)\n`);
   process.stdout.write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${rows[2].p50.toFixed(3)} ms\n`);
-  await gateway.close();
-  await direct.close();
+  await gateway.client.close();
+  await direct.client.close();
 } finally {
   server.child.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
