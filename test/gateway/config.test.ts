@@ -1,6 +1,11 @@
 // The gateway configuration: every error at file:line:col, every limit at its edge, pointers per RFC 6901.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { CLI } from "./harness.js";
 import { actionOf, GATEWAY_LIMITS, parseGatewayConfig, parsePointer, pointerText, resolvePointer, spendOf, type ToolMapping } from "@agent-authority/gateway";
 
 const GRANT = "grt_01jc0000000000000000000000";
@@ -63,6 +68,28 @@ describe("gateway configuration", () => {
     expect(spendOf(mapping, 120, { structuredContent: { spent: 500 } }, false)).toEqual({ amountMinor: 120, basis: "capped" });
     expect(spendOf(mapping, 120, { content: [] }, false)).toEqual({ amountMinor: 120, basis: "held" });
     expect(spendOf(mapping, 120, undefined, true)).toEqual({ amountMinor: 0, basis: "failed" });
+  });
+});
+
+describe("authority gateway on the command line", () => {
+  const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, [CLI, "gateway", ...args], { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", ...env }, input: "" });
+
+  it("reports every configuration error at file:line:col and exits 1; usage errors exit 2", () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-gateway-cli-"));
+    try {
+      const bad = join(dir, "bad.yaml");
+      writeFileSync(bad, `${head.replace("AGENT_KEY", "1X")}${upstream}`);
+      const checked = run(["--config", bad]);
+      expect([checked.status, checked.stderr]).toEqual([1, `${bad}:3:12: error: \`authority.key_env\` must be a string matching \`^[A-Za-z_][A-Za-z0-9_]{0,127}$\`, not \`1X\`\n`]);
+      expect(run([]).status).toBe(2);
+      expect(run(["--config", join(dir, "missing.yaml")]).status).toBe(2);
+      const good = join(dir, "good.yaml");
+      writeFileSync(good, `${head}${upstream}`);
+      expect(run(["--config", good]).stderr).toContain("the agent's key is read from `AGENT_KEY`, which is not set");
+      expect(run(["--config", good, "--listen", "nowhere"]).stderr).toContain("`--listen` is HOST:PORT");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -51,6 +51,21 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
     }
   });
 
+  it("forwards in observe mode what enforce would refuse, and logs what enforce would have said", async () => {
+    const grantId = await issueGrant(world, { scope: { tool: ["files.write_file"] }, enforcement_mode: "observe" });
+    const gateway = await connectGateway(world, writeConfig(world, grantId, `upstreams:\n${filesUpstream(world)}`, "observe.yaml"));
+    try {
+      expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toEqual(["write_file"]);
+      const result = await gateway.client.callTool({ name: "list_allowed_directories", arguments: {} });
+      expect(result.isError, textOf(result)).toBeFalsy();
+      expect(textOf(result)).toContain(world.files);
+      expect(await logLine(gateway.stderr, "decision")).toMatchObject({ outcome: "allow", mode: "observe", would_outcome: "deny", action: "files.list_allowed_directories" });
+      expect((await decisionsOf(world, grantId)).map((d) => [d.outcome, d.would_outcome])).toEqual([["allow", "deny"]]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("attests the same manifest hash as `authority manifest` computes for the upstream's tools", async () => {
     const { gateway, manifestHash } = await enforced(world, { scope: { tool: ["files.write_file"] } }, `upstreams:\n${filesUpstream(world)}`);
     await gateway.close();
