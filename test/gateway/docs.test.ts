@@ -1,10 +1,10 @@
 // docs/mcp-gateway.md: its configuration is valid, and its refusal reads as the gateway writes it.
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "@agent-authority/gateway";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, logLine, startWorld, textOf, writeConfig, type World } from "./harness.js";
+import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, logLine, useWorld, textOf, writeConfig } from "./harness.js";
 
 const doc = readFileSync(new URL("../../docs/mcp-gateway.md", import.meta.url), "utf8");
 const yamlBlock = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
@@ -19,27 +19,21 @@ describe("docs/mcp-gateway.md", () => {
   });
 
   describe.skipIf(!SERVER_BUILT)("the five-minute example", () => {
-    let world: World;
-    beforeAll(async () => {
-      world = await startWorld("notes-bot");
-    });
-    afterAll(async () => {
-      await world?.dispose();
-    });
+    const world = useWorld("notes-bot");
 
     it("refuses a write outside the notes with the text the page shows", async () => {
-      const grantId = await issueGrant(world, {
-        scope: { tool: ["files.write_file", "files.list_allowed_directories"] }, enforcement_mode: "enforce", policy: `startsWith(args.path, "${world.files}/notes/")`,
+      const grantId = await issueGrant(world(), {
+        scope: { tool: ["files.write_file", "files.list_allowed_directories"] }, enforcement_mode: "enforce", policy: `startsWith(args.path, "${world().files}/notes/")`,
       });
-      mkdirSync(join(world.files, "notes"));
-      const upstreams = yamlBlock.slice(yamlBlock.indexOf("upstreams:")).replace("node_modules/", join(process.cwd(), "node_modules/")).replace("/tmp/agent-files", world.files);
-      const gateway = await connectGateway(world, writeConfig(world, grantId, `${ATTESTATION_BLOCK}${upstreams}`));
+      mkdirSync(join(world().files, "notes"));
+      const upstreams = yamlBlock.slice(yamlBlock.indexOf("upstreams:")).replace("node_modules/", join(process.cwd(), "node_modules/")).replace("/tmp/agent-files", world().files);
+      const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstreams}`));
       try {
-        await certify(world, (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+        await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
         expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["list_allowed_directories", "write_file"]);
-        const allowed = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world.files, "notes", "hello.md"), content: "hi" } });
+        const allowed = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world().files, "notes", "hello.md"), content: "hi" } });
         expect(allowed.isError, textOf(allowed)).toBeFalsy();
-        const refused = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world.files, "secret.txt"), content: "no" } });
+        const refused = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world().files, "secret.txt"), content: "no" } });
         const shown = textOf(refused).replace(/grt_\w+/, "grt_…").replace(/led_\w+/, "led_…");
         expect(shown).toBe(refusal);
       } finally {

@@ -2,11 +2,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolListChangedNotificationSchema, CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
   ADMIN_KEY, ATTESTATION_BLOCK, certify, connectGateway, decisionsOf, FILESYSTEM_SERVER, filesUpstream, get, grantNow, issueGrant, logLine,
-  memoryUpstream, post, SHIFTING_SERVER, startWorld, textOf, upstreamManifestHash, writeConfig, type Connected, type World,
+  memoryUpstream, post, SHIFTING_SERVER, useWorld, textOf, upstreamManifestHash, writeConfig, type Connected, type World,
 } from "./harness.js";
 
 /** Runs a gateway on an enforce-mode grant and certifies the agent for the manifest hash it attests. */
@@ -26,71 +26,65 @@ function memoryGraph(world: World): string {
 const entity = (name: string) => ({ entities: [{ name, entityType: "test", observations: [`seen ${name}`] }] });
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () => {
-  let world: World;
-  beforeAll(async () => {
-    world = await startWorld("gateway-agent");
-  });
-  afterAll(async () => {
-    await world?.dispose();
-  });
+  const world = useWorld("gateway-agent");
 
   it("forwards an allowed call (the file is written), holds its amount and settles it", async () => {
-    const grantId = await issueGrant(world, { scope: { tool: ["files.write_file"] }, budget_amount_minor: 1_000, budget_currency: "EUR", enforcement_mode: "observe" });
-    const config = writeConfig(world, grantId, `upstreams:\n${filesUpstream(world)}tools:\n  files.write_file:\n    amount: 250\n    currency: EUR\n    args: [path]\n`);
-    const gateway = await connectGateway(world, config);
+    const grantId = await issueGrant(world(), { scope: { tool: ["files.write_file"] }, budget_amount_minor: 1_000, budget_currency: "EUR", enforcement_mode: "observe" });
+    const config = writeConfig(world(), grantId, `upstreams:\n${filesUpstream(world())}tools:\n  files.write_file:\n    amount: 250\n    currency: EUR\n    args: [path]\n`);
+    const gateway = await connectGateway(world(), config);
     try {
-      const path = join(world.files, "allowed.txt");
+      const path = join(world().files, "allowed.txt");
       const result = await gateway.client.callTool({ name: "write_file", arguments: { path, content: "hello" } });
       expect(result.isError, textOf(result)).toBeFalsy();
       expect(readFileSync(path, "utf8")).toBe("hello");
-      const [decision] = await decisionsOf(world, grantId);
+      const [decision] = await decisionsOf(world(), grantId);
       expect(decision.request).toMatchObject({ tool: "files.write_file", amount_minor: 250, currency: "EUR", args: { path } });
-      expect(await grantNow(world, grantId)).toMatchObject({ uses: 1, held_minor: 0, settled_minor: 250 });
+      expect(await grantNow(world(), grantId)).toMatchObject({ uses: 1, held_minor: 0, settled_minor: 250 });
     } finally {
       await gateway.close();
     }
   });
 
   it("forwards in observe mode what enforce would refuse, and logs what enforce would have said", async () => {
-    const grantId = await issueGrant(world, { scope: { tool: ["files.write_file"] }, enforcement_mode: "observe" });
-    const gateway = await connectGateway(world, writeConfig(world, grantId, `upstreams:\n${filesUpstream(world)}`, "observe.yaml"));
+    const grantId = await issueGrant(world(), { scope: { tool: ["files.write_file"] }, enforcement_mode: "observe" });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId, `upstreams:\n${filesUpstream(world())}`, "observe.yaml"));
     try {
       expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toEqual(["write_file"]);
       const result = await gateway.client.callTool({ name: "list_allowed_directories", arguments: {} });
       expect(result.isError, textOf(result)).toBeFalsy();
-      expect(textOf(result)).toContain(world.files);
+      expect(textOf(result)).toContain(world().files);
       expect(await logLine(gateway.stderr, "decision")).toMatchObject({ outcome: "allow", mode: "observe", would_outcome: "deny", action: "files.list_allowed_directories" });
-      expect((await decisionsOf(world, grantId)).map((d) => [d.outcome, d.would_outcome])).toEqual([["allow", "deny"]]);
+      expect((await decisionsOf(world(), grantId)).map((d) => [d.outcome, d.would_outcome])).toEqual([["allow", "deny"]]);
     } finally {
       await gateway.close();
     }
   });
 
   it("attests the same manifest hash as `authority manifest` computes for the upstream's tools", async () => {
-    const { gateway, manifestHash } = await enforced(world, { scope: { tool: ["files.write_file"] } }, `upstreams:\n${filesUpstream(world)}`);
+    const { gateway, manifestHash } = await enforced(world(), { scope: { tool: ["files.write_file"] } }, `upstreams:\n${filesUpstream(world())}`);
     await gateway.close();
-    expect(manifestHash).toBe(await upstreamManifestHash("files", process.execPath, [FILESYSTEM_SERVER, world.files]));
+    expect(manifestHash).toBe(await upstreamManifestHash("files", process.execPath, [FILESYSTEM_SERVER, world().files]));
   });
 
   it("lists only the tools in scope and refuses a hidden tool called anyway, without forwarding it", async () => {
-    const { gateway, grantId } = await enforced(world, { scope: { tool: ["files.write_file"] } }, `upstreams:\n${filesUpstream(world)}`);
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["files.write_file"] } }, `upstreams:\n${filesUpstream(world())}`);
     try {
       const { tools } = await gateway.client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(["write_file"]);
-      const hidden = join(world.files, "hidden.txt");
+      const hidden = join(world().files, "hidden.txt");
       const refused = await gateway.client.callTool({ name: "edit_file", arguments: { path: hidden, edits: [], dryRun: false } });
       expect(refused.isError).toBe(true);
       expect(textOf(refused)).toMatch(/^refused: deny by the scope gate \(scope\.[a-z_]+\): .*`edit_file` was not run \(decision led_/);
       const written = await gateway.client.callTool({ name: "write_file", arguments: { path: hidden, content: "in scope" } });
       expect(written.isError, textOf(written)).toBeFalsy();
-      expect((await decisionsOf(world, grantId)).map((d) => d.outcome)).toEqual(["deny", "allow"]);
+      expect((await decisionsOf(world(), grantId)).map((d) => d.outcome)).toEqual(["deny", "allow"]);
     } finally {
       await gateway.close();
     }
   });
 
   it("runs a count budget out after exactly N calls", async () => {
-    const { gateway, grantId } = await enforced(world, { scope: { tool: ["memory.*"] }, budget_count: 3 }, `upstreams:\n${memoryUpstream(world)}`);
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["memory.*"] }, budget_count: 3 }, `upstreams:\n${memoryUpstream(world())}`);
     try {
       const texts: string[] = [];
       for (let i = 0; i < 5; i += 1) {
@@ -99,33 +93,33 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       }
       expect(texts.slice(0, 3)).toEqual(["ok", "ok", "ok"]);
       for (const text of texts.slice(3)) expect(text).toMatch(/^refused: exhausted by the budget gate/);
-      expect(memoryGraph(world)).toContain("budget-2");
-      expect(memoryGraph(world)).not.toContain("budget-3");
-      expect(await grantNow(world, grantId)).toMatchObject({ uses: 3 });
+      expect(memoryGraph(world())).toContain("budget-2");
+      expect(memoryGraph(world())).not.toContain("budget-3");
+      expect(await grantNow(world(), grantId)).toMatchObject({ uses: 3 });
     } finally {
       await gateway.close();
     }
   });
 
   it("waits for a human to approve a gated call through the API, reporting progress, then runs it", async () => {
-    const { gateway, grantId } = await enforced(world, { scope: { tool: ["files.*"] }, policy: "approver != null" },
-      `approval:\n  wait_seconds: 30\n  poll_ms: 100\nupstreams:\n${filesUpstream(world)}`);
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["files.*"] }, policy: "approver != null" },
+      `approval:\n  wait_seconds: 30\n  poll_ms: 100\nupstreams:\n${filesUpstream(world())}`);
     try {
-      const path = join(world.files, "approved.txt");
+      const path = join(world().files, "approved.txt");
       const progress: number[] = [];
       const call = gateway.client.callTool({ name: "write_file", arguments: { path, content: "approved" } }, CallToolResultSchema, {
         onprogress: (p) => progress.push(p.progress), timeout: 60_000,
       });
-      const pending = await until(async () => (await get(world.server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: any) => d.grant_id === grantId));
+      const pending = await until(async () => (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: any) => d.grant_id === grantId));
       expect(existsSync(path)).toBe(false);
       // The client asked for progress (the SDK sends a progressToken with `onprogress`): it gets some while it waits.
       await until(async () => progress.length > 0 || undefined);
-      const approval = await post(world.server.baseUrl, `/decisions/${pending.ledger_id}/approve`, ADMIN_KEY, {});
+      const approval = await post(world().server.baseUrl, `/decisions/${pending.ledger_id}/approve`, ADMIN_KEY, {});
       expect(approval.status).toBe(201);
       const result = await call;
       expect(result.isError, textOf(result)).toBeFalsy();
       expect(readFileSync(path, "utf8")).toBe("approved");
-      const decisions = await decisionsOf(world, grantId);
+      const decisions = await decisionsOf(world(), grantId);
       expect(decisions.map((d) => [d.outcome, d.approver])).toEqual([["gated", null], ["allow", "admin"]]);
     } finally {
       await gateway.close();
@@ -133,13 +127,13 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
   });
 
   it("refuses a gated call nobody approved in time, naming the console URL of the decision", async () => {
-    const { gateway } = await enforced(world, { scope: { tool: ["files.*"] }, policy: "approver != null" },
-      `approval:\n  wait_seconds: 1\n  poll_ms: 100\nupstreams:\n${filesUpstream(world)}`);
+    const { gateway } = await enforced(world(), { scope: { tool: ["files.*"] }, policy: "approver != null" },
+      `approval:\n  wait_seconds: 1\n  poll_ms: 100\nupstreams:\n${filesUpstream(world())}`);
     try {
-      const path = join(world.files, "never.txt");
+      const path = join(world().files, "never.txt");
       const result = await gateway.client.callTool({ name: "write_file", arguments: { path, content: "never" } });
       expect(result.isError).toBe(true);
-      const consoleUrl = world.server.baseUrl.replace(/\/v1$/, "/console");
+      const consoleUrl = world().server.baseUrl.replace(/\/v1$/, "/console");
       expect(textOf(result)).toMatch(new RegExp(`^refused: gated: decision led_\\w+ needs a human's approval and none came within 1 s; a human can approve it at ${consoleUrl.replace(/[.]/g, "\\.")}/#gated/led_\\w+$`));
       expect(existsSync(path)).toBe(false);
     } finally {
@@ -148,7 +142,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
   });
 
   it("answers a retried call with the same JSON-RPC id from one decision and one run", async () => {
-    const { gateway, grantId } = await enforced(world, { scope: { tool: ["memory.*"] } }, `upstreams:\n${memoryUpstream(world)}`);
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["memory.*"] } }, `upstreams:\n${memoryUpstream(world())}`);
     try {
       const answers: JSONRPCMessage[] = [];
       const forward = gateway.transport.onmessage!;
@@ -158,15 +152,15 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       await gateway.transport.send(request);
       await until(async () => answers.length === 2 || undefined);
       expect(answers[1]).toEqual(answers[0]);
-      expect((await decisionsOf(world, grantId)).length).toBe(1);
-      expect(memoryGraph(world).match(/"retried"/g)?.length).toBe(1);
+      expect((await decisionsOf(world(), grantId)).length).toBe(1);
+      expect(memoryGraph(world()).match(/"retried"/g)?.length).toBe(1);
     } finally {
       await gateway.close();
     }
   });
 
   it("refuses in enforce mode once the upstream's tool list changed, because the attested hash changed", async () => {
-    const { gateway, grantId } = await enforced(world, { scope: { tool: ["shift.*"] } },
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["shift.*"] } },
       `upstreams:\n  shift:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SHIFTING_SERVER)}]\n`);
     try {
       let changed = false;
@@ -178,7 +172,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       const after = await gateway.client.callTool({ name: "echo", arguments: { text: "after" } });
       expect(after.isError).toBe(true);
       expect(textOf(after)).toMatch(/^refused: deny by the certification gate \(certification\.attestation_mismatch\)/);
-      const decisions = await decisionsOf(world, grantId);
+      const decisions = await decisionsOf(world(), grantId);
       expect(decisions.map((d) => d.outcome)).toEqual(["allow", "allow", "deny"]);
       expect(decisions[2].request.attestation.manifest_hash).not.toBe(decisions[0].request.attestation.manifest_hash);
     } finally {
@@ -187,16 +181,16 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
   });
 
   it("answers an error when the upstream crashes mid-call, and releases the hold", async () => {
-    const grantId = await issueGrant(world, { scope: { tool: ["shift.*"] }, budget_amount_minor: 1_000, budget_currency: "EUR", enforcement_mode: "observe" });
-    const gateway = await connectGateway(world, writeConfig(world, grantId,
+    const grantId = await issueGrant(world(), { scope: { tool: ["shift.*"] }, budget_amount_minor: 1_000, budget_currency: "EUR", enforcement_mode: "observe" });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId,
       `upstreams:\n  shift:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SHIFTING_SERVER)}]\ntools:\n  shift.crash:\n    amount: 400\n    currency: EUR\n`, "crash.yaml"));
     try {
       const result = await gateway.client.callTool({ name: "crash", arguments: {} });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^`crash` failed in the upstream `shift`: .*; its hold was released$/);
       expect(await until(async () => {
-        const now = await grantNow(world, grantId);
-        return now.settled_minor === 0 && now.held_minor === 0 && (await decisionsOf(world, grantId)).length === 1 ? now : undefined;
+        const now = await grantNow(world(), grantId);
+        return now.settled_minor === 0 && now.held_minor === 0 && (await decisionsOf(world(), grantId)).length === 1 ? now : undefined;
       })).toMatchObject({ uses: 1, held_minor: 0, settled_minor: 0 });
     } finally {
       await gateway.close();
@@ -205,28 +199,22 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
 });
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway when the authority server dies", () => {
-  let world: World;
-  beforeAll(async () => {
-    world = await startWorld("gateway-orphan");
-  });
-  afterAll(async () => {
-    await world?.dispose();
-  });
+  const world = useWorld("gateway-orphan");
 
   it("refuses every call once the server is killed mid-session, forwarding none", async () => {
-    const grantId = await issueGrant(world, { scope: { tool: ["memory.*"] }, enforcement_mode: "observe" });
-    const gateway = await connectGateway(world, writeConfig(world, grantId, `upstreams:\n${memoryUpstream(world)}`));
+    const grantId = await issueGrant(world(), { scope: { tool: ["memory.*"] }, enforcement_mode: "observe" });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId, `upstreams:\n${memoryUpstream(world())}`));
     try {
       expect((await gateway.client.callTool({ name: "create_entities", arguments: entity("alive") })).isError).toBeFalsy();
-      world.server.child.kill("SIGKILL");
-      await world.server.exited;
+      world().server.child.kill("SIGKILL");
+      await world().server.exited;
       for (const name of ["dead-1", "dead-2", "dead-3"]) {
         const result = await gateway.client.callTool({ name: "create_entities", arguments: entity(name) });
         expect(result.isError).toBe(true);
         expect(textOf(result)).toMatch(/^refused: `create_entities` was not run because the authority server could not decide \(platform unavailable \(network\)/);
       }
-      expect(memoryGraph(world)).toContain("alive");
-      expect(memoryGraph(world)).not.toContain("dead-");
+      expect(memoryGraph(world())).toContain("alive");
+      expect(memoryGraph(world())).not.toContain("dead-");
     } finally {
       await gateway.close();
     }

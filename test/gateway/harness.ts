@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -145,4 +146,16 @@ export async function upstreamManifestHash(upstream: string, command: string, ar
   } finally {
     await client.close();
   }
+}
+
+/** Starts a world before the enclosing suite and disposes of it after; answers a getter for it. */
+export function useWorld(name: string): () => World {
+  let world: World | undefined;
+  beforeAll(async () => {
+    world = await startWorld(name);
+  });
+  afterAll(async () => {
+    await world?.dispose();
+  });
+  return () => world!;
 }

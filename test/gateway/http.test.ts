@@ -5,24 +5,18 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { CLI, decisionsOf, filesUpstream, issueGrant, KEY_ENV, logLine, startWorld, textOf, writeConfig, type World } from "./harness.js";
+import { CLI, decisionsOf, filesUpstream, issueGrant, KEY_ENV, logLine, useWorld, textOf, writeConfig } from "./harness.js";
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway over streamable HTTP", () => {
-  let world: World;
-  beforeAll(async () => {
-    world = await startWorld("gateway-http");
-  });
-  afterAll(async () => {
-    await world?.dispose();
-  });
+  const world = useWorld("gateway-http");
 
   it("serves a session at /mcp: the scope-filtered list and an allowed call that reaches the upstream", async () => {
-    const grantId = await issueGrant(world, { scope: { tool: ["files.write_file", "files.read_text_file"] }, enforcement_mode: "observe" });
-    const config = writeConfig(world, grantId, `upstreams:\n${filesUpstream(world)}`);
+    const grantId = await issueGrant(world(), { scope: { tool: ["files.write_file", "files.read_text_file"] }, enforcement_mode: "observe" });
+    const config = writeConfig(world(), grantId, `upstreams:\n${filesUpstream(world())}`);
     const child = spawn(process.execPath, [CLI, "gateway", "--config", config, "--listen", "127.0.0.1:0"], {
-      env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world.agent.key }, stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world().agent.key }, stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";
     child.stderr.on("data", (chunk) => { stderr += String(chunk); });
@@ -33,11 +27,11 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway over streamable HTTP", () => {
       const client = new Client({ name: "gateway-http-test", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(ready["url"])));
       expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["read_text_file", "write_file"]);
-      const path = join(world.files, "over-http.txt");
+      const path = join(world().files, "over-http.txt");
       const result = await client.callTool({ name: "write_file", arguments: { path, content: "via http" } });
       expect(result.isError, textOf(result)).toBeFalsy();
       expect(readFileSync(path, "utf8")).toBe("via http");
-      expect((await decisionsOf(world, grantId)).map((d) => [d.request.tool, d.outcome])).toEqual([["files.write_file", "allow"]]);
+      expect((await decisionsOf(world(), grantId)).map((d) => [d.request.tool, d.outcome])).toEqual([["files.write_file", "allow"]]);
       await client.close();
       // A page that rebinds a name to the loopback address sends its own Host header: refused.
       const rebound = await new Promise<number>((resolve, reject) => {
