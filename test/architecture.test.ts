@@ -65,6 +65,16 @@ describe("dependency direction", () => {
     });
   }
 
+  it("packages/gateway, which does I/O, still imports neither the server nor the CLI", () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(join(root, "packages/gateway", "src"))) {
+      for (const spec of importsOf(readFileSync(file, "utf8"))) {
+        if (/^@agent-authority\/(server|cli)$|(^|\/)(server|cli)\//.test(spec)) violations.push(`${relative(root, file)} imports \`${spec}\``);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
   it("the import scanner sees the forms it must see", () => {
     const sample = 'import { a } from "node:fs";\nexport * from "express";\nimport "pg";\nconst m = await import("@agent-authority/server");';
     expect(importsOf(sample)).toEqual(["node:fs", "express", "pg", "@agent-authority/server"]);

@@ -180,6 +180,26 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
     }
   });
 
+  it("refuses when the server answers 4xx (a revoked key), and lists nothing under a revoked grant", async () => {
+    const grantId = await issueGrant(world(), { scope: { tool: ["memory.*"] }, enforcement_mode: "observe" });
+    const key = await post(world().server.baseUrl, "/keys", ADMIN_KEY, { identity: "gateway-agent-second", kind: "service", roles: ["agent"], agent_id: world().agent.id });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId, `upstreams:\n${memoryUpstream(world())}`, "revoked.yaml"), key.body.key);
+    try {
+      expect((await gateway.client.listTools()).tools.length).toBeGreaterThan(0);
+      expect((await post(world().server.baseUrl, `/grants/${grantId}/revoke`, ADMIN_KEY, {})).status).toBe(200);
+      expect((await gateway.client.listTools()).tools).toEqual([]);
+      const revokedGrant = await gateway.client.callTool({ name: "create_entities", arguments: entity("after-grant-revoked") });
+      expect(textOf(revokedGrant)).toMatch(/^refused: deny by the status gate/);
+      expect((await post(world().server.baseUrl, `/keys/${key.body.id}/revoke`, ADMIN_KEY, {})).status).toBe(200);
+      const revokedKey = await gateway.client.callTool({ name: "create_entities", arguments: entity("after-key-revoked") });
+      expect(revokedKey.isError).toBe(true);
+      expect(textOf(revokedKey)).toMatch(/^refused: `create_entities` was not run because the authority server could not decide \(the authority server refused the request \(401 `unauthenticated`/);
+      expect(memoryGraph(world())).not.toContain("after-");
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("answers an error when the upstream crashes mid-call, and releases the hold", async () => {
     const grantId = await issueGrant(world(), { scope: { tool: ["shift.*"] }, budget_amount_minor: 1_000, budget_currency: "EUR", enforcement_mode: "observe" });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId,
