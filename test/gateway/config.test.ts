@@ -6,7 +6,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CLI } from "./harness.js";
-import { actionOf, GATEWAY_LIMITS, parseGatewayConfig, parsePointer, pointerText, resolvePointer, spendOf, type ToolMapping } from "@agent-authority/gateway";
+import { actionOf, buildCatalog, GATEWAY_LIMITS, handleCall, jsonLog, type GatewayContext, type Session, parseGatewayConfig, parsePointer, pointerText, resolvePointer, spendOf, type ToolMapping } from "@agent-authority/gateway";
 
 const GRANT = "grt_01jc0000000000000000000000";
 const head = `authority:\n  url: http://127.0.0.1:8080/v1\n  key_env: AGENT_KEY\n  grant_id: ${GRANT}\n`;
@@ -53,6 +53,12 @@ describe("gateway configuration", () => {
     const wait = (s: number) => `${head}approval:\n  wait_seconds: ${s}\n${upstream}`;
     expect(errors(wait(GATEWAY_LIMITS.approvalWaitSecondsMax))).toEqual([]);
     expect(errors(wait(GATEWAY_LIMITS.approvalWaitSecondsMax + 1))).toEqual([expect.stringMatching(/^gateway\.yaml:6:17: `approval\.wait_seconds` must be an integer from 0 to 86400/)]);
+    const args = (n: number) => `${head}${upstream}tools:\n  files.write_file:\n    args: [${Array.from({ length: n }, (_, i) => `a${i}`).join(", ")}]\n`;
+    expect(errors(args(GATEWAY_LIMITS.policyArgsMax))).toEqual([]);
+    expect(errors(args(GATEWAY_LIMITS.policyArgsMax + 1))).toEqual([expect.stringMatching(/passes at most 64 arguments/)]);
+    const tools = (n: number) => `${head}${upstream}tools:\n${Array.from({ length: n }, (_, i) => `  files.t${i}: {}\n`).join("")}`;
+    expect(errors(tools(GATEWAY_LIMITS.mappedToolsMax))).toEqual([]);
+    expect(errors(tools(GATEWAY_LIMITS.mappedToolsMax + 1))).toEqual([expect.stringMatching(/`tools` maps at most 1024 tools/)]);
     expect(errors(`${head}${upstream}${" ".repeat(GATEWAY_LIMITS.configBytesMax)}`)).toEqual([expect.stringMatching(/larger than 262144 bytes/)]);
   });
 
@@ -112,5 +118,28 @@ describe("JSON Pointer", () => {
       expect(resolvePointer(nested, tokens)).toBe("leaf");
     }));
     expect(parsePointer("/a".repeat(GATEWAY_LIMITS.pointerTokensMax + 1), GATEWAY_LIMITS.pointerTokensMax)).toBe("a JSON Pointer has at most 32 tokens");
+  });
+});
+
+describe("a session's memory of its calls", () => {
+  it("keeps at most the limit of calls, forgetting the oldest, and cuts a long refusal", async () => {
+    const lines: string[] = [];
+    const log = jsonLog((line) => void lines.push(line));
+    const parsed = parseGatewayConfig(`${head}${upstream}`, "gateway.yaml");
+    if (!parsed.ok) throw new Error("the configuration is valid");
+    // No upstream is connected, so no tool exists and nothing reaches the authority server.
+    const ctx = { config: parsed.config, log, catalog: () => buildCatalog([], parsed.config.tools, log) } as unknown as GatewayContext;
+    const session: Session = { id: "s", calls: new Map() };
+    const call = (requestId: number, name = "nothing") => handleCall(ctx, session, { name, args: {}, requestId, signal: new AbortController().signal, progress: undefined });
+    const first = call(0);
+    for (let id = 1; id < GATEWAY_LIMITS.rememberedCallsMax; id += 1) await call(id);
+    expect(session.calls.size).toBe(GATEWAY_LIMITS.rememberedCallsMax);
+    expect(call(0)).toBe(first);
+    await call(GATEWAY_LIMITS.rememberedCallsMax);
+    expect(session.calls.size).toBe(GATEWAY_LIMITS.rememberedCallsMax);
+    expect(call(0)).not.toBe(first);
+    const long = await call(-1, "x".repeat(3 * GATEWAY_LIMITS.refusalCharsMax));
+    const text = (long.content[0] as { text: string }).text;
+    expect([text.length, text.endsWith("...")]).toEqual([GATEWAY_LIMITS.refusalCharsMax, true]);
   });
 });

@@ -1,7 +1,7 @@
 // Public face of this package: named re-exports only.
 export { actionOf, actionTool, spendOf, type Action, type Spend } from "./action.js";
 export { consoleLink } from "./approval.js";
-export { callKey, type GatewayContext, type Session } from "./calls.js";
+export { callKey, handleCall, type CallRequest, type GatewayContext, type Session } from "./calls.js";
 export { buildCatalog, routesInScope, type Catalog, type Route } from "./catalog.js";
 export {
   parseGatewayConfig, type ConfigDiagnostic, type ConfigResult, type GatewayConfig, type HttpUpstream, type StdioUpstream, type ToolMapping, type UpstreamConfig, type ValueSource,
