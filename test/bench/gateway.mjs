@@ -126,8 +126,11 @@ try {
   await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
   const samples = { direct: [], gateway: [], authorize: [] };
   let gatewayCpu = 0;
+  let upstreamCpu = 0;
   for (let turn = 0; turn < TURNS; turn += 1) {
+    const upstreamBefore = cpuMs(direct.pid);
     await timeCalls(direct.client, CALLS, samples.direct);
+    upstreamCpu += cpuMs(direct.pid) - upstreamBefore;
     const before = cpuMs(gateway.pid);
     await timeCalls(gateway.client, CALLS, samples.gateway);
     gatewayCpu += cpuMs(gateway.pid) - before;
@@ -141,6 +144,7 @@ try {
   process.stdout.write(`trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, SQLite on loopback\n`);
   for (const r of rows) process.stdout.write(`  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms\n`);
   process.stdout.write(`  added by the gateway: p50 ${(rows[1].p50 - rows[0].p50).toFixed(3)} ms, p99 ${(rows[1].p99 - rows[0].p99).toFixed(3)} ms (target: at most 2 ms at p50)\n`);
+  process.stdout.write(`  the upstream process's own CPU per direct call: ${(upstreamCpu / (TURNS * CALLS)).toFixed(3)} ms\n`);
   process.stdout.write(`  the gateway process's own CPU per call: ${(gatewayCpu / (TURNS * CALLS)).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)\n`);
   process.stdout.write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${rows[2].p50.toFixed(3)} ms\n`);
   await gateway.client.close();
