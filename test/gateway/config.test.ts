@@ -35,6 +35,10 @@ describe("gateway configuration", () => {
 
   it("puts every error at the file, line and column of what is wrong", () => {
     expect(errors("authority: [\n")).toEqual([expect.stringMatching(/^gateway\.yaml:2:1: yaml: /)]);
+    // Shrunk by the hostile-input property: an alias without its anchor threw instead of reporting.
+    expect(errors("*:")).toEqual(["gateway.yaml:1:1: yaml: unresolved alias (the anchor must be set before the alias): :"]);
+    const laughs = "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n";
+    expect(errors(laughs)).toEqual(["gateway.yaml:1:1: yaml: excessive alias count indicates a resource exhaustion attack"]);
     expect(errors(`${head}${upstream}`.replace(GRANT, "grant-7"))).toEqual(["gateway.yaml:4:13: `authority.grant_id` must be a string matching `^grt_[0-9a-z]{26}$`, not `grant-7`"]);
     expect(errors(`${head}  colour: blue\n${upstream}`)).toEqual([expect.stringMatching(/^gateway\.yaml:5:3: unknown key `colour` in `authority`/)]);
     expect(errors(upstream)).toEqual(["gateway.yaml:1:1: the configuration needs `authority` (its `url`, `key_env` and `grant_id`)"]);

@@ -157,8 +157,16 @@ export function parseGatewayConfig(text: string, file: string): ConfigResult {
       }),
     };
   }
+  let plain: unknown;
+  try {
+    plain = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // An alias without its anchor, or aliases that expand past the bound, cannot become values.
+    const message = error instanceof Error ? error.message.split("\n")[0]!.replace(/\.$/, "").toLowerCase() : String(error);
+    return { ok: false, diagnostics: [{ file, line: 1, column: 1, message: `yaml: ${message}` }] };
+  }
   const checker = new Checker(new SourceText(file, text, lines), doc);
-  const config = readConfig(checker, doc.toJS({ maxAliasCount: 100 }) as unknown);
+  const config = readConfig(checker, plain);
   const diagnostics = [...checker.diagnostics].sort((a, b) => a.line - b.line || a.column - b.column);
   return diagnostics.length > 0 || config === undefined ? { ok: false, diagnostics } : { ok: true, config };
 }
