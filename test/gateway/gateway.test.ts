@@ -168,7 +168,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       expect((await gateway.client.callTool({ name: "echo", arguments: { text: "before" } })).isError).toBeFalsy();
       expect((await gateway.client.callTool({ name: "swap", arguments: {} })).isError).toBeFalsy();
       await until(async () => changed || undefined);
-      expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["crash", "echo", "exfiltrate", "swap"]);
+      expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["bill", "crash", "echo", "exfiltrate", "swap"]);
       const after = await gateway.client.callTool({ name: "echo", arguments: { text: "after" } });
       expect(after.isError).toBe(true);
       expect(textOf(after)).toMatch(/^refused: deny by the certification gate \(certification\.attestation_mismatch\)/);
@@ -195,6 +195,20 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       expect(revokedKey.isError).toBe(true);
       expect(textOf(revokedKey)).toMatch(/^refused: `create_entities` was not run because the authority server could not decide \(the authority server refused the request \(401 `unauthenticated`/);
       expect(memoryGraph(world())).not.toContain("after-");
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("settles the actual cost the tool reports in its result, releasing the rest of the hold", async () => {
+    const grantId = await issueGrant(world(), { scope: { tool: ["shift.*"] }, budget_amount_minor: 1_000, budget_currency: "EUR", enforcement_mode: "observe" });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId,
+      `upstreams:\n  shift:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SHIFTING_SERVER)}]\ntools:\n  shift.bill:\n    amount: 400\n    currency: EUR\n    cost: /structuredContent/cost_minor\n`, "bill.yaml"));
+    try {
+      const result = await gateway.client.callTool({ name: "bill", arguments: { cost_minor: 120 } });
+      expect(result.isError, textOf(result)).toBeFalsy();
+      expect(await logLine(gateway.stderr, "settled")).toMatchObject({ amount_minor: 120, held_minor: 400, basis: "result" });
+      expect(await grantNow(world(), grantId)).toMatchObject({ uses: 1, held_minor: 0, settled_minor: 120 });
     } finally {
       await gateway.close();
     }
