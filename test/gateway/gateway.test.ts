@@ -1,5 +1,6 @@
 // The gateway against real MCP servers from npm and the real reference server, driven by the MCP SDK's Client.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { GATEWAY_LIMITS } from "@agent-authority/gateway";
 import { join } from "node:path";
 import { ToolListChangedNotificationSchema, CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
@@ -154,6 +155,29 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       expect(answers[1]).toEqual(answers[0]);
       expect((await decisionsOf(world(), grantId)).length).toBe(1);
       expect(memoryGraph(world()).match(/"retried"/g)?.length).toBe(1);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("forgets a large result once answered: a retry after it replays the same decision and runs again", async () => {
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["files.read_text_file"] } }, `upstreams:\n${filesUpstream(world())}`);
+    try {
+      const path = join(world().files, "large.txt");
+      writeFileSync(path, "z".repeat(GATEWAY_LIMITS.rememberedResultCharsMax));
+      const answers: JSONRPCMessage[] = [];
+      const forward = gateway.transport.onmessage!;
+      gateway.transport.onmessage = (message) => ("id" in message && message.id === "large-1" ? void answers.push(message) : forward(message));
+      const request: JSONRPCMessage = { jsonrpc: "2.0", id: "large-1", method: "tools/call", params: { name: "read_text_file", arguments: { path } } };
+      await gateway.transport.send(request);
+      await until(async () => answers.length === 1 || undefined);
+      await gateway.transport.send(request);
+      await until(async () => answers.length === 2 || undefined);
+      expect(answers[1]).toEqual(answers[0]);
+      const logged = gateway.stderr().split("\n").filter((line) => line.includes('"msg":"decision"')).map((line) => JSON.parse(line).ledger_id);
+      expect(logged.length).toBe(2);
+      expect(logged[1]).toBe(logged[0]);
+      expect((await decisionsOf(world(), grantId)).length).toBe(1);
     } finally {
       await gateway.close();
     }

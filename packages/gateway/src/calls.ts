@@ -50,6 +50,10 @@ export function handleCall(ctx: GatewayContext, session: Session, request: CallR
   });
   session.calls.set(key, answer);
   if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
+  // A large result is not kept once answered: a retry after that replays the decision and runs the tool again.
+  void answer.then((result) => {
+    if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === answer) session.calls.delete(key);
+  });
   return answer;
 }
 

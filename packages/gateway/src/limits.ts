@@ -14,7 +14,9 @@ export const GATEWAY_LIMITS = Object.freeze({
   /** Pages of one upstream's tools/list. */
   toolPagesMax: 64,
   /** Calls remembered per session, so a retried JSON-RPC id is answered without a second decision. */
-  rememberedCallsMax: 1_024,
+  rememberedCallsMax: 256,
+  /** A finished call's result is remembered only up to this size (its JSON); a larger one is forgotten once sent. */
+  rememberedResultCharsMax: 16 * 1024,
   /** Sessions of the HTTP transport at once. */
   httpSessionsMax: 64,
   authorityTimeoutMsMin: 50,
