@@ -22,14 +22,34 @@ export function compileExpr(root: Expr, types: TypeTable): Evaluator {
   return new Compiler(types).compile(root).fn;
 }
 
+/**
+ * For every compiled node of a checked tree, whether evaluating it can fail at run time (false
+ * means never, for any environment). Inner nodes of a logical chain are compiled as the chain and
+ * are absent. Lint reads this to claim only what holds under the error rules.
+ */
+export function failureMap(root: Expr, types: TypeTable): ReadonlyMap<Expr, boolean> {
+  const record = new Map<Expr, boolean>();
+  new Compiler(types, record).compile(root);
+  return record;
+}
+
 class Compiler {
-  constructor(private readonly types: TypeTable) {}
+  constructor(
+    private readonly types: TypeTable,
+    private readonly record?: Map<Expr, boolean>,
+  ) {}
 
   type(e: Expr): Type {
     return this.types.get(e) ?? "dyn";
   }
 
   compile(e: Expr): Compiled {
+    const c = this.compileNode(e);
+    this.record?.set(e, c.canFail);
+    return c;
+  }
+
+  private compileNode(e: Expr): Compiled {
     switch (e.kind) {
       case "int":
       case "string":

@@ -11,6 +11,7 @@ export const DIAGNOSTIC_CODES = [
   "nesting-too-deep",
   "list-too-long",
   "integer-out-of-range",
+  "approver-search-too-large",
   // Lexical and syntax errors.
   "unexpected-character",
   "unterminated-string",
@@ -29,6 +30,7 @@ export const DIAGNOSTIC_CODES = [
   "runtime-type",
   "integer-overflow",
   "value-too-deep",
+  "residual-too-large",
   // Lint warnings.
   "constant-condition",
   "redundant-disjunct",

@@ -16,12 +16,17 @@ export const LIMITS = Object.freeze({
   /** Elements of a list literal, and of a list read from `args` at run time. */
   listElementsMax: 1024,
   /**
-   * Candidate approvers tried when deciding `gated` (docs/decisions/0101). Past it a policy can
-   * still be gated on a witness found, but is never allowed and never declared unsatisfiable.
+   * Candidate approvers tried when deciding `gated` (docs/decisions/0101, 0111). A policy that
+   * could need more is refused when it is written (`approver-search-too-large`); past it, a
+   * conjoined chain can still be gated on a witness found, but is never allowed.
    */
   approverCandidatesMax: 4096,
   /** Levels of lists within lists in a dynamic value read from `args` (the server accepts less). */
   valueDepthMax: 32,
+  /** Candidates times residual nodes: atom tests one decision may make (docs/decisions/0111). */
+  approverSearchStepsMax: 262_144,
+  /** Steps of lint's implication, redundancy and contradiction checks; past it they stay silent (docs/decisions/0112). */
+  lintStepsMax: 100_000,
   /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
   integerMax: Number.MAX_SAFE_INTEGER,
   integerMin: Number.MIN_SAFE_INTEGER,

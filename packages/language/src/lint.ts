@@ -2,21 +2,31 @@
 import type { Expr, ExprOf } from "./ast.js";
 import { isConstant, mentionsApprover } from "./ast.js";
 import type { TypeTable } from "./check.js";
-import { compileExpr, type EvalEnv } from "./compile.js";
+import { compileExpr, failureMap, type EvalEnv } from "./compile.js";
 import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
 import { WEEKDAYS } from "./environment.js";
 import { formatExpr } from "./format.js";
-import { compileTruth, unsatisfiable } from "./residual.js";
+import { LIMITS } from "./limits.js";
+import { compileResidual, formulaSize, search, type Formula } from "./residual.js";
 import { FAIL } from "./values.js";
 
 /** Every lint warning of a checked tree, in source order. */
 export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
-  const lint = new Linter(types);
+  return lintWithSteps(root, types).warnings;
+}
+
+/**
+ * Lint with its work counted. Implication, redundancy, contradiction and approver checks spend
+ * steps from `budget`; once it is spent they answer "unknown", so lint stays silent rather than
+ * claim what it did not prove (docs/decisions/0112).
+ */
+export function lintWithSteps(root: Expr, types: TypeTable, budget: number = LIMITS.lintStepsMax): { readonly warnings: readonly Diagnostic[]; readonly steps: number; readonly exhausted: boolean } {
+  const lint = new Linter(root, types, budget);
   lint.visit(root, true);
   if (lint.unsatisfiable(root)) {
     lint.out.push(warning("never-allows", "this policy can never allow", root.span, "some of its conditions contradict each other or can never hold"));
   }
-  return lint.out.sort(byPosition);
+  return { warnings: lint.out.sort(byPosition), steps: lint.steps, exhausted: lint.steps > budget };
 }
 
 /** Known ranges of int names; `size` is never negative. */
@@ -30,6 +40,8 @@ const intRanges: ReadonlyMap<string, readonly [number, number]> = new Map([
 /** A comparison of one int subject with a constant, as the closed interval of values it admits. */
 interface Bound {
   readonly subject: string;
+  /** The structural key of the subject. */
+  readonly key: number;
   readonly low: number;
   readonly high: number;
 }
@@ -38,7 +50,87 @@ const EMPTY_ENV = { args: {} } as unknown as EvalEnv;
 
 class Linter {
   readonly out: Diagnostic[] = [];
-  constructor(private readonly types: TypeTable) {}
+  /** Steps spent by the bounded checks; past `budget` they answer "unknown". */
+  steps = 0;
+  private readonly failures: ReadonlyMap<Expr, boolean>;
+  private readonly keys = new Map<Expr, number>();
+  private readonly interned = new Map<string, number>();
+  private readonly implications = new Map<string, boolean>();
+  private readonly never = new Map<Expr, boolean>();
+  private readonly bounds = new Map<Expr, Bound | undefined>();
+
+  constructor(
+    root: Expr,
+    private readonly types: TypeTable,
+    private readonly budget: number,
+  ) {
+    this.failures = failureMap(root, types);
+  }
+
+  /** Spends `n` steps; false once the budget is gone. */
+  private spend(n = 1): boolean {
+    this.steps += n;
+    return this.steps <= this.budget;
+  }
+
+  /**
+   * Whether `e` always evaluates to a boolean without failing, whatever the action holds: only
+   * then can removing it, or relying on its value, be claimed to change nothing.
+   */
+  total(e: Expr): boolean {
+    return this.types.get(e) === "bool" && !this.mayFail(e);
+  }
+
+  private mayFail(e: Expr): boolean {
+    const known = this.failures.get(e);
+    if (known !== undefined) return known;
+    // An inner node of a logical chain: it fails where an operand fails or is not a boolean.
+    if (e.kind === "binary" && (e.op === "&&" || e.op === "||")) return !this.total(e.left) || !this.total(e.right);
+    return true;
+  }
+
+  /** A number per distinct tree: two nodes have the same key exactly when they are structurally equal. */
+  key(e: Expr): number {
+    const known = this.keys.get(e);
+    if (known !== undefined) return known;
+    let text: string;
+    switch (e.kind) {
+      case "int":
+      case "bool":
+        text = `${e.kind}:${String(e.value)}`;
+        break;
+      case "string":
+        text = `string:${JSON.stringify(e.value)}`;
+        break;
+      case "null":
+        text = "null";
+        break;
+      case "name":
+        text = `name:${e.name}:${JSON.stringify(e.path)}`;
+        break;
+      case "list":
+        text = `list:${e.elements.map((x) => this.key(x)).join(",")}`;
+        break;
+      case "call":
+        text = `call:${e.callee}:${e.args.map((x) => this.key(x)).join(",")}`;
+        break;
+      case "unary":
+        text = `unary:${e.op}:${this.key(e.operand)}`;
+        break;
+      case "binary":
+        text = `binary:${e.op}:${this.key(e.left)},${this.key(e.right)}`;
+        break;
+    }
+    let id = this.interned.get(text);
+    if (id === undefined) this.interned.set(text, (id = this.interned.size));
+    this.keys.set(e, id);
+    return id;
+  }
+
+  /** Structural equality, ignoring spans. */
+  same(a: Expr, b: Expr): boolean {
+    return this.key(a) === this.key(b);
+  }
 
   /** Walks the tree; `logical` says that `e` is the policy or an operand of `!`, `&&` or `||`. */
   visit(e: Expr, logical: boolean): void {
@@ -110,14 +202,19 @@ class Linter {
     flatten(e);
     for (const d of disjuncts) this.visitOperand(d, true);
     let alwaysBefore = false;
+    // Removing an alternative changes nothing only if it never fails: otherwise its failure (the
+    // policy refuses) would become whatever the alternatives after it say.
+    const total = disjuncts.map((d) => this.total(d));
     disjuncts.forEach((d, j) => {
       if (alwaysBefore) {
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` is never evaluated: an earlier alternative always holds`, d.span));
         return;
       }
       if (isConstant(d) && this.constantValue(d) === true) alwaysBefore = true;
-      if (isConstant(d)) return;
-      const covering = disjuncts.findIndex((other, i) => i !== j && !isConstant(other) && this.implies(d, other) && (i < j || !this.implies(other, d)));
+      if (isConstant(d) || !total[j]) return;
+      // A later alternative covers `d` only if every alternative between them never fails.
+      const reachable = (i: number): boolean => i < j || total.slice(j + 1, i).every(Boolean);
+      const covering = disjuncts.findIndex((other, i) => i !== j && !isConstant(other) && reachable(i) && this.implies(d, other) && (i < j || !this.implies(other, d)));
       if (covering >= 0) {
         const other = disjuncts[covering]!;
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: whenever it holds, \`${formatExpr(other)}\` holds too`, d.span, "remove it, or correct the condition it was meant to be"));
@@ -131,7 +228,9 @@ class Linter {
   /** Comparisons that can never hold, or always hold, given the known range of their subject. */
   private comparison(e: ExprOf<"binary">): void {
     if (isConstant(e)) return;
-    if (e.op !== "in" && same(e.left, e.right)) {
+    if (e.op !== "in" && this.same(e.left, e.right)) {
+      // `args.x == args.x` fails for an object, and is no claim about every action.
+      if (this.mayFail(e)) return;
       const always = e.op === "==" || e.op === "<=" || e.op === ">=";
       this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` compares a value with itself: always \`${always}\``, e.span));
       return;
@@ -148,7 +247,7 @@ class Linter {
     if (range === undefined) return;
     if (bound.high < range[0] || bound.low > range[1]) {
       this.out.push(warning("impossible-comparison", `\`${formatExpr(e)}\` can never hold`, e.span, `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`));
-    } else if (bound.low <= range[0] && bound.high >= range[1]) {
+    } else if (bound.low <= range[0] && bound.high >= range[1] && !this.mayFail(e)) {
       this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` always holds`, e.span, `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`));
     }
   }
@@ -165,7 +264,7 @@ class Linter {
     const days = WEEKDAYS as readonly string[];
     if ((e.op === "==" || e.op === "!=") && (isWeekday(e.left) || isWeekday(e.right))) {
       const other = isWeekday(e.left) ? e.right : e.left;
-      if (other.kind === "string" && !days.includes(other.value)) {
+      if (other.kind === "string" && !days.includes(other.value) && (e.op === "==" || !this.mayFail(e))) {
         const code = e.op === "==" ? "impossible-comparison" : "constant-condition";
         const message = e.op === "==" ? `\`${formatExpr(e)}\` can never hold` : `\`${formatExpr(e)}\` always holds`;
         this.out.push(warning(code, message, e.span, "`weekday_utc` is one of `mon`, `tue`, `wed`, `thu`, `fri`, `sat`, `sun`"));
@@ -182,8 +281,15 @@ class Linter {
     return false;
   }
 
-  /** The interval a comparison of an int subject with an int constant admits. */
+  /** The interval a comparison of an int subject with an int constant admits (memoized). */
   bound(e: Expr): Bound | undefined {
+    if (this.bounds.has(e)) return this.bounds.get(e);
+    const b = this.computeBound(e);
+    this.bounds.set(e, b);
+    return b;
+  }
+
+  private computeBound(e: Expr): Bound | undefined {
     if (e.kind !== "binary" || !["==", "<", "<=", ">", ">="].includes(e.op)) return undefined;
     const leftConst = isConstant(e.left);
     const rightConst = isConstant(e.right);
@@ -195,40 +301,67 @@ class Linter {
     const flipped: Record<string, string> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==" };
     const op = leftConst ? flipped[e.op]! : e.op;
     const subject = formatExpr(subjectExpr);
+    const key = this.key(subjectExpr);
     switch (op) {
       case "==":
-        return { subject, low: value, high: value };
+        return { subject, key, low: value, high: value };
       case "<":
-        return { subject, low: -Infinity, high: value - 1 };
+        return { subject, key, low: -Infinity, high: value - 1 };
       case "<=":
-        return { subject, low: -Infinity, high: value };
+        return { subject, key, low: -Infinity, high: value };
       case ">":
-        return { subject, low: value + 1, high: Infinity };
+        return { subject, key, low: value + 1, high: Infinity };
       default:
-        return { subject, low: value, high: Infinity };
+        return { subject, key, low: value, high: Infinity };
     }
   }
 
-  /** Whether `x` holding guarantees that `y` holds (a sound, incomplete test). */
+  /**
+   * Whether `x` evaluating to true guarantees that `y` evaluates to true (a sound, incomplete
+   * test). Memoized on the pair, and bounded by the step budget: unknown answers false.
+   */
   implies(x: Expr, y: Expr): boolean {
-    if (same(x, y)) return true;
+    const pair = `${this.key(x)}:${this.key(y)}`;
+    const known = this.implications.get(pair);
+    if (known !== undefined) return known;
+    const answer = this.spend() && this.impliesUncached(x, y);
+    this.implications.set(pair, answer);
+    return answer;
+  }
+
+  private impliesUncached(x: Expr, y: Expr): boolean {
+    if (this.same(x, y)) return true;
     if (x.kind === "binary" && x.op === "&&" && (this.implies(x.left, y) || this.implies(x.right, y))) return true;
-    if (y.kind === "binary" && y.op === "||" && (this.implies(x, y.left) || this.implies(x, y.right))) return true;
+    // `a || b` is reached at `b` only when `a` is false, not when it fails.
+    if (y.kind === "binary" && y.op === "||" && (this.implies(x, y.left) || (this.total(y.left) && this.implies(x, y.right)))) return true;
     if (y.kind === "binary" && y.op === "&&") return this.implies(x, y.left) && this.implies(x, y.right);
     if (x.kind === "binary" && x.op === "||") return this.implies(x.left, y) && this.implies(x.right, y);
     const bx = this.bound(x);
     const by = this.bound(y);
-    if (bx !== undefined && by !== undefined && bx.subject === by.subject) return bx.low >= by.low && bx.high <= by.high;
-    const mx = membership(x);
-    const my = membership(y);
+    if (bx !== undefined && by !== undefined && bx.key === by.key) return bx.low >= by.low && bx.high <= by.high;
+    const mx = this.membership(x);
+    const my = this.membership(y);
     if (mx !== undefined && my !== undefined && mx.subject === my.subject) return mx.values.every((v) => my.values.includes(v));
     return false;
   }
 
-  /** Whether `e` can never hold (a sound, incomplete test). */
+  private membership(e: Expr): { subject: number; values: string[] } | undefined {
+    const m = membership(e);
+    return m === undefined ? undefined : { subject: this.key(m.subject), values: m.values };
+  }
+
+  /** Whether `e` never evaluates to true (a sound, incomplete test; memoized, bounded by the budget). */
   unsatisfiable(e: Expr): boolean {
+    const known = this.never.get(e);
+    if (known !== undefined) return known;
+    const answer = this.spend() && this.unsatisfiableUncached(e);
+    this.never.set(e, answer);
+    return answer;
+  }
+
+  private unsatisfiableUncached(e: Expr): boolean {
     if (isConstant(e)) return this.constantValue(e) === false;
-    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return unsatisfiable(this.approverFormula(e));
+    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return this.approverUnsatisfiable(e);
     if (e.kind === "binary" && e.op === "in" && e.right.kind === "list" && e.right.elements.length === 0) return true;
     if (e.kind === "binary" && e.op === "||") return this.unsatisfiable(e.left) && this.unsatisfiable(e.right);
     if (e.kind === "binary" && e.op === "&&") {
@@ -242,7 +375,10 @@ class Linter {
       flatten(e);
       if (conjuncts.some((c) => this.unsatisfiable(c))) return true;
       for (let i = 0; i < conjuncts.length; i++) {
-        for (let j = i + 1; j < conjuncts.length; j++) if (this.contradict(conjuncts[i]!, conjuncts[j]!)) return true;
+        for (let j = i + 1; j < conjuncts.length; j++) {
+          if (!this.spend()) return false;
+          if (this.contradict(conjuncts[i]!, conjuncts[j]!)) return true;
+        }
       }
       return this.intervalsEmpty(conjuncts);
     }
@@ -256,11 +392,11 @@ class Linter {
 
   /** Two conditions that cannot both hold: `x` and `!x`, or different constants for one subject. */
   private contradict(a: Expr, b: Expr): boolean {
-    if (a.kind === "unary" && a.op === "!" && same(a.operand, b)) return true;
-    if (b.kind === "unary" && b.op === "!" && same(b.operand, a)) return true;
+    if (a.kind === "unary" && a.op === "!" && this.same(a.operand, b)) return true;
+    if (b.kind === "unary" && b.op === "!" && this.same(b.operand, a)) return true;
     const ma = membership(a);
     const mb = membership(b);
-    if (ma !== undefined && mb !== undefined && ma.subject === mb.subject && ma.subject !== "approver") {
+    if (ma !== undefined && mb !== undefined && this.same(ma.subject, mb.subject) && !isApprover(ma.subject)) {
       return !ma.values.some((v) => mb.values.includes(v));
     }
     return false;
@@ -309,9 +445,15 @@ class Linter {
     }
   }
 
-  private approverFormula(e: Expr) {
-    const truth = compileTruth(e, (x) => compileExpr(x, this.types));
-    return truth(EMPTY_ENV, []).t;
+  private approverFormula(e: Expr): Formula {
+    return compileResidual(e, (x) => compileExpr(x, this.types))(EMPTY_ENV, []);
+  }
+
+  /** Whether no approval satisfies an approver-only `e`, proven by a search paid from the budget. */
+  private approverUnsatisfiable(e: Expr): boolean {
+    const f = this.approverFormula(e);
+    const found = search(f);
+    return this.spend(found.tried * formulaSize(f)) && found.none;
   }
 
   /**
@@ -335,7 +477,7 @@ class Linter {
     };
     collect(e);
     for (const l of lists) this.duplicates(l);
-    if (unsatisfiable(this.approverFormula(e))) {
+    if (this.unsatisfiable(e)) {
       this.out.push(warning("approver-unsatisfiable", `no approval can satisfy \`${formatExpr(e)}\``, e.span, "without an approval `approver` is unknown, and an approval always names one approver: no name satisfies this"));
     }
   }
@@ -347,21 +489,19 @@ class Linter {
 }
 
 /** `subject == "x"` or `subject in ["x", "y"]` with literal strings or ints. */
-function membership(e: Expr): { subject: string; values: string[] } | undefined {
+function membership(e: Expr): { subject: Expr; values: string[] } | undefined {
   if (e.kind !== "binary") return undefined;
   if (e.op === "==") {
     const [subject, value] = isConstant(e.left) ? [e.right, e.left] : [e.left, e.right];
     if (isConstant(subject) || (value.kind !== "string" && value.kind !== "int")) return undefined;
-    return { subject: formatExpr(subject), values: [formatExpr(value)] };
+    return { subject, values: [formatExpr(value)] };
   }
   if (e.op === "in" && !isConstant(e.left) && e.right.kind === "list" && e.right.elements.every((x) => x.kind === "string" || x.kind === "int")) {
-    return { subject: formatExpr(e.left), values: e.right.elements.map(formatExpr) };
+    return { subject: e.left, values: e.right.elements.map(formatExpr) };
   }
   return undefined;
 }
 
-/** Structural equality, ignoring spans. */
-function same(a: Expr, b: Expr): boolean {
-  return formatExpr(a) === formatExpr(b);
+function isApprover(e: Expr): boolean {
+  return e.kind === "name" && e.name === "approver";
 }
-

@@ -64,24 +64,37 @@ describe("compiled policies", () => {
 });
 
 describe("the candidate bound", () => {
-  it("past LIMITS.approverCandidatesMax a witness may be missed, and then the policy denies rather than guess", () => {
-    const many = (tag: string): string[] => Array.from({ length: 1024 }, (_, i) => `${tag}${i}@example.com`);
-    const policy = compiled(
-      '(approver in args.a && approver == "nobody") || (approver in args.b && approver == "nobody") || (approver in args.c && approver == "nobody") || (approver in args.d && approver == "nobody") || approver == "z@example.com"',
-    );
-    const withLists = { ...env, args: { a: many("a"), b: many("b"), c: many("c"), d: many("d") } };
-    expect(LIMITS.approverCandidatesMax).toBeLessThan(4 * 1024 + 2);
-    expect(policy.decide(withLists)).toEqual({ outcome: "deny" });
-    // With short lists the same policy is gated on the one approver who can approve.
-    expect(policy.decide({ ...env, args: { a: ["a"], b: ["b"], c: ["c"], d: ["d"] } }).outcome).toBe("gated");
+  const many = (tag: string): string[] => Array.from({ length: 1024 }, (_, i) => `${tag}${i}@example.com`);
+
+  it("a policy that could need more than LIMITS.approverCandidatesMax candidates is refused when it is written", () => {
+    const text = "approver in args.a || approver in args.b || approver in args.c || approver in args.d";
+    const result = compilePolicy(text);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.diagnostics.map((d) => [d.code, d.span.start, d.span.end])).toEqual([["approver-search-too-large", 0, text.length]]);
+    // Three lists (3,073 candidates) compile, and their decision is exhaustive.
+    const three = compiled('approver in args.a || approver in args.b || approver in args.c && approver != "a0@example.com"');
+    expect(three.decide({ ...env, args: { a: many("a"), b: many("b"), c: many("c") } }).outcome).toBe("gated");
   });
 
-  it("never allows when the search is cut short, even if every approver would do", () => {
+  it("a conjoined chain past the bound can still be gated on a witness it finds, and otherwise denies rather than guess", () => {
+    const parent = compiled('(approver in args.a && approver == "nobody") || (approver in args.b && approver == "nobody") || startsWith(approver, "z")');
+    const child = compiled('(approver in args.c && approver == "nobody") || (approver in args.d && approver == "nobody") || approver == "z@example.com"');
+    const chain = conjoin([parent, child]);
+    const withLists = { ...env, args: { a: many("a"), b: many("b"), c: many("c"), d: many("d") } };
+    expect(LIMITS.approverCandidatesMax).toBeLessThan(4 * 1024 + 2);
+    expect(chain.decide(withLists)).toEqual({ outcome: "deny" });
+    // With short lists the same chain is gated on the one approver who can approve.
+    expect(chain.decide({ ...env, args: { a: ["a"], b: ["b"], c: ["c"], d: ["d"] } }).outcome).toBe("gated");
+  });
+
+  it("a conjoined chain is never allowed when the search is cut short, even if every approver would do", () => {
     const huge = (tag: string): string[] => Array.from({ length: 1024 }, (_, i) => `${tag}${i}`);
-    const policy = compiled("approver == null || approver in args.a || approver in args.b || approver in args.c || approver in args.d || approver in args.e || !(approver in args.a)");
-    const small = { a: ["a"], b: ["b"], c: ["c"], d: ["d"], e: ["e"] };
-    expect(policy.decide({ ...env, args: small })).toEqual({ outcome: "allow" });
-    const large = { a: huge("a"), b: huge("b"), c: huge("c"), d: huge("d"), e: huge("e") };
-    expect(policy.decide({ ...env, args: large }).outcome).toBe("gated");
+    const parent = compiled("approver == null || approver in args.a || approver in args.b || !(approver in args.a)");
+    const child = compiled("approver == null || approver in args.c || approver in args.d || !(approver in args.c)");
+    const everyone = conjoin([parent, child]);
+    const small = { a: ["a"], b: ["b"], c: ["c"], d: ["d"] };
+    expect(everyone.decide({ ...env, args: small })).toEqual({ outcome: "allow" });
+    const large = { a: huge("a"), b: huge("b"), c: huge("c"), d: huge("d") };
+    expect(everyone.decide({ ...env, args: large }).outcome).toBe("gated");
   });
 });

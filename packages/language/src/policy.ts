@@ -10,7 +10,8 @@ import { formatExpr } from "./format.js";
 import { lintAst } from "./lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
-import { compileTruth, residualText, satisfiable, valid, type PartialEvaluator } from "./residual.js";
+import { approverCostError } from "./approver-cost.js";
+import { compileResidual, residualText, search, type PartialEvaluator } from "./residual.js";
 import { describe, FAIL, failure } from "./values.js";
 
 export type PolicyOutcome =
@@ -41,7 +42,7 @@ const DENY: PolicyOutcome = Object.freeze({ outcome: "deny" });
 class Policy implements CompiledPolicy {
   private readonly root: Evaluator;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
-  private truth: PartialEvaluator | null | undefined;
+  private residual: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
 
   /** The checked tree, kept for `conjoin` and for compiling partial evaluation on demand. */
@@ -52,18 +53,18 @@ class Policy implements CompiledPolicy {
     this.root = compileExpr(ast, types);
   }
 
-  private truthConditions(): PartialEvaluator | null {
-    if (this.truth !== undefined) return this.truth;
+  private residualOf(): PartialEvaluator | null {
+    if (this.residual !== undefined) return this.residual;
     const types = this.types;
     const evaluators = new Map<Expr, Evaluator>();
-    this.truth = mentionsApprover(this.ast)
-      ? compileTruth(this.ast, (e) => {
+    this.residual = mentionsApprover(this.ast)
+      ? compileResidual(this.ast, (e) => {
           let fn = evaluators.get(e);
           if (fn === undefined) evaluators.set(e, (fn = compileExpr(e, types)));
           return fn;
         })
       : null;
-    return this.truth;
+    return this.residual;
   }
 
   get text(): string {
@@ -81,22 +82,28 @@ class Policy implements CompiledPolicy {
     // `approver` is unknown here whatever the caller passed: a full environment must not leak one in.
     const given = env as EvalEnv;
     const withoutApprover: EvalEnv = given.approver === undefined || given.approver === null ? given : { ...given, approver: null };
-    const truth = this.truthConditions();
-    if (truth === null) {
+    const residual = this.residualOf();
+    if (residual === null) {
       const v = this.root(withoutApprover);
       if (v === true) return ALLOW;
       if (v === false) return DENY;
       return { outcome: "deny", error: this.failureOf(v) };
     }
-    // With `approver` unknown: evaluate once with no approval (approver is null), and derive the
-    // exact condition under which a non-null approver makes the policy true.
+    // With `approver` unknown: evaluate once with no approval (approver is null), and fold the
+    // policy's tree over a non-null approver into its residual (docs/decisions/0110).
     // A failure that only a null approver causes (say `startsWith(approver, …)`) is no reason to
     // report: the policy denies because no approval would do, and that is what the decision says.
     const none = this.root(withoutApprover);
     const errors: Diagnostic[] = [];
-    const { t } = truth(withoutApprover, errors);
-    if (none === true && valid(t)) return ALLOW;
-    if (satisfiable(t) !== undefined) return { outcome: "gated", residual: valid(t) ? residualText(true) : residualText(t) };
+    const r = residual(withoutApprover, errors);
+    const found = search(r);
+    if (none === true && found.everyone) return ALLOW;
+    if (found.witness !== undefined) {
+      const text = residualText(r, found.everyone);
+      if (text !== undefined) return { outcome: "gated", residual: text };
+      const help = "a value from `args` fails part of the policy, and who may approve cannot be stated without repeating it";
+      return { outcome: "deny", error: error("residual-too-large", "who may approve this action cannot be stated within the size of the policy", this.ast.span, help) };
+    }
     const reason = errors[0];
     return reason === undefined ? DENY : { outcome: "deny", error: reason };
   }
@@ -113,6 +120,8 @@ export function compilePolicy(text: string): CompileResult {
   if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
   const checked = checkPolicy(parsed.ast);
   if (checked.diagnostics.length > 0) return { ok: false, diagnostics: [...checked.diagnostics].sort(byPosition) };
+  const tooLarge = approverCostError(parsed.ast);
+  if (tooLarge !== undefined) return { ok: false, diagnostics: [tooLarge] };
   const policy = new Policy(parsed.ast, checked.types);
   const ast = parsed.ast;
   let warnings: readonly Diagnostic[] | undefined;

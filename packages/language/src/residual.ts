@@ -1,121 +1,107 @@
-// Partial evaluation over `approver`: the condition under which a non-null approver satisfies the
-// policy, as a formula over approver atoms, and the exact decision of whether one exists.
+// Partial evaluation over `approver`: the policy's own tree with its known parts replaced by their
+// values and folded without copying any subtree, and the exact decision of whether an approver exists.
 import type { Span } from "@agent-authority/grammar";
 import type { Expr, ExprOf } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
-import { LIMITS } from "./limits.js";
+import { LIMITS, utf8Length } from "./limits.js";
 import { describe, FAIL, fail, failure, type Value } from "./values.js";
 
-/** A boolean formula over a non-null `approver`; atoms hold run-time constants. */
+/** A leaf that stands for a run-time failure: evaluation stops there, and the policy fails closed. */
+export interface Failed {
+  readonly k: "error";
+}
+
+/**
+ * A residual over a non-null `approver`, three-valued like evaluation itself: true, false, or a
+ * failure. Atoms hold run-time constants; `partial` says that a subtree holds a failure leaf.
+ */
 export type Formula =
   | boolean
+  | Failed
   | { readonly k: "eq"; readonly value: string }
   | { readonly k: "in"; readonly values: readonly string[]; readonly lookup?: ReadonlySet<string> }
   | { readonly k: "startsWith"; readonly value: string }
   | { readonly k: "endsWith"; readonly value: string }
-  | { readonly k: "not"; readonly a: Formula }
-  | { readonly k: "and"; readonly a: Formula; readonly b: Formula }
-  | { readonly k: "or"; readonly a: Formula; readonly b: Formula };
+  | { readonly k: "not"; readonly a: Formula; readonly partial: boolean }
+  | { readonly k: "and"; readonly a: Formula; readonly b: Formula; readonly partial: boolean }
+  | { readonly k: "or"; readonly a: Formula; readonly b: Formula; readonly partial: boolean };
+
+export const FAILED: Failed = Object.freeze({ k: "error" });
+
+/** Whether some approver can make `f` fail. */
+export function isPartial(f: Formula): boolean {
+  if (typeof f === "boolean") return false;
+  if (f.k === "error") return true;
+  return "partial" in f && f.partial;
+}
+
+// The three constructors fold only what left-to-right short-circuit evaluation allows, and each
+// returns one of its operands or one new node above them: a residual is never larger than its tree.
 
 export function not(a: Formula): Formula {
   if (typeof a === "boolean") return !a;
+  if (a.k === "error") return a;
   if (a.k === "not") return a.a;
-  return { k: "not", a };
+  return { k: "not", a, partial: isPartial(a) };
 }
 export function and(a: Formula, b: Formula): Formula {
-  if (a === false || b === false) return false;
+  if (a === false || a === FAILED) return a;
   if (a === true) return b;
   if (b === true) return a;
-  return { k: "and", a, b };
+  // `x && false` is false unless `x` fails first.
+  if (b === false && !isPartial(a)) return false;
+  return { k: "and", a, b, partial: isPartial(a) || isPartial(b) };
 }
 export function or(a: Formula, b: Formula): Formula {
-  if (a === true || b === true) return true;
+  if (a === true || a === FAILED) return a;
   if (a === false) return b;
   if (b === false) return a;
-  // a || (!a && y) is a || y: the shape short-circuit `||` and `&&` produce where nothing fails.
-  if (typeof b !== "boolean" && b.k === "and" && sameFormula(b.a, not(a))) return or(a, b.b);
-  return { k: "or", a, b };
+  if (b === true && !isPartial(a)) return true;
+  return { k: "or", a, b, partial: isPartial(a) || isPartial(b) };
 }
 
-/** Structural equality of formulas. */
-export function sameFormula(a: Formula, b: Formula): boolean {
-  if (a === b) return true;
-  if (typeof a === "boolean" || typeof b === "boolean" || a.k !== b.k) return false;
-  switch (a.k) {
-    case "eq":
-    case "startsWith":
-    case "endsWith":
-      return a.value === (b as { value: string }).value;
-    case "in": {
-      const bv = (b as { values: readonly string[] }).values;
-      return a.values.length === bv.length && a.values.every((v, i) => v === bv[i]);
-    }
-    case "not":
-      return sameFormula(a.a, (b as { a: Formula }).a);
-    default:
-      return sameFormula(a.a, (b as { a: Formula }).a) && sameFormula(a.b, (b as { b: Formula }).b);
-  }
-}
+/** The residual of a condition: the formula, with the run-time errors met while building it. */
+export type PartialEvaluator = (env: EvalEnv, errors: Diagnostic[]) => Formula;
 
-/**
- * For a boolean node, when it is true (`t`) and when it is false (`f`) for a non-null approver.
- * Neither holds where evaluation fails; a failure is fail-closed, so it is not true.
- */
-export interface TruthConditions {
-  readonly t: Formula;
-  readonly f: Formula;
-}
-export type PartialEvaluator = (env: EvalEnv, errors: Diagnostic[]) => TruthConditions;
-
-const TRUE: TruthConditions = { t: true, f: false };
-const FALSE: TruthConditions = { t: false, f: true };
-const FAILED: TruthConditions = { t: false, f: false };
-
-/** The outcome of an approver-free condition, from its compiled evaluator. */
-function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], span: Span): TruthConditions {
+/** The value of an approver-free condition, from its compiled evaluator. */
+function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], span: Span): Formula {
   const v = fn(env);
-  if (v === true) return TRUE;
-  if (v === false) return FALSE;
+  if (v === true || v === false) return v;
   if (v !== FAIL) fail("runtime-type", `expected a condition, not \`${describe(v)}\``, span);
-  if (failure.diagnostic !== undefined) errors.push(failure.diagnostic);
-  return FAILED;
+  return failed(errors);
 }
 
 /**
- * Compiles the truth conditions of a checked boolean expression. `evaluatorOf` gives the compiled
+ * Compiles the residual of a checked boolean expression. `evaluatorOf` gives the compiled
  * evaluator of any approver-free subexpression. Relies on INVARIANT (approver-atoms) of check.ts.
+ *
+ * INVARIANT (residual-size): every node of the tree yields at most one node of the residual (an
+ * atom stands for a whole comparison, and `approver in l` whose list fails part way for a failure
+ * leaf and an `||` node, three nodes for a comparison of at least three), so a residual never has
+ * more nodes than the policy's tree.
  */
-export function compileTruth(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvaluator {
+export function compileResidual(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvaluator {
   if (!mentionsApprover(e)) {
     const fn = evaluatorOf(e);
     return (env, errors) => constant(fn, env, errors, e.span);
   }
   if (e.kind === "unary") {
-    const inner = compileTruth(e.operand, evaluatorOf);
-    return (env, errors) => {
-      const c = inner(env, errors);
-      return { t: c.f, f: c.t };
-    };
+    const inner = compileResidual(e.operand, evaluatorOf);
+    return (env, errors) => not(inner(env, errors));
   }
   if (e.kind === "binary" && (e.op === "&&" || e.op === "||")) {
-    const left = compileTruth(e.left, evaluatorOf);
-    const right = compileTruth(e.right, evaluatorOf);
-    if (e.op === "&&") {
-      return (env, errors) => {
-        const a = left(env, errors);
-        if (a.t === false) return a; // Short-circuit: the right side is never evaluated.
-        const b = right(env, errors);
-        return { t: and(a.t, b.t), f: or(a.f, and(a.t, b.f)) };
-      };
-    }
+    const left = compileResidual(e.left, evaluatorOf);
+    const right = compileResidual(e.right, evaluatorOf);
+    const isAnd = e.op === "&&";
     return (env, errors) => {
       const a = left(env, errors);
-      if (a.f === false) return a;
+      // Short-circuit: where the left side decides for every approver, the right one is never evaluated.
+      if (a === FAILED || a === !isAnd) return a;
       const b = right(env, errors);
-      return { t: or(a.t, and(a.f, b.t)), f: and(a.f, b.f) };
+      return isAnd ? and(a, b) : or(a, b);
     };
   }
   return compileAtom(e, evaluatorOf);
@@ -130,8 +116,7 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
       const v = other(env);
       if (v === FAIL) return failed(errors);
       if (typeof v !== "string") return failed(errors, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
-      const atom: Formula = { k, value: v };
-      return { t: atom, f: not(atom) };
+      return { k, value: v };
     };
   }
   const b = e as ExprOf<"binary">;
@@ -148,15 +133,15 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
   return (env, errors) => {
     const v = other(env);
     if (v === FAIL) return failed(errors);
-    if (v === null) return negate ? TRUE : FALSE;
+    if (v === null) return negate;
     if (typeof v !== "string") return failed(errors, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
     const atom: Formula = { k: "eq", value: v };
-    return negate ? { t: not(atom), f: atom } : { t: atom, f: not(atom) };
+    return negate ? not(atom) : atom;
   };
 }
 
 /** `approver in list` is `approver == a || approver == b || …`, left to right. */
-function membership(list: Value, span: Span, errors: Diagnostic[]): TruthConditions {
+function membership(list: Value, span: Span, errors: Diagnostic[]): Formula {
   if (!Array.isArray(list)) return failed(errors, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
   if (list.length > LIMITS.listElementsMax) {
     return failed(errors, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
@@ -167,24 +152,30 @@ function membership(list: Value, span: Span, errors: Diagnostic[]): TruthConditi
     if (typeof element !== "string") {
       // Evaluation fails here unless an earlier element matched.
       errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(element)}\``, span });
-      return { t: values.length === 0 ? false : { k: "in", values }, f: false };
+      return or(inAtom(values), FAILED);
     }
     if (!values.includes(element)) values.push(element);
   }
-  // A long list gets a set, so trying thousands of candidates stays linear.
-  const atom: Formula = values.length === 0 ? false : values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
-  return { t: atom, f: not(atom) };
+  return inAtom(values);
 }
 
-function failed(errors: Diagnostic[], _signal?: typeof FAIL): TruthConditions {
+function inAtom(values: readonly string[]): Formula {
+  // A long list gets a set, so trying thousands of candidates stays linear.
+  if (values.length === 0) return false;
+  return values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
+}
+
+function failed(errors: Diagnostic[], _signal?: typeof FAIL): Formula {
   if (failure.diagnostic !== undefined) errors.push(failure.diagnostic);
   return FAILED;
 }
 
-/** Whether a non-null `approver` satisfies `f`. */
-export function holds(f: Formula, approver: string): boolean {
+/** The value of `f` for a non-null `approver`: true, false, or undefined where evaluation fails. */
+export function valueFor(f: Formula, approver: string): boolean | undefined {
   if (typeof f === "boolean") return f;
   switch (f.k) {
+    case "error":
+      return undefined;
     case "eq":
       return approver === f.value;
     case "in":
@@ -193,60 +184,102 @@ export function holds(f: Formula, approver: string): boolean {
       return approver.startsWith(f.value);
     case "endsWith":
       return approver.endsWith(f.value);
-    case "not":
-      return !holds(f.a, approver);
-    case "and":
-      return holds(f.a, approver) && holds(f.b, approver);
-    case "or":
-      return holds(f.a, approver) || holds(f.b, approver);
+    case "not": {
+      const a = valueFor(f.a, approver);
+      return a === undefined ? undefined : !a;
+    }
+    case "and": {
+      const a = valueFor(f.a, approver);
+      return a === true ? valueFor(f.b, approver) : a;
+    }
+    case "or": {
+      const a = valueFor(f.a, approver);
+      return a === false ? valueFor(f.b, approver) : a;
+    }
   }
 }
 
-/**
- * A finite set of approvers that represents every non-null string for `f`: some string satisfies
- * `f` (or falsifies it) exactly when some candidate does.
- *
- * INVARIANT (candidates-complete): the candidates are every constant of an `eq`/`in` atom, and
- * `p + x + s` for every prefix constant `p` (or "") and suffix constant `s` (or ""), where `x` is
- * a character that occurs in no constant. Why this suffices: a satisfying string `w` satisfies
- * one conjunct of `f`'s disjunctive normal form. If that conjunct requires `w == c`, then `c` is a
- * candidate. Otherwise let `p` be its longest required prefix and `s` its longest required suffix
- * (every required prefix is a prefix of `w`, so they are nested; likewise suffixes). `p + x + s`
- * has every required prefix and suffix; it equals no constant (they lack `x`); and a forbidden
- * prefix `r` of it would, lacking `x`, be a prefix of `p` and hence of `w`, a contradiction.
- *
- * The set is bounded by LIMITS.approverCandidatesMax. Past that bound, or when the constants use
- * every UTF-16 code unit so that no `x` exists, the set is marked incomplete: a search over it can
- * still find a witness, but can no longer prove that none exists.
- */
-export function candidates(f: Formula): { readonly list: readonly string[]; readonly complete: boolean } {
-  const equal = new Set<string>();
-  const prefixes = new Set<string>([""]);
-  const suffixes = new Set<string>([""]);
+/** Whether a non-null `approver` makes `f` true. */
+export function holds(f: Formula, approver: string): boolean {
+  return valueFor(f, approver) === true;
+}
+
+/** The number of nodes of `f`. */
+export function formulaSize(f: Formula): number {
+  if (typeof f === "boolean") return 1;
+  switch (f.k) {
+    case "not":
+      return 1 + formulaSize(f.a);
+    case "and":
+    case "or":
+      return 1 + formulaSize(f.a) + formulaSize(f.b);
+    default:
+      return 1;
+  }
+}
+
+/** The constants of `f`'s atoms, gathered in one walk. */
+interface Constants {
+  readonly equal: Set<string>;
+  readonly prefixes: Set<string>;
+  readonly suffixes: Set<string>;
+}
+
+function constantsOf(f: Formula): Constants {
+  const out: Constants = { equal: new Set(), prefixes: new Set([""]), suffixes: new Set([""]) };
   const visit = (g: Formula): void => {
     if (typeof g === "boolean") return;
     switch (g.k) {
       case "eq":
-        equal.add(g.value);
+        out.equal.add(g.value);
         return;
       case "in":
-        for (const v of g.values) equal.add(v);
+        for (const v of g.values) out.equal.add(v);
         return;
       case "startsWith":
-        prefixes.add(g.value);
+        out.prefixes.add(g.value);
         return;
       case "endsWith":
-        suffixes.add(g.value);
+        out.suffixes.add(g.value);
         return;
       case "not":
         visit(g.a);
         return;
-      default:
+      case "and":
+      case "or":
         visit(g.a);
         visit(g.b);
+        return;
+      default:
+        return;
     }
   };
   visit(f);
+  return out;
+}
+
+/**
+ * A finite set of approvers that represents every non-null string for `f`: some string makes
+ * `f` true (or not true) exactly when some candidate does.
+ *
+ * INVARIANT (candidates-complete): the candidates are every constant of an `eq`/`in` atom, and
+ * `p + x + s` for every prefix constant `p` (or "") and suffix constant `s` (or ""), where `x` is
+ * a character that occurs in no constant. Why this suffices: whether `f` is true for a string
+ * depends only on which atoms the string satisfies (a failure leaf does not depend on it at all),
+ * so the set of strings making `f` true is a union of conjunctions of atoms and negated atoms. If
+ * one of them requires `w == c`, then `c` is a candidate. Otherwise let `p` be its longest
+ * required prefix and `s` its longest required suffix (every required prefix is a prefix of `w`,
+ * so they are nested; likewise suffixes). `p + x + s` has every required prefix and suffix; it
+ * equals no constant (they lack `x`); and a forbidden prefix `r` of it would, lacking `x`, be a
+ * prefix of `p` and hence of `w`, a contradiction.
+ *
+ * The set is bounded by LIMITS.approverCandidatesMax (and a policy whose worst case exceeds it is
+ * refused when it is written, see `approverSearchCost`). Past that bound, or when the constants
+ * use every UTF-16 code unit so that no `x` exists, the set is marked incomplete: a search over it
+ * can still find a witness, but can no longer prove that none exists.
+ */
+export function candidates(f: Formula): { readonly list: readonly string[]; readonly complete: boolean } {
+  const { equal, prefixes, suffixes } = constantsOf(f);
   const max = LIMITS.approverCandidatesMax;
   const list = [...equal].slice(0, max);
   let complete = equal.size <= max;
@@ -275,44 +308,106 @@ function freshCharacter(groups: readonly Set<string>[]): string | undefined {
   return undefined;
 }
 
-/**
- * Searches for a non-null approver satisfying `f`: the witness if one is found, otherwise whether
- * the search was exhaustive (so that no approver satisfies `f` at all).
- */
-export function findApprover(f: Formula): { readonly witness: string } | { readonly witness: undefined; readonly exhaustive: boolean } {
-  if (f === false) return { witness: undefined, exhaustive: true };
-  if (f === true) return { witness: "\ue000" };
-  const { list, complete } = candidates(f);
-  for (const c of list) if (holds(f, c)) return { witness: c };
-  return { witness: undefined, exhaustive: complete };
+/** What trying every candidate showed: an approver making `f` true, and whether every approver does. */
+export interface Search {
+  readonly witness: string | undefined;
+  /** No approver makes `f` true: the search was complete and found none. */
+  readonly none: boolean;
+  /** Every non-null approver makes `f` true: the search was complete and found no exception. */
+  readonly everyone: boolean;
+  /** Candidates tried. */
+  readonly tried: number;
 }
 
-/** A non-null approver satisfying `f`, if the search finds one. */
-export function satisfiable(f: Formula): string | undefined {
-  return findApprover(f).witness;
+/** Tries candidates until both a witness and an exception are found, or none is left. */
+export function search(f: Formula): Search {
+  if (f === false || f === FAILED) return { witness: undefined, none: true, everyone: false, tried: 0 };
+  if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0 };
+  const { list, complete } = candidates(f);
+  let witness: string | undefined;
+  let exception = false;
+  let tried = 0;
+  for (const c of list) {
+    tried++;
+    if (holds(f, c)) witness ??= c;
+    else exception = true;
+    if (witness !== undefined && exception) break;
+  }
+  return { witness, none: witness === undefined && complete, everyone: !exception && complete, tried };
 }
 
 /** Whether no non-null approver satisfies `f`, proven by an exhaustive search. */
 export function unsatisfiable(f: Formula): boolean {
-  const found = findApprover(f);
-  return found.witness === undefined && found.exhaustive;
+  return search(f).none;
 }
 
-/** Whether every non-null approver satisfies `f`, proven: never claimed when the search was cut short. */
-export function valid(f: Formula): boolean {
-  if (typeof f === "boolean") return f;
-  return unsatisfiable(not(f));
+/**
+ * An equivalent formula with no failure leaf: true exactly where `f` is true. Where a failing
+ * operand is followed by another, the truth of the whole needs both the truth and the falsity of
+ * the first, so the result shares subformulas (a graph, linear in `f`) and may be far larger as a
+ * tree; `residualText` prints it only within the bound.
+ */
+function truthOf(f: Formula): Formula {
+  const memo = new Map<Formula, { t: Formula; f: Formula }>();
+  const conditions = (g: Formula): { t: Formula; f: Formula } => {
+    if (!isPartial(g)) return { t: g, f: not(g) };
+    const known = memo.get(g);
+    if (known !== undefined) return known;
+    let out: { t: Formula; f: Formula };
+    if (typeof g === "boolean" || g.k === "error") out = { t: false, f: false };
+    else if (g.k === "not") {
+      const a = conditions(g.a);
+      out = { t: a.f, f: a.t };
+    } else if (g.k === "and") {
+      const a = conditions(g.a);
+      const b = conditions(g.b);
+      out = { t: and(a.t, b.t), f: or(a.f, isPartial(g.a) ? and(a.t, b.f) : b.f) };
+    } else {
+      const a = conditions((g as { a: Formula }).a);
+      const b = conditions((g as { b: Formula }).b);
+      out = { t: or(a.t, isPartial((g as { a: Formula }).a) ? and(a.f, b.t) : b.t), f: and(a.f, b.f) };
+    }
+    memo.set(g, out);
+    return out;
+  };
+  return conditions(f).t;
+}
+
+/**
+ * An upper bound on the length of `f` printed as a tree (atoms by their constants, operators by
+ * their spelling and parentheses), counted once per node of its graph and capped at `cap + 1`.
+ */
+function printedWeight(f: Formula, cap: number): number {
+  const memo = new Map<Formula, number>();
+  const weight = (g: Formula): number => {
+    if (typeof g === "boolean") return 5;
+    if (!("a" in g)) return atomWeight(g);
+    const known = memo.get(g);
+    if (known !== undefined) return known;
+    const n = Math.min(cap + 1, g.k === "not" ? 3 + weight(g.a) : 8 + weight(g.a) + weight(g.b));
+    memo.set(g, n);
+    return n;
+  };
+  return weight(f);
+}
+
+function atomWeight(f: Formula): number {
+  if (typeof f === "boolean" || f.k === "error") return 5;
+  if (f.k === "in") return 16 + f.values.reduce((n, v) => n + v.length + 4, 0);
+  return "value" in f ? 24 + f.value.length : 5;
 }
 
 const NO_SPAN: Span = { start: 0, end: 0 };
 
-/** The residual as an expression over `approver`, for printing. */
+/** A residual with no failure leaf as an expression over `approver`, for printing. */
 export function formulaToExpr(f: Formula): Expr {
   const approver: Expr = { kind: "name", name: "approver", path: [], span: NO_SPAN };
   const str = (value: string): Expr => ({ kind: "string", value, span: NO_SPAN });
   const bin = (op: "==" | "!=" | "in" | "&&" | "||", left: Expr, right: Expr): Expr => ({ kind: "binary", op, left, right, span: NO_SPAN });
   if (typeof f === "boolean") return { kind: "bool", value: f, span: NO_SPAN };
   switch (f.k) {
+    case "error":
+      throw new TypeError("a residual with a failure leaf has no text of its own");
     case "eq":
       return bin("==", approver, str(f.value));
     case "in":
@@ -331,9 +426,20 @@ export function formulaToExpr(f: Formula): Expr {
 }
 
 /**
- * The canonical text of a residual. The formula speaks of a non-null approver, so "any approver"
- * (the formula `true`) prints as `approver != null`.
+ * The canonical text of a residual, or undefined when it cannot be stated in its bound. A
+ * residual without failure leaves is printed as it is (INVARIANT (residual-size) bounds it). One
+ * with failure leaves is first rewritten to its truth, which may repeat subformulas: it is printed
+ * only if it fits LIMITS.policyBytesMax, so that it is a policy again. Its weight is counted on the
+ * shared graph before anything is printed, so an exponential rewrite is never built.
+ * The formula speaks of a non-null approver, so "any approver" prints as `approver != null`.
  */
-export function residualText(f: Formula): string {
-  return f === true ? "approver != null" : formatExpr(formulaToExpr(f));
+export function residualText(f: Formula, everyone: boolean): string | undefined {
+  if (everyone || f === true) return "approver != null";
+  if (!isPartial(f)) return formatExpr(formulaToExpr(f));
+  const truth = truthOf(f);
+  // The weight is at most four characters per node more than the text, and a character is at least one byte.
+  const gate = 4 * LIMITS.policyBytesMax;
+  if (printedWeight(truth, gate) > gate) return undefined;
+  const text = formatExpr(formulaToExpr(truth));
+  return utf8Length(text) <= LIMITS.policyBytesMax ? text : undefined;
 }
