@@ -30,7 +30,6 @@ export const DIAGNOSTIC_CODES = [
   "runtime-type",
   "integer-overflow",
   "value-too-deep",
-  "residual-too-large",
   // Lint warnings.
   "constant-condition",
   "redundant-disjunct",

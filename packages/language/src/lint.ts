@@ -26,7 +26,7 @@ export function lintWithSteps(root: Expr, types: TypeTable, budget: number = LIM
   if (lint.unsatisfiable(root)) {
     lint.out.push(warning("never-allows", "this policy can never allow", root.span, "some of its conditions contradict each other or can never hold"));
   }
-  return { warnings: lint.out.sort(byPosition), steps: lint.steps, exhausted: lint.steps > budget };
+  return { warnings: lint.out.sort(byPosition), steps: lint.steps, exhausted: lint.exhausted };
 }
 
 /** Known ranges of int names; `size` is never negative. */
@@ -50,8 +50,10 @@ const EMPTY_ENV = { args: {} } as unknown as EvalEnv;
 
 class Linter {
   readonly out: Diagnostic[] = [];
-  /** Steps spent by the bounded checks; past `budget` they answer "unknown". */
+  /** Steps spent by the bounded checks, never more than `budget`. */
   steps = 0;
+  /** Whether a check wanted more steps than were left: from then on every bounded check answers "unknown". */
+  exhausted = false;
   private readonly failures: ReadonlyMap<Expr, boolean>;
   private readonly keys = new Map<Expr, number>();
   private readonly interned = new Map<string, number>();
@@ -67,10 +69,14 @@ class Linter {
     this.failures = failureMap(root, types);
   }
 
-  /** Spends `n` steps; false once the budget is gone. */
+  /** Spends `n` steps; false (spending nothing) once they are more than the budget has left. */
   private spend(n = 1): boolean {
+    if (this.exhausted || this.steps + n > this.budget) {
+      this.exhausted = true;
+      return false;
+    }
     this.steps += n;
-    return this.steps <= this.budget;
+    return true;
   }
 
   /**
@@ -211,7 +217,7 @@ class Linter {
         return;
       }
       if (isConstant(d) && this.constantValue(d) === true) alwaysBefore = true;
-      if (isConstant(d) || !total[j]) return;
+      if (isConstant(d) || !total[j] || this.exhausted) return;
       // A later alternative covers `d` only if every alternative between them never fails.
       const reachable = (i: number): boolean => i < j || total.slice(j + 1, i).every(Boolean);
       const covering = disjuncts.findIndex((other, i) => i !== j && !isConstant(other) && reachable(i) && this.implies(d, other) && (i < j || !this.implies(other, d)));
@@ -451,6 +457,7 @@ class Linter {
 
   /** Whether no approval satisfies an approver-only `e`, proven by a search paid from the budget. */
   private approverUnsatisfiable(e: Expr): boolean {
+    if (this.exhausted) return false;
     const f = this.approverFormula(e);
     const found = search(f);
     return this.spend(found.tried * formulaSize(f)) && found.none;

@@ -98,12 +98,7 @@ class Policy implements CompiledPolicy {
     const r = residual(withoutApprover, errors);
     const found = search(r);
     if (none === true && found.everyone) return ALLOW;
-    if (found.witness !== undefined) {
-      const text = residualText(r, found.everyone);
-      if (text !== undefined) return { outcome: "gated", residual: text };
-      const help = "a value from `args` fails part of the policy, and who may approve cannot be stated without repeating it";
-      return { outcome: "deny", error: error("residual-too-large", "who may approve this action cannot be stated within the size of the policy", this.ast.span, help) };
-    }
+    if (found.witness !== undefined) return { outcome: "gated", residual: residualText(r, found.everyone) };
     const reason = errors[0];
     return reason === undefined ? DENY : { outcome: "deny", error: reason };
   }

@@ -6,12 +6,19 @@ import { mentionsApprover } from "./ast.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
-import { LIMITS, utf8Length } from "./limits.js";
+import { LIMITS } from "./limits.js";
 import { describe, FAIL, fail, failure, type Value } from "./values.js";
 
-/** A leaf that stands for a run-time failure: evaluation stops there, and the policy fails closed. */
+/**
+ * A part of the policy that failed at run time, kept as its own source: evaluated again on the
+ * same action it fails again, so the residual's text keeps the policy's meaning without stating
+ * the failure some other way. `unless` is an atom that makes it true before it fails (`approver
+ * in l` where an element of `l` past the approver's is not a string).
+ */
 export interface Failed {
   readonly k: "error";
+  readonly expr: Expr;
+  readonly unless?: Formula;
 }
 
 /**
@@ -29,7 +36,10 @@ export type Formula =
   | { readonly k: "and"; readonly a: Formula; readonly b: Formula; readonly partial: boolean }
   | { readonly k: "or"; readonly a: Formula; readonly b: Formula; readonly partial: boolean };
 
-export const FAILED: Failed = Object.freeze({ k: "error" });
+/** Whether `f` fails for every approver. */
+function fails(f: Formula): boolean {
+  return typeof f !== "boolean" && f.k === "error" && f.unless === undefined;
+}
 
 /** Whether some approver can make `f` fail. */
 export function isPartial(f: Formula): boolean {
@@ -43,12 +53,12 @@ export function isPartial(f: Formula): boolean {
 
 export function not(a: Formula): Formula {
   if (typeof a === "boolean") return !a;
-  if (a.k === "error") return a;
+  if (fails(a)) return a;
   if (a.k === "not") return a.a;
   return { k: "not", a, partial: isPartial(a) };
 }
 export function and(a: Formula, b: Formula): Formula {
-  if (a === false || a === FAILED) return a;
+  if (a === false || fails(a)) return a;
   if (a === true) return b;
   if (b === true) return a;
   // `x && false` is false unless `x` fails first.
@@ -56,7 +66,7 @@ export function and(a: Formula, b: Formula): Formula {
   return { k: "and", a, b, partial: isPartial(a) || isPartial(b) };
 }
 export function or(a: Formula, b: Formula): Formula {
-  if (a === true || a === FAILED) return a;
+  if (a === true || fails(a)) return a;
   if (a === false) return b;
   if (b === false) return a;
   if (b === true && !isPartial(a)) return true;
@@ -67,26 +77,27 @@ export function or(a: Formula, b: Formula): Formula {
 export type PartialEvaluator = (env: EvalEnv, errors: Diagnostic[]) => Formula;
 
 /** The value of an approver-free condition, from its compiled evaluator. */
-function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], span: Span): Formula {
+function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], e: Expr): Formula {
   const v = fn(env);
   if (v === true || v === false) return v;
-  if (v !== FAIL) fail("runtime-type", `expected a condition, not \`${describe(v)}\``, span);
-  return failed(errors);
+  if (v !== FAIL) fail("runtime-type", `expected a condition, not \`${describe(v)}\``, e.span);
+  return failed(errors, e);
 }
 
 /**
  * Compiles the residual of a checked boolean expression. `evaluatorOf` gives the compiled
  * evaluator of any approver-free subexpression. Relies on INVARIANT (approver-atoms) of check.ts.
  *
- * INVARIANT (residual-size): every node of the tree yields at most one node of the residual (an
- * atom stands for a whole comparison, and `approver in l` whose list fails part way for a failure
- * leaf and an `||` node, three nodes for a comparison of at least three), so a residual never has
- * more nodes than the policy's tree.
+ * INVARIANT (residual-size): the residual is the policy's tree with subtrees removed (folded
+ * away), approver-free subtrees that evaluated replaced by their value, and comparisons with
+ * `approver` replaced by the same comparison with the other side's value; a part that fails is kept
+ * as it is written. No constructor copies a subtree. So its canonical text is never longer than
+ * the policy's, but for the values read from the action that it states.
  */
 export function compileResidual(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvaluator {
   if (!mentionsApprover(e)) {
     const fn = evaluatorOf(e);
-    return (env, errors) => constant(fn, env, errors, e.span);
+    return (env, errors) => constant(fn, env, errors, e);
   }
   if (e.kind === "unary") {
     const inner = compileResidual(e.operand, evaluatorOf);
@@ -99,7 +110,7 @@ export function compileResidual(e: Expr, evaluatorOf: (e: Expr) => Evaluator): P
     return (env, errors) => {
       const a = left(env, errors);
       // Short-circuit: where the left side decides for every approver, the right one is never evaluated.
-      if (a === FAILED || a === !isAnd) return a;
+      if (a === !isAnd || fails(a)) return a;
       const b = right(env, errors);
       return isAnd ? and(a, b) : or(a, b);
     };
@@ -114,8 +125,8 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
     const k = e.callee === "startsWith" ? "startsWith" : "endsWith";
     return (env, errors) => {
       const v = other(env);
-      if (v === FAIL) return failed(errors);
-      if (typeof v !== "string") return failed(errors, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
+      if (v === FAIL) return failed(errors, e);
+      if (typeof v !== "string") return failed(errors, e, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
       return { k, value: v };
     };
   }
@@ -125,26 +136,27 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
   if (b.op === "in") {
     return (env, errors) => {
       const v = other(env);
-      if (v === FAIL) return failed(errors);
-      return membership(v, b.span, errors);
+      if (v === FAIL) return failed(errors, b);
+      return membership(v, b, errors);
     };
   }
   const negate = b.op === "!=";
   return (env, errors) => {
     const v = other(env);
-    if (v === FAIL) return failed(errors);
+    if (v === FAIL) return failed(errors, b);
     if (v === null) return negate;
-    if (typeof v !== "string") return failed(errors, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
+    if (typeof v !== "string") return failed(errors, b, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
     const atom: Formula = { k: "eq", value: v };
     return negate ? not(atom) : atom;
   };
 }
 
 /** `approver in list` is `approver == a || approver == b || …`, left to right. */
-function membership(list: Value, span: Span, errors: Diagnostic[]): Formula {
-  if (!Array.isArray(list)) return failed(errors, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
+function membership(list: Value, e: ExprOf<"binary">, errors: Diagnostic[]): Formula {
+  const span = e.span;
+  if (!Array.isArray(list)) return failed(errors, e, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
   if (list.length > LIMITS.listElementsMax) {
-    return failed(errors, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
+    return failed(errors, e, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
   }
   const values: string[] = [];
   for (const element of list) {
@@ -152,7 +164,8 @@ function membership(list: Value, span: Span, errors: Diagnostic[]): Formula {
     if (typeof element !== "string") {
       // Evaluation fails here unless an earlier element matched.
       errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(element)}\``, span });
-      return or(inAtom(values), FAILED);
+      const unless = inAtom(values);
+      return unless === false ? { k: "error", expr: e } : { k: "error", expr: e, unless };
     }
     if (!values.includes(element)) values.push(element);
   }
@@ -165,9 +178,9 @@ function inAtom(values: readonly string[]): Formula {
   return values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
 }
 
-function failed(errors: Diagnostic[], _signal?: typeof FAIL): Formula {
+function failed(errors: Diagnostic[], expr: Expr, _signal?: typeof FAIL): Formula {
   if (failure.diagnostic !== undefined) errors.push(failure.diagnostic);
-  return FAILED;
+  return { k: "error", expr };
 }
 
 /** The value of `f` for a non-null `approver`: true, false, or undefined where evaluation fails. */
@@ -175,7 +188,7 @@ export function valueFor(f: Formula, approver: string): boolean | undefined {
   if (typeof f === "boolean") return f;
   switch (f.k) {
     case "error":
-      return undefined;
+      return f.unless !== undefined && holds(f.unless, approver) ? true : undefined;
     case "eq":
       return approver === f.value;
     case "in":
@@ -250,7 +263,8 @@ function constantsOf(f: Formula): Constants {
         visit(g.a);
         visit(g.b);
         return;
-      default:
+      case "error":
+        if (g.unless !== undefined) visit(g.unless);
         return;
     }
   };
@@ -321,7 +335,7 @@ export interface Search {
 
 /** Tries candidates until both a witness and an exception are found, or none is left. */
 export function search(f: Formula): Search {
-  if (f === false || f === FAILED) return { witness: undefined, none: true, everyone: false, tried: 0 };
+  if (f === false || fails(f)) return { witness: undefined, none: true, everyone: false, tried: 0 };
   if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0 };
   const { list, complete } = candidates(f);
   let witness: string | undefined;
@@ -341,65 +355,9 @@ export function unsatisfiable(f: Formula): boolean {
   return search(f).none;
 }
 
-/**
- * An equivalent formula with no failure leaf: true exactly where `f` is true. Where a failing
- * operand is followed by another, the truth of the whole needs both the truth and the falsity of
- * the first, so the result shares subformulas (a graph, linear in `f`) and may be far larger as a
- * tree; `residualText` prints it only within the bound.
- */
-function truthOf(f: Formula): Formula {
-  const memo = new Map<Formula, { t: Formula; f: Formula }>();
-  const conditions = (g: Formula): { t: Formula; f: Formula } => {
-    if (!isPartial(g)) return { t: g, f: not(g) };
-    const known = memo.get(g);
-    if (known !== undefined) return known;
-    let out: { t: Formula; f: Formula };
-    if (typeof g === "boolean" || g.k === "error") out = { t: false, f: false };
-    else if (g.k === "not") {
-      const a = conditions(g.a);
-      out = { t: a.f, f: a.t };
-    } else if (g.k === "and") {
-      const a = conditions(g.a);
-      const b = conditions(g.b);
-      out = { t: and(a.t, b.t), f: or(a.f, isPartial(g.a) ? and(a.t, b.f) : b.f) };
-    } else {
-      const a = conditions((g as { a: Formula }).a);
-      const b = conditions((g as { b: Formula }).b);
-      out = { t: or(a.t, isPartial((g as { a: Formula }).a) ? and(a.f, b.t) : b.t), f: and(a.f, b.f) };
-    }
-    memo.set(g, out);
-    return out;
-  };
-  return conditions(f).t;
-}
-
-/**
- * An upper bound on the length of `f` printed as a tree (atoms by their constants, operators by
- * their spelling and parentheses), counted once per node of its graph and capped at `cap + 1`.
- */
-function printedWeight(f: Formula, cap: number): number {
-  const memo = new Map<Formula, number>();
-  const weight = (g: Formula): number => {
-    if (typeof g === "boolean") return 5;
-    if (!("a" in g)) return atomWeight(g);
-    const known = memo.get(g);
-    if (known !== undefined) return known;
-    const n = Math.min(cap + 1, g.k === "not" ? 3 + weight(g.a) : 8 + weight(g.a) + weight(g.b));
-    memo.set(g, n);
-    return n;
-  };
-  return weight(f);
-}
-
-function atomWeight(f: Formula): number {
-  if (typeof f === "boolean" || f.k === "error") return 5;
-  if (f.k === "in") return 16 + f.values.reduce((n, v) => n + v.length + 4, 0);
-  return "value" in f ? 24 + f.value.length : 5;
-}
-
 const NO_SPAN: Span = { start: 0, end: 0 };
 
-/** A residual with no failure leaf as an expression over `approver`, for printing. */
+/** A residual as an expression, for printing: failure leaves print as they were written. */
 export function formulaToExpr(f: Formula): Expr {
   const approver: Expr = { kind: "name", name: "approver", path: [], span: NO_SPAN };
   const str = (value: string): Expr => ({ kind: "string", value, span: NO_SPAN });
@@ -407,7 +365,7 @@ export function formulaToExpr(f: Formula): Expr {
   if (typeof f === "boolean") return { kind: "bool", value: f, span: NO_SPAN };
   switch (f.k) {
     case "error":
-      throw new TypeError("a residual with a failure leaf has no text of its own");
+      return f.expr;
     case "eq":
       return bin("==", approver, str(f.value));
     case "in":
@@ -426,20 +384,9 @@ export function formulaToExpr(f: Formula): Expr {
 }
 
 /**
- * The canonical text of a residual, or undefined when it cannot be stated in its bound. A
- * residual without failure leaves is printed as it is (INVARIANT (residual-size) bounds it). One
- * with failure leaves is first rewritten to its truth, which may repeat subformulas: it is printed
- * only if it fits LIMITS.policyBytesMax, so that it is a policy again. Its weight is counted on the
- * shared graph before anything is printed, so an exponential rewrite is never built.
- * The formula speaks of a non-null approver, so "any approver" prints as `approver != null`.
+ * The canonical text of a residual (INVARIANT (residual-size) bounds it). The formula speaks of a
+ * non-null approver, so "any approver" prints as `approver != null`.
  */
-export function residualText(f: Formula, everyone: boolean): string | undefined {
-  if (everyone || f === true) return "approver != null";
-  if (!isPartial(f)) return formatExpr(formulaToExpr(f));
-  const truth = truthOf(f);
-  // The weight is at most four characters per node more than the text, and a character is at least one byte.
-  const gate = 4 * LIMITS.policyBytesMax;
-  if (printedWeight(truth, gate) > gate) return undefined;
-  const text = formatExpr(formulaToExpr(truth));
-  return utf8Length(text) <= LIMITS.policyBytesMax ? text : undefined;
+export function residualText(f: Formula, everyone: boolean): string {
+  return everyone || f === true ? "approver != null" : formatExpr(formulaToExpr(f));
 }
