@@ -1,8 +1,9 @@
 // Policy-language benchmark: evaluation throughput against cel-js (typed Environment) and Cedar
 // (statefulIsAuthorized) on the same inputs with answers cross-checked, and the median time to
-// parse, check and compile one policy. A benchmark, never a timed test: it prints, it does not assert
-// timing, and it fails only when the engines disagree.
-import { compilePolicy } from "@agent-authority/language";
+// parse, check and compile one policy; then the worst case over a generated hostile corpus at 1, 2
+// and 4 KiB. A benchmark, never a timed test: it prints, it does not assert timing, and it fails
+// only when the engines disagree or a hostile policy breaks a bound that is not about time.
+import { compilePolicy, lintPolicy } from "@agent-authority/language";
 import { Environment } from "@marcbachmann/cel-js";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { availableParallelism, loadavg } from "node:os";
@@ -268,10 +269,106 @@ for (const [index, p] of policies.entries()) {
   console.log(`  ${pad("cedar-wasm (statefulIsAuthorized)", 34)} ${pad(fmt(cedarRate), 12)} ${(1e9 / cedarRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / cedarRate).toFixed(1)}x\n`);
 }
 
+// The worst case: hostile shapes grown to each size, the slowest of each measure reported.
+const UTF8 = new TextEncoder();
+const bytes = (text) => UTF8.encode(text).length;
+
+/** The largest text of `grow(n)` that compiles within `size` bytes (`grow` must grow with `n`). */
+function largest(grow, size) {
+  let best;
+  for (let n = 1; n < 10_000; n++) {
+    const text = grow(n);
+    if (bytes(text) > size) break;
+    if (compilePolicy(text).ok) best = text;
+  }
+  return best;
+}
+
+const negations = (n) => {
+  let p = 'approver == "a0"';
+  for (let i = 1; i <= Math.min(n, 31); i++) p = `!(${p} || approver == "c${i}") && approver != "b${i}"`;
+  for (let i = 32; i <= n; i++) p += ` && approver != "d${i}"`;
+  return p;
+};
+const alternations = (n) => {
+  let p = 'approver == "a0"';
+  for (let i = 1; i <= Math.min(n, 31); i++) p = `(${p} && approver != "b${i}") || approver == "c${i}"`;
+  for (let i = 32; i <= n; i++) p += ` || approver == "d${i}"`;
+  return p;
+};
+const range = (n, f, sep) => Array.from({ length: n }, (_, i) => f(i)).join(sep);
+const hostileShapes = {
+  "nested negations over approver": negations,
+  "nested alternations over approver": alternations,
+  "two long conjunctions (implication)": (n) => `(${range(n, (i) => `args.a${i} == ${i}`, " && ")}) || (${range(n, (i) => `args.b${i} == ${i}`, " && ")})`,
+  "many bounds on one name (redundancy)": (n) => range(n, (i) => `amount_minor < ${100_000 - i}`, " || "),
+  "mixed bounds and failing args": (n) => range(n, (i) => (i % 2 ? `args.n${i} > ${i}` : `uses < ${i}`), " || "),
+  "prefixes x suffixes of approver": (n) => range(n, (i) => (i % 2 ? `startsWith(approver, "p${i}")` : `endsWith(approver, "s${i}")`), " || "),
+  "approver lists from args": (n) => range(Math.min(n, 3), (i) => `approver in args.l${i}`, " || ") + range(Math.max(0, n - 3), (i) => ` && approver != "x${i}"`, ""),
+  "long literal lists": (n) => `tool in [${range(n, (i) => `"t${i}"`, ", ")}] && approver in [${range(n, (i) => `"a${i}"`, ", ")}]`,
+  "nesting at the depth limit": (n) => `${"(".repeat(60)}approver == "a" || tool == "t"${")".repeat(60)}${range(n, (i) => ` && args.k${i} != "v"`, "")}`,
+  "negated conjunctions with failing parts": (n) => range(n, (i) => `!(args.f${i} > 3 && approver != "e${i}")`, " && "),
+};
+
+/** Median nanoseconds of `f` over a few calls (hostile policies can take milliseconds). */
+function medianOf(f, samples = 41) {
+  for (let i = 0; i < 5; i++) f();
+  const times = [];
+  for (let i = 0; i < samples; i++) {
+    const start = process.hrtime.bigint();
+    f();
+    times.push(Number(process.hrtime.bigint() - start));
+  }
+  return times.sort((a, b) => a - b)[Math.floor(samples / 2)];
+}
+
+const hostileEnv = { ...base(random(7), {}), approver: "x@example.com", args: { l0: ["a", "b"], l1: [], l2: ["c"] } };
+const { approver: _unknown, ...undecided } = hostileEnv;
+
+/** Every measure of one policy text. */
+function measure(text) {
+  const compiled = compilePolicy(text);
+  if (!compiled.ok) throw new Error(`hostile policy does not compile: ${JSON.stringify(compiled.diagnostics[0])}`);
+  const policy = compiled.policy;
+  const decision = policy.decide(undecided);
+  return {
+    compile: medianOf(() => compilePolicy(text)),
+    lint: medianOf(() => lintPolicy(text)),
+    evaluate: medianOf(() => policy.evaluate(hostileEnv)),
+    decide: medianOf(() => policy.decide(undecided)),
+    residual: decision.outcome === "gated" ? bytes(decision.residual) / bytes(policy.text) : 0,
+  };
+}
+
+const us = (ns) => `${(ns / 1000).toFixed(ns < 100_000 ? 2 : 0)} µs`;
+const typical = measure(threshold.ours);
+console.log("worst case over a hostile corpus: the slowest shape for each measure (median of 41 calls)");
+console.log(`  ${pad("size", 10)} ${pad("compile", 24)} ${pad("compile + lint", 24)} ${pad("evaluate", 24)} ${pad("decide, approver unknown", 24)} residual / policy`);
+console.log(`  ${pad("typical", 10)} ${pad(us(typical.compile), 24)} ${pad(us(typical.lint), 24)} ${pad(us(typical.evaluate), 24)} ${pad(us(typical.decide), 24)} ${typical.residual.toFixed(2)}   (threshold policy)`);
+const worst = { lint: 0, decide: 0, residual: 0 };
+for (const size of [1024, 2048, 4096]) {
+  const rows = Object.entries(hostileShapes).map(([name, grow]) => {
+    const text = largest(grow, size);
+    if (text === undefined) throw new Error(`${name}: nothing compiles within ${size} bytes`);
+    return { name, ...measure(text) };
+  });
+  const slowest = (key) => rows.reduce((a, b) => (b[key] > a[key] ? b : a));
+  const cell = (key) => pad(`${us(slowest(key)[key])} (${Object.keys(hostileShapes).indexOf(slowest(key).name) + 1})`, 24);
+  worst.lint = Math.max(worst.lint, slowest("lint").lint);
+  worst.decide = Math.max(worst.decide, slowest("decide").decide);
+  worst.residual = Math.max(worst.residual, slowest("residual").residual);
+  console.log(`  ${pad(`${size / 1024} KiB`, 10)} ${cell("compile")} ${cell("lint")} ${cell("evaluate")} ${cell("decide")} ${slowest("residual").residual.toFixed(2)}`);
+}
+console.log(`  shapes: ${Object.keys(hostileShapes).map((name, i) => `(${i + 1}) ${name}`).join(", ")}\n`);
+
 const minRatio = Math.min(...ratios);
 console.log("targets");
 console.log(`  evaluation >= 2x cel-js typed on every policy: ${minRatio >= 2 ? "met" : "NOT met"} (lowest ratio ${minRatio.toFixed(1)}x)`);
 console.log(`  parse + check + compile median < 10 µs:        ${compileNs < 10_000 ? "met" : "NOT met"} (${(compileNs / 1000).toFixed(2)} µs)`);
+console.log(`  hostile compile + lint <= 20 ms up to 4 KiB:   ${worst.lint <= 20e6 ? "met" : "NOT met"} (${us(worst.lint)})`);
+console.log(`  hostile decide <= 1 ms up to 4 KiB:            ${worst.decide <= 1e6 ? "met" : "NOT met"} (${us(worst.decide)})`);
+console.log(`  residual no larger than its policy:            ${worst.residual <= 1 ? "met" : "NOT met"} (largest ratio ${worst.residual.toFixed(2)})`);
+if (worst.residual > 1) process.exit(1);
 if (disagreements > 0) {
   console.log(`\n${disagreements} disagreements between engines`);
   process.exit(1);

@@ -26,7 +26,7 @@ export const LIMITS = Object.freeze({
   /** Candidates times residual nodes: atom tests one decision may make (docs/decisions/0111). */
   approverSearchStepsMax: 262_144,
   /** Steps of lint's implication, redundancy and contradiction checks; past it they stay silent (docs/decisions/0112). */
-  lintStepsMax: 100_000,
+  lintStepsMax: 25_000,
   /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
   integerMax: Number.MAX_SAFE_INTEGER,
   integerMin: Number.MIN_SAFE_INTEGER,

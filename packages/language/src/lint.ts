@@ -7,7 +7,7 @@ import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
 import { WEEKDAYS } from "./environment.js";
 import { formatExpr } from "./format.js";
 import { LIMITS } from "./limits.js";
-import { compileResidual, formulaSize, search, type Formula } from "./residual.js";
+import { compileResidual, search, type Formula } from "./residual.js";
 import { FAIL } from "./values.js";
 
 /** Every lint warning of a checked tree, in source order. */
@@ -16,7 +16,7 @@ export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
 }
 
 /**
- * Lint with its work counted. Implication, redundancy, contradiction and approver checks spend
+ * Lint with its work counted. Implication, redundancy and contradiction checks spend
  * steps from `budget`; once it is spent they answer "unknown", so lint stays silent rather than
  * claim what it did not prove (docs/decisions/0112).
  */
@@ -57,7 +57,7 @@ class Linter {
   private readonly failures: ReadonlyMap<Expr, boolean>;
   private readonly keys = new Map<Expr, number>();
   private readonly interned = new Map<string, number>();
-  private readonly implications = new Map<string, boolean>();
+  private readonly implications = new Map<number, boolean>();
   private readonly never = new Map<Expr, boolean>();
   private readonly bounds = new Map<Expr, Bound | undefined>();
 
@@ -211,16 +211,23 @@ class Linter {
     // Removing an alternative changes nothing only if it never fails: otherwise its failure (the
     // policy refuses) would become whatever the alternatives after it say.
     const total = disjuncts.map((d) => this.total(d));
+    const constant = disjuncts.map((d) => isConstant(d));
+    // For each alternative, the index of the first later one that may fail (or the length).
+    const nextFailing: number[] = new Array<number>(disjuncts.length);
+    for (let j = disjuncts.length - 1, next = disjuncts.length; j >= 0; j--) {
+      nextFailing[j] = next;
+      if (!total[j]) next = j;
+    }
     disjuncts.forEach((d, j) => {
       if (alwaysBefore) {
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` is never evaluated: an earlier alternative always holds`, d.span));
         return;
       }
-      if (isConstant(d) && this.constantValue(d) === true) alwaysBefore = true;
-      if (isConstant(d) || !total[j] || this.exhausted) return;
+      if (constant[j] && this.constantValue(d) === true) alwaysBefore = true;
+      if (constant[j] || !total[j] || this.exhausted) return;
       // A later alternative covers `d` only if every alternative between them never fails.
-      const reachable = (i: number): boolean => i < j || total.slice(j + 1, i).every(Boolean);
-      const covering = disjuncts.findIndex((other, i) => i !== j && !isConstant(other) && reachable(i) && this.implies(d, other) && (i < j || !this.implies(other, d)));
+      const reachable = (i: number): boolean => i < j || i <= nextFailing[j]!;
+      const covering = disjuncts.findIndex((other, i) => i !== j && !constant[i] && reachable(i) && this.implies(d, other) && (i < j || !this.implies(other, d)));
       if (covering >= 0) {
         const other = disjuncts[covering]!;
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: whenever it holds, \`${formatExpr(other)}\` holds too`, d.span, "remove it, or correct the condition it was meant to be"));
@@ -327,7 +334,8 @@ class Linter {
    * test). Memoized on the pair, and bounded by the step budget: unknown answers false.
    */
   implies(x: Expr, y: Expr): boolean {
-    const pair = `${this.key(x)}:${this.key(y)}`;
+    // Keys are below the number of nodes (at most a few thousand), so the pair fits one safe integer.
+    const pair = this.key(x) * 0x10_0000 + this.key(y);
     const known = this.implications.get(pair);
     if (known !== undefined) return known;
     const answer = this.spend() && this.impliesUncached(x, y);
@@ -455,12 +463,14 @@ class Linter {
     return compileResidual(e, (x) => compileExpr(x, this.types))(EMPTY_ENV, []);
   }
 
-  /** Whether no approval satisfies an approver-only `e`, proven by a search paid from the budget. */
+  /**
+   * Whether no approval satisfies an approver-only `e`, proven by a search. The searches run on
+   * disjoint subtrees (`visit` and `unsatisfiable` stop at an approver-only one, and memoize), so
+   * together they cost no more than the policy's own approver search, which 0111 bounds when the
+   * policy is compiled; they are not charged to the lint budget.
+   */
   private approverUnsatisfiable(e: Expr): boolean {
-    if (this.exhausted) return false;
-    const f = this.approverFormula(e);
-    const found = search(f);
-    return this.spend(found.tried * formulaSize(f)) && found.none;
+    return search(this.approverFormula(e)).none;
   }
 
   /**

@@ -217,20 +217,6 @@ export function holds(f: Formula, approver: string): boolean {
   return valueFor(f, approver) === true;
 }
 
-/** The number of nodes of `f`. */
-export function formulaSize(f: Formula): number {
-  if (typeof f === "boolean") return 1;
-  switch (f.k) {
-    case "not":
-      return 1 + formulaSize(f.a);
-    case "and":
-    case "or":
-      return 1 + formulaSize(f.a) + formulaSize(f.b);
-    default:
-      return 1;
-  }
-}
-
 /** The constants of `f`'s atoms, gathered in one walk. */
 interface Constants {
   readonly equal: Set<string>;
