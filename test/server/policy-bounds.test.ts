@@ -1,9 +1,10 @@
 // Hostile policy text over HTTP: the residual family that once held the event loop and broke the
 // next request, and the approver search refused when a policy is written (issue, delegate, family push).
-import { compileFamily, familyContentHash } from "@agent-authority/families";
+import { familyContentHash } from "@agent-authority/families";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { alternationFamily, negationFamily, twoConjunctions } from "../../packages/language/test-support/hostile.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
+import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 
@@ -12,25 +13,10 @@ const ATTESTATION = {
 };
 const FOUR_LISTS = "approver in args.a || approver in args.b || approver in args.c || approver in args.d";
 
+/** A family whose grant carries `policy`, pushed as is: the local compiler would refuse it first. */
 function family(policy: string) {
-  const yaml = `
-id: bounded-payments
-version: 1
-reviewed_by: [reviewer@example.com]
-parameters:
-  agent_id: {type: string, pattern: "agt_[0-9a-hjkmnp-tv-z]{26}", example: agt_nwj47tan9zt24mnpzx45hy43kw}
-grant:
-  agent_id: \${agent_id}
-  principal_type: team
-  principal_id: payments
-  scope: {tool: [payments.send]}
-  budget_amount_minor: 10000
-  budget_currency: EUR
-  policy: 'amount_minor < 100'
-`;
-  const compiled = compileFamily(yaml, "bounded-payments.yaml");
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-  const body = { ...compiled.body!, grant: { ...compiled.body!.grant, policy } };
+  const valid = familyBody(1);
+  const body = { ...valid, grant: { ...valid.grant, policy } };
   return { ...body, content_hash: familyContentHash(body as never) };
 }
 

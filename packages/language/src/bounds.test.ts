@@ -6,28 +6,11 @@ import { checkPolicy } from "./check.js";
 import { lintWithSteps } from "./lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
-import type { PolicyEnvironment } from "./environment.js";
+import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
+import { compiled } from "../test-support/fixtures.js";
 import { compilePolicy, type CompiledPolicy } from "./policy.js";
 
-const env: Omit<PolicyEnvironment, "approver"> = {
-  amount_minor: 20000,
-  currency: "EUR",
-  tool: "payments.transfer",
-  agent: "agent-7",
-  principal: "alice@example.com",
-  audience: "payments",
-  uses: 3,
-  spent_minor: 0,
-  hour_utc: 14,
-  weekday_utc: "wed",
-  args: {},
-};
-
-function compiled(text: string): CompiledPolicy {
-  const result = compilePolicy(text);
-  if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
-  return result.policy;
-}
+const env = SAMPLE_ENVIRONMENT;
 
 /** The string literals of `text`, a fresh string, and null: the approvers a brute-force oracle tries. */
 function approversOf(text: string): (string | null)[] {

@@ -1,15 +1,10 @@
 // The public API beyond the vectors: decide ignores a passed approver, conjoin's text and spans, warnings.
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
-import { compilePolicy, conjoin, LIMITS, ENVIRONMENT_NAMES, type CompiledPolicy, type PolicyEnvironment } from "./index.js";
+import { compiled } from "../test-support/fixtures.js";
+import { compilePolicy, conjoin, LIMITS, ENVIRONMENT_NAMES, type PolicyEnvironment } from "./index.js";
 
 const env: PolicyEnvironment = SAMPLE_ENVIRONMENT;
-
-function compiled(text: string): CompiledPolicy {
-  const result = compilePolicy(text);
-  if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
-  return result.policy;
-}
 
 describe("compiled policies", () => {
   it("decide treats approver as unknown even when the environment carries one", () => {
