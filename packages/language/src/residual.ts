@@ -53,7 +53,7 @@ export function isPartial(f: Formula): boolean {
 
 export function not(a: Formula): Formula {
   if (typeof a === "boolean") return !a;
-  if (fails(a)) return a;
+  // (`!` over a failure fails too, but stays, so that the residual reads as the policy does.)
   if (a.k === "not") return a.a;
   return { k: "not", a, partial: isPartial(a) };
 }
@@ -274,7 +274,7 @@ function constantsOf(f: Formula): Constants {
  * prefix of `p` and hence of `w`, a contradiction.
  *
  * The set is bounded by LIMITS.approverCandidatesMax (and a policy whose worst case exceeds it is
- * refused when it is written, see `approverSearchCost`). Past that bound, or when the constants
+ * refused when it is written, see approver-cost.ts). Past that bound, or when the constants
  * use every UTF-16 code unit so that no `x` exists, the set is marked incomplete: a search over it
  * can still find a witness, but can no longer prove that none exists.
  */
