@@ -336,15 +336,16 @@ function measure(text) {
     lint: medianOf(() => lintPolicy(text)),
     evaluate: medianOf(() => policy.evaluate(hostileEnv)),
     decide: medianOf(() => policy.decide(undecided)),
-    residual: decision.outcome === "gated" ? bytes(decision.residual) / bytes(policy.text) : 0,
+    residual: decision.outcome === "gated" ? bytes(decision.residual) / bytes(policy.text) : undefined,
   };
 }
 
 const us = (ns) => `${(ns / 1000).toFixed(ns < 100_000 ? 2 : 0)} µs`;
+const ratio = (r) => (r === undefined ? "-" : r.toFixed(2));
 const typical = measure(threshold.ours);
 console.log("worst case over a hostile corpus: the slowest shape for each measure (median of 41 calls)");
 console.log(`  ${pad("size", 10)} ${pad("compile", 24)} ${pad("compile + lint", 24)} ${pad("evaluate", 24)} ${pad("decide, approver unknown", 24)} residual / policy`);
-console.log(`  ${pad("typical", 10)} ${pad(us(typical.compile), 24)} ${pad(us(typical.lint), 24)} ${pad(us(typical.evaluate), 24)} ${pad(us(typical.decide), 24)} ${typical.residual.toFixed(2)}   (threshold policy)`);
+console.log(`  ${pad("typical", 10)} ${pad(us(typical.compile), 24)} ${pad(us(typical.lint), 24)} ${pad(us(typical.evaluate), 24)} ${pad(us(typical.decide), 24)} ${ratio(typical.residual)}   (threshold policy)`);
 const worst = { lint: 0, decide: 0, residual: 0 };
 for (const size of [1024, 2048, 4096]) {
   const rows = Object.entries(hostileShapes).map(([name, grow]) => {
@@ -352,12 +353,12 @@ for (const size of [1024, 2048, 4096]) {
     if (text === undefined) throw new Error(`${name}: nothing compiles within ${size} bytes`);
     return { name, ...measure(text) };
   });
-  const slowest = (key) => rows.reduce((a, b) => (b[key] > a[key] ? b : a));
+  const slowest = (key) => rows.reduce((a, b) => ((b[key] ?? 0) > (a[key] ?? 0) ? b : a));
   const cell = (key) => pad(`${us(slowest(key)[key])} (${Object.keys(hostileShapes).indexOf(slowest(key).name) + 1})`, 24);
   worst.lint = Math.max(worst.lint, slowest("lint").lint);
   worst.decide = Math.max(worst.decide, slowest("decide").decide);
-  worst.residual = Math.max(worst.residual, slowest("residual").residual);
-  console.log(`  ${pad(`${size / 1024} KiB`, 10)} ${cell("compile")} ${cell("lint")} ${cell("evaluate")} ${cell("decide")} ${slowest("residual").residual.toFixed(2)}`);
+  worst.residual = Math.max(worst.residual, slowest("residual").residual ?? 0);
+  console.log(`  ${pad(`${size / 1024} KiB`, 10)} ${cell("compile")} ${cell("lint")} ${cell("evaluate")} ${cell("decide")} ${ratio(slowest("residual").residual)}`);
 }
 console.log(`  shapes: ${Object.keys(hostileShapes).map((name, i) => `(${i + 1}) ${name}`).join(", ")}\n`);
 
