@@ -61,7 +61,7 @@ describe("partial evaluation on hostile chains", () => {
         if (decision.outcome === "deny") expect(truths.some(Boolean), text).toBe(false);
         if (decision.outcome !== "gated") return;
         gated++;
-        // The bound: the residual names no value from the action here, so it is never longer than the policy.
+        // The bound: these chains state no value in place of an expression, so the residual is never longer than the policy.
         expect(utf8Length(decision.residual)).toBeLessThanOrEqual(utf8Length(compiled.policy.text));
         const residual = compilePolicy(decision.residual);
         if (!residual.ok) throw new Error(`residual must compile: ${decision.residual}`);

@@ -66,6 +66,16 @@ describe("finding 1: residuals of the exponential families", () => {
     expectAgreement(policy, (decision as { residual: string }).residual);
   });
 
+  it("a failing part states the values of the names it read, so it fails again in another link's environment (no fail-open in a chain)", () => {
+    const policy = compiled('approver == "a" || spent_minor * 1000000000 >= 0');
+    const decision = policy.decide({ ...env, spent_minor: 9_007_199_254_740 });
+    expect(decision).toEqual({ outcome: "gated", residual: 'approver == "a" || 9007199254740 * 1000000000 >= 0' });
+    // Decided for a delegation chain, the residual meets the leaf's environment, where `spent_minor` is 0.
+    const residual = compiled((decision as { residual: string }).residual);
+    expect(residual.evaluate({ ...env, spent_minor: 0, approver: "b" })).toMatchObject({ ok: false, error: { code: "integer-overflow" } });
+    expect(policy.evaluate({ ...env, spent_minor: 0, approver: "b" })).toEqual({ ok: true, value: true });
+  });
+
   it("a list from `args` that fails part way keeps its test as written: true for the approvers before the failure", () => {
     const policy = compiled('approver in args.l || approver == "b"');
     const decision = policy.decide({ ...env, args: { l: ["a", 3] } });

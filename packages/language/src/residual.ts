@@ -10,14 +10,17 @@ import { LIMITS } from "./limits.js";
 import { describe, FAIL, fail, failure, type Value } from "./values.js";
 
 /**
- * A part of the policy that failed at run time, kept as its own source: evaluated again on the
- * same action it fails again, so the residual's text keeps the policy's meaning without stating
- * the failure some other way. `unless` is an atom that makes it true before it fails (`approver
- * in l` where an element of `l` past the approver's is not a string).
+ * A part of the policy that failed at run time, kept as its own source with the names it reads
+ * replaced by their values (`args` and `approver` stay): evaluated again on the same action it
+ * fails again, so the residual's text keeps the policy's meaning without stating the failure some
+ * other way, even where it is decided in another link's environment (a delegation chain). `unless`
+ * is an atom that makes it true before it fails (`approver in l` where an element of `l` past the
+ * approver's is not a string).
  */
 export interface Failed {
   readonly k: "error";
   readonly expr: Expr;
+  readonly env: EvalEnv;
   readonly unless?: Formula;
 }
 
@@ -81,7 +84,7 @@ function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], e: Expr): F
   const v = fn(env);
   if (v === true || v === false) return v;
   if (v !== FAIL) fail("runtime-type", `expected a condition, not \`${describe(v)}\``, e.span);
-  return failed(errors, e);
+  return failed(errors, e, env);
 }
 
 /**
@@ -91,8 +94,9 @@ function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], e: Expr): F
  * INVARIANT (residual-size): the residual is the policy's tree with subtrees removed (folded
  * away), approver-free subtrees that evaluated replaced by their value, and comparisons with
  * `approver` replaced by the same comparison with the other side's value; a part that fails is kept
- * as it is written. No constructor copies a subtree. So its canonical text is never longer than
- * the policy's, but for the values read from the action that it states.
+ * as it is written, its names but `args` and `approver` replaced by their values. No constructor
+ * copies a subtree. So its canonical text is never longer than the policy's, but for the values
+ * it states in place of expressions.
  */
 export function compileResidual(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvaluator {
   if (!mentionsApprover(e)) {
@@ -125,8 +129,8 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
     const k = e.callee === "startsWith" ? "startsWith" : "endsWith";
     return (env, errors) => {
       const v = other(env);
-      if (v === FAIL) return failed(errors, e);
-      if (typeof v !== "string") return failed(errors, e, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
+      if (v === FAIL) return failed(errors, e, env);
+      if (typeof v !== "string") return failed(errors, e, env, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
       return { k, value: v };
     };
   }
@@ -136,27 +140,27 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
   if (b.op === "in") {
     return (env, errors) => {
       const v = other(env);
-      if (v === FAIL) return failed(errors, b);
-      return membership(v, b, errors);
+      if (v === FAIL) return failed(errors, b, env);
+      return membership(v, b, env, errors);
     };
   }
   const negate = b.op === "!=";
   return (env, errors) => {
     const v = other(env);
-    if (v === FAIL) return failed(errors, b);
+    if (v === FAIL) return failed(errors, b, env);
     if (v === null) return negate;
-    if (typeof v !== "string") return failed(errors, b, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
+    if (typeof v !== "string") return failed(errors, b, env, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
     const atom: Formula = { k: "eq", value: v };
     return negate ? not(atom) : atom;
   };
 }
 
 /** `approver in list` is `approver == a || approver == b || …`, left to right. */
-function membership(list: Value, e: ExprOf<"binary">, errors: Diagnostic[]): Formula {
+function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diagnostic[]): Formula {
   const span = e.span;
-  if (!Array.isArray(list)) return failed(errors, e, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
+  if (!Array.isArray(list)) return failed(errors, e, env, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
   if (list.length > LIMITS.listElementsMax) {
-    return failed(errors, e, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
+    return failed(errors, e, env, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
   }
   const values: string[] = [];
   for (const element of list) {
@@ -165,7 +169,7 @@ function membership(list: Value, e: ExprOf<"binary">, errors: Diagnostic[]): For
       // Evaluation fails here unless an earlier element matched.
       errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(element)}\``, span });
       const unless = inAtom(values);
-      return unless === false ? { k: "error", expr: e } : { k: "error", expr: e, unless };
+      return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
     }
     if (!values.includes(element)) values.push(element);
   }
@@ -178,9 +182,9 @@ function inAtom(values: readonly string[]): Formula {
   return values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
 }
 
-function failed(errors: Diagnostic[], expr: Expr, _signal?: typeof FAIL): Formula {
+function failed(errors: Diagnostic[], expr: Expr, env: EvalEnv, _signal?: typeof FAIL): Formula {
   if (failure.diagnostic !== undefined) errors.push(failure.diagnostic);
-  return { k: "error", expr };
+  return { k: "error", expr, env };
 }
 
 /** The value of `f` for a non-null `approver`: true, false, or undefined where evaluation fails. */
@@ -351,7 +355,7 @@ export function formulaToExpr(f: Formula): Expr {
   if (typeof f === "boolean") return { kind: "bool", value: f, span: NO_SPAN };
   switch (f.k) {
     case "error":
-      return f.expr;
+      return withValues(f.expr, f.env);
     case "eq":
       return bin("==", approver, str(f.value));
     case "in":
@@ -366,6 +370,31 @@ export function formulaToExpr(f: Formula): Expr {
       return bin("&&", formulaToExpr(f.a), formulaToExpr(f.b));
     case "or":
       return bin("||", formulaToExpr(f.a), formulaToExpr(f.b));
+  }
+}
+
+/** `e` with every name but `args` and `approver` replaced by its value in `env` (an int or a string). */
+function withValues(e: Expr, env: EvalEnv): Expr {
+  switch (e.kind) {
+    case "name": {
+      if (e.name === "args" || e.name === "approver") return e;
+      const value = (env as unknown as Record<string, unknown>)[e.name];
+      if (typeof value === "string") return { kind: "string", value, span: e.span };
+      if (typeof value !== "number") return e;
+      // A negative value is the negation of its magnitude, as the parser would read it.
+      const magnitude: Expr = { kind: "int", value: Math.abs(value), span: e.span };
+      return value < 0 ? { kind: "unary", op: "-", operand: magnitude, span: e.span } : magnitude;
+    }
+    case "list":
+      return { ...e, elements: e.elements.map((x) => withValues(x, env)) };
+    case "call":
+      return { ...e, args: e.args.map((x) => withValues(x, env)) };
+    case "unary":
+      return { ...e, operand: withValues(e.operand, env) };
+    case "binary":
+      return { ...e, left: withValues(e.left, env), right: withValues(e.right, env) };
+    default:
+      return e;
   }
 }
 
