@@ -8,7 +8,10 @@ import { approverChains, lintShapes } from "../test-support/hostile.js";
 import { referenceEvaluate } from "../test-support/reference.js";
 import type { Expr } from "./ast.js";
 import { approverCost } from "./approver-cost.js";
+import { checkPolicy } from "./check.js";
+import { compileExpr } from "./compile.js";
 import { formatExpr } from "./format.js";
+import { compileResidual, formulaSize } from "./residual.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { compilePolicy } from "./policy.js";
@@ -53,6 +56,10 @@ describe("partial evaluation on hostile chains", () => {
         if (!parsed.ok) throw new Error("compiled text must parse");
         const cost = approverCost(parsed.ast);
         expect(cost.steps).toBeLessThanOrEqual(LIMITS.approverSearchStepsMax);
+        // The residual has no more nodes than the cost counted, so the search is never cut short.
+        const types = checkPolicy(parsed.ast).types;
+        const residual0 = compileResidual(parsed.ast, (e) => compileExpr(e, types))(env as never, []);
+        expect(formulaSize(residual0)).toBeLessThanOrEqual(Math.max(1, cost.residualNodes));
         const approvers = [...literals(parsed.ast), "\ue777fresh", "z"];
         const truths = approvers.map((approver) => isTrue(parsed.ast, { ...env, approver }));
         const withNull = isTrue(parsed.ast, { ...env, approver: null });

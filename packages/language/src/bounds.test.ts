@@ -6,6 +6,7 @@ import { checkPolicy } from "./check.js";
 import { lintWithSteps } from "./lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
+import { and, formulaSize, search, unsatisfiable, type Formula } from "./residual.js";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compiled } from "../test-support/fixtures.js";
 import { compilePolicy, type CompiledPolicy } from "./policy.js";
@@ -117,6 +118,17 @@ describe("the approver search limits, at their edges", () => {
     const refused = compilePolicy(over);
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.diagnostics.map((d) => [d.code, d.span.start, d.span.end])).toEqual([["approver-search-too-large", 0, over.length]]);
+  });
+});
+
+describe("the search at decision time", () => {
+  it("stops at LIMITS.approverSearchStepsMax tests on a residual no compiled policy has (a conjoined chain) and then claims nothing", () => {
+    const atoms: Formula[] = Array.from({ length: 3000 }, (_, i) => ({ k: "eq", value: `e${i}` }));
+    const nobody = atoms.reduce((a, b) => and(a, b));
+    const found = search(nobody);
+    expect(found.tried).toBe(Math.floor(LIMITS.approverSearchStepsMax / formulaSize(nobody)));
+    expect(found).toMatchObject({ witness: undefined, none: false, everyone: false });
+    expect(unsatisfiable(nobody)).toBe(false);
   });
 });
 

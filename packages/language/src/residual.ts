@@ -221,6 +221,22 @@ export function holds(f: Formula, approver: string): boolean {
   return valueFor(f, approver) === true;
 }
 
+/** The number of nodes of `f` (a failure leaf is one: evaluation stops there). */
+export function formulaSize(f: Formula): number {
+  if (typeof f === "boolean") return 1;
+  switch (f.k) {
+    case "not":
+      return 1 + formulaSize(f.a);
+    case "and":
+    case "or":
+      return 1 + formulaSize(f.a) + formulaSize(f.b);
+    case "error":
+      return f.unless === undefined ? 1 : 2;
+    default:
+      return 1;
+  }
+}
+
 /** The constants of `f`'s atoms, gathered in one walk. */
 interface Constants {
   readonly equal: Set<string>;
@@ -282,9 +298,8 @@ function constantsOf(f: Formula): Constants {
  * use every UTF-16 code unit so that no `x` exists, the set is marked incomplete: a search over it
  * can still find a witness, but can no longer prove that none exists.
  */
-export function candidates(f: Formula): { readonly list: readonly string[]; readonly complete: boolean } {
+export function candidates(f: Formula, max: number = LIMITS.approverCandidatesMax): { readonly list: readonly string[]; readonly complete: boolean } {
   const { equal, prefixes, suffixes } = constantsOf(f);
-  const max = LIMITS.approverCandidatesMax;
   const list = [...equal].slice(0, max);
   let complete = equal.size <= max;
   const x = freshCharacter([equal, prefixes, suffixes]);
@@ -323,11 +338,16 @@ export interface Search {
   readonly tried: number;
 }
 
-/** Tries candidates until both a witness and an exception are found, or none is left. */
+/**
+ * Tries candidates until both a witness and an exception are found, or none is left. At most
+ * LIMITS.approverSearchStepsMax candidate × node tests are made: a compiled policy never needs
+ * more (approver-cost.ts refuses it), and a conjoined chain that would is cut short, fail closed.
+ */
 export function search(f: Formula): Search {
   if (f === false || fails(f)) return { witness: undefined, none: true, everyone: false, tried: 0 };
   if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0 };
-  const { list, complete } = candidates(f);
+  const most = Math.min(LIMITS.approverCandidatesMax, Math.floor(LIMITS.approverSearchStepsMax / formulaSize(f)));
+  const { list, complete } = candidates(f, most);
   let witness: string | undefined;
   let exception = false;
   let tried = 0;
