@@ -155,6 +155,18 @@ describe("finding 2: lint's checks are bounded by a step budget", () => {
     expect(result.steps).toBeLessThanOrEqual(LIMITS.lintStepsMax);
   });
 
+  it("LIMITS.lintStepsMax at its edge: a policy that needs exactly the budget is linted in full, one step more and the checks go silent", () => {
+    const text = Array.from({ length: 200 }, (_, i) => `tool == "t${i}"`).join(" || ");
+    const needed = lint(text, Number.MAX_SAFE_INTEGER);
+    expect(needed.exhausted).toBe(false);
+    expect(needed.steps).toBeGreaterThan(LIMITS.lintStepsMax);
+    const byDefault = lint(text);
+    expect(byDefault).toMatchObject({ exhausted: true });
+    expect(byDefault.steps).toBeLessThanOrEqual(LIMITS.lintStepsMax);
+    expect(lint(text, needed.steps)).toMatchObject({ exhausted: false, warnings: needed.warnings });
+    expect(lint(text, needed.steps - 1).exhausted).toBe(true);
+  });
+
   it("when the budget runs out the checks stay silent: no claim they did not prove, and no step past the budget", () => {
     const text = Array.from({ length: 120 }, (_, i) => `amount_minor < ${1000 - i}`).join(" || ");
     const full = lint(text);
