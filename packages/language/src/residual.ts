@@ -397,7 +397,7 @@ export function formulaToExpr(f: Formula): Expr {
 function withValues(e: Expr, env: EvalEnv): Expr {
   switch (e.kind) {
     case "name": {
-      if (e.name === "args" || e.name === "approver") return e;
+      if (e.name === "args" || e.name === "approver" || !Object.prototype.hasOwnProperty.call(env, e.name)) return e;
       const value = (env as unknown as Record<string, unknown>)[e.name];
       if (typeof value === "string") return { kind: "string", value, span: e.span };
       if (typeof value !== "number") return e;
