@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { negationFamily, twoConjunctions } from "../../packages/language/test-support/hostile.js";
+import { negationFamily, twoConjunctions } from "../../packages/language/test-support/hostile-bounds.js";
 import { authority, buildCli } from "./run-cli.js";
 
 describe("authority lint on hostile policies", () => {

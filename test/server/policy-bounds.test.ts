@@ -2,7 +2,7 @@
 // next request, and the approver search refused when a policy is written (issue, delegate, family push).
 import { familyContentHash } from "@agent-authority/families";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { alternationFamily, negationFamily, twoConjunctions } from "../../packages/language/test-support/hostile.js";
+import { alternationFamily, negationFamily, twoConjunctions } from "../../packages/language/test-support/hostile-bounds.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";

@@ -4,7 +4,7 @@ import type { Span } from "@agent-authority/grammar";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { approverEnvironment, environment, typedExprs } from "../test-support/arbitraries.js";
-import { approverChains, lintShapes } from "../test-support/hostile.js";
+import { approverChains, lintShapes } from "../test-support/hostile-bounds.js";
 import { referenceEvaluate } from "../test-support/reference.js";
 import type { Expr } from "./ast.js";
 import { approverCost } from "./approver-cost.js";

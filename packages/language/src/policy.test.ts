@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compiled } from "../test-support/fixtures.js";
-import { compilePolicy, conjoin, LIMITS, ENVIRONMENT_NAMES, type PolicyEnvironment } from "./index.js";
+import { compilePolicy, conjoin, LIMITS, ENVIRONMENT_NAMES, type CompiledPolicy, type PolicyEnvironment } from "./index.js";
 
 const env: PolicyEnvironment = SAMPLE_ENVIRONMENT;
 
