@@ -87,6 +87,22 @@ export function childrenOf(e: Expr): readonly Expr[] {
   }
 }
 
+/** A copy of `e` with each direct subexpression replaced by `f` of it (a leaf is returned as it is). */
+export function mapChildren(e: Expr, f: (child: Expr) => Expr): Expr {
+  switch (e.kind) {
+    case "list":
+      return { ...e, elements: e.elements.map(f) };
+    case "call":
+      return { ...e, args: e.args.map(f) };
+    case "unary":
+      return { ...e, operand: f(e.operand) };
+    case "binary":
+      return { ...e, left: f(e.left), right: f(e.right) };
+    default:
+      return e;
+  }
+}
+
 /**
  * The operands of a chain of one logical operator, left to right, each with the span of the node
  * it is an operand of; an explicit stack, so a chain of any shape or length is walked flat.

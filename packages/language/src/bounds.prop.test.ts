@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { approverEnvironment, environment, typedExprs } from "../test-support/arbitraries.js";
 import { approverChains, lintShapes } from "../test-support/hostile-bounds.js";
 import { referenceEvaluate } from "../test-support/reference.js";
-import type { Expr } from "./ast.js";
+import { childrenOf, mapChildren, type Expr } from "./ast.js";
 import { approverCost } from "./approver-cost.js";
 import { checkPolicy } from "./check.js";
 import { compileExpr } from "./compile.js";
@@ -30,13 +30,7 @@ const isTrue = (e: Expr, env: Env): boolean => {
 /** The string literals of a tree. */
 function literals(e: Expr, out: Set<string> = new Set()): Set<string> {
   if (e.kind === "string") out.add(e.value);
-  else if (e.kind === "list") e.elements.forEach((x) => literals(x, out));
-  else if (e.kind === "call") e.args.forEach((x) => literals(x, out));
-  else if (e.kind === "unary") literals(e.operand, out);
-  else if (e.kind === "binary") {
-    literals(e.left, out);
-    literals(e.right, out);
-  }
+  for (const x of childrenOf(e)) literals(x, out);
   return out;
 }
 
@@ -88,13 +82,7 @@ function nodesAt(root: Expr, span: Span): Expr[] {
   const out: Expr[] = [];
   const visit = (e: Expr): void => {
     if (e.span.start === span.start && e.span.end === span.end) out.push(e);
-    if (e.kind === "list") e.elements.forEach(visit);
-    else if (e.kind === "call") e.args.forEach(visit);
-    else if (e.kind === "unary") visit(e.operand);
-    else if (e.kind === "binary") {
-      visit(e.left);
-      visit(e.right);
-    }
+    childrenOf(e).forEach(visit);
   };
   visit(root);
   return out;
@@ -102,19 +90,7 @@ function nodesAt(root: Expr, span: Span): Expr[] {
 
 /** `root` with the node `target` replaced by `false`. */
 function withoutNode(root: Expr, target: Expr): Expr {
-  if (root === target) return { kind: "bool", value: false, span: root.span };
-  switch (root.kind) {
-    case "list":
-      return { ...root, elements: root.elements.map((x) => withoutNode(x, target)) };
-    case "call":
-      return { ...root, args: root.args.map((x) => withoutNode(x, target)) };
-    case "unary":
-      return { ...root, operand: withoutNode(root.operand, target) };
-    case "binary":
-      return { ...root, left: withoutNode(root.left, target), right: withoutNode(root.right, target) };
-    default:
-      return root;
-  }
+  return root === target ? { kind: "bool", value: false, span: root.span } : mapChildren(root, (x) => withoutNode(x, target));
 }
 
 const sameResult = (a: ReturnType<typeof referenceEvaluate>, b: ReturnType<typeof referenceEvaluate>): boolean =>

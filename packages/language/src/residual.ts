@@ -2,7 +2,7 @@
 // values and folded without copying any subtree, and the exact decision of whether an approver exists.
 import type { Span } from "@agent-authority/grammar";
 import type { Expr, ExprOf } from "./ast.js";
-import { mentionsApprover } from "./ast.js";
+import { mapChildren, mentionsApprover } from "./ast.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
@@ -395,27 +395,14 @@ export function formulaToExpr(f: Formula): Expr {
 
 /** `e` with every name but `args` and `approver` replaced by its value in `env` (an int or a string). */
 function withValues(e: Expr, env: EvalEnv): Expr {
-  switch (e.kind) {
-    case "name": {
-      if (e.name === "args" || e.name === "approver" || !Object.prototype.hasOwnProperty.call(env, e.name)) return e;
-      const value = (env as unknown as Record<string, unknown>)[e.name];
-      if (typeof value === "string") return { kind: "string", value, span: e.span };
-      if (typeof value !== "number") return e;
-      // A negative value is the negation of its magnitude, as the parser would read it.
-      const magnitude: Expr = { kind: "int", value: Math.abs(value), span: e.span };
-      return value < 0 ? { kind: "unary", op: "-", operand: magnitude, span: e.span } : magnitude;
-    }
-    case "list":
-      return { ...e, elements: e.elements.map((x) => withValues(x, env)) };
-    case "call":
-      return { ...e, args: e.args.map((x) => withValues(x, env)) };
-    case "unary":
-      return { ...e, operand: withValues(e.operand, env) };
-    case "binary":
-      return { ...e, left: withValues(e.left, env), right: withValues(e.right, env) };
-    default:
-      return e;
-  }
+  if (e.kind !== "name") return mapChildren(e, (x) => withValues(x, env));
+  if (e.name === "args" || e.name === "approver" || !Object.prototype.hasOwnProperty.call(env, e.name)) return e;
+  const value = (env as unknown as Record<string, unknown>)[e.name];
+  if (typeof value === "string") return { kind: "string", value, span: e.span };
+  if (typeof value !== "number") return e;
+  // A negative value is the negation of its magnitude, as the parser would read it.
+  const magnitude: Expr = { kind: "int", value: Math.abs(value), span: e.span };
+  return value < 0 ? { kind: "unary", op: "-", operand: magnitude, span: e.span } : magnitude;
 }
 
 /**
