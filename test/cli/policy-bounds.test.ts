@@ -8,7 +8,7 @@ import { negationFamily, twoConjunctions } from "../../packages/language/test-su
 import { authority, buildCli } from "./run-cli.js";
 
 describe("authority lint on hostile policies", () => {
-  let dir: string;
+  let dir: string | undefined;
   beforeAll(() => {
     buildCli();
     dir = mkdtempSync(join(tmpdir(), "authority-bounds-"));
@@ -16,7 +16,9 @@ describe("authority lint on hostile policies", () => {
     writeFileSync(join(dir, "negations.policy"), `${negationFamily(18)}\n`);
     writeFileSync(join(dir, "conjunctions.policy"), `${twoConjunctions(13)}\n`);
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
 
   it("refuses a policy whose approver search could exceed its limits: exit 1, its code, file:line:col, and the other files still linted", () => {
     const run = authority(["lint", "--format", "json", "."], { cwd: dir });
