@@ -2,6 +2,7 @@
 // AUTHORITY_CONFIG_FILE (the environment wins). docs/operations.md lists every setting.
 
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 
 export interface ServerConfig {
@@ -24,6 +25,11 @@ export interface ServerConfig {
   readonly headersTimeoutMs?: number | undefined;
   /** How long a client may take to send a whole request, in milliseconds; absent: 30,000. */
   readonly requestTimeoutMs?: number | undefined;
+  /**
+   * Addresses of the reverse proxies in front of the server (AUTHORITY_TRUSTED_PROXIES, comma
+   * separated): a request from one of them is logged with the client address it forwarded.
+   */
+  readonly trustedProxies?: readonly string[] | undefined;
 }
 
 /** The transport bounds of the HTTP server, in milliseconds (docs/operations.md, Limits). */
@@ -59,6 +65,16 @@ function fileSource(path: string | undefined): Source {
   return out;
 }
 
+function addresses(source: Source, name: string): readonly string[] {
+  const raw = source[name];
+  if (raw === undefined || raw.trim() === "") return [];
+  const list = raw.split(",").map((item) => item.trim());
+  for (const item of list) {
+    if (isIP(item) === 0) throw new ConfigError(`${name} must be IP addresses separated by commas, got \`${item}\``);
+  }
+  return list;
+}
+
 /** Reads the configuration; `cwd` resolves the relative data directory. */
 export function loadConfig(env: Source = process.env, cwd: string = process.cwd()): ServerConfig {
   const source: Source = { ...fileSource(env["AUTHORITY_CONFIG_FILE"]), ...env };
@@ -84,5 +100,6 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),
     headersTimeoutMs: integer(source, "AUTHORITY_HEADERS_TIMEOUT_MS", TRANSPORT_LIMITS.headersTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
     requestTimeoutMs: integer(source, "AUTHORITY_REQUEST_TIMEOUT_MS", TRANSPORT_LIMITS.requestTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
+    trustedProxies: addresses(source, "AUTHORITY_TRUSTED_PROXIES"),
   };
 }

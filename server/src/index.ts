@@ -2,6 +2,7 @@
 export { loadConfig, ConfigError, TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
 export { startServer, SERVER_VERSION, type AuthorityServer, type StartOptions, type RequestListener } from "./server.js";
 export { createApp, type AppOptions } from "./http/app.js";
+export { clientAddress, FORWARDED_FOR_LIMITS } from "./http/client-address.js";
 export { openStore, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
 export type {

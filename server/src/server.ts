@@ -103,8 +103,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
     pruner = startIdempotencyPruner(store, now, logger);
     const metrics = new HttpMetrics();
-    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics });
-    const serveAuthorize = authorizeServer(ctx, logger, metrics);
+    const trustedProxies = new Set(config.trustedProxies ?? []);
+    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies });
+    const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
     // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
     const listener: RequestListener = (req, res) => {
       if (isAuthorizeRequest(req)) serveAuthorize(req, res);

@@ -21,20 +21,21 @@ export interface SharedDatabase {
   readonly schema?: string | undefined;
 }
 
-/** Starts `node server/dist/main.js` on the database; `env` adds variables (the test-only fault hooks, say). */
-export async function startServerProcess(db: SharedDatabase, env: Readonly<Record<string, string>> = {}): Promise<ServerProcess> {
+/** Starts `node server/dist/main.js` on the database; `env` adds variables (the test-only fault hooks, say), and a variable given as undefined is left out. */
+export async function startServerProcess(db: SharedDatabase, env: Readonly<Record<string, string | undefined>> = {}): Promise<ServerProcess> {
+  const merged: Record<string, string | undefined> = {
+    PATH: process.env["PATH"] ?? "",
+    AUTHORITY_PORT: "0",
+    AUTHORITY_DATABASE_URL: db.url,
+    ...(db.schema === undefined ? {} : { AUTHORITY_DATABASE_SCHEMA: db.schema }),
+    AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+    AUTHORITY_ENVIRONMENT: ENVIRONMENT,
+    AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
+    AUTHORITY_LOG_LEVEL: "info",
+    ...env,
+  };
   const child = spawn(process.execPath, [SERVER_MAIN], {
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      AUTHORITY_PORT: "0",
-      AUTHORITY_DATABASE_URL: db.url,
-      ...(db.schema === undefined ? {} : { AUTHORITY_DATABASE_SCHEMA: db.schema }),
-      AUTHORITY_ADMIN_KEY: ADMIN_KEY,
-      AUTHORITY_ENVIRONMENT: ENVIRONMENT,
-      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
-      AUTHORITY_LOG_LEVEL: "info",
-      ...env,
-    },
+    env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)) as Record<string, string>,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -68,15 +69,15 @@ export async function get(baseUrl: string, path: string, key: string): Promise<a
 }
 
 /** A certified agent with its agent key, made through the HTTP API of one process. */
-export async function agentWithKey(baseUrl: string, name: string): Promise<{ id: string; key: string }> {
-  const agent = await post(baseUrl, "/agents", ADMIN_KEY, { name });
-  await post(baseUrl, `/agents/${agent.body.id}/certification`, ADMIN_KEY, CERTIFICATION);
-  const key = await post(baseUrl, "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
+export async function agentWithKey(baseUrl: string, name: string, admin = ADMIN_KEY): Promise<{ id: string; key: string }> {
+  const agent = await post(baseUrl, "/agents", admin, { name });
+  await post(baseUrl, `/agents/${agent.body.id}/certification`, admin, CERTIFICATION);
+  const key = await post(baseUrl, "/keys", admin, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
   return { id: agent.body.id, key: key.body.key };
 }
 
-export async function grant(baseUrl: string, agentId: string, extra: Record<string, unknown>): Promise<string> {
-  const reply = await post(baseUrl, "/grants", ADMIN_KEY, {
+export async function grant(baseUrl: string, agentId: string, extra: Record<string, unknown>, admin = ADMIN_KEY): Promise<string> {
+  const reply = await post(baseUrl, "/grants", admin, {
     agent_id: agentId, principal_type: "service", principal_id: "proof", scope: { tool: ["payments.*"] }, ...extra,
   });
   if (reply.status !== 201) throw new Error(`grant not issued: ${JSON.stringify(reply.body)}`);

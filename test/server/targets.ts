@@ -40,7 +40,7 @@ const sqliteTarget: StoreTarget = {
   },
 };
 
-const postgresTarget: StoreTarget = {
+export const postgresTarget: StoreTarget = {
   name: "postgres",
   async create() {
     const schema = `authority_test_${randomBytes(6).toString("hex")}`;
@@ -60,7 +60,8 @@ const postgresTarget: StoreTarget = {
   },
 };
 
-const pgProblem = await postgresReachable();
+/** Why PostgreSQL cannot be reached, or null when it can. */
+export const pgProblem = await postgresReachable();
 if (pgProblem !== null) {
   console.error([
     "",

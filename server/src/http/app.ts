@@ -13,6 +13,7 @@ import { BEARER_CHALLENGE, callerForSecret, missingRole, unauthenticated } from 
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
+import { clientAddress } from "./client-address.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
@@ -27,6 +28,8 @@ export interface AppOptions {
   readonly version: string;
   /** The metrics to count into; the server shares one with the authorize hot path. */
   readonly metrics?: HttpMetrics;
+  /** Addresses of trusted reverse proxies, whose X-Forwarded-For names the logged client. */
+  readonly trustedProxies?: ReadonlySet<string>;
 }
 
 /** Path parameters and the id prefix each must carry. */
@@ -182,6 +185,7 @@ export function createApp(options: AppOptions): express.Express {
   const openapi = buildOpenApiDocument("/v1", options.version);
   const metrics = options.metrics ?? new HttpMetrics();
 
+  const trusted = options.trustedProxies ?? new Set<string>();
   app.use((req, res, next) => {
     const started = performance.now();
     locals(res).requestId = randomUUID();
@@ -198,6 +202,7 @@ export function createApp(options: AppOptions): express.Express {
         status: res.statusCode,
         duration_ms: Math.round(seconds * 100_000) / 100,
         key_id: locals(res).caller?.keyId,
+        client: clientAddress(req, trusted),
       });
     });
     next();

@@ -13,6 +13,7 @@ import { IDEMPOTENCY_HEADER, requestClaim, reusedKey } from "../services/idempot
 import { BEARER_CHALLENGE, callerForSecret } from "../services/keys.js";
 import { hashSecret } from "../secrets.js";
 import { parseJsonBody, validateBody } from "./body.js";
+import { clientAddress } from "./client-address.js";
 import type { HttpMetrics } from "./metrics.js";
 import { ApiProblem, problemResponse } from "./problem.js";
 
@@ -148,7 +149,9 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
  * line, the same fields as Express's, at `info` (`error` for a 5xx) when the logger's level lets
  * it through; the fields are built only then.
  */
-export function authorizeServer(ctx: ServiceContext, logger: Logger, metrics: HttpMetrics): (req: IncomingMessage, res: ServerResponse) => void {
+export function authorizeServer(
+  ctx: ServiceContext, logger: Logger, metrics: HttpMetrics, trusted: ReadonlySet<string> = new Set(),
+): (req: IncomingMessage, res: ServerResponse) => void {
   const record = metrics.recorder("POST", AUTHORIZE_PATH);
   const infoOn = logger.enabled?.("info") ?? true;
   const errorOn = logger.enabled?.("error") ?? true;
@@ -161,7 +164,7 @@ export function authorizeServer(ctx: ServiceContext, logger: Logger, metrics: Ht
       if (status >= 500 ? errorOn : infoOn) {
         logger.log(status >= 500 ? "error" : "info", "request", {
           request_id: res.getHeader("x-request-id"), method: "POST", path: AUTHORIZE_PATH, status,
-          duration_ms: Math.round(seconds * 100_000) / 100,
+          duration_ms: Math.round(seconds * 100_000) / 100, client: clientAddress(req, trusted),
         });
       }
     });

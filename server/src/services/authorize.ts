@@ -162,9 +162,24 @@ export function decisionAnswerText(ledgerId: string, decision: Decision, now: nu
   return `${head.slice(0, -1)},"gates":${gates},${tail.slice(1)}`;
 }
 
+/**
+ * The decision's time. INVARIANT (signals-in-order): an agent's breakers see its decisions in the
+ * order they were sealed, each at or after the one before. On SQLite the transaction holds the
+ * database, so the clock alone gives that order. On PostgreSQL two replicas (or two connections
+ * of one) read their clocks before they queue for the agent's breaker lock, so a decision could
+ * be sealed after a later-timed one; its windows, counted up to its own time, would then miss that
+ * decision and could leave `breached` only to enter it, and trip, again. Under the lock the time
+ * is therefore at least the agent's last signal's.
+ */
+async function decisionTime(tx: Store, ctx: ServiceContext, agentId: string, watched: boolean): Promise<number> {
+  const now = ctx.now();
+  if (!watched || tx.dialect !== "postgres") return now;
+  const last = await tx.breakerPath().previousSignal(agentId, [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
+  return last === null ? now : Math.max(now, last[0]);
+}
+
 /** Decides, seals and counts one request inside an open transaction; answers the response text. */
 async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody): Promise<string> {
-  const now = ctx.now();
   // An agent key speaks for exactly one agent; any other caller holds no grant.
   const agentId = caller.agentId ?? caller.identity;
   // On SQLite the transaction already holds the database, so the chain is read at once; on
@@ -178,6 +193,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   let treeId = agentId;
   // INVARIANT (breaker-lock-first): the agent's breakers are locked before the tree.
   const breakers = await watchBreakers(tx, agentId);
+  const now = await decisionTime(tx, ctx, agentId, breakers.length > 0);
   if (held) {
     // INVARIANT (tree-serial): the read-decide-write of a delegation tree runs under its root's
     // lock (a row lock on PostgreSQL; BEGIN IMMEDIATE holds the database on SQLite).

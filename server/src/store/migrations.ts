@@ -246,10 +246,14 @@ const MIGRATION_LOCK = 727_274_001;
 
 /** Applies every migration not yet applied; answers the versions it applied. */
 export async function runMigrations(db: SqlDriver, now: number, schema?: string): Promise<number[]> {
-  if (db.dialect === "postgres" && schema !== undefined) await db.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   return db.transaction(async (tx) => {
-    // Several replicas may start at once on PostgreSQL: one applies, the others wait and find it done.
-    if (tx.dialect === "postgres") await tx.get("SELECT pg_advisory_xact_lock(?)", [MIGRATION_LOCK]);
+    // Several replicas may start at once on PostgreSQL: one applies, the others wait and find it
+    // done. The schema is created under the same lock: two concurrent `CREATE SCHEMA IF NOT
+    // EXISTS` can both miss the other's and one then fails on the catalogue's unique index.
+    if (tx.dialect === "postgres") {
+      await tx.get("SELECT pg_advisory_xact_lock(?)", [MIGRATION_LOCK]);
+      if (schema !== undefined) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    }
     await tx.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
     );
