@@ -264,6 +264,17 @@ async function placeCharges(tx: Store, ledgerId: string, chain: readonly GrantRe
 }
 
 /**
+ * Where a decision runs within its group-commit batch on PostgreSQL: by the presented key (one
+ * agent's, whose breakers it locks first), then by grant (whose tree it locks next). Batches that
+ * run concurrently, on one replica or several, then take their locks in one order and do not
+ * deadlock in the usual case; the rare deadlock left (a grant delegated to another agent, an
+ * agent with several keys) is detected by PostgreSQL and retried.
+ */
+function batchOrder(asker: Asker, body: AuthorizeBody): string {
+  return `${"keyHash" in asker ? asker.keyHash : asker.keyId}\n${body.grant_id}`;
+}
+
+/**
  * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
  * stored in the decision's own transaction, so a decision and its key commit together: a retry
  * either replays the first answer or finds nothing was decided. A key presented by its hash is
@@ -303,7 +314,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           if (!stored) throw new KeyTakenMeanwhile();
         }
         return { status: 200, contentType: JSON_TYPE, text, replayed: false };
-      });
+      }, batchOrder(asker, body));
       if (answer === MISMATCH) throw new IdempotencyMismatch();
       if (answer instanceof ApiProblem) throw answer;
       return answer;

@@ -32,7 +32,7 @@ export interface SqlDriver {
    * more than once (when another transaction of its batch fails), so it must do nothing outside
    * the transaction it is given.
    */
-  groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T>;
+  groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T>;
   /**
    * Inside a group-commit batch on SQLite: rows the decision path may reuse from earlier batches,
    * kept exactly as long as they are what a read would return (sqlite-driver.ts, INVARIANT

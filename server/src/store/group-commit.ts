@@ -1,20 +1,46 @@
-// Group commit for SQLite: the transactions submitted in one event-loop turn run one after another
-// inside a single BEGIN IMMEDIATE … COMMIT, and every one of them is answered only after that
-// COMMIT has returned. A failing transaction is undone alone: the batch then runs again with a
-// savepoint for each, so a transaction's function may run more than once and must do nothing
-// outside the transaction it is given. With `synchronous=FULL` a commit costs an fsync; a
-// batch pays it once for all its transactions, and no answer leaves before its record is on disk.
+// Group commit: the transactions submitted in one event-loop turn (or, with a limit on batches in
+// flight, while the earlier batches ran) run one after another inside a single transaction, and
+// every one of them is answered only after its COMMIT has returned. A failing transaction is
+// undone alone: the batch then runs again with a savepoint for each, so a transaction's function
+// may run more than once and must do nothing outside the transaction it is given. A commit costs
+// one log flush (an fsync on SQLite with `synchronous=FULL`, a WAL flush on PostgreSQL); a batch
+// pays it once for all its transactions, and no answer leaves before its record is durable.
+// A transient failure (a serialization failure or deadlock on PostgreSQL) sends the transaction
+// back to the queue, after a short random wait, a bounded number of times.
 
 import type { SqlDriver } from "./driver.js";
 
-/** A connection that opens and closes the batch's transaction itself (BEGIN IMMEDIATE … COMMIT or ROLLBACK). */
+/** A connection that opens and closes the batch's transaction itself (BEGIN … COMMIT or ROLLBACK). */
 export interface BatchConnection extends SqlDriver {
-  beginBatch(): void;
-  endBatch(commit: boolean): void;
+  beginBatch(): void | Promise<void>;
+  endBatch(commit: boolean): void | Promise<void>;
+}
+
+/** Runs one batch's work on a connection it holds for the whole batch. */
+export type BatchOpener = (work: (connection: BatchConnection) => Promise<void>) => Promise<void>;
+
+/** Which failures are transient, how often a transaction is tried, and how long it waits between tries. */
+export interface RetryPolicy {
+  readonly retryable: (error: unknown) => boolean;
+  /** Tries in all, the first included; the last failure is the caller's. */
+  readonly attempts: number;
+  /** The wait before try `attempt` (2 for the first retry), in milliseconds. */
+  readonly delayMs: (attempt: number) => number;
+}
+
+export interface GroupCommitOptions {
+  /** The most batches in flight at once; the transactions submitted meanwhile form the next batch. Default: no limit. */
+  readonly concurrency?: number;
+  readonly retry?: RetryPolicy;
+  /** Run each batch's transactions in ascending `order` (those without one last), not in arrival order. */
+  readonly ordered?: boolean;
 }
 
 interface Pending {
   readonly fn: (tx: SqlDriver) => Promise<unknown>;
+  /** Tries so far. */
+  attempts: number;
+  readonly order: string | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -24,57 +50,96 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /** The most transactions one commit carries; a longer queue is committed in several batches. */
 const BATCH_MAX = 256;
 
+/** Ascending `order`, those without one last; the sort is stable, so ties keep their arrival order. */
+function byOrder(a: Pending, b: Pending): number {
+  if (a.order === b.order) return 0;
+  if (a.order === undefined) return 1;
+  if (b.order === undefined) return -1;
+  return a.order < b.order ? -1 : 1;
+}
+
 export class GroupCommit {
-  readonly #runLocked: (work: () => Promise<void>) => Promise<void>;
-  readonly #connection: BatchConnection;
+  readonly #open: BatchOpener;
+  readonly #concurrency: number;
+  readonly #retry: RetryPolicy | undefined;
+  readonly #ordered: boolean;
   #queue: Pending[] = [];
   #scheduled = false;
+  #inFlight = 0;
 
   /**
-   * `runLocked` runs work while holding the connection's lock (INVARIANT sqlite-serial): no other
-   * statement runs between BEGIN and COMMIT of a batch.
+   * `open` holds a connection for a batch: on SQLite the one connection, under its lock (INVARIANT
+   * sqlite-serial: no other statement runs between BEGIN and COMMIT of a batch); on PostgreSQL a
+   * pooled connection of its own.
    */
-  constructor(runLocked: (work: () => Promise<void>) => Promise<void>, connection: BatchConnection) {
-    this.#runLocked = runLocked;
-    this.#connection = connection;
+  constructor(open: BatchOpener, options: GroupCommitOptions = {}) {
+    this.#open = open;
+    this.#concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
+    this.#retry = options.retry;
+    this.#ordered = options.ordered ?? false;
   }
 
-  submit<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
+  submit<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.#flush());
-      }
+      this.#enqueue({ fn, attempts: 0, order, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
-  #flush(): void {
-    this.#scheduled = false;
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, BATCH_MAX);
-      void this.#runLocked(() => this.#commit(batch));
+  #enqueue(item: Pending): void {
+    this.#queue.push(item);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => {
+        this.#scheduled = false;
+        this.#flush();
+      });
     }
   }
 
-  async #commit(batch: readonly Pending[]): Promise<void> {
+  #flush(): void {
+    while (this.#queue.length > 0 && this.#inFlight < this.#concurrency) {
+      const batch = this.#queue.splice(0, BATCH_MAX);
+      if (this.#ordered) batch.sort(byOrder);
+      this.#inFlight += 1;
+      void this.#open((connection) => this.#commit(connection, batch)).catch((error: unknown) => {
+        // The connection could not be had: the batch never began.
+        for (const item of batch) this.#settle(item, { ok: false, error });
+      }).finally(() => {
+        this.#inFlight -= 1;
+        this.#flush();
+      });
+    }
+  }
+
+  /** Answers a transaction, or sends it back to the queue after a transient failure while tries remain. */
+  #settle(item: Pending, outcome: Outcome): void {
+    if (outcome.ok) {
+      item.resolve(outcome.value);
+      return;
+    }
+    const retry = this.#retry;
+    if (retry !== undefined && item.attempts < retry.attempts && retry.retryable(outcome.error)) {
+      setTimeout(() => this.#enqueue(item), retry.delayMs(item.attempts + 1));
+      return;
+    }
+    item.reject(outcome.error);
+  }
+
+  async #commit(connection: BatchConnection, batch: readonly Pending[]): Promise<void> {
+    for (const item of batch) item.attempts += 1;
     let outcomes: Outcome[];
     try {
       // Optimistic first: no savepoints, which cost two statements and a copy of every page each
       // transaction touches. A failure undoes the whole batch, which then runs again with one
       // savepoint per transaction, so that only the failing one is undone.
-      outcomes = (await this.#run(batch, false)) ?? (await this.#run(batch, true))!;
+      outcomes = (await this.#run(connection, batch, false)) ?? (await this.#run(connection, batch, true))!;
     } catch (error) {
-      // The batch is lost; its callers hear the error.
-      for (const item of batch) item.reject(error);
+      // The batch is lost; its callers hear the error, or try again when it is transient.
+      for (const item of batch) this.#settle(item, { ok: false, error });
       return;
     }
     // Answers leave only now, after the commit.
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
-    });
+    batch.forEach((item, i) => this.#settle(item, outcomes[i]!));
   }
 
   /**
@@ -83,11 +148,10 @@ export class GroupCommit {
    * it again with them); otherwise only a failure of the batch itself (BEGIN or COMMIT, or the one
    * transaction of a batch of one) rolls it back, and throws.
    */
-  async #run(batch: readonly Pending[], savepoints: boolean): Promise<Outcome[] | undefined> {
-    const db = this.#connection;
+  async #run(db: BatchConnection, batch: readonly Pending[], savepoints: boolean): Promise<Outcome[] | undefined> {
     const outcomes: Outcome[] = [];
     try {
-      db.beginBatch();
+      await db.beginBatch();
       for (const item of batch) {
         if (!savepoints) {
           outcomes.push({ ok: true, value: await item.fn(db) });
@@ -106,11 +170,11 @@ export class GroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      db.endBatch(true);
+      await db.endBatch(true);
       return outcomes;
     } catch (error) {
       try {
-        db.endBatch(false);
+        await db.endBatch(false);
       } catch {
         // Rolled back either way.
       }

@@ -1,7 +1,10 @@
 // The pg driver: a connection pool; `?` placeholders become `$n`; int8 and numeric read as numbers.
+// Concurrent authorize transactions share commits (group commit, decision 0311), and a
+// serialization failure or deadlock is retried inside the driver, a bounded number of times.
 
 import pg from "pg";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -20,6 +23,34 @@ function numbered(sql: string): string {
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
+
+/**
+ * SQLSTATEs after which a transaction may simply run again: `40001` serialization_failure (the
+ * answer of SERIALIZABLE, and of CockroachDB and YugabyteDB for any conflict, RETRY_SERIALIZABLE
+ * and the like included) and `40P01` deadlock_detected.
+ */
+export const RETRYABLE_SQLSTATES: ReadonlySet<string> = new Set(["40001", "40P01"]);
+
+export const POSTGRES_LIMITS = Object.freeze({
+  /** Tries of one transaction in all before its last transient failure is the caller's. */
+  transactionAttempts: 12,
+  /** The longest random wait before a retry; the bound doubles from 2 ms with each try. */
+  retryDelayCapMs: 200,
+  /** Group-commit batches in flight at once on one replica (each holds one pooled connection). */
+  groupBatchesInFlight: 4,
+});
+
+export function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && RETRYABLE_SQLSTATES.has(code);
+}
+
+/** Full jitter: a random wait up to a bound that doubles with each try, so that colliding transactions part. */
+export const POSTGRES_RETRY: RetryPolicy = Object.freeze({
+  retryable: isRetryable,
+  attempts: POSTGRES_LIMITS.transactionAttempts,
+  delayMs: (attempt: number) => Math.random() * Math.min(POSTGRES_LIMITS.retryDelayCapMs, 2 ** attempt),
+});
 
 class PostgresSession implements SqlDriver {
   readonly dialect = "postgres" as const;
@@ -52,16 +83,44 @@ class PostgresSession implements SqlDriver {
   async close(): Promise<void> {}
 }
 
+/** COMMIT, which PostgreSQL answers with ROLLBACK, not an error, when the transaction had failed. */
+async function committed(client: pg.PoolClient): Promise<void> {
+  const result = await client.query("COMMIT");
+  if (result.command === "ROLLBACK") throw new Error("the transaction had failed and was rolled back");
+}
+
+/** A pooled connection holding one group-commit batch's transaction. */
+class PostgresBatch extends PostgresSession implements BatchConnection {
+  readonly #client: pg.PoolClient;
+
+  constructor(client: pg.PoolClient) {
+    super(client);
+    this.#client = client;
+  }
+
+  async beginBatch(): Promise<void> {
+    await this.#client.query("BEGIN");
+  }
+
+  async endBatch(commit: boolean): Promise<void> {
+    if (commit) await committed(this.#client);
+    else await this.#client.query("ROLLBACK");
+  }
+}
+
 export interface PostgresOptions {
   /** The schema every connection uses (search_path); created when absent. */
   readonly schema?: string;
   readonly poolSize?: number;
+  /** Group-commit batches in flight at once; default POSTGRES_LIMITS.groupBatchesInFlight. */
+  readonly groupBatches?: number;
 }
 
 export class PostgresDriver implements SqlDriver {
   readonly dialect = "postgres" as const;
   readonly #pool: pg.Pool;
   readonly #session: PostgresSession;
+  readonly #group: GroupCommit;
   readonly schema: string | undefined;
 
   constructor(url: string, options: PostgresOptions = {}) {
@@ -78,6 +137,14 @@ export class PostgresDriver implements SqlDriver {
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
     this.#session = new PostgresSession(this.#pool);
+    this.#group = new GroupCommit(async (work) => {
+      const client = await this.#pool.connect();
+      try {
+        await work(new PostgresBatch(client));
+      } finally {
+        client.release();
+      }
+    }, { concurrency: options.groupBatches ?? POSTGRES_LIMITS.groupBatchesInFlight, retry: POSTGRES_RETRY, ordered: true });
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
@@ -96,12 +163,36 @@ export class PostgresDriver implements SqlDriver {
     return this.#session.exec(sql);
   }
 
+  /**
+   * One transaction on a pooled connection. After a serialization failure or deadlock it runs
+   * again, after a random wait, up to POSTGRES_LIMITS.transactionAttempts tries in all; so `fn`
+   * may run more than once and must do nothing outside the transaction it is given.
+   */
   async transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.#once(fn);
+      } catch (error) {
+        if (attempt >= POSTGRES_RETRY.attempts || !isRetryable(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, POSTGRES_RETRY.delayMs(attempt + 1)));
+      }
+    }
+  }
+
+  /**
+   * A transaction committed together with the others submitted while the batches before it ran
+   * (group commit): one round trip for BEGIN and one for COMMIT, and one WAL flush, for the batch.
+   */
+  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
+    return this.#group.submit(fn, order);
+  }
+
+  async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     try {
       await client.query("BEGIN");
       const result = await fn(new PostgresSession(client));
-      await client.query("COMMIT");
+      await committed(client);
       return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);

@@ -159,9 +159,9 @@ export class SqlStore implements Store {
     return this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema)));
   }
 
-  batchedTransaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+  batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string): Promise<T> {
     if (this.#db.groupTransaction === undefined) return this.transaction(fn);
-    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema)));
+    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema)), order);
   }
 
   async countRows(): Promise<Record<string, number>> {

@@ -186,7 +186,7 @@ export class SqliteDriver implements SqlDriver {
     if (options.temporaryInMemory === true) db.pragma("temp_store = MEMORY");
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
-    this.#group = new GroupCommit((work) => this.#lock.run(work), this.#connection);
+    this.#group = new GroupCommit((work) => this.#lock.run(() => work(this.#connection)));
     this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path, db) : undefined;
   }
 

@@ -1,0 +1,125 @@
+// Group commit and transient-failure retries on PostgreSQL: concurrent transactions share one
+// transaction and commit, each answered after its own commit; a deadlock between two batches and
+// a serialization failure (SQLSTATE 40001, what CockroachDB and YugabyteDB answer for any
+// conflict) are retried inside the driver, a bounded number of times.
+
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresDriver, POSTGRES_LIMITS } from "@agent-authority/server";
+import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
+
+/** Raises a real error with the given SQLSTATE in the database. */
+const raise = (code: string): string => `DO $$ BEGIN RAISE EXCEPTION 'transient' USING ERRCODE = '${code}'; END $$`;
+
+describe("group commit and retries on PostgreSQL", () => {
+  if (pgProblem !== null) {
+    it.skip(`skipped because PostgreSQL is unreachable at ${PG_URL}: ${pgProblem}`, () => undefined);
+    return;
+  }
+  let db: Awaited<ReturnType<typeof postgresTarget.create>>;
+  let driver: PostgresDriver;
+  let observer: pg.Client;
+  beforeAll(async () => {
+    db = await postgresTarget.create();
+    driver = new PostgresDriver(db.url, { schema: db.schema! });
+    await driver.exec(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+    await driver.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, txid TEXT NOT NULL); CREATE TABLE locks (id INTEGER PRIMARY KEY); INSERT INTO locks VALUES (1), (2)");
+    observer = new pg.Client({ connectionString: db.url, options: `-c search_path=${db.schema}` });
+    await observer.connect();
+  });
+  afterAll(async () => {
+    await observer?.end();
+    await driver?.close();
+    await db?.dispose();
+  });
+
+  it("runs 60 concurrent transactions in a few shared transactions, each answered after its commit", async () => {
+    const answered = await Promise.all(Array.from({ length: 60 }, (_, i) => driver.groupTransaction(async (tx) => {
+      const row = await tx.get("SELECT txid_current()::text AS txid");
+      await tx.run("INSERT INTO items (id, txid) VALUES (?, ?)", [i, String(row!["txid"])]);
+      return i;
+    }).then(async (id) => {
+      // Committed before the answer: another connection sees the row the moment it resolves.
+      const seen = await observer.query("SELECT 1 FROM items WHERE id = $1", [id]);
+      return seen.rowCount;
+    })));
+    expect(answered).toEqual(Array.from({ length: 60 }, () => 1));
+    const shared = await observer.query("SELECT COUNT(DISTINCT txid)::int AS n FROM items");
+    // At most as many transactions as batches in flight at once, and a few more as they turn over.
+    expect(shared.rows[0].n).toBeLessThan(30);
+  });
+
+  it("retries a deadlock between two batches: both commit", async () => {
+    let aLocked!: () => void;
+    let bLocked!: () => void;
+    const aHolds = new Promise<void>((r) => { aLocked = r; });
+    const bHolds = new Promise<void>((r) => { bLocked = r; });
+    let tries = 0;
+    const a = driver.groupTransaction(async (tx) => {
+      tries += 1;
+      await tx.get("SELECT id FROM locks WHERE id = 1 FOR UPDATE");
+      aLocked();
+      await bHolds;
+      await tx.get("SELECT id FROM locks WHERE id = 2 FOR UPDATE");
+      return "a";
+    });
+    // The second transaction forms a batch of its own, on another connection.
+    await new Promise((r) => setImmediate(r));
+    await aHolds;
+    const b = driver.groupTransaction(async (tx) => {
+      tries += 1;
+      await tx.get("SELECT id FROM locks WHERE id = 2 FOR UPDATE");
+      bLocked();
+      await aHolds;
+      await tx.get("SELECT id FROM locks WHERE id = 1 FOR UPDATE");
+      return "b";
+    });
+    expect(await Promise.all([a, b])).toEqual(["a", "b"]);
+    expect(tries).toBe(3);
+  });
+
+  it("retries a serialization failure, in a plain and in a grouped transaction, and gives up after the limit", async () => {
+    for (const run of [driver.transaction.bind(driver), driver.groupTransaction.bind(driver)]) {
+      let tries = 0;
+      expect(await run(async (tx) => {
+        tries += 1;
+        if (tries < 3) await tx.exec(raise("40001"));
+        return tries;
+      })).toBe(3);
+      let always = 0;
+      await expect(run(async (tx) => {
+        always += 1;
+        await tx.exec(raise("40001"));
+      })).rejects.toMatchObject({ code: "40001" });
+      expect(always).toBe(POSTGRES_LIMITS.transactionAttempts);
+      // Any other failure is the caller's at once.
+      let once = 0;
+      await expect(run(async (tx) => {
+        once += 1;
+        await tx.exec(raise("23505"));
+      })).rejects.toMatchObject({ code: "23505" });
+      expect(once).toBe(1);
+    }
+  });
+
+  it("retries a real write-skew conflict under SERIALIZABLE: both transactions commit, one of them twice tried", async () => {
+    await driver.exec("CREATE TABLE doctors (id INTEGER PRIMARY KEY, on_call BOOLEAN NOT NULL); INSERT INTO doctors VALUES (1, true), (2, true)");
+    let tries = 0;
+    let bothRead!: () => void;
+    let reads = 0;
+    const together = new Promise<void>((r) => { bothRead = r; });
+    const leave = (id: number) => driver.transaction(async (tx) => {
+      tries += 1;
+      await tx.exec("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+      const on = await tx.get("SELECT COUNT(*)::int AS n FROM doctors WHERE on_call");
+      reads += 1;
+      if (reads === 2) bothRead();
+      await Promise.race([together, new Promise((r) => setTimeout(r, 200))]);
+      if (Number(on!["n"]) > 1) await tx.run("UPDATE doctors SET on_call = false WHERE id = ?", [id]);
+    });
+    await Promise.all([leave(1), leave(2)]);
+    expect(tries).toBe(3);
+    // The retried one saw the other's commit: one doctor stays on call.
+    expect((await observer.query("SELECT COUNT(*)::int AS n FROM doctors WHERE on_call")).rows[0].n).toBe(1);
+  });
+});
