@@ -6,6 +6,9 @@
 //   npm run bench -- server                       (or: node test/bench/server.mjs)
 //   BENCH_SECONDS=3                               seconds per measurement (default 4)
 //   BENCH_TURNS=2                                 turns per connection count (default 4)
+//   AUTHORITY_BENCH_DATABASE_URL=postgres://…    PostgreSQL for the PostgreSQL rows (default
+//                                                 AUTHORITY_TEST_DATABASE_URL, then the local test
+//                                                 database); each run uses a fresh schema and drops it
 //   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large database (default 1,000,000 grants and
 //                                                 10,000,000 decisions, 3 to 5 minutes to generate and
 //                                                 several GB in the temporary directory; 0 skips it;
@@ -15,6 +18,11 @@
 // its p50 and p99 are those of every answer of those turns. Beside each authorize row: the server's
 // CPU per request on its main thread and its worker, and its main thread's pauses for garbage
 // collection (milliseconds per second of load, and the longest).
+//
+// PostgreSQL rows, when PostgreSQL answers: one replica, and three replicas behind nginx configured
+// from docs/deploy/nginx.conf (when nginx is installed), their requests spread over
+// PG_GRANTS grants of one agent (the one grant of the SQLite rows would serialise every decision
+// on one row lock across replicas). The three replicas share this machine's cores with nginx.
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -27,7 +35,10 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
+import { NGINX, startNginx } from "../replicas/nginx.mjs";
 
 /** A positive whole number from the environment, or the default; anything else stops the bench with the variable's name. */
 function positive(name, fallback) {
@@ -48,11 +59,14 @@ const CERTIFICATION = {
   basis: "benchmark", provenance_version: "model-1", manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", checks: ["bench"],
 };
 const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
+const PG_URL = process.env.AUTHORITY_BENCH_DATABASE_URL ?? process.env.AUTHORITY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/** Grants of one agent the PostgreSQL rows spread their requests over. */
+const PG_GRANTS = 20;
 
 // ---------------------------------------------------------------------------------------------
 // Child mode: serve one kind of server and print its port.
 
-async function serve(kind, dbPath) {
+async function serve(kind, dbPath, schema) {
   let port;
   if (kind === "bare") {
     const server = createServer((req, res) => {
@@ -76,7 +90,7 @@ async function serve(kind, dbPath) {
     port = server.address().port;
   } else {
     const server = await startServer({
-      host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
+      host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, databaseSchema: schema || undefined, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
       autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
     });
     port = Number(new URL(server.baseUrl).port);
@@ -104,8 +118,8 @@ async function serve(kind, dbPath) {
 // Parent mode.
 
 /** A server in a child process: its base URL, and `gc()`, its main thread's collections so far (see serve()). */
-function startChild(kind, dbPath = "") {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath], { stdio: ["ignore", "pipe", "inherit"] });
+function startChild(kind, dbPath = "", schema = "") {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath, schema], { stdio: ["ignore", "pipe", "inherit"] });
   const reports = [];
   const gc = () => new Promise((resolve) => {
     reports.push(resolve);
@@ -143,19 +157,23 @@ async function call(base, path, key, body) {
   return json;
 }
 
-/** An agent with a key and a grant it may use without limit; answers the authorize request. */
-async function prepare(base) {
+/** An agent with a key and `grants` grants it may use without limit; answers the authorize requests, one per grant. */
+async function prepare(base, grants = 1) {
   const agent = await call(base, "/agents", ADMIN_KEY, { name: `bench-${Date.now()}` });
   await call(base, `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
   const key = await call(base, "/keys", ADMIN_KEY, { identity: `bench-agent-${agent.id}`, kind: "service", roles: ["agent"], agent_id: agent.id });
-  const grant = await call(base, "/grants", ADMIN_KEY, {
-    agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24,
-    policy: "amount_minor <= 100000",
-  });
-  const body = { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, args: { invoice: "INV-1" } };
-  const first = await call(base, "/authorize", key.key, body);
-  if (first.outcome !== "allow") throw new Error(`the bench grant does not allow: ${JSON.stringify(first)}`);
-  return { key: key.key, body };
+  const bodies = [];
+  for (let i = 0; i < grants; i += 1) {
+    const grant = await call(base, "/grants", ADMIN_KEY, {
+      agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24,
+      policy: "amount_minor <= 100000",
+    });
+    const body = { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, args: { invoice: "INV-1" } };
+    const first = await call(base, "/authorize", key.key, body);
+    if (first.outcome !== "allow") throw new Error(`the bench grant does not allow: ${JSON.stringify(first)}`);
+    bodies.push(body);
+  }
+  return { key: key.key, body: bodies[0], bodies };
 }
 
 /**
@@ -182,11 +200,17 @@ function threadCpu(pid) {
  * The load at `connections`; with `server`, also the server's CPU per request on its main thread
  * and its busiest other thread, and its main thread's pauses for garbage collection.
  */
-async function measure(url, connections, headers, body, server) {
-  const pid = server?.child.pid;
-  const gcBefore = await server?.gc();
+async function measure(url, connections, headers, body, server, bodies = [body]) {
+  const pid = server?.child?.pid;
+  const gcBefore = await server?.gc?.();
   const before = threadCpu(pid);
-  const load = autocannon({ url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  // Several bodies are sent in turn, each request the next one.
+  const texts = bodies.map((b) => JSON.stringify(b));
+  let next = 0;
+  const spread = texts.length > 1 ? { requests: [{ setupRequest: (request) => ({ ...request, body: texts[next++ % texts.length] }) }] } : {};
+  const load = autocannon({
+    url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: texts[0], ...spread,
+  });
   // Every answer's time, so that a row's percentiles are those of all the answers of its turns.
   const times = [];
   load.on("response", (_client, _status, _bytes, ms) => times.push(ms));
@@ -195,7 +219,7 @@ async function measure(url, connections, headers, body, server) {
   const used = [...threadCpu(pid)].map(([tid, cpu]) => [tid, (cpu - (before.get(tid) ?? 0)) / result.requests.total]);
   const main = used.find(([tid]) => tid === pid)?.[1];
   const other = used.filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1])[0]?.[1];
-  const gcAfter = await server?.gc();
+  const gcAfter = await server?.gc?.();
   const gc = gcBefore === undefined || gcAfter === undefined ? undefined
     : { msPerSecond: (gcAfter.pauseMs - gcBefore.pauseMs) / SECONDS, longestMs: gcAfter.longestMs };
   return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, gc };
@@ -299,9 +323,12 @@ async function run(databases) {
   const exp = await startChild("express");
   const servers = [];
   try {
-    for (const { title, path } of databases) servers.push({ title, server: await startChild("authority", path) });
+    for (const database of databases) {
+      const server = database.start === undefined ? await startChild("authority", database.path) : await database.start();
+      servers.push({ title: database.title, server });
+    }
     const requests = [];
-    for (const { server } of servers) requests.push(await prepare(server.base));
+    for (const [i, { server }] of servers.entries()) requests.push(await prepare(server.base, databases[i].grants ?? 1));
     const rows = servers.map(() => []);
     for (const connections of CONNECTIONS) {
       const bareTurns = [];
@@ -315,8 +342,8 @@ async function run(databases) {
         const order = round % 2 === 0 ? [...servers.keys()] : [...servers.keys()].reverse();
         for (const i of order) {
           const { server } = servers[i];
-          const { key, body } = requests[i];
-          const measured = await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server);
+          const { key, body, bodies } = requests[i];
+          const measured = await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server, bodies);
           turns[i].push({ ...measured, turnRatio: measured.rps / express.rps });
         }
       }
@@ -327,7 +354,7 @@ async function run(databases) {
     for (const [i, { title }] of servers.entries()) table(title, rows[i]);
     return rows;
   } finally {
-    await Promise.all([stop(bare), stop(exp), ...servers.map(({ server }) => stop(server))]);
+    await Promise.all([stop(bare), stop(exp), ...servers.map(({ server }) => (server.stop === undefined ? stop(server) : server.stop()))]);
   }
 }
 
@@ -357,10 +384,79 @@ function syncLatencyMs(dir) {
   return { p50: times[times.length >> 1], p99: times[Math.floor(times.length * 0.99)] };
 }
 
+/** Why PostgreSQL cannot be used for the bench, or null. */
+async function postgresProblem() {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function dropSchema(schema) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Three replicas on one schema behind nginx: a server as run() measures it, without CPU or GC figures. */
+async function startReplicas(schema) {
+  // Migrated first, so that the replicas start on a current schema (starting together is tested elsewhere).
+  await migrateDatabase(PG_URL, { schema });
+  const replicas = [];
+  try {
+    for (let i = 0; i < 3; i += 1) replicas.push(await startChild("authority", PG_URL, schema));
+    const nginx = await startNginx(replicas.map((r) => Number(new URL(r.base).port)));
+    return {
+      base: nginx.baseUrl.replace(/\/v1$/, ""),
+      async stop() {
+        await nginx.stop();
+        await Promise.all(replicas.map(stop));
+      },
+    };
+  } catch (error) {
+    await Promise.all(replicas.map(stop));
+    throw error;
+  }
+}
+
+/** The PostgreSQL rows that can run here, each on a fresh schema; `schemas` collects them for dropping. */
+async function postgresDatabases(schemas) {
+  const problem = await postgresProblem();
+  if (problem !== null) {
+    process.stdout.write(`PostgreSQL rows SKIPPED: PostgreSQL is unreachable at ${PG_URL}: ${problem}\n`);
+    return [];
+  }
+  const fresh = () => {
+    const schema = `authority_bench_${randomBytes(6).toString("hex")}`;
+    schemas.push(schema);
+    return schema;
+  };
+  const one = fresh();
+  const databases = [{ title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: () => startChild("authority", PG_URL, one) }];
+  if (NGINX === undefined) process.stdout.write("PostgreSQL three-replica rows SKIPPED: nginx is not installed\n");
+  else {
+    const three = fresh();
+    databases.push({ title: `PostgreSQL, three replicas behind nginx (${PG_GRANTS} grants; CPU and GC of the replicas not shown)`, grants: PG_GRANTS, start: () => startReplicas(three) });
+  }
+  return databases;
+}
+
 async function main() {
   process.stdout.write(`server benchmark: ${TURNS} turns of ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`);
   process.stdout.write("authorize: SQLite, synchronous=FULL, group commit, each answer after its commit; hot path in front of Express\n");
+  process.stdout.write("PostgreSQL: group commit (decision 0311), synchronous_commit as the server is configured, each answer after its commit\n");
   const dir = mkdtempSync(join(tmpdir(), "authority-bench-"));
+  const schemas = [];
   const sync = syncLatencyMs(dir);
   process.stdout.write(`disk: one 4 KiB append + fdatasync takes ${sync.p50.toFixed(2)} ms (median), ${sync.p99.toFixed(2)} ms (p99); every durable answer waits for at least one\n`);
   try {
@@ -383,7 +479,10 @@ async function main() {
         `(generated in ${((generated - started) / 1000).toFixed(1)} s, on disk ${((performance.now() - generated) / 1000).toFixed(1)} s later)\n`);
       databases.push({ title: "large database", path: largePath });
     }
-    const [empty, large] = await run(databases);
+    const postgres = await postgresDatabases(schemas);
+    const rows = await run([...databases, ...postgres]);
+    const [empty] = rows;
+    const large = databases.length > 1 ? rows[1] : undefined;
     // With one request in flight nothing can be grouped: each durable answer costs at least a bare
     // node:http answer and one sync of the disk, whatever the server does besides.
     const one = empty.find((r) => r.connections === 1);
@@ -395,10 +494,15 @@ async function main() {
     if (large !== undefined) {
       process.stdout.write("\nlarge ÷ empty authorize throughput: " + large.map((r, i) => `${r.connections} conn ${(r.authorize.rps / empty[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
     }
+    if (postgres.length === 2) {
+      const [one, three] = rows.slice(databases.length);
+      process.stdout.write("\nPostgreSQL three replicas ÷ one replica (all on this machine's cores): " + three.map((r, i) => `${r.connections} conn ${(r.authorize.rps / one[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    for (const schema of schemas) await dropSchema(schema).catch(() => undefined);
   }
 }
 
-if (process.argv[2] === "--serve") await serve(process.argv[3], process.argv[4]);
+if (process.argv[2] === "--serve") await serve(process.argv[3], process.argv[4], process.argv[5]);
 else await main();
