@@ -36,9 +36,9 @@ import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
 import { NGINX, startNginx } from "../replicas/nginx.mjs";
+import { dropSchema, postgresProblem } from "../server/postgres-schemas.mjs";
 
 /** A positive whole number from the environment, or the default; anything else stops the bench with the variable's name. */
 function positive(name, fallback) {
@@ -384,30 +384,6 @@ function syncLatencyMs(dir) {
   return { p50: times[times.length >> 1], p99: times[Math.floor(times.length * 0.99)] };
 }
 
-/** Why PostgreSQL cannot be used for the bench, or null. */
-async function postgresProblem() {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function dropSchema(schema) {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Three replicas on one schema behind nginx: a server as run() measures it, without CPU or GC figures. */
 async function startReplicas(schema) {
   // Migrated first, so that the replicas start on a current schema (starting together is tested elsewhere).
@@ -431,7 +407,7 @@ async function startReplicas(schema) {
 
 /** The PostgreSQL rows that can run here, each on a fresh schema; `schemas` collects them for dropping. */
 async function postgresDatabases(schemas) {
-  const problem = await postgresProblem();
+  const problem = await postgresProblem(PG_URL);
   if (problem !== null) {
     process.stdout.write(`PostgreSQL rows SKIPPED: PostgreSQL is unreachable at ${PG_URL}: ${problem}\n`);
     return [];
@@ -500,7 +476,7 @@ async function main() {
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    for (const schema of schemas) await dropSchema(schema).catch(() => undefined);
+    for (const schema of schemas) await dropSchema(PG_URL, schema).catch(() => undefined);
   }
 }
 

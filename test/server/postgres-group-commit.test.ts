@@ -55,25 +55,20 @@ describe("group commit and retries on PostgreSQL", () => {
     const aHolds = new Promise<void>((r) => { aLocked = r; });
     const bHolds = new Promise<void>((r) => { bLocked = r; });
     let tries = 0;
-    const a = driver.groupTransaction(async (tx) => {
+    /** Locks row `first`, tells it, waits for the other's news, then locks row `second`. */
+    const crossing = (name: string, first: number, second: number, held: () => void, other: Promise<void>) => driver.groupTransaction(async (tx) => {
       tries += 1;
-      await tx.get("SELECT id FROM locks WHERE id = 1 FOR UPDATE");
-      aLocked();
-      await bHolds;
-      await tx.get("SELECT id FROM locks WHERE id = 2 FOR UPDATE");
-      return "a";
+      await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [first]);
+      held();
+      await other;
+      await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [second]);
+      return name;
     });
+    const a = crossing("a", 1, 2, aLocked, bHolds);
     // The second transaction forms a batch of its own, on another connection.
     await new Promise((r) => setImmediate(r));
     await aHolds;
-    const b = driver.groupTransaction(async (tx) => {
-      tries += 1;
-      await tx.get("SELECT id FROM locks WHERE id = 2 FOR UPDATE");
-      bLocked();
-      await aHolds;
-      await tx.get("SELECT id FROM locks WHERE id = 1 FOR UPDATE");
-      return "b";
-    });
+    const b = crossing("b", 2, 1, bLocked, aHolds);
     expect(await Promise.all([a, b])).toEqual(["a", "b"]);
     expect(tries).toBe(3);
   });

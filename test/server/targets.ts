@@ -10,6 +10,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { describe, it } from "vitest";
 import { openStore, type Store } from "@agent-authority/server";
+import { dropSchema, postgresProblem } from "./postgres-schemas.mjs";
 
 export const PG_URL = process.env["AUTHORITY_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -17,19 +18,6 @@ export interface StoreTarget {
   readonly name: "sqlite" | "postgres";
   /** The database URL and, for PostgreSQL, a schema of its own. */
   create(): Promise<{ url: string; schema?: string; dispose(): Promise<void> }>;
-}
-
-async function postgresReachable(): Promise<string | null> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 const sqliteTarget: StoreTarget = {
@@ -47,21 +35,13 @@ export const postgresTarget: StoreTarget = {
     return {
       url: PG_URL,
       schema,
-      async dispose() {
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        try {
-          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        } finally {
-          await client.end();
-        }
-      },
+      dispose: () => dropSchema(PG_URL, schema),
     };
   },
 };
 
 /** Why PostgreSQL cannot be reached, or null when it can. */
-export const pgProblem = await postgresReachable();
+export const pgProblem = await postgresProblem(PG_URL);
 if (pgProblem !== null) {
   console.error([
     "",
