@@ -135,6 +135,31 @@ replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => {
     await withStore(async (store) => expect(await store.decisionPath().ledgerChain(grantId, 0, 100)).toHaveLength(5));
   });
 
+  it("one decision settled on three replicas at once settles once; one approval approved and used on three replicas at once counts once", async () => {
+    const agent = await agentWithKey(front, "settler", admin);
+    const grantId = await grant(front, agent.id, { ...MONEY, policy: 'amount_minor <= 500 || approver == "cfo@example.com"' }, admin);
+    const allowed = await post(replica(0), "/authorize", agent.key, payment(grantId, 300));
+    expect(allowed.body.outcome).toBe("allow");
+    // The same amount replays the one settlement; another amount is refused: a settlement is final.
+    const settles = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => post(replica(i), `/decisions/${allowed.body.ledger_id}/settle`, agent.key, { amount_minor: 200 + (i === 2 ? 1 : 0) })));
+    const settled = settles.filter((r) => r.status === 200);
+    expect(new Set(settled.map((r) => r.body.ledger_id)).size).toBe(1);
+    for (const refused of settles.filter((r) => r.status !== 200)) expect(refused.body.code, JSON.stringify(refused.body)).toBe("already_settled");
+    await withStore(async (store) => expect((await store.decisionPath().ledgerChain(grantId, 0, 100)).filter((r) => r.kind === "settlement")).toHaveLength(1));
+    const gated = await post(replica(1), "/authorize", agent.key, payment(grantId, 2_000));
+    expect(gated.body.outcome).toBe("gated");
+    const approver = (await post(front, "/keys", admin, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
+    const approvals = await Promise.all([0, 1, 2].map((i) => post(replica(i), `/decisions/${gated.body.ledger_id}/approve`, approver, {})));
+    const approved = approvals.filter((r) => r.status === 201 || r.status === 200);
+    expect(approved, JSON.stringify(approvals.map((r) => r.body))).toHaveLength(1);
+    const approvalId = approved[0]!.body.approval_id;
+    const uses = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => post(replica(i), "/authorize", agent.key, { ...payment(grantId, 2_000), approval_id: approvalId })));
+    expect(uses.filter((r) => r.body.outcome === "allow")).toHaveLength(1);
+    for (let i = 0; i < 3; i += 1) {
+      expect(await get(replica(i), `/grants/${grantId}`, admin)).toMatchObject({ uses: 2, held_minor: 2_000, settled_minor: 200 });
+    }
+  });
+
   it("a breaker fed from three replicas at once trips exactly once and revokes once", async () => {
     const agent = await agentWithKey(front, "breacher", admin);
     const grants = [await grant(front, agent.id, MONEY, admin), await grant(front, agent.id, MONEY, admin)];
