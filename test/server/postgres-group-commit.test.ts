@@ -49,28 +49,33 @@ describe("group commit and retries on PostgreSQL", () => {
     expect(shared.rows[0].n).toBeLessThan(30);
   });
 
-  it("retries a deadlock between two batches: both commit", async () => {
+  it("retries a deadlock between two batches of two replicas: both commit", async () => {
+    // A second driver on the same schema, as another replica would be: one replica's own batches
+    // for one order share a lane and never overlap.
+    const other = new PostgresDriver(db.url, { schema: db.schema! });
     let aLocked!: () => void;
     let bLocked!: () => void;
     const aHolds = new Promise<void>((r) => { aLocked = r; });
     const bHolds = new Promise<void>((r) => { bLocked = r; });
     let tries = 0;
     /** Locks row `first`, tells it, waits for the other's news, then locks row `second`. */
-    const crossing = (name: string, first: number, second: number, held: () => void, other: Promise<void>) => driver.groupTransaction(async (tx) => {
+    const crossing = (on: PostgresDriver, name: string, first: number, second: number, held: () => void, wait: Promise<void>) => on.groupTransaction(async (tx) => {
       tries += 1;
       await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [first]);
       held();
-      await other;
+      await wait;
       await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [second]);
       return name;
     });
-    const a = crossing("a", 1, 2, aLocked, bHolds);
-    // The second transaction forms a batch of its own, on another connection.
-    await new Promise((r) => setImmediate(r));
-    await aHolds;
-    const b = crossing("b", 2, 1, bLocked, aHolds);
-    expect(await Promise.all([a, b])).toEqual(["a", "b"]);
-    expect(tries).toBe(3);
+    try {
+      const a = crossing(driver, "a", 1, 2, aLocked, bHolds);
+      await aHolds;
+      const b = crossing(other, "b", 2, 1, bLocked, aHolds);
+      expect(await Promise.all([a, b])).toEqual(["a", "b"]);
+      expect(tries).toBe(3);
+    } finally {
+      await other.close();
+    }
   });
 
   it("retries a serialization failure, in a plain and in a grouped transaction, and gives up after the limit", async () => {
@@ -109,7 +114,8 @@ describe("group commit and retries on PostgreSQL", () => {
       const on = await tx.get("SELECT COUNT(*)::int AS n FROM doctors WHERE on_call");
       reads += 1;
       if (reads === 2) bothRead();
-      await Promise.race([together, new Promise((r) => setTimeout(r, 200))]);
+      // Both first tries read before either writes: the conflict is certain, not a matter of timing.
+      await together;
       if (Number(on!["n"]) > 1) await tx.run("UPDATE doctors SET on_call = false WHERE id = ?", [id]);
     });
     await Promise.all([leave(1), leave(2)]);

@@ -29,7 +29,13 @@ export interface RetryPolicy {
 }
 
 export interface GroupCommitOptions {
-  /** The most batches in flight at once; the transactions submitted meanwhile form the next batch. Default: no limit. */
+  /**
+   * Queues that form batches independently, a transaction going to the one its `order` hashes to
+   * (those without one to the first): transactions with one order never run in two batches at once.
+   * Default 1.
+   */
+  readonly lanes?: number;
+  /** The most batches in flight at once in each lane; the transactions submitted meanwhile form the next batch. Default: no limit. */
   readonly concurrency?: number;
   readonly retry?: RetryPolicy;
   /** Run each batch's transactions in ascending `order` (those without one last), not in arrival order. */
@@ -58,14 +64,26 @@ function byOrder(a: Pending, b: Pending): number {
   return a.order < b.order ? -1 : 1;
 }
 
+/** A queue that forms its own batches. */
+interface Lane {
+  queue: Pending[];
+  scheduled: boolean;
+  inFlight: number;
+}
+
+/** FNV-1a of a string: a lane for each order, the same on every call. */
+function laneHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 export class GroupCommit {
   readonly #open: BatchOpener;
   readonly #concurrency: number;
   readonly #retry: RetryPolicy | undefined;
   readonly #ordered: boolean;
-  #queue: Pending[] = [];
-  #scheduled = false;
-  #inFlight = 0;
+  readonly #lanes: Lane[];
 
   /**
    * `open` holds a connection for a batch: on SQLite the one connection, under its lock (INVARIANT
@@ -77,6 +95,7 @@ export class GroupCommit {
     this.#concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
     this.#retry = options.retry;
     this.#ordered = options.ordered ?? false;
+    this.#lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => ({ queue: [], scheduled: false, inFlight: 0 }));
   }
 
   submit<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
@@ -86,27 +105,28 @@ export class GroupCommit {
   }
 
   #enqueue(item: Pending): void {
-    this.#queue.push(item);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
+    const lane = this.#lanes[item.order === undefined || this.#lanes.length === 1 ? 0 : laneHash(item.order) % this.#lanes.length]!;
+    lane.queue.push(item);
+    if (!lane.scheduled) {
+      lane.scheduled = true;
       setImmediate(() => {
-        this.#scheduled = false;
-        this.#flush();
+        lane.scheduled = false;
+        this.#flush(lane);
       });
     }
   }
 
-  #flush(): void {
-    while (this.#queue.length > 0 && this.#inFlight < this.#concurrency) {
-      const batch = this.#queue.splice(0, BATCH_MAX);
+  #flush(lane: Lane): void {
+    while (lane.queue.length > 0 && lane.inFlight < this.#concurrency) {
+      const batch = lane.queue.splice(0, BATCH_MAX);
       if (this.#ordered) batch.sort(byOrder);
-      this.#inFlight += 1;
+      lane.inFlight += 1;
       void this.#open((connection) => this.#commit(connection, batch)).catch((error: unknown) => {
         // The connection could not be had: the batch never began.
         for (const item of batch) this.#settle(item, { ok: false, error });
       }).finally(() => {
-        this.#inFlight -= 1;
-        this.#flush();
+        lane.inFlight -= 1;
+        this.#flush(lane);
       });
     }
   }

@@ -36,8 +36,11 @@ export const POSTGRES_LIMITS = Object.freeze({
   transactionAttempts: 12,
   /** The longest random wait before a retry; the bound doubles from 2 ms with each try. */
   retryDelayCapMs: 200,
-  /** Group-commit batches in flight at once on one replica (each holds one pooled connection). */
-  groupBatchesInFlight: 4,
+  /**
+   * Group-commit lanes on one replica: each forms its own batches, one in flight at a time on a
+   * pooled connection of its own, and a decision's lane follows its key and grant.
+   */
+  groupLanes: 4,
 });
 
 export function isRetryable(error: unknown): boolean {
@@ -112,8 +115,8 @@ export interface PostgresOptions {
   /** The schema every connection uses (search_path); created when absent. */
   readonly schema?: string;
   readonly poolSize?: number;
-  /** Group-commit batches in flight at once; default POSTGRES_LIMITS.groupBatchesInFlight. */
-  readonly groupBatches?: number;
+  /** Group-commit lanes; default POSTGRES_LIMITS.groupLanes. */
+  readonly groupLanes?: number;
 }
 
 export class PostgresDriver implements SqlDriver {
@@ -144,7 +147,7 @@ export class PostgresDriver implements SqlDriver {
       } finally {
         client.release();
       }
-    }, { concurrency: options.groupBatches ?? POSTGRES_LIMITS.groupBatchesInFlight, retry: POSTGRES_RETRY, ordered: true });
+    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: POSTGRES_RETRY, ordered: true });
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
