@@ -1,4 +1,5 @@
-// A small argument parser: positionals, `--flag`, `--name value` and `--name=value`.
+// Command-line arguments through `node:util` parseArgs: positionals, `--flag`, `--name value` and `--name=value`.
+import { parseArgs as parseTokens } from "node:util";
 
 export interface ParsedArgs {
   readonly positionals: readonly string[];
@@ -7,42 +8,28 @@ export interface ParsedArgs {
 
 export class UsageError extends Error {}
 
+type OptionKinds = Readonly<Record<string, "boolean" | "string">>;
+
 /**
  * Parses `argv` against the options a command declares: `boolean` options take no value, the
- * others take one (repeatable). An undeclared option is a usage error, never silently ignored.
+ * others take one (repeatable). Node's parser splits the words; this function then refuses what
+ * it lets through in its lenient mode, so an undeclared option is a usage error, never ignored,
+ * and every message names the option in backticks.
  */
-export function parseArgs(argv: readonly string[], options: Readonly<Record<string, "boolean" | "string">>): ParsedArgs {
+export function parseArgs(argv: readonly string[], options: OptionKinds): ParsedArgs {
+  const declared = Object.fromEntries(Object.entries(options).map(([name, type]) => [name, { type, multiple: true }]));
+  const { tokens } = parseTokens({ args: [...argv], options: declared, strict: false, allowPositionals: true, tokens: true });
   const positionals: string[] = [];
   const flags = new Map<string, string[]>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith("--") || arg === "-") {
-      if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option \`${arg}\``);
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
     // An own option only: `--constructor` is as unknown as any other name.
-    const kind = Object.hasOwn(options, name) ? options[name] : undefined;
-    if (kind === undefined) throw new UsageError(`unknown option \`--${name}\``);
-    let value: string;
-    if (kind === "boolean") {
-      if (eq >= 0) throw new UsageError(`option \`--${name}\` takes no value`);
-      value = "true";
-    } else if (eq >= 0) {
-      value = arg.slice(eq + 1);
-    } else {
-      const next = argv[i + 1];
-      if (next === undefined) throw new UsageError(`option \`--${name}\` needs a value`);
-      value = next;
-      i += 1;
-    }
-    flags.set(name, [...(flags.get(name) ?? []), value]);
+    const kind = Object.hasOwn(options, token.name) && token.rawName.startsWith("--") ? options[token.name] : undefined;
+    if (kind === undefined) throw new UsageError(`unknown option \`${token.rawName}\``);
+    if (kind === "boolean" && token.value !== undefined) throw new UsageError(`option \`--${token.name}\` takes no value`);
+    if (kind === "string" && token.value === undefined) throw new UsageError(`option \`--${token.name}\` needs a value`);
+    flags.set(token.name, [...(flags.get(token.name) ?? []), token.value ?? "true"]);
   }
   return { positionals, flags };
 }

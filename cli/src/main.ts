@@ -1,6 +1,6 @@
 // The `authority` command line: finds the command in the table and runs it.
 import { UsageError } from "./args.js";
-import { EXIT } from "./command.js";
+import { type Command, EXIT } from "./command.js";
 import { COMMANDS, commandsUnder, findCommand } from "./commands/index.js";
 import { processTerminal, type Terminal } from "./terminal.js";
 import { CLI_VERSION } from "./version.js";
@@ -25,6 +25,18 @@ See docs/cli.md for every command and a CI job.
 `;
 }
 
+/** The help of a group of commands (`authority keys --help`): each subcommand's summary and usage. */
+function groupHelp(word: string, group: readonly Command[]): string {
+  const width = Math.max(...group.map((c) => c.name.length));
+  const list = group.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
+  return `Usage: authority ${word} <subcommand> [arguments] [--help]
+
+Subcommands:
+${list}
+
+${group.map((c) => c.usage).join("\n")}`;
+}
+
 /** Runs the CLI with `argv` (without `node` and the script) and returns the exit status. */
 export async function main(argv: readonly string[], terminal: Terminal = processTerminal()): Promise<number> {
   const [first] = argv;
@@ -40,6 +52,10 @@ export async function main(argv: readonly string[], terminal: Terminal = process
   const found = findCommand(argv);
   if (found === undefined) {
     const group = commandsUnder(first);
+    if (group.length > 0 && (argv.includes("--help") || argv.includes("-h"))) {
+      terminal.out.write(groupHelp(first, group));
+      return EXIT.ok;
+    }
     if (group.length > 0) {
       terminal.err.write(`authority ${first}: name a subcommand: ${group.map((c) => `\`${c.name}\``).join(", ")}\n`);
     } else {

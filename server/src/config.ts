@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { isStrongEnough } from "./secrets.js";
 
 export interface ServerConfig {
   readonly host: string;
@@ -87,6 +88,11 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(environment)) {
     throw new ConfigError(`AUTHORITY_ENVIRONMENT must be lower-case letters, digits, '.', '_' or '-', got \`${environment}\``);
   }
+  const adminKey = source["AUTHORITY_ADMIN_KEY"] || undefined;
+  // Checked here, before any database is opened, so that a bad key writes nothing (exit 2).
+  if (adminKey !== undefined && !isStrongEnough(adminKey)) {
+    throw new ConfigError("AUTHORITY_ADMIN_KEY must be at least 32 printable characters without spaces; nothing was written");
+  }
   return {
     host: source["AUTHORITY_HOST"] || "127.0.0.1",
     port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
@@ -94,7 +100,7 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     databaseUrl: source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db"),
     databaseSchema: source["AUTHORITY_DATABASE_SCHEMA"] || undefined,
     environment,
-    adminKey: source["AUTHORITY_ADMIN_KEY"] || undefined,
+    adminKey,
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
     logLevel: logLevel as ServerConfig["logLevel"],
     holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),

@@ -1,6 +1,7 @@
 // `npm start`: the server from environment variables, stopped gracefully on SIGTERM and SIGINT.
 
 import { ConfigError, loadConfig } from "./config.js";
+import { jsonLogger } from "./log.js";
 import { startServer } from "./server.js";
 import type { FaultHooks } from "./services/context.js";
 
@@ -24,7 +25,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const faults = testFaults(process.env);
-  const server = await startServer(config, faults === undefined ? {} : { faults });
+  // Info lines go to stdout, warnings and errors to stderr, through the one logger (log.ts).
+  const logger = jsonLogger(config.logLevel);
+  const server = await startServer(config, faults === undefined ? { logger } : { logger, faults });
   if (server.generatedAdminKey !== null) {
     process.stderr.write([
       "",
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutting down", signal })}\n`);
+    logger.log("info", "shutting down", { signal });
     server.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.on("SIGTERM", () => stop("SIGTERM"));

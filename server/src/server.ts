@@ -1,4 +1,4 @@
-// The server as a value: open the store, migrate, make sure an admin key exists, listen, and
+// The server as a value: open the store, migrate, listen, make sure an admin key exists, and
 // close gracefully. main.ts and the CLI's `serve` both use it; tests start it on a random port.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -87,8 +87,6 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
-    const admin = await bootstrapAdminKey(store, config.adminKey, now());
-    if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
     if (onWorker) {
       worker = await AuthorizeWorker.start({
@@ -117,6 +115,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       server.once("error", reject);
       server.listen(config.port, config.host, () => resolve());
     });
+    // The first admin key is created only once the port is held: a start that cannot listen
+    // (EADDRINUSE) leaves the database without a key that nobody saw, and the next start makes one.
+    const admin = await bootstrapAdminKey(store, config.adminKey, now());
+    if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const baseUrl = `http://${host}:${address.port}/v1`;

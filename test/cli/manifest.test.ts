@@ -67,7 +67,7 @@ describe("authority manifest", () => {
 
   it("says when the manifest is incomplete, and refuses a broken family or a missing directory", () => {
     const dynamic = authority(["manifest", fixture("dynamic-agent")]);
-    expect(dynamic.code).toBe(0);
+    expect(dynamic.code).toBe(1);
     expect(dynamic.stdout).toContain("do not certify this manifest");
     const broken = authority(["manifest", fixture("guard-agent"), "--against", join(scratch, "broken.yaml")]);
     expect(broken.code).toBe(1);

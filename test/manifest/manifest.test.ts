@@ -206,3 +206,37 @@ describe("an agent with its own tsconfig.json", () => {
     expect(manifest.complete).toBe(true);
   });
 });
+
+describe("JavaScript sources and calls that only look like registrations", () => {
+  it("reads .js, .mjs and .cjs files, so a JavaScript agent's tools are listed, not skipped", () => {
+    const dir = agent("javascript", {
+      "src/server.js": 'import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";\nconst server = new McpServer({ name: "a", version: "1" });\nconst REFUND = "payments.refund";\nserver.tool(REFUND, {}, async () => ({}));\n',
+      "src/more.mjs": 'export function register(server) { server.registerTool("mail.send", {}, async () => ({})); }\n',
+      "src/old.cjs": 'module.exports = (server) => server.tool("orders.lookup", {}, () => 1);\n',
+      "src/server.test.js": 'server.tool("fake.in.test", {}, () => 1);\n',
+    });
+    const manifest = buildManifest(dir);
+    expect(manifest.tools.map((tool) => tool.name)).toEqual(["mail.send", "orders.lookup", "payments.refund"]);
+    expect(manifest.files).toEqual(["src/more.mjs", "src/old.cjs", "src/server.js"]);
+    expect(manifest.complete).toBe(true);
+  });
+
+  it("counts x.tool(…) only when x may be an MCP server: a receiver known to be something else registers nothing", () => {
+    const dir = agent("lookalikes", {
+      "src/a.ts": [
+        "class Logger { tool(name: string, detail: unknown): void {} }",
+        "declare class McpServer { tool(name: string, ...rest: unknown[]): void }",
+        "class MyServer extends McpServer {}",
+        "const logger = new Logger();",
+        'logger.tool("not.a.tool", {});',
+        'const table = new Map<string, number>(); (table as any).tool("still.any", 1);',
+        'const plain = { tool(name: string, f: unknown) { return name; } }; plain.tool("object.method", 1);',
+        'new McpServer().tool("real.tool", () => 1);',
+        'new MyServer().tool("subclass.tool", () => 1);',
+        'let maybe: McpServer | undefined; maybe!.tool("union.tool", () => 1);',
+      ].join("\n"),
+    });
+    const manifest = buildManifest(dir);
+    expect(manifest.tools.map((tool) => tool.name)).toEqual(["real.tool", "still.any", "subclass.tool", "union.tool"]);
+  });
+});

@@ -1,7 +1,11 @@
-// `authority keys create|list|revoke`: manage API keys over HTTP, as an admin does with the API.
-import { choice, option, options, parseArgs, UsageError } from "../args.js";
+// `authority keys create|list|revoke`: manage API keys over HTTP, as an admin does with the API, and
+// create an admin key offline in the database itself when every admin key is lost.
+import { resolve } from "node:path";
+import { choice, flag, option, options, parseArgs, type ParsedArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { request, serverTarget } from "../server-client.js";
+import { serverPackage } from "../server-package.js";
+import type { Terminal } from "../terminal.js";
 
 const CONNECTION = { server: "string", key: "string", format: "string" } as const;
 const CONNECTION_HELP = `  --server URL     the server (or AUTHORITY_SERVER)
@@ -25,9 +29,19 @@ export const keysCreateCommand: Command = {
   name: "keys create",
   summary: "create an API key on a server; the secret is shown once",
   usage: `authority keys create --identity ID --kind human|service --role ROLE... [--agent-id AGENT] [--email EMAIL]
+authority keys create --admin --database URL [--schema NAME] [--identity ID] [--email EMAIL]
 
 Creates a key with POST /v1/keys. The secret is printed once on stdout (last line in text) and
 never again: store it where it is needed.
+
+With --admin it works offline, on the database itself, with no server running: the recovery when
+every admin key is lost. It creates a human key with the \`admin\` role alone (identity \`admin\`
+unless --identity says otherwise) after applying any pending migration, as a start would. A SQLite
+file that does not exist is refused (nothing is created).
+
+  --admin          create an admin key directly in the database given by --database
+  --database URL   a SQLite file path, or a postgres:// URL (with --admin)
+  --schema NAME    PostgreSQL only: the schema the server uses (AUTHORITY_DATABASE_SCHEMA)
 
   --identity ID    an email for a human, a service name for a service
   --kind KIND      human or service
@@ -40,8 +54,13 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
 `,
   available: true,
   async run(argv, terminal) {
-    const args = parseArgs(argv, { ...CONNECTION, identity: "string", kind: "string", role: "string", "agent-id": "string", email: "string" });
+    const args = parseArgs(argv, {
+      ...CONNECTION, identity: "string", kind: "string", role: "string", "agent-id": "string", email: "string",
+      admin: "boolean", database: "string", schema: "string",
+    });
     const format = choice(args, "format", ["text", "json"] as const, "text");
+    if (flag(args, "admin")) return createAdminOffline(args, format, terminal);
+    for (const name of ["database", "schema"]) if (option(args, name) !== undefined) throw new UsageError(`\`--${name}\` goes with \`--admin\``);
     const identity = option(args, "identity");
     const kind = choice(args, "kind", ["human", "service"] as const, "human");
     const roles = options(args, "role");
@@ -58,12 +77,49 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
       terminal.err.write(`authority keys create: ${answer.message}\n`);
       return EXIT.failed;
     }
-    const created = answer.body as KeyView & { key: string };
-    if (format === "json") terminal.out.write(`${JSON.stringify(created, null, 2)}\n`);
-    else terminal.out.write(`created ${created.id} for ${created.identity} (${created.kind}; ${created.roles.join(", ")}); its secret, shown only now:\n${created.key}\n`);
+    writeCreated(answer.body as KeyView & { key: string }, format, terminal);
     return EXIT.ok;
   },
 };
+
+function writeCreated(created: KeyView & { key: string }, format: "text" | "json", terminal: Terminal): void {
+  if (format === "json") terminal.out.write(`${JSON.stringify(created, null, 2)}\n`);
+  else terminal.out.write(`created ${created.id} for ${created.identity} (${created.kind}; ${created.roles.join(", ")}); its secret, shown only now:\n${created.key}\n`);
+}
+
+/** `keys create --admin --database URL`: a human admin key written into the database directly. */
+async function createAdminOffline(args: ParsedArgs, format: "text" | "json", terminal: Terminal): Promise<number> {
+  const database = option(args, "database");
+  if (database === undefined) throw new UsageError("give the database with `--database PATH` or `--database postgres://…`");
+  for (const name of ["server", "key", "role", "kind", "agent-id"]) {
+    if (option(args, name) !== undefined) throw new UsageError(`\`--${name}\` does not go with \`--admin\` (an offline admin key is a human key with the \`admin\` role)`);
+  }
+  if (args.positionals.length > 0) throw new UsageError("`keys create` takes no arguments");
+  if (option(args, "identity") === "") throw new UsageError("`--identity` must not be empty");
+  const server = await serverPackage("keys create --admin");
+  const url = server.isPostgresUrl(database) ? database : resolve(terminal.cwd, database);
+  const schema = option(args, "schema") ?? terminal.env["AUTHORITY_DATABASE_SCHEMA"];
+  let store: ReturnType<typeof server.openStore>;
+  try {
+    store = server.openExistingStore(url, schema !== undefined && schema !== "" ? { schema } : {});
+  } catch (error) {
+    if (error instanceof server.DatabaseNotFound) throw new UsageError(`${error.message}; name the server's database file`);
+    throw error;
+  }
+  try {
+    const now = Date.now();
+    await store.migrate(now);
+    const email = option(args, "email");
+    const { record, secret } = await server.createKey(store, { identity: option(args, "identity") ?? "admin", kind: "human", roles: ["admin"], email }, "authority keys create --admin", now);
+    writeCreated({ ...server.keyView(record), key: secret }, format, terminal);
+    return EXIT.ok;
+  } catch (error) {
+    terminal.err.write(`authority keys create: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.failed;
+  } finally {
+    await store.close();
+  }
+}
 
 export const keysListCommand: Command = {
   name: "keys list",

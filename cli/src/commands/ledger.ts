@@ -3,6 +3,7 @@
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { request, serverTarget } from "../server-client.js";
+import { serverConfig } from "../server-package.js";
 import { paint, type Terminal } from "../terminal.js";
 
 interface Verification {
@@ -12,17 +13,16 @@ interface Verification {
   readonly broken: { readonly tree_id: string; readonly seq: number; readonly ledger_id: string; readonly problem: string } | null;
 }
 
-/** The database named by the server's configuration, verified in this process; nothing is written. */
+/** The database named by the server's configuration, verified in this process; nothing is written or created. */
 async function verifyDatabase(terminal: Terminal): Promise<Verification> {
-  const server = await import("@agent-authority/server");
-  let settings: ReturnType<typeof server.loadConfig>;
+  const { server, config: settings } = await serverConfig("ledger verify", terminal);
+  let store: ReturnType<typeof server.openStore>;
   try {
-    settings = server.loadConfig({ ...terminal.env }, terminal.cwd);
+    store = server.openExistingStore(settings.databaseUrl, settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {});
   } catch (error) {
-    if (error instanceof server.ConfigError) throw new UsageError(error.message);
-    throw error;
+    if (!(error instanceof server.DatabaseNotFound)) throw error;
+    throw new UsageError(`${error.message}: set AUTHORITY_DATA_DIR or AUTHORITY_DATABASE_URL to the server's database, or ask a running server with \`--server URL\``);
   }
-  const store = server.openStore(settings.databaseUrl, settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {});
   try {
     return await server.verifyLedger(store);
   } finally {
@@ -39,7 +39,8 @@ Recomputes the hash of every sealed record, chain by chain, and reports the firs
 record changed after sealing, a missing record, a column that differs from what was sealed.
 
 Without --server it reads the configured database directly (AUTHORITY_DATA_DIR,
-AUTHORITY_DATABASE_URL, as for \`authority migrate\`) and writes nothing. With --server it asks a
+AUTHORITY_DATABASE_URL, as for \`authority migrate\`) and writes nothing; a SQLite database that
+does not exist is an error (exit 2), never created. With --server it asks a
 running server (GET /v1/ledger/verify) with an auditor or admin key (--key or AUTHORITY_KEY).
 
 Exit status: 0 every chain verifies, 1 a chain is broken or the ledger could not be read, 2 usage

@@ -11,16 +11,17 @@ export const manifestCommand: Command = {
   summary: "list the tools an agent's code registers, with its manifest hash",
   usage: `authority manifest DIR [--against FILE] [--format text|json]
 
-Reads the TypeScript sources under DIR (MCP server.tool/registerTool registrations and the SDK's
-guard calls) and prints every tool with where it is registered, the manifest hash a certificate
+Reads the TypeScript and JavaScript sources under DIR (MCP server.tool/registerTool registrations
+and the SDK's guard calls) and prints every tool with where it is registered, the manifest hash a certificate
 pins, and any registration that could not be resolved.
 
   --against FILE   a family (.yaml, .yml) or a grant issue body (.json): also list the tools the
                    code uses but the scope does not grant, and the granted entries it never uses
   --format FMT     text (default) or json
 
-Exit status: 0 done, 1 --against found tools used but not granted (or FILE has errors), 2 usage
-error (no such directory, unknown option).
+Exit status: 0 done and complete, 1 the manifest is incomplete (a registration could not be
+resolved or a source not read) or --against found tools used but not granted (or FILE has
+errors), 2 usage error (no such directory, unknown option).
 `,
   available: true,
   async run(argv, terminal) {
@@ -52,7 +53,9 @@ error (no such directory, unknown option).
         for (const placeholder of granted!.placeholders) terminal.out.write(`  not compared: \`${placeholder}\` is chosen at instantiation\n`);
       }
     }
-    return comparison !== undefined && comparison.used_not_granted.length > 0 ? EXIT.failed : EXIT.ok;
+    // An incomplete manifest must not pass a CI step that certifies what it lists.
+    if (!manifest.complete) terminal.err.write("authority manifest: the manifest is incomplete (see the warnings); do not certify it\n");
+    return !manifest.complete || (comparison !== undefined && comparison.used_not_granted.length > 0) ? EXIT.failed : EXIT.ok;
   },
 };
 

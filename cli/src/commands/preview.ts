@@ -46,8 +46,16 @@ function parameterValues(args: ReturnType<typeof parseArgs>): Record<string, unk
   return values;
 }
 
+/** The options that describe the action of `--tool`; without `--tool` they would be dropped, so they are refused. */
+const ACTION_DETAILS = ["amount", "currency", "audience", "args", "clean", "approver", "at"] as const;
+
 function actionsFromFlags(args: ReturnType<typeof parseArgs>, cwd: string): SampleAction[] | undefined {
   const file = option(args, "action");
+  const details = ACTION_DETAILS.filter((name) => args.flags.has(name));
+  if (details.length > 0 && option(args, "tool") === undefined) {
+    throw new UsageError(`\`--${details[0]}\` describes the action of \`--tool NAME\`: give \`--tool\` too${file !== undefined ? " (or put it in the action file)" : ""}`);
+  }
+  if (file !== undefined && option(args, "tool") !== undefined) throw new UsageError("give the action with `--action FILE` or with `--tool NAME`, not both");
   if (file !== undefined) {
     const data = parseYaml(readFileSync(resolve(cwd, file), "utf8")) as unknown;
     const list = Array.isArray(data) ? data : [data];

@@ -1,25 +1,10 @@
 // `authority serve` and `authority migrate`: the reference server, embedded; loaded only when used.
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
-import type { Terminal } from "../terminal.js";
+import { serverConfig } from "../server-package.js";
 
 const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (docs/operations.md):
 AUTHORITY_DATA_DIR, AUTHORITY_DATABASE_URL, AUTHORITY_ENVIRONMENT, AUTHORITY_ADMIN_KEY, ...`;
-
-/** The server package is large (express, database drivers): import it only for the commands that need it. */
-async function serverPackage(): Promise<typeof import("@agent-authority/server")> {
-  return import("@agent-authority/server");
-}
-
-async function config(terminal: Terminal, overrides: Record<string, string>) {
-  const server = await serverPackage();
-  try {
-    return { server, config: server.loadConfig({ ...terminal.env, ...overrides }, terminal.cwd) };
-  } catch (error) {
-    if (error instanceof server.ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
-}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -42,7 +27,7 @@ ${CONFIG_HELP}
     const overrides: Record<string, string> = {};
     if (option(args, "host") !== undefined) overrides["AUTHORITY_HOST"] = option(args, "host")!;
     if (option(args, "port") !== undefined) overrides["AUTHORITY_PORT"] = option(args, "port")!;
-    const { server, config: settings } = await config(terminal, overrides);
+    const { server, config: settings } = await serverConfig("serve", terminal, overrides);
     let running: Awaited<ReturnType<typeof server.startServer>>;
     try {
       running = await server.startServer(settings);
@@ -83,7 +68,7 @@ ${CONFIG_HELP}
   async run(argv, terminal) {
     const args = parseArgs(argv, {});
     if (args.positionals.length > 0) throw new UsageError("`migrate` takes no arguments");
-    const { server, config: settings } = await config(terminal, {});
+    const { server, config: settings } = await serverConfig("migrate", terminal);
     const options = settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {};
     const applied = await server.migrateDatabase(settings.databaseUrl, options);
     const where = server.isPostgresUrl(settings.databaseUrl) ? "the PostgreSQL database" : settings.databaseUrl;

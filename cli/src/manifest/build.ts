@@ -40,11 +40,12 @@ export interface Manifest {
   readonly files: readonly string[];
 }
 
-const sourceExtensions = [".ts", ".tsx", ".mts", ".cts"];
+/** TypeScript and JavaScript alike: an agent written in JavaScript registers tools too. */
+const sourceExtensions = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 const skippedDirectories = new Set(["node_modules", "dist", "build", "coverage", "__tests__"]);
 
 /**
- * Reads every TypeScript source under `dir` (tests, declarations, dependencies and build output
+ * Reads every TypeScript and JavaScript source under `dir` (tests, declarations, dependencies and build output
  * left out) and returns the tools it registers. Never throws for what it finds on disk.
  */
 export function buildManifest(dir: string): Manifest {
@@ -105,7 +106,7 @@ const defaultCompilerOptions = {
   strict: true,
   noEmit: true,
   skipLibCheck: true,
-  allowJs: false,
+  allowJs: true,
   types: [],
 };
 
@@ -116,7 +117,7 @@ function createProject(root: string, warnings: ManifestWarning[]): Project {
     try {
       return new Project({
         tsConfigFilePath: tsconfig,
-        compilerOptions: { noEmit: true, skipLibCheck: true, types: [] },
+        compilerOptions: { noEmit: true, skipLibCheck: true, allowJs: true, types: [] },
         skipAddingFilesFromTsConfig: true,
         skipFileDependencyResolution: true,
       });
@@ -175,11 +176,11 @@ function listSources(root: string, warnings: ManifestWarning[]): string[] {
   return out;
 }
 
-/** An agent's own runtime source: TypeScript, not a declaration file, not a test. */
+/** An agent's own runtime source: TypeScript or JavaScript, not a declaration file, not a test. */
 function isAgentSource(name: string): boolean {
   if (!sourceExtensions.some((extension) => name.endsWith(extension))) return false;
   if (/\.d\.[mc]?ts$/.test(name)) return false;
-  return !/\.(test|spec)\.[mc]?tsx?$/.test(name);
+  return !/\.(test|spec)\.[mc]?[jt]sx?$/.test(name);
 }
 
 function pathWarning(code: ManifestWarningCode, file: string, message: string): ManifestWarning {

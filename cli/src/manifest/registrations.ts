@@ -89,10 +89,33 @@ function registrationCall(call: CallExpression): RegistrationCall | undefined {
   if (name !== "tool" && name !== "registerTool" && name !== "guard") return undefined;
   // Only the SDK's guard may be called bare; a bare `tool(…)` is some other function.
   if (name !== "guard" && !Node.isPropertyAccessExpression(callee)) return undefined;
+  // `x.tool(…)` on something the type checker knows is not an MCP server (a logger, a map, an
+  // object of the agent's own) registers nothing.
+  if (name !== "guard" && Node.isPropertyAccessExpression(callee) && serverKind(callee.getExpression().getType(), 0) === "other") return undefined;
   const argumentsCount = call.getArguments().length;
   if (argumentsCount < registrationCalls[name].argumentsMin) return undefined;
   if (call.getArguments().some((argument) => Node.isSpreadElement(argument))) return undefined;
   return name;
+}
+
+/** How deep `serverKind` follows unions and base classes; deeper counts as unknown. */
+const typeDepthMax = 8;
+
+/**
+ * Whether a receiver is an MCP server (`McpServer` or a class built on it), something else, or
+ * unknown: \`any\`, or a type that rests on an unresolved one because the agent's dependencies are
+ * not installed where the manifest is built. Unknown receivers still count, so nothing is missed.
+ */
+function serverKind(type: Type, depth: number): "mcp" | "other" | "unknown" {
+  if (depth > typeDepthMax || type.isAny() || type.isUnknown()) return "unknown";
+  const members: Type[] = type.isUnion() ? type.getUnionTypes() : type.isIntersection() ? type.getIntersectionTypes() : [type];
+  if (members.length > 1) {
+    const kinds = members.map((member) => serverKind(member, depth + 1));
+    return kinds.includes("mcp") ? "mcp" : kinds.includes("unknown") ? "unknown" : "other";
+  }
+  if ((type.getSymbol() ?? type.getAliasSymbol())?.getName() === "McpServer") return "mcp";
+  const bases = type.getBaseTypes().map((base) => serverKind(base, depth + 1));
+  return bases.includes("mcp") ? "mcp" : bases.includes("unknown") ? "unknown" : "other";
 }
 
 /**

@@ -44,7 +44,7 @@ const PARAM_PREFIX: Readonly<Record<string, string>> = {
 };
 const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
 
-interface Locals { caller?: Caller; requestId: string }
+interface Locals { caller?: Caller; requestId: string; keyId?: string }
 
 function locals(res: Response): Locals {
   return res.locals as Locals;
@@ -201,7 +201,7 @@ export function createApp(options: AppOptions): express.Express {
         path: req.path,
         status: res.statusCode,
         duration_ms: Math.round(seconds * 100_000) / 100,
-        key_id: locals(res).caller?.keyId,
+        key_id: locals(res).caller?.keyId ?? locals(res).keyId,
         client: clientAddress(req, trusted),
       });
     });
@@ -215,7 +215,10 @@ export function createApp(options: AppOptions): express.Express {
     const path = `/v1${endpoint.path.replace(/\{([a-z_]+)\}/g, ":$1")}`;
     if (endpoint.operationId === "authorize") {
       // One implementation of authorize: the hot path's, reached here when Express is called directly.
-      app.post(path, (req, res) => handleAuthorize(options.ctx, options.logger, req, res));
+      app.post(path, async (req, res) => {
+        const keyId = await handleAuthorize(options.ctx, options.logger, req, res);
+        if (keyId !== undefined) locals(res).keyId = keyId;
+      });
       continue;
     }
     const chain = endpoint.roles === null

@@ -81,13 +81,17 @@ async function checkedRequest(req: IncomingMessage): Promise<{ body: AuthorizeBo
   return { body, claim: requestClaim(req.headers[IDEMPOTENCY_HEADER], "POST", AUTHORIZE_PATH, raw) };
 }
 
-async function answer(ctx: ServiceContext, req: IncomingMessage): Promise<PreparedAnswer> {
+/** What the log line of one request learns on the way: the id of the key once it is known. */
+interface RequestNotes { keyId?: string }
+
+async function answer(ctx: ServiceContext, req: IncomingMessage, notes: RequestNotes): Promise<PreparedAnswer> {
   const secret = presentedSecret(req);
   const worker = ctx.authorizeWorker;
   let claim: RequestClaim | undefined;
   try {
     if (worker === undefined || secret === undefined) {
       const caller = await authenticated(ctx, secret);
+      notes.keyId = caller.keyId;
       const checked = await checkedRequest(req);
       claim = checked.claim;
       return await authorizeAction(ctx, caller, checked.body, claim);
@@ -99,7 +103,7 @@ async function answer(ctx: ServiceContext, req: IncomingMessage): Promise<Prepar
     try {
       checked = await checkedRequest(req);
     } catch (error) {
-      await authenticated(ctx, secret);
+      notes.keyId = (await authenticated(ctx, secret)).keyId;
       throw error;
     }
     claim = checked.claim;
@@ -120,12 +124,14 @@ export function setSafetyHeaders(res: ServerResponse): void {
 }
 
 /** Answers one authorize request; never throws (every failure becomes a problem response). */
-export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
   setSafetyHeaders(res);
+  const notes: RequestNotes = {};
   let prepared: PreparedAnswer;
   try {
-    prepared = await answer(ctx, req);
+    prepared = await answer(ctx, req, notes);
+    if (prepared.keyId !== undefined) notes.keyId = prepared.keyId;
   } catch (error) {
     const problem = problemResponse(error, AUTHORIZE_PATH);
     if (problem.body["code"] === "unauthenticated") res.setHeader("www-authenticate", BEARER_CHALLENGE);
@@ -135,12 +141,13 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
     }
     prepared = { status: problem.status, contentType: "application/problem+json; charset=utf-8", text: JSON.stringify(problem.body), replayed: false };
   }
-  if (res.headersSent) return;
+  if (res.headersSent) return notes.keyId;
   res.statusCode = prepared.status;
   res.setHeader("content-type", prepared.contentType);
   res.setHeader("content-length", Buffer.byteLength(prepared.text));
   if (prepared.replayed) res.setHeader("idempotent-replayed", "true");
   res.end(prepared.text);
+  return notes.keyId;
 }
 
 /**
@@ -157,14 +164,14 @@ export function authorizeServer(
   const errorOn = logger.enabled?.("error") ?? true;
   return (req, res) => {
     const started = performance.now();
-    void handleAuthorize(ctx, logger, req, res).then(() => {
+    void handleAuthorize(ctx, logger, req, res).then((keyId) => {
       const seconds = (performance.now() - started) / 1000;
       const status = res.statusCode;
       record(status, seconds);
       if (status >= 500 ? errorOn : infoOn) {
         logger.log(status >= 500 ? "error" : "info", "request", {
           request_id: res.getHeader("x-request-id"), method: "POST", path: AUTHORIZE_PATH, status,
-          duration_ms: Math.round(seconds * 100_000) / 100, client: clientAddress(req, trusted),
+          duration_ms: Math.round(seconds * 100_000) / 100, client: clientAddress(req, trusted), key_id: keyId,
         });
       }
     });

@@ -56,6 +56,8 @@ export interface PreparedAnswer {
   readonly text: string;
   /** True when this is the stored first answer of an idempotency key. */
   readonly replayed: boolean;
+  /** The id of the key that asked, for the request's log line; absent when no key was recognised. */
+  readonly keyId?: string;
 }
 
 export const JSON_TYPE = "application/json; charset=utf-8";
@@ -303,7 +305,8 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           // A key reused with another request has written nothing: it fails after the transaction,
           // so that the other transactions of its batch need not run again (group-commit.ts).
           const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
-          if (stored !== undefined) return stored;
+          if (stored === MISMATCH) return stored;
+          if (stored !== undefined) return { ...stored, keyId: caller.keyId };
         }
         const text = await decideAndSeal(tx, ctx, caller, body);
         if (claim !== undefined) {
@@ -313,7 +316,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           }, expiredUpTo);
           if (!stored) throw new KeyTakenMeanwhile();
         }
-        return { status: 200, contentType: JSON_TYPE, text, replayed: false };
+        return { status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId };
       }, batchOrder(asker, body));
       if (answer === MISMATCH) throw new IdempotencyMismatch();
       if (answer instanceof ApiProblem) throw answer;
@@ -325,5 +328,5 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
   }
   const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim!.callerKeyId, claim!.key, expiredUpTo), claim!);
   if (replay === undefined) throw new Error("idempotency key neither stored nor found");
-  return replay;
+  return { ...replay, keyId: claim!.callerKeyId };
 }

@@ -1,7 +1,7 @@
 // Opens a store from a database URL: `postgres://` or `postgresql://` selects PostgreSQL, anything
 // else is a SQLite file path (or `sqlite:` followed by one).
 
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { PostgresDriver } from "./postgres-driver.js";
 import { SqliteDriver } from "./sqlite-driver.js";
@@ -28,6 +28,30 @@ export interface OpenStoreOptions {
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
+}
+
+/** The file path of a SQLite database URL; undefined for PostgreSQL and for `:memory:`. */
+export function sqliteFile(url: string): string | undefined {
+  if (isPostgresUrl(url)) return undefined;
+  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
+  return path === ":memory:" ? undefined : path;
+}
+
+/**
+ * Opens a database that must already exist: a SQLite file that is missing is refused before
+ * anything is created (commands that read or repair a database never make an empty one).
+ */
+export function openExistingStore(url: string, options: OpenStoreOptions = {}): Store {
+  const file = sqliteFile(url);
+  if (file !== undefined && !existsSync(file)) throw new DatabaseNotFound(file);
+  return openStore(url, options);
+}
+
+/** Raised by `openExistingStore` for a SQLite file that does not exist; nothing was created. */
+export class DatabaseNotFound extends Error {
+  constructor(readonly path: string) {
+    super(`no database at \`${path}\``);
+  }
 }
 
 export function openStore(url: string, options: OpenStoreOptions = {}): Store {
