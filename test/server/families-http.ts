@@ -203,4 +203,16 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expectProblem(await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body }), 422, "invalid_family");
     });
   });
+
+  describe("push without a stated hash", () => {
+    it("accepts a body without `content_hash` (written by hand) and pins the hash it computes", async () => {
+      const { content_hash: _stated, ...handWritten } = { ...familyBody(1), id: "hand-written" };
+      const reply = await t.call("POST", "/grant-families", { key: issuer, body: handWritten });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+      expect(reply.body).toMatchObject({ name: "hand-written", version: 1, content_hash: familyContentHash(handWritten as never) });
+      const again = await t.call("POST", "/grant-families", { key: issuer, body: { ...handWritten, content_hash: reply.body.content_hash } });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: reply.body.id, created: false });
+    });
+  });
 }

@@ -166,7 +166,7 @@ export function familyBodySchemaOf(grantIssueBodySchema: JsonSchema, sampleActio
   title: "GrantFamilyBody",
   type: "object",
   additionalProperties: false,
-  required: ["id", "version", "reviewed_by", "parameters", "grant", "content_hash"],
+  required: ["id", "version", "reviewed_by", "parameters", "grant"],
   properties: {
     id: { type: "string", pattern: "^[a-z][a-z0-9-]{0,63}$", description: "Stable name of the family." },
     version: { type: "integer", minimum: 1, maximum: 1_000_000 },
@@ -192,7 +192,10 @@ export function familyBodySchemaOf(grantIssueBodySchema: JsonSchema, sampleActio
       },
     },
     examples: { type: "array", maxItems: FAMILY_LIMITS.examplesMax, items: exampleSchemaOf(sampleActionSchema) },
-    content_hash: { type: "string", pattern: "^sha256:[0-9a-f]{64}$", description: "SHA-256 of the reviewed content." },
+    content_hash: {
+      type: "string", pattern: "^sha256:[0-9a-f]{64}$",
+      description: "SHA-256 of the reviewed content. Optional: the server computes it; when given, it must match.",
+    },
   },
 };
 }

@@ -42,10 +42,13 @@ export function checkFamilyBody(body: GrantFamilyBody): void {
   throw new ApiProblem("invalid_family", `${errors[0]!.code}: ${errors[0]!.message}`, { diagnostics });
 }
 
-/** INVARIANT (family-hash-pinned): the stored hash is the server's own, never the body's word for it. */
+/**
+ * INVARIANT (family-hash-pinned): the stored hash is the server's own, never the body's word for
+ * it. A body may leave `content_hash` out (a family written by hand); one it states must match.
+ */
 function pinnedHash(body: GrantFamilyBody): string {
   const hash = familyContentHash(body as unknown as Record<string, unknown>);
-  if (body.content_hash !== hash) {
+  if (body.content_hash !== undefined && body.content_hash !== hash) {
     throw new ApiProblem("invalid_family", `\`content_hash\` is \`${body.content_hash}\` but the content hashes to \`${hash}\``, { content_hash: hash });
   }
   return hash;

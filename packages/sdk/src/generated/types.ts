@@ -527,8 +527,8 @@ export interface GrantFamilyBody {
     readonly gate?: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget";
     readonly residual?: string;
   }>;
-  /** SHA-256 of the reviewed content. */
-  readonly content_hash: string;
+  /** SHA-256 of the reviewed content. Optional: the server computes it; when given, it must match. */
+  readonly content_hash?: string;
 }
 
 export interface GrantFamilyList {
