@@ -25,11 +25,11 @@ describe("loadConfig", () => {
       writeFileSync(file, JSON.stringify({ AUTHORITY_PORT: 9000, AUTHORITY_ENVIRONMENT: "staging", AUTHORITY_HOST: "0.0.0.0" }));
       const config = loadConfig({
         AUTHORITY_CONFIG_FILE: file, AUTHORITY_PORT: "9100", AUTHORITY_DATA_DIR: "/var/lib/a",
-        AUTHORITY_DATABASE_URL: "postgres://db/authority", AUTHORITY_ADMIN_KEY: "k", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "5000",
+        AUTHORITY_DATABASE_URL: "postgres://db/authority", AUTHORITY_ADMIN_KEY: LONG_ENOUGH, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "5000",
       }, "/");
       expect(config).toMatchObject({
         host: "0.0.0.0", port: 9100, environment: "staging", dataDir: "/var/lib/a",
-        databaseUrl: "postgres://db/authority", adminKey: "k", autoApprovalCeilingMinor: 5000,
+        databaseUrl: "postgres://db/authority", adminKey: LONG_ENOUGH, autoApprovalCeilingMinor: 5000,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -43,7 +43,17 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "-1" })).toThrow(/CEILING/);
     expect(() => loadConfig({ AUTHORITY_LOG_LEVEL: "loud" })).toThrow(/AUTHORITY_LOG_LEVEL/);
   });
+
+  it("refuses an AUTHORITY_ADMIN_KEY under 32 printable characters, at the edge, before any database is opened", () => {
+    expect(loadConfig({ AUTHORITY_ADMIN_KEY: LONG_ENOUGH }).adminKey).toBe(LONG_ENOUGH);
+    expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: LONG_ENOUGH.slice(1) })).toThrow(/^AUTHORITY_ADMIN_KEY must be at least 32 printable characters/);
+    expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: `${LONG_ENOUGH.slice(1)} ` })).toThrow(ConfigError);
+    expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: `${LONG_ENOUGH}\u00e9` })).toThrow(ConfigError);
+  });
 });
+
+/** Exactly 32 printable characters: the shortest admin key accepted. */
+const LONG_ENOUGH = "aa_0123456789abcdefghijklmnopqrs";
 
 forEachStore("startServer from a database URL", (target) => {
   it("opens, migrates and serves the database the URL names", async () => {

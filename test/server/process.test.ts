@@ -3,6 +3,8 @@
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,8 +23,12 @@ interface Running {
 }
 
 async function start(env: Record<string, string>): Promise<Running> {
+  return startIn(dataDir, env);
+}
+
+async function startIn(dir: string, env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, [main], {
-    env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, ...env },
+    env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -63,8 +69,8 @@ describe.skipIf(!existsSync(main))("the server process", () => {
     expect(await second.exit).toBe(0);
   });
 
-  it("refuses a short AUTHORITY_ADMIN_KEY on an empty database", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "authority-short-key-"));
+  it("refuses a short AUTHORITY_ADMIN_KEY with exit 2 naming the variable, before anything is written", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "authority-short-key-")), "data");
     try {
       const child = spawn(process.execPath, [main], {
         env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir, AUTHORITY_ADMIN_KEY: "secret" },
@@ -72,9 +78,44 @@ describe.skipIf(!existsSync(main))("the server process", () => {
       });
       let err = "";
       child.stderr!.on("data", (chunk) => { err += String(chunk); });
-      expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(1);
-      expect(err).toContain("at least 32 printable characters");
+      expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(2);
+      expect(err).toContain("AUTHORITY_ADMIN_KEY must be at least 32 printable characters");
+      // Not even the data directory was made, so no database file exists either.
+      expect(existsSync(dir)).toBe(false);
     } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
+  });
+
+  it("shows no key when the first start cannot listen, and the next start prints one that works", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-port-taken-"));
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    try {
+      const taken = (blocker.address() as AddressInfo).port;
+      const child = spawn(process.execPath, [main], {
+        env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: String(taken), AUTHORITY_DATA_DIR: dir },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout!.on("data", (chunk) => { out += String(chunk); });
+      child.stderr!.on("data", (chunk) => { out += String(chunk); });
+      expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(1);
+      expect(out).toContain("EADDRINUSE");
+      expect(out).not.toMatch(/aa_[A-Za-z0-9_-]{43}/);
+      expect(out).not.toContain("first admin key created");
+
+      const second = await startIn(dir, {});
+      const key = /(aa_[A-Za-z0-9_-]{43})/.exec(second.stderr())?.[1];
+      expect(key, second.stderr()).toBeDefined();
+      expect((await fetch(`${second.baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      second.child.kill("SIGTERM");
+      expect(await second.exit).toBe(0);
+      // Like every info line, "shutting down" goes to stdout; stderr holds only the key's notice.
+      expect(second.stdout()).toMatch(/"level":"info","msg":"shutting down","signal":"SIGTERM"/);
+      expect(second.stderr()).not.toContain("shutting down");
+    } finally {
+      blocker.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
