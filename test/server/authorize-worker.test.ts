@@ -116,6 +116,22 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect((await get(server.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1);
   });
 
+  it("names the asking key's id in each authorize log line, fresh or replayed, though the worker authenticated it", async () => {
+    const agent = await agentWithKey(server.baseUrl, "worker-logged");
+    const grantId = await grant(server.baseUrl, agent.id, { budget_count: 10 });
+    const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
+    const keyId = (await get(server.baseUrl, "/whoami", agent.key)).id as string;
+    expect(keyId).toMatch(/^key_/);
+    const answers = [await authorize(agent.key, body, { "idempotency-key": "logged-once" }), await authorize(agent.key, body, { "idempotency-key": "logged-once" })];
+    const ids = answers.map((answer) => answer.headers.get("x-request-id"));
+    const logged = (): string[] => server.output().split("\n").filter((line) => ids.some((id) => id !== null && line.includes(id)));
+    // The line is written once the answer has gone out; wait for it, a bounded number of times.
+    for (let tries = 0; tries < 100 && logged().length < 2; tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const lines = logged();
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ msg: "request", path: "/v1/authorize", status: 200, key_id: keyId });
+  });
+
   it("authenticates in the decision's transaction: a key revoked after use is refused at once, and a refused key comes before a bad body", async () => {
     const base = server.baseUrl;
     const agent = await agentWithKey(base, "worker-keys");

@@ -38,6 +38,12 @@ function observeSuite(target: StoreTarget): void {
     expect(lines.map((l) => [l.level, l.fields["status"]])).toEqual([["info", 200], ["info", 401], ["info", 400]]);
     expect(lines[0]!.fields["request_id"]).toBe(ok.headers.get("x-request-id"));
     expect(typeof lines[0]!.fields["duration_ms"]).toBe("number");
+    // The key that asked is named by its id (never its secret), as on every other endpoint; an
+    // unknown key has none, and a key known before its body was refused still does.
+    expect(lines[0]!.fields["key_id"]).toMatch(/^key_/);
+    expect(lines[1]!.fields["key_id"]).toBeUndefined();
+    expect(lines[2]!.fields["key_id"]).toBe(lines[0]!.fields["key_id"]);
+    expect(JSON.stringify(lines)).not.toContain(agentKey);
   });
 }
 
