@@ -32,6 +32,44 @@ describe("authority --help and the command table", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("authority test [PATH...]");
   });
+
+  it("a group of commands has its help too: `keys --help` exits 0 with every subcommand's usage", () => {
+    for (const flag of ["--help", "-h"]) {
+      const run = authority(["keys", flag]);
+      expect(run.code, run.stderr).toBe(0);
+      for (const usage of ["authority keys create --identity", "authority keys create --admin --database URL", "authority keys list", "authority keys revoke KEY_ID"]) {
+        expect(run.stdout).toContain(usage);
+      }
+    }
+    expect(authority(["keys"]).code).toBe(2);
+  });
+});
+
+describe("argument checks that used to let a mistake through", () => {
+  it("preview refuses an action option without --tool instead of ignoring it", () => {
+    for (const args of [["--amount", "abc"], ["--amount", "500"], ["--currency", "EUR"], ["--clean"]]) {
+      const run = authority(["preview", "policies/procurement-agent.yaml", ...args]);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr).toContain(`\`${args[0]}\` describes the action of \`--tool NAME\``);
+    }
+    const bad = authority(["preview", "policies/procurement-agent.yaml", "--tool", "purchase.quote", "--amount", "abc"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("`--amount` must be an integer, not `abc`");
+  });
+
+  it("test on a folder without families behaves like lint: exit 0, and says none was found", () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-nofamilies-"));
+    try {
+      const lint = authority(["lint", dir]);
+      const tested = authority(["test", dir]);
+      expect(lint.code).toBe(0);
+      expect(tested.code).toBe(0);
+      expect(tested.stdout).toContain("no family files found");
+      expect(tested.stdout).toMatch(/\n0 passed, 0 failed\n$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("the families in policies/", () => {
