@@ -13,6 +13,15 @@ const ADMIN = /export ADMIN=(\S+)/.exec(doc)![1]!;
 const missing = ["curl", "jq", "bash"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0);
 if (missing.length > 0) console.error(`\n!!  walkthrough test SKIPPED: ${missing.join(", ")} not installed\n`);
 
+/** Runs a command without blocking this process (whose server answers it), with its exit code. */
+function spawnAsync(command: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, [...args], { encoding: "utf8", timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr });
+    });
+  });
+}
+
 /** The shell blocks after the one that starts the server, with API pointed at the test server. */
 function script(baseUrl: string): string {
   const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => !b.includes("npm start"));
@@ -33,12 +42,15 @@ forEachStore("docs/walkthrough.md", (target) => {
       it.skip(`skipped because ${missing.join(", ")} is not installed`, () => undefined);
       return;
     }
-    it("runs every command and gets the answers the page shows", async () => {
+    // Twice on one database: a reader who runs the page again on the same data folder gets the
+    // same answers, and a step that fails stops the script with the server's problem on stderr.
+    it.each([1, 2])("runs every command and gets the answers the page shows (run %i on one database)", async () => {
       // Asynchronously: the server answering the commands runs in this process.
       const { stdout: out } = await promisify(execFile)("bash", ["-c", script(t.baseUrl)], { encoding: "utf8", timeout: 60_000 });
       for (const line of [
         '{"status":"ok","version":"0.1.0","environment":"development"}',
         '{"identity":"carol@example.com","roles":["certifier"],"status":"active"}',
+        "same name, same agent",
         '"code":"certification_required"',
         '"issued_by":"carol@example.com","issued_by_email":"carol@example.com"',
         '"status":"pending_approval","issued_by":"alice@example.com"',
@@ -58,6 +70,16 @@ forEachStore("docs/walkthrough.md", (target) => {
       ]) expect(out).toContain(line);
       const revoked = JSON.parse(out.trim().split("\n").find((l) => l.includes('"revoked":['))!);
       expect(revoked.revoked).toHaveLength(2);
+    });
+
+    it("has a key() helper that fails with the server's problem instead of handing on a `null` key", async () => {
+      const helper = /^key\(\) \{[\s\S]*?^\}$/m.exec(doc)![0];
+      const refused = `export ADMIN=${ADMIN} API=${t.baseUrl}\n${helper}\nISSUER=$(key '{"identity":"x","kind":"service","roles":["agent"]}') || { echo "stopped"; exit 3; }\necho "went on with $ISSUER"`;
+      const { code, stdout, stderr } = await spawnAsync("bash", ["-c", refused]);
+      expect(code).toBe(3);
+      expect(stdout).toBe("stopped\n");
+      expect(stderr).toContain("no key created:");
+      expect(stderr).toContain("invalid_key_request");
     });
   });
 });
