@@ -20,7 +20,7 @@ export interface ServerConfig {
   /** Grants whose amount budget exceeds this are born `pending_approval`. */
   readonly autoApprovalCeilingMinor: number;
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
-  /** The longest a hold lives, in hours (DESIGN.md §6); absent: 24. A hold never outlives its grant. */
+  /** The longest a hold lives, in hours (docs/decisions.md); absent: 24. A hold never outlives its grant. */
   readonly holdLifetimeHours?: number | undefined;
   /** How long a client may take to send a request's headers, in milliseconds; absent: 10,000. */
   readonly headersTimeoutMs?: number | undefined;

@@ -46,7 +46,7 @@ interface Node {
   holds: { decision: number; amount_minor: number; expires_at: number }[];
 }
 
-/** A store in miniature: it applies the engine's decisions exactly as DESIGN.md §4 and §6 say. */
+/** A store in miniature: it applies the engine's decisions exactly as docs/attenuation.md and docs/decisions.md say. */
 function simulate(ops: readonly Op[], state: DecisionState): void {
   const nodes: Node[] = [{ id: "grt_0", path: [0], terms: ROOT, uses: 0, settled: 0, holds: [] }];
   const decisions: { chain: readonly number[]; amount: number; settled: boolean }[] = [];

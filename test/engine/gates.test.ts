@@ -1,4 +1,4 @@
-// Each gate of DESIGN.md §5 and each of its reasons, on chains without policies.
+// Each gate of docs/decisions.md and each of its reasons, on chains without policies.
 import { describe, expect, it } from "vitest";
 import { decide, GATES, REASONS, type ChainLink, type Decision } from "@agent-authority/engine";
 import { certificate, chainOf, HOUR, link, NOW, request, stateFor, T0 } from "./fixtures.js";

@@ -1,4 +1,4 @@
-// The contract statistics of DESIGN.md §8 against published values and at their edges.
+// The contract statistics of docs/breakers.md against published values and at their edges.
 import { describe, expect, it } from "vitest";
 import { contractStatus, wilsonInterval, Z_95 } from "@agent-authority/engine";
 

@@ -1,4 +1,4 @@
-// checkAttenuation: each axis of DESIGN.md §4, with the values a 422 answer would list.
+// checkAttenuation: each axis of docs/attenuation.md, with the values a 422 answer would list.
 import { describe, expect, it } from "vitest";
 import {
   AXES,

@@ -1,4 +1,4 @@
-// Laws of the attenuation order and of meet, on generated grants (DESIGN.md §4).
+// Laws of the attenuation order and of meet, on generated grants (docs/attenuation.md).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BOTTOM, effectiveGrant, equivalent, leq, meet, normalizeTerms, type GrantTerms } from "@agent-authority/lattice";

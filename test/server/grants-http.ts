@@ -238,7 +238,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
   });
 
   describe("issue", () => {
-    it("applies the defaults of DESIGN.md §4", async () => {
+    it("applies the defaults of docs/attenuation.md", async () => {
       const id = await agent();
       await certify(id);
       const g = await issue(id);

@@ -1,4 +1,4 @@
-// JSON Schemas of behavioural contracts and circuit breakers (DESIGN.md §8): declaring a contract,
+// JSON Schemas of behavioural contracts and circuit breakers (docs/breakers.md): declaring a contract,
 // creating, arming and disarming a breaker, the counterfactual and findings. Request schemas
 // refuse unknown fields; response schemas allow them.
 

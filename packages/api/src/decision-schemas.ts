@@ -1,4 +1,4 @@
-// JSON Schemas of the decision path (DESIGN.md §5–6): authorize, settle and approvals of gated
+// JSON Schemas of the decision path (docs/decisions.md): authorize, settle and approvals of gated
 // decisions. Request schemas refuse unknown fields; response schemas allow them.
 
 import { API_LIMITS } from "./limits.js";

@@ -1,4 +1,4 @@
-// JSON Schemas of grant families (DESIGN.md §4b): the body of `POST /v1/grant-families` that the
+// JSON Schemas of grant families (docs/families.md): the body of `POST /v1/grant-families` that the
 // family compiler writes and the server validates (one schema for both), instantiation, the impact
 // preview of a new version and the answers. Request schemas refuse unknown fields.
 //
@@ -21,7 +21,7 @@ export const FAMILY_LIMITS = Object.freeze({
 
 export const PARAMETER_NAME_PATTERN = "^[a-z][a-z0-9_]{0,63}$";
 
-/** The nine gates of a decision, in order (DESIGN.md §5). */
+/** The nine gates of a decision, in order (docs/decisions.md). */
 export const GATE_NAMES = [
   "grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget",
 ] as const;

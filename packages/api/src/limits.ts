@@ -5,7 +5,7 @@ export const API_LIMITS = Object.freeze({
   requestBodyBytesMax: 65_536,
   /** Deepest nesting of arrays and objects accepted in a request body. */
   requestJsonDepthMax: 32,
-  /** Policy text limit of the language (DESIGN.md §3); the language checks bytes, the schema characters. */
+  /** Policy text limit of the language (docs/policy-language.md); the language checks bytes, the schema characters. */
   policyCharsMax: 4_096,
   /** Tools named in one scope. */
   scopeToolsMax: 256,

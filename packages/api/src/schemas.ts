@@ -113,7 +113,7 @@ export const grantIssueBodySchema = {
   dependentRequired: { budget_amount_minor: ["budget_currency"] },
 } as const;
 
-/** A sample action for preview: the names a decision binds (DESIGN.md §3), all but the clock. */
+/** A sample action for preview: the names a decision binds (docs/policy-language.md), all but the clock. */
 export const sampleActionSchema = {
   $id: "SampleAction",
   title: "SampleAction",

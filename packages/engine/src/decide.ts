@@ -1,4 +1,4 @@
-// decide: the nine gates of DESIGN.md §5 in order; the first that fails decides.
+// decide: the nine gates of docs/decisions.md in order; the first that fails decides.
 
 import type { EnforcementMode } from "@agent-authority/lattice";
 import {

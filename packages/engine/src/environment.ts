@@ -1,4 +1,4 @@
-// The policy environment of one decision (DESIGN.md §3), built from the request, a link's usage and `now`.
+// The policy environment of one decision (docs/policy-language.md), built from the request, a link's usage and `now`.
 
 import type { PolicyEnvironment } from "@agent-authority/language";
 import { requestAmount } from "./gates.js";

@@ -12,5 +12,5 @@ export const ENGINE_LIMITS = Object.freeze({
 /** A hold lives with the grant, and at most this long unless the state configures otherwise. */
 export const DEFAULT_HOLD_LIFETIME_MS = 24 * HOUR_MS;
 
-/** The two-sided 95% normal quantile used by the contract statistics (DESIGN.md §8). */
+/** The two-sided 95% normal quantile used by the contract statistics (docs/breakers.md). */
 export const Z_95 = 1.959964;

@@ -1,4 +1,4 @@
-// The statistics of behavioural contracts (DESIGN.md §8): the Wilson score interval and the status.
+// The statistics of behavioural contracts (docs/breakers.md): the Wilson score interval and the status.
 
 import { Z_95 } from "./limits.js";
 

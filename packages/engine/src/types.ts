@@ -6,7 +6,7 @@ import type { EnforcementMode, GrantTerms } from "@agent-authority/lattice";
 /** The four outcomes; `allow` is the one that permits. */
 export type Outcome = "allow" | "deny" | "exhausted" | "gated";
 
-/** The nine gates of DESIGN.md §5, in the order they run. */
+/** The nine gates of docs/decisions.md, in the order they run. */
 export const GATES = Object.freeze([
   "grant",
   "status",

@@ -1,4 +1,4 @@
-// Pipeline step 3 of 4: the type checker over the environment of DESIGN.md §3.
+// Pipeline step 3 of 4: the type checker over the environment of docs/policy-language.md.
 import type { Expr, ExprOf } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
 import { error, type Diagnostic } from "./diagnostic.js";

@@ -1,7 +1,7 @@
 // The environment: the names bound in every decision and their static types.
 export type Weekday = "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
 
-/** The names bound in every decision (DESIGN.md §3). */
+/** The names bound in every decision (docs/policy-language.md). */
 export interface PolicyEnvironment {
   readonly amount_minor: number;
   readonly currency: string;

@@ -15,7 +15,7 @@ export interface Widening {
 export type AttenuationResult = { readonly ok: true } | { readonly ok: false; readonly widenings: readonly Widening[] };
 
 /**
- * Checks a delegation: every axis of DESIGN.md §4, budgets against what is left of the parent's
+ * Checks a delegation: every axis of docs/attenuation.md, budgets against what is left of the parent's
  * after `usage`, the parent's delegation policy and depth cap. Reports every widening axis, never
  * just the first, so one 422 answer tells the caller everything to fix.
  */

@@ -1,4 +1,4 @@
-// Every axis of the order `child ≤ parent` (DESIGN.md §4), each with a verdict and a sentence.
+// Every axis of the order `child ≤ parent` (docs/attenuation.md), each with a verdict and a sentence.
 
 import { conjoinPolicyText, policyConjuncts, policyLeq } from "./policy-text.js";
 import { uncoveredEntries } from "./scope.js";

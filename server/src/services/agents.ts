@@ -101,7 +101,7 @@ export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id:
 /**
  * INVARIANT (certified-to-refuse): authority in a mode that refuses goes only to an agent with a
  * valid certificate for this server's environment. Every path that issues, delegates or escalates
- * authority calls this with the mode the result would have (DESIGN.md §7, rule 3).
+ * authority calls this with the mode the result would have (docs/security.md, rule 3).
  */
 export async function requireCertificationFor(store: Store, environment: string, agentId: string, mode: "observe" | "enforce"): Promise<void> {
   if (mode === "observe") return;

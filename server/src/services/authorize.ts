@@ -1,6 +1,6 @@
 // Authorize: gather the chain, its live usage, the certificate and any approval under the tree's
 // lock, let the engine decide, then seal the decision and place its holds in the same transaction,
-// before anything is answered (DESIGN.md §5). A refusal is a decision, never an HTTP error.
+// before anything is answered (docs/decisions.md). A refusal is a decision, never an HTTP error.
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import {

@@ -1,4 +1,4 @@
-// Circuit breakers (DESIGN.md §8): created in `observe`, armed by a human who names the 90-day trip
+// Circuit breakers (docs/breakers.md): created in `observe`, armed by a human who names the 90-day trip
 // count, and evaluated after every sealed decision of their agent, inside that decision's
 // transaction. A trip is the contract's status entering `breached`; in `observe` it records what it
 // would have done, armed it raises a finding (`notify`) or revokes the agent's grants (`revoke`).

@@ -20,7 +20,7 @@ export interface ServiceContext {
   readonly environment: string;
   readonly autoApprovalCeilingMinor: number;
   readonly now: () => number;
-  /** The longest a hold may live (DESIGN.md §6); absent: the engine's default of 24 hours. */
+  /** The longest a hold may live (docs/decisions.md); absent: the engine's default of 24 hours. */
   readonly holdLifetimeMs?: number;
   /** Runs authorize transactions on a thread of their own (SQLite); absent: on this thread. */
   readonly authorizeWorker?: AuthorizeRunner;

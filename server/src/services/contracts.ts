@@ -1,4 +1,4 @@
-// Behavioural contracts (DESIGN.md §8): declared by a named human, measured live from the signals of
+// Behavioural contracts (docs/breakers.md): declared by a named human, measured live from the signals of
 // the agent's sealed decisions with the engine's statistics (the Wilson interval and the status).
 
 import type { ContractCreateBody } from "@agent-authority/api";

@@ -1,4 +1,4 @@
-// The counterfactual of breakers (DESIGN.md §8): replays the last 90 days of an agent's sealed
+// The counterfactual of breakers (docs/breakers.md): replays the last 90 days of an agent's sealed
 // decisions through each breaker's contract with the engine's one-pass trip detector.
 
 import { detectTrips, type DecisionRecord } from "@agent-authority/engine";

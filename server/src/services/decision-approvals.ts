@@ -1,4 +1,4 @@
-// Approvals of gated decisions (DESIGN.md §6): a human approves one gated action; the approval is
+// Approvals of gated decisions (docs/decisions.md): a human approves one gated action; the approval is
 // single use, bound to the decision's grant, tool and an amount ceiling, and expires.
 
 import type { DecisionApproveBody } from "@agent-authority/api";

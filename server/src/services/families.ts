@@ -1,4 +1,4 @@
-// Grant families on the server (DESIGN.md §4b): push a reviewed version, list and read them,
+// Grant families on the server (docs/families.md): push a reviewed version, list and read them,
 // instantiate one through the ordinary issue path, and preview a candidate version's impact on the
 // sealed decisions of the family's grants. The family compiler decides what a family is; this
 // module recomputes the content hash, keeps versions and records instances.

@@ -1,4 +1,4 @@
-// The impact preview of a candidate family version (DESIGN.md §4b): the sealed decisions of the
+// The impact preview of a candidate family version (docs/families.md): the sealed decisions of the
 // family's grants over the last N days are decided again by the engine's `decide` under the terms
 // the candidate would have given each grant, and the enforce outcomes that differ are reported.
 // Nothing is written; the ledger is only read.

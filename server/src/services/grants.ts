@@ -1,4 +1,4 @@
-// Grants: issue, read, approve, delegate, escalate enforcement and revoke (DESIGN.md §4, §7).
+// Grants: issue, read, approve, delegate, escalate enforcement and revoke (docs/attenuation.md, docs/security.md).
 // The lattice decides what a delegation may be; this module only gathers the facts and records.
 
 import type { Grant, GrantDelegateBody, GrantIssueBody, GrantRevocation } from "@agent-authority/api";
@@ -60,7 +60,7 @@ async function visibleGrant(store: Store, caller: Caller, id: string): Promise<G
 }
 
 /**
- * The grant an issue body describes, with the defaults of DESIGN.md §4: no spending, no use limit,
+ * The grant an issue body describes, with the defaults of docs/attenuation.md: no spending, no use limit,
  * 24 hours, no delegation, `enforce`; born `pending_approval` when asked or over the ceiling.
  * Issue stores it; preview decides against it.
  */

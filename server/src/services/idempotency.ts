@@ -1,4 +1,4 @@
-// Idempotency-Key (DESIGN.md §6): the same key and body replay the first answer byte for byte; the
+// Idempotency-Key (docs/decisions.md): the same key and body replay the first answer byte for byte; the
 // same key with another request is refused. Keys live in the database, per calling key, so they
 // survive restarts and hold across processes. A key is claimed in the transaction of the effect it
 // answers (decisions 0603 and 0605), and its stored answer expires after IDEMPOTENCY_LIMITS.retentionMs.

@@ -1,5 +1,5 @@
 // The sealed ledger: every decision and settlement is one record, hash-linked to the previous record
-// of the same delegation tree, and a verifier that recomputes every chain (DESIGN.md §5).
+// of the same delegation tree, and a verifier that recomputes every chain (docs/decisions.md).
 
 import { hash } from "node:crypto";
 import type { DecisionStore, LedgerRow } from "../store/decision-sql.js";

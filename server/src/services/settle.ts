@@ -1,5 +1,5 @@
 // Settlement: capture up to what an `allow` held, release the rest, and seal the settlement as its
-// own record in the decision's chain (DESIGN.md §6). The same amount again replays the settlement.
+// own record in the decision's chain (docs/decisions.md). The same amount again replays the settlement.
 
 import type { SettleBody } from "@agent-authority/api";
 import { ApiProblem } from "../http/problem.js";

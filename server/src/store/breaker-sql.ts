@@ -1,4 +1,4 @@
-// The records of behavioural contracts and circuit breakers over SQL (DESIGN.md §8): contracts,
+// The records of behavioural contracts and circuit breakers over SQL (docs/breakers.md): contracts,
 // breakers, their sealed trips and events, findings, and the contract signal of every decision.
 // One copy of the SQL for both databases.
 
@@ -8,7 +8,7 @@ import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
  * The signal of a decision: what a contract reads of it, as one small integer, so that a replay of
  * a million decisions reads two narrow columns instead of a million sealed JSON records. The codes
  * are fixed forever (they are stored): 0 allow, 1 deny, 2 deny at the scope gate, 3 gated,
- * 4 exhausted. The outcome is `would_outcome` when the decision has one (DESIGN.md 0203).
+ * 4 exhausted. The outcome is `would_outcome` when the decision has one (decision 0203).
  */
 export const SIGNAL = Object.freeze({ allow: 0, deny: 1, out_of_scope: 2, gated: 3, exhausted: 4 });
 export const SIGNAL_COUNT = 5;

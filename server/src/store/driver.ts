@@ -6,7 +6,7 @@ export type Row = Record<string, unknown>;
 
 /**
  * Statements use `?` placeholders; the PostgreSQL driver numbers them. Integers come back as
- * JavaScript numbers on both (amounts and times are safe integers, DESIGN.md §0001).
+ * JavaScript numbers on both (amounts and times are safe integers, decision 0001).
  */
 export interface SqlDriver {
   readonly dialect: Dialect;

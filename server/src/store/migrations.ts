@@ -14,10 +14,10 @@ export interface Migration {
 
 /**
  * Tables whose rows are never deleted (revocation and supersession are fields). Idempotency keys
- * are absent on purpose: they need only be kept 24 hours (DESIGN.md §6) and may be pruned.
+ * are absent on purpose: they need only be kept 24 hours (docs/decisions.md) and may be pruned.
  */
 const KEPT_TABLES = ["agents", "api_keys", "certificates", "grants", "grant_events", "charges", "decision_approvals"] as const;
-/** Tables whose rows are sealed: never updated, never deleted (DESIGN.md §5). */
+/** Tables whose rows are sealed: never updated, never deleted (docs/decisions.md). */
 const SEALED_TABLES = ["grant_events", "ledger"] as const;
 
 const tables = `
