@@ -1,0 +1,50 @@
+// The documentation stands alone: no page or source comment points at a document that is not in
+// the repository, and every relative link of every page leads to a file that is.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const SKIPPED = new Set(["node_modules", "dist", ".git"]);
+
+/** Every file under `dir` whose name passes `keep`, skipping dependencies and build output. */
+function walk(dir: string, keep: (name: string) => boolean): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    if (SKIPPED.has(name)) return [];
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return walk(path, keep);
+    return keep(name) ? [path] : [];
+  });
+}
+
+const pages = [join(root, "README.md"), ...["docs", "grammar", "packages", "cli", "server"].flatMap((dir) => walk(join(root, dir), (n) => n.endsWith(".md")))];
+const sources = ["grammar", "packages", "cli", "server", "test"].flatMap((dir) => walk(join(root, dir), (n) => /\.(ts|mjs|js)$/.test(n)));
+/** Names of documents that exist only outside the repository. */
+const OUTSIDE = [/DESIGN\.md/, /\.\.\/shared\b/, /\/work\//];
+
+describe("documentation that stands alone", () => {
+  it("reads the pages it should", () => {
+    expect(pages.map((p) => relative(root, p))).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/sdk.md", "docs/SECURITY.md", "packages/sdk/README.md"]));
+  });
+
+  it("no page and no source file points at a document outside the repository", () => {
+    const offenders = [...pages, ...sources].filter((file) => file !== fileURLToPath(import.meta.url))
+      .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })))
+      .filter(({ line }) => OUTSIDE.some((pattern) => pattern.test(line)));
+    expect(offenders).toEqual([]);
+  });
+
+  it("every relative link of every page leads to a file of the repository", () => {
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = readFileSync(page, "utf8").replace(/```[\s\S]*?```/g, "");
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:|^#/.test(target!)) continue;
+        const path = join(dirname(page), decodeURIComponent(target!.split("#")[0]!));
+        if (!existsSync(path) || !relative(root, path).split("/").every((part) => part !== "..")) broken.push(`${relative(root, page)}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
