@@ -43,10 +43,13 @@ let packs: PackResult[];
 let server: AuthorityServer;
 let dataDir: string;
 
-/** The environment of every command: nothing inherited from an `npm test` around it. */
+/** Settings of an `npm test` around this test that the inner npm keeps: where its cache and registry are. */
+const KEPT_NPM_SETTINGS = new Set(["npm_config_cache", "npm_config_userconfig", "npm_config_registry"]);
+
+/** The environment of every command: nothing else inherited from an `npm test` around it (its workspace, its package). */
 function cleanEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" };
-  for (const name of Object.keys(env)) if (/^npm_/i.test(name)) delete env[name];
+  for (const name of Object.keys(env)) if (/^npm_/i.test(name) && !KEPT_NPM_SETTINGS.has(name.toLowerCase())) delete env[name];
   return env;
 }
 

@@ -25,7 +25,7 @@ const OUTSIDE = [/DESIGN\.md/, /\.\.\/shared\b/, /\/work\//];
 
 describe("documentation that stands alone", () => {
   it("reads the pages it should", () => {
-    expect(pages.map((p) => relative(root, p))).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/sdk.md", "docs/SECURITY.md", "packages/sdk/README.md"]));
+    expect(pages.map((p) => relative(root, p))).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/sdk.md", "docs/SECURITY.md", "docs/CONTRIBUTING.md", "docs/CHANGELOG.md", "packages/sdk/README.md"]));
   });
 
   it("no page and no source file points at a document outside the repository", () => {
