@@ -14,7 +14,8 @@ export async function serverPackage(command: string): Promise<ServerPackage> {
     return await import("@agent-authority/server");
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
-    if (code !== "ERR_MODULE_NOT_FOUND" || !String((error as Error).message).includes("@agent-authority/server")) throw error;
+    // Only the package itself missing; a dependency of an installed server that is missing is its own error.
+    if (code !== "ERR_MODULE_NOT_FOUND" || !String((error as Error).message).includes("package '@agent-authority/server' ")) throw error;
     throw new UsageError(`\`${command}\` needs the server package, which is not installed: run \`${SERVER_INSTALL}\``);
   }
 }
