@@ -28,6 +28,17 @@ describe("documentation that stands alone", () => {
     expect(pages.map((p) => relative(root, p))).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/sdk.md", "docs/SECURITY.md", "docs/CONTRIBUTING.md", "docs/CHANGELOG.md", "packages/sdk/README.md"]));
   });
 
+  it("docs/sdk.md, docs/cli.md and every package's README start with the install command", () => {
+    // The block right under the page's title, before any other text.
+    const firstBlock = (file: string): string | undefined => /^# [^\n]+\n\n```sh\n([\s\S]*?)```/.exec(readFileSync(join(root, file), "utf8"))?.[1];
+    expect(firstBlock("docs/sdk.md")).toBe("npm install @agent-authority/sdk\n");
+    expect(firstBlock("docs/cli.md")).toBe("npm install --save-dev @agent-authority/cli\n");
+    for (const folder of ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "cli", "server"]) {
+      const name = JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")).name as string;
+      expect(firstBlock(`${folder}/README.md`), folder).toMatch(new RegExp(`^npm install (--save-dev )?(\\S+ )*${name.replace("/", "\\/")}\\b`));
+    }
+  });
+
   it("no page and no source file points at a document outside the repository", () => {
     const offenders = [...pages, ...sources].filter((file) => file !== fileURLToPath(import.meta.url))
       .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })))
