@@ -1,5 +1,5 @@
-// What the installable packages may import: the SDK only itself, the CLI the server only lazily
-// through one module, so that neither pulls in what its package.json does not promise.
+// What the installable packages may import: the SDK only itself, the CLI the server and the gateway
+// only lazily through one module, so that neither pulls in what its package.json does not promise.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,25 +24,27 @@ function runtimeImports(text: string): string[] {
 }
 
 describe("imports of the installable packages", () => {
-  it("the SDK loads nothing but its own modules at run time", () => {
+  it("the SDK loads nothing but its own modules and Node's built-in ones at run time", () => {
     const outside = sources(join(root, "packages", "sdk", "src"))
-      .flatMap((file) => runtimeImports(readFileSync(file, "utf8")).filter((s) => !s.startsWith("./") && !s.startsWith("../")).map((s) => `${relative(root, file)}: ${s}`));
+      .flatMap((file) => runtimeImports(readFileSync(file, "utf8")).filter((s) => !/^(\.\.?\/|node:)/.test(s)).map((s) => `${relative(root, file)}: ${s}`));
     expect(outside).toEqual([]);
   });
 
-  it("the CLI loads the server only in cli/src/server-package.ts, and only with a dynamic import", () => {
+  it.each(["@agent-authority/server", "@agent-authority/gateway"])("the CLI loads %s only in cli/src/optional-packages.ts, and only with a dynamic import", (name) => {
     const users = sources(join(root, "cli", "src"))
-      .filter((file) => runtimeImports(readFileSync(file, "utf8")).includes("@agent-authority/server"))
+      .filter((file) => runtimeImports(readFileSync(file, "utf8")).includes(name))
       .map((file) => relative(root, file));
-    expect(users).toEqual(["cli/src/server-package.ts"]);
-    const text = readFileSync(join(root, "cli", "src", "server-package.ts"), "utf8");
-    expect(text).not.toMatch(/^import\s+(?!type\b).*"@agent-authority\/server"/m);
+    expect(users).toEqual(["cli/src/optional-packages.ts"]);
+    const text = readFileSync(join(root, "cli", "src", "optional-packages.ts"), "utf8");
+    expect(text).not.toMatch(new RegExp(`^import\\s+(?!type\\b).*"${name.replace("/", "\\/")}"`, "m"));
   });
 
   it("the CLI's package.json keeps the server an optional peer, and the SDK's declares no dependency", () => {
     const cli = JSON.parse(readFileSync(join(root, "cli", "package.json"), "utf8"));
-    expect(cli.dependencies["@agent-authority/server"]).toBeUndefined();
-    expect(cli.peerDependenciesMeta["@agent-authority/server"]).toEqual({ optional: true });
+    for (const name of ["@agent-authority/server", "@agent-authority/gateway"]) {
+      expect(cli.dependencies[name], name).toBeUndefined();
+      expect(cli.peerDependenciesMeta[name], name).toEqual({ optional: true });
+    }
     const sdk = JSON.parse(readFileSync(join(root, "packages", "sdk", "package.json"), "utf8"));
     expect(Object.keys(sdk.dependencies ?? {})).toEqual([]);
   });

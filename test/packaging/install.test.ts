@@ -22,17 +22,18 @@ const PUBLIC = Object.freeze({
   "@agent-authority/engine": "packages/engine",
   "@agent-authority/families": "packages/families",
   "@agent-authority/sdk": "packages/sdk",
+  "@agent-authority/gateway": "packages/gateway",
   "@agent-authority/cli": "cli",
   "@agent-authority/server": "server",
 } as const);
 type PackageName = keyof typeof PUBLIC;
-/** What the project installs: the CLI's closure and the SDK, never the server. */
+/** What the project installs: the CLI's closure and the SDK, never the server nor the gateway. */
 const INSTALLED: readonly PackageName[] = [
   "@agent-authority/grammar", "@agent-authority/api", "@agent-authority/language", "@agent-authority/lattice",
   "@agent-authority/engine", "@agent-authority/families", "@agent-authority/sdk", "@agent-authority/cli",
 ];
-/** Packages that authoring must never pull in: the server and its database and HTTP stack. */
-const SERVER_ONLY = ["@agent-authority/server", "better-sqlite3", "express", "pg"];
+/** Packages that authoring must never pull in: the server, the gateway, their database, HTTP and MCP stacks. */
+const SERVER_ONLY = ["@agent-authority/server", "@agent-authority/gateway", "@modelcontextprotocol/sdk", "better-sqlite3", "express", "pg"];
 
 interface PackResult { readonly name: PackageName; readonly filename: string; readonly files: readonly { readonly path: string }[] }
 
@@ -176,11 +177,15 @@ process.stdout.write(JSON.stringify({ outcome: decision.outcome, ledger: decisio
     expect(tested.stdout).toMatch(/\d+ passed, 0 failed/);
   });
 
-  it("says how to install the server for the commands that need it, and exits 2", () => {
+  it("says how to install the server or the gateway for the commands that need them, and exits 2", () => {
     const serve = run(join(project, "node_modules", ".bin", "authority"), ["migrate"], project);
     expect(serve.code).toBe(2);
     expect(serve.stderr).toContain("npm install @agent-authority/server");
     expect(existsSync(join(project, "data"))).toBe(false);
+    writeFileSync(join(project, "gateway.yaml"), "authority: {}\n");
+    const gateway = run(join(project, "node_modules", ".bin", "authority"), ["gateway", "--config", "gateway.yaml"], project);
+    expect(gateway.code).toBe(2);
+    expect(gateway.stderr).toContain("npm install @agent-authority/gateway");
   });
 });
 

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
+import { gatewayPackage } from "../optional-packages.js";
 
 export const gatewayCommand: Command = {
   name: "gateway",
@@ -29,7 +30,7 @@ did not start, 2 usage error (no --config, unreadable FILE, key variable unset).
     if (shown === undefined) throw new UsageError("name the configuration: `authority gateway --config gateway.yaml`");
     const path = resolve(terminal.cwd, shown);
     if (!existsSync(path) || !statSync(path).isFile()) throw new UsageError(`\`${shown}\` is not a file`);
-    const gateway = await import("@agent-authority/gateway");
+    const gateway = await gatewayPackage("gateway");
     const listenText = option(args, "listen");
     const listen = listenText === undefined ? undefined : gateway.parseListen(listenText);
     if (typeof listen === "string") throw new UsageError(listen);

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { choice, flag, option, options, parseArgs, type ParsedArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { request, serverTarget } from "../server-client.js";
-import { serverPackage } from "../server-package.js";
+import { serverPackage } from "../optional-packages.js";
 import type { Terminal } from "../terminal.js";
 
 const CONNECTION = { server: "string", key: "string", format: "string" } as const;

@@ -3,7 +3,7 @@
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { request, serverTarget } from "../server-client.js";
-import { serverConfig } from "../server-package.js";
+import { serverConfig } from "../optional-packages.js";
 import { paint, type Terminal } from "../terminal.js";
 
 interface Verification {

@@ -1,7 +1,7 @@
 // `authority serve` and `authority migrate`: the reference server, embedded; loaded only when used.
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
-import { serverConfig } from "../server-package.js";
+import { serverConfig } from "../optional-packages.js";
 
 const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (docs/operations.md):
 AUTHORITY_DATA_DIR, AUTHORITY_DATABASE_URL, AUTHORITY_ENVIRONMENT, AUTHORITY_ADMIN_KEY, ...`;
