@@ -10,8 +10,11 @@ const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
 };
 
-/** A small family: a payment agent with a per-payment limit; `policy` and `limitMax` vary between versions, `name` between families. */
-export function familyBody(version: number, options: { limitMax?: number; policy?: string; name?: string } = {}): GrantFamilyBody {
+/**
+ * A small family: a payment agent with a per-payment limit; `policy`, `limitMax`, `budget` and a
+ * fixed `mode` (in place of the parameter's) vary between versions, `name` between families.
+ */
+export function familyBody(version: number, options: { limitMax?: number; policy?: string; name?: string; budget?: number; mode?: string } = {}): GrantFamilyBody {
   const name = options.name ?? "test-payments";
   const yaml = `
 id: ${name}
@@ -26,9 +29,9 @@ grant:
   principal_type: team
   principal_id: payments
   scope: {tool: [payments.send]}
-  budget_amount_minor: 10000
+  budget_amount_minor: ${options.budget ?? 10000}
   budget_currency: EUR
-  enforcement_mode: \${mode}
+  enforcement_mode: ${options.mode ?? "\${mode}"}
   policy: ${options.policy ?? "amount_minor <= ${limit_minor}"}
 examples:
   - name: a small payment is allowed
@@ -195,6 +198,82 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expect(reply.status).toBe(200);
       expect(reply.body.skipped.length).toBeGreaterThanOrEqual(1);
       expect(reply.body.skipped[0].reason).toContain("limit_minor");
+    });
+
+    /** The outcome the preview predicts for each decision: the changed one, else the one sealed. */
+    function predicted(preview: { changes: { ledger_id: string; after: { outcome: string; reason_code: string } }[] }, decisions: { ledger_id: string; outcome: string; would_outcome?: string; reason_code: string }[]) {
+      return decisions.map((d) => {
+        const change = preview.changes.find((c) => c.ledger_id === d.ledger_id);
+        return change === undefined ? [d.would_outcome ?? d.outcome, d.reason_code] : [change.after.outcome, change.after.reason_code];
+      });
+    }
+
+    /** Pushes the candidate as a family of its own and instantiates it: the grant a real replay runs on. */
+    async function pushAndInstantiate(body: GrantFamilyBody, parameters: Record<string, unknown>): Promise<{ familyId: string; grantId: string }> {
+      const pushed = await t.call("POST", "/grant-families", { key: issuer, body });
+      expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+      const grant = await t.call("POST", `/grant-families/${pushed.body.id}/instantiate`, { key: issuer, body: { version: pushed.body.version, parameters } });
+      expect(grant.status, JSON.stringify(grant.body)).toBe(201);
+      return { familyId: pushed.body.id, grantId: grant.body.id };
+    }
+
+    it("replays an observe decision whose certification was skipped as enforce decides it: a forged attestation is refused, as a real replay refuses it", async () => {
+      const agentId = await agent(true);
+      const agentKey = await t.key(`impact-cert-key-${agentId}`, ["agent"], { kind: "service", agent_id: agentId });
+      const observed = await pushAndInstantiate(familyBody(1, { name: "impact-cert" }), { agent_id: agentId, mode: "observe" });
+      const forged = { ...ATTESTATION, content_hash: `sha256:${"f".repeat(64)}` };
+      const actions = [{ attestation: ATTESTATION }, { attestation: forged }, {}];
+      const pay = (grantId: string, extra: object) => ({ grant_id: grantId, tool: "payments.send", amount_minor: 500, currency: "EUR", ...extra });
+      const sealed = [];
+      for (const extra of actions) sealed.push((await t.call("POST", "/authorize", { key: agentKey, body: pay(observed.grantId, extra) })).body);
+      // In observe the certification gate is skipped: every one was allowed and enforce was said to allow it.
+      expect(sealed.map((d) => [d.outcome, d.would_outcome])).toEqual([["allow", "allow"], ["allow", "allow"], ["allow", "allow"]]);
+      const candidate = familyBody(2, { name: "impact-cert", mode: "enforce" });
+      const preview = await t.call("POST", `/grant-families/${observed.familyId}/impact`, { key: auditor, body: { family: candidate, days: 1 } });
+      expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+      expect(preview.body).toMatchObject({ replayed: 3, changed: 2 });
+      // The real replay: the same actions on the candidate's enforce grant.
+      const enforced = await pushAndInstantiate(candidate, { agent_id: agentId });
+      const real = [];
+      for (const extra of actions) real.push((await t.call("POST", "/authorize", { key: agentKey, body: pay(enforced.grantId, extra) })).body);
+      expect(real.map((d) => [d.outcome, d.reason_code])).toEqual([
+        ["allow", expect.any(String)], ["deny", "certification.attestation_mismatch"], ["deny", "certification.attestation_missing"],
+      ]);
+      expect(predicted(preview.body, sealed).map(([outcome]) => outcome)).toEqual(real.map((d) => d.outcome));
+      expect(predicted(preview.body, sealed).slice(1)).toEqual(real.slice(1).map((d) => [d.outcome, d.reason_code]));
+    });
+
+    it("counts settlements as a live store does: captured amounts and released partial holds predict `exhausted` as a real replay decides", async () => {
+      const agentId = await agent(true);
+      const agentKey = await t.key(`impact-budget-key-${agentId}`, ["agent"], { kind: "service", agent_id: agentId });
+      const parameters = { agent_id: agentId, limit_minor: 2000 };
+      const current = await pushAndInstantiate(familyBody(1, { name: "impact-budget", budget: 5000 }), parameters);
+      // Four payments of 2000; the first is settled at 500 (1500 released), the second in full.
+      const settleAt = [500, 2000, undefined, undefined];
+      async function run(grantId: string) {
+        const decisions = [];
+        for (const settled of settleAt) {
+          const decision = (await t.call("POST", "/authorize", { key: agentKey, body: { grant_id: grantId, tool: "payments.send", amount_minor: 2000, currency: "EUR", attestation: ATTESTATION } })).body;
+          decisions.push(decision);
+          if (settled !== undefined && decision.outcome === "allow") {
+            expect((await t.call("POST", `/decisions/${decision.ledger_id}/settle`, { key: agentKey, body: { amount_minor: settled } })).status).toBe(200);
+          }
+        }
+        return decisions;
+      }
+      const sealed = await run(current.grantId);
+      // 500 + 2000 settled and 2000 held leave 500 of 5000: the fourth is exhausted.
+      expect(sealed.map((d) => d.outcome)).toEqual(["allow", "allow", "allow", "exhausted"]);
+      const same = await t.call("POST", `/grant-families/${current.familyId}/impact`, { key: auditor, body: { family: familyBody(2, { name: "impact-budget", budget: 5000 }), days: 1 } });
+      expect(same.body).toMatchObject({ replayed: 4, changed: 0 });
+      // With 7000 the fourth fits (6500); counting every hold as never settled (8000) would not.
+      const candidate = familyBody(2, { name: "impact-budget", budget: 7000 });
+      const preview = await t.call("POST", `/grant-families/${current.familyId}/impact`, { key: auditor, body: { family: candidate, days: 1 } });
+      expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+      const real = await run((await pushAndInstantiate(candidate, parameters)).grantId);
+      expect(real.map((d) => d.outcome)).toEqual(["allow", "allow", "allow", "allow"]);
+      expect(predicted(preview.body, sealed).map(([outcome]) => outcome)).toEqual(real.map((d) => d.outcome));
+      expect(preview.body.changes).toEqual([expect.objectContaining({ ledger_id: sealed[3].ledger_id, before: expect.objectContaining({ outcome: "exhausted" }) })]);
     });
 
     it("refuses a candidate of another family", async () => {

@@ -1,6 +1,6 @@
 // The ledger's reads that are not by id or by tree use no index the decision path pays for on
 // every allowed decision: the queue of gated decisions reads the index that holds gated decisions
-// alone, and a family's decisions are read through the index of each instance's tree. SQLite's own
+// alone, and a family's sealed records are read through the index of each instance's tree. SQLite's own
 // plan for the very statements the store runs (recorded on their way to the database) shows it;
 // neither scans the ledger.
 
@@ -70,9 +70,9 @@ describe("ledger reads on SQLite", () => {
     }
   });
 
-  it("a family's decisions are read through each instance's tree", async () => {
+  it("a family's sealed records are read through each instance's tree", async () => {
     statements.length = 0;
-    await new FamilySql(recording(driver)).sealedDecisionsOfFamily("fam_00000000000000000000000000", 0, 10);
+    await new FamilySql(recording(driver)).sealedRecordsOfFamily("fam_00000000000000000000000000", 0, 10);
     const [plan] = plans();
     expect(plan!.find((step) => /^SEARCH l USING INDEX \S+ \(tree_id=\?\)/.test(step)), plan!.join(" | ")).toBeDefined();
     expect(plan!.some((step) => /^SCAN l\b/.test(step)), plan!.join(" | ")).toBe(false);

@@ -232,6 +232,8 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       approver: decision.approver,
       approval_id: body.approval_id ?? null,
       approval_status: approval.status,
+      // The certificate the decision found, in either mode: an impact preview replays with it.
+      certificate_id: certificate?.id ?? null,
       counted: decision.counted,
       chain: chain.map((g) => g.id),
       holds: decision.holds,

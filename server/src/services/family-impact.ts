@@ -4,11 +4,15 @@
 // Nothing is written; the ledger is only read.
 
 import { API_LIMITS, type GrantIssueBody } from "@agent-authority/api";
-import { decide, HOUR_MS, type ApprovalRecord, type ChainLink, type DecisionRequest, type GateResult, type Outcome } from "@agent-authority/engine";
+import {
+  decide, HOUR_MS, type ApprovalRecord, type CertificateState, type ChainLink, type DecisionRequest, type DecisionState,
+  type GateResult, type LiveHold, type Outcome,
+} from "@agent-authority/engine";
 import { instantiateFamily, type GrantFamilyBody } from "@agent-authority/families";
 import { ApiProblem } from "../http/problem.js";
 import type { LedgerRow } from "../store/decision-sql.js";
-import type { GrantRecord } from "../store/store.js";
+import type { CertificateRecord, GrantRecord } from "../store/store.js";
+import { decisionState } from "./authorize.js";
 import type { ServiceContext } from "./context.js";
 import { checkFamilyBody, familyVersion } from "./families.js";
 import { familyContentHash } from "@agent-authority/families";
@@ -34,7 +38,22 @@ interface SealedDecision {
   readonly approval_id: string | null;
   readonly counted: boolean;
   readonly chain: readonly string[];
-  readonly holds: readonly { grant_id: string; amount_minor: number }[];
+  readonly holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[];
+  /** The certificate the decision found valid (null: none); absent from records sealed before it was kept. */
+  readonly certificate_id?: string | null;
+}
+
+/** What a sealed settlement record keeps that a replay needs (see settle.ts). */
+interface SealedSettlement {
+  readonly decision_ledger_id: string;
+  readonly amount_minor: number;
+}
+
+/** A grant's usage as the replay has it: its uses, what was settled, and each decision's hold until it is settled. */
+interface ReplayUsage {
+  uses: number;
+  settled_minor: number;
+  readonly holds: Map<string, LiveHold>;
 }
 
 interface Change {
@@ -62,15 +81,47 @@ function statusAt(sealed: SealedDecision, stored: GrantRecord): GrantRecord["sta
   return gate?.result === "fail" ? (stored.status === "active" ? "revoked" : stored.status) : "active";
 }
 
+/**
+ * The agent's certificate as the decision found it, whatever the mode: the one the record names,
+ * or for a record sealed before certificates were named, the one valid at the decision's time
+ * (issued at or before it, not yet revoked). A later revocation is not the decision's world.
+ */
+class CertificatesAt {
+  readonly #history = new Map<string, Promise<CertificateRecord[]>>();
+  constructor(private readonly ctx: ServiceContext) {}
+
+  async at(row: LedgerRow, sealed: SealedDecision): Promise<CertificateState | null> {
+    const history = await this.#of(row.agent_id);
+    const found = sealed.certificate_id !== undefined
+      ? history.find((c) => c.id === sealed.certificate_id)
+      : history.find((c) => c.issued_at <= row.created_at && (c.revoked_at === null || c.revoked_at > row.created_at));
+    return found === undefined ? null : { ...decisionState(this.ctx.environment, found).certificate!, revoked_at: null };
+  }
+
+  #of(agentId: string): Promise<CertificateRecord[]> {
+    let history = this.#history.get(agentId);
+    if (history === undefined) {
+      history = certificateHistory(this.ctx, agentId);
+      this.#history.set(agentId, history);
+    }
+    return history;
+  }
+}
+
+/** Every certificate of the agent in this environment, page by page. */
+async function certificateHistory(ctx: ServiceContext, agentId: string): Promise<CertificateRecord[]> {
+  const all: CertificateRecord[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await ctx.store.listCertificates({ agent_id: agentId, environment: ctx.environment }, { after, limit: API_LIMITS.listLimitMax });
+    all.push(...page);
+    if (page.length < API_LIMITS.listLimitMax) return all;
+    after = page[page.length - 1]!.id;
+  }
+}
+
 function replayOne(
-  row: LedgerRow, sealed: SealedDecision, grant: GrantRecord, usage: { uses: number; held_minor: number }, environment: string,
+  row: LedgerRow, sealed: SealedDecision, grant: GrantRecord, usage: ReplayUsage, state: DecisionState,
 ): ReturnType<typeof decide> {
-  const certificationGate = sealed.gates.find((g) => g.gate === "certification");
-  const attestation = sealed.request.attestation ?? null;
-  // The agent's certificate as the sealed decision found it: valid and matching, unless that gate failed.
-  const certificate = certificationGate?.result === "fail" || attestation === null ? null : {
-    certificate_id: "crt_replayed", agent_id: row.agent_id, environment, revoked_at: null, ...attestation,
-  };
   const approval: ApprovalRecord | null = sealed.approver === null || sealed.approval_id === null ? null : {
     approval_id: sealed.approval_id, approver: sealed.approver, grant_id: grant.id, tool: sealed.request.tool,
     amount_ceiling_minor: sealed.request.amount_minor ?? 0, expires_at: Number.MAX_SAFE_INTEGER,
@@ -79,13 +130,78 @@ function replayOne(
     grant_id: grant.id, agent_id: row.agent_id, tool: sealed.request.tool,
     amount_minor: sealed.request.amount_minor ?? null, currency: sealed.request.currency ?? null,
     audience: sealed.request.audience ?? null, args: sealed.request.args ?? null, context: sealed.request.context ?? null,
-    attestation, approval,
+    attestation: sealed.request.attestation ?? null, approval,
   };
   const link: ChainLink = {
     grant_id: grant.id, agent_id: grant.agent_id, status: statusAt(sealed, grant), terms: grantTerms(grant),
-    usage: { uses: usage.uses, settled_minor: 0, holds: usage.held_minor > 0 ? [{ amount_minor: usage.held_minor, expires_at: Number.MAX_SAFE_INTEGER }] : [] },
+    // The engine itself leaves out the holds that expired before the decision.
+    usage: { uses: usage.uses, settled_minor: usage.settled_minor, holds: [...usage.holds.values()] },
   };
-  return decide(request, [link], { environment, certificate }, row.created_at);
+  return decide(request, [link], state, row.created_at);
+}
+
+/** Counts a decision on the grant's usage: one use and its hold on the grant, as a live store would. */
+function countDecision(usage: ReplayUsage, ledgerId: string, grantId: string, counted: boolean, holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[]): void {
+  if (!counted) return;
+  usage.uses += 1;
+  const hold = holds.find((h) => h.grant_id === grantId);
+  if (hold !== undefined && hold.amount_minor > 0) usage.holds.set(ledgerId, { amount_minor: hold.amount_minor, expires_at: hold.expires_at });
+}
+
+/**
+ * Applies a settlement as the server would have: only a decision that held in the replay can be
+ * settled, up to what it held; the hold is released and the captured amount counts as settled.
+ */
+function settle(usage: ReplayUsage, sealed: SealedSettlement): void {
+  const hold = usage.holds.get(sealed.decision_ledger_id);
+  if (hold === undefined || sealed.amount_minor > hold.amount_minor) return;
+  usage.holds.delete(sealed.decision_ledger_id);
+  usage.settled_minor += sealed.amount_minor;
+}
+
+/** The replay of every record of the family's replayable grants, oldest first; changes are reported from `since` on. */
+async function replayRecords(ctx: ServiceContext, rows: readonly LedgerRow[], replayable: Map<string, GrantRecord>, since: number): Promise<{ replayed: number; changes: Change[] }> {
+  const usages = new Map<string, ReplayUsage>();
+  const certificates = new CertificatesAt(ctx);
+  const changes: Change[] = [];
+  let replayed = 0;
+  for (const row of rows) {
+    // Every record read is in the tree of the instance it was read for, a root grant.
+    const grant = replayable.get(row.tree_id);
+    if (grant === undefined) continue;
+    let usage = usages.get(grant.id);
+    if (usage === undefined) usages.set(grant.id, usage = { uses: 0, settled_minor: 0, holds: new Map() });
+    if (row.kind === "settlement") {
+      settle(usage, JSON.parse(row.record) as SealedSettlement);
+      continue;
+    }
+    const sealed = JSON.parse(row.record) as SealedDecision;
+    // A descendant's decision counts on the grant as it was sealed; only the grant's own are replayed.
+    if (row.grant_id !== grant.id) {
+      countDecision(usage, row.id, grant.id, sealed.counted, sealed.holds);
+      continue;
+    }
+    // A decision on a grant its caller did not hold was decided on no chain: no terms can change it.
+    if (!sealed.chain.includes(row.grant_id)) continue;
+    const state: DecisionState = {
+      environment: ctx.environment, certificate: await certificates.at(row, sealed),
+      ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
+    };
+    const decision = replayOne(row, sealed, grant, usage, state);
+    countDecision(usage, row.id, grant.id, decision.counted, decision.holds);
+    if (row.created_at < since) continue;
+    replayed += 1;
+    const before = sealed.would_outcome ?? (row.outcome as Outcome);
+    const after = decision.would_outcome ?? decision.outcome;
+    if (before !== after) {
+      changes.push({
+        ledger_id: row.id, grant_id: row.grant_id, decided_at: iso(row.created_at), tool: sealed.request.tool,
+        before: { outcome: before, decided_by: sealed.decided_by, reason_code: sealed.reason_code },
+        after: { outcome: after, decided_by: decision.decided_by, reason_code: decision.reason_code, reason: decision.reason },
+      });
+    }
+  }
+  return { replayed, changes };
 }
 
 /**
@@ -105,7 +221,7 @@ export async function previewFamilyImpact(ctx: ServiceContext, id: string, body:
   const since = now - days * DAY_MS;
   const families = ctx.store.familyPath();
   // A grant lives at most ttlHoursMax, so its usage history starts no earlier than that before the window.
-  const rows = await families.sealedDecisionsOfFamily(id, since - API_LIMITS.ttlHoursMax * HOUR_MS, IMPACT_DECISIONS_MAX + 1);
+  const rows = await families.sealedRecordsOfFamily(id, since - API_LIMITS.ttlHoursMax * HOUR_MS, IMPACT_DECISIONS_MAX + 1);
   const truncated = rows.length > IMPACT_DECISIONS_MAX;
   const grantIds = [...new Set(rows.map((r) => r.grant_id))];
   const instances = new Map((await families.instancesOf(id, grantIds)).map((i) => [i.grant_id, i]));
@@ -124,33 +240,7 @@ export async function previewFamilyImpact(ctx: ServiceContext, id: string, body:
     }
     replayable.set(grantId, candidateGrant(stored, result.value.grant as unknown as GrantIssueBody, ctx.autoApprovalCeilingMinor));
   }
-  const usage = new Map<string, { uses: number; held_minor: number }>();
-  const changes: Change[] = [];
-  let replayed = 0;
-  for (const row of rows.slice(0, IMPACT_DECISIONS_MAX)) {
-    const sealed = JSON.parse(row.record) as SealedDecision;
-    const grant = replayable.get(row.grant_id);
-    // A decision on a grant its caller did not hold was decided on no chain: no terms can change it.
-    if (grant === undefined || !sealed.chain.includes(row.grant_id)) continue;
-    const used = usage.get(row.grant_id) ?? { uses: 0, held_minor: 0 };
-    if (row.created_at >= since) {
-      replayed += 1;
-      const decision = replayOne(row, sealed, grant, used, ctx.environment);
-      const before = sealed.would_outcome ?? (row.outcome as Outcome);
-      const after = decision.would_outcome ?? decision.outcome;
-      if (before !== after) {
-        changes.push({
-          ledger_id: row.id, grant_id: row.grant_id, decided_at: iso(row.created_at), tool: sealed.request.tool,
-          before: { outcome: before, decided_by: sealed.decided_by, reason_code: sealed.reason_code },
-          after: { outcome: after, decided_by: decision.decided_by, reason_code: decision.reason_code, reason: decision.reason },
-        });
-      }
-    }
-    if (sealed.counted) {
-      const held = sealed.holds.find((h) => h.grant_id === row.grant_id)?.amount_minor ?? 0;
-      usage.set(row.grant_id, { uses: used.uses + 1, held_minor: used.held_minor + held });
-    }
-  }
+  const { replayed, changes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), replayable, since);
   return {
     family_id: current.id,
     current_version: current.version,

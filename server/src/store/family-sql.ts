@@ -73,8 +73,11 @@ export interface FamilyStore {
   listLatest(filter: { name?: string | undefined }, after: string | undefined, limit: number): Promise<FamilyVersionRow[]>;
   insertInstance(row: FamilyInstanceRow): Promise<void>;
   instancesOf(familyId: string, grantIds: readonly string[]): Promise<FamilyInstanceRow[]>;
-  /** Sealed decisions on the family's grants from `since` on, oldest first, at most `limit`. */
-  sealedDecisionsOfFamily(familyId: string, since: number, limit: number): Promise<LedgerRow[]>;
+  /**
+   * The sealed decisions and settlements in the trees of the family's grants (their descendants'
+   * included) from `since` on, oldest first, at most `limit`.
+   */
+  sealedRecordsOfFamily(familyId: string, since: number, limit: number): Promise<LedgerRow[]>;
 }
 
 const FAMILY_COLUMNS = ["id", "name", "version", "content_hash", "body", "pushed_at", "pushed_by"] as const;
@@ -165,12 +168,12 @@ export class FamilySql implements FamilyStore {
     return rows.map(instanceFromRow);
   }
 
-  async sealedDecisionsOfFamily(familyId: string, since: number, limit: number): Promise<LedgerRow[]> {
+  async sealedRecordsOfFamily(familyId: string, since: number, limit: number): Promise<LedgerRow[]> {
     const rows = await this.#db.all(
-      // An instance is a root grant, so its decisions are in its own tree (the ledger's index
-      // by tree); its descendants' decisions there are left out.
-      `SELECT l.* FROM ledger l JOIN family_instances f ON l.tree_id = f.grant_id AND l.grant_id = f.grant_id
-        WHERE f.family_id = ? AND l.kind = 'decision' AND l.created_at >= ?
+      // An instance is a root grant, so its records are in its own tree (the ledger's index by
+      // tree), with those of its descendants, whose uses and holds count on it too.
+      `SELECT l.* FROM ledger l JOIN family_instances f ON l.tree_id = f.grant_id
+        WHERE f.family_id = ? AND l.kind IN ('decision', 'settlement') AND l.created_at >= ?
         ORDER BY l.created_at, l.id LIMIT ?`,
       [familyId, since, limit],
     );
