@@ -2,7 +2,7 @@
 // the decision ledger of a grant tree (each decision's nine gates, its outcome, chain verification).
 
 import { api, problemText, seg } from "./api.js";
-import { badge, fields, h, message, money, replace, time } from "./dom.js";
+import { badge, fields, h, message, money, renderValue, replace, time } from "./dom.js";
 
 export const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"];
 const LEDGER_ID = /^led_[0-9a-z]{26}$/;
@@ -24,6 +24,27 @@ export function gateStrip(gates) {
 export function whoCanApprove(residual) {
   return h("div", { class: "residual" }, h("h3", {}, "Who can approve"),
     typeof residual === "string" ? h("pre", { class: "mono" }, residual) : h("p", { class: "muted" }, "the server did not say"));
+}
+
+/** The agent by its registered name, with its id. */
+function agentLabel(d) {
+  if (typeof d.agent_name !== "string") return d.agent_id ?? null;
+  return h("span", {}, h("strong", { class: "agent-name" }, d.agent_name), " ", h("span", { class: "mono muted" }, d.agent_id ?? ""));
+}
+
+/** The action's own arguments, as the agent sent them: what the approver approves. */
+function argumentsOf(request) {
+  const args = request?.args;
+  if (args === undefined || args === null) return h("span", { class: "muted" }, "none sent");
+  return h("div", { class: "action-args" }, renderValue(args));
+}
+
+/** Why no approve button: the residual does not admit the signed-in identity, and the server would refuse. */
+function notAdmitted(identity, residual) {
+  return message("notice", h("span", { class: "not-admitted" },
+    "You", typeof identity === "string" ? [" (", h("span", { class: "mono" }, identity), ")"] : null,
+    " cannot approve this action: only an approver satisfying ", h("code", {}, String(residual)),
+    " can, and the server refuses anyone else. Ask one of them."));
 }
 
 function approvalForm(prefill, onApproved) {
@@ -78,10 +99,11 @@ export async function gatedView(section, { caps }) {
       const currency = d.request?.currency ?? d.currency;
       const card = h("article", { class: "card decision", "data-ledger-id": d.ledger_id },
         h("h3", {}, "Decision ", h("span", { class: "mono" }, d.ledger_id), " ", badge(d.outcome)),
-        fields([["agent", d.agent_id ?? null], ["grant", d.grant_id ?? null], ["tool", d.request?.tool ?? d.tool ?? null],
-          ["amount", money(amount, currency)], ["decided_at", time(d.decided_at)], ["reason", d.reason ?? null]]),
+        fields([["agent", agentLabel(d)], ["grant", d.grant_id ?? null], ["tool", d.request?.tool ?? d.tool ?? null],
+          ["amount", money(amount, currency)], ["arguments", argumentsOf(d.request)], ["decided_at", time(d.decided_at)], ["reason", d.reason ?? null]]),
         whoCanApprove(d.residual), gateStrip(d.gates));
-      if (mayApprove) card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => card.classList.add("done")));
+      if (mayApprove && d.caller_admitted === false) card.append(notAdmitted(caps.me?.identity, d.residual));
+      else if (mayApprove) card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => card.classList.add("done")));
       section.append(card);
     }
     return;

@@ -55,7 +55,9 @@ async function seed(t: TestServer): Promise<World> {
     budget_amount_minor: 5_000, budget_currency: "EUR", policy: `amount_minor <= 1000 || approver == "${APPROVER}"`,
   });
   expect(gated.status).toBe("active");
-  const decision = await post("/authorize", { grant_id: gated.id, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION }, agentKey);
+  const decision = await post("/authorize", {
+    grant_id: gated.id, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION, args: { order: "7", memo: HOSTILE_IMG },
+  }, agentKey);
   expect(decision.outcome).toBe("gated");
   void admin;
   return {
@@ -149,8 +151,13 @@ function consoleSuite(): void {
     expect(await card.locator("ol.gates li").evaluateAll((lis) => lis.map((li) => [li.getAttribute("data-gate"), li.className])))
       .toEqual(["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"]
         .map((gate) => [gate, gate === "policy" ? "fail" : gate === "budget" ? "not_reached" : "pass"]));
-    const shape = await card.locator("dl.fields").textContent();
+    const shape = await card.locator("dl.fields").first().textContent();
     for (const text of ["payments.send", "2500 minor units (25.00 EUR)", w.gatedGrantId, w.agentId]) expect(shape).toContain(text);
+    // The approver sees what they approve: the agent by name and the action's own arguments, as text.
+    expect(await card.locator(".agent-name").textContent()).toBe("refund-bot");
+    const args = await card.locator(".action-args dl.fields").textContent();
+    expect(args).toContain("order7");
+    expect(args).toContain(`memo${HOSTILE_IMG}`);
     // The ledger id comes from the list: the form asks only for the ceiling, prefilled with the amount.
     const form = card.locator("form.approve-decision");
     expect(await form.locator("input[name=ledger_id]").count()).toBe(0);
@@ -162,6 +169,7 @@ function consoleSuite(): void {
     expect(approvalId).toMatch(/^apv_/);
     const retry = await w.t.call("POST", "/authorize", { key: w.agentKey, body: {
       grant_id: w.gatedGrantId, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION, approval_id: approvalId,
+      args: { order: "7", memo: HOSTILE_IMG },
     } });
     expect(retry.body).toMatchObject({ outcome: "allow", approver: APPROVER });
     w.retryLedgerId = retry.body.ledger_id;
@@ -170,6 +178,31 @@ function consoleSuite(): void {
     await page.locator("#view-gated[aria-busy=false]").waitFor();
     expect(await page.locator(`article.decision[data-ledger-id="${w.gatedLedgerId}"]`).count()).toBe(0);
     expect(await page.locator("#view-gated").textContent()).toContain("No gated decision is waiting for a human.");
+  });
+
+  it("offers no approve button to an approver the residual does not admit, and says why", async () => {
+    const grant = await w.t.call("POST", "/grants", { key: ADMIN_KEY, body: {
+      agent_id: w.agentId, principal_type: "human", principal_id: "dana@example.com", scope: { tool: ["payments.send"] },
+      budget_amount_minor: 5_000, budget_currency: "EUR", policy: 'amount_minor <= 1000 || approver == "bob@example.com"',
+    } });
+    const decision = await w.t.call("POST", "/authorize", { key: w.agentKey, body: {
+      grant_id: grant.body.id, tool: "payments.send", amount_minor: 1800, currency: "EUR", attestation: ATTESTATION, args: { order: "8" },
+    } });
+    expect(decision.body.outcome).toBe("gated");
+    await page.reload();
+    const card = page.locator(`article.decision[data-ledger-id="${decision.body.ledger_id}"]`);
+    await card.waitFor();
+    expect(await card.locator("form.approve-decision").count()).toBe(0);
+    const why = await card.locator(".not-admitted").textContent();
+    expect(why).toContain(APPROVER);
+    expect(why).toContain('only an approver satisfying approver == "bob@example.com" can');
+    await shot(page, "gated-decision-not-admitted");
+    // The server says the same to anyone who tries, and the decision stays for bob.
+    const refused = await w.t.call("POST", `/decisions/${decision.body.ledger_id}/approve`, { key: w.approverKey, body: {} });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe("approver_not_admitted");
+    await page.reload();
+    await card.waitFor();
   });
 
   it("certifies an agent, revokes the certificate and keeps it in the history", async () => {

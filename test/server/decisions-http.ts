@@ -271,6 +271,30 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect((await s.call("GET", path, approverKey)).status).toBe(200);
     });
 
+    it("refuses an approver the residual does not admit with 422 and the residual, leaving the decision for one it admits", async () => {
+      const bob = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "bob@example.com", kind: "human", roles: ["approver"] })).body.key;
+      const dave = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "dave@example.com", kind: "human", roles: ["approver"] })).body.key;
+      const grant = await issueGrant(s, agent.id, { policy: 'amount_minor <= 500 || approver == "bob@example.com"' });
+      const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { args: { invoice: "INV-7" } }));
+      expect(gated.body).toMatchObject({ outcome: "gated", residual: 'approver == "bob@example.com"' });
+      const path = `/decisions/${gated.body.ledger_id}/approve`;
+      // The queue tells each caller whether it may approve, with the agent's name and the action's arguments.
+      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: any) => d.ledger_id === gated.body.ledger_id);
+      expect(await listed(dave)).toMatchObject({ caller_admitted: false, agent_name: "buyer", request: { args: { invoice: "INV-7" } } });
+      expect(await listed(bob)).toMatchObject({ caller_admitted: true, agent_name: "buyer" });
+      const refused = await s.call("POST", path, dave, {});
+      expect(refused.status, refused.text).toBe(422);
+      expect(refused.body).toMatchObject({ code: "approver_not_admitted", residual: 'approver == "bob@example.com"' });
+      expect(refused.body.detail).toContain("`dave@example.com`");
+      // Nothing was burnt: the decision is still waiting, and bob approves it.
+      expect(await listed(bob)).toBeDefined();
+      const approval = await s.call("POST", path, bob, {});
+      expect(approval.status, approval.text).toBe(201);
+      expect(approval.body.approver).toBe("bob@example.com");
+      const retry = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { args: { invoice: "INV-7" }, approval_id: approval.body.approval_id }));
+      expect(retry.body).toMatchObject({ outcome: "allow", approver: "bob@example.com" });
+    });
+
     it("an expired approval does not allow", async () => {
       const grant = await issueGrant(s, agent.id, { policy: 'approver == "cfo@example.com"' });
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));

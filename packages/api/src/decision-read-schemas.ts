@@ -9,7 +9,7 @@ export const pendingDecisionSchema = {
   $id: "PendingDecision",
   title: "PendingDecision",
   type: "object",
-  required: ["ledger_id", "outcome", "grant_id", "agent_id", "request", "residual", "gates", "decided_at"],
+  required: ["ledger_id", "outcome", "grant_id", "agent_id", "agent_name", "request", "residual", "caller_admitted", "gates", "decided_at"],
   properties: {
     ledger_id: ledgerId,
     outcome: { type: "string", enum: ["gated"] },
@@ -19,12 +19,20 @@ export const pendingDecisionSchema = {
     reason: { type: "string" },
     gates: { type: "array", items: { $ref: "GateResult" } },
     residual: { type: "string", description: "Who can approve, as an expression over `approver`." },
+    caller_admitted: {
+      type: "boolean",
+      description: "Whether the residual admits the calling key's identity; an approval by anyone else is refused with 422 `approver_not_admitted`.",
+    },
     grant_id: { type: "string" },
     agent_id: { type: "string" },
+    agent_name: { ...nullableString, description: "The agent's registered name." },
     request: {
       type: "object",
       description: "The request as the agent sent it (`tool`, `amount_minor`, `currency`, `args`, …).",
-      properties: { tool: { type: "string" }, amount_minor: { type: "integer" }, currency: { type: "string" } },
+      properties: {
+        tool: { type: "string" }, amount_minor: { type: "integer" }, currency: { type: "string" },
+        args: { type: "object", description: "The action's own arguments, as the agent sent them: what the approver approves." },
+      },
     },
     decided_at: { type: "string" },
   },

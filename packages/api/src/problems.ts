@@ -59,6 +59,7 @@ export const PROBLEM_CODES = Object.freeze({
   idempotency_key_reused: { status: 422, title: "the idempotency key was used with another request" },
   invalid_family: { status: 422, title: "the grant family breaks a rule of the family compiler" },
   family_parameters_invalid: { status: 422, title: "the parameters do not instantiate the family" },
+  approver_not_admitted: { status: 422, title: "the caller is not an approver the gated decision admits" },
   // 5xx: the platform failed; never carries internals.
   internal_error: { status: 500, title: "the server failed" },
   not_ready: { status: 503, title: "the server is not ready" },

@@ -135,3 +135,21 @@ function gatedVerdict(request: DecisionRequest, leaf: ChainLink, residuals: read
     reason: `each policy of the chain can be approved, but no single approver satisfies ${residuals.map((r) => `\`${r.text}\``).join(" and ")}`,
   };
 }
+
+/** The names a residual is read with: it speaks of `approver` alone, so every other name is neutral. */
+const RESIDUAL_ENVIRONMENT = Object.freeze({
+  amount_minor: 0, currency: "", tool: "", approver: null, agent: "", principal: "", audience: "",
+  uses: 0, spent_minor: 0, hour_utc: 0, weekday_utc: "mon" as const, args: Object.freeze({}),
+});
+
+/**
+ * Whether `approver` satisfies a gated decision's residual (its "who can approve"), as the policy
+ * gate will judge an approval by them. A residual that does not compile or fails at run time
+ * admits nobody: it fails closed.
+ */
+export function residualAdmits(residual: string, approver: string): boolean {
+  const result = compileCached(residual);
+  if (!result.ok) return false;
+  const value = result.policy.evaluate({ ...RESIDUAL_ENVIRONMENT, approver });
+  return value.ok && value.value === true;
+}

@@ -92,7 +92,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
   verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
-  listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, r.page())),
+  listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, who(r), r.page())),
   getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
   getDecisionApproval: async (r) => ok(await decisionApproval(r.ctx, who(r), r.params["ledger_id"]!)),
   approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),

@@ -2,6 +2,7 @@
 // single use, bound to the decision's grant, tool and an amount ceiling, and expires.
 
 import type { DecisionApproveBody } from "@agent-authority/api";
+import { residualAdmits } from "@agent-authority/engine";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import type { DecisionApprovalRow } from "../store/decision-sql.js";
@@ -53,6 +54,11 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
     const ledger = tx.decisionPath();
     if ((await ledger.approvalOfDecision(ledgerId)) !== undefined) {
       throw new ApiProblem("decision_already_approved", `decision \`${ledgerId}\` was already approved; an approval covers one action`);
+    }
+    // An approval by someone the residual does not admit would only be refused when the agent
+    // retries, after it had used up the decision's one approval: it is refused here instead.
+    if (!residualAdmits(sealed.residual, caller.identity)) {
+      throw new ApiProblem("approver_not_admitted", `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``, { residual: sealed.residual });
     }
     const now = ctx.now();
     const row: DecisionApprovalRow = {

@@ -1,10 +1,11 @@
 // The two reads of the decision path the approvals console needs (decision 1000): gated decisions
 // waiting for a human, and the sealed records of one grant tree with its chain's verification.
 
+import { residualAdmits } from "@agent-authority/engine";
 import { ApiProblem } from "../http/problem.js";
 import type { LedgerRow } from "../store/decision-sql.js";
 import type { Page, Store } from "../store/store.js";
-import type { ServiceContext } from "./context.js";
+import type { Caller, ServiceContext } from "./context.js";
 import { checkTreeChain, type LedgerVerification } from "./ledger.js";
 import { iso } from "./views.js";
 
@@ -33,8 +34,11 @@ export interface PendingDecisionView {
   readonly reason: string | null;
   readonly gates: unknown;
   readonly residual: string;
+  /** Whether the residual admits the caller: the console offers to approve only then. */
+  readonly caller_admitted: boolean;
   readonly grant_id: string;
   readonly agent_id: string;
+  readonly agent_name: string | null;
   readonly request: unknown;
   readonly decided_at: string;
 }
@@ -44,18 +48,22 @@ export interface PendingDecisionView {
  * gated for any other reason than its policy (nothing to approve) is skipped, so a page may hold
  * fewer than `limit` decisions; `next_after` still moves past every record the page read.
  */
-export async function listPendingDecisions(ctx: ServiceContext, page: Page): Promise<{ decisions: PendingDecisionView[]; next_after: string | null }> {
+export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, page: Page): Promise<{ decisions: PendingDecisionView[]; next_after: string | null }> {
   if (page.after !== undefined && !LEDGER_ID.test(page.after)) throw new ApiProblem("invalid_query", "`after` must be a ledger id, `led_…`");
   const rows = await ctx.store.decisionPath().pendingGated(ctx.now(), page.after ?? null, page.limit);
   const decisions: PendingDecisionView[] = [];
+  const agentNames = new Map<string, string | null>();
   for (const row of rows) {
     const sealed = sealedOf(row);
     const residual = sealed["residual"];
     if (sealed["decided_by"] !== "policy" || typeof residual !== "string") continue;
+    if (!agentNames.has(row.agent_id)) agentNames.set(row.agent_id, (await ctx.store.getAgent(row.agent_id))?.name ?? null);
     decisions.push({
       ledger_id: row.id, outcome: "gated", enforcement_mode: sealed["mode"] ?? null, decided_by: "policy",
       reason_code: str(sealed["reason_code"]), reason: str(sealed["reason"]), gates: sealed["gates"] ?? [], residual,
-      grant_id: row.grant_id, agent_id: row.agent_id, request: sealed["request"] ?? {}, decided_at: iso(row.created_at),
+      caller_admitted: residualAdmits(residual, caller.identity),
+      grant_id: row.grant_id, agent_id: row.agent_id, agent_name: agentNames.get(row.agent_id) ?? null,
+      request: sealed["request"] ?? {}, decided_at: iso(row.created_at),
     });
   }
   return { decisions, next_after: rows.length === page.limit ? rows[rows.length - 1]!.id : null };

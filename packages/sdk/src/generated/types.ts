@@ -746,13 +746,19 @@ export interface PendingDecision {
   readonly gates: readonly GateResult[];
   /** Who can approve, as an expression over `approver`. */
   readonly residual: string;
+  /** Whether the residual admits the calling key's identity; an approval by anyone else is refused with 422 `approver_not_admitted`. */
+  readonly caller_admitted: boolean;
   readonly grant_id: string;
   readonly agent_id: string;
+  /** The agent's registered name. */
+  readonly agent_name: string | null;
   /** The request as the agent sent it (`tool`, `amount_minor`, `currency`, `args`, …). */
   readonly request: {
     readonly tool?: string;
     readonly amount_minor?: number;
     readonly currency?: string;
+    /** The action's own arguments, as the agent sent them: what the approver approves. */
+    readonly args?: { readonly [key: string]: unknown };
   };
   readonly decided_at: string;
 }
@@ -877,6 +883,7 @@ export type ProblemCode =
   | "agent_not_found"
   | "already_settled"
   | "approval_not_found"
+  | "approver_not_admitted"
   | "body_too_deep"
   | "body_too_large"
   | "breaker_already_armed"
