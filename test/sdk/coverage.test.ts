@@ -28,6 +28,7 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "post /certificates/{}/revoke": (c) => c.certificates.revoke("p1"),
   "post /grants": (c) => c.grants.issue({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] } }),
   "post /grants/preview": (c) => c.grants.preview({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] }, action: { tool: "t" } }),
+  "get /grants": (c) => c.grants.list({ status: "active", limit: 10 }),
   "get /grants/pending": (c) => c.grants.pending(),
   "get /grants/{}": (c) => c.grants.get("p1"),
   "post /grants/{}/approve": (c) => c.grants.approve("p1"),

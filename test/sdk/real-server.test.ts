@@ -143,6 +143,21 @@ describe("the SDK against the reference server", () => {
     expect((await issuer.grants.get(grant.id)).id).toBe(grant.id);
   });
 
+  it("lists grants by filter, one page or all of them behind the cursor", async () => {
+    const issued = [];
+    for (let i = 0; i < 3; i += 1) issued.push((await issuer.grants.issue(grantBody({ principal_id: "paging@example.com" }))).id);
+    const first = await issuer.grants.list({ agent_id: agentId, principal_id: "paging@example.com", limit: 2 });
+    expect(first.grants.map((g) => g.id)).toEqual(issued.slice(0, 2));
+    expect(typeof first.next_cursor).toBe("string");
+    const second = await issuer.grants.list({ agent_id: agentId, principal_id: "paging@example.com", limit: 2, cursor: first.next_cursor! });
+    expect(second).toMatchObject({ grants: [{ id: issued[2] }], next_cursor: null });
+    const all = [];
+    for await (const grant of issuer.grants.all({ principal_id: "paging@example.com", status: "active", limit: 1 })) all.push(grant.id);
+    expect(all).toEqual(issued);
+    const refused = await issuer.grants.list({ cursor: "forged" }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 400, code: "invalid_cursor" });
+  });
+
   it("lists pending grants and approves one with a human key", async () => {
     const pending = await issuer.grants.issue(grantBody({ require_approval: true }));
     expect(pending.status).toBe("pending_approval");

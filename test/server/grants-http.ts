@@ -462,4 +462,84 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(grantStatus(stored, stored.expires_at - 1)).toBe("active");
     });
   });
+
+  describe("GET /v1/grants", () => {
+    /** Every grant the filter matches, walking the cursor with the given page size. */
+    async function walk(query: string, limit: number, key = issuer): Promise<{ ids: string[]; pages: number; cursors: string[] }> {
+      const ids: string[] = [];
+      const cursors: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const reply = await t.call("GET", `/grants?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, { key });
+        expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+        ids.push(...reply.body.grants.map((g: { id: string }) => g.id));
+        cursor = reply.body.next_cursor;
+        if (cursor !== null) cursors.push(cursor);
+        pages += 1;
+      } while (cursor !== null);
+      return { ids, pages, cursors };
+    }
+
+    it("filters by agent, status, principal and family, oldest first, with each grant's usage", async () => {
+      const a = await agent("list");
+      const b = await agent("list");
+      await certify(a);
+      await certify(b);
+      const first = await issue(a);
+      const bobs = await issue(a, { principal_id: "bob@example.com" });
+      const pending = await issue(a, { require_approval: true });
+      const revoked = await issue(a);
+      expect((await t.call("POST", `/grants/${revoked.id}/revoke`, { key: issuer, body: { reason: "done" } })).status).toBe(200);
+      const expired = await issue(a);
+      await t.db.raw("UPDATE grants SET expires_at = ? WHERE id = ?", [Date.now() - HOUR, expired.id]);
+      const other = await issue(b);
+      const all = [first, bobs, pending, revoked, expired].map((g) => g.id);
+      const list = await t.call("GET", `/grants?agent_id=${a}`, { key: issuer });
+      expect(list.body.grants.map((g: { id: string }) => g.id)).toEqual(all);
+      expect(list.body.grants[0]).toMatchObject({ id: first.id, agent_id: a, status: "active", uses: 0, held_minor: 0, settled_minor: 0 });
+      expect(list.body.next_cursor).toBeNull();
+      const ids = async (query: string) => (await t.call("GET", `/grants?${query}`, { key: issuer })).body.grants.map((g: { id: string }) => g.id);
+      expect(await ids(`agent_id=${a}&status=active`)).toEqual([first.id, bobs.id]);
+      expect(await ids(`agent_id=${a}&status=pending_approval`)).toEqual([pending.id]);
+      expect(await ids(`agent_id=${a}&status=revoked`)).toEqual([revoked.id]);
+      expect(await ids(`agent_id=${a}&status=expired`)).toEqual([expired.id]);
+      expect(await ids(`agent_id=${a}&principal_id=bob%40example.com`)).toEqual([bobs.id]);
+      expect(await ids(`agent_id=${b}`)).toEqual([other.id]);
+      expect(await ids(`agent_id=${a}&family_id=fam_0000000000000000000000000a`)).toEqual([]);
+      expect(await ids("agent_id=agt_nobody")).toEqual([]);
+      // An agent key lists its own agent's grants only, whatever it asks for.
+      const agentKey = await t.key(`list-agent-${a}`, ["agent"], { kind: "service", agent_id: a });
+      expect((await t.call("GET", "/grants?limit=1000", { key: agentKey })).body.grants.map((g: { id: string }) => g.id)).toEqual(all);
+      expect((await t.call("GET", `/grants?agent_id=${b}`, { key: agentKey })).body.grants).toEqual([]);
+    });
+
+    it("pages behind an opaque cursor: every grant once, in order, and a full last page is followed by an empty one", async () => {
+      const a = await agent("pages");
+      await certify(a);
+      const issued = [];
+      for (let i = 0; i < 5; i += 1) issued.push((await issue(a)).id);
+      for (const limit of [1, 2, 5, 1000]) {
+        const { ids, pages, cursors } = await walk(`agent_id=${a}`, limit);
+        expect(ids, `limit ${limit}`).toEqual(issued);
+        // A page of exactly `limit` grants cannot know it is the last: one more, empty, page says so.
+        expect(pages).toBe(Math.floor(5 / limit) + 1);
+        for (const cursor of cursors) expect(cursor).not.toMatch(/grt_/);
+      }
+    });
+
+    it("refuses a page size past its limit and a cursor it did not make with 400, and writes nothing", async () => {
+      const { API_LIMITS } = await import("@agent-authority/api");
+      expect((await t.call("GET", `/grants?limit=${API_LIMITS.listLimitMax}`, { key: issuer })).status).toBe(200);
+      for (const limit of [API_LIMITS.listLimitMax + 1, 0, -1, 1.5, "x"]) {
+        expectProblem(await t.call("GET", `/grants?limit=${limit}`, { key: issuer }), 400, "invalid_query");
+      }
+      expectProblem(await t.call("GET", "/grants?status=lost", { key: issuer }), 400, "invalid_query");
+      const forged = [
+        "grt_01jz0000000000000000000000", "not a cursor", "%00", "x".repeat(129),
+        Buffer.from("grants:grt_nope").toString("base64url"), Buffer.from("agents:grt_01jz0000000000000000000000").toString("base64url"),
+      ];
+      for (const cursor of forged) expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
+    });
+  });
 }

@@ -22,6 +22,7 @@ export {
   agentListSchema,
   grantSchema,
   grantListSchema,
+  grantPageSchema,
   grantRevocationSchema,
   gateResultSchema,
   grantPreviewSchema,

@@ -11,6 +11,7 @@ export const PROBLEM_CODES = Object.freeze({
   invalid_query: { status: 400, title: "a query parameter is malformed" },
   invalid_text: { status: 400, title: "a string holds a character v1 does not store" },
   invalid_idempotency_key: { status: 400, title: "the idempotency key is malformed" },
+  invalid_cursor: { status: 400, title: "the page cursor is not one this list answered" },
   // 401 and 403: who is asking.
   unauthenticated: { status: 401, title: "a valid API key is required" },
   forbidden: { status: 403, title: "the key lacks a role this endpoint needs" },

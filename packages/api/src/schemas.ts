@@ -332,6 +332,17 @@ export const grantListSchema = {
   properties: { grants: { type: "array", items: { $ref: "Grant" } }, next_after: nullableString },
 } as const;
 
+export const grantPageSchema = {
+  $id: "GrantPage",
+  title: "GrantPage",
+  type: "object",
+  required: ["grants", "next_cursor"],
+  properties: {
+    grants: { type: "array", items: { $ref: "Grant" } },
+    next_cursor: { ...nullableString, description: "Pass back unchanged as `cursor` for the next page; null on the last page. Opaque: do not build or parse it." },
+  },
+} as const;
+
 export const grantRevocationSchema = {
   $id: "GrantRevocation",
   title: "GrantRevocation",
@@ -580,6 +591,7 @@ export const allSchemas = [
   agentListSchema,
   grantSchema,
   grantListSchema,
+  grantPageSchema,
   grantRevocationSchema,
   gateResultSchema,
   grantPreviewSchema,

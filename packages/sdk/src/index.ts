@@ -1,6 +1,6 @@
 // Public face of this package: named re-exports only.
 export { AuthorityClient, CLIENT_DEFAULTS, type AuthorityClientOptions } from "./client.js";
-export type { ListQuery, Verbs } from "./resources.js";
+export type { GrantListQuery, ListQuery, Verbs } from "./resources.js";
 export type { AuthorizeOptions, AuthorizeResult, PlatformDecision, UnavailableDecision, Unavailability } from "./authorize.js";
 export type { GuardClient, GuardedTool, GuardRequest, GuardResult, ToolRun } from "./guard.js";
 export {

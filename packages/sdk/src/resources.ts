@@ -8,6 +8,16 @@ export interface ListQuery {
   readonly after?: string;
 }
 
+/** Filters and page of `grants.list`: pass `cursor` back as the last page's `next_cursor`, unchanged. */
+export interface GrantListQuery {
+  readonly agent_id?: string;
+  readonly status?: wire.GrantStatus;
+  readonly family_id?: string;
+  readonly principal_id?: string;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
 /** The two verbs every group is built on; both throw typed errors for anything but a 2xx. */
 export interface Verbs {
   get<T>(path: string, query?: object, call?: CallOptions): Promise<T>;
@@ -41,6 +51,17 @@ export function grantsCalls({ get, post }: Verbs) {
     /** What the grant would decide for a sample action; nothing is created. */
     preview: (body: wire.GrantPreviewBody, call?: CallOptions) => post<wire.GrantPreview>("/grants/preview", body, call),
     get: (grantId: string, call?: CallOptions) => get<wire.Grant>(`/grants/${id(grantId)}`, undefined, call),
+    /** One page of grants, oldest first; filter by agent, status, family or principal. */
+    list: (query?: GrantListQuery, call?: CallOptions) => get<wire.GrantPage>("/grants", query, call),
+    /** Every grant the filters match, page after page, following `next_cursor`. */
+    all: async function* (query: Omit<GrantListQuery, "cursor"> = {}, call?: CallOptions): AsyncGenerator<wire.Grant> {
+      for (let cursor: string | undefined; ;) {
+        const page: wire.GrantPage = await get<wire.GrantPage>("/grants", cursor === undefined ? query : { ...query, cursor }, call);
+        yield* page.grants;
+        if (page.next_cursor === null) return;
+        cursor = page.next_cursor;
+      }
+    },
     pending: (query?: ListQuery, call?: CallOptions) => get<wire.GrantList>("/grants/pending", query, call),
     approve: (grantId: string, body: wire.GrantApproveBody = {}, call?: CallOptions) =>
       post<wire.Grant>(`/grants/${id(grantId)}/approve`, body, call),

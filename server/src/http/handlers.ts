@@ -13,7 +13,7 @@ import { previewFamilyImpact } from "../services/family-impact.js";
 import type { GrantFamilyBody } from "@agent-authority/families";
 import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
 import type { Caller, ServiceContext } from "../services/context.js";
-import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listPendingGrants, revokeGrant } from "../services/grants.js";
+import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listGrants, listPendingGrants, revokeGrant } from "../services/grants.js";
 import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys.js";
 import { approveDecision, decisionApproval } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
@@ -82,6 +82,10 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   revokeCertificate: async (r) => ok(await revokeCertificate(r.ctx, who(r), r.params["certificate_id"]!, reason(r))),
 
   issueGrant: async (r) => created(await issueGrant(r.ctx, who(r), r.body as GrantIssueBody)),
+  listGrants: async (r) => ok(await listGrants(r.ctx, who(r), {
+    agent_id: r.query("agent_id"), status: r.query("status"), family_id: r.query("family_id"), principal_id: r.query("principal_id"),
+    limit: r.page().limit, cursor: r.query("cursor"),
+  })),
   previewGrant: async (r) => ok(await previewGrant(r.ctx, r.body as GrantPreviewBody)),
   listPendingGrants: async (r) => ok(await listPendingGrants(r.ctx, r.page())),
   getGrant: async (r) => ok(await getGrant(r.ctx, who(r), r.params["grant_id"]!)),

@@ -6,9 +6,10 @@ import { ENGINE_LIMITS, HOUR_MS } from "@agent-authority/engine";
 import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
-import type { GrantEventRecord, GrantRecord, Page, Revocation, Store } from "../store/store.js";
+import type { GrantEventRecord, GrantFilter, GrantRecord, Page, Revocation, Store } from "../store/store.js";
 import { requireCertificationFor } from "./agents.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
 import { checkPolicy } from "./policy.js";
 import { grantStatus, grantView, iso } from "./views.js";
 
@@ -137,6 +138,45 @@ export async function listPendingGrants(ctx: ServiceContext, page: Page): Promis
   // An expired grant can no longer be approved, so it is not awaiting approval any more.
   const grants = records.filter((g) => grantStatus(g, now) === "pending_approval").map((g) => grantView(g, usage.get(g.id)!, now));
   return { grants, next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
+}
+
+/** The statuses `GET /v1/grants?status=` accepts: those a grant reads as. */
+const GRANT_STATUSES = ["pending_approval", "active", "revoked", "expired"] as const;
+const GRANT_ID = /^grt_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** The query of `GET /v1/grants`: its filters, the page size and the cursor, as sent. */
+export interface GrantListQuery {
+  readonly agent_id?: string | undefined;
+  readonly status?: string | undefined;
+  readonly family_id?: string | undefined;
+  readonly principal_id?: string | undefined;
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
+/**
+ * `GET /v1/grants`: grants in id order (oldest first), filtered by agent, status (as read now),
+ * family and principal, one page at a time behind an opaque cursor. An agent key lists only its
+ * own agent's grants, whatever `agent_id` it asks for.
+ */
+export async function listGrants(ctx: ServiceContext, caller: Caller, query: GrantListQuery): Promise<{ grants: Grant[]; next_cursor: string | null }> {
+  const status = query.status;
+  if (status !== undefined && !(GRANT_STATUSES as readonly string[]).includes(status)) {
+    throw new ApiProblem("invalid_query", `\`status\` must be one of ${GRANT_STATUSES.map((s) => `\`${s}\``).join(", ")}`);
+  }
+  const after = query.cursor === undefined ? undefined : decodeCursor("grants", query.cursor, GRANT_ID);
+  const confined = confinedToAgent(caller);
+  if (confined !== null && query.agent_id !== undefined && query.agent_id !== confined) return { grants: [], next_cursor: null };
+  const now = ctx.now();
+  const filter = {
+    agent_id: confined ?? query.agent_id, status: status as GrantFilter["status"], family_id: query.family_id, principal_id: query.principal_id,
+  };
+  const records = await ctx.store.listGrants(filter, now, { after, limit: query.limit });
+  const usage = await ctx.store.usage(records.map((g) => g.id), now);
+  return {
+    grants: records.map((g) => grantView(g, usage.get(g.id)!, now)),
+    next_cursor: records.length === query.limit ? encodeCursor("grants", records[records.length - 1]!.id) : null,
+  };
 }
 
 export async function approveGrant(ctx: ServiceContext, caller: Caller, id: string, note: string | undefined): Promise<Grant> {

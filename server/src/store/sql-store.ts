@@ -9,7 +9,7 @@ import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { runMigrations } from "./migrations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
-  Page, Revocation, Store, StoredGrantStatus,
+  GrantFilter, Page, Revocation, Store, StoredGrantStatus,
 } from "./store.js";
 
 const TABLES = [
@@ -343,6 +343,22 @@ export class SqlStore implements Store {
   async listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]> {
     const params: SqlValue[] = [status];
     const rows = await this.#db.all(`SELECT * FROM grants WHERE status = ?${pageClause(page, params, true)}`, params);
+    return rows.map(grantFromRow);
+  }
+
+  async listGrants(filter: GrantFilter, now: number, page: Page): Promise<GrantRecord[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    for (const column of ["agent_id", "family_id", "principal_id"] as const) {
+      const value = filter[column];
+      if (value !== undefined) { where.push(`${column} = ?`); params.push(value); }
+    }
+    // The status a grant reads at `now` (views.ts grantStatus): revoked first, then expired.
+    if (filter.status === "revoked") where.push("status = 'revoked'");
+    else if (filter.status === "expired") { where.push("status <> 'revoked' AND expires_at <= ?"); params.push(now); }
+    else if (filter.status !== undefined) { where.push("status = ? AND expires_at > ?"); params.push(filter.status, now); }
+    const whereSql = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
+    const rows = await this.#db.all(`SELECT * FROM grants${whereSql}${pageClause(page, params, where.length > 0)}`, params);
     return rows.map(grantFromRow);
   }
 

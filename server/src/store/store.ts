@@ -103,6 +103,14 @@ export interface GrantUsage {
   readonly settled_minor: number;
 }
 
+/** The filters of `GET /v1/grants`; an absent one matches every grant. */
+export interface GrantFilter {
+  readonly agent_id?: string | undefined;
+  readonly status?: "pending_approval" | "active" | "revoked" | "expired" | undefined;
+  readonly family_id?: string | undefined;
+  readonly principal_id?: string | undefined;
+}
+
 export interface Page {
   /** Answer only ids after this one (ids sort by creation time). */
   readonly after?: string | undefined;
@@ -171,6 +179,8 @@ export interface Store {
   /** The ids of the grant and every descendant. */
   subtreeIds(id: string): Promise<string[]>;
   listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]>;
+  /** Grants by id after `page.after`, at most `page.limit`, that match every filter given; `status` as read at `now`. */
+  listGrants(filter: GrantFilter, now: number, page: Page): Promise<GrantRecord[]>;
   /** Sets approval fields and status `active` when the grant is pending; answers whether it did. */
   approveGrant(id: string, by: string, at: number): Promise<boolean>;
   /** Moves the mode from `from` to `to`; answers whether it did (false when the mode changed meanwhile). */

@@ -575,6 +575,12 @@ export interface GrantList {
   readonly next_after?: string | null;
 }
 
+export interface GrantPage {
+  readonly grants: readonly Grant[];
+  /** Pass back unchanged as `cursor` for the next page; null on the last page. Opaque: do not build or parse it. */
+  readonly next_cursor: string | null;
+}
+
 export interface GrantPreview {
   readonly outcome: "allow" | "deny" | "exhausted" | "gated";
   /** In `observe` only: what `enforce` would say. */
@@ -911,6 +917,7 @@ export type ProblemCode =
   | "idempotency_key_reused"
   | "internal_error"
   | "invalid_body"
+  | "invalid_cursor"
   | "invalid_family"
   | "invalid_id"
   | "invalid_idempotency_key"
