@@ -5,6 +5,7 @@ import { h, message, replace } from "./dom.js";
 import { agentsView } from "./view-agents.js";
 import { breakersView, contractsView } from "./view-breakers.js";
 import { gatedView, ledgerView } from "./view-decisions.js";
+import { grantsView } from "./view-grants.js";
 import { pendingView } from "./view-pending.js";
 
 /**
@@ -14,6 +15,7 @@ import { pendingView } from "./view-pending.js";
 const VIEWS = [
   { id: "pending", title: "Pending grants", uses: [["get", "/grants/pending"]], render: pendingView },
   { id: "gated", title: "Gated decisions", uses: [["post", "/decisions/{}/approve"], ["get", "/decisions/pending"]], render: gatedView },
+  { id: "grants", title: "Grants", uses: [["get", "/grants"]], render: grantsView },
   { id: "agents", title: "Agents and certificates", uses: [["get", "/agents"]], render: agentsView },
   { id: "contracts", title: "Contracts", uses: [["get", "/agents/{}/contracts"]], render: contractsView },
   { id: "breakers", title: "Breakers", uses: [["get", "/agents/{}/breakers/counterfactual"]], render: breakersView },

@@ -133,7 +133,7 @@ function consoleSuite(): void {
     await card.waitFor();
     expect(await card.locator("form.approve").count()).toBe(0);
     expect(await page.locator("nav a[data-view]").evaluateAll((links) => links.map((a) => a.getAttribute("data-view"))))
-      .toEqual(["pending", "agents", "contracts", "breakers", "ledger"]);
+      .toEqual(["pending", "grants", "agents", "contracts", "breakers", "ledger"]);
     await page.goto(`${w.origin}/console/#gated`);
     await page.locator("#view-gated[aria-busy=false]").waitFor();
     expect(await page.locator("#view-gated").textContent()).toContain("Your roles do not include this view");
@@ -261,6 +261,31 @@ function consoleSuite(): void {
     }
     await page.reload();
     await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain verified");
+  });
+
+  it("lists grants with filters and opens a grant's ledger from its row, without typing an id", async () => {
+    await page.goto(`${w.origin}/console/#grants`);
+    await page.locator("#view-grants[aria-busy=false]").waitFor();
+    const rows = page.locator("table.grants tbody tr");
+    const listed = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-grant-id")));
+    expect(listed).toEqual(expect.arrayContaining([w.pendingGrantId, w.gatedGrantId]));
+    await shot(page, "grants");
+    // The table stays inside the page: nothing scrolls sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    // Filtering by an agent with no grant lists none; by status, only grants that read so.
+    await page.locator("form.grant-filters input[name=agent_id]").fill(w.otherAgentId);
+    await page.locator("form.grant-filters button[type=submit]").click();
+    await page.locator("#view-grants[aria-busy=false]").waitFor();
+    expect(await page.locator("#view-grants").textContent()).toContain("No grant matches.");
+    await page.locator("form.grant-filters input[name=agent_id]").fill(w.agentId);
+    await page.locator("form.grant-filters select[name=status]").selectOption("active");
+    await page.locator("form.grant-filters button[type=submit]").click();
+    await page.locator(`table.grants tr[data-grant-id="${w.gatedGrantId}"]`).waitFor();
+    expect(await page.locator("table.grants .badge.active").count()).toBe(await page.locator("table.grants tbody tr").count());
+    await page.locator(`table.grants tr[data-grant-id="${w.gatedGrantId}"] a.ledger-link`).click();
+    await page.locator("#view-ledger[aria-busy=false]").waitFor();
+    expect(await page.locator("article.ledger-record").evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id"))))
+      .toEqual(expect.arrayContaining([w.gatedLedgerId]));
   });
 
   it("renders hostile text from the address bar as text", async () => {

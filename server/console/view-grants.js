@@ -1,0 +1,91 @@
+// Grants: every grant the key may read, filtered by agent, status, family and principal, one page at
+// a time behind the server's opaque cursor; each row links to its tree's decision ledger.
+
+import { api } from "./api.js";
+import { badge, h, message, money, time } from "./dom.js";
+
+const STATUSES = ["", "active", "pending_approval", "revoked", "expired"];
+const FILTERS = ["agent_id", "status", "family_id", "principal_id"];
+const PLACEHOLDERS = { agent_id: "agt_…", family_id: "fam_…", principal_id: "alice@example.com" };
+/** Grants per page in this view; the server allows up to 1,000. */
+const PAGE_SIZE = 50;
+
+/** The view's address for a query: filters and cursor travel in the hash, never a key. */
+function grantsHref(params) {
+  const text = params.toString();
+  return text === "" ? "#grants" : `#grants/${encodeURIComponent(text)}`;
+}
+
+/** A link within the console to `href`, a hash this module built. */
+function link(href, text, className) {
+  const a = h("a", { class: className }, text);
+  a.href = href;
+  return a;
+}
+
+function filterForm(params) {
+  const inputs = FILTERS.map((name) => {
+    if (name === "status") {
+      const select = h("select", { name }, STATUSES.map((s) => h("option", { value: s }, s === "" ? "any" : s)));
+      select.value = params.get(name) ?? "";
+      return h("label", {}, "Status", select);
+    }
+    const input = h("input", { name, size: "30", spellcheck: "false", placeholder: PLACEHOLDERS[name] });
+    input.value = params.get(name) ?? "";
+    return h("label", {}, name.replace("_id", "").replace(/^./, (c) => c.toUpperCase()), input);
+  });
+  const form = h("form", { class: "inline grant-filters" }, inputs, h("button", { type: "submit" }, "Filter"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    for (const name of FILTERS) {
+      const value = form.elements.namedItem(name).value.trim();
+      if (value !== "") next.set(name, value);
+    }
+    location.hash = grantsHref(next);
+  });
+  return form;
+}
+
+function grantRow(g, mayReadLedger) {
+  const ledger = link(`#ledger/${encodeURIComponent(g.id)}`, "ledger", "ledger-link");
+  return h("tr", { "data-grant-id": g.id },
+    h("td", {}, h("span", { class: "mono" }, g.id)),
+    h("td", {}, h("span", { class: "mono" }, g.agent_id)),
+    h("td", {}, badge(g.status), " ", badge(g.enforcement_mode)),
+    h("td", {}, `${g.principal_type}: `, g.principal_id),
+    h("td", {}, h("span", { class: "mono" }, (g.scope?.tool ?? []).join(", "))),
+    h("td", {}, money(g.budget_amount_minor, g.budget_currency), h("br"), h("span", { class: "muted" }, `${g.uses} uses, ${g.held_minor} held, ${g.settled_minor} settled`)),
+    h("td", {}, time(g.issued_at)),
+    h("td", {}, mayReadLedger ? ledger : h("span", { class: "muted" }, "–")));
+}
+
+export async function grantsView(section, { caps, args }) {
+  const params = new URLSearchParams(args[0] ?? "");
+  section.append(filterForm(params));
+  const query = new URLSearchParams();
+  for (const name of [...FILTERS, "cursor"]) if (params.get(name)) query.set(name, params.get(name));
+  query.set("limit", String(PAGE_SIZE));
+  const page = await api("GET", `/grants?${query.toString()}`);
+  if (page.grants.length === 0) {
+    section.append(h("p", { class: "muted" }, params.has("cursor") ? "No more grants." : "No grant matches."));
+  } else {
+    const mayReadLedger = caps.can("get", "/grants/{}/ledger");
+    section.append(h("div", { class: "table-scroll" }, h("table", { class: "grants" },
+      h("thead", {}, h("tr", {}, ["grant", "agent", "status", "principal", "scope", "budget and usage", "issued", "decisions"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, page.grants.map((g) => grantRow(g, mayReadLedger))))));
+  }
+  const nav = h("p", { class: "actions" });
+  if (params.has("cursor")) {
+    const first = new URLSearchParams(params);
+    first.delete("cursor");
+    nav.append(link(grantsHref(first), "First page", "first-page"));
+  }
+  if (page.next_cursor !== null) {
+    const next = new URLSearchParams(params);
+    next.set("cursor", page.next_cursor);
+    nav.append(link(grantsHref(next), "Next page", "next-page"));
+  }
+  section.append(nav);
+  if (!caps.can("get", "/grants/{}/ledger")) section.append(message("notice", "Reading a tree's decisions needs the auditor, issuer or admin role."));
+}
