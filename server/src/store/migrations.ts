@@ -244,7 +244,14 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
 
 const MIGRATION_LOCK = 727_274_001;
 
-/** Applies every migration not yet applied; answers the versions it applied. */
+/** A database holding migrations this release does not know: a newer release wrote it. */
+export class SchemaTooNew extends Error {
+  constructor(readonly versions: readonly number[]) {
+    super(`the database has schema migration${versions.length === 1 ? "" : "s"} ${versions.map((v) => `\`${v}\``).join(", ")}, which this release does not know (it knows 1 to ${MIGRATIONS[MIGRATIONS.length - 1]!.version}): run the release that applied them, or restore the backup taken before the upgrade`);
+  }
+}
+
+/** Applies every migration not yet applied; answers the versions it applied. Refuses a database a newer release migrated. */
 export async function runMigrations(db: SqlDriver, now: number, schema?: string): Promise<number[]> {
   return db.transaction(async (tx) => {
     // Several replicas may start at once on PostgreSQL: one applies, the others wait and find it
@@ -258,6 +265,10 @@ export async function runMigrations(db: SqlDriver, now: number, schema?: string)
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
     );
     const done = new Set((await tx.all("SELECT version FROM schema_migrations")).map((r) => Number(r["version"])));
+    // A database a newer release migrated is refused, not served with a schema this code does not know.
+    const known = new Set(MIGRATIONS.map((m) => m.version));
+    const newer = [...done].filter((v) => !known.has(v)).sort((a, b) => a - b);
+    if (newer.length > 0) throw new SchemaTooNew(newer);
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
       if (done.has(migration.version)) continue;
