@@ -55,6 +55,8 @@ describe.skipIf(!SERVER_BUILT)("upgrade of a database an earlier release wrote (
   it("applies every later migration at start, and only those", () => {
     expect(LATEST_MIGRATION).toBeGreaterThan(RELEASE.schemaVersion);
     expect(versions(file)).toEqual(MIGRATIONS.map((m) => m.version));
+    const later = MIGRATIONS.map((m) => m.version).filter((v) => v > RELEASE.schemaVersion);
+    expect(server!.output()).toContain(`"versions":${JSON.stringify(later)}`);
     expect(server!.output()).not.toMatch(/"level":"error"/);
   });
 
