@@ -150,7 +150,7 @@ async function breakerCard(entry, days, caps) {
     replace(card,
       h("h3", {}, "Breaker ", h("span", { class: "mono" }, entry.breaker_id), " ", badge(b.mode ?? "unknown"), " ", b.action ? badge(b.action) : null),
       fields([["contract", b.contract ? `${b.contract_id} (${b.contract.metric} ≤ ${pct(num(b.contract.ceiling))}, ${b.contract.status})` : b.contract_id ?? null],
-        ["declared by", b.contract?.declared_by ?? b.declared_by ?? null], ["created by", b.created_by ?? null], ["armed", b.armed_at ? [time(b.armed_at), " by ", b.armed_by ?? "?"] : null], ["basis", b.basis ?? null]]),
+        ["declared by", b.contract?.declared_by ?? b.declared_by ?? null], ["created by", b.created_by ?? null], ["armed", b.armed_at ? h("span", { class: "armed" }, time(b.armed_at), " by ", b.armed_by ?? "?") : null], ["basis", b.basis ?? null]]),
       h("h3", {}, `Counterfactual: ${entry.trips} trip${entry.trips === 1 ? "" : "s"} in the last ${days} days`),
       tripTimeline(entry.trip_times, days),
       h("h3", {}, "Trip history"),

@@ -84,7 +84,12 @@ browserSuite("console in a browser: contracts and breakers", () => {
     await card.locator("input[name=expecting_trips]").fill(String(trips));
     await card.locator("form.arm button[type=submit]").click();
     await expect.poll(() => card.locator("h3 .badge").first().textContent()).toBe("armed");
-    expect((await t.call("GET", `/breakers/${breakerId}`, { key: ADMIN_KEY })).body).toMatchObject({ mode: "armed", armed_by: "alice@example.com" });
+    const armed = (await t.call("GET", `/breakers/${breakerId}`, { key: ADMIN_KEY })).body;
+    expect(armed).toMatchObject({ mode: "armed", armed_by: "alice@example.com" });
+    // The "armed" field reads as one line: its time and who armed it, not a list with a broken item.
+    const field = card.locator("dl.fields dt", { hasText: /^armed$/ }).locator("xpath=following-sibling::dd[1]");
+    expect(await field.locator("ol, li").count()).toBe(0);
+    expect(await field.textContent()).toBe(`${armed.armed_at.replace("T", " ").replace(/\.\d+Z$/, "Z")} by alice@example.com`);
   });
 
   it("raised no script error and no CSP violation", () => {

@@ -226,6 +226,17 @@ function consoleSuite(): void {
     expect(await page.locator(`article.agent[data-agent-id="${w.agentId}"] dl.fields`).first().textContent()).toContain(HOSTILE_SCRIPT);
     expect(await page.locator("main img, main script").count()).toBe(0);
     await shot(page, "agents");
+    // At 1280 px (and at the suite's 1000 px) every certificate table stays inside its card.
+    for (const width of [1280, 1000]) {
+      await page.setViewportSize({ width, height: 720 });
+      const overflow = await page.locator("article.agent").evaluateAll((cards) => cards.map((c) => {
+        const table = c.querySelector("table.certificates");
+        return table === null ? 0 : table.getBoundingClientRect().right - c.getBoundingClientRect().right;
+      }));
+      expect(Math.max(...overflow), `overflow at ${width} px`).toBeLessThanOrEqual(0);
+      const wide = await page.evaluate(() => Array.from(document.querySelectorAll("main *")).filter((e) => e.getBoundingClientRect().right > window.innerWidth).map((e) => `${e.tagName}.${e.className}`).slice(0, 5));
+      expect(wide, `page scrolls sideways at ${width} px`).toEqual([]);
+    }
   });
 
   it("shows a tree's decisions in chain order, each with its nine gates and outcome, and the chain status", async () => {
