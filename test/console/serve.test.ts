@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ENDPOINTS } from "@agent-authority/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, startTestServer, type TestServer } from "../server/http-harness.js";
+import { ADMIN_KEY, startTestServer, type LogLine, type TestServer } from "../server/http-harness.js";
 import type { StoreTarget } from "../server/targets.js";
 
 const CONSOLE_DIR = fileURLToPath(new URL("../../server/console/", import.meta.url));
@@ -42,8 +42,9 @@ describe("console sources", () => {
 describe("console served at /console", () => {
   let t: TestServer;
   let origin: string;
+  const logs: LogLine[] = [];
   beforeAll(async () => {
-    t = await startTestServer(sqlite);
+    t = await startTestServer(sqlite, {}, logs);
     origin = t.baseUrl.replace(/\/v1$/, "");
   });
   afterAll(async () => {
@@ -64,6 +65,21 @@ describe("console served at /console", () => {
       expect(reply.headers.get("cache-control")).toBe("no-store");
     }
     expect((await fetch(`${origin}/console/main.js`)).headers.get("content-type")).toMatch(/^text\/javascript/);
+  });
+
+  it("logs each console request with the path the client sent, and labels its metrics by a bounded template", async () => {
+    logs.length = 0;
+    const paths = ["/console/", "/console/main.js", "/console/view-grants.js", "/console/nothing-here.js", `/console/${"x".repeat(600)}`];
+    for (const path of paths) await fetch(`${origin}${path}`);
+    const logged = logs.filter((l) => l.msg === "request" && String(l.fields["path"]).startsWith("/console")).map((l) => l.fields["path"]);
+    expect(logged).toEqual([...paths.slice(0, 4), `/console/${"x".repeat(503)}…`]);
+    const metrics = await (await fetch(`${t.baseUrl}/metrics`)).text();
+    const routes = new Set([...metrics.matchAll(/authority_http_requests_total\{method="GET",route="([^"]*)"/g)].map((m) => m[1]));
+    expect(routes).toContain("/console/");
+    expect(routes).toContain("/console/:file");
+    for (const route of routes) expect(route).not.toMatch(/main\.js|view-grants|nothing-here|xxx/);
+    expect(routes).not.toContain("/");
+    expect(routes).not.toContain("/:file");
   });
 
   it("redirects /console to /console/ and serves only the files it has", async () => {

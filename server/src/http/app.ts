@@ -176,6 +176,29 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
   };
 }
 
+/** The longest path a request log line carries, in characters; a longer one is cut and marked. */
+export const LOGGED_PATH_CHARS_MAX = 512;
+
+/**
+ * The metric label of a request: the template of the route that answered, mount point included
+ * (`/console/:file`, never the file), or `unmatched`. Templates are fixed in code, so the number of
+ * series stays bounded whatever paths clients send.
+ */
+function routeTemplate(req: Request, res: Response): string {
+  // A mounted router names the template it answered with (console.ts); a route of its that passed
+  // the request on answered nothing, so only the v1 routes, mounted at the top, are read here.
+  const named = (res.locals as { routeTemplate?: unknown }).routeTemplate;
+  if (typeof named === "string") return named;
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof route === "string" && route.startsWith("/v1/") ? route : "unmatched";
+}
+
+/** The path as the client sent it (a mounted router sees only its own part), without the query. */
+function loggedPath(req: Request): string {
+  const path = req.originalUrl.split("?")[0]!;
+  return path.length > LOGGED_PATH_CHARS_MAX ? `${path.slice(0, LOGGED_PATH_CHARS_MAX)}…` : path;
+}
+
 export function createApp(options: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -193,12 +216,11 @@ export function createApp(options: AppOptions): express.Express {
     setSafetyHeaders(res);
     res.on("finish", () => {
       const seconds = (performance.now() - started) / 1000;
-      const template = (req.route as { path?: string } | undefined)?.path ?? "unmatched";
-      metrics.observe(req.method, template, res.statusCode, seconds);
+      metrics.observe(req.method, routeTemplate(req, res), res.statusCode, seconds);
       options.logger.log(res.statusCode >= 500 ? "error" : "info", "request", {
         request_id: locals(res).requestId,
         method: req.method,
-        path: req.path,
+        path: loggedPath(req),
         status: res.statusCode,
         duration_ms: Math.round(seconds * 100_000) / 100,
         key_id: locals(res).caller?.keyId ?? locals(res).keyId,

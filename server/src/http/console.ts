@@ -82,25 +82,28 @@ export function consoleRouter(dir: string = CONSOLE_DIR): express.Router {
   const assets = loadAssets(dir);
   assets.set("endpoints.json", { body: endpointTable(), type: MEDIA_TYPES[".json"]! });
   const router = express.Router({ strict: true });
-  const send = (res: Response, asset: Asset): void => {
+  const send = (res: Response, asset: Asset, template: string): void => {
+    // The metric label: the route's template, never the file asked for (app.ts).
+    res.locals["routeTemplate"] = template;
     securityHeaders(res);
     res.status(200).type(asset.type).send(asset.body);
   };
   router.get("/", (req: Request, res: Response, next) => {
     // `/console` without the slash: relative module paths need the slash, so redirect to it.
     if (!req.originalUrl.split("?")[0]!.endsWith("/")) {
+      res.locals["routeTemplate"] = CONSOLE_PATH;
       securityHeaders(res);
       res.redirect(308, `${CONSOLE_PATH}/`);
       return;
     }
     const index = assets.get("index.html");
     if (index === undefined) next();
-    else send(res, index);
+    else send(res, index, `${CONSOLE_PATH}/`);
   });
   router.get("/:file", (req: Request, res: Response, next) => {
     const asset = assets.get(String(req.params["file"]));
     if (asset === undefined) next();
-    else send(res, asset);
+    else send(res, asset, `${CONSOLE_PATH}/:file`);
   });
   return router;
 }
