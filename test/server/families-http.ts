@@ -112,6 +112,25 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expectProblem(await t.call("POST", "/grant-families", { key: issuer, body: { ...familyBody(3), extra: 1 } }), 400, "unknown_field");
     });
 
+    it("points `invalid_family` diagnostics into the text the client sent, for a push and for an impact candidate", async () => {
+      const bad = { ...familyBody(3), grant: { ...familyBody(3).grant, principal_id: "${nobody}" } };
+      const body = { ...bad, content_hash: familyContentHash(bad as never) };
+      // Sent compact, on one line: the server's own pretty copy would put it many lines down.
+      const raw = JSON.stringify(body);
+      const at = raw.indexOf('"${nobody}"');
+      const pushed = await t.call("POST", "/grant-families", { key: issuer, raw });
+      expectProblem(pushed, 422, "invalid_family");
+      const placeholder = pushed.body.diagnostics.find((d: { code: string }) => d.code === "placeholder-unknown");
+      expect(placeholder).toMatchObject({ line: 1 });
+      expect([at, at + 1, at + 2]).toContain(placeholder.column);
+      // In an impact request the family is a member: positions count from the start of the whole body.
+      const impactRaw = `{\n  "days": 7,\n  "family": ${raw}\n}`;
+      const impact = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, raw: impactRaw });
+      expectProblem(impact, 422, "invalid_family");
+      const inImpact = impact.body.diagnostics.find((d: { code: string }) => d.code === "placeholder-unknown");
+      expect(inImpact).toMatchObject({ line: 3, column: placeholder.column + '  "family": '.length });
+    });
+
     it("lists the latest version of each family and reads any version", async () => {
       const list = await t.call("GET", "/grant-families", { key: auditor });
       expect(list.status).toBe(200);

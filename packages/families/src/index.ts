@@ -1,5 +1,6 @@
 // Public face of the families package: named re-exports only.
 export { compileFamily, exampleParameters, sampleParameters } from "./compile.js";
+export { familyTextAt } from "./sent-text.js";
 export type { CompiledFamily } from "./compile.js";
 export { hasErrors, sortDiagnostics } from "./diagnostics.js";
 export type { FamilyDiagnostic, Severity, SourcePosition, SourceRange } from "./diagnostics.js";

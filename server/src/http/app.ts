@@ -159,6 +159,7 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
         caller: locals(res).caller,
         params,
         body,
+        sentText: endpoint.body !== null && Buffer.isBuffer(req.body) ? req.body.toString("utf8") : undefined,
         page: () => pageOf(req, endpoint),
         query: (name) => queryString(req, documentedQuery(endpoint, name)),
         openapi,

@@ -32,6 +32,8 @@ export interface HandlerRequest {
   readonly params: Readonly<Record<string, string>>;
   /** Validated against the endpoint's schema. */
   readonly body: unknown;
+  /** The body's text as the client sent it, for reports that point into it (positions). */
+  readonly sentText: string | undefined;
   page(): Page;
   query(name: string): string | undefined;
   readonly openapi: unknown;
@@ -114,13 +116,13 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   },
 
   pushGrantFamily: async (r) => {
-    const result = await pushFamily(r.ctx, who(r), r.body as GrantFamilyBody);
+    const result = await pushFamily(r.ctx, who(r), r.body as GrantFamilyBody, r.sentText);
     return { status: result.created ? 201 : 200, body: { ...result.family, created: result.created } };
   },
   listGrantFamilies: async (r) => ok(await listFamilies(r.ctx, r.query("name"), r.page())),
   getGrantFamily: async (r) => ok(await getFamily(r.ctx, r.params["family_id"]!, versionQuery(r.query("version")))),
   instantiateGrantFamily: async (r) => created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
-  previewFamilyImpact: async (r) => ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number })),
+  previewFamilyImpact: async (r) => ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number }, r.sentText)),
 
   createKey: async (r) => {
     const key = await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody);

@@ -4,7 +4,7 @@
 // module recomputes the content hash, keeps versions and records instances.
 
 import type { Grant, GrantIssueBody } from "@agent-authority/api";
-import { compileFamily, familyContentHash, instantiateFamily, type GrantFamilyBody } from "@agent-authority/families";
+import { compileFamily, familyContentHash, familyTextAt, instantiateFamily, type FamilyDiagnostic, type GrantFamilyBody } from "@agent-authority/families";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import type { FamilyVersionRow } from "../store/family-sql.js";
@@ -26,20 +26,38 @@ export function familyView(row: FamilyVersionRow): FamilyView {
   return { ...body, id: row.id, name, version: row.version, content_hash: row.content_hash, pushed_at: iso(row.pushed_at), pushed_by: row.pushed_by };
 }
 
+/** The text a client sent and where in it the family is (`[]`: the whole body; `["family"]`: that member). */
+export interface SentFamily {
+  readonly text: string;
+  readonly path: readonly string[];
+}
+
+/** One compiler diagnostic as the API answers it. */
+function diagnosticView(d: FamilyDiagnostic) {
+  return {
+    code: d.code, severity: d.severity, message: d.message, ...(d.help === undefined ? {} : { help: d.help }),
+    line: d.range.start.line, column: d.range.start.column,
+  };
+}
+
+const errorsOf = (text: string) => compileFamily(text, "body").diagnostics.filter((d) => d.severity === "error");
+
 /**
  * Everything the compiler checks beyond the schema (placeholders, bounds of defaults and examples,
  * the policy, the instantiated grant's shape, the stated hash), run on the body itself: JSON is
- * YAML, so the server accepts exactly what `authority compile` accepts.
+ * YAML, so the server accepts exactly what `authority compile` accepts. The verdict is the one on
+ * the validated body; the positions are those of the same errors in the text the client sent
+ * (`sent`), when that text compiles to the same errors, else of the server's own copy.
  */
-export function checkFamilyBody(body: GrantFamilyBody): void {
-  const compiled = compileFamily(JSON.stringify(body, null, 1), "body");
-  const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+export function checkFamilyBody(body: GrantFamilyBody, sent?: SentFamily): void {
+  const errors = errorsOf(JSON.stringify(body, null, 1));
   if (errors.length === 0) return;
-  const diagnostics = errors.map((d) => ({
-    code: d.code, severity: d.severity, message: d.message, ...(d.help === undefined ? {} : { help: d.help }),
-    line: d.range.start.line, column: d.range.start.column,
-  }));
-  throw new ApiProblem("invalid_family", `${errors[0]!.code}: ${errors[0]!.message}`, { diagnostics });
+  const masked = sent === undefined ? undefined : familyTextAt(sent.text, sent.path);
+  const inSent = masked === undefined ? [] : errorsOf(masked);
+  const keys = (list: readonly FamilyDiagnostic[]) => list.map((d) => `${d.code}\n${d.message}`).sort().join("\n\n");
+  const same = inSent.length > 0 && keys(inSent) === keys(errors);
+  const located = same ? inSent : errors;
+  throw new ApiProblem("invalid_family", `${located[0]!.code}: ${located[0]!.message}`, { diagnostics: located.map(diagnosticView) });
 }
 
 /**
@@ -58,8 +76,8 @@ function pinnedHash(body: GrantFamilyBody): string {
  * `POST /v1/grant-families`. The same content as the latest version answers that version (200);
  * new content needs a version above the latest (201), else 409; a version number is never reused.
  */
-export async function pushFamily(ctx: ServiceContext, caller: Caller, body: GrantFamilyBody): Promise<{ created: boolean; family: FamilyView }> {
-  checkFamilyBody(body);
+export async function pushFamily(ctx: ServiceContext, caller: Caller, body: GrantFamilyBody, sentText?: string): Promise<{ created: boolean; family: FamilyView }> {
+  checkFamilyBody(body, sentText === undefined ? undefined : { text: sentText, path: [] });
   const hash = pinnedHash(body);
   const now = ctx.now();
   return ctx.store.transaction(async (tx) => {

@@ -209,10 +209,12 @@ async function replayRecords(ctx: ServiceContext, rows: readonly LedgerRow[], re
  * parameters it was given; a grant whose parameters the candidate refuses is listed under
  * `skipped`. Usage before each decision is what the sealed records counted (uses and held amounts).
  */
-export async function previewFamilyImpact(ctx: ServiceContext, id: string, body: { family: GrantFamilyBody; days?: number }): Promise<Record<string, unknown>> {
+export async function previewFamilyImpact(
+  ctx: ServiceContext, id: string, body: { family: GrantFamilyBody; days?: number }, sentText?: string,
+): Promise<Record<string, unknown>> {
   const current = await familyVersion(ctx, id, undefined);
   const candidate = body.family;
-  checkFamilyBody(candidate);
+  checkFamilyBody(candidate, sentText === undefined ? undefined : { text: sentText, path: ["family"] });
   if (candidate.id !== current.name) {
     throw new ApiProblem("invalid_family", `the candidate is family \`${candidate.id}\`, not \`${current.name}\``);
   }
