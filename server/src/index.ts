@@ -22,3 +22,4 @@ export { sealRecord, type SealInput } from "./services/ledger.js";
 export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breaker-sql.js";
 export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
 export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";
+export { HttpMetrics } from "./http/metrics.js";

@@ -68,6 +68,13 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(reply.body).toMatch(/authority_http_requests_total\{method="GET",route="\/v1\/grants\/:grant_id",status="404"\} \d+/);
       expect(reply.body).toContain('authority_http_request_duration_seconds_bucket{method="GET",route="/v1/health",le="+Inf"}');
       expect(reply.body).not.toContain("grt_0000000000000000000000000c");
+      // The process's own metrics come from prom-client: CPU, memory, GC and event-loop delay.
+      for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_gc_duration_seconds", "nodejs_heap_size_used_bytes"]) {
+        expect(reply.body).toContain(`# TYPE ${name} `);
+      }
+      // Each metric is described once: the hand-counted and the library's series never share a name.
+      const described = [...String(reply.body).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+      expect(new Set(described).size).toBe(described.length);
     });
 
     it("answers unknown routes and methods with problems", async () => {

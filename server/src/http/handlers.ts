@@ -68,7 +68,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     return ok({ status: "ok", version: r.version, environment: r.ctx.environment });
   },
   openapi: async (r) => ok(r.openapi),
-  metrics: async (r) => ok(r.metrics.render()),
+  metrics: async (r) => ok(await r.metrics.render()),
 
   whoami: async (r) => ok(keyView((await r.ctx.store.getKey(who(r).keyId))!)),
 
