@@ -53,6 +53,7 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
   const malformed: ProblemCode[] = [
     ...(pathNames.length > 0 ? ["invalid_id" as const] : []),
     ...(e.query.length > 0 ? ["invalid_query" as const] : []),
+    ...(e.query.includes("cursor") ? ["invalid_cursor" as const] : []),
     ...(e.body !== null ? ["malformed_json", "invalid_body", "unknown_field", "body_too_deep", "invalid_text"] as const : []),
     ...(post ? ["invalid_idempotency_key" as const] : []),
   ];

@@ -106,18 +106,22 @@ function documentedQuery(endpoint: Endpoint, name: string): string {
   return name;
 }
 
-function pageOf(req: Request, endpoint: Endpoint): Page {
+/** The page size asked for (`?limit=`, 1 to the list limit), or the default. */
+function limitOf(req: Request, endpoint: Endpoint): number {
   documentedQuery(endpoint, "limit");
+  const rawLimit = (req.query as Record<string, unknown>)["limit"];
+  if (rawLimit === undefined) return API_LIMITS.listLimitDefault;
+  const limit = Number(rawLimit);
+  if (typeof rawLimit !== "string" || !Number.isSafeInteger(limit) || limit < 1 || limit > API_LIMITS.listLimitMax) {
+    throw new ApiProblem("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
+  }
+  return limit;
+}
+
+function pageOf(req: Request, endpoint: Endpoint): Page {
+  const limit = limitOf(req, endpoint);
   documentedQuery(endpoint, "after");
   const query = req.query as Record<string, unknown>;
-  const rawLimit = query["limit"];
-  let limit: number = API_LIMITS.listLimitDefault;
-  if (rawLimit !== undefined) {
-    limit = Number(rawLimit);
-    if (typeof rawLimit !== "string" || !Number.isSafeInteger(limit) || limit < 1 || limit > API_LIMITS.listLimitMax) {
-      throw new ApiProblem("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
-    }
-  }
   const after = query["after"];
   if (after !== undefined && (typeof after !== "string" || after.length > 64 || unstorableCharacter(after) !== undefined)) {
     throw new ApiProblem("invalid_query", "`after` must be an id");
@@ -161,6 +165,7 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
         body,
         sentText: endpoint.body !== null && Buffer.isBuffer(req.body) ? req.body.toString("utf8") : undefined,
         page: () => pageOf(req, endpoint),
+        limit: () => limitOf(req, endpoint),
         query: (name) => queryString(req, documentedQuery(endpoint, name)),
         openapi,
         metrics,

@@ -35,6 +35,8 @@ export interface HandlerRequest {
   /** The body's text as the client sent it, for reports that point into it (positions). */
   readonly sentText: string | undefined;
   page(): Page;
+  /** The page size alone, for a list paged by an opaque cursor. */
+  limit(): number;
   query(name: string): string | undefined;
   readonly openapi: unknown;
   readonly metrics: HttpMetrics;
@@ -86,7 +88,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   issueGrant: async (r) => created(await issueGrant(r.ctx, who(r), r.body as GrantIssueBody)),
   listGrants: async (r) => ok(await listGrants(r.ctx, who(r), {
     agent_id: r.query("agent_id"), status: r.query("status"), family_id: r.query("family_id"), principal_id: r.query("principal_id"),
-    limit: r.page().limit, cursor: r.query("cursor"),
+    limit: r.limit(), cursor: r.query("cursor"),
   })),
   previewGrant: async (r) => ok(await previewGrant(r.ctx, r.body as GrantPreviewBody)),
   listPendingGrants: async (r) => ok(await listPendingGrants(r.ctx, r.page())),
