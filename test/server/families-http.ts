@@ -2,6 +2,7 @@
 // through the issue path (bounds, certification, the version a grant keeps), and the impact preview.
 
 import { compileFamily, familyContentHash, type GrantFamilyBody } from "@agent-authority/families";
+import { sealRecord } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CERTIFICATION, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
@@ -260,6 +261,16 @@ export function familiesHttpSuite(target: StoreTarget): void {
       ]);
       expect(predicted(preview.body, sealed).map(([outcome]) => outcome)).toEqual(real.map((d) => d.outcome));
       expect(predicted(preview.body, sealed).slice(1)).toEqual(real.slice(1).map((d) => [d.outcome, d.reason_code]));
+      // A record sealed before decisions named their certificate is replayed with the certificate
+      // valid at its time: the same forged attestation, sealed that older way, is refused as well.
+      const forgedRow = (await t.db.store.decisionPath().getLedger(sealed[1].ledger_id))!;
+      const { certificate_id: _named, agent_id, created_at: _at, grant_id, kind: _kind, ledger_id: _id, outcome, seq: _seq, tree_id, ...rest } = JSON.parse(forgedRow.record);
+      expect(_named).toEqual(expect.stringMatching(/^crt_/));
+      const legacyId = `${sealed[1].ledger_id.slice(0, -1)}${sealed[1].ledger_id.endsWith("z") ? "y" : "z"}`;
+      await sealRecord(t.db.store.decisionPath(), { id: legacyId, tree_id, kind: "decision", grant_id, agent_id, outcome, created_at: Date.now(), body: rest });
+      const again = await t.call("POST", `/grant-families/${observed.familyId}/impact`, { key: auditor, body: { family: familyBody(3, { name: "impact-cert", mode: "enforce" }), days: 1 } });
+      expect(again.body.changes.find((c: { ledger_id: string }) => c.ledger_id === legacyId))
+        .toMatchObject({ before: { outcome: "allow" }, after: { outcome: "deny", reason_code: "certification.attestation_mismatch" } });
     });
 
     it("counts settlements as a live store does: captured amounts and released partial holds predict `exhausted` as a real replay decides", async () => {
