@@ -33,7 +33,7 @@ const INSTALLED: readonly PackageName[] = [
   "@agent-authority/engine", "@agent-authority/families", "@agent-authority/sdk", "@agent-authority/cli",
 ];
 /** Packages that authoring must never pull in: the server, the gateway, their database, HTTP and MCP stacks. */
-const SERVER_ONLY = ["@agent-authority/server", "@agent-authority/gateway", "@modelcontextprotocol/sdk", "better-sqlite3", "express", "pg"];
+const SERVER_ONLY = ["@agent-authority/server", "@agent-authority/gateway", "@modelcontextprotocol/sdk", "better-sqlite3", "express", "pg", "prom-client"];
 
 interface PackResult { readonly name: PackageName; readonly filename: string; readonly files: readonly { readonly path: string }[] }
 
