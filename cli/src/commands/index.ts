@@ -5,6 +5,7 @@ import { fmtCommand } from "./fmt.js";
 import { gatewayCommand } from "./gateway.js";
 import { impactCommand } from "./impact.js";
 import { lintCommand } from "./lint.js";
+import { lspCommand } from "./lsp.js";
 import { previewCommand } from "./preview.js";
 import { pushCommand } from "./push.js";
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js";
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   manifestCommand,
   ledgerVerifyCommand,
   gatewayCommand,
+  lspCommand,
 ];
 
 /** The command named by the leading words of `argv` (the longest match), and the remaining arguments. */
