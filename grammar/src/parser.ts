@@ -147,15 +147,31 @@ export function parseCst(text: string): CstResult {
     const message = error instanceof Error ? error.message : String(error);
     return { cst: undefined, tokens, lexErrors, parseErrors: [{ code: "unexpected-token", message, span: { start: 0, end: text.length } }] };
   }
-  const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length));
+  const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length, tokens));
   return { cst: parseErrors.length > 0 ? undefined : cst, tokens, lexErrors, parseErrors: parseErrors.slice(0, 1) };
 }
 
-function syntaxError(token: IToken, textLength: number): ParseError {
+function syntaxError(token: IToken, textLength: number, tokens: readonly IToken[]): ParseError {
   if (token.tokenType === EOF || Number.isNaN(token.startOffset)) {
+    // The policy ended inside parentheses or brackets: the innermost one left open is the mistake.
+    const open = unclosed(tokens);
+    if (open !== undefined) {
+      const closer = open.tokenType === T.LParen ? ")" : "]";
+      return { code: "unexpected-end", message: `\`${open.image}\` is never closed: the policy ends before its \`${closer}\``, span: spanOfToken(open) };
+    }
     return { code: "unexpected-end", message: "unexpected end of policy", span: { start: textLength, end: textLength } };
   }
   return { code: "unexpected-token", message: `unexpected \`${token.image}\``, span: spanOfToken(token) };
+}
+
+/** The innermost `(` or `[` that no later token closes. */
+function unclosed(tokens: readonly IToken[]): IToken | undefined {
+  const stack: IToken[] = [];
+  for (const token of tokens) {
+    if (opens.has(token.tokenType)) stack.push(token);
+    else if (closes.has(token.tokenType)) stack.pop();
+  }
+  return stack.at(-1);
 }
 
 const opens = new Set<unknown>([T.LParen, T.LBracket]);

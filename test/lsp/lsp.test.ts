@@ -101,4 +101,47 @@ describe("authority lsp", () => {
     expect(family).toHaveLength(1);
     expect(family[0]!.newText).toContain('policy: "amount_minor <= ${limit} || approver in [\\"cfo@example.com\\"]"');
   });
+
+  type Action = { title: string; kind: string; edit: { changes: Record<string, { range: LspDiagnostic["range"]; newText: string }[]> } };
+
+  /** Applies one code action's edits to `text` (single-line edits, as every hint's fix is). */
+  function applyAction(text: string, uri: string, action: Action): string {
+    const lines = text.split("\n");
+    for (const edit of [...action.edit.changes[uri]!].reverse()) {
+      const line = lines[edit.range.start.line]!;
+      lines[edit.range.start.line] = line.slice(0, edit.range.start.character) + edit.newText + line.slice(edit.range.end.character);
+    }
+    return lines.join("\n");
+  }
+
+  it("offers a quick fix for every hint, and each fix clears its diagnostic", async () => {
+    const hinted = ["amount_minor = 5", "amount_minor < 5 and tool == \"x\"", "not (uses < 5)", "approver != nil", "approver != None", "approver != nul", "currency == 'EUR'", "currency == EUR"];
+    let version = 1;
+    for (const text of hinted) {
+      const { diagnostics } = await editor.open(policyUri, text);
+      expect(diagnostics).toHaveLength(1);
+      const actions = await editor.request<Action[]>("textDocument/codeAction", { textDocument: { uri: policyUri }, range: diagnostics[0]!.range, context: { diagnostics } });
+      expect(actions).toHaveLength(1);
+      expect(actions[0]!.kind).toBe("quickfix");
+      version += 1;
+      const after = await editor.change(policyUri, version, [{ text: applyAction(text, policyUri, actions[0]!) }]);
+      expect(after.diagnostics, text).toEqual([]);
+    }
+  });
+
+  it("writes a fix inside a double-quoted YAML policy with the escapes it needs", async () => {
+    const text = familyText.replace('policy: "amount_minor<=${limit}', 'policy: "currency == EUR && amount_minor<=${limit}');
+    const { diagnostics } = await editor.open(familyUri, text, "yaml");
+    expect(codes(diagnostics)).toEqual(["policy/unknown-name"]);
+    const actions = await editor.request<Action[]>("textDocument/codeAction", { textDocument: { uri: familyUri }, range: diagnostics[0]!.range, context: { diagnostics } });
+    expect(actions[0]!.edit.changes[familyUri]![0]!.newText).toBe('\\"EUR\\"');
+    const after = await editor.change(familyUri, 2, [{ text: applyAction(text, familyUri, actions[0]!) }]);
+    expect(after.diagnostics).toEqual([]);
+  });
+
+  it("reports an unclosed parenthesis at the parenthesis", async () => {
+    const text = "amount_minor < 5 && (tool == \"a\" ||\n  tool == \"b\"\n";
+    const { diagnostics } = await editor.open(policyUri, text);
+    expect(diagnostics.map((d) => [d.code, d.range.start])).toEqual([["policy/unexpected-end", { line: 0, character: 20 }]]);
+  });
 });

@@ -1,7 +1,7 @@
 // Edits the server offers: whole-document formatting, and quick fixes carried by diagnostics.
 import { formatFamilySource } from "@agent-authority/families";
 import { formatPolicy } from "@agent-authority/language";
-import type { CodeAction, Diagnostic, TextEdit } from "vscode-languageserver";
+import type { CodeAction, Diagnostic, Position, Range, TextEdit } from "vscode-languageserver";
 import { CodeActionKind } from "vscode-languageserver";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import type { DocumentKind } from "./source.js";
@@ -22,14 +22,19 @@ export function formatDocument(kind: DocumentKind, document: TextDocument): Text
   return [{ range: { start: document.positionAt(0), end: document.positionAt(text.length) }, newText: formatted }];
 }
 
-/** What a hint's quick fix does: the replacement text for the diagnostic's range, and a title. */
+/** What a hint's quick fix does, carried in the diagnostic's `data`: a title and one edit. */
 export interface FixData {
   readonly title: string;
   readonly newText: string;
+  readonly range: Range;
 }
 
+/** The editor sends `data` back as it received it; it is still checked, as any input is. */
 export function isFixData(data: unknown): data is FixData {
-  return typeof data === "object" && data !== null && typeof (data as FixData).title === "string" && typeof (data as FixData).newText === "string";
+  if (typeof data !== "object" || data === null) return false;
+  const d = data as Partial<FixData>;
+  const position = (p: unknown): boolean => typeof p === "object" && p !== null && Number.isInteger((p as Position).line) && Number.isInteger((p as Position).character);
+  return typeof d.title === "string" && typeof d.newText === "string" && typeof d.range === "object" && d.range !== null && position(d.range.start) && position(d.range.end);
 }
 
 /** One quick fix per diagnostic in the request that carries a fix. */
@@ -42,7 +47,7 @@ export function quickFixes(uri: string, diagnostics: readonly Diagnostic[]): Cod
       kind: CodeActionKind.QuickFix,
       diagnostics: [diagnostic],
       isPreferred: true,
-      edit: { changes: { [uri]: [{ range: diagnostic.range, newText: diagnostic.data.newText }] } },
+      edit: { changes: { [uri]: [{ range: diagnostic.data.range, newText: diagnostic.data.newText }] } },
     });
   }
   return actions;

@@ -1,24 +1,30 @@
 // The language server: documents kept in sync with the editor, each analysed on every change.
-import type { FamilyDiagnostic } from "@agent-authority/families";
-import { type Connection, type Diagnostic, DiagnosticSeverity, TextDocuments, TextDocumentSyncKind } from "vscode-languageserver";
+import type { FamilyDiagnostic, SourceRange } from "@agent-authority/families";
+import { type Connection, type Diagnostic, DiagnosticSeverity, type Range, TextDocuments, TextDocumentSyncKind } from "vscode-languageserver";
 import { createConnection } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { formatDocument, quickFixes } from "./edits.js";
+import { type FixData, formatDocument, quickFixes } from "./edits.js";
 import { complete, definition, hover } from "./features.js";
 import { type Analysis, analyse, kindOfUri } from "./source.js";
 
 export const SERVER_NAME = "authority-lsp";
 
+/** A range of the families package (1-based lines and columns) as an LSP range (0-based). */
+function toLspRange(r: SourceRange): Range {
+  return { start: { line: r.start.line - 1, character: r.start.column - 1 }, end: { line: r.end.line - 1, character: r.end.column - 1 } };
+}
+
 /** An LSP diagnostic from a family or policy diagnostic: same code, same span, its help appended. */
-export function toLspDiagnostic(d: FamilyDiagnostic & { readonly fix?: { readonly title: string; readonly newText: string } }): Diagnostic {
-  const range = { start: { line: d.range.start.line - 1, character: d.range.start.column - 1 }, end: { line: d.range.end.line - 1, character: d.range.end.column - 1 } };
+export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
+  const range = toLspRange(d.range);
+  const fix: FixData | undefined = d.fix === undefined ? undefined : { title: d.fix.title, newText: d.fix.text, range: toLspRange(d.fix.range) };
   return {
     range,
     severity: d.severity === "error" ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,
     code: d.code,
     source: "authority",
     message: d.help === undefined ? d.message : `${d.message}\nhelp: ${d.help}`,
-    ...(d.fix !== undefined ? { data: d.fix } : {}),
+    ...(fix !== undefined ? { data: fix } : {}),
   };
 }
 
