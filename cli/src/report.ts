@@ -10,6 +10,25 @@ export interface FileReport {
   readonly path: string;
   readonly source: SourceText;
   readonly diagnostics: readonly FamilyDiagnostic[];
+  /** Errors left out by `--max-errors`. */
+  readonly hidden?: number;
+}
+
+/** The errors shown per file unless `--max-errors` says otherwise; 0 shows every one. */
+export const MAX_ERRORS_DEFAULT = 10;
+
+/**
+ * Each report with at most `max` errors (the first, in source order) and every warning; the
+ * number left out is kept, so the text says so. `max` 0 keeps everything.
+ */
+export function limitErrors<R extends FileReport>(reports: readonly R[], max: number): R[] {
+  if (max === 0) return [...reports];
+  return reports.map((r) => {
+    let shown = 0;
+    const diagnostics = r.diagnostics.filter((d) => d.severity !== "error" || ++shown <= max);
+    const hidden = r.diagnostics.length - diagnostics.length;
+    return hidden === 0 ? r : { ...r, diagnostics, hidden };
+  });
 }
 
 const TAB_WIDTH = 1;
@@ -28,6 +47,9 @@ export function formatText(reports: readonly FileReport[], paint: Paint): string
       out += codeFrame(report.source, d, paint);
       if (d.help !== undefined) out += `  ${paint.cyan("help")}: ${d.help}\n`;
       out += "\n";
+    }
+    if (report.hidden !== undefined && report.hidden > 0) {
+      out += `${paint.bold(report.path)}: ${report.hidden} more error${report.hidden === 1 ? "" : "s"} not shown (\`--max-errors 0\` shows all)\n\n`;
     }
   }
   return out;
