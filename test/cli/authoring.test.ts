@@ -56,3 +56,16 @@ describe("authority lint: one error per mistake, at most 10 per file", () => {
     expect(json.diagnostics.map((d) => [d.line, d.column])).toEqual([[7, 10]]);
   });
 });
+
+describe("comments in a family's policy", () => {
+  it("lint and test read past them, and fmt keeps them beside their operands", () => {
+    const path = write("commented.yaml", readFileSync(join(fixtures, "commented.yaml"), "utf8"));
+    expect(authority(["lint", path]).code).toBe(0);
+    expect(authority(["test", path]).code).toBe(0);
+    expect(authority(["fmt", path]).code).toBe(0);
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain(["  policy: |-", "    // small purchases, or the cfo", "    amount_minor <= ${limit} // cents, up to ${limit}", '      || approver in ["cfo@example.com"]', "examples:"].join("\n"));
+    expect(authority(["fmt", "--check", path]).code).toBe(0);
+    expect(authority(["test", path]).code).toBe(0);
+  });
+});

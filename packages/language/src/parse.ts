@@ -1,12 +1,15 @@
 // Pipeline step 1 of 4: text to AST, through the grammar's CST, with the text limits checked first.
-import { type IToken, parseCst, type PolicyCstNode } from "@agent-authority/grammar";
+import { type IToken, parseCst, type PolicyCstNode, type Span } from "@agent-authority/grammar";
 import { nodeDeeperThan, type Expr } from "./ast.js";
 import { astFromCst } from "./ast-from-cst.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import { hintLexErrors, wordOperatorHints } from "./hints.js";
 import { LIMITS, utf8Cut, utf8Length } from "./limits.js";
 
-export type ParseResult = { readonly ok: true; readonly ast: Expr } | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+export type ParseResult =
+  /** `comments` are the spans of the `//` comments, in source order. */
+  | { readonly ok: true; readonly ast: Expr; readonly comments: readonly Span[] }
+  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
 
 /** Parses policy text into an AST; every problem is a diagnostic, nothing throws. */
 export function parsePolicy(text: string, options: { readonly skipTextLimit?: boolean } = {}): ParseResult {
@@ -20,7 +23,7 @@ export function parsePolicy(text: string, options: { readonly skipTextLimit?: bo
       diagnostics: [error("policy-too-long", `policy of ${utf8Length(text)} bytes is longer than ${LIMITS.policyBytesMax}`, { start: cut, end: text.length }, "split the condition across a grant and its delegations, or simplify it")],
     };
   }
-  const { cst, tokens, lexErrors, parseErrors } = parseCst(text);
+  const { cst, tokens, comments, lexErrors, parseErrors } = parseCst(text);
   if (lexErrors.length > 0) {
     return { ok: false, diagnostics: hintLexErrors(text, lexErrors.map((e) => error(e.code, e.message, e.span))).sort(byPosition) };
   }
@@ -36,7 +39,7 @@ export function parsePolicy(text: string, options: { readonly skipTextLimit?: bo
     const message = `expression nested deeper than ${LIMITS.expressionDepthMax} levels`;
     return { ok: false, diagnostics: [error("nesting-too-deep", message, deep.span, "each `+`, `-` and `*` counts one level; split a long sum, or use `&&` and `||`, whose chains count little")] };
   }
-  return { ok: true, ast };
+  return { ok: true, ast, comments };
 }
 
 /**
