@@ -4,6 +4,7 @@ import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
 import { checkFile } from "../load.js";
 import { formatJson, formatSarif, formatText, limitErrors, MAX_ERRORS_DEFAULT, REPORT_FORMATS } from "../report.js";
+import { repositoryRoot } from "../repo-root.js";
 import { paint, progressLine } from "../terminal.js";
 import { CLI_VERSION } from "../version.js";
 
@@ -42,7 +43,7 @@ Exit status: 0 no errors, 1 errors found, 2 usage error.
     const failed = errors > 0 || (strict && warnings > 0);
     const shown = limitErrors(reports, maxErrors);
     if (format === "json") terminal.out.write(formatJson(shown));
-    else if (format === "sarif") terminal.out.write(formatSarif(shown, CLI_VERSION));
+    else if (format === "sarif") terminal.out.write(formatSarif(shown.map((r) => ({ ...r, absolute: r.input.absolute })), CLI_VERSION, repositoryRoot(terminal.cwd)));
     else {
       const p = paint(terminal.color);
       terminal.out.write(formatText(shown, p));
