@@ -6,8 +6,8 @@ import { buildCli, fixtures } from "../cli/run-cli.js";
 import { Editor, type LspDiagnostic } from "./client.js";
 
 const familyText = readFileSync(join(fixtures, "unformatted.yaml"), "utf8");
-const familyUri = "file:///work/families/unformatted.yaml";
-const policyUri = "file:///work/limits.policy";
+const familyUri = "file:///project/families/unformatted.yaml";
+const policyUri = "file:///project/limits.policy";
 
 /** The zero-based position of the first occurrence of `needle` (plus `delta` characters) in `text`. */
 function positionOf(text: string, needle: string, delta = 0): { line: number; character: number } {

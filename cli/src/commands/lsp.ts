@@ -1,5 +1,4 @@
 // `authority lsp`: the language server for editors, spoken over stdin and stdout.
-import { serveStreams } from "@agent-authority/lsp";
 import { UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { CLI_VERSION } from "../version.js";
@@ -20,6 +19,8 @@ Exit status: 0 when the editor closes the connection, 2 usage error.
   async run(argv) {
     const unknown = argv.find((a) => a !== "--stdio");
     if (unknown !== undefined) throw new UsageError(`unknown argument \`${unknown}\``);
+    // Loaded only here, so that every other command starts without the language server's modules.
+    const { serveStreams } = await import("@agent-authority/lsp");
     await serveStreams(process.stdin, process.stdout, CLI_VERSION);
     return EXIT.ok;
   },
