@@ -6,5 +6,6 @@ export { compilePolicy, conjoin, formatPolicy, lintPolicy, type CompiledPolicy, 
 export { parsePolicy, type ParseResult } from "./parse.js";
 export { checkPolicy, type CheckResult, type Type } from "./check.js";
 export { formatExpr } from "./format.js";
+export { childrenOf } from "./ast.js";
 export type { BinaryOperator, Expr, UnaryOperator } from "./ast.js";
 export { lineColumn, type LineColumn, type Span } from "@agent-authority/grammar";

@@ -1,6 +1,6 @@
 // A policy region parsed and typed, with placeholders standing as sample values, for hover.
 import { type ParameterSpec, type ParameterValue, placeholdersIn, sampleValue, substituteText } from "@agent-authority/families";
-import { checkPolicy, type Expr, parsePolicy, type Type } from "@agent-authority/language";
+import { checkPolicy, childrenOf, type Expr, parsePolicy, type Type } from "@agent-authority/language";
 import type { ParameterDeclaration } from "./source.js";
 
 /** A node of the policy with its type and its span in the policy text as written. */
@@ -59,19 +59,4 @@ export function nodeAt(policy: string, parameters: readonly ParameterDeclaration
   };
   visit(parsed.ast);
   return best;
-}
-
-function childrenOf(e: Expr): readonly Expr[] {
-  switch (e.kind) {
-    case "list":
-      return e.elements;
-    case "call":
-      return e.args;
-    case "unary":
-      return [e.operand];
-    case "binary":
-      return [e.left, e.right];
-    default:
-      return [];
-  }
 }
