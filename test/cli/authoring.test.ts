@@ -91,6 +91,16 @@ describe("authority fmt modes", () => {
     expect(withStdin(["fmt", "-", "--write"], "true").code).toBe(2);
   });
 
+  it("reads at most 1 MiB from stdin: one byte more is a usage error, not an endless read", () => {
+    const limit = 1024 * 1024;
+    const at = withStdin(["fmt", "-"], " ".repeat(limit - 4) + "true");
+    expect(at).toMatchObject({ code: 1 });
+    expect(at.stderr).toContain("policy-too-long");
+    const over = withStdin(["fmt", "-"], " ".repeat(limit - 3) + "true");
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain(`standard input is longer than ${limit} bytes`);
+  });
+
   it("--list prints the paths that would change, --diff a unified diff, and neither writes", () => {
     mkdirSync(join(dir, "list"));
     const path = write("list/list.policy", "amount_minor<=5\n");
