@@ -15,6 +15,7 @@ const allowedWorkspaceImports: Record<string, readonly string[]> = {
   "packages/engine": ["grammar", "language", "lattice"],
   "packages/families": ["grammar", "api", "language", "lattice", "engine"],
   "packages/sdk": ["api"],
+  "packages/lsp": ["grammar", "language", "families"],
 };
 
 /** Modules a pure package must never import: I/O, servers, drivers. */

@@ -17,6 +17,7 @@ export default defineConfig({
       "@agent-authority/families": source("packages/families"),
       "@agent-authority/sdk": source("packages/sdk"),
       "@agent-authority/gateway": source("packages/gateway"),
+      "@agent-authority/lsp": source("packages/lsp"),
       "@agent-authority/server": source("server"),
     },
   },

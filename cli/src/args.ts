@@ -55,3 +55,11 @@ export function choice<T extends string>(args: ParsedArgs, name: string, allowed
   }
   return value as T;
 }
+
+/** A whole number option, 0 or more, at most `Number.MAX_SAFE_INTEGER`. */
+export function count(args: ParsedArgs, name: string, fallback: number): number {
+  const value = option(args, name);
+  if (value === undefined) return fallback;
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(value)) throw new UsageError(`\`--${name}\` must be a whole number, not \`${value}\``);
+  return Number(value);
+}

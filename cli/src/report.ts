@@ -1,5 +1,7 @@
 // Diagnostics as text with a code frame, as JSON, or as SARIF 2.1.0.
 import type { FamilyDiagnostic, SourceText } from "@agent-authority/families";
+import { relativeUri } from "./repo-root.js";
+import { PROJECT_URI, ruleText } from "./rules.js";
 import type { Paint } from "./terminal.js";
 
 export type ReportFormat = "text" | "json" | "sarif";
@@ -10,6 +12,25 @@ export interface FileReport {
   readonly path: string;
   readonly source: SourceText;
   readonly diagnostics: readonly FamilyDiagnostic[];
+  /** Errors left out by `--max-errors`. */
+  readonly hidden?: number;
+}
+
+/** The errors shown per file unless `--max-errors` says otherwise; 0 shows every one. */
+export const MAX_ERRORS_DEFAULT = 10;
+
+/**
+ * Each report with at most `max` errors (the first, in source order) and every warning; the
+ * number left out is kept, so the text says so. `max` 0 keeps everything.
+ */
+export function limitErrors<R extends FileReport>(reports: readonly R[], max: number): R[] {
+  if (max === 0) return [...reports];
+  return reports.map((r) => {
+    let shown = 0;
+    const diagnostics = r.diagnostics.filter((d) => d.severity !== "error" || ++shown <= max);
+    const hidden = r.diagnostics.length - diagnostics.length;
+    return hidden === 0 ? r : { ...r, diagnostics, hidden };
+  });
 }
 
 const TAB_WIDTH = 1;
@@ -28,6 +49,9 @@ export function formatText(reports: readonly FileReport[], paint: Paint): string
       out += codeFrame(report.source, d, paint);
       if (d.help !== undefined) out += `  ${paint.cyan("help")}: ${d.help}\n`;
       out += "\n";
+    }
+    if (report.hidden !== undefined && report.hidden > 0) {
+      out += `${paint.bold(report.path)}: ${report.hidden} more error${report.hidden === 1 ? "" : "s"} not shown (\`--max-errors 0\` shows all)\n\n`;
     }
   }
   return out;
@@ -69,9 +93,20 @@ export function formatJson(reports: readonly FileReport[]): string {
 
 export const SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
-/** A SARIF 2.1.0 log with one run; each distinct code is a rule, each diagnostic a result. */
-export function formatSarif(reports: readonly FileReport[], toolVersion: string): string {
+/** A file report that knows where the file is, for SARIF's repository-relative URIs. */
+export interface LocatedReport extends FileReport {
+  readonly absolute?: string;
+}
+
+/**
+ * A SARIF 2.1.0 log with one run; each distinct code is a rule with its description in words and
+ * a link to its section of the docs, each diagnostic a result. Paths are relative to `root` (the
+ * repository), percent-encoded, under the base `%SRCROOT%`, as code scanning expects.
+ */
+export function formatSarif(reports: readonly LocatedReport[], toolVersion: string, root?: string): string {
   const codes = [...new Set(reports.flatMap((r) => r.diagnostics.map((d) => d.code)))].sort();
+  const uriOf = (r: LocatedReport): string => (root !== undefined && r.absolute !== undefined ? relativeUri(root, r.absolute) : r.path.split("/").map(encodeURIComponent).join("/"));
+  const location = (r: LocatedReport, index: number) => ({ uri: uriOf(r), uriBaseId: "%SRCROOT%", index });
   const log = {
     $schema: SARIF_SCHEMA_URI,
     version: "2.1.0",
@@ -81,10 +116,17 @@ export function formatSarif(reports: readonly FileReport[], toolVersion: string)
           driver: {
             name: "authority",
             version: toolVersion,
-            rules: codes.map((id) => ({ id, shortDescription: { text: id } })),
+            informationUri: PROJECT_URI,
+            rules: codes.map((id) => {
+              const rule = ruleText(id);
+              return { id, name: ruleName(id), shortDescription: { text: rule.short }, fullDescription: { text: rule.full }, helpUri: rule.helpUri };
+            }),
           },
         },
-        artifacts: reports.map((r) => ({ location: { uri: r.path }, sourceLanguage: r.path.endsWith(".policy") ? "policy" : "yaml" })),
+        artifacts: reports.map((r, i) => {
+          const { index: _index, ...at } = location(r, i);
+          return { location: at, sourceLanguage: r.path.endsWith(".policy") ? "policy" : "yaml" };
+        }),
         results: reports.flatMap((r, artifactIndex) =>
           r.diagnostics.map((d) => ({
             ruleId: d.code,
@@ -94,7 +136,7 @@ export function formatSarif(reports: readonly FileReport[], toolVersion: string)
             locations: [
               {
                 physicalLocation: {
-                  artifactLocation: { uri: r.path, index: artifactIndex },
+                  artifactLocation: location(r, artifactIndex),
                   region: {
                     startLine: d.range.start.line,
                     startColumn: d.range.start.column,
@@ -111,4 +153,9 @@ export function formatSarif(reports: readonly FileReport[], toolVersion: string)
     ],
   };
   return `${JSON.stringify(log, null, 2)}\n`;
+}
+
+/** A rule's name in PascalCase, as SARIF viewers show it: `policy/unknown-name` is `PolicyUnknownName`. */
+function ruleName(code: string): string {
+  return code.split(/[/-]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
 }

@@ -13,6 +13,13 @@ describe("parseCst", () => {
     expect(result.cst?.name).toBe("policy");
   });
 
+  it("keeps `//` comments apart from the tokens, and reads `//` inside a string as text", () => {
+    const result = parseCst('// head\ntool == "a//b" // tail\n&& uses == 1');
+    expect(result.parseErrors).toEqual([]);
+    expect(result.comments).toEqual([{ start: 0, end: 7 }, { start: 23, end: 30 }]);
+    expect(result.tokens.map((t) => t.image)).toEqual(["tool", "==", '"a//b"', "&&", "uses", "==", "1"]);
+  });
+
   it("reports an unexpected character with a half-open span", () => {
     const result = parseCst("tool == #");
     expect(result.lexErrors).toEqual([{ code: "unexpected-character", message: "unexpected character `#`", span: { start: 8, end: 9 } }]);

@@ -113,6 +113,8 @@ export interface ParseError {
 export interface CstResult {
   readonly cst: CstNode | undefined;
   readonly tokens: readonly IToken[];
+  /** The `//` comments, in source order; the parser never sees them. */
+  readonly comments: readonly Span[];
   readonly lexErrors: readonly LexError[];
   readonly parseErrors: readonly ParseError[];
 }
@@ -128,15 +130,16 @@ export function parseCst(text: string): CstResult {
     lexErrors.push({ code: "unexpected-character", message: `unexpected ${noun} \`${found}\``, span });
   }
   const tokens = lexed.tokens;
+  const comments = (lexed.groups["comments"] ?? []).map(spanOfToken);
   for (const token of tokens) {
     if (token.tokenType === T.UnterminatedString) {
       lexErrors.push({ code: "unterminated-string", message: "unterminated string", span: spanOfToken(token) });
     }
   }
-  if (lexErrors.length > 0) return { cst: undefined, tokens, lexErrors, parseErrors: [] };
+  if (lexErrors.length > 0) return { cst: undefined, tokens, comments, lexErrors, parseErrors: [] };
   // Fewer tokens than levels cannot nest too deep, which spares the common short policy the scan.
   const tooDeep = tokens.length > NESTING_DEPTH_MAX ? nestingError(tokens) : undefined;
-  if (tooDeep !== undefined) return { cst: undefined, tokens, lexErrors, parseErrors: [tooDeep] };
+  if (tooDeep !== undefined) return { cst: undefined, tokens, comments, lexErrors, parseErrors: [tooDeep] };
   policyParser.input = tokens;
   let cst: CstNode | undefined;
   try {
@@ -145,17 +148,33 @@ export function parseCst(text: string): CstResult {
     // Recovery is off and every rule is bounded, so this is unreachable for any input; if it ever
     // happens the text is refused rather than half-understood.
     const message = error instanceof Error ? error.message : String(error);
-    return { cst: undefined, tokens, lexErrors, parseErrors: [{ code: "unexpected-token", message, span: { start: 0, end: text.length } }] };
+    return { cst: undefined, tokens, comments, lexErrors, parseErrors: [{ code: "unexpected-token", message, span: { start: 0, end: text.length } }] };
   }
-  const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length));
-  return { cst: parseErrors.length > 0 ? undefined : cst, tokens, lexErrors, parseErrors: parseErrors.slice(0, 1) };
+  const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length, tokens));
+  return { cst: parseErrors.length > 0 ? undefined : cst, tokens, comments, lexErrors, parseErrors: parseErrors.slice(0, 1) };
 }
 
-function syntaxError(token: IToken, textLength: number): ParseError {
+function syntaxError(token: IToken, textLength: number, tokens: readonly IToken[]): ParseError {
   if (token.tokenType === EOF || Number.isNaN(token.startOffset)) {
+    // The policy ended inside parentheses or brackets: the innermost one left open is the mistake.
+    const open = unclosed(tokens);
+    if (open !== undefined) {
+      const closer = open.tokenType === T.LParen ? ")" : "]";
+      return { code: "unexpected-end", message: `\`${open.image}\` is never closed: the policy ends before its \`${closer}\``, span: spanOfToken(open) };
+    }
     return { code: "unexpected-end", message: "unexpected end of policy", span: { start: textLength, end: textLength } };
   }
   return { code: "unexpected-token", message: `unexpected \`${token.image}\``, span: spanOfToken(token) };
+}
+
+/** The innermost `(` or `[` that no later token closes. */
+function unclosed(tokens: readonly IToken[]): IToken | undefined {
+  const stack: IToken[] = [];
+  for (const token of tokens) {
+    if (opens.has(token.tokenType)) stack.push(token);
+    else if (closes.has(token.tokenType)) stack.pop();
+  }
+  return stack.at(-1);
 }
 
 const opens = new Set<unknown>([T.LParen, T.LBracket]);

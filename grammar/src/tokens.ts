@@ -7,6 +7,8 @@ export const PrefixOperator = createToken({ name: "PrefixOperator", pattern: Lex
 export const Literal = createToken({ name: "Literal", pattern: Lexer.NA });
 
 export const WhiteSpace = createToken({ name: "WhiteSpace", pattern: /[ \t\r\n]+/, group: Lexer.SKIPPED });
+/** `//` to the end of the line: kept apart from the tokens the parser reads, so the formatter can keep it. */
+export const Comment = createToken({ name: "Comment", pattern: /\/\/[^\n\r]*/, group: "comments" });
 export const Identifier = createToken({ name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/ });
 export const True = createToken({ name: "True", pattern: /true/, longer_alt: Identifier, categories: [Literal] });
 export const False = createToken({ name: "False", pattern: /false/, longer_alt: Identifier, categories: [Literal] });
@@ -41,6 +43,7 @@ export const allTokens: readonly TokenType[] = [
   PrefixOperator,
   Literal,
   WhiteSpace,
+  Comment,
   True,
   False,
   Null,

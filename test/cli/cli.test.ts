@@ -161,7 +161,7 @@ function positions(output: string, file: string): string[] {
 
 describe("the corpus of broken families", () => {
   const cases: readonly { file: string; code: RegExp; at: string }[] = [
-    { file: "yaml-syntax.yaml", code: /error\[yaml\/bad-indent\]/, at: "6:1" },
+    { file: "yaml-syntax.yaml", code: /error\[yaml\/bad-indent\]/, at: "5:13" },
     { file: "schema-error.yaml", code: /error\[schema\]: `principal_type` must be one of `human`, `team`, `service`/, at: "8:19" },
     { file: "schema-error.yaml", code: /error\[schema\]: unknown field `tools`/, at: "11:5" },
     { file: "bad-policy.yaml", code: /error\[policy\/[^\]]+\]/, at: "16:10" },

@@ -23,6 +23,7 @@ const PUBLIC = Object.freeze({
   "@agent-authority/families": "packages/families",
   "@agent-authority/sdk": "packages/sdk",
   "@agent-authority/gateway": "packages/gateway",
+  "@agent-authority/lsp": "packages/lsp",
   "@agent-authority/cli": "cli",
   "@agent-authority/server": "server",
 } as const);
@@ -30,7 +31,7 @@ type PackageName = keyof typeof PUBLIC;
 /** What the project installs: the CLI's closure and the SDK, never the server nor the gateway. */
 const INSTALLED: readonly PackageName[] = [
   "@agent-authority/grammar", "@agent-authority/api", "@agent-authority/language", "@agent-authority/lattice",
-  "@agent-authority/engine", "@agent-authority/families", "@agent-authority/sdk", "@agent-authority/cli",
+  "@agent-authority/engine", "@agent-authority/families", "@agent-authority/sdk", "@agent-authority/lsp", "@agent-authority/cli",
 ];
 /** Packages that authoring must never pull in: the server, the gateway, their database, HTTP and MCP stacks. */
 const SERVER_ONLY = ["@agent-authority/server", "@agent-authority/gateway", "@modelcontextprotocol/sdk", "better-sqlite3", "express", "pg", "prom-client"];

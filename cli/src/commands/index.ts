@@ -5,6 +5,10 @@ import { fmtCommand } from "./fmt.js";
 import { gatewayCommand } from "./gateway.js";
 import { impactCommand } from "./impact.js";
 import { lintCommand } from "./lint.js";
+import { lspCommand } from "./lsp.js";
+import { evalCommand } from "./eval.js";
+import { parseCommand } from "./parse.js";
+import { versionCommand } from "./version.js";
 import { previewCommand } from "./preview.js";
 import { pushCommand } from "./push.js";
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js";
@@ -29,6 +33,10 @@ export const COMMANDS: readonly Command[] = [
   manifestCommand,
   ledgerVerifyCommand,
   gatewayCommand,
+  lspCommand,
+  evalCommand,
+  parseCommand,
+  versionCommand,
 ];
 
 /** The command named by the leading words of `argv` (the longest match), and the remaining arguments. */

@@ -1,16 +1,17 @@
 // `authority lint`: check families and policy files; exit 1 when any has an error.
-import { choice, flag, parseArgs } from "../args.js";
+import { choice, count, flag, parseArgs } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
 import { checkFile } from "../load.js";
-import { formatJson, formatSarif, formatText, REPORT_FORMATS } from "../report.js";
+import { formatJson, formatSarif, formatText, limitErrors, MAX_ERRORS_DEFAULT, REPORT_FORMATS } from "../report.js";
+import { repositoryRoot } from "../repo-root.js";
 import { paint, progressLine } from "../terminal.js";
 import { CLI_VERSION } from "../version.js";
 
 export const lintCommand: Command = {
   name: "lint",
   summary: "check grant families (.yaml) and policy files (.policy)",
-  usage: `authority lint [PATH...] [--format text|json|sarif] [--strict]
+  usage: `authority lint [PATH...] [--format text|json|sarif] [--strict] [--max-errors N]
 
 Checks every family and policy file under the given paths (default: the current directory):
 YAML syntax, the family schema, parameter bounds, placeholders, the grant shape and the policy,
@@ -18,12 +19,15 @@ each error at its file, line and column.
 
   --format FORMAT   text (default; a code frame under each error), json or sarif
   --strict          treat warnings as errors
+  --max-errors N    report at most N errors per file (default 10; 0 reports all); the exit
+                    status and the summary count every error
 
 Exit status: 0 no errors, 1 errors found, 2 usage error.
 `,
   available: true,
   async run(argv, terminal) {
-    const args = parseArgs(argv, { format: "string", strict: "boolean" });
+    const args = parseArgs(argv, { format: "string", strict: "boolean", "max-errors": "string" });
+    const maxErrors = count(args, "max-errors", MAX_ERRORS_DEFAULT);
     const format = choice(args, "format", REPORT_FORMATS, "text");
     const inputs = collectInputs(terminal.cwd, args.positionals.length > 0 ? args.positionals : ["."], ["family", "policy"]);
     const progress = progressLine(terminal);
@@ -37,11 +41,12 @@ Exit status: 0 no errors, 1 errors found, 2 usage error.
     const errors = all.filter((d) => d.severity === "error").length;
     const warnings = all.length - errors;
     const failed = errors > 0 || (strict && warnings > 0);
-    if (format === "json") terminal.out.write(formatJson(reports));
-    else if (format === "sarif") terminal.out.write(formatSarif(reports, CLI_VERSION));
+    const shown = limitErrors(reports, maxErrors);
+    if (format === "json") terminal.out.write(formatJson(shown));
+    else if (format === "sarif") terminal.out.write(formatSarif(shown.map((r) => ({ ...r, absolute: r.input.absolute })), CLI_VERSION, repositoryRoot(terminal.cwd)));
     else {
       const p = paint(terminal.color);
-      terminal.out.write(formatText(reports, p));
+      terminal.out.write(formatText(shown, p));
       const summary = `${inputs.length} file${inputs.length === 1 ? "" : "s"} checked: ${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
       terminal.out.write(`${failed ? p.red(summary) : p.green(summary)}\n`);
     }

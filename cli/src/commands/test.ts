@@ -1,6 +1,6 @@
 // `authority test`: run every family's examples through the engine; exit 1 on any mismatch.
 import { rangeOf, runExamples, type ExampleResult } from "@agent-authority/families";
-import { choice, flag, parseArgs } from "../args.js";
+import { choice, flag, option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
 import { checkFile } from "../load.js";
@@ -17,13 +17,15 @@ interface FamilyRun {
 export const testCommand: Command = {
   name: "test",
   summary: "run the examples of every family and compare each outcome with its expectation",
-  usage: `authority test [PATH...] [--verbose] [--format text|json]
+  usage: `authority test [PATH...] [--run PATTERN] [--verbose] [--format text|json]
 
 Compiles every family under the given paths (default: the current directory), instantiates each
 example with its parameters, decides its action with the engine and compares the outcome (and the
 deciding gate and residual, where the example states them) with the expectation. A family that does
 not compile counts as one failure. The last line is the summary \`N passed, N failed\`.
 
+  --run PATTERN    run only the examples whose \`<family id>/<example name>\` matches the regular
+                   expression PATTERN; a pattern that matches no example fails
   --verbose        list passing examples too
   --format FORMAT  text (default) or json
 
@@ -32,7 +34,9 @@ mismatch or a family with errors, 2 usage error.
 `,
   available: true,
   async run(argv, terminal) {
-    const args = parseArgs(argv, { verbose: "boolean", format: "string" });
+    const args = parseArgs(argv, { verbose: "boolean", format: "string", run: "string" });
+    const selected = examplePattern(option(args, "run"));
+    let notRun = 0;
     const format = choice(args, "format", ["text", "json"] as const, "text");
     const verbose = flag(args, "verbose");
     const inputs = collectInputs(terminal.cwd, args.positionals.length > 0 ? args.positionals : ["."], ["family"]);
@@ -53,7 +57,10 @@ mismatch or a family with errors, 2 usage error.
         continue;
       }
       const body = compiled.body!;
-      const results = runExamples(body).map((result) => {
+      const all = runExamples(body);
+      const chosen = all.filter((result) => selected(`${body.id}/${result.name}`));
+      notRun += all.length - chosen.length;
+      const results = chosen.map((result) => {
         const at = rangeOf(compiled.source, compiled.document!, ["examples", result.index, "expect"]).start;
         return { ...result, line: at.line, column: at.column };
       });
@@ -78,9 +85,23 @@ mismatch or a family with errors, 2 usage error.
     } else {
       terminal.out.write(text);
       if (inputs.length === 0) terminal.out.write("no family files found\n");
-      terminal.out.write(`\n${passed} passed, ${failed} failed\n`);
+      if (args.flags.has("run") && passed + failed === 0) terminal.out.write(`no example matches \`${option(args, "run")!}\`\n`);
+      terminal.out.write(`\n${passed} passed, ${failed} failed${args.flags.has("run") ? `, ${notRun} not run` : ""}\n`);
     }
-    // No family is nothing to fail, as for \`lint\`: the output says none was found.
-    return failed > 0 ? EXIT.failed : EXIT.ok;
+    // No family is nothing to fail, as for \`lint\`: the output says none was found. A \`--run\`
+    // pattern that selects no example fails, so that a misspelt filter cannot pass.
+    const nothingRan = args.flags.has("run") && inputs.length > 0 && passed + failed === 0;
+    return failed > 0 || nothingRan ? EXIT.failed : EXIT.ok;
   },
 };
+
+/** The test of `--run PATTERN` (a regular expression), or one that selects every example. */
+function examplePattern(pattern: string | undefined): (title: string) => boolean {
+  if (pattern === undefined) return () => true;
+  try {
+    const regex = new RegExp(pattern, "u");
+    return (title) => regex.test(title);
+  } catch {
+    throw new UsageError(`\`--run\` must be a regular expression, not \`${pattern}\``);
+  }
+}

@@ -1,6 +1,7 @@
 // The family compiler: YAML text to the JSON body of `POST /v1/grant-families`, or diagnostics.
 import { type Document, isScalar, LineCounter, parseDocument, visit } from "yaml";
 import { type FamilyDiagnostic, hasErrors, sortDiagnostics } from "./diagnostics.js";
+import { placeFlowErrors } from "./flow.js";
 import { familyContentHash } from "./hash.js";
 import { type JsonPath, rangeOf, scalarAt } from "./locate.js";
 import { parameterRegExp, resolveParameters, sampleValue, checkParameter } from "./parameters.js";
@@ -35,8 +36,8 @@ export function compileFamily(text: string, file: string): CompiledFamily {
     return fail([diag(source, "family-too-large", `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`, source.range(0, 0))]);
   }
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true });
-  const syntax = [...doc.errors, ...doc.warnings].map((e) =>
-    diag(source, `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`, yamlMessage(e.message), source.range(e.pos[0], e.pos[1]), e.name === "YAMLWarning" ? "warning" : "error"),
+  const syntax = placeFlowErrors(text, [...doc.errors, ...doc.warnings]).map(({ error: e, start, end, help }) =>
+    diag(source, `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`, yamlMessage(e.message), source.range(start, end), e.name === "YAMLWarning" ? "warning" : "error", help),
   );
   if (doc.errors.length > 0) return fail(syntax, doc);
   let data: unknown;

@@ -25,6 +25,14 @@ export interface FamilyDiagnostic {
   /** The file name the caller passed in, as given. */
   readonly file: string;
   readonly range: SourceRange;
+  /** A mechanical repair an editor offers as a quick fix: `text` replaces the file's text at `range`. */
+  readonly fix?: FamilyFix;
+}
+
+export interface FamilyFix {
+  readonly title: string;
+  readonly range: SourceRange;
+  readonly text: string;
 }
 
 /** True when any diagnostic is an error. */

@@ -3,7 +3,7 @@ export { compileFamily, exampleParameters, sampleParameters } from "./compile.js
 export { familyTextAt } from "./sent-text.js";
 export type { CompiledFamily } from "./compile.js";
 export { hasErrors, sortDiagnostics } from "./diagnostics.js";
-export type { FamilyDiagnostic, Severity, SourcePosition, SourceRange } from "./diagnostics.js";
+export type { FamilyDiagnostic, FamilyFix, Severity, SourcePosition, SourceRange } from "./diagnostics.js";
 export { canonicalJson, familyContentHash, hashedFields, sha256Hex } from "./hash.js";
 export { approvalRequired, instantiateFamily } from "./instantiate.js";
 export type { InstantiatedGrant, InstantiateResult } from "./instantiate.js";

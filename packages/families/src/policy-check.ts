@@ -1,7 +1,7 @@
 // Policy checks of a family: the language's diagnostics, mapped to the file, line and column.
-import { compilePolicy, lintPolicy, type Diagnostic } from "@agent-authority/language";
-import type { Document } from "yaml";
-import type { FamilyDiagnostic } from "./diagnostics.js";
+import { compilePolicy, lintPolicy, type Diagnostic, type Fix } from "@agent-authority/language";
+import { type Document, Scalar } from "yaml";
+import type { FamilyDiagnostic, FamilyFix } from "./diagnostics.js";
 import { scalarAt } from "./locate.js";
 import { substituteText } from "./placeholders.js";
 import { mapScalar } from "./scalar-map.js";
@@ -39,6 +39,8 @@ export function checkFamilyPolicy(
     const help = [d.help, map !== undefined && !map.exact ? "the position inside this policy string is approximate" : undefined]
       .filter((h): h is string => h !== undefined)
       .join("; ");
+    // A fix is offered only where every position is exact, written as the scalar's style needs.
+    const fix = d.fix !== undefined && map?.exact === true && node !== null ? familyFix(source, d.fix, toSource, node.type) : undefined;
     out.push({
       code: `policy/${d.code}`,
       severity: d.severity,
@@ -46,9 +48,17 @@ export function checkFamilyPolicy(
       ...(help.length > 0 ? { help } : {}),
       file: source.file,
       range: source.range(start, end),
+      ...(fix !== undefined ? { fix } : {}),
     });
   }
   return out;
+}
+
+function familyFix(source: SourceText, fix: Fix, toSource: (offset: number) => number, style: Scalar["type"]): FamilyFix {
+  const start = toSource(fix.span.start);
+  const end = fix.span.end > fix.span.start ? toSource(fix.span.end - 1) + 1 : start;
+  const text = style === Scalar.QUOTE_DOUBLE ? fix.text.replace(/[\\"]/g, (c) => `\\${c}`) : style === Scalar.QUOTE_SINGLE ? fix.text.replace(/'/g, "''") : fix.text;
+  return { title: fix.title, range: source.range(start, end), text };
 }
 
 /** Checks a standalone `.policy` file: every diagnostic of the language, at its line and column. */
@@ -68,6 +78,7 @@ export function checkPolicyFile(source: SourceText): FamilyDiagnostic[] {
       ...(d.help !== undefined ? { help: d.help } : {}),
       file: source.file,
       range: source.range(d.span.start, d.span.end),
+      ...(d.fix !== undefined ? { fix: { title: d.fix.title, range: source.range(d.fix.span.start, d.fix.span.end), text: d.fix.text } } : {}),
     });
   }
   return out;

@@ -3,6 +3,7 @@ import type { Expr, ExprOf } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import { ENVIRONMENT_NAMES, ENVIRONMENT_TYPE_OF, FUNCTION_ARITY_OF, FUNCTION_NAMES, type FunctionName } from "./environment.js";
+import { notCallHint, unknownNameHint } from "./hints.js";
 import { didYouMean } from "./suggest.js";
 
 /**
@@ -139,6 +140,11 @@ class Checker {
     }
     const type: Type | undefined = ENVIRONMENT_TYPE_OF.get(e.name);
     if (type === undefined) {
+      const hint = e.path.length === 0 ? unknownNameHint(e.name, e.span) : undefined;
+      if (hint !== undefined) {
+        this.diagnostics.push(hint);
+        return "error";
+      }
       return this.report("unknown-name", `unknown name \`${e.name}\``, e, didYouMean(e.name, ENVIRONMENT_NAMES));
     }
     if (e.path.length > 0) {
@@ -168,6 +174,11 @@ class Checker {
     const arity = FUNCTION_ARITY_OF.get(e.callee);
     if (arity === undefined) {
       for (const a of e.args) this.check(a, false);
+      const hint = e.args.length === 1 ? notCallHint(e.callee, e.calleeSpan) : undefined;
+      if (hint !== undefined) {
+        this.diagnostics.push(hint);
+        return "error";
+      }
       return this.report("unknown-function", `unknown function \`${e.callee}\``, { span: e.calleeSpan }, didYouMean(e.callee, FUNCTION_NAMES));
     }
     if (e.args.length !== arity) {

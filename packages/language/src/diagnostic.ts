@@ -50,6 +50,15 @@ export interface Diagnostic {
   readonly span: Span;
   /** Advice kept apart from the message, e.g. "did you mean `amount_minor`?". */
   readonly help?: string;
+  /** A mechanical repair, which an editor offers as a quick fix: `text` replaces the text at `span`. */
+  readonly fix?: Fix;
+}
+
+export interface Fix {
+  /** What the fix does, e.g. "replace `=` with `==`". */
+  readonly title: string;
+  readonly span: Span;
+  readonly text: string;
 }
 
 export function error(code: DiagnosticCode, message: string, span: Span, help?: string): Diagnostic {
@@ -58,6 +67,11 @@ export function error(code: DiagnosticCode, message: string, span: Span, help?: 
 
 export function warning(code: DiagnosticCode, message: string, span: Span, help?: string): Diagnostic {
   return help === undefined ? { code, severity: "warning", message, span } : { code, severity: "warning", message, span, help };
+}
+
+/** `d` with a quick fix attached. */
+export function withFix(d: Diagnostic, fix: Fix): Diagnostic {
+  return { ...d, fix };
 }
 
 /** Orders diagnostics by position, then by code, so that output is deterministic. */

@@ -7,6 +7,7 @@ import { oracleDecide, referenceEvaluate } from "../test-support/reference.js";
 import { checkPolicy } from "./check.js";
 import { formatExpr } from "./format.js";
 import { parsePolicy } from "./parse.js";
+import { parseCst } from "@agent-authority/grammar";
 import { compilePolicy, conjoin, formatPolicy, lintPolicy, type PolicyEnvironment } from "./index.js";
 
 // Every property runs 1,000 times from a fixed seed; FC_SEED=<n> replays another. A shrunk
@@ -23,6 +24,48 @@ describe("formatter", () => {
         if (!parsed.ok && parsed.diagnostics.some((d) => d.code === "nesting-too-deep")) return;
         expect(parsed.ok, JSON.stringify(parsed.ok ? "" : parsed.diagnostics)).toBe(true);
         if (parsed.ok) expect(formatExpr(parsed.ast)).toBe(text);
+      }),
+      params(),
+    );
+  });
+});
+
+/** `text` with each comment put after the token it names: trailing on the token's line, or on a line of its own. */
+function withComments(text: string, inserts: readonly { after: number; body: string; ownLine: boolean }[]): string {
+  const ends = parseCst(text).tokens.map((t) => t.startOffset + t.image.length);
+  const at = new Map<number, string>();
+  for (const insert of inserts) {
+    const offset = ends[insert.after % ends.length]!;
+    const comment = insert.ownLine ? `\n// ${insert.body}\n` : ` // ${insert.body}\n`;
+    at.set(offset, (at.get(offset) ?? "") + comment);
+  }
+  let out = "";
+  let from = 0;
+  for (const offset of [...at.keys()].sort((a, b) => a - b)) {
+    out += text.slice(from, offset) + at.get(offset)!;
+    from = offset;
+  }
+  return out + text.slice(from);
+}
+
+const commentBody = fc.string({ maxLength: 12 }).map((s) => s.replace(/[\r\n]/g, " ").trim());
+
+describe("formatter with comments", () => {
+  it("keeps every comment, the same tree, and is idempotent", () => {
+    fc.assert(
+      fc.property(anyExpr, fc.array(fc.record({ after: fc.nat(), body: commentBody, ownLine: fc.boolean() }), { minLength: 1, maxLength: 4 }), (tree, inserts) => {
+        const plain = formatExpr(tree);
+        const text = withComments(plain, inserts);
+        const parsed = parsePolicy(text);
+        if (!parsed.ok) return;
+        const formatted = formatPolicy(text);
+        if (!formatted.ok) return;
+        const again = parsePolicy(formatted.text);
+        expect(again.ok).toBe(true);
+        if (!again.ok) return;
+        expect(formatExpr(again.ast)).toBe(formatExpr(parsed.ast));
+        for (const insert of inserts) expect(formatted.text).toContain(`// ${insert.body}`.trimEnd());
+        expect(formatPolicy(formatted.text)).toEqual({ ok: true, text: formatted.text });
       }),
       params(),
     );

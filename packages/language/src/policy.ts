@@ -7,6 +7,7 @@ import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
+import { formatWithComments } from "./format-comments.js";
 import { lintAst } from "./lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
@@ -173,7 +174,7 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
 export function formatPolicy(text: string): { ok: true; text: string } | { ok: false; diagnostics: readonly Diagnostic[] } {
   const parsed = parsePolicy(text);
   if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
-  const formatted = formatExpr(parsed.ast);
+  const formatted = formatWithComments(text, parsed.ast, parsed.comments);
   const whole = { start: 0, end: text.length };
   const bytes = utf8Length(formatted);
   if (bytes > LIMITS.policyBytesMax) {

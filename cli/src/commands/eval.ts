@@ -1,0 +1,95 @@
+// `authority eval`: a bare policy evaluated on one input; prints its value, or the residual over `approver`.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { compilePolicy, ENVIRONMENT_TYPES, type PolicyEnvironment, WEEKDAYS } from "@agent-authority/language";
+import { choice, option, parseArgs, UsageError } from "../args.js";
+import { type Command, EXIT } from "../command.js";
+import { readPolicyArgument, reportPolicyErrors } from "../policy-input.js";
+
+/** The input as an environment, or the first thing wrong with it (lower case, the field in backticks). */
+export function environmentOf(input: unknown): { env: Omit<PolicyEnvironment, "approver"> & { approver?: string | null } } | { problem: string } {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return { problem: "the input must be a JSON object of the names a policy reads" };
+  const given = input as Record<string, unknown>;
+  const known = new Set<string>([...Object.keys(ENVIRONMENT_TYPES), "args"]);
+  const unknown = Object.keys(given).find((k) => !known.has(k));
+  if (unknown !== undefined) return { problem: `unknown name \`${unknown}\` in the input` };
+  for (const [name, type] of Object.entries(ENVIRONMENT_TYPES)) {
+    const value = given[name];
+    if (name === "approver") {
+      if (value !== undefined && value !== null && typeof value !== "string") return { problem: "`approver` must be a string or null (or absent: unknown)" };
+      continue;
+    }
+    if (value === undefined) return { problem: `the input has no \`${name}\`` };
+    if (type === "int" && !(Number.isSafeInteger(value) && (value as number) >= 0)) return { problem: `\`${name}\` must be a whole number, 0 or more` };
+    if (type === "string" && typeof value !== "string") return { problem: `\`${name}\` must be a string` };
+  }
+  if ((given["hour_utc"] as number) > 23) return { problem: "`hour_utc` must be 0 to 23" };
+  if (!(WEEKDAYS as readonly unknown[]).includes(given["weekday_utc"])) return { problem: `\`weekday_utc\` must be one of ${WEEKDAYS.map((d) => `\`${d}\``).join(", ")}` };
+  const args = given["args"] ?? {};
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return { problem: "`args` must be an object" };
+  return { env: { ...(given as unknown as PolicyEnvironment), args: args as Record<string, unknown> } };
+}
+
+function readInput(path: string, cwd: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), "utf8");
+  } catch {
+    throw new UsageError(`cannot read \`${path}\``);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`\`${path}\` is not JSON: ${error instanceof Error ? error.message.toLowerCase() : "parse error"}`);
+  }
+}
+
+export const evalCommand: Command = {
+  name: "eval",
+  summary: "evaluate a policy on an input and print its value or its residual",
+  usage: `authority eval POLICY --input FILE [--format text|json]
+
+Evaluates POLICY (a .policy file, or \`-\` for standard input) on the names in FILE, a JSON object
+with \`amount_minor\`, \`currency\`, \`tool\`, \`agent\`, \`principal\`, \`audience\`, \`uses\`,
+\`spent_minor\`, \`hour_utc\`, \`weekday_utc\`, optionally \`args\`, and optionally \`approver\`.
+
+With \`approver\` given (a string, or null for no approval) it prints the value: \`true\` or
+\`false\`; a run-time error prints \`false\` and the error, since a policy fails closed. Without
+\`approver\` the policy is decided as the engine decides an action with no approval yet: \`true\`,
+\`false\`, or \`residual: <condition on approver>\` when an approval could still make it hold.
+
+  --input FILE     the input (required)
+  --format FORMAT  text (default) or json: {"value": …} or {"residual": …}, and "error" when one occurred
+
+Exit status: 0 evaluated, 1 the policy has errors (shown on stderr), 2 usage error or a bad input.
+`,
+  available: true,
+  async run(argv, terminal) {
+    const args = parseArgs(argv, { input: "string", format: "string" });
+    const format = choice(args, "format", ["text", "json"] as const, "text");
+    const inputPath = option(args, "input");
+    if (inputPath === undefined) throw new UsageError("`--input FILE` is required");
+    const policy = await readPolicyArgument(args.positionals, terminal);
+    const found = environmentOf(readInput(inputPath, terminal.cwd));
+    if ("problem" in found) throw new UsageError(`\`${inputPath}\`: ${found.problem}`);
+    const compiled = compilePolicy(policy.text);
+    if (!compiled.ok) {
+      reportPolicyErrors(policy, terminal);
+      return EXIT.failed;
+    }
+    const { env } = found;
+    let result: { value?: boolean; residual?: string; error?: { code: string; message: string } };
+    if (env.approver !== undefined) {
+      const evaluated = compiled.policy.evaluate(env as PolicyEnvironment);
+      result = evaluated.ok ? { value: evaluated.value } : { value: false, error: { code: evaluated.error.code, message: evaluated.error.message } };
+    } else {
+      const decided = compiled.policy.decide(env);
+      if (decided.outcome === "gated") result = { residual: decided.residual };
+      else result = decided.outcome === "allow" ? { value: true } : { value: false, ...(decided.error !== undefined ? { error: { code: decided.error.code, message: decided.error.message } } : {}) };
+    }
+    if (format === "json") terminal.out.write(`${JSON.stringify(result)}\n`);
+    else if (result.residual !== undefined) terminal.out.write(`residual: ${result.residual}\n`);
+    else terminal.out.write(`${String(result.value)}${result.error !== undefined ? ` (error[${result.error.code}]: ${result.error.message})` : ""}\n`);
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,27 @@
+// `authority lsp`: the language server for editors, spoken over stdin and stdout.
+import { UsageError } from "../args.js";
+import { type Command, EXIT } from "../command.js";
+import { CLI_VERSION } from "../version.js";
+
+export const lspCommand: Command = {
+  name: "lsp",
+  summary: "run the language server for .policy files and families (for editors, over stdio)",
+  usage: `authority lsp [--stdio]
+
+Runs the Agent Authority language server on stdin and stdout, as editors start it: diagnostics
+with the codes of \`authority lint\`, hover, completion, formatting, go to definition from a
+placeholder to its parameter, and quick fixes. \`--stdio\` is accepted, and is the only transport.
+See docs/lsp.md for VS Code and Neovim.
+
+Exit status: 0 when the editor closes the connection, 2 usage error.
+`,
+  available: true,
+  async run(argv) {
+    const unknown = argv.find((a) => a !== "--stdio");
+    if (unknown !== undefined) throw new UsageError(`unknown argument \`${unknown}\``);
+    // Loaded only here, so that every other command starts without the language server's modules.
+    const { serveStreams } = await import("@agent-authority/lsp");
+    await serveStreams(process.stdin, process.stdout, CLI_VERSION);
+    return EXIT.ok;
+  },
+};
