@@ -9,6 +9,9 @@
 //   AUTHORITY_BENCH_DATABASE_URL=postgres://…    PostgreSQL for the PostgreSQL rows (default
 //                                                 AUTHORITY_TEST_DATABASE_URL, then the local test
 //                                                 database); each run uses a fresh schema and drops it
+//   BENCH_ONLY=sqlite|postgres|postgres-one       only those rows (default every row; postgres-one:
+//                                                 the one-replica PostgreSQL row alone)
+//   BENCH_CONNECTIONS=10,50                       the connection counts (default 1,10,50)
 //   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large database (default 1,000,000 grants and
 //                                                 10,000,000 decisions, 3 to 5 minutes to generate and
 //                                                 several GB in the temporary directory; 0 skips it;
@@ -48,7 +51,14 @@ function positive(name, fallback) {
 }
 const SECONDS = positive("BENCH_SECONDS", 4);
 const TURNS = positive("BENCH_TURNS", 4);
-const CONNECTIONS = [1, 10, 50];
+/** Which rows run: every row, SQLite's, PostgreSQL's, or the one PostgreSQL replica's alone. */
+const ONLY = process.env.BENCH_ONLY ?? "all";
+if (!["all", "sqlite", "postgres", "postgres-one"].includes(ONLY)) throw new Error(`BENCH_ONLY must be sqlite, postgres or postgres-one, got \`${ONLY}\``);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,10,50").split(",").map((text) => {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`BENCH_CONNECTIONS must list whole numbers of at least 1, got \`${process.env.BENCH_CONNECTIONS}\``);
+  return value;
+});
 /** `--grants=N` and `--decisions=N` when run directly; the environment when run through the dispatcher. */
 const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const LARGE_GRANTS = Number(flag("grants") ?? process.env.BENCH_LARGE_GRANTS ?? 1_000_000);
@@ -419,6 +429,7 @@ async function postgresDatabases(schemas) {
   };
   const one = fresh();
   const databases = [{ title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: () => startChild("authority", PG_URL, one) }];
+  if (ONLY === "postgres-one") return databases;
   if (NGINX === undefined) process.stdout.write("PostgreSQL three-replica rows SKIPPED: nginx is not installed\n");
   else {
     const three = fresh();
@@ -436,8 +447,9 @@ async function main() {
   const sync = syncLatencyMs(dir);
   process.stdout.write(`disk: one 4 KiB append + fdatasync takes ${sync.p50.toFixed(2)} ms (median), ${sync.p99.toFixed(2)} ms (p99); every durable answer waits for at least one\n`);
   try {
-    const databases = [{ title: "empty database", path: join(dir, "empty.db") }];
-    if (LARGE_GRANTS > 0 && LARGE_DECISIONS > 0) {
+    const sqlite = ONLY === "all" || ONLY === "sqlite";
+    const databases = sqlite ? [{ title: "empty database", path: join(dir, "empty.db") }] : [];
+    if (sqlite && LARGE_GRANTS > 0 && LARGE_DECISIONS > 0) {
       const largePath = join(dir, "large.db");
       await migrateDatabase(largePath);
       const started = performance.now();
@@ -455,9 +467,9 @@ async function main() {
         `(generated in ${((generated - started) / 1000).toFixed(1)} s, on disk ${((performance.now() - generated) / 1000).toFixed(1)} s later)\n`);
       databases.push({ title: "large database", path: largePath });
     }
-    const postgres = await postgresDatabases(schemas);
+    const postgres = ONLY === "sqlite" ? [] : await postgresDatabases(schemas);
     const rows = await run([...databases, ...postgres]);
-    const [empty] = rows;
+    const empty = databases.length > 0 ? rows[0] : [];
     const large = databases.length > 1 ? rows[1] : undefined;
     // With one request in flight nothing can be grouped: each durable answer costs at least a bare
     // node:http answer and one sync of the disk, whatever the server does besides.

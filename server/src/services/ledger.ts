@@ -187,8 +187,10 @@ export interface SealInput {
  * (INVARIANT tree-serial), so the head read here is still the head when the record is written;
  * the unique (tree_id, seq) index refuses a second writer that slipped past anyway.
  */
-export async function sealRecord(ledger: DecisionStore, input: SealInput): Promise<LedgerRow> {
-  const head = await ledger.ledgerHead(input.tree_id);
+export async function sealRecord(ledger: DecisionStore, input: SealInput, known?: { seq: number; hash: string } | null): Promise<LedgerRow> {
+  // `known`: the tree's head already read under its lock (null: the tree has none), so that the
+  // record's insert is sent at once.
+  const head = known === undefined ? await ledger.ledgerHead(input.tree_id) : known ?? undefined;
   const seq = (head?.seq ?? 0) + 1;
   const prevHash = head?.hash ?? GENESIS_HASH;
   const record = canonicalMerge(input.body, {

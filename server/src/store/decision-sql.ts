@@ -1,7 +1,7 @@
 // The records of the decision path over SQL: the sealed ledger, charges (holds and settlements),
 // approvals of gated decisions and idempotency keys. One copy of the SQL for both databases.
 
-import type { Row, SqlDriver } from "./driver.js";
+import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 
 /** Migration 2: what the decision path needs beyond migration 1. */
 export const DECISION_PATH_SQL = `
@@ -143,6 +143,11 @@ const PUT_IDEMPOTENCY = `INSERT INTO idempotency_keys (${IDEMPOTENCY_COLUMNS.joi
     ${IDEMPOTENCY_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}
   WHERE idempotency_keys.created_at <= ?`;
 
+/** An open hold of charges `h` that still counts at the time given as its one parameter (INVARIANT live-holds). */
+export const OPEN_HOLD_AT = "h.settled_at IS NULL AND h.released_at IS NULL AND h.amount_minor > 0 AND h.expires_at > ?";
+
+const COUNT_USE = "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
+
 const insert = (table: string, columns: readonly string[]): string =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 const INSERT_LEDGER = insert("ledger", LEDGER_COLUMNS);
@@ -250,12 +255,14 @@ export class DecisionSql implements DecisionStore {
   }
 
   async countUses(grantIds: readonly string[]): Promise<void> {
+    // On PostgreSQL the statements are sent together (one round trip on a pipelining connection).
+    if (this.#db.dialect === "postgres") {
+      await settledInOrder(grantIds.map((grantId) => this.#db.run(COUNT_USE, [grantId])));
+      return;
+    }
     const cache = this.#db.decisionCache;
     for (const grantId of grantIds) {
-      await this.#db.run(
-        "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1",
-        [grantId],
-      );
+      await this.#db.run(COUNT_USE, [grantId]);
       const cached = cache?.get(usageKey(grantId)) as CachedUsage | undefined;
       if (cached !== undefined) cache!.set(usageKey(grantId), Object.freeze({ ...cached, uses: cached.uses + 1 }));
     }

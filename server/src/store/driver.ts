@@ -41,3 +41,19 @@ export interface SqlDriver {
   readonly decisionCache?: Map<string, unknown> | undefined;
   close(): Promise<void>;
 }
+
+/**
+ * Awaits every promise, then throws the failure that came first: statements sent together on one
+ * connection (pipelined) are all answered before the caller goes on, none of their failures is
+ * left unhandled, and the one reported is the cause, not a later statement refused because the
+ * transaction had already failed.
+ */
+export async function settledInOrder(promises: readonly Promise<unknown>[]): Promise<unknown[]> {
+  let first: { error: unknown } | undefined;
+  const values = await Promise.all(promises.map((promise) => promise.catch((error: unknown) => {
+    first ??= { error };
+    return undefined;
+  })));
+  if (first !== undefined) throw first.error;
+  return values;
+}

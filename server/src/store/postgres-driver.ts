@@ -135,6 +135,9 @@ export class PostgresDriver implements SqlDriver {
       connectionString: url,
       max: options.poolSize ?? 10,
       types,
+      // Statements sent without waiting for the one before share a round trip (the decision
+      // path's reads and writes, decision 0311); each is still answered, or fails, on its own.
+      pipeline: true,
       ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
     });
     // An idle client that loses its connection must not crash the process; the next query reports it.

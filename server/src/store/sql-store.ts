@@ -2,13 +2,13 @@
 // only in their driver and in dialect details handled here (row locks, migrations).
 
 import type { Role } from "@agent-authority/api";
-import type { Row, SqlDriver, SqlValue } from "./driver.js";
-import { DecisionSql, type DecisionStore } from "./decision-sql.js";
+import { settledInOrder, type Row, type SqlDriver, type SqlValue } from "./driver.js";
+import { DecisionSql, OPEN_HOLD_AT, type DecisionStore } from "./decision-sql.js";
 import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
 import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { runMigrations } from "./migrations.js";
 import type {
-  AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, KeyRecord,
+  AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, HeldTree, KeyRecord,
   GrantFilter, Page, Revocation, Store, StoredGrantStatus,
 } from "./store.js";
 
@@ -304,6 +304,34 @@ export class SqlStore implements Store {
   async lockGrant(id: string): Promise<void> {
     // SQLite's BEGIN IMMEDIATE already holds the database's write lock for the whole transaction.
     if (this.#db.dialect === "postgres") await this.#db.get("SELECT id FROM grants WHERE id = ? FOR UPDATE", [id]);
+  }
+
+  async heldTree(grantId: string, agentId: string, environment: string, now: number): Promise<HeldTree> {
+    const held = "SELECT root_id FROM grants WHERE id = ? AND agent_id = ?";
+    const forUpdate = this.#db.dialect === "postgres" ? " FOR UPDATE" : "";
+    // Sent one after another without waiting; each statement after the lock reads what was
+    // committed before the lock was granted (READ COMMITTED takes a snapshot per statement).
+    const [, chainRows, certificate, headRow] = await settledInOrder([
+      this.#db.get(`SELECT id FROM grants WHERE id = (${held})${forUpdate}`, [grantId, agentId]),
+      this.#db.all(
+        `WITH RECURSIVE chain AS (
+           SELECT * FROM grants WHERE id = ? AND agent_id = ?
+           UNION ALL
+           SELECT g.* FROM grants g JOIN chain c ON g.id = c.parent_id
+         ) SELECT chain.*, COALESCE(t.uses, 0) AS usage_uses, COALESCE(t.settled_minor, 0) AS usage_settled,
+                  (SELECT COALESCE(SUM(h.amount_minor), 0) FROM charges h WHERE h.grant_id = chain.id AND ${OPEN_HOLD_AT}) AS usage_held
+             FROM chain LEFT JOIN grant_totals t ON t.grant_id = chain.id ORDER BY chain.depth`,
+        [grantId, agentId, now],
+      ),
+      this.validCertificate(agentId, environment),
+      this.#db.get(`SELECT seq, hash FROM ledger WHERE tree_id = (${held}) ORDER BY seq DESC LIMIT 1`, [grantId, agentId]),
+    ]) as [unknown, Row[], CertificateRecord | undefined, Row | undefined];
+    const usage = new Map<string, GrantUsage>();
+    for (const row of chainRows) usage.set(str(row, "id"), { uses: num(row, "usage_uses"), held_minor: num(row, "usage_held"), settled_minor: num(row, "usage_settled") });
+    return {
+      chain: chainRows.map(grantFromRow), usage, certificate,
+      head: headRow === undefined ? undefined : { seq: num(headRow, "seq"), hash: str(headRow, "hash") },
+    };
   }
 
   async grantChain(id: string): Promise<readonly GrantRecord[]> {

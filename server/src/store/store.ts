@@ -111,6 +111,18 @@ export interface GrantFilter {
   readonly principal_id?: string | undefined;
 }
 
+/** What a decision reads under its tree's lock, in one flight of statements (`Store.heldTree`). */
+export interface HeldTree {
+  /** The grant and its ancestors, root first; empty when the agent does not hold the grant. */
+  readonly chain: readonly GrantRecord[];
+  /** Uses, settled amounts and live holds of each grant of the chain. */
+  readonly usage: Map<string, GrantUsage>;
+  /** The agent's certificate in the environment that is not revoked. */
+  readonly certificate: CertificateRecord | undefined;
+  /** The last record of the tree's chain; undefined for a tree with none or a grant not held. */
+  readonly head: { readonly seq: number; readonly hash: string } | undefined;
+}
+
 export interface Page {
   /** Answer only ids after this one (ids sort by creation time). */
   readonly after?: string | undefined;
@@ -176,6 +188,13 @@ export interface Store {
   lockGrant(id: string): Promise<void>;
   /** The grant and its ancestors, root first. */
   grantChain(id: string): Promise<readonly GrantRecord[]>;
+  /**
+   * PostgreSQL's decision path: when `agentId` holds the grant, takes its tree's lock (INVARIANT
+   * tree-serial), then reads the chain with its usage at `now`, the agent's valid certificate in
+   * `environment` and the tree's chain head, each statement after the lock. The statements are
+   * sent together (one round trip on a pipelining connection); a grant not held takes no lock.
+   */
+  heldTree(grantId: string, agentId: string, environment: string, now: number): Promise<HeldTree>;
   /** The ids of the grant and every descendant. */
   subtreeIds(id: string): Promise<string[]>;
   listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]>;
