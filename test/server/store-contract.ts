@@ -206,6 +206,35 @@ export function storeContract(target: StoreTarget): void {
       }
     });
 
+    it("read a held grant's tree at once: chain with usage, certificate and head; nothing of a grant the agent does not hold", async () => {
+      const root = grant(a.id);
+      const child = grant(a.id, { root_id: root.id, parent_id: root.id, depth: 1 });
+      for (const g of [root, child]) await db.store.insertGrant(g);
+      const c = certificate(a.id, { environment: "held-tree" });
+      await db.store.insertCertificate(c);
+      const sealed = await db.store.transaction(async (tx) => {
+        const row = await sealRecord(tx.decisionPath(), { id: id("led"), tree_id: root.id, kind: "decision", grant_id: child.id, agent_id: a.id, outcome: "allow", created_at: T0, body: {} });
+        await tx.decisionPath().countUses([root.id, child.id]);
+        await tx.decisionPath().insertCharge({
+          id: id("chg"), ledger_id: row.id, grant_id: child.id, amount_minor: 40, expires_at: T0 + HOUR,
+          settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+        });
+        return row;
+      });
+      const read = (agentId: string, now: number) => db.store.batchedTransaction((tx) => tx.heldTree(child.id, agentId, "held-tree", now));
+      const held = await read(a.id, T0 + 1);
+      expect(held.chain).toEqual([root, child]);
+      expect(Object.fromEntries(held.usage)).toEqual({
+        [root.id]: { uses: 1, held_minor: 0, settled_minor: 0 }, [child.id]: { uses: 1, held_minor: 40, settled_minor: 0 },
+      });
+      expect(held.certificate?.id).toBe(c.id);
+      expect(held.head).toEqual({ seq: sealed.seq, hash: sealed.hash });
+      // The hold stops counting at its expiry (INVARIANT live-holds).
+      expect((await read(a.id, T0 + HOUR)).usage.get(child.id)).toEqual({ uses: 1, held_minor: 0, settled_minor: 0 });
+      const stranger = (await db.store.createAgentIfAbsent(agent("held-tree-stranger"))).agent;
+      expect(await read(stranger.id, T0 + 1)).toEqual({ chain: [], usage: new Map(), certificate: undefined, head: undefined });
+    });
+
     it("chain each sealed record to the last one, whoever appended it: a batch, a plain transaction, another connection, or a rolled-back try", async () => {
       // On SQLite a batch keeps the tree's ledger head it appended last (the decision cache).
       const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
