@@ -21,6 +21,12 @@ function familyText(id: string, policy: string, rest: readonly string[] = []): s
   return [...head, ...grant, `  policy: ${policy}`, ...rest, ""].join("\n");
 }
 
+/** Each result of a SARIF log as `<uri> <rule id>`. */
+function sarifResults(stdout: string): string[] {
+  const log = JSON.parse(stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
+  return log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
+}
+
 const sum = (operands: number): string => `${Array.from({ length: operands }, () => "1").join("+")} > 0`;
 
 describe("authority lint on hostile policies", () => {
@@ -52,8 +58,7 @@ describe("authority lint on hostile policies", () => {
   it("still writes a full SARIF log", () => {
     const run = authority(["lint", "--format", "sarif", "."], { cwd: dir });
     expect(run.code).toBe(1);
-    const log = JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
-    const results = log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
+    const results = sarifResults(run.stdout);
     expect(results).toEqual(expect.arrayContaining(["a-constructor.policy policy/unknown-name", "b-proto.policy policy/unknown-name", "d-sum.policy policy/nesting-too-deep", "f-warning.policy policy/never-allows"]));
   });
 });
@@ -87,8 +92,7 @@ describe.runIf(process.platform === "linux")("a file whose reading throws (decis
   it("lint still writes the whole SARIF log", () => {
     const run = authority(["lint", "--format", "sarif", "."], { cwd: sub });
     expect(run.code).toBe(2);
-    const log = JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
-    const results = log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
+    const results = sarifResults(run.stdout);
     expect(results).toEqual(expect.arrayContaining([
       "a-constructor.policy policy/unknown-name", "b-unreadable.policy internal-error", "d-warning.policy policy/never-allows", "f-unreadable.yaml internal-error",
     ]));
