@@ -1,4 +1,4 @@
-// HEAVY (about a minute on both databases): Idempotency-Key across real server processes, over the
+// HEAVY (about 90 s on both databases on a shared 2-core machine): Idempotency-Key across real server processes, over the
 // table of POST endpoints (test/server/post-cases.ts). Requests with one key raced over two
 // processes on one database make one effect; for every endpoint with an effect, a process killed with SIGKILL just
 // before or just after committing a request's effects (the test-only FaultHooks, which main.ts
