@@ -1,8 +1,8 @@
 // The shape of a command: one module per command, listed in one table (commands/index.ts).
 import type { Terminal } from "./terminal.js";
 
-/** Exit codes: 0 success, 1 the checked input has errors or a test failed, 2 usage or unavailable. */
-export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
+/** Exit codes: 0 success, 1 the checked input has errors or a test failed, 2 usage, unavailable or an internal error. */
+export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2, internal: 2 });
 
 export interface Command {
   /** The words that name it, e.g. `lint` or `ledger verify`. */

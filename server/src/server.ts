@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
 import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
+import { answerClientError } from "./http/client-error.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
@@ -91,6 +92,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (onWorker) {
       worker = await AuthorizeWorker.start({
         databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
+        ...(options.faults === undefined ? {} : { faults: options.faults }),
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));
     }
     const ctx: ServiceContext = {
@@ -110,6 +112,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       else app(req, res);
     };
     http = createServer(transportOptions(config), listener);
+    // What the parser refuses before any handler runs is a problem with the usual headers too.
+    http.on("clientError", answerClientError);
     const server = http;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -1,7 +1,7 @@
 // Issue 23, findings 3, 4 and 5 on the command line: hostile policies are diagnostics at their file,
 // line and column (exit 1, never 2), every other file is still reported, and `fmt` writes nothing
 // it would break.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +19,12 @@ function familyText(id: string, policy: string, rest: readonly string[] = []): s
   const head = ["id: " + id, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
   const grant = ["  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy", "  principal_type: team", "  principal_id: ops", "  scope: {tool: [purchase.create]}"];
   return [...head, ...grant, `  policy: ${policy}`, ...rest, ""].join("\n");
+}
+
+/** Each result of a SARIF log as `<uri> <rule id>`. */
+function sarifResults(stdout: string): string[] {
+  const log = JSON.parse(stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
+  return log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
 }
 
 const sum = (operands: number): string => `${Array.from({ length: operands }, () => "1").join("+")} > 0`;
@@ -52,9 +58,52 @@ describe("authority lint on hostile policies", () => {
   it("still writes a full SARIF log", () => {
     const run = authority(["lint", "--format", "sarif", "."], { cwd: dir });
     expect(run.code).toBe(1);
-    const log = JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
-    const results = log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
+    const results = sarifResults(run.stdout);
     expect(results).toEqual(expect.arrayContaining(["a-constructor.policy policy/unknown-name", "b-proto.policy policy/unknown-name", "d-sum.policy policy/nesting-too-deep", "f-warning.policy policy/never-allows"]));
+  });
+});
+
+// A real I/O error, no stand-in: `/proc/self/mem` is a regular file to `stat`, but reading it from
+// its start fails with EIO. Linked into a directory, it is one file that cannot be read.
+describe.runIf(process.platform === "linux")("a file whose reading throws (decision 0119)", () => {
+  let sub: string;
+  beforeAll(() => {
+    sub = join(dir, "unreadable");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "a-constructor.policy"), "constructor == 1\n");
+    symlinkSync("/proc/self/mem", join(sub, "b-unreadable.policy"));
+    writeFileSync(join(sub, "c-fine.policy"), 'tool == "payments.refund"\n');
+    writeFileSync(join(sub, "d-warning.policy"), "uses > 5 && uses < 2\n");
+    cpSync(join(root, "policies", "support-agent.yaml"), join(sub, "e-support-agent.yaml"));
+    symlinkSync("/proc/self/mem", join(sub, "f-unreadable.yaml"));
+  });
+
+  it("lint reports it at that file as an internal error, every other file's diagnostics and the summary; exit 2", () => {
+    const run = authority(["lint", "."], { cwd: sub });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toContain("b-unreadable.policy:1:1: error[internal-error]: internal error while checking this file: `EIO: i/o error, read`");
+    expect(run.stdout).toContain("f-unreadable.yaml:1:1: error[internal-error]");
+    expect(run.stdout).toContain("a-constructor.policy:1:1: error[policy/unknown-name]: unknown name `constructor`");
+    expect(run.stdout).toContain("d-warning.policy:1:1: warning[policy/never-allows]");
+    expect(run.stdout.trimEnd().split("\n").pop()).toBe("6 files checked: 3 errors, 1 warning");
+  });
+
+  it("lint still writes the whole SARIF log", () => {
+    const run = authority(["lint", "--format", "sarif", "."], { cwd: sub });
+    expect(run.code).toBe(2);
+    const results = sarifResults(run.stdout);
+    expect(results).toEqual(expect.arrayContaining([
+      "a-constructor.policy policy/unknown-name", "b-unreadable.policy internal-error", "d-warning.policy policy/never-allows", "f-unreadable.yaml internal-error",
+    ]));
+  });
+
+  it("test fails that family, runs the others and prints the summary; exit 2", () => {
+    const run = authority(["test", "."], { cwd: sub });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stdout).toContain("FAIL f-unreadable.yaml: the family could not be checked");
+    expect(run.stdout).toContain("f-unreadable.yaml:1:1: error[internal-error]");
+    expect(run.stdout.trimEnd().split("\n").pop()).toMatch(/^[1-9]\d* passed, 1 failed$/);
   });
 });
 

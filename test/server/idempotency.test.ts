@@ -6,21 +6,12 @@ import { readFileSync, existsSync } from "node:fs";
 import { IDEMPOTENCY_LIMITS, pruneExpiredAnswers, startIdempotencyPruner } from "@agent-authority/server";
 import { AuthorityClient, AuthorityProblemError } from "@agent-authority/sdk";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
-import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
-import { familyBody as versionedFamily } from "./families-http.js";
+import { ADMIN_KEY } from "./http-harness.js";
+import { certifiedAgent, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
+import { APPROVER_IDENTITY, postCases, type Post } from "./post-cases.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 
-/** A family of its own name, version 1. */
-const familyBody = (name: string, limitMax = 5000) => versionedFamily(1, { name, limitMax });
-
 const RACERS = 20;
-const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
-};
-
-/** One POST as a test sends it: the caller's key, the path and the body. */
-interface Post { readonly key: string; readonly path: string; readonly body: unknown }
 
 /** Row counts that changed between two snapshots, by table. */
 function delta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
@@ -38,7 +29,7 @@ function idempotencySuite(target: StoreTarget): void {
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "idem-agent");
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "approver@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -50,82 +41,8 @@ function idempotencySuite(target: StoreTarget): void {
     return reply;
   };
   const post = async (key: string, path: string, body: unknown, status: number): Promise<any> => ok(await s.call("POST", path, key, body), status).body;
-  const agentNamed = async () => (await post(ADMIN_KEY, "/agents", { name: unique("agent") }, 201)).id as string;
-  const decision = async (grantId: string, amount: number) =>
-    post(agent.key, "/authorize", { grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION }, 200);
-  const breaker = async () => {
-    const contract = await post(ADMIN_KEY, `/agents/${agent.id}/contracts`, { metric: "refusal_rate", ceiling: 0.1, window_decisions: 40 }, 201);
-    return post(ADMIN_KEY, `/agents/${agent.id}/breakers`, { contract_id: contract.id, action: "notify" }, 201);
-  };
-  const pushed = async (name: string) => (await post(ADMIN_KEY, "/grant-families", familyBody(name), 201)).id as string;
-
   /** Each POST endpoint, with a fresh request of it: every call prepares its own resources. */
-  const CASES: Record<string, () => Promise<Post>> = {
-    "POST /v1/agents": async () => ({ key: ADMIN_KEY, path: "/agents", body: { name: unique("agent") } }),
-    "POST /v1/agents/{id}/certification": async () => ({ key: ADMIN_KEY, path: `/agents/${await agentNamed()}/certification`, body: CERTIFICATION }),
-    "POST /v1/certificates/{id}/revoke": async () => {
-      const certificate = await post(ADMIN_KEY, `/agents/${await agentNamed()}/certification`, CERTIFICATION, 201);
-      return { key: ADMIN_KEY, path: `/certificates/${certificate.id}/revoke`, body: { reason: "retired" } };
-    },
-    "POST /v1/grants": async () => ({
-      key: ADMIN_KEY, path: "/grants",
-      body: { agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 1000, budget_currency: "EUR" },
-    }),
-    "POST /v1/grants/preview": async () => ({
-      key: ADMIN_KEY, path: "/grants/preview",
-      body: {
-        agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
-        budget_amount_minor: 1000, budget_currency: "EUR", action: { tool: "payments.send", amount_minor: 10, currency: "EUR" },
-      },
-    }),
-    "POST /v1/grants/{id}/approve": async () => ({ key: approverKey, path: `/grants/${(await issueGrant(s, agent.id, { require_approval: true })).id}/approve`, body: {} }),
-    "POST /v1/grants/{id}/delegate": async () => ({
-      key: ADMIN_KEY, path: `/grants/${(await issueGrant(s, agent.id, { delegation_policy: "attenuating" })).id}/delegate`, body: { agent_id: agent.id },
-    }),
-    "POST /v1/grants/{id}/enforcement": async () => ({
-      key: ADMIN_KEY, path: `/grants/${(await issueGrant(s, agent.id, { enforcement_mode: "observe" })).id}/enforcement`, body: { enforcement_mode: "enforce" },
-    }),
-    "POST /v1/grants/{id}/revoke": async () => ({ key: ADMIN_KEY, path: `/grants/${(await issueGrant(s, agent.id)).id}/revoke`, body: { reason: "done" } }),
-    "POST /v1/authorize": async () => ({
-      key: agent.key, path: "/authorize",
-      body: { grant_id: (await issueGrant(s, agent.id)).id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION },
-    }),
-    "POST /v1/decisions/{id}/settle": async () => ({
-      key: agent.key, path: `/decisions/${(await decision((await issueGrant(s, agent.id)).id, 100)).ledger_id}/settle`, body: { amount_minor: 60 },
-    }),
-    "POST /v1/decisions/{id}/approve": async () => {
-      const grant = await issueGrant(s, agent.id, { policy: 'amount_minor <= 500 || approver == "approver@example.com"' });
-      const gated = await decision(grant.id, 2_000);
-      expect(gated.outcome).toBe("gated");
-      return { key: approverKey, path: `/decisions/${gated.ledger_id}/approve`, body: { note: "once" } };
-    },
-    "POST /v1/agents/{id}/contracts": async () => ({
-      key: ADMIN_KEY, path: `/agents/${agent.id}/contracts`, body: { metric: "refusal_rate", ceiling: 0.2, window_decisions: 40 },
-    }),
-    "POST /v1/agents/{id}/breakers": async () => {
-      const contract = await post(ADMIN_KEY, `/agents/${agent.id}/contracts`, { metric: "refusal_rate", ceiling: 0.1, window_decisions: 40 }, 201);
-      return { key: ADMIN_KEY, path: `/agents/${agent.id}/breakers`, body: { contract_id: contract.id, action: "notify" } };
-    },
-    "POST /v1/breakers/{id}/arm": async () => ({
-      key: approverKey, path: `/breakers/${(await breaker()).id}/arm`, body: { basis: "no trips in 90 days", expecting_trips: 0 },
-    }),
-    "POST /v1/breakers/{id}/disarm": async () => {
-      const armed = (await breaker()).id as string;
-      await post(approverKey, `/breakers/${armed}/arm`, { basis: "no trips in 90 days", expecting_trips: 0 }, 200);
-      return { key: approverKey, path: `/breakers/${armed}/disarm`, body: { reason: "tuning" } };
-    },
-    "POST /v1/grant-families": async () => ({ key: ADMIN_KEY, path: "/grant-families", body: familyBody(unique("family")) }),
-    "POST /v1/grant-families/{id}/instantiate": async () => ({
-      key: ADMIN_KEY, path: `/grant-families/${await pushed(unique("family"))}/instantiate`, body: { parameters: { agent_id: agent.id } },
-    }),
-    "POST /v1/grant-families/{id}/impact": async () => {
-      const name = unique("family");
-      return { key: ADMIN_KEY, path: `/grant-families/${await pushed(name)}/impact`, body: { family: familyBody(name, 9000) } };
-    },
-    "POST /v1/keys/{id}/revoke": async () => ({
-      key: ADMIN_KEY, path: `/keys/${(await post(ADMIN_KEY, "/keys", { identity: unique("key"), kind: "service", roles: ["auditor"] }, 201)).id}/revoke`, body: {},
-    }),
-  };
+  const CASES = postCases({ post, agent: () => agent, approverKey: () => approverKey, unique });
 
   describe("20 concurrent requests with one key and one body", () => {
     for (const [name, prepare] of Object.entries(CASES)) {

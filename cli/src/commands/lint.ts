@@ -2,7 +2,7 @@
 import { choice, count, flag, parseArgs } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
-import { checkFile } from "../load.js";
+import { checkFileOrReport, INTERNAL_ERROR_CODE } from "../load.js";
 import { formatJson, formatSarif, formatText, limitErrors, MAX_ERRORS_DEFAULT, REPORT_FORMATS } from "../report.js";
 import { repositoryRoot } from "../repo-root.js";
 import { paint, progressLine } from "../terminal.js";
@@ -22,7 +22,10 @@ each error at its file, line and column.
   --max-errors N    report at most N errors per file (default 10; 0 reports all); the exit
                     status and the summary count every error
 
-Exit status: 0 no errors, 1 errors found, 2 usage error.
+A file that cannot be read, or whose check fails unexpectedly, is reported as an
+\`internal-error\` diagnostic at that file; every other file is still checked and reported.
+
+Exit status: 0 no errors, 1 errors found, 2 usage error or an internal error in some file.
 `,
   available: true,
   async run(argv, terminal) {
@@ -33,7 +36,7 @@ Exit status: 0 no errors, 1 errors found, 2 usage error.
     const progress = progressLine(terminal);
     const reports = inputs.map((input, i) => {
       progress.update(`linting ${i + 1}/${inputs.length} ${input.path}`);
-      return checkFile(input);
+      return checkFileOrReport(input);
     });
     progress.done();
     const strict = flag(args, "strict");
@@ -50,6 +53,7 @@ Exit status: 0 no errors, 1 errors found, 2 usage error.
       const summary = `${inputs.length} file${inputs.length === 1 ? "" : "s"} checked: ${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`;
       terminal.out.write(`${failed ? p.red(summary) : p.green(summary)}\n`);
     }
+    if (all.some((d) => d.code === INTERNAL_ERROR_CODE)) return EXIT.internal;
     return failed ? EXIT.failed : EXIT.ok;
   },
 };

@@ -3,7 +3,7 @@ import { rangeOf, runExamples, type ExampleResult } from "@agent-authority/famil
 import { choice, flag, option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
-import { checkFile } from "../load.js";
+import { checkFileOrReport } from "../load.js";
 import { formatText } from "../report.js";
 import { paint, progressLine } from "../terminal.js";
 import { decisionText } from "../decision-text.js";
@@ -30,7 +30,8 @@ not compile counts as one failure. The last line is the summary \`N passed, N fa
   --format FORMAT  text (default) or json
 
 Exit status: 0 every example passed (or no family was found, which the output says), 1 a
-mismatch or a family with errors, 2 usage error.
+mismatch or a family with errors, 2 usage error or a file that could not be read or checked
+(reported as an \`internal-error\` at that file; the others still run).
 `,
   available: true,
   async run(argv, terminal) {
@@ -45,14 +46,17 @@ mismatch or a family with errors, 2 usage error.
     const runs: FamilyRun[] = [];
     let passed = 0;
     let failed = 0;
+    let internal = false;
     let text = "";
     for (const [i, input] of inputs.entries()) {
       progress.update(`testing ${i + 1}/${inputs.length} ${input.path}`);
-      const checked = checkFile(input);
-      const compiled = checked.family!;
-      if (!compiled.ok) {
+      // A file that cannot be read or checked is one failure with its `internal-error` (decision 0119).
+      const checked = checkFileOrReport(input);
+      const compiled = checked.family;
+      if (compiled === undefined || !compiled.ok) {
         failed += 1;
-        text += `${p.red("FAIL")} ${input.path}: the family does not compile\n${formatText([{ ...checked, diagnostics: checked.diagnostics.filter((d) => d.severity === "error") }], p)}`;
+        internal ||= compiled === undefined;
+        text += `${p.red("FAIL")} ${input.path}: the family ${compiled === undefined ? "could not be checked" : "does not compile"}\n${formatText([{ ...checked, diagnostics: checked.diagnostics.filter((d) => d.severity === "error") }], p)}`;
         runs.push({ path: input.path, family: "", results: [] });
         continue;
       }
@@ -90,6 +94,7 @@ mismatch or a family with errors, 2 usage error.
     }
     // No family is nothing to fail, as for \`lint\`: the output says none was found. A \`--run\`
     // pattern that selects no example fails, so that a misspelt filter cannot pass.
+    if (internal) return EXIT.internal;
     const nothingRan = args.flags.has("run") && inputs.length > 0 && passed + failed === 0;
     return failed > 0 || nothingRan ? EXIT.failed : EXIT.ok;
   },

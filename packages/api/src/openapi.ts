@@ -110,7 +110,8 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
       description: "Bounded, auditable, revocable authority for software agents. Errors are RFC 9457 problem details; "
         + `their codes: ${Object.keys(PROBLEM_CODES).map((c) => `\`${c}\``).join(", ")}. `
         + "A path v1 does not define answers `components.responses.RouteNotFound`; a method a path does not accept answers "
-        + "`components.responses.MethodNotAllowed`. Every string of every request may hold any Unicode text but U+0000 and "
+        + "`components.responses.MethodNotAllowed`. A request the HTTP parser refuses before any route answers "
+        + "`components.responses.MalformedRequest`, `RequestTimeout` or `HeadersTooLarge`. Every string of every request may hold any Unicode text but U+0000 and "
         + "lone surrogates (400 `invalid_text`). Every answer carries `cache-control: no-store` and `x-content-type-options: nosniff`.",
     },
     servers: [{ url: serverUrl }],
@@ -123,6 +124,10 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
           ...(problemResponse("the path does not accept this method (`method_not_allowed`); `allow` lists the methods it does") as object),
           headers: { allow: { description: "The methods the path accepts.", schema: { type: "string" } } },
         },
+        // Answers of the HTTP parser, before any route: the connection is closed after each.
+        MalformedRequest: problemResponse("the request line or a header is not valid HTTP/1.1 (`malformed_request`); the connection is closed"),
+        RequestTimeout: problemResponse("the headers or the whole request did not arrive within the server's timeouts (`request_timeout`); the connection is closed"),
+        HeadersTooLarge: problemResponse("the request's headers exceed the server's limit (`headers_too_large`); the connection is closed"),
       },
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },

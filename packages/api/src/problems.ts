@@ -12,6 +12,7 @@ export const PROBLEM_CODES = Object.freeze({
   invalid_text: { status: 400, title: "a string holds a character v1 does not store" },
   invalid_idempotency_key: { status: 400, title: "the idempotency key is malformed" },
   invalid_cursor: { status: 400, title: "the page cursor is not one this list answered" },
+  malformed_request: { status: 400, title: "the request line or headers are not valid HTTP/1.1" },
   // 401 and 403: who is asking.
   unauthenticated: { status: 401, title: "a valid API key is required" },
   forbidden: { status: 403, title: "the key lacks a role this endpoint needs" },
@@ -29,10 +30,12 @@ export const PROBLEM_CODES = Object.freeze({
   contract_not_found: { status: 404, title: "no such contract" },
   breaker_not_found: { status: 404, title: "no such breaker" },
   family_not_found: { status: 404, title: "no such grant family or version" },
-  // 405, 413, 415: transport.
+  // 405, 408, 413, 415, 431: transport.
   method_not_allowed: { status: 405, title: "the endpoint does not accept this method" },
   body_too_large: { status: 413, title: "the request body is larger than the limit" },
+  request_timeout: { status: 408, title: "the request did not arrive in time" },
   unsupported_media_type: { status: 415, title: "request bodies must be application/json" },
+  headers_too_large: { status: 431, title: "the request's headers are larger than the limit" },
   // 409: conflicts with the current state.
   grant_not_pending: { status: 409, title: "the grant is not awaiting approval" },
   grant_not_active: { status: 409, title: "the grant is not active" },

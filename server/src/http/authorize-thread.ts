@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { AuthorizeBody, ProblemCode } from "@agent-authority/api";
 import { IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
+import type { FaultHooks } from "../services/context.js";
 import { ApiProblem } from "./problem.js";
 import { Waiters } from "./waiters.js";
 import { keepYoungGenerationFull } from "./worker-heap.js";
@@ -15,6 +16,8 @@ export interface WorkerSettings {
   readonly environment: string;
   readonly autoApprovalCeilingMinor: number;
   readonly holdLifetimeMs: number | undefined;
+  /** The crash tests' hooks (decision 0605), absent in every real deployment. */
+  readonly faults?: FaultHooks;
 }
 
 /** One authorize request; the requests of one event-loop turn travel in one message. */

@@ -22,6 +22,7 @@ const store = openStore(settings.databaseUrl, { temporaryInMemory: true, checkpo
 const ctx: ServiceContext = {
   store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
+  ...(settings.faults === undefined ? {} : { faults: settings.faults }),
 };
 
 // Answers finished in one turn (a batch resolves together) go back in one message.

@@ -17,7 +17,7 @@ import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
 import { CanonicalText, sealRecord } from "./ledger.js";
-import { answersExpiredUpTo, checkReplay, IdempotencyMismatch, MISMATCH, storedAnswer } from "./idempotency.js";
+import { answersExpiredUpTo, checkReplay, crashPoint, IdempotencyMismatch, MISMATCH, storedAnswer } from "./idempotency.js";
 import { iso } from "./views.js";
 
 export { IdempotencyMismatch };
@@ -394,10 +394,13 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           caller_key_id: taken.callerKeyId, idempotency_key: taken.key, method: taken.method, path: taken.path,
           request_hash: taken.requestHash, status: 200, response: `${JSON_TYPE}\n${answer}`, created_at: ctx.now(),
         }, expiredUpTo));
+        // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
+        if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
         return { status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId };
       }, batchOrder(asker, body));
       if (answer === MISMATCH) throw new IdempotencyMismatch();
       if (answer instanceof ApiProblem) throw answer;
+      if (ctx.faults !== undefined && claim !== undefined && !answer.replayed) crashPoint(ctx, "after-commit", claim);
       return answer;
     } catch (error) {
       // Another process committed the same key first: this decision rolled back; replay theirs.

@@ -156,7 +156,7 @@ function rowOf(claim: IdempotencyClaim, status: number, response: string, now: n
 }
 
 /** The test-only fault hooks of the context (FaultHooks): kill the process at this point for this key. */
-function crashPoint(ctx: ServiceContext, point: "before-commit" | "after-commit", claim: IdempotencyClaim): void {
+export function crashPoint(ctx: ServiceContext, point: "before-commit" | "after-commit", claim: IdempotencyClaim): void {
   const key = point === "before-commit" ? ctx.faults?.crashBeforeCommitKey : ctx.faults?.crashAfterCommitKey;
   if (key !== undefined && key === claim.key) process.kill(process.pid, "SIGKILL");
 }
