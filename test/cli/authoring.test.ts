@@ -1,17 +1,11 @@
 // Authoring habits from other policy tools: error limits, stdin formatting, eval, parse, version.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authority, buildCli, fixtures, root } from "./run-cli.js";
+import { describe, expect, it } from "vitest";
+import { authority, cliScratchDir, fixtures, root } from "./run-cli.js";
 
-let dir: string;
-beforeAll(() => {
-  buildCli();
-  dir = mkdtempSync(join(tmpdir(), "authority-authoring-"));
-}, 180_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = cliScratchDir("authority-authoring-");
 
 function write(name: string, text: string): string {
   const path = join(dir, name);

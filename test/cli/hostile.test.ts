@@ -1,18 +1,12 @@
 // Issue 23, findings 3, 4 and 5 on the command line: hostile policies are diagnostics at their file,
 // line and column (exit 1, never 2), every other file is still reported, and `fmt` writes nothing
 // it would break.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authority, buildCli, root } from "./run-cli.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { authority, cliScratchDir, root } from "./run-cli.js";
 
-let dir: string;
-beforeAll(() => {
-  buildCli();
-  dir = mkdtempSync(join(tmpdir(), "authority-hostile-"));
-}, 180_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = cliScratchDir("authority-hostile-");
 
 /** A family file whose policy (on line 10, from column 11) is `policy`, followed by `rest`. */
 function familyText(id: string, policy: string, rest: readonly string[] = []): string {

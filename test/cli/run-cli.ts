@@ -1,7 +1,10 @@
 // Runs the built `authority` command as a user does: a spawned process, its exit code and output.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 
 export const root = fileURLToPath(new URL("../..", import.meta.url));
 export const fixtures = join(root, "test", "cli", "fixtures");
@@ -10,6 +13,14 @@ const bin = join(root, "cli", "bin", "authority.js");
 /** Builds the CLI and everything it imports (incremental: fast when up to date). */
 export function buildCli(): void {
   execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", join(root, "cli")], { cwd: root, stdio: "pipe" });
+}
+
+/** For a test file: builds the CLI before its tests and gives it a scratch directory removed after them. */
+export function cliScratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  beforeAll(() => buildCli(), 180_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 export interface CliRun {
