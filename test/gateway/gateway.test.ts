@@ -160,6 +160,26 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
     }
   });
 
+  it("refuses a JSON-RPC id reused for another call, never answering it with the earlier result", async () => {
+    const { gateway, grantId } = await enforced(world(), { scope: { tool: ["memory.*"] } }, `upstreams:\n${memoryUpstream(world())}`);
+    try {
+      const answers: JSONRPCMessage[] = [];
+      const forward = gateway.transport.onmessage!;
+      gateway.transport.onmessage = (message) => ("id" in message && message.id === "reused-3" ? void answers.push(message) : forward(message));
+      const call = (name: string): JSONRPCMessage => ({ jsonrpc: "2.0", id: "reused-3", method: "tools/call", params: { name: "create_entities", arguments: entity(name) } });
+      await gateway.transport.send(call("first"));
+      await until(async () => answers.length === 1 || undefined);
+      await gateway.transport.send(call("second"));
+      await until(async () => answers.length === 2 || undefined);
+      expect(JSON.stringify(answers[1])).toContain("already used for another call");
+      expect(JSON.stringify(answers[1])).toContain('"isError":true');
+      expect((await decisionsOf(world(), grantId)).length).toBe(1);
+      expect(memoryGraph(world())).not.toContain('"second"');
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("forgets a large result once answered: a retry after it replays the same decision and runs again", async () => {
     const { gateway, grantId } = await enforced(world(), { scope: { tool: ["files.read_text_file"] } }, `upstreams:\n${filesUpstream(world())}`);
     try {

@@ -22,7 +22,13 @@ export interface GatewayContext {
 /** One client session: its id, and the calls it made, so a retried JSON-RPC id is answered once. */
 export interface Session {
   readonly id: string;
-  readonly calls: Map<string, Promise<CallToolResult>>;
+  readonly calls: Map<string, RememberedCall>;
+}
+
+/** A call the session remembers: what was asked (tool and arguments, as JSON) and its answer. */
+export interface RememberedCall {
+  readonly asked: string;
+  readonly answer: Promise<CallToolResult>;
 }
 
 export interface CallRequest {
@@ -39,20 +45,29 @@ export function callKey(sessionId: string, requestId: string | number): string {
   return `mcp-${createHash("sha256").update(`${sessionId}\u0000${JSON.stringify(requestId)}`, "utf8").digest("hex")}`;
 }
 
-/** Answers a tools/call; the same JSON-RPC id in the same session gets the first call's answer. */
+/**
+ * Answers a tools/call; the same JSON-RPC id in the same session, asking the same, gets the first
+ * call's answer. The same id asking another tool or other arguments is refused, never answered
+ * with the earlier call's result, as the server refuses an Idempotency-Key reused with another body.
+ */
 export function handleCall(ctx: GatewayContext, session: Session, request: CallRequest): Promise<CallToolResult> {
   const key = callKey(session.id, request.requestId);
+  const asked = JSON.stringify([request.name, request.args]);
   const earlier = session.calls.get(key);
-  if (earlier !== undefined) return earlier;
+  if (earlier !== undefined) {
+    if (earlier.asked === asked) return earlier.answer;
+    return Promise.resolve(errorResult(`refused: the request id of this call was already used for another call in this session; nothing was forwarded`));
+  }
   const answer = decideAndRun(ctx, session, key, request).catch((error: unknown) => {
     ctx.log.error("call failed inside the gateway", { session: session.id, tool: request.name, error: messageOf(error) });
     return errorResult(`refused: the gateway could not complete \`${request.name}\` (${messageOf(error)}); nothing was forwarded unless a decision allowed it`);
   });
-  session.calls.set(key, answer);
+  const remembered: RememberedCall = { asked, answer };
+  session.calls.set(key, remembered);
   if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
   // A large result is not kept once answered: a retry after that replays the decision and runs the tool again.
   void answer.then((result) => {
-    if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === answer) session.calls.delete(key);
+    if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === remembered) session.calls.delete(key);
   });
   return answer;
 }
