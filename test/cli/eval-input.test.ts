@@ -1,6 +1,9 @@
 // `authority eval` reads its input from a file a user may not have written: hostile names and values are refused.
 import { describe, expect, it } from "vitest";
-import { environmentOf } from "../../cli/src/commands/eval.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { environmentOf, readInput } from "../../cli/src/commands/eval.js";
 
 const input = {
   amount_minor: 100, currency: "EUR", tool: "payments.refund", agent: "agt_1", principal: "ops", audience: "api",
@@ -34,5 +37,19 @@ describe("eval input", () => {
     expect(problem({ ...input, weekday_utc: "Mon" })).toMatch(/^`weekday_utc` must be one of `mon`/);
     expect(problem({ ...input, approver: 1 })).toBe("`approver` must be a string or null (or absent: unknown)");
     expect(problem({ ...input, args: [] })).toBe("`args` must be an object");
+  });
+
+  it("reads an input file at its size limit and refuses one a byte over, before reading it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-eval-input-"));
+    try {
+      const text = JSON.stringify(input);
+      writeFileSync(join(dir, "at.json"), text);
+      writeFileSync(join(dir, "over.json"), `${text} `);
+      expect(readInput("at.json", dir, text.length)).toEqual(input);
+      expect(() => readInput("over.json", dir, text.length)).toThrow(`\`over.json\` is larger than ${text.length} bytes`);
+      expect(() => readInput("missing.json", dir)).toThrow("cannot read `missing.json`");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,10 +1,11 @@
 // `authority eval`: a bare policy evaluated on one input; prints its value, or the residual over `approver`.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { compilePolicy, ENVIRONMENT_TYPES, type PolicyEnvironment, WEEKDAYS } from "@agent-authority/language";
 import { choice, option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { readPolicyArgument, reportPolicyErrors } from "../policy-input.js";
+import { STDIN_BYTES_MAX } from "../stdin.js";
 
 /** The input as an environment, or the first thing wrong with it (lower case, the field in backticks). */
 export function environmentOf(input: unknown): { env: Omit<PolicyEnvironment, "approver"> & { approver?: string | null } } | { problem: string } {
@@ -30,11 +31,15 @@ export function environmentOf(input: unknown): { env: Omit<PolicyEnvironment, "a
   return { env: { ...(given as unknown as PolicyEnvironment), args: args as Record<string, unknown> } };
 }
 
-function readInput(path: string, cwd: string): unknown {
+/** The input file is bounded as standard input is: a larger one is refused before it is read. */
+export function readInput(path: string, cwd: string, max = STDIN_BYTES_MAX): unknown {
   let text: string;
   try {
-    text = readFileSync(resolve(cwd, path), "utf8");
-  } catch {
+    const full = resolve(cwd, path);
+    if (statSync(full).size > max) throw new UsageError(`\`${path}\` is larger than ${max} bytes`);
+    text = readFileSync(full, "utf8");
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(`cannot read \`${path}\``);
   }
   try {
