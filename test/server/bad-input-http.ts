@@ -2,7 +2,7 @@
 
 import { API_LIMITS } from "@agent-authority/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, CERTIFICATION, expectProblem, startTestServer, type CallOptions, type Reply, type TestServer } from "./http-harness.js";
+import { ADMIN_KEY, CERTIFICATION, certifiedAgentId, expectProblem, startTestServer, type CallOptions, type Reply, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 
 export function badInputSuite(target: StoreTarget): void {
@@ -11,8 +11,7 @@ export function badInputSuite(target: StoreTarget): void {
   let grantId: string;
   beforeAll(async () => {
     t = await startTestServer(target);
-    agentId = (await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "bad-input-agent" } })).body.id;
-    await t.call("POST", `/agents/${agentId}/certification`, { key: ADMIN_KEY, body: CERTIFICATION });
+    agentId = await certifiedAgentId(t, "bad-input-agent");
     const grant = await t.call("POST", "/grants", { key: ADMIN_KEY, body: valid({ delegation_policy: "attenuating" }) });
     expect(grant.status).toBe(201);
     grantId = grant.body.id;

@@ -5,7 +5,7 @@
 import { API_LIMITS, ENDPOINTS, ID_PREFIXES } from "@agent-authority/api";
 import { familyContentHash } from "@agent-authority/families";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, CERTIFICATION, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
+import { ADMIN_KEY, CERTIFICATION, certifiedAgentId, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 
 /** An object `levels` deep: `{"a": {"a": … 1}}`, each object one level. */
@@ -37,8 +37,7 @@ export function hostileHttpSuite(target: StoreTarget): void {
   let grantId: string;
   beforeAll(async () => {
     t = await startTestServer(target);
-    agentId = (await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "hostile-agent" } })).body.id;
-    await t.call("POST", `/agents/${agentId}/certification`, { key: ADMIN_KEY, body: CERTIFICATION });
+    agentId = await certifiedAgentId(t, "hostile-agent");
     agentKey = await t.key("hostile-agent-key", ["agent"], { kind: "service", agent_id: agentId });
     const grant = await t.call("POST", "/grants", { key: ADMIN_KEY, body: issue({ delegation_policy: "attenuating", policy: "args.a == args.b" }) });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);

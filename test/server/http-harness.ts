@@ -110,6 +110,15 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
   };
 }
 
+/** Creates an agent and certifies it with the admin key; answers its id, or throws when either call fails. */
+export async function certifiedAgentId(t: TestServer, name: string): Promise<string> {
+  const agent = await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name } });
+  if (agent.status !== 201) throw new Error(`agent \`${name}\` not created: ${agent.status} ${JSON.stringify(agent.body)}`);
+  const certified = await t.call("POST", `/agents/${agent.body.id}/certification`, { key: ADMIN_KEY, body: CERTIFICATION });
+  if (certified.status !== 201) throw new Error(`agent \`${name}\` not certified: ${certified.status} ${JSON.stringify(certified.body)}`);
+  return agent.body.id;
+}
+
 /** A problem reply: the status, the media type and a stable code. */
 export function expectProblem(reply: Reply, status: number, code: string): void {
   const where = `${status} ${code} expected, got ${reply.status} ${JSON.stringify(reply.body)}`;

@@ -1,7 +1,7 @@
 // Grants: issue, read, approve, delegate, escalate enforcement and revoke (docs/attenuation.md, docs/security.md).
 // The lattice decides what a delegation may be; this module only gathers the facts and records.
 
-import type { Grant, GrantDelegateBody, GrantIssueBody, GrantRevocation } from "@agent-authority/api";
+import { grantStatusSchema, type Grant, type GrantDelegateBody, type GrantIssueBody, type GrantRevocation } from "@agent-authority/api";
 import { ENGINE_LIMITS, HOUR_MS } from "@agent-authority/engine";
 import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
 import { ApiProblem } from "../http/problem.js";
@@ -141,7 +141,8 @@ export async function listPendingGrants(ctx: ServiceContext, page: Page): Promis
 }
 
 /** The statuses `GET /v1/grants?status=` accepts: those a grant reads as. */
-const GRANT_STATUSES = ["pending_approval", "active", "revoked", "expired"] as const;
+/** The statuses a grant reads as, from the API's own schema. */
+const GRANT_STATUSES = grantStatusSchema.enum;
 const GRANT_ID = /^grt_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** The query of `GET /v1/grants`: its filters, the page size and the cursor, as sent. */
