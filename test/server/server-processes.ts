@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
 
 export const SERVER_MAIN = fileURLToPath(new URL("../../server/dist/main.js", import.meta.url));
+/** The crash tests' entry: the same process, with fault hooks read from `AUTHORITY_TEST_CRASH_*`. */
+const CRASH_ENTRY = fileURLToPath(new URL("./crash-entry.mjs", import.meta.url));
 export const SERVER_BUILT = existsSync(SERVER_MAIN);
 
 export interface ServerProcess {
@@ -34,7 +36,8 @@ export async function startServerProcess(db: SharedDatabase, env: Readonly<Recor
     AUTHORITY_LOG_LEVEL: "info",
     ...env,
   };
-  const child = spawn(process.execPath, [SERVER_MAIN], {
+  const crashing = Object.keys(env).some((name) => name.startsWith("AUTHORITY_TEST_CRASH_") && env[name] !== undefined);
+  const child = spawn(process.execPath, [crashing ? CRASH_ENTRY : SERVER_MAIN], {
     env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)) as Record<string, string>,
     stdio: ["ignore", "pipe", "pipe"],
   });
