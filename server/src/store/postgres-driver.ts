@@ -22,6 +22,40 @@ function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+/** A statement as sent: its numbered text and, for a named (prepared) statement, its name. */
+interface Statement {
+  readonly text: string;
+  readonly name: string | undefined;
+}
+
+/**
+ * Statements by their text. Every connection parses and plans a named statement once and then
+ * runs it from its plan: planning was most of PostgreSQL's work on the decision path (decision
+ * 0313). Only reads and writes are named, and only the first `POSTGRES_LIMITS.namedStatements`
+ * texts, so that a connection's statements stay bounded whatever text the process sends.
+ */
+const statements = new Map<string, Statement>();
+
+function statement(sql: string): Statement {
+  const known = statements.get(sql);
+  if (known !== undefined) return known;
+  const text = numbered(sql);
+  const named = statements.size < POSTGRES_LIMITS.namedStatements && /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(sql);
+  const made: Statement = { text, name: named ? `aa_${statements.size}` : undefined };
+  if (statements.size < POSTGRES_LIMITS.statementTexts) statements.set(sql, made);
+  return made;
+}
+
+/**
+ * SQLSTATE 0A000 with this text: a named statement's result no longer has the columns it was
+ * prepared with (another replica's migration changed a table). Its connection can never run that
+ * statement again, so the connection is dropped and the transaction runs again on another.
+ */
+export function isStalePlan(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === "0A000" && typeof message === "string" && message.includes("cached plan must not change result type");
+}
+
 type Queryable = pg.Pool | pg.PoolClient;
 
 /**
@@ -41,11 +75,15 @@ export const POSTGRES_LIMITS = Object.freeze({
    * pooled connection of its own, and a decision's lane follows its key and grant.
    */
   groupLanes: 4,
+  /** Statement texts given a name, and so prepared once on each connection that runs them. */
+  namedStatements: 200,
+  /** Statement texts whose numbered form the process keeps; longer lists are numbered at each call. */
+  statementTexts: 1_000,
 });
 
 export function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && RETRYABLE_SQLSTATES.has(code);
+  return (typeof code === "string" && RETRYABLE_SQLSTATES.has(code)) || isStalePlan(error);
 }
 
 /** Full jitter: a random wait up to a bound that doubles with each try, so that colliding transactions part. */
@@ -55,6 +93,38 @@ export const POSTGRES_RETRY: RetryPolicy = Object.freeze({
   delayMs: (attempt: number) => Math.random() * Math.min(POSTGRES_LIMITS.retryDelayCapMs, 2 ** attempt),
 });
 
+/** Connections that met a stale plan (isStalePlan): dropped, not returned to the pool, when released. */
+const stale = new WeakSet<pg.PoolClient>();
+
+/** Gives a connection back to its pool, or drops it when one of its prepared statements went stale. */
+function release(client: pg.PoolClient): void {
+  client.release(stale.has(client) ? true : undefined);
+}
+
+/**
+ * Holds the connection's writes until the statements sent in this turn are all written: the
+ * driver writes each statement on its own, and a decision's flight of six or seven statements
+ * then costs one system call instead of one each.
+ */
+function corked(client: pg.PoolClient): void {
+  const socket = (client as unknown as pg.Client).connection?.stream as { cork?: () => void; uncork?: () => void; writableCorked?: number } | undefined;
+  if (socket?.cork === undefined || socket.uncork === undefined || (socket.writableCorked ?? 0) > 0) return;
+  socket.cork();
+  process.nextTick(() => socket.uncork!());
+}
+
+/** Runs one statement on one pooled connection; marks the connection when its plan went stale. */
+async function send(client: pg.PoolClient, sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+  const { text, name } = statement(sql);
+  corked(client);
+  try {
+    return await client.query({ text, name, values: params as SqlValue[] });
+  } catch (error) {
+    if (isStalePlan(error)) stale.add(client);
+    throw error;
+  }
+}
+
 class PostgresSession implements SqlDriver {
   readonly dialect = "postgres" as const;
   readonly #client: Queryable;
@@ -63,8 +133,25 @@ class PostgresSession implements SqlDriver {
     this.#client = client;
   }
 
+  async #query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+    const client = this.#client;
+    if (!(client instanceof pg.Pool)) return send(client, sql, params);
+    // A statement outside a transaction: on a connection of its own, and again on another when
+    // this one's plan went stale (each try drops one such connection, so the tries are bounded).
+    for (let attempt = 1; ; attempt += 1) {
+      const connection = await client.connect();
+      try {
+        return await send(connection, sql, params);
+      } catch (error) {
+        if (!isStalePlan(error) || attempt > client.options.max) throw error;
+      } finally {
+        release(connection);
+      }
+    }
+  }
+
   async all(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
-    return (await this.#client.query(numbered(sql), params as SqlValue[])).rows as Row[];
+    return (await this.#query(sql, params)).rows as Row[];
   }
 
   async get(sql: string, params: readonly SqlValue[] = []): Promise<Row | undefined> {
@@ -72,7 +159,7 @@ class PostgresSession implements SqlDriver {
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
-    return (await this.#client.query(numbered(sql), params as SqlValue[])).rowCount ?? 0;
+    return (await this.#query(sql, params)).rowCount ?? 0;
   }
 
   async exec(sql: string): Promise<void> {
@@ -148,7 +235,7 @@ export class PostgresDriver implements SqlDriver {
       try {
         await work(new PostgresBatch(client));
       } finally {
-        client.release();
+        release(client);
       }
     }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: POSTGRES_RETRY, ordered: true });
   }
@@ -204,7 +291,7 @@ export class PostgresDriver implements SqlDriver {
       await client.query("ROLLBACK").catch(() => undefined);
       throw error;
     } finally {
-      client.release();
+      release(client);
     }
   }
 
