@@ -30,6 +30,7 @@
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
+import pg from "pg";
 import express from "express";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
@@ -207,12 +208,41 @@ function threadCpu(pid) {
 }
 
 /**
+ * The PostgreSQL backends serving the server process `pid` (the driver names its connections
+ * `agent-authority pid N`), when PostgreSQL runs on this machine; empty otherwise.
+ */
+async function databaseBackends(pid) {
+  if (pid === undefined) return [];
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [`agent-authority pid ${pid}`]);
+    return rows.map((row) => row.pid).filter((backend) => existsSync(`/proc/${backend}/stat`));
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU time (µs) each process used so far, by process id, from /proc. */
+function processCpu(pids) {
+  const used = new Map();
+  for (const pid of pids) {
+    const cpu = threadCpu(pid).get(pid);
+    if (cpu !== undefined) used.set(pid, cpu);
+  }
+  return used;
+}
+
+/**
  * The load at `connections`; with `server`, also the server's CPU per request on its main thread
- * and its busiest other thread, and its main thread's pauses for garbage collection.
+ * and its busiest other thread, its main thread's pauses for garbage collection, and, on a local
+ * PostgreSQL, the CPU its database backends spent per request.
  */
 async function measure(url, connections, headers, body, server, bodies = [body]) {
   const pid = server?.child?.pid;
   const gcBefore = await server?.gc?.();
+  const postgres = server?.postgres === true;
+  const backendsBefore = postgres ? processCpu(await databaseBackends(pid)) : new Map();
   const before = threadCpu(pid);
   // Several bodies are sent in turn, each request the next one.
   const texts = bodies.map((b) => JSON.stringify(b));
@@ -229,23 +259,28 @@ async function measure(url, connections, headers, body, server, bodies = [body])
   const used = [...threadCpu(pid)].map(([tid, cpu]) => [tid, (cpu - (before.get(tid) ?? 0)) / result.requests.total]);
   const main = used.find(([tid]) => tid === pid)?.[1];
   const other = used.filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1])[0]?.[1];
+  // Backends that connected during the load count from zero; one that left did no work meanwhile.
+  const backendsAfter = postgres ? processCpu(await databaseBackends(pid)) : new Map();
+  const databaseCpu = postgres && backendsAfter.size > 0
+    ? [...backendsAfter].reduce((sum, [backend, cpu]) => sum + cpu - (backendsBefore.get(backend) ?? 0), 0) / result.requests.total
+    : undefined;
   const gcAfter = await server?.gc?.();
   const gc = gcBefore === undefined || gcAfter === undefined ? undefined
     : { msPerSecond: (gcAfter.pauseMs - gcBefore.pauseMs) / SECONDS, longestMs: gcAfter.longestMs };
-  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, gc };
+  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, databaseCpu, gc };
 }
 
 const cpu = (us) => (us === undefined ? "n/a" : us.toFixed(0));
 
 function table(title, rows) {
   process.stdout.write(`\n${title}\n`);
-  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker | main GC: ms/s, longest ms\n");
+  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker, database | main GC: ms/s, longest ms\n");
   for (const r of rows) {
     process.stdout.write(
       `${String(r.connections).padStart(4)} | ${r.bare.rps.toFixed(0).padStart(19)} | ${r.express.rps.toFixed(0).padStart(19)} | ` +
       `${r.authorize.rps.toFixed(0).padStart(15)} | ${r.authorize.p50.toFixed(1).padStart(6)} | ${r.authorize.p99.toFixed(1).padStart(6)} | ` +
       `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}× | ` +
-      `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)} | ` +
+      `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}, ${cpu(r.authorize.databaseCpu)} | ` +
       `${r.authorize.gcMsPerSecond === undefined ? "n/a" : `${r.authorize.gcMsPerSecond.toFixed(1)}, ${r.authorize.gcLongestMs.toFixed(1)}`}\n`,
     );
   }
@@ -315,7 +350,7 @@ function mean(turns) {
   const times = Float64Array.from(turns.flatMap((t) => t.times)).sort();
   return {
     rps: avg((t) => t.rps), p50: quantile(times, 0.5), p99: quantile(times, 0.99),
-    mainCpu: avg((t) => t.mainCpu), workerCpu: avg((t) => t.workerCpu),
+    mainCpu: avg((t) => t.mainCpu), workerCpu: avg((t) => t.workerCpu), databaseCpu: avg((t) => t.databaseCpu),
     gcMsPerSecond: avg((t) => t.gc?.msPerSecond), gcLongestMs: turns.some((t) => t.gc === undefined) ? undefined : Math.max(...turns.map((t) => t.gc.longestMs)),
     // Each turn's ratio to the Express route measured in the same turn: how far one turn can stray.
     turnRatios: turns.map((t) => t.turnRatio).filter((r) => r !== undefined),
@@ -428,7 +463,7 @@ async function postgresDatabases(schemas) {
     return schema;
   };
   const one = fresh();
-  const databases = [{ title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: () => startChild("authority", PG_URL, one) }];
+  const databases = [{ title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: async () => ({ ...(await startChild("authority", PG_URL, one)), postgres: true }) }];
   if (ONLY === "postgres-one") return databases;
   if (NGINX === undefined) process.stdout.write("PostgreSQL three-replica rows SKIPPED: nginx is not installed\n");
   else {
@@ -481,6 +516,18 @@ async function main() {
     }
     if (large !== undefined) {
       process.stdout.write("\nlarge ÷ empty authorize throughput: " + large.map((r, i) => `${r.connections} conn ${(r.authorize.rps / empty[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
+    }
+    const pgOne = postgres.length > 0 ? rows[databases.length] : undefined;
+    if (pgOne !== undefined && pgOne.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
+      // The server and PostgreSQL share this machine's cores: the CPU both spend on one decision
+      // bounds the rate whatever either does while waiting for the other.
+      const cores = availableParallelism();
+      process.stdout.write(`\nPostgreSQL, one replica: the CPU of one decision (server + its database backends) caps it on these ${cores} cores at ` +
+        pgOne.map((r) => {
+          const perDecision = r.authorize.mainCpu + (r.authorize.workerCpu ?? 0) + r.authorize.databaseCpu;
+          const cap = (cores * 1e6) / perDecision;
+          return `${r.connections} conn ${cap.toFixed(0)} req/s (${(cap / r.express.rps).toFixed(2)}× express; database ${r.authorize.databaseCpu.toFixed(0)} µs of ${perDecision.toFixed(0)})`;
+        }).join(", ") + ", before the load generator's own share\n");
     }
     if (postgres.length === 2) {
       const [one, three] = rows.slice(databases.length);

@@ -222,6 +222,9 @@ export class PostgresDriver implements SqlDriver {
       connectionString: url,
       max: options.poolSize ?? 10,
       types,
+      // Which process holds a connection, in pg_stat_activity: an operator's first question about
+      // several replicas, and how the benchmark finds the database's work for one server.
+      application_name: `agent-authority pid ${process.pid}`,
       // Statements sent without waiting for the one before share a round trip (the decision
       // path's reads and writes, decision 0311); each is still answered, or fails, on its own.
       pipeline: true,
