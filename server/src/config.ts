@@ -14,6 +14,11 @@ export interface ServerConfig {
   readonly databaseUrl: string;
   /** PostgreSQL only: the schema to use; absent uses the connection's default search path. */
   readonly databaseSchema?: string | undefined;
+  /**
+   * PostgreSQL only: send reads and writes as named (prepared) statements (decision 0313); off for
+   * a transaction-mode pooler that does not keep them. Default on.
+   */
+  readonly databaseNamedStatements?: boolean | undefined;
   readonly environment: string;
   /** The first admin key on an empty database; absent means one is generated and printed once. */
   readonly adminKey?: string | undefined;
@@ -58,6 +63,13 @@ function integer(source: Source, name: string, fallback: number, min: number, ma
   return value;
 }
 
+function onOff(source: Source, name: string, fallback: boolean): boolean {
+  const raw = source[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "on" && raw !== "off") throw new ConfigError(`${name} must be on or off, got \`${raw}\``);
+  return raw === "on";
+}
+
 function fileSource(path: string | undefined): Source {
   if (path === undefined || path === "") return {};
   const parsed = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
@@ -99,6 +111,7 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     dataDir,
     databaseUrl: source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db"),
     databaseSchema: source["AUTHORITY_DATABASE_SCHEMA"] || undefined,
+    databaseNamedStatements: onOff(source, "AUTHORITY_DATABASE_NAMED_STATEMENTS", true),
     environment,
     adminKey,
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),

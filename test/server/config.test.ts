@@ -42,6 +42,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ AUTHORITY_ENVIRONMENT: "Prod Env" })).toThrow(/AUTHORITY_ENVIRONMENT/);
     expect(() => loadConfig({ AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "-1" })).toThrow(/CEILING/);
     expect(() => loadConfig({ AUTHORITY_LOG_LEVEL: "loud" })).toThrow(/AUTHORITY_LOG_LEVEL/);
+    expect(() => loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "yes" })).toThrow(/AUTHORITY_DATABASE_NAMED_STATEMENTS must be on or off/);
+  });
+
+  it("names statements unless AUTHORITY_DATABASE_NAMED_STATEMENTS is off", () => {
+    expect(loadConfig({}).databaseNamedStatements).toBe(true);
+    expect(loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "on" }).databaseNamedStatements).toBe(true);
+    expect(loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "off" }).databaseNamedStatements).toBe(false);
   });
 
   it("refuses an AUTHORITY_ADMIN_KEY under 32 printable characters, at the edge, before any database is opened", () => {

@@ -45,6 +45,20 @@ describe("named statements on PostgreSQL", () => {
     }
   });
 
+  it("prepares nothing with named statements off, for a transaction-mode pooler", async () => {
+    await admin.query("CREATE TABLE unnamed (id INTEGER PRIMARY KEY)");
+    const driver = new PostgresDriver(db.url, { schema: db.schema!, poolSize: 1, namedStatements: false });
+    try {
+      await driver.transaction((tx) => tx.run("INSERT INTO unnamed (id) VALUES (?)", [1]));
+      await driver.groupTransaction((tx) => tx.run("INSERT INTO unnamed (id) VALUES (?)", [2]));
+      expect(await driver.all("SELECT id FROM unnamed ORDER BY id")).toEqual([{ id: 1 }, { id: 2 }]);
+      const held = await driver.get("SELECT count(*) AS n FROM pg_prepared_statements");
+      expect(Number(held!["n"])).toBe(0);
+    } finally {
+      await driver.close();
+    }
+  });
+
   it("recovers from a plan made stale by another connection's migration, in and out of transactions", async () => {
     await admin.query("CREATE TABLE shifting (id INTEGER PRIMARY KEY, a TEXT); INSERT INTO shifting VALUES (1, 'x')");
     const driver = new PostgresDriver(db.url, { schema: db.schema!, poolSize: 2 });

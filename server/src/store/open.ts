@@ -12,6 +12,8 @@ export interface OpenStoreOptions {
   /** PostgreSQL only: the schema to use (created by migrate when absent). */
   readonly schema?: string;
   readonly poolSize?: number;
+  /** PostgreSQL only: named (prepared) statements, default true (postgres-driver.ts, decision 0313). */
+  readonly namedStatements?: boolean;
   /**
    * SQLite only: keep temporary storage in memory (`temp_store=MEMORY`). The undo pages of the
    * savepoints a group-commit batch runs again with, after one of its transactions failed, then

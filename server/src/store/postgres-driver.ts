@@ -36,14 +36,14 @@ interface Statement {
  */
 const statements = new Map<string, Statement>();
 
-function statement(sql: string): Statement {
+function statement(sql: string, named: boolean): Statement {
   const known = statements.get(sql);
-  if (known !== undefined) return known;
+  if (known !== undefined) return named || known.name === undefined ? known : { text: known.text, name: undefined };
   const text = numbered(sql);
-  const named = statements.size < POSTGRES_LIMITS.namedStatements && /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(sql);
-  const made: Statement = { text, name: named ? `aa_${statements.size}` : undefined };
+  const nameable = statements.size < POSTGRES_LIMITS.namedStatements && /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(sql);
+  const made: Statement = { text, name: nameable ? `aa_${statements.size}` : undefined };
   if (statements.size < POSTGRES_LIMITS.statementTexts) statements.set(sql, made);
-  return made;
+  return named ? made : { text, name: undefined };
 }
 
 /**
@@ -114,8 +114,8 @@ function corked(client: pg.PoolClient): void {
 }
 
 /** Runs one statement on one pooled connection; marks the connection when its plan went stale. */
-async function send(client: pg.PoolClient, sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
-  const { text, name } = statement(sql);
+async function send(client: pg.PoolClient, sql: string, params: readonly SqlValue[], named: boolean): Promise<pg.QueryResult> {
+  const { text, name } = statement(sql, named);
   corked(client);
   try {
     return await client.query({ text, name, values: params as SqlValue[] });
@@ -128,20 +128,22 @@ async function send(client: pg.PoolClient, sql: string, params: readonly SqlValu
 class PostgresSession implements SqlDriver {
   readonly dialect = "postgres" as const;
   readonly #client: Queryable;
+  readonly #named: boolean;
 
-  constructor(client: Queryable) {
+  constructor(client: Queryable, named: boolean) {
     this.#client = client;
+    this.#named = named;
   }
 
   async #query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
     const client = this.#client;
-    if (!(client instanceof pg.Pool)) return send(client, sql, params);
+    if (!(client instanceof pg.Pool)) return send(client, sql, params, this.#named);
     // A statement outside a transaction: on a connection of its own, and again on another when
     // this one's plan went stale (each try drops one such connection, so the tries are bounded).
     for (let attempt = 1; ; attempt += 1) {
       const connection = await client.connect();
       try {
-        return await send(connection, sql, params);
+        return await send(connection, sql, params, this.#named);
       } catch (error) {
         if (!isStalePlan(error) || attempt > client.options.max) throw error;
       } finally {
@@ -183,8 +185,8 @@ async function committed(client: pg.PoolClient): Promise<void> {
 class PostgresBatch extends PostgresSession implements BatchConnection {
   readonly #client: pg.PoolClient;
 
-  constructor(client: pg.PoolClient) {
-    super(client);
+  constructor(client: pg.PoolClient, named: boolean) {
+    super(client, named);
     this.#client = client;
   }
 
@@ -204,6 +206,8 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Group-commit lanes; default POSTGRES_LIMITS.groupLanes. */
   readonly groupLanes?: number;
+  /** Reads and writes as named statements (decision 0313); default true. */
+  readonly namedStatements?: boolean;
 }
 
 export class PostgresDriver implements SqlDriver {
@@ -211,6 +215,7 @@ export class PostgresDriver implements SqlDriver {
   readonly #pool: pg.Pool;
   readonly #session: PostgresSession;
   readonly #group: GroupCommit;
+  readonly #named: boolean;
   readonly schema: string | undefined;
 
   constructor(url: string, options: PostgresOptions = {}) {
@@ -232,11 +237,12 @@ export class PostgresDriver implements SqlDriver {
     });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
-    this.#session = new PostgresSession(this.#pool);
+    this.#named = options.namedStatements ?? true;
+    this.#session = new PostgresSession(this.#pool, this.#named);
     this.#group = new GroupCommit(async (work) => {
       const client = await this.#pool.connect();
       try {
-        await work(new PostgresBatch(client));
+        await work(new PostgresBatch(client, this.#named));
       } finally {
         release(client);
       }
@@ -287,7 +293,7 @@ export class PostgresDriver implements SqlDriver {
     const client = await this.#pool.connect();
     try {
       await client.query("BEGIN");
-      const result = await fn(new PostgresSession(client));
+      const result = await fn(new PostgresSession(client, this.#named));
       await committed(client);
       return result;
     } catch (error) {
