@@ -182,14 +182,16 @@ async function committed(client: pg.PoolClient): Promise<void> {
 /** A pooled connection holding one group-commit batch's transaction. */
 class PostgresBatch extends PostgresSession implements BatchConnection {
   readonly #client: pg.PoolClient;
+  readonly #begin: string;
 
-  constructor(client: pg.PoolClient) {
+  constructor(client: pg.PoolClient, begin: string) {
     super(client);
     this.#client = client;
+    this.#begin = begin;
   }
 
   async beginBatch(): Promise<void> {
-    await this.#client.query("BEGIN");
+    await this.#client.query(this.#begin);
   }
 
   async endBatch(commit: boolean): Promise<void> {
@@ -204,6 +206,11 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Group-commit lanes; default POSTGRES_LIMITS.groupLanes. */
   readonly groupLanes?: number;
+  /**
+   * The isolation level every transaction begins with (`BEGIN ISOLATION LEVEL …`); absent: the
+   * server's default. Set by the engine profile (engine.ts, decision 0310).
+   */
+  readonly isolation?: "serializable" | "repeatable read";
 }
 
 export class PostgresDriver implements SqlDriver {
@@ -211,6 +218,8 @@ export class PostgresDriver implements SqlDriver {
   readonly #pool: pg.Pool;
   readonly #session: PostgresSession;
   readonly #group: GroupCommit;
+  readonly #begin: string;
+  #retries = 0;
   readonly schema: string | undefined;
 
   constructor(url: string, options: PostgresOptions = {}) {
@@ -218,6 +227,7 @@ export class PostgresDriver implements SqlDriver {
       throw new Error(`invalid schema name \`${options.schema}\``);
     }
     this.schema = options.schema;
+    this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
     this.#pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
@@ -233,11 +243,21 @@ export class PostgresDriver implements SqlDriver {
     this.#group = new GroupCommit(async (work) => {
       const client = await this.#pool.connect();
       try {
-        await work(new PostgresBatch(client));
+        await work(new PostgresBatch(client, this.#begin));
       } finally {
         release(client);
       }
-    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: POSTGRES_RETRY, ordered: true });
+    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#counted(POSTGRES_RETRY), ordered: true });
+  }
+
+  /** Transactions run again after a transient failure, grouped or not, since the driver was made. */
+  get retries(): number {
+    return this.#retries;
+  }
+
+  /** The policy, counting each retry it schedules (it asks for a wait only before one). */
+  #counted(policy: RetryPolicy): RetryPolicy {
+    return { ...policy, delayMs: (attempt) => { this.#retries += 1; return policy.delayMs(attempt); } };
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
@@ -267,6 +287,7 @@ export class PostgresDriver implements SqlDriver {
         return await this.#once(fn);
       } catch (error) {
         if (attempt >= POSTGRES_RETRY.attempts || !isRetryable(error)) throw error;
+        this.#retries += 1;
         await new Promise((resolve) => setTimeout(resolve, POSTGRES_RETRY.delayMs(attempt + 1)));
       }
     }
@@ -283,7 +304,7 @@ export class PostgresDriver implements SqlDriver {
   async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     try {
-      await client.query("BEGIN");
+      await client.query(this.#begin);
       const result = await fn(new PostgresSession(client));
       await committed(client);
       return result;
