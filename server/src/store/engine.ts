@@ -52,9 +52,10 @@ const LOCK_TABLE_SQL = "CREATE TABLE IF NOT EXISTS authority_locks (name TEXT PR
  * SQLSTATEs of a `CREATE … IF NOT EXISTS` that lost a race with the same statement on another
  * connection: PostgreSQL checks existence before it inserts into its catalogue, so two at once can
  * both miss the other's and one fails on the catalogue's unique index (23505), or as a duplicate
- * (42P06 schema, 42P07 table); CockroachDB and YugabyteDB may answer 40001.
+ * (42P06 schema, 42P07 table, 42710 the table's row type); CockroachDB and YugabyteDB may answer
+ * 40001.
  */
-const LOST_CREATE_RACE = new Set(["23505", "42P06", "42P07", "40001"]);
+const LOST_CREATE_RACE = new Set(["23505", "42P06", "42P07", "42710", "40001"]);
 
 /**
  * Statements that must succeed once however many replicas run them at the same moment, each
