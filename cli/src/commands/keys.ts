@@ -102,7 +102,8 @@ async function createAdminOffline(args: ParsedArgs, format: "text" | "json", ter
   const schema = option(args, "schema") ?? terminal.env["AUTHORITY_DATABASE_SCHEMA"];
   const engine = terminal.env["AUTHORITY_DATABASE_ENGINE"] || "postgresql";
   if (!(server.DATABASE_ENGINES as readonly string[]).includes(engine)) {
-    throw new UsageError(`AUTHORITY_DATABASE_ENGINE must be ${server.DATABASE_ENGINES.join(", ")}, got \`${engine}\``);
+    const names = server.DATABASE_ENGINES;
+    throw new UsageError(`AUTHORITY_DATABASE_ENGINE must be ${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}, got \`${engine}\``);
   }
   let store: ReturnType<typeof server.openStore>;
   try {
