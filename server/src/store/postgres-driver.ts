@@ -210,7 +210,7 @@ export interface PostgresOptions {
    * The isolation level every transaction begins with (`BEGIN ISOLATION LEVEL …`); absent: the
    * server's default. Set by the engine profile (engine.ts, decision 0310).
    */
-  readonly isolation?: "serializable" | "repeatable read";
+  readonly isolation?: "serializable";
 }
 
 export class PostgresDriver implements SqlDriver {
