@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { isStrongEnough } from "./secrets.js";
+import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";
 
 export interface ServerConfig {
   readonly host: string;
@@ -19,6 +20,11 @@ export interface ServerConfig {
    * a transaction-mode pooler that does not keep them. Default on.
    */
   readonly databaseNamedStatements?: boolean | undefined;
+  /**
+   * PostgreSQL only: the engine behind the URL, which sets how locks are taken and the isolation
+   * level (decision 0310); default `postgresql`.
+   */
+  readonly databaseEngine?: DatabaseEngine | undefined;
   readonly environment: string;
   /** The first admin key on an empty database; absent means one is generated and printed once. */
   readonly adminKey?: string | undefined;
@@ -100,6 +106,14 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(environment)) {
     throw new ConfigError(`AUTHORITY_ENVIRONMENT must be lower-case letters, digits, '.', '_' or '-', got \`${environment}\``);
   }
+  const databaseUrl = source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db");
+  const databaseEngine = source["AUTHORITY_DATABASE_ENGINE"] || "postgresql";
+  if (!isDatabaseEngine(databaseEngine)) {
+    throw new ConfigError(`AUTHORITY_DATABASE_ENGINE must be ${DATABASE_ENGINES.slice(0, -1).join(", ")} or ${DATABASE_ENGINES.at(-1)}, got \`${databaseEngine}\``);
+  }
+  if (databaseEngine !== "postgresql" && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`AUTHORITY_DATABASE_ENGINE=${databaseEngine} needs a postgres:// AUTHORITY_DATABASE_URL, not a SQLite file`);
+  }
   const adminKey = source["AUTHORITY_ADMIN_KEY"] || undefined;
   // Checked here, before any database is opened, so that a bad key writes nothing (exit 2).
   if (adminKey !== undefined && !isStrongEnough(adminKey)) {
@@ -109,9 +123,10 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     host: source["AUTHORITY_HOST"] || "127.0.0.1",
     port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
     dataDir,
-    databaseUrl: source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db"),
+    databaseUrl,
     databaseSchema: source["AUTHORITY_DATABASE_SCHEMA"] || undefined,
     databaseNamedStatements: onOff(source, "AUTHORITY_DATABASE_NAMED_STATEMENTS", true),
+    databaseEngine,
     environment,
     adminKey,
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),

@@ -3,7 +3,9 @@ export { loadConfig, ConfigError, TRANSPORT_LIMITS, type ServerConfig } from "./
 export { startServer, SERVER_VERSION, type AuthorityServer, type StartOptions, type RequestListener } from "./server.js";
 export { createApp, type AppOptions } from "./http/app.js";
 export { clientAddress, FORWARDED_FOR_LIMITS } from "./http/client-address.js";
-export { openStore, openExistingStore, DatabaseNotFound, sqliteFile, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";
+export { openStore, openExistingStore, DatabaseNotFound, EngineNeedsPostgresUrl, sqliteFile, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";
+export { SqlStore } from "./store/sql-store.js";
+export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/engine.js";
 export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/postgres-driver.js";
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
 export type {

@@ -79,7 +79,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   // The worker's connection has a checkpoint thread (sqlite-driver.ts); this connection's commits
   // then checkpoint the log only as late as the worker's own do.
   const store = options.store ?? openStore(config.databaseUrl, {
-    schema: config.databaseSchema, namedStatements: config.databaseNamedStatements ?? true, ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
+    schema: config.databaseSchema, engine: config.databaseEngine, namedStatements: config.databaseNamedStatements ?? true, ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
   });
   const ownsStore = options.store === undefined || options.ownsStore === true;
   let http: Server | undefined;

@@ -10,7 +10,7 @@ import { authority, buildCli } from "./run-cli.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "authority-offline-"));
 /** The server's own settings emptied, so that each run sees only what the test gives it. */
-const NO_SETTINGS = { AUTHORITY_DATA_DIR: "", AUTHORITY_DATABASE_URL: "", AUTHORITY_DATABASE_SCHEMA: "", AUTHORITY_ADMIN_KEY: "", AUTHORITY_SERVER: "", AUTHORITY_KEY: "" };
+const NO_SETTINGS = { AUTHORITY_DATA_DIR: "", AUTHORITY_DATABASE_URL: "", AUTHORITY_DATABASE_SCHEMA: "", AUTHORITY_DATABASE_ENGINE: "", AUTHORITY_ADMIN_KEY: "", AUTHORITY_SERVER: "", AUTHORITY_KEY: "" };
 
 beforeAll(() => buildCli(), 180_000);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -54,6 +54,12 @@ describe("authority keys create --admin: refusals", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("no database at");
     expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it("refuses an unknown AUTHORITY_DATABASE_ENGINE before opening anything", () => {
+    const run = authority(["keys", "create", "--admin", "--database", "postgres://nobody@127.0.0.1:1/none"], { env: { ...NO_SETTINGS, AUTHORITY_DATABASE_ENGINE: "oracle" } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("AUTHORITY_DATABASE_ENGINE must be postgresql, cockroachdb or yugabytedb, got `oracle`");
   });
 
   it("needs --database, and refuses the options of an online key", () => {

@@ -113,7 +113,7 @@ export function storeContract(target: StoreTarget): void {
       // Replicas starting together each try to create the first key; each must see the other's.
       // Each start has its own connection to the database, as separate processes do.
       const fresh = await openTestStore(target, T0);
-      const replicas = Array.from({ length: 4 }, () => openStore(fresh.url, fresh.schema === undefined ? {} : { schema: fresh.schema }));
+      const replicas = Array.from({ length: 4 }, () => openStore(fresh.url, fresh.options));
       try {
         const starts = await Promise.all(replicas.map((replica) => bootstrapAdminKey(replica, undefined, T0)));
         expect(starts.filter((s) => s.created)).toHaveLength(1);
@@ -179,7 +179,7 @@ export function storeContract(target: StoreTarget): void {
     it("show the decision path every change to a grant or a certificate, made here or by another connection", async () => {
       // On SQLite the decision path keeps grants and certificates between batches (the decision
       // cache); whatever changes them, on this connection or another, must be seen by the next batch.
-      const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+      const other = openStore(db.url, db.options);
       try {
         const g = grant(a.id);
         await db.store.insertGrant(g);
@@ -237,7 +237,7 @@ export function storeContract(target: StoreTarget): void {
 
     it("chain each sealed record to the last one, whoever appended it: a batch, a plain transaction, another connection, or a rolled-back try", async () => {
       // On SQLite a batch keeps the tree's ledger head it appended last (the decision cache).
-      const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+      const other = openStore(db.url, db.options);
       try {
         const g = grant(a.id);
         await db.store.insertGrant(g);
@@ -390,7 +390,7 @@ export function storeContract(target: StoreTarget): void {
 
     it("show the decision path exact usage from batch to batch: its own uses and holds, an expiry at once, and another connection's settlement", async () => {
       // On SQLite a batch keeps the usage it read and updates it with its own writes (the decision cache).
-      const other = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+      const other = openStore(db.url, db.options);
       try {
         const g = grant(a.id);
         await db.store.insertGrant(g);

@@ -9,13 +9,15 @@ import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { describe, it } from "vitest";
-import { openStore, type Store } from "@agent-authority/server";
+import { openStore, type DatabaseEngine, type OpenStoreOptions, type Store } from "@agent-authority/server";
 import { dropSchema, postgresProblem } from "./postgres-schemas.mjs";
 
 export const PG_URL = process.env["AUTHORITY_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 
 export interface StoreTarget {
   readonly name: "sqlite" | "postgres";
+  /** PostgreSQL only: the engine profile the store runs with (decision 0310); absent: postgresql. */
+  readonly engine?: DatabaseEngine;
   /** The database URL and, for PostgreSQL, a schema of its own. */
   create(): Promise<{ url: string; schema?: string; dispose(): Promise<void> }>;
 }
@@ -39,6 +41,17 @@ export const postgresTarget: StoreTarget = {
     };
   },
 };
+
+/**
+ * PostgreSQL run under the conditions of a distributed engine (decision 0310): lock rows instead of
+ * advisory locks, every transaction SERIALIZABLE, no TRUNCATE guard. The strictest profile.
+ */
+export const cockroachProfileTarget: StoreTarget = { ...postgresTarget, engine: "cockroachdb" };
+
+/** How a store of the target is opened on `db`: its schema and engine. */
+export function storeOptions(target: StoreTarget, db: { schema?: string | undefined }): OpenStoreOptions {
+  return { ...(db.schema === undefined ? {} : { schema: db.schema }), ...(target.engine === undefined ? {} : { engine: target.engine }) };
+}
 
 /** Why PostgreSQL cannot be reached, or null when it can. */
 export const pgProblem = await postgresProblem(PG_URL);
@@ -67,6 +80,8 @@ export interface TestStore {
   readonly store: Store;
   readonly url: string;
   readonly schema?: string;
+  /** What another connection to the same database opens it with (schema and engine). */
+  readonly options: OpenStoreOptions;
   /** Runs SQL past the store, as an intruder with database access would (`?` placeholders). */
   raw(sql: string, params?: readonly unknown[]): Promise<unknown[]>;
   close(): Promise<void>;
@@ -74,11 +89,13 @@ export interface TestStore {
 
 export async function openTestStore(target: StoreTarget, now = Date.now()): Promise<TestStore> {
   const db = await target.create();
-  const store = openStore(db.url, db.schema === undefined ? {} : { schema: db.schema });
+  const options = storeOptions(target, db);
+  const store = openStore(db.url, options);
   await store.migrate(now);
   return {
     store,
     url: db.url,
+    options,
     ...(db.schema === undefined ? {} : { schema: db.schema }),
     raw: (sql, params = []) => rawQuery(db.url, db.schema, sql, params),
     async close() {

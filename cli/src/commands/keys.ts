@@ -42,6 +42,7 @@ file that does not exist is refused (nothing is created).
   --admin          create an admin key directly in the database given by --database
   --database URL   a SQLite file path, or a postgres:// URL (with --admin)
   --schema NAME    PostgreSQL only: the schema the server uses (AUTHORITY_DATABASE_SCHEMA)
+                   (the engine behind a postgres:// URL is read from AUTHORITY_DATABASE_ENGINE)
 
   --identity ID    an email for a human, a service name for a service
   --kind KIND      human or service
@@ -99,11 +100,19 @@ async function createAdminOffline(args: ParsedArgs, format: "text" | "json", ter
   const server = await serverPackage("keys create --admin");
   const url = server.isPostgresUrl(database) ? database : resolve(terminal.cwd, database);
   const schema = option(args, "schema") ?? terminal.env["AUTHORITY_DATABASE_SCHEMA"];
+  const engine = terminal.env["AUTHORITY_DATABASE_ENGINE"] || "postgresql";
+  if (!(server.DATABASE_ENGINES as readonly string[]).includes(engine)) {
+    const names = server.DATABASE_ENGINES;
+    throw new UsageError(`AUTHORITY_DATABASE_ENGINE must be ${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}, got \`${engine}\``);
+  }
   let store: ReturnType<typeof server.openStore>;
   try {
-    store = server.openExistingStore(url, schema !== undefined && schema !== "" ? { schema } : {});
+    store = server.openExistingStore(url, {
+      ...(schema !== undefined && schema !== "" ? { schema } : {}), engine: engine as (typeof server.DATABASE_ENGINES)[number],
+    });
   } catch (error) {
     if (error instanceof server.DatabaseNotFound) throw new UsageError(`${error.message}; name the server's database file`);
+    if (error instanceof server.EngineNeedsPostgresUrl) throw new UsageError(error.message);
     throw error;
   }
   try {

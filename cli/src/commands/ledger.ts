@@ -18,7 +18,9 @@ async function verifyDatabase(terminal: Terminal): Promise<Verification> {
   const { server, config: settings } = await serverConfig("ledger verify", terminal);
   let store: ReturnType<typeof server.openStore>;
   try {
-    store = server.openExistingStore(settings.databaseUrl, settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {});
+    store = server.openExistingStore(settings.databaseUrl, {
+      ...(settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {}), engine: settings.databaseEngine,
+    });
   } catch (error) {
     if (!(error instanceof server.DatabaseNotFound)) throw error;
     throw new UsageError(`${error.message}: set AUTHORITY_DATA_DIR or AUTHORITY_DATABASE_URL to the server's database, or ask a running server with \`--server URL\``);

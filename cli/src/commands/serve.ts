@@ -4,7 +4,8 @@ import { type Command, EXIT } from "../command.js";
 import { serverConfig } from "../optional-packages.js";
 
 const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (docs/operations.md):
-AUTHORITY_DATA_DIR, AUTHORITY_DATABASE_URL, AUTHORITY_ENVIRONMENT, AUTHORITY_ADMIN_KEY, ...`;
+AUTHORITY_DATA_DIR, AUTHORITY_DATABASE_URL, AUTHORITY_DATABASE_ENGINE, AUTHORITY_ENVIRONMENT,
+AUTHORITY_ADMIN_KEY, ...`;
 
 export const serveCommand: Command = {
   name: "serve",
@@ -69,7 +70,7 @@ ${CONFIG_HELP}
     const args = parseArgs(argv, {});
     if (args.positionals.length > 0) throw new UsageError("`migrate` takes no arguments");
     const { server, config: settings } = await serverConfig("migrate", terminal);
-    const options = settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {};
+    const options = { ...(settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {}), engine: settings.databaseEngine };
     const applied = await server.migrateDatabase(settings.databaseUrl, options);
     const where = server.isPostgresUrl(settings.databaseUrl) ? "the PostgreSQL database" : settings.databaseUrl;
     terminal.out.write(

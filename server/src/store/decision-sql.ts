@@ -2,6 +2,7 @@
 // approvals of gated decisions and idempotency keys. One copy of the SQL for both databases.
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
+import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 
 /** Migration 2: what the decision path needs beyond migration 1. */
 export const DECISION_PATH_SQL = `
@@ -87,7 +88,8 @@ export interface IdempotencyRow {
 export interface DecisionStore {
   /**
    * Serialises writers of a chain that belongs to no grant's tree (an agent's own chain) until the
-   * transaction ends: an advisory lock on PostgreSQL; SQLite's BEGIN IMMEDIATE already holds it.
+   * transaction ends: an advisory lock on PostgreSQL, a lock row on engines without advisory
+   * locks (engine.ts); SQLite's BEGIN IMMEDIATE already holds it.
    */
   lockChain(treeId: string): Promise<void>;
   /** The last record of a tree's chain, or undefined for a tree with none. */
@@ -204,13 +206,15 @@ function pick(record: object, columns: readonly string[]): (string | number | nu
 
 export class DecisionSql implements DecisionStore {
   readonly #db: SqlDriver;
+  readonly #engine: EngineProfile;
 
-  constructor(db: SqlDriver) {
+  constructor(db: SqlDriver, engine: EngineProfile = POSTGRESQL_PROFILE) {
     this.#db = db;
+    this.#engine = engine;
   }
 
   async lockChain(treeId: string): Promise<void> {
-    if (this.#db.dialect === "postgres") await this.#db.get("SELECT pg_advisory_xact_lock(hashtext(?)) AS locked", [`ledger:${treeId}`]);
+    await takeNamedLock(this.#db, this.#engine, { name: `ledger:${treeId}` });
   }
 
   async ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined> {

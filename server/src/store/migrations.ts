@@ -5,6 +5,7 @@ import type { Dialect, SqlDriver } from "./driver.js";
 import { DECISION_PATH_SQL, GRANT_TOTALS_SQL } from "./decision-sql.js";
 import { breakersMigrationSql } from "./breaker-sql.js";
 import { familiesMigrationSql } from "./family-sql.js";
+import { checkSignalSequence, POSTGRESQL_PROFILE, prepareLockTable, takeNamedLock, type EngineProfile } from "./engine.js";
 
 export interface Migration {
   readonly version: number;
@@ -244,6 +245,15 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
 
 const MIGRATION_LOCK = 727_274_001;
 
+/** The statement triggers refusing TRUNCATE, one a line in migrations 1 and 4. */
+const TRUNCATE_GUARD = /^CREATE TRIGGER \w+_kept_truncate BEFORE TRUNCATE ON \w+ FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete\(\);$\n?/gm;
+
+/** A migration's SQL for the engine: without the TRUNCATE guard where the engine has no statement triggers. */
+function migrationSql(migration: Migration, dialect: Dialect, engine: EngineProfile): string {
+  const sql = migration.sql[dialect];
+  return dialect === "postgres" && !engine.truncateGuard ? sql.replace(TRUNCATE_GUARD, "") : sql;
+}
+
 /** A database holding migrations this release does not know: a newer release wrote it. */
 export class SchemaTooNew extends Error {
   constructor(readonly versions: readonly number[]) {
@@ -252,15 +262,21 @@ export class SchemaTooNew extends Error {
 }
 
 /** Applies every migration not yet applied; answers the versions it applied. Refuses a database a newer release migrated. */
-export async function runMigrations(db: SqlDriver, now: number, schema?: string): Promise<number[]> {
+export async function runMigrations(db: SqlDriver, now: number, schema?: string, engine: EngineProfile = POSTGRESQL_PROFILE): Promise<number[]> {
+  // A lock row needs its table before the lock: the schema and the table are made first, each
+  // on its own and safe to race (engine.ts).
+  if (db.dialect === "postgres" && engine.locks === "rows") await prepareLockTable(db, schema);
   return db.transaction(async (tx) => {
     // Several replicas may start at once on PostgreSQL: one applies, the others wait and find it
     // done. The schema is created under the same lock: two concurrent `CREATE SCHEMA IF NOT
     // EXISTS` can both miss the other's and one then fails on the catalogue's unique index.
-    if (tx.dialect === "postgres") {
+    if (tx.dialect === "postgres" && engine.locks === "advisory") {
       await tx.get("SELECT pg_advisory_xact_lock(?)", [MIGRATION_LOCK]);
       if (schema !== undefined) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     }
+    // Touched: under snapshot isolation a start that waited is answered 40001 and runs again on
+    // a snapshot that sees the migrations the holder applied.
+    if (tx.dialect === "postgres" && engine.locks === "rows") await takeNamedLock(tx, engine, { name: "migrations", touch: true });
     await tx.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
     );
@@ -272,10 +288,11 @@ export async function runMigrations(db: SqlDriver, now: number, schema?: string)
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
       if (done.has(migration.version)) continue;
-      await tx.exec(migration.sql[tx.dialect]);
+      await tx.exec(migrationSql(migration, tx.dialect, engine));
       await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [migration.version, migration.name, now]);
       applied.push(migration.version);
     }
+    await checkSignalSequence(tx, engine);
     return applied;
   });
 }

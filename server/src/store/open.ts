@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 import { PostgresDriver } from "./postgres-driver.js";
 import { SqliteDriver } from "./sqlite-driver.js";
 import { SqlStore } from "./sql-store.js";
+import { ENGINE_PROFILES, type DatabaseEngine } from "./engine.js";
 import type { Store } from "./store.js";
 
 export interface OpenStoreOptions {
@@ -14,6 +15,11 @@ export interface OpenStoreOptions {
   readonly poolSize?: number;
   /** PostgreSQL only: named (prepared) statements, default true (postgres-driver.ts, decision 0313). */
   readonly namedStatements?: boolean;
+  /**
+   * PostgreSQL URLs only: the engine behind the URL (decision 0310); default `postgresql`. Every
+   * process on one database must name the same engine: their locks differ.
+   */
+  readonly engine?: DatabaseEngine;
   /**
    * SQLite only: keep temporary storage in memory (`temp_store=MEMORY`). The undo pages of the
    * savepoints a group-commit batch runs again with, after one of its transactions failed, then
@@ -43,6 +49,13 @@ export function sqliteFile(url: string): string | undefined {
  * Opens a database that must already exist: a SQLite file that is missing is refused before
  * anything is created (commands that read or repair a database never make an empty one).
  */
+/** Raised for a database engine other than PostgreSQL named with a SQLite database; nothing was opened. */
+export class EngineNeedsPostgresUrl extends Error {
+  constructor(readonly engine: DatabaseEngine) {
+    super(`the database engine \`${engine}\` needs a \`postgres://\` database URL, not a SQLite file`);
+  }
+}
+
 export function openExistingStore(url: string, options: OpenStoreOptions = {}): Store {
   const file = sqliteFile(url);
   if (file !== undefined && !existsSync(file)) throw new DatabaseNotFound(file);
@@ -57,10 +70,13 @@ export class DatabaseNotFound extends Error {
 }
 
 export function openStore(url: string, options: OpenStoreOptions = {}): Store {
+  const engine = ENGINE_PROFILES[options.engine ?? "postgresql"];
+  if (engine === undefined) throw new Error(`unknown database engine \`${String(options.engine)}\`: postgresql, cockroachdb or yugabytedb`);
   if (isPostgresUrl(url)) {
-    const driver = new PostgresDriver(url, options);
-    return new SqlStore(driver, options.schema);
+    const driver = new PostgresDriver(url, engine.isolation === undefined ? options : { ...options, isolation: engine.isolation });
+    return new SqlStore(driver, options.schema, engine);
   }
+  if (engine.engine !== "postgresql") throw new EngineNeedsPostgresUrl(engine.engine);
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   return new SqlStore(new SqliteDriver(path, {

@@ -184,14 +184,16 @@ async function committed(client: pg.PoolClient): Promise<void> {
 /** A pooled connection holding one group-commit batch's transaction. */
 class PostgresBatch extends PostgresSession implements BatchConnection {
   readonly #client: pg.PoolClient;
+  readonly #begin: string;
 
-  constructor(client: pg.PoolClient, named: boolean) {
+  constructor(client: pg.PoolClient, named: boolean, begin: string) {
     super(client, named);
     this.#client = client;
+    this.#begin = begin;
   }
 
   async beginBatch(): Promise<void> {
-    await this.#client.query("BEGIN");
+    await this.#client.query(this.#begin);
   }
 
   async endBatch(commit: boolean): Promise<void> {
@@ -208,6 +210,11 @@ export interface PostgresOptions {
   readonly groupLanes?: number;
   /** Reads and writes as named statements (decision 0313); default true. */
   readonly namedStatements?: boolean;
+  /**
+   * The isolation level every transaction begins with (`BEGIN ISOLATION LEVEL …`); absent: the
+   * server's default. Set by the engine profile (engine.ts, decision 0310).
+   */
+  readonly isolation?: "serializable";
 }
 
 export class PostgresDriver implements SqlDriver {
@@ -216,6 +223,8 @@ export class PostgresDriver implements SqlDriver {
   readonly #session: PostgresSession;
   readonly #group: GroupCommit;
   readonly #named: boolean;
+  readonly #begin: string;
+  #retries = 0;
   readonly schema: string | undefined;
 
   constructor(url: string, options: PostgresOptions = {}) {
@@ -223,6 +232,7 @@ export class PostgresDriver implements SqlDriver {
       throw new Error(`invalid schema name \`${options.schema}\``);
     }
     this.schema = options.schema;
+    this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
     this.#pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
@@ -242,11 +252,21 @@ export class PostgresDriver implements SqlDriver {
     this.#group = new GroupCommit(async (work) => {
       const client = await this.#pool.connect();
       try {
-        await work(new PostgresBatch(client, this.#named));
+        await work(new PostgresBatch(client, this.#named, this.#begin));
       } finally {
         release(client);
       }
-    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: POSTGRES_RETRY, ordered: true });
+    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#counted(POSTGRES_RETRY), ordered: true });
+  }
+
+  /** Transactions run again after a transient failure, grouped or not, since the driver was made. */
+  get retries(): number {
+    return this.#retries;
+  }
+
+  /** The policy, counting each retry it schedules (it asks for a wait only before one). */
+  #counted(policy: RetryPolicy): RetryPolicy {
+    return { ...policy, delayMs: (attempt) => { this.#retries += 1; return policy.delayMs(attempt); } };
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
@@ -276,6 +296,7 @@ export class PostgresDriver implements SqlDriver {
         return await this.#once(fn);
       } catch (error) {
         if (attempt >= POSTGRES_RETRY.attempts || !isRetryable(error)) throw error;
+        this.#retries += 1;
         await new Promise((resolve) => setTimeout(resolve, POSTGRES_RETRY.delayMs(attempt + 1)));
       }
     }
@@ -292,7 +313,7 @@ export class PostgresDriver implements SqlDriver {
   async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     try {
-      await client.query("BEGIN");
+      await client.query(this.#begin);
       const result = await fn(new PostgresSession(client, this.#named));
       await committed(client);
       return result;

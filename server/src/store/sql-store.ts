@@ -7,6 +7,7 @@ import { DecisionSql, OPEN_HOLD_AT, type DecisionStore } from "./decision-sql.js
 import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
 import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { runMigrations } from "./migrations.js";
+import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, HeldTree, KeyRecord,
   GrantFilter, Page, Revocation, Store, StoredGrantStatus,
@@ -133,10 +134,12 @@ function values(record: object, columns: readonly string[]): SqlValue[] {
 export class SqlStore implements Store {
   readonly #db: SqlDriver;
   readonly #schema: string | undefined;
+  readonly #engine: EngineProfile;
 
-  constructor(db: SqlDriver, schema?: string) {
+  constructor(db: SqlDriver, schema?: string, engine: EngineProfile = POSTGRESQL_PROFILE) {
     this.#db = db;
     this.#schema = schema;
+    this.#engine = engine;
   }
 
   get dialect() {
@@ -144,7 +147,7 @@ export class SqlStore implements Store {
   }
 
   migrate(now: number): Promise<number[]> {
-    return runMigrations(this.#db, now, this.#schema);
+    return runMigrations(this.#db, now, this.#schema, this.#engine);
   }
 
   async ping(): Promise<void> {
@@ -156,12 +159,12 @@ export class SqlStore implements Store {
   }
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
-    return this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema)));
+    return this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)));
   }
 
   batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string): Promise<T> {
     if (this.#db.groupTransaction === undefined) return this.transaction(fn);
-    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema)), order);
+    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)), order);
   }
 
   async countRows(): Promise<Record<string, number>> {
@@ -239,7 +242,8 @@ export class SqlStore implements Store {
   }
 
   async lockKeyBootstrap(): Promise<void> {
-    if (this.#db.dialect === "postgres") await this.#db.get("SELECT pg_advisory_xact_lock(hashtext(?)) AS locked", ["keys:bootstrap"]);
+    // Touched: a start that waited behind the one creating the key counts the keys afresh.
+    await takeNamedLock(this.#db, this.#engine, { name: "keys:bootstrap", touch: true });
   }
 
   async listAgents(page: Page): Promise<AgentRecord[]> {
@@ -432,7 +436,7 @@ export class SqlStore implements Store {
   }
 
   decisionPath(): DecisionStore {
-    return new DecisionSql(this.#db);
+    return new DecisionSql(this.#db, this.#engine);
   }
 
   breakerPath(): BreakerStore {
