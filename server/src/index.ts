@@ -5,6 +5,7 @@ export { createApp, type AppOptions } from "./http/app.js";
 export { clientAddress, FORWARDED_FOR_LIMITS } from "./http/client-address.js";
 export { openStore, openExistingStore, DatabaseNotFound, sqliteFile, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";
 export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/postgres-driver.js";
+export { ContentionError } from "./store/driver.js";
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
 export type {
   Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,
