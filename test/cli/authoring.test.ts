@@ -143,6 +143,10 @@ describe("authority eval, parse and version", () => {
     const missing = authority(["eval", write("p.policy", policy), "--input", write("missing.json", JSON.stringify({ ...input, tool: undefined }))]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("the input has no `tool`");
+    const nullArgs = authority(["eval", write("p.policy", policy), "--input", write("null-args.json", JSON.stringify({ ...input, args: null }))]);
+    expect(nullArgs.code).toBe(2);
+    expect(nullArgs.stdout).toBe("");
+    expect(nullArgs.stderr).toContain("null-args.json`: `args` must be an object (leave it out for no arguments)");
     expect(authority(["eval", write("p.policy", policy)]).stderr).toContain("`--input FILE` is required");
   });
 

@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { environmentOf, readInput } from "../../cli/src/commands/eval.js";
+import { checkEnvironment } from "@agent-authority/language";
+import { ApiProblem } from "@agent-authority/server";
+import { readInput } from "../../cli/src/commands/eval.js";
+import { validateBody } from "../../server/src/http/body.js";
 
 const input = {
   amount_minor: 100, currency: "EUR", tool: "payments.refund", agent: "agt_1", principal: "ops", audience: "api",
@@ -11,7 +14,7 @@ const input = {
 };
 
 const problem = (value: unknown): string | undefined => {
-  const found = environmentOf(value);
+  const found = checkEnvironment(value);
   return "problem" in found ? found.problem : undefined;
 };
 
@@ -36,7 +39,23 @@ describe("eval input", () => {
     expect(problem({ ...input, amount_minor: 2 ** 53 })).toBe("`amount_minor` must be a whole number, 0 or more");
     expect(problem({ ...input, weekday_utc: "Mon" })).toMatch(/^`weekday_utc` must be one of `mon`/);
     expect(problem({ ...input, approver: 1 })).toBe("`approver` must be a string or null (or absent: unknown)");
-    expect(problem({ ...input, args: [] })).toBe("`args` must be an object");
+    expect(problem({ ...input, args: [] })).toBe("`args` must be an object (leave it out for no arguments)");
+  });
+
+  it("refuses `args: null` as POST /v1/authorize refuses it, and takes `args` left out as none", () => {
+    const action = { grant_id: "grt_01h00000000000000000000000", tool: "payments.refund" };
+    const server = (args: unknown) => {
+      try {
+        validateBody("AuthorizeBody", { ...action, args });
+        return "accepted";
+      } catch (error) {
+        return error instanceof ApiProblem ? error.code : "crashed";
+      }
+    };
+    expect(server(null)).toBe("invalid_body");
+    expect(problem({ ...input, args: null })).toBe("`args` must be an object (leave it out for no arguments)");
+    expect(server({ n: 1 })).toBe("accepted");
+    expect(checkEnvironment(input)).toEqual({ env: { ...input, args: {} } });
   });
 
   it("reads an input file at its size limit and refuses one a byte over, before reading it", () => {

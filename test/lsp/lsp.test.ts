@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DOCUMENT_TOO_LARGE, LSP_LIMITS } from "@agent-authority/lsp";
 import { buildCli, fixtures } from "../cli/run-cli.js";
 import { Editor, type LspDiagnostic } from "./client.js";
 
@@ -47,6 +48,30 @@ describe("authority lsp", () => {
     const broken = await editor.change(policyUri, 3, [{ text: "amount_minor <= 100 && 1 == 1\n" }]);
     expect(codes(broken.diagnostics)).toEqual(["policy/constant-condition"]);
     expect(broken.diagnostics[0]!.severity).toBe(2);
+  });
+
+  it(`analyses a document of ${LSP_LIMITS.documentBytesMax} bytes, and gives one a byte larger one diagnostic and no work`, async () => {
+    const uri = "file:///project/huge.policy";
+    // A comment of multi-byte characters: the limit counts UTF-8 bytes, not characters.
+    const body = "amount_minor <= 100\n// ";
+    const fill = LSP_LIMITS.documentBytesMax - Buffer.byteLength(body) - 1;
+    const atLimit = `${body}${"é".repeat(Math.floor(fill / 2))}${"x".repeat(fill % 2)}\n`;
+    expect(Buffer.byteLength(atLimit)).toBe(LSP_LIMITS.documentBytesMax);
+    // Analysed: the language's own limit (4 KiB of policy) answers it.
+    const analysed = await editor.open(uri, atLimit);
+    expect(codes(analysed.diagnostics)).toEqual(["policy/policy-too-long"]);
+    const over = `${atLimit}x`;
+    const refused = await editor.change(uri, 2, [{ text: over }]);
+    expect(refused.diagnostics).toHaveLength(1);
+    expect(refused.diagnostics[0]).toMatchObject({ code: DOCUMENT_TOO_LARGE, severity: 1, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } });
+    expect(refused.diagnostics[0]!.message).toContain(`more than ${LSP_LIMITS.documentBytesMax} bytes`);
+    const at = { textDocument: { uri }, position: { line: 0, character: 2 } };
+    expect(await editor.request("textDocument/hover", at)).toBeNull();
+    expect(await editor.request("textDocument/completion", at)).toEqual([]);
+    expect(await editor.request("textDocument/formatting", { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } })).toEqual([]);
+    // Back under the limit, it is analysed again.
+    const back = await editor.change(uri, 3, [{ text: atLimit }]);
+    expect(codes(back.diagnostics)).toEqual(["policy/policy-too-long"]);
   });
 
   it("reports a family's policy errors at their place in the YAML", async () => {

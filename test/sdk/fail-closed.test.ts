@@ -21,6 +21,9 @@ function client(baseUrl: string, options: Partial<ConstructorParameters<typeof A
   return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 3, retryDelayMs: 10, ...options });
 }
 
+/** The server's answer when its database stayed too busy for the request: nothing was written. */
+const CONTENTION = { type: "urn:agent-authority:problem:contention", title: "the request met contention", status: 409, code: "contention", detail: "nothing was written" };
+
 describe("authorize fails closed", () => {
   it("refuses when nothing listens on the port", async () => {
     const result = await client(await closedPortUrl()).authorize(action);
@@ -111,6 +114,30 @@ describe("authorize fails closed", () => {
     expect(server.received).toHaveLength(1);
   });
 
+  it("refuses after a 409 `contention` on every attempt: retried with the same key, waiting the server's Retry-After", async () => {
+    const server = await serve((_request, response) => {
+      response.setHeader("retry-after", "1");
+      sendJson(response, 409, CONTENTION, "application/problem+json");
+    });
+    const started = Date.now();
+    const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "deny", ledger_id: null, unavailable: { cause: "contention", status: 409, attempts: 2 } });
+    expect(result.reason).toMatch(/^platform unavailable \(contention\)/);
+    expect(server.received).toHaveLength(2);
+    expect(new Set(server.received.map((request) => request.headers["idempotency-key"])).size).toBe(1);
+    // The second attempt waited the server's second, not the client's 10 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it("takes the decision of a retry that follows a 409 `contention`", async () => {
+    const server = await serve((_request, response, index) => index === 0
+      ? sendJson(response, 409, CONTENTION, "application/problem+json")
+      : sendJson(response, 200, { outcome: "allow", ledger_id: "led_after_contention", gates: [], reason: "ok" }));
+    const result = await client(server.baseUrl).authorize(action);
+    expect(result).toMatchObject({ outcome: "allow", ledger_id: "led_after_contention", unavailable: null });
+    expect(server.received).toHaveLength(2);
+  });
+
   it("throws typed problem details for a 4xx and does not retry it", async () => {
     const problem = { type: "urn:agent-authority:problem:unauthenticated", title: "a valid API key is required", status: 401, code: "unauthenticated" };
     const server = await serve((_request, response) => sendJson(response, 401, problem, "application/problem+json"));
@@ -191,6 +218,20 @@ describe("other calls", () => {
     const failure = await client(await closedPortUrl(), { attempts: 2 }).grants.get("grt_x").catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(AuthorityUnavailableError);
     expect(failure).toMatchObject({ kind: "network", attempts: 2 });
+  });
+
+  it("throw AuthorityUnavailableError of kind `contention` after a 409 `contention` on every attempt; another 409 is a problem, not retried", async () => {
+    const server = await serve((request, response) => request.url.endsWith("/revoke")
+      ? sendJson(response, 409, { type: "urn:agent-authority:problem:grant_already_revoked", title: "the grant is already revoked", status: 409, code: "grant_already_revoked" }, "application/problem+json")
+      : sendJson(response, 409, CONTENTION, "application/problem+json"));
+    const failure = await client(server.baseUrl, { attempts: 3 }).grants.get("grt_x").catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(AuthorityUnavailableError);
+    expect(failure).toMatchObject({ kind: "contention", status: 409, attempts: 3 });
+    expect(server.received).toHaveLength(3);
+    const revoked = await client(server.baseUrl, { attempts: 3 }).grants.revoke("grt_x").catch((error: unknown) => error);
+    expect(revoked).toBeInstanceOf(AuthorityProblemError);
+    expect(revoked).toMatchObject({ status: 409, code: "grant_already_revoked" });
+    expect(server.received).toHaveLength(4);
   });
 
   it("throw AuthorityProblemError with the problem details, and build one from a body that is not", async () => {

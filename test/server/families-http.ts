@@ -4,7 +4,8 @@
 import { compileFamily, familyContentHash, type GrantFamilyBody } from "@agent-authority/families";
 import { sealRecord } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CERTIFICATION, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
+import { IMPACT_CERTIFICATES_PER_AGENT_MAX } from "../../server/src/services/family-impact.js";
+import { CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 
 const ATTESTATION = {
@@ -304,6 +305,31 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expect(real.map((d) => d.outcome)).toEqual(["allow", "allow", "allow", "allow"]);
       expect(predicted(preview.body, sealed).map(([outcome]) => outcome)).toEqual(real.map((d) => d.outcome));
       expect(preview.body.changes).toEqual([expect.objectContaining({ ledger_id: sealed[3].ledger_id, before: expect.objectContaining({ outcome: "exhausted" }) })]);
+    });
+
+    it(`reads at most ${IMPACT_CERTIFICATES_PER_AGENT_MAX} certificates of an agent: at the limit its decisions are replayed, past it its grant is skipped`, async () => {
+      const agentId = await agent(true);
+      const agentKey = await t.key(`impact-certs-key-${agentId}`, ["agent"], { kind: "service", agent_id: agentId });
+      const current = await pushAndInstantiate(familyBody(1, { name: "impact-certs" }), { agent_id: agentId });
+      const decision = await t.call("POST", "/authorize", { key: agentKey, body: { grant_id: current.grantId, tool: "payments.send", amount_minor: 500, currency: "EUR", attestation: ATTESTATION } });
+      expect(decision.body.outcome).toBe("allow");
+      /** Adds `count` revoked certificates of the agent's past, after the one it holds. */
+      const addPast = (count: number, prefix: string) => t.db.raw(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+         INSERT INTO certificates (id, agent_id, environment, issued_by, issued_at, basis, provenance_version, manifest_hash, content_hash, checks, revoked_at)
+         SELECT ? || i, ?, ?, 'certifier@example.com', 1, 'old', 'model-0', 'sha256:0', 'sha256:0', '[]', 2 FROM n`,
+        [count, prefix, agentId, ENVIRONMENT],
+      );
+      await addPast(IMPACT_CERTIFICATES_PER_AGENT_MAX - 1, "crt_past_a_");
+      const candidate = { family: familyBody(2, { name: "impact-certs", budget: 7000 }), days: 1 };
+      const atLimit = await t.call("POST", `/grant-families/${current.familyId}/impact`, { key: auditor, body: candidate });
+      expect(atLimit.status, JSON.stringify(atLimit.body)).toBe(200);
+      expect(atLimit.body).toMatchObject({ replayed: 1, changed: 0, skipped: [] });
+      await addPast(1, "crt_past_b_");
+      const past = await t.call("POST", `/grant-families/${current.familyId}/impact`, { key: auditor, body: candidate });
+      expect(past.status, JSON.stringify(past.body)).toBe(200);
+      expect(past.body).toMatchObject({ replayed: 0, changed: 0, skipped: [{ grant_id: current.grantId, decisions: 1 }] });
+      expect(past.body.skipped[0].reason).toContain(`more than ${IMPACT_CERTIFICATES_PER_AGENT_MAX} certificates`);
     });
 
     it("refuses a candidate of another family", async () => {

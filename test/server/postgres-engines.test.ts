@@ -10,7 +10,7 @@ import {
   verifyLedger, type AuthorityServer, type KeyRecord,
 } from "@agent-authority/server";
 import { ADMIN_KEY } from "./http-harness.js";
-import { agentWithKey, ATTESTATION, get, grant, post } from "./server-processes.js";
+import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
 import { cockroachProfileTarget, openTestStore, pgProblem, PG_URL, postgresTarget } from "./targets.js";
 
 const ENGINE = ENGINE_PROFILES.cockroachdb;
@@ -259,9 +259,11 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
       children.push(child.body.id);
     }
     const before = retries();
-    const replies = await Promise.all(Array.from({ length: 240 }, (_, i) => post(base(i), "/authorize", agent.key, {
+    // Sent as a client sends them: a request that used up its retries in the store is answered 409
+    // `contention`, nothing written, and is sent again under its idempotency key.
+    const replies = await Promise.all(Array.from({ length: 240 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, {
       grant_id: i % 4 === 3 ? parent : children[i % 4]!, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-    })));
+    }, `tree-${i}`)));
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(40);
     expect(replies.filter((r) => r.body.outcome === "exhausted")).toHaveLength(200);
@@ -273,7 +275,8 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const direct = replies.filter((r, i) => i % 4 === 3 && r.body.outcome === "allow").length;
     expect(childUses + direct).toBe(40);
     // SERIALIZABLE answered conflicts between the servers with 40001, retried inside the store.
-    console.info(`cockroachdb profile: ${retries() - before} transactions retried for 240 authorizes on one tree`);
+    console.info(`cockroachdb profile: ${retries() - before} transactions retried for 240 authorizes on one tree, ` +
+      `${replies.reduce((sum, r) => sum + r.contended, 0)} answers 409 contention sent again`);
     expect(retries() - before).toBeGreaterThan(0);
   });
 
@@ -301,9 +304,9 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const stranger = await agentWithKey(base(2), "stranger");
     const theirs = await grant(base(0), owner.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
     const before = retries();
-    const replies = await Promise.all(Array.from({ length: 90 }, (_, i) => post(base(i), "/authorize", stranger.key, {
+    const replies = await Promise.all(Array.from({ length: 90 }, (_, i) => postRetryingContention(base(i), "/authorize", stranger.key, {
       grant_id: theirs, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-    })));
+    }, `own-${i}`)));
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(new Set(replies.map((r) => r.body.outcome))).toEqual(new Set(["deny"]));
     console.info(`cockroachdb profile: ${retries() - before} transactions retried for 90 authorizes on one agent's own chain`);

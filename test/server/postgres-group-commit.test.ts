@@ -5,7 +5,8 @@
 
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresDriver, POSTGRES_LIMITS } from "@agent-authority/server";
+import { ContentionError, PostgresDriver, POSTGRES_LIMITS } from "@agent-authority/server";
+import { afterFailure, type RetryPolicy } from "../../server/src/store/group-commit.js";
 import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
 
 /** Raises a real error with the given SQLSTATE in the database. */
@@ -87,10 +88,13 @@ describe("group commit and retries on PostgreSQL", () => {
         return tries;
       })).toBe(3);
       let always = 0;
-      await expect(run(async (tx) => {
+      const exhausted = await run(async (tx) => {
         always += 1;
         await tx.exec(raise("40001"));
-      })).rejects.toMatchObject({ code: "40001" });
+      }).catch((error: unknown) => error);
+      // The caller hears that the transaction met contention on every try, with the last SQLSTATE.
+      expect(exhausted).toBeInstanceOf(ContentionError);
+      expect(exhausted).toMatchObject({ code: "40001", attempts: POSTGRES_LIMITS.transactionAttempts });
       expect(always).toBe(POSTGRES_LIMITS.transactionAttempts);
       // Any other failure is the caller's at once.
       let once = 0;
@@ -99,6 +103,36 @@ describe("group commit and retries on PostgreSQL", () => {
         await tx.exec(raise("23505"));
       })).rejects.toMatchObject({ code: "23505" });
       expect(once).toBe(1);
+    }
+  });
+
+  it("retries a statement outside any transaction like a transaction of its own", async () => {
+    await driver.exec("CREATE SEQUENCE statement_tries");
+    // Fails on its first two runs, then succeeds: a statement PostgreSQL rolled back runs again.
+    await driver.run("DO $$ BEGIN IF nextval('statement_tries') < 3 THEN RAISE EXCEPTION 'transient' USING ERRCODE = '40001'; END IF; END $$");
+    expect((await observer.query("SELECT last_value::int AS n FROM statement_tries")).rows[0].n).toBe(3);
+    const failure = await driver.run(raise("40P01")).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ContentionError);
+    expect(failure).toMatchObject({ code: "40P01" });
+  });
+
+  it("stops retrying once transactionRetryMs has passed, with tries left", async () => {
+    // Every try takes at least 100 ms and then fails: with 250 ms no fourth try may start.
+    const short = new PostgresDriver(db.url, { schema: db.schema!, transactionRetryMs: 250 });
+    try {
+      for (const run of [short.transaction.bind(short), short.groupTransaction.bind(short)]) {
+        let tries = 0;
+        const failure = await run(async (tx) => {
+          tries += 1;
+          await tx.exec(`SELECT pg_sleep(0.1); ${raise("40001")}`);
+        }).catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(ContentionError);
+        expect(tries).toBeGreaterThanOrEqual(1);
+        expect(tries).toBeLessThanOrEqual(3);
+        expect((failure as ContentionError).attempts).toBe(tries);
+      }
+    } finally {
+      await short.close();
     }
   });
 
@@ -122,5 +156,32 @@ describe("group commit and retries on PostgreSQL", () => {
     expect(tries).toBe(3);
     // The retried one saw the other's commit: one doctor stays on call.
     expect((await observer.query("SELECT COUNT(*)::int AS n FROM doctors WHERE on_call")).rows[0].n).toBe(1);
+  });
+});
+
+describe("the retry decision (afterFailure)", () => {
+  const transient = Object.assign(new Error("serialization failure"), { code: "40001" });
+  const policy: RetryPolicy = { retryable: (error) => error === transient, attempts: 12, delayMs: () => 10, budgetMs: 100 };
+  const now = () => performance.now();
+
+  it("retries a transient failure while tries and time remain", () => {
+    expect(afterFailure(policy, transient, 11, now() - 50)).toEqual({ retryInMs: 10 });
+  });
+
+  it("gives up at the last try: a ContentionError carrying the SQLSTATE", () => {
+    const verdict = afterFailure(policy, transient, 12, now());
+    expect("fail" in verdict && verdict.fail).toBeInstanceOf(ContentionError);
+    expect("fail" in verdict && verdict.fail).toMatchObject({ code: "40001", attempts: 12 });
+  });
+
+  it("gives up when the next try would start at or after the budget", () => {
+    // 90 ms spent and a 10 ms wait: the retry would start at 100 ms, the budget's end.
+    const verdict = afterFailure(policy, transient, 2, now() - 90);
+    expect("fail" in verdict && verdict.fail).toBeInstanceOf(ContentionError);
+  });
+
+  it("hands any other failure back as it is, at once", () => {
+    const other = new Error("unique violation");
+    expect(afterFailure(policy, other, 1, now())).toEqual({ fail: other });
   });
 });

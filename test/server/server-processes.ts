@@ -67,6 +67,28 @@ export async function post(baseUrl: string, path: string, key: string, body: unk
   return { status: response.status, body: await response.json() };
 }
 
+/** Tries a client makes of one request answered 409 `contention` (decision 0314) before it gives up. */
+const CONTENTION_TRIES = 10;
+
+/**
+ * A POST sent the way a careful client sends it: under an idempotency key, and sent again with the
+ * same key after `Retry-After` when it is answered 409 `contention` (nothing was written), as the
+ * SDK does. Answers the last answer and how many contention answers came before it.
+ */
+export async function postRetryingContention(baseUrl: string, path: string, key: string, body: unknown, idempotencyKey: string): Promise<Answer & { contended: number }> {
+  for (let contended = 0; ; contended += 1) {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
+      body: JSON.stringify(body),
+    });
+    const answer = { status: response.status, body: await response.json() };
+    if (answer.status !== 409 || answer.body.code !== "contention" || contended + 1 >= CONTENTION_TRIES) return { ...answer, contended };
+    const wait = Number(response.headers.get("retry-after") ?? "1");
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000 * (0.5 + Math.random() / 2)));
+  }
+}
+
 export async function get(baseUrl: string, path: string, key: string): Promise<any> {
   return (await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
 }

@@ -1,35 +1,11 @@
 // `authority eval`: a bare policy evaluated on one input; prints its value, or the residual over `approver`.
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { compilePolicy, ENVIRONMENT_TYPES, type PolicyEnvironment, WEEKDAYS } from "@agent-authority/language";
+import { checkEnvironment, compilePolicy, type PolicyEnvironment } from "@agent-authority/language";
 import { choice, option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { readPolicyArgument, reportPolicyErrors } from "../policy-input.js";
 import { STDIN_BYTES_MAX } from "../stdin.js";
-
-/** The input as an environment, or the first thing wrong with it (lower case, the field in backticks). */
-export function environmentOf(input: unknown): { env: Omit<PolicyEnvironment, "approver"> & { approver?: string | null } } | { problem: string } {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) return { problem: "the input must be a JSON object of the names a policy reads" };
-  const given = input as Record<string, unknown>;
-  const known = new Set<string>([...Object.keys(ENVIRONMENT_TYPES), "args"]);
-  const unknown = Object.keys(given).find((k) => !known.has(k));
-  if (unknown !== undefined) return { problem: `unknown name \`${unknown}\` in the input` };
-  for (const [name, type] of Object.entries(ENVIRONMENT_TYPES)) {
-    const value = given[name];
-    if (name === "approver") {
-      if (value !== undefined && value !== null && typeof value !== "string") return { problem: "`approver` must be a string or null (or absent: unknown)" };
-      continue;
-    }
-    if (value === undefined) return { problem: `the input has no \`${name}\`` };
-    if (type === "int" && !(Number.isSafeInteger(value) && (value as number) >= 0)) return { problem: `\`${name}\` must be a whole number, 0 or more` };
-    if (type === "string" && typeof value !== "string") return { problem: `\`${name}\` must be a string` };
-  }
-  if ((given["hour_utc"] as number) > 23) return { problem: "`hour_utc` must be 0 to 23" };
-  if (!(WEEKDAYS as readonly unknown[]).includes(given["weekday_utc"])) return { problem: `\`weekday_utc\` must be one of ${WEEKDAYS.map((d) => `\`${d}\``).join(", ")}` };
-  const args = given["args"] ?? {};
-  if (args === null || typeof args !== "object" || Array.isArray(args)) return { problem: "`args` must be an object" };
-  return { env: { ...(given as unknown as PolicyEnvironment), args: args as Record<string, unknown> } };
-}
 
 /** The input file is bounded as standard input is: a larger one is refused before it is read. */
 export function readInput(path: string, cwd: string, max = STDIN_BYTES_MAX): unknown {
@@ -56,7 +32,8 @@ export const evalCommand: Command = {
 
 Evaluates POLICY (a .policy file, or \`-\` for standard input) on the names in FILE, a JSON object
 with \`amount_minor\`, \`currency\`, \`tool\`, \`agent\`, \`principal\`, \`audience\`, \`uses\`,
-\`spent_minor\`, \`hour_utc\`, \`weekday_utc\`, optionally \`args\`, and optionally \`approver\`.
+\`spent_minor\`, \`hour_utc\`, \`weekday_utc\`, optionally \`args\` (an object; null is refused, as
+by the server), and optionally \`approver\`.
 
 With \`approver\` given (a string, or null for no approval) it prints the value: \`true\` or
 \`false\`; a run-time error prints \`false\` and the error, since a policy fails closed. Without
@@ -75,7 +52,7 @@ Exit status: 0 evaluated, 1 the policy has errors (shown on stderr), 2 usage err
     const inputPath = option(args, "input");
     if (inputPath === undefined) throw new UsageError("`--input FILE` is required");
     const policy = await readPolicyArgument(args.positionals, terminal);
-    const found = environmentOf(readInput(inputPath, terminal.cwd));
+    const found = checkEnvironment(readInput(inputPath, terminal.cwd));
     if ("problem" in found) throw new UsageError(`\`${inputPath}\`: ${found.problem}`);
     const compiled = compilePolicy(policy.text);
     if (!compiled.ok) {

@@ -1,7 +1,7 @@
 // Builds the OpenAPI 3.1 document of v1 from the same schemas the server validates requests with.
 
 import { ENDPOINTS, type Endpoint } from "./endpoints.js";
-import { PROBLEM_CODES, type ProblemCode } from "./problems.js";
+import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, type ProblemCode } from "./problems.js";
 import { allSchemas } from "./schemas.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -22,6 +22,22 @@ const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 
 function problemResponse(description: string): Json {
   return { description, content: { "application/problem+json": { schema: ref("Problem") } } };
+}
+
+/** 409: the operation's own conflicts, if any, and `contention`, which carries `retry-after`. */
+function withContention(conflict: string | undefined): Json {
+  const contention = "`contention`: the database was busy with other requests past the server's retries; nothing was written, "
+    + "the `Idempotency-Key` included, and the same request may be sent again after `retry-after` seconds";
+  return {
+    ...(problemResponse(conflict === undefined ? contention : `${conflict}; or ${contention}`) as object),
+    headers: {
+      "retry-after": {
+        description: `With \`contention\` only: seconds to wait before sending the request again (${CONTENTION_RETRY_AFTER_SECONDS}).`,
+        required: false,
+        schema: { type: "integer", minimum: 0 },
+      },
+    },
+  };
 }
 
 /** A problem status described by the codes it may carry. */
@@ -64,9 +80,12 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
   }
   // A resource named in the path, or an id in a body, may name nothing.
   if (pathNames.length > 0 || post) responses["404"] = problemResponse("unknown resource");
-  if (post) responses["409"] = problemResponse("conflicts with the resource's state");
   // A replay of a key's creation: the secret was shown once and is not stored.
-  if (e.operationId === "createKey") responses["409"] = problemResponse("a replay of the key's creation under its `Idempotency-Key` (`key_secret_shown_once`, naming `key_id`)");
+  const conflict = e.operationId === "createKey"
+    ? "a replay of the key's creation under its `Idempotency-Key` (`key_secret_shown_once`, naming `key_id`)"
+    : post ? "conflicts with the resource's state" : undefined;
+  // Every operation that reads the database with a key may lose a race there past the server's retries.
+  if (keyed) responses["409"] = withContention(conflict);
   if (e.body !== null) {
     responses["413"] = problemResponse("body over the size limit (`body_too_large`)");
     responses["415"] = problemResponse("a body not declared as JSON (`unsupported_media_type`)");

@@ -53,6 +53,7 @@ export const PROBLEM_CODES = Object.freeze({
   trip_count_mismatch: { status: 409, title: "`expecting_trips` is not the trip count of the last 90 days" },
   family_version_conflict: { status: 409, title: "the family's content changed but its version was not raised" },
   key_secret_shown_once: { status: 409, title: "the key was created by the first request with this idempotency key; its secret is shown only once" },
+  contention: { status: 409, title: "the request met contention in the database, was tried again until its limit, and changed nothing; it may be sent again" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
@@ -70,6 +71,13 @@ export const PROBLEM_CODES = Object.freeze({
 } as const);
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/**
+ * The `Retry-After` of a `contention` answer, in seconds: long enough for the conflicting
+ * transactions to finish (the server already retried for up to two seconds), short enough that an
+ * agent waiting on a decision is not held up for long.
+ */
+export const CONTENTION_RETRY_AFTER_SECONDS = 1;
 
 /** The `type` URI of a problem code (RFC 9457 §3.1.1). */
 export function problemTypeUri(code: ProblemCode): string {

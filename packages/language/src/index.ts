@@ -1,7 +1,9 @@
 // Public face of the language package: named re-exports only.
 export { DIAGNOSTIC_CODES, type Diagnostic, type DiagnosticCode, type Fix } from "./diagnostic.js";
 export { LIMITS } from "./limits.js";
-export { ENVIRONMENT_NAMES, ENVIRONMENT_TYPES, FUNCTION_ARITY, WEEKDAYS, type PolicyEnvironment, type Weekday } from "./environment.js";
+export {
+  checkEnvironment, ENVIRONMENT_NAMES, ENVIRONMENT_TYPES, FUNCTION_ARITY, WEEKDAYS, type EnvironmentInput, type PolicyEnvironment, type Weekday,
+} from "./environment.js";
 export { compilePolicy, conjoin, formatPolicy, lintPolicy, type CompiledPolicy, type CompileResult, type EvaluationResult, type PolicyOutcome } from "./policy.js";
 export { parsePolicy, type ParseResult } from "./parse.js";
 export { checkPolicy, type CheckResult, type Type } from "./check.js";

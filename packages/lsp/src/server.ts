@@ -31,7 +31,7 @@ export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
 /**
  * Serves one editor over `connection` until it exits. Every change re-analyses its document at
  * once and publishes the diagnostics: analysis is linear in the text, which is bounded by the
- * language's and the family format's size limits.
+ * language's and the family format's size limits, and the whole document by LSP_LIMITS.
  */
 export function startServer(connection: Connection, version: string): void {
   const documents = new TextDocuments(TextDocument);
@@ -81,7 +81,7 @@ export function startServer(connection: Connection, version: string): void {
   });
   connection.onDocumentFormatting(({ textDocument }) => {
     const found = analysisOf(textDocument.uri);
-    return found === undefined ? [] : formatDocument(found.analysis.kind, found.document);
+    return found === undefined || found.analysis.tooLarge ? [] : formatDocument(found.analysis.kind, found.document);
   });
   connection.onCodeAction(({ textDocument, context }) => quickFixes(textDocument.uri, context.diagnostics));
   documents.listen(connection);

@@ -4,6 +4,20 @@ import { isMap, isPair, isScalar, isSeq, type Document, type Node, Scalar } from
 
 export type DocumentKind = "policy" | "family";
 
+/** The language server's own limits, beyond the language's and the family format's. */
+export const LSP_LIMITS = Object.freeze({
+  /**
+   * The largest document analysed, in UTF-8 bytes: four times the largest family (256 KiB), so
+   * every document a check accepts, and well past it, gets the format's own diagnostics; a larger
+   * one (a log pasted into a `.yaml`, a generated file) gets one diagnostic and no work at all: no
+   * parse, no hover, completion, definition or formatting.
+   */
+  documentBytesMax: 1_048_576,
+});
+
+/** The code of the one diagnostic of a document over LSP_LIMITS.documentBytesMax. */
+export const DOCUMENT_TOO_LARGE = "document-too-large";
+
 /** A policy's text inside a document: the whole `.policy` file, or a family's `grant.policy` value. */
 export interface PolicyRegion {
   /** The policy as written, placeholders included. */
@@ -33,6 +47,13 @@ export interface Analysis {
   readonly parameters: readonly ParameterDeclaration[];
   /** The field names under `args` in the family's examples, sorted. */
   readonly exampleArgs: readonly string[];
+  /** Over LSP_LIMITS.documentBytesMax: not analysed, and no feature answers for it. */
+  readonly tooLarge: boolean;
+}
+
+/** Whether `text` is over the limit; its length in UTF-16 units bounds its UTF-8 bytes from below, so most texts need no count. */
+function overLimit(text: string): boolean {
+  return text.length > LSP_LIMITS.documentBytesMax || Buffer.byteLength(text, "utf8") > LSP_LIMITS.documentBytesMax;
 }
 
 /** The kind of a document from its URI: `.policy`, or a family's `.yaml` / `.yml`. */
@@ -45,10 +66,19 @@ export function kindOfUri(uri: string): DocumentKind | undefined {
 
 /** Analyses a document; never throws for any text. */
 export function analyse(uri: string, kind: DocumentKind, text: string): Analysis {
+  if (overLimit(text)) {
+    const start = { line: 1, column: 1, offset: 0 };
+    const diagnostic: FamilyDiagnostic = {
+      code: DOCUMENT_TOO_LARGE, severity: "error", file: uri, range: { start, end: start },
+      message: `the document has more than ${LSP_LIMITS.documentBytesMax} bytes, the most the language server analyses; it is not checked`,
+      help: "run `authority lint` on it, or split it",
+    };
+    return { kind, text, diagnostics: [diagnostic], policy: undefined, parameters: [], exampleArgs: [], tooLarge: true };
+  }
   if (kind === "policy") {
     const diagnostics = checkPolicyFile(new SourceText(uri, text));
     const policy: PolicyRegion = { text, toDocument: (i) => i, toPolicy: (o) => (o >= 0 && o <= text.length ? o : undefined) };
-    return { kind, text, diagnostics, policy, parameters: [], exampleArgs: [] };
+    return { kind, text, diagnostics, policy, parameters: [], exampleArgs: [], tooLarge: false };
   }
   const family = compileFamily(text, uri);
   const doc = family.document;
@@ -59,6 +89,7 @@ export function analyse(uri: string, kind: DocumentKind, text: string): Analysis
     policy: doc === undefined ? undefined : familyPolicy(text, doc),
     parameters: doc === undefined ? [] : parametersOf(text, doc),
     exampleArgs: doc === undefined ? [] : exampleArgsOf(doc),
+    tooLarge: false,
   };
 }
 

@@ -95,7 +95,8 @@ export class AuthorityClient {
   /**
    * Asks whether an action is permitted. A refusal is an answer, not an error; when the platform is
    * unreachable, fails or stalls, the answer is a `deny` saying so (or `allow` with `failOpen`).
-   * It throws only for a 4xx, which means the request itself is wrong.
+   * It throws only for a 4xx, which means the request itself is wrong (not for 409 `contention`,
+   * which is retried under the same key and, on every attempt, is unavailability).
    */
   authorize(body: wire.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
     const attested = body.attestation === undefined && this.#attestation !== undefined ? { ...body, attestation: this.#attestation } : body;

@@ -12,15 +12,19 @@ export interface ProblemDetails {
   readonly [extension: string]: unknown;
 }
 
-/** Why the platform could not be reached or did not answer usefully. */
-export type UnavailableCause = "network" | "timeout" | "server_error" | "unreadable_response" | "aborted";
+/**
+ * Why the platform could not be reached or did not answer usefully. `contention` is the server's
+ * 409 of that code: its database was too busy with other requests to decide this one, nothing was
+ * written, and the call may be made again (it was, on every attempt, with the same key).
+ */
+export type UnavailableCause = "network" | "timeout" | "server_error" | "contention" | "unreadable_response" | "aborted";
 
 /** The common base of every error this package throws, so callers can catch them in one place. */
 export class AuthorityError extends Error {
   override readonly name: string = "AuthorityError";
 }
 
-/** The server answered 4xx: the request was malformed, unauthenticated, forbidden or in conflict. */
+/** The server answered 4xx (but `contention`): the request was malformed, unauthenticated, forbidden or in conflict. */
 export class AuthorityProblemError extends AuthorityError {
   override readonly name = "AuthorityProblemError";
   readonly status: number;
@@ -36,7 +40,7 @@ export class AuthorityProblemError extends AuthorityError {
   }
 }
 
-/** Every attempt failed with a network error, a timeout, a 5xx or an unreadable answer. */
+/** Every attempt failed with a network error, a timeout, a 5xx, a 409 `contention` or an unreadable answer. */
 export class AuthorityUnavailableError extends AuthorityError {
   override readonly name = "AuthorityUnavailableError";
   readonly kind: UnavailableCause;

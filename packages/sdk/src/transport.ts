@@ -48,7 +48,17 @@ export type HttpResult =
       readonly status?: number;
     };
 
-type AttemptResult = HttpResult | { readonly kind: "retry"; readonly cause: Exclude<UnavailableCause, "aborted">; readonly message: string; readonly status?: number };
+type AttemptResult = HttpResult | {
+  readonly kind: "retry";
+  readonly cause: Exclude<UnavailableCause, "aborted">;
+  readonly message: string;
+  readonly status?: number;
+  /** The server's `retry-after`, in milliseconds: the next attempt waits at least this long (at most `retryDelayMaxMs`). */
+  readonly retryAfterMs?: number;
+};
+
+/** The problem code of the server's answer that nothing was written and the same call may be sent again. */
+const CONTENTION = "contention";
 
 /** Paths of the circuit-breaker endpoints, which the specification calls with `x-api-key`. */
 const breakerPath = /(^|\/)breakers(\/|\?|$)/;
@@ -80,7 +90,8 @@ export class Transport {
     for (let attempt = 1; attempt <= settings.attempts; attempt += 1) {
       if (options.signal?.aborted) return aborted(attempt - 1);
       if (attempt > 1) {
-        const delay = Math.min(settings.retryDelayMs * 2 ** (attempt - 2), retryDelayMaxMs);
+        const asked = last?.kind === "retry" ? last.retryAfterMs ?? 0 : 0;
+        const delay = Math.min(Math.max(settings.retryDelayMs * 2 ** (attempt - 2), asked), retryDelayMaxMs);
         if (!(await pause(delay, options.signal))) return aborted(attempt - 1);
       }
       last = await this.#attempt(method, path, headers, payload, timeoutMs, attempt, idempotencyKey, options.signal);
@@ -155,7 +166,7 @@ export class Transport {
       if (text === undefined) {
         return { kind: "unavailable", cause: "unreadable_response", message: `${method} ${path} answered more than ${responseBytesMax} bytes`, attempts: attempt, status: response.status };
       }
-      return classify(response.status, response.statusText, text, method, path);
+      return classify(response.status, response.statusText, text, method, path, response.headers.get("retry-after"));
     } catch (error) {
       if (signal?.aborted && !timedOut) {
         report("network");
@@ -172,12 +183,24 @@ export class Transport {
   }
 }
 
-function classify(status: number, statusText: string, text: string, method: string, path: string): AttemptResult {
+function classify(status: number, statusText: string, text: string, method: string, path: string, retryAfter: string | null): AttemptResult {
   if (status >= 500) {
     return { kind: "retry", cause: "server_error", message: `${method} ${path} answered ${status}`, status };
   }
   const parsed = parseJson(text);
-  if (status >= 400) return { kind: "problem", problem: problemFrom(status, statusText, parsed.ok ? parsed.value : undefined) };
+  if (status >= 400) {
+    const problem = problemFrom(status, statusText, parsed.ok ? parsed.value : undefined);
+    // The server wrote nothing and says so: the same call, with the same key, is sent again.
+    if (status === 409 && problem.code === CONTENTION) {
+      const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
+      return {
+        kind: "retry", cause: "contention", status,
+        message: `${method} ${path} answered 409 \`contention\`: nothing was written`,
+        ...(Number.isFinite(seconds) && seconds >= 0 ? { retryAfterMs: seconds * 1000 } : {}),
+      };
+    }
+    return { kind: "problem", problem };
+  }
   if (status >= 200 && status < 300 && parsed.ok) return { kind: "ok", status, body: parsed.value };
   return {
     kind: "unavailable",

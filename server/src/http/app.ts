@@ -20,7 +20,7 @@ import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
 import { answerPost, keptInstead } from "./idempotency.js";
 import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
-import { ApiProblem, problemResponse } from "./problem.js";
+import { ApiProblem, contentionFields, problemResponse } from "./problem.js";
 
 export interface AppOptions {
   readonly ctx: ServiceContext;
@@ -281,7 +281,11 @@ export function createApp(options: AppOptions): express.Express {
         error: internal instanceof Error ? internal.stack ?? internal.message : String(internal),
       });
     }
+    if (problem.contention !== undefined) {
+      options.logger.log("warn", "contention", { request_id: locals(res).requestId, ...contentionFields(problem.contention) });
+    }
     if (res.headersSent) return;
+    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem.body));
   });
 

@@ -10,7 +10,8 @@ import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
-import { ApiProblem } from "./problem.js";
+import { ContentionError } from "../store/driver.js";
+import { ApiProblem, knownProblem } from "./problem.js";
 
 if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");
 const port: MessagePort = parentPort;
@@ -46,12 +47,16 @@ port.on("message", (message: WorkerRequest) => {
   for (const { id, keyHash, body, claim } of message.requests) {
     authorizeAction(ctx, { keyHash }, body, claim).then(
       (answer) => send({ id, answer }),
-      (error: unknown) => send(error instanceof ApiProblem
-        ? { id, problem: { code: error.code, detail: error.detail, extensions: { ...error.extensions } } }
-        : {
-          id, mismatch: error instanceof IdempotencyMismatch,
-          message: error instanceof Error ? error.stack ?? error.message : String(error),
-        }),
+      (error: unknown) => {
+        // Contention crosses the thread as the problem it answers (the class does not survive the message).
+        const problem = error instanceof ApiProblem || error instanceof ContentionError ? knownProblem(error)! : undefined;
+        send(problem !== undefined
+          ? { id, problem: { code: problem.code, detail: problem.detail, extensions: { ...problem.extensions } } }
+          : {
+            id, mismatch: error instanceof IdempotencyMismatch,
+            message: error instanceof Error ? error.stack ?? error.message : String(error),
+          });
+      },
     );
   }
 });

@@ -15,7 +15,7 @@ import { hashSecret } from "../secrets.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { clientAddress } from "./client-address.js";
 import type { HttpMetrics } from "./metrics.js";
-import { ApiProblem, problemResponse } from "./problem.js";
+import { ApiProblem, contentionFields, problemResponse } from "./problem.js";
 
 export const AUTHORIZE_PATH = "/v1/authorize";
 
@@ -139,6 +139,8 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
       const internal = problem.internal;
       logger.log("error", "internal error", { request_id: res.getHeader("x-request-id"), error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
     }
+    if (problem.contention !== undefined) logger.log("warn", "contention", { request_id: res.getHeader("x-request-id"), ...contentionFields(problem.contention) });
+    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     prepared = { status: problem.status, contentType: "application/problem+json; charset=utf-8", text: JSON.stringify(problem.body), replayed: false };
   }
   if (res.headersSent) return notes.keyId;

@@ -16,10 +16,14 @@ const CREATES_NOTHING: ReadonlySet<string> = new Set(["previewGrant", "previewFa
 
 export const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
 
-/** A problem as an answer to keep, or undefined for a 5xx, which is never kept (a retry runs again). */
+/**
+ * A problem as an answer to keep, or undefined for one that is never kept, so that a retry runs
+ * again: a 5xx, and `contention`, whose answer promises that the key was not stored (decision 0314).
+ */
 export function problemAnswer(error: unknown, path: string): FreshAnswer | undefined {
   const problem = problemResponse(error, path);
-  return problem.status >= 500 ? undefined : { status: problem.status, contentType: PROBLEM_TYPE, text: JSON.stringify(problem.body) };
+  if (problem.status >= 500 || problem.body["code"] === "contention") return undefined;
+  return { status: problem.status, contentType: PROBLEM_TYPE, text: JSON.stringify(problem.body) };
 }
 
 /**

@@ -1,7 +1,8 @@
 // RFC 9457 problem details. Routes and services throw `ApiProblem`; `problemResponse` is the one
 // place where anything thrown becomes an HTTP response, and a 5xx never carries internals.
 
-import { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "@agent-authority/api";
+import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "@agent-authority/api";
+import { ContentionError } from "../store/driver.js";
 
 export class ApiProblem extends Error {
   readonly code: ProblemCode;
@@ -21,6 +22,10 @@ export class ApiProblem extends Error {
 export interface ProblemResponse {
   readonly status: number;
   readonly body: Record<string, unknown>;
+  /** Headers the answer carries besides its media type (`retry-after` for `contention`). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Set for `contention`: what the caller logs as a warning (the SQLSTATE, tries and time spent). */
+  readonly contention?: ContentionError;
   /** Set when the error was not an expected one: the caller logs it, the client never sees it. */
   readonly internal?: unknown;
 }
@@ -37,15 +42,35 @@ function transportProblem(error: { type?: unknown; status?: unknown }): ApiProbl
   return undefined;
 }
 
+/**
+ * The answer to a transaction the store gave up on after its retries (decision 0314): every try
+ * was rolled back, so nothing was written, the idempotency key included, and the same request
+ * may be sent again. A 409, not a 5xx: the server did not fail, the request lost a race.
+ */
+export function contentionProblem(): ApiProblem {
+  return new ApiProblem(
+    "contention",
+    "the transactions this request needed were busy with others; it was tried again up to its limit, rolled back each time, and nothing was written, "
+      + "its `Idempotency-Key` included. Send the same request again after `Retry-After` seconds; with the same `Idempotency-Key` that is safe",
+  );
+}
+
+/** An error as the problem it answers: an ApiProblem as it is, contention and transport errors mapped; undefined for anything unexpected. */
+export function knownProblem(error: unknown): ApiProblem | undefined {
+  if (error instanceof ApiProblem) return error;
+  if (error instanceof ContentionError) return contentionProblem();
+  if (error !== null && typeof error === "object") return transportProblem(error as { type?: unknown });
+  return undefined;
+}
+
 export function problemResponse(error: unknown, instance: string): ProblemResponse {
-  let problem: ApiProblem | undefined;
-  if (error instanceof ApiProblem) problem = error;
-  else if (error !== null && typeof error === "object") problem = transportProblem(error as { type?: unknown });
+  const problem = knownProblem(error);
   if (problem === undefined) {
     const code: ProblemCode = "internal_error";
     return {
       status: 500,
       body: { type: problemTypeUri(code), title: PROBLEM_CODES[code].title, status: 500, code, instance },
+      headers: {},
       internal: error,
     };
   }
@@ -58,5 +83,14 @@ export function problemResponse(error: unknown, instance: string): ProblemRespon
     instance,
     ...(problem.status >= 500 ? {} : problem.extensions),
   };
-  return { status: problem.status, body };
+  if (problem.code !== "contention") return { status: problem.status, body, headers: {} };
+  return {
+    status: problem.status, body, headers: { "retry-after": String(CONTENTION_RETRY_AFTER_SECONDS) },
+    ...(error instanceof ContentionError ? { contention: error } : {}),
+  };
+}
+
+/** The fields of the warning logged for a `contention` answer. */
+export function contentionFields(error: ContentionError): Record<string, unknown> {
+  return { sqlstate: error.code, attempts: error.attempts, elapsed_ms: Math.round(error.elapsedMs) };
 }

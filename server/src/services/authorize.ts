@@ -17,7 +17,7 @@ import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
 import { CanonicalText, sealRecord } from "./ledger.js";
-import { answersExpiredUpTo, checkReplay, crashPoint, IdempotencyMismatch, MISMATCH, storedAnswer } from "./idempotency.js";
+import { answersExpiredUpTo, crashPoint, IdempotencyMismatch, MISMATCH, replayStored, storedAnswer } from "./idempotency.js";
 import { iso } from "./views.js";
 
 export { IdempotencyMismatch };
@@ -407,7 +407,6 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
       if (!(error instanceof KeyTakenMeanwhile) || claim === undefined) throw error;
     }
   }
-  const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim!.callerKeyId, claim!.key, expiredUpTo), claim!);
-  if (replay === undefined) throw new Error("idempotency key neither stored nor found");
-  return { ...replay, keyId: claim!.callerKeyId };
+  // Both tries found the key taken: replay the answer its taker committed with it.
+  return { ...(await replayStored(ctx, claim!, expiredUpTo)), keyId: claim!.callerKeyId };
 }

@@ -21,6 +21,12 @@ import { iso } from "./views.js";
 
 /** The most sealed decisions one preview reads (usage history included); past it the answer says `truncated`. */
 export const IMPACT_DECISIONS_MAX = 10_000;
+/**
+ * The most certificates of one agent (in this environment) a preview reads to find the one each
+ * decision was made under. An agent with more is not guessed at: its grants are listed under
+ * `skipped`, and their decisions are not replayed.
+ */
+export const IMPACT_CERTIFICATES_PER_AGENT_MAX = 1_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /** What a sealed decision record keeps that a replay needs (see authorize.ts). */
@@ -87,18 +93,24 @@ function statusAt(sealed: SealedDecision, stored: GrantRecord): GrantRecord["sta
  * (issued at or before it, not yet revoked). A later revocation is not the decision's world.
  */
 class CertificatesAt {
-  readonly #history = new Map<string, Promise<CertificateRecord[]>>();
+  readonly #history = new Map<string, Promise<CertificateRecord[] | undefined>>();
   constructor(private readonly ctx: ServiceContext) {}
 
+  /** Whether the agent holds more certificates than one preview reads (IMPACT_CERTIFICATES_PER_AGENT_MAX). */
+  async tooMany(agentId: string): Promise<boolean> {
+    return (await this.#of(agentId)) === undefined;
+  }
+
+  /** Only for an agent that is not `tooMany`. */
   async at(row: LedgerRow, sealed: SealedDecision): Promise<CertificateState | null> {
-    const history = await this.#of(row.agent_id);
+    const history = (await this.#of(row.agent_id))!;
     const found = sealed.certificate_id !== undefined
       ? history.find((c) => c.id === sealed.certificate_id)
       : history.find((c) => c.issued_at <= row.created_at && (c.revoked_at === null || c.revoked_at > row.created_at));
     return found === undefined ? null : { ...decisionState(this.ctx.environment, found).certificate!, revoked_at: null };
   }
 
-  #of(agentId: string): Promise<CertificateRecord[]> {
+  #of(agentId: string): Promise<CertificateRecord[] | undefined> {
     let history = this.#history.get(agentId);
     if (history === undefined) {
       history = certificateHistory(this.ctx, agentId);
@@ -108,13 +120,18 @@ class CertificatesAt {
   }
 }
 
-/** Every certificate of the agent in this environment, page by page. */
-async function certificateHistory(ctx: ServiceContext, agentId: string): Promise<CertificateRecord[]> {
+/**
+ * Every certificate of the agent in this environment, page by page, or undefined once there are
+ * more than IMPACT_CERTIFICATES_PER_AGENT_MAX: at most that many plus one are read.
+ */
+async function certificateHistory(ctx: ServiceContext, agentId: string): Promise<CertificateRecord[] | undefined> {
   const all: CertificateRecord[] = [];
   for (let after: string | undefined; ;) {
-    const page = await ctx.store.listCertificates({ agent_id: agentId, environment: ctx.environment }, { after, limit: API_LIMITS.listLimitMax });
+    const limit = Math.min(API_LIMITS.listLimitMax, IMPACT_CERTIFICATES_PER_AGENT_MAX + 1 - all.length);
+    const page = await ctx.store.listCertificates({ agent_id: agentId, environment: ctx.environment }, { after, limit });
     all.push(...page);
-    if (page.length < API_LIMITS.listLimitMax) return all;
+    if (all.length > IMPACT_CERTIFICATES_PER_AGENT_MAX) return undefined;
+    if (page.length < limit) return all;
     after = page[page.length - 1]!.id;
   }
 }
@@ -160,9 +177,10 @@ function settle(usage: ReplayUsage, sealed: SealedSettlement): void {
 }
 
 /** The replay of every record of the family's replayable grants, oldest first; changes are reported from `since` on. */
-async function replayRecords(ctx: ServiceContext, rows: readonly LedgerRow[], replayable: Map<string, GrantRecord>, since: number): Promise<{ replayed: number; changes: Change[] }> {
+async function replayRecords(
+  ctx: ServiceContext, rows: readonly LedgerRow[], replayable: Map<string, GrantRecord>, since: number, certificates: CertificatesAt,
+): Promise<{ replayed: number; changes: Change[] }> {
   const usages = new Map<string, ReplayUsage>();
-  const certificates = new CertificatesAt(ctx);
   const changes: Change[] = [];
   let replayed = 0;
   for (const row of rows) {
@@ -229,6 +247,7 @@ export async function previewFamilyImpact(
   const instances = new Map((await families.instancesOf(id, grantIds)).map((i) => [i.grant_id, i]));
   const replayable = new Map<string, GrantRecord>();
   const skipped: { grant_id: string; decisions: number; reason: string }[] = [];
+  const certificates = new CertificatesAt(ctx);
   for (const grantId of grantIds) {
     const instance = instances.get(grantId);
     const stored = await ctx.store.getGrant(grantId);
@@ -240,9 +259,17 @@ export async function previewFamilyImpact(
       if (decisions > 0) skipped.push({ grant_id: grantId, decisions, reason: `the grant's parameters do not instantiate the candidate: ${reasons.join("; ")}` });
       continue;
     }
+    // Only the grant's own decisions are replayed, each under its agent's certificate of the time.
+    if (await certificates.tooMany(stored.agent_id)) {
+      const decisions = rows.filter((r) => r.grant_id === grantId && r.created_at >= since).length;
+      if (decisions > 0) {
+        skipped.push({ grant_id: grantId, decisions, reason: `the grant's agent holds more than ${IMPACT_CERTIFICATES_PER_AGENT_MAX} certificates in this environment, more than one preview reads to find each decision's` });
+      }
+      continue;
+    }
     replayable.set(grantId, candidateGrant(stored, result.value.grant as unknown as GrantIssueBody, ctx.autoApprovalCeilingMinor));
   }
-  const { replayed, changes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), replayable, since);
+  const { replayed, changes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), replayable, since, certificates);
   return {
     family_id: current.id,
     current_version: current.version,

@@ -63,15 +63,21 @@ function replayOf(row: IdempotencyRow): PreparedAnswer {
   return { status: row.status, contentType: row.response.slice(0, cut), text: row.response.slice(cut + 1), replayed: true };
 }
 
-/** The stored first answer to replay, `MISMATCH` for a key used with another request, or undefined when the key is new. */
+/**
+ * The one replay check: the stored first answer to replay, `MISMATCH` for a key used with another
+ * request, or undefined when the key is new. Authorize calls it inside its decision's transaction
+ * (where a mismatch is returned, not thrown, so that its batch need not run again); the Express
+ * routes through `lookUp`.
+ */
 export function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | typeof MISMATCH | undefined {
   if (row === undefined) return undefined;
   if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return MISMATCH;
   return replayOf(row);
 }
 
-export function checkReplay(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | undefined {
-  const stored = storedAnswer(row, claim);
+/** The key's live stored answer, undefined when it has none; a key used with another request throws IdempotencyMismatch. */
+async function lookUp(ctx: ServiceContext, claim: IdempotencyClaim, expiredUpTo: number): Promise<PreparedAnswer | undefined> {
+  const stored = storedAnswer(await ctx.store.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
   if (stored === MISMATCH) throw new IdempotencyMismatch();
   return stored;
 }
@@ -110,7 +116,7 @@ const CLAIMED_STATUS = 0;
 export async function answerOnce(ctx: ServiceContext, claim: IdempotencyClaim, work: ClaimedWork): Promise<PreparedAnswer> {
   const expiredUpTo = answersExpiredUpTo(ctx.now());
   const ledger = ctx.store.decisionPath();
-  const replay = checkReplay(await ledger.getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
+  const replay = await lookUp(ctx, claim, expiredUpTo);
   if (replay !== undefined) return replay;
   let answer: FreshAnswer;
   try {
@@ -141,8 +147,12 @@ async function runClaimed(ctx: ServiceContext, claim: IdempotencyClaim, expiredU
   return answer;
 }
 
-async function replayStored(ctx: ServiceContext, claim: IdempotencyClaim, expiredUpTo: number): Promise<PreparedAnswer> {
-  const replay = checkReplay(await ctx.store.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
+/**
+ * The stored answer of a key this request found taken by another (its own claim rolled back): the
+ * one replay after a lost race, for the Express routes and authorize alike.
+ */
+export async function replayStored(ctx: ServiceContext, claim: IdempotencyClaim, expiredUpTo: number): Promise<PreparedAnswer> {
+  const replay = await lookUp(ctx, claim, expiredUpTo);
   // INVARIANT (claims-commit-answered): a claim commits only with its answer, so a key taken is a key answered.
   if (replay === undefined || replay.status === CLAIMED_STATUS) throw new Error("idempotency key taken but no answer found");
   return replay;

@@ -57,3 +57,25 @@ export async function settledInOrder(promises: readonly Promise<unknown>[]): Pro
   if (first !== undefined) throw first.error;
   return values;
 }
+
+/**
+ * A transaction that kept failing with a transient conflict (a serialization failure or deadlock
+ * on PostgreSQL) until its tries or its time ran out. It was rolled back every time, so nothing it
+ * did was written, and the same request may simply be sent again (HTTP 409 `contention`).
+ */
+export class ContentionError extends Error {
+  /** The SQLSTATE of the last failure (`40001`, `40P01`), when it had one. */
+  readonly code: string | undefined;
+  readonly attempts: number;
+  /** From the first try's start to the last failure. */
+  readonly elapsedMs: number;
+
+  constructor(cause: unknown, attempts: number, elapsedMs: number) {
+    const code = (cause as { code?: unknown } | null)?.code;
+    super(`the transaction met contention on each of its ${attempts} tries over ${Math.round(elapsedMs)} ms and was rolled back`, { cause });
+    this.name = "ContentionError";
+    this.code = typeof code === "string" ? code : undefined;
+    this.attempts = attempts;
+    this.elapsedMs = elapsedMs;
+  }
+}

@@ -6,9 +6,10 @@
 // one log flush (an fsync on SQLite with `synchronous=FULL`, a WAL flush on PostgreSQL); a batch
 // pays it once for all its transactions, and no answer leaves before its record is durable.
 // A transient failure (a serialization failure or deadlock on PostgreSQL) sends the transaction
-// back to the queue, after a short random wait, a bounded number of times.
+// back to the queue, after a short random wait, a bounded number of times and within a bounded
+// time; past either bound it fails as a ContentionError, after which nothing of it was written.
 
-import type { SqlDriver } from "./driver.js";
+import { ContentionError, type SqlDriver } from "./driver.js";
 
 /** A connection that opens and closes the batch's transaction itself (BEGIN … COMMIT or ROLLBACK). */
 export interface BatchConnection extends SqlDriver {
@@ -26,6 +27,24 @@ export interface RetryPolicy {
   readonly attempts: number;
   /** The wait before try `attempt` (2 for the first retry), in milliseconds. */
   readonly delayMs: (attempt: number) => number;
+  /** The longest time from a transaction's submission within which a retry may start, in milliseconds. */
+  readonly budgetMs: number;
+  /** Told of each retry when it is decided (a count for tests and logs). */
+  readonly onRetry?: () => void;
+}
+
+/**
+ * What follows a failed try: `retryInMs` before the next one, or the failure to hand to the
+ * caller: the error itself when it is not transient, a ContentionError when it was but the tries
+ * (`attempts` made so far) or the time since `startedAt` (performance.now()) ran out.
+ */
+export function afterFailure(policy: RetryPolicy, error: unknown, attempts: number, startedAt: number): { retryInMs: number } | { fail: unknown } {
+  if (!policy.retryable(error)) return { fail: error };
+  const elapsedMs = performance.now() - startedAt;
+  const retryInMs = policy.delayMs(attempts + 1);
+  if (attempts >= policy.attempts || elapsedMs + retryInMs >= policy.budgetMs) return { fail: new ContentionError(error, attempts, elapsedMs) };
+  policy.onRetry?.();
+  return { retryInMs };
 }
 
 export interface GroupCommitOptions {
@@ -46,6 +65,8 @@ interface Pending {
   readonly fn: (tx: SqlDriver) => Promise<unknown>;
   /** Tries so far. */
   attempts: number;
+  /** When it was submitted (performance.now()): its retries stop at `RetryPolicy.budgetMs` from here. */
+  readonly submittedAt: number;
   readonly order: string | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -100,7 +121,7 @@ export class GroupCommit {
 
   submit<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#enqueue({ fn, attempts: 0, order, resolve: resolve as (value: unknown) => void, reject });
+      this.#enqueue({ fn, attempts: 0, submittedAt: performance.now(), order, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
@@ -137,12 +158,9 @@ export class GroupCommit {
       item.resolve(outcome.value);
       return;
     }
-    const retry = this.#retry;
-    if (retry !== undefined && item.attempts < retry.attempts && retry.retryable(outcome.error)) {
-      setTimeout(() => this.#enqueue(item), retry.delayMs(item.attempts + 1));
-      return;
-    }
-    item.reject(outcome.error);
+    const next = this.#retry === undefined ? { fail: outcome.error } : afterFailure(this.#retry, outcome.error, item.attempts, item.submittedAt);
+    if ("retryInMs" in next) setTimeout(() => this.#enqueue(item), next.retryInMs);
+    else item.reject(next.fail);
   }
 
   async #commit(connection: BatchConnection, batch: readonly Pending[]): Promise<void> {

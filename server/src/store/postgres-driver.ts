@@ -4,7 +4,7 @@
 
 import pg from "pg";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
-import { GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
+import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -71,6 +71,14 @@ export const POSTGRES_LIMITS = Object.freeze({
   /** The longest random wait before a retry; the bound doubles from 2 ms with each try. */
   retryDelayCapMs: 200,
   /**
+   * The longest time from a transaction's submission within which it may be tried again: a
+   * transient failure after it is the caller's (HTTP 409 `contention`, decision 0314) even with
+   * tries left. Twelve tries with their waits take about a second; a deadlock costs
+   * `deadlock_timeout` (one second by default) before PostgreSQL reports it. Well below the SDK's
+   * five-second timeout, so a client hears the answer rather than its own timeout.
+   */
+  transactionRetryMs: 2_000,
+  /**
    * Group-commit lanes on one replica: each forms its own batches, one in flight at a time on a
    * pooled connection of its own, and a decision's lane follows its key and grant.
    */
@@ -91,6 +99,7 @@ export const POSTGRES_RETRY: RetryPolicy = Object.freeze({
   retryable: isRetryable,
   attempts: POSTGRES_LIMITS.transactionAttempts,
   delayMs: (attempt: number) => Math.random() * Math.min(POSTGRES_LIMITS.retryDelayCapMs, 2 ** attempt),
+  budgetMs: POSTGRES_LIMITS.transactionRetryMs,
 });
 
 /** Connections that met a stale plan (isStalePlan): dropped, not returned to the pool, when released. */
@@ -129,26 +138,34 @@ class PostgresSession implements SqlDriver {
   readonly dialect = "postgres" as const;
   readonly #client: Queryable;
   readonly #named: boolean;
+  readonly #retry: RetryPolicy;
 
-  constructor(client: Queryable, named: boolean) {
+  constructor(client: Queryable, named: boolean, retry: RetryPolicy = POSTGRES_RETRY) {
     this.#client = client;
     this.#named = named;
+    this.#retry = retry;
   }
 
   async #query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
     const client = this.#client;
     if (!(client instanceof pg.Pool)) return send(client, sql, params, this.#named);
-    // A statement outside a transaction: on a connection of its own, and again on another when
-    // this one's plan went stale (each try drops one such connection, so the tries are bounded).
+    // A statement outside a transaction is a transaction of its own: on a connection of its own,
+    // and again after a transient failure like any other (a stale plan drops its connection, so
+    // the next try runs on another).
+    const startedAt = performance.now();
     for (let attempt = 1; ; attempt += 1) {
       const connection = await client.connect();
+      let failure: unknown;
       try {
         return await send(connection, sql, params, this.#named);
       } catch (error) {
-        if (!isStalePlan(error) || attempt > client.options.max) throw error;
+        failure = error;
       } finally {
         release(connection);
       }
+      const next = afterFailure(this.#retry, failure, attempt, startedAt);
+      if ("fail" in next) throw next.fail;
+      await new Promise((resolve) => setTimeout(resolve, next.retryInMs));
     }
   }
 
@@ -208,6 +225,8 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Group-commit lanes; default POSTGRES_LIMITS.groupLanes. */
   readonly groupLanes?: number;
+  /** How long a transaction may be retried; default POSTGRES_LIMITS.transactionRetryMs (tests shorten it). */
+  readonly transactionRetryMs?: number;
   /** Reads and writes as named statements (decision 0313); default true. */
   readonly namedStatements?: boolean;
   /**
@@ -222,6 +241,7 @@ export class PostgresDriver implements SqlDriver {
   readonly #pool: pg.Pool;
   readonly #session: PostgresSession;
   readonly #group: GroupCommit;
+  readonly #retry: RetryPolicy;
   readonly #named: boolean;
   readonly #begin: string;
   #retries = 0;
@@ -232,6 +252,12 @@ export class PostgresDriver implements SqlDriver {
       throw new Error(`invalid schema name \`${options.schema}\``);
     }
     this.schema = options.schema;
+    this.#retry = {
+      ...POSTGRES_RETRY,
+      ...(options.transactionRetryMs === undefined ? {} : { budgetMs: options.transactionRetryMs }),
+      onRetry: () => { this.#retries += 1; },
+    };
+    this.#named = options.namedStatements ?? true;
     this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
     this.#pool = new pg.Pool({
       connectionString: url,
@@ -247,8 +273,7 @@ export class PostgresDriver implements SqlDriver {
     });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
-    this.#named = options.namedStatements ?? true;
-    this.#session = new PostgresSession(this.#pool, this.#named);
+    this.#session = new PostgresSession(this.#pool, this.#named, this.#retry);
     this.#group = new GroupCommit(async (work) => {
       const client = await this.#pool.connect();
       try {
@@ -256,17 +281,12 @@ export class PostgresDriver implements SqlDriver {
       } finally {
         release(client);
       }
-    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#counted(POSTGRES_RETRY), ordered: true });
+    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#retry, ordered: true });
   }
 
-  /** Transactions run again after a transient failure, grouped or not, since the driver was made. */
+  /** Transactions and statements run again after a transient failure since the driver was made. */
   get retries(): number {
     return this.#retries;
-  }
-
-  /** The policy, counting each retry it schedules (it asks for a wait only before one). */
-  #counted(policy: RetryPolicy): RetryPolicy {
-    return { ...policy, delayMs: (attempt) => { this.#retries += 1; return policy.delayMs(attempt); } };
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
@@ -287,17 +307,19 @@ export class PostgresDriver implements SqlDriver {
 
   /**
    * One transaction on a pooled connection. After a serialization failure or deadlock it runs
-   * again, after a random wait, up to POSTGRES_LIMITS.transactionAttempts tries in all; so `fn`
-   * may run more than once and must do nothing outside the transaction it is given.
+   * again, after a random wait, up to POSTGRES_LIMITS.transactionAttempts tries in all and within
+   * POSTGRES_LIMITS.transactionRetryMs; so `fn` may run more than once and must do nothing outside
+   * the transaction it is given. Past either bound it fails with a ContentionError.
    */
   async transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
+    const startedAt = performance.now();
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await this.#once(fn);
       } catch (error) {
-        if (attempt >= POSTGRES_RETRY.attempts || !isRetryable(error)) throw error;
-        this.#retries += 1;
-        await new Promise((resolve) => setTimeout(resolve, POSTGRES_RETRY.delayMs(attempt + 1)));
+        const next = afterFailure(this.#retry, error, attempt, startedAt);
+        if ("fail" in next) throw next.fail;
+        await new Promise((resolve) => setTimeout(resolve, next.retryInMs));
       }
     }
   }

@@ -898,6 +898,7 @@ export type ProblemCode =
   | "certificate_already_revoked"
   | "certificate_not_found"
   | "certification_required"
+  | "contention"
   | "contract_not_found"
   | "decision_already_approved"
   | "decision_not_found"
