@@ -76,6 +76,8 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,10,50").split(",").map(
 const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const LARGE_GRANTS = Number(flag("grants") ?? process.env.BENCH_LARGE_GRANTS ?? 1_000_000);
 const LARGE_DECISIONS = Number(flag("decisions") ?? process.env.BENCH_LARGE_DECISIONS ?? 10_000_000);
+/** Whether the large databases are asked for (BENCH_LARGE_GRANTS and BENCH_LARGE_DECISIONS not 0). */
+const LARGE = LARGE_GRANTS > 0 && LARGE_DECISIONS > 0;
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const ENVIRONMENT = "bench";
 const CERTIFICATION = {
@@ -434,8 +436,8 @@ async function generatePostgres(schema, grants, decisions) {
     await client.query("VACUUM (ANALYZE)");
     // Written without waiting for flushes, gigabytes of WAL and dirty pages are still to be
     // written; a checkpoint puts them on disk before anything is measured (as the fsync of the
-    // SQLite file does).
-    // Only a superuser (or pg_checkpoint) may: without it the measurements may meet the writes.
+    // SQLite file does). Only a superuser or pg_checkpoint may; without it the measurements may
+    // meet the writes.
     await client.query("CHECKPOINT").catch(() => undefined);
     const size = await client.query(
       `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -556,9 +558,6 @@ async function startReplicas(schema) {
     throw error;
   }
 }
-
-/** Whether the large databases are asked for (BENCH_LARGE_GRANTS and BENCH_LARGE_DECISIONS not 0). */
-const LARGE = LARGE_GRANTS > 0 && LARGE_DECISIONS > 0;
 
 /**
  * The PostgreSQL rows that can run here, each on a fresh schema (`schemas` collects them for
