@@ -9,12 +9,17 @@
 //   AUTHORITY_BENCH_DATABASE_URL=postgres://…    PostgreSQL for the PostgreSQL rows (default
 //                                                 AUTHORITY_TEST_DATABASE_URL, then the local test
 //                                                 database); each run uses a fresh schema and drops it
-//   BENCH_ONLY=sqlite|postgres|postgres-one       only those rows (default every row; postgres-one:
-//                                                 the one-replica PostgreSQL row alone)
+//   BENCH_ONLY=sqlite|postgres|postgres-one|postgres-large
+//                                                 only those rows (default every row; postgres-one:
+//                                                 the one-replica PostgreSQL row alone; postgres-large:
+//                                                 the one-replica PostgreSQL rows on the empty and the
+//                                                 large database)
 //   BENCH_CONNECTIONS=10,50                       the connection counts (default 1,10,50)
-//   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large database (default 1,000,000 grants and
-//                                                 10,000,000 decisions, 3 to 5 minutes to generate and
-//                                                 several GB in the temporary directory; 0 skips it;
+//   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large databases, SQLite's and PostgreSQL's
+//                                                 (default 1,000,000 grants and 10,000,000 decisions;
+//                                                 SQLite: 3 to 5 minutes to generate and several GB in
+//                                                 the temporary directory; PostgreSQL: a schema of
+//                                                 its own, about as long and as large; 0 skips both;
 //                                                 run directly, --grants=N --decisions=N do the same)
 //
 // Each row is the mean of several measurements taken in turns with the other servers' (see run());
@@ -22,10 +27,12 @@
 // CPU per request on its main thread and its worker, and its main thread's pauses for garbage
 // collection (milliseconds per second of load, and the longest).
 //
-// PostgreSQL rows, when PostgreSQL answers: one replica, and three replicas behind nginx configured
-// from docs/deploy/nginx.conf (when nginx is installed), their requests spread over
-// PG_GRANTS grants of one agent (the one grant of the SQLite rows would serialise every decision
-// on one row lock across replicas). The three replicas share this machine's cores with nginx.
+// PostgreSQL rows, when PostgreSQL answers: one replica, one replica on the large database (written
+// into a schema migrated by the server's migrations, the same rows as SQLite's large database), and
+// three replicas behind nginx configured from docs/deploy/nginx.conf (when nginx is installed), their
+// requests spread over PG_GRANTS grants of one agent (the one grant of the SQLite rows would
+// serialise every decision on one row lock across replicas). The three replicas share this
+// machine's cores with nginx.
 //
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
@@ -52,9 +59,14 @@ function positive(name, fallback) {
 }
 const SECONDS = positive("BENCH_SECONDS", 4);
 const TURNS = positive("BENCH_TURNS", 4);
-/** Which rows run: every row, SQLite's, PostgreSQL's, or the one PostgreSQL replica's alone. */
+/**
+ * Which rows run: every row, SQLite's, PostgreSQL's, the one PostgreSQL replica's alone, or the one
+ * PostgreSQL replica's on the empty and on the large database.
+ */
 const ONLY = process.env.BENCH_ONLY ?? "all";
-if (!["all", "sqlite", "postgres", "postgres-one"].includes(ONLY)) throw new Error(`BENCH_ONLY must be sqlite, postgres or postgres-one, got \`${ONLY}\``);
+if (!["all", "sqlite", "postgres", "postgres-one", "postgres-large"].includes(ONLY)) {
+  throw new Error(`BENCH_ONLY must be sqlite, postgres, postgres-one or postgres-large, got \`${ONLY}\``);
+}
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,10,50").split(",").map((text) => {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1) throw new Error(`BENCH_CONNECTIONS must list whole numbers of at least 1, got \`${process.env.BENCH_CONNECTIONS}\``);
@@ -64,6 +76,8 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,10,50").split(",").map(
 const flag = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const LARGE_GRANTS = Number(flag("grants") ?? process.env.BENCH_LARGE_GRANTS ?? 1_000_000);
 const LARGE_DECISIONS = Number(flag("decisions") ?? process.env.BENCH_LARGE_DECISIONS ?? 10_000_000);
+/** Whether the large databases are asked for (BENCH_LARGE_GRANTS and BENCH_LARGE_DECISIONS not 0). */
+const LARGE = LARGE_GRANTS > 0 && LARGE_DECISIONS > 0;
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const ENVIRONMENT = "bench";
 const CERTIFICATION = {
@@ -288,55 +302,184 @@ function table(title, rows) {
   process.stdout.write(`÷ express turn by turn (${TURNS} turns of ${SECONDS} s): ` + rows.map((r) => `${r.connections} conn ${range(r.authorize.turnRatios)}`).join(", ") + "\n");
 }
 
+/** The one agent of the large database's grants. */
+const BULK_AGENT = "agt_0000000000bu1kbu1kbu1kbu1k";
 /**
- * Writes `grants` grants and `decisions` sealed decisions, hash chains intact, each with its breaker
- * signal, and each grant's uses counted as the server counts them. The decisions carry no amount, so, as on the server,
- * they place no holds and write no charges.
+ * The values of a generated grant, as SQL text shared by both databases: an unlimited root grant
+ * of BULK_AGENT, given its id (twice: it is its own root), agent, issue and expiry as SQL
+ * expressions (placeholders on SQLite, columns of the rows sent on PostgreSQL).
+ */
+const BULK_GRANT_COLUMNS = `id, root_id, parent_id, depth, agent_id, principal_type, principal_id, scope,
+    budget_amount_minor, budget_currency, budget_count, ttl_hours, conditions, policy, delegation_policy, delegation_depth_max, audience,
+    enforcement_mode, status, approval_required, issued_at, expires_at, issued_by, approved_by, approved_at, family_id, family_version,
+    revoked_at, revoked_by, revocation_reason`;
+const bulkGrantValues = (id, agent, issuedAt, expiresAt) => `${id}, ${id}, NULL, 0, ${agent}, 'service', 'bulk', '{"tool":["payments.*"]}', 100000, 'EUR', NULL, 24,
+    '{"clean_context":false}', NULL, 'none', NULL, NULL, 'observe', 'active', 0, ${issuedAt}, ${expiresAt}, 'bench', NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
+
+/**
+ * The large database's grants in order, each with its sealed decisions (hash chain intact, from
+ * the genesis hash): `grants` grants sharing `decisions` decisions, as many per grant as divide
+ * evenly (at least one), so that the last grants may have none. Every decision is an allow without
+ * an amount, so, as on the server, it places no hold and writes no charge; its breaker signal is 0.
+ * Both databases' generators write exactly these rows.
+ */
+function* bulkGrants(grants, decisions, now) {
+  const perGrant = Math.max(1, Math.floor(decisions / grants));
+  const id = (prefix, n) => `${prefix}_${n.toString(32).padStart(26, "0")}`;
+  const decidedAt = now - 1_000;
+  let written = 0;
+  for (let g = 0; g < grants; g += 1) {
+    const grantId = id("grt", g);
+    const sealed = [];
+    let prev = GENESIS_HASH;
+    for (let seq = 1; seq <= perGrant && written < decisions; seq += 1) {
+      const ledgerId = id("led", written);
+      const record = canonicalJson({
+        ledger_id: ledgerId, tree_id: grantId, seq, kind: "decision", grant_id: grantId, agent_id: BULK_AGENT, outcome: "allow",
+        created_at: decidedAt, request: { grant_id: grantId, tool: "payments.send" }, reason_code: "decision.allow", mode: "observe",
+      });
+      const hash = linkHash(prev, record);
+      sealed.push({ id: ledgerId, seq, record, prev_hash: prev, hash, created_at: decidedAt });
+      prev = hash;
+      written += 1;
+    }
+    yield { id: grantId, issued_at: now - 3_600_000, expires_at: now + 86_400_000, decisions: sealed };
+  }
+}
+
+/**
+ * Writes the large database (bulkGrants) into a migrated SQLite file: grants, sealed decisions,
+ * each decision's breaker signal, and each grant's uses counted as the server counts them.
+ * Answers the decisions written.
  */
 function generate(dbPath, grants, decisions) {
   const db = new Database(dbPath);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");
   const now = Date.now();
-  const agentId = "agt_0000000000bu1kbu1kbu1kbu1k";
-  db.prepare("INSERT INTO agents (id, name, description, created_at, created_by) VALUES (?, ?, NULL, ?, 'bench')").run(agentId, "bulk-agent", now);
-  const insertGrant = db.prepare(`INSERT INTO grants (id, root_id, parent_id, depth, agent_id, principal_type, principal_id, scope,
-    budget_amount_minor, budget_currency, budget_count, ttl_hours, conditions, policy, delegation_policy, delegation_depth_max, audience,
-    enforcement_mode, status, approval_required, issued_at, expires_at, issued_by, approved_by, approved_at, family_id, family_version,
-    revoked_at, revoked_by, revocation_reason) VALUES (?, ?, NULL, 0, ?, 'service', 'bulk', '{"tool":["payments.*"]}', 100000, 'EUR', NULL, 24,
-    '{"clean_context":false}', NULL, 'none', NULL, NULL, 'observe', 'active', 0, ?, ?, 'bench', NULL, NULL, NULL, NULL, NULL, NULL, NULL)`);
+  db.prepare("INSERT INTO agents (id, name, description, created_at, created_by) VALUES (?, ?, NULL, ?, 'bench')").run(BULK_AGENT, "bulk-agent", now);
+  const insertGrant = db.prepare(`INSERT INTO grants (${BULK_GRANT_COLUMNS}) VALUES (${bulkGrantValues("?", "?", "?", "?")})`);
   const insertLedger = db.prepare("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', ?, ?, ?, ?)");
   // Each decision's breaker signal (0: allow), as the server writes it in the decision's transaction.
   const insertSignal = db.prepare("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, 0)");
   const insertTotals = db.prepare("INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, ?, 0)");
-  const perGrant = Math.max(1, Math.floor(decisions / grants));
-  const id = (prefix, n) => `${prefix}_${n.toString(32).padStart(26, "0")}`;
   let written = 0;
-  const batch = db.transaction((from, to) => {
-    for (let g = from; g < to; g += 1) {
-      const grantId = id("grt", g);
-      insertGrant.run(grantId, grantId, agentId, now - 3_600_000, now + 86_400_000);
-      let prev = GENESIS_HASH;
-      let uses = 0;
-      for (let s = 1; s <= perGrant && written < decisions; s += 1) {
-        const ledgerId = id("led", written);
-        const record = canonicalJson({
-          ledger_id: ledgerId, tree_id: grantId, seq: s, kind: "decision", grant_id: grantId, agent_id: agentId, outcome: "allow",
-          created_at: now - 1_000, request: { grant_id: grantId, tool: "payments.send" }, reason_code: "decision.allow", mode: "observe",
-        });
-        const hash = linkHash(prev, record);
-        insertLedger.run(ledgerId, grantId, s, grantId, agentId, record, prev, hash, now - 1_000);
-        insertSignal.run(ledgerId, agentId, now - 1_000);
-        prev = hash;
-        written += 1;
-        uses += 1;
+  const batch = db.transaction((rows) => {
+    for (const grant of rows) {
+      insertGrant.run(grant.id, grant.id, BULK_AGENT, grant.issued_at, grant.expires_at);
+      for (const d of grant.decisions) {
+        insertLedger.run(d.id, grant.id, d.seq, grant.id, BULK_AGENT, d.record, d.prev_hash, d.hash, d.created_at);
+        insertSignal.run(d.id, BULK_AGENT, d.created_at);
       }
-      insertTotals.run(grantId, uses);
+      insertTotals.run(grant.id, grant.decisions.length);
+      written += grant.decisions.length;
     }
   });
-  for (let g = 0; g < grants; g += 10_000) batch(g, Math.min(grants, g + 10_000));
+  let rows = [];
+  for (const grant of bulkGrants(grants, decisions, now)) {
+    rows.push(grant);
+    if (rows.length === 10_000) {
+      batch(rows);
+      rows = [];
+    }
+  }
+  if (rows.length > 0) batch(rows);
   db.close();
   return written;
+}
+
+/** Decisions sent to PostgreSQL per statement of the generator (with their grants). */
+const PG_BULK_DECISIONS = 10_000;
+
+/**
+ * Writes the large database (bulkGrants) into a migrated PostgreSQL schema, the same rows as
+ * generate() writes into SQLite. One statement per batch of about PG_BULK_DECISIONS decisions,
+ * inserting into the four tables by data-modifying CTEs, on one connection; the next batch is
+ * hashed while PostgreSQL writes the one before. Each column of a batch is sent as one text of its
+ * values separated by line breaks and split by `string_to_array`: none of the values holds one (a
+ * record is canonical JSON, which escapes them), and it is parsed several times faster at both
+ * ends than a text array of the same JSON records. Answers the decisions written and the bytes
+ * the schema's tables and indexes take after loading.
+ */
+async function generatePostgres(schema, grants, decisions) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO ${schema}`);
+    // This session alone: its commits do not wait for the WAL flush (a crash of the database
+    // while generating loses a bench schema, nothing else), and, as in generate() (SQLite checks
+    // no foreign key without `PRAGMA foreign_keys`), the rows are not checked against their
+    // foreign keys: the generator writes the rows they refer to itself. A check from every
+    // signal would also lock, and so rewrite, every ledger row it refers to.
+    await client.query("SET synchronous_commit = off");
+    // Only a superuser may: without it, the foreign keys are checked (slower, same rows).
+    await client.query("SET session_replication_role = replica").catch(() => undefined);
+    const now = Date.now();
+    await client.query("INSERT INTO agents (id, name, description, created_at, created_by) VALUES ($1, 'bulk-agent', NULL, $2, 'bench')", [BULK_AGENT, now]);
+    const column = (n, type = "text") => `string_to_array($${n}, E'\\n')${type === "text" ? "" : `::${type}[]`}`;
+    // Grants: $1 ids, $2 issue, $3 expiry, $4 uses. Decisions: $5 ids, $6 trees, $7 seqs, $8
+    // records, $9 previous hashes, $10 hashes, $11 times. $12 the agent.
+    const statement = `WITH g AS (
+        INSERT INTO grants (${BULK_GRANT_COLUMNS})
+          SELECT ${bulkGrantValues("u.id", "$12", "u.issued_at", "u.expires_at")}
+            FROM unnest(${column(1)}, ${column(2, "bigint")}, ${column(3, "bigint")}) AS u(id, issued_at, expires_at)
+      ), t AS (
+        INSERT INTO grant_totals (grant_id, uses, settled_minor) SELECT u.id, u.uses, 0 FROM unnest(${column(1)}, ${column(4, "bigint")}) AS u(id, uses)
+      ), l AS (
+        INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at)
+          SELECT u.id, u.tree_id, u.seq, 'decision', u.tree_id, $12, 'allow', u.record, u.prev_hash, u.hash, u.created_at
+            FROM unnest(${column(5)}, ${column(6)}, ${column(7, "bigint")}, ${column(8)}, ${column(9)}, ${column(10)}, ${column(11, "bigint")})
+              AS u(id, tree_id, seq, record, prev_hash, hash, created_at)
+      )
+      -- Each decision's breaker signal (0: allow), in the order the decisions were sealed.
+      INSERT INTO decision_signals (ledger_id, agent_id, at, signal)
+        SELECT u.id, $12, u.at, 0 FROM unnest(${column(5)}, ${column(11, "bigint")}) WITH ORDINALITY AS u(id, at, n) ORDER BY u.n`;
+    let written = 0;
+    let sending = Promise.resolve();
+    let batch = [];
+    const send = (rows) => {
+      const sealed = rows.flatMap((grant) => grant.decisions.map((d) => ({ ...d, tree_id: grant.id })));
+      written += sealed.length;
+      const lines = (list, name) => list.map((row) => row[name]).join("\n");
+      return client.query(statement, [
+        lines(rows, "id"), lines(rows, "issued_at"), lines(rows, "expires_at"), rows.map((grant) => grant.decisions.length).join("\n"),
+        lines(sealed, "id"), lines(sealed, "tree_id"), lines(sealed, "seq"), lines(sealed, "record"), lines(sealed, "prev_hash"),
+        lines(sealed, "hash"), lines(sealed, "created_at"), BULK_AGENT,
+      ]);
+    };
+    let decisionsInBatch = 0;
+    for (const grant of bulkGrants(grants, decisions, now)) {
+      // A turn of the event loop now and then, so that the batch in flight is written out to
+      // PostgreSQL while the next one is hashed.
+      if (batch.length % 200 === 199) await new Promise((resolve) => setImmediate(resolve));
+      batch.push(grant);
+      decisionsInBatch += Math.max(1, grant.decisions.length);
+      if (decisionsInBatch >= PG_BULK_DECISIONS) {
+        await sending;
+        sending = send(batch);
+        batch = [];
+        decisionsInBatch = 0;
+      }
+    }
+    await sending;
+    if (batch.length > 0) await send(batch);
+    // A freshly loaded table has no statistics until autovacuum's ANALYZE comes round, and the
+    // planner would guess the decision path's plans from nothing. VACUUM besides: ten million
+    // inserted rows would otherwise start autovacuum's pass over the tables in the middle of the
+    // measurements; after it every page is marked all-visible, as in a database that has run.
+    await client.query("VACUUM (ANALYZE)");
+    // Written without waiting for flushes, gigabytes of WAL and dirty pages are still to be
+    // written; a checkpoint puts them on disk before anything is measured (as the fsync of the
+    // SQLite file does). Only a superuser or pg_checkpoint may; without it the measurements may
+    // meet the writes.
+    await client.query("CHECKPOINT").catch(() => undefined);
+    const size = await client.query(
+      `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind = 'r'`, [schema]);
+    return { written, bytes: Number(size.rows[0].bytes) };
+  } finally {
+    await client.end();
+  }
 }
 
 /** The `q` quantile (0 to 1) of sorted numbers, by the nearest rank. */
@@ -450,7 +593,11 @@ async function startReplicas(schema) {
   }
 }
 
-/** The PostgreSQL rows that can run here, each on a fresh schema; `schemas` collects them for dropping. */
+/**
+ * The PostgreSQL rows that can run here, each on a fresh schema (`schemas` collects them for
+ * dropping, each before anything is written to it): one replica on an empty schema, one on the
+ * large database, three replicas behind nginx. Each is named for main(): `pg-one`, `pg-large`, `pg-three`.
+ */
 async function postgresDatabases(schemas) {
   const problem = await postgresProblem(PG_URL);
   if (problem !== null) {
@@ -463,14 +610,36 @@ async function postgresDatabases(schemas) {
     return schema;
   };
   const one = fresh();
-  const databases = [{ title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: async () => ({ ...(await startChild("authority", PG_URL, one)), postgres: true }) }];
+  /** A server on a PostgreSQL schema, whose database backends' CPU the measurements read. */
+  const onPostgres = async (schema) => ({ ...(await startChild("authority", PG_URL, schema)), postgres: true });
+  const databases = [{ name: "pg-one", title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: () => onPostgres(one) }];
   if (ONLY === "postgres-one") return databases;
+  if (LARGE) {
+    const large = fresh();
+    // The server's own migrations, then the rows; the replica starts on a current schema.
+    await migrateDatabase(PG_URL, { schema: large });
+    const started = performance.now();
+    const { written, bytes } = await generatePostgres(large, LARGE_GRANTS, LARGE_DECISIONS);
+    process.stdout.write(`PostgreSQL large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
+      `(generated, vacuumed, analysed and checkpointed in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+      `tables and indexes ${(bytes / 2 ** 30).toFixed(2)} GiB)\n`);
+    databases.push({
+      name: "pg-large", title: `PostgreSQL, one replica, large database (${PG_GRANTS} grants of a new agent)`, grants: PG_GRANTS,
+      start: () => onPostgres(large),
+    });
+  }
+  if (ONLY === "postgres-large") return databases;
   if (NGINX === undefined) process.stdout.write("PostgreSQL three-replica rows SKIPPED: nginx is not installed\n");
   else {
     const three = fresh();
-    databases.push({ title: `PostgreSQL, three replicas behind nginx (${PG_GRANTS} grants; CPU and GC of the replicas not shown)`, grants: PG_GRANTS, start: () => startReplicas(three) });
+    databases.push({ name: "pg-three", title: `PostgreSQL, three replicas behind nginx (${PG_GRANTS} grants; CPU and GC of the replicas not shown)`, grants: PG_GRANTS, start: () => startReplicas(three) });
   }
   return databases;
+}
+
+/** `numerator ÷ denominator` authorize throughput at each connection count, for one printed line. */
+function ratios(numerator, denominator) {
+  return numerator.map((r, i) => `${r.connections} conn ${(r.authorize.rps / denominator[i].authorize.rps).toFixed(2)}×`).join(", ");
 }
 
 async function main() {
@@ -483,8 +652,8 @@ async function main() {
   process.stdout.write(`disk: one 4 KiB append + fdatasync takes ${sync.p50.toFixed(2)} ms (median), ${sync.p99.toFixed(2)} ms (p99); every durable answer waits for at least one\n`);
   try {
     const sqlite = ONLY === "all" || ONLY === "sqlite";
-    const databases = sqlite ? [{ title: "empty database", path: join(dir, "empty.db") }] : [];
-    if (sqlite && LARGE_GRANTS > 0 && LARGE_DECISIONS > 0) {
+    const databases = sqlite ? [{ name: "sqlite-empty", title: "empty database", path: join(dir, "empty.db") }] : [];
+    if (sqlite && LARGE) {
       const largePath = join(dir, "large.db");
       await migrateDatabase(largePath);
       const started = performance.now();
@@ -500,24 +669,23 @@ async function main() {
       }
       process.stdout.write(`large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
         `(generated in ${((generated - started) / 1000).toFixed(1)} s, on disk ${((performance.now() - generated) / 1000).toFixed(1)} s later)\n`);
-      databases.push({ title: "large database", path: largePath });
+      databases.push({ name: "sqlite-large", title: "large database", path: largePath });
     }
     const postgres = ONLY === "sqlite" ? [] : await postgresDatabases(schemas);
-    const rows = await run([...databases, ...postgres]);
-    const empty = databases.length > 0 ? rows[0] : [];
-    const large = databases.length > 1 ? rows[1] : undefined;
+    const all = [...databases, ...postgres];
+    const measured = await run(all);
+    const rows = new Map(all.map((database, i) => [database.name, measured[i]]));
     // With one request in flight nothing can be grouped: each durable answer costs at least a bare
     // node:http answer and one sync of the disk, whatever the server does besides.
-    const one = empty.find((r) => r.connections === 1);
+    const one = rows.get("sqlite-empty")?.find((r) => r.connections === 1);
     if (one !== undefined) {
       const bound = 1 / (1 / one.bare.rps + sync.p50 / 1000);
       process.stdout.write(`\nat 1 conn no server that answers after a sync of its own can exceed about ${bound.toFixed(0)} req/s here ` +
         `(a bare node:http answer plus one median sync): ${(bound / one.express.rps).toFixed(2)}× the express no-op route\n`);
     }
-    if (large !== undefined) {
-      process.stdout.write("\nlarge ÷ empty authorize throughput: " + large.map((r, i) => `${r.connections} conn ${(r.authorize.rps / empty[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
-    }
-    const pgOne = postgres.length > 0 ? rows[databases.length] : undefined;
+    if (rows.has("sqlite-large")) process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
+    if (rows.has("pg-large")) process.stdout.write(`\nPostgreSQL large ÷ empty: ${ratios(rows.get("pg-large"), rows.get("pg-one"))}\n`);
+    const pgOne = rows.get("pg-one");
     if (pgOne !== undefined && pgOne.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
       // The server and PostgreSQL share this machine's cores: the CPU both spend on one decision
       // bounds the rate whatever either does while waiting for the other.
@@ -529,9 +697,8 @@ async function main() {
           return `${r.connections} conn ${cap.toFixed(0)} req/s (${(cap / r.express.rps).toFixed(2)}× express; database ${r.authorize.databaseCpu.toFixed(0)} µs of ${perDecision.toFixed(0)})`;
         }).join(", ") + ", before the load generator's own share\n");
     }
-    if (postgres.length === 2) {
-      const [one, three] = rows.slice(databases.length);
-      process.stdout.write("\nPostgreSQL three replicas ÷ one replica (all on this machine's cores): " + three.map((r, i) => `${r.connections} conn ${(r.authorize.rps / one[i].authorize.rps).toFixed(2)}×`).join(", ") + "\n");
+    if (rows.has("pg-three")) {
+      process.stdout.write(`\nPostgreSQL three replicas ÷ one replica (all on this machine's cores): ${ratios(rows.get("pg-three"), rows.get("pg-one"))}\n`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
