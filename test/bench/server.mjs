@@ -14,6 +14,7 @@
 //                                                 the one-replica PostgreSQL row alone; postgres-large:
 //                                                 the one-replica PostgreSQL rows on the empty and the
 //                                                 large database)
+//   AUTHORITY_DATABASE_NAMED_STATEMENTS=off      PostgreSQL servers send every statement unnamed (decision 0313)
 //   BENCH_CONNECTIONS=10,50                       the connection counts (default 1,10,50)
 //   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large databases, SQLite's and PostgreSQL's
 //                                                 (default 1,000,000 grants and 10,000,000 decisions;
@@ -117,6 +118,8 @@ async function serve(kind, dbPath, schema) {
     const server = await startServer({
       host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, databaseSchema: schema || undefined, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
       autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
+      // As the server reads it: `off` measures PostgreSQL without named statements (decision 0313).
+      databaseNamedStatements: process.env.AUTHORITY_DATABASE_NAMED_STATEMENTS !== "off",
     });
     port = Number(new URL(server.baseUrl).port);
   }
