@@ -129,6 +129,31 @@ describe("authorize fails closed", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
   });
 
+  it("bounds the wait a hostile Retry-After asks for, and ignores one that is no number of seconds", async () => {
+    for (const asked of ["soon", "-5", "Infinity", "1e400", "Wed, 21 Oct 2099 07:28:00 GMT", ""]) {
+      const server = await serve((_request, response) => {
+        response.setHeader("retry-after", asked);
+        sendJson(response, 409, CONTENTION, "application/problem+json");
+      });
+      const started = Date.now();
+      const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
+      expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "contention", attempts: 2 } });
+      // The client's own 10 ms, not the header's.
+      expect(Date.now() - started, asked).toBeLessThan(1_000);
+    }
+    // A wait of a year is cut to the client's longest wait between attempts (5 s).
+    const server = await serve((_request, response) => {
+      response.setHeader("retry-after", String(365 * 24 * 3_600));
+      sendJson(response, 409, CONTENTION, "application/problem+json");
+    });
+    const started = Date.now();
+    const result = await client(server.baseUrl, { attempts: 2, timeoutMs: 2_000 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "contention", attempts: 2 } });
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(5_000);
+    expect(waited).toBeLessThan(8_000);
+  }, 20_000);
+
   it("takes the decision of a retry that follows a 409 `contention`", async () => {
     const server = await serve((_request, response, index) => index === 0
       ? sendJson(response, 409, CONTENTION, "application/problem+json")

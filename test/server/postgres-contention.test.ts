@@ -41,6 +41,17 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
     for (const table of tables) await sql.query(`DROP TRIGGER IF EXISTS forced_contention ON ${table}`);
   };
   const raises = async (): Promise<number> => Number((await sql.query("SELECT last_value, is_called FROM contention_raises")).rows.map((r) => (r.is_called ? r.last_value : 0))[0]);
+  /** Sends the request while every write to `tables` raises 40001: its answer, and how many times the server tried. */
+  const sendContended = async (tables: readonly string[], post: Post, key?: string): Promise<{ reply: Reply; raised: number }> => {
+    const raisedBefore = await raises();
+    await force(tables);
+    try {
+      const reply = await send(post, key);
+      return { reply, raised: (await raises()) - raisedBefore };
+    } finally {
+      await release(tables);
+    }
+  };
   let allTables: string[];
 
   beforeAll(async () => {
@@ -95,17 +106,9 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
       const request = await prepare();
       const key = unique("contended");
       const before = await s.db.store.countRows();
-      const raisedBefore = await raises();
-      await force(allTables);
-      let contended: Reply;
-      try {
-        contended = await send(request, key);
-      } finally {
-        await release(allTables);
-      }
+      const { reply: contended, raised } = await sendContended(allTables, request, key);
       expectContention(contended);
       // Tried again inside the server, and given up within its bounds.
-      const raised = (await raises()) - raisedBefore;
       expect(raised).toBeGreaterThan(1);
       expect(await s.db.store.countRows()).toEqual(before);
 
@@ -127,18 +130,10 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
     const ledgerOnly = ["ledger"];
     const count = async (table: string, where = "TRUE", params: unknown[] = []) => Number((await sql.query(`SELECT COUNT(*)::int AS n FROM ${table} WHERE ${where}`, params)).rows[0].n);
     for (const key of [undefined, "decision-contended"]) {
-      const raisedBefore = await raises();
-      await force(ledgerOnly);
-      let contended: Reply;
-      try {
-        contended = await send(request, key);
-      } finally {
-        await release(ledgerOnly);
-      }
+      const { reply: contended, raised } = await sendContended(ledgerOnly, request, key);
       expectContention(contended);
       // Each try reached the sealed record (the decision's last writes) and was rolled back; the
       // tries stop at the limit, or earlier at transactionRetryMs on a slow machine.
-      const raised = (await raises()) - raisedBefore;
       expect(raised).toBeGreaterThan(1);
       expect(raised).toBeLessThanOrEqual(POSTGRES_LIMITS.transactionAttempts);
       expect(await count("ledger", "grant_id = $1", [grant.id])).toBe(0);
@@ -157,16 +152,8 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
   it("a route without an Idempotency-Key: its plain transaction is tried transactionAttempts times, then 409, nothing written", async () => {
     const request = await CASES["POST /v1/grants"]!();
     const before = await s.db.store.countRows();
-    const raisedBefore = await raises();
-    await force(["grants"]);
-    let contended: Reply;
-    try {
-      contended = await send(request);
-    } finally {
-      await release(["grants"]);
-    }
+    const { reply: contended, raised } = await sendContended(["grants"], request);
     expectContention(contended);
-    const raised = (await raises()) - raisedBefore;
     expect(raised).toBeGreaterThan(1);
     expect(raised).toBeLessThanOrEqual(POSTGRES_LIMITS.transactionAttempts);
     expect(await s.db.store.countRows()).toEqual(before);
