@@ -13,7 +13,7 @@ export function familyYamlSchema(): Record<string, unknown> {
   const { $id: _id, title: _title, required, ...rest } = grantFamilyBodySchema as unknown as Record<string, unknown> & { required: readonly string[] };
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
-    $id: "https://agent-authority.dev/schemas/family.schema.json",
+    $id: "urn:agent-authority:schema:family",
     title: "Agent Authority grant family",
     description: "A grant family as written in YAML: typed parameters, a grant template with ${param} placeholders, a policy and examples. `authority lint` checks everything this schema cannot (the policy, placeholders, bounds).",
     ...rest,

@@ -3,13 +3,14 @@
 // (lint, fmt, compile, preview, test, manifest) never loads or installs them.
 import { UsageError } from "./args.js";
 import type { Terminal } from "./terminal.js";
+import { CLI_VERSION } from "./version.js";
 
 export type ServerPackage = typeof import("@agent-authority/server");
 export type GatewayPackage = typeof import("@agent-authority/gateway");
 
-/** The install command a user without the package is told to run. */
+/** The install command a user without the package is told to run: its tarball from the release folder, beside the CLI's. */
 function installCommand(name: string): string {
-  return `npm install ${name}`;
+  return `npm install RELEASE/${name.slice(1).replace("/", "-")}-${CLI_VERSION}.tgz`;
 }
 
 /** Whether `error` says that the package `name` itself is missing (a missing dependency of an installed package is its own error). */
@@ -21,7 +22,7 @@ function isMissing(error: unknown, name: string): boolean {
 /** Rethrows a missing package as a usage error that says how to install it. */
 function missingPackage(error: unknown, name: string, command: string): never {
   if (!isMissing(error, name)) throw error;
-  throw new UsageError(`\`${command}\` needs the package \`${name}\`, which is not installed: run \`${installCommand(name)}\``);
+  throw new UsageError(`\`${command}\` needs the package \`${name}\`, which is not installed: run \`${installCommand(name)}\` with RELEASE the folder \`npm run release\` made (see the README)`);
 }
 
 /** Imports the server package, or fails with a usage error that says how to install it. */

@@ -1,7 +1,7 @@
 // Diagnostics as text with a code frame, as JSON, or as SARIF 2.1.0.
 import type { FamilyDiagnostic, SourceText } from "@agent-authority/families";
 import { relativeUri } from "./repo-root.js";
-import { PROJECT_URI, ruleText } from "./rules.js";
+import { ruleText } from "./rules.js";
 import type { Paint } from "./terminal.js";
 
 export type ReportFormat = "text" | "json" | "sarif";
@@ -116,10 +116,9 @@ export function formatSarif(reports: readonly LocatedReport[], toolVersion: stri
           driver: {
             name: "authority",
             version: toolVersion,
-            informationUri: PROJECT_URI,
             rules: codes.map((id) => {
               const rule = ruleText(id);
-              return { id, name: ruleName(id), shortDescription: { text: rule.short }, fullDescription: { text: rule.full }, helpUri: rule.helpUri };
+              return { id, name: ruleName(id), shortDescription: { text: rule.short }, fullDescription: { text: rule.full }, help: { text: rule.help } };
             }),
           },
         },

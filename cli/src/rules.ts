@@ -1,18 +1,17 @@
 // What each diagnostic code means, in words, and where the docs explain it: the rules of a SARIF log.
 import { DIAGNOSTIC_CODES } from "@agent-authority/language";
 
-/** The project's home, and the docs folder every rule's help points into. */
-export const PROJECT_URI = "https://github.com/agent-authority/agent-authority";
-export const DOCS_URI = `${PROJECT_URI}/blob/main/docs/`;
+/** Where every rule's help is, in words: the project owns no web address, so the help names the page of its docs. */
+const DOCS_PLACE = "of the Agent Authority repository";
 
 export interface RuleText {
   readonly short: string;
   readonly full: string;
-  readonly helpUri: string;
+  readonly help: string;
 }
 
-const POLICY_HELP = `${DOCS_URI}policy-language.md#diagnostics`;
-const FAMILY_HELP = `${DOCS_URI}families.md#errors`;
+const POLICY_HELP = `See the section Diagnostics of docs/policy-language.md ${DOCS_PLACE}.`;
+const FAMILY_HELP = `See the section Errors of docs/families.md ${DOCS_PLACE}.`;
 
 /** Each policy-language code: a short description, and a full one. */
 const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly [string, string]>> = {
@@ -62,10 +61,10 @@ const FAMILY_RULES: Readonly<Record<string, readonly [string, string]>> = {
 /** The words and help page of a code as `lint` reports it (`policy/unknown-name`, `yaml/bad-indent`, `schema`, …). */
 export function ruleText(code: string): RuleText {
   const policy = code.startsWith("policy/") ? (POLICY_RULES as Record<string, readonly [string, string]>)[code.slice(7)] : undefined;
-  if (policy !== undefined) return { short: policy[0], full: policy[1], helpUri: POLICY_HELP };
+  if (policy !== undefined) return { short: policy[0], full: policy[1], help: POLICY_HELP };
   const family = Object.hasOwn(FAMILY_RULES, code) ? FAMILY_RULES[code] : undefined;
-  if (family !== undefined) return { short: family[0], full: family[1], helpUri: FAMILY_HELP };
-  if (code.startsWith("yaml/")) return { short: "YAML syntax", full: `The family file is not valid YAML (${code.slice(5).replace(/-/g, " ")}).`, helpUri: FAMILY_HELP };
-  if (code.startsWith("example/")) return { short: "Example does not instantiate", full: `An example's parameters do not instantiate the family (${code.slice(8).replace(/-/g, " ")}).`, helpUri: FAMILY_HELP };
-  return { short: code.replace(/[/-]/g, " "), full: `The diagnostic \`${code}\`.`, helpUri: FAMILY_HELP };
+  if (family !== undefined) return { short: family[0], full: family[1], help: FAMILY_HELP };
+  if (code.startsWith("yaml/")) return { short: "YAML syntax", full: `The family file is not valid YAML (${code.slice(5).replace(/-/g, " ")}).`, help: FAMILY_HELP };
+  if (code.startsWith("example/")) return { short: "Example does not instantiate", full: `An example's parameters do not instantiate the family (${code.slice(8).replace(/-/g, " ")}).`, help: FAMILY_HELP };
+  return { short: code.replace(/[/-]/g, " "), full: `The diagnostic \`${code}\`.`, help: FAMILY_HELP };
 }

@@ -1,2 +1,2 @@
 // The CLI's version, reported in `--version` and in SARIF output.
-export const CLI_VERSION = "0.1.0";
+export const CLI_VERSION = "0.2.0";

@@ -17,7 +17,7 @@ import { isPostgresUrl, openStore } from "./store/open.js";
 import { THREADED_WRITER_CHECKPOINT_FRAMES } from "./store/sqlite-driver.js";
 import type { Store } from "./store/store.js";
 
-export const SERVER_VERSION = "0.1.0";
+export const SERVER_VERSION = "0.2.0";
 
 export interface AuthorityServer {
   readonly store: Store;

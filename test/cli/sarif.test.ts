@@ -9,7 +9,7 @@ import { authority, buildCli, fixtures, root } from "./run-cli.js";
 
 interface SarifLog {
   runs: {
-    tool: { driver: { informationUri: string; rules: { id: string; name: string; shortDescription: { text: string }; fullDescription: { text: string }; helpUri: string }[] } };
+    tool: { driver: { informationUri?: string; rules: { id: string; name: string; shortDescription: { text: string }; fullDescription: { text: string }; help: { text: string }; helpUri?: string }[] } };
     artifacts: { location: { uri: string; uriBaseId: string } }[];
     results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId: string } } }[] }[];
   }[];
@@ -58,24 +58,25 @@ describe("authority lint --format sarif", () => {
     expect(() => validate({ ...log, runs: [{ ...log.runs[0], results: [{ ruleId: "x", level: "fatal", message: { text: "m" } }] }] })).toThrow();
   });
 
-  it("names each rule in words, with a help link to its section of the docs, and the tool's home", () => {
+  it("names each rule in words, with help that names its section of the docs, and no web address the project does not own", () => {
     const log = JSON.parse(authority(["lint", "--format", "sarif", "test/cli/fixtures/broken/"]).stdout) as SarifLog;
     const { driver } = log.runs[0]!.tool;
-    expect(driver.informationUri).toBe("https://github.com/agent-authority/agent-authority");
+    expect(driver.informationUri).toBeUndefined();
     const byId = new Map(driver.rules.map((r) => [r.id, r]));
     expect(byId.get("policy/unknown-name")).toEqual({
       id: "policy/unknown-name",
       name: "PolicyUnknownName",
       shortDescription: { text: "Unknown name" },
       fullDescription: { text: "A name that is not in the decision environment." },
-      helpUri: "https://github.com/agent-authority/agent-authority/blob/main/docs/policy-language.md#diagnostics",
+      help: { text: "See the section Diagnostics of docs/policy-language.md of the Agent Authority repository." },
     });
-    expect(byId.get("placeholder-unknown")?.helpUri).toBe("https://github.com/agent-authority/agent-authority/blob/main/docs/families.md#errors");
+    expect(byId.get("placeholder-unknown")?.help.text).toBe("See the section Errors of docs/families.md of the Agent Authority repository.");
     for (const rule of driver.rules) {
       expect(rule.shortDescription.text, rule.id).not.toBe(rule.id);
       expect(rule.fullDescription.text.length, rule.id).toBeGreaterThan(rule.shortDescription.text.length);
     }
-    // Each anchor is a heading of the page it names.
+    for (const rule of driver.rules) expect(rule.helpUri, rule.id).toBeUndefined();
+    // Each section named is a heading of the page it names.
     expect(readFileSync(join(root, "docs", "policy-language.md"), "utf8")).toMatch(/^## Diagnostics$/m);
     expect(readFileSync(join(root, "docs", "families.md"), "utf8")).toMatch(/^## Errors$/m);
   });

@@ -1,11 +1,16 @@
-// The packages as a user installs them: `npm pack` each, install the tarballs into a fresh project
-// outside the repository with no network (every registry package from npm's cache, as `npm install`
-// of the repository left it), then run the SDK against a live server and `authority` there.
-import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// The release as a user installs it: `npm run release`'s script packs every package into one folder
+// with SHA256SUMS and a CycloneDX SBOM; the tarballs install into fresh projects outside the
+// repository with no network (every registry package from npm's cache, as `npm install` of the
+// repository left it), then the SDK, `authority` lint and test, the installed server and the
+// gateway's help run there.
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
 import { offlineLock, type PackedPackage } from "./offline-lock.js";
@@ -36,14 +41,57 @@ const INSTALLED: readonly PackageName[] = [
 /** Packages that authoring must never pull in: the server, the gateway, their database, HTTP and MCP stacks. */
 const SERVER_ONLY = ["@agent-authority/server", "@agent-authority/gateway", "@modelcontextprotocol/sdk", "better-sqlite3", "express", "pg", "prom-client"];
 
-interface PackResult { readonly name: PackageName; readonly filename: string; readonly files: readonly { readonly path: string }[] }
+interface CycloneDx {
+  readonly components: readonly { readonly "bom-ref": string; readonly name: string; readonly version: string }[];
+  readonly dependencies: readonly { readonly ref: string; readonly dependsOn: readonly string[] }[];
+}
 
+/** The CycloneDX JSON schemas as the CycloneDX library ships them (the BOM schema and the two it refers to). */
+const CYCLONEDX_SCHEMAS = join(root, "node_modules", "@cyclonedx", "cyclonedx-library", "res", "schema");
+
+/** The schema errors of `bom` against the CycloneDX 1.6 JSON schema; formats are checked where they can mislead a reader. */
+function validateCycloneDx(bom: unknown): string[] {
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
+  ajv.addFormat("date-time", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
+  ajv.addFormat("iri-reference", true);
+  ajv.addFormat("idn-email", true);
+  ajv.addFormat("uri", true);
+  for (const file of ["spdx.SNAPSHOT.schema.json", "jsf-0.82.SNAPSHOT.schema.json"]) {
+    const schema = JSON.parse(readFileSync(join(CYCLONEDX_SCHEMAS, file), "utf8")) as Record<string, unknown>;
+    ajv.addSchema({ ...schema, $id: `http://cyclonedx.org/schema/${file}` });
+  }
+  const validate = ajv.compile(JSON.parse(readFileSync(join(CYCLONEDX_SCHEMAS, "bom-1.6.SNAPSHOT.schema.json"), "utf8")) as Record<string, unknown>);
+  return validate(bom) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ""}`);
+}
+
+/** The tarball's file name for a package at the release's version. */
+const tarballOf = (name: PackageName): string => `${name.slice(1).replace("/", "-")}-${version}.tgz`;
+
+const top = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; engines: unknown };
+const version = top.version;
 const adminKey = "aa_packaging_suite_admin_0123456789abcdef";
 const scratch = mkdtempSync(join(tmpdir(), "authority-packed-"));
+const release = join(scratch, "release");
 const project = join(scratch, "project");
-let packs: PackResult[];
+const full = join(scratch, "full");
 let server: AuthorityServer;
 let dataDir: string;
+
+/** An agent that registers itself, is issued a grant, and asks to act under it: the SDK as a user runs it. */
+const AGENT_SCRIPT = `
+import { AuthorityClient } from "@agent-authority/sdk";
+const [baseUrl, adminKey] = process.argv.slice(2);
+const admin = new AuthorityClient({ baseUrl, apiKey: adminKey });
+const issuer = new AuthorityClient({ baseUrl, apiKey: (await admin.keys.create({ identity: "packed-issuer", kind: "service", roles: ["issuer"] })).key });
+const agent = await issuer.agents.register({ name: "packed-bot" });
+const grant = await issuer.grants.issue({
+  agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["orders.lookup"] },
+  budget_amount_minor: 1000, budget_currency: "EUR", budget_count: 5, enforcement_mode: "observe", delegation_policy: "attenuating",
+});
+const bot = new AuthorityClient({ baseUrl, apiKey: (await admin.keys.create({ identity: "packed-bot", kind: "service", roles: ["agent"], agent_id: agent.id })).key });
+const decision = await bot.authorize({ grant_id: grant.id, tool: "orders.lookup" });
+process.stdout.write(JSON.stringify({ outcome: decision.outcome, ledger: decision.ledger_id !== null, health: (await admin.service.health()).status }));
+`;
 
 /** Settings of an `npm test` around this test that the inner npm keeps: where its cache and registry are. */
 const KEPT_NPM_SETTINGS = new Set(["npm_config_cache", "npm_config_userconfig", "npm_config_registry"]);
@@ -55,8 +103,8 @@ function cleanEnv(): Record<string, string | undefined> {
   return env;
 }
 
-function run(command: string, args: readonly string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { cwd, env: cleanEnv(), encoding: "utf8", timeout: 120_000 });
+function run(command: string, args: readonly string[], cwd: string, timeout = 120_000): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, { cwd, env: cleanEnv(), encoding: "utf8", timeout });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -69,20 +117,27 @@ function runAsync(command: string, args: readonly string[], cwd: string): Promis
   });
 }
 
-beforeAll(async () => {
-  const tarballs = join(project, "tarballs");
-  mkdirSync(tarballs, { recursive: true });
-  const workspaces = Object.values(PUBLIC).flatMap((folder) => ["--workspace", folder]);
-  const packed = run(npm, ["pack", ...workspaces, "--pack-destination", tarballs, "--json", "--ignore-scripts"], root);
-  expect(packed.code, packed.stderr).toBe(0);
-  packs = JSON.parse(packed.stdout) as PackResult[];
-  const installed: PackedPackage[] = INSTALLED.map((name) => ({
-    name, folder: PUBLIC[name], tarball: `tarballs/${packs.find((p) => p.name === name)!.filename}`,
-  }));
-  const lock = offlineLock(root, "packed-project", installed);
-  writeFileSync(join(project, "package-lock.json"), JSON.stringify(lock, null, 2));
+/** The paths of the files inside a tarball, without npm's `package/` prefix. */
+function filesOf(tarball: string): string[] {
+  const listed = run("tar", ["-tzf", tarball], scratch);
+  expect(listed.code, listed.stderr).toBe(0);
+  return listed.stdout.split("\n").filter((line) => line.length > 0).map((line) => line.replace(/^package\//, ""));
+}
+
+/** Writes a project outside the repository that depends on `names` by their tarballs in the release folder, locked for an offline install. */
+function writeProject(dir: string, names: readonly PackageName[], extra: Record<string, unknown> = {}): void {
+  mkdirSync(dir, { recursive: true });
+  const installed: PackedPackage[] = names.map((name) => ({ name, folder: PUBLIC[name], tarball: `${relative(dir, release)}/${tarballOf(name)}` }));
+  writeFileSync(join(dir, "package-lock.json"), JSON.stringify(offlineLock(root, "packed-project", installed), null, 2));
   const dependencies = Object.fromEntries(installed.map((p) => [p.name, `file:${p.tarball}`]));
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "packed-project", version: "1.0.0", private: true, type: "module", dependencies }, null, 2));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "packed-project", version: "1.0.0", private: true, type: "module", dependencies, ...extra }, null, 2));
+}
+
+beforeAll(async () => {
+  // The release script itself, as `npm run release` runs it once `tsc -b` has built the packages.
+  const made = run(process.execPath, [join(root, ".ci", "release.mjs"), release], root);
+  expect(made.code, made.stderr).toBe(0);
+  writeProject(project, INSTALLED);
   // --offline: nothing is downloaded; a registry package missing from the cache fails the install.
   const install = run(npm, ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], project);
   expect(install.code, install.stderr).toBe(0);
@@ -95,38 +150,71 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe("the packed tarballs", () => {
-  it("are made outside the repository, one for every public package", () => {
-    expect(relative(root, project).startsWith("..")).toBe(true);
-    expect(packs.map((p) => p.name).sort()).toEqual(Object.keys(PUBLIC).sort());
+describe("the release folder", () => {
+  it("is made outside the repository and holds one tarball for every public package, SHA256SUMS and the SBOM", () => {
+    expect(relative(root, release).startsWith("..")).toBe(true);
+    const names = (Object.keys(PUBLIC) as PackageName[]).map(tarballOf);
+    expect(readdirSync(release).sort()).toEqual([...names, "SHA256SUMS", "sbom.cdx.json"].sort());
   });
 
-  it("ship dist with its types, a README and the LICENSE, and no tests or build state", () => {
-    for (const pack of packs) {
-      const files = pack.files.map((f) => f.path);
-      expect(files, pack.name).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts"]));
-      expect(files.filter((f) => /\.(test|spec)\.|tsbuildinfo|(^|\/)test\//.test(f) && !/commands\/test\./.test(f)), pack.name).toEqual([]);
+  it("has checksums that `sha256sum -c` accepts, and refuses a tarball changed after the release", () => {
+    const sums = readFileSync(join(release, "SHA256SUMS"), "utf8");
+    expect(sums.trim().split("\n")).toHaveLength(Object.keys(PUBLIC).length + 1);
+    const checked = run("sha256sum", ["-c", "SHA256SUMS"], release);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    const copy = join(scratch, "tampered");
+    mkdirSync(copy);
+    writeFileSync(join(copy, "SHA256SUMS"), sums);
+    for (const name of readdirSync(release)) writeFileSync(join(copy, name), readFileSync(join(release, name)));
+    writeFileSync(join(copy, tarballOf("@agent-authority/sdk")), Buffer.concat([readFileSync(join(release, tarballOf("@agent-authority/sdk"))), Buffer.from([0])]));
+    const refused = run("sha256sum", ["-c", "--quiet", "SHA256SUMS"], copy);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`${tarballOf("@agent-authority/sdk")}: FAILED`);
+  });
+
+  it("has a CycloneDX 1.6 SBOM valid against the CycloneDX JSON schema, naming every tarball by its SHA-256", () => {
+    const bom = JSON.parse(readFileSync(join(release, "sbom.cdx.json"), "utf8")) as CycloneDx;
+    expect(validateCycloneDx(bom)).toEqual([]);
+    for (const name of Object.keys(PUBLIC) as PackageName[]) {
+      const sha256 = createHash("sha256").update(readFileSync(join(release, tarballOf(name)))).digest("hex");
+      const component = bom.components.find((c) => c.name === name);
+      expect(component, name).toMatchObject({ version, purl: `pkg:npm/${name.replace("@", "%40")}@${version}`, hashes: [{ alg: "SHA-256", content: sha256 }] });
     }
-    expect(packs.find((p) => p.name === "@agent-authority/server")!.files.map((f) => f.path)).toEqual(expect.arrayContaining(["console/index.html", "dist/main.js"]));
-    expect(packs.find((p) => p.name === "@agent-authority/cli")!.files.map((f) => f.path)).toContain("bin/authority.js");
+    const refs = new Set(bom.components.map((c) => c["bom-ref"]));
+    for (const edge of bom.dependencies) for (const ref of edge.dependsOn) expect(refs.has(ref), `${edge.ref} -> ${ref}`).toBe(true);
+    // A schema that rejects nothing would prove nothing: a BOM without its format is refused.
+    expect(validateCycloneDx({ ...bom, bomFormat: "SPDX" })).not.toEqual([]);
   });
 
-  it("declare what a registry needs to publish them, the same everywhere", () => {
-    const top = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  it("ships in each tarball dist with its types, a README and the LICENSE, and no tests or build state", () => {
+    for (const name of Object.keys(PUBLIC) as PackageName[]) {
+      const files = filesOf(join(release, tarballOf(name)));
+      expect(files, name).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts"]));
+      expect(files.filter((f) => /\.(test|spec)\.|tsbuildinfo|(^|\/)test\//.test(f) && !/commands\/test\./.test(f)), name).toEqual([]);
+      if (name === "@agent-authority/server") expect(files).toEqual(expect.arrayContaining(["console/index.html", "dist/main.js"]));
+      if (name === "@agent-authority/cli") expect(files).toContain("bin/authority.js");
+    }
+  });
+
+  it("declares one version everywhere, a license and no URL the project does not own", () => {
     const licence = readFileSync(join(root, "LICENSE"), "utf8");
     expect(licence).toContain("Apache License");
+    const changelog = readFileSync(join(root, "docs", "CHANGELOG.md"), "utf8");
+    expect(changelog).toMatch(new RegExp(`^## ${version.replaceAll(".", "\\.")} \\(\\d{4}-\\d{2}-\\d{2}\\)$`, "m"));
+    expect(changelog.indexOf("## Unreleased")).toBeLessThan(changelog.indexOf(`## ${version} `));
     for (const [name, folder] of Object.entries(PUBLIC)) {
-      const manifest = JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8"));
-      expect(manifest, name).toMatchObject({
-        name, license: "Apache-2.0", engines: top.engines, publishConfig: { access: "public" },
-        repository: { type: "git", url: top.repository.url, directory: folder },
-      });
-      expect(manifest.homepage, name).toMatch(/^https:\/\//);
+      const text = readFileSync(join(root, folder, "package.json"), "utf8");
+      const manifest = JSON.parse(text);
+      expect(manifest, name).toMatchObject({ name, version, license: "Apache-2.0", engines: top.engines, publishConfig: { access: "public" } });
+      for (const field of ["dependencies", "peerDependencies", "devDependencies"]) {
+        for (const [dependency, range] of Object.entries(manifest[field] ?? {})) if (dependency in PUBLIC) expect(range, `${name} ${field} ${dependency}`).toBe(version);
+      }
+      expect(text, name).not.toMatch(/https?:\/\//);
       expect(manifest.keywords, name).toContain("agent-authority");
       expect(manifest.private, name).toBeUndefined();
       expect(readFileSync(join(root, folder, "LICENSE"), "utf8"), name).toBe(licence);
-      expect(readFileSync(join(root, folder, "README.md"), "utf8"), name).toContain(`npm install`);
     }
+    expect(readFileSync(join(root, "package.json"), "utf8")).not.toMatch(/https?:\/\//);
   });
 });
 
@@ -141,20 +229,7 @@ describe("a project that installed the SDK and the CLI from the tarballs", () =>
   });
 
   it("runs the SDK against a live server: registers an agent, issues a grant and is allowed a call", async () => {
-    writeFileSync(join(project, "agent.mjs"), `
-import { AuthorityClient } from "@agent-authority/sdk";
-const [baseUrl, adminKey] = process.argv.slice(2);
-const admin = new AuthorityClient({ baseUrl, apiKey: adminKey });
-const issuer = new AuthorityClient({ baseUrl, apiKey: (await admin.keys.create({ identity: "packed-issuer", kind: "service", roles: ["issuer"] })).key });
-const agent = await issuer.agents.register({ name: "packed-bot" });
-const grant = await issuer.grants.issue({
-  agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["orders.lookup"] },
-  budget_amount_minor: 1000, budget_currency: "EUR", budget_count: 5, enforcement_mode: "observe", delegation_policy: "attenuating",
-});
-const bot = new AuthorityClient({ baseUrl, apiKey: (await admin.keys.create({ identity: "packed-bot", kind: "service", roles: ["agent"], agent_id: agent.id })).key });
-const decision = await bot.authorize({ grant_id: grant.id, tool: "orders.lookup" });
-process.stdout.write(JSON.stringify({ outcome: decision.outcome, ledger: decision.ledger_id !== null, health: (await admin.service.health()).status }));
-`);
+    writeFileSync(join(project, "agent.mjs"), AGENT_SCRIPT);
     const result = await runAsync(process.execPath, ["agent.mjs", server.baseUrl, adminKey], project);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ outcome: "allow", ledger: true, health: "ok" });
@@ -181,12 +256,66 @@ process.stdout.write(JSON.stringify({ outcome: decision.outcome, ledger: decisio
   it("says how to install the server or the gateway for the commands that need them, and exits 2", () => {
     const serve = run(join(project, "node_modules", ".bin", "authority"), ["migrate"], project);
     expect(serve.code).toBe(2);
-    expect(serve.stderr).toContain("npm install @agent-authority/server");
+    expect(serve.stderr).toContain(`npm install RELEASE/${tarballOf("@agent-authority/server")}`);
     expect(existsSync(join(project, "data"))).toBe(false);
     writeFileSync(join(project, "gateway.yaml"), "authority: {}\n");
     const gateway = run(join(project, "node_modules", ".bin", "authority"), ["gateway", "--config", "gateway.yaml"], project);
     expect(gateway.code).toBe(2);
-    expect(gateway.stderr).toContain("npm install @agent-authority/gateway");
+    expect(gateway.stderr).toContain(`npm install RELEASE/${tarballOf("@agent-authority/gateway")}`);
   });
 });
 
+
+/** A free TCP port on the loopback interface. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().once("error", reject).listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });
+}
+
+describe("a project that installed every tarball, the server and the gateway too", () => {
+  beforeAll(() => {
+    // Install scripts run here: better-sqlite3 builds its native driver, as it does for a user.
+    writeProject(full, Object.keys(PUBLIC) as PackageName[], { allowScripts: { "better-sqlite3": true } });
+    // Compiling the driver takes minutes on a busy machine; the limit only stops a hang.
+    const install = run(npm, ["ci", "--offline", "--no-audit", "--no-fund"], full, 900_000);
+    expect(install.code, install.stderr).toBe(0);
+  }, 960_000);
+
+  it("starts the installed server with `authority serve`, answers the installed SDK, and stops on SIGTERM", async () => {
+    const port = await freePort();
+    const data = mkdtempSync(join(scratch, "served-"));
+    const env = { ...cleanEnv(), AUTHORITY_PORT: String(port), AUTHORITY_DATA_DIR: data, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000" };
+    const served = spawn(join(full, "node_modules", ".bin", "authority"), ["serve"], { cwd: full, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    served.stdout.on("data", (chunk: Buffer) => { output += chunk.toString(); });
+    served.stderr.on("data", (chunk: Buffer) => { output += chunk.toString(); });
+    const exited = new Promise<number | null>((resolve) => served.once("exit", (code) => resolve(code)));
+    const baseUrl = `http://127.0.0.1:${port}/v1`;
+    let healthy = false;
+    for (let attempt = 0; attempt < 200 && !healthy && served.exitCode === null; attempt += 1) {
+      healthy = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
+      if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(healthy, output).toBe(true);
+    expect(existsSync(join(data, "authority.db"))).toBe(true);
+    writeFileSync(join(full, "agent.mjs"), AGENT_SCRIPT);
+    const result = await runAsync(process.execPath, ["agent.mjs", baseUrl, adminKey], full);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ outcome: "allow", ledger: true, health: "ok" });
+    served.kill("SIGTERM");
+    expect(await exited, output).toBe(0);
+  });
+
+  it("runs the installed gateway's help", () => {
+    const help = run(join(full, "node_modules", ".bin", "authority"), ["gateway", "--help"], full);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toContain("gateway");
+    const loaded = run(process.execPath, ["--input-type=module", "-e", "const g = await import('@agent-authority/gateway'); process.stdout.write(g.GATEWAY_INFO.version)"], full);
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(loaded.stdout).toBe(version);
+  });
+});

@@ -23,26 +23,63 @@ const sources = ["grammar", "packages", "cli", "server", "test"].flatMap((dir) =
 /** Names of documents that exist only outside the repository. */
 const OUTSIDE = [/DESIGN\.md/, /\.\.\/shared\b/, /\/work\//];
 
+const PUBLIC_FOLDERS = ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/lsp", "cli", "server"];
+/** A package's manifest, by its folder. */
+const manifestOf = (folder: string): Record<string, unknown> & { name: string; dependencies?: Record<string, string> } => JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8"));
+const byName = new Map(PUBLIC_FOLDERS.map((folder) => [manifestOf(folder).name, manifestOf(folder)]));
+const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+
+/** The packages an install command from the release folder names, its braces expanded as bash does; every tarball must be at `version`. */
+function installed(command: string): string[] {
+  const match = /\$RELEASE\/agent-authority-(?:\{([a-z,]+)\}|([a-z]+))-(\d+\.\d+\.\d+)\.tgz/.exec(command);
+  expect(match, command).not.toBeNull();
+  expect(match![3], command).toBe(version);
+  return (match![1] ?? match![2]!).split(",").map((short) => `@agent-authority/${short}`);
+}
+
 describe("documentation that stands alone", () => {
   it("reads the pages it should", () => {
     expect(pages.map((p) => relative(root, p))).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/sdk.md", "docs/SECURITY.md", "docs/CONTRIBUTING.md", "docs/CHANGELOG.md", "packages/sdk/README.md"]));
   });
 
-  it("docs/sdk.md, docs/cli.md and every package's README start with the install command", () => {
+  it("docs/sdk.md, docs/cli.md and every package's README start with the install command from the release folder", () => {
     // The block right under the page's title, before any other text.
     const firstBlock = (file: string): string | undefined => /^# [^\n]+\n\n```sh\n([\s\S]*?)```/.exec(readFileSync(join(root, file), "utf8"))?.[1];
-    expect(firstBlock("docs/sdk.md")).toBe("npm install @agent-authority/sdk\n");
-    expect(firstBlock("docs/cli.md")).toBe("npm install --save-dev @agent-authority/cli\n");
-    for (const folder of ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/lsp", "cli", "server"]) {
-      const name = JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")).name as string;
-      expect(firstBlock(`${folder}/README.md`), folder).toMatch(new RegExp(`^npm install (--save-dev )?(\\S+ )*${name.replace("/", "\\/")}\\b`));
+    expect(firstBlock("docs/sdk.md")).toBe(`npm install $RELEASE/agent-authority-sdk-${version}.tgz\n`);
+    expect(installed(firstBlock("docs/cli.md")!)).toContain("@agent-authority/cli");
+    for (const folder of PUBLIC_FOLDERS) {
+      const name = manifestOf(folder).name as string;
+      expect(installed(firstBlock(`${folder}/README.md`)!), folder).toContain(name);
     }
+  });
+
+  it("every install command from the release folder names every package its tarballs need, at the version of the packages", () => {
+    const commands = [...pages].flatMap((page) => readFileSync(page, "utf8").split("\n").filter((line) => /^npm install .*\$RELEASE\//.test(line)));
+    expect(commands.length).toBeGreaterThan(PUBLIC_FOLDERS.length);
+    for (const command of commands) {
+      const names = installed(command);
+      for (const name of names) {
+        const needs = Object.keys(byName.get(name)?.dependencies ?? {}).filter((dependency) => byName.has(dependency));
+        for (const need of needs) expect(names, `${command}: ${name} needs ${need}`).toContain(need);
+      }
+    }
+    // A command the check must refuse: the CLI without the libraries it needs.
+    expect(installed(`npm install $RELEASE/agent-authority-cli-${version}.tgz`)).toEqual(["@agent-authority/cli"]);
   });
 
   it("no page and no source file points at a document outside the repository", () => {
     const offenders = [...pages, ...sources].filter((file) => file !== fileURLToPath(import.meta.url))
       .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })))
       .filter(({ line }) => OUTSIDE.some((pattern) => pattern.test(line)));
+    expect(offenders).toEqual([]);
+  });
+
+  it("names no web address as the project's own, for the project has none", () => {
+    const manifests = ["package.json", ...PUBLIC_FOLDERS.map((folder) => `${folder}/package.json`)].map((file) => join(root, file));
+    const owned = /github\.com\/agent-authority|agent-authority\.(dev|io|org|com)\b/i;
+    const offenders = [...pages, ...sources, ...manifests, join(root, "cli", "schemas", "family.schema.json")].filter((file) => file !== fileURLToPath(import.meta.url))
+      .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })))
+      .filter(({ line }) => owned.test(line));
     expect(offenders).toEqual([]);
   });
 

@@ -48,7 +48,7 @@ forEachStore("docs/walkthrough.md", (target) => {
       // Asynchronously: the server answering the commands runs in this process.
       const { stdout: out } = await promisify(execFile)("bash", ["-c", script(t.baseUrl)], { encoding: "utf8", timeout: 60_000 });
       for (const line of [
-        '{"status":"ok","version":"0.1.0","environment":"development"}',
+        '{"status":"ok","version":"0.2.0","environment":"development"}',
         '{"identity":"carol@example.com","roles":["certifier"],"status":"active"}',
         "same name, same agent",
         '"code":"certification_required"',

@@ -115,7 +115,7 @@ function operation(e: Endpoint): Json {
 }
 
 /** The OpenAPI 3.1 document; `serverUrl` is the base URL ending in `/v1`. */
-export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", version = "0.1.0"): Json {
+export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", version = "0.2.0"): Json {
   const schemas: { [name: string]: Json } = {};
   for (const schema of allSchemas) schemas[schema.$id] = toComponent(schema);
   const paths: { [path: string]: { [method: string]: Json } } = {};

@@ -9,7 +9,7 @@ import type { UpstreamConfig } from "./config.js";
 import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 
-export const GATEWAY_INFO = Object.freeze({ name: "agent-authority-gateway", version: "0.1.0" });
+export const GATEWAY_INFO = Object.freeze({ name: "agent-authority-gateway", version: "0.2.0" });
 
 /** One upstream MCP server, reached over stdio or streamable HTTP. */
 export class Upstream {
