@@ -8,7 +8,7 @@ import { createApp } from "./http/app.js";
 import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
 import { answerClientError } from "./http/client-error.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
-import { HttpMetrics } from "./http/metrics.js";
+import { HttpMetrics, METRICS_LIMITS } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
 import type { FaultHooks, ServiceContext } from "./services/context.js";
 import { startIdempotencyPruner, type IdempotencyPruner } from "./services/idempotency-pruner.js";
@@ -76,10 +76,13 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
   const onWorker = authorizeOnWorker(config, options);
+  // Made first, so that the store and the authorize worker count into it from their start.
+  const metrics = new HttpMetrics();
   // The worker's connection has a checkpoint thread (sqlite-driver.ts); this connection's commits
   // then checkpoint the log only as late as the worker's own do.
   const store = options.store ?? openStore(config.databaseUrl, {
     schema: config.databaseSchema, engine: config.databaseEngine, namedStatements: config.databaseNamedStatements ?? true, ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
+    observations: metrics.observations,
   });
   const ownsStore = options.store === undefined || options.ownsStore === true;
   let http: Server | undefined;
@@ -93,16 +96,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       worker = await AuthorizeWorker.start({
         databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
         ...(options.faults === undefined ? {} : { faults: options.faults }),
-      }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));
+      }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }), metrics.observations);
     }
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
+      observer: metrics,
     };
+    metrics.watchWaiting(() => store.decisionPath().gatedWaiting(now(), METRICS_LIMITS.gatedWaitingCountMax), now);
     pruner = startIdempotencyPruner(store, now, logger);
-    const metrics = new HttpMetrics();
     const trustedProxies = new Set(config.trustedProxies ?? []);
     const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies });
     const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);

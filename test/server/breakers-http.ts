@@ -97,7 +97,14 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const view = async () => Promise.all(ids.map(async (id) => (await s.call("GET", `/grants/${id}`, ADMIN_KEY)).body));
       const before = await view();
       const rowsBefore = await s.db.store.countRows();
+      const trips = async (action: string): Promise<number> => {
+        const text = (await s.call("GET", "/metrics", ADMIN_KEY)).text;
+        return Number(/^authority_breaker_trips_total\{action="(\w+)",mode="observe"\} (\d+)$/m.exec(text.split("\n").filter((l) => l.includes(`action="${action}",mode="observe"`)).join("\n"))?.[2]);
+      };
+      const tripsBefore = { revoke: await trips("revoke"), notify: await trips("notify") };
       await run(agent, root.id, [[30, false]]);
+      // Each breaker's one trip is counted by its action and mode in /v1/metrics.
+      expect({ revoke: await trips("revoke"), notify: await trips("notify") }).toEqual({ revoke: tripsBefore.revoke + 1, notify: tripsBefore.notify + 1 });
       // Refusals count no use: the grants read exactly as before, and no grant event was written.
       expect(await view()).toEqual(before);
       const rowsAfter = await s.db.store.countRows();

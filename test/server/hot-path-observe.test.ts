@@ -34,6 +34,11 @@ function observeSuite(target: StoreTarget): void {
     expect(series(after, 401) - series(before, 401)).toBe(1);
     expect(series(after, 400) - series(before, 400)).toBe(1);
     expect(after).toMatch(/authority_http_request_duration_seconds_count\{method="POST",route="\/v1\/authorize"\} 3\n/);
+    // The decision (a grant that does not exist: denied at the first gate) is counted by outcome and
+    // gate, and the gated decisions waiting are read from this store's database (SQLite or PostgreSQL).
+    const denied = (text: string): number => Number(/^authority_decisions_total\{outcome="deny",gate="grant"\} (\d+)$/m.exec(text)?.[1]);
+    expect(denied(after) - denied(before)).toBe(1);
+    expect(after).toMatch(/^authority_gated_decisions_waiting 0$/m);
     const lines = logs.filter((l) => l.msg === "request" && l.fields["path"] === "/v1/authorize");
     expect(lines.map((l) => [l.level, l.fields["status"]])).toEqual([["info", 200], ["info", 401], ["info", 400]]);
     expect(lines[0]!.fields["request_id"]).toBe(ok.headers.get("x-request-id"));

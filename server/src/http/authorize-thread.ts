@@ -10,6 +10,7 @@ import type { FaultHooks } from "../services/context.js";
 import { ApiProblem } from "./problem.js";
 import { Waiters } from "./waiters.js";
 import { keepYoungGenerationFull } from "./worker-heap.js";
+import type { ObservationDelta, StoreObservations } from "../store/observations.js";
 
 export interface WorkerSettings {
   readonly databaseUrl: string;
@@ -42,7 +43,7 @@ export type WorkerRequest =
 export type WorkerReply =
   | { readonly type: "ready" }
   | { readonly type: "closed" }
-  | { readonly type: "answers"; readonly answers: readonly Answer[] };
+  | { readonly type: "answers"; readonly answers: readonly Answer[]; readonly observed?: ObservationDelta };
 
 const WORKER_FILE = fileURLToPath(new URL("./authorize-worker.js", import.meta.url));
 
@@ -60,10 +61,12 @@ export class AuthorizeWorker {
   #onClosed: (() => void) | undefined;
 
   readonly #onFailure: (error: Error) => void;
+  readonly #observations: StoreObservations | undefined;
 
-  private constructor(worker: Worker, onFailure: (error: Error) => void) {
+  private constructor(worker: Worker, onFailure: (error: Error) => void, observations: StoreObservations | undefined) {
     this.#worker = worker;
     this.#onFailure = onFailure;
+    this.#observations = observations;
     worker.on("message", (reply: WorkerReply) => this.#receive(reply));
     worker.on("error", (error) => this.#fail(error));
     worker.on("exit", (code) => {
@@ -72,11 +75,14 @@ export class AuthorizeWorker {
     });
   }
 
-  /** Starts the worker; `onFailure` hears once if it stops without being closed. */
-  static async start(settings: WorkerSettings, onFailure: (error: Error) => void = () => undefined): Promise<AuthorizeWorker> {
+  /**
+   * Starts the worker; `onFailure` hears once if it stops without being closed. What the worker's
+   * store counts (batch sizes, retries, database errors) is added to `observations`.
+   */
+  static async start(settings: WorkerSettings, onFailure: (error: Error) => void = () => undefined, observations?: StoreObservations): Promise<AuthorizeWorker> {
     keepYoungGenerationFull();
     const worker = new Worker(WORKER_FILE, { workerData: settings });
-    const thread = new AuthorizeWorker(worker, onFailure);
+    const thread = new AuthorizeWorker(worker, onFailure, observations);
     await new Promise<void>((resolve, reject) => {
       const ready = (reply: WorkerReply): void => {
         if (reply.type === "ready") {
@@ -123,6 +129,7 @@ export class AuthorizeWorker {
 
   #receive(reply: WorkerReply): void {
     if (reply.type === "answers") {
+      if (reply.observed !== undefined) this.#observations?.add(reply.observed);
       for (const a of reply.answers) {
         if ("answer" in a) this.#settle(a.id, a.answer, undefined);
         else if ("problem" in a) this.#settle(a.id, undefined, new ApiProblem(a.problem.code, a.problem.detail, a.problem.extensions));

@@ -9,6 +9,7 @@ import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
+import { StoreObservations } from "../store/observations.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
 import { ContentionError } from "../store/driver.js";
 import { ApiProblem, knownProblem } from "./problem.js";
@@ -19,7 +20,9 @@ const settings = workerData as WorkerSettings;
 // Every statement of this connection is small, so its temporary storage stays in memory (open.ts).
 // It writes nearly every commit, so the log's copying into the database runs on a thread of its
 // own, out of the commits that answers wait for (sqlite-driver.ts).
-const store = openStore(settings.databaseUrl, { temporaryInMemory: true, checkpointThread: true });
+// What this connection counts reaches the main thread's metrics with the answers.
+const observations = new StoreObservations();
+const store = openStore(settings.databaseUrl, { temporaryInMemory: true, checkpointThread: true, observations });
 const ctx: ServiceContext = {
   store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
@@ -33,7 +36,7 @@ function send(answer: Answer): void {
     setImmediate(() => {
       const answers = outbox;
       outbox = [];
-      port.postMessage({ type: "answers", answers } satisfies WorkerReply);
+      port.postMessage({ type: "answers", answers, ...(observations.touched ? { observed: observations.take() } : {}) } satisfies WorkerReply);
     });
   }
   outbox.push(answer);

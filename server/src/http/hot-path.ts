@@ -132,6 +132,8 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
   try {
     prepared = await answer(ctx, req, notes);
     if (prepared.keyId !== undefined) notes.keyId = prepared.keyId;
+    // A new decision (not a replay) is counted by its outcome and gate: a few additions, no allocation.
+    if (prepared.outcome !== undefined) ctx.observer?.decided(prepared);
   } catch (error) {
     const problem = problemResponse(error, AUTHORIZE_PATH);
     if (problem.body["code"] === "unauthenticated") res.setHeader("www-authenticate", BEARER_CHALLENGE);

@@ -4,7 +4,7 @@
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
-  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
+  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState, type GateName, type Outcome,
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import { settledInOrder } from "../store/driver.js";
@@ -12,7 +12,7 @@ import type { CertificateRecord, GrantRecord, GrantUsage, HeldTree, Store } from
 import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
-import type { WatchedBreaker } from "../store/breaker-sql.js";
+import type { TripRow, WatchedBreaker } from "../store/breaker-sql.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
@@ -60,6 +60,20 @@ export interface PreparedAnswer {
   readonly replayed: boolean;
   /** The id of the key that asked, for the request's log line; absent when no key was recognised. */
   readonly keyId?: string;
+  /** A new decision's outcome and the gate that decided it (null: every gate passed), for the metrics; absent on a replay. */
+  readonly outcome?: Outcome;
+  readonly gate?: GateName | null;
+  /** The breakers this decision tripped, by action and mode, for the metrics; absent when none did. */
+  readonly trips?: readonly { readonly action: string; readonly mode: string }[];
+}
+
+const NO_TRIPS: readonly TripRow[] = Object.freeze([]);
+
+/** What sealing a decision answers: its text, and what the metrics count of it. */
+interface Sealed {
+  readonly text: string;
+  readonly decision: Decision;
+  readonly trips: readonly TripRow[];
 }
 
 export const JSON_TYPE = "application/json; charset=utf-8";
@@ -260,7 +274,7 @@ async function readPipelined(tx: Store, ctx: ServiceContext, agentId: string, bo
  * `claim`, when given, stores the answer under its idempotency key as the last write and answers
  * whether it did.
  */
-async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: (text: string) => Promise<boolean>): Promise<string> {
+async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: (text: string) => Promise<boolean>): Promise<Sealed> {
   // An agent key speaks for exactly one agent; any other caller holds no grant.
   const agentId = caller.agentId ?? caller.identity;
   const pipelined = tx.dialect === "postgres" && caller.agentId !== null;
@@ -278,16 +292,19 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const sealed = sealedBody(caller, body, decision, gates.sealed, approval.status, reads.certificate, chain);
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.
   const together = pipelined && breakers.length === 0;
+  let trips: readonly TripRow[] = NO_TRIPS;
   const writes: (() => Promise<unknown>)[] = [
     () => sealRecord(ledger, {
       id: ledgerId, tree_id: reads.treeId, kind: "decision", grant_id: body.grant_id, agent_id: agentId,
       outcome: decision.outcome, created_at: now, body: sealed,
     }, reads.head),
     // Breakers read the sealed decision in its own transaction: a trip commits with it or not at all.
-    () => evaluateBreakersAfterDecision(tx, breakers, {
-      ledger_id: ledgerId, agent_id: agentId, at: now, outcome: decision.outcome,
-      would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
-    }),
+    async () => {
+      trips = await evaluateBreakersAfterDecision(tx, breakers, {
+        ledger_id: ledgerId, agent_id: agentId, at: now, outcome: decision.outcome,
+        would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
+      });
+    },
   ];
   if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, chain, decision, now, together));
   if (decision.counted && decision.approval_id !== undefined) {
@@ -298,7 +315,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   if (claim !== undefined) writes.push(async () => { if (!(await claim(text))) throw new KeyTakenMeanwhile(); });
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
-  return text;
+  return { text, decision, trips };
 }
 
 /** What the ledger keeps of a decision besides the fields every record has. */
@@ -390,13 +407,17 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
         }
         const taken = claim;
         // The key is stored as the decision's last write; a key taken meanwhile rolls it back.
-        const text = await decideAndSeal(tx, ctx, caller, body, taken === undefined ? undefined : (answer) => tx.decisionPath().putIdempotency({
+        const sealed = await decideAndSeal(tx, ctx, caller, body, taken === undefined ? undefined : (answer) => tx.decisionPath().putIdempotency({
           caller_key_id: taken.callerKeyId, idempotency_key: taken.key, method: taken.method, path: taken.path,
           request_hash: taken.requestHash, status: 200, response: `${JSON_TYPE}\n${answer}`, created_at: ctx.now(),
         }, expiredUpTo));
         // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
         if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
-        return { status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId };
+        const { decision, trips } = sealed;
+        return {
+          status: 200, contentType: JSON_TYPE, text: sealed.text, replayed: false, keyId: caller.keyId, outcome: decision.outcome, gate: decision.decided_by,
+          ...(trips.length === 0 ? {} : { trips: trips.map((t) => ({ action: t.action, mode: t.mode })) }),
+        };
       }, batchOrder(asker, body));
       if (answer === MISMATCH) throw new IdempotencyMismatch();
       if (answer instanceof ApiProblem) throw answer;

@@ -4,6 +4,7 @@
 import type { AuthorizeBody, Role } from "@agent-authority/api";
 import type { PreparedAnswer, RequestClaim } from "./authorize.js";
 import type { Store } from "../store/store.js";
+import type { GateName, Outcome } from "@agent-authority/engine";
 
 export interface Caller {
   readonly keyId: string;
@@ -26,6 +27,25 @@ export interface ServiceContext {
   readonly authorizeWorker?: AuthorizeRunner;
   /** Test-only fault injection; absent in every real deployment. */
   readonly faults?: FaultHooks;
+  /** Told what the metrics count of the services' work (http/metrics.ts); absent: nothing is counted. */
+  readonly observer?: ServiceObserver;
+}
+
+/** What the metrics count of a decision's answer (authorize.ts's PreparedAnswer has these fields). */
+export interface DecidedAnswer {
+  readonly outcome?: Outcome;
+  readonly gate?: GateName | null;
+  readonly trips?: readonly { readonly action: string; readonly mode: string }[];
+}
+
+/** What the services tell the metrics, once the work has committed; authorize's decisions come with their answers instead. */
+export interface ServiceObserver {
+  /** A new decision was answered (never a replay): its outcome, deciding gate and the breakers it tripped. */
+  decided(answer: DecidedAnswer): void;
+  /** A gated decision was approved, `latencyMs` after it was made. */
+  decisionApproved(latencyMs: number): void;
+  /** A record other than a decision was sealed into the ledger. */
+  sealed(kind: "settlement"): void;
 }
 
 /**

@@ -42,7 +42,9 @@ interface SealedRequest {
 }
 
 export async function approveDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: DecisionApproveBody): Promise<DecisionApprovalView> {
-  return ctx.store.transaction(async (tx) => {
+  // From the decision to its approval, told to the metrics once the approval has committed.
+  let latencyMs = 0;
+  const view = await ctx.store.transaction(async (tx) => {
     const decision = await visibleDecision(tx, caller, ledgerId);
     await lockRecordTree(tx, decision);
     const sealed = JSON.parse(decision.record) as SealedRequest;
@@ -75,8 +77,11 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
       used_by_ledger_id: null,
     };
     await ledger.insertApproval(row);
+    latencyMs = now - decision.created_at;
     return approvalView(row, body.note ?? null);
   });
+  ctx.observer?.decisionApproved(latencyMs);
+  return view;
 }
 
 /** The approval of a gated decision, for the agent that waits for it (and for humans who audit it). */

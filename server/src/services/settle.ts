@@ -64,7 +64,10 @@ function requireLiveHold(ledgerId: string, charges: readonly ChargeRow[], now: n
 }
 
 export async function settleDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: SettleBody): Promise<SettlementView> {
-  return ctx.store.transaction(async (tx) => {
+  // Counted once committed, and only when this call sealed the record (a repeated settlement does not).
+  let sealedHere = false;
+  const view = await ctx.store.transaction(async (tx) => {
+    sealedHere = false;
     const decision = await visibleDecision(tx, caller, ledgerId);
     await lockRecordTree(tx, decision);
     const ledger = tx.decisionPath();
@@ -101,6 +104,9 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
       },
     });
     await ledger.settleCharges(ledgerId, body.amount_minor, now, id);
+    sealedHere = true;
     return settlementView(row);
   });
+  if (sealedHere) ctx.observer?.sealed("settlement");
+  return view;
 }

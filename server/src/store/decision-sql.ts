@@ -105,6 +105,8 @@ export interface DecisionStore {
    * first (by ledger id), older than `before` when given, at most `limit`.
    */
   pendingGated(now: number, before: string | null, limit: number): Promise<LedgerRow[]>;
+  /** How many of the decisions `pendingGated` lists there are, counted up to `limit`, and when the oldest was made. */
+  gatedWaiting(now: number, limit: number): Promise<{ count: number; oldestAt: number | null }>;
   /** Counts one use of each grant in its totals (INVARIANT budget-monotone). */
   countUses(grantIds: readonly string[]): Promise<void>;
   /** Inserts a hold; its use is counted by `countUses`. */
@@ -204,6 +206,11 @@ function pick(record: object, columns: readonly string[]): (string | number | nu
   return columns.map((c) => source[c] ?? null);
 }
 
+/** The gated decisions that wait for an approval: of a live grant, and not approved yet (one parameter: now). */
+const WAITING_GATED = `ledger l JOIN grants g ON g.id = l.grant_id
+        WHERE l.kind = 'decision' AND l.outcome = 'gated' AND g.status = 'active' AND g.expires_at > ?
+          AND NOT EXISTS (SELECT 1 FROM decision_approvals a WHERE a.ledger_id = l.id)`;
+
 export class DecisionSql implements DecisionStore {
   readonly #db: SqlDriver;
   readonly #engine: EngineProfile;
@@ -249,13 +256,18 @@ export class DecisionSql implements DecisionStore {
 
   async pendingGated(now: number, before: string | null, limit: number): Promise<LedgerRow[]> {
     const rows = await this.#db.all(
-      `SELECT l.* FROM ledger l JOIN grants g ON g.id = l.grant_id
-        WHERE l.kind = 'decision' AND l.outcome = 'gated' AND g.status = 'active' AND g.expires_at > ?
-          AND NOT EXISTS (SELECT 1 FROM decision_approvals a WHERE a.ledger_id = l.id)${before === null ? "" : " AND l.id < ?"}
+      `SELECT l.* FROM ${WAITING_GATED}${before === null ? "" : " AND l.id < ?"}
         ORDER BY l.id DESC LIMIT ?`,
       before === null ? [now, limit] : [now, before, limit],
     );
     return rows.map(ledgerFromRow);
+  }
+
+  async gatedWaiting(now: number, limit: number): Promise<{ count: number; oldestAt: number | null }> {
+    const counted = await this.#db.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${WAITING_GATED} LIMIT ?) w`, [now, limit]);
+    // Ids sort by creation time (ids.ts): the smallest is the oldest, found through the index of gated decisions.
+    const oldest = await this.#db.get(`SELECT l.created_at FROM ${WAITING_GATED} ORDER BY l.id LIMIT 1`, [now]);
+    return { count: n(counted!, "n"), oldestAt: oldest === undefined ? null : n(oldest, "created_at") };
   }
 
   async countUses(grantIds: readonly string[]): Promise<void> {

@@ -59,6 +59,10 @@ export interface GroupCommitOptions {
   readonly retry?: RetryPolicy;
   /** Run each batch's transactions in ascending `order` (those without one last), not in arrival order. */
   readonly ordered?: boolean;
+  /** Told the size of each batch once it has committed (the metrics' histogram). */
+  readonly onBatch?: (size: number) => void;
+  /** Told each failure a transaction's caller hears, after any retries. */
+  readonly onFailure?: (error: unknown) => void;
 }
 
 interface Pending {
@@ -104,6 +108,8 @@ export class GroupCommit {
   readonly #concurrency: number;
   readonly #retry: RetryPolicy | undefined;
   readonly #ordered: boolean;
+  readonly #onBatch: ((size: number) => void) | undefined;
+  readonly #onFailure: ((error: unknown) => void) | undefined;
   readonly #lanes: Lane[];
 
   /**
@@ -116,6 +122,8 @@ export class GroupCommit {
     this.#concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
     this.#retry = options.retry;
     this.#ordered = options.ordered ?? false;
+    this.#onBatch = options.onBatch;
+    this.#onFailure = options.onFailure;
     this.#lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => ({ queue: [], scheduled: false, inFlight: 0 }));
   }
 
@@ -160,7 +168,10 @@ export class GroupCommit {
     }
     const next = this.#retry === undefined ? { fail: outcome.error } : afterFailure(this.#retry, outcome.error, item.attempts, item.submittedAt);
     if ("retryInMs" in next) setTimeout(() => this.#enqueue(item), next.retryInMs);
-    else item.reject(next.fail);
+    else {
+      this.#onFailure?.(next.fail);
+      item.reject(next.fail);
+    }
   }
 
   async #commit(connection: BatchConnection, batch: readonly Pending[]): Promise<void> {
@@ -176,6 +187,7 @@ export class GroupCommit {
       for (const item of batch) this.#settle(item, { ok: false, error });
       return;
     }
+    this.#onBatch?.(batch.length);
     // Answers leave only now, after the commit.
     batch.forEach((item, i) => this.#settle(item, outcomes[i]!));
   }

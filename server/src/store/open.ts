@@ -8,6 +8,7 @@ import { SqliteDriver } from "./sqlite-driver.js";
 import { SqlStore } from "./sql-store.js";
 import { ENGINE_PROFILES, type DatabaseEngine } from "./engine.js";
 import type { Store } from "./store.js";
+import type { StoreObservations } from "./observations.js";
 
 export interface OpenStoreOptions {
   /** PostgreSQL only: the schema to use (created by migrate when absent). */
@@ -32,6 +33,8 @@ export interface OpenStoreOptions {
   readonly checkpointThread?: boolean;
   /** SQLite only: the log's length at which this connection's commits checkpoint it (sqlite-driver.ts). */
   readonly walCheckpointFrames?: number;
+  /** Where batch sizes, retries and database errors are counted for the metrics (observations.ts). */
+  readonly observations?: StoreObservations;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -74,7 +77,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   if (engine === undefined) throw new Error(`unknown database engine \`${String(options.engine)}\`: postgresql, cockroachdb or yugabytedb`);
   if (isPostgresUrl(url)) {
     const driver = new PostgresDriver(url, engine.isolation === undefined ? options : { ...options, isolation: engine.isolation });
-    return new SqlStore(driver, options.schema, engine);
+    return new SqlStore(driver, options.schema, engine, options.observations);
   }
   if (engine.engine !== "postgresql") throw new EngineNeedsPostgresUrl(engine.engine);
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
@@ -82,7 +85,8 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   return new SqlStore(new SqliteDriver(path, {
     temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false,
     ...(options.walCheckpointFrames === undefined ? {} : { walCheckpointFrames: options.walCheckpointFrames }),
-  }));
+    ...(options.observations === undefined ? {} : { observations: options.observations }),
+  }), undefined, undefined, options.observations);
 }
 
 /** Opens the database, applies pending migrations and closes it; answers the versions applied. */

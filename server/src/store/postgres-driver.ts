@@ -5,6 +5,7 @@
 import pg from "pg";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
 import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
+import { observeFailure, type StoreObservations } from "./observations.js";
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -220,6 +221,8 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
 }
 
 export interface PostgresOptions {
+  /** Where batch sizes and retries are counted (observations.ts). */
+  readonly observations?: StoreObservations;
   /** The schema every connection uses (search_path); created when absent. */
   readonly schema?: string;
   readonly poolSize?: number;
@@ -255,7 +258,10 @@ export class PostgresDriver implements SqlDriver {
     this.#retry = {
       ...POSTGRES_RETRY,
       ...(options.transactionRetryMs === undefined ? {} : { budgetMs: options.transactionRetryMs }),
-      onRetry: () => { this.#retries += 1; },
+      onRetry: () => {
+        this.#retries += 1;
+        options.observations?.error("retried");
+      },
     };
     this.#named = options.namedStatements ?? true;
     this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
@@ -281,7 +287,12 @@ export class PostgresDriver implements SqlDriver {
       } finally {
         release(client);
       }
-    }, { lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#retry, ordered: true });
+    }, {
+      lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#retry, ordered: true,
+      ...(options.observations === undefined ? {} : {
+        onBatch: (size: number) => options.observations!.batch(size), onFailure: (error: unknown) => observeFailure(options.observations, error),
+      }),
+    });
   }
 
   /** Transactions and statements run again after a transient failure since the driver was made. */

@@ -8,6 +8,7 @@ import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js"
 import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { runMigrations } from "./migrations.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
+import { observeFailure, type StoreObservations } from "./observations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, HeldTree, KeyRecord,
   GrantFilter, Page, Revocation, Store, StoredGrantStatus,
@@ -135,11 +136,14 @@ export class SqlStore implements Store {
   readonly #db: SqlDriver;
   readonly #schema: string | undefined;
   readonly #engine: EngineProfile;
+  readonly #observations: StoreObservations | undefined;
 
-  constructor(db: SqlDriver, schema?: string, engine: EngineProfile = POSTGRESQL_PROFILE) {
+  /** `observations`: where the failures of this store's own transactions are counted (the top store only). */
+  constructor(db: SqlDriver, schema?: string, engine: EngineProfile = POSTGRESQL_PROFILE, observations?: StoreObservations) {
     this.#db = db;
     this.#schema = schema;
     this.#engine = engine;
+    this.#observations = observations;
   }
 
   get dialect() {
@@ -159,7 +163,13 @@ export class SqlStore implements Store {
   }
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
-    return this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)));
+    const done = this.#db.transaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)));
+    if (this.#observations === undefined) return done;
+    // Batched transactions are counted by the group commit; these, not on the hot path, here.
+    return done.catch((error: unknown) => {
+      observeFailure(this.#observations, error);
+      throw error;
+    });
   }
 
   batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string): Promise<T> {

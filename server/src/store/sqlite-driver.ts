@@ -8,6 +8,7 @@ import { Worker } from "node:worker_threads";
 import type { CheckpointThreadData } from "./checkpoint-thread.js";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
 import { GroupCommit } from "./group-commit.js";
+import { observeFailure, type StoreObservations } from "./observations.js";
 
 /**
  * INVARIANT (sqlite-serial): better-sqlite3 is synchronous and has one connection, so a
@@ -186,7 +187,10 @@ export class SqliteDriver implements SqlDriver {
     if (options.temporaryInMemory === true) db.pragma("temp_store = MEMORY");
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
-    this.#group = new GroupCommit((work) => this.#lock.run(() => work(this.#connection)));
+    const observations = options.observations;
+    this.#group = new GroupCommit((work) => this.#lock.run(() => work(this.#connection)), observations === undefined ? {} : {
+      onBatch: (size) => observations.batch(size), onFailure: (error) => observeFailure(observations, error),
+    });
     this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path, db) : undefined;
   }
 
@@ -232,6 +236,8 @@ export class SqliteDriver implements SqlDriver {
 }
 
 export interface SqliteOptions {
+  /** Where the size of each group-commit batch is counted (observations.ts). */
+  readonly observations?: StoreObservations;
   /** Keep temporary storage in memory (open.ts). */
   readonly temporaryInMemory?: boolean;
   /**
