@@ -63,6 +63,8 @@ export function renderValue(value) {
   }
   if (typeof value === "object") return fields(Object.entries(value));
   if (typeof value === "boolean") return h("span", { class: "mono" }, value ? "true" : "false");
+  // An id (`grt_…`, `agt_…`, `led_…`) is one word: it wraps whole, never inside.
+  if (typeof value === "string" && /^[a-z]{3}_[0-9a-z]{26}$/.test(value)) return h("span", { class: "mono id" }, value);
   return h("span", { class: typeof value === "number" ? "mono" : undefined }, String(value));
 }
 

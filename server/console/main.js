@@ -7,14 +7,15 @@ import { breakersView, contractsView } from "./view-breakers.js";
 import { gatedView, ledgerView } from "./view-decisions.js";
 import { grantsView } from "./view-grants.js";
 import { pendingView } from "./view-pending.js";
+import { countText, landingView, waitingCounts } from "./waiting.js";
 
 /**
  * Each view: the endpoints it uses (it is served when one of them is) and the renderer. A view is
  * offered when the key may call one of them, so the console shows only what the key's roles allow.
  */
 const VIEWS = [
-  { id: "pending", title: "Pending grants", uses: [["get", "/grants/pending"]], render: pendingView },
   { id: "gated", title: "Gated decisions", uses: [["post", "/decisions/{}/approve"], ["get", "/decisions/pending"]], render: gatedView },
+  { id: "pending", title: "Pending grants", uses: [["get", "/grants/pending"]], render: pendingView },
   { id: "grants", title: "Grants", uses: [["get", "/grants"]], render: grantsView },
   { id: "agents", title: "Agents and certificates", uses: [["get", "/agents"]], render: agentsView },
   { id: "contracts", title: "Contracts", uses: [["get", "/agents/{}/contracts"]], render: contractsView },
@@ -29,6 +30,8 @@ const main = document.getElementById("main");
 const nav = document.getElementById("views");
 const identity = document.getElementById("identity");
 let caps = null;
+/** What waits for the key, by view id (waiting.js); read on each navigation and after each approval. */
+let counts = {};
 
 
 function signOut() {
@@ -66,21 +69,49 @@ function showIdentity(me) {
     h("button", { type: "button", class: "secondary", id: "signout", onclick: signOut }, "Sign out"));
 }
 
+/** A view's title with what waits in it, as a count badge (`aria-label` reads it as words). */
+function navTitle(view) {
+  const waiting = counts[view.id];
+  if (waiting === undefined || waiting === null) return [view.title];
+  const text = countText(waiting);
+  return [view.title, " ", h("span", { class: ["count", waiting.count > 0 ? "waiting" : ""], "data-count": view.id, "aria-label": `${text} waiting` }, text)];
+}
+
 function showNav(current) {
   replace(nav, VIEWS.filter((view) => !served(view) || usable(view)).map((view) => {
     const a = h("a", {
       "data-view": view.id, class: served(view) ? undefined : "unserved", "aria-current": view.id === current ? "page" : undefined,
       title: served(view) ? undefined : "this server does not serve this yet",
-    }, view.title);
+    }, navTitle(view));
     a.href = `#${view.id}`;
     return a;
   }));
 }
 
+/** Reads what waits for the key again and redraws the navigation's counts. */
+async function recount() {
+  if (caps === null) return;
+  counts = await waitingCounts(caps);
+  const current = nav.querySelector("a[aria-current=page]")?.getAttribute("data-view") ?? undefined;
+  showNav(current);
+}
+
+/** Names each table cell by its column, for the stacked tables of a narrow screen (console.css). */
+function labelCells(root) {
+  for (const table of root.querySelectorAll("table")) {
+    const names = Array.from(table.querySelectorAll("thead th"), (th) => th.textContent ?? "");
+    for (const row of table.querySelectorAll("tbody tr")) {
+      Array.from(row.children).forEach((td, i) => { if (!td.hasAttribute("data-label") && names[i]) td.setAttribute("data-label", names[i]); });
+    }
+  }
+}
+
 async function route() {
   if (caps === null) return;
+  counts = await waitingCounts(caps);
   const [id, ...rest] = location.hash.replace(/^#/, "").split("/");
-  const view = VIEWS.find((v) => v.id === id) ?? VIEWS.find(usable) ?? VIEWS[0];
+  // No view asked for: land on what waits for this key, else on the first view it may use.
+  const view = VIEWS.find((v) => v.id === id) ?? VIEWS.find((v) => v.id === landingView(counts) && usable(v)) ?? VIEWS.find(usable) ?? VIEWS[0];
   showNav(view.id);
   const section = h("section", { id: `view-${view.id}`, "aria-busy": "true" }, h("h2", {}, view.title));
   replace(main, section);
@@ -90,7 +121,8 @@ async function route() {
     return;
   }
   try {
-    await view.render(section, { caps, args: rest.map(decodeURIComponent), refresh: route });
+    await view.render(section, { caps, args: rest.map(decodeURIComponent), refresh: route, recount });
+    labelCells(section);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       signOut();

@@ -92,13 +92,24 @@ export async function contractsView(section, { caps, args }) {
   }
 }
 
-function armForm(breaker, reload) {
-  const expecting = h("input", { name: "expecting_trips", type: "number", min: "0", step: "1", required: true, inputmode: "numeric" });
+/**
+ * The arm form. The server arms only when `expecting_trips` equals the counterfactual trips of the
+ * window (decision 0700): the form says that count, without filling it in, so the human states it.
+ */
+function armForm(breaker, reload, expected, days) {
+  const expecting = h("input", {
+    name: "expecting_trips", type: "number", min: "0", step: "1", required: true, inputmode: "numeric",
+    placeholder: Number.isSafeInteger(expected) ? String(expected) : undefined, "aria-describedby": `arm-hint-${breaker.id ?? breaker.breaker_id}`,
+  });
   const basis = h("input", { name: "basis", required: true, maxlength: "1000", size: "40", placeholder: "why arming is right now" });
   const button = h("button", { type: "submit" }, "Arm");
   const out = h("div", { class: "arm-result" });
+  const hint = Number.isSafeInteger(expected)
+    ? h("p", { class: "hint muted arm-hint", id: `arm-hint-${breaker.id ?? breaker.breaker_id}` }, "The server expects ", h("strong", { class: "expected-trips" }, String(expected)),
+      `: the trips this breaker would have made in the last ${days} days (the counterfactual above). Arming with any other count is refused.`)
+    : null;
   const form = h("form", { class: "inline arm" },
-    h("label", {}, "Trips you expect in the last 90 days", expecting), h("label", {}, "Basis", basis), button, out);
+    h("label", {}, `Trips you expect in the last ${days} days`, expecting), h("label", {}, "Basis", basis), button, hint, out);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     button.disabled = true;
@@ -155,7 +166,7 @@ async function breakerCard(entry, days, caps) {
       tripTimeline(entry.trip_times, days),
       h("h3", {}, "Trip history"),
       trips.length === 0 ? h("p", { class: "muted" }, "No trip recorded.") : tripTable(trips),
-      b.mode === "observe" && caps.can("post", "/breakers/{}/arm") ? armForm(b, reload) : null,
+      b.mode === "observe" && caps.can("post", "/breakers/{}/arm") ? armForm(b, reload, entry.trips, days) : null,
       b.mode === "armed" && caps.can("post", "/breakers/{}/disarm") ? disarmForm(b, reload) : null);
   };
   await reload();

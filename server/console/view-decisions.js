@@ -29,7 +29,7 @@ export function whoCanApprove(residual) {
 /** The agent by its registered name, with its id. */
 function agentLabel(d) {
   if (typeof d.agent_name !== "string") return d.agent_id ?? null;
-  return h("span", {}, h("strong", { class: "agent-name" }, d.agent_name), " ", h("span", { class: "mono muted" }, d.agent_id ?? ""));
+  return h("span", {}, h("strong", { class: "agent-name" }, d.agent_name), " ", h("span", { class: "mono muted id" }, d.agent_id ?? ""));
 }
 
 /** The action's own arguments, as the agent sent them: what the approver approves. */
@@ -75,6 +75,14 @@ function approvalForm(prefill, onApproved) {
     button.disabled = true;
     try {
       const approval = await api("POST", `/decisions/${seg(id)}/approve`, body);
+      if (prefill?.ledger_id) {
+        // Approved: the form stays as a record of what was approved, and cannot be sent again.
+        button.textContent = "Approved";
+        for (const input of form.querySelectorAll("input")) input.disabled = true;
+      } else {
+        // The form without a list approves one ledger id after another.
+        button.disabled = false;
+      }
       replace(out, message("success", "Approved. The agent retries with this approval id."),
         fields([["approval_id", h("span", { class: "mono approval-id" }, approval.approval_id)], ["grant", approval.grant_id],
           ["tool", approval.tool], ["ceiling", money(approval.amount_minor_max, approval.currency)],
@@ -88,7 +96,7 @@ function approvalForm(prefill, onApproved) {
   return form;
 }
 
-export async function gatedView(section, { caps }) {
+export async function gatedView(section, { caps, recount }) {
   const mayApprove = caps.can("post", "/decisions/{}/approve");
   if (!mayApprove) section.append(message("notice", "Read only: approving an action needs a human key with the approver or admin role."));
   if (caps.served("get", "/decisions/pending")) {
@@ -98,12 +106,17 @@ export async function gatedView(section, { caps }) {
       const amount = d.request?.amount_minor ?? d.amount_minor;
       const currency = d.request?.currency ?? d.currency;
       const card = h("article", { class: "card decision", "data-ledger-id": d.ledger_id },
-        h("h3", {}, "Decision ", h("span", { class: "mono" }, d.ledger_id), " ", badge(d.outcome)),
-        fields([["agent", agentLabel(d)], ["grant", d.grant_id ?? null], ["tool", d.request?.tool ?? d.tool ?? null],
+        h("h3", {}, "Decision ", h("span", { class: "mono id" }, d.ledger_id), " ", badge(d.outcome)),
+        fields([["agent", agentLabel(d)], ["grant", d.grant_id ? h("span", { class: "mono id" }, d.grant_id) : null], ["tool", d.request?.tool ?? d.tool ?? null],
           ["amount", money(amount, currency)], ["arguments", argumentsOf(d.request)], ["decided_at", time(d.decided_at)], ["reason", d.reason ?? null]]),
         whoCanApprove(d.residual), gateStrip(d.gates));
       if (mayApprove && d.caller_admitted === false) card.append(notAdmitted(caps.me?.identity, d.residual));
-      else if (mayApprove) card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => card.classList.add("done")));
+      else if (mayApprove) {
+        card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => {
+          card.classList.add("done");
+          void recount?.();
+        }));
+      }
       section.append(card);
     }
     return;
@@ -114,10 +127,21 @@ export async function gatedView(section, { caps }) {
   if (mayApprove) section.append(h("div", { class: "card" }, h("h3", {}, "Approve a gated action"), approvalForm(null)));
 }
 
+/** A settlement: what was settled against which decision, in the hold's currency (it has no request and no gates). */
+function settlementCard(r) {
+  const s = r.settlement ?? {};
+  return h("article", { class: "card ledger-record settlement", "data-ledger-id": r.ledger_id },
+    h("h3", {}, `#${r.seq ?? "?"} `, h("span", { class: "mono id" }, r.ledger_id), " ", badge("settlement")),
+    fields([["decision", s.decision_ledger_id ? h("span", { class: "mono id" }, s.decision_ledger_id) : null], ["grant", r.grant_id ?? null],
+      ["settled", money(s.amount_minor, s.currency)], ["held", money(s.held_minor, s.currency)], ["released", money(s.released_minor, s.currency)],
+      ["settled by", s.settled_by ?? null], ["settled_at", time(r.decided_at ?? r.at)], ["hash", h("span", { class: "mono" }, String(r.hash ?? "").slice(0, 16))]]));
+}
+
 function recordCard(r) {
+  if (r.kind === "settlement") return settlementCard(r);
   const req = r.request ?? {};
   return h("article", { class: "card ledger-record", "data-ledger-id": r.ledger_id },
-    h("h3", {}, `#${r.seq ?? "?"} `, h("span", { class: "mono" }, r.ledger_id), " ", badge(r.outcome ?? r.kind),
+    h("h3", {}, `#${r.seq ?? "?"} `, h("span", { class: "mono id" }, r.ledger_id), " ", badge(r.outcome ?? r.kind),
       r.would_outcome ? [" would be ", badge(r.would_outcome)] : null),
     fields([["grant", r.grant_id ?? req.grant_id ?? null], ["tool", req.tool ?? r.tool ?? null], ["amount", money(req.amount_minor ?? r.amount_minor, req.currency ?? r.currency)],
       ["mode", r.mode ?? r.enforcement_mode ?? null], ["approver", r.approver ?? null], ["reason", r.reason ?? null],

@@ -47,17 +47,50 @@ function filterForm(params) {
   return form;
 }
 
-function grantRow(g, mayReadLedger) {
+/** The agent by its registered name over its id, or the id alone when the key may not read agents. */
+function agentCell(agentId, names) {
+  const name = names.get(agentId);
+  const id = h("span", { class: "mono id" }, agentId);
+  return name === undefined ? id : [h("strong", { class: "agent-name" }, name), h("br"), id];
+}
+
+/** Usage in the budget's own format: uses against the count, held and settled money in the budget's currency. */
+function usage(g) {
+  const unit = (n) => (n === 1 ? "use" : "uses");
+  const uses = g.budget_count === null || g.budget_count === undefined ? `${g.uses} ${unit(g.uses)}` : `${g.uses} of ${g.budget_count} ${unit(g.budget_count)}`;
+  return h("ul", { class: "usage" },
+    h("li", {}, uses),
+    h("li", {}, money(g.held_minor, g.budget_currency), " held"),
+    h("li", {}, money(g.settled_minor, g.budget_currency), " settled"));
+}
+
+/** A cell with the column's name, which a narrow screen shows beside the value (the table then stacks). */
+function cell(label, ...children) {
+  return h("td", { "data-label": label }, ...children);
+}
+
+function grantRow(g, mayReadLedger, names) {
   const ledger = link(`#ledger/${encodeURIComponent(g.id)}`, "ledger", "ledger-link");
   return h("tr", { "data-grant-id": g.id },
-    h("td", {}, h("span", { class: "mono" }, g.id)),
-    h("td", {}, h("span", { class: "mono" }, g.agent_id)),
-    h("td", {}, badge(g.status), " ", badge(g.enforcement_mode)),
-    h("td", {}, `${g.principal_type}: `, g.principal_id),
-    h("td", {}, h("span", { class: "mono" }, (g.scope?.tool ?? []).join(", "))),
-    h("td", {}, money(g.budget_amount_minor, g.budget_currency), h("br"), h("span", { class: "muted" }, `${g.uses} uses, ${g.held_minor} held, ${g.settled_minor} settled`)),
-    h("td", {}, time(g.issued_at)),
-    h("td", {}, mayReadLedger ? ledger : h("span", { class: "muted" }, "–")));
+    cell("grant", h("span", { class: "mono id" }, g.id)),
+    cell("agent", agentCell(g.agent_id, names)),
+    cell("status", badge(g.status), " ", badge(g.enforcement_mode)),
+    cell("principal", `${g.principal_type}: `, g.principal_id),
+    cell("scope", h("span", { class: "mono" }, (g.scope?.tool ?? []).join(", "))),
+    cell("budget and usage", h("span", { class: "budget" }, money(g.budget_amount_minor, g.budget_currency)), usage(g)),
+    cell("issued", time(g.issued_at)),
+    cell("decisions", mayReadLedger ? ledger : h("span", { class: "muted" }, "–")));
+}
+
+/** Agent names by id, from the first page of agents (a key that may not list agents sees ids). */
+async function agentNames(caps) {
+  if (!caps.can("get", "/agents")) return new Map();
+  try {
+    const { agents } = await api("GET", "/agents?limit=1000");
+    return new Map(agents.map((a) => [a.id, a.name]));
+  } catch {
+    return new Map();
+  }
 }
 
 export async function grantsView(section, { caps, args }) {
@@ -66,14 +99,14 @@ export async function grantsView(section, { caps, args }) {
   const query = new URLSearchParams();
   for (const name of [...FILTERS, "cursor"]) if (params.get(name)) query.set(name, params.get(name));
   query.set("limit", String(PAGE_SIZE));
-  const page = await api("GET", `/grants?${query.toString()}`);
+  const [page, names] = await Promise.all([api("GET", `/grants?${query.toString()}`), agentNames(caps)]);
   if (page.grants.length === 0) {
     section.append(h("p", { class: "muted" }, params.has("cursor") ? "No more grants." : "No grant matches."));
   } else {
     const mayReadLedger = caps.can("get", "/grants/{}/ledger");
-    section.append(h("div", { class: "table-scroll" }, h("table", { class: "grants" },
+    section.append(h("div", { class: "table-scroll" }, h("table", { class: "grants stack" },
       h("thead", {}, h("tr", {}, ["grant", "agent", "status", "principal", "scope", "budget and usage", "issued", "decisions"].map((c) => h("th", {}, c)))),
-      h("tbody", {}, page.grants.map((g) => grantRow(g, mayReadLedger))))));
+      h("tbody", {}, page.grants.map((g) => grantRow(g, mayReadLedger, names))))));
   }
   const nav = h("p", { class: "actions" });
   if (params.has("cursor")) {

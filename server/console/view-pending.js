@@ -46,6 +46,7 @@ function approveForm(grant, ctx, card) {
       const body = note.value.trim() === "" ? {} : { note: note.value.trim() };
       const approved = await api("POST", `/grants/${seg(grant.id)}/approve`, body);
       card.classList.add("done");
+      void ctx.recount?.();
       form.replaceWith(message("success", `Approved by ${approved.approved_by} at ${approved.approved_at}; the grant is ${approved.status}.`));
     } catch (error) {
       button.disabled = false;
@@ -67,7 +68,7 @@ export async function pendingView(section, ctx) {
   if (grants.length === 0) section.append(h("p", { class: "muted", id: "no-pending" }, "No grant is awaiting approval."));
   for (const grant of grants) {
     const card = h("article", { class: "card grant", "data-grant-id": grant.id },
-      h("h3", {}, "Grant ", h("span", { class: "mono" }, grant.id), " for ", h("span", { class: "mono" }, grant.agent_id)),
+      h("h3", {}, "Grant ", h("span", { class: "mono id" }, grant.id), " for ", h("span", { class: "mono id" }, grant.agent_id)),
       grantShape(grant));
     if (mayApprove) card.append(approveForm(grant, ctx, card));
     section.append(card);

@@ -75,6 +75,11 @@ browserSuite("console in a browser: contracts and breakers", () => {
     await card.waitFor();
     expect(await card.locator("h3 .badge").first().textContent()).toBe("observe");
     expect(await card.locator("svg.timeline line.trip").count()).toBe(trips);
+    // The form says the count the server expects, without filling it in: the human states it.
+    expect(await card.locator(".arm-hint .expected-trips").textContent()).toBe(String(trips));
+    expect(await card.locator(".arm-hint").textContent()).toContain("Arming with any other count is refused.");
+    expect(await card.locator("input[name=expecting_trips]").getAttribute("placeholder")).toBe(String(trips));
+    expect(await card.locator("input[name=expecting_trips]").inputValue()).toBe("");
     await card.locator("input[name=expecting_trips]").fill(String(trips + 1));
     await card.locator("input[name=basis]").fill("reviewed the last 90 days with finance");
     await shot(page, "breakers");

@@ -29,6 +29,8 @@ interface World {
   otherAgentId: string;
   /** The agent's allowed retry after the approval, sealed after the gated decision. */
   retryLedgerId?: string;
+  /** The settlement of that retry, sealed after it. */
+  settlementLedgerId?: string;
 }
 
 async function seed(t: TestServer): Promise<World> {
@@ -98,9 +100,30 @@ function consoleSuite(): void {
       session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie,
     }));
     expect(storage).toEqual({ session: [w.approverKey], local: 0, cookie: "" });
+    // The approver lands on what waits for them, with the counts of both queues in the navigation.
+    await page.locator("#view-gated[aria-busy=false]").waitFor();
+    expect(await page.locator("nav a[aria-current=page]").getAttribute("data-view")).toBe("gated");
+    expect(await page.locator("nav a[data-view=gated] .count").textContent()).toBe("1");
+    expect(await page.locator("nav a[data-view=pending] .count").textContent()).toBe("1");
+    expect(await page.locator(`article.decision[data-ledger-id="${w.gatedLedgerId}"]`).count()).toBe(1);
+    await shot(page, "landing");
+  });
+
+  it("lands on the grants awaiting approval when no decision waits, and on the first view when nothing waits", async () => {
+    // A key whose residual admits no waiting decision: the gated queue counts 0 for it.
+    const bobKey = await w.t.key("bob@example.com", ["approver"]);
+    await page.locator("#signout").click();
+    await signIn(page, w.origin, bobKey);
+    await page.locator("#view-pending[aria-busy=false]").waitFor();
+    expect(await page.locator("nav a[data-view=gated] .count").textContent()).toBe("0");
+    expect(await page.locator("nav a[data-view=pending] .count").textContent()).toBe("1");
+    await page.locator("#signout").click();
+    await signIn(page, w.origin, w.approverKey);
+    await page.locator("#view-gated[aria-busy=false]").waitFor();
   });
 
   it("shows a pending grant's full shape and renders a hostile policy as text", async () => {
+    await page.locator("a[data-view=pending]").click();
     const card = page.locator(`article.grant[data-grant-id="${w.pendingGrantId}"]`);
     await card.waitFor();
     const policy = await card.locator("pre.policy").textContent();
@@ -119,6 +142,8 @@ function consoleSuite(): void {
     await card.locator("input[name=note]").fill("checked with payments-ops");
     await card.locator("form.approve button[type=submit]").click();
     await expect.poll(() => card.locator(".success").textContent()).toContain(`Approved by ${APPROVER}`);
+    // Nothing waits in that queue any more, and the navigation says so without a reload.
+    await expect.poll(() => page.locator("nav a[data-view=pending] .count").textContent()).toBe("0");
     const grant = await w.t.call("GET", `/grants/${w.pendingGrantId}`, { key: ADMIN_KEY });
     expect(grant.body).toMatchObject({ status: "active", approved_by: APPROVER });
   });
@@ -167,6 +192,13 @@ function consoleSuite(): void {
     await form.locator("button[type=submit]").click();
     const approvalId = (await card.locator(".approval-id").textContent())!;
     expect(approvalId).toMatch(/^apv_/);
+    // Approved: the button cannot approve again, says so, and the queue's count drops.
+    const button = form.locator("button[type=submit]");
+    expect(await button.isDisabled()).toBe(true);
+    expect(await button.textContent()).toBe("Approved");
+    expect(await form.locator("input[name=note]").isDisabled()).toBe(true);
+    await expect.poll(() => page.locator("nav a[data-view=gated] .count").textContent()).toBe("0");
+    await shot(page, "gated-decision-approved");
     const retry = await w.t.call("POST", "/authorize", { key: w.agentKey, body: {
       grant_id: w.gatedGrantId, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION, approval_id: approvalId,
       args: { order: "7", memo: HOSTILE_IMG },
@@ -240,12 +272,20 @@ function consoleSuite(): void {
   });
 
   it("shows a tree's decisions in chain order, each with its nine gates and outcome, and the chain status", async () => {
+    const settled = await w.t.call("POST", `/decisions/${w.retryLedgerId}/settle`, { key: w.agentKey, body: { amount_minor: 2000 } });
+    expect(settled.status).toBe(200);
+    w.settlementLedgerId = settled.body.ledger_id;
     await page.goto(`${w.origin}/console/#ledger/${w.gatedGrantId}`);
     await expect.poll(() => page.locator("#chain-status").textContent()).toBe("Chains verified");
     await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain verified");
     const records = page.locator("article.ledger-record");
-    expect(await records.evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id")))).toEqual([w.gatedLedgerId, w.retryLedgerId]);
-    expect(await records.locator("h3 .badge").allTextContents()).toEqual(["gated", "allow"]);
+    expect(await records.evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id")))).toEqual([w.gatedLedgerId, w.retryLedgerId, w.settlementLedgerId]);
+    expect(await records.locator("h3 .badge").allTextContents()).toEqual(["gated", "allow", "settlement"]);
+    // A settlement shows what was settled against which decision, in the hold's currency; no "amount none".
+    const settlement = await records.nth(2).locator("dl.fields").textContent();
+    for (const text of [`decision${w.retryLedgerId}`, "settled2000 minor units (20.00 EUR)", "held2500 minor units (25.00 EUR)", "released500 minor units (5.00 EUR)", "settled byrefund-bot-key"]) expect(settlement).toContain(text);
+    expect(settlement).not.toMatch(/amount|none/);
+    expect(await records.nth(2).locator("ol.gates").count()).toBe(0);
     for (let i = 0; i < 2; i += 1) expect(await records.nth(i).locator("ol.gates li").count()).toBe(9);
     expect(await records.nth(0).locator("ol.gates li[data-gate=policy]").getAttribute("class")).toBe("fail");
     expect(await records.nth(1).locator("ol.gates li.pass").count()).toBe(9);
@@ -280,6 +320,13 @@ function consoleSuite(): void {
     const rows = page.locator("table.grants tbody tr");
     const listed = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-grant-id")));
     expect(listed).toEqual(expect.arrayContaining([w.pendingGrantId, w.gatedGrantId]));
+    // Each row names its agent, with the id below, and shows usage in the budget's own format.
+    const row = page.locator(`table.grants tr[data-grant-id="${w.gatedGrantId}"]`);
+    expect(await row.locator(".agent-name").textContent()).toBe("refund-bot");
+    expect(await row.locator("td[data-label=agent] .id").textContent()).toBe(w.agentId);
+    expect(await row.locator(".budget").textContent()).toBe("5000 minor units (50.00 EUR)");
+    expect(await row.locator("ul.usage li").allTextContents()).toEqual(["1 use", "0 minor units (0.00 EUR) held", "2000 minor units (20.00 EUR) settled"]);
+    expect(await page.locator(`table.grants tr[data-grant-id="${w.pendingGrantId}"] ul.usage li`).first().textContent()).toBe("0 of 20 uses");
     await shot(page, "grants");
     // The table stays inside the page: nothing scrolls sideways.
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
@@ -304,6 +351,35 @@ function consoleSuite(): void {
     await page.locator("#view-ledger .error").waitFor();
     expect(await page.locator("main img, main script").count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it("at 420 px cuts no column, keeps every view on the screen and never breaks an id inside", async () => {
+    await page.setViewportSize({ width: 420, height: 900 });
+    try {
+      for (const view of ["grants", "gated", `ledger/${w.gatedGrantId}`, "agents", "pending"]) {
+        await page.goto(`${w.origin}/console/#${view}`);
+        await page.locator(`#view-${view.split("/")[0]}[aria-busy=false]`).waitFor();
+        const problems = await page.evaluate(() => {
+          const found: string[] = [];
+          const where = (e: Element): string => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").slice(0, 30)}"`;
+          if (document.documentElement.scrollWidth > window.innerWidth) found.push(`page ${document.documentElement.scrollWidth} px wide`);
+          for (const e of Array.from(document.querySelectorAll("main *"))) {
+            const box = e.getBoundingClientRect();
+            if (box.width > 0 && box.right > window.innerWidth + 0.5) found.push(`beyond the screen: ${where(e)}`);
+          }
+          // A cell whose content is wider than the cell is cut, or scrolls.
+          for (const e of Array.from(document.querySelectorAll("main td, main th, main dd"))) if (e.scrollWidth > e.clientWidth + 1) found.push(`cut: ${where(e)}`);
+          // An id broken across lines has one box per line.
+          for (const e of Array.from(document.querySelectorAll("main .id"))) if (e.getClientRects().length > 1) found.push(`id broken: ${where(e)}`);
+          return found;
+        });
+        expect(problems, view).toEqual([]);
+        expect(await page.locator("main .id").count(), view).toBeGreaterThan(0);
+        if (view === "grants") await shot(page, "narrow-grants");
+      }
+    } finally {
+      await page.setViewportSize({ width: 1000, height: 720 });
+    }
   });
 
   it("raised no script error and no CSP violation", () => {
