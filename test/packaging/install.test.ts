@@ -134,8 +134,8 @@ function writeProject(dir: string, names: readonly PackageName[], extra: Record<
 }
 
 beforeAll(async () => {
-  // The release script itself, as `npm run release` runs it once `tsc -b` has built the packages.
-  const made = run(process.execPath, [join(root, ".ci", "release.mjs"), release], root);
+  // The release command itself (`tsc -b`, then .ci/release.mjs), into a folder outside the repository.
+  const made = run(npm, ["run", "release", "--", release], root);
   expect(made.code, made.stderr).toBe(0);
   writeProject(project, INSTALLED);
   // --offline: nothing is downloaded; a registry package missing from the cache fails the install.

@@ -69,13 +69,6 @@ export interface PreparedAnswer {
 
 const NO_TRIPS: readonly TripRow[] = Object.freeze([]);
 
-/** What sealing a decision answers: its text, and what the metrics count of it. */
-interface Sealed {
-  readonly text: string;
-  readonly decision: Decision;
-  readonly trips: readonly TripRow[];
-}
-
 export const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Thrown inside a transaction to roll it back when another request took the idempotency key first. */
@@ -274,7 +267,7 @@ async function readPipelined(tx: Store, ctx: ServiceContext, agentId: string, bo
  * `claim`, when given, stores the answer under its idempotency key as the last write and answers
  * whether it did.
  */
-async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: (text: string) => Promise<boolean>): Promise<Sealed> {
+async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: (text: string) => Promise<boolean>): Promise<PreparedAnswer> {
   // An agent key speaks for exactly one agent; any other caller holds no grant.
   const agentId = caller.agentId ?? caller.identity;
   const pipelined = tx.dialect === "postgres" && caller.agentId !== null;
@@ -293,18 +286,20 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.
   const together = pipelined && breakers.length === 0;
   let trips: readonly TripRow[] = NO_TRIPS;
+  const seen = {
+    ledger_id: ledgerId, agent_id: agentId, at: now, outcome: decision.outcome,
+    would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
+  };
   const writes: (() => Promise<unknown>)[] = [
     () => sealRecord(ledger, {
       id: ledgerId, tree_id: reads.treeId, kind: "decision", grant_id: body.grant_id, agent_id: agentId,
       outcome: decision.outcome, created_at: now, body: sealed,
     }, reads.head),
     // Breakers read the sealed decision in its own transaction: a trip commits with it or not at all.
-    async () => {
-      trips = await evaluateBreakersAfterDecision(tx, breakers, {
-        ledger_id: ledgerId, agent_id: agentId, at: now, outcome: decision.outcome,
-        would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
-      });
-    },
+    // Only watched breakers can trip; without any, no closure waits to keep the (empty) result.
+    breakers.length === 0
+      ? () => evaluateBreakersAfterDecision(tx, breakers, seen)
+      : async () => { trips = await evaluateBreakersAfterDecision(tx, breakers, seen); },
   ];
   if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, chain, decision, now, together));
   if (decision.counted && decision.approval_id !== undefined) {
@@ -315,7 +310,9 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   if (claim !== undefined) writes.push(async () => { if (!(await claim(text))) throw new KeyTakenMeanwhile(); });
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
-  return { text, decision, trips };
+  // The answer carries what the metrics count of the decision: two references it already holds.
+  const answer: PreparedAnswer = { status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId, outcome: decision.outcome, gate: decision.decided_by };
+  return trips.length === 0 ? answer : { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
 }
 
 /** What the ledger keeps of a decision besides the fields every record has. */
@@ -407,17 +404,13 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
         }
         const taken = claim;
         // The key is stored as the decision's last write; a key taken meanwhile rolls it back.
-        const sealed = await decideAndSeal(tx, ctx, caller, body, taken === undefined ? undefined : (answer) => tx.decisionPath().putIdempotency({
+        const prepared = await decideAndSeal(tx, ctx, caller, body, taken === undefined ? undefined : (answer) => tx.decisionPath().putIdempotency({
           caller_key_id: taken.callerKeyId, idempotency_key: taken.key, method: taken.method, path: taken.path,
           request_hash: taken.requestHash, status: 200, response: `${JSON_TYPE}\n${answer}`, created_at: ctx.now(),
         }, expiredUpTo));
         // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
         if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
-        const { decision, trips } = sealed;
-        return {
-          status: 200, contentType: JSON_TYPE, text: sealed.text, replayed: false, keyId: caller.keyId, outcome: decision.outcome, gate: decision.decided_by,
-          ...(trips.length === 0 ? {} : { trips: trips.map((t) => ({ action: t.action, mode: t.mode })) }),
-        };
+        return prepared;
       }, batchOrder(asker, body));
       if (answer === MISMATCH) throw new IdempotencyMismatch();
       if (answer instanceof ApiProblem) throw answer;
