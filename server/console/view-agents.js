@@ -25,11 +25,13 @@ function certificateRow(cert, ctx, reload) {
     actions.append(form);
   }
   const details = h("details", {}, h("summary", {}, "details"), renderValue(cert));
+  // Each cell carries its column's name: the certificates are cards of labelled cells (console.css).
+  const cell = (label, ...children) => h("td", { "data-label": label }, ...children);
   return h("tr", { class: "certificate", "data-certificate-id": cert.id, "data-status": cert.status },
-    h("td", { class: "mono" }, cert.id), h("td", {}, badge(cert.status)), h("td", {}, cert.environment),
-    h("td", {}, cert.issued_by, cert.issued_by_email && cert.issued_by_email !== cert.issued_by ? ` <${cert.issued_by_email}>` : ""), h("td", { class: "when" }, time(cert.issued_at)),
-    h("td", {}, cert.basis, details),
-    h("td", {}, cert.revoked_at ? [time(cert.revoked_at), " by ", cert.revoked_by ?? "?", cert.revocation_reason ? ` (${cert.revocation_reason})` : ""] : ""),
+    cell("certificate", h("span", { class: "mono id" }, cert.id)), cell("status", badge(cert.status)), cell("environment", cert.environment),
+    cell("issued by", cert.issued_by, cert.issued_by_email && cert.issued_by_email !== cert.issued_by ? ` <${cert.issued_by_email}>` : ""), cell("issued", time(cert.issued_at)),
+    cell("basis", cert.basis, details),
+    cell("revoked", cert.revoked_at ? [time(cert.revoked_at), " by ", cert.revoked_by ?? "?", cert.revocation_reason ? ` (${cert.revocation_reason})` : ""] : "none"),
     actions);
 }
 
@@ -70,11 +72,11 @@ async function agentCard(agent, ctx) {
   const reload = async () => {
     const status = await api("GET", `/agents/${seg(agent.id)}/certification`);
     replace(card,
-      h("h3", {}, agent.name, " ", h("span", { class: "mono muted" }, agent.id), " ", badge(status.certified ? "certified" : "uncertified")),
+      h("h3", {}, agent.name, " ", h("span", { class: "mono muted id" }, agent.id), " ", badge(status.certified ? "certified" : "uncertified")),
       fields([["description", agent.description], ["registered", time(agent.created_at)], ["by", agent.created_by], ["environment", status.environment]]),
       status.certificates.length === 0
         ? h("p", { class: "muted" }, "No certificate yet: this agent may hold observe authority only.")
-        : h("table", { class: "certificates" },
+        : h("table", { class: "certificates cards" },
           h("thead", {}, h("tr", {}, ["certificate", "status", "environment", "issued by", "issued", "basis", "revoked", ""].map((t) => h("th", {}, t)))),
           h("tbody", {}, status.certificates.map((c) => certificateRow(c, ctx, reload)))),
       ctx.caps.can("post", "/agents/{}/certification")

@@ -104,7 +104,7 @@ export async function grantsView(section, { caps, args }) {
     section.append(h("p", { class: "muted" }, params.has("cursor") ? "No more grants." : "No grant matches."));
   } else {
     const mayReadLedger = caps.can("get", "/grants/{}/ledger");
-    section.append(h("div", { class: "table-scroll" }, h("table", { class: "grants stack" },
+    section.append(h("div", { class: "table-scroll" }, h("table", { class: "grants cards" },
       h("thead", {}, h("tr", {}, ["grant", "agent", "status", "principal", "scope", "budget and usage", "issued", "decisions"].map((c) => h("th", {}, c)))),
       h("tbody", {}, page.grants.map((g) => grantRow(g, mayReadLedger, names))))));
   }

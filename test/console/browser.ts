@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { afterAll, describe, it } from "vitest";
 import type { StoreTarget } from "../server/targets.js";
 
@@ -92,6 +92,11 @@ if (process.env["AUTHORITY_UPDATE_SCREENSHOTS"] !== "1") afterAll(() => rmSync(S
 export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SHOTS, `${name}.png`), type: "png" });
+}
+
+/** A screenshot of one element (a card), for docs/console.md. */
+export async function shotOf(locator: Locator, name: string): Promise<void> {
+  await locator.screenshot({ path: join(SHOTS, `${name}.png`), type: "png" });
 }
 
 export async function signIn(page: Page, origin: string, key: string): Promise<void> {

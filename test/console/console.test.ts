@@ -6,7 +6,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "../server/http-harness.js";
-import { browserSuite, launchBrowser, shot, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
+import { browserSuite, launchBrowser, shot, shotOf, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
 
 const APPROVER = "alice@example.com";
 /** Text that would run script if it were ever parsed as HTML. */
@@ -66,6 +66,27 @@ async function seed(t: TestServer): Promise<World> {
     t, origin: t.baseUrl.replace(/\/v1$/, ""), approverKey, auditorKey, agentKey, agentId: agent.id,
     pendingGrantId: pending.id, gatedGrantId: gated.id, gatedLedgerId: decision.ledger_id, otherAgentId: other.id,
   };
+}
+
+/**
+ * What a reader of the page at its current width would lose: anything beyond the screen, a cell
+ * whose content is wider than the cell (cut, or scrolled), a table scrolled sideways (columns out
+ * of sight), and an id broken across lines (one box per line).
+ */
+function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    const where = (e: Element): string => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").slice(0, 30)}"`;
+    if (document.documentElement.scrollWidth > window.innerWidth) found.push(`page ${document.documentElement.scrollWidth} px wide`);
+    for (const e of Array.from(document.querySelectorAll("main *"))) {
+      const box = e.getBoundingClientRect();
+      if (box.width > 0 && box.right > window.innerWidth + 0.5) found.push(`beyond the screen: ${where(e)}`);
+    }
+    for (const e of Array.from(document.querySelectorAll("main td, main th, main dd"))) if (e.scrollWidth > e.clientWidth + 1) found.push(`cut: ${where(e)}`);
+    for (const e of Array.from(document.querySelectorAll("main .table-scroll"))) if (e.scrollWidth > e.clientWidth + 1) found.push(`scrolled sideways: ${where(e)}`);
+    for (const e of Array.from(document.querySelectorAll("main .id"))) if (e.getClientRects().length > 1) found.push(`id broken: ${where(e)}`);
+    return found;
+  });
 }
 
 function consoleSuite(): void {
@@ -286,6 +307,7 @@ function consoleSuite(): void {
     for (const text of [`decision${w.retryLedgerId}`, "settled2000 minor units (20.00 EUR)", "held2500 minor units (25.00 EUR)", "released500 minor units (5.00 EUR)", "settled byrefund-bot-key"]) expect(settlement).toContain(text);
     expect(settlement).not.toMatch(/amount|none/);
     expect(await records.nth(2).locator("ol.gates").count()).toBe(0);
+    await shotOf(records.nth(2), "ledger-settlement");
     for (let i = 0; i < 2; i += 1) expect(await records.nth(i).locator("ol.gates li").count()).toBe(9);
     expect(await records.nth(0).locator("ol.gates li[data-gate=policy]").getAttribute("class")).toBe("fail");
     expect(await records.nth(1).locator("ol.gates li.pass").count()).toBe(9);
@@ -328,8 +350,8 @@ function consoleSuite(): void {
     expect(await row.locator("ul.usage li").allTextContents()).toEqual(["1 use", "0 minor units (0.00 EUR) held", "2000 minor units (20.00 EUR) settled"]);
     expect(await page.locator(`table.grants tr[data-grant-id="${w.pendingGrantId}"] ul.usage li`).first().textContent()).toBe("0 of 20 uses");
     await shot(page, "grants");
-    // The table stays inside the page: nothing scrolls sideways.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    // The table stays inside the page, and no column hides behind a sideways scroll or is cut.
+    expect(await layoutProblems(page)).toEqual([]);
     // Filtering by an agent with no grant lists none; by status, only grants that read so.
     await page.locator("form.grant-filters input[name=agent_id]").fill(w.otherAgentId);
     await page.locator("form.grant-filters button[type=submit]").click();
@@ -353,33 +375,18 @@ function consoleSuite(): void {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
-  it("at 420 px cuts no column, keeps every view on the screen and never breaks an id inside", async () => {
-    await page.setViewportSize({ width: 420, height: 900 });
-    try {
+  it("at 420 px (and at 1000 and 1280) cuts no column, keeps every view on the screen and never breaks an id inside", async () => {
+    for (const width of [1280, 1000, 420]) {
+      await page.setViewportSize({ width, height: 900 });
       for (const view of ["grants", "gated", `ledger/${w.gatedGrantId}`, "agents", "pending"]) {
         await page.goto(`${w.origin}/console/#${view}`);
         await page.locator(`#view-${view.split("/")[0]}[aria-busy=false]`).waitFor();
-        const problems = await page.evaluate(() => {
-          const found: string[] = [];
-          const where = (e: Element): string => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").slice(0, 30)}"`;
-          if (document.documentElement.scrollWidth > window.innerWidth) found.push(`page ${document.documentElement.scrollWidth} px wide`);
-          for (const e of Array.from(document.querySelectorAll("main *"))) {
-            const box = e.getBoundingClientRect();
-            if (box.width > 0 && box.right > window.innerWidth + 0.5) found.push(`beyond the screen: ${where(e)}`);
-          }
-          // A cell whose content is wider than the cell is cut, or scrolls.
-          for (const e of Array.from(document.querySelectorAll("main td, main th, main dd"))) if (e.scrollWidth > e.clientWidth + 1) found.push(`cut: ${where(e)}`);
-          // An id broken across lines has one box per line.
-          for (const e of Array.from(document.querySelectorAll("main .id"))) if (e.getClientRects().length > 1) found.push(`id broken: ${where(e)}`);
-          return found;
-        });
-        expect(problems, view).toEqual([]);
+        expect(await layoutProblems(page), `${view} at ${width} px`).toEqual([]);
         expect(await page.locator("main .id").count(), view).toBeGreaterThan(0);
-        if (view === "grants") await shot(page, "narrow-grants");
+        if (view === "grants" && width === 420) await shot(page, "narrow-grants");
       }
-    } finally {
-      await page.setViewportSize({ width: 1000, height: 720 });
     }
+    await page.setViewportSize({ width: 1000, height: 720 });
   });
 
   it("raised no script error and no CSP violation", () => {
