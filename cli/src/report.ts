@@ -58,20 +58,28 @@ export function formatText(reports: readonly FileReport[], paint: Paint): string
 }
 
 export function codeFrame(source: SourceText, d: FamilyDiagnostic, paint: Paint): string {
-  const line = d.range.start.line;
-  const text = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
-  const gutter = String(line).length;
-  const startCol = d.range.start.column;
-  const endCol = d.range.end.line === line ? Math.max(d.range.end.column, startCol + 1) : text.length + 1;
-  const width = Math.max(1, Math.min(endCol, text.length + 1) - startCol);
-  const pad = " ".repeat(gutter);
+  // Positions are 1-based; a diagnostic never points before the file's start, even if a bug says so.
+  const line = Math.max(1, d.range.start.line);
+  const full = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
+  const startCol = Math.max(1, d.range.start.column);
+  const endCol = d.range.end.line === line ? Math.max(d.range.end.column, startCol + 1) : full.length + 1;
+  // A long line (a minified file, a value of a megabyte) shows a window around the column.
+  const from = full.length <= FRAME_CHARS_MAX ? 0 : Math.max(0, Math.min(startCol - 1 - FRAME_CONTEXT_CHARS, full.length - FRAME_CHARS_MAX));
+  const text = full.length <= FRAME_CHARS_MAX ? full : `${from > 0 ? "…" : ""}${full.slice(from, from + FRAME_CHARS_MAX)}${from + FRAME_CHARS_MAX < full.length ? "…" : ""}`;
+  const shift = from > 0 ? from - 1 : 0;
+  const width = Math.max(1, Math.min(endCol - shift, text.length + 1) - (startCol - shift));
+  const pad = " ".repeat(String(line).length);
   const mark = d.severity === "error" ? paint.red : paint.yellow;
   return (
     `${pad} ${paint.dim("|")}\n` +
     `${paint.dim(String(line))} ${paint.dim("|")} ${text}\n` +
-    `${pad} ${paint.dim("|")} ${" ".repeat(startCol - 1)}${mark("^".repeat(width))}\n`
+    `${pad} ${paint.dim("|")} ${" ".repeat(startCol - shift - 1)}${mark("^".repeat(width))}\n`
   );
 }
+
+/** The most characters of a line a code frame shows, and how many of them lie before the column. */
+const FRAME_CHARS_MAX = 160;
+const FRAME_CONTEXT_CHARS = 40;
 
 export function formatJson(reports: readonly FileReport[]): string {
   const diagnostics = reports.flatMap((r) =>
@@ -138,9 +146,10 @@ export function formatSarif(reports: readonly LocatedReport[], toolVersion: stri
                 physicalLocation: {
                   artifactLocation: location(r, artifactIndex),
                   region: {
-                    startLine: d.range.start.line,
-                    startColumn: d.range.start.column,
-                    endLine: Math.max(d.range.end.line, d.range.start.line),
+                    // SARIF lines and columns start at 1.
+                    startLine: Math.max(1, d.range.start.line),
+                    startColumn: Math.max(1, d.range.start.column),
+                    endLine: Math.max(1, d.range.end.line, d.range.start.line),
                     endColumn: d.range.end.line > d.range.start.line ? d.range.end.column : Math.max(d.range.end.column, d.range.start.column + 1),
                   },
                 },

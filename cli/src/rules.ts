@@ -52,7 +52,7 @@ const FAMILY_RULES: Readonly<Record<string, readonly [string, string]>> = {
   "placeholder-in-string": ["Placeholder inside a policy string", "A placeholder written inside a string literal of the policy."],
   "parameter-bounds": ["Parameter out of bounds", "A parameter's declaration, default or example is out of its bounds."],
   "parameter-type": ["Parameter type", "A parameter's default or example is not of its type."],
-  "parameter-pattern": ["Parameter pattern", "A parameter's pattern is invalid, or its default or example does not match it."],
+  "parameter-pattern": ["Parameter pattern", "A parameter's pattern is outside the accepted RE2 syntax or its limits, or could cost an instantiation too much work."],
   "parameter-unused": ["Unused parameter", "A declared parameter that no placeholder uses."],
   "examples-missing": ["No examples", "The family has no examples for `authority test` to check."],
   "content-hash-mismatch": ["Content hash mismatch", "The stated `content_hash` differs from the hash of the content."],
