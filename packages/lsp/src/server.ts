@@ -5,7 +5,7 @@ import { createConnection } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { type FixData, formatDocument, quickFixes } from "./edits.js";
 import { complete, definition, hover } from "./features.js";
-import { type Analysis, analyse, kindOfUri } from "./source.js";
+import { type Analysis, analyse, kindOfUri, LSP_LIMITS } from "./source.js";
 
 export const SERVER_NAME = "authority-lsp";
 
@@ -29,9 +29,11 @@ export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
 }
 
 /**
- * Serves one editor over `connection` until it exits. Every change re-analyses its document at
- * once and publishes the diagnostics: analysis is linear in the text, which is bounded by the
- * language's and the family format's size limits, and the whole document by LSP_LIMITS.
+ * Serves one editor over `connection` until it exits. Diagnostics follow edits, but stale work is
+ * dropped (PendingAnalyses): a burst of edits costs an analysis of its first and of its newest
+ * version, not one per edit; a newer version replaces the pending analysis of an older one. A request analyses
+ * the newest text at once, so it never waits behind old versions. Each analysis is bounded by the
+ * language's and the family format's limits, and the whole document by LSP_LIMITS.
  */
 export function startServer(connection: Connection, version: string): void {
   const documents = new TextDocuments(TextDocument);
@@ -47,6 +49,12 @@ export function startServer(connection: Connection, version: string): void {
     }
     return { analysis, document };
   };
+  const publish = (uri: string): void => {
+    const found = analysisOf(uri);
+    if (found === undefined) return;
+    void connection.sendDiagnostics({ uri, version: found.document.version, diagnostics: found.analysis.diagnostics.map(toLspDiagnostic) });
+  };
+  const pending = new PendingAnalyses(publish);
   connection.onInitialize(() => ({
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -58,12 +66,22 @@ export function startServer(connection: Connection, version: string): void {
     },
     serverInfo: { name: SERVER_NAME, version },
   }));
+  // An open is analysed at once (the content event that follows it says so); a change waits for quiet.
+  let opening: string | undefined;
+  documents.onDidOpen(({ document }) => {
+    opening = document.uri;
+  });
   documents.onDidChangeContent(({ document }) => {
-    const found = analysisOf(document.uri);
-    if (found === undefined) return;
-    void connection.sendDiagnostics({ uri: document.uri, version: document.version, diagnostics: found.analysis.diagnostics.map(toLspDiagnostic) });
+    if (opening === document.uri) {
+      opening = undefined;
+      pending.cancel(document.uri);
+      pending.schedule(document.uri);
+    } else {
+      pending.schedule(document.uri);
+    }
   });
   documents.onDidClose(({ document }) => {
+    pending.cancel(document.uri);
     analyses.delete(document.uri);
     void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
   });
@@ -86,6 +104,53 @@ export function startServer(connection: Connection, version: string): void {
   connection.onCodeAction(({ textDocument, context }) => quickFixes(textDocument.uri, context.diagnostics));
   documents.listen(connection);
   connection.listen();
+}
+
+/**
+ * The analyses waiting for a document to be quiet, one per document. A change after a quiet spell
+ * is analysed at once (typing stays immediate); a change within `analysisQuietMs` of the last
+ * analysis waits, and each later one replaces the waiting one, so the stale versions of a burst
+ * are never analysed. A document waits at most `analysisWaitMsMax`, so a stream of edits still
+ * gets diagnostics.
+ */
+class PendingAnalyses {
+  readonly #run: (uri: string) => void;
+  readonly #waiting = new Map<string, { timer: NodeJS.Timeout; since: number }>();
+  readonly #lastRun = new Map<string, number>();
+
+  constructor(run: (uri: string) => void) {
+    this.#run = run;
+  }
+
+  schedule(uri: string): void {
+    const now = Date.now();
+    const waiting = this.#waiting.get(uri);
+    if (waiting === undefined && now - (this.#lastRun.get(uri) ?? -Infinity) >= LSP_LIMITS.analysisQuietMs) {
+      this.#runNow(uri);
+      return;
+    }
+    if (waiting !== undefined) clearTimeout(waiting.timer);
+    const since = waiting?.since ?? now;
+    const delay = Math.max(0, Math.min(LSP_LIMITS.analysisQuietMs, since + LSP_LIMITS.analysisWaitMsMax - now));
+    const timer = setTimeout(() => {
+      this.#waiting.delete(uri);
+      this.#runNow(uri);
+    }, delay);
+    this.#waiting.set(uri, { timer, since });
+  }
+
+  /** Analyses now; the quiet spell is counted from the end of this analysis. */
+  #runNow(uri: string): void {
+    this.#run(uri);
+    this.#lastRun.set(uri, Date.now());
+  }
+
+  cancel(uri: string): void {
+    const waiting = this.#waiting.get(uri);
+    if (waiting !== undefined) clearTimeout(waiting.timer);
+    this.#waiting.delete(uri);
+    this.#lastRun.delete(uri);
+  }
 }
 
 /** Serves one editor over a pair of streams (the CLI passes stdin and stdout); resolves when the input ends. */
