@@ -42,6 +42,8 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "impossible-comparison": ["Impossible comparison", "A comparison no value of its name can satisfy, such as `hour_utc > 23`."],
   "duplicate-list-entry": ["Duplicate list entry", "A list literal holds the same value twice."],
   "approver-unsatisfiable": ["Approver condition unsatisfiable", "No approver can satisfy the condition on `approver`."],
+  "hidden-character": ["Hidden character", "A character that is invisible or changes how the text around it reads (bidi control, zero-width, line separator) in a string or comment."],
+  "mixed-script": ["Mixed-script word", "A word in a string mixes letters of look-alike scripts, such as a Cyrillic `а` in a Latin word."],
 };
 
 /** Each family code (without the `policy/` prefix), and the families of codes by their prefix. */
