@@ -1,5 +1,6 @@
 // Diagnostics as text with a code frame, as JSON, or as SARIF 2.1.0.
 import type { FamilyDiagnostic, SourceText } from "@agent-authority/families";
+import { escapeHidden } from "@agent-authority/language";
 import { relativeUri } from "./repo-root.js";
 import { PROJECT_URI, ruleText } from "./rules.js";
 import type { Paint } from "./terminal.js";
@@ -60,9 +61,14 @@ export function formatText(reports: readonly FileReport[], paint: Paint): string
 export function codeFrame(source: SourceText, d: FamilyDiagnostic, paint: Paint): string {
   // Positions are 1-based; a diagnostic never points before the file's start, even if a bug says so.
   const line = Math.max(1, d.range.start.line);
-  const full = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
-  const startCol = Math.max(1, d.range.start.column);
-  const endCol = d.range.end.line === line ? Math.max(d.range.end.column, startCol + 1) : full.length + 1;
+  const raw = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
+  const rawStart = Math.max(1, d.range.start.column);
+  const rawEnd = d.range.end.line === line ? Math.max(d.range.end.column, rawStart + 1) : raw.length + 1;
+  // Hidden characters (bidi controls, zero-width) print as escapes, never raw to a terminal; the
+  // columns of the marker move with them.
+  const full = escapeHidden(raw);
+  const startCol = escapeHidden(raw.slice(0, rawStart - 1)).length + 1;
+  const endCol = escapeHidden(raw.slice(0, rawEnd - 1)).length + 1;
   // A long line (a minified file, a value of a megabyte) shows a window around the column.
   const from = full.length <= FRAME_CHARS_MAX ? 0 : Math.max(0, Math.min(startCol - 1 - FRAME_CONTEXT_CHARS, full.length - FRAME_CHARS_MAX));
   const text = full.length <= FRAME_CHARS_MAX ? full : `${from > 0 ? "…" : ""}${full.slice(from, from + FRAME_CHARS_MAX)}${from + FRAME_CHARS_MAX < full.length ? "…" : ""}`;
