@@ -108,15 +108,17 @@ export function startServer(connection: Connection, version: string): void {
 
 /**
  * The analyses waiting for a document to be quiet, one per document. A change after a quiet spell
- * is analysed at once (typing stays immediate); a change within `analysisQuietMs` of the last
- * analysis waits, and each later one replaces the waiting one, so the stale versions of a burst
- * are never analysed. A document waits at most `analysisWaitMsMax`, so a stream of edits still
- * gets diagnostics.
+ * is analysed at once (typing stays immediate). A change that comes sooner after the last
+ * analysis than that analysis took (and than `analysisQuietMs`) waits that long, and each later
+ * one replaces the waiting one, so the stale versions of a burst are never analysed and at most
+ * about half the time goes to analyses nobody reads. A document waits at most
+ * `analysisWaitMsMax`, so a stream of edits still gets diagnostics.
  */
 class PendingAnalyses {
   readonly #run: (uri: string) => void;
   readonly #waiting = new Map<string, { timer: NodeJS.Timeout; since: number }>();
-  readonly #lastRun = new Map<string, number>();
+  /** When the last analysis of each document ended, and how long it took. */
+  readonly #last = new Map<string, { end: number; took: number }>();
 
   constructor(run: (uri: string) => void) {
     this.#run = run;
@@ -125,13 +127,15 @@ class PendingAnalyses {
   schedule(uri: string): void {
     const now = Date.now();
     const waiting = this.#waiting.get(uri);
-    if (waiting === undefined && now - (this.#lastRun.get(uri) ?? -Infinity) >= LSP_LIMITS.analysisQuietMs) {
+    const last = this.#last.get(uri);
+    const quiet = Math.min(LSP_LIMITS.analysisQuietMs, last?.took ?? 0);
+    if (waiting === undefined && (last === undefined || now - last.end >= quiet)) {
       this.#runNow(uri);
       return;
     }
     if (waiting !== undefined) clearTimeout(waiting.timer);
     const since = waiting?.since ?? now;
-    const delay = Math.max(0, Math.min(LSP_LIMITS.analysisQuietMs, since + LSP_LIMITS.analysisWaitMsMax - now));
+    const delay = Math.max(0, Math.min(quiet, since + LSP_LIMITS.analysisWaitMsMax - now));
     const timer = setTimeout(() => {
       this.#waiting.delete(uri);
       this.#runNow(uri);
@@ -139,17 +143,19 @@ class PendingAnalyses {
     this.#waiting.set(uri, { timer, since });
   }
 
-  /** Analyses now; the quiet spell is counted from the end of this analysis. */
+  /** Analyses now, timing it: the quiet spell after it is as long as it took. */
   #runNow(uri: string): void {
+    const start = performance.now();
     this.#run(uri);
-    this.#lastRun.set(uri, Date.now());
+    const end = performance.now();
+    this.#last.set(uri, { end: Date.now(), took: end - start });
   }
 
   cancel(uri: string): void {
     const waiting = this.#waiting.get(uri);
     if (waiting !== undefined) clearTimeout(waiting.timer);
     this.#waiting.delete(uri);
-    this.#lastRun.delete(uri);
+    this.#last.delete(uri);
   }
 }
 

@@ -13,7 +13,7 @@ export const LSP_LIMITS = Object.freeze({
    * parse, no hover, completion, definition or formatting.
    */
   documentBytesMax: 1_048_576,
-  /** How long a document must be quiet after a change before it is analysed: a burst of edits is analysed once. */
+  /** The longest a change waits for quiet after the last analysis (it waits as long as that analysis took, at most this). */
   analysisQuietMs: 40,
   /** The longest a change waits for quiet before it is analysed anyway. */
   analysisWaitMsMax: 400,
