@@ -25,7 +25,7 @@ deciding gate and residual, where the example states them) with the expectation.
 not compile counts as one failure. The last line is the summary \`N passed, N failed\`.
 
   --run PATTERN    run only the examples whose \`<family id>/<example name>\` matches the regular
-                   expression PATTERN; a pattern that matches no example fails
+                   expression PATTERN (RE2 syntax); a pattern that matches no example fails
   --verbose        list passing examples too
   --format FORMAT  text (default) or json
 
