@@ -1,6 +1,10 @@
 // Hidden characters in a family's policy: warned at their column in the YAML, escaped by fmt.
-import { compileFamily, formatFamilySource, hiddenCharactersIn } from "./hidden-support.js";
+import { compileFamily, formatFamilySource } from "@agent-authority/families";
+import { hiddenCharacters } from "@agent-authority/language";
 import { describe, expect, it } from "vitest";
+
+/** The hidden characters of `text`, as strings. */
+const hiddenCharactersIn = (text: string): string[] => hiddenCharacters(text).map((h) => text.slice(h.offset, h.offset + h.width));
 
 const family = (policy: string): string => `id: hidden
 version: 1
