@@ -171,4 +171,30 @@ describe("parameter patterns on the linear-time engine", () => {
     expect(search.ok && search.test("a refund that is large")).toBe(true);
     expect(searchPattern("(?=x)").ok).toBe(false);
   });
+
+  it("the instantiation budget holds at its edge: two patterns costing exactly the limit pass, one unit more fails", () => {
+    const compiled = compilePattern(".{0,511}");
+    expect(compiled.ok && compiled.pattern.instructions).toBe(1024);
+    // 1,024 instructions × (1,023 + 1) characters, twice: exactly 2,097,152 units.
+    const two = (maxLength: number): string => family(`{type: string, pattern: ".{0,511}", example: a, max_length: 1023}`)
+      .replace("  code: ", `  other: {type: string, pattern: ".{0,511}", example: b, max_length: ${maxLength}}\n  code: `)
+      .replace("principal_id: ${code}", "principal_id: ${code}${other}");
+    expect(compileFamily(two(1023), "f.yaml").diagnostics.filter((d) => d.code === "parameter-pattern")).toEqual([]);
+    expect(compileFamily(two(1024), "f.yaml").diagnostics.filter((d) => d.code === "parameter-pattern")).toHaveLength(1);
+  });
+
+  it("remembers at most `patternMemoEntriesMax` pairs: a pair past it is paid for again", () => {
+    const compiled = compilePattern("[a-z0-9]+");
+    if (!compiled.ok) throw new Error(compiled.reason);
+    const cost = matchCost(compiled.pattern, 5);
+    const values = Array.from({ length: FAMILY_LIMITS.patternMemoEntriesMax }, (_, i) => `v${String(i).padStart(4, "0")}`);
+    const run = (units: number): string[] => {
+      const budget = new PatternBudget(units);
+      for (const value of values) expect(budget.check(compiled.pattern, value)).toBe("match");
+      return [budget.check(compiled.pattern, "extra"), budget.check(compiled.pattern, "extra"), budget.check(compiled.pattern, values[0]!)];
+    };
+    // Every remembered pair is free again; `extra` came after the memory was full, so it costs twice.
+    expect(run((values.length + 2) * cost)).toEqual(["match", "match", "match"]);
+    expect(run((values.length + 1) * cost)).toEqual(["match", "over-budget", "match"]);
+  });
 });
