@@ -31,9 +31,10 @@ export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
 /**
  * Serves one editor over `connection` until it exits. Diagnostics follow edits, but stale work is
  * dropped (PendingAnalyses): a burst of edits costs an analysis of its first and of its newest
- * version, not one per edit; a newer version replaces the pending analysis of an older one. A request analyses
- * the newest text at once, so it never waits behind old versions. Each analysis is bounded by the
- * language's and the family format's limits, and the whole document by LSP_LIMITS.
+ * version, not one per edit; a newer version replaces the pending analysis of an older one. A
+ * request analyses the newest text at once, so it never waits behind old versions. Each analysis
+ * is bounded by the language's and the family format's limits, and the whole document by
+ * LSP_LIMITS.
  */
 export function startServer(connection: Connection, version: string): void {
   const documents = new TextDocuments(TextDocument);
@@ -66,20 +67,10 @@ export function startServer(connection: Connection, version: string): void {
     },
     serverInfo: { name: SERVER_NAME, version },
   }));
-  // An open is analysed at once (the content event that follows it says so); a change waits for quiet.
-  let opening: string | undefined;
-  documents.onDidOpen(({ document }) => {
-    opening = document.uri;
-  });
-  documents.onDidChangeContent(({ document }) => {
-    if (opening === document.uri) {
-      opening = undefined;
-      pending.cancel(document.uri);
-      pending.schedule(document.uri);
-    } else {
-      pending.schedule(document.uri);
-    }
-  });
+  // An open forgets what an earlier life of the document left waiting, so it is analysed at once;
+  // a change is analysed at once or waits for quiet (PendingAnalyses).
+  documents.onDidOpen(({ document }) => pending.cancel(document.uri));
+  documents.onDidChangeContent(({ document }) => pending.schedule(document.uri));
   documents.onDidClose(({ document }) => {
     pending.cancel(document.uri);
     analyses.delete(document.uri);
