@@ -1,5 +1,6 @@
 // Diagnostics as text with a code frame, as JSON, or as SARIF 2.1.0.
 import type { FamilyDiagnostic, SourceText } from "@agent-authority/families";
+import { escapeHidden } from "@agent-authority/language";
 import { relativeUri } from "./repo-root.js";
 import { ruleText } from "./rules.js";
 import type { Paint } from "./terminal.js";
@@ -58,20 +59,33 @@ export function formatText(reports: readonly FileReport[], paint: Paint): string
 }
 
 export function codeFrame(source: SourceText, d: FamilyDiagnostic, paint: Paint): string {
-  const line = d.range.start.line;
-  const text = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
-  const gutter = String(line).length;
-  const startCol = d.range.start.column;
-  const endCol = d.range.end.line === line ? Math.max(d.range.end.column, startCol + 1) : text.length + 1;
-  const width = Math.max(1, Math.min(endCol, text.length + 1) - startCol);
-  const pad = " ".repeat(gutter);
+  // Positions are 1-based; a diagnostic never points before the file's start, even if a bug says so.
+  const line = Math.max(1, d.range.start.line);
+  const raw = source.lineText(line).replace(/\t/g, " ".repeat(TAB_WIDTH));
+  const rawStart = Math.max(1, d.range.start.column);
+  const rawEnd = d.range.end.line === line ? Math.max(d.range.end.column, rawStart + 1) : raw.length + 1;
+  // Hidden characters (bidi controls, zero-width) print as escapes, never raw to a terminal; the
+  // columns of the marker move with them.
+  const full = escapeHidden(raw);
+  const startCol = escapeHidden(raw.slice(0, rawStart - 1)).length + 1;
+  const endCol = escapeHidden(raw.slice(0, rawEnd - 1)).length + 1;
+  // A long line (a minified file, a value of a megabyte) shows a window around the column.
+  const from = full.length <= FRAME_CHARS_MAX ? 0 : Math.max(0, Math.min(startCol - 1 - FRAME_CONTEXT_CHARS, full.length - FRAME_CHARS_MAX));
+  const text = full.length <= FRAME_CHARS_MAX ? full : `${from > 0 ? "…" : ""}${full.slice(from, from + FRAME_CHARS_MAX)}${from + FRAME_CHARS_MAX < full.length ? "…" : ""}`;
+  const shift = from > 0 ? from - 1 : 0;
+  const width = Math.max(1, Math.min(endCol - shift, text.length + 1) - (startCol - shift));
+  const pad = " ".repeat(String(line).length);
   const mark = d.severity === "error" ? paint.red : paint.yellow;
   return (
     `${pad} ${paint.dim("|")}\n` +
     `${paint.dim(String(line))} ${paint.dim("|")} ${text}\n` +
-    `${pad} ${paint.dim("|")} ${" ".repeat(startCol - 1)}${mark("^".repeat(width))}\n`
+    `${pad} ${paint.dim("|")} ${" ".repeat(startCol - shift - 1)}${mark("^".repeat(width))}\n`
   );
 }
+
+/** The most characters of a line a code frame shows, and how many of them lie before the column. */
+const FRAME_CHARS_MAX = 160;
+const FRAME_CONTEXT_CHARS = 40;
 
 export function formatJson(reports: readonly FileReport[]): string {
   const diagnostics = reports.flatMap((r) =>
@@ -137,9 +151,10 @@ export function formatSarif(reports: readonly LocatedReport[], toolVersion: stri
                 physicalLocation: {
                   artifactLocation: location(r, artifactIndex),
                   region: {
-                    startLine: d.range.start.line,
-                    startColumn: d.range.start.column,
-                    endLine: Math.max(d.range.end.line, d.range.start.line),
+                    // SARIF lines and columns start at 1.
+                    startLine: Math.max(1, d.range.start.line),
+                    startColumn: Math.max(1, d.range.start.column),
+                    endLine: Math.max(1, d.range.end.line, d.range.start.line),
                     endColumn: d.range.end.line > d.range.start.line ? d.range.end.column : Math.max(d.range.end.column, d.range.start.column + 1),
                   },
                 },

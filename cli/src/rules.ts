@@ -41,6 +41,8 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "impossible-comparison": ["Impossible comparison", "A comparison no value of its name can satisfy, such as `hour_utc > 23`."],
   "duplicate-list-entry": ["Duplicate list entry", "A list literal holds the same value twice."],
   "approver-unsatisfiable": ["Approver condition unsatisfiable", "No approver can satisfy the condition on `approver`."],
+  "hidden-character": ["Hidden character", "A character that is invisible or changes how the text around it reads (bidi control, zero-width, line separator) in a string or comment."],
+  "mixed-script": ["Mixed-script word", "A word in a string mixes letters of look-alike scripts, such as a Cyrillic `а` in a Latin word."],
 };
 
 /** Each family code (without the `policy/` prefix), and the families of codes by their prefix. */
@@ -51,7 +53,7 @@ const FAMILY_RULES: Readonly<Record<string, readonly [string, string]>> = {
   "placeholder-in-string": ["Placeholder inside a policy string", "A placeholder written inside a string literal of the policy."],
   "parameter-bounds": ["Parameter out of bounds", "A parameter's declaration, default or example is out of its bounds."],
   "parameter-type": ["Parameter type", "A parameter's default or example is not of its type."],
-  "parameter-pattern": ["Parameter pattern", "A parameter's pattern is invalid, or its default or example does not match it."],
+  "parameter-pattern": ["Parameter pattern", "A parameter's pattern is outside the accepted RE2 syntax or its limits, or could cost an instantiation too much work."],
   "parameter-unused": ["Unused parameter", "A declared parameter that no placeholder uses."],
   "examples-missing": ["No examples", "The family has no examples for `authority test` to check."],
   "content-hash-mismatch": ["Content hash mismatch", "The stated `content_hash` differs from the hash of the content."],

@@ -3,6 +3,7 @@ import { CstParser, EOF, type CstNode, type IToken, type TokenType } from "chevr
 import { spanOfLexingError, spanOfToken, type Span } from "./span.js";
 import * as T from "./tokens.js";
 import { policyLexer } from "./tokens.js";
+import { codePointName, escapeHidden, EXTRA_LINE_TERMINATORS, isHidden } from "./hidden.js";
 
 /**
  * Syntactic nesting is bounded before parsing so that recursion depth stays bounded for any input:
@@ -125,9 +126,7 @@ export function parseCst(text: string): CstResult {
   const lexErrors: LexError[] = [];
   for (const error of lexed.errors) {
     const span = spanOfLexingError(error);
-    const found = text.slice(span.start, span.end);
-    const noun = found.length === 1 ? "character" : "characters";
-    lexErrors.push({ code: "unexpected-character", message: `unexpected ${noun} \`${found}\``, span });
+    lexErrors.push({ code: "unexpected-character", message: unexpectedMessage(text.slice(span.start, span.end)), span });
   }
   const tokens = lexed.tokens;
   const comments = (lexed.groups["comments"] ?? []).map(spanOfToken);
@@ -152,6 +151,20 @@ export function parseCst(text: string): CstResult {
   }
   const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length, tokens));
   return { cst: parseErrors.length > 0 ? undefined : cst, tokens, comments, lexErrors, parseErrors: parseErrors.slice(0, 1) };
+}
+
+/**
+ * The message for characters no token matches. A hidden one is named by its code point, never
+ * shown raw (INVARIANT hidden-shown); a line separator says why it is refused.
+ */
+function unexpectedMessage(found: string): string {
+  const first = found.codePointAt(0) ?? 0;
+  if ((EXTRA_LINE_TERMINATORS as readonly string[]).includes(String.fromCodePoint(first))) {
+    return `unexpected line separator ${codePointName(first)}: editors show a line break here, so outside a string it is refused; write a line feed`;
+  }
+  const noun = found.length === 1 ? "character" : "characters";
+  if (isHidden(first)) return `unexpected hidden ${noun} \`${escapeHidden(found)}\` (${codePointName(first)})`;
+  return `unexpected ${noun} \`${escapeHidden(found)}\``;
 }
 
 function syntaxError(token: IToken, textLength: number, tokens: readonly IToken[]): ParseError {

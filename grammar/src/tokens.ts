@@ -7,8 +7,12 @@ export const PrefixOperator = createToken({ name: "PrefixOperator", pattern: Lex
 export const Literal = createToken({ name: "Literal", pattern: Lexer.NA });
 
 export const WhiteSpace = createToken({ name: "WhiteSpace", pattern: /[ \t\r\n]+/, group: Lexer.SKIPPED });
-/** `//` to the end of the line: kept apart from the tokens the parser reads, so the formatter can keep it. */
-export const Comment = createToken({ name: "Comment", pattern: /\/\/[^\n\r]*/, group: "comments" });
+/**
+ * `//` to the end of the line: kept apart from the tokens the parser reads, so the formatter can
+ * keep it. A line ends where editors end it: at a line feed or carriage return, and at U+0085,
+ * U+2028 and U+2029, which outside a string are then refused (no token matches them).
+ */
+export const Comment = createToken({ name: "Comment", pattern: /\/\/[^\n\r\u0085\u2028\u2029]*/, group: "comments" });
 export const Identifier = createToken({ name: "Identifier", pattern: /[A-Za-z_][A-Za-z0-9_]*/ });
 export const True = createToken({ name: "True", pattern: /true/, longer_alt: Identifier, categories: [Literal] });
 export const False = createToken({ name: "False", pattern: /false/, longer_alt: Identifier, categories: [Literal] });

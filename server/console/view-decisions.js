@@ -3,6 +3,7 @@
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, replace, time } from "./dom.js";
+import { showHidden } from "./policy-layout.js";
 
 export const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"];
 const LEDGER_ID = /^led_[0-9a-z]{26}$/;
@@ -23,7 +24,7 @@ export function gateStrip(gates) {
 /** "Who can approve": the residual of the policy over `approver`, shown as the expression it is. */
 export function whoCanApprove(residual) {
   return h("div", { class: "residual" }, h("h3", {}, "Who can approve"),
-    typeof residual === "string" ? h("pre", { class: "mono" }, residual) : h("p", { class: "muted" }, "the server did not say"));
+    typeof residual === "string" ? h("pre", { class: "mono" }, showHidden(residual)) : h("p", { class: "muted" }, "the server did not say"));
 }
 
 /** The agent by its registered name, with its id. */
@@ -43,7 +44,7 @@ function argumentsOf(request) {
 function notAdmitted(identity, residual) {
   return message("notice", h("span", { class: "not-admitted" },
     "You", typeof identity === "string" ? [" (", h("span", { class: "mono" }, identity), ")"] : null,
-    " cannot approve this action: only an approver satisfying ", h("code", {}, String(residual)),
+    " cannot approve this action: only an approver satisfying ", h("code", {}, showHidden(String(residual))),
     " can, and the server refuses anyone else. Ask one of them."));
 }
 

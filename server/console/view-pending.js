@@ -3,7 +3,7 @@
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, time } from "./dom.js";
-import { layoutPolicy } from "./policy-layout.js";
+import { layoutPolicy, showHidden } from "./policy-layout.js";
 
 /** Fields shown first, in this order; every other field of the grant follows, so nothing is hidden. */
 const LEAD = ["id", "status", "enforcement_mode", "agent_id", "principal_type", "principal_id", "audience", "scope",
@@ -21,7 +21,8 @@ function fieldValue(grant, name) {
 }
 
 export function policyBlock(text) {
-  const raw = typeof text === "string" ? text : "true";
+  // The policy as stored, with its hidden characters shown as escapes (an approver reads every one).
+  const raw = showHidden(typeof text === "string" ? text : "true");
   return h("div", { class: "policy-ref" },
     h("pre", { class: "policy" }, layoutPolicy(raw)),
     raw.length > 60 ? h("details", {}, h("summary", { class: "muted" }, "policy as stored"), h("pre", { class: "policy-raw" }, raw)) : null);

@@ -1,8 +1,9 @@
 // SARIF for code scanning: valid against the SARIF 2.1.0 schema, rules in words, repository-relative URIs.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv } from "ajv";
+import { FAMILY_LIMITS } from "@agent-authority/families";
 import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authority, buildCli, fixtures, root } from "./run-cli.js";
@@ -92,5 +93,18 @@ describe("authority lint --format sarif", () => {
     const located = log.runs[0]!.results.map((r) => r.locations[0]!.physicalLocation.artifactLocation);
     expect(located.every((l) => l.uriBaseId === "%SRCROOT%" && uris.some((u) => u.uri === l.uri))).toBe(true);
     expect(officialSarifValidator()(log)).toBe(true);
+  });
+
+  it("places a family over the size limit at line 1, column 1: a valid log, not `line 0`", () => {
+    const big = join(dir, "big.yaml");
+    writeFileSync(big, `id: big\n# ${"x".repeat(FAMILY_LIMITS.sourceBytesMax)}\n`);
+    const run = authority(["lint", "--format", "sarif", big]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe("");
+    const log = JSON.parse(run.stdout) as Record<string, unknown> & SarifLog;
+    expect(officialSarifValidator()(log)).toBe(true);
+    const result = log.runs[0]!.results[0] as unknown as { ruleId: string; locations: { physicalLocation: { region: Record<string, number> } }[] };
+    expect(result.ruleId).toBe("family-too-large");
+    expect(result.locations[0]!.physicalLocation.region).toEqual({ startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 });
   });
 });

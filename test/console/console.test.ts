@@ -12,6 +12,8 @@ const APPROVER = "alice@example.com";
 /** Text that would run script if it were ever parsed as HTML. */
 const HOSTILE_IMG = "<img src=x onerror=window.__pwned=1>";
 const HOSTILE_SCRIPT = "</script><script>window.__pwned=2</script>";
+/** A right-to-left override and a zero-width space: raw, they would hide in what an approver reads. */
+const HIDDEN = "x\u202e\u200b";
 const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
 
 browserSuite("console in a browser", consoleSuite);
@@ -50,7 +52,7 @@ async function seed(t: TestServer): Promise<World> {
     agent_id: agent.id, principal_type: "team", principal_id: "payments-ops", scope: { tool: ["refunds.*"] },
     budget_amount_minor: 50_000, budget_currency: "EUR", budget_count: 20, ttl_hours: 48, audience: "shop.example",
     conditions: { clean_context: true }, delegation_policy: "attenuating", require_approval: true,
-    policy: `amount_minor <= 20000 && args.memo != "${HOSTILE_IMG}" && args.note != "${HOSTILE_SCRIPT}" || approver in ["cfo@example.com", "${APPROVER}"]`,
+    policy: `amount_minor <= 20000 && args.memo != "${HOSTILE_IMG}" && args.note != "${HOSTILE_SCRIPT}" && args.ref != "${HIDDEN}" || approver in ["cfo@example.com", "${APPROVER}"]`,
   });
   const gated = await post("/grants", {
     agent_id: agent.id, principal_type: "human", principal_id: "dana@example.com", scope: { tool: ["payments.send"] },
@@ -151,6 +153,9 @@ function consoleSuite(): void {
     expect(policy).toContain(HOSTILE_IMG);
     expect(policy).toContain(HOSTILE_SCRIPT);
     expect(policy).toContain("\n"); // laid out one clause per line
+    // Hidden characters are shown as escapes, never raw.
+    expect(policy).toContain("x\\u202e\\u200b");
+    expect(policy).not.toMatch(/[\u202e\u200b]/);
     const shape = await card.locator("dl.fields").first().textContent();
     for (const text of ["payments-ops", "refunds.*", "50000 minor units (500.00 EUR)", "shop.example", "attenuating", "admin"]) expect(shape).toContain(text);
     expect(await page.locator("main img, main script").count()).toBe(0);

@@ -1,5 +1,5 @@
 // `authority test`: run every family's examples through the engine; exit 1 on any mismatch.
-import { rangeOf, runExamples, type ExampleResult } from "@agent-authority/families";
+import { rangeOf, runExamples, searchPattern, type ExampleResult } from "@agent-authority/families";
 import { choice, flag, option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
@@ -25,7 +25,7 @@ deciding gate and residual, where the example states them) with the expectation.
 not compile counts as one failure. The last line is the summary \`N passed, N failed\`.
 
   --run PATTERN    run only the examples whose \`<family id>/<example name>\` matches the regular
-                   expression PATTERN; a pattern that matches no example fails
+                   expression PATTERN (RE2 syntax); a pattern that matches no example fails
   --verbose        list passing examples too
   --format FORMAT  text (default) or json
 
@@ -100,13 +100,10 @@ mismatch or a family with errors, 2 usage error or a file that could not be read
   },
 };
 
-/** The test of `--run PATTERN` (a regular expression), or one that selects every example. */
+/** The test of `--run PATTERN` (RE2 syntax, found anywhere in the title), or one that selects every example. */
 function examplePattern(pattern: string | undefined): (title: string) => boolean {
   if (pattern === undefined) return () => true;
-  try {
-    const regex = new RegExp(pattern, "u");
-    return (title) => regex.test(title);
-  } catch {
-    throw new UsageError(`\`--run\` must be a regular expression, not \`${pattern}\``);
-  }
+  const search = searchPattern(pattern);
+  if (!search.ok) throw new UsageError(`\`--run\` must be a regular expression in RE2 syntax, not \`${pattern}\`: ${search.reason}`);
+  return search.test;
 }

@@ -17,6 +17,16 @@ export const FAMILY_LIMITS = Object.freeze({
   stringParameterCharsMax: 1_024,
   /** The largest YAML source the compiler reads. */
   sourceBytesMax: 262_144,
+  /** The longest parameter `pattern` (RE2 syntax, docs/families.md). */
+  patternCharsMax: 1_000,
+  /** The largest program a pattern may compile to: a match costs this many units per character at most. */
+  patternInstructionsMax: 2_000,
+  /** The most the pattern checks of one instantiation may cost (instructions × (max_length + 1), summed). */
+  patternMatchUnitsMax: 2_097_152,
+  /** The most all pattern checks of one compile (defaults, examples, enum values) may cost. */
+  patternCheckUnitsMax: 4_194_304,
+  /** Pattern and value pairs remembered within one compile, so that a repeated value costs nothing. */
+  patternMemoEntriesMax: 4_096,
 });
 
 export const PARAMETER_NAME_PATTERN = "^[a-z][a-z0-9_]{0,63}$";
@@ -96,7 +106,7 @@ const parameterSchema = {
             type: "array", minItems: 1, maxItems: FAMILY_LIMITS.enumValuesMax, uniqueItems: true,
             items: { type: "string", maxLength: FAMILY_LIMITS.stringParameterCharsMax },
           },
-          pattern: { type: "string", minLength: 1, maxLength: 1_000 },
+          pattern: { type: "string", minLength: 1, maxLength: FAMILY_LIMITS.patternCharsMax, description: "RE2 syntax; matches the whole value (docs/families.md)." },
           max_length: { type: "integer", minimum: 1, maximum: FAMILY_LIMITS.stringParameterCharsMax },
           default: { type: "string", maxLength: FAMILY_LIMITS.stringParameterCharsMax },
           example: { type: "string", maxLength: FAMILY_LIMITS.stringParameterCharsMax },

@@ -511,6 +511,7 @@ export const familyDiagnosticSchema = {
     severity: { type: "string", enum: ["error"] },
     message: { type: "string" },
     help: { type: "string" },
+    field: { type: "string", description: "The field the error is about, as a dotted path (`parameters.agent_id.pattern`), when it is about one field." },
     line: { type: "integer", minimum: 1, description: "Line of the body as the compiler reads it, pretty-printed with one-space indents." },
     column: { type: "integer", minimum: 1 },
   },

@@ -1,10 +1,12 @@
 // The family compiler: YAML text to the JSON body of `POST /v1/grant-families`, or diagnostics.
-import { type Document, isScalar, LineCounter, parseDocument, visit } from "yaml";
+import { type Document, isScalar, LineCounter, visit } from "yaml";
+import { parseYamlDocument } from "./yaml-document.js";
 import { type FamilyDiagnostic, hasErrors, sortDiagnostics } from "./diagnostics.js";
 import { placeFlowErrors } from "./flow.js";
 import { familyContentHash } from "./hash.js";
 import { type JsonPath, rangeOf, scalarAt } from "./locate.js";
-import { parameterRegExp, resolveParameters, sampleValue, checkParameter } from "./parameters.js";
+import { resolveParameters, sampleValue, checkParameter } from "./parameters.js";
+import { compilePattern, instantiationCost, PatternBudget } from "./patterns.js";
 import { placeholdersIn, placeholdersInPolicyStrings, substituteGrant } from "./placeholders.js";
 import { checkFamilyPolicy } from "./policy-check.js";
 import { mapScalar } from "./scalar-map.js";
@@ -33,9 +35,13 @@ export function compileFamily(text: string, file: string): CompiledFamily {
     ok: false, body: undefined, diagnostics: sortDiagnostics(diagnostics), source, document,
   });
   if (text.length > FAMILY_LIMITS.sourceBytesMax) {
-    return fail([diag(source, "family-too-large", `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`, source.range(0, 0))]);
+    // Not parsed, so the parser filled no line index: this source indexes the lines itself (linear),
+    // and the error stands at line 1, column 1.
+    const indexed = new SourceText(file, text);
+    const diagnostics = [diag(indexed, "family-too-large", `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`, indexed.range(0, 0))];
+    return { ok: false, body: undefined, diagnostics, source: indexed, document: undefined };
   }
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true });
+  const doc = parseYamlDocument(text, { lineCounter: lines, prettyErrors: false, strict: true });
   const syntax = placeFlowErrors(text, [...doc.errors, ...doc.warnings]).map(({ error: e, start, end, help }) =>
     diag(source, `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`, yamlMessage(e.message), source.range(start, end), e.name === "YAMLWarning" ? "warning" : "error", help),
   );
@@ -77,7 +83,9 @@ function hashOrUndefined(authored: Record<string, unknown>): string | undefined 
 }
 
 function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {
-  const out: FamilyDiagnostic[] = [...checkParameterSpecs(source, doc, family.parameters)];
+  // One budget pays for every pattern match of this compile: defaults, examples and enum values.
+  const budget = new PatternBudget(FAMILY_LIMITS.patternCheckUnitsMax);
+  const out: FamilyDiagnostic[] = [...checkParameterSpecs(source, doc, family.parameters, budget)];
   out.push(...checkPlaceholders(source, doc, family));
   if (hasErrors(out)) return out;
   const samples: Record<string, ParameterValue> = {};
@@ -95,7 +103,7 @@ function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody)
   if (typeof family.grant["policy"] === "string") {
     out.push(...checkFamilyPolicy(source, doc, family.grant["policy"], samples));
   }
-  out.push(...checkExamples(source, doc, family));
+  out.push(...checkExamples(source, doc, family, budget));
   if ((family.examples ?? []).length === 0) {
     out.push(diag(source, "examples-missing", `family \`${family.id}\` has no examples`, rangeOf(source, doc, ["id"], "key"), "warning",
       "add `examples`: sample actions with the outcome each must get, which `authority test` checks"));
@@ -103,34 +111,67 @@ function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody)
   return out;
 }
 
-function checkParameterSpecs(source: SourceText, doc: Document, specs: Readonly<Record<string, ParameterSpec>>): FamilyDiagnostic[] {
+function checkParameterSpecs(source: SourceText, doc: Document, specs: Readonly<Record<string, ParameterSpec>>, budget: PatternBudget): FamilyDiagnostic[] {
   const out: FamilyDiagnostic[] = [];
   for (const [name, spec] of Object.entries(specs)) {
     const at = (field: string): ReturnType<typeof rangeOf> => rangeOf(source, doc, ["parameters", name, field]);
     if (spec.type === "int" && spec.min !== undefined && spec.max !== undefined && spec.min > spec.max) {
       out.push(diag(source, "parameter-bounds", `parameter \`${name}\` has \`min\` ${spec.min} above \`max\` ${spec.max}`, at("min")));
     }
-    if (spec.pattern !== undefined && parameterRegExp(spec.pattern) === undefined) {
-      out.push(diag(source, "parameter-pattern", `\`${spec.pattern}\` is not a valid regular expression`, at("pattern")));
+    const compiled = spec.pattern === undefined ? undefined : compilePattern(spec.pattern);
+    if (compiled !== undefined && !compiled.ok) {
+      const range = compiled.index === undefined ? at("pattern") : insidePattern(source, doc, name, compiled.index) ?? at("pattern");
+      out.push({ ...diag(source, "parameter-pattern", `the pattern of parameter \`${name}\` is refused: ${compiled.reason}`, range, "error", PATTERN_HELP), field: `parameters.${name}.pattern` });
       continue;
     }
     for (const field of ["default", "example"] as const) {
       const value = spec[field];
       if (value === undefined) continue;
-      for (const problem of checkParameter(name, spec, value)) {
+      for (const problem of checkParameter(name, spec, value, budget)) {
         out.push(diag(source, problem.code, `the ${field} of ${problem.message}`, at(field)));
       }
     }
-    if (spec.type === "string" && spec.enum !== undefined && spec.pattern !== undefined) {
-      const regex = parameterRegExp(spec.pattern)!;
+    if (spec.type === "string" && spec.enum !== undefined && compiled?.ok === true) {
       spec.enum.forEach((value, index) => {
-        if (!regex.test(value)) {
-          out.push(diag(source, "parameter-bounds", `enum value \`${value}\` does not match the pattern \`${spec.pattern}\``, rangeOf(source, doc, ["parameters", name, "enum", index])));
-        }
+        const found = budget.check(compiled.pattern, value);
+        if (found === "match") return;
+        const message = found === "mismatch"
+          ? `enum value \`${value}\` does not match the pattern \`${spec.pattern}\``
+          : `enum value \`${value}\` cannot be checked: matching the values against the patterns would cost more than ${budget.units} units`;
+        out.push(diag(source, "parameter-bounds", message, rangeOf(source, doc, ["parameters", name, "enum", index])));
       });
     }
   }
+  out.push(...checkInstantiationCost(source, doc, specs));
   return out;
+}
+
+/** The position of character `index` of a parameter's pattern in the file, when the scalar maps exactly. */
+function insidePattern(source: SourceText, doc: Document, name: string, index: number): FamilyDiagnostic["range"] | undefined {
+  const node = scalarAt(doc, ["parameters", name, "pattern"]);
+  if (node === null) return undefined;
+  const map = mapScalar(source.text, node);
+  if (!map.exact) return undefined;
+  const start = map.sourceOffset(index);
+  return source.range(start, start + 1);
+}
+
+const PATTERN_HELP = "patterns use RE2 syntax and match the whole value; see docs/families.md";
+
+/** A family whose patterns could cost an instantiation more than `patternMatchUnitsMax` is refused at its costliest pattern. */
+function checkInstantiationCost(source: SourceText, doc: Document, specs: Readonly<Record<string, ParameterSpec>>): FamilyDiagnostic[] {
+  const total = instantiationCost(specs);
+  if (total <= FAMILY_LIMITS.patternMatchUnitsMax) return [];
+  const costliest = Object.entries(specs)
+    .filter(([, spec]) => spec.pattern !== undefined)
+    .map(([name, spec]) => ({ name, cost: instantiationCost({ [name]: spec }) }))
+    .sort((a, b) => b.cost - a.cost)[0]!;
+  const message = `the parameter patterns could cost an instantiation ${total} units (instructions × (max_length + 1), summed), more than ${FAMILY_LIMITS.patternMatchUnitsMax}`;
+  return [{
+    ...diag(source, "parameter-pattern", message, rangeOf(source, doc, ["parameters", costliest.name, "pattern"]), "error",
+      `parameter \`${costliest.name}\` costs the most (${costliest.cost}): lower its \`max_length\` or simplify its pattern`),
+    field: `parameters.${costliest.name}.pattern`,
+  }];
 }
 
 /** Every placeholder names a declared parameter; every parameter is used. Reported at the placeholder's column. */
@@ -171,11 +212,11 @@ function checkPlaceholders(source: SourceText, doc: Document, family: GrantFamil
 }
 
 /** Each example's parameters must instantiate the family: types, bounds, names. */
-function checkExamples(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {
+function checkExamples(source: SourceText, doc: Document, family: GrantFamilyBody, budget: PatternBudget): FamilyDiagnostic[] {
   const out: FamilyDiagnostic[] = [];
   (family.examples ?? []).forEach((example, index) => {
     const given = example.parameters ?? {};
-    const resolved = resolveParameters(family.parameters, exampleParameters(family, index));
+    const resolved = resolveParameters(family.parameters, exampleParameters(family, index), budget);
     if (resolved.ok) return;
     for (const problem of resolved.problems) {
       const path: JsonPath = Object.hasOwn(given, problem.parameter)

@@ -25,6 +25,8 @@ export interface FamilyDiagnostic {
   /** The file name the caller passed in, as given. */
   readonly file: string;
   readonly range: SourceRange;
+  /** The field the diagnostic is about, as a dotted path (`parameters.agent_id.pattern`), when one field is. */
+  readonly field?: string;
   /** A mechanical repair an editor offers as a quick fix: `text` replaces the file's text at `range`. */
   readonly fix?: FamilyFix;
 }

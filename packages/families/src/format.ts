@@ -2,6 +2,8 @@
 import { formatPolicy } from "@agent-authority/language";
 import { isDeepStrictEqual } from "node:util";
 import { parseDocument, Scalar } from "yaml";
+import { FAMILY_LIMITS } from "./schema.js";
+import { parseYamlDocument } from "./yaml-document.js";
 import { scalarAt } from "./locate.js";
 import { placeholdersIn } from "./placeholders.js";
 
@@ -19,7 +21,11 @@ const PROTECT_PREFIX = "args.__placeholder__";
  * result is parsed again and must hold the same data with the formatted policy, or nothing changes.
  */
 export function formatFamilySource(text: string): FormatFamilyResult {
-  const doc = parseDocument(text, { uniqueKeys: true });
+  // A family the compiler refuses for its size is not formatted either: the work stays bounded.
+  if (text.length > FAMILY_LIMITS.sourceBytesMax) {
+    return { ok: false, reason: `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax} [family-too-large]`, offset: 0 };
+  }
+  const doc = parseYamlDocument(text);
   if (doc.errors.length > 0) return { ok: false, reason: "the file is not valid YAML" };
   const node = scalarAt(doc, ["grant", "policy"]);
   if (node === null || typeof node.value !== "string" || node.range == null) return { ok: true, text, changed: false };
@@ -38,7 +44,7 @@ export function formatFamilySource(text: string): FormatFamilyResult {
   const keyIndent = /^[ ]*/.exec(text.slice(lineStart, start))![0].length;
   const replacement = scalarText(node, canonical, keyIndent + 2);
   const rewritten = text.slice(0, start) + replacement + text.slice(valueEnd);
-  const check = parseDocument(rewritten, { uniqueKeys: true });
+  const check = parseYamlDocument(rewritten);
   const before = doc.toJS() as Record<string, Record<string, unknown>>;
   const after = check.toJS() as Record<string, Record<string, unknown>>;
   const expected = { ...before, grant: { ...before["grant"], policy: canonical } };

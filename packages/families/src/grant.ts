@@ -1,5 +1,6 @@
 // A grant issue body in a file (JSON, or YAML), checked with positions: for `authority preview`.
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter } from "yaml";
+import { parseYamlDocument } from "./yaml-document.js";
 import { type FamilyDiagnostic, hasErrors, sortDiagnostics } from "./diagnostics.js";
 import { rangeOf } from "./locate.js";
 import { checkFamilyPolicy } from "./policy-check.js";
@@ -25,7 +26,7 @@ export interface CheckedGrant {
 export function checkGrantBody(text: string, file: string): CheckedGrant {
   const lines = new LineCounter();
   const source = new SourceText(file, text, lines);
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = parseYamlDocument(text, { lineCounter: lines, prettyErrors: false });
   const fail = (diagnostics: FamilyDiagnostic[]): CheckedGrant => ({ ok: false, grant: undefined, action: undefined, diagnostics: sortDiagnostics(diagnostics), source });
   if (doc.errors.length > 0) {
     return fail(doc.errors.map((e) => ({ code: "syntax", severity: "error", message: e.message.split("\n")[0]!.replace(/ at line \d+, column \d+.*$/, "").toLowerCase(), file, range: source.range(e.pos[0], e.pos[1]) })));

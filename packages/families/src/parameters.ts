@@ -1,6 +1,7 @@
 // Typed parameters: checking a value against its declared type and bounds.
 import { setOwn } from "./own.js";
-import type { ParameterSpec, ParameterValue } from "./schema.js";
+import { compilePattern, PatternBudget } from "./patterns.js";
+import { FAMILY_LIMITS, type ParameterSpec, type ParameterValue } from "./schema.js";
 
 export interface ParameterProblem {
   /** Stable code: `parameter-unknown`, `parameter-missing`, `parameter-type` or `parameter-bounds`. */
@@ -9,17 +10,12 @@ export interface ParameterProblem {
   readonly message: string;
 }
 
-/** Patterns match the whole value: `^(?:pattern)$`. Returns undefined for an invalid pattern. */
-export function parameterRegExp(pattern: string): RegExp | undefined {
-  try {
-    return new RegExp(`^(?:${pattern})$`, "u");
-  } catch {
-    return undefined;
-  }
-}
-
-/** Problems with one value for one parameter; empty when the value is allowed. */
-export function checkParameter(name: string, spec: ParameterSpec, value: unknown): ParameterProblem[] {
+/**
+ * Problems with one value for one parameter; empty when the value is allowed. A pattern is matched
+ * on the linear-time engine within `budget` (by default that of one instantiation); a pattern the
+ * engine refuses, or a match the budget cannot pay for, refuses the value (fail closed).
+ */
+export function checkParameter(name: string, spec: ParameterSpec, value: unknown, budget = instantiationBudget()): ParameterProblem[] {
   const problem = (code: ParameterProblem["code"], message: string): ParameterProblem[] => [{ code, parameter: name, message }];
   switch (spec.type) {
     case "int": {
@@ -45,14 +41,28 @@ export function checkParameter(name: string, spec: ParameterSpec, value: unknown
       if (spec.enum !== undefined && !spec.enum.includes(value)) {
         return problem("parameter-bounds", `parameter \`${name}\` is \`${value}\`, not one of ${spec.enum.map((v) => `\`${v}\``).join(", ")}`);
       }
-      if (spec.pattern !== undefined && !(parameterRegExp(spec.pattern)?.test(value) ?? false)) {
-        return problem("parameter-bounds", `parameter \`${name}\` is \`${value}\`, which does not match \`${spec.pattern}\``);
-      }
-      return [];
+      return spec.pattern === undefined ? [] : checkPattern(name, spec.pattern, value, budget);
     }
     case "bool":
       return typeof value === "boolean" ? [] : problem("parameter-type", `parameter \`${name}\` must be \`true\` or \`false\`, not \`${JSON.stringify(value)}\``);
   }
+}
+
+/** The budget of one instantiation's pattern checks. */
+export function instantiationBudget(): PatternBudget {
+  return new PatternBudget(FAMILY_LIMITS.patternMatchUnitsMax);
+}
+
+function checkPattern(name: string, pattern: string, value: string, budget: PatternBudget): ParameterProblem[] {
+  const problem = (message: string): ParameterProblem[] => [{ code: "parameter-bounds", parameter: name, message }];
+  const compiled = compilePattern(pattern);
+  if (!compiled.ok) return problem(`parameter \`${name}\` cannot be checked: ${compiled.reason}`);
+  const found = budget.check(compiled.pattern, value);
+  if (found === "match") return [];
+  if (found === "over-budget") {
+    return problem(`parameter \`${name}\` cannot be checked: matching the values against the patterns would cost more than ${budget.units} units`);
+  }
+  return problem(`parameter \`${name}\` is \`${value}\`, which does not match \`${pattern}\``);
 }
 
 /**
@@ -62,6 +72,7 @@ export function checkParameter(name: string, spec: ParameterSpec, value: unknown
 export function resolveParameters(
   specs: Readonly<Record<string, ParameterSpec>>,
   given: Readonly<Record<string, unknown>>,
+  budget = instantiationBudget(),
 ): { ok: true; values: Record<string, ParameterValue> } | { ok: false; problems: ParameterProblem[] } {
   const problems: ParameterProblem[] = [];
   const values: Record<string, ParameterValue> = {};
@@ -76,7 +87,7 @@ export function resolveParameters(
       problems.push({ code: "parameter-missing", parameter: name, message: `parameter \`${name}\` is required and has no default` });
       continue;
     }
-    const found = checkParameter(name, spec, value);
+    const found = checkParameter(name, spec, value, budget);
     if (found.length > 0) problems.push(...found);
     else setOwn(values, name, value as ParameterValue);
   }

@@ -37,6 +37,8 @@ export const DIAGNOSTIC_CODES = [
   "impossible-comparison",
   "duplicate-list-entry",
   "approver-unsatisfiable",
+  "hidden-character",
+  "mixed-script",
 ] as const;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];

@@ -9,7 +9,8 @@
 //   it (after the last operand, at the end).
 // - A comment after code on its line trails: it prints at the end of the line of the operand that
 //   holds or precedes it; several trailing comments of one operand join, in order, on that line.
-import type { Span } from "@agent-authority/grammar";
+// - A hidden character in a comment prints as an escape (docs/decisions/0126-hidden-characters.md).
+import { escapeHidden, type Span } from "@agent-authority/grammar";
 import type { BinaryOperator, Expr } from "./ast.js";
 import { formatExpr } from "./format.js";
 
@@ -32,9 +33,13 @@ function topLevelChain(root: Expr): { op: BinaryOperator | undefined; operands: 
   return { op, operands };
 }
 
-/** The comment's text without trailing blanks; a comment is never empty (`//` at least). */
+/**
+ * The comment's text without trailing blanks, its hidden characters escaped (INVARIANT
+ * hidden-shown): a bidi override in a comment could make the code after it read as something
+ * else. A comment is never empty (`//` at least).
+ */
 function commentText(text: string, span: Span): string {
-  return text.slice(span.start, span.end).replace(/[ \t]+$/, "");
+  return escapeHidden(text.slice(span.start, span.end).replace(/[ \t]+$/, ""));
 }
 
 /** True when only blanks precede `offset` on its line. */

@@ -1,4 +1,5 @@
 // The canonical formatter: one printed form per tree, so format(parse(format(x))) == format(x).
+import { isHidden } from "@agent-authority/grammar";
 import type { BinaryOperator, Expr } from "./ast.js";
 
 /** Binding strength; a child binding more loosely than its position allows gets parentheses. */
@@ -65,21 +66,35 @@ export function formatExpr(e: Expr): string {
   }
 }
 
-/** A string literal that reads back as `value`: quotes, backslashes and control characters escaped. */
+/** Printable ASCII but `"` and `\`: the common string, printed as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * A string literal that reads back as `value`: quotes, backslashes and control characters
+ * escaped, and every hidden character too (INVARIANT hidden-shown in grammar/src/hidden.ts), so
+ * `"cfo@example.com\u202e"` never prints as if it were `"cfo@example.com"`.
+ */
 export function quote(value: string): string {
+  if (PLAIN.test(value)) return `"${value}"`;
   let out = '"';
   let from = 0;
-  for (let i = 0; i < value.length; i++) {
-    const unit = value.charCodeAt(i);
-    if (unit >= 0x20 && unit !== 0x22 && unit !== 0x5c && unit !== 0x7f) continue;
+  for (let i = 0; i < value.length; ) {
+    const codePoint = value.codePointAt(i)!;
+    const width = codePoint > 0xffff ? 2 : 1;
+    const special = codePoint < 0x20 || codePoint === 0x22 || codePoint === 0x5c || isHidden(codePoint);
+    if (!special) {
+      i += width;
+      continue;
+    }
     out += value.slice(from, i);
-    from = i + 1;
-    if (unit === 0x22) out += '\\"';
-    else if (unit === 0x5c) out += "\\\\";
-    else if (unit === 0x0a) out += "\\n";
-    else if (unit === 0x0d) out += "\\r";
-    else if (unit === 0x09) out += "\\t";
-    else out += `\\u${unit.toString(16).padStart(4, "0")}`;
+    if (codePoint === 0x22) out += '\\"';
+    else if (codePoint === 0x5c) out += "\\\\";
+    else if (codePoint === 0x0a) out += "\\n";
+    else if (codePoint === 0x0d) out += "\\r";
+    else if (codePoint === 0x09) out += "\\t";
+    else for (let k = 0; k < width; k++) out += `\\u${value.charCodeAt(i + k).toString(16).padStart(4, "0")}`;
+    i += width;
+    from = i;
   }
   return out + value.slice(from) + '"';
 }

@@ -10,4 +10,4 @@ export { checkPolicy, type CheckResult, type Type } from "./check.js";
 export { formatExpr } from "./format.js";
 export { childrenOf } from "./ast.js";
 export type { BinaryOperator, Expr, UnaryOperator } from "./ast.js";
-export { lineColumn, type LineColumn, type Span } from "@agent-authority/grammar";
+export { escapeHidden, hiddenCharacters, isHidden, lineColumn, type LineColumn, type Span } from "@agent-authority/grammar";

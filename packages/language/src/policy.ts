@@ -9,6 +9,7 @@ import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
 import { formatWithComments } from "./format-comments.js";
 import { lintAst } from "./lint.js";
+import { hiddenCharacterWarnings, mixedScriptWarnings } from "./hidden-lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { approverCostError } from "./approver-cost.js";
@@ -126,7 +127,7 @@ export function compilePolicy(text: string): CompileResult {
     ok: true,
     policy,
     get warnings(): readonly Diagnostic[] {
-      return (warnings ??= lintAst(ast, checked.types));
+      return (warnings ??= [...lintAst(ast, checked.types), ...hiddenCharacterWarnings(text), ...mixedScriptWarnings(ast)].sort(byPosition));
     },
   };
 }

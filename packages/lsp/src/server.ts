@@ -5,7 +5,7 @@ import { createConnection } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { type FixData, formatDocument, quickFixes } from "./edits.js";
 import { complete, definition, hover } from "./features.js";
-import { type Analysis, analyse, kindOfUri } from "./source.js";
+import { type Analysis, analyse, kindOfUri, LSP_LIMITS } from "./source.js";
 
 export const SERVER_NAME = "authority-lsp";
 
@@ -29,9 +29,12 @@ export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
 }
 
 /**
- * Serves one editor over `connection` until it exits. Every change re-analyses its document at
- * once and publishes the diagnostics: analysis is linear in the text, which is bounded by the
- * language's and the family format's size limits, and the whole document by LSP_LIMITS.
+ * Serves one editor over `connection` until it exits. Diagnostics follow edits, but stale work is
+ * dropped (PendingAnalyses): a burst of edits costs an analysis of its first and of its newest
+ * version, not one per edit; a newer version replaces the pending analysis of an older one. A
+ * request analyses the newest text at once, so it never waits behind old versions. Each analysis
+ * is bounded by the language's and the family format's limits, and the whole document by
+ * LSP_LIMITS.
  */
 export function startServer(connection: Connection, version: string): void {
   const documents = new TextDocuments(TextDocument);
@@ -47,6 +50,12 @@ export function startServer(connection: Connection, version: string): void {
     }
     return { analysis, document };
   };
+  const publish = (uri: string): void => {
+    const found = analysisOf(uri);
+    if (found === undefined) return;
+    void connection.sendDiagnostics({ uri, version: found.document.version, diagnostics: found.analysis.diagnostics.map(toLspDiagnostic) });
+  };
+  const pending = new PendingAnalyses(publish);
   connection.onInitialize(() => ({
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -58,12 +67,12 @@ export function startServer(connection: Connection, version: string): void {
     },
     serverInfo: { name: SERVER_NAME, version },
   }));
-  documents.onDidChangeContent(({ document }) => {
-    const found = analysisOf(document.uri);
-    if (found === undefined) return;
-    void connection.sendDiagnostics({ uri: document.uri, version: document.version, diagnostics: found.analysis.diagnostics.map(toLspDiagnostic) });
-  });
+  // An open forgets what an earlier life of the document left waiting, so it is analysed at once;
+  // a change is analysed at once or waits for quiet (PendingAnalyses).
+  documents.onDidOpen(({ document }) => pending.cancel(document.uri));
+  documents.onDidChangeContent(({ document }) => pending.schedule(document.uri));
   documents.onDidClose(({ document }) => {
+    pending.cancel(document.uri);
     analyses.delete(document.uri);
     void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
   });
@@ -86,6 +95,59 @@ export function startServer(connection: Connection, version: string): void {
   connection.onCodeAction(({ textDocument, context }) => quickFixes(textDocument.uri, context.diagnostics));
   documents.listen(connection);
   connection.listen();
+}
+
+/**
+ * The analyses waiting for a document to be quiet, one per document. A change after a quiet spell
+ * is analysed at once (typing stays immediate). A change that comes sooner after the last
+ * analysis than that analysis took (and than `analysisQuietMs`) waits that long, and each later
+ * one replaces the waiting one, so the stale versions of a burst are never analysed and at most
+ * about half the time goes to analyses nobody reads. A document waits at most
+ * `analysisWaitMsMax`, so a stream of edits still gets diagnostics.
+ */
+class PendingAnalyses {
+  readonly #run: (uri: string) => void;
+  readonly #waiting = new Map<string, { timer: NodeJS.Timeout; since: number }>();
+  /** When the last analysis of each document ended, and how long it took. */
+  readonly #last = new Map<string, { end: number; took: number }>();
+
+  constructor(run: (uri: string) => void) {
+    this.#run = run;
+  }
+
+  schedule(uri: string): void {
+    const now = Date.now();
+    const waiting = this.#waiting.get(uri);
+    const last = this.#last.get(uri);
+    const quiet = Math.min(LSP_LIMITS.analysisQuietMs, last?.took ?? 0);
+    if (waiting === undefined && (last === undefined || now - last.end >= quiet)) {
+      this.#runNow(uri);
+      return;
+    }
+    if (waiting !== undefined) clearTimeout(waiting.timer);
+    const since = waiting?.since ?? now;
+    const delay = Math.max(0, Math.min(quiet, since + LSP_LIMITS.analysisWaitMsMax - now));
+    const timer = setTimeout(() => {
+      this.#waiting.delete(uri);
+      this.#runNow(uri);
+    }, delay);
+    this.#waiting.set(uri, { timer, since });
+  }
+
+  /** Analyses now, timing it: the quiet spell after it is as long as it took. */
+  #runNow(uri: string): void {
+    const start = performance.now();
+    this.#run(uri);
+    const end = performance.now();
+    this.#last.set(uri, { end: Date.now(), took: end - start });
+  }
+
+  cancel(uri: string): void {
+    const waiting = this.#waiting.get(uri);
+    if (waiting !== undefined) clearTimeout(waiting.timer);
+    this.#waiting.delete(uri);
+    this.#last.delete(uri);
+  }
 }
 
 /** Serves one editor over a pair of streams (the CLI passes stdin and stdout); resolves when the input ends. */

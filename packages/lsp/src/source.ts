@@ -13,6 +13,10 @@ export const LSP_LIMITS = Object.freeze({
    * parse, no hover, completion, definition or formatting.
    */
   documentBytesMax: 1_048_576,
+  /** The longest a change waits for quiet after the last analysis (it waits as long as that analysis took, at most this). */
+  analysisQuietMs: 40,
+  /** The longest a change waits for quiet before it is analysed anyway. */
+  analysisWaitMsMax: 400,
 });
 
 /** The code of the one diagnostic of a document over LSP_LIMITS.documentBytesMax. */

@@ -36,6 +36,7 @@ export interface SentFamily {
 function diagnosticView(d: FamilyDiagnostic) {
   return {
     code: d.code, severity: d.severity, message: d.message, ...(d.help === undefined ? {} : { help: d.help }),
+    ...(d.field === undefined ? {} : { field: d.field }),
     line: d.range.start.line, column: d.range.start.column,
   };
 }
