@@ -3,9 +3,10 @@ import { toolGovernor, type GovernorClient, type ToolGovernanceOptions, type Too
 import type { Tool, ToolExecutionOptions, ToolSet } from "ai";
 
 /** A tool whose calls are decided first: its output is the tool's own, or the refusal the model reads instead. */
-export type GovernedTool<T> = T extends Tool<infer Input, infer Output> ? Tool<Input, Output | ToolRefusal> & Omit<T, "execute" | "toModelOutput"> : T;
+export type GovernedTool<T> = T extends Tool<infer Input, infer Output> ? Tool<Input, Output | ToolRefusal> : T;
 
-export type GovernedTools<TOOLS extends ToolSet> = { [K in keyof TOOLS]: GovernedTool<TOOLS[K]> };
+/** The tool set with every output widened by the refusal; a tool set typed only as `ToolSet` stays `ToolSet`. */
+export type GovernedTools<TOOLS extends ToolSet> = string extends keyof TOOLS ? TOOLS : { [K in keyof TOOLS]: GovernedTool<TOOLS[K]> };
 
 // The refusals this package made, so `toModelOutput` and `isRefusal` tell them from a tool's own output.
 const refusals = new WeakSet<object>();
