@@ -5,7 +5,7 @@ import type { FunctionTool, Tool } from "@openai/agents";
 /**
  * Wraps function tools: each call is decided as `<namespace>.<tool name>` by the authority server
  * before the tool's own `invoke` (its parsing, validation, error function and timeout) runs. A
- * refusal is the call's output, as JSON text the model reads. Only function tools can be governed:
+ * refusal is the call's output, which the framework gives the model as JSON text. Only function tools can be governed:
  * hosted and computer tools throw a TypeError, since their calls do not run through `invoke`.
  */
 export function governTools<T extends Tool<never>>(authority: GovernorClient, options: ToolGovernanceOptions, tools: readonly T[]): T[] {
@@ -31,9 +31,9 @@ function wrap<T extends Tool<never>>(governor: ToolGovernor, tool: T): T {
     ...fn,
     invoke: async (runContext, input, details) => {
       const args = parsedArgs(input);
-      if (args === undefined) return JSON.stringify(undescribedRefusal(fn.name, "its arguments are not a JSON object"));
+      if (args === undefined) return undescribedRefusal(fn.name, "its arguments are not a JSON object");
       const call = await governor.call(fn.name, args, () => invoke(runContext, input, details), details?.signal);
-      return call.ran ? call.value : JSON.stringify(call.refusal);
+      return call.ran ? call.value : call.refusal;
     },
   };
   return governed as unknown as T;
