@@ -1,35 +1,23 @@
 // The examples of docs/frameworks.md, each taken from the page, compiled as written and run as a user runs it against a real server.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compiledExample, example, EXAMPLES } from "./docs-examples.js";
 import { ATTESTATION, startPlatform, type Platform } from "./platform.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const page = readFileSync(join(root, "docs", "frameworks.md"), "utf8");
 const scratch = mkdtempSync(join(tmpdir(), "authority-frameworks-docs-"));
 let platform: Platform;
 let grantId: string;
 
-/** The fenced TypeScript block whose first line names `file`. */
-function example(file: string): string {
-  const fence = "`".repeat(3);
-  const start = page.indexOf(`${fence}ts\n// ${file}:`);
-  if (start < 0) throw new Error(`docs/frameworks.md has no example \`${file}\``);
-  const from = start + fence.length + 3;
-  return page.slice(from, page.indexOf(`${fence}\n`, from));
-}
-
-/** Compiles the example exactly as written into the scratch project, whose node_modules are the repository's. */
+/** Writes the compiled example into the scratch project, whose node_modules are the repository's. */
 function write(file: string): string {
-  const source = example(file);
-  const compiled = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }, reportDiagnostics: true });
-  expect(compiled.diagnostics ?? []).toEqual([]);
   const path = join(scratch, file.replace(/\.ts$/, ".mjs"));
-  writeFileSync(path, compiled.outputText);
+  writeFileSync(path, compiledExample(file));
   return path;
 }
 
@@ -59,7 +47,7 @@ afterAll(async () => {
 
 describe("the examples of docs/frameworks.md", () => {
   it("type-check as written under strict settings, against the packages' published types", () => {
-    const files = ["ai-sdk-agent.ts", "openai-agents-agent.ts", "langchain-agent.ts"].map((file) => {
+    const files = EXAMPLES.map((file) => {
       writeFileSync(join(scratch, file), example(file));
       return join(scratch, file);
     });
@@ -71,7 +59,7 @@ describe("the examples of docs/frameworks.md", () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
-  for (const file of ["ai-sdk-agent.ts", "openai-agents-agent.ts", "langchain-agent.ts"]) {
+  for (const file of EXAMPLES) {
     it(`${file} is at most 30 lines and runs: allowed, refused by the policy, and gated`, async () => {
       expect(example(file).trimEnd().split("\n").length).toBeLessThanOrEqual(30);
       const path = write(file);
