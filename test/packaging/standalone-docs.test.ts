@@ -33,7 +33,7 @@ describe("documentation that stands alone", () => {
     const firstBlock = (file: string): string | undefined => /^# [^\n]+\n\n```sh\n([\s\S]*?)```/.exec(readFileSync(join(root, file), "utf8"))?.[1];
     expect(firstBlock("docs/sdk.md")).toBe("npm install @agent-authority/sdk\n");
     expect(firstBlock("docs/cli.md")).toBe("npm install --save-dev @agent-authority/cli\n");
-    for (const folder of ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/lsp", "cli", "server"]) {
+    for (const folder of ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/ai-sdk", "packages/openai-agents", "packages/langchain", "packages/lsp", "cli", "server"]) {
       const name = JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")).name as string;
       expect(firstBlock(`${folder}/README.md`), folder).toMatch(new RegExp(`^npm install (--save-dev )?(\\S+ )*${name.replace("/", "\\/")}\\b`));
     }
