@@ -99,7 +99,7 @@ class ScriptedModel implements Model {
     return { usage: new Usage(), output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] }] };
   }
 
-  // eslint-style note: the loop here never streams.
+  /** The agent loops here never stream. */
   getStreamedResponse(): AsyncIterable<never> {
     throw new Error("the scripted model does not stream");
   }

@@ -1,14 +1,15 @@
 // OpenAI Agents SDK function tools decided before they run: `invoke` is wrapped, everything else of the tool is kept.
 import { toolGovernor, undescribedRefusal, type GovernorClient, type ToolGovernanceOptions, type ToolGovernor } from "@agent-authority/sdk";
-import type { FunctionTool, Tool } from "@openai/agents";
+import type { Tool } from "@openai/agents";
 
 /**
  * Wraps function tools: each call is decided as `<namespace>.<tool name>` by the authority server
  * before the tool's own `invoke` (its parsing, validation, error function and timeout) runs. A
- * refusal is the call's output, which the framework gives the model as JSON text. Only function tools can be governed:
- * hosted and computer tools throw a TypeError, since their calls do not run through `invoke`.
+ * refusal is the call's output, which the framework gives the model as JSON text. Only function
+ * tools can be governed: hosted, computer, shell and apply-patch tools throw a TypeError, since
+ * their calls do not run through `invoke`.
  */
-export function governTools<T extends Tool<never>>(authority: GovernorClient, options: ToolGovernanceOptions, tools: readonly T[]): T[] {
+export function governTools<Context>(authority: GovernorClient, options: ToolGovernanceOptions, tools: readonly Tool<Context>[]): Tool<Context>[] {
   const governor = toolGovernor(authority, options);
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(options.tools ?? {})) {
@@ -18,25 +19,23 @@ export function governTools<T extends Tool<never>>(authority: GovernorClient, op
 }
 
 /** Wraps one function tool. */
-export function governTool<T extends Tool<never>>(authority: GovernorClient, options: ToolGovernanceOptions, tool: T): T {
+export function governTool<Context>(authority: GovernorClient, options: ToolGovernanceOptions, tool: Tool<Context>): Tool<Context> {
   return wrap(toolGovernor(authority, options), tool);
 }
 
-function wrap<T extends Tool<never>>(governor: ToolGovernor, tool: T): T {
+function wrap<Context>(governor: ToolGovernor, tool: Tool<Context>): Tool<Context> {
   if (tool.type !== "function") throw new TypeError(`tool \`${tool.name}\` is a ${tool.type} tool; only function tools can be governed`);
-  const fn = tool as unknown as FunctionTool<unknown>;
-  governor.actionOf(fn.name);
-  const invoke = fn.invoke;
-  const governed: FunctionTool<unknown> = {
-    ...fn,
+  governor.actionOf(tool.name);
+  const invoke = tool.invoke;
+  return {
+    ...tool,
     invoke: async (runContext, input, details) => {
       const args = parsedArgs(input);
-      if (args === undefined) return undescribedRefusal(fn.name, "its arguments are not a JSON object");
-      const call = await governor.call(fn.name, args, () => invoke(runContext, input, details), details?.signal);
+      if (args === undefined) return undescribedRefusal(tool.name, "its arguments are not a JSON object");
+      const call = await governor.call(tool.name, args, () => invoke(runContext, input, details), details?.signal);
       return call.ran ? call.value : call.refusal;
     },
   };
-  return governed as unknown as T;
 }
 
 /** The call's arguments as the model sent them, or undefined when they are not a JSON object. */
