@@ -80,6 +80,31 @@ describe("toolGovernor calls", () => {
     expect(authorizes()).toBe(TOOL_CALL_LIMITS.pendingApprovalsMax + 2);
   });
 
+  it("reuses an approval only for exactly the call that was gated, arguments the policy does not see included", async () => {
+    let next = 0;
+    const server = await startRecordingServer((request, response) => {
+      if (request.url === "/v1/authorize") {
+        next += 1;
+        const approved = (JSON.parse(request.body) as { approval_id?: string }).approval_id !== undefined;
+        sendJson(response, 200, approved
+          ? { outcome: "allow", ledger_id: `led_${next}`, decided_by: null, reason_code: "allow", reason: "approved", gates: [], approver: "cfo@example.com" }
+          : { outcome: "gated", ledger_id: `led_${next}`, decided_by: "policy", reason_code: "policy.gated", reason: "needs the CFO", gates: [], residual: 'approver in ["cfo@example.com"]' });
+      } else sendJson(response, 200, { approval_id: "apv_1", ledger_id: "led_1", grant_id: grant, tool: "shop.refund", amount_minor_max: 0, approver: "cfo@example.com", approved_at: "2026-01-01T00:00:00Z", expires_at: "2026-01-01T01:00:00Z" });
+    });
+    servers.push(server);
+    const governor = toolGovernor(client(server.baseUrl), { ...base, tools: { refund: { args: (args) => ({ order: args["order"] }) } } });
+    const ran: string[] = [];
+    const first = await governor.call("refund", { order: "o-1", note: "asked" }, () => ran.push("asked"));
+    expect(first).toMatchObject({ ran: false, refusal: { waiting_for_approval: true, ledger_id: "led_1" } });
+    const other = await governor.call("refund", { order: "o-1", note: "swapped" }, () => ran.push("swapped"));
+    expect(other).toMatchObject({ ran: false, refusal: { waiting_for_approval: true, ledger_id: "led_2" } });
+    const same = await governor.call("refund", { order: "o-1", note: "asked" }, () => ran.push("asked"));
+    expect(same.ran).toBe(true);
+    expect(ran).toEqual(["asked"]);
+    const bodies = server.received.filter((r) => r.url === "/v1/authorize").map((r) => JSON.parse(r.body) as { approval_id?: string });
+    expect(bodies.map((body) => body.approval_id ?? null)).toEqual([null, null, "apv_1"]);
+  });
+
   it("cuts a refusal's text to its limit, however long the server's reason", async () => {
     const server = await gatingPlatform("x".repeat(100_000));
     const call = await toolGovernor(client(server.baseUrl), base).call("refund", {}, () => "ran");

@@ -130,8 +130,8 @@ function checkedAction(action: string, where: string): string {
 export function toolGovernor(client: GovernorClient, options: ToolGovernanceOptions): ToolGovernor {
   const { approvalWaitMs, approvalPollMs } = checkedOptions(options);
   const mappings = options.tools ?? {};
-  // Gated decisions by what was asked, so the same call made again after a human approved runs under that approval.
-  const pending = new Map<string, string>();
+  // Gated decisions by a digest of the whole call, so only the same call made again after a human approved runs under that approval.
+  const pending = new Map<string, { readonly ledgerId: string; readonly residual: string | undefined }>();
   const actionOf = (tool: string): string => {
     const mapped = Object.prototype.hasOwnProperty.call(mappings, tool) ? mappings[tool]?.action : undefined;
     return checkedAction(mapped ?? `${options.namespace}.${tool}`, `the action of tool \`${tool.slice(0, 80)}\``);
@@ -141,12 +141,12 @@ export function toolGovernor(client: GovernorClient, options: ToolGovernanceOpti
     const mapping = Object.prototype.hasOwnProperty.call(mappings, tool) ? mappings[tool] : undefined;
     const described = describe(mapping, args);
     if (typeof described === "string") return { ran: false, refusal: undescribedRefusal(tool, described) };
-    const asked = JSON.stringify([action, described.request]);
-    const earlier = pending.get(asked);
-    const approved = earlier === undefined ? undefined : await readApproval(client, earlier, signal);
-    if (earlier !== undefined && approved === undefined) return { ran: false, refusal: waiting(tool, earlier, undefined) };
+    const asked = await digestOf(action, args);
+    const earlier = asked === undefined ? undefined : pending.get(asked);
+    const approved = earlier === undefined ? undefined : await readApproval(client, earlier.ledgerId, signal);
+    if (earlier !== undefined && approved === undefined) return { ran: false, refusal: waiting(tool, earlier.ledgerId, earlier.residual) };
     let result = await decide(client, options.grant, action, described, mapping, run, signal, approved);
-    if (approved !== undefined) pending.delete(asked);
+    if (approved !== undefined && asked !== undefined) pending.delete(asked);
     if (approvable(result) && approvalWaitMs > 0) {
       const approval = await waitForApproval(client, result.decision.ledger_id, approvalWaitMs, approvalPollMs, signal);
       if (approval !== undefined) result = await decide(client, options.grant, action, described, mapping, run, signal, approval);
@@ -156,13 +156,29 @@ export function toolGovernor(client: GovernorClient, options: ToolGovernanceOpti
       settlement: result.ran ? result.settlement : null, settle_error: result.ran ? result.settle_error : null,
     });
     if (result.ran) return { ran: true, value: result.value };
-    if (approvable(result)) {
-      pending.set(asked, result.decision.ledger_id);
+    if (approvable(result) && asked !== undefined) {
+      pending.set(asked, { ledgerId: result.decision.ledger_id, residual: result.decision.unavailable === null ? result.decision.residual : undefined });
       if (pending.size > TOOL_CALL_LIMITS.pendingApprovalsMax) pending.delete(pending.keys().next().value!);
     }
     return { ran: false, refusal: refusalOf(tool, result.decision) };
   };
   return { actionOf, call };
+}
+
+/**
+ * The SHA-256 of the action and every argument the model sent, not only those the policy sees: an
+ * approval is reused only for exactly the call a human was shown. Undefined when the arguments are
+ * not JSON (then the call is not remembered and is decided anew each time).
+ */
+async function digestOf(action: string, args: unknown): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = JSON.stringify([action, args ?? null]);
+  } catch {
+    return undefined;
+  }
+  const digest = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /** A call the policy gated: a human can approve it, and the same call made again then runs. */
