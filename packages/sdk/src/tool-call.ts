@@ -229,13 +229,16 @@ async function decide<T>(
     ...(approvalId === undefined ? {} : { approval_id: approvalId }),
     ...(signal === undefined ? {} : { signal }),
   };
+  let started = false;
   try {
     return await runGuard(client, grant, action, async () => {
+      started = true;
       const value = await run();
       return { value, ...spentOf(mapping, value, described.heldMinor) };
     }, request);
   } catch (error) {
-    if (!(error instanceof AuthorityProblemError)) throw error;
+    // Only the decision's own 4xx is a refusal; whatever the tool throws is the tool's, for the framework to handle.
+    if (started || !(error instanceof AuthorityProblemError)) throw error;
     const cause = `${error.status} \`${error.code}\`: ${error.problem.detail ?? error.problem.title}`;
     return {
       ran: false,
