@@ -1,6 +1,6 @@
 // The governor the framework adapters share: its options checked at their edges, its memory of gated calls bounded, its refusals cut.
 import { afterEach, describe, expect, it } from "vitest";
-import { AuthorityClient, TOOL_CALL_LIMITS, toolGovernor, type ToolGovernanceOptions } from "@agent-authority/sdk";
+import { AuthorityClient, AuthorityProblemError, TOOL_CALL_LIMITS, toolGovernor, type ToolGovernanceOptions } from "@agent-authority/sdk";
 import { sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
 
 const grant = "grt_01h00000000000000000000000";
@@ -103,6 +103,17 @@ describe("toolGovernor calls", () => {
     expect(ran).toEqual(["asked"]);
     const bodies = server.received.filter((r) => r.url === "/v1/authorize").map((r) => JSON.parse(r.body) as { approval_id?: string });
     expect(bodies.map((body) => body.approval_id ?? null)).toEqual([null, null, "apv_1"]);
+  });
+
+  it("passes on what the tool throws, a problem of the SDK included, instead of calling it a refusal", async () => {
+    const server = await startRecordingServer((_request, response) => {
+      sendJson(response, 200, { outcome: "allow", ledger_id: "led_1", decided_by: null, reason_code: "allow", reason: "allowed", gates: [] });
+    });
+    servers.push(server);
+    const thrown = new AuthorityProblemError({ type: "about:blank", title: "forbidden", status: 403, code: "forbidden" }, "GET", "/grants");
+    await expect(toolGovernor(client(server.baseUrl), base).call("lookup", {}, () => {
+      throw thrown;
+    })).rejects.toBe(thrown);
   });
 
   it("cuts a refusal's text to its limit, however long the server's reason", async () => {
