@@ -16,6 +16,10 @@ const allowedWorkspaceImports: Record<string, readonly string[]> = {
   "packages/families": ["grammar", "api", "language", "lattice", "engine"],
   "packages/sdk": ["api"],
   "packages/lsp": ["grammar", "language", "families"],
+  // The framework adapters: the SDK and their framework's types, no I/O of their own.
+  "packages/ai-sdk": ["sdk"],
+  "packages/openai-agents": ["sdk"],
+  "packages/langchain": ["sdk"],
 };
 
 /** Modules a pure package must never import: I/O, servers, drivers. */

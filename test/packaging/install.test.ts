@@ -5,7 +5,7 @@
 // gateway's help run there.
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -13,6 +13,8 @@ import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
+import { compiledExample, EXAMPLES } from "../frameworks/docs-examples.js";
+import { ATTESTATION, startPlatform } from "../frameworks/platform.js";
 import { offlineLock, type PackedPackage } from "./offline-lock.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -28,6 +30,9 @@ const PUBLIC = Object.freeze({
   "@agent-authority/families": "packages/families",
   "@agent-authority/sdk": "packages/sdk",
   "@agent-authority/gateway": "packages/gateway",
+  "@agent-authority/ai-sdk": "packages/ai-sdk",
+  "@agent-authority/openai-agents": "packages/openai-agents",
+  "@agent-authority/langchain": "packages/langchain",
   "@agent-authority/lsp": "packages/lsp",
   "@agent-authority/cli": "cli",
   "@agent-authority/server": "server",
@@ -279,7 +284,8 @@ function freePort(): Promise<number> {
 describe("a project that installed every tarball, the server and the gateway too", () => {
   beforeAll(() => {
     // Install scripts run here: better-sqlite3 builds its native driver, as it does for a user.
-    writeProject(full, Object.keys(PUBLIC) as PackageName[], { allowScripts: { "better-sqlite3": true } });
+    // The adapters are left out here: their frameworks are peers, installed by the project of their own below.
+    writeProject(full, (Object.keys(PUBLIC) as PackageName[]).filter((name) => !(name in ADAPTERS)), { allowScripts: { "better-sqlite3": true } });
     // Compiling the driver takes minutes on a busy machine; the limit only stops a hang.
     const install = run(npm, ["ci", "--offline", "--no-audit", "--no-fund"], full, 900_000);
     expect(install.code, install.stderr).toBe(0);
@@ -319,3 +325,69 @@ describe("a project that installed every tarball, the server and the gateway too
     expect(loaded.stdout).toBe(version);
   });
 });
+
+/** The adapters, each with the framework it needs from the registry. */
+const ADAPTERS = Object.freeze({
+  "@agent-authority/ai-sdk": "ai",
+  "@agent-authority/openai-agents": "@openai/agents",
+  "@agent-authority/langchain": "@langchain/core",
+} as const);
+
+describe("a project outside the repository that installed the framework adapters and the frameworks", () => {
+  const frameworks = join(scratch, "frameworks");
+
+  beforeAll(() => {
+    mkdirSync(join(frameworks, "tarballs"), { recursive: true });
+    const installed: PackedPackage[] = (["@agent-authority/sdk", ...Object.keys(ADAPTERS)] as PackageName[]).map((name) => {
+      const filename = tarballOf(name);
+      copyFileSync(join(release, filename), join(frameworks, "tarballs", filename));
+      return { name, folder: PUBLIC[name], tarball: `tarballs/${filename}` };
+    });
+    // The frameworks themselves come as the adapters' peers; `langchain` (for createAgent) and `zod` the project asks for.
+    const lock = offlineLock(root, "frameworks-project", installed, ["langchain", "zod"]);
+    writeFileSync(join(frameworks, "package-lock.json"), JSON.stringify(lock, null, 2));
+    const dependencies = (lock["packages"] as Record<string, { dependencies: Record<string, string> }>)[""]!.dependencies;
+    writeFileSync(join(frameworks, "package.json"), JSON.stringify({ name: "frameworks-project", version: "1.0.0", private: true, type: "module", dependencies }, null, 2));
+    const install = run(npm, ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], frameworks);
+    expect(install.code, install.stderr).toBe(0);
+  }, 180_000);
+
+  it("has adapters that depend on the SDK alone and take their framework as a peer", () => {
+    for (const [name, framework] of Object.entries(ADAPTERS)) {
+      const manifest = JSON.parse(readFileSync(join(frameworks, "node_modules", name, "package.json"), "utf8"));
+      expect(Object.keys(manifest.dependencies), name).toEqual(["@agent-authority/sdk"]);
+      expect(Object.keys(manifest.peerDependencies), name).toEqual([framework]);
+      expect(existsSync(join(frameworks, "node_modules", framework, "package.json")), framework).toBe(true);
+    }
+    for (const name of SERVER_ONLY) expect(existsSync(join(frameworks, "node_modules", name)), name).toBe(false);
+  });
+
+  it("runs each example agent of docs/frameworks.md there against a live server", async () => {
+    const platform = await startPlatform();
+    try {
+      const grant = await platform.grant();
+      const env = { AUTHORITY_URL: platform.baseUrl, AUTHORITY_AGENT_KEY: platform.agentKey, AUTHORITY_GRANT_ID: grant.id, AGENT_ATTESTATION: JSON.stringify(ATTESTATION) };
+      for (const file of EXAMPLES) {
+        const path = join(frameworks, file.replace(/\.ts$/, ".mjs"));
+        writeFileSync(path, compiledExample(file));
+        const allowed = await runAsyncWith(process.execPath, [path, "o-1", "900"], frameworks, env);
+        expect(allowed.code, allowed.stderr).toBe(0);
+        expect(JSON.parse(allowed.stdout), file).toEqual({ order: "o-1", refunded_minor: 900 });
+        const refused = await runAsyncWith(process.execPath, [path, "blocked", "100"], frameworks, env);
+        expect(JSON.parse(refused.stdout), file).toMatchObject({ refused: true, outcome: "deny", gate: "policy" });
+      }
+      expect((await platform.ledger(grant.id)).filter((r) => r.kind === "decision").map((r) => r.outcome)).toEqual(["allow", "deny", "allow", "deny", "allow", "deny"]);
+    } finally {
+      await platform.close();
+    }
+  }, 120_000);
+});
+
+/** `runAsync` with more environment. */
+function runAsyncWith(command: string, args: readonly string[], cwd: string, extra: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, [...args], { cwd, env: { ...cleanEnv(), ...extra }, encoding: "utf8", timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr });
+    });
+  });
+}

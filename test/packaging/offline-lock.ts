@@ -44,13 +44,16 @@ function runtimeNeeds(entry: LockEntry): { name: string; optional: boolean }[] {
   ];
 }
 
-/** Builds the lock of a project whose only dependencies are `packed` (each by its tarball). */
-export function offlineLock(repositoryRoot: string, project: string, packed: readonly PackedPackage[]): Record<string, unknown> {
+/**
+ * Builds the lock of a project whose dependencies are `packed` (each by its tarball) and, when
+ * given, `registry` packages at the version the repository's lock holds at its top.
+ */
+export function offlineLock(repositoryRoot: string, project: string, packed: readonly PackedPackage[], registry: readonly string[] = []): Record<string, unknown> {
   const repoLock = JSON.parse(readFileSync(join(repositoryRoot, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> };
   const entries = repoLock.packages;
   const byName = new Map(packed.map((p) => [p.name, p]));
   const out: Record<string, LockEntry> = {
-    "": { name: project, version: "1.0.0", dependencies: Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`])) },
+    "": { name: project, version: "1.0.0", dependencies: { ...Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`])), ...registryVersions(entries, registry) } },
   };
   /** Where a repository lock path lands in the project: workspace folders become their package's folder. */
   const placed = (path: string): string => {
@@ -62,6 +65,11 @@ export function offlineLock(repositoryRoot: string, project: string, packed: rea
     const { dev: _dev, devDependencies: _devDeps, ...entry } = entries[p.folder] as LockEntry & { devDependencies?: unknown };
     out[`node_modules/${p.name}`] = { ...entry, resolved: `file:${p.tarball}` };
     queue.push(p.folder);
+  }
+  for (const name of registry) {
+    const { dev: _dev, devOptional: _devOptional, peer: _peer, ...entry } = entries[`node_modules/${name}`]!;
+    out[`node_modules/${name}`] = withTarball(`node_modules/${name}`, entry);
+    queue.push(`node_modules/${name}`);
   }
   const seen = new Set(queue);
   while (queue.length > 0) {
@@ -75,11 +83,32 @@ export function offlineLock(repositoryRoot: string, project: string, packed: rea
       }
       if (seen.has(found)) continue;
       seen.add(found);
-      const entry: LockEntry = { ...entries[found]! };
+      const entry: LockEntry = withTarball(found, { ...entries[found]! });
       for (const flag of TREE_FLAGS) delete entry[flag];
       out[placed(found)] = entry;
       queue.push(found);
     }
   }
   return { name: project, version: "1.0.0", lockfileVersion: 3, requires: true, packages: out };
+}
+
+/** The exact version of each registry package at the top of the repository's lock. */
+function registryVersions(entries: Record<string, LockEntry>, registry: readonly string[]): Record<string, string> {
+  return Object.fromEntries(registry.map((name) => {
+    const entry = entries[`node_modules/${name}`];
+    if (entry === undefined) throw new Error(`\`${name}\` is not at the top of the repository's lock`);
+    return [name, String(entry["version"])];
+  }));
+}
+
+/**
+ * The entry with the registry tarball it came from, when the lock leaves it out: with `resolved`
+ * and `integrity`, `npm ci --offline` takes the tarball from the cache without asking for the
+ * package's metadata, which an install of the repository need not have cached.
+ */
+function withTarball(path: string, entry: LockEntry): LockEntry {
+  if (typeof entry["resolved"] === "string" || typeof entry["version"] !== "string") return entry;
+  const name = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
+  const registry = (process.env["npm_config_registry"] ?? "https://registry.npmjs.org/").replace(/\/?$/, "/");
+  return { ...entry, resolved: `${registry}${name}/-/${name.slice(name.lastIndexOf("/") + 1)}-${entry["version"]}.tgz` };
 }

@@ -23,7 +23,7 @@ const sources = ["grammar", "packages", "cli", "server", "test"].flatMap((dir) =
 /** Names of documents that exist only outside the repository. */
 const OUTSIDE = [/DESIGN\.md/, /\.\.\/shared\b/, /\/work\//];
 
-const PUBLIC_FOLDERS = ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/lsp", "cli", "server"];
+const PUBLIC_FOLDERS = ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/ai-sdk", "packages/openai-agents", "packages/langchain", "packages/lsp", "cli", "server"];
 /** A package's manifest, by its folder. */
 const manifestOf = (folder: string): Record<string, unknown> & { name: string; dependencies?: Record<string, string> } => JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8"));
 const byName = new Map(PUBLIC_FOLDERS.map((folder) => [manifestOf(folder).name, manifestOf(folder)]));
@@ -31,7 +31,7 @@ const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as
 
 /** The packages an install command from the release folder names, its braces expanded as bash does; every tarball must be at `version`. */
 function installed(command: string): string[] {
-  const match = /\$RELEASE\/agent-authority-(?:\{([a-z,]+)\}|([a-z]+))-(\d+\.\d+\.\d+)\.tgz/.exec(command);
+  const match = /\$RELEASE\/agent-authority-(?:\{([a-z,-]+)\}|([a-z-]+))-(\d+\.\d+\.\d+)\.tgz/.exec(command);
   expect(match, command).not.toBeNull();
   expect(match![3], command).toBe(version);
   return (match![1] ?? match![2]!).split(",").map((short) => `@agent-authority/${short}`);

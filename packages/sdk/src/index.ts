@@ -14,3 +14,17 @@ export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
 export { canonicalManifest, compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./manifest-hash.js";
+export {
+  refusalOf,
+  undescribedRefusal,
+  toolGovernor,
+  TOOL_CALL_DEFAULTS,
+  TOOL_CALL_LIMITS,
+  type GovernedCall,
+  type GovernorClient,
+  type ToolActionOptions,
+  type ToolDecisionEvent,
+  type ToolGovernanceOptions,
+  type ToolGovernor,
+  type ToolRefusal,
+} from "./tool-call.js";

@@ -1,0 +1,3 @@
+// Public face of this package: named re-exports only.
+export { governTool, governTools, isRefusal, type GovernedTool, type GovernedTools } from "./govern.js";
+export type { ToolActionOptions, ToolDecisionEvent, ToolGovernanceOptions, ToolRefusal } from "@agent-authority/sdk";
