@@ -30,7 +30,7 @@ beforeAll(async () => {
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
     serve!.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
-      const match = /listening on (\S+)/.exec(out);
+      const match = /"msg":"listening","url":"([^"]+)"/.exec(out);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
