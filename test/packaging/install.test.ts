@@ -73,6 +73,9 @@ beforeAll(async () => {
   const tarballs = join(project, "tarballs");
   mkdirSync(tarballs, { recursive: true });
   const workspaces = Object.values(PUBLIC).flatMap((folder) => ["--workspace", folder]);
+  // What the CLI's `prepack` does, which `--ignore-scripts` below leaves out: ship the docs its help names.
+  const copied = run(process.execPath, [join(root, "cli", "scripts", "copy-docs.mjs")], root);
+  expect(copied.code, copied.stderr).toBe(0);
   const packed = run(npm, ["pack", ...workspaces, "--pack-destination", tarballs, "--json", "--ignore-scripts"], root);
   expect(packed.code, packed.stderr).toBe(0);
   packs = JSON.parse(packed.stdout) as PackResult[];
@@ -176,6 +179,21 @@ process.stdout.write(JSON.stringify({ outcome: decision.outcome, ledger: decisio
     const tested = run(bin, ["test", "policies"], project);
     expect(tested.code, tested.stdout).toBe(0);
     expect(tested.stdout).toMatch(/\d+ passed, 0 failed/);
+  });
+
+  it("points `authority --help` and every command's help at documentation pages the installed package holds", () => {
+    const bin = join(project, "node_modules", ".bin", "authority");
+    const help = run(bin, ["--help"], project);
+    expect(help.code).toBe(0);
+    const cliDoc = /Every command and a CI job: (\S+)/.exec(help.stdout)?.[1];
+    expect(cliDoc, help.stdout).toBe(join(project, "node_modules", "@agent-authority", "cli", "docs", "cli.md"));
+    expect(readFileSync(cliDoc!, "utf8")).toBe(readFileSync(join(root, "docs", "cli.md"), "utf8"));
+    for (const command of ["serve", "gateway", "lsp"]) {
+      const text = run(bin, [command, "--help"], project).stdout;
+      const named = [...text.matchAll(/([^\s(]*docs\/[a-z-]+\.md)/g)].map((m) => m[1]!);
+      expect(named.length, text).toBeGreaterThan(0);
+      for (const page of named) expect(existsSync(page), `${command}: ${page}`).toBe(true);
+    }
   });
 
   it("says how to install the server or the gateway for the commands that need them, and exits 2", () => {

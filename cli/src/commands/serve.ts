@@ -1,9 +1,10 @@
 // `authority serve` and `authority migrate`: the reference server, embedded; loaded only when used.
+import { docPath } from "../docs-path.js";
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { serverConfig } from "../optional-packages.js";
 
-const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (docs/operations.md):
+const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (${docPath("operations.md")}):
 AUTHORITY_DATA_DIR, AUTHORITY_DATABASE_URL, AUTHORITY_DATABASE_ENGINE, AUTHORITY_ENVIRONMENT,
 AUTHORITY_ADMIN_KEY, ...`;
 
