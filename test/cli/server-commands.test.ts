@@ -23,7 +23,8 @@ beforeAll(async () => {
   expect(migrated.code, migrated.stderr).toBe(0);
   expect(migrated.stdout).toMatch(/^applied migrations? /);
   serve = spawn(process.execPath, [join(root, "cli", "bin", "authority.js"), "serve", "--port", "0"], {
-    cwd: root, env: { ...process.env, ...env(), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"],
+    // The URL is in the `listening` log line (stdout carries JSON lines only), so this one logs.
+    cwd: root, env: { ...process.env, ...env(), NO_COLOR: "1", AUTHORITY_LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "pipe"],
   });
   base = await new Promise<string>((resolve, reject) => {
     let out = "";
