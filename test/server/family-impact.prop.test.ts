@@ -234,12 +234,14 @@ function impactSuite(target: StoreTarget): void {
         }
         // Each says which mode the candidate runs in and what that mode answers: observe refuses nothing here.
         const refusals = real.filter((d) => d.outcome !== "allow").length;
-        expect(observe.candidate_modes).toEqual([{ mode: "observe", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals: 0 }]);
-        expect(enforce.candidate_modes).toEqual([{ mode: "enforce", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals }]);
+        // A mode is listed once some grant replayed runs in it: none when nothing was decided.
+        const listed = (summary: Record<string, unknown>) => (paid.size === 0 ? [] : [summary]);
+        expect(observe.candidate_modes).toEqual(listed({ mode: "observe", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals: 0 }));
+        expect(enforce.candidate_modes).toEqual(listed({ mode: "enforce", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals }));
         expect(observe.changes.every((c) => c.after.mode === "observe" && c.after.answer === "allow")).toBe(true);
         expect(enforce.changes.every((c) => c.after.mode === "enforce" && c.after.answer === c.after.outcome)).toBe(true);
       },
-    ), { numRuns: 8 });
+    ), { numRuns: 12 });
   }, 600_000);
 }
 
