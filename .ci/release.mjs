@@ -48,6 +48,9 @@ function checkVersions(top, workspaces) {
 /** Packs every public workspace into `out` and answers npm's report of each tarball. */
 function pack(workspaces) {
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  // What the CLI's `prepack` does, which `--ignore-scripts` leaves out: ship the docs its help names.
+  const copied = spawnSync(process.execPath, [join(root, "cli", "scripts", "copy-docs.mjs")], { cwd: root, encoding: "utf8" });
+  if (copied.status !== 0) fail(`copying the CLI's docs failed:\n${copied.stderr}`);
   const args = ["pack", ...workspaces.flatMap((w) => ["--workspace", w.folder]), "--pack-destination", out, "--json", "--ignore-scripts"];
   const result = spawnSync(npm, args, { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   if (result.status !== 0) fail(`npm pack failed:\n${result.stderr}`);

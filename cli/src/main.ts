@@ -3,6 +3,7 @@ import { UsageError } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { COMMANDS, commandsUnder, findCommand } from "./commands/index.js";
 import { processTerminal, type Terminal } from "./terminal.js";
+import { docPath } from "./docs-path.js";
 import { CLI_VERSION } from "./version.js";
 
 export function helpText(): string {
@@ -21,7 +22,7 @@ Commands:
 ${rows(true)}
 
 ${planned}Exit status: 0 success, 1 errors found or a test failed, 2 usage error or command not available.
-See docs/cli.md for every command and a CI job.
+Every command and a CI job: ${docPath("cli.md")}
 `;
 }
 

@@ -26,3 +26,5 @@ export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, Wi
 export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
 export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";
 export { HttpMetrics } from "./http/metrics.js";
+export { serveUntilStopped, LAUNCHER_POLL_MS, type ServeOptions } from "./run.js";
+export { revealFirstAdminKey, startupHint, startFailureLine, FIRST_ADMIN_KEY_FILE, type SecretOutlet } from "./first-start.js";

@@ -23,14 +23,15 @@ beforeAll(async () => {
   expect(migrated.code, migrated.stderr).toBe(0);
   expect(migrated.stdout).toMatch(/^applied migrations? /);
   serve = spawn(process.execPath, [join(root, "cli", "bin", "authority.js"), "serve", "--port", "0"], {
-    cwd: root, env: { ...process.env, ...env(), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"],
+    // The URL is in the `listening` log line (stdout carries JSON lines only), so this one logs.
+    cwd: root, env: { ...process.env, ...env(), NO_COLOR: "1", AUTHORITY_LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "pipe"],
   });
   base = await new Promise<string>((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
     serve!.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
-      const match = /listening on (\S+)/.exec(out);
+      const match = /"msg":"listening","url":"([^"]+)"/.exec(out);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
@@ -215,16 +216,21 @@ examples:
       const grant = await api("POST", `/grant-families/${famId}/instantiate`, { parameters: { agent_id: agent.body.id } });
       expect(grant.status, JSON.stringify(grant.body)).toBe(201);
       const key = await api("POST", "/keys", { identity: "impact-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
+      const certificate = { basis: "review", provenance_version: "model-1", manifest_hash: "sha256:11", content_hash: "sha256:22", market_profile: "EU", checks: ["reviewed"] };
+      expect((await api("POST", `/agents/${agent.body.id}/certification`, certificate)).status).toBe(201);
+      const attestation = { manifest_hash: "sha256:11", content_hash: "sha256:22", provenance_version: "model-1" };
       for (const rows of [500, 1500]) {
-        const decided = await api("POST", "/authorize", { grant_id: grant.body.id, tool: "export.run", args: { rows } }, key.body.key);
+        const decided = await api("POST", "/authorize", { grant_id: grant.body.id, tool: "export.run", args: { rows }, attestation }, key.body.key);
         expect(decided.body.would_outcome).toBe("allow");
       }
       writeFileSync(join(dir, "cli-impact.yaml"), family(2, "args.rows <= ${limit_rows} && args.rows < 1000"));
       const run = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--days", "7"], { env: admin });
       expect(run.code, run.stdout + run.stderr).toBe(0);
       expect(run.stdout).toMatch(/^cli-impact \(`fam_[0-9a-z]{26}`\): candidate v2 \(sha256:[0-9a-f]{12}…\) against v1, sealed decisions of the last 7 days\n/);
-      expect(run.stdout).toMatch(new RegExp(`changes led_[0-9a-z]{26} \\S+ \`export\\.run\` on ${grant.body.id}: allow -> deny \\(policy\\): `));
-      expect(run.stdout).toMatch(/\n2 replayed, 1 would change\n$/);
+      // The outcome printed is enforce's; the candidate runs in observe, which says what it answers there.
+      expect(run.stdout).toMatch(new RegExp(`changes led_[0-9a-z]{26} \\S+ \`export\\.run\` on ${grant.body.id}: allow -> deny \\(policy\\) \\(in \`observe\` it answers allow\\): `));
+      expect(run.stdout).toContain("the candidate runs 1 grant in `observe`, which refuses only unusable grants (0 of 2 replayed decisions); `enforce` would refuse 1\n");
+      expect(run.stdout).toMatch(/\n2 replayed, 1 would change under `enforce`\n$/);
       const strict = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--fail-on-change", "--format", "json"], { env: admin });
       expect(strict.code).toBe(1);
       expect(JSON.parse(strict.stdout)).toMatchObject({ replayed: 2, changed: 1, candidate_version: 2 });

@@ -258,6 +258,21 @@ describe("a project that installed the SDK and the CLI from the tarballs", () =>
     expect(tested.stdout).toMatch(/\d+ passed, 0 failed/);
   });
 
+  it("points `authority --help` and every command's help at documentation pages the installed package holds", () => {
+    const bin = join(project, "node_modules", ".bin", "authority");
+    const help = run(bin, ["--help"], project);
+    expect(help.code).toBe(0);
+    const cliDoc = /Every command and a CI job: (\S+)/.exec(help.stdout)?.[1];
+    expect(cliDoc, help.stdout).toBe(join(project, "node_modules", "@agent-authority", "cli", "docs", "cli.md"));
+    expect(readFileSync(cliDoc!, "utf8")).toBe(readFileSync(join(root, "docs", "cli.md"), "utf8"));
+    for (const command of ["serve", "gateway", "lsp"]) {
+      const text = run(bin, [command, "--help"], project).stdout;
+      const named = [...text.matchAll(/([^\s(]*docs\/[a-z-]+\.md)/g)].map((m) => m[1]!);
+      expect(named.length, text).toBeGreaterThan(0);
+      for (const page of named) expect(existsSync(page), `${command}: ${page}`).toBe(true);
+    }
+  });
+
   it("says how to install the server or the gateway for the commands that need them, and exits 2", () => {
     const serve = run(join(project, "node_modules", ".bin", "authority"), ["migrate"], project);
     expect(serve.code).toBe(2);

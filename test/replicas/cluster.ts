@@ -2,6 +2,9 @@
 // docs/deploy/nginx.conf with only the replica addresses and the listen line changed. When
 // PostgreSQL or nginx is missing, `replicaProblem` says why and the suites are skipped loudly.
 
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "vitest";
 import { SERVER_BUILT, startServerProcess, type ServerProcess } from "../server/server-processes.js";
@@ -42,16 +45,21 @@ export interface Cluster {
 /** The environment each replica runs with: no admin key given, nginx on loopback trusted. */
 export const REPLICA_ENV = { AUTHORITY_ADMIN_KEY: undefined, AUTHORITY_TRUSTED_PROXIES: "127.0.0.1" } as const;
 
-/** The line main prints on the start that created the first admin key, and the key. */
-export const FIRST_KEY = /First start: an admin key was created[^\n]*\n\s*\n\s*(aa_\S+)/;
+/**
+ * The log line of the start that created the first admin key, and the path of the owner-only file
+ * it wrote the key to (no terminal is attached to a replica).
+ */
+export const FIRST_KEY = /"msg":"first admin key written to a file[^"]*","identity":"admin","path":"([^"]+)"/;
 
 /** Starts `count` replicas at once on an empty schema, then nginx in front of them. */
 export async function startCluster(count = 3): Promise<Cluster> {
   const db = await postgresTarget.create();
   const shared = { url: db.url, schema: db.schema };
-  const replicas = await Promise.all(Array.from({ length: count }, () => startServerProcess(shared, REPLICA_ENV)));
-  // main prints a generated key just after the listening line; wait for it a moment.
-  const printed = (): string[] => replicas.map((r) => FIRST_KEY.exec(r.output())?.[1]).filter((k) => k !== undefined);
+  // Each replica's data folder receives the first admin key file when it is the one that made it.
+  const dataDir = mkdtempSync(join(tmpdir(), "authority-replicas-"));
+  const replicas = await Promise.all(Array.from({ length: count }, () => startServerProcess(shared, { ...REPLICA_ENV, AUTHORITY_DATA_DIR: dataDir })));
+  // main writes a generated key just after the listening line; wait for it a moment.
+  const printed = (): string[] => replicas.map((r) => FIRST_KEY.exec(r.output())?.[1]).filter((p) => p !== undefined).map((p) => readFileSync(p, "utf8").trim());
   for (let waited = 0; printed().length === 0 && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
   const nginx = await startNginx(replicas.map((r) => Number(new URL(r.baseUrl).port)));
   return {
@@ -66,6 +74,7 @@ export async function startCluster(count = 3): Promise<Cluster> {
         await replica.exited;
       }
       await db.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -15,3 +15,18 @@ describe("docs/api.md", () => {
     for (const e of ENDPOINTS) expect(api, e.path).toContain(`\`${e.method.toUpperCase()} /v1${e.path}\``);
   });
 });
+
+describe("the docs' shell commands", () => {
+  it("name the server's port by AUTHORITY_PORT (8080 only as its default), never as a bare 8080", async () => {
+    const { readdirSync } = await import("node:fs");
+    const pages = ["README.md", ...readdirSync(new URL("../../docs/", import.meta.url)).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+    const bare: string[] = [];
+    for (const page of pages) {
+      const text = readFileSync(new URL(`../../${page}`, import.meta.url), "utf8");
+      for (const [, block] of text.matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)) {
+        for (const line of block!.split("\n")) if (/(?<!:-)\b8080\b/.test(line)) bare.push(`${page}: ${line}`);
+      }
+    }
+    expect(bare).toEqual([]);
+  });
+});

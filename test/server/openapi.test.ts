@@ -72,6 +72,21 @@ forEachStore("the OpenAPI document", (target) => {
     expect(await violations()).toEqual([]);
   });
 
+  it("answers GET /v1 with no key: the API version and links that each answer, as the document describes", async () => {
+    for (const path of ["", "/"]) {
+      const index = await t.call("GET", path);
+      expect(index.status, path).toBe(200);
+      expect(index.body).toMatchObject({ api_version: "v1", server_version: expect.any(String), docs: { api: "docs/api.md" } });
+      expect(index.body.links).toEqual({ openapi: "/v1/openapi.json", health: "/v1/health", ready: "/v1/ready", metrics: "/v1/metrics", console: "/console/" });
+    }
+    const index = (await t.call("GET", "")).body as { links: Record<string, string> };
+    const origin = new URL(t.baseUrl).origin;
+    for (const link of Object.values(index.links)) expect((await fetch(`${origin}${link}`)).status, link).toBe(200);
+    const post = await t.call("POST", "", { key: ADMIN_KEY, body: {} });
+    expect([post.status, post.headers.get("allow")]).toEqual([405, "GET"]);
+    expect(await violations()).toEqual([]);
+  });
+
   it("describes /ready answering 503 when the database does not answer", async () => {
     const doomed = await startTestServer(target);
     try {

@@ -1,4 +1,5 @@
 // `authority gateway`: the MCP gateway between an agent's MCP host and its MCP servers; loaded only when used.
+import { docPath } from "../docs-path.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { option, parseArgs, UsageError } from "../args.js";
@@ -14,7 +15,7 @@ Serves MCP to one client on stdin/stdout (or streamable HTTP at http://HOST:PORT
 --listen) and forwards to the upstream MCP servers of FILE. It lists only the tools the grant's
 scope allows, decides every tools/call with the authority server before forwarding it, waits for
 a human on a gated call, settles what an allowed call spent, and refuses every call the server
-cannot decide. Logs are JSON lines on stderr. Configuration: docs/mcp-gateway.md.
+cannot decide. Logs are JSON lines on stderr. Configuration: ${docPath("mcp-gateway.md")}.
 
   --config FILE       the gateway configuration (YAML)
   --listen HOST:PORT  serve streamable HTTP instead of stdio

@@ -1,4 +1,5 @@
 // `authority lsp`: the language server for editors, spoken over stdin and stdout.
+import { docPath } from "../docs-path.js";
 import { UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { CLI_VERSION } from "../version.js";
@@ -11,7 +12,7 @@ export const lspCommand: Command = {
 Runs the Agent Authority language server on stdin and stdout, as editors start it: diagnostics
 with the codes of \`authority lint\`, hover, completion, formatting, go to definition from a
 placeholder to its parameter, and quick fixes. \`--stdio\` is accepted, and is the only transport.
-See docs/lsp.md for VS Code and Neovim.
+See ${docPath("lsp.md")} for VS Code and Neovim.
 
 Exit status: 0 when the editor closes the connection, 2 usage error.
 `,

@@ -1,9 +1,10 @@
 // `authority serve` and `authority migrate`: the reference server, embedded; loaded only when used.
+import { docPath } from "../docs-path.js";
 import { option, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { serverConfig } from "../optional-packages.js";
 
-const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (docs/operations.md):
+const CONFIG_HELP = `Configuration comes from the environment, as for \`npm start\` (${docPath("operations.md")}):
 AUTHORITY_DATA_DIR, AUTHORITY_DATABASE_URL, AUTHORITY_DATABASE_ENGINE, AUTHORITY_ENVIRONMENT,
 AUTHORITY_ADMIN_KEY, ...`;
 
@@ -13,8 +14,10 @@ export const serveCommand: Command = {
   usage: `authority serve [--host HOST] [--port PORT]
 
 Opens the database, applies pending migrations, creates the first admin key on an empty database
-(printed once on stderr unless AUTHORITY_ADMIN_KEY is set) and serves the v1 API until SIGINT or
-SIGTERM. Prints \`listening on URL\` on stdout once it accepts requests.
+(unless AUTHORITY_ADMIN_KEY is set: shown once on the terminal when one is attached, else written to
+DATA_DIR/first-admin-key, readable only by its owner, whose path is logged) and serves the v1 API
+until SIGINT or SIGTERM (or, under npx, until npx ends). stdout and stderr carry JSON log lines
+only; the line with \`"msg":"listening"\` gives the URL once it accepts requests.
 
   --host HOST   overrides AUTHORITY_HOST (default 127.0.0.1)
   --port PORT   overrides AUTHORITY_PORT (default 8080; 0 picks a free port)
@@ -29,29 +32,17 @@ ${CONFIG_HELP}
     if (option(args, "host") !== undefined) overrides["AUTHORITY_HOST"] = option(args, "host")!;
     if (option(args, "port") !== undefined) overrides["AUTHORITY_PORT"] = option(args, "port")!;
     const { server, config: settings } = await serverConfig("serve", terminal, overrides);
-    let running: Awaited<ReturnType<typeof server.startServer>>;
+    // Every line on stdout and stderr is a JSON log line (decision 0916): a start that fails says
+    // so in one, with a hint when the operator can fix it.
+    const logger = server.jsonLogger(settings.logLevel);
+    let running: Awaited<ReturnType<typeof server.serveUntilStopped>>;
     try {
-      running = await server.startServer(settings);
+      running = await server.serveUntilStopped(settings, { logger, outlet: process.stderr, env: terminal.env });
     } catch (error) {
-      // Operating errors (a port in use, a database that cannot be opened, a short admin key) are
-      // reported as such, not as an internal error of the CLI.
-      terminal.err.write(`authority serve: ${error instanceof Error ? error.message : String(error)}\n`);
+      terminal.err.write(server.startFailureLine(error));
       return EXIT.failed;
     }
-    if (running.generatedAdminKey !== null) {
-      terminal.err.write(`\nFirst start: an admin key was created. It is shown only this once; keep it safe:\n\n    ${running.generatedAdminKey}\n\n`);
-    }
-    terminal.out.write(`listening on ${running.baseUrl}\n`);
-    return new Promise<number>((resolve) => {
-      let stopping = false;
-      const stop = (): void => {
-        if (stopping) return;
-        stopping = true;
-        running.close().then(() => resolve(EXIT.ok), () => resolve(EXIT.failed));
-      };
-      process.once("SIGTERM", stop);
-      process.once("SIGINT", stop);
-    });
+    return running.stopped;
   },
 };
 

@@ -40,6 +40,7 @@ function endpoint(e: Omit<Endpoint, Optional> & Partial<Pick<Endpoint, Optional>
 const PAGE = ["limit", "after"] as const;
 
 export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
+  endpoint({ operationId: "index", method: "get", path: "/", summary: "This API's index: its version, and links to the OpenAPI document, health, readiness, metrics, the console and the docs (no key needed: it reveals nothing the OpenAPI document does not)", roles: null, body: null, status: 200, response: "ApiIndex" }),
   endpoint({ operationId: "health", method: "get", path: "/health", summary: "Liveness: the process answers", roles: null, body: null, status: 200, response: "Health" }),
   endpoint({ operationId: "ready", method: "get", path: "/ready", summary: "Readiness: the database answers", roles: null, body: null, status: 200, response: "Health" }),
   endpoint({ operationId: "metrics", method: "get", path: "/metrics", summary: "Prometheus metrics in the text exposition format", roles: null, body: null, status: 200, response: "", mediaType: "text/plain" }),

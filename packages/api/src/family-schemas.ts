@@ -216,6 +216,7 @@ const parameterValue = { type: ["integer", "string", "boolean"] } as const;
 const timestamp = { type: "string", description: "An RFC 3339 UTC time with milliseconds." } as const;
 const outcome = { type: "string", enum: OUTCOMES } as const;
 const gate = { type: ["string", "null"], enum: [...GATE_NAMES, null] } as const;
+const enforcementMode = { type: "string", enum: ["observe", "enforce"] } as const;
 
 /** The body of `POST /v1/grant-families/{family_id}/instantiate`. */
 export const familyInstantiateBodySchema = {
@@ -287,7 +288,7 @@ export const familyImpactSchema = {
   $id: "FamilyImpact",
   title: "FamilyImpact",
   type: "object",
-  required: ["family_id", "candidate_version", "candidate_content_hash", "days", "since", "replayed", "changed", "changes", "skipped"],
+  required: ["family_id", "candidate_version", "candidate_content_hash", "days", "since", "replayed", "changed", "candidate_modes", "changes", "skipped"],
   properties: {
     family_id: familyId,
     current_version: { type: ["integer", "null"] },
@@ -298,6 +299,18 @@ export const familyImpactSchema = {
     replayed: { type: "integer", description: "Sealed decisions replayed under the candidate's terms." },
     changed: { type: "integer", description: "How many of them would get another enforce outcome." },
     truncated: { type: "boolean", description: "Whether the window held more decisions than one preview replays." },
+    candidate_modes: {
+      type: "array",
+      description: "Per mode the candidate runs the replayed grants in: how many grants, decisions replayed, decisions `enforce` would refuse, and decisions that mode itself refuses (in `observe`, only those on a grant that is not usable).",
+      items: {
+        type: "object",
+        required: ["mode", "grants", "replayed", "enforce_refusals", "refusals"],
+        properties: {
+          mode: enforcementMode, grants: { type: "integer" }, replayed: { type: "integer" },
+          enforce_refusals: { type: "integer" }, refusals: { type: "integer" },
+        },
+      },
+    },
     changes: {
       type: "array",
       items: {
@@ -309,7 +322,15 @@ export const familyImpactSchema = {
           decided_at: timestamp,
           tool: { type: "string" },
           before: { type: "object", required: ["outcome"], properties: { outcome, decided_by: gate, reason_code: { type: "string" } } },
-          after: { type: "object", required: ["outcome"], properties: { outcome, decided_by: gate, reason_code: { type: "string" }, reason: { type: "string" } } },
+          after: {
+            type: "object",
+            required: ["outcome", "mode", "answer"],
+            description: "`outcome` is what `enforce` would decide, whatever mode the candidate runs in; `answer` is what the candidate answers in its own `mode` (`observe` refuses only a grant that is not usable at all).",
+            properties: {
+              outcome, decided_by: gate, reason_code: { type: "string" }, reason: { type: "string" },
+              mode: enforcementMode, answer: outcome,
+            },
+          },
         },
       },
     },

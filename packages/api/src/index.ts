@@ -37,6 +37,7 @@ export {
   familyDiagnosticSchema,
   problemSchema,
   healthSchema,
+  apiIndexSchema,
   requestSchemas,
   allSchemas,
   grantFamilyBodySchema,

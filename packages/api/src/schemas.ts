@@ -556,6 +556,38 @@ export const healthSchema = {
   properties: { status: { type: "string", enum: ["ok", "unavailable"] }, version: { type: "string" }, environment: { type: "string" } },
 } as const;
 
+/**
+ * `GET /v1`: what this API is and where to go next (decision 0917). Links are relative to the
+ * server's origin, as the OpenAPI document's own server URL is.
+ */
+export const apiIndexSchema = {
+  $id: "ApiIndex",
+  title: "ApiIndex",
+  type: "object",
+  required: ["api_version", "server_version", "links", "docs"],
+  properties: {
+    api_version: { type: "string", enum: ["v1"], description: "The major version the path carries." },
+    server_version: { type: "string" },
+    links: {
+      type: "object",
+      required: ["openapi", "health", "ready", "metrics", "console"],
+      properties: {
+        openapi: { type: "string", description: "The OpenAPI 3.1 document of v1." },
+        health: { type: "string" },
+        ready: { type: "string" },
+        metrics: { type: "string" },
+        console: { type: "string", description: "The approvals console, for the humans in the loop." },
+      },
+    },
+    docs: {
+      type: "object",
+      description: "Where the documentation is: pages of the project's source tree (`docs/`), named by path.",
+      required: ["api", "operations", "security"],
+      properties: { api: { type: "string" }, operations: { type: "string" }, security: { type: "string" } },
+    },
+  },
+} as const;
+
 /** The body of `POST /v1/grant-families`: the schema the family compiler validates with too. */
 export const grantFamilyBodySchema = familyBodySchemaOf(grantIssueBodySchema as unknown as JsonSchema, sampleActionSchema as unknown as JsonSchema);
 
@@ -607,6 +639,7 @@ export const allSchemas = [
   familyDiagnosticSchema,
   problemSchema,
   healthSchema,
+  apiIndexSchema,
   decisionSchema,
   settlementSchema,
   decisionApprovalSchema,

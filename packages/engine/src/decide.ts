@@ -27,8 +27,8 @@ import {
   type Outcome,
 } from "./types.js";
 
-/** The gates every mode enforces: they say whether there is a usable grant at all. */
-const ABSOLUTE_GATES: ReadonlySet<GateName> = new Set(["grant", "status", "window"]);
+/** The gates every mode enforces, `observe` included: they say whether there is a usable grant at all. */
+export const ABSOLUTE_GATES: ReadonlySet<GateName> = new Set(["grant", "status", "window"]);
 
 /**
  * The mode a chain is decided in: the strictest on the chain. Attenuation keeps a child at least

@@ -1,5 +1,5 @@
 // Public face of the engine package: named re-exports only.
-export { decide, chainMode } from "./decide.js";
+export { ABSOLUTE_GATES, decide, chainMode } from "./decide.js";
 export { residualAdmits } from "./policy-gate.js";
 export { GATES } from "./types.js";
 export type {

@@ -65,7 +65,12 @@ export function compileFamily(text: string, file: string): CompiledFamily {
   const body = { ...authored, content_hash: contentHash ?? UNHASHABLE };
   const schemaErrors = validateFamilyBody(body).filter((e) => contentHash !== undefined || e.path[0] !== "content_hash");
   diagnostics.push(...schemaErrors.map((e) => schemaDiag(source, doc, e, "schema")));
-  if (hasErrors(diagnostics)) return fail(diagnostics, doc);
+  if (hasErrors(diagnostics)) {
+    // The later checks still run on the parts the schema accepted, so that one run reports every
+    // error of the file, in source order (lint bounds how many it shows).
+    diagnostics.push(...checkWellFormedParts(source, doc, body, schemaErrors));
+    return fail(diagnostics, doc);
+  }
   const family = body as unknown as GrantFamilyBody;
   diagnostics.push(...checkFamily(source, doc, family));
   if (hasErrors(diagnostics)) return fail(diagnostics, doc);
@@ -82,16 +87,55 @@ function hashOrUndefined(authored: Record<string, unknown>): string | undefined 
   }
 }
 
+/**
+ * The checks that can run on a body the schema refused: the parameters and placeholders when the
+ * parameters are well-formed, and the policy when it is a string whose placeholders all name
+ * declared parameters. Nothing whose shape the schema refused is looked into.
+ */
+function checkWellFormedParts(source: SourceText, doc: Document, body: Record<string, unknown>, schemaErrors: readonly SchemaError[]): FamilyDiagnostic[] {
+  // Whether the schema refused something at `path`, inside it, or around it.
+  const refused = (path: readonly (string | number)[]): boolean =>
+    schemaErrors.some((e) => path.every((key, i) => e.path[i] === key) || e.path.every((key, i) => path[i] === key));
+  const parameters = body["parameters"];
+  const grant = body["grant"];
+  if (!isPlainObject(parameters) || refused(["parameters"]) || !isPlainObject(grant)) return [];
+  const family = body as unknown as GrantFamilyBody;
+  const budget = new PatternBudget(FAMILY_LIMITS.patternCheckUnitsMax);
+  const out: FamilyDiagnostic[] = [...checkParameterSpecs(source, doc, family.parameters, budget), ...checkPlaceholders(source, doc, family)];
+  const policy = grant["policy"];
+  if (typeof policy === "string" && !refused(["grant", "policy"]) && placeholdersIn(policy).every((use) => Object.hasOwn(parameters, use.name))) {
+    out.push(...checkFamilyPolicy(source, doc, policy, samplesOf(family.parameters)));
+  }
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Each parameter at its example, default or lower bound: the values a sample instantiation uses. */
+function samplesOf(parameters: Readonly<Record<string, ParameterSpec>>): Record<string, ParameterValue> {
+  const samples: Record<string, ParameterValue> = {};
+  for (const [name, spec] of Object.entries(parameters)) {
+    const value = sampleValue(spec);
+    if (value !== undefined) setOwn(samples, name, value);
+  }
+  return samples;
+}
+
 function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody): FamilyDiagnostic[] {
   // One budget pays for every pattern match of this compile: defaults, examples and enum values.
   const budget = new PatternBudget(FAMILY_LIMITS.patternCheckUnitsMax);
   const out: FamilyDiagnostic[] = [...checkParameterSpecs(source, doc, family.parameters, budget)];
   out.push(...checkPlaceholders(source, doc, family));
-  if (hasErrors(out)) return out;
-  const samples: Record<string, ParameterValue> = {};
-  for (const [name, spec] of Object.entries(family.parameters)) {
-    const value = sampleValue(spec);
-    if (value !== undefined) setOwn(samples, name, value);
+  const samples = samplesOf(family.parameters);
+  if (hasErrors(out)) {
+    // The policy is still checked when its own placeholders are declared: its errors belong to this run too.
+    const policy = family.grant["policy"];
+    if (typeof policy === "string" && placeholdersIn(policy).every((use) => Object.hasOwn(family.parameters, use.name))) {
+      out.push(...checkFamilyPolicy(source, doc, policy, samples));
+    }
+    return out;
   }
   // The grant a sample instantiation yields must be a valid issue body: this is where a
   // placeholder of the wrong type for its field is found, reported at the field.

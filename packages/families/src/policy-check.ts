@@ -1,7 +1,7 @@
 // Policy checks of a family: the language's diagnostics, mapped to the file, line and column.
 import { compilePolicy, lintPolicy, type Diagnostic, type Fix } from "@agent-authority/language";
 import { type Document, Scalar } from "yaml";
-import type { FamilyDiagnostic, FamilyFix } from "./diagnostics.js";
+import { type FamilyDiagnostic, type FamilyFix, sortDiagnostics } from "./diagnostics.js";
 import { scalarAt } from "./locate.js";
 import { substituteText } from "./placeholders.js";
 import { mapScalar } from "./scalar-map.js";
@@ -81,5 +81,6 @@ export function checkPolicyFile(source: SourceText): FamilyDiagnostic[] {
       ...(d.fix !== undefined ? { fix: { title: d.fix.title, range: source.range(d.fix.span.start, d.fix.span.end), text: d.fix.text } } : {}),
     });
   }
-  return out;
+  // The checker's warnings and lint's come from separate passes: the file reads them in source order.
+  return sortDiagnostics(out);
 }

@@ -26,6 +26,11 @@ export interface UnavailableDecision {
   readonly ledger_id: null;
   readonly gates: readonly [];
   readonly reason: string;
+  /**
+   * Never set: only the platform gates. Declared so that `residual` reads on any `AuthorizeResult`
+   * without first telling the two kinds of decision apart.
+   */
+  readonly residual?: undefined;
   readonly unavailable: Unavailability;
 }
 

@@ -46,6 +46,11 @@ const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) 
 
 interface Locals { caller?: Caller; requestId: string; keyId?: string }
 
+/** The Express route of a table path: `{name}` becomes `:name`, and the index `/` is `/v1` itself (`/v1/` too). */
+function expressPath(path: string): string {
+  return path === "/" ? "/v1" : `/v1${path.replace(/\{([a-z_]+)\}/g, ":$1")}`;
+}
+
 function locals(res: Response): Locals {
   return res.locals as Locals;
 }
@@ -240,7 +245,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(CONSOLE_PATH, consoleRouter());
 
   for (const endpoint of ENDPOINTS) {
-    const path = `/v1${endpoint.path.replace(/\{([a-z_]+)\}/g, ":$1")}`;
+    const path = expressPath(endpoint.path);
     if (endpoint.operationId === "authorize") {
       // One implementation of authorize: the hot path's, reached here when Express is called directly.
       app.post(path, async (req, res) => {
@@ -259,7 +264,7 @@ export function createApp(options: AppOptions): express.Express {
   }
 
   const known = ENDPOINTS.map((e) => ({
-    pattern: new RegExp(`^/v1${e.path.replace(/\{[a-z_]+\}/g, "[^/]+")}/?$`),
+    pattern: new RegExp(`^/v1${e.path === "/" ? "" : e.path.replace(/\{[a-z_]+\}/g, "[^/]+")}/?$`),
     method: e.method.toUpperCase(),
   }));
   app.use((req, res) => {

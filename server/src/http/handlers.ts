@@ -1,5 +1,6 @@
 // One handler per v1 operation: each turns a validated request into a service call and a status.
 
+import { CONSOLE_PATH } from "./console.js";
 import type {
   AgentCreateBody, CertificationBody, DecisionApproveBody, SettleBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
   GrantPreviewBody, KeyCreateBody, ReasonBody,
@@ -52,12 +53,23 @@ export interface HandlerResult {
 
 type Handler = (r: HandlerRequest) => Promise<HandlerResult>;
 
+/** `GET /v1` (decision 0917): links relative to the origin, so they hold behind any proxy that keeps the paths. */
+function apiIndex(version: string) {
+  return {
+    api_version: "v1",
+    server_version: version,
+    links: { openapi: "/v1/openapi.json", health: "/v1/health", ready: "/v1/ready", metrics: "/v1/metrics", console: `${CONSOLE_PATH}/` },
+    docs: { api: "docs/api.md", operations: "docs/operations.md", security: "docs/security.md" },
+  };
+}
+
 const ok = (body: unknown): HandlerResult => ({ status: 200, body });
 const created = (body: unknown): HandlerResult => ({ status: 201, body });
 const who = (r: HandlerRequest): Caller => r.caller!;
 const reason = (r: HandlerRequest): string | undefined => (r.body as ReasonBody).reason;
 
 export const HANDLERS: Readonly<Record<string, Handler>> = {
+  index: async (r) => ok(apiIndex(r.version)),
   health: async (r) => ok({ status: "ok", version: r.version, environment: r.ctx.environment }),
   ready: async (r) => {
     try {

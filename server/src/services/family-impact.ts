@@ -1,11 +1,13 @@
 // The impact preview of a candidate family version (docs/families.md): the sealed decisions of the
 // family's grants over the last N days are decided again by the engine's `decide` under the terms
-// the candidate would have given each grant, and the enforce outcomes that differ are reported.
-// Nothing is written; the ledger is only read.
+// the candidate would have given each grant, in `enforce` whatever the candidate's mode (decision
+// 0915), and the enforce outcomes that differ are reported with what the candidate's own mode
+// answers. Nothing is written; the ledger is only read.
 
 import { API_LIMITS, type GrantIssueBody } from "@agent-authority/api";
+import type { EnforcementMode } from "@agent-authority/lattice";
 import {
-  decide, HOUR_MS, type ApprovalRecord, type CertificateState, type ChainLink, type DecisionRequest, type DecisionState,
+  ABSOLUTE_GATES, decide, HOUR_MS, type ApprovalRecord, type CertificateState, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
   type GateResult, type LiveHold, type Outcome,
 } from "@agent-authority/engine";
 import { instantiateFamily, type GrantFamilyBody } from "@agent-authority/families";
@@ -68,7 +70,8 @@ interface Change {
   readonly decided_at: string;
   readonly tool: string;
   readonly before: { outcome: string; decided_by: string | null; reason_code: string };
-  readonly after: { outcome: string; decided_by: string | null; reason_code: string; reason: string };
+  /** What enforce would decide; `mode` is the one the candidate runs the grant in, `answer` what that mode answers. */
+  readonly after: { outcome: string; decided_by: string | null; reason_code: string; reason: string; mode: EnforcementMode; answer: Outcome };
 }
 
 /** The grant as the candidate would have issued it: same id, agent, time and place in its tree. */
@@ -81,10 +84,16 @@ function candidateGrant(stored: GrantRecord, issueBody: GrantIssueBody, ceilingM
   };
 }
 
-/** The replayed status: active unless the sealed decision found the grant not active. */
-function statusAt(sealed: SealedDecision, stored: GrantRecord): GrantRecord["status"] {
+/**
+ * The replayed status of one link: active unless the sealed decision found that link not active
+ * (the status gate names the link it failed on; a record without the name is about the grant).
+ */
+function statusAt(sealed: SealedDecision, stored: GrantRecord, isLeaf: boolean): GrantRecord["status"] {
   const gate = sealed.gates.find((g) => g.gate === "status");
-  return gate?.result === "fail" ? (stored.status === "active" ? "revoked" : stored.status) : "active";
+  if (gate?.result !== "fail") return "active";
+  const failedOn = gate.grant_id ?? (isLeaf ? stored.id : undefined);
+  if (failedOn !== stored.id) return "active";
+  return stored.status === "active" ? "revoked" : stored.status;
 }
 
 /**
@@ -136,90 +145,146 @@ async function certificateHistory(ctx: ServiceContext, agentId: string): Promise
   }
 }
 
-function replayOne(
-  row: LedgerRow, sealed: SealedDecision, grant: GrantRecord, usage: ReplayUsage, state: DecisionState,
-): ReturnType<typeof decide> {
+function replayRequest(row: LedgerRow, sealed: SealedDecision): DecisionRequest {
   const approval: ApprovalRecord | null = sealed.approver === null || sealed.approval_id === null ? null : {
-    approval_id: sealed.approval_id, approver: sealed.approver, grant_id: grant.id, tool: sealed.request.tool,
+    approval_id: sealed.approval_id, approver: sealed.approver, grant_id: row.grant_id, tool: sealed.request.tool,
     amount_ceiling_minor: sealed.request.amount_minor ?? 0, expires_at: Number.MAX_SAFE_INTEGER,
   };
-  const request: DecisionRequest = {
-    grant_id: grant.id, agent_id: row.agent_id, tool: sealed.request.tool,
+  return {
+    grant_id: row.grant_id, agent_id: row.agent_id, tool: sealed.request.tool,
     amount_minor: sealed.request.amount_minor ?? null, currency: sealed.request.currency ?? null,
     audience: sealed.request.audience ?? null, args: sealed.request.args ?? null, context: sealed.request.context ?? null,
     attestation: sealed.request.attestation ?? null, approval,
   };
-  const link: ChainLink = {
-    grant_id: grant.id, agent_id: grant.agent_id, status: statusAt(sealed, grant), terms: grantTerms(grant),
-    // The engine itself leaves out the holds that expired before the decision.
-    usage: { uses: usage.uses, settled_minor: usage.settled_minor, holds: [...usage.holds.values()] },
-  };
-  return decide(request, [link], state, row.created_at);
-}
-
-/** Counts a decision on the grant's usage: one use and its hold on the grant, as a live store would. */
-function countDecision(usage: ReplayUsage, ledgerId: string, grantId: string, counted: boolean, holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[]): void {
-  if (!counted) return;
-  usage.uses += 1;
-  const hold = holds.find((h) => h.grant_id === grantId);
-  if (hold !== undefined && hold.amount_minor > 0) usage.holds.set(ledgerId, { amount_minor: hold.amount_minor, expires_at: hold.expires_at });
 }
 
 /**
- * Applies a settlement as the server would have: only a decision that held in the replay can be
- * settled, up to what it held; the hold is released and the captured amount counts as settled.
+ * One tree's replay state: the candidate's root grant, the stored grants below it, each grant's
+ * usage, and which grants each replayed decision charged (so that a settlement releases them all).
  */
-function settle(usage: ReplayUsage, sealed: SealedSettlement): void {
-  const hold = usage.holds.get(sealed.decision_ledger_id);
-  if (hold === undefined || sealed.amount_minor > hold.amount_minor) return;
-  usage.holds.delete(sealed.decision_ledger_id);
-  usage.settled_minor += sealed.amount_minor;
+class TreeReplay {
+  readonly #usages = new Map<string, ReplayUsage>();
+  readonly #charged = new Map<string, readonly string[]>();
+  constructor(readonly candidate: GrantRecord, private readonly grants: ReadonlyMap<string, GrantRecord>) {}
+
+  /**
+   * The chain the sealed decision was made on, with the candidate as its root and every link in
+   * `enforce`, or undefined when a link is not known.
+   * INVARIANT (enforce-replay): the preview answers what enforce would decide, whatever mode the
+   * candidate runs in; the mode's own answer is derived from it (`answerInMode`), never replayed.
+   */
+  chain(row: LedgerRow, sealed: SealedDecision): ChainLink[] | undefined {
+    const links: ChainLink[] = [];
+    for (const [index, id] of sealed.chain.entries()) {
+      const grant = id === this.candidate.id ? this.candidate : this.grants.get(id);
+      if (grant === undefined) return undefined;
+      const usage = this.#usage(id);
+      links.push({
+        grant_id: id, agent_id: grant.agent_id, status: statusAt(sealed, grant, id === row.grant_id && index === sealed.chain.length - 1),
+        terms: { ...grantTerms(grant), enforcement_mode: "enforce" },
+        // The engine itself leaves out the holds that expired before the decision.
+        usage: { uses: usage.uses, settled_minor: usage.settled_minor, holds: [...usage.holds.values()] },
+      });
+    }
+    return links;
+  }
+
+  /** Counts a decision as a live store does: one use and its hold on every grant of its chain. */
+  count(ledgerId: string, counted: boolean, chain: readonly string[], holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[]): void {
+    if (!counted) return;
+    for (const id of chain) {
+      const usage = this.#usage(id);
+      usage.uses += 1;
+      const hold = holds.find((h) => h.grant_id === id);
+      if (hold !== undefined && hold.amount_minor > 0) usage.holds.set(ledgerId, { amount_minor: hold.amount_minor, expires_at: hold.expires_at });
+    }
+    this.#charged.set(ledgerId, chain);
+  }
+
+  /**
+   * Applies a settlement as the server would have: only a decision that held in the replay, and
+   * whose hold is still live, can be settled, up to what it held; each hold of its chain is
+   * released and the captured amount counts as settled on each grant.
+   */
+  settle(sealed: SealedSettlement, at: number): void {
+    const chain = this.#charged.get(sealed.decision_ledger_id) ?? [];
+    const holds = chain.map((id) => this.#usage(id).holds.get(sealed.decision_ledger_id)).filter((h) => h !== undefined);
+    const held = holds.reduce((max, h) => Math.max(max, h.amount_minor), 0);
+    if (held === 0 || sealed.amount_minor > held || holds.some((h) => h.expires_at <= at)) return;
+    for (const id of chain) {
+      const usage = this.#usage(id);
+      if (usage.holds.delete(sealed.decision_ledger_id)) usage.settled_minor += sealed.amount_minor;
+    }
+  }
+
+  #usage(grantId: string): ReplayUsage {
+    let usage = this.#usages.get(grantId);
+    if (usage === undefined) this.#usages.set(grantId, usage = { uses: 0, settled_minor: 0, holds: new Map() });
+    return usage;
+  }
 }
 
-/** The replay of every record of the family's replayable grants, oldest first; changes are reported from `since` on. */
+/**
+ * What the candidate answers in its own mode, given what enforce decides (INVARIANT enforce-replay):
+ * `observe` refuses only an unusable grant, and those gates run first in every mode.
+ */
+function answerInMode(mode: EnforcementMode, decision: Decision): Outcome {
+  return mode === "enforce" || decision.decided_by === null || ABSOLUTE_GATES.has(decision.decided_by) ? decision.outcome : "allow";
+}
+
+/** Per mode the candidate runs its grants in: grants, decisions replayed, and refusals by enforce and by that mode. */
+interface ModeSummary { mode: EnforcementMode; grants: number; replayed: number; enforce_refusals: number; refusals: number }
+
+/** The replay of every record of the family's replayable trees, oldest first; changes are reported from `since` on. */
 async function replayRecords(
-  ctx: ServiceContext, rows: readonly LedgerRow[], replayable: Map<string, GrantRecord>, since: number, certificates: CertificatesAt,
-): Promise<{ replayed: number; changes: Change[] }> {
-  const usages = new Map<string, ReplayUsage>();
+  ctx: ServiceContext, rows: readonly LedgerRow[], trees: ReadonlyMap<string, TreeReplay>, since: number, certificates: CertificatesAt,
+): Promise<{ replayed: number; changes: Change[]; modes: ModeSummary[] }> {
   const changes: Change[] = [];
+  const modes = new Map<EnforcementMode, ModeSummary>();
+  for (const tree of trees.values()) {
+    const mode = tree.candidate.enforcement_mode;
+    const summary = modes.get(mode) ?? { mode, grants: 0, replayed: 0, enforce_refusals: 0, refusals: 0 };
+    summary.grants += 1;
+    modes.set(mode, summary);
+  }
   let replayed = 0;
   for (const row of rows) {
     // Every record read is in the tree of the instance it was read for, a root grant.
-    const grant = replayable.get(row.tree_id);
-    if (grant === undefined) continue;
-    let usage = usages.get(grant.id);
-    if (usage === undefined) usages.set(grant.id, usage = { uses: 0, settled_minor: 0, holds: new Map() });
+    const tree = trees.get(row.tree_id);
+    if (tree === undefined) continue;
     if (row.kind === "settlement") {
-      settle(usage, JSON.parse(row.record) as SealedSettlement);
+      tree.settle(JSON.parse(row.record) as SealedSettlement, row.created_at);
       continue;
     }
     const sealed = JSON.parse(row.record) as SealedDecision;
-    // A descendant's decision counts on the grant as it was sealed; only the grant's own are replayed.
-    if (row.grant_id !== grant.id) {
-      countDecision(usage, row.id, grant.id, sealed.counted, sealed.holds);
-      continue;
-    }
     // A decision on a grant its caller did not hold was decided on no chain: no terms can change it.
     if (!sealed.chain.includes(row.grant_id)) continue;
+    const chain = tree.chain(row, sealed);
+    if (chain === undefined) continue;
     const state: DecisionState = {
       environment: ctx.environment, certificate: await certificates.at(row, sealed),
       ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
     };
-    const decision = replayOne(row, sealed, grant, usage, state);
-    countDecision(usage, row.id, grant.id, decision.counted, decision.holds);
+    const decision = decide(replayRequest(row, sealed), chain, state, row.created_at);
+    tree.count(row.id, decision.counted, sealed.chain, decision.holds);
     if (row.created_at < since) continue;
     replayed += 1;
+    const mode = tree.candidate.enforcement_mode;
+    const answer = answerInMode(mode, decision);
+    const summary = modes.get(mode)!;
+    summary.replayed += 1;
+    if (decision.outcome !== "allow") summary.enforce_refusals += 1;
+    if (answer !== "allow") summary.refusals += 1;
     const before = sealed.would_outcome ?? (row.outcome as Outcome);
-    const after = decision.would_outcome ?? decision.outcome;
-    if (before !== after) {
+    if (before !== decision.outcome) {
       changes.push({
         ledger_id: row.id, grant_id: row.grant_id, decided_at: iso(row.created_at), tool: sealed.request.tool,
         before: { outcome: before, decided_by: sealed.decided_by, reason_code: sealed.reason_code },
-        after: { outcome: after, decided_by: decision.decided_by, reason_code: decision.reason_code, reason: decision.reason },
+        after: { outcome: decision.outcome, decided_by: decision.decided_by, reason_code: decision.reason_code, reason: decision.reason, mode, answer },
       });
     }
   }
-  return { replayed, changes };
+  return { replayed, changes, modes: [...modes.values()] };
 }
 
 /**
@@ -243,33 +308,24 @@ export async function previewFamilyImpact(
   // A grant lives at most ttlHoursMax, so its usage history starts no earlier than that before the window.
   const rows = await families.sealedRecordsOfFamily(id, since - API_LIMITS.ttlHoursMax * HOUR_MS, IMPACT_DECISIONS_MAX + 1);
   const truncated = rows.length > IMPACT_DECISIONS_MAX;
-  const grantIds = [...new Set(rows.map((r) => r.grant_id))];
-  const instances = new Map((await families.instancesOf(id, grantIds)).map((i) => [i.grant_id, i]));
-  const replayable = new Map<string, GrantRecord>();
+  const treeIds = [...new Set(rows.map((r) => r.tree_id))];
+  const instances = new Map((await families.instancesOf(id, treeIds)).map((i) => [i.grant_id, i]));
+  const trees = new Map<string, TreeReplay>();
   const skipped: { grant_id: string; decisions: number; reason: string }[] = [];
   const certificates = new CertificatesAt(ctx);
-  for (const grantId of grantIds) {
-    const instance = instances.get(grantId);
-    const stored = await ctx.store.getGrant(grantId);
-    if (instance === undefined || stored === undefined) continue;
-    const result = instantiateFamily(candidate, JSON.parse(instance.parameters) as Record<string, unknown>);
-    if (!result.ok) {
-      const reasons = [...result.parameterProblems.map((p) => p.message), ...result.grantErrors.map((e) => e.message)];
-      const decisions = rows.filter((r) => r.grant_id === grantId && r.created_at >= since).length;
-      if (decisions > 0) skipped.push({ grant_id: grantId, decisions, reason: `the grant's parameters do not instantiate the candidate: ${reasons.join("; ")}` });
-      continue;
+  for (const rootId of treeIds) {
+    const instance = instances.get(rootId);
+    if (instance === undefined) continue;
+    const treeRows = rows.filter((r) => r.tree_id === rootId);
+    const prepared = await prepareTree(ctx, candidate, instance.parameters, rootId, treeRows, certificates);
+    if (typeof prepared === "string") {
+      const decisions = treeRows.filter((r) => r.kind === "decision" && r.created_at >= since).length;
+      if (decisions > 0) skipped.push({ grant_id: rootId, decisions, reason: prepared });
+    } else if (prepared !== undefined) {
+      trees.set(rootId, prepared);
     }
-    // Only the grant's own decisions are replayed, each under its agent's certificate of the time.
-    if (await certificates.tooMany(stored.agent_id)) {
-      const decisions = rows.filter((r) => r.grant_id === grantId && r.created_at >= since).length;
-      if (decisions > 0) {
-        skipped.push({ grant_id: grantId, decisions, reason: `the grant's agent holds more than ${IMPACT_CERTIFICATES_PER_AGENT_MAX} certificates in this environment, more than one preview reads to find each decision's` });
-      }
-      continue;
-    }
-    replayable.set(grantId, candidateGrant(stored, result.value.grant as unknown as GrantIssueBody, ctx.autoApprovalCeilingMinor));
   }
-  const { replayed, changes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), replayable, since, certificates);
+  const { replayed, changes, modes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), trees, since, certificates);
   return {
     family_id: current.id,
     current_version: current.version,
@@ -280,7 +336,40 @@ export async function previewFamilyImpact(
     replayed,
     changed: changes.length,
     truncated,
+    candidate_modes: modes,
     changes,
     skipped,
   };
+}
+
+/**
+ * The replay of one instance's tree under the candidate, or the reason it is skipped: the
+ * candidate refuses the grant's parameters, or an agent of the tree holds more certificates than
+ * one preview reads (each decision is replayed under its agent's certificate of the time).
+ */
+async function prepareTree(
+  ctx: ServiceContext, candidate: GrantFamilyBody, parameters: string, rootId: string, treeRows: readonly LedgerRow[], certificates: CertificatesAt,
+): Promise<TreeReplay | string | undefined> {
+  const stored = await ctx.store.getGrant(rootId);
+  if (stored === undefined) return undefined;
+  const result = instantiateFamily(candidate, JSON.parse(parameters) as Record<string, unknown>);
+  if (!result.ok) {
+    const reasons = [...result.parameterProblems.map((p) => p.message), ...result.grantErrors.map((e) => e.message)];
+    return `the grant's parameters do not instantiate the candidate: ${reasons.join("; ")}`;
+  }
+  for (const agentId of new Set(treeRows.map((r) => r.agent_id))) {
+    if (await certificates.tooMany(agentId)) {
+      return `an agent of the grant's tree holds more than ${IMPACT_CERTIFICATES_PER_AGENT_MAX} certificates in this environment, more than one preview reads to find each decision's`;
+    }
+  }
+  // The grants delegated below the root keep their stored terms: the family does not own them.
+  const below = new Map<string, GrantRecord>();
+  const ids = new Set<string>();
+  for (const row of treeRows) if (row.kind === "decision") for (const id of (JSON.parse(row.record) as SealedDecision).chain) ids.add(id);
+  for (const grantId of ids) {
+    if (grantId === rootId) continue;
+    const grant = await ctx.store.getGrant(grantId);
+    if (grant !== undefined) below.set(grantId, grant);
+  }
+  return new TreeReplay(candidateGrant(stored, result.value.grant as unknown as GrantIssueBody, ctx.autoApprovalCeilingMinor), below);
 }
