@@ -23,13 +23,20 @@ export type PolicyVerdict =
 // The cache holds no state that changes a decision: the same text always compiles the same way.
 const compiled = new Map<string, CompileResult>();
 
-function compileCached(text: string): CompileResult {
-  const hit = compiled.get(text);
+function compileCached(text: string, origin: "stored" | "residual" = "stored"): CompileResult {
+  // A residual is keyed apart: it compiles under its own bound, not the policy text limit.
+  const key = origin === "residual" ? `\u0000residual\u0000${text}` : text;
+  const hit = compiled.get(key);
   if (hit !== undefined) return hit;
-  const result = compilePolicy(text);
+  const result = compilePolicy(text, { origin });
   if (compiled.size >= ENGINE_LIMITS.compiledPoliciesMax) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(text, result);
+  compiled.set(key, result);
   return result;
+}
+
+/** A residual compiled as the gate reads it (decision 0131): under its own bound, never the 4 KiB one. */
+function compileResidualCached(text: string): CompileResult {
+  return compileCached(text, "residual");
 }
 
 function first(diagnostics: readonly Diagnostic[]): string {
@@ -98,7 +105,7 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
 }
 
 function residualOf(text: string): { policy: CompiledPolicy | null; text: string } {
-  const result = compileCached(text);
+  const result = compileResidualCached(text);
   return { policy: result.ok ? result.policy : null, text };
 }
 
@@ -136,20 +143,30 @@ function gatedVerdict(request: DecisionRequest, leaf: ChainLink, residuals: read
   };
 }
 
-/** The names a residual is read with: it speaks of `approver` alone, so every other name is neutral. */
+/** The names a residual is read with, but for `args`: it names no other (its values are stated in it). */
 const RESIDUAL_ENVIRONMENT = Object.freeze({
   amount_minor: 0, currency: "", tool: "", approver: null, agent: "", principal: "", audience: "",
-  uses: 0, spent_minor: 0, hour_utc: 0, weekday_utc: "mon" as const, args: Object.freeze({}),
+  uses: 0, spent_minor: 0, hour_utc: 0, weekday_utc: "mon" as const,
 });
 
 /**
- * Whether `approver` satisfies a gated decision's residual (its "who can approve"), as the policy
- * gate will judge an approval by them. A residual that does not compile or fails at run time
- * admits nobody: it fails closed.
+ * Whether `approver` satisfies a gated decision's residual (its "who can approve") on that
+ * decision's own action, exactly as the policy gate will judge the retry with their approval.
+ *
+ * INVARIANT (admission-is-the-retry): a residual states every name of the decision's environment
+ * as its value but `args` and `approver` (residual.ts, INVARIANT (residual-size)), so reading it
+ * with the decision's own `args` and the approver gives the retry's outcome; with any other `args`
+ * (say none) a part that failed on the action may hold, and admit anyone (decision 0130). A
+ * residual that does not compile or fails at run time admits nobody: it fails closed.
  */
-export function residualAdmits(residual: string, approver: string): boolean {
-  const result = compileCached(residual);
+export function residualAdmits(residual: string, approver: string, args: unknown): boolean {
+  const result = compileResidualCached(residual);
   if (!result.ok) return false;
-  const value = result.policy.evaluate({ ...RESIDUAL_ENVIRONMENT, approver });
+  const value = result.policy.evaluate({ ...RESIDUAL_ENVIRONMENT, args: argsObject(args), approver });
   return value.ok && value.value === true;
+}
+
+/** The decision's `args` as the gate read them: a JSON object, anything else is no arguments. */
+function argsObject(args: unknown): Readonly<Record<string, unknown>> {
+  return args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 }

@@ -110,13 +110,23 @@ class Policy implements CompiledPolicy {
   }
 }
 
+/**
+ * What a text to compile is. `issue` (the default): a policy being written or issued, held to
+ * every limit. `stored`: a policy accepted when its grant was issued, decided now; the run-time
+ * cost budget still bounds every evaluation. `residual`: the residual of a gated decision, read
+ * back to judge an approver; it is bounded by construction (never larger than its policies, decision
+ * 0131), so the policy text limit and the issue-time estimates do not apply to it.
+ */
+export type PolicyOrigin = "issue" | "stored" | "residual";
+
 /** Parses, checks and compiles `text`. Never throws; a grant without a policy has the policy `true`. */
-export function compilePolicy(text: string): CompileResult {
-  const parsed = parsePolicy(text);
+export function compilePolicy(text: string, options: { readonly origin?: PolicyOrigin } = {}): CompileResult {
+  const origin = options.origin ?? "issue";
+  const parsed = parsePolicy(text, { skipTextLimit: origin === "residual" });
   if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
   const checked = checkPolicy(parsed.ast);
   if (checked.diagnostics.length > 0) return { ok: false, diagnostics: [...checked.diagnostics].sort(byPosition) };
-  const tooLarge = approverCostError(parsed.ast);
+  const tooLarge = origin === "residual" ? undefined : approverCostError(parsed.ast);
   if (tooLarge !== undefined) return { ok: false, diagnostics: [tooLarge] };
   const policy = new Policy(parsed.ast, checked.types);
   const ast = parsed.ast;
