@@ -1,6 +1,6 @@
 // Gate 8: the chain's policies, each evaluated against its own grant's usage, conjoined.
 
-import { compilePolicy, conjoin, type CompiledPolicy, type CompileResult, type Diagnostic } from "@agent-authority/language";
+import { compilePolicy, costMeter, decideChain, LIMITS, type ChainLinkPolicy, type ChainOutcome, type CompileResult, type Diagnostic } from "@agent-authority/language";
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
@@ -74,42 +74,72 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
   const problem = approvalProblem(request, now);
   if (problem !== null) return problem;
   const approver = request.approval?.approver ?? null;
-  const residuals: { policy: CompiledPolicy | null; text: string }[] = [];
+  // One budget of work units for the whole chain and its conjunction (docs/policy-language.md, "Cost").
+  const budget = costMeter(LIMITS.decisionUnitsMax);
+  const links: ChainLinkPolicy[] = [];
+  const positions: number[] = [];
+  let invalid: PolicyVerdict | undefined;
   for (let i = 0; i < chain.length; i += 1) {
     const link = chain[i]!;
     if (link.terms.policy === null) continue;
     const result = compileCached(link.terms.policy);
     if (!result.ok) {
-      return { ok: false, outcome: "deny", code: "policy.invalid", reason: `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, grant_id: link.grant_id };
+      invalid = { ok: false, outcome: "deny", code: "policy.invalid", reason: `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, grant_id: link.grant_id };
+      break;
     }
     const env = policyEnvironment(request, link, now);
-    if (approver !== null) {
-      const value = result.policy.evaluate({ ...env, approver });
-      if (!value.ok) return runtimeError(chain, i, value.error);
-      if (!value.value) {
-        return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, grant_id: link.grant_id };
-      }
+    if (approver === null) {
+      links.push({ policy: result.policy, env });
+      positions.push(i);
       continue;
     }
-    const outcome = result.policy.decide(env);
-    if (outcome.outcome === "deny") {
-      if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
-      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action`, grant_id: link.grant_id };
+    const value = result.policy.evaluate({ ...env, approver }, budget);
+    if (!value.ok) return runtimeError(chain, i, value.error);
+    if (!value.value) {
+      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, grant_id: link.grant_id };
     }
-    // The same residual twice (a child repeating its parent's policy) asks the approver once.
-    if (outcome.outcome === "gated" && !residuals.some((r) => r.text === outcome.residual)) residuals.push(residualOf(outcome.residual));
   }
-  if (approver !== null) return { ok: true, code: "policy.approved", reason: `every policy of the chain allows this action with approver \`${approver}\``, approver };
-  if (residuals.length === 0) return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
-  return gatedVerdict(request, chain[chain.length - 1]!, residuals, now);
+  if (approver !== null) return invalid ?? { ok: true, code: "policy.approved", reason: `every policy of the chain allows this action with approver \`${approver}\``, approver };
+  // The links before one that does not compile still decide first: a refusal among them stands.
+  return chainVerdict(chain, decideChain(links, budget), positions, invalid);
 }
 
-function residualOf(text: string): { policy: CompiledPolicy | null; text: string } {
-  const result = compileResidualCached(text);
-  return { policy: result.ok ? result.policy : null, text };
+/** The verdict of the chain's links decided with `approver` unknown (language `decideChain`). */
+function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positions: readonly number[], invalid: PolicyVerdict | undefined): PolicyVerdict {
+  switch (outcome.outcome) {
+    case "deny": {
+      const i = positions[outcome.link]!;
+      if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
+      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action`, grant_id: chain[i]!.grant_id };
+    }
+    case "cost-exceeded":
+      return costExceeded(outcome.error, outcome.link === null ? undefined : chain[positions[outcome.link]!]!.grant_id);
+    default:
+      if (invalid !== undefined) return invalid;
+  }
+  switch (outcome.outcome) {
+    case "allow":
+      return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
+    case "gated":
+      return {
+        ok: false,
+        outcome: "gated",
+        code: "policy.gated",
+        reason: `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``,
+        residual: outcome.residual,
+      };
+    default:
+      return {
+        ok: false,
+        outcome: "deny",
+        code: "policy.no_single_approver",
+        reason: `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`,
+      };
+  }
 }
 
 function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): PolicyVerdict {
+  if (error.code === "cost-exceeded") return costExceeded(error, chain[i]!.grant_id);
   return {
     ok: false,
     outcome: "deny",
@@ -120,26 +150,15 @@ function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic)
   };
 }
 
-/** Several links gated: one approver must satisfy every residual, so the residuals are conjoined. */
-function gatedVerdict(request: DecisionRequest, leaf: ChainLink, residuals: readonly { policy: CompiledPolicy | null; text: string }[], now: number): PolicyVerdict {
-  const gated = (residual: string): PolicyVerdict => ({
-    ok: false,
-    outcome: "gated",
-    code: "policy.gated",
-    reason: `this action needs a human's approval: an approver satisfying \`${residual}\``,
-    residual,
-  });
-  if (residuals.length === 1) return gated(residuals[0]!.text);
-  const policies = residuals.map((r) => r.policy);
-  if (policies.some((p) => p === null)) return gated(residuals.map((r) => `(${r.text})`).join(" && "));
-  const joint = conjoin(policies as CompiledPolicy[]).decide(policyEnvironment(request, leaf, now));
-  if (joint.outcome === "gated") return gated(joint.residual);
-  if (joint.outcome === "allow") return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
+/** The decision's budget of work units ran out: it denies, whatever the policies would have said. */
+function costExceeded(error: Diagnostic, grantId?: string): PolicyVerdict {
   return {
     ok: false,
     outcome: "deny",
-    code: "policy.no_single_approver",
-    reason: `each policy of the chain can be approved, but no single approver satisfies ${residuals.map((r) => `\`${r.text}\``).join(" and ")}`,
+    ...(grantId === undefined ? {} : { grant_id: grantId }),
+    code: "policy.cost_exceeded",
+    reason: `deciding the chain's policies on this action takes more than the ${LIMITS.decisionUnitsMax} work units one decision may use; it fails closed`,
+    policy_error: error,
   };
 }
 

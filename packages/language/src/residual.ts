@@ -7,7 +7,7 @@ import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
 import { LIMITS } from "./limits.js";
-import { describe, FAIL, fail, failure, type Value } from "./values.js";
+import { charge, describe, FAIL, fail, failure, type Value } from "./values.js";
 
 /**
  * A part of the policy that failed at run time, kept as its own source with the names it reads
@@ -162,7 +162,10 @@ function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diag
   if (list.length > LIMITS.listElementsMax) {
     return failed(errors, e, env, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
   }
+  // One unit per element (INVARIANT (charged-before-work)); past the budget, the decision denies.
+  if (charge(list.length, span) === FAIL) return failed(errors, e, env);
   const values: string[] = [];
+  const seen = new Set<string>();
   for (const element of list) {
     if (element === null || element === undefined) continue;
     if (typeof element !== "string") {
@@ -171,15 +174,18 @@ function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diag
       const unless = inAtom(values);
       return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
     }
-    if (!values.includes(element)) values.push(element);
+    if (!seen.has(element)) {
+      seen.add(element);
+      values.push(element);
+    }
   }
-  return inAtom(values);
+  return inAtom(values, seen);
 }
 
-function inAtom(values: readonly string[]): Formula {
+function inAtom(values: readonly string[], lookup?: ReadonlySet<string>): Formula {
   // A long list gets a set, so trying thousands of candidates stays linear.
   if (values.length === 0) return false;
-  return values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
+  return values.length > 16 ? { k: "in", values, lookup: lookup ?? new Set(values) } : { k: "in", values };
 }
 
 function failed(errors: Diagnostic[], expr: Expr, env: EvalEnv, _signal?: typeof FAIL): Formula {
@@ -219,6 +225,29 @@ export function valueFor(f: Formula, approver: string): boolean | undefined {
 /** Whether a non-null `approver` makes `f` true. */
 export function holds(f: Formula, approver: string): boolean {
   return valueFor(f, approver) === true;
+}
+
+/** Whether `a` and `b` are the same formula, node for node (failure leaves: the same part on the same action). */
+export function sameFormula(a: Formula, b: Formula): boolean {
+  if (a === b) return true;
+  if (typeof a === "boolean" || typeof b === "boolean" || a.k !== b.k) return false;
+  switch (a.k) {
+    case "error":
+      return b.k === "error" && a.expr === b.expr && a.env === b.env && (a.unless === b.unless || (a.unless !== undefined && b.unless !== undefined && sameFormula(a.unless, b.unless)));
+    case "eq":
+    case "startsWith":
+    case "endsWith":
+      return a.value === (b as typeof a).value;
+    case "in": {
+      const other = (b as typeof a).values;
+      return a.values.length === other.length && a.values.every((v, i) => v === other[i]);
+    }
+    case "not":
+      return sameFormula(a.a, (b as typeof a).a);
+    case "and":
+    case "or":
+      return sameFormula(a.a, (b as typeof a).a) && sameFormula(a.b, (b as typeof a).b);
+  }
 }
 
 /** The number of nodes of `f` (a failure leaf is one: evaluation stops there). */
@@ -336,6 +365,8 @@ export interface Search {
   readonly everyone: boolean;
   /** Candidates tried. */
   readonly tried: number;
+  /** Candidate × node tests made: what the cost model charges for the search. */
+  readonly steps: number;
 }
 
 /**
@@ -344,9 +375,10 @@ export interface Search {
  * more (approver-cost.ts refuses it), and a conjoined chain that would is cut short, fail closed.
  */
 export function search(f: Formula): Search {
-  if (f === false || fails(f)) return { witness: undefined, none: true, everyone: false, tried: 0 };
-  if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0 };
-  const most = Math.min(LIMITS.approverCandidatesMax, Math.floor(LIMITS.approverSearchStepsMax / formulaSize(f)));
+  if (f === false || fails(f)) return { witness: undefined, none: true, everyone: false, tried: 0, steps: 0 };
+  if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0, steps: 0 };
+  const size = formulaSize(f);
+  const most = Math.min(LIMITS.approverCandidatesMax, Math.floor(LIMITS.approverSearchStepsMax / size));
   const { list, complete } = candidates(f, most);
   let witness: string | undefined;
   let exception = false;
@@ -357,7 +389,7 @@ export function search(f: Formula): Search {
     else exception = true;
     if (witness !== undefined && exception) break;
   }
-  return { witness, none: witness === undefined && complete, everyone: !exception && complete, tried };
+  return { witness, none: witness === undefined && complete, everyone: !exception && complete, tried, steps: tried * size };
 }
 
 /** Whether no non-null approver satisfies `f`, proven by an exhaustive search. */
