@@ -138,7 +138,7 @@ class Policy implements CompiledPolicy {
   decide(env: Omit<PolicyEnvironment, "approver">, budget?: CostMeter): PolicyOutcome {
     const part = this.partial(env, budget);
     if (part.kind !== "gated") return part.kind === "allow" ? ALLOW : part.error === undefined ? DENY : { outcome: "deny", error: part.error };
-    return { outcome: "gated", residual: residualText(part.formula, part.everyone) };
+    return { outcome: "gated", residual: residualText(part.formula, part.everyone, utf8Length(this.text)) };
   }
 
   /** Partial evaluation, charged to `budget`; a gated outcome keeps its residual as a formula. */
@@ -290,14 +290,16 @@ export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter
     everyone &&= part.everyone;
   }
   if (gated.length === 0) return { outcome: "allow" };
-  if (gated.length === 1) return { outcome: "gated", residual: residualText(gated[0]!.formula, everyone) };
+  // INVARIANT (residual-size): the residual's text is no longer than the gated policies' together.
+  const bytesMax = gated.reduce((n, g) => n + utf8Length(g.policy.text) + 8, 0);
+  if (gated.length === 1) return { outcome: "gated", residual: residualText(gated[0]!.formula, everyone, bytesMax) };
   let joint: Formula = true;
   for (const g of gated) joint = and(joint, g.formula);
   const found = search(joint);
   budget.spent += searchUnits(found.steps);
   if (budget.spent > budget.limit) return { outcome: "cost-exceeded", link: null, error: costExceededError(budget) };
-  if (found.witness !== undefined) return { outcome: "gated", residual: residualText(joint, found.everyone) };
-  return { outcome: "no-single-approver", residuals: gated.map((g) => residualText(g.formula, false)) };
+  if (found.witness !== undefined) return { outcome: "gated", residual: residualText(joint, found.everyone, bytesMax) };
+  return { outcome: "no-single-approver", residuals: gated.map((g) => residualText(g.formula, false, utf8Length(g.policy.text))) };
 }
 
 function costExceededError(budget: CostMeter): Diagnostic {
