@@ -143,7 +143,9 @@ class Policy implements CompiledPolicy {
 
   /** Partial evaluation, charged to `budget`; a gated outcome keeps its residual as a formula. */
   partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
-    const outcome = this.begin(budget, 2 * this.cost.nodes) ? this.decideWithin(env) : DENY_PART;
+    // Deciding walks the tree twice when there is a residual to build, once otherwise.
+    const passes = this.residualOf() === null ? 1 : 2;
+    const outcome = this.begin(budget, passes * this.cost.nodes) ? this.decideWithin(env) : DENY_PART;
     // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
     if (!this.end(budget)) return { kind: "deny", error: this.exceeded() };
     return outcome;

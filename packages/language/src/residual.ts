@@ -485,21 +485,31 @@ export function formulaToExpr(f: Formula, references = false): Expr {
 }
 
 /**
- * The bytes the values of `f`'s atoms read from `args` take when stated, at least (each string
- * printed takes its length and two quotes), counted until they pass `max`; 0 when no atom read any.
+ * The bytes that stating the values of `f`'s atoms read from `args` adds to its text over their
+ * references, at least (each string printed takes its length and two quotes, a list two more per
+ * element), counted until it passes `max`; undefined when no atom read any.
  */
-function statedValuesAtLeast(f: Formula, max: number): number {
+function statedValuesAtLeast(f: Formula, max: number): number | undefined {
   let total = 0;
+  let any = false;
+  const reference = (source: Source): number => utf8Length(formatExpr(withValues(source.expr, source.env)));
   const visit = (g: Formula): void => {
     if (total > max || typeof g === "boolean") return;
     switch (g.k) {
       case "eq":
       case "startsWith":
       case "endsWith":
-        if (g.source !== undefined) total += g.value.length + 2;
+        if (g.source !== undefined) {
+          any = true;
+          total += g.value.length + 2 - reference(g.source);
+        }
         return;
       case "in":
-        if (g.source !== undefined) for (let i = 0; i < g.values.length && total <= max; i++) total += g.values[i]!.length + 4;
+        if (g.source !== undefined) {
+          any = true;
+          total += 2 - reference(g.source);
+          for (let i = 0; i < g.values.length && total <= max; i++) total += g.values[i]!.length + 4;
+        }
         return;
       case "not":
         visit(g.a);
@@ -514,7 +524,7 @@ function statedValuesAtLeast(f: Formula, max: number): number {
     }
   };
   visit(f);
-  return total;
+  return any ? total : undefined;
 }
 
 /** `e` with every name but `args` and `approver` replaced by its value in `env` (an int or a string). */
@@ -541,8 +551,8 @@ export function residualText(f: Formula, everyone: boolean, bytesMax: number = N
   const referenced = formatExpr(formulaToExpr(f, true));
   const room = bytesMax - utf8Length(referenced);
   // Nothing read from `args` to state, or no room for it: the references are the residual.
-  const values = room < 0 ? 0 : statedValuesAtLeast(f, room);
-  if (values === 0 || values > room) return referenced;
+  const extra = room < 0 ? undefined : statedValuesAtLeast(f, room);
+  if (extra === undefined || extra > room) return referenced;
   const stated = formatExpr(formulaToExpr(f));
   return stated === referenced || utf8Length(stated) <= bytesMax ? stated : referenced;
 }
