@@ -1,6 +1,6 @@
 // The cost model: work units of an evaluation, each function's cost in one table, and the static worst case.
 import type { Expr, ExprOf } from "./ast.js";
-import { approverCost } from "./approver-cost.js";
+import { approverCost, type ApproverCost } from "./approver-cost.js";
 import type { TypeTable } from "./check.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import type { FunctionName } from "./environment.js";
@@ -88,10 +88,8 @@ export interface CostEstimate {
  * Measures `root`, checked, in one walk. Every subtree is evaluated at most once per pass (a
  * chain short-circuits, never repeats), so the sum over nodes of their worst case bounds a pass.
  */
-export function costEstimate(root: Expr, types: TypeTable): CostEstimate {
+export function costEstimate(root: Expr, types: TypeTable, search: ApproverCost = approverCost(root)): CostEstimate {
   let nodes = 0;
-  // Deciding reads `approver` as null (a scalar); evaluating with an approval, as a string.
-  let approverBound: Bound = STRING_NAME;
   const walk = (e: Expr): Bound => {
     nodes++;
     switch (e.kind) {
@@ -114,7 +112,6 @@ export function costEstimate(root: Expr, types: TypeTable): CostEstimate {
       case "name": {
         const t = types.get(e);
         if (t === "int") return SCALAR;
-        if (t === "approver") return approverBound;
         return t === "dyn" ? { ...DYNAMIC, cost: 1 + e.path.length } : STRING_NAME;
       }
       case "call":
@@ -160,15 +157,12 @@ export function costEstimate(root: Expr, types: TypeTable): CostEstimate {
     }
   };
   const evaluation = walk(root).cost;
-  const counted = nodes;
-  const search = approverCost(root);
-  if (search.residualNodes === 0) return { nodes: counted, evaluation, decision: evaluation };
-  // Deciding evaluates once with a null approver, and once more at most as much to build the
-  // residual (an approver-free part evaluates again; an atom reads its other side and, for `in`,
-  // charges one unit per element, as comparing null with each did), then searches the residual.
-  approverBound = SCALAR;
-  const nullPass = walk(root).cost;
-  return { nodes: counted, evaluation, decision: 2 * nullPass + search.residualNodes + searchUnits(search.steps) };
+  if (search.residualNodes === 0) return { nodes, evaluation, decision: evaluation };
+  // Deciding evaluates once with a null approver (no dearer than with a string), and once more at
+  // most as much to build the residual (an approver-free part evaluates again; an atom reads its
+  // other side and, for `in`, charges one unit per element, no more than comparing each did),
+  // then searches the residual.
+  return { nodes, evaluation, decision: 2 * evaluation + search.residualNodes + searchUnits(search.steps) };
 }
 
 /** Candidate × node tests of the approver search that one unit pays for. */
