@@ -12,7 +12,7 @@ import { lintAst } from "./lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { approverCost, approverCostError } from "./approver-cost.js";
-import { and, compileResidual, residualText, search, sameFormula, type Formula, type PartialEvaluator } from "./residual.js";
+import { and, compileResidual, residualText, sameFormula, search, withListCache, type Formula, type PartialEvaluator } from "./residual.js";
 import { costError, costEstimate, searchUnits, type CostEstimate } from "./cost.js";
 import { charge, costExceeded, describe, FAIL, failure, meter } from "./values.js";
 
@@ -74,6 +74,7 @@ class Policy implements CompiledPolicy {
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private residual: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
+  private canonicalBytes: number | undefined;
 
   /** The checked tree, kept for `conjoin` and for compiling partial evaluation on demand. */
   constructor(
@@ -127,6 +128,11 @@ class Policy implements CompiledPolicy {
     return (this.canonical ??= formatExpr(this.ast));
   }
 
+  /** The UTF-8 length of the canonical text: the bound of this policy's residuals. */
+  get textBytes(): number {
+    return (this.canonicalBytes ??= utf8Length(this.text));
+  }
+
   evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult {
     const v = this.begin(budget, this.cost.nodes) ? this.root(env) : FAIL;
     if (!this.end(budget)) return { ok: false, error: this.exceeded() };
@@ -138,7 +144,7 @@ class Policy implements CompiledPolicy {
   decide(env: Omit<PolicyEnvironment, "approver">, budget?: CostMeter): PolicyOutcome {
     const part = this.partial(env, budget);
     if (part.kind !== "gated") return part.kind === "allow" ? ALLOW : part.error === undefined ? DENY : { outcome: "deny", error: part.error };
-    return { outcome: "gated", residual: residualText(part.formula, part.everyone, utf8Length(this.text)) };
+    return { outcome: "gated", residual: residualText(part.formula, part.everyone, this.textBytes) };
   }
 
   /** Partial evaluation, charged to `budget`; a gated outcome keeps its residual as a formula. */
@@ -276,6 +282,11 @@ export type ChainOutcome =
  * evaluations and one search, all charged to one budget (decision 0132).
  */
 export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter = costMeter()): ChainOutcome {
+  // The links read the same `args`: a list is read once for all of them.
+  return withListCache(() => decideLinks(links, budget));
+}
+
+function decideLinks(links: readonly ChainLinkPolicy[], budget: CostMeter): ChainOutcome {
   const gated: { readonly policy: CompiledPolicy; readonly formula: Formula }[] = [];
   let everyone = true;
   for (let i = 0; i < links.length; i++) {
@@ -294,7 +305,7 @@ export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter
   }
   if (gated.length === 0) return { outcome: "allow" };
   // INVARIANT (residual-size): the residual's text is no longer than the gated policies' together.
-  const bytesMax = gated.reduce((n, g) => n + utf8Length(g.policy.text) + 8, 0);
+  const bytesMax = gated.reduce((n, g) => n + (g.policy as Policy).textBytes + 8, 0);
   if (gated.length === 1) return { outcome: "gated", residual: residualText(gated[0]!.formula, everyone, bytesMax) };
   let joint: Formula = true;
   for (const g of gated) joint = and(joint, g.formula);
@@ -302,7 +313,7 @@ export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter
   budget.spent += searchUnits(found.steps);
   if (budget.spent > budget.limit) return { outcome: "cost-exceeded", link: null, error: costExceededError(budget) };
   if (found.witness !== undefined) return { outcome: "gated", residual: residualText(joint, found.everyone, bytesMax) };
-  return { outcome: "no-single-approver", residuals: gated.map((g) => residualText(g.formula, false, utf8Length(g.policy.text))) };
+  return { outcome: "no-single-approver", residuals: gated.map((g) => residualText(g.formula, false, (g.policy as Policy).textBytes)) };
 }
 
 function costExceededError(budget: CostMeter): Diagnostic {

@@ -189,22 +189,61 @@ function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diag
   }
   // One unit per element (INVARIANT (charged-before-work)); past the budget, the decision denies.
   if (charge(list.length, span) === FAIL) return failed(errors, e, env);
+  const read = stringsOf(list);
+  if (read.bad !== undefined) {
+    // Evaluation fails here unless an earlier element matched.
+    errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(read.bad)}\``, span });
+    const unless = inAtom(read.values);
+    return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
+  }
+  return inAtom(read.values, read.lookup, source);
+}
+
+/** The distinct strings of a list up to its first element that is neither a string nor null. */
+interface ListStrings {
+  readonly values: readonly string[];
+  readonly lookup: ReadonlySet<string>;
+  /** The first element that is neither a string nor null, if any. */
+  readonly bad?: Value;
+}
+
+/**
+ * The lists already read while one delegation chain is decided (`withListCache`): every link of a
+ * chain reads the same `args`, so `approver in args.l` on 64 links reads the list once. Set only
+ * for the span of one synchronous call, so no list is trusted to be unchanged across decisions.
+ */
+let listCache: Map<readonly Value[], ListStrings> | undefined;
+
+export function withListCache<T>(run: () => T): T {
+  const outer = listCache;
+  listCache = outer ?? new Map();
+  try {
+    return run();
+  } finally {
+    listCache = outer;
+  }
+}
+
+function stringsOf(list: readonly Value[]): ListStrings {
+  const cached = listCache?.get(list);
+  if (cached !== undefined) return cached;
   const values: string[] = [];
-  const seen = new Set<string>();
+  const lookup = new Set<string>();
+  let bad: Value | undefined;
   for (const element of list) {
     if (element === null || element === undefined) continue;
     if (typeof element !== "string") {
-      // Evaluation fails here unless an earlier element matched.
-      errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(element)}\``, span });
-      const unless = inAtom(values);
-      return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
+      bad = element;
+      break;
     }
-    if (!seen.has(element)) {
-      seen.add(element);
+    if (!lookup.has(element)) {
+      lookup.add(element);
       values.push(element);
     }
   }
-  return inAtom(values, seen, source);
+  const read: ListStrings = bad === undefined ? { values, lookup } : { values, lookup, bad };
+  listCache?.set(list, read);
+  return read;
 }
 
 function inAtom(values: readonly string[], lookup?: ReadonlySet<string>, source?: Source): Formula {
@@ -294,22 +333,29 @@ export function formulaSize(f: Formula): number {
 
 /** The constants of `f`'s atoms, gathered in one walk. */
 interface Constants {
-  readonly equal: Set<string>;
+  readonly equal: ReadonlySet<string>;
   readonly prefixes: Set<string>;
   readonly suffixes: Set<string>;
 }
 
 function constantsOf(f: Formula): Constants {
-  const out: Constants = { equal: new Set(), prefixes: new Set([""]), suffixes: new Set([""]) };
+  const out = { equal: new Set<string>(), prefixes: new Set([""]), suffixes: new Set([""]) };
+  // The constants in the order met: single values, and the lists of `in` atoms, one list (however
+  // many atoms read it) used as it is when it is the only one, not copied.
+  const met: (string | ReadonlySet<string> | readonly string[])[] = [];
+  const lists = new Set<ReadonlySet<string> | readonly string[]>();
   const visit = (g: Formula): void => {
     if (typeof g === "boolean") return;
     switch (g.k) {
       case "eq":
-        out.equal.add(g.value);
+        met.push(g.value);
         return;
-      case "in":
-        for (const v of g.values) out.equal.add(v);
+      case "in": {
+        const list = g.lookup ?? g.values;
+        if (!lists.has(list)) met.push(list);
+        lists.add(list);
         return;
+      }
       case "startsWith":
         out.prefixes.add(g.value);
         return;
@@ -330,6 +376,14 @@ function constantsOf(f: Formula): Constants {
     }
   };
   visit(f);
+  if (met.length === 1 && typeof met[0] !== "string") {
+    const only = met[0]!;
+    return { ...out, equal: only instanceof Set ? only : new Set(only as readonly string[]) };
+  }
+  for (const item of met) {
+    if (typeof item === "string") out.equal.add(item);
+    else for (const v of item) out.equal.add(v);
+  }
   return out;
 }
 
@@ -383,7 +437,7 @@ export function candidates(f: Formula, max: number = LIMITS.approverCandidatesMa
 }
 
 /** A UTF-16 code unit used by no string of `groups` (private-use ones first), if there is one. */
-function freshCharacter(groups: readonly Set<string>[]): string | undefined {
+function freshCharacter(groups: readonly ReadonlySet<string>[]): string | undefined {
   // Almost always the first private-use character is free: a native search of each string says so.
   for (let code = 0xe000; code < 0xe008; code++) {
     const c = String.fromCharCode(code);
@@ -484,6 +538,22 @@ export function formulaToExpr(f: Formula, references = false): Expr {
   }
 }
 
+/** Whether an atom of `f` holds a value read from `args`. */
+function readsValues(f: Formula): boolean {
+  if (typeof f === "boolean") return false;
+  switch (f.k) {
+    case "not":
+      return readsValues(f.a);
+    case "and":
+    case "or":
+      return readsValues(f.a) || readsValues(f.b);
+    case "error":
+      return false;
+    default:
+      return f.source !== undefined;
+  }
+}
+
 /**
  * The bytes that stating the values of `f`'s atoms read from `args` adds to its text over their
  * references, at least (each string printed takes its length and two quotes, a list two more per
@@ -549,8 +619,9 @@ function withValues(e: Expr, env: EvalEnv): Expr {
 export function residualText(f: Formula, everyone: boolean, bytesMax: number = Number.POSITIVE_INFINITY): string {
   if (everyone || f === true) return "approver != null";
   const referenced = formatExpr(formulaToExpr(f, true));
-  const room = bytesMax - utf8Length(referenced);
   // Nothing read from `args` to state, or no room for it: the references are the residual.
+  if (!readsValues(f)) return referenced;
+  const room = bytesMax - utf8Length(referenced);
   const extra = room < 0 ? undefined : statedValuesAtLeast(f, room);
   if (extra === undefined || extra > room) return referenced;
   const stated = formatExpr(formulaToExpr(f));
