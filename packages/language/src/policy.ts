@@ -14,7 +14,7 @@ import { parsePolicy } from "./parse.js";
 import { approverCost, approverCostError } from "./approver-cost.js";
 import { and, compileResidual, residualText, sameFormula, search, withListCache, type Formula, type PartialEvaluator } from "./residual.js";
 import { costError, costEstimate, searchUnits, type CostEstimate } from "./cost.js";
-import { charge, costExceeded, describe, FAIL, failure, meter } from "./values.js";
+import { charge, describe, FAIL, failure, meter } from "./values.js";
 
 export type PolicyOutcome =
   | { readonly outcome: "allow" }
@@ -97,17 +97,18 @@ class Policy implements CompiledPolicy {
     return meter.spent <= meter.limit;
   }
 
-  /** Closes the meter, adding what was spent to `budget`; whether the limit was kept. */
-  private end(budget: CostMeter | undefined): boolean {
-    const kept = meter.spent <= meter.limit;
+  /** Closes the meter, adding what was spent to `budget`; the limit it passed, or undefined. */
+  private end(budget: CostMeter | undefined): number | undefined {
+    const limit = meter.limit;
+    const kept = meter.spent <= limit;
     if (budget !== undefined) budget.spent = meter.spent;
     meter.limit = Number.POSITIVE_INFINITY;
-    return kept;
+    return kept ? undefined : limit;
   }
 
-  private exceeded(): Diagnostic {
-    costExceeded(this.ast.span);
-    return failure.diagnostic!;
+  private exceeded(limit: number): Diagnostic {
+    const message = `evaluation used more than its budget of ${limit} work units`;
+    return error("cost-exceeded", message, this.ast.span, "the action's `args` are too large for what this policy does with them; the policy refuses");
   }
 
   private residualOf(): PartialEvaluator | null {
@@ -135,7 +136,8 @@ class Policy implements CompiledPolicy {
 
   evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult {
     const v = this.begin(budget, this.cost.nodes) ? this.root(env) : FAIL;
-    if (!this.end(budget)) return { ok: false, error: this.exceeded() };
+    const passed = this.end(budget);
+    if (passed !== undefined) return { ok: false, error: this.exceeded(passed) };
     if (v === true) return TRUE_RESULT;
     if (v === false) return FALSE_RESULT;
     return { ok: false, error: this.failureOf(v) };
@@ -153,7 +155,8 @@ class Policy implements CompiledPolicy {
     const passes = this.residualOf() === null ? 1 : 2;
     const outcome = this.begin(budget, passes * this.cost.nodes) ? this.decideWithin(env) : DENY_PART;
     // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
-    if (!this.end(budget)) return { kind: "deny", error: this.exceeded() };
+    const passed = this.end(budget);
+    if (passed !== undefined) return { kind: "deny", error: this.exceeded(passed) };
     return outcome;
   }
 

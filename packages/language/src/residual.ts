@@ -556,8 +556,8 @@ function readsValues(f: Formula): boolean {
 
 /**
  * The bytes that stating the values of `f`'s atoms read from `args` adds to its text over their
- * references, at least (each string printed takes its length and two quotes, a list two more per
- * element), counted until it passes `max`; undefined when no atom read any.
+ * references, at least (each string printed takes its length and two quotes, a list its brackets
+ * and `, ` between elements), counted until it passes `max`; undefined when no atom read any.
  */
 function statedValuesAtLeast(f: Formula, max: number): number | undefined {
   let total = 0;
@@ -577,7 +577,8 @@ function statedValuesAtLeast(f: Formula, max: number): number | undefined {
       case "in":
         if (g.source !== undefined) {
           any = true;
-          total += 2 - reference(g.source);
+          // `[` and `]`, each string quoted, and `, ` between them.
+          total += 2 - reference(g.source) - 2;
           for (let i = 0; i < g.values.length && total <= max; i++) total += g.values[i]!.length + 4;
         }
         return;
