@@ -55,24 +55,13 @@ export function sizeOf(value: unknown): number {
 }
 
 /**
- * Bounds of one subtree: `value`, the units of comparing its value with another (a string: its
- * scan; a list: one per element, and its elements' units); `size`, its size as a function argument;
- * `cost`, the units of evaluating it.
- */
-interface Bound {
-  readonly value: number;
-  readonly size: number;
-  readonly cost: number;
-}
-
-/**
  * The largest value `args` can hold: LIMITS.argsBytesMax bytes of JSON, where every unit of a
  * value takes at least two bytes (`0,` or `[]`; a string scan unit takes 64), and a string of at
  * most that many code units. Names of the environment are strings of the same bound, at worst.
  */
-const DYNAMIC: Bound = Object.freeze({ value: LIMITS.argsBytesMax / 2, size: LIMITS.argsBytesMax, cost: 1 });
-const SCALAR: Bound = Object.freeze({ value: 1, size: 0, cost: 1 });
-const STRING_NAME: Bound = Object.freeze({ value: stringUnits(LIMITS.argsBytesMax), size: LIMITS.argsBytesMax, cost: 1 });
+const DYNAMIC_VALUE = LIMITS.argsBytesMax / 2;
+const DYNAMIC_SIZE = LIMITS.argsBytesMax;
+const STRING_NAME_VALUE = stringUnits(LIMITS.argsBytesMax);
 
 /** The static worst case of one policy. */
 export interface CostEstimate {
@@ -89,80 +78,124 @@ export interface CostEstimate {
  * chain short-circuits, never repeats), so the sum over nodes of their worst case bounds a pass.
  */
 export function costEstimate(root: Expr, types: TypeTable, search: ApproverCost = approverCost(root)): CostEstimate {
-  let nodes = 0;
-  const walk = (e: Expr): Bound => {
-    nodes++;
-    switch (e.kind) {
-      case "int":
-      case "bool":
-      case "null":
-        return SCALAR;
-      case "string":
-        return { value: stringUnits(e.value.length), size: e.value.length, cost: 1 };
-      case "list": {
-        let value = 1;
-        let cost = 1;
-        for (const x of e.elements) {
-          const b = walk(x);
-          value += b.value;
-          cost += b.cost;
-        }
-        return { value, size: e.elements.length, cost };
-      }
-      case "name": {
-        const t = types.get(e);
-        if (t === "int") return SCALAR;
-        return t === "dyn" ? { ...DYNAMIC, cost: 1 + e.path.length } : STRING_NAME;
-      }
-      case "call":
-        return call(e);
-      case "unary":
-        return { ...SCALAR, cost: 1 + walk(e.operand).cost };
-      case "binary":
-        return binary(e);
-    }
-  };
-  const call = (e: ExprOf<"call">): Bound => {
-    const args = e.args.map(walk);
-    const cost = 1 + args.reduce((n, b) => n + b.cost, 0) + functionUnits(e.callee, args.map((b) => b.size));
-    // `lower` returns a string as long as its argument; every other function returns a scalar.
-    return e.callee === "lower" ? { value: args[0]!.value, size: args[0]!.size, cost } : { ...SCALAR, cost };
-  };
-  const binary = (e: ExprOf<"binary">): Bound => {
-    const l = walk(e.left);
-    const r = walk(e.right);
-    const both = 1 + l.cost + r.cost;
-    switch (e.op) {
-      case "==":
-      case "!=":
-        // Equality stops at the smaller side: lengths differ, or its last element is compared.
-        return { ...SCALAR, cost: both + Math.min(l.value, r.value) };
-      case "in": {
-        // Each element is compared with the needle: at most the element's own units, and at most
-        // the needle's and one more for the element, over at most LIMITS.listElementsMax elements.
-        const elements = Math.min(r.size, LIMITS.listElementsMax);
-        let compare = Math.min(r.value, elements * (l.value + 1));
-        // A needle that is no list stops at the first element that is a list (a type error), and
-        // scans each string element at most once: one unit per element and the scan of them all.
-        if (types.get(e.left) !== "dyn") compare = Math.min(compare, elements + stringUnits(LIMITS.argsBytesMax));
-        return { ...SCALAR, cost: both + compare };
-      }
-      case "<":
-      case "<=":
-      case ">":
-      case ">=":
-        return { ...SCALAR, cost: both + Math.min(l.value, r.value) };
-      default:
-        return { ...SCALAR, cost: both };
-    }
-  };
-  const evaluation = walk(root).cost;
+  const walk = new CostWalk(types);
+  const evaluation = walk.cost(root);
+  const nodes = walk.nodes;
   if (search.residualNodes === 0) return { nodes, evaluation, decision: evaluation };
   // Deciding evaluates once with a null approver (no dearer than with a string), and once more at
   // most as much to build the residual (an approver-free part evaluates again; an atom reads its
   // other side and, for `in`, charges one unit per element, no more than comparing each did),
   // then searches the residual.
   return { nodes, evaluation, decision: 2 * evaluation + search.residualNodes + searchUnits(search.steps) };
+}
+
+/**
+ * One walk of a tree. `cost(e)` answers the units of evaluating `e` and leaves in `value` the units
+ * of comparing its value with another (a string: its scan; a list: one per element, and its
+ * elements' units) and in `size` its size as a function argument: outputs in fields rather than an
+ * object per node, so that compiling a small policy allocates nothing here.
+ */
+class CostWalk {
+  nodes = 0;
+  value = 1;
+  size = 0;
+
+  constructor(private readonly types: TypeTable) {}
+
+  private scalar(cost: number): number {
+    this.value = 1;
+    this.size = 0;
+    return cost;
+  }
+
+  cost(e: Expr): number {
+    this.nodes++;
+    switch (e.kind) {
+      case "int":
+      case "bool":
+      case "null":
+        return this.scalar(1);
+      case "string":
+        this.value = stringUnits(e.value.length);
+        this.size = e.value.length;
+        return 1;
+      case "list": {
+        let value = 1;
+        let cost = 1;
+        for (const x of e.elements) {
+          cost += this.cost(x);
+          value += this.value;
+        }
+        this.value = value;
+        this.size = e.elements.length;
+        return cost;
+      }
+      case "name":
+        return this.name(e);
+      case "call":
+        return this.call(e);
+      case "unary":
+        return this.scalar(1 + this.cost(e.operand));
+      case "binary":
+        return this.binary(e);
+    }
+  }
+
+  private name(e: ExprOf<"name">): number {
+    const t = this.types.get(e);
+    if (t === "int") return this.scalar(1);
+    this.value = t === "dyn" ? DYNAMIC_VALUE : STRING_NAME_VALUE;
+    this.size = DYNAMIC_SIZE;
+    return 1 + e.path.length;
+  }
+
+  private call(e: ExprOf<"call">): number {
+    let cost = 1;
+    const sizes: number[] = [];
+    let firstValue = 1;
+    for (const [i, a] of e.args.entries()) {
+      cost += this.cost(a);
+      sizes.push(this.size);
+      if (i === 0) firstValue = this.value;
+    }
+    cost += functionUnits(e.callee, sizes);
+    // `lower` returns a string as long as its argument; every other function returns a scalar.
+    if (e.callee !== "lower") return this.scalar(cost);
+    this.value = firstValue;
+    this.size = sizes[0] ?? 0;
+    return cost;
+  }
+
+  private binary(e: ExprOf<"binary">): number {
+    const lc = this.cost(e.left);
+    const lv = this.value;
+    const rc = this.cost(e.right);
+    const rv = this.value;
+    const rs = this.size;
+    const both = 1 + lc + rc;
+    switch (e.op) {
+      case "==":
+      case "!=":
+      case "<":
+      case "<=":
+      case ">":
+      case ">=":
+        // Equality and ordering stop at the smaller side: lengths differ, or its last element is compared.
+        return this.scalar(both + Math.min(lv, rv));
+      case "in": {
+        // Each element is compared with the needle: at most the element's own units, and at most
+        // the needle's and one more for the element, over at most LIMITS.listElementsMax elements.
+        const elements = Math.min(rs, LIMITS.listElementsMax);
+        let compare = Math.min(rv, elements * (lv + 1));
+        // A needle that is no list stops at the first element that is a list (a type error), and
+        // scans each string element at most once: one unit per element and the scan of them all.
+        if (this.types.get(e.left) !== "dyn") compare = Math.min(compare, elements + stringUnits(LIMITS.argsBytesMax));
+        return this.scalar(both + compare);
+      }
+      default:
+        return this.scalar(both);
+    }
+  }
 }
 
 /** Candidate × node tests of the approver search that one unit pays for. */
