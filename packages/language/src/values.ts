@@ -167,6 +167,21 @@ export function member(needle: Value, list: Value, span: Span): boolean | typeof
   if (!Array.isArray(list)) return fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span);
   const tooLong = listTooLong(list, span) ?? listTooLong(needle, span);
   if (tooLong !== undefined) return tooLong;
+  if (typeof needle === "string") {
+    // The common case, a string among strings, inline: the same charges and answers as `equals`.
+    for (let i = 0; i < list.length; i++) {
+      const element = list[i];
+      if (typeof element !== "string") {
+        const r = equals(needle, element, span);
+        if (r !== false) return r;
+        continue;
+      }
+      meter.spent += element.length < needle.length ? stringUnits(element.length) : stringUnits(needle.length);
+      if (meter.spent > meter.limit) return costExceeded(span);
+      if (element === needle) return true;
+    }
+    return false;
+  }
   for (let i = 0; i < list.length; i++) {
     const element = list[i];
     const r = equals(needle, element, span);
