@@ -28,8 +28,10 @@ describe("gate 8: the decision's budget of work units", () => {
     const chain = chainOfLength(64, () => "args.l == args.m");
     const decision = decide(request({ args: { l: LARGE, m: structuredClone(LARGE) } }), chain, stateFor(), NOW);
     expect(decision).toMatchObject({ outcome: "deny", reason_code: "policy.cost_exceeded" });
-    // Four links fit the decision's budget: the same chain of four allows.
-    expect(decide(request({ args: { l: LARGE, m: structuredClone(LARGE) } }), chainOfLength(4, () => "args.l == args.m"), stateFor(), NOW).outcome).toBe("allow");
+    // One comparison costs 28,679 units: nine fit the decision's budget of 262,144, ten do not.
+    const args = { l: LARGE, m: structuredClone(LARGE) };
+    expect(decide(request({ args }), chainOfLength(9, () => "args.l == args.m"), stateFor(), NOW).outcome).toBe("allow");
+    expect(decide(request({ args }), chainOfLength(10, () => "args.l == args.m"), stateFor(), NOW).reason_code).toBe("policy.cost_exceeded");
   });
 
   it("a 64-link chain of `approver in args.l` over 1,024 addresses is gated on the reference, and the listed approver's retry is allowed", () => {

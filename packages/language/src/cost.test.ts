@@ -69,6 +69,18 @@ describe("the static worst case", () => {
     if (!refused.ok) expect(refused.diagnostics.map((d) => [d.code, d.span])).toEqual([["policy-too-costly", { start: 0, end: over.length }]]);
   });
 
+  it("the worst cases docs/policy-language.md states", () => {
+    const cost = (text: string) => {
+      const result = compilePolicy(text, { origin: "stored" });
+      if (!result.ok) throw new Error(text);
+      return result.policy.cost;
+    };
+    expect(cost("args.l == args.m").evaluation).toBe(32_773);
+    expect(cost("args.a == args.b && args.c == args.d").evaluation).toBe(65_547);
+    expect(cost('args.country == "DE"').evaluation).toBe(5);
+    expect(cost("approver in args.l")).toMatchObject({ evaluation: 2_053, decision: 4_494 });
+  });
+
   it("refuses the issue's `args.l == args.l && …` when it is written, and accepts `approver in args.l`", () => {
     const hostile = Array.from({ length: 180 }, () => "args.l == args.l").join(" && ");
     const result = compilePolicy(hostile);
@@ -140,6 +152,7 @@ describe("large residuals (issue 33 item 4)", () => {
     const list = Array.from({ length: 810 }, (_, i) => letters[Math.floor(i / 36)]! + letters[i % 36]!);
     const text = `approver in [${list.map((a) => `"${a}"`).join(",")}]`;
     expect(utf8Length(text)).toBeLessThanOrEqual(LIMITS.policyBytesMax);
+    expect(utf8Length(compiled(text).text)).toBe(4_864);
     const policy = compiled(text);
     const decided = policy.decide({ ...undecided, amount_minor: 100 });
     expect(decided.outcome).toBe("gated");
