@@ -9,6 +9,9 @@
 //   AUTHORITY_BENCH_DATABASE_URL=postgres://…    PostgreSQL for the PostgreSQL rows (default
 //                                                 AUTHORITY_TEST_DATABASE_URL, then the local test
 //                                                 database); each run uses a fresh schema and drops it
+//   BENCH_ONLY=hostile                            only the hostile requests of issue 33 (policies up to
+//                                                 4 KiB, args up to 64 KiB, chains of 32 and 64 links),
+//                                                 which every run measures last on SQLite
 //   BENCH_ONLY=sqlite|postgres|postgres-one|postgres-large
 //                                                 only those rows (default every row; postgres-one:
 //                                                 the one-replica PostgreSQL row alone; postgres-large:
@@ -65,8 +68,8 @@ const TURNS = positive("BENCH_TURNS", 4);
  * PostgreSQL replica's on the empty and on the large database.
  */
 const ONLY = process.env.BENCH_ONLY ?? "all";
-if (!["all", "sqlite", "postgres", "postgres-one", "postgres-large"].includes(ONLY)) {
-  throw new Error(`BENCH_ONLY must be sqlite, postgres, postgres-one or postgres-large, got \`${ONLY}\``);
+if (!["all", "sqlite", "postgres", "postgres-one", "postgres-large", "hostile"].includes(ONLY)) {
+  throw new Error(`BENCH_ONLY must be sqlite, postgres, postgres-one, postgres-large or hostile, got \`${ONLY}\``);
 }
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,10,50").split(",").map((text) => {
   const value = Number(text);
@@ -709,5 +712,91 @@ async function main() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Hostile requests (issue 33): the work of one authorize grows with the whole request, bounded by
+// the cost budget. One request at a time, so each latency is one decision's own.
+
+/** Posts without throwing: the status and the answer. */
+async function post(base, path, key, body) {
+  const response = await fetch(`${base}/v1${path}`, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+/** The median and p99 latency (ms) of `count` requests of `body`, one at a time, and the last answer. */
+async function latencies(base, key, body, count = 60) {
+  const times = [];
+  let last;
+  for (let i = 0; i < count + 5; i += 1) {
+    const started = performance.now();
+    last = await post(base, "/authorize", key, body);
+    if (i >= 5) times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(times.length / 2)], p99: times[Math.floor(times.length * 0.99)], last };
+}
+
+/** A chain of `links` grants (root first), each with `policy(i)`, the last held by the bench agent. */
+async function chainOf(base, agentId, links, policy) {
+  let grant = await call(base, "/grants", ADMIN_KEY, {
+    agent_id: agentId, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24,
+    delegation_policy: "attenuating", delegation_depth_max: 64, policy: policy(0),
+  });
+  for (let i = 1; i < links; i += 1) {
+    grant = await call(base, `/grants/${grant.id}/delegate`, ADMIN_KEY, { agent_id: agentId, policy: policy(i), delegation_policy: "attenuating" });
+  }
+  return grant;
+}
+
+async function hostileRows() {
+  const dir = mkdtempSync(join(tmpdir(), "authority-bench-hostile-"));
+  const server = await startChild("authority", join(dir, "hostile.db"));
+  try {
+    const agent = (await call(server.base, "/agents", ADMIN_KEY, { name: `bench-hostile-${Date.now()}` })).id;
+    await call(server.base, `/agents/${agent}/certification`, ADMIN_KEY, CERTIFICATION);
+    const agentKey = (await call(server.base, "/keys", ADMIN_KEY, { identity: `bench-hostile-${agent}`, kind: "service", roles: ["agent"], agent_id: agent })).key;
+    const large = Array.from({ length: 1024 }, () => Array.from({ length: 27 }, () => 0));
+    const addresses = Array.from({ length: 1024 }, (_, i) => `user${i}@example.com`);
+    const repeatWithin = (part, sep) => Array.from({ length: Math.floor(4000 / (part.length + sep.length)) }, () => part).join(sep);
+    const shapes = [
+      { name: "baseline: `amount_minor <= 100000`, small args", policy: () => "amount_minor <= 100000", args: { invoice: "INV-1" } },
+      { name: "`args.l == args.m`, two lists of 28 KB", policy: () => "args.l == args.m", args: { l: large.slice(0, 512), m: large.slice(0, 512) } },
+      { name: "`approver in args.l`, 1,024 addresses (gated)", policy: () => "approver in args.l", args: { l: addresses } },
+      { name: "`args.l == args.l && …` 3.8 KB, 56 KB args", policy: () => repeatWithin("args.l == args.l", " && "), args: { l: large } },
+      { name: "32 links of `approver in args.l && args.k != …`", links: 32, policy: (i) => `approver in args.l && args.k != "v${i}"`, args: { l: addresses, k: "v" } },
+      { name: "64 links of `approver in args.l && args.k != …`", links: 64, policy: (i) => `approver in args.l && args.k != "v${i}"`, args: { l: addresses, k: "v" } },
+      { name: "64 links of `args.l == args.m`, two lists of 28 KB", links: 64, policy: () => "args.l == args.m", args: { l: large.slice(0, 512), m: large.slice(0, 512) } },
+    ];
+    process.stdout.write("\nhostile requests (issue 33), SQLite, one request at a time: latency of POST /v1/authorize\n");
+    process.stdout.write(`  ${"shape".padEnd(56)} ${"body".padEnd(9)} ${"p50".padEnd(10)} ${"p99".padEnd(10)} answer\n`);
+    let baseline;
+    for (const shape of shapes) {
+      let grant;
+      try {
+        grant = shape.links === undefined
+          ? await call(server.base, "/grants", ADMIN_KEY, { agent_id: agent, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24, policy: shape.policy(0) })
+          : await chainOf(server.base, agent, shape.links, shape.policy);
+      } catch (error) {
+        process.stdout.write(`  ${shape.name.padEnd(56)} refused when written: ${String(error.message).match(/"code":"([^"]+)"/g)?.slice(-1)[0] ?? error.message}\n`);
+        continue;
+      }
+      const body = { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, args: shape.args };
+      const bytes = Buffer.byteLength(JSON.stringify(body));
+      const { p50, p99, last } = await latencies(server.base, agentKey, body, shape.links === undefined ? 60 : 30);
+      baseline ??= p50;
+      const answer = last.status === 200 ? `${last.json.outcome} (${last.json.reason_code})` : `${last.status} ${last.json.code}`;
+      process.stdout.write(`  ${shape.name.padEnd(56)} ${`${(bytes / 1024).toFixed(1)} KiB`.padEnd(9)} ${`${p50.toFixed(2)} ms`.padEnd(10)} ${`${p99.toFixed(2)} ms`.padEnd(10)} ${answer}; ${(p50 / baseline).toFixed(1)}x baseline\n`);
+    }
+  } finally {
+    await stop(server);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[2] === "--serve") await serve(process.argv[3], process.argv[4], process.argv[5]);
-else await main();
+else if (ONLY === "hostile") await hostileRows();
+else {
+  await main();
+  if (ONLY === "all" || ONLY === "sqlite") await hostileRows();
+}

@@ -1,6 +1,6 @@
 // Hostile policy files through `authority lint`: a refused approver search exits 1 with the code and
 // file:line:col, and the policies that once took seconds or gigabytes lint without a warning.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,6 +26,18 @@ describe("authority lint on hostile policies", () => {
     const report = JSON.parse(run.stdout) as { errors: number; diagnostics: { file: string; line: number; column: number; code: string }[] };
     expect(report.errors).toBe(1);
     expect(report.diagnostics).toEqual([expect.objectContaining({ file: "four-lists.policy", line: 1, column: 1, end_column: 85, code: "policy/approver-search-too-large" })]);
+  });
+
+  it("refuses a policy whose worst case exceeds the evaluation budget: exit 1, `policy-too-costly` at file:line:col (issue 33)", () => {
+    const costly = join(dir!, "costly");
+    mkdirSync(costly);
+    writeFileSync(join(costly, "costly.policy"), "// two comparisons of args with args\nargs.a == args.b && args.c == args.d\n");
+    const run = authority(["lint", "--format", "json", "."], { cwd: costly });
+    expect(run.code, run.stderr).toBe(1);
+    const report = JSON.parse(run.stdout) as { diagnostics: { file: string; line: number; column: number; code: string }[] };
+    expect(report.diagnostics).toEqual([expect.objectContaining({ file: "costly.policy", line: 2, column: 1, code: "policy/policy-too-costly" })]);
+    const text = authority(["lint", "costly.policy"], { cwd: costly });
+    expect(text.stdout + text.stderr).toContain("costly.policy:2:1");
   });
 
   it("lints the 18-level residual family and the 13 + 13 conjunctions with exit 0", () => {

@@ -66,8 +66,23 @@ export function runLanguageVectors(adapter: LanguageAdapter): void {
   });
 }
 
+/**
+ * An environment's values as data: `{"$repeat": v, "times": n}` stands for a list of `n` copies of
+ * `v` (itself expanded), so a vector can hold `args` past a size limit without a file that large.
+ */
+function expand(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(expand);
+  if (value === null || typeof value !== "object") return value;
+  const record = value as Record<string, unknown>;
+  if (Object.prototype.hasOwnProperty.call(record, "$repeat")) {
+    const element = expand(record["$repeat"]);
+    return Array.from({ length: Number(record["times"] ?? 1) }, () => element);
+  }
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, expand(v)]));
+}
+
 async function runVector(adapter: LanguageAdapter, vector: Vector): Promise<void> {
-  const env = { ...BASE_ENV, ...(vector.env ?? {}) } as PolicyEnvironment;
+  const env = { ...BASE_ENV, ...(expand(vector.env ?? {}) as object) } as PolicyEnvironment;
   if (vector.policy !== undefined) {
     const policy = text(vector.policy);
     const compiled = await adapter.compile(policy);

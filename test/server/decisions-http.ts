@@ -295,6 +295,29 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect(retry.body).toMatchObject({ outcome: "allow", approver: "bob@example.com" });
     });
 
+    it("admits on the decision's own action: a part that fails on its `args` admits nobody but the one named (issue 33)", async () => {
+      const keyOf = async (identity: string) => (await s.call("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key;
+      const [h7, h9, mallory] = [await keyOf("h7"), await keyOf("h9"), await keyOf("mallory@example.com")];
+      const grant = await issueGrant(s, agent.id, { policy: 'approver == "h7" || !(args.x == 5) && approver == "h9"' });
+      const action = { args: { x: "s" } };
+      const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, action));
+      expect(gated.body).toMatchObject({ outcome: "gated" });
+      const path = `/decisions/${gated.body.ledger_id}/approve`;
+      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: any) => d.ledger_id === gated.body.ledger_id);
+      expect(await listed(mallory)).toMatchObject({ caller_admitted: false });
+      expect(await listed(h9)).toMatchObject({ caller_admitted: false });
+      expect(await listed(h7)).toMatchObject({ caller_admitted: true });
+      // Anyone admitted here could have burnt the decision's one approval: now only h7 is.
+      for (const key of [mallory, h9]) {
+        const refused = await s.call("POST", path, key, {});
+        expect([refused.status, refused.body.code], refused.text).toEqual([422, "approver_not_admitted"]);
+      }
+      const approval = await s.call("POST", path, h7, {});
+      expect(approval.status, approval.text).toBe(201);
+      const retry = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, { ...action, approval_id: approval.body.approval_id }));
+      expect(retry.body).toMatchObject({ outcome: "allow", approver: "h7" });
+    });
+
     it("an expired approval does not allow", async () => {
       const grant = await issueGrant(s, agent.id, { policy: 'approver == "cfo@example.com"' });
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));

@@ -68,6 +68,66 @@ function suite(target: StoreTarget): void {
     expect(await s.db.store.countRows()).toEqual(countAfterParent);
     expect(countAfterParent).not.toEqual(before);
   });
+
+  it("a policy whose worst case exceeds the evaluation budget is refused when it is written: 422 `policy-too-costly` on issue, delegate, preview and family push", async () => {
+    const costly = "args.a == args.b && args.c == args.d";
+    const before = await s.db.store.countRows();
+    const issued = await s.call("POST", "/grants", ADMIN_KEY, {
+      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 100, budget_currency: "EUR", policy: costly,
+    });
+    expect([issued.status, issued.body.code], issued.text).toEqual([422, "invalid_policy"]);
+    expect(issued.body.diagnostics).toEqual([expect.objectContaining({ code: "policy-too-costly", span: { start: 0, end: costly.length } })]);
+    const preview = await s.call("POST", "/grants/preview", ADMIN_KEY, {
+      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, policy: costly,
+      action: { tool: "payments.send", amount_minor: 1, currency: "EUR" },
+    });
+    expect(preview.status, preview.text).toBe(422);
+    const parent = await issueGrant(s, agent.id);
+    const countAfterParent = await s.db.store.countRows();
+    const delegated = await s.call("POST", `/grants/${parent.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, policy: costly });
+    expect(delegated.status).toBe(422);
+    expect(delegated.body.diagnostics[0].code).toBe("policy-too-costly");
+    const pushed = await s.call("POST", "/grant-families", ADMIN_KEY, family(costly));
+    expect(pushed.status).toBe(422);
+    expect(pushed.body.diagnostics.map((d: { code: string }) => d.code)).toContain("policy/policy-too-costly");
+    expect(await s.db.store.countRows()).toEqual(countAfterParent);
+    expect(countAfterParent).not.toEqual(before);
+    // One comparison of two values from `args` is within the budget.
+    await issueGrant(s, agent.id, { policy: "args.a == args.b" });
+  });
+
+  /** Gates `args` under `policy`, approves as `member` (201) after `outsider` is refused (422), and retries. */
+  async function approveLarge(policy: string, args: Record<string, unknown>, member: string, outsider: string): Promise<string> {
+    const keyOf = async (identity: string) => (await s.call("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key as string;
+    const [memberKey, outsiderKey] = [await keyOf(member), await keyOf(outsider)];
+    const grant = await issueGrant(s, agent.id, { policy });
+    const action = { grant_id: grant.id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION, args };
+    const gated = await s.call("POST", "/authorize", agent.key, action);
+    expect(gated.body, gated.text.slice(0, 300)).toMatchObject({ outcome: "gated" });
+    expect(Buffer.byteLength(gated.body.residual)).toBeLessThanOrEqual(Buffer.byteLength(policy.replaceAll(",", ", ")));
+    const path = `/decisions/${gated.body.ledger_id}/approve`;
+    const refused = await s.call("POST", path, outsiderKey, {});
+    expect([refused.status, refused.body.code]).toEqual([422, "approver_not_admitted"]);
+    const approval = await s.call("POST", path, memberKey, {});
+    expect(approval.status, approval.text.slice(0, 300)).toBe(201);
+    const retry = await s.call("POST", "/authorize", agent.key, { ...action, approval_id: approval.body.approval_id });
+    expect(retry.body).toMatchObject({ outcome: "allow", approver: member });
+    return gated.body.residual as string;
+  }
+
+  it("issue 33: `approver in [810 addresses]` gives a residual over 4 KiB (its canonical text) that admits its members", async () => {
+    const letters = "abcdefghijklmnopqrstuvwxyz0123456789";
+    const list = Array.from({ length: 810 }, (_, i) => `${letters[Math.floor(i / 36)]}${letters[i % 36]}`);
+    const policy = `approver in [${list.map((a) => `"${a}"`).join(",")}]`;
+    expect(Buffer.byteLength(policy)).toBeLessThanOrEqual(4096);
+    const residual = await approveLarge(policy, {}, list[809]!, "zz");
+    expect(Buffer.byteLength(residual)).toBeGreaterThan(4096);
+  });
+
+  it("issue 33: `approver in args.l` with 1,024 addresses keeps the reference and admits exactly the listed approvers", async () => {
+    const l = Array.from({ length: 1024 }, (_, i) => `person${i}@example.com`);
+    expect(await approveLarge("approver in args.l", { l }, "person1023@example.com", "person1024@example.com")).toBe("approver in args.l");
+  });
 }
 
 forEachStore("hostile policy text over HTTP", suite);

@@ -1,6 +1,6 @@
 // Gate 8: the chain's policies, each evaluated against its own grant's usage, conjoined.
 
-import { compilePolicy, conjoin, type CompiledPolicy, type CompileResult, type Diagnostic } from "@agent-authority/language";
+import { compilePolicy, costMeter, decideChain, LIMITS, type ChainLinkPolicy, type ChainOutcome, type CompileResult, type Diagnostic } from "@agent-authority/language";
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
@@ -23,13 +23,20 @@ export type PolicyVerdict =
 // The cache holds no state that changes a decision: the same text always compiles the same way.
 const compiled = new Map<string, CompileResult>();
 
-function compileCached(text: string): CompileResult {
-  const hit = compiled.get(text);
+function compileCached(text: string, origin: "stored" | "residual" = "stored"): CompileResult {
+  // A residual is keyed apart: it compiles under its own bound, not the policy text limit.
+  const key = origin === "residual" ? `\u0000residual\u0000${text}` : text;
+  const hit = compiled.get(key);
   if (hit !== undefined) return hit;
-  const result = compilePolicy(text);
+  const result = compilePolicy(text, { origin });
   if (compiled.size >= ENGINE_LIMITS.compiledPoliciesMax) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(text, result);
+  compiled.set(key, result);
   return result;
+}
+
+/** A residual compiled as the gate reads it (decision 0131): under its own bound, never the 4 KiB one. */
+function compileResidualCached(text: string): CompileResult {
+  return compileCached(text, "residual");
 }
 
 function first(diagnostics: readonly Diagnostic[]): string {
@@ -67,42 +74,72 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
   const problem = approvalProblem(request, now);
   if (problem !== null) return problem;
   const approver = request.approval?.approver ?? null;
-  const residuals: { policy: CompiledPolicy | null; text: string }[] = [];
+  // One budget of work units for the whole chain and its conjunction (docs/policy-language.md, "Cost").
+  const budget = costMeter(LIMITS.decisionUnitsMax);
+  const links: ChainLinkPolicy[] = [];
+  const positions: number[] = [];
+  let invalid: PolicyVerdict | undefined;
   for (let i = 0; i < chain.length; i += 1) {
     const link = chain[i]!;
     if (link.terms.policy === null) continue;
     const result = compileCached(link.terms.policy);
     if (!result.ok) {
-      return { ok: false, outcome: "deny", code: "policy.invalid", reason: `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, grant_id: link.grant_id };
+      invalid = { ok: false, outcome: "deny", code: "policy.invalid", reason: `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, grant_id: link.grant_id };
+      break;
     }
     const env = policyEnvironment(request, link, now);
-    if (approver !== null) {
-      const value = result.policy.evaluate({ ...env, approver });
-      if (!value.ok) return runtimeError(chain, i, value.error);
-      if (!value.value) {
-        return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, grant_id: link.grant_id };
-      }
+    if (approver === null) {
+      links.push({ policy: result.policy, env });
+      positions.push(i);
       continue;
     }
-    const outcome = result.policy.decide(env);
-    if (outcome.outcome === "deny") {
-      if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
-      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action`, grant_id: link.grant_id };
+    const value = result.policy.evaluate({ ...env, approver }, budget);
+    if (!value.ok) return runtimeError(chain, i, value.error);
+    if (!value.value) {
+      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, grant_id: link.grant_id };
     }
-    // The same residual twice (a child repeating its parent's policy) asks the approver once.
-    if (outcome.outcome === "gated" && !residuals.some((r) => r.text === outcome.residual)) residuals.push(residualOf(outcome.residual));
   }
-  if (approver !== null) return { ok: true, code: "policy.approved", reason: `every policy of the chain allows this action with approver \`${approver}\``, approver };
-  if (residuals.length === 0) return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
-  return gatedVerdict(request, chain[chain.length - 1]!, residuals, now);
+  if (approver !== null) return invalid ?? { ok: true, code: "policy.approved", reason: `every policy of the chain allows this action with approver \`${approver}\``, approver };
+  // The links before one that does not compile still decide first: a refusal among them stands.
+  return chainVerdict(chain, decideChain(links, budget), positions, invalid);
 }
 
-function residualOf(text: string): { policy: CompiledPolicy | null; text: string } {
-  const result = compileCached(text);
-  return { policy: result.ok ? result.policy : null, text };
+/** The verdict of the chain's links decided with `approver` unknown (language `decideChain`). */
+function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positions: readonly number[], invalid: PolicyVerdict | undefined): PolicyVerdict {
+  switch (outcome.outcome) {
+    case "deny": {
+      const i = positions[outcome.link]!;
+      if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
+      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action`, grant_id: chain[i]!.grant_id };
+    }
+    case "cost-exceeded":
+      return costExceeded(outcome.error, outcome.link === null ? undefined : chain[positions[outcome.link]!]!.grant_id);
+    default:
+      if (invalid !== undefined) return invalid;
+  }
+  switch (outcome.outcome) {
+    case "allow":
+      return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
+    case "gated":
+      return {
+        ok: false,
+        outcome: "gated",
+        code: "policy.gated",
+        reason: `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``,
+        residual: outcome.residual,
+      };
+    default:
+      return {
+        ok: false,
+        outcome: "deny",
+        code: "policy.no_single_approver",
+        reason: `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`,
+      };
+  }
 }
 
 function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): PolicyVerdict {
+  if (error.code === "cost-exceeded") return costExceeded(error, chain[i]!.grant_id);
   return {
     ok: false,
     outcome: "deny",
@@ -113,43 +150,42 @@ function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic)
   };
 }
 
-/** Several links gated: one approver must satisfy every residual, so the residuals are conjoined. */
-function gatedVerdict(request: DecisionRequest, leaf: ChainLink, residuals: readonly { policy: CompiledPolicy | null; text: string }[], now: number): PolicyVerdict {
-  const gated = (residual: string): PolicyVerdict => ({
-    ok: false,
-    outcome: "gated",
-    code: "policy.gated",
-    reason: `this action needs a human's approval: an approver satisfying \`${residual}\``,
-    residual,
-  });
-  if (residuals.length === 1) return gated(residuals[0]!.text);
-  const policies = residuals.map((r) => r.policy);
-  if (policies.some((p) => p === null)) return gated(residuals.map((r) => `(${r.text})`).join(" && "));
-  const joint = conjoin(policies as CompiledPolicy[]).decide(policyEnvironment(request, leaf, now));
-  if (joint.outcome === "gated") return gated(joint.residual);
-  if (joint.outcome === "allow") return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
+/** The decision's budget of work units ran out: it denies, whatever the policies would have said. */
+function costExceeded(error: Diagnostic, grantId?: string): PolicyVerdict {
   return {
     ok: false,
     outcome: "deny",
-    code: "policy.no_single_approver",
-    reason: `each policy of the chain can be approved, but no single approver satisfies ${residuals.map((r) => `\`${r.text}\``).join(" and ")}`,
+    ...(grantId === undefined ? {} : { grant_id: grantId }),
+    code: "policy.cost_exceeded",
+    reason: `deciding the chain's policies on this action takes more than the ${LIMITS.decisionUnitsMax} work units one decision may use; it fails closed`,
+    policy_error: error,
   };
 }
 
-/** The names a residual is read with: it speaks of `approver` alone, so every other name is neutral. */
+/** The names a residual is read with, but for `args`: it names no other (its values are stated in it). */
 const RESIDUAL_ENVIRONMENT = Object.freeze({
   amount_minor: 0, currency: "", tool: "", approver: null, agent: "", principal: "", audience: "",
-  uses: 0, spent_minor: 0, hour_utc: 0, weekday_utc: "mon" as const, args: Object.freeze({}),
+  uses: 0, spent_minor: 0, hour_utc: 0, weekday_utc: "mon" as const,
 });
 
 /**
- * Whether `approver` satisfies a gated decision's residual (its "who can approve"), as the policy
- * gate will judge an approval by them. A residual that does not compile or fails at run time
- * admits nobody: it fails closed.
+ * Whether `approver` satisfies a gated decision's residual (its "who can approve") on that
+ * decision's own action, exactly as the policy gate will judge the retry with their approval.
+ *
+ * INVARIANT (admission-is-the-retry): a residual states every name of the decision's environment
+ * as its value but `args` and `approver` (residual.ts, INVARIANT (residual-size)), so reading it
+ * with the decision's own `args` and the approver gives the retry's outcome; with any other `args`
+ * (say none) a part that failed on the action may hold, and admit anyone (decision 0130). A
+ * residual that does not compile or fails at run time admits nobody: it fails closed.
  */
-export function residualAdmits(residual: string, approver: string): boolean {
-  const result = compileCached(residual);
+export function residualAdmits(residual: string, approver: string, args: unknown): boolean {
+  const result = compileResidualCached(residual);
   if (!result.ok) return false;
-  const value = result.policy.evaluate({ ...RESIDUAL_ENVIRONMENT, approver });
+  const value = result.policy.evaluate({ ...RESIDUAL_ENVIRONMENT, args: argsObject(args), approver });
   return value.ok && value.value === true;
+}
+
+/** The decision's `args` as the gate read them: a JSON object, anything else is no arguments. */
+function argsObject(args: unknown): Readonly<Record<string, unknown>> {
+  return args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 }

@@ -42,6 +42,7 @@ export const REASONS = Object.freeze({
   "policy.deny": entry("policy", "deny", "a policy of the chain refuses the action, whoever approves it"),
   "policy.gated": entry("policy", "gated", "the policies allow the action only with a human's approval; the residual says whose"),
   "policy.error": entry("policy", "deny", "a policy failed at run time and failed closed"),
+  "policy.cost_exceeded": entry("policy", "deny", "deciding the chain's policies on this action took more work units than one decision may use; it fails closed"),
   "policy.invalid": entry("policy", "deny", "a stored policy does not compile; it fails closed"),
   "policy.no_single_approver": entry("policy", "deny", "each policy can be approved, but no single approver satisfies them all"),
   "approval.wrong_grant": entry("policy", "deny", "the presented approval was given for another grant"),

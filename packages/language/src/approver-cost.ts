@@ -80,8 +80,7 @@ function approverMentions(root: Expr): Set<Expr> {
  * The error for a policy whose decision could need more than the search limits: refused when it
  * is written, so that no decision is ever cut short by them.
  */
-export function approverCostError(root: Expr): Diagnostic | undefined {
-  const cost = approverCost(root);
+export function approverCostError(root: Expr, cost: ApproverCost = approverCost(root)): Diagnostic | undefined {
   if (cost.candidates <= LIMITS.approverCandidatesMax && cost.steps <= LIMITS.approverSearchStepsMax) return undefined;
   return error(
     "approver-search-too-large",

@@ -3,7 +3,8 @@ import type { Span } from "@agent-authority/grammar";
 import { chainOperands, type Expr, type ExprOf } from "./ast.js";
 import type { Type, TypeTable } from "./check.js";
 import type { PolicyEnvironment } from "./environment.js";
-import { codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, listTooLong, member, readPath, type Value } from "./values.js";
+import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
+import { charge, codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, listTooLong, member, readPath, type Value } from "./values.js";
 
 /** The environment as evaluation sees it; `approver` may be absent (read as null). */
 export type EvalEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?: string | null };
@@ -96,34 +97,41 @@ class Compiler {
   private call(e: ExprOf<"call">): Compiled {
     const args = e.args.map((a) => this.compile(a));
     const span = e.span;
+    // A function of a value from `args` is charged its cost from FUNCTION_COSTS before it runs
+    // (INVARIANT (charged-before-work)); of literals and environment names, its node pays for it.
     if (e.callee === "size") {
       const arg = args[0]!.fn;
+      const dyn = this.type(e.args[0]!) === "dyn";
       return {
         fn: (env) => {
           const v = arg(env);
           if (v === FAIL) return FAIL;
+          if (dyn && charge(FUNCTION_COSTS.size([sizeOf(v)]), span) === FAIL) return FAIL;
           if (typeof v === "string") return codePointLength(v);
           if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
           return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
         },
-        canFail: args[0]!.canFail || this.type(e.args[0]!) === "dyn",
+        canFail: args[0]!.canFail || dyn,
       };
     }
     if (e.callee === "lower") {
       const arg = args[0]!.fn;
+      const dyn = this.type(e.args[0]!) === "dyn";
       return {
         fn: (env) => {
           const v = arg(env);
           if (v === FAIL) return FAIL;
+          if (dyn && charge(FUNCTION_COSTS.lower([sizeOf(v)]), span) === FAIL) return FAIL;
           return typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span);
         },
-        canFail: args[0]!.canFail || this.type(e.args[0]!) === "dyn",
+        canFail: args[0]!.canFail || dyn,
       };
     }
     const starts = e.callee === "startsWith";
     const s = args[0]!.fn;
     const p = args[1]!.fn;
     const callee = e.callee;
+    const cost = starts ? FUNCTION_COSTS.startsWith : FUNCTION_COSTS.endsWith;
     if (this.type(e.args[0]!) === "string" && this.type(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
       const fn: Evaluator = starts ? (env) => (s(env) as string).startsWith(p(env) as string) : (env) => (s(env) as string).endsWith(p(env) as string);
       return { fn, canFail: false };
@@ -137,6 +145,7 @@ class Compiler {
         if (typeof a !== "string" || typeof b !== "string") {
           return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof a !== "string" ? a : b)}\``, span);
         }
+        if (charge(cost([a.length, b.length]), span) === FAIL) return FAIL;
         return starts ? a.startsWith(b) : a.endsWith(b);
       },
       canFail: true,
@@ -433,7 +442,7 @@ function ordering(op: string, l: Compiled, r: Compiled, lt: Type, rt: Type, span
       const b = rf(env);
       if (b === FAIL) return FAIL;
       if (isInt(a) && isInt(b)) return test(a - b);
-      if (typeof a === "string" && typeof b === "string") return test(compareStrings(a, b));
+      if (typeof a === "string" && typeof b === "string") return charge(stringUnits(Math.min(a.length, b.length)), span) ?? test(compareStrings(a, b));
       return fail("runtime-type", `cannot order \`${describe(a)}\` and \`${describe(b)}\``, span, "ordering is defined on two ints or two strings");
     },
     canFail: true,

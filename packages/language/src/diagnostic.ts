@@ -12,6 +12,7 @@ export const DIAGNOSTIC_CODES = [
   "list-too-long",
   "integer-out-of-range",
   "approver-search-too-large",
+  "policy-too-costly",
   // Lexical and syntax errors.
   "unexpected-character",
   "unterminated-string",
@@ -30,6 +31,7 @@ export const DIAGNOSTIC_CODES = [
   "runtime-type",
   "integer-overflow",
   "value-too-deep",
+  "cost-exceeded",
   // Lint warnings.
   "constant-condition",
   "redundant-disjunct",

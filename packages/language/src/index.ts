@@ -4,7 +4,8 @@ export { LIMITS } from "./limits.js";
 export {
   checkEnvironment, ENVIRONMENT_NAMES, ENVIRONMENT_TYPES, FUNCTION_ARITY, WEEKDAYS, type EnvironmentInput, type PolicyEnvironment, type Weekday,
 } from "./environment.js";
-export { compilePolicy, conjoin, formatPolicy, lintPolicy, type CompiledPolicy, type CompileResult, type EvaluationResult, type PolicyOutcome } from "./policy.js";
+export { FUNCTION_COSTS, costEstimate, stringUnits, type CostEstimate, type FunctionCost } from "./cost.js";
+export { compilePolicy, conjoin, costMeter, decideChain, type ChainLinkPolicy, type ChainOutcome, type CostMeter, formatPolicy, lintPolicy, type CompiledPolicy, type CompileResult, type EvaluationResult, type PolicyOrigin, type PolicyOutcome } from "./policy.js";
 export { parsePolicy, type ParseResult } from "./parse.js";
 export { checkPolicy, type CheckResult, type Type } from "./check.js";
 export { formatExpr } from "./format.js";

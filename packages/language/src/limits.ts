@@ -27,6 +27,19 @@ export const LIMITS = Object.freeze({
   approverSearchStepsMax: 262_144,
   /** Steps of lint's implication, redundancy and contradiction checks; past it they stay silent (docs/decisions/0112). */
   lintStepsMax: 25_000,
+  /**
+   * Work units of one evaluation of one policy (docs/policy-language.md, "Cost"). A policy whose
+   * static worst case exceeds it is refused when it is written (`policy-too-costly`); an
+   * evaluation that reaches it at run time fails closed (`cost-exceeded`).
+   */
+  evaluationUnitsMax: 65_536,
+  /** Work units of one whole decision: every policy of the delegation chain and their conjunction. */
+  decisionUnitsMax: 262_144,
+  /**
+   * Bytes of the JSON of `args` the static estimate assumes at worst (the server's whole request
+   * body is at most 64 KiB). Larger `args` are still bounded: by the run-time charge.
+   */
+  argsBytesMax: 65_536,
   /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
   integerMax: Number.MAX_SAFE_INTEGER,
   integerMin: Number.MIN_SAFE_INTEGER,

@@ -60,6 +60,7 @@ class Linter {
   private readonly implications = new Map<number, boolean>();
   private readonly never = new Map<Expr, boolean>();
   private readonly bounds = new Map<Expr, Bound | undefined>();
+  private readonly memberships = new Map<Expr, { subject: number; values: ReadonlySet<string> } | undefined>();
 
   constructor(
     root: Expr,
@@ -334,8 +335,11 @@ class Linter {
    * test). Memoized on the pair, and bounded by the step budget: unknown answers false.
    */
   implies(x: Expr, y: Expr): boolean {
-    // Keys are below the number of nodes (at most a few thousand), so the pair fits one safe integer.
-    const pair = this.key(x) * 0x10_0000 + this.key(y);
+    // Keys are below the number of nodes (at most a few thousand), so the pair fits one small
+    // integer, which a Map hashes without allocating (a larger key would be a heap number).
+    const kx = this.key(x);
+    const ky = this.key(y);
+    const pair = kx < 0x7fff && ky < 0x7fff ? kx * 0x8000 + ky : 2 ** 31 + kx * 0x10_0000 + ky;
     const known = this.implications.get(pair);
     if (known !== undefined) return known;
     const answer = this.spend() && this.impliesUncached(x, y);
@@ -355,13 +359,20 @@ class Linter {
     if (bx !== undefined && by !== undefined && bx.key === by.key) return bx.low >= by.low && bx.high <= by.high;
     const mx = this.membership(x);
     const my = this.membership(y);
-    if (mx !== undefined && my !== undefined && mx.subject === my.subject) return mx.values.every((v) => my.values.includes(v));
+    if (mx !== undefined && my !== undefined && mx.subject === my.subject) {
+      for (const v of mx.values) if (!my.values.has(v)) return false;
+      return true;
+    }
     return false;
   }
 
-  private membership(e: Expr): { subject: number; values: string[] } | undefined {
+  private membership(e: Expr): { subject: number; values: ReadonlySet<string> } | undefined {
+    // Memoized: the pairwise checks of a long disjunction ask for the same node many times.
+    if (this.memberships.has(e)) return this.memberships.get(e);
     const m = membership(e);
-    return m === undefined ? undefined : { subject: this.key(m.subject), values: m.values };
+    const found = m === undefined ? undefined : { subject: this.key(m.subject), values: new Set(m.values) };
+    this.memberships.set(e, found);
+    return found;
   }
 
   /** Whether `e` never evaluates to true (a sound, incomplete test; memoized, bounded by the budget). */

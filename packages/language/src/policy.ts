@@ -12,9 +12,10 @@ import { lintAst } from "./lint.js";
 import { hiddenCharacterWarnings, mixedScriptWarnings } from "./hidden-lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
-import { approverCostError } from "./approver-cost.js";
-import { compileResidual, residualText, search, type PartialEvaluator } from "./residual.js";
-import { describe, FAIL, failure } from "./values.js";
+import { approverCost, approverCostError } from "./approver-cost.js";
+import { and, compileResidual, residualText, sameFormula, search, withListCache, type Formula, type PartialEvaluator } from "./residual.js";
+import { costError, costEstimate, searchUnits, type CostEstimate } from "./cost.js";
+import { charge, describe, FAIL, failure, meter } from "./values.js";
 
 export type PolicyOutcome =
   | { readonly outcome: "allow" }
@@ -23,18 +24,46 @@ export type PolicyOutcome =
 
 export type EvaluationResult = { readonly ok: true; readonly value: boolean } | { readonly ok: false; readonly error: Diagnostic };
 
+/**
+ * A budget of work units shared by several evaluations (a delegation chain's policies, one
+ * decision): each adds what it spent, and one that would pass `limit` fails closed.
+ */
+export interface CostMeter {
+  spent: number;
+  readonly limit: number;
+}
+
+/** A fresh meter; by default the budget of one whole decision. */
+export function costMeter(limit: number = LIMITS.decisionUnitsMax): CostMeter {
+  return { spent: 0, limit };
+}
+
 export interface CompiledPolicy {
   /** The canonical (formatted) source. */
   readonly text: string;
-  /** Evaluates with every name bound, `approver` included (it may be null). */
-  evaluate(env: PolicyEnvironment): EvaluationResult;
+  /** The static worst case of this policy's work, in units (docs/policy-language.md, "Cost"). */
+  readonly cost: CostEstimate;
+  /**
+   * Evaluates with every name bound, `approver` included (it may be null). Charged to `budget`,
+   * or to a budget of its own of LIMITS.evaluationUnitsMax.
+   */
+  evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult;
   /** Partial evaluation with `approver` unknown: allow, deny, or gated with the residual. */
-  decide(env: Omit<PolicyEnvironment, "approver">): PolicyOutcome;
+  decide(env: Omit<PolicyEnvironment, "approver">, budget?: CostMeter): PolicyOutcome;
 }
 
 export type CompileResult =
   | { readonly ok: true; readonly policy: CompiledPolicy; readonly warnings: readonly Diagnostic[] }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+
+/** One policy's partial evaluation, its residual kept as a formula for a chain to conjoin. */
+type PartOutcome =
+  | { readonly kind: "allow" }
+  | { readonly kind: "deny"; readonly error?: Diagnostic }
+  | { readonly kind: "gated"; readonly formula: Formula; readonly everyone: boolean };
+
+const ALLOW_PART: PartOutcome = Object.freeze({ kind: "allow" });
+const DENY_PART: PartOutcome = Object.freeze({ kind: "deny" });
 
 const TRUE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: true });
 const FALSE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: false });
@@ -46,13 +75,41 @@ class Policy implements CompiledPolicy {
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private residual: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
+  private canonicalBytes: number | undefined;
 
   /** The checked tree, kept for `conjoin` and for compiling partial evaluation on demand. */
   constructor(
     readonly ast: Expr,
     readonly types: TypeTable,
+    readonly cost: CostEstimate,
   ) {
     this.root = compileExpr(ast, types);
+  }
+
+  /**
+   * Opens the shared meter for one evaluation of this policy, charged `units` up front; false when
+   * that alone passes the limit.
+   */
+  private begin(budget: CostMeter | undefined, units: number): boolean {
+    const before = budget === undefined ? 0 : budget.spent;
+    meter.spent = before + units;
+    // One policy never spends more than its own budget, whatever is left of a shared one.
+    meter.limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
+    return meter.spent <= meter.limit;
+  }
+
+  /** Closes the meter, adding what was spent to `budget`; the limit it passed, or undefined. */
+  private end(budget: CostMeter | undefined): number | undefined {
+    const limit = meter.limit;
+    const kept = meter.spent <= limit;
+    if (budget !== undefined) budget.spent = meter.spent;
+    meter.limit = Number.POSITIVE_INFINITY;
+    return kept ? undefined : limit;
+  }
+
+  private exceeded(limit: number): Diagnostic {
+    const message = `evaluation used more than its budget of ${limit} work units`;
+    return error("cost-exceeded", message, this.ast.span, "the action's `args` are too large for what this policy does with them; the policy refuses");
   }
 
   private residualOf(): PartialEvaluator | null {
@@ -73,23 +130,47 @@ class Policy implements CompiledPolicy {
     return (this.canonical ??= formatExpr(this.ast));
   }
 
-  evaluate(env: PolicyEnvironment): EvaluationResult {
-    const v = this.root(env);
+  /** The UTF-8 length of the canonical text: the bound of this policy's residuals. */
+  get textBytes(): number {
+    return (this.canonicalBytes ??= utf8Length(this.text));
+  }
+
+  evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult {
+    const v = this.begin(budget, this.cost.nodes) ? this.root(env) : FAIL;
+    const passed = this.end(budget);
+    if (passed !== undefined) return { ok: false, error: this.exceeded(passed) };
     if (v === true) return TRUE_RESULT;
     if (v === false) return FALSE_RESULT;
     return { ok: false, error: this.failureOf(v) };
   }
 
-  decide(env: Omit<PolicyEnvironment, "approver">): PolicyOutcome {
+  decide(env: Omit<PolicyEnvironment, "approver">, budget?: CostMeter): PolicyOutcome {
+    const part = this.partial(env, budget);
+    if (part.kind !== "gated") return part.kind === "allow" ? ALLOW : part.error === undefined ? DENY : { outcome: "deny", error: part.error };
+    return { outcome: "gated", residual: residualText(part.formula, part.everyone, this.textBytes) };
+  }
+
+  /** Partial evaluation, charged to `budget`; a gated outcome keeps its residual as a formula. */
+  partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
+    // Deciding walks the tree twice when there is a residual to build, once otherwise.
+    const passes = this.residualOf() === null ? 1 : 2;
+    const outcome = this.begin(budget, passes * this.cost.nodes) ? this.decideWithin(env) : DENY_PART;
+    // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
+    const passed = this.end(budget);
+    if (passed !== undefined) return { kind: "deny", error: this.exceeded(passed) };
+    return outcome;
+  }
+
+  private decideWithin(env: Omit<PolicyEnvironment, "approver">): PartOutcome {
     // `approver` is unknown here whatever the caller passed: a full environment must not leak one in.
     const given = env as EvalEnv;
     const withoutApprover: EvalEnv = given.approver === undefined || given.approver === null ? given : { ...given, approver: null };
     const residual = this.residualOf();
     if (residual === null) {
       const v = this.root(withoutApprover);
-      if (v === true) return ALLOW;
-      if (v === false) return DENY;
-      return { outcome: "deny", error: this.failureOf(v) };
+      if (v === true) return ALLOW_PART;
+      if (v === false) return DENY_PART;
+      return { kind: "deny", error: this.failureOf(v) };
     }
     // With `approver` unknown: evaluate once with no approval (approver is null), and fold the
     // policy's tree over a non-null approver into its residual (docs/decisions/0110).
@@ -99,10 +180,11 @@ class Policy implements CompiledPolicy {
     const errors: Diagnostic[] = [];
     const r = residual(withoutApprover, errors);
     const found = search(r);
-    if (none === true && found.everyone) return ALLOW;
-    if (found.witness !== undefined) return { outcome: "gated", residual: residualText(r, found.everyone) };
+    if (charge(searchUnits(found.steps), this.ast.span) === FAIL) return DENY_PART;
+    if (none === true && found.everyone) return ALLOW_PART;
+    if (found.witness !== undefined) return { kind: "gated", formula: r, everyone: found.everyone };
     const reason = errors[0];
-    return reason === undefined ? DENY : { outcome: "deny", error: reason };
+    return reason === undefined ? DENY_PART : { kind: "deny", error: reason };
   }
 
   private failureOf(v: unknown): Diagnostic {
@@ -111,15 +193,29 @@ class Policy implements CompiledPolicy {
   }
 }
 
+/**
+ * What a text to compile is. `issue` (the default): a policy being written or issued, held to
+ * every limit. `stored`: a policy accepted when its grant was issued, decided now; the run-time
+ * cost budget still bounds every evaluation. `residual`: the residual of a gated decision, read
+ * back to judge an approver; it is bounded by construction (never larger than its policies, decision
+ * 0131), so the policy text limit and the issue-time estimates do not apply to it.
+ */
+export type PolicyOrigin = "issue" | "stored" | "residual";
+
 /** Parses, checks and compiles `text`. Never throws; a grant without a policy has the policy `true`. */
-export function compilePolicy(text: string): CompileResult {
-  const parsed = parsePolicy(text);
+export function compilePolicy(text: string, options: { readonly origin?: PolicyOrigin } = {}): CompileResult {
+  const origin = options.origin ?? "issue";
+  const parsed = parsePolicy(text, { skipTextLimit: origin === "residual" });
   if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
   const checked = checkPolicy(parsed.ast);
   if (checked.diagnostics.length > 0) return { ok: false, diagnostics: [...checked.diagnostics].sort(byPosition) };
-  const tooLarge = approverCostError(parsed.ast);
+  const search = approverCost(parsed.ast);
+  const tooLarge = origin === "residual" ? undefined : approverCostError(parsed.ast, search);
   if (tooLarge !== undefined) return { ok: false, diagnostics: [tooLarge] };
-  const policy = new Policy(parsed.ast, checked.types);
+  const estimate = costEstimate(parsed.ast, checked.types, search);
+  const tooCostly = origin === "issue" ? costError(parsed.ast, estimate) : undefined;
+  if (tooCostly !== undefined) return { ok: false, diagnostics: [tooCostly] };
+  const policy = new Policy(parsed.ast, checked.types, estimate);
   const ast = parsed.ast;
   let warnings: readonly Diagnostic[] | undefined;
   // Lint runs when its warnings are first read: deciding never needs them, and compiling stays cheap.
@@ -161,9 +257,71 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   const reparsed = parsePolicy(formatExpr(ast), { skipTextLimit: true });
   if (reparsed.ok) {
     const checked = checkPolicy(reparsed.ast);
-    if (checked.diagnostics.length === 0) return new Policy(reparsed.ast, checked.types);
+    if (checked.diagnostics.length === 0) return new Policy(reparsed.ast, checked.types, costEstimate(reparsed.ast, checked.types));
   }
-  return new Policy(ast, nodeTypes);
+  return new Policy(ast, nodeTypes, costEstimate(ast, nodeTypes));
+}
+
+/** One link of a delegation chain: its policy and the environment it is decided in. */
+export interface ChainLinkPolicy {
+  readonly policy: CompiledPolicy;
+  readonly env: Omit<PolicyEnvironment, "approver">;
+}
+
+export type ChainOutcome =
+  | { readonly outcome: "allow" }
+  /** Link `link` refuses the action whoever approves it (with the run-time error, if one decided). */
+  | { readonly outcome: "deny"; readonly link: number; readonly error?: Diagnostic }
+  | { readonly outcome: "gated"; readonly residual: string }
+  /** Each gated link can be approved, but no single approver satisfies them all. */
+  | { readonly outcome: "no-single-approver"; readonly residuals: readonly string[] }
+  /** The decision's budget of work units ran out. */
+  | { readonly outcome: "cost-exceeded"; readonly link: number | null; readonly error: Diagnostic };
+
+/**
+ * Decides a delegation chain (root first) with `approver` unknown, each policy in its own link's
+ * environment, as the conjunction of the links: the first link that refuses denies; the residuals
+ * of the gated links are conjoined as formulas, so one approver must satisfy them all, and their
+ * text is printed once. No residual is printed and parsed again: the work is the links' partial
+ * evaluations and one search, all charged to one budget (decision 0132).
+ */
+export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter = costMeter()): ChainOutcome {
+  // The links read the same `args`: a list is read once for all of them.
+  return withListCache(() => decideLinks(links, budget));
+}
+
+function decideLinks(links: readonly ChainLinkPolicy[], budget: CostMeter): ChainOutcome {
+  const gated: { readonly policy: CompiledPolicy; readonly formula: Formula }[] = [];
+  let everyone = true;
+  for (let i = 0; i < links.length; i++) {
+    const { policy, env } = links[i]!;
+    if (!(policy instanceof Policy)) throw new TypeError("decideChain takes policies made by compilePolicy or conjoin");
+    const part = policy.partial(env, budget);
+    if (part.kind === "deny") {
+      if (part.error?.code === "cost-exceeded") return { outcome: "cost-exceeded", link: i, error: part.error };
+      return part.error === undefined ? { outcome: "deny", link: i } : { outcome: "deny", link: i, error: part.error };
+    }
+    if (part.kind !== "gated") continue;
+    // The same residual twice (a child repeating its parent's policy) asks the approver once.
+    if (gated.some((g) => g.policy === policy && sameFormula(g.formula, part.formula))) continue;
+    gated.push({ policy, formula: part.formula });
+    everyone &&= part.everyone;
+  }
+  if (gated.length === 0) return { outcome: "allow" };
+  // INVARIANT (residual-size): the residual's text is no longer than the gated policies' together.
+  const bytesMax = gated.reduce((n, g) => n + (g.policy as Policy).textBytes + 8, 0);
+  if (gated.length === 1) return { outcome: "gated", residual: residualText(gated[0]!.formula, everyone, bytesMax) };
+  let joint: Formula = true;
+  for (const g of gated) joint = and(joint, g.formula);
+  const found = search(joint);
+  budget.spent += searchUnits(found.steps);
+  if (budget.spent > budget.limit) return { outcome: "cost-exceeded", link: null, error: costExceededError(budget) };
+  if (found.witness !== undefined) return { outcome: "gated", residual: residualText(joint, found.everyone, bytesMax) };
+  return { outcome: "no-single-approver", residuals: gated.map((g) => residualText(g.formula, false, (g.policy as Policy).textBytes)) };
+}
+
+function costExceededError(budget: CostMeter): Diagnostic {
+  return error("cost-exceeded", `evaluation used more than its budget of ${budget.limit} work units`, { start: 0, end: 0 }, "the action's `args` are too large for what these policies do with them; the decision refuses");
 }
 
 /**

@@ -6,8 +6,8 @@ import { mapChildren, mentionsApprover } from "./ast.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
-import { LIMITS } from "./limits.js";
-import { describe, FAIL, fail, failure, type Value } from "./values.js";
+import { LIMITS, utf8Length } from "./limits.js";
+import { charge, describe, FAIL, fail, failure, type Value } from "./values.js";
 
 /**
  * A part of the policy that failed at run time, kept as its own source with the names it reads
@@ -31,13 +31,23 @@ export interface Failed {
 export type Formula =
   | boolean
   | Failed
-  | { readonly k: "eq"; readonly value: string }
-  | { readonly k: "in"; readonly values: readonly string[]; readonly lookup?: ReadonlySet<string> }
-  | { readonly k: "startsWith"; readonly value: string }
-  | { readonly k: "endsWith"; readonly value: string }
+  | { readonly k: "eq"; readonly value: string; readonly source?: Source }
+  | { readonly k: "in"; readonly values: readonly string[]; readonly lookup?: ReadonlySet<string>; readonly source?: Source }
+  | { readonly k: "startsWith"; readonly value: string; readonly source?: Source }
+  | { readonly k: "endsWith"; readonly value: string; readonly source?: Source }
   | { readonly k: "not"; readonly a: Formula; readonly partial: boolean }
   | { readonly k: "and"; readonly a: Formula; readonly b: Formula; readonly partial: boolean }
   | { readonly k: "or"; readonly a: Formula; readonly b: Formula; readonly partial: boolean };
+
+/**
+ * Where an atom's value came from, when it was read from `args`: the expression as written and
+ * the environment it was read in. A residual too large with its values stated prints this instead,
+ * a reference to the decision's own `args` (decision 0131).
+ */
+export interface Source {
+  readonly expr: Expr;
+  readonly env: EvalEnv;
+}
 
 /** Whether `f` fails for every approver. */
 function fails(f: Formula): boolean {
@@ -125,23 +135,27 @@ export function compileResidual(e: Expr, evaluatorOf: (e: Expr) => Evaluator): P
 /** An approver atom: `approver ==`/`!=`/`in` something, or `startsWith`/`endsWith(approver, …)`. */
 function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvaluator {
   if (e.kind === "call") {
-    const other = evaluatorOf(e.args[1]!);
+    const otherExpr = e.args[1]!;
+    const other = evaluatorOf(otherExpr);
     const k = e.callee === "startsWith" ? "startsWith" : "endsWith";
+    const dynamic = readsArgs(otherExpr);
     return (env, errors) => {
       const v = other(env);
       if (v === FAIL) return failed(errors, e, env);
       if (typeof v !== "string") return failed(errors, e, env, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
-      return { k, value: v };
+      return dynamic ? { k, value: v, source: { expr: otherExpr, env } } : { k, value: v };
     };
   }
   const b = e as ExprOf<"binary">;
   const approverLeft = b.left.kind === "name" && b.left.name === "approver";
-  const other = evaluatorOf(approverLeft ? b.right : b.left);
+  const otherExpr = approverLeft ? b.right : b.left;
+  const other = evaluatorOf(otherExpr);
+  const dynamic = readsArgs(otherExpr);
   if (b.op === "in") {
     return (env, errors) => {
       const v = other(env);
       if (v === FAIL) return failed(errors, b, env);
-      return membership(v, b, env, errors);
+      return membership(v, b, env, errors, dynamic ? { expr: otherExpr, env } : undefined);
     };
   }
   const negate = b.op === "!=";
@@ -150,36 +164,93 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
     if (v === FAIL) return failed(errors, b, env);
     if (v === null) return negate;
     if (typeof v !== "string") return failed(errors, b, env, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
-    const atom: Formula = { k: "eq", value: v };
+    const atom: Formula = dynamic ? { k: "eq", value: v, source: { expr: otherExpr, env } } : { k: "eq", value: v };
     return negate ? not(atom) : atom;
   };
 }
 
+/** Whether `e` reads a value from `args`. */
+function readsArgs(e: Expr): boolean {
+  if (e.kind === "name") return e.name === "args";
+  let found = false;
+  mapChildren(e, (x) => {
+    found ||= readsArgs(x);
+    return x;
+  });
+  return found;
+}
+
 /** `approver in list` is `approver == a || approver == b || …`, left to right. */
-function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diagnostic[]): Formula {
+function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diagnostic[], source: Source | undefined): Formula {
   const span = e.span;
   if (!Array.isArray(list)) return failed(errors, e, env, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
   if (list.length > LIMITS.listElementsMax) {
     return failed(errors, e, env, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
   }
+  // One unit per element (INVARIANT (charged-before-work)); past the budget, the decision denies.
+  if (charge(list.length, span) === FAIL) return failed(errors, e, env);
+  const read = stringsOf(list);
+  if (read.bad !== undefined) {
+    // Evaluation fails here unless an earlier element matched.
+    errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(read.bad)}\``, span });
+    const unless = inAtom(read.values);
+    return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
+  }
+  return inAtom(read.values, read.lookup, source);
+}
+
+/** The distinct strings of a list up to its first element that is neither a string nor null. */
+interface ListStrings {
+  readonly values: readonly string[];
+  readonly lookup: ReadonlySet<string>;
+  /** The first element that is neither a string nor null, if any. */
+  readonly bad?: Value;
+}
+
+/**
+ * The lists already read while one delegation chain is decided (`withListCache`): every link of a
+ * chain reads the same `args`, so `approver in args.l` on 64 links reads the list once. Set only
+ * for the span of one synchronous call, so no list is trusted to be unchanged across decisions.
+ */
+let listCache: Map<readonly Value[], ListStrings> | undefined;
+
+export function withListCache<T>(run: () => T): T {
+  const outer = listCache;
+  listCache = outer ?? new Map();
+  try {
+    return run();
+  } finally {
+    listCache = outer;
+  }
+}
+
+function stringsOf(list: readonly Value[]): ListStrings {
+  const cached = listCache?.get(list);
+  if (cached !== undefined) return cached;
   const values: string[] = [];
+  const lookup = new Set<string>();
+  let bad: Value | undefined;
   for (const element of list) {
     if (element === null || element === undefined) continue;
     if (typeof element !== "string") {
-      // Evaluation fails here unless an earlier element matched.
-      errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(element)}\``, span });
-      const unless = inAtom(values);
-      return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
+      bad = element;
+      break;
     }
-    if (!values.includes(element)) values.push(element);
+    if (!lookup.has(element)) {
+      lookup.add(element);
+      values.push(element);
+    }
   }
-  return inAtom(values);
+  const read: ListStrings = bad === undefined ? { values, lookup } : { values, lookup, bad };
+  listCache?.set(list, read);
+  return read;
 }
 
-function inAtom(values: readonly string[]): Formula {
+function inAtom(values: readonly string[], lookup?: ReadonlySet<string>, source?: Source): Formula {
   // A long list gets a set, so trying thousands of candidates stays linear.
   if (values.length === 0) return false;
-  return values.length > 16 ? { k: "in", values, lookup: new Set(values) } : { k: "in", values };
+  const atom = values.length > 16 ? { k: "in" as const, values, lookup: lookup ?? new Set(values) } : { k: "in" as const, values };
+  return source === undefined ? atom : { ...atom, source };
 }
 
 function failed(errors: Diagnostic[], expr: Expr, env: EvalEnv, _signal?: typeof FAIL): Formula {
@@ -221,6 +292,29 @@ export function holds(f: Formula, approver: string): boolean {
   return valueFor(f, approver) === true;
 }
 
+/** Whether `a` and `b` are the same formula, node for node (failure leaves: the same part on the same action). */
+export function sameFormula(a: Formula, b: Formula): boolean {
+  if (a === b) return true;
+  if (typeof a === "boolean" || typeof b === "boolean" || a.k !== b.k) return false;
+  switch (a.k) {
+    case "error":
+      return b.k === "error" && a.expr === b.expr && a.env === b.env && (a.unless === b.unless || (a.unless !== undefined && b.unless !== undefined && sameFormula(a.unless, b.unless)));
+    case "eq":
+    case "startsWith":
+    case "endsWith":
+      return a.value === (b as typeof a).value;
+    case "in": {
+      const other = (b as typeof a).values;
+      return a.values.length === other.length && a.values.every((v, i) => v === other[i]);
+    }
+    case "not":
+      return sameFormula(a.a, (b as typeof a).a);
+    case "and":
+    case "or":
+      return sameFormula(a.a, (b as typeof a).a) && sameFormula(a.b, (b as typeof a).b);
+  }
+}
+
 /** The number of nodes of `f` (a failure leaf is one: evaluation stops there). */
 export function formulaSize(f: Formula): number {
   if (typeof f === "boolean") return 1;
@@ -239,22 +333,29 @@ export function formulaSize(f: Formula): number {
 
 /** The constants of `f`'s atoms, gathered in one walk. */
 interface Constants {
-  readonly equal: Set<string>;
+  readonly equal: ReadonlySet<string>;
   readonly prefixes: Set<string>;
   readonly suffixes: Set<string>;
 }
 
 function constantsOf(f: Formula): Constants {
-  const out: Constants = { equal: new Set(), prefixes: new Set([""]), suffixes: new Set([""]) };
+  const out = { equal: new Set<string>(), prefixes: new Set([""]), suffixes: new Set([""]) };
+  // The constants in the order met: single values, and the lists of `in` atoms, one list (however
+  // many atoms read it) used as it is when it is the only one, not copied.
+  const met: (string | ReadonlySet<string> | readonly string[])[] = [];
+  const lists = new Set<ReadonlySet<string> | readonly string[]>();
   const visit = (g: Formula): void => {
     if (typeof g === "boolean") return;
     switch (g.k) {
       case "eq":
-        out.equal.add(g.value);
+        met.push(g.value);
         return;
-      case "in":
-        for (const v of g.values) out.equal.add(v);
+      case "in": {
+        const list = g.lookup ?? g.values;
+        if (!lists.has(list)) met.push(list);
+        lists.add(list);
         return;
+      }
       case "startsWith":
         out.prefixes.add(g.value);
         return;
@@ -275,6 +376,14 @@ function constantsOf(f: Formula): Constants {
     }
   };
   visit(f);
+  if (met.length === 1 && typeof met[0] !== "string") {
+    const only = met[0]!;
+    return { ...out, equal: only instanceof Set ? only : new Set(only as readonly string[]) };
+  }
+  for (const item of met) {
+    if (typeof item === "string") out.equal.add(item);
+    else for (const v of item) out.equal.add(v);
+  }
   return out;
 }
 
@@ -300,24 +409,50 @@ function constantsOf(f: Formula): Constants {
  */
 export function candidates(f: Formula, max: number = LIMITS.approverCandidatesMax): { readonly list: readonly string[]; readonly complete: boolean } {
   const { equal, prefixes, suffixes } = constantsOf(f);
-  const list = [...equal].slice(0, max);
-  let complete = equal.size <= max;
+  // The fresh strings first: against a long list of constants one of them is the exception (or
+  // the witness) a search looks for, so it stops after a few candidates instead of the whole list.
+  const list: string[] = [];
+  let complete = true;
   const x = freshCharacter([equal, prefixes, suffixes]);
-  if (x === undefined) return { list, complete: false };
-  outer: for (const p of prefixes) {
-    for (const s of suffixes) {
-      if (list.length >= max) {
-        complete = false;
-        break outer;
+  if (x === undefined) complete = false;
+  else {
+    outer: for (const p of prefixes) {
+      for (const s of suffixes) {
+        if (list.length >= max) {
+          complete = false;
+          break outer;
+        }
+        list.push(p + x + s);
       }
-      list.push(p + x + s);
     }
+  }
+  for (const c of equal) {
+    if (list.length >= max) {
+      complete = false;
+      break;
+    }
+    list.push(c);
   }
   return { list, complete };
 }
 
 /** A UTF-16 code unit used by no string of `groups` (private-use ones first), if there is one. */
-function freshCharacter(groups: readonly Set<string>[]): string | undefined {
+function freshCharacter(groups: readonly ReadonlySet<string>[]): string | undefined {
+  // Almost always the first private-use character is free: a native search of each string says so.
+  for (let code = 0xe000; code < 0xe008; code++) {
+    const c = String.fromCharCode(code);
+    let free = true;
+    for (const group of groups) {
+      for (const value of group) {
+        if (value.includes(c)) {
+          free = false;
+          break;
+        }
+      }
+      if (!free) break;
+    }
+    if (free) return c;
+  }
   const used = new Set<number>();
   for (const group of groups) for (const value of group) for (let i = 0; i < value.length; i++) used.add(value.charCodeAt(i));
   for (let n = 0; n < 0x10000; n++) {
@@ -336,6 +471,8 @@ export interface Search {
   readonly everyone: boolean;
   /** Candidates tried. */
   readonly tried: number;
+  /** Candidate × node tests made: what the cost model charges for the search. */
+  readonly steps: number;
 }
 
 /**
@@ -344,9 +481,10 @@ export interface Search {
  * more (approver-cost.ts refuses it), and a conjoined chain that would is cut short, fail closed.
  */
 export function search(f: Formula): Search {
-  if (f === false || fails(f)) return { witness: undefined, none: true, everyone: false, tried: 0 };
-  if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0 };
-  const most = Math.min(LIMITS.approverCandidatesMax, Math.floor(LIMITS.approverSearchStepsMax / formulaSize(f)));
+  if (f === false || fails(f)) return { witness: undefined, none: true, everyone: false, tried: 0, steps: 0 };
+  if (f === true) return { witness: "\ue000", none: false, everyone: true, tried: 0, steps: 0 };
+  const size = formulaSize(f);
+  const most = Math.min(LIMITS.approverCandidatesMax, Math.floor(LIMITS.approverSearchStepsMax / size));
   const { list, complete } = candidates(f, most);
   let witness: string | undefined;
   let exception = false;
@@ -357,7 +495,7 @@ export function search(f: Formula): Search {
     else exception = true;
     if (witness !== undefined && exception) break;
   }
-  return { witness, none: witness === undefined && complete, everyone: !exception && complete, tried };
+  return { witness, none: witness === undefined && complete, everyone: !exception && complete, tried, steps: tried * size };
 }
 
 /** Whether no non-null approver satisfies `f`, proven by an exhaustive search. */
@@ -367,30 +505,97 @@ export function unsatisfiable(f: Formula): boolean {
 
 const NO_SPAN: Span = { start: 0, end: 0 };
 
-/** A residual as an expression, for printing: failure leaves print as they were written. */
-export function formulaToExpr(f: Formula): Expr {
+/**
+ * A residual as an expression, for printing: failure leaves print as they were written; with
+ * `references`, so do atoms whose value was read from `args` (a reference to the decision's own
+ * `args`, read on that action when an approver is admitted).
+ */
+export function formulaToExpr(f: Formula, references = false): Expr {
   const approver: Expr = { kind: "name", name: "approver", path: [], span: NO_SPAN };
   const str = (value: string): Expr => ({ kind: "string", value, span: NO_SPAN });
   const bin = (op: "==" | "!=" | "in" | "&&" | "||", left: Expr, right: Expr): Expr => ({ kind: "binary", op, left, right, span: NO_SPAN });
   if (typeof f === "boolean") return { kind: "bool", value: f, span: NO_SPAN };
+  const other = (atom: { readonly value: string; readonly source?: Source }): Expr =>
+    references && atom.source !== undefined ? withValues(atom.source.expr, atom.source.env) : str(atom.value);
   switch (f.k) {
     case "error":
       return withValues(f.expr, f.env);
     case "eq":
-      return bin("==", approver, str(f.value));
+      return bin("==", approver, other(f));
     case "in":
+      if (references && f.source !== undefined) return bin("in", approver, withValues(f.source.expr, f.source.env));
       return bin("in", approver, { kind: "list", elements: f.values.map(str), span: NO_SPAN });
     case "startsWith":
     case "endsWith":
-      return { kind: "call", callee: f.k, args: [approver, str(f.value)], span: NO_SPAN, calleeSpan: NO_SPAN };
+      return { kind: "call", callee: f.k, args: [approver, other(f)], span: NO_SPAN, calleeSpan: NO_SPAN };
     case "not":
-      if (typeof f.a !== "boolean" && f.a.k === "eq") return bin("!=", approver, str(f.a.value));
-      return { kind: "unary", op: "!", operand: formulaToExpr(f.a), span: NO_SPAN };
+      if (typeof f.a !== "boolean" && f.a.k === "eq") return bin("!=", approver, other(f.a));
+      return { kind: "unary", op: "!", operand: formulaToExpr(f.a, references), span: NO_SPAN };
     case "and":
-      return bin("&&", formulaToExpr(f.a), formulaToExpr(f.b));
+      return bin("&&", formulaToExpr(f.a, references), formulaToExpr(f.b, references));
     case "or":
-      return bin("||", formulaToExpr(f.a), formulaToExpr(f.b));
+      return bin("||", formulaToExpr(f.a, references), formulaToExpr(f.b, references));
   }
+}
+
+/** Whether an atom of `f` holds a value read from `args`. */
+function readsValues(f: Formula): boolean {
+  if (typeof f === "boolean") return false;
+  switch (f.k) {
+    case "not":
+      return readsValues(f.a);
+    case "and":
+    case "or":
+      return readsValues(f.a) || readsValues(f.b);
+    case "error":
+      return false;
+    default:
+      return f.source !== undefined;
+  }
+}
+
+/**
+ * The bytes that stating the values of `f`'s atoms read from `args` adds to its text over their
+ * references, at least (each string printed takes its length and two quotes, a list its brackets
+ * and `, ` between elements), counted until it passes `max`; undefined when no atom read any.
+ */
+function statedValuesAtLeast(f: Formula, max: number): number | undefined {
+  let total = 0;
+  let any = false;
+  const reference = (source: Source): number => utf8Length(formatExpr(withValues(source.expr, source.env)));
+  const visit = (g: Formula): void => {
+    if (total > max || typeof g === "boolean") return;
+    switch (g.k) {
+      case "eq":
+      case "startsWith":
+      case "endsWith":
+        if (g.source !== undefined) {
+          any = true;
+          total += g.value.length + 2 - reference(g.source);
+        }
+        return;
+      case "in":
+        if (g.source !== undefined) {
+          any = true;
+          // `[` and `]`, each string quoted, and `, ` between them.
+          total += 2 - reference(g.source) - 2;
+          for (let i = 0; i < g.values.length && total <= max; i++) total += g.values[i]!.length + 4;
+        }
+        return;
+      case "not":
+        visit(g.a);
+        return;
+      case "and":
+      case "or":
+        visit(g.a);
+        visit(g.b);
+        return;
+      case "error":
+        return;
+    }
+  };
+  visit(f);
+  return any ? total : undefined;
 }
 
 /** `e` with every name but `args` and `approver` replaced by its value in `env` (an int or a string). */
@@ -406,9 +611,20 @@ function withValues(e: Expr, env: EvalEnv): Expr {
 }
 
 /**
- * The canonical text of a residual (INVARIANT (residual-size) bounds it). The formula speaks of a
- * non-null approver, so "any approver" prints as `approver != null`.
+ * The canonical text of a residual. The formula speaks of a non-null approver, so "any approver"
+ * prints as `approver != null`. The values the residual read from `args` are stated when the
+ * text then stays within `bytesMax` (its policies' canonical text); otherwise they are printed as
+ * the references they were read by, and the text is the policy's own parts (INVARIANT
+ * (residual-size)).
  */
-export function residualText(f: Formula, everyone: boolean): string {
-  return everyone || f === true ? "approver != null" : formatExpr(formulaToExpr(f));
+export function residualText(f: Formula, everyone: boolean, bytesMax: number = Number.POSITIVE_INFINITY): string {
+  if (everyone || f === true) return "approver != null";
+  const referenced = formatExpr(formulaToExpr(f, true));
+  // Nothing read from `args` to state, or no room for it: the references are the residual.
+  if (!readsValues(f)) return referenced;
+  const room = bytesMax - utf8Length(referenced);
+  const extra = room < 0 ? undefined : statedValuesAtLeast(f, room);
+  if (extra === undefined || extra > room) return referenced;
+  const stated = formatExpr(formulaToExpr(f));
+  return stated === referenced || utf8Length(stated) <= bytesMax ? stated : referenced;
 }

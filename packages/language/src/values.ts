@@ -1,5 +1,6 @@
 // Run-time values and their semantics, shared by the compiled evaluator and partial evaluation.
 import type { Span } from "@agent-authority/grammar";
+import { stringUnits } from "./cost.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import { LIMITS } from "./limits.js";
 
@@ -18,9 +19,36 @@ export const FAIL: unique symbol = Symbol("fail");
 
 export const failure: { diagnostic: Diagnostic | undefined } = { diagnostic: undefined };
 
-export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep", message: string, span: Span, help?: string): typeof FAIL {
+export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded", message: string, span: Span, help?: string): typeof FAIL {
   failure.diagnostic = error(code, message, span, help);
   return FAIL;
+}
+
+/**
+ * The work units charged so far by the evaluation under way, and its limit (cost.ts,
+ * docs/policy-language.md "Cost"). One slot, like `failure`: evaluation is single-threaded and
+ * synchronous; a policy sets it before it evaluates and reads it after.
+ *
+ * INVARIANT (charged-before-work): every operation whose work grows with the size of a value
+ * (equality and ordering of values from `args`, `in` over a list, the functions) charges its units
+ * before or while it does that work, and stops with `cost-exceeded` once the limit is passed; work
+ * that does not grow with a value is bounded by the policy's nodes, charged when evaluation starts.
+ */
+export const meter: { spent: number; limit: number } = { spent: 0, limit: Number.POSITIVE_INFINITY };
+
+/** Charges `units`; FAIL (`cost-exceeded`) when that takes the evaluation past its limit. */
+export function charge(units: number, span: Span): typeof FAIL | undefined {
+  meter.spent += units;
+  return meter.spent <= meter.limit ? undefined : costExceeded(span);
+}
+
+export function costExceeded(span: Span): typeof FAIL {
+  return fail("cost-exceeded", `evaluation used more than its budget of ${meter.limit} work units`, span, "the action's `args` are too large for what this policy does with them; the policy refuses");
+}
+
+/** The units of comparing two scalars: a scan of the shorter string, or one. */
+function pairUnits(a: Value, b: Value): number {
+  return typeof a === "string" && typeof b === "string" ? stringUnits(Math.min(a.length, b.length)) : 1;
 }
 
 /** Describes a value's type for a message. */
@@ -59,24 +87,56 @@ export function readPath(args: unknown, path: readonly string[]): Value {
  * make evaluation recurse or run without bound (docs/decisions/0118-bounded-dynamic-values.md).
  */
 export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
-  if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  if (a === null || a === undefined || b === null || b === undefined) return charge(1, span) ?? (a ?? null) === (b ?? null);
   const t = typeof a;
-  if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) return a === b;
-  const pending: { readonly a: Value; readonly b: Value; readonly depth: number }[] = [{ a, b, depth: 0 }];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    const r = equalsShallow(next.a, next.b, next.depth, span, pending);
-    if (r !== true) return r;
+  if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) {
+    return charge(pairUnits(a, b), span) ?? a === b;
+  }
+  const first = comparePair(a, b, 0, span);
+  if (first !== DESCEND) return first;
+  // Two lists of one length: walk them depth first, left to right, one element pair per step, each
+  // charged before it is compared (INVARIANT (charged-before-work)); a frame per open list.
+  const lefts: Value[][] = [a as Value[]];
+  const rights: Value[][] = [b as Value[]];
+  const next: number[] = [0];
+  while (lefts.length > 0) {
+    const top = lefts.length - 1;
+    const la = lefts[top]!;
+    const i = next[top]!;
+    if (i === la.length) {
+      lefts.pop();
+      rights.pop();
+      next.pop();
+      continue;
+    }
+    next[top] = i + 1;
+    const x = la[i];
+    const y = rights[top]![i];
+    const r = comparePair(x, y, lefts.length, span);
+    if (r === true) continue;
+    if (r !== DESCEND) return r;
+    // Two lists of one length, to be walked.
+    lefts.push(x as Value[]);
+    rights.push(y as Value[]);
+    next.push(0);
   }
   return true;
 }
 
+/** Two lists of one length: their elements are still to compare. */
+const DESCEND: unique symbol = Symbol("descend");
+
 /**
- * Compares one pair: scalars decide at once, two lists of one length push their element pairs
- * (rightmost first, so that the leftmost is compared next) and count as equal so far.
+ * Compares one pair after charging it: true (an equal scalar pair) or false, FAIL on a type error
+ * or past the budget, and DESCEND for two lists of one length.
  */
-function equalsShallow(a: Value, b: Value, depth: number, span: Span, pending: { a: Value; b: Value; depth: number }[]): boolean | typeof FAIL {
+function comparePair(a: Value, b: Value, depth: number, span: Span): boolean | typeof FAIL | typeof DESCEND {
+  const over = charge(pairUnits(a, b), span);
+  if (over !== undefined) return over;
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  // The common pairs first, without describing their types.
+  const t = typeof a;
+  if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) return a === b;
   const tooLong = listTooLong(a, span) ?? listTooLong(b, span);
   if (tooLong !== undefined) return tooLong;
   const ta = describe(a);
@@ -86,11 +146,7 @@ function equalsShallow(a: Value, b: Value, depth: number, span: Span, pending: {
   }
   if (ta !== "list") return a === b;
   if (depth >= LIMITS.valueDepthMax) return tooDeep(span);
-  const la = a as Value[];
-  const lb = b as Value[];
-  if (la.length !== lb.length) return false;
-  for (let i = la.length - 1; i >= 0; i--) pending.push({ a: la[i], b: lb[i], depth: depth + 1 });
-  return true;
+  return (a as Value[]).length === (b as Value[]).length ? DESCEND : false;
 }
 
 /** FAIL (`list-too-long`) when `value` is a list longer than LIMITS.listElementsMax. */
@@ -111,6 +167,21 @@ export function member(needle: Value, list: Value, span: Span): boolean | typeof
   if (!Array.isArray(list)) return fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span);
   const tooLong = listTooLong(list, span) ?? listTooLong(needle, span);
   if (tooLong !== undefined) return tooLong;
+  if (typeof needle === "string") {
+    // The common case, a string among strings, inline: the same charges and answers as `equals`.
+    for (let i = 0; i < list.length; i++) {
+      const element = list[i];
+      if (typeof element !== "string") {
+        const r = equals(needle, element, span);
+        if (r !== false) return r;
+        continue;
+      }
+      meter.spent += element.length < needle.length ? stringUnits(element.length) : stringUnits(needle.length);
+      if (meter.spent > meter.limit) return costExceeded(span);
+      if (element === needle) return true;
+    }
+    return false;
+  }
   for (let i = 0; i < list.length; i++) {
     const element = list[i];
     const r = equals(needle, element, span);

@@ -38,7 +38,7 @@ interface SealedRequest {
   readonly outcome?: string;
   readonly decided_by?: string | null;
   readonly residual?: string | null;
-  readonly request?: { tool?: string; amount_minor?: number; currency?: string };
+  readonly request?: { tool?: string; amount_minor?: number; currency?: string; args?: unknown };
 }
 
 export async function approveDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: DecisionApproveBody): Promise<DecisionApprovalView> {
@@ -58,8 +58,9 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
       throw new ApiProblem("decision_already_approved", `decision \`${ledgerId}\` was already approved; an approval covers one action`);
     }
     // An approval by someone the residual does not admit would only be refused when the agent
-    // retries, after it had used up the decision's one approval: it is refused here instead.
-    if (!residualAdmits(sealed.residual, caller.identity)) {
+    // retries, after it had used up the decision's one approval: it is refused here instead. The
+    // residual is read on the decision's own action, as the retry will be (decision 0130).
+    if (!residualAdmits(sealed.residual, caller.identity, sealed.request?.args)) {
       throw new ApiProblem("approver_not_admitted", `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``, { residual: sealed.residual });
     }
     const now = ctx.now();

@@ -25,6 +25,12 @@ function sealedOf(row: LedgerRow): Sealed {
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
+/** The sealed request's `args`: the action the residual is read on. */
+function argsOf(sealed: Sealed): unknown {
+  const request = sealed["request"];
+  return request !== null && typeof request === "object" ? (request as Record<string, unknown>)["args"] : undefined;
+}
+
 export interface PendingDecisionView {
   readonly ledger_id: string;
   readonly outcome: "gated";
@@ -61,7 +67,7 @@ export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, 
     decisions.push({
       ledger_id: row.id, outcome: "gated", enforcement_mode: sealed["mode"] ?? null, decided_by: "policy",
       reason_code: str(sealed["reason_code"]), reason: str(sealed["reason"]), gates: sealed["gates"] ?? [], residual,
-      caller_admitted: residualAdmits(residual, caller.identity),
+      caller_admitted: residualAdmits(residual, caller.identity, argsOf(sealed)),
       grant_id: row.grant_id, agent_id: row.agent_id, agent_name: agentNames.get(row.agent_id) ?? null,
       request: sealed["request"] ?? {}, decided_at: iso(row.created_at),
     });

@@ -1,0 +1,218 @@
+// The cost model: work units of an evaluation, each function's cost in one table, and the static worst case.
+import type { Expr, ExprOf } from "./ast.js";
+import { approverCost, type ApproverCost } from "./approver-cost.js";
+import type { TypeTable } from "./check.js";
+import { error, type Diagnostic } from "./diagnostic.js";
+import type { FunctionName } from "./environment.js";
+import { LIMITS } from "./limits.js";
+
+/**
+ * Code units of a string that one unit of work reads: an operation that scans a string of `n`
+ * code units costs `1 + floor(n / STRING_CODE_UNITS_PER_UNIT)` (docs/policy-language.md, "Cost").
+ */
+export const STRING_CODE_UNITS_PER_UNIT = 64;
+
+/** The units of scanning a string of `n` code units (or one value that is no string: `n` = 0). */
+export function stringUnits(n: number): number {
+  return 1 + Math.floor(n / STRING_CODE_UNITS_PER_UNIT);
+}
+
+/**
+ * The cost of a function, in units, from the sizes of its arguments: a string's size is its length
+ * in UTF-16 code units, a list's its number of elements, any other value's 0. The same function
+ * gives the static worst case (from the largest sizes an argument can have) and the charge at
+ * run time (from the actual sizes), so the estimate bounds the charge.
+ */
+export type FunctionCost = (sizes: readonly number[]) => number;
+
+/**
+ * INVARIANT (one-cost-table): every function of the language has its cost here and nowhere else;
+ * the checker, the static estimate and the evaluator all read this table. A function added to
+ * FUNCTION_ARITY without a cost here does not compile.
+ */
+export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Object.freeze({
+  /** Compares at most the prefix's length of the string. */
+  startsWith: (sizes: readonly number[]) => stringUnits(Math.min(sizes[0] ?? 0, sizes[1] ?? 0)),
+  /** Compares at most the suffix's length of the string. */
+  endsWith: (sizes: readonly number[]) => stringUnits(Math.min(sizes[0] ?? 0, sizes[1] ?? 0)),
+  /** Counts code points, reading the whole string (a list's length is read at once, charged the same). */
+  size: (sizes: readonly number[]) => stringUnits(sizes[0] ?? 0),
+  /** Reads the whole string and writes a new one: four times a scan. */
+  lower: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
+});
+
+/** The charge of calling `callee` on arguments of the given sizes (unknown callee: the dearest case). */
+export function functionUnits(callee: string, sizes: readonly number[]): number {
+  const cost = (FUNCTION_COSTS as Readonly<Record<string, FunctionCost | undefined>>)[callee];
+  return Object.prototype.hasOwnProperty.call(FUNCTION_COSTS, callee) && cost !== undefined ? cost(sizes) : LIMITS.evaluationUnitsMax;
+}
+
+/** The size of a run-time value as FUNCTION_COSTS reads it. */
+export function sizeOf(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.length;
+  return 0;
+}
+
+/**
+ * The largest value `args` can hold: LIMITS.argsBytesMax bytes of JSON, where every unit of a
+ * value takes at least two bytes (`0,` or `[]`; a string scan unit takes 64), and a string of at
+ * most that many code units. Names of the environment are strings of the same bound, at worst.
+ */
+const DYNAMIC_VALUE = LIMITS.argsBytesMax / 2;
+const DYNAMIC_SIZE = LIMITS.argsBytesMax;
+const STRING_NAME_VALUE = stringUnits(LIMITS.argsBytesMax);
+
+/** The static worst case of one policy. */
+export interface CostEstimate {
+  /** Nodes of the tree: what every evaluation is charged before it starts. */
+  readonly nodes: number;
+  /** The most units evaluating it with every name bound can take, whatever the action holds. */
+  readonly evaluation: number;
+  /** The most units deciding it with `approver` unknown can take (two passes and the search). */
+  readonly decision: number;
+}
+
+/**
+ * Measures `root`, checked, in one walk. Every subtree is evaluated at most once per pass (a
+ * chain short-circuits, never repeats), so the sum over nodes of their worst case bounds a pass.
+ */
+export function costEstimate(root: Expr, types: TypeTable, search: ApproverCost = approverCost(root)): CostEstimate {
+  const walk = new CostWalk(types);
+  const evaluation = walk.cost(root);
+  const nodes = walk.nodes;
+  if (search.residualNodes === 0) return { nodes, evaluation, decision: evaluation };
+  // Deciding evaluates once with a null approver (no dearer than with a string), and once more at
+  // most as much to build the residual (an approver-free part evaluates again; an atom reads its
+  // other side and, for `in`, charges one unit per element, no more than comparing each did),
+  // then searches the residual.
+  return { nodes, evaluation, decision: 2 * evaluation + search.residualNodes + searchUnits(search.steps) };
+}
+
+/**
+ * One walk of a tree. `cost(e)` answers the units of evaluating `e` and leaves in `value` the units
+ * of comparing its value with another (a string: its scan; a list: one per element, and its
+ * elements' units) and in `size` its size as a function argument: outputs in fields rather than an
+ * object per node, so that compiling a small policy allocates nothing here.
+ */
+class CostWalk {
+  nodes = 0;
+  value = 1;
+  size = 0;
+
+  constructor(private readonly types: TypeTable) {}
+
+  private scalar(cost: number): number {
+    this.value = 1;
+    this.size = 0;
+    return cost;
+  }
+
+  cost(e: Expr): number {
+    this.nodes++;
+    switch (e.kind) {
+      case "int":
+      case "bool":
+      case "null":
+        return this.scalar(1);
+      case "string":
+        this.value = stringUnits(e.value.length);
+        this.size = e.value.length;
+        return 1;
+      case "list": {
+        let value = 1;
+        let cost = 1;
+        for (const x of e.elements) {
+          cost += this.cost(x);
+          value += this.value;
+        }
+        this.value = value;
+        this.size = e.elements.length;
+        return cost;
+      }
+      case "name":
+        return this.name(e);
+      case "call":
+        return this.call(e);
+      case "unary":
+        return this.scalar(1 + this.cost(e.operand));
+      case "binary":
+        return this.binary(e);
+    }
+  }
+
+  private name(e: ExprOf<"name">): number {
+    const t = this.types.get(e);
+    if (t === "int") return this.scalar(1);
+    this.value = t === "dyn" ? DYNAMIC_VALUE : STRING_NAME_VALUE;
+    this.size = DYNAMIC_SIZE;
+    return 1 + e.path.length;
+  }
+
+  private call(e: ExprOf<"call">): number {
+    let cost = 1;
+    const sizes: number[] = [];
+    let firstValue = 1;
+    for (const [i, a] of e.args.entries()) {
+      cost += this.cost(a);
+      sizes.push(this.size);
+      if (i === 0) firstValue = this.value;
+    }
+    cost += functionUnits(e.callee, sizes);
+    // `lower` returns a string as long as its argument; every other function returns a scalar.
+    if (e.callee !== "lower") return this.scalar(cost);
+    this.value = firstValue;
+    this.size = sizes[0] ?? 0;
+    return cost;
+  }
+
+  private binary(e: ExprOf<"binary">): number {
+    const lc = this.cost(e.left);
+    const lv = this.value;
+    const rc = this.cost(e.right);
+    const rv = this.value;
+    const rs = this.size;
+    const both = 1 + lc + rc;
+    switch (e.op) {
+      case "==":
+      case "!=":
+      case "<":
+      case "<=":
+      case ">":
+      case ">=":
+        // Equality and ordering stop at the smaller side: lengths differ, or its last element is compared.
+        return this.scalar(both + Math.min(lv, rv));
+      case "in": {
+        // Each element is compared with the needle: at most the element's own units, and at most
+        // the needle's and one more for the element, over at most LIMITS.listElementsMax elements.
+        const elements = Math.min(rs, LIMITS.listElementsMax);
+        let compare = Math.min(rv, elements * (lv + 1));
+        // A needle that is no list stops at the first element that is a list (a type error), and
+        // scans each string element at most once: one unit per element and the scan of them all.
+        if (this.types.get(e.left) !== "dyn") compare = Math.min(compare, elements + stringUnits(LIMITS.argsBytesMax));
+        return this.scalar(both + compare);
+      }
+      default:
+        return this.scalar(both);
+    }
+  }
+}
+
+/** Candidate × node tests of the approver search that one unit pays for. */
+export const SEARCH_STEPS_PER_UNIT = 8;
+
+export function searchUnits(steps: number): number {
+  return Math.ceil(steps / SEARCH_STEPS_PER_UNIT);
+}
+
+/** The issue-time refusal of a policy whose worst case exceeds LIMITS.evaluationUnitsMax. */
+export function costError(root: Expr, estimate: CostEstimate): Diagnostic | undefined {
+  const worst = Math.max(estimate.evaluation, estimate.decision);
+  if (worst <= LIMITS.evaluationUnitsMax) return undefined;
+  return error(
+    "policy-too-costly",
+    `deciding this policy could take ${worst} units of work, more than the budget of ${LIMITS.evaluationUnitsMax}`,
+    root.span,
+    "compare `args` values with literals rather than with each other, and read fewer long lists and strings from `args`",
+  );
+}
