@@ -4,6 +4,7 @@
 // that ignores unknown fields keeps working while v1 grows).
 
 import { API_LIMITS } from "./limits.js";
+import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } from "./event-schemas.js";
 import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
@@ -581,6 +582,8 @@ export const requestSchemas = {
   GrantFamilyBody: grantFamilyBodySchema,
   FamilyInstantiateBody: familyInstantiateBodySchema,
   FamilyImpactBody: familyImpactBodySchema,
+  WebhookCreateBody: webhookCreateBodySchema,
+  WebhookActionBody: webhookActionBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -623,6 +626,7 @@ export const allSchemas = [
   grantFamilySchema,
   grantFamilyListSchema,
   familyImpactSchema,
+  ...WEBHOOK_SCHEMAS,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

@@ -13,6 +13,7 @@ import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import type { WatchedBreaker } from "../store/breaker-sql.js";
+import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
@@ -289,6 +290,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
     }),
   ];
+  if (decision.outcome === "gated") writes.push(() => emitGated(tx, ledgerId, agentId, body, decision, now));
   if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, chain, decision, now, together));
   if (decision.counted && decision.approval_id !== undefined) {
     const approvalId = decision.approval_id;
@@ -299,6 +301,16 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
   return text;
+}
+
+/** `decision.gated`, in the decision's own transaction: a human is needed before the action can go on. */
+function emitGated(tx: Store, ledgerId: string, agentId: string, body: AuthorizeBody, decision: Decision, now: number): Promise<void> {
+  return emitEvent(tx, "decision.gated", {
+    subject: ledgerId, agentId, at: now, data: {
+      ledger_id: ledgerId, grant_id: body.grant_id, agent_id: agentId, tool: body.tool, amount_minor: body.amount_minor ?? null,
+      currency: body.currency ?? null, residual: decision.residual ?? null, decided_by: decision.decided_by,
+    },
+  });
 }
 
 /** What the ledger keeps of a decision besides the fields every record has. */

@@ -43,7 +43,7 @@ const DECISION_CACHE_MAX = 4_096;
  * head, set after its append). Any other write, any write outside a batch, any ROLLBACK and any
  * `exec` empties it.
  */
-const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys)\s/i;
+const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys|events)\s/i;
 const ROLLBACK = /^\s*ROLLBACK\b/i;
 
 interface Prepared {
