@@ -14,9 +14,10 @@ import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
 /** The tables of migration 10. */
 export const EVENT_TABLES = ["events", "webhooks", "webhook_deliveries"] as const;
 
+/** Safe to apply again over its own tables (an upgrade raced by replicas runs it once; a test reapplies it). */
 export function eventsMigrationSql(dialect: Dialect): string {
   const events = dialect === "sqlite"
-    ? `CREATE TABLE events (
+    ? `CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
   type TEXT NOT NULL,
@@ -25,7 +26,7 @@ export function eventsMigrationSql(dialect: Dialect): string {
   agent_id TEXT,
   data TEXT NOT NULL
 );`
-    : `CREATE TABLE events (
+    : `CREATE TABLE IF NOT EXISTS events (
   id TEXT PRIMARY KEY,
   pos BIGSERIAL NOT NULL,
   seq BIGINT UNIQUE,
@@ -35,11 +36,11 @@ export function eventsMigrationSql(dialect: Dialect): string {
   agent_id TEXT,
   data TEXT NOT NULL
 );
-CREATE INDEX events_unsequenced ON events (pos) WHERE seq IS NULL;
-CREATE TABLE event_sequence (id INTEGER PRIMARY KEY CHECK (id = 1), last BIGINT NOT NULL);
-INSERT INTO event_sequence (id, last) VALUES (1, 0);`;
+CREATE INDEX IF NOT EXISTS events_unsequenced ON events (pos) WHERE seq IS NULL;
+CREATE TABLE IF NOT EXISTS event_sequence (id INTEGER PRIMARY KEY CHECK (id = 1), last BIGINT NOT NULL);
+INSERT INTO event_sequence (id, last) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;`;
   return `${events}
-CREATE TABLE webhooks (
+CREATE TABLE IF NOT EXISTS webhooks (
   id TEXT PRIMARY KEY,
   url TEXT NOT NULL,
   event_types TEXT NOT NULL,
@@ -52,7 +53,7 @@ CREATE TABLE webhooks (
   changed_at BIGINT,
   changed_by TEXT
 );
-CREATE TABLE webhook_deliveries (
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id TEXT PRIMARY KEY,
   webhook_id TEXT NOT NULL REFERENCES webhooks(id),
   event_seq BIGINT NOT NULL,
@@ -69,7 +70,7 @@ CREATE TABLE webhook_deliveries (
   delivered_at BIGINT,
   UNIQUE (webhook_id, event_seq)
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
 `;
 }
 
