@@ -6,6 +6,7 @@ import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { isStrongEnough } from "./secrets.js";
 import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";
+import { EVENT_LIMITS } from "./services/event-feed.js";
 
 export interface ServerConfig {
   readonly host: string;
@@ -42,6 +43,10 @@ export interface ServerConfig {
    * separated): a request from one of them is logged with the client address it forwarded.
    */
   readonly trustedProxies?: readonly string[] | undefined;
+  /** How often new events are looked for, in milliseconds (AUTHORITY_EVENT_POLL_MS); absent: 250. */
+  readonly eventPollMs?: number | undefined;
+  /** The event stream's heartbeat interval, in milliseconds (AUTHORITY_EVENT_HEARTBEAT_MS); absent: 15,000. */
+  readonly eventHeartbeatMs?: number | undefined;
 }
 
 /** The transport bounds of the HTTP server, in milliseconds (docs/operations.md, Limits). */
@@ -135,5 +140,7 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     headersTimeoutMs: integer(source, "AUTHORITY_HEADERS_TIMEOUT_MS", TRANSPORT_LIMITS.headersTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
     requestTimeoutMs: integer(source, "AUTHORITY_REQUEST_TIMEOUT_MS", TRANSPORT_LIMITS.requestTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
     trustedProxies: addresses(source, "AUTHORITY_TRUSTED_PROXIES"),
+    eventPollMs: integer(source, "AUTHORITY_EVENT_POLL_MS", EVENT_LIMITS.pollMsDefault, EVENT_LIMITS.pollMsMin, EVENT_LIMITS.pollMsMax),
+    eventHeartbeatMs: integer(source, "AUTHORITY_EVENT_HEARTBEAT_MS", EVENT_LIMITS.heartbeatMsDefault, EVENT_LIMITS.heartbeatMsMin, EVENT_LIMITS.heartbeatMsMax),
   };
 }

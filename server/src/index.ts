@@ -26,3 +26,4 @@ export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, Wi
 export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
 export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";
 export { HttpMetrics } from "./http/metrics.js";
+export { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";

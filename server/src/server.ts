@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 import { TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
 import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
+import { StreamRegistry } from "./http/event-stream.js";
+import { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";
 import { answerClientError } from "./http/client-error.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
@@ -85,6 +87,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
   let pruner: IdempotencyPruner | undefined;
+  let feed: EventFeed | undefined;
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
@@ -104,7 +107,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     pruner = startIdempotencyPruner(store, now, logger);
     const metrics = new HttpMetrics();
     const trustedProxies = new Set(config.trustedProxies ?? []);
-    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies });
+    feed = new EventFeed(store, config.eventPollMs ?? EVENT_LIMITS.pollMsDefault);
+    feed.start();
+    const streams = { feed, registry: new StreamRegistry(), heartbeatMs: config.eventHeartbeatMs ?? EVENT_LIMITS.heartbeatMsDefault };
+    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies, streams });
     const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
     // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
     const listener: RequestListener = (req, res) => {
@@ -135,6 +141,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           // Stop accepting, close idle keep-alive connections, let requests in flight finish, and
           // drop whatever is still open after the grace period.
           const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+          // Open event streams end now; their clients resume elsewhere from their last id.
+          feed?.stop();
           await new Promise<void>((resolve) => {
             server.close(() => resolve());
             server.closeIdleConnections();
@@ -149,6 +157,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       },
     };
   } catch (error) {
+    feed?.stop();
     http?.close();
     await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);

@@ -209,7 +209,7 @@ export const webhookSchema = {
   required: ["id", "url", "event_types", "status", "created_at", "created_by"],
   properties: {
     id: webhookId, url: { type: "string" }, event_types: { type: "array", items: { type: "string" } },
-    status: { type: "string", enum: ["active", "paused"] }, description: nullableString,
+    status: { type: "string", enum: ["active", "paused", "deleted"] }, description: nullableString,
     created_at: timestamp, created_by: { type: "string" },
   },
 } as const;

@@ -32,6 +32,9 @@ export const ID_PREFIXES = Object.freeze({
   contract: "ctr",
   breaker: "brk",
   family: "fam",
+  webhook: "whk",
+  delivery: "whd",
+  event: "evn",
 });
 
 export function idPattern(prefix: string): string {

@@ -26,6 +26,10 @@ export interface ServiceContext {
   readonly authorizeWorker?: AuthorizeRunner;
   /** Test-only fault injection; absent in every real deployment. */
   readonly faults?: FaultHooks;
+  /** Whether webhook URLs may name loopback, private and link-local addresses (decision 0705). */
+  readonly webhookAllowPrivate?: boolean;
+  /** Wakes the webhook dispatcher after a change it should act on at once. */
+  readonly webhookNudge?: () => void;
 }
 
 /**

@@ -145,7 +145,8 @@ export interface EventStore {
   lastSeq(): Promise<number>;
 
   insertWebhook(row: WebhookRow): Promise<void>;
-  getWebhook(id: string): Promise<WebhookRow | undefined>;
+  /** The webhook; a deleted one only with `deleted`. */
+  getWebhook(id: string, deleted?: boolean): Promise<WebhookRow | undefined>;
   listWebhooks(): Promise<WebhookRow[]>;
   countWebhooks(): Promise<number>;
   setWebhookStatus(id: string, from: readonly WebhookRow["status"][], to: WebhookRow["status"], at: number, by: string): Promise<boolean>;
@@ -247,8 +248,8 @@ export class EventSql implements EventStore {
     );
   }
 
-  async getWebhook(id: string): Promise<WebhookRow | undefined> {
-    const row = await this.#db.get("SELECT * FROM webhooks WHERE id = ? AND status <> 'deleted'", [id]);
+  async getWebhook(id: string, deleted = false): Promise<WebhookRow | undefined> {
+    const row = await this.#db.get(`SELECT * FROM webhooks WHERE id = ?${deleted ? "" : " AND status <> 'deleted'"}`, [id]);
     return row && webhookFromRow(row);
   }
 
