@@ -27,3 +27,4 @@ export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.j
 export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";
 export { HttpMetrics } from "./http/metrics.js";
 export { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";
+export { WEBHOOK_DELIVERY_LIMITS, WebhookDispatcher, signMessage, retryDelayMs } from "./services/webhook-dispatcher.js";

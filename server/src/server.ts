@@ -8,6 +8,7 @@ import { createApp } from "./http/app.js";
 import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
 import { StreamRegistry } from "./http/event-stream.js";
 import { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";
+import { WEBHOOK_DELIVERY_LIMITS, WebhookDispatcher } from "./services/webhook-dispatcher.js";
 import { answerClientError } from "./http/client-error.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics } from "./http/metrics.js";
@@ -88,6 +89,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let worker: AuthorizeWorker | undefined;
   let pruner: IdempotencyPruner | undefined;
   let feed: EventFeed | undefined;
+  let dispatcher: WebhookDispatcher | undefined;
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
@@ -98,8 +100,18 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         ...(options.faults === undefined ? {} : { faults: options.faults }),
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));
     }
+    // Webhooks run on the real clock: their backoff and leases are about the receiver, not the decisions.
+    dispatcher = new WebhookDispatcher(store, {
+      retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
+      attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
+      concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
+      allowPrivate: config.webhookAllowPrivate === true,
+      tickMs: config.eventPollMs ?? EVENT_LIMITS.pollMsDefault,
+    }, logger);
+    const webhooks = dispatcher;
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
+      webhookAllowPrivate: config.webhookAllowPrivate === true, webhookNudge: () => webhooks.nudge(),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
@@ -128,6 +140,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // The first admin key is created only once the port is held: a start that cannot listen
     // (EADDRINUSE) leaves the database without a key that nobody saw, and the next start makes one.
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
+    dispatcher.start();
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -148,6 +161,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             server.closeIdleConnections();
           });
           clearTimeout(grace);
+          await dispatcher?.stop();
           await pruner?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
@@ -158,6 +172,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     feed?.stop();
+    await dispatcher?.stop().catch(() => undefined);
     http?.close();
     await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);

@@ -21,7 +21,10 @@ const DELIVERY_ID = /^whd_[0-9a-hjkmnp-tv-z]{26}$/;
  */
 export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped?.[1] ?? address;
+  // The URL parser writes a mapped IPv4 address in hex (`::ffff:7f00:1`): read it back as IPv4.
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  const fromHex = hex === null ? undefined : [parseInt(hex[1]!, 16) >> 8, parseInt(hex[1]!, 16) & 255, parseInt(hex[2]!, 16) >> 8, parseInt(hex[2]!, 16) & 255].join(".");
+  const ip = mapped?.[1] ?? fromHex ?? address;
   if (isIP(ip) === 4) {
     const [a, b] = ip.split(".").map(Number) as [number, number];
     return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31)

@@ -139,8 +139,8 @@ export type AttemptResult =
 export interface EventStore {
   /** Appends one event to the outbox of the open transaction. */
   appendEvent(event: EventRow): Promise<void>;
-  /** Committed events after `seq`, in order, at most `limit`; only `types` when given. */
-  eventsAfter(seq: number, limit: number, types?: readonly string[]): Promise<StoredEvent[]>;
+  /** Committed events after `seq` (up to `upTo` when given), in order, at most `limit`; only `types` when given. */
+  eventsAfter(seq: number, limit: number, types?: readonly string[], upTo?: number): Promise<StoredEvent[]>;
   /** The highest committed sequence; 0 with none. */
   lastSeq(): Promise<number>;
 
@@ -219,11 +219,15 @@ export class EventSql implements EventStore {
     }
   }
 
-  async eventsAfter(seq: number, limit: number, types?: readonly string[]): Promise<StoredEvent[]> {
+  async eventsAfter(seq: number, limit: number, types?: readonly string[], upTo?: number): Promise<StoredEvent[]> {
     const params: SqlValue[] = [seq];
     let typeClause = "";
+    if (upTo !== undefined) {
+      typeClause = " AND seq <= ?";
+      params.push(upTo);
+    }
     if (types !== undefined) {
-      typeClause = ` AND type IN (${types.map(() => "?").join(", ")})`;
+      typeClause += ` AND type IN (${types.map(() => "?").join(", ")})`;
       params.push(...types);
     }
     params.push(limit);
