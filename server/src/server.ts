@@ -90,6 +90,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let pruner: IdempotencyPruner | undefined;
   let feed: EventFeed | undefined;
   let dispatcher: WebhookDispatcher | undefined;
+  let dispatcherStore: Store | undefined;
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
@@ -101,7 +102,13 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));
     }
     // Webhooks run on the real clock: their backoff and leases are about the receiver, not the decisions.
-    dispatcher = new WebhookDispatcher(store, {
+    // On SQLite the dispatcher writes through a connection of its own that does not wait for the
+    // disk: losing its last writes in a power cut only sends a delivery again (decision 0704), and
+    // its commits then hold the write lock the decision path waits for only for microseconds.
+    if (store.dialect === "sqlite" && options.store === undefined) {
+      dispatcherStore = openStore(config.databaseUrl, { durability: "normal", walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES });
+    }
+    dispatcher = new WebhookDispatcher(dispatcherStore ?? store, {
       retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
       attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
       concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
@@ -162,6 +169,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           });
           clearTimeout(grace);
           await dispatcher?.stop();
+          await dispatcherStore?.close();
           await pruner?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
@@ -173,6 +181,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   } catch (error) {
     feed?.stop();
     await dispatcher?.stop().catch(() => undefined);
+    await dispatcherStore?.close().catch(() => undefined);
     http?.close();
     await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);

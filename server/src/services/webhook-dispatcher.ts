@@ -176,13 +176,22 @@ export class WebhookDispatcher {
     });
   }
 
+  /**
+   * Reads first, writes only when there is work: a transaction takes SQLite's write lock, which
+   * the decision path waits for, so an idle pass must take none.
+   */
   async #pass(): Promise<void> {
-    const webhooks = await this.#store.eventPath().listWebhooks();
+    const events = this.#store.eventPath();
+    const webhooks = await events.listWebhooks();
+    if (webhooks.length === 0) return;
+    const last = await events.lastSeq();
     for (const webhook of webhooks) {
       if (this.#stopped) return;
       if (webhook.status !== "active") continue;
-      await this.#fanOut(webhook.id);
-      await this.#lease(webhook);
+      if (webhook.cursor_seq < last) await this.#fanOut(webhook.id);
+      if ((this.#inFlight.get(webhook.id) ?? 0) >= this.#settings.concurrencyPerWebhook) continue;
+      const due = await events.nextDue(webhook.id, this.#now());
+      if (due !== null && due <= this.#now()) await this.#lease(webhook);
     }
   }
 

@@ -162,6 +162,8 @@ export interface EventStore {
   /** Records an attempt's result when `owner` still holds the lease; answers whether it did. */
   finishAttempt(id: string, owner: string, result: AttemptResult): Promise<boolean>;
   getDelivery(id: string): Promise<DeliveryRow | undefined>;
+  /** When the webhook's next unleased pending delivery is due; null with none. A read only: no lock. */
+  nextDue(webhookId: string, now: number): Promise<number | null>;
   listDeliveries(webhookId: string, after: string | undefined, limit: number): Promise<DeliveryRow[]>;
   /** Makes a delivery due again now, with its attempts counted afresh. */
   redeliver(id: string, now: number): Promise<boolean>;
@@ -334,6 +336,14 @@ export class EventSql implements EventStore {
       `UPDATE webhook_deliveries SET status = 'dead', last_status = ?, last_error = ?, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL ${owned}`,
       [r.status, r.error, id, owner],
     )) === 1;
+  }
+
+  async nextDue(webhookId: string, now: number): Promise<number | null> {
+    const row = await this.#db.get(
+      "SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)",
+      [webhookId, now],
+    );
+    return row === undefined || row["due"] === null ? null : n(row, "due");
   }
 
   async getDelivery(id: string): Promise<DeliveryRow | undefined> {

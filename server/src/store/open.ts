@@ -32,6 +32,12 @@ export interface OpenStoreOptions {
   readonly checkpointThread?: boolean;
   /** SQLite only: the log's length at which this connection's commits checkpoint it (sqlite-driver.ts). */
   readonly walCheckpointFrames?: number;
+  /**
+   * SQLite only: `normal` commits without waiting for the disk (`synchronous=NORMAL`), for a
+   * connection whose writes may be lost in a power cut without harm (the webhook dispatcher's,
+   * decision 0704); default `full`.
+   */
+  readonly durability?: "full" | "normal";
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -82,6 +88,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   return new SqlStore(new SqliteDriver(path, {
     temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false,
     ...(options.walCheckpointFrames === undefined ? {} : { walCheckpointFrames: options.walCheckpointFrames }),
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
   }));
 }
 

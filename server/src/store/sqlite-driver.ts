@@ -176,7 +176,7 @@ export class SqliteDriver implements SqlDriver {
     const db = new Database(path);
     db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
+    db.pragma(`synchronous = ${options.durability === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
     db.pragma(`wal_autocheckpoint = ${options.walCheckpointFrames ?? WRITER_CHECKPOINT_FRAMES}`);
@@ -248,6 +248,8 @@ export interface SqliteOptions {
    * copying to that thread and the writer.
    */
   readonly walCheckpointFrames?: number;
+  /** `normal`: commits do not wait for the disk (open.ts); default `full`. */
+  readonly durability?: "full" | "normal";
 }
 
 const CHECKPOINT_THREAD_FILE = fileURLToPath(new URL("./checkpoint-thread.js", import.meta.url));
