@@ -1,8 +1,10 @@
 // Events (docs/events.md): every type with the roles that may read it and the schema of its
 // payload, the envelope the stream and webhooks carry, and the bodies and answers of webhooks.
 
-import type { Role } from "./endpoints.js";
 import { API_LIMITS } from "./limits.js";
+
+/** The roles of endpoints.ts, spelled here so that this module imports no other schema module (no cycle); the server checks they agree. */
+type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent";
 
 type Schema = Readonly<Record<string, unknown>>;
 

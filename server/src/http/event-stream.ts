@@ -3,13 +3,17 @@
 // twice. Bounded: streams per key and in all, bytes buffered for a slow client, a heartbeat.
 
 import type { ServerResponse } from "node:http";
-import { EVENT_TYPES, EVENT_TYPE_NAMES, type EventType } from "@agent-authority/api";
+import { EVENT_TYPES, EVENT_TYPE_NAMES, type EventType, type Role } from "@agent-authority/api";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { confinedToAgent } from "../services/context.js";
 import { EVENT_LIMITS, type EventFeed } from "../services/event-feed.js";
 import { eventView } from "../services/events.js";
 import type { StoredEvent } from "../store/event-sql.js";
 import { ApiProblem } from "./problem.js";
+
+/** Every reader of every type is a role of the endpoint table: a compile-time check. */
+const READER_ROLES: readonly (readonly Role[])[] = EVENT_TYPE_NAMES.map((type) => EVENT_TYPES[type].readers);
+void READER_ROLES;
 
 /** The types the caller's roles may read. */
 export function readableTypes(caller: Caller): EventType[] {
