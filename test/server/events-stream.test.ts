@@ -159,6 +159,36 @@ function streamSuite(target: StoreTarget): void {
     }
   });
 
+  it(`holds ${EVENT_LIMITS.streamsMax} streams in the process and refuses one more with 429`, async () => {
+    const keys: string[] = [];
+    for (let i = 0; i < EVENT_LIMITS.streamsMax / EVENT_LIMITS.streamsPerKeyMax + 1; i += 1) keys.push(await t.key(`reader-${i}@example.com`, ["auditor"]));
+    const open: SseStream[] = [];
+    try {
+      for (const key of keys.slice(0, -1)) {
+        for (let i = 0; i < EVENT_LIMITS.streamsPerKeyMax; i += 1) {
+          const stream = await openStream(t.baseUrl, key);
+          expect(stream.status).toBe(200);
+          open.push(stream);
+        }
+      }
+      expect(open).toHaveLength(EVENT_LIMITS.streamsMax);
+      // A key holding no stream at all is refused: the process is full.
+      const refused = await openStream(t.baseUrl, keys.at(-1)!);
+      expect(refused.status).toBe(429);
+      expect(refused.problem.code).toBe("too_many_streams");
+    } finally {
+      for (const stream of open) stream.close();
+    }
+    // The server counts a stream free once it has seen its connection close.
+    let after: SseStream | undefined;
+    for (let i = 0; i < 100 && after?.status !== 200; i += 1) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = await openStream(t.baseUrl, keys.at(-1)!);
+    }
+    expect(after!.status).toBe(200);
+    after!.close();
+  });
+
   it("sends a heartbeat comment on an idle stream", async () => {
     const stream = await openStream(t.baseUrl, ADMIN_KEY);
     try {
