@@ -95,8 +95,12 @@ function webhookSuite(target: StoreTarget): void {
   it("delivers everything to a receiver that was down for a while, once it is back", async () => {
     receiver = await startReceiver();
     const hook = await subscribe(receiver.url);
-    receiver.mode = { status: 503 };
+    // A redirect is a failed attempt, never followed; then the receiver is down.
+    receiver.mode = { status: 307 };
     const grants = [await issue(), await issue(), await issue()];
+    await receiver.waitFor((r) => r.length >= 3);
+    await settle(hook.id, (d) => d.some((x) => x.last_status === 307 && x.status === "pending"));
+    receiver.mode = { status: 503 };
     await receiver.waitFor((r) => r.length >= 6);
     receiver.mode = { status: 200 };
     const list = await settle(hook.id, (d) => d.length === 3 && d.every((x) => x.status === "delivered"));
