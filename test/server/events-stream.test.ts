@@ -2,6 +2,7 @@
 // concurrently (nothing lost, nothing twice), type filters, what each role may read, and the
 // bounds: streams per key (429 at the edge), the heartbeat, malformed resumption ids.
 
+import { request } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EVENT_TYPES } from "@agent-authority/api";
 import { EVENT_LIMITS } from "@agent-authority/server";
@@ -187,6 +188,64 @@ function streamSuite(target: StoreTarget): void {
     }
     expect(after!.status).toBe(200);
     after!.close();
+  });
+
+  it(`closes a stream whose client takes nothing for ${EVENT_LIMITS.stallHeartbeats} heartbeats; the client resumes without loss`, async () => {
+    const start = await lastSeq();
+    const count = 160;
+    // Events of about 64 KiB each, 10 MiB in all: more than the bound and any socket buffers.
+    await t.db.store.transaction(async (tx) => {
+      for (let i = 0; i < count; i += 1) {
+        await tx.eventPath().appendEvent({
+          id: `evn_${String(i).padStart(10, "0")}${"abcdefghjkmnpqrs"}`, type: "grant.issued", at: Date.now(), subject: `grt_${String(i).padStart(26, "0")}`,
+          agent_id: null, data: { pad: "x".repeat(65_536) },
+        });
+      }
+    });
+    const received = new Map<number, string>();
+    // A client that reads nothing for a while: the server must not hold its backlog without bound.
+    const stalled = await new Promise<{ ended: Promise<void>; resume: () => void; ids: () => number[] }>((resolve, reject) => {
+      const req = request(new URL(`${t.baseUrl}/events?after=${start}`), { headers: { authorization: `Bearer ${ADMIN_KEY}` } }, (res) => {
+        res.pause();
+        let buffer = "";
+        const ids: number[] = [];
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          // Only complete events count, as an EventSource dispatches them.
+          const complete = buffer.lastIndexOf("\n\n");
+          if (complete === -1) return;
+          for (const match of buffer.slice(0, complete).matchAll(/^id: (\d+)$/gm)) ids.push(Number(match[1]));
+          buffer = buffer.slice(complete + 2);
+        });
+        const ended = new Promise<void>((done) => { res.on("close", () => done()); res.on("error", () => done()); });
+        resolve({ ended, resume: () => res.resume(), ids: () => [...new Set(ids)] });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Two heartbeats (300 ms each here) without taking anything: the server has closed the stream.
+    stalled.resume();
+    await stalled.ended;
+    const first = stalled.ids();
+    expect(first.length).toBeLessThan(count);
+    for (const id of first) received.set(id, "first");
+    // Resumed from the last complete event received: the rest arrive, none twice.
+    const last = first.length === 0 ? start : Math.max(...first.filter((id) => id <= start + count));
+    const rest = await openStream(t.baseUrl, ADMIN_KEY, "", { "last-event-id": String(last) });
+    try {
+      await rest.waitFor(start + count - last, 20_000);
+      for (const e of rest.events) {
+        const id = Number(e.id);
+        if (id > start + count) continue;
+        expect(id).toBeGreaterThan(last);
+        received.set(id, "rest");
+      }
+    } finally {
+      rest.close();
+    }
+    expect([...received.keys()].filter((id) => id > start).sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, i) => start + i + 1));
   });
 
   it("sends a heartbeat comment on an idle stream", async () => {

@@ -82,28 +82,55 @@ export interface StreamSettings {
   readonly heartbeatMs: number;
 }
 
-/** One open stream: sends events after `cursor` until the client leaves, the feed stops or the client falls too far behind. */
+/**
+ * Waits until the client has taken what was written (`drain`), at most `stallMs`; answers whether
+ * it did. A client that takes nothing for that long is gone, or too slow to be served.
+ */
+function drained(res: ServerResponse, stallMs: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off("drain", onDrain);
+      signal.removeEventListener("abort", onAbort);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(false), stallMs);
+    res.on("drain", onDrain);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Writes one piece of the stream; answers false when the stream was closed for a slow client. */
+async function send(res: ServerResponse, text: string, stallMs: number, signal: AbortSignal): Promise<boolean> {
+  const flowing = res.write(text);
+  // INVARIANT (stream-bounded): at most streamBufferBytesMax bytes (and one event) wait unsent;
+  // the writer waits for the client at every full buffer, and drops a client that stalls.
+  if (res.writableLength > EVENT_LIMITS.streamBufferBytesMax || (!flowing && !(await drained(res, stallMs, signal)))) {
+    res.destroy();
+    return false;
+  }
+  return true;
+}
+
+/** One open stream: sends events after `cursor` until the client leaves, the feed stops or the client stalls. */
 async function pump(ctx: ServiceContext, settings: StreamSettings, res: ServerResponse, caller: Caller, types: readonly EventType[], cursor: number, signal: AbortSignal): Promise<void> {
   const confined = confinedToAgent(caller);
+  const stallMs = settings.heartbeatMs * EVENT_LIMITS.stallHeartbeats;
   let lastWrite = Date.now();
   while (!signal.aborted && !res.destroyed && !settings.feed.stopped) {
     const page = await ctx.store.eventPath().eventsAfter(cursor, EVENT_LIMITS.streamPageEvents, types);
     for (const event of page) {
       cursor = event.seq;
       if (confined !== null && event.agent_id !== confined) continue;
-      res.write(sseText(event));
+      if (!(await send(res, sseText(event), stallMs, signal))) return;
       lastWrite = Date.now();
-    }
-    // A client that reads slower than events come is cut off rather than buffered without bound;
-    // it resumes from the last id it received.
-    if (res.writableLength > EVENT_LIMITS.streamBufferBytesMax) {
-      res.destroy();
-      return;
     }
     if (page.length === EVENT_LIMITS.streamPageEvents) continue;
     const idle = settings.heartbeatMs - (Date.now() - lastWrite);
     if (idle <= 0) {
-      res.write(": heartbeat\n\n");
+      if (!(await send(res, ": heartbeat\n\n", stallMs, signal))) return;
       lastWrite = Date.now();
       continue;
     }

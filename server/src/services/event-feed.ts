@@ -14,10 +14,13 @@ export const EVENT_LIMITS = Object.freeze({
   /** Event streams the process holds open at once, all keys together. */
   streamsMax: 256,
   /**
-   * Bytes a stream may have written but not yet sent to a slow client; past it the stream is
-   * closed, and the client resumes from its `Last-Event-ID` without loss.
+   * Bytes a stream may hold written but not yet taken by its client (beyond one event); past it
+   * the stream is closed, and the client resumes from its `Last-Event-ID` without loss. The writer
+   * waits for the client whenever its buffer is full, so only an event larger than this reaches it.
    */
   streamBufferBytesMax: 1_048_576,
+  /** Heartbeat intervals a client may take nothing before its stream is closed as stalled. */
+  stallHeartbeats: 2,
   /** The heartbeat comment's interval, by default, in milliseconds. */
   heartbeatMsDefault: 15_000,
   heartbeatMsMin: 50,
