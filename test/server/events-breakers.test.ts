@@ -40,6 +40,8 @@ function breakerEventsSuite(target: StoreTarget): void {
     const child = (await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id })).body;
     const contract = (await s.call("POST", `/agents/${agent.id}/contracts`, declarerKey, { metric: "refusal_rate", ceiling: 0.05, window_decisions: 10 })).body;
     const observing = (await s.call("POST", `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: contract.id, action: "revoke" })).body;
+    // Ids sort by time: a later millisecond makes the notifying breaker's id, and its evaluation, second.
+    s.clock.now += 1;
     const notifying = (await s.call("POST", `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: contract.id, action: "notify" })).body;
     s.clock.now += 1;
     const start = await s.db.store.eventPath().lastSeq();
