@@ -8,6 +8,7 @@ import { gatedView, ledgerView } from "./view-decisions.js";
 import { grantsView } from "./view-grants.js";
 import { pendingView } from "./view-pending.js";
 import { countText, landingView, waitingCounts } from "./waiting.js";
+import { listen, stopListening } from "./live.js";
 
 /**
  * Each view: the endpoints it uses (it is served when one of them is) and the renderer. A view is
@@ -35,6 +36,7 @@ let counts = {};
 
 
 function signOut() {
+  stopListening();
   session.clear();
   caps = null;
   replace(identity);
@@ -142,6 +144,7 @@ async function start() {
     const [endpoints, me] = await Promise.all([loadEndpoints(), api("GET", "/whoami")]);
     caps = new Capabilities(endpoints, me);
     showIdentity(me);
+    listen(session.key());
     await route();
   } catch (error) {
     session.clear();
@@ -151,4 +154,31 @@ async function start() {
 }
 
 window.addEventListener("hashchange", () => { void route(); });
+
+/**
+ * The views whose lists an event changes, redrawn when one arrives (live.js): gated decisions and
+ * pending grants appear and disappear without a reload. A view with a field being typed into is
+ * left alone, so that an approval note is never lost.
+ */
+const LIVE_VIEWS = {
+  pending: new Set(["grant.issued", "grant.approved", "grant.revoked"]),
+  gated: new Set(["decision.gated", "decision.approved", "grant.revoked", "grant.approved"]),
+};
+let redraw = null;
+window.addEventListener("authority-event", (event) => {
+  const current = document.querySelector("main > section")?.id?.replace(/^view-/, "");
+  if (!LIVE_VIEWS[current]?.has(event.detail?.type)) return;
+  if (document.activeElement?.closest?.("main form") && document.activeElement.value) return;
+  clearTimeout(redraw);
+  redraw = setTimeout(() => { void route(); }, 100);
+});
+
+/** The navigation's counts follow the same events, whatever view is open. */
+const COUNTED = new Set([...LIVE_VIEWS.pending, ...LIVE_VIEWS.gated]);
+let recounting = null;
+window.addEventListener("authority-event", (event) => {
+  if (!COUNTED.has(event.detail?.type)) return;
+  clearTimeout(recounting);
+  recounting = setTimeout(() => { void recount(); }, 100);
+});
 void start();

@@ -6,6 +6,8 @@ import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { isStrongEnough } from "./secrets.js";
 import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";
+import { EVENT_LIMITS } from "./services/event-feed.js";
+import { WEBHOOK_DELIVERY_LIMITS } from "./services/webhook-dispatcher.js";
 
 export interface ServerConfig {
   readonly host: string;
@@ -42,6 +44,18 @@ export interface ServerConfig {
    * separated): a request from one of them is logged with the client address it forwarded.
    */
   readonly trustedProxies?: readonly string[] | undefined;
+  /** How often new events are looked for, in milliseconds (AUTHORITY_EVENT_POLL_MS); absent: 250. */
+  readonly eventPollMs?: number | undefined;
+  /** The event stream's heartbeat interval, in milliseconds (AUTHORITY_EVENT_HEARTBEAT_MS); absent: 15,000. */
+  readonly eventHeartbeatMs?: number | undefined;
+  /** Whether webhook URLs may name loopback, private and link-local addresses (AUTHORITY_WEBHOOK_ALLOW_PRIVATE); default off. */
+  readonly webhookAllowPrivate?: boolean | undefined;
+  /** The waits between a delivery's attempts, in milliseconds (AUTHORITY_WEBHOOK_RETRY_SCHEDULE_MS, comma separated). */
+  readonly webhookRetryScheduleMs?: readonly number[] | undefined;
+  /** One attempt's timeout, in milliseconds (AUTHORITY_WEBHOOK_TIMEOUT_MS); default 10,000. */
+  readonly webhookAttemptTimeoutMs?: number | undefined;
+  /** Deliveries of one webhook in flight at once, all replicas together (AUTHORITY_WEBHOOK_CONCURRENCY); default 4. */
+  readonly webhookConcurrency?: number | undefined;
 }
 
 /** The transport bounds of the HTTP server, in milliseconds (docs/operations.md, Limits). */
@@ -94,6 +108,17 @@ function addresses(source: Source, name: string): readonly string[] {
   return list;
 }
 
+/** The retry schedule: 1 to 30 waits, each 1 ms to 24 hours; absent: the default of about 25.7 hours in all. */
+function schedule(source: Source, name: string): readonly number[] {
+  const raw = source[name];
+  if (raw === undefined || raw.trim() === "") return WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault;
+  const waits = raw.split(",").map((item) => Number(item.trim()));
+  if (waits.length > 30 || waits.some((w) => !Number.isSafeInteger(w) || w < 1 || w > 86_400_000)) {
+    throw new ConfigError(`${name} must be 1 to 30 integers from 1 to 86400000 separated by commas, got \`${raw.slice(0, 200)}\``);
+  }
+  return waits;
+}
+
 /** Reads the configuration; `cwd` resolves the relative data directory. */
 export function loadConfig(env: Source = process.env, cwd: string = process.cwd()): ServerConfig {
   const source: Source = { ...fileSource(env["AUTHORITY_CONFIG_FILE"]), ...env };
@@ -135,5 +160,11 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     headersTimeoutMs: integer(source, "AUTHORITY_HEADERS_TIMEOUT_MS", TRANSPORT_LIMITS.headersTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
     requestTimeoutMs: integer(source, "AUTHORITY_REQUEST_TIMEOUT_MS", TRANSPORT_LIMITS.requestTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
     trustedProxies: addresses(source, "AUTHORITY_TRUSTED_PROXIES"),
+    eventPollMs: integer(source, "AUTHORITY_EVENT_POLL_MS", EVENT_LIMITS.pollMsDefault, EVENT_LIMITS.pollMsMin, EVENT_LIMITS.pollMsMax),
+    eventHeartbeatMs: integer(source, "AUTHORITY_EVENT_HEARTBEAT_MS", EVENT_LIMITS.heartbeatMsDefault, EVENT_LIMITS.heartbeatMsMin, EVENT_LIMITS.heartbeatMsMax),
+    webhookAllowPrivate: onOff(source, "AUTHORITY_WEBHOOK_ALLOW_PRIVATE", false),
+    webhookRetryScheduleMs: schedule(source, "AUTHORITY_WEBHOOK_RETRY_SCHEDULE_MS"),
+    webhookAttemptTimeoutMs: integer(source, "AUTHORITY_WEBHOOK_TIMEOUT_MS", WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault, WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMin, WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMax),
+    webhookConcurrency: integer(source, "AUTHORITY_WEBHOOK_CONCURRENCY", WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault, 1, WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookMax),
   };
 }

@@ -28,3 +28,5 @@ export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, ty
 export { HttpMetrics } from "./http/metrics.js";
 export { serveUntilStopped, LAUNCHER_POLL_MS, type ServeOptions } from "./run.js";
 export { revealFirstAdminKey, startupHint, startFailureLine, FIRST_ADMIN_KEY_FILE, type SecretOutlet } from "./first-start.js";
+export { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";
+export { WEBHOOK_DELIVERY_LIMITS, WebhookDispatcher, signMessage, retryDelayMs } from "./services/webhook-dispatcher.js";

@@ -6,6 +6,9 @@ import type { AddressInfo } from "node:net";
 import { TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
 import { createApp } from "./http/app.js";
 import { AuthorizeWorker, authorizeWorkerAvailable } from "./http/authorize-thread.js";
+import { StreamRegistry } from "./http/event-stream.js";
+import { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";
+import { WEBHOOK_DELIVERY_LIMITS, WebhookDispatcher } from "./services/webhook-dispatcher.js";
 import { answerClientError } from "./http/client-error.js";
 import { authorizeServer, isAuthorizeRequest } from "./http/hot-path.js";
 import { HttpMetrics, METRICS_LIMITS } from "./http/metrics.js";
@@ -88,6 +91,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
   let pruner: IdempotencyPruner | undefined;
+  let feed: EventFeed | undefined;
+  let dispatcher: WebhookDispatcher | undefined;
+  let dispatcherStore: Store | undefined;
   try {
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
@@ -98,8 +104,24 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         ...(options.faults === undefined ? {} : { faults: options.faults }),
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }), metrics.observations);
     }
+    // Webhooks run on the real clock: their backoff and leases are about the receiver, not the decisions.
+    // On SQLite the dispatcher writes through a connection of its own that does not wait for the
+    // disk: losing its last writes in a power cut only sends a delivery again (decision 0704), and
+    // its commits then hold the write lock the decision path waits for only for microseconds.
+    if (store.dialect === "sqlite" && options.store === undefined) {
+      dispatcherStore = openStore(config.databaseUrl, { durability: "normal", walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES });
+    }
+    dispatcher = new WebhookDispatcher(dispatcherStore ?? store, {
+      retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
+      attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
+      concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
+      allowPrivate: config.webhookAllowPrivate === true,
+      tickMs: config.eventPollMs ?? EVENT_LIMITS.pollMsDefault,
+    }, logger);
+    const webhooks = dispatcher;
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
+      webhookAllowPrivate: config.webhookAllowPrivate === true, webhookNudge: () => webhooks.nudge(),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
@@ -108,7 +130,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     metrics.watchWaiting(() => store.decisionPath().gatedWaiting(now(), METRICS_LIMITS.gatedWaitingCountMax), now);
     pruner = startIdempotencyPruner(store, now, logger);
     const trustedProxies = new Set(config.trustedProxies ?? []);
-    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies });
+    feed = new EventFeed(store, config.eventPollMs ?? EVENT_LIMITS.pollMsDefault);
+    feed.start();
+    const streams = { feed, registry: new StreamRegistry(), heartbeatMs: config.eventHeartbeatMs ?? EVENT_LIMITS.heartbeatMsDefault };
+    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies, streams });
     const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
     // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
     const listener: RequestListener = (req, res) => {
@@ -126,6 +151,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // The first admin key is created only once the port is held: a start that cannot listen
     // (EADDRINUSE) leaves the database without a key that nobody saw, and the next start makes one.
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
+    dispatcher.start();
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -139,11 +165,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           // Stop accepting, close idle keep-alive connections, let requests in flight finish, and
           // drop whatever is still open after the grace period.
           const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+          // Open event streams end now; their clients resume elsewhere from their last id.
+          feed?.stop();
           await new Promise<void>((resolve) => {
             server.close(() => resolve());
             server.closeIdleConnections();
           });
           clearTimeout(grace);
+          await dispatcher?.stop();
+          await dispatcherStore?.close();
           await pruner?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
@@ -153,6 +183,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       },
     };
   } catch (error) {
+    feed?.stop();
+    await dispatcher?.stop().catch(() => undefined);
+    await dispatcherStore?.close().catch(() => undefined);
     http?.close();
     await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);

@@ -38,6 +38,10 @@
 // serialise every decision on one row lock across replicas). The three replicas share this
 // machine's cores with nginx.
 //
+// The SQLite rows include one with five webhooks subscribed to every event type, delivering a
+// backlog of events to a receiver that answers each after two seconds, so that every webhook holds
+// its whole concurrency in flight throughout: printed as "with 5 webhooks ÷ without".
+//
 // Every server runs in a child process of its own, so autocannon never shares its event loop.
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
@@ -121,6 +125,8 @@ async function serve(kind, dbPath, schema) {
     const server = await startServer({
       host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, databaseSchema: schema || undefined, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
       autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
+      // The webhooks row subscribes a receiver on this machine.
+      ...(kind === "authority-webhooks" ? { webhookAllowPrivate: true } : {}),
       // As the server reads it: `off` measures PostgreSQL without named statements (decision 0313).
       databaseNamedStatements: process.env.AUTHORITY_DATABASE_NAMED_STATEMENTS !== "off",
     });
@@ -518,11 +524,14 @@ async function run(databases) {
   const servers = [];
   try {
     for (const database of databases) {
-      const server = database.start === undefined ? await startChild("authority", database.path) : await database.start();
+      const server = database.start === undefined ? await startChild(database.webhooks === undefined ? "authority" : "authority-webhooks", database.path) : await database.start();
       servers.push({ title: database.title, server });
     }
     const requests = [];
-    for (const [i, { server }] of servers.entries()) requests.push(await prepare(server.base, databases[i].grants ?? 1));
+    for (const [i, { server }] of servers.entries()) {
+      requests.push(await prepare(server.base, databases[i].grants ?? 1));
+      if (databases[i].webhooks !== undefined) await subscribeSlowly(server.base, databases[i].webhooks);
+    }
     const rows = servers.map(() => []);
     for (const connections of CONNECTIONS) {
       const bareTurns = [];
@@ -576,6 +585,36 @@ function syncLatencyMs(dir) {
   }
   times.sort((a, b) => a - b);
   return { p50: times[times.length >> 1], p99: times[Math.floor(times.length * 0.99)] };
+}
+
+/** Webhooks in the webhooks row, and what keeps them busy while authorize is measured. */
+const WEBHOOKS = 5;
+const WEBHOOK_BACKLOG_GRANTS = 300;
+const SLOW_RECEIVER_DELAY_MS = 2_000;
+
+/** A receiver that answers every delivery after SLOW_RECEIVER_DELAY_MS: deliveries are in flight the whole time. */
+async function startSlowReceiver() {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => setTimeout(() => res.writeHead(204).end(), SLOW_RECEIVER_DELAY_MS));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}/hook`, close: () => { server.closeAllConnections(); server.close(); } };
+}
+
+/**
+ * WEBHOOKS webhooks subscribed to every event type at the slow receiver, and a backlog of events
+ * for them (grants issued), so that every webhook holds its whole concurrency in flight at the
+ * slow receiver throughout the measurements.
+ */
+async function subscribeSlowly(base, receiverUrl) {
+  const types = ["grant.issued", "grant.approved", "grant.delegated", "grant.revoked", "grant.enforcement_changed", "decision.gated", "decision.approved",
+    "certificate.issued", "certificate.revoked", "contract.breached", "breaker.tripped", "breaker.armed", "finding.raised"];
+  for (let i = 0; i < WEBHOOKS; i += 1) await call(base, "/webhooks", ADMIN_KEY, { url: `${receiverUrl}/${i}`, event_types: types });
+  const agent = await call(base, "/agents", ADMIN_KEY, { name: `bench-backlog-${Date.now()}` });
+  for (let i = 0; i < WEBHOOK_BACKLOG_GRANTS; i += 1) {
+    await call(base, "/grants", ADMIN_KEY, { agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["x.*"] }, enforcement_mode: "observe" });
+  }
 }
 
 /** Three replicas on one schema behind nginx: a server as run() measures it, without CPU or GC figures. */
@@ -648,6 +687,8 @@ function ratios(numerator, denominator) {
   return numerator.map((r, i) => `${r.connections} conn ${(r.authorize.rps / denominator[i].authorize.rps).toFixed(2)}×`).join(", ");
 }
 
+let closeReceiver;
+
 async function main() {
   process.stdout.write(`server benchmark: ${TURNS} turns of ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`);
   process.stdout.write("authorize: SQLite, synchronous=FULL, group commit, each answer after its commit; hot path in front of Express\n");
@@ -659,6 +700,14 @@ async function main() {
   try {
     const sqlite = ONLY === "all" || ONLY === "sqlite";
     const databases = sqlite ? [{ name: "sqlite-empty", title: "empty database", path: join(dir, "empty.db") }] : [];
+    const receiver = sqlite ? await startSlowReceiver() : undefined;
+    closeReceiver = receiver?.close;
+    if (receiver !== undefined) {
+      databases.push({
+        name: "sqlite-webhooks", title: `empty database, ${WEBHOOKS} webhooks delivering to a receiver that answers after ${SLOW_RECEIVER_DELAY_MS} ms`,
+        path: join(dir, "webhooks.db"), webhooks: receiver.url,
+      });
+    }
     if (sqlite && LARGE) {
       const largePath = join(dir, "large.db");
       await migrateDatabase(largePath);
@@ -689,6 +738,9 @@ async function main() {
       process.stdout.write(`\nat 1 conn no server that answers after a sync of its own can exceed about ${bound.toFixed(0)} req/s here ` +
         `(a bare node:http answer plus one median sync): ${(bound / one.express.rps).toFixed(2)}× the express no-op route\n`);
     }
+    if (rows.has("sqlite-webhooks")) {
+      process.stdout.write(`\nwith ${WEBHOOKS} webhooks at a slow receiver ÷ without, authorize throughput: ${ratios(rows.get("sqlite-webhooks"), rows.get("sqlite-empty"))}\n`);
+    }
     if (rows.has("sqlite-large")) process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
     if (rows.has("pg-large")) process.stdout.write(`\nPostgreSQL large ÷ empty: ${ratios(rows.get("pg-large"), rows.get("pg-one"))}\n`);
     const pgOne = rows.get("pg-one");
@@ -707,6 +759,7 @@ async function main() {
       process.stdout.write(`\nPostgreSQL three replicas ÷ one replica (all on this machine's cores): ${ratios(rows.get("pg-three"), rows.get("pg-one"))}\n`);
     }
   } finally {
+    closeReceiver?.();
     rmSync(dir, { recursive: true, force: true });
     for (const schema of schemas) await dropSchema(PG_URL, schema).catch(() => undefined);
   }

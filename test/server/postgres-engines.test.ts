@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ENGINE_PROFILES, LATEST_MIGRATION, loadConfig, openStore, PostgresDriver, SignalSequenceUnordered, SqlStore, startServer,
+  ENGINE_PROFILES, LATEST_MIGRATION, loadConfig, MIGRATIONS, openStore, PostgresDriver, SignalSequenceUnordered, SqlStore, startServer,
   verifyLedger, type AuthorityServer, type KeyRecord,
 } from "@agent-authority/server";
 import { ADMIN_KEY } from "./http-harness.js";
@@ -213,7 +213,7 @@ describe("the cockroachdb engine profile on PostgreSQL", () => {
         const servers = starts.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
         try {
           expect(starts.filter((s) => s.status === "rejected").map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
-          expect(await query(db.schema!, "SELECT version FROM schema_migrations ORDER BY version")).toHaveLength(LATEST_MIGRATION);
+          expect(await query(db.schema!, "SELECT version FROM schema_migrations ORDER BY version")).toHaveLength(MIGRATIONS.length);
           expect(await query(db.schema!, "SELECT identity FROM api_keys")).toEqual([{ identity: "admin" }]);
         } finally {
           await Promise.all(servers.map((server) => server.close()));

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { ENDPOINTS, ROLES, type Endpoint } from "@agent-authority/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
+import { ADMIN_KEY, expectProblem, startTestServer, type CallOptions, type Reply, type TestServer } from "./http-harness.js";
 import { roleMatrixMarkdown } from "./role-matrix.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 
@@ -16,10 +16,29 @@ const UNKNOWN = {
   key_id: "key_0000000000000000000000000a",
   breaker_id: "brk_0000000000000000000000000a",
   family_id: "fam_0000000000000000000000000a",
+  webhook_id: "whk_0000000000000000000000000a",
+  delivery_id: "whd_0000000000000000000000000a",
 } as const;
 
 function pathOf(endpoint: Endpoint): string {
   return endpoint.path.replace(/\{([a-z_]+)\}/g, (_m, name: keyof typeof UNKNOWN) => UNKNOWN[name]);
+}
+
+/** A GET of a stream: a refusal is read whole, an open stream only up to its headers. */
+async function headOfStream(t: TestServer, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  if (options.key !== undefined) {
+    if (options.via === "x-api-key") headers["x-api-key"] = options.key;
+    else headers["authorization"] = `Bearer ${options.key}`;
+  }
+  const aborter = new AbortController();
+  const response = await fetch(`${t.baseUrl}${path}`, { method, headers, signal: aborter.signal });
+  if (response.status === 200) {
+    aborter.abort();
+    return { status: 200, body: undefined, contentType: response.headers.get("content-type"), headers: response.headers };
+  }
+  const body: unknown = JSON.parse(await response.text());
+  return { status: response.status, body, contentType: response.headers.get("content-type"), headers: response.headers };
 }
 
 function matrixSuite(target: StoreTarget): void {
@@ -48,7 +67,9 @@ function matrixSuite(target: StoreTarget): void {
       const before = await t.db.store.countRows();
       const method = endpoint.method.toUpperCase();
       const path = pathOf(endpoint);
-      const noKey = await t.call(method, path);
+      // A stream that opens is answered by its status and headers alone, then closed.
+      const call = endpoint.mediaType === "text/event-stream" ? (m: string, p: string, o?: CallOptions) => headOfStream(t, m, p, o) : t.call;
+      const noKey = await call(method, path);
       if (endpoint.roles === null) {
         expect(noKey.status, label).toBe(200);
         return;
@@ -56,7 +77,7 @@ function matrixSuite(target: StoreTarget): void {
       expectProblem(noKey, 401, "unauthenticated");
       for (const role of ROLES) {
         for (const via of ["bearer", "x-api-key"] as const) {
-          const reply = await t.call(method, path, { key: keys.get(role)!, via });
+          const reply = await call(method, path, { key: keys.get(role)!, via });
           if (!endpoint.roles.includes(role)) {
             expectProblem(reply, 403, "forbidden");
           } else {
@@ -67,7 +88,7 @@ function matrixSuite(target: StoreTarget): void {
         }
         const service = serviceKeys.get(role);
         if (service !== undefined && endpoint.roles.includes(role) && endpoint.human) {
-          expectProblem(await t.call(method, path, { key: service }), 403, "human_required");
+          expectProblem(await call(method, path, { key: service }), 403, "human_required");
         }
       }
       // Nothing above named a real resource or sent a valid body, so nothing changed.

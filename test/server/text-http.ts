@@ -69,6 +69,8 @@ export function textHttpSuite(target: StoreTarget): void {
   let rootGrantId: string;
   let contractId: string;
   let familyId: string;
+  let hookId: string;
+  let deliveryId: string;
   let n = 0;
   const post = async (path: string, body: unknown, key = ADMIN_KEY): Promise<any> => {
     const reply = await t.call("POST", path, { key, body });
@@ -94,6 +96,13 @@ export function textHttpSuite(target: StoreTarget): void {
     rootGrantId = (await post("/grants", grantBody({ delegation_policy: "attenuating" }))).id;
     contractId = (await post(`/agents/${agentId}/contracts`, { metric: "deny_rate", ceiling: 1, window_decisions: 20, description: "a ceiling no window can break, so arming expects no trips" })).id;
     familyId = (await post("/grant-families", familyBody(1))).id;
+    // A webhook with one delivery, for the webhook endpoints' cases.
+    hookId = (await post("/webhooks", { url: "https://hooks.example.com/in", event_types: ["grant.issued"] })).id;
+    await post("/grants", grantBody());
+    for (let i = 0; i < 400 && deliveryId === undefined; i += 1) {
+      await new Promise((r) => setTimeout(r, 25));
+      deliveryId = (await t.call("GET", `/webhooks/${hookId}/deliveries`, { key: ADMIN_KEY })).body.deliveries[0]?.id;
+    }
   });
   afterAll(async () => {
     await t?.close();
@@ -195,6 +204,31 @@ export function textHttpSuite(target: StoreTarget): void {
       target: async () => ({ path: "/keys", key: ADMIN_KEY }),
       body: () => ({ identity: `person-${(n += 1)}@example.com`, kind: "human", roles: ["auditor"], email: "person@example.com" }),
     },
+    { operationId: "createWebhook", target: async () => ({ path: "/webhooks", key: ADMIN_KEY }), body: () => ({ url: "https://hooks.example.com/in", event_types: ["grant.issued"], description: "a hook" }) },
+    {
+      operationId: "pauseWebhook",
+      target: async () => { const id = (await post("/webhooks", { url: "https://hooks.example.com/p", event_types: ["grant.issued"] })).id; return { path: `/webhooks/${id}/pause`, id, key: ADMIN_KEY }; },
+      body: () => ({ reason: "maintenance" }),
+    },
+    {
+      operationId: "resumeWebhook",
+      target: async () => {
+        const id = (await post("/webhooks", { url: "https://hooks.example.com/r", event_types: ["grant.issued"] })).id;
+        await post(`/webhooks/${id}/pause`, {});
+        return { path: `/webhooks/${id}/resume`, id, key: ADMIN_KEY };
+      },
+      body: () => ({ reason: "back" }),
+    },
+    {
+      operationId: "deleteWebhook",
+      target: async () => { const id = (await post("/webhooks", { url: "https://hooks.example.com/d", event_types: ["grant.issued"] })).id; return { path: `/webhooks/${id}/delete`, id, key: ADMIN_KEY }; },
+      body: () => ({ reason: "gone" }),
+    },
+    {
+      operationId: "redeliverWebhookDelivery",
+      target: async () => ({ path: `/webhooks/${hookId}/deliveries/${deliveryId}/redeliver`, id: deliveryId, key: ADMIN_KEY }),
+      body: () => ({ reason: "again" }),
+    },
     {
       operationId: "revokeKey",
       target: async () => {
@@ -240,7 +274,7 @@ export function textHttpSuite(target: StoreTarget): void {
     });
 
     it("refuses NUL in every query parameter of every GET endpoint, and answers odd text without a 5xx", async () => {
-      const ids: Record<string, string> = { agent_id: agentId, grant_id: rootGrantId, family_id: familyId };
+      const ids: Record<string, string> = { agent_id: agentId, grant_id: rootGrantId, family_id: familyId, webhook_id: hookId };
       for (const e of ENDPOINTS.filter((each) => each.method === "get" && each.query.length > 0)) {
         const path = e.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => ids[name]!);
         for (const name of e.query) {

@@ -23,7 +23,7 @@ export interface Endpoint {
   /** The response schema's name; empty for a document that is not described by one. */
   readonly response: string;
   /** The media type of a successful answer. */
-  readonly mediaType: "application/json" | "text/plain";
+  readonly mediaType: "application/json" | "text/plain" | "text/event-stream";
   /** The success status when the request names what already exists (idempotent by name or content); absent: none. */
   readonly existingStatus?: number;
   /** The query parameters it reads, each optional. */
@@ -82,6 +82,15 @@ export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
   endpoint({ operationId: "getGrantFamily", method: "get", path: "/grant-families/{family_id}", summary: "One grant family: its latest version, or `?version=N`", roles: ALL_BUT_AGENT, body: null, status: 200, response: "GrantFamily", query: ["version"] }),
   endpoint({ operationId: "instantiateGrantFamily", method: "post", path: "/grant-families/{family_id}/instantiate", summary: "Issue a grant from a family: parameter bounds first, then the issue path with the certification check", roles: ["admin", "issuer"], body: "FamilyInstantiateBody", status: 201, response: "Grant" }),
   endpoint({ operationId: "previewFamilyImpact", method: "post", path: "/grant-families/{family_id}/impact", summary: "Replay the sealed decisions of the family's grants over the last N days under a candidate version; reports the outcomes that would change; creates nothing", roles: ["admin", "issuer", "approver", "auditor"], body: "FamilyImpactBody", status: 200, response: "FamilyImpact" }),
+  endpoint({ operationId: "streamEvents", method: "get", path: "/events", summary: "Server-sent events of the types the caller's roles may read (`?types=` a comma-separated list; an agent key only its own agent's), resumable from `Last-Event-ID` or `?after=` a sequence; without either it starts at the newest", roles: [...ALL_BUT_AGENT, "agent"], body: null, status: 200, response: "", mediaType: "text/event-stream", query: ["types", "after"] }),
+  endpoint({ operationId: "createWebhook", method: "post", path: "/webhooks", summary: "Subscribe a URL to event types; the signing secret is in this response only", roles: ["admin"], body: "WebhookCreateBody", status: 201, response: "WebhookCreated" }),
+  endpoint({ operationId: "listWebhooks", method: "get", path: "/webhooks", summary: "List webhooks (never their secrets)", roles: ["admin"], body: null, status: 200, response: "WebhookList" }),
+  endpoint({ operationId: "getWebhook", method: "get", path: "/webhooks/{webhook_id}", summary: "One webhook", roles: ["admin"], body: null, status: 200, response: "Webhook" }),
+  endpoint({ operationId: "pauseWebhook", method: "post", path: "/webhooks/{webhook_id}/pause", summary: "Pause deliveries; events keep being queued for it", roles: ["admin"], body: "WebhookActionBody", bodyOptional: true, status: 200, response: "Webhook" }),
+  endpoint({ operationId: "resumeWebhook", method: "post", path: "/webhooks/{webhook_id}/resume", summary: "Resume a paused webhook: what was queued meanwhile is delivered", roles: ["admin"], body: "WebhookActionBody", bodyOptional: true, status: 200, response: "Webhook" }),
+  endpoint({ operationId: "deleteWebhook", method: "post", path: "/webhooks/{webhook_id}/delete", summary: "Delete a webhook: nothing more is delivered to it", roles: ["admin"], body: "WebhookActionBody", bodyOptional: true, status: 200, response: "Webhook" }),
+  endpoint({ operationId: "listWebhookDeliveries", method: "get", path: "/webhooks/{webhook_id}/deliveries", summary: "The webhook's deliveries, oldest first, with their status, attempts and last error (`?limit=`, `?after=`)", roles: ["admin"], body: null, status: 200, response: "WebhookDeliveryList", query: PAGE }),
+  endpoint({ operationId: "redeliverWebhookDelivery", method: "post", path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", summary: "Deliver one delivery again now, with the same `webhook-id`, whatever its status (a dead-lettered one included)", roles: ["admin"], body: "WebhookActionBody", bodyOptional: true, status: 200, response: "WebhookDelivery" }),
   endpoint({ operationId: "createKey", method: "post", path: "/keys", summary: "Create an API key; the secret is in this response only", roles: ["admin"], body: "KeyCreateBody", status: 201, response: "KeyCreated" }),
   endpoint({ operationId: "listKeys", method: "get", path: "/keys", summary: "List keys (never their secrets)", roles: ["admin"], body: null, status: 200, response: "KeyList", query: PAGE }),
   endpoint({ operationId: "revokeKey", method: "post", path: "/keys/{key_id}/revoke", summary: "Revoke a key", roles: ["admin"], body: "KeyRevokeBody", bodyOptional: true, status: 200, response: "Key" }),

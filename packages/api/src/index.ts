@@ -58,6 +58,10 @@ export {
 } from "./family-schemas.js";
 export { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { findUnstorableText, textFaultMessage, unstorableCharacter, type TextFault } from "./text.js";
+export {
+  EVENT_TYPES, EVENT_TYPE_NAMES, WEBHOOK_LIMITS, eventSchema, eventSchemaName, eventSchemas, webhookCreateBodySchema, webhookActionBodySchema,
+  webhookSchema, webhookCreatedSchema, webhookListSchema, webhookDeliverySchema, webhookDeliveryListSchema, type EventType,
+} from "./event-schemas.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";
 export type * from "./types.js";

@@ -46,6 +46,10 @@ function problemsOf(description: string, codes: readonly ProblemCode[]): Json {
 }
 
 function successResponse(e: Endpoint, description: string): Json {
+  if (e.mediaType === "text/event-stream") {
+    // Each event's `data:` line is one `Event` (components.schemas.Event); the stream is text.
+    return { description: `${description}. Each event: \`id:\` its sequence, \`event:\` its type, \`data:\` one \`Event\` as JSON (components.schemas.Event); \`: heartbeat\` comments keep it open.`, content: { [e.mediaType]: { schema: { type: "string" } } } };
+  }
   const schema = e.response !== "" ? ref(e.response) : e.mediaType === "text/plain" ? { type: "string" } : { type: "object" };
   return { description, content: { [e.mediaType]: { schema } } };
 }
@@ -92,6 +96,13 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
     responses["422"] = problemResponse("well-formed but breaks a rule");
   }
   responses["500"] = problemResponse("the server failed (`internal_error`); never carries internals");
+  if (e.operationId === "streamEvents") {
+    responses["400"] = problemsOf("malformed request", ["invalid_query", "invalid_last_event_id"]);
+    responses["429"] = {
+      ...(problemResponse("the key holds the most streams it may open at once (`too_many_streams`)") as object),
+      headers: { "retry-after": { description: "Seconds to wait before opening another stream.", required: true, schema: { type: "integer", minimum: 0 } } },
+    };
+  }
   if (e.operationId === "ready") responses["503"] = problemResponse("not ready: the database or the authorize thread does not answer (`not_ready`)");
   return responses;
 }

@@ -11,6 +11,7 @@ export const PROBLEM_CODES = Object.freeze({
   invalid_query: { status: 400, title: "a query parameter is malformed" },
   invalid_text: { status: 400, title: "a string holds a character v1 does not store" },
   invalid_idempotency_key: { status: 400, title: "the idempotency key is malformed" },
+  invalid_last_event_id: { status: 400, title: "`Last-Event-ID` is not an event sequence" },
   invalid_cursor: { status: 400, title: "the page cursor is not one this list answered" },
   malformed_request: { status: 400, title: "the request line or headers are not valid HTTP/1.1" },
   // 401 and 403: who is asking.
@@ -30,6 +31,8 @@ export const PROBLEM_CODES = Object.freeze({
   contract_not_found: { status: 404, title: "no such contract" },
   breaker_not_found: { status: 404, title: "no such breaker" },
   family_not_found: { status: 404, title: "no such grant family or version" },
+  webhook_not_found: { status: 404, title: "no such webhook" },
+  delivery_not_found: { status: 404, title: "no such webhook delivery" },
   // 405, 408, 413, 415, 431: transport.
   method_not_allowed: { status: 405, title: "the endpoint does not accept this method" },
   body_too_large: { status: 413, title: "the request body is larger than the limit" },
@@ -53,6 +56,8 @@ export const PROBLEM_CODES = Object.freeze({
   trip_count_mismatch: { status: 409, title: "`expecting_trips` is not the trip count of the last 90 days" },
   family_version_conflict: { status: 409, title: "the family's content changed but its version was not raised" },
   key_secret_shown_once: { status: 409, title: "the key was created by the first request with this idempotency key; its secret is shown only once" },
+  webhook_not_active: { status: 409, title: "the webhook is not in a state this action applies to" },
+  too_many_webhooks: { status: 409, title: "the server holds the most webhooks it allows" },
   contention: { status: 409, title: "the request met contention in the database, was tried again until its limit, and changed nothing; it may be sent again" },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
@@ -64,7 +69,10 @@ export const PROBLEM_CODES = Object.freeze({
   idempotency_key_reused: { status: 422, title: "the idempotency key was used with another request" },
   invalid_family: { status: 422, title: "the grant family breaks a rule of the family compiler" },
   family_parameters_invalid: { status: 422, title: "the parameters do not instantiate the family" },
+  webhook_url_refused: { status: 422, title: "the webhook URL is not an http(s) URL the server may call" },
   approver_not_admitted: { status: 422, title: "the caller is not an approver the gated decision admits" },
+  // 429: a bound on open resources (not a rate limit).
+  too_many_streams: { status: 429, title: "the key holds the most event streams it may open at once" },
   // 5xx: the platform failed; never carries internals.
   internal_error: { status: 500, title: "the server failed" },
   not_ready: { status: 503, title: "the server is not ready" },

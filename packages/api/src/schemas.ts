@@ -4,6 +4,7 @@
 // that ignores unknown fields keeps working while v1 grows).
 
 import { API_LIMITS } from "./limits.js";
+import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } from "./event-schemas.js";
 import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
@@ -31,6 +32,9 @@ export const ID_PREFIXES = Object.freeze({
   contract: "ctr",
   breaker: "brk",
   family: "fam",
+  webhook: "whk",
+  delivery: "whd",
+  event: "evn",
 });
 
 export function idPattern(prefix: string): string {
@@ -614,6 +618,8 @@ export const requestSchemas = {
   GrantFamilyBody: grantFamilyBodySchema,
   FamilyInstantiateBody: familyInstantiateBodySchema,
   FamilyImpactBody: familyImpactBodySchema,
+  WebhookCreateBody: webhookCreateBodySchema,
+  WebhookActionBody: webhookActionBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -657,6 +663,7 @@ export const allSchemas = [
   grantFamilySchema,
   grantFamilyListSchema,
   familyImpactSchema,
+  ...WEBHOOK_SCHEMAS,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

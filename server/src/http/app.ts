@@ -17,6 +17,7 @@ import { clientAddress } from "./client-address.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
+import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
 import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
@@ -30,6 +31,8 @@ export interface AppOptions {
   readonly metrics?: HttpMetrics;
   /** Addresses of trusted reverse proxies, whose X-Forwarded-For names the logged client. */
   readonly trustedProxies?: ReadonlySet<string>;
+  /** The event stream's feed, bounds and heartbeat; absent: `GET /v1/events` answers 503 `not_ready`. */
+  readonly streams?: StreamSettings;
 }
 
 /** Path parameters and the id prefix each must carry. */
@@ -41,6 +44,8 @@ const PARAM_PREFIX: Readonly<Record<string, string>> = {
   ledger_id: ID_PREFIXES.ledger,
   family_id: ID_PREFIXES.family,
   breaker_id: ID_PREFIXES.breaker,
+  webhook_id: ID_PREFIXES.webhook,
+  delivery_id: ID_PREFIXES.delivery,
 };
 const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
 
@@ -251,6 +256,15 @@ export function createApp(options: AppOptions): express.Express {
       app.post(path, async (req, res) => {
         const keyId = await handleAuthorize(options.ctx, options.logger, req, res);
         if (keyId !== undefined) locals(res).keyId = keyId;
+      });
+      continue;
+    }
+    if (endpoint.operationId === "streamEvents") {
+      app.get(path, authenticate(options.ctx), authorize(endpoint), async (req, res) => {
+        if (options.streams === undefined) throw new ApiProblem("not_ready", "the event stream is not running");
+        await streamEvents(options.ctx, options.streams, locals(res).caller!, {
+          headers: req.headers, query: queryString(req, documentedQuery(endpoint, "types")), after: queryString(req, documentedQuery(endpoint, "after")),
+        }, res);
       });
       continue;
     }

@@ -21,6 +21,7 @@ import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
 import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
 import { settleDecision } from "../services/settle.js";
+import { changeWebhook, createWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, type WebhookCreateBody } from "../services/webhooks.js";
 import { agentView, keyView } from "../services/views.js";
 import type { Page } from "../store/store.js";
 import type { HttpMetrics } from "./metrics.js";
@@ -143,5 +144,20 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     return { ...created(key), replayInstead: secretShownOnce(key.id) };
   },
   listKeys: async (r) => ok(await listKeys(r.ctx, r.page())),
+
+  createWebhook: async (r) => {
+    const webhook = await createWebhook(r.ctx, who(r), r.body as WebhookCreateBody);
+    return { ...created(webhook), replayInstead: new ApiProblem("key_secret_shown_once", `the webhook \`${String(webhook["id"])}\` was created by the first request with this idempotency key; its secret is shown only once`, { webhook_id: webhook["id"] }) };
+  },
+  listWebhooks: async (r) => ok(await listWebhooks(r.ctx)),
+  getWebhook: async (r) => ok(await getWebhook(r.ctx, r.params["webhook_id"]!)),
+  pauseWebhook: async (r) => ok(await changeWebhook(r.ctx, who(r), r.params["webhook_id"]!, "pause")),
+  resumeWebhook: async (r) => ok(await changeWebhook(r.ctx, who(r), r.params["webhook_id"]!, "resume")),
+  deleteWebhook: async (r) => ok(await changeWebhook(r.ctx, who(r), r.params["webhook_id"]!, "delete")),
+  listWebhookDeliveries: async (r) => {
+    const page = r.page();
+    return ok(await listDeliveries(r.ctx, r.params["webhook_id"]!, page.after, page.limit));
+  },
+  redeliverWebhookDelivery: async (r) => ok(await redeliver(r.ctx, r.params["webhook_id"]!, r.params["delivery_id"]!)),
   revokeKey: async (r) => ok(await revokeKey(r.ctx, who(r), r.params["key_id"]!, reason(r))),
 };

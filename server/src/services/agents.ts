@@ -5,6 +5,7 @@ import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import type { AgentRecord, CertificateRecord, Page, Store } from "../store/store.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
+import { emitEvent } from "./events.js";
 import { agentView, certificateView } from "./views.js";
 
 export async function createAgent(ctx: ServiceContext, caller: Caller, body: AgentCreateBody): Promise<{ agent: Agent; created: boolean }> {
@@ -61,9 +62,20 @@ export async function certifyAgent(ctx: ServiceContext, caller: Caller, agentId:
     };
     const previous = await tx.validCertificate(agentId, environment);
     if (previous !== undefined) {
-      await tx.revokeCertificate(previous.id, { at: now, by: caller.identity, reason: `superseded by ${certificate.id}` }, certificate.id);
+      const reason = `superseded by ${certificate.id}`;
+      await tx.revokeCertificate(previous.id, { at: now, by: caller.identity, reason }, certificate.id);
+      await emitEvent(tx, "certificate.revoked", {
+        subject: previous.id, agentId, at: now, data: {
+          certificate_id: previous.id, agent_id: agentId, environment, revoked_by: caller.identity, reason, superseded_by: certificate.id,
+        },
+      });
     }
     await tx.insertCertificate(certificate);
+    await emitEvent(tx, "certificate.issued", {
+      subject: certificate.id, agentId, at: now, data: {
+        certificate_id: certificate.id, agent_id: agentId, environment, issued_by: caller.identity, supersedes: previous?.id ?? null,
+      },
+    });
     return certificateView(certificate);
   });
 }
@@ -93,7 +105,14 @@ export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id:
     const certificate = await tx.getCertificate(id);
     if (certificate === undefined) throw new ApiProblem("certificate_not_found", `no certificate \`${id}\``);
     if (certificate.revoked_at !== null) throw new ApiProblem("certificate_already_revoked");
-    await tx.revokeCertificate(id, { at: ctx.now(), by: caller.identity, reason: reason ?? null });
+    const now = ctx.now();
+    await tx.revokeCertificate(id, { at: now, by: caller.identity, reason: reason ?? null });
+    await emitEvent(tx, "certificate.revoked", {
+      subject: id, agentId: certificate.agent_id, at: now, data: {
+        certificate_id: id, agent_id: certificate.agent_id, environment: certificate.environment, revoked_by: caller.identity,
+        reason: reason ?? null, superseded_by: null,
+      },
+    });
     return certificateView((await tx.getCertificate(id))!);
   });
 }

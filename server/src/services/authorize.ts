@@ -13,6 +13,7 @@ import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import type { TripRow, WatchedBreaker } from "../store/breaker-sql.js";
+import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
@@ -301,6 +302,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
       ? () => evaluateBreakersAfterDecision(tx, breakers, seen)
       : async () => { trips = await evaluateBreakersAfterDecision(tx, breakers, seen); },
   ];
+  if (decision.outcome === "gated") writes.push(() => emitGated(tx, ledgerId, agentId, body, decision, now));
   if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, chain, decision, now, together));
   if (decision.counted && decision.approval_id !== undefined) {
     const approvalId = decision.approval_id;
@@ -313,6 +315,16 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   // The answer carries what the metrics count of the decision: two references it already holds.
   const answer: PreparedAnswer = { status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId, outcome: decision.outcome, gate: decision.decided_by };
   return trips.length === 0 ? answer : { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
+}
+
+/** `decision.gated`, in the decision's own transaction: a human is needed before the action can go on. */
+function emitGated(tx: Store, ledgerId: string, agentId: string, body: AuthorizeBody, decision: Decision, now: number): Promise<void> {
+  return emitEvent(tx, "decision.gated", {
+    subject: ledgerId, agentId, at: now, data: {
+      ledger_id: ledgerId, grant_id: body.grant_id, agent_id: agentId, tool: body.tool, amount_minor: body.amount_minor ?? null,
+      currency: body.currency ?? null, residual: decision.residual ?? null, decided_by: decision.decided_by,
+    },
+  });
 }
 
 /** What the ledger keeps of a decision besides the fields every record has. */

@@ -14,6 +14,7 @@ import type { Caller, ServiceContext } from "./context.js";
 import { contractView, countWindow, measureCounts, signalOf, windowKey } from "./contracts.js";
 import { windowCounts } from "./breaker-windows.js";
 import { countTrips } from "./counterfactual.js";
+import { emitEvent } from "./events.js";
 import { revokeSubtreeWithin } from "./grants.js";
 import { iso } from "./views.js";
 
@@ -52,6 +53,7 @@ export async function evaluateBreakersAfterDecision(tx: Store, watched: readonly
   if (watched.length === 0) return [];
   const windows = await windowCounts(paths, watched.map((w) => w.contract), { agent_id: decision.agent_id, at: decision.at, seq, signal });
   const trips: TripRow[] = [];
+  const announced = new Set<string>();
   for (const { breaker, contract } of watched) {
     const measure = measureCounts(contract, windows.get(windowKey(contract))!);
     const breached = measure.status === "breached";
@@ -59,9 +61,43 @@ export async function evaluateBreakersAfterDecision(tx: Store, watched: readonly
     await paths.setBreached(breaker.id, breached);
     // INVARIANT (trip-on-entry): only the entry into `breached` trips; a breaker never acts on
     // `not_demonstrated` or `within`, and a run of breached decisions is one trip.
-    if (breached) trips.push(await trip(tx, paths, breaker, contract, decision, measure.successes, measure.n));
+    if (!breached) continue;
+    // One `contract.breached` per contract and entry, however many breakers watch it.
+    if (!announced.has(contract.id)) {
+      announced.add(contract.id);
+      await emitContractBreached(tx, contract, decision, measure.successes, measure.n);
+    }
+    trips.push(await trip(tx, paths, breaker, contract, decision, measure.successes, measure.n));
   }
   return trips;
+}
+
+async function emitContractBreached(tx: Store, contract: ContractRow, decision: SealedDecision, successes: number, n: number): Promise<void> {
+  await emitEvent(tx, "contract.breached", {
+    subject: contract.id, agentId: contract.agent_id, at: decision.at, data: {
+      contract_id: contract.id, agent_id: contract.agent_id, metric: contract.metric, ceiling: contract.ceiling, declared_by: contract.declared_by,
+      ledger_id: decision.ledger_id, n, successes, lower_bound: wilsonInterval(successes, n).lower,
+    },
+  });
+}
+
+/** The events of one trip: `finding.raised` when it raised one, then `breaker.tripped`. */
+async function emitTrip(tx: Store, row: TripRow, wouldRevoke: readonly string[], findingMessage: string): Promise<void> {
+  if (row.finding_id !== null) {
+    await emitEvent(tx, "finding.raised", {
+      subject: row.finding_id, agentId: row.agent_id, at: row.at, data: {
+        finding_id: row.finding_id, kind: "breaker_trip", agent_id: row.agent_id, breaker_id: row.breaker_id, trip_id: row.id, message: findingMessage,
+      },
+    });
+  }
+  await emitEvent(tx, "breaker.tripped", {
+    subject: row.breaker_id, agentId: row.agent_id, at: row.at, data: {
+      breaker_id: row.breaker_id, trip_id: row.id, agent_id: row.agent_id, contract_id: row.contract_id, ledger_id: row.ledger_id,
+      action: row.action, mode: row.mode, performed: row.mode === "armed",
+      would: row.action === "revoke" ? { revoke: [...wouldRevoke] } : { raise_finding: true },
+      declared_by: row.declared_by, grant_ids: row.grant_ids, finding_id: row.finding_id,
+    },
+  });
 }
 
 /** Records one trip and, when armed, performs its action. No action widens anything. */
@@ -96,6 +132,7 @@ async function trip(tx: Store, paths: BreakerStore, breaker: BreakerRow, contrac
     lower_bound: interval.lower, upper_bound: interval.upper, grant_ids: grantIds, finding_id: findingId,
   };
   await paths.insertTrip(row);
+  await emitTrip(tx, row, grantIds, why);
   return row;
 }
 
@@ -174,6 +211,12 @@ export async function armBreaker(ctx: ServiceContext, caller: Caller, id: string
     const changed = await paths.setMode(id, "observe", "armed", { at: now, by: caller.identity, basis: body.basis, expecting_trips: body.expecting_trips });
     if (!changed) throw new ApiProblem("breaker_already_armed", `breaker \`${id}\` is already armed`);
     await paths.appendEvent({ id: newId("bev", now), breaker_id: id, kind: "armed", actor: caller.identity, at: now, detail: { basis: body.basis, expecting_trips: body.expecting_trips } });
+    await emitEvent(tx, "breaker.armed", {
+      subject: id, agentId: breaker.agent_id, at: now, data: {
+        breaker_id: id, agent_id: breaker.agent_id, contract_id: breaker.contract_id, action: breaker.action, armed_by: caller.identity,
+        basis: body.basis, expecting_trips: body.expecting_trips,
+      },
+    });
     return breakerView(tx, (await paths.getBreaker(id))!, now);
   });
 }

@@ -29,6 +29,10 @@ export interface ServiceContext {
   readonly faults?: FaultHooks;
   /** Told what the metrics count of the services' work (http/metrics.ts); absent: nothing is counted. */
   readonly observer?: ServiceObserver;
+  /** Whether webhook URLs may name loopback, private and link-local addresses (decision 0705). */
+  readonly webhookAllowPrivate?: boolean;
+  /** Wakes the webhook dispatcher after a change it should act on at once. */
+  readonly webhookNudge?: () => void;
 }
 
 /** What the metrics count of a decision's answer (authorize.ts's PreparedAnswer has these fields). */

@@ -7,6 +7,7 @@ import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import type { DecisionApprovalRow } from "../store/decision-sql.js";
 import type { Caller, ServiceContext } from "./context.js";
+import { emitEvent } from "./events.js";
 import { lockRecordTree, visibleDecision } from "./settle.js";
 import { iso } from "./views.js";
 
@@ -79,6 +80,12 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
     };
     await ledger.insertApproval(row);
     latencyMs = now - decision.created_at;
+    await emitEvent(tx, "decision.approved", {
+      subject: ledgerId, agentId: decision.agent_id, at: now, data: {
+        ledger_id: ledgerId, approval_id: row.id, grant_id: row.grant_id, agent_id: decision.agent_id, approver: caller.identity, tool: row.tool,
+        amount_ceiling_minor: row.amount_ceiling_minor, currency: row.currency, expires_at: iso(row.expires_at),
+      },
+    });
     return approvalView(row, body.note ?? null);
   });
   ctx.observer?.decisionApproved(latencyMs);

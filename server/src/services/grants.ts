@@ -10,6 +10,7 @@ import type { GrantEventRecord, GrantFilter, GrantRecord, Page, Revocation, Stor
 import { requireCertificationFor } from "./agents.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
+import { emitEvent } from "./events.js";
 import { checkPolicy } from "./policy.js";
 import { grantStatus, grantView, iso } from "./views.js";
 
@@ -121,6 +122,12 @@ export async function issueGrant(ctx: ServiceContext, caller: Caller, body: Gran
     }
     const from = origin === undefined ? {} : { family_id: origin.family_id, family_version: origin.family_version };
     await event(tx, grant.id, "issued", caller.identity, now, { approval_required: grant.approval_required, ...from });
+    await emitEvent(tx, "grant.issued", {
+      subject: grant.id, agentId: grant.agent_id, at: now, data: {
+        grant_id: grant.id, agent_id: grant.agent_id, status: grant.status, enforcement_mode: grant.enforcement_mode, issued_by: caller.identity,
+        approval_required: grant.approval_required, family_id: origin?.family_id ?? null, family_version: origin?.family_version ?? null,
+      },
+    });
     return view(tx, grant, now);
   });
   return warnings.length > 0 ? { ...issued, warnings: [...warnings] } : issued;
@@ -193,6 +200,9 @@ export async function approveGrant(ctx: ServiceContext, caller: Caller, id: stri
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.approveGrant(id, caller.identity, now);
     await event(tx, id, "approved", caller.identity, now, note === undefined ? {} : { note });
+    await emitEvent(tx, "grant.approved", {
+      subject: id, agentId: grant.agent_id, at: now, data: { grant_id: id, agent_id: grant.agent_id, approved_by: caller.identity, note: note ?? null },
+    });
     return view(tx, (await tx.getGrant(id))!, now);
   });
 }
@@ -279,6 +289,12 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
     };
     await tx.insertGrant(record);
     await event(tx, id, "delegated", caller.identity, now, { parent_id: parent.id });
+    await emitEvent(tx, "grant.delegated", {
+      subject: id, agentId: record.agent_id, at: now, data: {
+        grant_id: id, parent_id: parent.id, root_id: record.root_id, agent_id: record.agent_id, issued_by: caller.identity,
+        enforcement_mode: record.enforcement_mode,
+      },
+    });
     return view(tx, record, now);
   });
   return warnings.length > 0 ? { ...child, warnings: [...warnings] } : child;
@@ -299,6 +315,9 @@ export async function escalateEnforcement(ctx: ServiceContext, caller: Caller, i
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, mode);
     await tx.setEnforcementMode(id, grant.enforcement_mode, mode);
     await event(tx, id, "enforcement_escalated", caller.identity, now, { from: grant.enforcement_mode, to: mode });
+    await emitEvent(tx, "grant.enforcement_changed", {
+      subject: id, agentId: grant.agent_id, at: now, data: { grant_id: id, agent_id: grant.agent_id, from: grant.enforcement_mode, to: mode, changed_by: caller.identity },
+    });
     return view(tx, (await tx.getGrant(id))!, now);
   });
 }
@@ -328,5 +347,14 @@ export async function revokeGrant(ctx: ServiceContext, caller: Caller, id: strin
 export async function revokeSubtreeWithin(tx: Store, id: string, revocation: Revocation, detail: Record<string, unknown> = {}): Promise<string[]> {
   const revoked = await tx.revokeGrants(await tx.subtreeIds(id), revocation);
   for (const revokedId of revoked) await event(tx, revokedId, "revoked", revocation.by, revocation.at, { via: id, ...detail });
+  if (revoked.length > 0) {
+    const grant = (await tx.getGrant(id))!;
+    await emitEvent(tx, "grant.revoked", {
+      subject: id, agentId: grant.agent_id, at: revocation.at, data: {
+        grant_id: id, agent_id: grant.agent_id, revoked, revoked_by: revocation.by, reason: revocation.reason,
+        breaker_id: typeof detail["breaker_id"] === "string" ? detail["breaker_id"] : null, trip_id: typeof detail["trip_id"] === "string" ? detail["trip_id"] : null,
+      },
+    });
+  }
   return revoked;
 }

@@ -5,6 +5,7 @@ import type { Dialect, SqlDriver } from "./driver.js";
 import { DECISION_PATH_SQL, GRANT_TOTALS_SQL } from "./decision-sql.js";
 import { breakersMigrationSql } from "./breaker-sql.js";
 import { familiesMigrationSql } from "./family-sql.js";
+import { eventsMigrationSql } from "./event-sql.js";
 import { checkSignalSequence, POSTGRESQL_PROFILE, prepareLockTable, takeNamedLock, type EngineProfile } from "./engine.js";
 
 export interface Migration {
@@ -240,6 +241,12 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     // through the index of each tree (decision 0604).
     name: "decision path: index only the gated decisions by id; drop the index of the ledger by grant",
     sql: { sqlite: LEDGER_GATED_SQL, postgres: LEDGER_GATED_SQL },
+  },
+  {
+    version: 10,
+    // Versions need not be contiguous: each is applied when absent (decision 0701).
+    name: "events: the outbox, numbered in commit order; webhooks and their deliveries",
+    sql: { sqlite: eventsMigrationSql("sqlite"), postgres: eventsMigrationSql("postgres") },
   },
 ]);
 

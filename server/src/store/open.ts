@@ -35,6 +35,12 @@ export interface OpenStoreOptions {
   readonly walCheckpointFrames?: number;
   /** Where batch sizes, retries and database errors are counted for the metrics (observations.ts). */
   readonly observations?: StoreObservations;
+  /**
+   * SQLite only: `normal` commits without waiting for the disk (`synchronous=NORMAL`), for a
+   * connection whose writes may be lost in a power cut without harm (the webhook dispatcher's,
+   * decision 0704); default `full`.
+   */
+  readonly durability?: "full" | "normal";
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -86,6 +92,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
     temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false,
     ...(options.walCheckpointFrames === undefined ? {} : { walCheckpointFrames: options.walCheckpointFrames }),
     ...(options.observations === undefined ? {} : { observations: options.observations }),
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
   }), undefined, undefined, options.observations);
 }
 

@@ -4,6 +4,7 @@
 
 import pg from "pg";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { SEQUENCE_PENDING_SQL } from "./event-sql.js";
 import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
 
@@ -140,6 +141,8 @@ class PostgresSession implements SqlDriver {
   readonly #client: Queryable;
   readonly #named: boolean;
   readonly #retry: RetryPolicy;
+  /** Whether the open transaction wrote an event, which is numbered just before its COMMIT (event-sql.ts). */
+  outboxWritten = false;
 
   constructor(client: Queryable, named: boolean, retry: RetryPolicy = POSTGRES_RETRY) {
     this.#client = client;
@@ -190,7 +193,25 @@ class PostgresSession implements SqlDriver {
     return fn(this);
   }
 
+  /** Only a transaction's connection may write events: a statement on the pool would commit one unnumbered. */
+  get markOutboxWritten(): (() => void) | undefined {
+    if (this.#client instanceof pg.Pool) return undefined;
+    return () => { this.outboxWritten = true; };
+  }
+
   async close(): Promise<void> {}
+}
+
+/**
+ * COMMIT, after numbering the transaction's events when it wrote any (INVARIANT
+ * commit-ordered-sequence): the counter's row lock is the last lock the transaction takes.
+ */
+async function committedWithOutbox(client: pg.PoolClient, session: PostgresSession, named: boolean): Promise<void> {
+  if (session.outboxWritten) {
+    session.outboxWritten = false;
+    await send(client, SEQUENCE_PENDING_SQL, [], named);
+  }
+  await committed(client);
 }
 
 /** COMMIT, which PostgreSQL answers with ROLLBACK, not an error, when the transaction had failed. */
@@ -203,11 +224,13 @@ async function committed(client: pg.PoolClient): Promise<void> {
 class PostgresBatch extends PostgresSession implements BatchConnection {
   readonly #client: pg.PoolClient;
   readonly #begin: string;
+  readonly #named: boolean;
 
   constructor(client: pg.PoolClient, named: boolean, begin: string) {
     super(client, named);
     this.#client = client;
     this.#begin = begin;
+    this.#named = named;
   }
 
   async beginBatch(): Promise<void> {
@@ -215,8 +238,11 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   }
 
   async endBatch(commit: boolean): Promise<void> {
-    if (commit) await committed(this.#client);
-    else await this.#client.query("ROLLBACK");
+    if (commit) await committedWithOutbox(this.#client, this, this.#named);
+    else {
+      this.outboxWritten = false;
+      await this.#client.query("ROLLBACK");
+    }
   }
 }
 
@@ -347,8 +373,9 @@ export class PostgresDriver implements SqlDriver {
     const client = await this.#pool.connect();
     try {
       await client.query(this.#begin);
-      const result = await fn(new PostgresSession(client, this.#named));
-      await committed(client);
+      const session = new PostgresSession(client, this.#named);
+      const result = await fn(session);
+      await committedWithOutbox(client, session, this.#named);
       return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);

@@ -44,7 +44,7 @@ const DECISION_CACHE_MAX = 4_096;
  * head, set after its append). Any other write, any write outside a batch, any ROLLBACK and any
  * `exec` empties it.
  */
-const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys)\s/i;
+const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys|events)\s/i;
 const ROLLBACK = /^\s*ROLLBACK\b/i;
 
 interface Prepared {
@@ -177,7 +177,7 @@ export class SqliteDriver implements SqlDriver {
     const db = new Database(path);
     db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
+    db.pragma(`synchronous = ${options.durability === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
     db.pragma(`wal_autocheckpoint = ${options.walCheckpointFrames ?? WRITER_CHECKPOINT_FRAMES}`);
@@ -254,6 +254,8 @@ export interface SqliteOptions {
    * copying to that thread and the writer.
    */
   readonly walCheckpointFrames?: number;
+  /** `normal`: commits do not wait for the disk (open.ts); default `full`. */
+  readonly durability?: "full" | "normal";
 }
 
 const CHECKPOINT_THREAD_FILE = fileURLToPath(new URL("./checkpoint-thread.js", import.meta.url));
