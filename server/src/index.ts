@@ -12,6 +12,7 @@ export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations
 export type {
   Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,
 } from "./store/store.js";
+export { keyIdentityFault } from "@agent-authority/api";
 export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
 export { ApiProblem } from "./http/problem.js";
 export { migrateDatabase } from "./store/open.js";

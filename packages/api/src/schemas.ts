@@ -4,6 +4,7 @@
 // that ignores unknown fields keeps working while v1 grows).
 
 import { API_LIMITS } from "./limits.js";
+import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
 import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
@@ -237,11 +238,11 @@ export const keyCreateBodySchema = {
   additionalProperties: false,
   required: ["identity", "kind", "roles"],
   properties: {
-    identity: { type: "string", minLength: 1, maxLength: API_LIMITS.identityCharsMax, pattern: "^[^\\s]+$", description: "An email for a human, a service name for a service." },
+    identity: { type: "string", minLength: 1, maxLength: API_LIMITS.identityCharsMax, pattern: KEY_IDENTITY_PATTERN, description: "An email for a human, a service name for a service." },
     kind: { type: "string", enum: ["human", "service"] },
     roles: { type: "array", minItems: 1, uniqueItems: true, items: roleSchema },
     agent_id: { ...agentId, description: "Required with the `agent` role, refused without it." },
-    email: { type: "string", maxLength: API_LIMITS.identityCharsMax, pattern: "^[^\\s@]+@[^\\s@]+$" },
+    email: { type: "string", maxLength: API_LIMITS.identityCharsMax, pattern: KEY_EMAIL_PATTERN },
   },
 } as const;
 
