@@ -14,6 +14,9 @@ import type { FaultHooks, ServiceContext } from "./services/context.js";
 import { startIdempotencyPruner, type IdempotencyPruner } from "./services/idempotency-pruner.js";
 import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
+import { derivedKey, parseServerKey, serverKeyFromFile } from "./server-key.js";
+import { Signer, SIGNING_LIMITS } from "./services/signing.js";
+import { randomBytes } from "node:crypto";
 import { THREADED_WRITER_CHECKPOINT_FRAMES } from "./store/sqlite-driver.js";
 import type { Store } from "./store/store.js";
 
@@ -72,6 +75,16 @@ function transportOptions(config: ServerConfig): { headersTimeout: number; reque
   return { headersTimeout, requestTimeout, connectionsCheckingInterval };
 }
 
+/**
+ * The server key: AUTHORITY_SERVER_KEY, else the key file (made when absent). A configuration built
+ * in code with neither gets a key of this process alone, which suits a database that lives no longer.
+ */
+export function resolveServerKey(config: ServerConfig): Buffer {
+  if (config.serverKey !== undefined) return parseServerKey(config.serverKey, "AUTHORITY_SERVER_KEY");
+  if (config.serverKeyFile !== undefined) return serverKeyFromFile(config.serverKeyFile);
+  return randomBytes(32);
+}
+
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
@@ -85,18 +98,30 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
   let pruner: IdempotencyPruner | undefined;
+  let refresh: NodeJS.Timeout | undefined;
   try {
+    const serverKey = resolveServerKey(config);
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
+    const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
+    await signer.load(store, now());
+    // Another replica's rotation reaches this one within the interval; until then it signs with a
+    // key the JWKS still lists, retired.
+    refresh = setInterval(() => {
+      signer.load(store, now()).then(() => worker?.refreshSigningKeys(), (error: unknown) => logger.log("warn", "signing keys not read again", { error: error instanceof Error ? error.message : String(error) }));
+    }, SIGNING_LIMITS.refreshIntervalMs);
+    refresh.unref();
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
     if (onWorker) {
       worker = await AuthorizeWorker.start({
         databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
+        serverKey: serverKey.toString("base64url"),
         ...(options.faults === undefined ? {} : { faults: options.faults }),
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }));
     }
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
+      signer, cursorKey: derivedKey(serverKey, "cursor"),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
@@ -140,6 +165,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             server.closeIdleConnections();
           });
           clearTimeout(grace);
+          clearInterval(refresh);
           await pruner?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
@@ -150,6 +176,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     };
   } catch (error) {
     http?.close();
+    clearInterval(refresh);
     await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);
     if (ownsStore) await store.close().catch(() => undefined);

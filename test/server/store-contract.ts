@@ -1,6 +1,8 @@
 // The store contract: one behaviour suite that every Store implementation must pass.
 
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Signer } from "../../server/src/services/signing.js";
 import {
   bootstrapAdminKey, LATEST_MIGRATION, openStore, sealRecord, verifyLedger, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord,
 } from "@agent-authority/server";
@@ -298,7 +300,9 @@ export function storeContract(target: StoreTarget): void {
         request_hash: claim.requestHash, status: 200, response: "application/json\n{}", created_at: T0,
       }, 0);
       const caller = { keyId: k.id, identity: k.identity, kind: k.kind, email: k.email, roles: k.roles, agentId: null };
-      const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0 };
+      const signer = new Signer(randomBytes(32));
+      await signer.load(db.store, T0);
+      const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0, signer, cursorKey: randomBytes(32) };
       let runs = 0;
       const neighbour = key();
       // Submitted in one turn, the neighbour first: on SQLite they share one batch.

@@ -9,6 +9,8 @@ import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
+import { derivedKey, parseServerKey } from "../server-key.js";
+import { Signer } from "../services/signing.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
 import { ContentionError } from "../store/driver.js";
 import { ApiProblem, knownProblem } from "./problem.js";
@@ -20,8 +22,13 @@ const settings = workerData as WorkerSettings;
 // It writes nearly every commit, so the log's copying into the database runs on a thread of its
 // own, out of the commits that answers wait for (sqlite-driver.ts).
 const store = openStore(settings.databaseUrl, { temporaryInMemory: true, checkpointThread: true });
+const serverKey = parseServerKey(settings.serverKey, "the server key");
+// The main thread made the first signing key before starting this thread; this one only reads them.
+const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
+await signer.load(store, Date.now());
 const ctx: ServiceContext = {
   store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
+  signer, cursorKey: derivedKey(serverKey, "cursor"),
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
   ...(settings.faults === undefined ? {} : { faults: settings.faults }),
 };
@@ -40,6 +47,11 @@ function send(answer: Answer): void {
 }
 
 port.on("message", (message: WorkerRequest) => {
+  if (message.type === "refresh-signing-keys") {
+    // A key that cannot be read again leaves the one in use, which the JWKS still lists.
+    void signer.load(store, Date.now()).catch(() => undefined);
+    return;
+  }
   if (message.type === "close") {
     void store.close().finally(() => port.postMessage({ type: "closed" } satisfies WorkerReply));
     return;

@@ -4,6 +4,7 @@
 import type { AuthorizeBody, Role } from "@agent-authority/api";
 import type { PreparedAnswer, RequestClaim } from "./authorize.js";
 import type { Store } from "../store/store.js";
+import type { Signer } from "./signing.js";
 
 export interface Caller {
   readonly keyId: string;
@@ -20,6 +21,10 @@ export interface ServiceContext {
   readonly environment: string;
   readonly autoApprovalCeilingMinor: number;
   readonly now: () => number;
+  /** Signs decisions and settlements, and lists the public keys (signing.ts). */
+  readonly signer: Signer;
+  /** The HMAC key of page cursors, derived from the server key so that every replica shares it (cursor.ts). */
+  readonly cursorKey: Buffer;
   /** The longest a hold may live (docs/decisions.md); absent: the engine's default of 24 hours. */
   readonly holdLifetimeMs?: number;
   /** Runs authorize transactions on a thread of their own (SQLite); absent: on this thread. */

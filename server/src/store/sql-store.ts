@@ -6,6 +6,7 @@ import { settledInOrder, type Row, type SqlDriver, type SqlValue } from "./drive
 import { DecisionSql, OPEN_HOLD_AT, type DecisionStore } from "./decision-sql.js";
 import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
 import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
+import { SIGNING_TABLES, SigningKeySql, type SigningKeyStore } from "./signing-sql.js";
 import { runMigrations } from "./migrations.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import type {
@@ -17,6 +18,7 @@ const TABLES = [
   "agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges", "decision_approvals", "idempotency_keys",
   ...BREAKER_TABLES,
   ...FAMILY_TABLES,
+  ...SIGNING_TABLES,
 ] as const;
 
 const str = (row: Row, key: string): string => String(row[key]);
@@ -445,6 +447,10 @@ export class SqlStore implements Store {
 
   familyPath(): FamilyStore {
     return new FamilySql(this.#db);
+  }
+
+  signingKeys(): SigningKeyStore {
+    return new SigningKeySql(this.#db, this.#engine);
   }
 
   usage(grantIds: readonly string[], now: number): Promise<Map<string, GrantUsage>> {

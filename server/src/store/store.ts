@@ -5,6 +5,7 @@ import type { Role } from "@agent-authority/api";
 import type { BreakerStore } from "./breaker-sql.js";
 import type { DecisionStore } from "./decision-sql.js";
 import type { FamilyStore } from "./family-sql.js";
+import type { SigningKeyStore } from "./signing-sql.js";
 import type { Dialect } from "./driver.js";
 
 export type EnforcementMode = "observe" | "enforce";
@@ -218,4 +219,7 @@ export interface Store {
 
   /** Grant-family versions, their instances and the sealed decisions of their grants on this connection. */
   familyPath(): FamilyStore;
+
+  /** The signing keys (public keys, sealed private keys, active or retired) on this connection. */
+  signingKeys(): SigningKeyStore;
 }
