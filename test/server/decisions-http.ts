@@ -3,7 +3,7 @@
 
 import { startServer, verifyLedger, type AuthorityServer } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, TEST_SERVER_KEY } from "./http-harness.js";
 import { ResponseRecorder } from "./openapi-conformance.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
@@ -30,7 +30,7 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
   const clock = { now: Date.now() };
   const start = () => startServer({
     host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, environment: ENVIRONMENT,
-    adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
+    adminKey: ADMIN_KEY, serverKey: TEST_SERVER_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
   }, { store: db.store, ownsStore: false, now: () => clock.now });
   const recorder = new ResponseRecorder();
   const s: DecisionServer = {

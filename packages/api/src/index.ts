@@ -57,6 +57,7 @@ export {
 } from "./family-schemas.js";
 export { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { findUnstorableText, textFaultMessage, unstorableCharacter, type TextFault } from "./text.js";
+export { nonceField, signatureSchema, signingKeySchema, signingKeySetSchema, signingKeyRotateBodySchema } from "./signing-schemas.js";
 export { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN, keyIdentityFault } from "./key-identity.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";

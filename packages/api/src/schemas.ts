@@ -5,6 +5,7 @@
 
 import { API_LIMITS } from "./limits.js";
 import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
+import { signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
 import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
@@ -582,6 +583,7 @@ export const requestSchemas = {
   GrantFamilyBody: grantFamilyBodySchema,
   FamilyInstantiateBody: familyInstantiateBodySchema,
   FamilyImpactBody: familyImpactBodySchema,
+  SigningKeyRotateBody: signingKeyRotateBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -624,6 +626,9 @@ export const allSchemas = [
   grantFamilySchema,
   grantFamilyListSchema,
   familyImpactSchema,
+  signatureSchema,
+  signingKeySchema,
+  signingKeySetSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

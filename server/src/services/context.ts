@@ -49,6 +49,8 @@ export interface AuthorizeRunner {
   readonly failure: Error | undefined;
   /** Authorizes for the key whose hash is `keyHash`, which the runner looks up itself (401 or 403 when it may not). */
   authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer>;
+  /** Has the runner read the signing keys again (after a rotation). */
+  refreshSigningKeys(): void;
 }
 
 /**

@@ -112,15 +112,19 @@ export class Signer {
     this.#listed = listed;
   }
 
-  /** Retires the active key and makes a new one; answers the new key. */
-  async rotate(store: Store, now: number): Promise<PublicSigningKey> {
+  /**
+   * Retires the active key, which must be `retireKid`, and makes a new one; answers the new key, or
+   * undefined (nothing changed) when the active key is another one.
+   */
+  async rotate(store: Store, retireKid: string, now: number): Promise<PublicSigningKey | undefined> {
     const rows = await store.transaction(async (tx) => {
       const keys = tx.signingKeys();
       await keys.lock();
-      for (const row of await keys.list()) if (row.status === "active") await keys.retire(row.kid, now);
+      if (!(await keys.retire(retireKid, now))) return undefined;
       await keys.insert(newKeyRow(this.#sealKey, now));
       return keys.list();
     });
+    if (rows === undefined) return undefined;
     this.#adopt(rows);
     return this.#listed.find((key) => key.kid === this.#active!.kid)!;
   }
