@@ -2,12 +2,13 @@
 import { AuthorityProblemError, AuthorityUnavailableError } from "./errors.js";
 import { authorizeFailClosed, type AuthorizeOptions, type AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from "./guard.js";
-import { newNonce, SigningKeyring, verifyDecision, type SigningKeysOption } from "./verify.js";
+import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, type SigningKeysOption } from "./verify.js";
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
 import {
   agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, ledgerCalls, serviceCalls,
+  signingKeysCalls,
   type Verbs,
 } from "./resources.js";
 
@@ -62,6 +63,7 @@ export class AuthorityClient {
   readonly breakers: ReturnType<typeof breakersCalls>;
   readonly findings: ReturnType<typeof findingsCalls>;
   readonly ledger: ReturnType<typeof ledgerCalls>;
+  readonly signingKeys: ReturnType<typeof signingKeysCalls>;
   readonly service: ReturnType<typeof serviceCalls>;
 
   constructor(options: AuthorityClientOptions) {
@@ -103,6 +105,7 @@ export class AuthorityClient {
     this.breakers = breakersCalls(verbs);
     this.findings = findingsCalls(verbs);
     this.ledger = ledgerCalls(verbs);
+    this.signingKeys = signingKeysCalls(verbs);
     this.service = serviceCalls(verbs);
   }
 
@@ -112,10 +115,13 @@ export class AuthorityClient {
    * It throws only for a 4xx, which means the request itself is wrong (not for 409 `contention`,
    * which is retried under the same key and, on every attempt, is unavailability).
    */
-  authorize(body: wire.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
+  async authorize(body: wire.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
     const attested = body.attestation === undefined && this.#attestation !== undefined ? { ...body, attestation: this.#attestation } : body;
-    // A fresh nonce per call (kept across its retries, which resend the same body under one key).
-    const sent = { ...attested, nonce: attested.nonce ?? newNonce() };
+    // A fresh nonce per call, kept across its retries (which resend the same body under one key).
+    // A call repeated under the caller's own Idempotency-Key repeats the request, so its nonce
+    // comes from that key: the same body, and the first answer replayed verifies as its own.
+    const nonce = attested.nonce ?? (options.idempotencyKey === undefined ? newNonce() : await nonceOfKey(options.idempotencyKey));
+    const sent = { ...attested, nonce };
     return authorizeFailClosed(
       (call) => this.#transport.request("POST", "/authorize", sent, call),
       options.failOpen ?? this.#failOpen,

@@ -34,6 +34,14 @@ export function newNonce(): string {
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** The nonce of a call repeated under the caller's Idempotency-Key: SHA-256 of the key, 128 bits in base64url. */
+export async function nonceOfKey(idempotencyKey: string): Promise<string> {
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(`authority nonce\n${idempotencyKey}`)));
+  let text = "";
+  for (const byte of digest.subarray(0, VERIFY_LIMITS.nonceBytes)) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 /** JSON canonicalised by RFC 8785: object members sorted by UTF-16 code units, no white space. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
