@@ -14,6 +14,7 @@ import { pushCommand } from "./push.js";
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js";
 import { ledgerVerifyCommand } from "./ledger.js";
 import { signingKeysListCommand, signingKeysRotateCommand } from "./signing-keys.js";
+import { signatureVerifyCommand } from "./signature.js";
 import { manifestCommand } from "./manifest.js";
 import { migrateCommand, serveCommand } from "./serve.js";
 import { testCommand } from "./test.js";
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   keysRevokeCommand,
   signingKeysListCommand,
   signingKeysRotateCommand,
+  signatureVerifyCommand,
   migrateCommand,
   serveCommand,
   manifestCommand,

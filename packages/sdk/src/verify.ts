@@ -101,8 +101,8 @@ function signatureOf(answer: Record<string, unknown>): { kid: string; statement:
   return { kid, statement: statement as Record<string, unknown>, value };
 }
 
-/** Whether the answer is signed by a key of `keyring`; the signed statement when it is. */
-async function signedStatement(answer: Record<string, unknown>, keyring: SigningKeyring): Promise<{ statement: Record<string, unknown> } | { failure: VerificationFailure }> {
+/** Whether the answer (a decision or a settlement) is signed by a key of `keyring`; the signed statement when it is. */
+export async function signedStatement(answer: Record<string, unknown>, keyring: SigningKeyring): Promise<{ statement: Record<string, unknown> } | { failure: VerificationFailure }> {
   const signature = signatureOf(answer);
   if (signature === undefined) return { failure: fail("unsigned", "the answer carries no well-formed signature") };
   const key = await keyring.key(signature.kid);
