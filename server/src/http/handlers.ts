@@ -99,7 +99,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   revokeGrant: async (r) => ok(await revokeGrant(r.ctx, who(r), r.params["grant_id"]!, reason(r))),
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
-  verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
+  verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store, r.ctx.now())),
   listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, who(r), r.page())),
   getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
   getDecisionApproval: async (r) => ok(await decisionApproval(r.ctx, who(r), r.params["ledger_id"]!)),
