@@ -4,10 +4,10 @@
 import type { Dialect, Row, SqlDriver } from "./driver.js";
 import { takeNamedLock, type EngineProfile } from "./engine.js";
 
-/** Migration 9: the signing keys; rows are never deleted, a key is retired by field. */
+/** Migration 9: the signing keys; rows are never deleted, a key is retired by field. Safe to apply twice. */
 export function signingMigrationSql(dialect: Dialect): string {
   const table = `
-CREATE TABLE signing_keys (
+CREATE TABLE IF NOT EXISTS signing_keys (
   kid TEXT PRIMARY KEY,
   alg TEXT NOT NULL CHECK (alg = 'EdDSA'),
   public_key TEXT NOT NULL,
@@ -16,12 +16,14 @@ CREATE TABLE signing_keys (
   created_at BIGINT NOT NULL,
   retired_at BIGINT
 );
-CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys (status) WHERE status = 'active';
+CREATE UNIQUE INDEX IF NOT EXISTS signing_keys_one_active ON signing_keys (status) WHERE status = 'active';
 `;
   const guard = dialect === "sqlite"
-    ? "CREATE TRIGGER signing_keys_kept BEFORE DELETE ON signing_keys BEGIN SELECT RAISE(ABORT, 'signing_keys records are never deleted'); END;"
+    ? "CREATE TRIGGER IF NOT EXISTS signing_keys_kept BEFORE DELETE ON signing_keys BEGIN SELECT RAISE(ABORT, 'signing_keys records are never deleted'); END;"
     // The trigger function comes from migration 1.
-    : `CREATE TRIGGER signing_keys_kept BEFORE DELETE ON signing_keys FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
+    : `DROP TRIGGER IF EXISTS signing_keys_kept ON signing_keys;
+DROP TRIGGER IF EXISTS signing_keys_kept_truncate ON signing_keys;
+CREATE TRIGGER signing_keys_kept BEFORE DELETE ON signing_keys FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
 CREATE TRIGGER signing_keys_kept_truncate BEFORE TRUNCATE ON signing_keys FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`;
   return `${table}\n${guard}`;
 }
