@@ -79,4 +79,12 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway verifying signed decisions", () => {
       await gateway.close();
     }
   });
+
+  it("does not start with a signing_keys file that is no JWKS, saying why", async () => {
+    const grantId = await issueGrant(world, { scope: { tool: ["files.write_file"] }, enforcement_mode: "observe" });
+    writeFileSync(join(world.dir, "not-keys.json"), "{\"keys\": 1}");
+    const config = writeConfig(world, grantId, `upstreams:\n${filesUpstream(world)}`, "bad-keys.yaml");
+    writeFileSync(config, readFileSync(config, "utf8").replace("  attempts: 1\n", "  attempts: 1\n  signing_keys: not-keys.json\n"));
+    await expect(connectGateway(world, config)).rejects.toThrow(/signingKeys must be a JWKS/);
+  });
 });

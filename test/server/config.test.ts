@@ -63,6 +63,22 @@ describe("loadConfig", () => {
     }
   });
 
+  it("takes AUTHORITY_SERVER_KEY over the file, which it then neither reads nor makes", async () => {
+    const { resolveServerKey } = await import("../../server/src/server.js");
+    const dir = mkdtempSync(join(tmpdir(), "authority-key-"));
+    try {
+      const key = "B".repeat(43);
+      const config = loadConfig({ AUTHORITY_SERVER_KEY: key, AUTHORITY_DATA_DIR: dir }, "/");
+      expect(resolveServerKey(config).equals(Buffer.from(key, "base64url"))).toBe(true);
+      expect(readdirSync(dir)).toEqual([]);
+      const fromFile = resolveServerKey(loadConfig({ AUTHORITY_DATA_DIR: dir }, "/"));
+      expect(readdirSync(dir)).toEqual(["server.key"]);
+      expect(resolveServerKey(loadConfig({ AUTHORITY_DATA_DIR: dir }, "/")).equals(fromFile)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses invalid values, naming the variable", () => {
     expect(() => loadConfig({ AUTHORITY_PORT: "70000" })).toThrow(ConfigError);
     expect(() => loadConfig({ AUTHORITY_PORT: "http" })).toThrow(/AUTHORITY_PORT/);
