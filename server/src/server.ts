@@ -1,6 +1,7 @@
 // The server as a value: open the store, migrate, listen, make sure an admin key exists, and
 // close gracefully. main.ts and the CLI's `serve` both use it; tests start it on a random port.
 
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
@@ -16,7 +17,6 @@ import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
 import { derivedKey, parseServerKey, serverKeyFromFile } from "./server-key.js";
 import { Signer, SIGNING_LIMITS } from "./services/signing.js";
-import { randomBytes } from "node:crypto";
 import { THREADED_WRITER_CHECKPOINT_FRAMES } from "./store/sqlite-driver.js";
 import type { Store } from "./store/store.js";
 
@@ -85,6 +85,21 @@ export function resolveServerKey(config: ServerConfig): Buffer {
   return randomBytes(32);
 }
 
+/**
+ * Reads the signing keys again every interval: another replica's rotation reaches this one (and
+ * its authorize thread) within it; until then it signs with a key the JWKS still lists, retired.
+ */
+function refreshSigningKeys(signer: Signer, store: Store, now: () => number, logger: Logger, worker: () => AuthorizeWorker | undefined): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    signer.load(store, now()).then(
+      () => worker()?.refreshSigningKeys(),
+      (error: unknown) => logger.log("warn", "signing keys not read again", { error: error instanceof Error ? error.message : String(error) }),
+    );
+  }, SIGNING_LIMITS.refreshIntervalMs);
+  timer.unref();
+  return timer;
+}
+
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
@@ -105,12 +120,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
     const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
     await signer.load(store, now());
-    // Another replica's rotation reaches this one within the interval; until then it signs with a
-    // key the JWKS still lists, retired.
-    refresh = setInterval(() => {
-      signer.load(store, now()).then(() => worker?.refreshSigningKeys(), (error: unknown) => logger.log("warn", "signing keys not read again", { error: error instanceof Error ? error.message : String(error) }));
-    }, SIGNING_LIMITS.refreshIntervalMs);
-    refresh.unref();
+    refresh = refreshSigningKeys(signer, store, now, logger, () => worker);
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
     if (onWorker) {
       worker = await AuthorizeWorker.start({
