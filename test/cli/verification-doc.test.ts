@@ -79,6 +79,14 @@ describe("docs/verification.md, with the server stopped", () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/broken\.json:3:\d+: the answer is not JSON/);
     expect((await verifyCli(["answer.json"])).code).toBe(2);
+    // The key set's limit at its edge: exactly keysBytesMax bytes is read, one more is refused.
+    const keys = readFileSync(join(dir, "keys.json"), "utf8").trimEnd();
+    writeFileSync(join(dir, "edge-keys.json"), keys + " ".repeat(262_144 - Buffer.byteLength(keys)));
+    expect((await verifyCli(["answer.json", "--keys", "edge-keys.json"])).code).toBe(0);
+    writeFileSync(join(dir, "over-keys.json"), keys + " ".repeat(262_145 - Buffer.byteLength(keys)));
+    const over = await verifyCli(["answer.json", "--keys", "over-keys.json"]);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain("the key set is larger than 262144 bytes");
     expect((await verifyCli(["answer.json", "--keys", "keys.json", "--amount", "-1"])).code).toBe(2);
   });
 

@@ -54,7 +54,11 @@ describe("loadConfig", () => {
       const keys = await Promise.all(Array.from({ length: 8 }, async () => serverKeyFromFile(file)));
       for (const key of keys) expect(key.equals(keys[0]!)).toBe(true);
       expect(readdirSync(join(dir, "nested"))).toEqual(["server.key"]);
-      writeFileSync(join(dir, "bad.key"), "x".repeat(2_000));
+      // At the edge: a key padded with white space to exactly fileBytesMax is read, one byte more is refused.
+      const key = "C".repeat(43);
+      writeFileSync(join(dir, "edge.key"), key + " ".repeat(1_024 - 43));
+      expect(serverKeyFromFile(join(dir, "edge.key")).equals(Buffer.from(key, "base64url"))).toBe(true);
+      writeFileSync(join(dir, "bad.key"), key + " ".repeat(1_024 - 42));
       expect(() => serverKeyFromFile(join(dir, "bad.key"))).toThrow(/larger than 1024 bytes/);
       writeFileSync(join(dir, "short.key"), "abc\n");
       expect(() => serverKeyFromFile(join(dir, "short.key"))).toThrow(/must hold 32 bytes/);
