@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { isStrongEnough } from "./secrets.js";
+import { parseServerKey, ServerKeyError } from "./server-key.js";
 import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";
 import { EVENT_LIMITS } from "./services/event-feed.js";
 import { WEBHOOK_DELIVERY_LIMITS } from "./services/webhook-dispatcher.js";
@@ -28,6 +29,13 @@ export interface ServerConfig {
    */
   readonly databaseEngine?: DatabaseEngine | undefined;
   readonly environment: string;
+  /**
+   * The server key's file (AUTHORITY_SERVER_KEY_FILE; loadConfig's default `<dataDir>/server.key`),
+   * made on the first start when absent. It seals the signing keys and keys the cursors' HMAC.
+   */
+  readonly serverKeyFile?: string | undefined;
+  /** The server key itself (AUTHORITY_SERVER_KEY, 43 base64url characters); wins over the file. */
+  readonly serverKey?: string | undefined;
   /** The first admin key on an empty database; absent means one is generated and printed once. */
   readonly adminKey?: string | undefined;
   /** Grants whose amount budget exceeds this are born `pending_approval`. */
@@ -144,6 +152,15 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   if (adminKey !== undefined && !isStrongEnough(adminKey)) {
     throw new ConfigError("AUTHORITY_ADMIN_KEY must be at least 32 printable characters without spaces; nothing was written");
   }
+  const serverKey = source["AUTHORITY_SERVER_KEY"] || undefined;
+  if (serverKey !== undefined) {
+    try {
+      parseServerKey(serverKey, "AUTHORITY_SERVER_KEY");
+    } catch (error) {
+      if (error instanceof ServerKeyError) throw new ConfigError(`${error.message}; nothing was written`);
+      throw error;
+    }
+  }
   return {
     host: source["AUTHORITY_HOST"] || "127.0.0.1",
     port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
@@ -154,6 +171,8 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     databaseEngine,
     environment,
     adminKey,
+    serverKey,
+    serverKeyFile: resolve(cwd, source["AUTHORITY_SERVER_KEY_FILE"] || join(dataDir, "server.key")),
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
     logLevel: logLevel as ServerConfig["logLevel"],
     holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),

@@ -12,6 +12,10 @@ export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations
 export type {
   Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,
 } from "./store/store.js";
+export { keyIdentityFault } from "@agent-authority/api";
+export { Signer, SIGNING_LIMITS, keyId, type SignatureField, type PublicSigningKey } from "./services/signing.js";
+export { decisionStatement, withSignature } from "./services/authorize.js";
+export { derivedKey, parseServerKey, serverKeyFromFile, ServerKeyError, SERVER_KEY_LIMITS } from "./server-key.js";
 export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
 export { ApiProblem } from "./http/problem.js";
 export { migrateDatabase } from "./store/open.js";

@@ -1,6 +1,7 @@
 // The server as a value: open the store, migrate, listen, make sure an admin key exists, and
 // close gracefully. main.ts and the CLI's `serve` both use it; tests start it on a random port.
 
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TRANSPORT_LIMITS, type ServerConfig } from "./config.js";
@@ -17,6 +18,8 @@ import type { FaultHooks, ServiceContext } from "./services/context.js";
 import { startIdempotencyPruner, type IdempotencyPruner } from "./services/idempotency-pruner.js";
 import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
+import { derivedKey, parseServerKey, serverKeyFromFile } from "./server-key.js";
+import { Signer, SIGNING_LIMITS } from "./services/signing.js";
 import { THREADED_WRITER_CHECKPOINT_FRAMES } from "./store/sqlite-driver.js";
 import type { Store } from "./store/store.js";
 
@@ -75,6 +78,31 @@ function transportOptions(config: ServerConfig): { headersTimeout: number; reque
   return { headersTimeout, requestTimeout, connectionsCheckingInterval };
 }
 
+/**
+ * The server key: AUTHORITY_SERVER_KEY, else the key file (made when absent). A configuration built
+ * in code with neither gets a key of this process alone, which suits a database that lives no longer.
+ */
+export function resolveServerKey(config: ServerConfig): Buffer {
+  if (config.serverKey !== undefined) return parseServerKey(config.serverKey, "AUTHORITY_SERVER_KEY");
+  if (config.serverKeyFile !== undefined) return serverKeyFromFile(config.serverKeyFile);
+  return randomBytes(32);
+}
+
+/**
+ * Reads the signing keys again every interval: another replica's rotation reaches this one (and
+ * its authorize thread) within it; until then it signs with a key the JWKS still lists, retired.
+ */
+function refreshSigningKeys(signer: Signer, store: Store, now: () => number, logger: Logger, worker: () => AuthorizeWorker | undefined): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    signer.load(store, now()).then(
+      () => worker()?.refreshSigningKeys(),
+      (error: unknown) => logger.log("warn", "signing keys not read again", { error: error instanceof Error ? error.message : String(error) }),
+    );
+  }, SIGNING_LIMITS.refreshIntervalMs);
+  timer.unref();
+  return timer;
+}
+
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
@@ -94,13 +122,19 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let feed: EventFeed | undefined;
   let dispatcher: WebhookDispatcher | undefined;
   let dispatcherStore: Store | undefined;
+  let refresh: NodeJS.Timeout | undefined;
   try {
+    const serverKey = resolveServerKey(config);
     const applied = await store.migrate(now());
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
+    const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
+    await signer.load(store, now());
+    refresh = refreshSigningKeys(signer, store, now, logger, () => worker);
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
     if (onWorker) {
       worker = await AuthorizeWorker.start({
         databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
+        serverKey: serverKey.toString("base64url"),
         ...(options.faults === undefined ? {} : { faults: options.faults }),
       }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }), metrics.observations);
     }
@@ -122,6 +156,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const ctx: ServiceContext = {
       store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
       webhookAllowPrivate: config.webhookAllowPrivate === true, webhookNudge: () => webhooks.nudge(),
+      signer, cursorKey: derivedKey(serverKey, "cursor"),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
@@ -174,6 +209,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           clearTimeout(grace);
           await dispatcher?.stop();
           await dispatcherStore?.close();
+          clearInterval(refresh);
           await pruner?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
@@ -187,6 +223,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await dispatcher?.stop().catch(() => undefined);
     await dispatcherStore?.close().catch(() => undefined);
     http?.close();
+    clearInterval(refresh);
     await pruner?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);
     if (ownsStore) await store.close().catch(() => undefined);

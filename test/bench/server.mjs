@@ -55,7 +55,7 @@ import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import { canonicalJson, GENESIS_HASH, linkHash, migrateDatabase, startServer } from "@agent-authority/server";
+import { canonicalJson, decisionStatement, GENESIS_HASH, linkHash, migrateDatabase, openStore, Signer, startServer, withSignature } from "@agent-authority/server";
 import { NGINX, startNginx } from "../replicas/nginx.mjs";
 import { dropSchema, postgresProblem } from "../server/postgres-schemas.mjs";
 
@@ -88,6 +88,8 @@ const LARGE_DECISIONS = Number(flag("decisions") ?? process.env.BENCH_LARGE_DECI
 const LARGE = LARGE_GRANTS > 0 && LARGE_DECISIONS > 0;
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const ENVIRONMENT = "bench";
+/** One server key for every server of the run: the replicas of one schema must share it. */
+const SERVER_KEY = randomBytes(32).toString("base64url");
 const CERTIFICATION = {
   basis: "benchmark", provenance_version: "model-1", manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", checks: ["bench"],
 };
@@ -124,7 +126,7 @@ async function serve(kind, dbPath, schema) {
   } else {
     const server = await startServer({
       host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, databaseSchema: schema || undefined, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
-      autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
+      serverKey: SERVER_KEY, autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
       // The webhooks row subscribes a receiver on this machine.
       ...(kind === "authority-webhooks" ? { webhookAllowPrivate: true } : {}),
       // As the server reads it: `off` measures PostgreSQL without named statements (decision 0313).
@@ -682,6 +684,30 @@ async function postgresDatabases(schemas) {
   return databases;
 }
 
+/**
+ * What signing adds to one decision, measured alone in this process: the statement (with the hash
+ * of the args' canonical JSON), the Ed25519 signature and its splice into the answer's text, as
+ * the authorize path does them. Answers microseconds of CPU per decision (the median of five
+ * runs), CPU time like the server's figures beside it, so that a loaded machine's waits are not counted.
+ */
+async function signingCostUs() {
+  const store = openStore(":memory:");
+  await store.migrate(Date.now());
+  const signer = new Signer(randomBytes(32));
+  await signer.load(store, Date.now());
+  await store.close();
+  const body = { grant_id: "grt_01jz0000000000000000000000", tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { to: "ACME", memo: "invoice 42" }, nonce: "Zm9vYmFyYmF6cXV4cXV1eA" };
+  const text = '{"ledger_id":"led_01jz0000000000000000000000","outcome":"allow","decided_at":"2026-11-26T08:00:00.000Z"}';
+  const runs = [];
+  for (let run = 0; run < 5; run += 1) {
+    const started = process.cpuUsage();
+    for (let i = 0; i < 2_000; i += 1) withSignature(text, signer.sign(decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now())));
+    const used = process.cpuUsage(started);
+    runs.push((used.user + used.system) / 2_000);
+  }
+  return runs.sort((a, b) => a - b)[2];
+}
+
 /** `numerator ÷ denominator` authorize throughput at each connection count, for one printed line. */
 function ratios(numerator, denominator) {
   return numerator.map((r, i) => `${r.connections} conn ${(r.authorize.rps / denominator[i].authorize.rps).toFixed(2)}×`).join(", ");
@@ -740,6 +766,17 @@ async function main() {
     }
     if (rows.has("sqlite-webhooks")) {
       process.stdout.write(`\nwith ${WEBHOOKS} webhooks at a slow receiver ÷ without, authorize throughput: ${ratios(rows.get("sqlite-webhooks"), rows.get("sqlite-empty"))}\n`);
+    }
+    const empty = rows.get("sqlite-empty");
+    if (empty !== undefined) {
+      // Signing runs where the decision is sealed (the authorize thread on SQLite); its share is of
+      // the CPU one decision costs the server in all, main thread and worker.
+      const signing = await signingCostUs();
+      process.stdout.write(`\nsigning (statement, args hash, Ed25519, splice): ${signing.toFixed(1)} µs of CPU per decision; of the server's CPU per authorize (main + worker): ` +
+        empty.map((r) => {
+          const perDecision = (r.authorize.mainCpu ?? 0) + (r.authorize.workerCpu ?? 0);
+          return perDecision > 0 ? `${r.connections} conn ${((100 * signing) / perDecision).toFixed(1)}% of ${perDecision.toFixed(0)} µs` : `${r.connections} conn n/a`;
+        }).join(", ") + "\n");
     }
     if (rows.has("sqlite-large")) process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
     if (rows.has("pg-large")) process.stdout.write(`\nPostgreSQL large ÷ empty: ${ratios(rows.get("pg-large"), rows.get("pg-one"))}\n`);

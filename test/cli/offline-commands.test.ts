@@ -62,6 +62,33 @@ describe("authority keys create --admin: refusals", () => {
     expect(run.stderr).toContain("AUTHORITY_DATABASE_ENGINE must be postgresql, cockroachdb or yugabytedb, got `oracle`");
   });
 
+  it("applies the identity rule of POST /v1/keys and writes nothing when it is broken", async () => {
+    const folder = mkdtempSync(join(scratch, "identity-"));
+    const url = join(folder, "authority.db");
+    expect(authority(["migrate"], { env: { ...NO_SETTINGS, AUTHORITY_DATABASE_URL: url } }).code).toBe(0);
+    for (const [args, message] of [
+      [["--identity", "ops\n@example.com"], "`--identity` must contain no white space"],
+      [["--identity", "x".repeat(5_000)], "`--identity` must be at most 254 characters, got 5000"],
+      [["--identity", "x".repeat(255)], "`--identity` must be at most 254 characters, got 255"],
+      [["--identity", "ops", "--email", "ops at example"], "`--email` must be an address"],
+    ] as const) {
+      const run = authority(["keys", "create", "--admin", "--database", url, ...args], { env: NO_SETTINGS });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(message);
+    }
+    const edge = authority(["keys", "create", "--admin", "--database", url, "--identity", "x".repeat(254), "--format", "json"], { env: NO_SETTINGS });
+    expect(edge.code, edge.stderr).toBe(0);
+    const server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: url, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_DATA_DIR: folder }, scratch));
+    try {
+      // Only the key at the edge was written: the refused identities left the database as it was.
+      const key = (JSON.parse(edge.stdout) as { key: string }).key;
+      const listed = await fetch(`${server.baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } });
+      expect(((await listed.json()) as { keys: { identity: string }[] }).keys.map((k) => k.identity)).toEqual(["x".repeat(254)]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("needs --database, and refuses the options of an online key", () => {
     const missing = authority(["keys", "create", "--admin"], { env: NO_SETTINGS });
     expect(missing.code).toBe(2);

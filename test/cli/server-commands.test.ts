@@ -1,7 +1,7 @@
 // `authority migrate`, `serve`, `keys …`, `push` and `ledger verify` against the real reference server
 // on the loopback address, started by `authority serve` in its own process.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -79,6 +79,26 @@ describe("the server commands", () => {
     const afterwards = await authorityAsync(["keys", "list", "--key", key.key, "--server", base]);
     expect(afterwards.code).toBe(1);
     expect(afterwards.stderr).toContain("HTTP 401");
+  });
+
+  it("signing-keys list and rotate: the JWKS without a key, rotation with an admin key, the server key file beside the data", async () => {
+    // The first start made the server key in the data directory, readable by its owner alone.
+    const keyFile = join(dataDir, "server.key");
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(keyFile, "utf8")).toMatch(/^[A-Za-z0-9_-]{43}\n$/);
+    const listed = await authorityAsync(["signing-keys", "list", "--format", "json"], { env: env({ AUTHORITY_SERVER: base }) });
+    expect(listed.code, listed.stderr).toBe(0);
+    const before = JSON.parse(listed.stdout) as { keys: { kid: string; status: string }[] };
+    expect(before.keys.filter((k) => k.status === "active")).toHaveLength(1);
+    const refused = await authorityAsync(["signing-keys", "rotate"], { env: env({ AUTHORITY_SERVER: base }) });
+    expect(refused.code).toBe(2);
+    const rotated = await authorityAsync(["signing-keys", "rotate", "--reason", "drill"], { env: env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY }) });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const old = before.keys.find((k) => k.status === "active")!.kid;
+    expect(rotated.stdout).toContain(`retired ${old}; now signing with `);
+    const after = JSON.parse((await authorityAsync(["signing-keys", "list", "--format", "json"], { env: env({ AUTHORITY_SERVER: base }) })).stdout) as { keys: { kid: string; status: string }[] };
+    expect(after.keys).toHaveLength(before.keys.length + 1);
+    expect(after.keys.find((k) => k.kid === old)!.status).toBe("retired");
   });
 
   it("keys create refuses an incomplete request before sending it", async () => {

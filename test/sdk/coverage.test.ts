@@ -57,6 +57,8 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "get /findings": (c) => c.findings.list(),
   "get /whoami": (c) => c.keys.whoami(),
   "get /ledger/verify": (c) => c.ledger.verify(),
+  "get /signing-keys": (c) => c.signingKeys.list(),
+  "post /signing-keys/rotate": (c) => c.signingKeys.rotate({ retire_kid: "k".repeat(43) }),
   "get /decisions/pending": (c) => c.decisions.pending({ limit: 10 }),
   "get /grants/{}/ledger": (c) => c.ledger.tree("p1", { after: "2" }),
 };

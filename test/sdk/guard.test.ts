@@ -42,7 +42,7 @@ describe("guard", () => {
     expect(ran).toBe(1);
     expect(result).toMatchObject({ ran: true, value: "refunded", settlement: { ledger_id: "led_settlement", amount_minor: 1_200 }, settle_error: null });
     const [authorize, settle] = server.received;
-    expect(JSON.parse(authorize!.body)).toEqual({ grant_id: grant, tool: "payments.refund", amount_minor: 1_500, currency: "EUR", args: { order: "4711" } });
+    expect(JSON.parse(authorize!.body)).toEqual({ grant_id: grant, tool: "payments.refund", amount_minor: 1_500, currency: "EUR", args: { order: "4711" }, nonce: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) });
     expect(JSON.parse(settle!.body)).toEqual({ amount_minor: 1_200 });
     expect(settle!.headers["idempotency-key"]).not.toBe(authorize!.headers["idempotency-key"]);
   });

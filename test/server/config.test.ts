@@ -1,6 +1,6 @@
 // Configuration from the environment and an optional file, and a start on PostgreSQL by URL.
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -31,6 +31,53 @@ describe("loadConfig", () => {
         host: "0.0.0.0", port: 9100, environment: "staging", dataDir: "/var/lib/a",
         databaseUrl: "postgres://db/authority", adminKey: LONG_ENOUGH, autoApprovalCeilingMinor: 5000,
       });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reads the server key from AUTHORITY_SERVER_KEY or a file, beside the data by default, and refuses a malformed one", () => {
+    expect(loadConfig({}, "/srv/authority").serverKeyFile).toBe("/srv/authority/data/server.key");
+    expect(loadConfig({ AUTHORITY_SERVER_KEY_FILE: "keys/server.key" }, "/etc/authority").serverKeyFile).toBe("/etc/authority/keys/server.key");
+    const key = "A".repeat(43);
+    expect(loadConfig({ AUTHORITY_SERVER_KEY: key }).serverKey).toBe(key);
+    for (const bad of ["A".repeat(42), "A".repeat(44), `${"A".repeat(42)}=`, "not a key"]) {
+      expect(() => loadConfig({ AUTHORITY_SERVER_KEY: bad })).toThrow(/AUTHORITY_SERVER_KEY must hold 32 bytes/);
+    }
+  });
+
+  it("makes the server key file once and reads the same key on every later start, and refuses a file that holds no key", async () => {
+    const { serverKeyFromFile } = await import("../../server/src/server-key.js");
+    const dir = mkdtempSync(join(tmpdir(), "authority-key-"));
+    try {
+      const file = join(dir, "nested", "server.key");
+      const keys = await Promise.all(Array.from({ length: 8 }, async () => serverKeyFromFile(file)));
+      for (const key of keys) expect(key.equals(keys[0]!)).toBe(true);
+      expect(readdirSync(join(dir, "nested"))).toEqual(["server.key"]);
+      // At the edge: a key padded with white space to exactly fileBytesMax is read, one byte more is refused.
+      const key = "C".repeat(43);
+      writeFileSync(join(dir, "edge.key"), key + " ".repeat(1_024 - 43));
+      expect(serverKeyFromFile(join(dir, "edge.key")).equals(Buffer.from(key, "base64url"))).toBe(true);
+      writeFileSync(join(dir, "bad.key"), key + " ".repeat(1_024 - 42));
+      expect(() => serverKeyFromFile(join(dir, "bad.key"))).toThrow(/larger than 1024 bytes/);
+      writeFileSync(join(dir, "short.key"), "abc\n");
+      expect(() => serverKeyFromFile(join(dir, "short.key"))).toThrow(/must hold 32 bytes/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("takes AUTHORITY_SERVER_KEY over the file, which it then neither reads nor makes", async () => {
+    const { resolveServerKey } = await import("../../server/src/server.js");
+    const dir = mkdtempSync(join(tmpdir(), "authority-key-"));
+    try {
+      const key = "B".repeat(43);
+      const config = loadConfig({ AUTHORITY_SERVER_KEY: key, AUTHORITY_DATA_DIR: dir }, "/");
+      expect(resolveServerKey(config).equals(Buffer.from(key, "base64url"))).toBe(true);
+      expect(readdirSync(dir)).toEqual([]);
+      const fromFile = resolveServerKey(loadConfig({ AUTHORITY_DATA_DIR: dir }, "/"));
+      expect(readdirSync(dir)).toEqual(["server.key"]);
+      expect(resolveServerKey(loadConfig({ AUTHORITY_DATA_DIR: dir }, "/")).equals(fromFile)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

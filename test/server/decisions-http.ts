@@ -3,7 +3,7 @@
 
 import { startServer, verifyLedger, type AuthorityServer } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, TEST_SERVER_KEY } from "./http-harness.js";
 import { ResponseRecorder } from "./openapi-conformance.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
@@ -30,7 +30,7 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
   const clock = { now: Date.now() };
   const start = () => startServer({
     host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, environment: ENVIRONMENT,
-    adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
+    adminKey: ADMIN_KEY, serverKey: TEST_SERVER_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
   }, { store: db.store, ownsStore: false, now: () => clock.now });
   const recorder = new ResponseRecorder();
   const s: DecisionServer = {
@@ -379,6 +379,47 @@ export function decisionsHttpSuite(target: StoreTarget): void {
           : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()");
       }
       expect((await verifyLedger(s.db.store)).ok).toBe(true);
+    });
+
+    it("reconciles each grant's uses, holds and settlements with its records: a chain's newest record deleted is reported", async () => {
+      const grant = await issueGrant(s, agent.id);
+      const first = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
+      const settled = await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 7 });
+      expect(settled.status).toBe(200);
+      const newest = await s.call("POST", "/authorize", agent.key, pay(grant.id, 20));
+      expect(newest.body.outcome).toBe("allow");
+      expect(await verifyLedger(s.db.store, s.clock.now)).toMatchObject({ ok: true, broken: null });
+      const guarded = ["ledger", "charges", "decision_signals"];
+      const dropKept = guarded.map((t) => (target.name === "sqlite" ? `DROP TRIGGER ${t}_kept` : `DROP TRIGGER ${t}_kept ON ${t}`));
+      const restore = guarded.map((t) => (target.name === "sqlite"
+        ? `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END`
+        : `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete()`));
+      const saved = (await s.db.raw("SELECT * FROM ledger WHERE id = ?", [newest.body.ledger_id]))[0] as Record<string, unknown>;
+      const charges = await s.db.raw("SELECT * FROM charges WHERE ledger_id = ?", [newest.body.ledger_id]) as Record<string, unknown>[];
+      const signals = await s.db.raw("SELECT * FROM decision_signals WHERE ledger_id = ?", [newest.body.ledger_id]) as Record<string, unknown>[];
+      for (const sql of dropKept) await s.db.raw(sql);
+      try {
+        // The intruder deletes the newest decision and its hold, as if it had never been made: the
+        // chain is still whole, but the grant still counts the use.
+        await s.db.raw("DELETE FROM charges WHERE ledger_id = ?", [newest.body.ledger_id]);
+        await s.db.raw("DELETE FROM decision_signals WHERE ledger_id = ?", [newest.body.ledger_id]);
+        await s.db.raw("DELETE FROM ledger WHERE id = ?", [newest.body.ledger_id]);
+        const result = await verifyLedger(s.db.store, s.clock.now);
+        expect(result.ok).toBe(false);
+        expect(result.broken).toMatchObject({ tree_id: grant.id, ledger_id: settled.body.ledger_id });
+        expect(result.broken!.problem).toMatch(new RegExp(`grant \`${grant.id}\` counts uses 2 but its sealed records show 1`));
+      } finally {
+        const columns = Object.keys(saved);
+        if ((await s.db.raw("SELECT id FROM ledger WHERE id = ?", [newest.body.ledger_id])).length === 0) await s.db.raw(`INSERT INTO ledger (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, columns.map((c) => saved[c]));
+        for (const [table, rows] of [["charges", charges], ["decision_signals", signals]] as const) {
+          for (const row of rows) {
+            const names = Object.keys(row);
+            await s.db.raw(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`, names.map((c) => row[c]));
+          }
+        }
+        for (const sql of restore) await s.db.raw(sql);
+      }
+      expect((await verifyLedger(s.db.store, s.clock.now)).ok).toBe(true);
     });
   });
 }

@@ -1,6 +1,9 @@
 // The HTTP behaviour of agents, certification, keys and grants, run against a real server.
 
+import { randomBytes } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor } from "../../server/src/services/cursor.js";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 
@@ -547,6 +550,29 @@ export function grantsHttpSuite(target: StoreTarget): void {
         Buffer.from("grants:grt_nope").toString("base64url"), Buffer.from("agents:grt_01jz0000000000000000000000").toString("base64url"),
       ];
       for (const cursor of forged) expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
+    });
+
+    it("refuses a cursor it made once altered anywhere, re-pointed at another id, or made under another server key", async () => {
+      const first = await t.call("GET", "/grants?limit=1", { key: issuer });
+      const real = first.body.next_cursor as string;
+      expect(real).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
+      expect((await t.call("GET", `/grants?limit=1&cursor=${real}`, { key: issuer })).status).toBe(200);
+      const [body, tag] = real.split(".") as [string, string];
+      const id = Buffer.from(body, "base64url").toString("utf8").slice("grants:".length);
+      const repointed = `${Buffer.from(`grants:${id.slice(0, -1)}${id.endsWith("0") ? "1" : "0"}`).toString("base64url")}.${tag}`;
+      const foreign = encodeCursor(randomBytes(32), "grants", id);
+      for (const cursor of [repointed, foreign, `${body}.`, body, `${body}.${tag}x`]) {
+        expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
+      }
+      const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.";
+      await fc.assert(fc.asyncProperty(fc.nat({ max: real.length - 1 }), fc.constantFrom(...ALPHABET), async (at, character) => {
+        fc.pre(real[at] !== character);
+        // The last character of the tag carries 4 bits that base64url decoding drops; changing only those is the same tag.
+        fc.pre(!(at === real.length - 1 && Buffer.from(character, "base64url").equals(Buffer.from(real[at]!, "base64url"))));
+        const altered = `${real.slice(0, at)}${character}${real.slice(at + 1)}`;
+        const reply = await t.call("GET", `/grants?cursor=${encodeURIComponent(altered)}`, { key: issuer });
+        expectProblem(reply, 400, "invalid_cursor");
+      }), { numRuns: 40 });
     });
   });
 }

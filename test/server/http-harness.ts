@@ -6,6 +6,8 @@ import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
 export const ADMIN_KEY = "aa_test-admin-key-0123456789abcdefghijklmnop";
 export const ENVIRONMENT = "test-env";
+/** The server key every test server starts with, so that a restart on the same database opens its signing keys. */
+export const TEST_SERVER_KEY = "dGVzdC1zZXJ2ZXIta2V5LTAxMjM0NTY3ODlhYmNkZWY";
 
 export interface Reply {
   readonly status: number;
@@ -52,6 +54,7 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     databaseUrl: db.url,
     environment: ENVIRONMENT,
     adminKey: ADMIN_KEY,
+    serverKey: TEST_SERVER_KEY,
     autoApprovalCeilingMinor: 10_000,
     logLevel: "silent",
     ...config,

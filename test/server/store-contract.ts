@@ -1,6 +1,8 @@
 // The store contract: one behaviour suite that every Store implementation must pass.
 
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Signer } from "../../server/src/services/signing.js";
 import {
   bootstrapAdminKey, LATEST_MIGRATION, openStore, sealRecord, verifyLedger, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord,
 } from "@agent-authority/server";
@@ -213,7 +215,9 @@ export function storeContract(target: StoreTarget): void {
       const c = certificate(a.id, { environment: "held-tree" });
       await db.store.insertCertificate(c);
       const sealed = await db.store.transaction(async (tx) => {
-        const row = await sealRecord(tx.decisionPath(), { id: id("led"), tree_id: root.id, kind: "decision", grant_id: child.id, agent_id: a.id, outcome: "allow", created_at: T0, body: {} });
+        // What the decision path seals with its use and hold, so that the ledger reconciles with the counts.
+        const body = { counted: true, chain: [root.id, child.id], holds: [{ grant_id: child.id, amount_minor: 40, currency: null, expires_at: T0 + HOUR }] };
+        const row = await sealRecord(tx.decisionPath(), { id: id("led"), tree_id: root.id, kind: "decision", grant_id: child.id, agent_id: a.id, outcome: "allow", created_at: T0, body });
         await tx.decisionPath().countUses([root.id, child.id]);
         await tx.decisionPath().insertCharge({
           id: id("chg"), ledger_id: row.id, grant_id: child.id, amount_minor: 40, expires_at: T0 + HOUR,
@@ -262,7 +266,8 @@ export function storeContract(target: StoreTarget): void {
         seqs.push((await standing).seq);
         seqs.push((await db.store.batchedTransaction(seal)).seq);
         expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-        expect(await verifyLedger(db.store)).toMatchObject({ ok: true, broken: null });
+        const verified = await verifyLedger(db.store);
+        expect(verified, JSON.stringify(verified)).toMatchObject({ ok: true, broken: null });
       } finally {
         await other.close();
       }
@@ -298,7 +303,9 @@ export function storeContract(target: StoreTarget): void {
         request_hash: claim.requestHash, status: 200, response: "application/json\n{}", created_at: T0,
       }, 0);
       const caller = { keyId: k.id, identity: k.identity, kind: k.kind, email: k.email, roles: k.roles, agentId: null };
-      const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0 };
+      const signer = new Signer(randomBytes(32));
+      await signer.load(db.store, T0);
+      const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0, signer, cursorKey: randomBytes(32) };
       let runs = 0;
       const neighbour = key();
       // Submitted in one turn, the neighbour first: on SQLite they share one batch.

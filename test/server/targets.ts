@@ -22,7 +22,7 @@ export interface StoreTarget {
   create(): Promise<{ url: string; schema?: string; dispose(): Promise<void> }>;
 }
 
-const sqliteTarget: StoreTarget = {
+export const sqliteTarget: StoreTarget = {
   name: "sqlite",
   async create() {
     const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-"));

@@ -72,6 +72,7 @@ export function textHttpSuite(target: StoreTarget): void {
   let hookId: string;
   let deliveryId: string;
   let n = 0;
+  let activeKid = "";
   const post = async (path: string, body: unknown, key = ADMIN_KEY): Promise<any> => {
     const reply = await t.call("POST", path, { key, body });
     if (reply.status >= 300) throw new Error(`${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
@@ -236,6 +237,15 @@ export function textHttpSuite(target: StoreTarget): void {
         return { path: `/keys/${id}/revoke`, id, key: ADMIN_KEY };
       },
       body: () => ({ reason: "leaked" }),
+    },
+    {
+      operationId: "rotateSigningKey",
+      target: async () => {
+        const keys = (await (await fetch(`${t.baseUrl}/signing-keys`)).json()) as { keys: { kid: string; status: string }[] };
+        activeKid = keys.keys.find((key) => key.status === "active")!.kid;
+        return { path: "/signing-keys/rotate", key: ADMIN_KEY };
+      },
+      body: () => ({ retire_kid: activeKid, reason: "rotation drill" }),
     },
   ];
 

@@ -13,6 +13,8 @@ import { previewCommand } from "./preview.js";
 import { pushCommand } from "./push.js";
 import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js";
 import { ledgerVerifyCommand } from "./ledger.js";
+import { signingKeysListCommand, signingKeysRotateCommand } from "./signing-keys.js";
+import { signatureVerifyCommand } from "./signature.js";
 import { manifestCommand } from "./manifest.js";
 import { migrateCommand, serveCommand } from "./serve.js";
 import { testCommand } from "./test.js";
@@ -28,6 +30,9 @@ export const COMMANDS: readonly Command[] = [
   keysCreateCommand,
   keysListCommand,
   keysRevokeCommand,
+  signingKeysListCommand,
+  signingKeysRotateCommand,
+  signatureVerifyCommand,
   migrateCommand,
   serveCommand,
   manifestCommand,

@@ -96,8 +96,10 @@ async function createAdminOffline(args: ParsedArgs, format: "text" | "json", ter
     if (option(args, name) !== undefined) throw new UsageError(`\`--${name}\` does not go with \`--admin\` (an offline admin key is a human key with the \`admin\` role)`);
   }
   if (args.positionals.length > 0) throw new UsageError("`keys create` takes no arguments");
-  if (option(args, "identity") === "") throw new UsageError("`--identity` must not be empty");
   const server = await serverPackage("keys create --admin");
+  // The rule of POST /v1/keys, checked before the database is opened: a refused identity writes nothing.
+  const identityFault = server.keyIdentityFault(option(args, "identity") ?? "admin", option(args, "email"));
+  if (identityFault !== undefined) throw new UsageError(identityFault.replace("`identity`", "`--identity`").replace("`email`", "`--email`"));
   const url = server.isPostgresUrl(database) ? database : resolve(terminal.cwd, database);
   const schema = option(args, "schema") ?? terminal.env["AUTHORITY_DATABASE_SCHEMA"];
   const engine = terminal.env["AUTHORITY_DATABASE_ENGINE"] || "postgresql";

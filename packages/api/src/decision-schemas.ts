@@ -2,6 +2,7 @@
 // decisions. Request schemas refuse unknown fields; response schemas allow them.
 
 import { API_LIMITS } from "./limits.js";
+import { nonceField } from "./signing-schemas.js";
 
 const idBody = "[0-9a-hjkmnp-tv-z]{26}";
 const grantId = { type: "string", pattern: `^grt_${idBody}$`, description: "A grant id, `grt_…`." } as const;
@@ -38,6 +39,7 @@ export const authorizeBodySchema = {
       description: "What the agent is, in the certificate's own field names; checked in `enforce`.",
     },
     approval_id: { ...approvalId, description: "Presents a human approval of an earlier `gated` decision." },
+    nonce: nonceField,
   },
   dependentRequired: { amount_minor: ["currency"] },
 } as const;
@@ -49,7 +51,10 @@ export const settleBodySchema = {
   type: "object",
   additionalProperties: false,
   required: ["amount_minor"],
-  properties: { amount_minor: { ...minorAmount, description: "What was actually spent: at most the amount held; the rest is released." } },
+  properties: {
+    amount_minor: { ...minorAmount, description: "What was actually spent: at most the amount held; the rest is released." },
+    nonce: nonceField,
+  },
 } as const;
 
 /** The body of `POST /v1/decisions/{ledger_id}/approve`. */
@@ -69,7 +74,7 @@ export const decisionSchema = {
   $id: "Decision",
   title: "Decision",
   type: "object",
-  required: ["ledger_id", "outcome", "enforcement_mode", "decided_by", "reason_code", "reason", "gates", "approver", "decided_at"],
+  required: ["ledger_id", "outcome", "enforcement_mode", "decided_by", "reason_code", "reason", "gates", "approver", "decided_at", "signature"],
   properties: {
     ledger_id: ledgerId,
     outcome: { ...outcome, description: "`allow` permits; a refusal is HTTP 200 too." },
@@ -91,6 +96,7 @@ export const decisionSchema = {
       },
     },
     decided_at: { type: "string" },
+    signature: { $ref: "Signature" },
   },
 } as const;
 
@@ -98,7 +104,7 @@ export const settlementSchema = {
   $id: "Settlement",
   title: "Settlement",
   type: "object",
-  required: ["ledger_id", "decision_ledger_id", "amount_minor", "released_minor", "settled_at"],
+  required: ["ledger_id", "decision_ledger_id", "amount_minor", "released_minor", "settled_at", "signature"],
   properties: {
     ledger_id: { ...ledgerId, description: "The settlement's own sealed record." },
     decision_ledger_id: ledgerId,
@@ -108,6 +114,7 @@ export const settlementSchema = {
     held_minor: { type: "integer", description: "What the decision held." },
     released_minor: { type: "integer", description: "Held but not captured, released at once." },
     settled_at: { type: "string" },
+    signature: { $ref: "Signature" },
   },
 } as const;
 

@@ -17,4 +17,6 @@ export const API_LIMITS = Object.freeze({
   checksMax: 64,
   listLimitMax: 1_000,
   listLimitDefault: 100,
+  /** The longest `nonce` of an authorize or settle request. */
+  nonceCharsMax: 128,
 });

@@ -48,6 +48,7 @@ export const PROBLEM_CODES = Object.freeze({
   last_admin_key: { status: 409, title: "the last active admin key cannot be revoked" },
   nothing_held: { status: 409, title: "the decision holds no amount to settle" },
   already_settled: { status: 409, title: "the decision was settled with another amount" },
+  signing_key_not_active: { status: 409, title: "the signing key named to retire is not the active one" },
   hold_expired: { status: 409, title: "the decision's hold expired before it was settled" },
   decision_not_gated: { status: 409, title: "the decision is not gated by its policy" },
   decision_already_approved: { status: 409, title: "the gated decision was already approved" },

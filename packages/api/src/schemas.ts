@@ -5,6 +5,8 @@
 
 import { API_LIMITS } from "./limits.js";
 import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } from "./event-schemas.js";
+import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
+import { signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
 import {
   authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
@@ -241,11 +243,11 @@ export const keyCreateBodySchema = {
   additionalProperties: false,
   required: ["identity", "kind", "roles"],
   properties: {
-    identity: { type: "string", minLength: 1, maxLength: API_LIMITS.identityCharsMax, pattern: "^[^\\s]+$", description: "An email for a human, a service name for a service." },
+    identity: { type: "string", minLength: 1, maxLength: API_LIMITS.identityCharsMax, pattern: KEY_IDENTITY_PATTERN, description: "An email for a human, a service name for a service." },
     kind: { type: "string", enum: ["human", "service"] },
     roles: { type: "array", minItems: 1, uniqueItems: true, items: roleSchema },
     agent_id: { ...agentId, description: "Required with the `agent` role, refused without it." },
-    email: { type: "string", maxLength: API_LIMITS.identityCharsMax, pattern: "^[^\\s@]+@[^\\s@]+$" },
+    email: { type: "string", maxLength: API_LIMITS.identityCharsMax, pattern: KEY_EMAIL_PATTERN },
   },
 } as const;
 
@@ -620,6 +622,7 @@ export const requestSchemas = {
   FamilyImpactBody: familyImpactBodySchema,
   WebhookCreateBody: webhookCreateBodySchema,
   WebhookActionBody: webhookActionBodySchema,
+  SigningKeyRotateBody: signingKeyRotateBodySchema,
 } as const;
 
 /** Every schema with an `$id`, requests and responses, in the order the OpenAPI document lists them. */
@@ -664,6 +667,9 @@ export const allSchemas = [
   grantFamilyListSchema,
   familyImpactSchema,
   ...WEBHOOK_SCHEMAS,
+  signatureSchema,
+  signingKeySchema,
+  signingKeySetSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

@@ -168,9 +168,10 @@ export interface AuthorizeBody {
   context?: { clean?: boolean };
   attestation?: Attestation;
   approval_id?: string;
+  nonce?: string;
 }
 
-export interface SettleBody { amount_minor: number }
+export interface SettleBody { amount_minor: number; nonce?: string }
 
 export interface DecisionApproveBody { amount_minor_max?: number; expires_in_minutes?: number; note?: string }
 

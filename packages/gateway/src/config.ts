@@ -47,6 +47,8 @@ export interface GatewayConfig {
     readonly timeoutMs: number;
     readonly attempts: number;
     readonly consoleUrl: string;
+    /** Verify every decision (docs/verification.md): a JWKS file, relative to the configuration's folder, or `fetch-once`. */
+    readonly signingKeys: string | undefined;
   };
   readonly attestation: { readonly content_hash: string; readonly provenance_version: string } | undefined;
   readonly approval: { readonly waitSeconds: number; readonly pollMs: number };
@@ -188,7 +190,7 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
     c.error([], "the configuration needs `authority` (its `url`, `key_env` and `grant_id`)");
     return undefined;
   }
-  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url"]);
+  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "signing_keys"]);
   if (fields === undefined) return undefined;
   const path = ["authority"];
   const url = c.string(fields, "url", path);
@@ -198,8 +200,9 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.authorityTimeoutMsMin, GATEWAY_LIMITS.authorityTimeoutMsMax, GATEWAY_DEFAULTS.authorityTimeoutMs);
   const attempts = c.integer(fields, "attempts", path, 1, GATEWAY_LIMITS.authorityAttemptsMax, GATEWAY_DEFAULTS.authorityAttempts);
   const consoleUrl = c.string(fields, "console_url", path, /^https?:\/\/\S+$/, false);
+  const signingKeys = c.string(fields, "signing_keys", path, /^\S.{0,1023}$/, false);
   if (url === undefined || keyEnv === undefined || grantId === undefined || !isBaseUrl(url)) return undefined;
-  return { url, keyEnv, grantId, timeoutMs, attempts, consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console` };
+  return { url, keyEnv, grantId, timeoutMs, attempts, consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console`, signingKeys };
 }
 
 function isBaseUrl(url: string): boolean {

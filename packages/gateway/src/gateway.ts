@@ -1,7 +1,9 @@
 // Starts the gateway: connects the upstreams, keeps the catalog current, and serves MCP on stdio or HTTP.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { AuthorityClient } from "@agent-authority/sdk";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { AuthorityClient, type SigningKeysOption } from "@agent-authority/sdk";
 import type { GatewayContext } from "./calls.js";
 import { buildCatalog, type Catalog } from "./catalog.js";
 import type { GatewayConfig } from "./config.js";
@@ -33,10 +35,23 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** The keys decisions are verified with: `fetch-once`, or the JWKS file named (docs/verification.md). */
+function signingKeysOf(setting: string | undefined, baseDir: string): SigningKeysOption | undefined {
+  if (setting === undefined || setting === "fetch-once") return setting;
+  const file = resolve(baseDir, setting);
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as SigningKeysOption;
+  } catch (error) {
+    throw new Error(`\`authority.signing_keys\`: \`${file}\` is not a readable JWKS: ${messageOf(error)}`);
+  }
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { config, log } = options;
+  const signingKeys = signingKeysOf(config.authority.signingKeys, options.baseDir);
   const authority = new AuthorityClient({
     baseUrl: config.authority.url, apiKey: options.apiKey, timeoutMs: config.authority.timeoutMs, attempts: config.authority.attempts, retryDelayMs: 50,
+    ...(signingKeys === undefined ? {} : { signingKeys }),
   });
   const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
   const servers = new Set<Server>();

@@ -3,6 +3,7 @@ import { AuthorityProblemError, type UnavailableCause } from "./errors.js";
 import type { CallOptions, HttpResult } from "./transport.js";
 import type { Decision } from "./generated/types.js";
 import type { Outcome } from "./provisional.js";
+import type { VerificationFailure } from "./verify.js";
 
 export interface AuthorizeOptions extends CallOptions {
   /** Answer `allow` instead of `deny` when the platform is unavailable, for this call only. */
@@ -15,6 +16,8 @@ export interface Unavailability {
   readonly attempts: number;
   readonly status?: number;
   readonly message: string;
+  /** For `unverified_answer`: why the answer was not taken as the server's. */
+  readonly verification?: VerificationFailure;
 }
 
 /** A decision the platform made and sealed. */
@@ -38,12 +41,17 @@ export type AuthorizeResult = PlatformDecision | UnavailableDecision;
 
 const outcomes: readonly Outcome[] = ["allow", "deny", "exhausted", "gated"];
 
+/** Checks a readable decision; undefined when it may be taken as the server's word (verify.ts). */
+export type DecisionCheck = (decision: Record<string, unknown>) => Promise<VerificationFailure | undefined>;
+
 // INVARIANT (fail-closed): `allow` comes back only from a readable platform decision that carries
-// its `ledger_id`, or from an unavailable platform when the caller asked for `failOpen` by name.
+// its `ledger_id` and, when the client verifies, passed `check`; or from an unavailable platform
+// when the caller asked for `failOpen` by name. An answer that fails `check` is never unavailability.
 export async function authorizeFailClosed(
   send: (call: CallOptions) => Promise<HttpResult>,
   failOpen: boolean,
   call: CallOptions,
+  check?: DecisionCheck,
 ): Promise<AuthorizeResult> {
   // One key for the logical call: every retry inside `send` carries it, so a retried allow is not held twice.
   const idempotencyKey = call.idempotencyKey ?? globalThis.crypto.randomUUID();
@@ -58,7 +66,11 @@ export async function authorizeFailClosed(
     });
   }
   const decision = readDecision(result.body);
-  if (decision !== undefined) return { ...decision, unavailable: null };
+  if (decision !== undefined) {
+    const failure = check === undefined ? undefined : await check(decision as unknown as Record<string, unknown>);
+    if (failure === undefined) return { ...decision, unavailable: null };
+    return unavailable(false, { cause: "unverified_answer", attempts: 1, status: result.status, message: `${failure.reason}: ${failure.message}`, verification: failure });
+  }
   return unavailable(failOpen, {
     cause: "unreadable_response",
     attempts: 1,

@@ -2,11 +2,13 @@
 import { AuthorityProblemError, AuthorityUnavailableError } from "./errors.js";
 import { authorizeFailClosed, type AuthorizeOptions, type AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from "./guard.js";
+import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, type SigningKeysOption } from "./verify.js";
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
 import {
   agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, ledgerCalls, serviceCalls,
+  signingKeysCalls,
   type Verbs,
 } from "./resources.js";
 
@@ -27,6 +29,13 @@ export interface AuthorityClientOptions {
   readonly failOpen?: boolean;
   /** The agent's attestation, presented on every authorize that does not name its own (gate 5). */
   readonly attestation?: provisional.Attestation;
+  /**
+   * The server's public signing keys, to verify every decision with (docs/verification.md): a JWKS
+   * as GET /v1/signing-keys answers it (for example read from a file saved beforehand), or
+   * `"fetch-once"` to fetch them from the server at the first authorize and pin them for this
+   * client's life. Absent: answers are not verified. Every authorize sends a fresh `nonce` either way.
+   */
+  readonly signingKeys?: SigningKeysOption;
   /** The fetch implementation; default the global `fetch` of Node.js. */
   readonly fetch?: typeof globalThis.fetch;
   /** Called after every attempt with what happened; the event never contains the key. */
@@ -41,6 +50,8 @@ export class AuthorityClient {
   readonly #transport: Transport;
   readonly #failOpen: boolean;
   readonly #attestation: provisional.Attestation | undefined;
+  readonly #signingKeys: SigningKeysOption | undefined;
+  #keyring: Promise<SigningKeyring | undefined> | undefined;
 
   readonly agents: ReturnType<typeof agentsCalls>;
   readonly grants: ReturnType<typeof grantsCalls>;
@@ -52,6 +63,7 @@ export class AuthorityClient {
   readonly breakers: ReturnType<typeof breakersCalls>;
   readonly findings: ReturnType<typeof findingsCalls>;
   readonly ledger: ReturnType<typeof ledgerCalls>;
+  readonly signingKeys: ReturnType<typeof signingKeysCalls>;
   readonly service: ReturnType<typeof serviceCalls>;
 
   constructor(options: AuthorityClientOptions) {
@@ -74,6 +86,10 @@ export class AuthorityClient {
     });
     this.#failOpen = options.failOpen ?? false;
     this.#attestation = options.attestation;
+    if (options.signingKeys !== undefined && options.signingKeys !== "fetch-once" && (typeof options.signingKeys !== "object" || !Array.isArray(options.signingKeys.keys))) {
+      throw new TypeError("signingKeys must be a JWKS ({\"keys\": [...]}) or \"fetch-once\"");
+    }
+    this.#signingKeys = options.signingKeys;
 
     const verbs: Verbs = {
       get: <T>(path: string, query?: object, call?: CallOptions): Promise<T> => this.#call<T>("GET", withQuery(path, query), undefined, call),
@@ -89,6 +105,7 @@ export class AuthorityClient {
     this.breakers = breakersCalls(verbs);
     this.findings = findingsCalls(verbs);
     this.ledger = ledgerCalls(verbs);
+    this.signingKeys = signingKeysCalls(verbs);
     this.service = serviceCalls(verbs);
   }
 
@@ -98,13 +115,36 @@ export class AuthorityClient {
    * It throws only for a 4xx, which means the request itself is wrong (not for 409 `contention`,
    * which is retried under the same key and, on every attempt, is unavailability).
    */
-  authorize(body: wire.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
+  async authorize(body: wire.AuthorizeBody, options: AuthorizeOptions = {}): Promise<AuthorizeResult> {
     const attested = body.attestation === undefined && this.#attestation !== undefined ? { ...body, attestation: this.#attestation } : body;
+    // A fresh nonce per call, kept across its retries (which resend the same body under one key).
+    // A call repeated under the caller's own Idempotency-Key repeats the request, so its nonce
+    // comes from that key: the same body, and the first answer replayed verifies as its own.
+    const nonce = attested.nonce ?? (options.idempotencyKey === undefined ? newNonce() : await nonceOfKey(options.idempotencyKey));
+    const sent = { ...attested, nonce };
     return authorizeFailClosed(
-      (call) => this.#transport.request("POST", "/authorize", attested, call),
+      (call) => this.#transport.request("POST", "/authorize", sent, call),
       options.failOpen ?? this.#failOpen,
       options,
+      this.#signingKeys === undefined ? undefined : async (decision) => {
+        const keyring = await this.#keys();
+        if (keyring === undefined) return { reason: "unknown_key", message: "the server's signing keys could not be fetched, so no answer can be verified" };
+        return verifyDecision(decision, sent, sent.nonce, keyring);
+      },
     );
+  }
+
+  /** The keys answers are verified with: given, or fetched at the first use and pinned once fetched. */
+  #keys(): Promise<SigningKeyring | undefined> {
+    const option = this.#signingKeys;
+    if (option !== "fetch-once") return Promise.resolve(option === undefined ? undefined : (this.#keyring ??= Promise.resolve(new SigningKeyring(option))));
+    this.#keyring ??= this.#transport.request("GET", "/signing-keys", undefined, {}).then((result) => {
+      const keyring = result.kind === "ok" ? new SigningKeyring(result.body as wire.SigningKeySet) : undefined;
+      // A failed fetch is not pinned: the next call tries again, and until then nothing verifies.
+      if (keyring === undefined || keyring.size === 0) this.#keyring = undefined;
+      return keyring !== undefined && keyring.size > 0 ? keyring : undefined;
+    });
+    return this.#keyring;
   }
 
   /**

@@ -16,8 +16,11 @@ export interface ProblemDetails {
  * Why the platform could not be reached or did not answer usefully. `contention` is the server's
  * 409 of that code: its database was too busy with other requests to decide this one, nothing was
  * written, and the call may be made again (it was, on every attempt, with the same key).
+ * `unverified_answer` is an answer to authorize that the client was told to verify and could not:
+ * unsigned, signed by an unknown key, mis-signed, replayed or about another request; it is never
+ * taken for `allow`, whatever `failOpen` says.
  */
-export type UnavailableCause = "network" | "timeout" | "server_error" | "contention" | "unreadable_response" | "aborted";
+export type UnavailableCause = "network" | "timeout" | "server_error" | "contention" | "unreadable_response" | "aborted" | "unverified_answer";
 
 /** The common base of every error this package throws, so callers can catch them in one place. */
 export class AuthorityError extends Error {

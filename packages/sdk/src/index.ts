@@ -13,6 +13,8 @@ export {
 export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
+export { canonicalJson, newNonce, signedStatement, SigningKeyring, verifyDecision, VERIFY_LIMITS, type SigningKeysOption, type VerificationFailure, type VerificationReason } from "./verify.js";
+export type { DecisionCheck } from "./authorize.js";
 export { canonicalManifest, compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./manifest-hash.js";
 export {
   refusalOf,

@@ -131,6 +131,16 @@ export function keysCalls({ get, post }: Verbs) {
   };
 }
 
+/** The server's public signing keys (no key needed) and their rotation (admin). */
+export function signingKeysCalls({ get, post }: Verbs) {
+  return {
+    /** The JWKS every decision and settlement is signed under: the active key and every retired one. */
+    list: (call?: CallOptions) => get<wire.SigningKeySet>("/signing-keys", undefined, call),
+    /** Retires the active key, named by its kid (409 when another is active), and signs with a new one. */
+    rotate: (body: wire.SigningKeyRotateBody, call?: CallOptions) => post<wire.SigningKeySet>("/signing-keys/rotate", body, call),
+  };
+}
+
 /** Behavioural contracts of an agent; the calling human is the declarer named on every trip. */
 export function contractsCalls({ get, post }: Verbs) {
   return {

@@ -17,6 +17,8 @@ export interface WorkerSettings {
   readonly environment: string;
   readonly autoApprovalCeilingMinor: number;
   readonly holdLifetimeMs: number | undefined;
+  /** The server key in base64url: the worker opens the signing keys with it from its own connection. */
+  readonly serverKey: string;
   /** The crash tests' hooks (decision 0605), absent in every real deployment. */
   readonly faults?: FaultHooks;
 }
@@ -38,6 +40,7 @@ export type Answer =
 
 export type WorkerRequest =
   | { readonly type: "authorize"; readonly requests: readonly Request[] }
+  | { readonly type: "refresh-signing-keys" }
   | { readonly type: "close" };
 
 export type WorkerReply =
@@ -109,6 +112,11 @@ export class AuthorizeWorker {
       if (this.#outbox.length === 0) setImmediate(() => this.#send());
       this.#outbox.push({ id, keyHash, body, claim });
     });
+  }
+
+  /** Has the worker read the signing keys again (after a rotation, here or on another replica). */
+  refreshSigningKeys(): void {
+    if (this.#failure === undefined && this.#closed === undefined) this.#worker.postMessage({ type: "refresh-signing-keys" } satisfies WorkerRequest);
   }
 
   /** Sends the requests of this turn in one message (they then share one batch on the worker). */

@@ -10,6 +10,8 @@ import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
 import { StoreObservations } from "../store/observations.js";
+import { derivedKey, parseServerKey } from "../server-key.js";
+import { Signer } from "../services/signing.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
 import { ContentionError } from "../store/driver.js";
 import { ApiProblem, knownProblem } from "./problem.js";
@@ -23,8 +25,13 @@ const settings = workerData as WorkerSettings;
 // What this connection counts reaches the main thread's metrics with the answers.
 const observations = new StoreObservations();
 const store = openStore(settings.databaseUrl, { temporaryInMemory: true, checkpointThread: true, observations });
+const serverKey = parseServerKey(settings.serverKey, "the server key");
+// The main thread made the first signing key before starting this thread; this one only reads them.
+const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
+await signer.load(store, Date.now());
 const ctx: ServiceContext = {
   store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
+  signer, cursorKey: derivedKey(serverKey, "cursor"),
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
   ...(settings.faults === undefined ? {} : { faults: settings.faults }),
 };
@@ -43,6 +50,11 @@ function send(answer: Answer): void {
 }
 
 port.on("message", (message: WorkerRequest) => {
+  if (message.type === "refresh-signing-keys") {
+    // A key that cannot be read again leaves the one in use, which the JWKS still lists.
+    void signer.load(store, Date.now()).catch(() => undefined);
+    return;
+  }
   if (message.type === "close") {
     void store.close().finally(() => port.postMessage({ type: "closed" } satisfies WorkerReply));
     return;

@@ -112,7 +112,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   revokeGrant: async (r) => ok(await revokeGrant(r.ctx, who(r), r.params["grant_id"]!, reason(r))),
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
-  verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store)),
+  verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store, r.ctx.now())),
   listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, who(r), r.page())),
   getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
   getDecisionApproval: async (r) => ok(await decisionApproval(r.ctx, who(r), r.params["ledger_id"]!)),
@@ -138,6 +138,17 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   getGrantFamily: async (r) => ok(await getFamily(r.ctx, r.params["family_id"]!, versionQuery(r.query("version")))),
   instantiateGrantFamily: async (r) => created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
   previewFamilyImpact: async (r) => ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number }, r.sentText)),
+
+  listSigningKeys: async (r) => ok(r.ctx.signer.jwks()),
+  rotateSigningKey: async (r) => {
+    const retireKid = (r.body as { retire_kid: string }).retire_kid;
+    if ((await r.ctx.signer.rotate(r.ctx.store, retireKid, r.ctx.now())) === undefined) {
+      throw new ApiProblem("signing_key_not_active", `\`${retireKid}\` is not the active signing key; read GET /v1/signing-keys and name the active one`);
+    }
+    // This replica's authorize thread signs with the new key from its next batch on.
+    r.ctx.authorizeWorker?.refreshSigningKeys();
+    return ok(r.ctx.signer.jwks());
+  },
 
   createKey: async (r) => {
     const key = await createKeyFromRequest(r.ctx, who(r), r.body as KeyCreateBody);

@@ -2,6 +2,7 @@
 // lock, let the engine decide, then seal the decision and place its holds in the same transaction,
 // before anything is answered (docs/decisions.md). A refusal is a decision, never an HTTP error.
 
+import { hash } from "node:crypto";
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
   decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState, type GateName, type Outcome,
@@ -17,7 +18,8 @@ import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
-import { CanonicalText, sealRecord } from "./ledger.js";
+import { CanonicalText, canonicalJson, sealRecord } from "./ledger.js";
+import type { SignatureField } from "./signing.js";
 import { answersExpiredUpTo, crashPoint, IdempotencyMismatch, MISMATCH, replayStored, storedAnswer } from "./idempotency.js";
 import { iso } from "./views.js";
 
@@ -175,6 +177,32 @@ export function decisionAnswerText(ledgerId: string, decision: Decision, now: nu
 }
 
 /**
+ * What a decision's signature vouches for (docs/verification.md), its members in canonical order
+ * (RFC 8785) so that the signer serialises it as it is. The args are bound by the hash of their
+ * canonical JSON; the nonce is the client's own, so that an old answer cannot pass for a new one.
+ */
+export function decisionStatement(ledgerId: string, outcome: string, agentId: string, body: AuthorizeBody, now: number) {
+  return {
+    agent_id: agentId,
+    amount_minor: body.amount_minor ?? null,
+    args_sha256: body.args === undefined ? null : hash("sha256", canonicalJson(body.args), "hex"),
+    currency: body.currency ?? null,
+    decided_at: iso(now),
+    grant_id: body.grant_id,
+    ledger_id: ledgerId,
+    nonce: body.nonce ?? null,
+    outcome,
+    tool: body.tool,
+    type: "authority.decision.v1",
+  };
+}
+
+/** An answer's text with its `signature` as the last member. */
+export function withSignature(text: string, signature: SignatureField): string {
+  return `${text.slice(0, -1)},"signature":${JSON.stringify(signature)}}`;
+}
+
+/**
  * The decision's time. INVARIANT (signals-in-order): an agent's breakers see its decisions in the
  * order they were sealed, each at or after the one before. On SQLite the transaction holds the
  * database, so the clock alone gives that order. On PostgreSQL two replicas (or two connections
@@ -281,7 +309,8 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, reads.usage), state, now);
   const ledgerId = newId("led", now);
   const gates = gateTexts(decision.gates);
-  const text = decisionAnswerText(ledgerId, decision, now, gates.answer);
+  const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
+  const text = withSignature(decisionAnswerText(ledgerId, decision, now, gates.answer), signature);
   const ledger = tx.decisionPath();
   const sealed = sealedBody(caller, body, decision, gates.sealed, approval.status, reads.certificate, chain);
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.

@@ -5,6 +5,7 @@ import type { AuthorizeBody, Role } from "@agent-authority/api";
 import type { PreparedAnswer, RequestClaim } from "./authorize.js";
 import type { Store } from "../store/store.js";
 import type { GateName, Outcome } from "@agent-authority/engine";
+import type { Signer } from "./signing.js";
 
 export interface Caller {
   readonly keyId: string;
@@ -21,6 +22,10 @@ export interface ServiceContext {
   readonly environment: string;
   readonly autoApprovalCeilingMinor: number;
   readonly now: () => number;
+  /** Signs decisions and settlements, and lists the public keys (signing.ts). */
+  readonly signer: Signer;
+  /** The HMAC key of page cursors, derived from the server key so that every replica shares it (cursor.ts). */
+  readonly cursorKey: Buffer;
   /** The longest a hold may live (docs/decisions.md); absent: the engine's default of 24 hours. */
   readonly holdLifetimeMs?: number;
   /** Runs authorize transactions on a thread of their own (SQLite); absent: on this thread. */
@@ -68,6 +73,8 @@ export interface AuthorizeRunner {
   readonly failure: Error | undefined;
   /** Authorizes for the key whose hash is `keyHash`, which the runner looks up itself (401 or 403 when it may not). */
   authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer>;
+  /** Has the runner read the signing keys again (after a rotation). */
+  refreshSigningKeys(): void;
 }
 
 /**

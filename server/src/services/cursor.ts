@@ -1,23 +1,36 @@
-// Opaque page cursors: the position after which the next page starts, wrapped so that clients pass
-// it back unchanged instead of building one. A cursor that does not decode is a 400, never a 500.
+// Opaque page cursors: the position after which the next page starts, authenticated with an HMAC
+// under a key derived from the server key, so that clients pass it back unchanged instead of
+// building one. A cursor that does not decode, or whose tag does not match, is a 400, never a 500.
 
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { ApiProblem } from "../http/problem.js";
 
 /** The longest cursor accepted, in characters; a real one is far shorter. */
 export const CURSOR_CHARS_MAX = 128;
 
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** The HMAC-SHA-256 tag is cut to 128 bits, in base64url. */
+const TAG_CHARS = 22;
+const CURSOR = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{22})$/;
 
-/** Wraps the id a page ended on for the list named `list`. */
-export function encodeCursor(list: string, lastId: string): string {
-  return Buffer.from(`${list}:${lastId}`, "utf8").toString("base64url");
+function tag(key: Buffer, text: string): string {
+  return createHmac("sha256", key).update(text, "utf8").digest().subarray(0, 16).toString("base64url");
 }
 
-/** The id a cursor of the list `list` carries; 400 `invalid_cursor` unless it is one this server made. */
-export function decodeCursor(list: string, cursor: string, idPattern: RegExp): string {
+/** Wraps the id a page ended on for the list named `list`, with its tag under `key`. */
+export function encodeCursor(key: Buffer, list: string, lastId: string): string {
+  const text = `${list}:${lastId}`;
+  return `${Buffer.from(text, "utf8").toString("base64url")}.${tag(key, text)}`;
+}
+
+/** The id a cursor of the list `list` carries; 400 `invalid_cursor` unless this server (or a replica with its key) made it. */
+export function decodeCursor(key: Buffer, list: string, cursor: string, idPattern: RegExp): string {
   const refused = () => new ApiProblem("invalid_cursor", "`cursor` must be a `next_cursor` this list answered, passed back unchanged");
-  if (cursor.length > CURSOR_CHARS_MAX || !BASE64URL.test(cursor)) throw refused();
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const parts = cursor.length > CURSOR_CHARS_MAX ? null : CURSOR.exec(cursor);
+  if (parts === null) throw refused();
+  const text = Buffer.from(parts[1]!, "base64url").toString("utf8");
+  const expected = Buffer.from(tag(key, text), "utf8");
+  const presented = Buffer.from(parts[2]!, "utf8");
+  if (presented.length !== TAG_CHARS || !timingSafeEqual(expected, presented)) throw refused();
   const prefix = `${list}:`;
   if (!text.startsWith(prefix)) throw refused();
   const id = text.slice(prefix.length);

@@ -172,7 +172,7 @@ export async function listGrants(ctx: ServiceContext, caller: Caller, query: Gra
   if (status !== undefined && !(GRANT_STATUSES as readonly string[]).includes(status)) {
     throw new ApiProblem("invalid_query", `\`status\` must be one of ${GRANT_STATUSES.map((s) => `\`${s}\``).join(", ")}`);
   }
-  const after = query.cursor === undefined ? undefined : decodeCursor("grants", query.cursor, GRANT_ID);
+  const after = query.cursor === undefined ? undefined : decodeCursor(ctx.cursorKey, "grants", query.cursor, GRANT_ID);
   const confined = confinedToAgent(caller);
   if (confined !== null && query.agent_id !== undefined && query.agent_id !== confined) return { grants: [], next_cursor: null };
   const now = ctx.now();
@@ -183,7 +183,7 @@ export async function listGrants(ctx: ServiceContext, caller: Caller, query: Gra
   const usage = await ctx.store.usage(records.map((g) => g.id), now);
   return {
     grants: records.map((g) => grantView(g, usage.get(g.id)!, now)),
-    next_cursor: records.length === query.limit ? encodeCursor("grants", records[records.length - 1]!.id) : null,
+    next_cursor: records.length === query.limit ? encodeCursor(ctx.cursorKey, "grants", records[records.length - 1]!.id) : null,
   };
 }
 

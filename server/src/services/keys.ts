@@ -1,6 +1,6 @@
 // API keys: created with a random secret shown once, listed without secrets, revoked by field.
 
-import type { ApiKey, ApiKeyCreated, KeyCreateBody, Role } from "@agent-authority/api";
+import { keyIdentityFault, type ApiKey, type ApiKeyCreated, type KeyCreateBody, type Role } from "@agent-authority/api";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import { generateSecret, hashSecret, isStrongEnough } from "../secrets.js";
@@ -20,6 +20,9 @@ export interface NewKey {
 
 /** Creates a key in the store; answers the record and the secret, which is never stored. */
 export async function createKey(store: Store, spec: NewKey, createdBy: string | null, now: number): Promise<{ record: KeyRecord; secret: string }> {
+  // The same identity rule as the KeyCreateBody schema, for keys created without a request body.
+  const identityFault = keyIdentityFault(spec.identity, spec.email);
+  if (identityFault !== undefined) throw new ApiProblem("invalid_key_request", identityFault);
   const hasAgentRole = spec.roles.includes("agent");
   if (hasAgentRole !== (spec.agentId !== undefined)) {
     throw new ApiProblem("invalid_key_request", hasAgentRole ? "the `agent` role needs `agent_id`" : "`agent_id` is only for the `agent` role");

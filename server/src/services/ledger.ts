@@ -243,30 +243,94 @@ export function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: str
   return null;
 }
 
-/** One tree's chain recomputed, in pages: how many records were read, and the first broken link if any. */
-export async function checkTreeChain(ledger: DecisionStore, treeId: string): Promise<{ records: number; broken: LedgerBreak | null }> {
+/** What a tree's sealed records say each of its grants used, held and settled. */
+export class UsageTally {
+  readonly uses = new Map<string, number>();
+  readonly settled = new Map<string, number>();
+  /** The holds of counted decisions, by decision, until a settlement of the decision is read. */
+  readonly holds = new Map<string, readonly { grant_id: string; amount_minor: number; expires_at: number }[]>();
+
+  /** Counts one sealed record (already checked against its hash). */
+  add(row: LedgerRow): void {
+    const sealed = JSON.parse(row.record) as Record<string, unknown>;
+    if (row.kind === "decision" && sealed["counted"] === true) {
+      for (const grant of (sealed["chain"] as string[] | undefined) ?? []) this.uses.set(grant, (this.uses.get(grant) ?? 0) + 1);
+      const holds = (sealed["holds"] as { grant_id: string; amount_minor: number; expires_at: number }[] | undefined) ?? [];
+      if (holds.length > 0) this.holds.set(row.id, holds);
+    } else if (row.kind === "settlement") {
+      for (const grant of (sealed["grants"] as string[] | undefined) ?? []) this.settled.set(grant, (this.settled.get(grant) ?? 0) + Number(sealed["amount_minor"]));
+      this.holds.delete(String(sealed["decision_ledger_id"]));
+    }
+  }
+
+  /** The amount each grant holds at `now`: holds of counted decisions not settled and not expired. */
+  heldAt(now: number): Map<string, number> {
+    const held = new Map<string, number>();
+    for (const holds of this.holds.values()) {
+      for (const hold of holds) if (hold.expires_at > now) held.set(hold.grant_id, (held.get(hold.grant_id) ?? 0) + hold.amount_minor);
+    }
+    return held;
+  }
+}
+
+/** One tree's chain recomputed, in pages: how many records were read, the last one, and the first broken link if any. */
+export async function checkTreeChain(ledger: DecisionStore, treeId: string, tally?: UsageTally): Promise<{ records: number; broken: LedgerBreak | null; last: LedgerRow | undefined }> {
   let records = 0;
   let seq = 0;
   let prev = GENESIS_HASH;
+  let last: LedgerRow | undefined;
   for (;;) {
     const rows = await ledger.ledgerChain(treeId, seq, VERIFY_PAGE);
     if (rows.length === 0) break;
     for (const row of rows) {
       records += 1;
       const problem = checkLink(row, seq + 1, prev);
-      if (problem !== null) return { records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem } };
+      if (problem !== null) return { records, broken: { tree_id: treeId, seq: row.seq, ledger_id: row.id, problem }, last };
+      tally?.add(row);
       seq = row.seq;
       prev = row.hash;
+      last = row;
     }
   }
-  return { records, broken: null };
+  return { records, broken: null, last };
+}
+
+/**
+ * A grant tree's chain and its usage, read together under the tree's lock (INVARIANT tree-serial)
+ * so that no decision is sealed between the two reads: the uses, live holds and settlements the
+ * grants count must be exactly those their sealed records show. A record deleted from the chain's
+ * end leaves the chain whole, but not the count.
+ */
+async function checkGrantTree(store: Store, treeId: string, now: number): Promise<{ records: number; broken: LedgerBreak | null }> {
+  return store.transaction(async (tx) => {
+    await tx.lockGrant(treeId);
+    const tally = new UsageTally();
+    const chain = await checkTreeChain(tx.decisionPath(), treeId, tally);
+    if (chain.broken !== null) return chain;
+    const grants = await tx.subtreeIds(treeId);
+    const usage = await tx.usage(grants, now);
+    const held = tally.heldAt(now);
+    for (const grant of grants) {
+      const counted = usage.get(grant) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+      const recorded = { uses: tally.uses.get(grant) ?? 0, held_minor: held.get(grant) ?? 0, settled_minor: tally.settled.get(grant) ?? 0 };
+      for (const field of ["uses", "held_minor", "settled_minor"] as const) {
+        if (counted[field] === recorded[field]) continue;
+        const where = chain.last === undefined ? { seq: 0, ledger_id: "" } : { seq: chain.last.seq, ledger_id: chain.last.id };
+        return {
+          records: chain.records,
+          broken: { tree_id: treeId, ...where, problem: `grant \`${grant}\` counts ${field} ${counted[field]} but its sealed records show ${recorded[field]}: a record is missing from the chain, or the count was changed` },
+        };
+      }
+    }
+    return chain;
+  });
 }
 
 /**
  * Recomputes every chain of the ledger and reports the first broken link. Reads in pages, so it
  * runs on a live database of any size; records sealed while it runs are checked if it reaches them.
  */
-export async function verifyLedger(store: Store): Promise<LedgerVerification> {
+export async function verifyLedger(store: Store, now: number = Date.now()): Promise<LedgerVerification> {
   const ledger = store.decisionPath();
   let trees = 0;
   let records = 0;
@@ -276,7 +340,9 @@ export async function verifyLedger(store: Store): Promise<LedgerVerification> {
     if (treeIds.length === 0) break;
     for (const treeId of treeIds) {
       trees += 1;
-      const chain = await checkTreeChain(ledger, treeId);
+      // A grant tree's records are reconciled with its grants' usage; an agent's own chain holds
+      // only decisions on grants it did not hold, which count nothing.
+      const chain = treeId.startsWith("grt_") ? await checkGrantTree(store, treeId, now) : await checkTreeChain(ledger, treeId);
       records += chain.records;
       if (chain.broken !== null) return { ok: false, trees, records, broken: chain.broken };
     }

@@ -8,6 +8,7 @@ import type { ChargeRow, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
 import { sealRecord } from "./ledger.js";
+import type { SignatureField } from "./signing.js";
 import { iso } from "./views.js";
 
 export interface SettlementView {
@@ -19,6 +20,7 @@ export interface SettlementView {
   readonly held_minor: number;
   readonly released_minor: number;
   readonly settled_at: string;
+  readonly signature: SignatureField;
 }
 
 /** The decision record, or 404; an agent key sees only its own agent's decisions. */
@@ -37,9 +39,14 @@ export async function lockRecordTree(tx: Store, row: LedgerRow): Promise<void> {
   else await tx.decisionPath().lockChain(row.tree_id);
 }
 
-function settlementView(row: LedgerRow): SettlementView {
+/**
+ * The settlement as answered, signed for this request: a settlement replayed with another `nonce`
+ * is the same settlement under a signature that binds the new nonce.
+ */
+function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow, nonce: string | undefined): SettlementView {
   const sealed = JSON.parse(row.record) as Record<string, unknown>;
-  return {
+  const request = (JSON.parse(decision.record) as { request?: { tool?: unknown } }).request;
+  const view = {
     ledger_id: row.id,
     decision_ledger_id: String(sealed["decision_ledger_id"]),
     grant_id: row.grant_id,
@@ -49,6 +56,13 @@ function settlementView(row: LedgerRow): SettlementView {
     released_minor: Number(sealed["released_minor"]),
     settled_at: iso(row.created_at),
   };
+  // Members in canonical order (RFC 8785), as the signer expects them.
+  const signature = ctx.signer.sign({
+    agent_id: row.agent_id, amount_minor: view.amount_minor, currency: view.currency, decision_ledger_id: view.decision_ledger_id,
+    grant_id: view.grant_id, held_minor: view.held_minor, ledger_id: view.ledger_id, nonce: nonce ?? null,
+    released_minor: view.released_minor, settled_at: view.settled_at, tool: String(request?.tool ?? ""), type: "authority.settlement.v1",
+  });
+  return { ...view, signature };
 }
 
 /**
@@ -79,7 +93,7 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
       if (settled.settled_minor !== body.amount_minor) {
         throw new ApiProblem("already_settled", `decision \`${ledgerId}\` was settled with \`${settled.settled_minor}\`; a settlement is final`);
       }
-      return settlementView((await ledger.getLedger(settled.settlement_ledger_id!))!);
+      return settlementView(ctx, (await ledger.getLedger(settled.settlement_ledger_id!))!, decision, body.nonce);
     }
     if (body.amount_minor > held) {
       throw new ApiProblem("settle_exceeds_hold", `\`${body.amount_minor}\` exceeds the \`${held}\` held by decision \`${ledgerId}\``);
@@ -105,7 +119,7 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
     });
     await ledger.settleCharges(ledgerId, body.amount_minor, now, id);
     sealedHere = true;
-    return settlementView(row);
+    return settlementView(ctx, row, decision, body.nonce);
   });
   if (sealedHere) ctx.observer?.sealed("settlement");
   return view;

@@ -6,6 +6,7 @@ import { DECISION_PATH_SQL, GRANT_TOTALS_SQL } from "./decision-sql.js";
 import { breakersMigrationSql } from "./breaker-sql.js";
 import { familiesMigrationSql } from "./family-sql.js";
 import { eventsMigrationSql } from "./event-sql.js";
+import { signingMigrationSql } from "./signing-sql.js";
 import { checkSignalSequence, POSTGRESQL_PROFILE, prepareLockTable, takeNamedLock, type EngineProfile } from "./engine.js";
 
 export interface Migration {
@@ -241,6 +242,12 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     // through the index of each tree (decision 0604).
     name: "decision path: index only the gated decisions by id; drop the index of the ledger by grant",
     sql: { sqlite: LEDGER_GATED_SQL, postgres: LEDGER_GATED_SQL },
+  },
+  {
+    version: 9,
+    // Decisions are signed (decision 0616); the private keys are kept sealed under the server key.
+    name: "signing keys: Ed25519 public keys, private keys sealed under the server key, active or retired",
+    sql: { sqlite: signingMigrationSql("sqlite"), postgres: signingMigrationSql("postgres") },
   },
   {
     version: 10,

@@ -7,6 +7,7 @@ import { DecisionSql, OPEN_HOLD_AT, type DecisionStore } from "./decision-sql.js
 import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
 import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { EVENT_TABLES, EventSql, type EventStore } from "./event-sql.js";
+import { SIGNING_TABLES, SigningKeySql, type SigningKeyStore } from "./signing-sql.js";
 import { runMigrations } from "./migrations.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
@@ -20,6 +21,7 @@ const TABLES = [
   ...BREAKER_TABLES,
   ...FAMILY_TABLES,
   ...EVENT_TABLES,
+  ...SIGNING_TABLES,
 ] as const;
 
 const str = (row: Row, key: string): string => String(row[key]);
@@ -457,6 +459,10 @@ export class SqlStore implements Store {
 
   familyPath(): FamilyStore {
     return new FamilySql(this.#db);
+  }
+
+  signingKeys(): SigningKeyStore {
+    return new SigningKeySql(this.#db, this.#engine);
   }
 
   eventPath(): EventStore {

@@ -6,6 +6,7 @@ import type { BreakerStore } from "./breaker-sql.js";
 import type { DecisionStore } from "./decision-sql.js";
 import type { FamilyStore } from "./family-sql.js";
 import type { EventStore } from "./event-sql.js";
+import type { SigningKeyStore } from "./signing-sql.js";
 import type { Dialect } from "./driver.js";
 
 export type EnforcementMode = "observe" | "enforce";
@@ -222,4 +223,6 @@ export interface Store {
 
   /** The outbox of events, webhooks and their deliveries on this connection. */
   eventPath(): EventStore;
+  /** The signing keys (public keys, sealed private keys, active or retired) on this connection. */
+  signingKeys(): SigningKeyStore;
 }

@@ -42,6 +42,8 @@ export interface AuthorizeBody {
   };
   /** Presents a human approval of an earlier `gated` decision. */
   readonly approval_id?: string;
+  /** A fresh value per request, echoed in the signed statement (`signature.statement.nonce`): an answer to another request cannot pass for this one. */
+  readonly nonce?: string;
 }
 
 export interface Breaker {
@@ -226,6 +228,7 @@ export interface Decision {
     readonly expires_at?: string;
   }>;
   readonly decided_at: string;
+  readonly signature: Signature;
 }
 
 export interface DecisionApproval {
@@ -821,6 +824,8 @@ export interface SampleAction {
 export interface SettleBody {
   /** What was actually spent: at most the amount held; the rest is released. */
   readonly amount_minor: number;
+  /** A fresh value per request, echoed in the signed statement (`signature.statement.nonce`): an answer to another request cannot pass for this one. */
+  readonly nonce?: string;
 }
 
 export interface Settlement {
@@ -837,6 +842,70 @@ export interface Settlement {
   /** Held but not captured, released at once. */
   readonly released_minor: number;
   readonly settled_at: string;
+  readonly signature: Signature;
+}
+
+/** Ed25519 over the canonical JSON (RFC 8785) of `statement`, by the key `kid` of GET /v1/signing-keys. */
+export interface Signature {
+  readonly alg: "EdDSA";
+  /** The signing key: its JWK thumbprint (RFC 7638). */
+  readonly kid: string;
+  readonly statement: {
+    readonly type: "authority.decision.v1";
+    readonly ledger_id: string;
+    readonly outcome: "allow" | "deny" | "exhausted" | "gated";
+    readonly grant_id: string;
+    readonly agent_id: string;
+    readonly tool: string;
+    readonly amount_minor: number | null;
+    readonly currency: string | null;
+    /** SHA-256 (hex) of the canonical JSON (RFC 8785) of `args` as sent; null without args. */
+    readonly args_sha256: string | null;
+    readonly decided_at: string;
+    /** The request's `nonce`; null when it sent none. */
+    readonly nonce: string | null;
+  } | {
+    readonly type: "authority.settlement.v1";
+    readonly ledger_id: string;
+    readonly decision_ledger_id: string;
+    readonly grant_id: string;
+    readonly agent_id: string;
+    readonly tool: string;
+    readonly amount_minor: number;
+    readonly held_minor: number;
+    readonly released_minor: number;
+    readonly currency: string | null;
+    readonly settled_at: string;
+    readonly nonce: string | null;
+  };
+  /** The 64-byte signature in base64url without padding. */
+  readonly value: string;
+}
+
+export interface SigningKey {
+  readonly kty: "OKP";
+  readonly crv: "Ed25519";
+  /** The public key (RFC 8037). */
+  readonly x: string;
+  readonly kid: string;
+  readonly alg: "EdDSA";
+  readonly use: "sig";
+  /** `active` signs now; a `retired` key signs nothing new and stays listed so that its signatures verify. */
+  readonly status: "active" | "retired";
+  readonly created_at: string;
+  readonly retired_at: string | null;
+}
+
+export interface SigningKeyRotateBody {
+  /** The active key's kid, as GET /v1/signing-keys lists it. */
+  readonly retire_kid: string;
+  /** Why, for the log. */
+  readonly reason?: string;
+}
+
+/** A JSON Web Key Set (RFC 7517) of every key the server has signed with. */
+export interface SigningKeySet {
+  readonly keys: readonly SigningKey[];
 }
 
 /** Half-open UTF-16 offsets into the policy text. */
@@ -941,6 +1010,7 @@ export type ProblemCode =
   | "route_not_found"
   | "self_approval"
   | "settle_exceeds_hold"
+  | "signing_key_not_active"
   | "trip_count_mismatch"
   | "unauthenticated"
   | "unknown_field"
