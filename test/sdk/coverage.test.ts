@@ -61,11 +61,21 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "post /signing-keys/rotate": (c) => c.signingKeys.rotate({ retire_kid: "k".repeat(43) }),
   "get /decisions/pending": (c) => c.decisions.pending({ limit: 10 }),
   "get /grants/{}/ledger": (c) => c.ledger.tree("p1", { after: "2" }),
+  "get /": (c) => c.service.index(),
+  "post /webhooks": (c) => c.webhooks.create({ url: "https://example.com/hook", event_types: ["grant.issued"] }),
+  "get /webhooks": (c) => c.webhooks.list(),
+  "get /webhooks/{}": (c) => c.webhooks.get("p1"),
+  "post /webhooks/{}/pause": (c) => c.webhooks.pause("p1"),
+  "post /webhooks/{}/resume": (c) => c.webhooks.resume("p1"),
+  "post /webhooks/{}/delete": (c) => c.webhooks.delete("p1"),
+  "get /webhooks/{}/deliveries": (c) => c.webhooks.deliveries("p1", { limit: 10 }),
+  "post /webhooks/{}/deliveries/{}/redeliver": (c) => c.webhooks.redeliver("p1", "p1"),
 };
 
 /** Endpoints the SDK leaves out on purpose, each with its reason. */
 const leftOut: Record<string, string> = {
   "get /metrics": "Prometheus text for scrapers, not JSON for agents",
+  "get /events": "a server-sent event stream that stays open; any EventSource client reads it (docs/events.md)",
 };
 
 const keyOf = (method: string, path: string): string => `${method.toLowerCase()} ${path.replace(/\{[^}]*\}/g, "{}")}`;

@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type AuthorityServer } from "@agent-authority/server";
-import { ADMIN_KEY, ENVIRONMENT } from "./http-harness.js";
+import { ADMIN_KEY, ENVIRONMENT, TEST_SERVER_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post } from "./server-processes.js";
 import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
 
@@ -24,7 +24,7 @@ describe("a breaker fed by two replicas whose clocks disagree", () => {
     for (const which of ["behind", "ahead"] as const) {
       servers.push(await startServer({
         host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, databaseSchema: db.schema, environment: ENVIRONMENT,
-        adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 1_000_000, logLevel: "silent",
+        adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 1_000_000, logLevel: "silent", serverKey: TEST_SERVER_KEY,
       }, { now: () => (clocks[which] += 1_000) }));
     }
   });

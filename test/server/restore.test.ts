@@ -25,7 +25,7 @@ function block(marker: string): string {
 function serve(dataDir: string): Promise<AuthorityServer> {
   return startServer({
     host: "127.0.0.1", port: 0, dataDir, databaseUrl: join(dataDir, "authority.db"), environment: "restore",
-    adminKey: ADMIN, autoApprovalCeilingMinor: 0, logLevel: "silent",
+    adminKey: ADMIN, autoApprovalCeilingMinor: 0, logLevel: "silent", serverKeyFile: join(dataDir, "server.key"),
   } as Parameters<typeof startServer>[0]);
 }
 

@@ -8,7 +8,7 @@ import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
 import {
   agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, ledgerCalls, serviceCalls,
-  signingKeysCalls,
+  signingKeysCalls, webhooksCalls,
   type Verbs,
 } from "./resources.js";
 
@@ -64,6 +64,7 @@ export class AuthorityClient {
   readonly findings: ReturnType<typeof findingsCalls>;
   readonly ledger: ReturnType<typeof ledgerCalls>;
   readonly signingKeys: ReturnType<typeof signingKeysCalls>;
+  readonly webhooks: ReturnType<typeof webhooksCalls>;
   readonly service: ReturnType<typeof serviceCalls>;
 
   constructor(options: AuthorityClientOptions) {
@@ -106,6 +107,7 @@ export class AuthorityClient {
     this.findings = findingsCalls(verbs);
     this.ledger = ledgerCalls(verbs);
     this.signingKeys = signingKeysCalls(verbs);
+    this.webhooks = webhooksCalls(verbs);
     this.service = serviceCalls(verbs);
   }
 

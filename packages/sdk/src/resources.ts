@@ -192,5 +192,27 @@ export function serviceCalls({ get }: Verbs) {
     health: (call?: CallOptions) => get<wire.Health>("/health", undefined, call),
     ready: (call?: CallOptions) => get<wire.Health>("/ready", undefined, call),
     openapi: (call?: CallOptions) => get<{ readonly openapi: string; readonly [member: string]: unknown }>("/openapi.json", undefined, call),
+    /** The API's index: its version and the links to the OpenAPI document, health, the console and the docs. */
+    index: (call?: CallOptions) => get<wire.ApiIndex>("/", undefined, call),
+  };
+}
+
+/** Webhooks (admin): subscriptions of a URL to event types, and their deliveries (docs/events.md). */
+export function webhooksCalls({ get, post }: Verbs) {
+  const one = (id: string): string => `/webhooks/${encodeURIComponent(id)}`;
+  return {
+    /** Subscribes a URL; the signing secret is in this answer only. */
+    create: (body: wire.WebhookCreateBody, call?: CallOptions) => post<wire.WebhookCreated>("/webhooks", body, call),
+    list: (call?: CallOptions) => get<wire.WebhookList>("/webhooks", undefined, call),
+    get: (webhookId: string, call?: CallOptions) => get<wire.Webhook>(one(webhookId), undefined, call),
+    pause: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) => post<wire.Webhook>(`${one(webhookId)}/pause`, body, call),
+    resume: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) => post<wire.Webhook>(`${one(webhookId)}/resume`, body, call),
+    delete: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) => post<wire.Webhook>(`${one(webhookId)}/delete`, body, call),
+    /** The webhook's deliveries, oldest first (`limit`, `after` page through them). */
+    deliveries: (webhookId: string, query?: { readonly limit?: number; readonly after?: string }, call?: CallOptions) =>
+      get<wire.WebhookDeliveryList>(`${one(webhookId)}/deliveries`, query, call),
+    /** Sends one delivery again now, under the same `webhook-id`. */
+    redeliver: (webhookId: string, deliveryId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) =>
+      post<wire.WebhookDelivery>(`${one(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`, body, call),
   };
 }

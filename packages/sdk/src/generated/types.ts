@@ -21,6 +21,27 @@ export interface AgentList {
   readonly next_after?: string | null;
 }
 
+export interface ApiIndex {
+  /** The major version the path carries. */
+  readonly api_version: "v1";
+  readonly server_version: string;
+  readonly links: {
+    /** The OpenAPI 3.1 document of v1. */
+    readonly openapi: string;
+    readonly health: string;
+    readonly ready: string;
+    readonly metrics: string;
+    /** The approvals console, for the humans in the loop. */
+    readonly console: string;
+  };
+  /** Where the documentation is: pages of the project's source tree (`docs/`), named by path. */
+  readonly docs: {
+    readonly api: string;
+    readonly operations: string;
+    readonly security: string;
+  };
+}
+
 export interface AuthorizeBody {
   /** A grant id, `grt_…`. */
   readonly grant_id: string;
@@ -265,12 +286,371 @@ export interface Diagnostic {
 /** Least strict first: `observe` never refuses and records what `enforce` would have said. */
 export type EnforcementMode = "observe" | "enforce";
 
+/** An event as `GET /v1/events` sends it in `data:` and a webhook receives it as its body. */
+export type Event = EventGrantIssued | EventGrantApproved | EventGrantDelegated | EventGrantRevoked | EventGrantEnforcementChanged | EventDecisionGated | EventDecisionApproved | EventCertificateIssued | EventCertificateRevoked | EventContractBreached | EventBreakerTripped | EventBreakerArmed | EventFindingRaised | EventWebhookDeliveryDeadLettered;
+
+export interface EventBreakerArmed {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "breaker.armed";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A breaker was armed: its next trip performs its action. */
+  readonly data: {
+    /** A breaker id, `brk_…`. */
+    readonly breaker_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    /** A contract id, `ctr_…`. */
+    readonly contract_id: string;
+    readonly action: "notify" | "revoke";
+    readonly armed_by: string;
+    readonly basis: string;
+    readonly expecting_trips: number;
+  };
+}
+
+export interface EventBreakerTripped {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "breaker.tripped";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A breaker tripped: its contract entered `breached`. */
+  readonly data: {
+    /** A breaker id, `brk_…`. */
+    readonly breaker_id: string;
+    readonly trip_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    /** A contract id, `ctr_…`. */
+    readonly contract_id: string;
+    /** A ledger id, `led_…`. */
+    readonly ledger_id?: string;
+    readonly action: "notify" | "revoke";
+    readonly mode: "observe" | "armed";
+    /** Whether the action was performed (armed) or only recorded (observe). */
+    readonly performed: boolean;
+    /** What the action does, or in `observe` would have done: the grants it revokes, or that it raises a finding. */
+    readonly would: {
+      readonly revoke?: readonly string[];
+      readonly raise_finding?: boolean;
+    };
+    /** The human who declared the contract. */
+    readonly declared_by: string;
+    readonly grant_ids?: readonly string[];
+    readonly finding_id?: string | null;
+  };
+}
+
+export interface EventCertificateIssued {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "certificate.issued";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** An agent was certified; `supersedes` names the certificate it replaced, revoked by field. */
+  readonly data: {
+    /** A certificate id, `crt_…`. */
+    readonly certificate_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly environment: string;
+    readonly issued_by: string;
+    readonly supersedes?: string | null;
+  };
+}
+
+export interface EventCertificateRevoked {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "certificate.revoked";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A certificate was revoked (by hand, or superseded by a new one). */
+  readonly data: {
+    /** A certificate id, `crt_…`. */
+    readonly certificate_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly environment: string;
+    readonly revoked_by: string;
+    readonly reason?: string | null;
+    readonly superseded_by?: string | null;
+  };
+}
+
+export interface EventContractBreached {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "contract.breached";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A contract watched by a breaker entered `breached` after the decision `ledger_id`. */
+  readonly data: {
+    /** A contract id, `ctr_…`. */
+    readonly contract_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly metric: string;
+    readonly ceiling: number;
+    readonly declared_by: string;
+    /** A ledger id, `led_…`. */
+    readonly ledger_id: string;
+    readonly n?: number;
+    readonly successes?: number;
+    readonly lower_bound?: number;
+  };
+}
+
+export interface EventDecisionApproved {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "decision.approved";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A human approved a gated decision; the agent may retry with `approval_id`. */
+  readonly data: {
+    /** A ledger id, `led_…`. */
+    readonly ledger_id: string;
+    readonly approval_id: string;
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly approver: string;
+    readonly tool?: string;
+    readonly amount_ceiling_minor?: number;
+    readonly currency?: string | null;
+    /** An RFC 3339 UTC time with milliseconds. */
+    readonly expires_at?: string;
+  };
+}
+
+export interface EventDecisionGated {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "decision.gated";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A decision was `gated`: it waits for a human approval (`POST /v1/decisions/{ledger_id}/approve`). */
+  readonly data: {
+    /** A ledger id, `led_…`. */
+    readonly ledger_id: string;
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly tool: string;
+    readonly amount_minor?: number | null;
+    readonly currency?: string | null;
+    readonly residual?: string | null;
+    /** The gate that gated it: `policy` (a human approves the action) or `status` (the grant awaits approval). */
+    readonly decided_by?: string;
+  };
+}
+
+export interface EventFindingRaised {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "finding.raised";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** An armed `notify` breaker raised a finding. */
+  readonly data: {
+    readonly finding_id: string;
+    readonly kind: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    /** A breaker id, `brk_…`. */
+    readonly breaker_id: string;
+    readonly trip_id: string;
+    readonly message: string;
+  };
+}
+
+export interface EventGrantApproved {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "grant.approved";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A pending grant was approved and is active. */
+  readonly data: {
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly approved_by: string;
+    readonly note?: string | null;
+  };
+}
+
+export interface EventGrantDelegated {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "grant.delegated";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A narrower or equal child grant was delegated. */
+  readonly data: {
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** A grant id, `grt_…`. */
+    readonly parent_id: string;
+    /** A grant id, `grt_…`. */
+    readonly root_id?: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly issued_by: string;
+    readonly enforcement_mode?: "observe" | "enforce";
+  };
+}
+
+export interface EventGrantEnforcementChanged {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "grant.enforcement_changed";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A grant's enforcement mode was made stricter. */
+  readonly data: {
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly from: "observe" | "enforce";
+    readonly to: "observe" | "enforce";
+    readonly changed_by: string;
+  };
+}
+
+export interface EventGrantIssued {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "grant.issued";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A grant was issued (or instantiated from a family); `status` `pending_approval` means it waits for a human. */
+  readonly data: {
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    readonly status: "pending_approval" | "active";
+    readonly enforcement_mode: "observe" | "enforce";
+    readonly issued_by: string;
+    readonly approval_required?: boolean;
+    readonly family_id?: string | null;
+    readonly family_version?: number | null;
+  };
+}
+
+export interface EventGrantRevoked {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "grant.revoked";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A grant was revoked with its whole delegation subtree. */
+  readonly data: {
+    /** A grant id, `grt_…`. */
+    readonly grant_id: string;
+    /** An agent id, `agt_…`. */
+    readonly agent_id: string;
+    /** Every grant of the subtree this revocation revoked, the grant itself first. */
+    readonly revoked: readonly string[];
+    /** The identity, or the breaker id when a breaker revoked. */
+    readonly revoked_by: string;
+    readonly reason?: string | null;
+    readonly breaker_id?: string | null;
+    readonly trip_id?: string | null;
+  };
+}
+
+export interface EventWebhookDeliveryDeadLettered {
+  /** The event's id, `evn_…`. */
+  readonly id: string;
+  readonly type: "webhook.delivery_dead_lettered";
+  /** Increasing in commit order across the server's replicas; the stream's `id:`. */
+  readonly sequence: number;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly time: string;
+  /** The id of the record the event is about. */
+  readonly subject: string;
+  /** A webhook delivery failed every retry and is dead-lettered; it can be redelivered by hand. */
+  readonly data: {
+    /** A webhook id, `whk_…`. */
+    readonly webhook_id: string;
+    /** A webhook delivery id, `whd_…`. */
+    readonly delivery_id: string;
+    readonly event_id: string;
+    readonly event_type: string;
+    readonly attempts: number;
+    readonly last_error?: string | null;
+  };
+}
+
 export interface FamilyDiagnostic {
   /** The family compiler's stable code, e.g. `schema` or `policy/unknown-name`. */
   readonly code: string;
   readonly severity: "error";
   readonly message: string;
   readonly help?: string;
+  /** The field the error is about, as a dotted path (`parameters.agent_id.pattern`), when it is about one field. */
+  readonly field?: string;
   /** Line of the body as the compiler reads it, pretty-printed with one-space indents. */
   readonly line: number;
   readonly column: number;
@@ -291,6 +671,14 @@ export interface FamilyImpact {
   readonly changed: number;
   /** Whether the window held more decisions than one preview replays. */
   readonly truncated?: boolean;
+  /** Per mode the candidate runs the replayed grants in: how many grants, decisions replayed, decisions `enforce` would refuse, and decisions that mode itself refuses (in `observe`, only those on a grant that is not usable). */
+  readonly candidate_modes: ReadonlyArray<{
+    readonly mode: "observe" | "enforce";
+    readonly grants: number;
+    readonly replayed: number;
+    readonly enforce_refusals: number;
+    readonly refusals: number;
+  }>;
   readonly changes: ReadonlyArray<{
     readonly ledger_id: string;
     readonly grant_id: string;
@@ -302,11 +690,14 @@ export interface FamilyImpact {
       readonly decided_by?: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget" | null;
       readonly reason_code?: string;
     };
+    /** `outcome` is what `enforce` would decide, whatever mode the candidate runs in; `answer` is what the candidate answers in its own `mode` (`observe` refuses only a grant that is not usable at all). */
     readonly after: {
       readonly outcome: "allow" | "deny" | "gated" | "exhausted";
       readonly decided_by?: "grant" | "status" | "window" | "audience" | "certification" | "scope" | "conditions" | "policy" | "budget" | null;
       readonly reason_code?: string;
       readonly reason?: string;
+      readonly mode: "observe" | "enforce";
+      readonly answer: "allow" | "deny" | "gated" | "exhausted";
     };
   }>;
   readonly skipped: ReadonlyArray<{
@@ -953,6 +1344,72 @@ export interface Trip {
   readonly finding_id?: string | null;
 }
 
+export interface Webhook {
+  /** A webhook id, `whk_…`. */
+  readonly id: string;
+  readonly url: string;
+  readonly event_types: readonly string[];
+  readonly status: "active" | "paused" | "deleted";
+  readonly description?: string | null;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly created_at: string;
+  readonly created_by: string;
+}
+
+export interface WebhookActionBody {
+  readonly reason?: string;
+}
+
+export interface WebhookCreateBody {
+  /** An absolute `http` or `https` URL. */
+  readonly url: string;
+  /** The event types delivered to it. */
+  readonly event_types: ReadonlyArray<"grant.issued" | "grant.approved" | "grant.delegated" | "grant.revoked" | "grant.enforcement_changed" | "decision.gated" | "decision.approved" | "certificate.issued" | "certificate.revoked" | "contract.breached" | "breaker.tripped" | "breaker.armed" | "finding.raised" | "webhook.delivery_dead_lettered">;
+  readonly description?: string;
+}
+
+export interface WebhookCreated {
+  /** A webhook id, `whk_…`. */
+  readonly id: string;
+  readonly url: string;
+  readonly event_types: readonly string[];
+  readonly status: "active" | "paused" | "deleted";
+  readonly description?: string | null;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly created_at: string;
+  readonly created_by: string;
+  /** The Standard Webhooks signing secret: in this answer only. */
+  readonly secret: string;
+}
+
+export interface WebhookDelivery {
+  /** A webhook delivery id, `whd_…`. */
+  readonly id: string;
+  /** A webhook id, `whk_…`. */
+  readonly webhook_id: string;
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly sequence: number;
+  /** `dead`: every retry failed (dead-lettered). */
+  readonly status: "pending" | "delivered" | "dead";
+  readonly attempts: number;
+  readonly next_attempt_at?: string | null;
+  readonly last_status?: number | null;
+  readonly last_error?: string | null;
+  /** An RFC 3339 UTC time with milliseconds. */
+  readonly created_at: string;
+  readonly delivered_at?: string | null;
+}
+
+export interface WebhookDeliveryList {
+  readonly deliveries: readonly WebhookDelivery[];
+  readonly next_after: string | null;
+}
+
+export interface WebhookList {
+  readonly webhooks: readonly Webhook[];
+}
+
 /** The stable problem codes of v1; branch on these, never on a title or detail. */
 export type ProblemCode =
   | "agent_not_found"
@@ -974,6 +1431,7 @@ export type ProblemCode =
   | "decision_not_gated"
   | "delegation_chain_too_long"
   | "delegation_widens"
+  | "delivery_not_found"
   | "family_not_found"
   | "family_parameters_invalid"
   | "family_version_conflict"
@@ -993,6 +1451,7 @@ export type ProblemCode =
   | "invalid_id"
   | "invalid_idempotency_key"
   | "invalid_key_request"
+  | "invalid_last_event_id"
   | "invalid_policy"
   | "invalid_query"
   | "invalid_text"
@@ -1011,7 +1470,12 @@ export type ProblemCode =
   | "self_approval"
   | "settle_exceeds_hold"
   | "signing_key_not_active"
+  | "too_many_streams"
+  | "too_many_webhooks"
   | "trip_count_mismatch"
   | "unauthenticated"
   | "unknown_field"
-  | "unsupported_media_type";
+  | "unsupported_media_type"
+  | "webhook_not_active"
+  | "webhook_not_found"
+  | "webhook_url_refused";
