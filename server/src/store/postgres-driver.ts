@@ -3,8 +3,9 @@
 // serialization failure or deadlock is retried inside the driver, a bounded number of times.
 
 import pg from "pg";
-import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { DatabaseUnavailableError, isDatabaseUnavailable, type Row, type SqlDriver, type SqlValue } from "./driver.js";
 import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
+import { databaseHosts, HostRing, hostLost, ringClient } from "./postgres-hosts.js";
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -102,13 +103,29 @@ export const POSTGRES_RETRY: RetryPolicy = Object.freeze({
   budgetMs: POSTGRES_LIMITS.transactionRetryMs,
 });
 
-/** Connections that met a stale plan (isStalePlan): dropped, not returned to the pool, when released. */
+/**
+ * Connections that met a stale plan (isStalePlan), or an error saying their database is gone or
+ * read-only (isDatabaseUnavailable): dropped, not returned to the pool, when released.
+ */
 const stale = new WeakSet<pg.PoolClient>();
 
 /** Gives a connection back to its pool, or drops it when one of its prepared statements went stale. */
 function release(client: pg.PoolClient): void {
   client.release(stale.has(client) ? true : undefined);
 }
+
+/**
+ * Marks a connection whose statement failed because its database is unavailable: it is dropped
+ * when released, and its host is passed over by new connections until the others failed too.
+ */
+function watch(client: pg.PoolClient, error: unknown): void {
+  if (!isDatabaseUnavailable(error)) return;
+  stale.add(client);
+  hostLost(client);
+}
+
+/** How a session takes a pooled connection: to the primary, trying each host in turn (PostgresDriver). */
+type Connect = () => Promise<pg.PoolClient>;
 
 /**
  * Holds the connection's writes until the statements sent in this turn are all written: the
@@ -130,6 +147,7 @@ async function send(client: pg.PoolClient, sql: string, params: readonly SqlValu
     return await client.query({ text, name, values: params as SqlValue[] });
   } catch (error) {
     if (isStalePlan(error)) stale.add(client);
+    watch(client, error);
     throw error;
   }
 }
@@ -139,11 +157,13 @@ class PostgresSession implements SqlDriver {
   readonly #client: Queryable;
   readonly #named: boolean;
   readonly #retry: RetryPolicy;
+  readonly #connect: Connect | undefined;
 
-  constructor(client: Queryable, named: boolean, retry: RetryPolicy = POSTGRES_RETRY) {
+  constructor(client: Queryable, named: boolean, retry: RetryPolicy = POSTGRES_RETRY, connect?: Connect) {
     this.#client = client;
     this.#named = named;
     this.#retry = retry;
+    this.#connect = connect;
   }
 
   async #query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
@@ -154,7 +174,7 @@ class PostgresSession implements SqlDriver {
     // the next try runs on another).
     const startedAt = performance.now();
     for (let attempt = 1; ; attempt += 1) {
-      const connection = await client.connect();
+      const connection = await (this.#connect ?? (() => client.connect()))();
       let failure: unknown;
       try {
         return await send(connection, sql, params, this.#named);
@@ -182,7 +202,17 @@ class PostgresSession implements SqlDriver {
   }
 
   async exec(sql: string): Promise<void> {
-    await this.#client.query(sql);
+    const client = this.#client;
+    if (!(client instanceof pg.Pool)) {
+      await client.query(sql).catch((error: unknown) => { watch(client, error); throw error; });
+      return;
+    }
+    const connection = await (this.#connect ?? (() => client.connect()))();
+    try {
+      await connection.query(sql).catch((error: unknown) => { watch(connection, error); throw error; });
+    } finally {
+      release(connection);
+    }
   }
 
   async transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
@@ -194,7 +224,7 @@ class PostgresSession implements SqlDriver {
 
 /** COMMIT, which PostgreSQL answers with ROLLBACK, not an error, when the transaction had failed. */
 async function committed(client: pg.PoolClient): Promise<void> {
-  const result = await client.query("COMMIT");
+  const result = await client.query("COMMIT").catch((error: unknown) => { watch(client, error); throw error; });
   if (result.command === "ROLLBACK") throw new Error("the transaction had failed and was rolled back");
 }
 
@@ -210,7 +240,7 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   }
 
   async beginBatch(): Promise<void> {
-    await this.#client.query(this.#begin);
+    await this.#client.query(this.#begin).catch((error: unknown) => { watch(this.#client, error); throw error; });
   }
 
   async endBatch(commit: boolean): Promise<void> {
@@ -244,6 +274,7 @@ export class PostgresDriver implements SqlDriver {
   readonly #retry: RetryPolicy;
   readonly #named: boolean;
   readonly #begin: string;
+  readonly #ring: HostRing;
   #retries = 0;
   readonly schema: string | undefined;
 
@@ -259,7 +290,10 @@ export class PostgresDriver implements SqlDriver {
     };
     this.#named = options.namedStatements ?? true;
     this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
+    // Several hosts, or target_session_attrs: connections go to the primary, and move on with it.
+    this.#ring = new HostRing(databaseHosts(url));
     this.#pool = new pg.Pool({
+      Client: ringClient(this.#ring),
       connectionString: url,
       max: options.poolSize ?? 10,
       types,
@@ -273,9 +307,9 @@ export class PostgresDriver implements SqlDriver {
     });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
-    this.#session = new PostgresSession(this.#pool, this.#named, this.#retry);
+    this.#session = new PostgresSession(this.#pool, this.#named, this.#retry, () => this.#connect());
     this.#group = new GroupCommit(async (work) => {
-      const client = await this.#pool.connect();
+      const client = await this.#connect();
       try {
         await work(new PostgresBatch(client, this.#named, this.#begin));
       } finally {
@@ -332,10 +366,28 @@ export class PostgresDriver implements SqlDriver {
     return this.#group.submit(fn, order);
   }
 
+  /**
+   * A pooled connection to the primary: each host is tried in turn (a refused connection, or one
+   * that is read-only, moves on to the next); when none is, the database is unavailable.
+   */
+  async #connect(): Promise<pg.PoolClient> {
+    let last: unknown;
+    for (let tried = 0; tried < this.#ring.hosts.urls.length; tried += 1) {
+      try {
+        return await this.#pool.connect();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        last = error;
+      }
+    }
+    const hosts = this.#ring.hosts.urls.length;
+    throw new DatabaseUnavailableError(hosts === 1 ? "the database does not accept connections" : `none of the ${hosts} database hosts is a primary that accepts connections`, last);
+  }
+
   async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await this.#connect();
     try {
-      await client.query(this.#begin);
+      await client.query(this.#begin).catch((error: unknown) => { watch(client, error); throw error; });
       const result = await fn(new PostgresSession(client, this.#named));
       await committed(client);
       return result;

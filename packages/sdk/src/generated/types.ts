@@ -943,5 +943,6 @@ export type ProblemCode =
   | "settle_exceeds_hold"
   | "trip_count_mismatch"
   | "unauthenticated"
+  | "unavailable"
   | "unknown_field"
   | "unsupported_media_type";
