@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthorityClient, AuthorityUnavailableError } from "@agent-authority/sdk";
-import { openStore, verifyLedger } from "@agent-authority/server";
+import { isDatabaseUnavailable, openStore, PostgresDriver, verifyLedger } from "@agent-authority/server";
 import { ADMIN_KEY } from "../server/http-harness.js";
 import { ATTESTATION, agentWithKey, get, grant, SERVER_BUILT, startServerProcess, type ServerProcess } from "../server/server-processes.js";
 import { dropSchema } from "../server/postgres-schemas.mjs";
@@ -45,6 +45,24 @@ describe("failover of the primary under load (heavy)", () => {
     if (pair !== undefined) {
       await dropSchema(pair.url.replace(/@[^/]+\//, `@127.0.0.1:${(await pair.primaryPort()) ?? pair.nodes[1]!.port}/`).replace(/\?.*$/, ""), SCHEMA).catch(() => undefined);
       await pair.stop();
+    }
+  });
+
+  it("a URL naming the standby first writes to the primary; the standby alone is unavailable, which the server answers 503", async () => {
+    const [first, second] = pair.nodes;
+    const primaryPort = await pair.primaryPort();
+    const standby = first!.port === primaryPort ? second! : first!;
+    const primary = standby === first ? second! : first!;
+    const driver = new PostgresDriver(`postgres://postgres@127.0.0.1:${standby.port},127.0.0.1:${primary.port}/postgres`, { poolSize: 2 });
+    const alone = new PostgresDriver(`postgres://postgres@127.0.0.1:${standby.port}/postgres?target_session_attrs=read-write`, { poolSize: 1 });
+    try {
+      for (let i = 0; i < 3; i += 1) expect(await driver.get("SELECT inet_server_port() AS port, pg_is_in_recovery() AS standby")).toEqual({ port: primary.port, standby: false });
+      const refused = await alone.get("SELECT 1").then(() => undefined, (error: unknown) => error);
+      expect(isDatabaseUnavailable(refused)).toBe(true);
+      expect(String(refused)).toMatch(/read-only/);
+    } finally {
+      await driver.close();
+      await alone.close();
     }
   });
 
