@@ -65,6 +65,17 @@ function replicaPromises(pooler: boolean): void {
     }
   });
 
+  if (pooler) {
+    it("a schema given in the URL's startup options is refused by PgBouncer at once, never ignored", async () => {
+      const store = openStore(cluster.pooler!.url, { schema: cluster.schema });
+      try {
+        await expect(store.migrate(Date.now())).rejects.toThrow(/unsupported startup parameter: options/);
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
   it("nginx proxies /v1 and /console, answers readiness, serves nothing else, and passes the client's address", async () => {
     const ready = await fetch(`${front}/ready`);
     expect(ready.status).toBe(200);
