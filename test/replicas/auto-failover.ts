@@ -68,6 +68,8 @@ export interface AutoFailover {
   primaryPort(): Promise<number | undefined>;
   /** kill -9 of a node's postmaster and of its pg_autoctl keeper: the machine it runs on is gone. */
   crash(node: FailoverNode): void;
+  /** kill -9 of a node's postmaster alone: its keeper starts it again. */
+  killPostmaster(node: FailoverNode): void;
   stop(): Promise<void>;
 }
 
@@ -153,6 +155,9 @@ export async function startAutoFailover(): Promise<AutoFailover> {
     crash(node) {
       killPostmaster(node.pgdata);
       killGroup(node.child);
+    },
+    killPostmaster(node) {
+      killPostmaster(node.pgdata);
     },
     stop,
   };

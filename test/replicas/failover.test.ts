@@ -66,10 +66,16 @@ describe("failover of the primary under load (heavy)", () => {
     }
   });
 
-  it("kill -9 of the primary loses no acknowledged decision or settlement, and clients see only 503 with Retry-After", async () => {
-    const base = (i: number): string => replicas[i % 2]!.baseUrl;
-    const agent = await agentWithKey(base(0), "failover");
-    const grants = await Promise.all([0, 1, 2, 3].map(() => grant(base(1), agent.id, { budget_amount_minor: 50_000_000, budget_currency: "EUR" })));
+  const base = (i: number): string => replicas[i % 2]!.baseUrl;
+  let agent: { id: string; key: string };
+  let grants: string[];
+
+  /** What the SDK clients of one load saw and were told. */
+  interface Load { seen: Seen[]; decided: Map<string, string>; settled: Set<string>; calls: number; unknown: number }
+  const load: Load = { seen: [], decided: new Map(), settled: new Set(), calls: 0, unknown: 0 };
+
+  /** `workers` SDK clients authorize and settle through both replicas until `disrupt` has run and 2 s more passed. */
+  async function underLoad(workers: number, disrupt: () => Promise<void>): Promise<Seen[]> {
     const seen: Seen[] = [];
     const recording: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -77,75 +83,58 @@ describe("failover of the primary under load (heavy)", () => {
       seen.push({ at: Date.now(), status: response.status, retryAfter: response.headers.get("retry-after"), code });
       return response;
     };
-    const decided = new Map<string, string>();
-    const settled = new Set<string>();
-    let calls = 0;
-    let unknown = 0;
     let stopped = false;
     async function worker(seed: number): Promise<void> {
       const client = new AuthorityClient({ baseUrl: base(seed), apiKey: agent.key, attempts: 10, retryDelayMs: 100, fetch: recording, attestation: ATTESTATION });
       for (let i = 0; !stopped; i += 1) {
-        calls += 1;
+        load.calls += 1;
         const result = await client.authorize({ grant_id: grants[(seed + i) % 4]!, tool: "payments.send", amount_minor: HELD, currency: "EUR" });
-        if (result.unavailable !== null) { unknown += 1; continue; }
-        decided.set(result.ledger_id, result.outcome);
+        if (result.unavailable !== null) { load.unknown += 1; continue; }
+        load.decided.set(result.ledger_id, result.outcome);
         if (result.outcome !== "allow" || i % 2 === 1) continue;
         try {
           await client.decisions.settle(result.ledger_id, { amount_minor: SETTLED });
-          settled.add(result.ledger_id);
+          load.settled.add(result.ledger_id);
         } catch (error) {
           if (!(error instanceof AuthorityUnavailableError)) throw error;
         }
       }
     }
-    const load = Promise.all(Array.from({ length: 16 }, (_, i) => worker(i)));
+    const running = Promise.all(Array.from({ length: workers }, (_, i) => worker(i)));
     await new Promise((r) => setTimeout(r, 2_000));
-    const before = decided.size;
-    const primaryPort = await pair.primaryPort();
-    const primary = pair.nodes.find((n) => n.port === primaryPort) ?? pair.nodes[0]!;
-    const killedAt = Date.now();
-    pair.crash(primary);
-    // Wait until the standby is the primary and both replicas have written through it again.
-    const standby = pair.nodes.find((n) => n !== primary)!;
-    for (const deadline = Date.now() + 60_000; (await pair.primaryPort()) !== standby.port; await new Promise((r) => setTimeout(r, 200))) {
-      if (Date.now() > deadline) throw new Error("the standby was not promoted within 60 s");
-    }
-    const promotedAt = Date.now();
+    const before = load.decided.size;
+    await disrupt();
     await new Promise((r) => setTimeout(r, 2_000));
     stopped = true;
-    await load;
+    await running;
     expect(before).toBeGreaterThan(20);
-    expect(decided.size).toBeGreaterThan(before);
-
-    // Clients saw answers and 503 with Retry-After, nothing else: no 500, no 502.
-    const refused = seen.filter((s) => s.status === 503);
+    expect(load.decided.size).toBeGreaterThan(before);
+    // Clients saw answers and 503 `unavailable` with Retry-After, nothing else: no 500, no 502.
     for (const answer of seen) expect([200, 503], JSON.stringify(answer)).toContain(answer.status);
-    expect(refused.length).toBeGreaterThan(0);
-    for (const answer of refused) expect(answer, JSON.stringify(answer)).toMatchObject({ retryAfter: "1", code: "unavailable" });
-    const windowMs = refused.length === 0 ? 0 : refused[refused.length - 1]!.at - refused[0]!.at;
-    console.log(`failover: writes refused for ${windowMs} ms (${refused.length} answers 503), standby promoted ${promotedAt - killedAt} ms after the kill; ${decided.size} decisions acknowledged, ${unknown} calls gave up`);
+    for (const answer of seen.filter((s) => s.status === 503)) expect(answer, JSON.stringify(answer)).toMatchObject({ retryAfter: "1", code: "unavailable" });
+    return seen.filter((s) => s.status === 503);
+  }
 
-    // The replicas reconnected by themselves: both answer a write now.
+  /** Both replicas write again; every acknowledged decision and settlement is sealed; accounting and chains are exact. */
+  async function nothingLost(): Promise<void> {
     for (let i = 0; i < 2; i += 1) {
       const reply = await new AuthorityClient({ baseUrl: base(i), apiKey: agent.key, attestation: ATTESTATION }).authorize({ grant_id: grants[0]!, tool: "payments.send", amount_minor: HELD, currency: "EUR" });
       if (reply.unavailable !== null) throw new Error(`replica ${i} did not reconnect: ${reply.unavailable.message}`);
-      decided.set(reply.ledger_id, reply.outcome);
-      calls += 1;
+      load.decided.set(reply.ledger_id, reply.outcome);
+      load.calls += 1;
     }
-
-    // Every acknowledged decision and settlement is on the new primary; accounting and chains are exact.
     const store = openStore(pair.url, { schema: SCHEMA });
     try {
       const rows = (await Promise.all(grants.map((id) => store.decisionPath().ledgerChain(id, 0, 1_000_000)))).flat();
       const sealed = new Map(rows.filter((r) => r.kind === "decision").map((r) => [r.id, r.outcome]));
-      for (const [id, outcome] of decided) expect(sealed.get(id), id).toBe(outcome);
+      for (const [id, outcome] of load.decided) expect(sealed.get(id), id).toBe(outcome);
       const settlements = rows.filter((r) => r.kind === "settlement");
       const settledIds = new Set(settlements.map((r) => String((JSON.parse(r.record) as { decision_ledger_id?: unknown }).decision_ledger_id)));
-      for (const id of settled) expect(settledIds.has(id), id).toBe(true);
+      for (const id of load.settled) expect(settledIds.has(id), id).toBe(true);
       expect(settledIds.size).toBe(settlements.length);
       // No retry decided twice: there are no more decisions than logical calls.
-      expect(sealed.size).toBeLessThanOrEqual(calls);
-      expect(sealed.size).toBeGreaterThanOrEqual(decided.size);
+      expect(sealed.size).toBeLessThanOrEqual(load.calls);
+      expect(sealed.size).toBeGreaterThanOrEqual(load.decided.size);
       for (const id of grants) {
         const mine = rows.filter((r) => r.grant_id === id);
         const allows = mine.filter((r) => r.kind === "decision" && r.outcome === "allow").length;
@@ -163,5 +152,47 @@ describe("failover of the primary under load (heavy)", () => {
     });
     expect(cli.status, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, broken: null });
+  }
+
+  it("kill -9 of the primary loses no acknowledged decision or settlement, and clients see only 503 with Retry-After", async () => {
+    agent = await agentWithKey(base(0), "failover");
+    grants = await Promise.all([0, 1, 2, 3].map(() => grant(base(1), agent.id, { budget_amount_minor: 50_000_000, budget_currency: "EUR" })));
+    let killedAt = 0;
+    let promotedAt = 0;
+    const refused = await underLoad(16, async () => {
+      const primaryPort = await pair.primaryPort();
+      const primary = pair.nodes.find((n) => n.port === primaryPort) ?? pair.nodes[0]!;
+      const standby = pair.nodes.find((n) => n !== primary)!;
+      killedAt = Date.now();
+      pair.crash(primary);
+      for (const deadline = Date.now() + 60_000; (await pair.primaryPort()) !== standby.port; await new Promise((r) => setTimeout(r, 200))) {
+        if (Date.now() > deadline) throw new Error("the standby was not promoted within 60 s");
+      }
+      promotedAt = Date.now();
+    });
+    expect(refused.length).toBeGreaterThan(0);
+    const windowMs = refused[refused.length - 1]!.at - refused[0]!.at;
+    console.log(`failover: writes refused for ${windowMs} ms (${refused.length} answers 503), standby promoted ${promotedAt - killedAt} ms after the kill; ${load.decided.size} decisions acknowledged, ${load.unknown} calls gave up`);
+    await nothingLost();
+  }, 150_000);
+
+  it("kill -9 of the new primary's postmaster alone: its keeper restarts it in place, and the replicas reconnect to it", async () => {
+    const primaryPort = await pair.primaryPort();
+    const primary = pair.nodes.find((n) => n.port === primaryPort)!;
+    const refused = await underLoad(8, async () => {
+      pair.killPostmaster(primary);
+      // The keeper starts PostgreSQL again; wait until it accepts writes.
+      const driver = new PostgresDriver(`postgres://postgres@127.0.0.1:${primary.port}/postgres?target_session_attrs=read-write`, { poolSize: 1 });
+      try {
+        for (const deadline = Date.now() + 60_000; !(await driver.get("SELECT 1 AS one").then(() => true, () => false)); await new Promise((r) => setTimeout(r, 200))) {
+          if (Date.now() > deadline) throw new Error("the keeper did not restart PostgreSQL within 60 s");
+        }
+      } finally {
+        await driver.close();
+      }
+    });
+    const windowMs = refused.length === 0 ? 0 : refused[refused.length - 1]!.at - refused[0]!.at;
+    console.log(`restart in place: writes refused for ${windowMs} ms (${refused.length} answers 503)`);
+    await nothingLost();
   }, 150_000);
 });
