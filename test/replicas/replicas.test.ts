@@ -66,6 +66,24 @@ function replicaPromises(pooler: boolean): void {
   });
 
   if (pooler) {
+    it("a named statement does not survive its transaction in PgBouncer 1.18, which is why the replicas send none", async () => {
+      const [first, second] = [new pg.Client({ connectionString: cluster.pooler!.url }), new pg.Client({ connectionString: cluster.pooler!.url })];
+      await first.connect();
+      await second.connect();
+      try {
+        await first.query({ name: "pooled_once", text: "SELECT 1 AS one" });
+        // The other client holds the server connection the statement was prepared on (PgBouncer
+        // hands out the last one used), so the next use is sent to another that never saw it.
+        await second.query("BEGIN");
+        await second.query("SELECT 1");
+        await expect(first.query({ name: "pooled_once", text: "SELECT 1 AS one" })).rejects.toThrow(/prepared statement "pooled_once" does not exist/);
+        await second.query("COMMIT");
+      } finally {
+        await first.end();
+        await second.end();
+      }
+    });
+
     it("a schema given in the URL's startup options is refused by PgBouncer at once, never ignored", async () => {
       const store = openStore(cluster.pooler!.url, { schema: cluster.schema });
       try {
