@@ -155,6 +155,17 @@ describe("authorize fails closed", () => {
       // The client's own 10 ms, not the header's.
       expect(Date.now() - started, asked).toBeLessThan(1_000);
     }
+    // The same for a 503's Retry-After.
+    for (const asked of ["soon", "-5", "Infinity", "1e400", "Wed, 21 Oct 2099 07:28:00 GMT", ""]) {
+      const server = await serve((_request, response) => {
+        response.setHeader("retry-after", asked);
+        sendJson(response, 503, { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" }, "application/problem+json");
+      });
+      const started = Date.now();
+      const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
+      expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "server_error", status: 503, attempts: 2 } });
+      expect(Date.now() - started, asked).toBeLessThan(1_000);
+    }
     // A wait of a year is cut to the client's longest wait between attempts (5 s).
     const server = await serve((_request, response) => {
       response.setHeader("retry-after", String(365 * 24 * 3_600));
