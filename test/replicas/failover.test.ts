@@ -71,8 +71,8 @@ describe("failover of the primary under load (heavy)", () => {
   interface Load { seen: Seen[]; decided: Map<string, string>; settled: Set<string>; calls: number; unknown: number }
   const load: Load = { seen: [], decided: new Map(), settled: new Set(), calls: 0, unknown: 0 };
 
-  /** `workers` SDK clients authorize and settle through both replicas until `disrupt` has run and 2 s more passed. */
-  async function underLoad(workers: number, disrupt: () => Promise<void>): Promise<Seen[]> {
+  /** `callers` SDK clients authorize and settle through both replicas until `disrupt` has run and 2 s more passed. */
+  async function underLoad(callers: number, disrupt: () => Promise<void>): Promise<Seen[]> {
     const seen: Seen[] = [];
     const recording: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -81,7 +81,7 @@ describe("failover of the primary under load (heavy)", () => {
       return response;
     };
     let stopped = false;
-    async function worker(seed: number): Promise<void> {
+    async function caller(seed: number): Promise<void> {
       const client = new AuthorityClient({ baseUrl: base(seed), apiKey: agent.key, attempts: 10, retryDelayMs: 100, fetch: recording, attestation: ATTESTATION });
       for (let i = 0; !stopped; i += 1) {
         load.calls += 1;
@@ -97,7 +97,7 @@ describe("failover of the primary under load (heavy)", () => {
         }
       }
     }
-    const running = Promise.all(Array.from({ length: workers }, (_, i) => worker(i)));
+    const running = Promise.all(Array.from({ length: callers }, (_, i) => caller(i)));
     await new Promise((r) => setTimeout(r, 2_000));
     const before = load.decided.size;
     await disrupt();
