@@ -2,11 +2,13 @@
 // PostgreSQL that a dead host is passed over, that a read-only session is refused as not the
 // primary, and that a lost, refused or read-only database reads as unavailable (HTTP 503).
 
+import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
 import fc from "fast-check";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { databaseHosts, DatabaseUrlError, HOST_LIMITS, isDatabaseUnavailable, PostgresDriver } from "@agent-authority/server";
+import { SERVER_BUILT, SERVER_MAIN } from "./server-processes.js";
 import { pgProblem, PG_URL } from "./targets.js";
 
 describe("database URLs with several hosts", () => {
@@ -30,6 +32,15 @@ describe("database URLs with several hosts", () => {
     const list = (n: number): string => Array.from({ length: n }, (_, i) => `h${i}:${5000 + i}`).join(",");
     expect(databaseHosts(`postgres://u@${list(HOST_LIMITS.hosts)}/d`).urls).toHaveLength(HOST_LIMITS.hosts);
     expect(() => databaseHosts(`postgres://u@${list(HOST_LIMITS.hosts + 1)}/d`)).toThrow(DatabaseUrlError);
+  });
+
+  it.skipIf(!SERVER_BUILT)("a server given too many hosts stops at its start, naming the limit", () => {
+    const hosts = Array.from({ length: HOST_LIMITS.hosts + 1 }, (_, i) => `h${i}:${5000 + i}`).join(",");
+    const run = spawnSync(process.execPath, [SERVER_MAIN], {
+      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: `postgres://u@${hosts}/d` }, encoding: "utf8", timeout: 20_000,
+    });
+    expect(run.status).not.toBe(0);
+    expect(run.stdout + run.stderr).toContain(`names ${HOST_LIMITS.hosts + 1} hosts; at most ${HOST_LIMITS.hosts}`);
   });
 
   it("refuses a session kind the server cannot write to, and a host that is not host:port", () => {

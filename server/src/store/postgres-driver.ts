@@ -381,7 +381,8 @@ export class PostgresDriver implements SqlDriver {
       }
     }
     const hosts = this.#ring.hosts.urls.length;
-    throw new DatabaseUnavailableError(hosts === 1 ? "the database does not accept connections" : `none of the ${hosts} database hosts is a primary that accepts connections`, last);
+    const why = last instanceof Error ? `: ${last.message}` : "";
+    throw new DatabaseUnavailableError(`${hosts === 1 ? "the database does not accept connections" : `none of the ${hosts} database hosts is a primary that accepts connections`}${why}`, last);
   }
 
   async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
