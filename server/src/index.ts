@@ -7,7 +7,8 @@ export { openStore, openExistingStore, DatabaseNotFound, EngineNeedsPostgresUrl,
 export { SqlStore } from "./store/sql-store.js";
 export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/engine.js";
 export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/postgres-driver.js";
-export { ContentionError } from "./store/driver.js";
+export { ContentionError, DatabaseUnavailableError, isDatabaseUnavailable } from "./store/driver.js";
+export { databaseHosts, DatabaseUrlError, HOST_LIMITS } from "./store/postgres-hosts.js";
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
 export type {
   Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,

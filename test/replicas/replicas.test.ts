@@ -12,18 +12,22 @@ import { LATEST_MIGRATION, openStore, verifyLedger } from "@agent-authority/serv
 import { CERTIFICATION } from "../server/http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, type Answer } from "../server/server-processes.js";
 import { PG_URL } from "../server/targets.js";
-import { CLI_MAIN, FIRST_KEY, replicaSuite, startCluster, type Cluster } from "./cluster.js";
+import { CLI_MAIN, FIRST_KEY, poolerProblem, replicaSuite, startCluster, type Cluster } from "./cluster.js";
 
 const MONEY = { budget_amount_minor: 1_000_000, budget_currency: "EUR" };
 const payment = (grantId: string, amount = 100) => ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
 
-replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => {
+replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => replicaPromises(false));
+replicaSuite("three replicas behind nginx, through PgBouncer in transaction mode (heavy)", () => replicaPromises(true), poolerProblem);
+
+/** Every promise of one process, across replicas; with `pooler`, through PgBouncer (docs/deploy/pgbouncer.ini). */
+function replicaPromises(pooler: boolean): void {
   let cluster: Cluster;
   let admin: string;
   let front: string;
   const replica = (i: number): string => cluster.replicas[i]!.baseUrl;
   beforeAll(async () => {
-    cluster = await startCluster(3);
+    cluster = await startCluster(3, { pooler });
     admin = cluster.adminKey;
     front = cluster.nginx.baseUrl;
   });
@@ -41,6 +45,8 @@ replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => {
   }
 
   it("started at once on an empty database, they migrate once and create one first admin key", async () => {
+    // Through the pooler, every replica logged in to PgBouncer's database, never to PostgreSQL's.
+    if (cluster.pooler !== undefined) expect(cluster.pooler.log()).toMatch(new RegExp(`login attempt: db=authority user=${cluster.schema}`));
     const printed = cluster.replicas.filter((r) => FIRST_KEY.test(r.output()));
     expect(printed).toHaveLength(1);
     expect(cluster.replicas.filter((r) => r.output().includes('"msg":"migrations applied"'))).toHaveLength(1);
@@ -58,6 +64,35 @@ replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => {
       await client.end();
     }
   });
+
+  if (pooler) {
+    it("a named statement does not survive its transaction in PgBouncer 1.18, which is why the replicas send none", async () => {
+      const [first, second] = [new pg.Client({ connectionString: cluster.pooler!.url }), new pg.Client({ connectionString: cluster.pooler!.url })];
+      await first.connect();
+      await second.connect();
+      try {
+        await first.query({ name: "pooled_once", text: "SELECT 1 AS one" });
+        // The other client holds the server connection the statement was prepared on (PgBouncer
+        // hands out the last one used), so the next use is sent to another that never saw it.
+        await second.query("BEGIN");
+        await second.query("SELECT 1");
+        await expect(first.query({ name: "pooled_once", text: "SELECT 1 AS one" })).rejects.toThrow(/prepared statement "pooled_once" does not exist/);
+        await second.query("COMMIT");
+      } finally {
+        await first.end();
+        await second.end();
+      }
+    });
+
+    it("a schema given in the URL's startup options is refused by PgBouncer at once, never ignored", async () => {
+      const store = openStore(cluster.pooler!.url, { schema: cluster.schema });
+      try {
+        await expect(store.migrate(Date.now())).rejects.toThrow(/unsupported startup parameter: options/);
+      } finally {
+        await store.close();
+      }
+    });
+  }
 
   it("nginx proxies /v1 and /console, answers readiness, serves nothing else, and passes the client's address", async () => {
     const ready = await fetch(`${front}/ready`);
@@ -263,4 +298,4 @@ replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => {
     expect(cli.status, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, broken: null });
   });
-});
+}

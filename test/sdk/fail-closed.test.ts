@@ -129,6 +129,20 @@ describe("authorize fails closed", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
   });
 
+  it("waits the Retry-After of a 503 `unavailable` (a failover) and takes the decision of the retry under the same key", async () => {
+    const server = await serve((_request, response, index) => {
+      if (index > 0) return sendJson(response, 200, { outcome: "allow", ledger_id: "led_after_failover", gates: [], reason: "ok" });
+      response.setHeader("retry-after", "1");
+      sendJson(response, 503, { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" }, "application/problem+json");
+    });
+    const started = Date.now();
+    const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "allow", ledger_id: "led_after_failover", unavailable: null });
+    expect(new Set(server.received.map((request) => request.headers["idempotency-key"])).size).toBe(1);
+    // The second attempt waited the server's second, not the client's 10 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  });
+
   it("bounds the wait a hostile Retry-After asks for, and ignores one that is no number of seconds", async () => {
     for (const asked of ["soon", "-5", "Infinity", "1e400", "Wed, 21 Oct 2099 07:28:00 GMT", ""]) {
       const server = await serve((_request, response) => {
@@ -139,6 +153,17 @@ describe("authorize fails closed", () => {
       const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
       expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "contention", attempts: 2 } });
       // The client's own 10 ms, not the header's.
+      expect(Date.now() - started, asked).toBeLessThan(1_000);
+    }
+    // The same for a 503's Retry-After.
+    for (const asked of ["soon", "-5", "Infinity", "1e400", "Wed, 21 Oct 2099 07:28:00 GMT", ""]) {
+      const server = await serve((_request, response) => {
+        response.setHeader("retry-after", asked);
+        sendJson(response, 503, { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" }, "application/problem+json");
+      });
+      const started = Date.now();
+      const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
+      expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "server_error", status: 503, attempts: 2 } });
       expect(Date.now() - started, asked).toBeLessThan(1_000);
     }
     // A wait of a year is cut to the client's longest wait between attempts (5 s).

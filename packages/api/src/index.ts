@@ -56,7 +56,7 @@ export {
   FAMILY_LIMITS, GATE_NAMES, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PATTERN, familyInstantiateBodySchema, familyImpactBodySchema,
   grantFamilySchema, grantFamilyListSchema, familyImpactSchema, type GrantFamilyBodySchema,
 } from "./family-schemas.js";
-export { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
+export { CONTENTION_RETRY_AFTER_SECONDS, UNAVAILABLE_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
 export { findUnstorableText, textFaultMessage, unstorableCharacter, type TextFault } from "./text.js";
 export {
   EVENT_TYPES, EVENT_TYPE_NAMES, WEBHOOK_LIMITS, eventSchema, eventSchemaName, eventSchemas, webhookCreateBodySchema, webhookActionBodySchema,

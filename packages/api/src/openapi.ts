@@ -1,7 +1,7 @@
 // Builds the OpenAPI 3.1 document of v1 from the same schemas the server validates requests with.
 
 import { ENDPOINTS, type Endpoint } from "./endpoints.js";
-import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, type ProblemCode } from "./problems.js";
+import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, UNAVAILABLE_RETRY_AFTER_SECONDS, type ProblemCode } from "./problems.js";
 import { allSchemas } from "./schemas.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -33,6 +33,22 @@ function withContention(conflict: string | undefined): Json {
     headers: {
       "retry-after": {
         description: `With \`contention\` only: seconds to wait before sending the request again (${CONTENTION_RETRY_AFTER_SECONDS}).`,
+        required: false,
+        schema: { type: "integer", minimum: 0 },
+      },
+    },
+  };
+}
+
+/** 503 `unavailable`: the database is unreachable or failing over; carries `retry-after`. */
+function unavailable(): Json {
+  const text = "`unavailable`: the database is unreachable, or no host is the primary (a failover); send the same request again, "
+    + "with the same `Idempotency-Key`, after `retry-after` seconds";
+  return {
+    ...(problemResponse(text) as object),
+    headers: {
+      "retry-after": {
+        description: `With \`unavailable\` only: seconds to wait before sending the request again (${UNAVAILABLE_RETRY_AFTER_SECONDS}).`,
         required: false,
         schema: { type: "integer", minimum: 0 },
       },
@@ -104,6 +120,8 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
     };
   }
   if (e.operationId === "ready") responses["503"] = problemResponse("not ready: the database or the authorize thread does not answer (`not_ready`)");
+  // Every operation that reads the database with a key may find it unavailable (decision 0316).
+  else if (keyed) responses["503"] = unavailable();
   return responses;
 }
 

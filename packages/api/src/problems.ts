@@ -77,6 +77,7 @@ export const PROBLEM_CODES = Object.freeze({
   // 5xx: the platform failed; never carries internals.
   internal_error: { status: 500, title: "the server failed" },
   not_ready: { status: 503, title: "the server is not ready" },
+  unavailable: { status: 503, title: "the database is unreachable or failing over; the request may be sent again with the same idempotency key" },
 } as const);
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -87,6 +88,12 @@ export type ProblemCode = keyof typeof PROBLEM_CODES;
  * agent waiting on a decision is not held up for long.
  */
 export const CONTENTION_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The `Retry-After` of an `unavailable` answer, in seconds: a failover of a primary with a
+ * synchronous standby takes a few seconds, and a client retrying each second sees its end soon.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
 /** The `type` URI of a problem code (RFC 9457 §3.1.1). */
 export function problemTypeUri(code: ProblemCode): string {

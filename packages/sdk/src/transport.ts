@@ -185,7 +185,12 @@ export class Transport {
 
 function classify(status: number, statusText: string, text: string, method: string, path: string, retryAfter: string | null): AttemptResult {
   if (status >= 500) {
-    return { kind: "retry", cause: "server_error", message: `${method} ${path} answered ${status}`, status };
+    // A 503 with Retry-After (the database failing over, say) asks for the wait before the next attempt.
+    const seconds = status === 503 && retryAfter !== null ? Number(retryAfter) : Number.NaN;
+    return {
+      kind: "retry", cause: "server_error", message: `${method} ${path} answered ${status}`, status,
+      ...(Number.isFinite(seconds) && seconds >= 0 ? { retryAfterMs: seconds * 1000 } : {}),
+    };
   }
   const parsed = parseJson(text);
   if (status >= 400) {

@@ -303,6 +303,7 @@ export function createApp(options: AppOptions): express.Express {
     if (problem.contention !== undefined) {
       options.logger.log("warn", "contention", { request_id: locals(res).requestId, ...contentionFields(problem.contention) });
     }
+    if (problem.unavailable === true) options.logger.log("warn", "database unavailable", { request_id: locals(res).requestId, error: String(error) });
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem.body));

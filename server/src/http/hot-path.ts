@@ -142,6 +142,7 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
       logger.log("error", "internal error", { request_id: res.getHeader("x-request-id"), error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
     }
     if (problem.contention !== undefined) logger.log("warn", "contention", { request_id: res.getHeader("x-request-id"), ...contentionFields(problem.contention) });
+    if (problem.unavailable === true) logger.log("warn", "database unavailable", { request_id: res.getHeader("x-request-id"), error: String(error) });
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     prepared = { status: problem.status, contentType: "application/problem+json; charset=utf-8", text: JSON.stringify(problem.body), replayed: false };
   }

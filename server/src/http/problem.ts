@@ -1,8 +1,8 @@
 // RFC 9457 problem details. Routes and services throw `ApiProblem`; `problemResponse` is the one
 // place where anything thrown becomes an HTTP response, and a 5xx never carries internals.
 
-import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "@agent-authority/api";
-import { ContentionError } from "../store/driver.js";
+import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, UNAVAILABLE_RETRY_AFTER_SECONDS, type ProblemCode } from "@agent-authority/api";
+import { ContentionError, isDatabaseUnavailable } from "../store/driver.js";
 
 export class ApiProblem extends Error {
   readonly code: ProblemCode;
@@ -26,6 +26,8 @@ export interface ProblemResponse {
   readonly headers: Readonly<Record<string, string>>;
   /** Set for `contention`: what the caller logs as a warning (the SQLSTATE, tries and time spent). */
   readonly contention?: ContentionError;
+  /** Set for `unavailable`: the caller logs a warning (the database is unreachable or failing over). */
+  readonly unavailable?: true;
   /** Set when the error was not an expected one: the caller logs it, the client never sees it. */
   readonly internal?: unknown;
 }
@@ -55,10 +57,24 @@ export function contentionProblem(): ApiProblem {
   );
 }
 
-/** An error as the problem it answers: an ApiProblem as it is, contention and transport errors mapped; undefined for anything unexpected. */
+/**
+ * The answer while the database is unreachable or failing over (decision 0316): a 503 with
+ * `Retry-After`, never a 500. A transaction cut off during its COMMIT may have been committed, so
+ * the detail asks for the same request with the same key, which replays it if it was.
+ */
+export function unavailableProblem(): ApiProblem {
+  return new ApiProblem(
+    "unavailable",
+    "the database could not be reached or is failing over to its standby. Send the same request again after `Retry-After` seconds "
+      + "with the same `Idempotency-Key`: if it was committed, that replays its answer; if not, it runs once",
+  );
+}
+
+/** An error as the problem it answers: an ApiProblem as it is, contention, unavailability and transport errors mapped; undefined for anything unexpected. */
 export function knownProblem(error: unknown): ApiProblem | undefined {
   if (error instanceof ApiProblem) return error;
   if (error instanceof ContentionError) return contentionProblem();
+  if (isDatabaseUnavailable(error)) return unavailableProblem();
   if (error !== null && typeof error === "object") return transportProblem(error as { type?: unknown });
   return undefined;
 }
@@ -83,6 +99,7 @@ export function problemResponse(error: unknown, instance: string): ProblemRespon
     instance,
     ...(problem.status >= 500 ? {} : problem.extensions),
   };
+  if (problem.code === "unavailable") return { status: problem.status, body, headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, unavailable: true };
   if (problem.code !== "contention") return { status: problem.status, body, headers: {} };
   return {
     status: problem.status, body, headers: { "retry-after": String(CONTENTION_RETRY_AFTER_SECONDS) },

@@ -79,3 +79,42 @@ export class ContentionError extends Error {
     this.elapsedMs = elapsedMs;
   }
 }
+
+/**
+ * SQLSTATEs and socket errors that say the database cannot take this request now, not that the
+ * request is wrong: a lost or refused connection (class 08, and the socket's own codes), a server
+ * shutting down or starting (57P01, 57P02, 57P03), and a write sent to a read-only server (25006:
+ * a standby, or a node being promoted). During a failover every write meets one of them.
+ */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  "57P01", "57P02", "57P03", "25006", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN",
+]);
+
+/** What node-postgres says, without a code, when a connection ends under a query or waits too long. */
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect/;
+
+/**
+ * The database could not be reached, or the server reached was not the primary. The request's
+ * transaction either never began or was cut off; one cut off during its COMMIT may or may not have
+ * been committed, so the same request is sent again with the same Idempotency-Key, which replays it
+ * if it was (HTTP 503 `unavailable` with Retry-After).
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "DatabaseUnavailableError";
+  }
+}
+
+/** Whether `error`, or an error it was caused by (at most four deep), says the database is unavailable. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === "object"; depth += 1) {
+    if (current instanceof DatabaseUnavailableError) return true;
+    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string" && (code.startsWith("08") || UNAVAILABLE_CODES.has(code))) return true;
+    if (typeof message === "string" && UNAVAILABLE_MESSAGES.test(message)) return true;
+    current = cause;
+  }
+  return false;
+}

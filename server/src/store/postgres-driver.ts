@@ -3,10 +3,11 @@
 // serialization failure or deadlock is retried inside the driver, a bounded number of times.
 
 import pg from "pg";
-import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import { DatabaseUnavailableError, isDatabaseUnavailable, type Row, type SqlDriver, type SqlValue } from "./driver.js";
 import { SEQUENCE_PENDING_SQL } from "./event-sql.js";
 import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
+import { databaseHosts, HostRing, hostLost, ringClient } from "./postgres-hosts.js";
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -104,13 +105,29 @@ export const POSTGRES_RETRY: RetryPolicy = Object.freeze({
   budgetMs: POSTGRES_LIMITS.transactionRetryMs,
 });
 
-/** Connections that met a stale plan (isStalePlan): dropped, not returned to the pool, when released. */
+/**
+ * Connections that met a stale plan (isStalePlan), or an error saying their database is gone or
+ * read-only (isDatabaseUnavailable): dropped, not returned to the pool, when released.
+ */
 const stale = new WeakSet<pg.PoolClient>();
 
 /** Gives a connection back to its pool, or drops it when one of its prepared statements went stale. */
 function release(client: pg.PoolClient): void {
   client.release(stale.has(client) ? true : undefined);
 }
+
+/**
+ * Marks a connection whose statement failed because its database is unavailable: it is dropped
+ * when released, and its host is passed over by new connections until the others failed too.
+ */
+function watch(client: pg.PoolClient, error: unknown): void {
+  if (!isDatabaseUnavailable(error)) return;
+  stale.add(client);
+  hostLost(client);
+}
+
+/** How a session takes a pooled connection: to the primary, trying each host in turn (PostgresDriver). */
+type Connect = () => Promise<pg.PoolClient>;
 
 /**
  * Holds the connection's writes until the statements sent in this turn are all written: the
@@ -132,6 +149,7 @@ async function send(client: pg.PoolClient, sql: string, params: readonly SqlValu
     return await client.query({ text, name, values: params as SqlValue[] });
   } catch (error) {
     if (isStalePlan(error)) stale.add(client);
+    watch(client, error);
     throw error;
   }
 }
@@ -143,11 +161,13 @@ class PostgresSession implements SqlDriver {
   readonly #retry: RetryPolicy;
   /** Whether the open transaction wrote an event, which is numbered just before its COMMIT (event-sql.ts). */
   outboxWritten = false;
+  readonly #connect: Connect | undefined;
 
-  constructor(client: Queryable, named: boolean, retry: RetryPolicy = POSTGRES_RETRY) {
+  constructor(client: Queryable, named: boolean, retry: RetryPolicy = POSTGRES_RETRY, connect?: Connect) {
     this.#client = client;
     this.#named = named;
     this.#retry = retry;
+    this.#connect = connect;
   }
 
   async #query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
@@ -158,7 +178,7 @@ class PostgresSession implements SqlDriver {
     // the next try runs on another).
     const startedAt = performance.now();
     for (let attempt = 1; ; attempt += 1) {
-      const connection = await client.connect();
+      const connection = await (this.#connect ?? (() => client.connect()))();
       let failure: unknown;
       try {
         return await send(connection, sql, params, this.#named);
@@ -186,7 +206,17 @@ class PostgresSession implements SqlDriver {
   }
 
   async exec(sql: string): Promise<void> {
-    await this.#client.query(sql);
+    const client = this.#client;
+    if (!(client instanceof pg.Pool)) {
+      await client.query(sql).catch((error: unknown) => { watch(client, error); throw error; });
+      return;
+    }
+    const connection = await (this.#connect ?? (() => client.connect()))();
+    try {
+      await connection.query(sql).catch((error: unknown) => { watch(connection, error); throw error; });
+    } finally {
+      release(connection);
+    }
   }
 
   async transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
@@ -216,7 +246,7 @@ async function committedWithOutbox(client: pg.PoolClient, session: PostgresSessi
 
 /** COMMIT, which PostgreSQL answers with ROLLBACK, not an error, when the transaction had failed. */
 async function committed(client: pg.PoolClient): Promise<void> {
-  const result = await client.query("COMMIT");
+  const result = await client.query("COMMIT").catch((error: unknown) => { watch(client, error); throw error; });
   if (result.command === "ROLLBACK") throw new Error("the transaction had failed and was rolled back");
 }
 
@@ -234,7 +264,7 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   }
 
   async beginBatch(): Promise<void> {
-    await this.#client.query(this.#begin);
+    await this.#client.query(this.#begin).catch((error: unknown) => { watch(this.#client, error); throw error; });
   }
 
   async endBatch(commit: boolean): Promise<void> {
@@ -273,6 +303,7 @@ export class PostgresDriver implements SqlDriver {
   readonly #retry: RetryPolicy;
   readonly #named: boolean;
   readonly #begin: string;
+  readonly #ring: HostRing;
   #retries = 0;
   readonly schema: string | undefined;
 
@@ -291,7 +322,10 @@ export class PostgresDriver implements SqlDriver {
     };
     this.#named = options.namedStatements ?? true;
     this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
+    // Several hosts, or target_session_attrs: connections go to the primary, and move on with it.
+    this.#ring = new HostRing(databaseHosts(url));
     this.#pool = new pg.Pool({
+      Client: ringClient(this.#ring),
       connectionString: url,
       max: options.poolSize ?? 10,
       types,
@@ -305,9 +339,9 @@ export class PostgresDriver implements SqlDriver {
     });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
-    this.#session = new PostgresSession(this.#pool, this.#named, this.#retry);
+    this.#session = new PostgresSession(this.#pool, this.#named, this.#retry, () => this.#connect());
     this.#group = new GroupCommit(async (work) => {
-      const client = await this.#pool.connect();
+      const client = await this.#connect();
       try {
         await work(new PostgresBatch(client, this.#named, this.#begin));
       } finally {
@@ -369,10 +403,29 @@ export class PostgresDriver implements SqlDriver {
     return this.#group.submit(fn, order);
   }
 
+  /**
+   * A pooled connection to the primary: each host is tried in turn (a refused connection, or one
+   * that is read-only, moves on to the next); when none is, the database is unavailable.
+   */
+  async #connect(): Promise<pg.PoolClient> {
+    let last: unknown;
+    for (let tried = 0; tried < this.#ring.hosts.urls.length; tried += 1) {
+      try {
+        return await this.#pool.connect();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        last = error;
+      }
+    }
+    const hosts = this.#ring.hosts.urls.length;
+    const why = last instanceof Error ? `: ${last.message}` : "";
+    throw new DatabaseUnavailableError(`${hosts === 1 ? "the database does not accept connections" : `none of the ${hosts} database hosts is a primary that accepts connections`}${why}`, last);
+  }
+
   async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await this.#connect();
     try {
-      await client.query(this.#begin);
+      await client.query(this.#begin).catch((error: unknown) => { watch(client, error); throw error; });
       const session = new PostgresSession(client, this.#named);
       const result = await fn(session);
       await committedWithOutbox(client, session, this.#named);

@@ -1474,6 +1474,7 @@ export type ProblemCode =
   | "too_many_webhooks"
   | "trip_count_mismatch"
   | "unauthenticated"
+  | "unavailable"
   | "unknown_field"
   | "unsupported_media_type"
   | "webhook_not_active"
