@@ -30,6 +30,8 @@ export const DIAGNOSTIC_CODES = [
   "runtime-type",
   "integer-overflow",
   "value-too-deep",
+  "invalid-path",
+  "invalid-url",
   // Lint warnings.
   "constant-condition",
   "redundant-disjunct",

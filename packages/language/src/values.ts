@@ -18,7 +18,7 @@ export const FAIL: unique symbol = Symbol("fail");
 
 export const failure: { diagnostic: Diagnostic | undefined } = { diagnostic: undefined };
 
-export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep", message: string, span: Span, help?: string): typeof FAIL {
+export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "invalid-path" | "invalid-url", message: string, span: Span, help?: string): typeof FAIL {
   failure.diagnostic = error(code, message, span, help);
   return FAIL;
 }
