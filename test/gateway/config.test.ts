@@ -64,6 +64,14 @@ describe("gateway configuration", () => {
     expect(errors(tools(GATEWAY_LIMITS.mappedToolsMax))).toEqual([]);
     expect(errors(tools(GATEWAY_LIMITS.mappedToolsMax + 1))).toEqual([expect.stringMatching(/`tools` maps at most 1024 tools/)]);
     expect(errors(`${head}${upstream}${" ".repeat(GATEWAY_LIMITS.configBytesMax)}`)).toEqual([expect.stringMatching(/larger than 262144 bytes/)]);
+    const restart = (text: string) => `${head}${upstream}    restart: ${text}\n`;
+    const upstreamOf = (text: string) => { const r = parseGatewayConfig(restart(text), "gateway.yaml"); return r.ok ? r.config.upstreams[0] : undefined; };
+    expect(upstreamOf("false")?.restart).toBeUndefined();
+    expect(upstreamOf("true")?.restart).toEqual({ initialMs: 250, maxMs: 30_000 });
+    expect(upstreamOf(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin}, max_ms: ${GATEWAY_LIMITS.restartMsMax}}`)?.restart).toEqual({ initialMs: 10, maxMs: 600_000 });
+    expect(errors(restart(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin - 1}}`))).toEqual([expect.stringMatching(/^gateway\.yaml:9:26: `upstreams\.files\.restart\.initial_ms` must be an integer from 10 to 600000/)]);
+    expect(errors(restart(`{max_ms: ${GATEWAY_LIMITS.restartMsMax + 1}}`))).toEqual([expect.stringMatching(/`upstreams\.files\.restart\.max_ms` must be an integer from 10 to 600000/)]);
+    expect(errors(restart("{initial_ms: 500, max_ms: 100}"))).toEqual([expect.stringMatching(/`max_ms` \(100\) must be at least `initial_ms` \(500\)/)]);
   });
 
   it("maps a call to an action: pointer or constant amounts, named arguments, refusing what does not fit", () => {

@@ -76,6 +76,8 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
   const catalog = ctx.catalog();
   const route = catalog.routes.get(request.name);
   if (route === undefined) return errorResult(`refused: no tool \`${request.name}\` behind this gateway; nothing was forwarded`);
+  // A call that cannot reach its upstream is refused before any decision: nothing is held or used.
+  if (!route.upstream.alive) return errorResult(`refused: the upstream \`${route.upstream.name}\` of \`${request.name}\` is down (restarting); nothing was decided or forwarded`);
   const action = actionOf(route.action, route.mapping, request.args);
   if (!action.ok) return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
   const body: AuthorizeBody = { ...action.body, grant_id: ctx.config.authority.grantId, ...attestationOf(ctx, catalog) };

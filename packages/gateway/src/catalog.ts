@@ -46,7 +46,10 @@ export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyM
   return { routes, manifestHash: manifestHash(actions) };
 }
 
-/** The routes whose action the grant's scope covers (`ns.*` covers `ns.` names, as on the server). */
+/**
+ * The routes whose action the grant's scope covers (`ns.*` covers `ns.` names, as on the server),
+ * of the upstreams that are up: a down upstream's tools leave the list until it is back.
+ */
 export function routesInScope(catalog: Catalog, scope: readonly string[]): Route[] {
-  return [...catalog.routes.values()].filter((route) => scope.some((entry) => entryCovers(entry, route.action)));
+  return [...catalog.routes.values()].filter((route) => route.upstream.alive && scope.some((entry) => entryCovers(entry, route.action)));
 }

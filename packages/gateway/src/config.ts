@@ -16,6 +16,13 @@ export interface StdioUpstream {
   /** Relative to the configuration file's directory. */
   readonly cwd: string | undefined;
   readonly timeoutMs: number;
+  readonly restart: RestartPolicy | undefined;
+}
+
+/** How an upstream that went away is restarted: waits doubling from `initialMs` up to `maxMs`; undefined: never. */
+export interface RestartPolicy {
+  readonly initialMs: number;
+  readonly maxMs: number;
 }
 
 export interface HttpUpstream {
@@ -23,6 +30,7 @@ export interface HttpUpstream {
   readonly name: string;
   readonly url: string;
   readonly timeoutMs: number;
+  readonly restart: RestartPolicy | undefined;
 }
 
 export type UpstreamConfig = StdioUpstream | HttpUpstream;
@@ -254,9 +262,10 @@ function readUpstreams(c: Checker, value: unknown): UpstreamConfig[] {
 
 function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig | undefined {
   const path = ["upstreams", name];
-  const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "timeout_ms"]);
+  const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "timeout_ms", "restart"]);
   if (fields === undefined) return undefined;
   const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.upstreamTimeoutMsMin, GATEWAY_LIMITS.upstreamTimeoutMsMax, GATEWAY_DEFAULTS.upstreamTimeoutMs);
+  const restart = readRestart(c, fields["restart"], [...path, "restart"]);
   if ((fields["command"] === undefined) === (fields["url"] === undefined)) {
     c.error(path, `the upstream \`${name}\` needs exactly one of \`command\` (run over stdio) and \`url\` (streamable HTTP)`);
     return undefined;
@@ -264,13 +273,26 @@ function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig 
   if (fields["url"] !== undefined) {
     for (const key of ["args", "env", "cwd"]) if (fields[key] !== undefined) c.error([...path, key], `\`${key}\` is for a \`command\` upstream, not a \`url\` one`, "key");
     const url = c.string(fields, "url", path, /^https?:\/\/\S+$/);
-    return url === undefined ? undefined : { kind: "http", name, url, timeoutMs };
+    return url === undefined ? undefined : { kind: "http", name, url, timeoutMs, restart };
   }
   const command = c.string(fields, "command", path, /^\S.{0,1023}$/);
   const args = stringList(c, fields["args"], [...path, "args"]);
   const env = stringMap(c, fields["env"], [...path, "env"]);
   const cwd = c.string(fields, "cwd", path, /^.{1,4096}$/, false);
-  return command === undefined ? undefined : { kind: "stdio", name, command, args, env, cwd, timeoutMs };
+  return command === undefined ? undefined : { kind: "stdio", name, command, args, env, cwd, timeoutMs, restart };
+}
+
+/** `restart`: absent (the defaults), `false` (never), or `{initial_ms, max_ms}`. */
+function readRestart(c: Checker, value: unknown, path: Path): RestartPolicy | undefined {
+  const fallback = { initialMs: GATEWAY_DEFAULTS.restartInitialMs, maxMs: GATEWAY_DEFAULTS.restartMaxMs };
+  if (value === undefined || value === true) return fallback;
+  if (value === false) return undefined;
+  const fields = c.object(value, path, ["initial_ms", "max_ms"]);
+  if (fields === undefined) return fallback;
+  const initialMs = c.integer(fields, "initial_ms", path, GATEWAY_LIMITS.restartInitialMsMin, GATEWAY_LIMITS.restartMsMax, fallback.initialMs);
+  const maxMs = c.integer(fields, "max_ms", path, GATEWAY_LIMITS.restartInitialMsMin, GATEWAY_LIMITS.restartMsMax, fallback.maxMs);
+  if (maxMs < initialMs) c.error([...path, "max_ms"], `\`max_ms\` (${maxMs}) must be at least \`initial_ms\` (${initialMs})`);
+  return { initialMs, maxMs };
 }
 
 function stringList(c: Checker, value: unknown, path: Path): string[] {

@@ -11,4 +11,5 @@ export { parseListen, type Listen } from "./http.js";
 export { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
 export { jsonLog, type Log, type LogLevel } from "./log.js";
 export { parsePointer, pointerText, resolvePointer, type JsonPointer } from "./pointer.js";
+export { BoundedReadBuffer } from "./stdio-buffer.js";
 export { GATEWAY_INFO } from "./upstreams.js";

@@ -27,6 +27,11 @@ export const GATEWAY_LIMITS = Object.freeze({
   approvalPollMsMax: 60_000,
   upstreamTimeoutMsMin: 100,
   upstreamTimeoutMsMax: 3_600_000,
+  /** One message from a stdio upstream (the MCP SDK's own default); a larger result fails that call only. */
+  upstreamMessageBytesMax: 10 * 1024 * 1024,
+  /** The first and the longest wait before restarting an upstream that went away. */
+  restartInitialMsMin: 10,
+  restartMsMax: 600_000,
   /** The text of a refusal shown to the model. */
   refusalCharsMax: 2_000,
 });
@@ -38,4 +43,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   approvalWaitSeconds: 120,
   approvalPollMs: 1_000,
   upstreamTimeoutMs: 60_000,
+  /** An upstream that went away is restarted after 250 ms, then twice as long each failed try, at most 30 s apart. */
+  restartInitialMs: 250,
+  restartMaxMs: 30_000,
 });

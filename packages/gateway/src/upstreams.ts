@@ -8,15 +8,23 @@ import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } fro
 import type { UpstreamConfig } from "./config.js";
 import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
+import { boundReadBuffer } from "./stdio-buffer.js";
 
 export const GATEWAY_INFO = Object.freeze({ name: "agent-authority-gateway", version: "0.1.0" });
 
-/** One upstream MCP server, reached over stdio or streamable HTTP. */
+/** One upstream MCP server, reached over stdio or streamable HTTP, restarted when it goes away. */
 export class Upstream {
   readonly config: UpstreamConfig;
   #client: Client | undefined;
   #tools: readonly Tool[] = [];
-  #closed = false;
+  #up = false;
+  /** Set by `close`: the gateway is stopping, so nothing restarts. */
+  #stopping = false;
+  /** Counts connections, so that a late event of an old one changes nothing. */
+  #generation = 0;
+  #failures = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #hooks: { baseDir: string; log: Log; onChange: () => void } | undefined;
 
   constructor(config: UpstreamConfig) {
     this.config = config;
@@ -26,21 +34,28 @@ export class Upstream {
     return this.config.name;
   }
 
+  /** The tools it listed last, also while it is down (the manifest keeps them until it is back). */
   get tools(): readonly Tool[] {
     return this.#tools;
   }
 
-  /** False once the connection closed (the process exited, the server went away). */
+  /** True while connected; false once the connection closed (the process exited, the server went away). */
   get alive(): boolean {
-    return this.#client !== undefined && !this.#closed;
+    return this.#up;
   }
 
-  /** Connects, reads the tool list and watches it; `onChange` runs after each re-read. */
+  /** Connects, reads the tool list and watches it; `onChange` runs after each re-read, loss and restart. */
   async connect(baseDir: string, log: Log, onChange: () => void): Promise<void> {
+    this.#hooks = { baseDir, log, onChange };
+    await this.#open();
+  }
+
+  async #open(): Promise<void> {
+    const { baseDir, log, onChange } = this.#hooks!;
+    const generation = ++this.#generation;
     const client = new Client(GATEWAY_INFO, { capabilities: {} });
     client.onclose = () => {
-      this.#closed = true;
-      log.warn("upstream closed", { upstream: this.name });
+      if (generation === this.#generation) this.#lost();
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       try {
@@ -53,9 +68,53 @@ export class Upstream {
       }
       onChange();
     });
-    await client.connect(transportOf(this.config, baseDir), { timeout: this.config.timeoutMs });
-    this.#client = client;
-    this.#tools = await this.#listAll(client);
+    try {
+      await client.connect(transportOf(this.config, baseDir), { timeout: this.config.timeoutMs });
+      const tools = await this.#listAll(client);
+      if (generation !== this.#generation || this.#stopping) throw new Error(`upstream \`${this.name}\` was closed while starting`);
+      this.#client = client;
+      this.#tools = tools;
+      this.#up = true;
+    } catch (error) {
+      this.#generation += 1;
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The connection closed: the tools leave the list, and the upstream restarts unless the gateway stops. */
+  #lost(): void {
+    const { log, onChange } = this.#hooks!;
+    const wasUp = this.#up;
+    this.#up = false;
+    this.#client = undefined;
+    if (wasUp) {
+      log.warn("upstream closed", { upstream: this.name, restart: this.config.restart !== undefined && !this.#stopping });
+      onChange();
+    }
+    this.#scheduleRestart();
+  }
+
+  #scheduleRestart(): void {
+    const policy = this.config.restart;
+    if (policy === undefined || this.#stopping || this.#timer !== undefined) return;
+    const delay = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(this.#failures, 30));
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#stopping) return;
+      this.#open().then(
+        () => {
+          this.#failures = 0;
+          this.#hooks!.log.info("upstream restarted", { upstream: this.name, tools: this.#tools.length });
+          this.#hooks!.onChange();
+        },
+        (error: unknown) => {
+          this.#failures += 1;
+          this.#hooks!.log.error("upstream restart failed", { upstream: this.name, error: messageOf(error), next_ms: Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(this.#failures, 30)) });
+          this.#scheduleRestart();
+        },
+      );
+    }, delay);
   }
 
   async #listAll(client: Client): Promise<Tool[]> {
@@ -73,20 +132,23 @@ export class Upstream {
 
   /** Forwards one call; throws when the upstream is gone, times out or breaks the protocol. */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
-    if (this.#client === undefined || this.#closed) throw new Error(`upstream \`${this.name}\` is not connected`);
+    if (this.#client === undefined || !this.#up) throw new Error(`upstream \`${this.name}\` is not connected`);
     const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs });
     return result as CallToolResult;
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
+    this.#stopping = true;
+    this.#up = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
     await this.#client?.close().catch(() => undefined);
   }
 }
 
 function transportOf(config: UpstreamConfig, baseDir: string): Transport {
   if (config.kind === "http") return new StreamableHTTPClientTransport(new URL(config.url));
-  return new StdioClientTransport({
+  const transport = new StdioClientTransport({
     command: config.command,
     args: [...config.args],
     // The SDK adds only a safe default environment (PATH, HOME, ...): the agent's key never reaches an upstream.
@@ -94,6 +156,8 @@ function transportOf(config: UpstreamConfig, baseDir: string): Transport {
     cwd: resolve(baseDir, config.cwd ?? "."),
     stderr: "inherit",
   });
+  boundReadBuffer(transport);
+  return transport;
 }
 
 export function messageOf(error: unknown): string {
