@@ -69,7 +69,7 @@ describe("gateway configuration", () => {
     expect(upstreamOf("false")?.restart).toBeUndefined();
     expect(upstreamOf("true")?.restart).toEqual({ initialMs: 250, maxMs: 30_000 });
     expect(upstreamOf(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin}, max_ms: ${GATEWAY_LIMITS.restartMsMax}}`)?.restart).toEqual({ initialMs: 10, maxMs: 600_000 });
-    expect(errors(restart(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin - 1}}`))).toEqual([expect.stringMatching(/^gateway\.yaml:9:26: `upstreams\.files\.restart\.initial_ms` must be an integer from 10 to 600000/)]);
+    expect(errors(restart(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin - 1}}`))).toEqual([expect.stringMatching(/^gateway\.yaml:9:27: `upstreams\.files\.restart\.initial_ms` must be an integer from 10 to 600000/)]);
     expect(errors(restart(`{max_ms: ${GATEWAY_LIMITS.restartMsMax + 1}}`))).toEqual([expect.stringMatching(/`upstreams\.files\.restart\.max_ms` must be an integer from 10 to 600000/)]);
     expect(errors(restart("{initial_ms: 500, max_ms: 100}"))).toEqual([expect.stringMatching(/`max_ms` \(100\) must be at least `initial_ms` \(500\)/)]);
   });
