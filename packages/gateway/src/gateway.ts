@@ -72,6 +72,34 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
 }
 
+/** The tools of a configuration's upstreams and the manifest hash the gateway attests for them. */
+export interface AttestedManifest {
+  readonly manifestHash: string;
+  /** Each upstream tool: the action name the grant sees and the upstream's own tool name. */
+  readonly tools: readonly { readonly action: string; readonly upstream: string; readonly tool: string; readonly description: string | undefined }[];
+}
+
+/**
+ * Starts every upstream of `config`, reads their tool lists and answers the manifest hash the
+ * gateway would attest (`authority manifest --config`), then stops them; nothing is decided.
+ */
+export async function attestUpstreams(config: GatewayConfig, baseDir: string, log: Log): Promise<AttestedManifest> {
+  const upstreams = config.upstreams.map((upstream) => new Upstream({ ...upstream, restart: undefined }));
+  try {
+    await Promise.all(upstreams.map((upstream) => upstream.connect(baseDir, log, () => undefined).catch((error: unknown) => {
+      throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
+    })));
+    const catalog = buildCatalog(upstreams, config.tools, log);
+    const tools = upstreams.flatMap((upstream) => upstream.tools.map((tool) => ({
+      action: [...catalog.routes.values()].find((route) => route.upstream === upstream && route.tool === tool)?.action ?? `${upstream.name}.${tool.name}`,
+      upstream: upstream.name, tool: tool.name, description: tool.description,
+    })));
+    return { manifestHash: catalog.manifestHash, tools };
+  } finally {
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+  }
+}
+
 interface Front {
   readonly url: string | undefined;
   readonly closed: Promise<void>;

@@ -6,7 +6,7 @@ export { buildCatalog, routesInScope, type Catalog, type Route } from "./catalog
 export {
   parseGatewayConfig, type ConfigDiagnostic, type ConfigResult, type GatewayConfig, type HttpUpstream, type StdioUpstream, type ToolMapping, type UpstreamConfig, type ValueSource,
 } from "./config.js";
-export { startGateway, type GatewayOptions, type RunningGateway } from "./gateway.js";
+export { attestUpstreams, startGateway, type AttestedManifest, type GatewayOptions, type RunningGateway } from "./gateway.js";
 export { parseListen, type Listen } from "./http.js";
 export { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
 export { jsonLog, type Log, type LogLevel } from "./log.js";

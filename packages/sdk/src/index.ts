@@ -13,4 +13,7 @@ export {
 export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
-export { canonicalManifest, compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./manifest-hash.js";
+export {
+  canonicalManifest, compareText, manifestHash, MANIFEST_DEFINITIONS_VERSION, MANIFEST_VERSION, toolDefinition, type ManifestTool, type ToolDefinition, type ToolKind,
+} from "./manifest-hash.js";
+export { CANONICAL_DEPTH_MAX, canonicalJson } from "./canonical-json.js";
