@@ -71,6 +71,12 @@ describe("gateway configuration", () => {
     expect(upstreamOf(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin}, max_ms: ${GATEWAY_LIMITS.restartMsMax}}`)?.restart).toEqual({ initialMs: 10, maxMs: 600_000 });
     expect(errors(restart(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin - 1}}`))).toEqual([expect.stringMatching(/^gateway\.yaml:9:27: `upstreams\.files\.restart\.initial_ms` must be an integer from 10 to 600000/)]);
     expect(errors(restart(`{max_ms: ${GATEWAY_LIMITS.restartMsMax + 1}}`))).toEqual([expect.stringMatching(/`upstreams\.files\.restart\.max_ms` must be an integer from 10 to 600000/)]);
+    const idle = (n: number) => `${head}http:\n  token_env: LISTEN_TOKEN\n  session_idle_seconds: ${n}\n${upstream}`;
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMin))).toEqual([]);
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMax))).toEqual([]);
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMin - 1))).toEqual([expect.stringMatching(/`http\.session_idle_seconds` must be an integer from 1 to 86400/)]);
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMax + 1))).toEqual([expect.stringMatching(/`http\.session_idle_seconds` must be an integer from 1 to 86400/)]);
+    expect(errors(`${head}upstreams:\n  files:\n    command: x\n    token_env: T\n`)).toEqual([expect.stringMatching(/`token_env` is for a `url` upstream/)]);
     expect(errors(restart("{initial_ms: 500, max_ms: 100}"))).toEqual([expect.stringMatching(/`max_ms` \(100\) must be at least `initial_ms` \(500\)/)]);
   });
 

@@ -88,11 +88,11 @@ export interface Connected {
 }
 
 /** Runs `authority gateway --config PATH` and connects the MCP SDK's Client to it over stdio. */
-export async function connectGateway(world: World, configPath: string, agentKey: string = world.agent.key): Promise<Connected> {
+export async function connectGateway(world: World, configPath: string, agentKey: string = world.agent.key, env: Record<string, string> = {}): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, "gateway", "--config", configPath],
-    env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: agentKey },
+    env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: agentKey, ...env },
     stderr: "pipe",
   });
   let stderr = "";

@@ -29,6 +29,8 @@ export interface HttpUpstream {
   readonly kind: "http";
   readonly name: string;
   readonly url: string;
+  /** The environment variable whose value is sent as `Authorization: Bearer …` (another gateway's listener token). */
+  readonly tokenEnv: string | undefined;
   readonly timeoutMs: number;
   readonly restart: RestartPolicy | undefined;
 }
@@ -58,6 +60,8 @@ export interface GatewayConfig {
   };
   readonly attestation: { readonly content_hash: string; readonly provenance_version: string } | undefined;
   readonly approval: { readonly waitSeconds: number; readonly pollMs: number };
+  /** The streamable HTTP listener (`--listen`): its bearer token's variable and the idle timeout of a session. */
+  readonly http: { readonly tokenEnv: string | undefined; readonly sessionIdleSeconds: number };
   readonly upstreams: readonly UpstreamConfig[];
   /** Keyed by `<upstream>.<tool>`, the upstream's own tool name. */
   readonly tools: ReadonlyMap<string, ToolMapping>;
@@ -180,15 +184,16 @@ export function parseGatewayConfig(text: string, file: string): ConfigResult {
 }
 
 function readConfig(c: Checker, root: unknown): GatewayConfig | undefined {
-  const top = c.object(root ?? {}, [], ["authority", "attestation", "approval", "upstreams", "tools"]);
+  const top = c.object(root ?? {}, [], ["authority", "attestation", "approval", "http", "upstreams", "tools"]);
   if (top === undefined) return undefined;
   const authority = readAuthority(c, top["authority"]);
   const attestation = readAttestation(c, top["attestation"]);
   const approval = readApproval(c, top["approval"]);
+  const http = readHttp(c, top["http"]);
   const upstreams = readUpstreams(c, top["upstreams"]);
   const tools = readTools(c, top["tools"], upstreams);
   if (authority === undefined) return undefined;
-  return { authority, attestation, approval, upstreams, tools };
+  return { authority, attestation, approval, http, upstreams, tools };
 }
 
 function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] | undefined {
@@ -239,6 +244,17 @@ function readApproval(c: Checker, value: unknown): GatewayConfig["approval"] {
   };
 }
 
+function readHttp(c: Checker, value: unknown): GatewayConfig["http"] {
+  const fallback = { tokenEnv: undefined, sessionIdleSeconds: GATEWAY_DEFAULTS.httpSessionIdleSeconds };
+  if (value === undefined) return fallback;
+  const fields = c.object(value, ["http"], ["token_env", "session_idle_seconds"]);
+  if (fields === undefined) return fallback;
+  return {
+    tokenEnv: c.string(fields, "token_env", ["http"], ENV_NAME, false),
+    sessionIdleSeconds: c.integer(fields, "session_idle_seconds", ["http"], GATEWAY_LIMITS.httpSessionIdleSecondsMin, GATEWAY_LIMITS.httpSessionIdleSecondsMax, fallback.sessionIdleSeconds),
+  };
+}
+
 function readUpstreams(c: Checker, value: unknown): UpstreamConfig[] {
   if (value === undefined) {
     c.error([], "the configuration needs `upstreams`: at least one MCP server, by `command` or `url`");
@@ -262,7 +278,7 @@ function readUpstreams(c: Checker, value: unknown): UpstreamConfig[] {
 
 function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig | undefined {
   const path = ["upstreams", name];
-  const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "timeout_ms", "restart"]);
+  const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "token_env", "timeout_ms", "restart"]);
   if (fields === undefined) return undefined;
   const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.upstreamTimeoutMsMin, GATEWAY_LIMITS.upstreamTimeoutMsMax, GATEWAY_DEFAULTS.upstreamTimeoutMs);
   const restart = readRestart(c, fields["restart"], [...path, "restart"]);
@@ -273,8 +289,10 @@ function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig 
   if (fields["url"] !== undefined) {
     for (const key of ["args", "env", "cwd"]) if (fields[key] !== undefined) c.error([...path, key], `\`${key}\` is for a \`command\` upstream, not a \`url\` one`, "key");
     const url = c.string(fields, "url", path, /^https?:\/\/\S+$/);
-    return url === undefined ? undefined : { kind: "http", name, url, timeoutMs, restart };
+    const tokenEnv = c.string(fields, "token_env", path, ENV_NAME, false);
+    return url === undefined ? undefined : { kind: "http", name, url, tokenEnv, timeoutMs, restart };
   }
+  if (fields["token_env"] !== undefined) c.error([...path, "token_env"], "`token_env` is for a `url` upstream, not a `command` one", "key");
   const command = c.string(fields, "command", path, /^\S.{0,1023}$/);
   const args = stringList(c, fields["args"], [...path, "args"]);
   const env = stringMap(c, fields["env"], [...path, "env"]);

@@ -6,6 +6,7 @@ import type { GatewayContext } from "./calls.js";
 import { buildCatalog, type Catalog } from "./catalog.js";
 import type { GatewayConfig } from "./config.js";
 import { listenHttp, type Listen } from "./http.js";
+import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 import { sessionServer } from "./session.js";
 import { messageOf, Upstream } from "./upstreams.js";
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   readonly log: Log;
   /** Serve streamable HTTP here instead of stdio. */
   readonly listen?: Listen;
+  /** The bearer token every HTTP request must carry; required with `listen`. */
+  readonly listenToken?: string;
   /** The streams of the stdio transport; default the process's own. */
   readonly stdio?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
 }
@@ -35,6 +38,10 @@ export interface RunningGateway {
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { config, log } = options;
+  // The listener spends the agent's authority: no token, no listener (checked before anything starts).
+  if (options.listen !== undefined && (options.listenToken ?? "").length < GATEWAY_LIMITS.httpTokenCharsMin) {
+    throw new Error(`the HTTP listener needs a bearer token of at least ${GATEWAY_LIMITS.httpTokenCharsMin} characters`);
+  }
   const authority = new AuthorityClient({
     baseUrl: config.authority.url, apiKey: options.apiKey, timeoutMs: config.authority.timeoutMs, attempts: config.authority.attempts, retryDelayMs: 50,
   });
@@ -58,7 +65,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   refresh();
   const ctx: GatewayContext = { config, authority, log, catalog: () => catalog };
   const closeUpstreams = async (): Promise<void> => { await Promise.all(upstreams.map((upstream) => upstream.close())); };
-  const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await listenHttp(ctx, servers, options.listen);
+  const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await serveHttp(ctx, servers, options);
   log.info("gateway ready", { transport: options.listen === undefined ? "stdio" : "http", url: front.url, upstreams: upstreams.length, manifest_hash: catalog.manifestHash });
   const closed = front.closed.then(closeUpstreams);
   return {
@@ -104,6 +111,10 @@ interface Front {
   readonly url: string | undefined;
   readonly closed: Promise<void>;
   close(): Promise<void>;
+}
+
+function serveHttp(ctx: GatewayContext, servers: Set<Server>, options: GatewayOptions): Promise<Front> {
+  return listenHttp(ctx, servers, options.listen!, { token: options.listenToken!, sessionIdleMs: options.config.http.sessionIdleSeconds * 1000 });
 }
 
 async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: GatewayOptions["stdio"]): Promise<Front> {

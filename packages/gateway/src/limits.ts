@@ -17,8 +17,13 @@ export const GATEWAY_LIMITS = Object.freeze({
   rememberedCallsMax: 256,
   /** A finished call's result is remembered only up to this size (its JSON); a larger one is forgotten once sent. */
   rememberedResultCharsMax: 16 * 1024,
-  /** Sessions of the HTTP transport at once. */
+  /** Sessions of the HTTP transport at once; past it the least recently used idle one is closed. */
   httpSessionsMax: 64,
+  httpSessionIdleSecondsMin: 1,
+  httpSessionIdleSecondsMax: 86_400,
+  /** The bearer token of the HTTP listener, in characters. */
+  httpTokenCharsMin: 32,
+  httpTokenCharsMax: 512,
   authorityTimeoutMsMin: 50,
   authorityTimeoutMsMax: 60_000,
   authorityAttemptsMax: 10,
@@ -46,4 +51,6 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   /** An upstream that went away is restarted after 250 ms, then twice as long each failed try, at most 30 s apart. */
   restartInitialMs: 250,
   restartMaxMs: 30_000,
+  /** An HTTP session with no request for this long is closed. */
+  httpSessionIdleSeconds: 300,
 });

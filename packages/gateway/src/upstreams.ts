@@ -147,7 +147,11 @@ export class Upstream {
 }
 
 function transportOf(config: UpstreamConfig, baseDir: string): Transport {
-  if (config.kind === "http") return new StreamableHTTPClientTransport(new URL(config.url));
+  if (config.kind === "http") {
+    // Another gateway's listener wants its bearer token; it is read from the gateway's own environment.
+    const token = config.tokenEnv === undefined ? undefined : process.env[config.tokenEnv];
+    return new StreamableHTTPClientTransport(new URL(config.url), token === undefined ? undefined : { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  }
   const transport = new StdioClientTransport({
     command: config.command,
     args: [...config.args],
