@@ -29,7 +29,8 @@ describe("gateway configuration", () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.config.authority).toEqual({ url: "http://127.0.0.1:8080/v1", keyEnv: "AGENT_KEY", grantId: GRANT, timeoutMs: 2000, attempts: 2, consoleUrl: "http://127.0.0.1:8080/console" });
-    expect(result.config.approval).toEqual({ waitSeconds: 120, pollMs: 1000 });
+    expect(result.config.approval).toEqual({ waitSeconds: 55, pollMs: 1000 });
+    expect(result.config.http).toEqual({ tokenEnv: undefined, sessionIdleSeconds: 300 });
     expect(result.config.upstreams.map((u) => [u.name, u.kind])).toEqual([["files", "stdio"], ["remote", "http"]]);
   });
 
@@ -48,6 +49,16 @@ describe("gateway configuration", () => {
     expect(errors(`${head}${upstream}tools:\n  files.write_file:\n    amount: /a~2b\n    currency: EUR\n`)).toContainEqual(expect.stringMatching(/^gateway\.yaml:11:13: `tools\.files\.write_file\.amount`: `~` in a JSON Pointer/));
     expect(errors(`${head}${upstream}tools:\n  other.tool: {}\n`)).toEqual([expect.stringMatching(/^gateway\.yaml:10:3: `other\.tool` must be `<upstream>\.<tool>`/)]);
     expect(errors(`${head}${upstream}tools:\n  files.write_file:\n    currency: euro\n    amount: 1\n`)).toContainEqual(expect.stringMatching(/^gateway\.yaml:11:15: `tools\.files\.write_file\.currency` must be a JSON Pointer/));
+  });
+
+  it("refuses an authority URL that is neither https nor loopback unless allowed explicitly", () => {
+    const at = (url: string, extra = "") => `authority:\n  url: ${url}\n  key_env: AGENT_KEY\n  grant_id: ${GRANT}\n${extra}${upstream}`;
+    for (const url of ["https://authority.example.com/v1", "http://127.0.0.1:8080/v1", "http://127.8.9.10/v1", "http://[::1]:8080/v1", "http://localhost:8080/v1"]) expect(errors(at(url)), url).toEqual([]);
+    for (const url of ["http://authority.example.com/v1", "http://10.0.0.5:8080/v1", "http://127.0.0.1.example.com/v1", "http://localhost.example.com/v1"]) {
+      expect(errors(at(url)), url).toEqual([expect.stringMatching(/^gateway\.yaml:2:8: `authority\.url` must be https, or http on a loopback address/)]);
+    }
+    expect(errors(at("http://authority.example.com/v1", "  allow_insecure_http: true\n"))).toEqual([]);
+    expect(errors(at("http://authority.example.com/v1", "  allow_insecure_http: yes please\n"))).toContainEqual(expect.stringMatching(/`authority\.allow_insecure_http` must be `true` or `false`/));
   });
 
   it("keeps every limit at its edge", () => {

@@ -24,8 +24,13 @@ export async function waitForApproval(ctx: GatewayContext, ledgerId: string, sig
   const started = Date.now();
   const deadline = started + waitSeconds * 1000;
   ctx.log.info("waiting for approval", { ledger_id: ledgerId, wait_seconds: waitSeconds, console: link });
+  /** Milliseconds waited, as last reported. */
+  let reported = 0;
   for (;;) {
-    if (signal.aborted) return { ok: false, message: `refused: the client cancelled while decision ${ledgerId} waited for approval at ${link}` };
+    if (signal.aborted) {
+      ctx.log.warn("approval wait abandoned", { ledger_id: ledgerId, reason: "the client cancelled", waited_ms: Date.now() - started });
+      return { ok: false, message: `refused: the client cancelled while decision ${ledgerId} waited for approval at ${link}` };
+    }
     try {
       const approval = await ctx.authority.decisions.approval(ledgerId, { signal });
       ctx.log.info("approved", { ledger_id: ledgerId, approval_id: approval.approval_id, approver: approval.approver });
@@ -38,9 +43,12 @@ export async function waitForApproval(ctx: GatewayContext, ledgerId: string, sig
     }
     const now = Date.now();
     if (now >= deadline) break;
-    await progress?.(Math.floor((now - started) / 1000), waitSeconds, `waiting for a human to approve decision ${ledgerId} at ${link}`).catch(() => undefined);
+    // Progress must strictly increase (MCP): seconds waited, to the millisecond, never repeated.
+    reported = Math.max(reported + 1, now - started);
+    await progress?.(reported / 1000, waitSeconds, `waiting for a human to approve decision ${ledgerId} at ${link}`).catch(() => undefined);
     await sleep(Math.min(pollMs, deadline - now), signal);
   }
+  ctx.log.warn("approval wait abandoned", { ledger_id: ledgerId, reason: "no approval in time", waited_ms: Date.now() - started });
   return {
     ok: false,
     message: `refused: gated: decision ${ledgerId} needs a human's approval and none came within ${waitSeconds} s; a human can approve it at ${link}`,

@@ -201,11 +201,16 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
     c.error([], "the configuration needs `authority` (its `url`, `key_env` and `grant_id`)");
     return undefined;
   }
-  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url"]);
+  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "allow_insecure_http"]);
   if (fields === undefined) return undefined;
   const path = ["authority"];
   const url = c.string(fields, "url", path);
   if (url !== undefined && !isBaseUrl(url)) c.error([...path, "url"], `\`authority.url\` must be an http(s) URL ending in \`/v1\`, not \`${shown(url)}\``);
+  const insecure = fields["allow_insecure_http"];
+  if (insecure !== undefined && typeof insecure !== "boolean") c.error([...path, "allow_insecure_http"], `\`authority.allow_insecure_http\` must be \`true\` or \`false\`, not \`${shown(insecure)}\``);
+  if (url !== undefined && isBaseUrl(url) && !isHttpsOrLoopback(url) && insecure !== true) {
+    c.error([...path, "url"], `\`authority.url\` must be https, or http on a loopback address: decisions and the agent's key would cross the network in the clear (set \`allow_insecure_http: true\` to accept that)`);
+  }
   const keyEnv = c.string(fields, "key_env", path, ENV_NAME);
   const grantId = c.string(fields, "grant_id", path, GRANT_ID);
   const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.authorityTimeoutMsMin, GATEWAY_LIMITS.authorityTimeoutMsMax, GATEWAY_DEFAULTS.authorityTimeoutMs);
@@ -213,6 +218,12 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   const consoleUrl = c.string(fields, "console_url", path, /^https?:\/\/\S+$/, false);
   if (url === undefined || keyEnv === undefined || grantId === undefined || !isBaseUrl(url)) return undefined;
   return { url, keyEnv, grantId, timeoutMs, attempts, consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console` };
+}
+
+/** https anywhere, or http to this machine (127.0.0.0/8, [::1], localhost). */
+function isHttpsOrLoopback(url: string): boolean {
+  const parsed = new URL(url);
+  return parsed.protocol === "https:" || /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/.test(parsed.hostname);
 }
 
 function isBaseUrl(url: string): boolean {

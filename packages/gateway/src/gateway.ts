@@ -9,6 +9,7 @@ import { listenHttp, type Listen } from "./http.js";
 import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 import { sessionServer } from "./session.js";
+import { boundReadBuffer } from "./stdio-buffer.js";
 import { messageOf, Upstream } from "./upstreams.js";
 
 export interface GatewayOptions {
@@ -120,6 +121,12 @@ function serveHttp(ctx: GatewayContext, servers: Set<Server>, options: GatewayOp
 async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: GatewayOptions["stdio"]): Promise<Front> {
   const { server } = sessionServer(ctx);
   const transport = new StdioServerTransport(stdio?.input as never, stdio?.output as never);
+  // A request over the limit is answered with an error and skipped; the session goes on.
+  boundReadBuffer(transport, (id, maxLineBytes) => {
+    ctx.log.warn("request over the transport limit refused", { id: id ?? null, max_bytes: maxLineBytes });
+    if (id !== undefined) void transport.send({ jsonrpc: "2.0", id, error: { code: -32600, message: `the request is over the gateway's limit of ${maxLineBytes} bytes; it was not read` } });
+    return undefined;
+  });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     // The client closing stdin ends the session, as MCP's stdio transport specifies.

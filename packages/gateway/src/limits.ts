@@ -45,7 +45,8 @@ export const GATEWAY_LIMITS = Object.freeze({
 export const GATEWAY_DEFAULTS = Object.freeze({
   authorityTimeoutMs: 2_000,
   authorityAttempts: 2,
-  approvalWaitSeconds: 120,
+  /** Under the 60 s after which MCP SDK clients give up a request that does not reset on progress. */
+  approvalWaitSeconds: 55,
   approvalPollMs: 1_000,
   upstreamTimeoutMs: 60_000,
   /** An upstream that went away is restarted after 250 ms, then twice as long each failed try, at most 30 s apart. */

@@ -36,8 +36,8 @@ async function visibleTools(ctx: GatewayContext): Promise<Tool[]> {
   let scope: readonly string[];
   try {
     const grant = await ctx.authority.grants.get(ctx.config.authority.grantId);
-    // A revoked or expired grant allows nothing: nothing is listed.
-    scope = grant.status === "revoked" || grant.status === "expired" ? [] : grant.scope.tool ?? [];
+    // Only an active grant lists tools: one revoked, expired or still awaiting approval allows nothing yet.
+    scope = grant.status === "active" ? grant.scope.tool ?? [] : [];
   } catch (error) {
     ctx.log.error("grant unreadable; listing no tools", { grant_id: ctx.config.authority.grantId, error: messageOf(error) });
     return [];
