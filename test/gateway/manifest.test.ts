@@ -2,6 +2,9 @@
 // --config` computes what the gateway attests, and a tool changed behind its name is refused under
 // an enforce grant until it is certified again.
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { manifestHash } from "@agent-authority/sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -45,6 +48,25 @@ async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T>
   }
   throw new Error("condition not reached after 400 polls");
 }
+
+describe("authority manifest --config on a broken configuration", () => {
+  it("reports each error at file:line:col and exits 1, starting nothing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-manifest-config-"));
+    try {
+      const config = join(dir, "gateway.yaml");
+      writeFileSync(config, "authority:\n  url: http://authority.example.com/v1\n  key_env: K\n  grant_id: grant-7\nupstreams:\n  notes:\n    command: no-such-command\n");
+      const run = spawnSync(process.execPath, [CLI, "manifest", "--config", config], { encoding: "utf8", timeout: 60_000 });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/gateway\.yaml:2:8: error: `authority\.url` must be https, or http on a loopback address/);
+      expect(run.stderr).toMatch(/gateway\.yaml:4:13: error: `authority\.grant_id` must be a string matching/);
+      expect(run.stdout).toBe("");
+      const usage = spawnSync(process.execPath, [CLI, "manifest", "--config", config, "src"], { encoding: "utf8", timeout: 60_000 });
+      expect(usage.status).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe.skipIf(!SERVER_BUILT)("manifest hash over tool definitions", () => {
   const world = useWorld("gateway-manifest");
