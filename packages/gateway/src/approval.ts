@@ -1,10 +1,8 @@
 // Waiting for a human to approve a gated call: polling the decision's approval, reporting progress.
 import { AuthorityProblemError } from "@agent-authority/sdk";
 import type { GatewayContext } from "./calls.js";
+import type { ProgressRelay } from "./progress.js";
 import { messageOf } from "./upstreams.js";
-
-/** Sends one progress notification to the client that asked for them with a progress token. */
-export type ProgressSink = (progress: number, total: number, message: string) => Promise<void>;
 
 export type Waited = { readonly ok: true; readonly approvalId: string } | { readonly ok: false; readonly message: string };
 
@@ -18,14 +16,12 @@ export function consoleLink(consoleUrl: string, ledgerId: string): string {
  * or the client cancelled. Only `approval_not_found` and an unavailable server mean "keep waiting";
  * any other problem ends the wait, and so does the deadline: the call is then refused.
  */
-export async function waitForApproval(ctx: GatewayContext, ledgerId: string, signal: AbortSignal, progress: ProgressSink | undefined): Promise<Waited> {
+export async function waitForApproval(ctx: GatewayContext, ledgerId: string, signal: AbortSignal, progress: ProgressRelay | undefined): Promise<Waited> {
   const { waitSeconds, pollMs } = ctx.config.approval;
   const link = consoleLink(ctx.config.authority.consoleUrl, ledgerId);
   const started = Date.now();
   const deadline = started + waitSeconds * 1000;
   ctx.log.info("waiting for approval", { ledger_id: ledgerId, wait_seconds: waitSeconds, console: link });
-  /** Milliseconds waited, as last reported. */
-  let reported = 0;
   for (;;) {
     if (signal.aborted) {
       ctx.log.warn("approval wait abandoned", { ledger_id: ledgerId, reason: "the client cancelled", waited_ms: Date.now() - started });
@@ -44,8 +40,8 @@ export async function waitForApproval(ctx: GatewayContext, ledgerId: string, sig
     const now = Date.now();
     if (now >= deadline) break;
     // Progress must strictly increase (MCP): seconds waited, to the millisecond, never repeated.
-    reported = Math.max(reported + 1, now - started);
-    await progress?.(reported / 1000, waitSeconds, `waiting for a human to approve decision ${ledgerId} at ${link}`).catch(() => undefined);
+    const waited = Math.max((progress?.last ?? 0) + 0.001, (now - started) / 1000);
+    await progress?.report(waited, waitSeconds, `waiting for a human to approve decision ${ledgerId} at ${link}`);
     await sleep(Math.min(pollMs, deadline - now), signal);
   }
   ctx.log.warn("approval wait abandoned", { ledger_id: ledgerId, reason: "no approval in time", waited_ms: Date.now() - started });

@@ -10,7 +10,8 @@ import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 import { sessionServer } from "./session.js";
 import { boundReadBuffer } from "./stdio-buffer.js";
-import { messageOf, Upstream } from "./upstreams.js";
+import { relayLog, subscribed } from "./protocol.js";
+import { messageOf, Upstream, type UpstreamNotice } from "./upstreams.js";
 
 export interface GatewayOptions {
   readonly config: GatewayConfig;
@@ -55,8 +56,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
     for (const server of servers) server.sendToolListChanged().catch(() => undefined);
   };
+  const notice = (upstream: string, told: UpstreamNotice): void => {
+    if (told.kind === "log") relayLog(servers, upstream, told.params);
+    for (const server of servers) {
+      if (told.kind === "resources_changed") server.sendResourceListChanged().catch(() => undefined);
+      if (told.kind === "prompts_changed") server.sendPromptListChanged().catch(() => undefined);
+      if (told.kind === "resource_updated" && subscribed(server, told.uri)) server.sendResourceUpdated({ uri: told.uri }).catch(() => undefined);
+    }
+  };
   try {
-    await Promise.all(upstreams.map((upstream) => upstream.connect(options.baseDir, log, refresh).catch((error: unknown) => {
+    await Promise.all(upstreams.map((upstream) => upstream.connect(options.baseDir, log, refresh, notice).catch((error: unknown) => {
       throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
     })));
   } catch (error) {
@@ -64,7 +73,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   refresh();
-  const ctx: GatewayContext = { config, authority, log, catalog: () => catalog };
+  const ctx: GatewayContext = { config, authority, log, catalog: () => catalog, upstreams: () => upstreams };
   const closeUpstreams = async (): Promise<void> => { await Promise.all(upstreams.map((upstream) => upstream.close())); };
   const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await serveHttp(ctx, servers, options);
   log.info("gateway ready", { transport: options.listen === undefined ? "stdio" : "http", url: front.url, upstreams: upstreams.length, manifest_hash: catalog.manifestHash });

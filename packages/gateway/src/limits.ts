@@ -13,6 +13,14 @@ export const GATEWAY_LIMITS = Object.freeze({
   upstreamToolsMax: 1_024,
   /** Pages of one upstream's tools/list. */
   toolPagesMax: 64,
+  /** Pages of one upstream's resources, templates or prompts list. */
+  listPagesMax: 64,
+  /** Resources, templates or prompts one upstream may list (all pages together). */
+  listEntriesMax: 4_096,
+  /** Resources one host session may subscribe to at once. */
+  subscriptionsMax: 256,
+  /** The URI of one `resources/read`, in characters. */
+  resourceUriCharsMax: 2_048,
   /** Calls remembered per session, so a retried JSON-RPC id is answered without a second decision. */
   rememberedCallsMax: 256,
   /** A finished call's result is remembered only up to this size (its JSON); a larger one is forgotten once sent. */
