@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ATTESTATION_BLOCK, certify, connectGateway, decisionsOf, issueGrant, logLine, textOf, useWorld, writeConfig, type Connected } from "./harness.js";
 
+const ASKING = join(process.cwd(), "test", "gateway", "fixtures", "asking-server.mjs");
 const EVERYTHING = join(process.cwd(), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 
 /** server-everything over stdio; with `timeoutMs`, longer work must report progress to stay alive. */
@@ -124,6 +125,43 @@ describe("the whole protocol through the gateway", () => {
       expect(host.getServerCapabilities()?.prompts).toBeDefined();
       const tools = (await host.listTools()).tools.map((tool) => tool.name);
       expect(tools).not.toContain("trigger-sampling-request");
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("refuses an upstream's sampling, elicitation and roots requests with a clear error", async () => {
+    const grantId = await issueGrant(world(), { scope: { tool: ["asking.*"] }, enforcement_mode: "observe" });
+    const upstream = `upstreams:\n  asking:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(ASKING)}]\n`;
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId, upstream, "asking.yaml"));
+    try {
+      for (const [tool, method] of [["ask_sampling", "sampling/createMessage"], ["ask_elicitation", "elicitation/create"], ["ask_roots", "roots/list"]] as const) {
+        const text = textOf(await gateway.client.callTool({ name: tool, arguments: {} }));
+        expect(text).toContain("error -32601");
+        expect(text).toContain(`does not relay \`${method}\` from an upstream to the host`);
+      }
+      expect((await logLine(gateway.stderr, "upstream request refused"))["upstream"]).toBe("asking");
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("lets a policy bound reads by `args.uri`, and refuses an over-long URI before any decision", async () => {
+    const grantId = await issueGrant(world(), {
+      scope: { tool: ["resource:everything"] }, enforcement_mode: "enforce",
+      policy: `startsWith(args.uri, "demo://resource/dynamic/text/")`,
+    });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${everything}`, "uri-policy.yaml"));
+    try {
+      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      expect((await gateway.client.readResource({ uri: "demo://resource/dynamic/text/3" })).contents.length).toBe(1);
+      await expect(gateway.client.readResource({ uri: "demo://resource/dynamic/blob/3" })).rejects.toMatchObject({ code: -32003 });
+      await expect(gateway.client.readResource({ uri: `demo://resource/dynamic/text/${"9".repeat(2_100)}` })).rejects.toMatchObject({ code: -32602 });
+      const decisions = await decisionsOf(world(), grantId);
+      expect(decisions.map((record) => [record.request.args.uri, record.outcome === "allow"])).toEqual([
+        ["demo://resource/dynamic/text/3", true],
+        ["demo://resource/dynamic/blob/3", false],
+      ]);
     } finally {
       await gateway.close();
     }
