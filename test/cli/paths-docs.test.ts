@@ -7,7 +7,8 @@ import { authority, cliScratchDir, root } from "./run-cli.js";
 
 const doc = readFileSync(join(root, "docs", "policy-language.md"), "utf8");
 const section = doc.slice(doc.indexOf("## Paths and URLs"), doc.indexOf("## Null"));
-const [filePolicy, fetchPolicy] = [...section.matchAll(/```text\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const blocks = [...section.matchAll(/```text\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const [repoPolicy, filePolicy, fetchPolicy] = ["relPathWithin", "pathWithin(args.path, \"/tmp", "urlWithin"].map((name) => blocks.find((block) => block.includes(name)));
 const dir = cliScratchDir("authority-paths-docs-");
 
 const BASE = { amount_minor: 0, currency: "", agent: "agent-7", principal: "p", audience: "a", uses: 0, spent_minor: 0, hour_utc: 9, weekday_utc: "wed", approver: null };
@@ -32,6 +33,16 @@ describe("docs/policy-language.md: Paths and URLs", () => {
     expect(evaluate(filePolicy!, "files.write_file", { path: "/tmp/agent-files/notes/../secret.txt" })).toBe("false");
     for (const path of ["/tmp/agent-files/notes/%2e%2e/secret.txt", "notes/a.txt", "/tmp/agent-files/notes\\..\\secret.txt"]) {
       expect(evaluate(filePolicy!, "files.write_file", { path }), path).toBe("false (invalid-path)");
+    }
+  });
+
+  it("the repository example: workflow files refused however written, other files allowed, escapes failing closed", () => {
+    expect(repoPolicy).toContain("relPathWithin(args.path, \".github/workflows\")");
+    for (const path of ["src/../.github/workflows/x.yml", "./.github//workflows/x.yml", ".github/workflows"]) expect(evaluate(repoPolicy!, "git.read", { path }), path).toBe("false");
+    expect(evaluate(repoPolicy!, "git.read", { path: ".github/workflows-old/x.yml" })).toBe("true");
+    expect(evaluate(repoPolicy!, "git.read", {})).toBe("true");
+    for (const path of ["src/..%2f.github/workflows/x.yml", "src\\..\\.github\\workflows\\x.yml", "../payments/.github/workflows/x.yml", "/.github/workflows/x.yml"]) {
+      expect(evaluate(repoPolicy!, "git.read", { path }), path).toBe("false (invalid-path)");
     }
   });
 

@@ -50,6 +50,8 @@ export const FUNCTION_ARITY = Object.freeze({
   // The path and URL functions (paths.ts).
   pathWithin: 2,
   pathNormalize: 1,
+  relPathWithin: 2,
+  relPathNormalize: 1,
   urlWithin: 2,
   urlScheme: 1,
   urlHost: 1,

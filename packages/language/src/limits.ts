@@ -27,7 +27,7 @@ export const LIMITS = Object.freeze({
   approverSearchStepsMax: 262_144,
   /** Steps of lint's implication, redundancy and contradiction checks; past it they stay silent (docs/decisions/0112). */
   lintStepsMax: 25_000,
-  /** UTF-8 bytes of a path given to `pathWithin` or `pathNormalize` (Linux's PATH_MAX); longer fails closed. */
+  /** UTF-8 bytes of a path given to `pathWithin`, `pathNormalize`, `relPathWithin` or `relPathNormalize` (Linux's PATH_MAX); longer fails closed. */
   pathBytesMax: 4096,
   /** UTF-8 bytes of a URL given to a `url…` function; longer fails closed. */
   urlBytesMax: 8192,

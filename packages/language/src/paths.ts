@@ -72,6 +72,37 @@ export function pathWithin(path: string, dir: string): Normalized<boolean> {
   return { ok: true, value: d.value === "/" || p.value === d.value || p.value.startsWith(`${d.value}/`) };
 }
 
+/**
+ * `path` relative to a base the tool resolves it against (a repository's root, a working
+ * directory), normalized lexically: `//` and `.` dropped, `..` resolved, no trailing slash; the base
+ * itself is `.`. Refused, besides what normalizePath refuses: an absolute or empty path, and a `..`
+ * that climbs above the base (the tool would leave its root, or resolve it differently).
+ */
+export function normalizeRelativePath(path: string): Normalized<string> {
+  if (utf8Length(path) > LIMITS.pathBytesMax) return refuse(`the path is longer than ${LIMITS.pathBytesMax} bytes`);
+  if (path === "") return refuse("the path is empty");
+  if (path.startsWith("/")) return refuse("the path is not relative");
+  const bad = badCharacter(path, true);
+  if (bad !== undefined) return refuse(`the path contains ${bad}`);
+  if (PERCENT_ESCAPE.test(path)) return refuse("the path contains a percent escape");
+  const segments: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment !== "..") segments.push(segment);
+    else if (segments.pop() === undefined) return refuse("the path climbs above its base with `..`");
+  }
+  return { ok: true, value: segments.length === 0 ? "." : segments.join("/") };
+}
+
+/** Whether the relative `path` is `dir` or lies under it, both relative to the same base and normalized first. */
+export function relativePathWithin(path: string, dir: string): Normalized<boolean> {
+  const p = normalizeRelativePath(path);
+  if (!p.ok) return p;
+  const d = normalizeRelativePath(dir);
+  if (!d.ok) return refuse(`the directory is refused: ${d.problem}`);
+  return { ok: true, value: d.value === "." || p.value === d.value || p.value.startsWith(`${d.value}/`) };
+}
+
 /** The authority of `text` (between `//` and the first `/`, `?` or `#`), when it has one. */
 function authorityOf(text: string): string {
   const start = text.indexOf("//");
@@ -149,6 +180,8 @@ function urlPart(part: "scheme" | "host" | "port" | "path"): (a: string) => Norm
 export const PATH_URL_FUNCTIONS: ReadonlyMap<string, PathUrlFunction> = new Map<string, PathUrlFunction>([
   ["pathWithin", { arity: 2, result: "bool", code: "invalid-path", apply: pathWithin }],
   ["pathNormalize", { arity: 1, result: "string", code: "invalid-path", apply: normalizePath }],
+  ["relPathWithin", { arity: 2, result: "bool", code: "invalid-path", apply: relativePathWithin }],
+  ["relPathNormalize", { arity: 1, result: "string", code: "invalid-path", apply: normalizeRelativePath }],
   ["urlWithin", { arity: 2, result: "bool", code: "invalid-url", apply: urlWithin }],
   ["urlScheme", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("scheme") }],
   ["urlHost", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("host") }],

@@ -36,6 +36,14 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
     signature: "pathNormalize(path: string): string",
     doc: "The absolute POSIX `path` normalized lexically: `//` and `.` dropped, `..` resolved, no trailing slash. A relative path, NUL, a backslash or a percent escape fails closed.",
   },
+  relPathWithin: {
+    signature: "relPathWithin(path: string, dir: string): bool",
+    doc: "True when the relative `path` is `dir` or lies under it, both relative to the same base (a repository's root) and normalized lexically first. An absolute path, a `..` above the base, NUL, a backslash or a percent escape fails closed.",
+  },
+  relPathNormalize: {
+    signature: "relPathNormalize(path: string): string",
+    doc: "The relative `path` normalized lexically (`.` for the base itself). An absolute path, a `..` above the base, NUL, a backslash or a percent escape fails closed.",
+  },
   urlWithin: {
     signature: "urlWithin(url: string, prefix: string): bool",
     doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing. Userinfo, hidden characters, `//` in the path and escaped `.` or `/` fail closed.",
