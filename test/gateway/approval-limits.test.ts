@@ -58,7 +58,7 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
     }
   });
 
-  it("logs a wait that ran out as abandoned", async () => {
+  it("logs a wait that ran out as abandoned and tells the approver through the pending queue", async () => {
     const grantId = await issueGrant(world(), { scope: { tool: ["files.*"] }, enforcement_mode: "enforce", policy: "approver != null" });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}approval:\n  wait_seconds: 1\n  poll_ms: 100\nupstreams:\n${filesUpstream(world())}`, "abandon.yaml"));
     try {
@@ -66,6 +66,12 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
       const result = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world().files, "late.txt"), content: "late" } });
       expect(textOf(result)).toMatch(/^refused: gated: decision led_\w+ needs a human's approval and none came within 1 s/);
       expect(await logLine(gateway.stderr, "approval wait abandoned")).toMatchObject({ reason: "no approval in time" });
+      // The approver is told in the console's queue: the pending decision carries the abandonment.
+      const ledgerId = /decision (led_\w+)/.exec(textOf(result))![1]!;
+      const pending = await get(world().server.baseUrl, "/decisions/pending?limit=100", ADMIN_KEY);
+      const listed = (pending.decisions as any[]).find((d) => d.ledger_id === ledgerId);
+      expect(listed.abandoned).toMatchObject({ ledger_id: ledgerId, grant_id: grantId, reason: "timeout" });
+      expect(listed.abandoned.waited_ms).toBeGreaterThanOrEqual(1_000);
     } finally {
       await gateway.close();
     }

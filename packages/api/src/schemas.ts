@@ -5,7 +5,7 @@
 
 import { API_LIMITS } from "./limits.js";
 import {
-  authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
+  authorizeBodySchema, decisionAbandonBodySchema, decisionAbandonmentSchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
 } from "./decision-schemas.js";
 import { ledgerRecordSchema, pendingDecisionListSchema, pendingDecisionSchema, treeLedgerSchema } from "./decision-read-schemas.js";
@@ -574,6 +574,7 @@ export const requestSchemas = {
   AuthorizeBody: authorizeBodySchema,
   SettleBody: settleBodySchema,
   DecisionApproveBody: decisionApproveBodySchema,
+  DecisionAbandonBody: decisionAbandonBodySchema,
   ContractCreateBody: contractCreateBodySchema,
   BreakerCreateBody: breakerCreateBodySchema,
   BreakerArmBody: breakerArmBodySchema,
@@ -609,6 +610,7 @@ export const allSchemas = [
   decisionSchema,
   settlementSchema,
   decisionApprovalSchema,
+  decisionAbandonmentSchema,
   ledgerVerificationSchema,
   pendingDecisionSchema,
   pendingDecisionListSchema,

@@ -25,6 +25,7 @@ export async function waitForApproval(ctx: GatewayContext, ledgerId: string, sig
   for (;;) {
     if (signal.aborted) {
       ctx.log.warn("approval wait abandoned", { ledger_id: ledgerId, reason: "the client cancelled", waited_ms: Date.now() - started });
+      await tellApprover(ctx, ledgerId, "cancelled", Date.now() - started);
       return { ok: false, message: `refused: the client cancelled while decision ${ledgerId} waited for approval at ${link}` };
     }
     try {
@@ -45,10 +46,20 @@ export async function waitForApproval(ctx: GatewayContext, ledgerId: string, sig
     await sleep(Math.min(pollMs, deadline - now), signal);
   }
   ctx.log.warn("approval wait abandoned", { ledger_id: ledgerId, reason: "no approval in time", waited_ms: Date.now() - started });
+  await tellApprover(ctx, ledgerId, "timeout", Date.now() - started);
   return {
     ok: false,
     message: `refused: gated: decision ${ledgerId} needs a human's approval and none came within ${waitSeconds} s; a human can approve it at ${link}`,
   };
+}
+
+/** Reports the abandoned wait to the server, which shows it in the console; a failure is only logged. */
+async function tellApprover(ctx: GatewayContext, ledgerId: string, reason: "timeout" | "cancelled", waitedMs: number): Promise<void> {
+  try {
+    await ctx.authority.decisions.abandoned(ledgerId, { reason, waited_ms: Math.min(waitedMs, 86_400_000) });
+  } catch (error) {
+    ctx.log.warn("abandoned wait not reported", { ledger_id: ledgerId, error: messageOf(error) });
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
