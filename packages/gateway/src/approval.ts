@@ -1,6 +1,6 @@
 // Waiting for a human to approve a gated call: polling the decision's approval, reporting progress.
 import { AuthorityProblemError } from "@agent-authority/sdk";
-import type { GatewayContext } from "./calls.js";
+import type { GatewayContext } from "./context.js";
 import type { ProgressRelay } from "./progress.js";
 import { messageOf } from "./upstreams.js";
 

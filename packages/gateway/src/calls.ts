@@ -1,26 +1,17 @@
 // Every tools/call decided first: authorize, wait for a human when gated, forward on allow, then settle.
 import { createHash } from "node:crypto";
-import { AuthorityProblemError, type AuthorityClient, type AuthorizeBody, type AuthorizeResult } from "@agent-authority/sdk";
+import { AuthorityProblemError, type AuthorizeBody, type AuthorizeResult } from "@agent-authority/sdk";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { actionOf, spendOf } from "./action.js";
 import { waitForApproval } from "./approval.js";
 import type { Catalog, Route } from "./catalog.js";
-import type { GatewayConfig } from "./config.js";
+import type { GatewayContext } from "./context.js";
 import { GATEWAY_LIMITS } from "./limits.js";
 import type { ProgressRelay } from "./progress.js";
-import type { Log } from "./log.js";
 import { errorResult, refusalText } from "./refusal.js";
-import { messageOf, type Upstream } from "./upstreams.js";
+import { messageOf } from "./upstreams.js";
 
-/** What every session shares: the configuration, the authority client, the log and the live catalog. */
-export interface GatewayContext {
-  readonly config: GatewayConfig;
-  readonly authority: AuthorityClient;
-  readonly log: Log;
-  catalog(): Catalog;
-  /** The upstreams, in configuration order, up or down. */
-  upstreams(): readonly Upstream[];
-}
+export type { GatewayContext } from "./context.js";
 
 /** One client session: its id, and the calls it made, so a retried JSON-RPC id is answered once. */
 export interface Session {
