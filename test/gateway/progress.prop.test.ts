@@ -1,8 +1,10 @@
 // Progress towards the host on hostile upstream values: whatever an upstream reports (repeated,
-// decreasing, NaN, infinite, huge), what reaches the host is finite and strictly increasing.
+// decreasing, NaN, infinite, huge), what reaches the host is finite and strictly increasing; and
+// hostile prompt names never make an action name the server would refuse or read as a pattern.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ProgressRelay } from "@agent-authority/gateway";
+import { API_LIMITS } from "@agent-authority/api";
+import { ProgressRelay, promptAction, promptNameAllowed, resourceAction } from "@agent-authority/gateway";
 
 const params = { numRuns: 500, seed: Number(process.env["FC_SEED"] ?? 20261126) };
 
@@ -46,5 +48,21 @@ describe("ProgressRelay on hostile values", () => {
     after({ progress: 2 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toEqual([1, 2, 3, 12.5, 13.5, 14.5]);
+  });
+});
+
+describe("action names of resources and prompts on hostile names", () => {
+  const upstreamName = fc.stringMatching(/^[a-z][a-z0-9_-]{0,63}$/);
+  it("a prompt name the gateway accepts always gives an action name the authority server accepts; no other is offered", () => {
+    fc.assert(fc.property(upstreamName, fc.oneof(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_.*:\/ -]{0,200}$/)), (upstream, name) => {
+      const action = promptAction(upstream, name);
+      if (promptNameAllowed(name)) {
+        expect(action).toMatch(/^[A-Za-z0-9_.:*-]+$/);
+        expect(action.length).toBeLessThanOrEqual(API_LIMITS.toolNameCharsMax);
+        // No prompt name reaches a pattern entry or another upstream's namespace.
+        expect(name.includes("*")).toBe(false);
+      }
+      expect(resourceAction(upstream)).toMatch(/^resource:[a-z][a-z0-9_-]*$/);
+    }), params);
   });
 });

@@ -12,7 +12,7 @@ export { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
 export { jsonLog, type Log, type LogLevel } from "./log.js";
 export { parsePointer, pointerText, resolvePointer, type JsonPointer } from "./pointer.js";
 export { ProgressRelay, type ProgressSend } from "./progress.js";
-export { promptAction, resourceAction } from "./protocol.js";
+export { promptAction, promptNameAllowed, resourceAction } from "./protocol.js";
 export { REFUSED_CODE } from "./refusal.js";
 export { BoundedReadBuffer } from "./stdio-buffer.js";
 export { GATEWAY_INFO } from "./upstreams.js";

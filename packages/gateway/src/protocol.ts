@@ -24,6 +24,11 @@ export function promptAction(upstream: string, prompt: string): string {
 /** A prompt name that can be part of an action name (`[A-Za-z0-9_.-]`, bounded); others are not offered. */
 const PROMPT_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
+/** Whether a prompt of this name can be offered and named in a grant's scope. */
+export function promptNameAllowed(name: string): boolean {
+  return PROMPT_NAME.test(name);
+}
+
 /** What each upstream listed last: resource URIs, template texts and prompt names, to route a read or get. */
 interface Known {
   uris: Set<string>;
