@@ -166,4 +166,27 @@ describe("the whole protocol through the gateway", () => {
       await gateway.close();
     }
   });
+
+  it("routes by what the upstreams list: a resource to an upstream the grant covers, a prompt to the first upstream offering it", async () => {
+    const twice = `${everything}  everything2:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`;
+    const grantId = await issueGrant(world(), { scope: { tool: ["resource:everything2", "prompt:everything2.simple-prompt"] }, enforcement_mode: "enforce" });
+    const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${twice}`, "twice.yaml"));
+    try {
+      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      const uri = "demo://resource/dynamic/text/5";
+      // Both upstreams serve the URI: the read goes to the one the grant covers.
+      expect((await gateway.client.readResource({ uri })).contents.length).toBe(1);
+      // The first upstream keeps a prompt name both offer, so the grant's entry for the second covers nothing.
+      expect((await gateway.client.listPrompts()).prompts).toEqual([]);
+      await expect(gateway.client.getPrompt({ name: "simple-prompt" })).rejects.toMatchObject({ code: -32003 });
+      await expect(gateway.client.readResource({ uri: "nothing://served/here" })).rejects.toMatchObject({ code: -32002 });
+      const decisions = await decisionsOf(world(), grantId);
+      expect(decisions.map((record) => [record.request.tool, record.outcome])).toEqual([
+        ["resource:everything2", "allow"],
+        ["prompt:everything.simple-prompt", "deny"],
+      ]);
+    } finally {
+      await gateway.close();
+    }
+  });
 });

@@ -34,6 +34,9 @@ interface Known {
   uris: Set<string>;
   templates: string[];
   prompts: Set<string>;
+  /** Whether both resource lists, and the prompt list, were read at least once. */
+  resourcesListed: boolean;
+  promptsListed: boolean;
 }
 const known = new WeakMap<Upstream, Known>();
 
@@ -72,7 +75,7 @@ async function allPages<T>(upstream: Upstream, page: (cursor: string | undefined
 
 function knownOf(upstream: Upstream): Known {
   let entry = known.get(upstream);
-  if (entry === undefined) known.set(upstream, (entry = { uris: new Set(), templates: [], prompts: new Set() }));
+  if (entry === undefined) known.set(upstream, (entry = { uris: new Set(), templates: [], prompts: new Set(), resourcesListed: false, promptsListed: false }));
   return entry;
 }
 
@@ -95,6 +98,7 @@ async function listTemplates(upstream: Upstream): Promise<ResourceTemplate[]> {
     return { items: answer.resourceTemplates, nextCursor: answer.nextCursor };
   });
   knownOf(upstream).templates = templates.map((template) => template.uriTemplate);
+  knownOf(upstream).resourcesListed = true;
   return templates;
 }
 
@@ -106,6 +110,7 @@ async function listPrompts(upstream: Upstream): Promise<Prompt[]> {
     return { items: answer.prompts, nextCursor: answer.nextCursor };
   });
   knownOf(upstream).prompts = new Set(prompts.map((prompt) => prompt.name));
+  knownOf(upstream).promptsListed = true;
   return prompts;
 }
 
@@ -149,15 +154,20 @@ export async function visiblePrompts(ctx: GatewayContext): Promise<Prompt[]> {
 }
 
 /**
- * The upstream serving `uri`: the only one serving resources, else the first (in configuration
- * order) that listed the URI, else the first with a template whose text before its first `{` starts
- * it. What is not known is listed once more before the read is refused.
+ * The upstream serving `uri`: the only one serving resources; else, among the upstreams whose
+ * `resource:<upstream>` the grant covers first and then the others, each in configuration order,
+ * the first that lists the URI, else the first with a template whose text before its first `{`
+ * starts it. Every upstream is listed before the first match, and once more before a URI is refused.
  */
 async function resourceOwner(ctx: GatewayContext, uri: string): Promise<Upstream | undefined> {
-  const upstreams = serving(ctx, "resources");
-  if (upstreams.length <= 1) return upstreams[0];
+  const all = serving(ctx, "resources");
+  if (all.length <= 1) return all[0];
+  const scope = await scopeNow(ctx);
+  const upstreams = [...all.filter((u) => covered(scope, resourceAction(u.name))), ...all.filter((u) => !covered(scope, resourceAction(u.name)))];
+  const listAll = (which: readonly Upstream[]) => gather(ctx, which, async (upstream) => [...(await listResources(upstream)), ...(await listTemplates(upstream))]);
+  await listAll(upstreams.filter((upstream) => !knownOf(upstream).resourcesListed));
   for (let pass = 0; pass < 2; pass += 1) {
-    if (pass === 1) await gather(ctx, upstreams, async (upstream) => [...(await listResources(upstream)), ...(await listTemplates(upstream))]);
+    if (pass === 1) await listAll(upstreams);
     const exact = upstreams.find((upstream) => knownOf(upstream).uris.has(uri));
     if (exact !== undefined) return exact;
     const templated = upstreams.find((upstream) => knownOf(upstream).templates.some((template) => {
@@ -169,9 +179,10 @@ async function resourceOwner(ctx: GatewayContext, uri: string): Promise<Upstream
   return undefined;
 }
 
-/** The upstream offering the prompt `name`: the first, in configuration order, that lists it. */
+/** The upstream offering the prompt `name`: the first, in configuration order, that lists it (as `prompts/list` shows it). */
 async function promptOwner(ctx: GatewayContext, name: string): Promise<Upstream | undefined> {
   const upstreams = serving(ctx, "prompts");
+  await gather(ctx, upstreams.filter((upstream) => !knownOf(upstream).promptsListed), listPrompts);
   const found = upstreams.find((upstream) => knownOf(upstream).prompts.has(name));
   if (found !== undefined) return found;
   await gather(ctx, upstreams, listPrompts);
