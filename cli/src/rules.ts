@@ -37,6 +37,8 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "integer-overflow": ["Integer overflow", "Arithmetic leaves the safe integer range; the policy refuses."],
   "value-too-deep": ["Value nested too deeply", "A dynamic value nests deeper than the language allows; the policy refuses."],
   "cost-exceeded": ["Cost budget exceeded", "An evaluation used up its budget of work units; the policy refuses."],
+  "invalid-path": ["Path refused", "A path function refused its input (relative, escaped, NUL, backslash or too long); the policy refuses."],
+  "invalid-url": ["URL refused", "A URL function refused its input (not http(s)/ws(s), userinfo, hidden characters, empty segments or labels); the policy refuses."],
   "constant-condition": ["Constant condition", "A condition whose value never depends on the action."],
   "redundant-disjunct": ["Redundant alternative", "An alternative of `||` that never changes the outcome."],
   "never-allows": ["Policy never allows", "Some conditions of the policy contradict each other, so it never allows."],

@@ -97,6 +97,15 @@ function approvalForm(prefill, onApproved) {
   return form;
 }
 
+/** The agent stopped waiting: its call was refused, so an approval now serves only a retry of the same action. */
+function abandonedNotice(abandoned) {
+  const why = abandoned.reason === "cancelled" ? "its client cancelled the call" : `no approval came within ${Math.round(abandoned.waited_ms / 1000)} s`;
+  const box = message("notice", "The agent stopped waiting at ", time(abandoned.abandoned_at), ` (${why}); its call was refused. `
+    + "Approving now lets only a retry of the same action through.");
+  box.classList.add("abandoned");
+  return box;
+}
+
 export async function gatedView(section, { caps, recount }) {
   const mayApprove = caps.can("post", "/decisions/{}/approve");
   if (!mayApprove) section.append(message("notice", "Read only: approving an action needs a human key with the approver or admin role."));
@@ -111,6 +120,7 @@ export async function gatedView(section, { caps, recount }) {
         fields([["agent", agentLabel(d)], ["grant", d.grant_id ? h("span", { class: "mono id" }, d.grant_id) : null], ["tool", d.request?.tool ?? d.tool ?? null],
           ["amount", money(amount, currency)], ["arguments", argumentsOf(d.request)], ["decided_at", time(d.decided_at)], ["reason", d.reason ?? null]]),
         whoCanApprove(d.residual), gateStrip(d.gates));
+      if (d.abandoned) card.append(abandonedNotice(d.abandoned));
       if (mayApprove && d.caller_admitted === false) card.append(notAdmitted(caps.me?.identity, d.residual));
       else if (mayApprove) {
         card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => {

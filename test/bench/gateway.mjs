@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { manifestHash } from "@agent-authority/sdk";
+import { manifestHash, toolDefinition } from "@agent-authority/sdk";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const FILESYSTEM = join(root, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
@@ -107,7 +107,7 @@ const server = await startServer(dir);
 try {
   const direct = await connect(process.execPath, [FILESYSTEM, files]);
   const { tools } = await direct.client.listTools();
-  const hash = manifestHash(tools.map((tool) => ({ name: `files.${tool.name}`, kind: "mcp" })));
+  const hash = manifestHash(tools.map((tool) => ({ name: `files.${tool.name}`, kind: "mcp", definition: toolDefinition(tool) })));
   const agent = await api(server.baseUrl, "/agents", { name: "bench-agent" });
   const certification = { basis: "bench", provenance_version: "model-bench", manifest_hash: hash, content_hash: "sha256:bench", market_profile: "EU", checks: ["bench"] };
   await api(server.baseUrl, `/agents/${agent.id}/certification`, certification);

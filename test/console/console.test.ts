@@ -261,6 +261,16 @@ function consoleSuite(): void {
     expect(refused.body.code).toBe("approver_not_admitted");
     await page.reload();
     await card.waitFor();
+    expect(await card.locator(".abandoned").count()).toBe(0);
+    // The agent stops waiting (as the MCP gateway reports it): the approver is told on the card.
+    const abandoned = await w.t.call("POST", `/decisions/${decision.body.ledger_id}/abandoned`, { key: w.agentKey, body: { reason: "timeout", waited_ms: 55_000 } });
+    expect(abandoned.status).toBe(200);
+    await page.reload();
+    await card.waitFor();
+    const told = await card.locator(".abandoned").textContent();
+    expect(told).toContain("The agent stopped waiting at");
+    expect(told).toContain("no approval came within 55 s");
+    expect(told).toContain("its call was refused");
   });
 
   it("certifies an agent, revokes the certificate and keeps it in the history", async () => {

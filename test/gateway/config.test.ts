@@ -29,7 +29,8 @@ describe("gateway configuration", () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.config.authority).toEqual({ url: "http://127.0.0.1:8080/v1", keyEnv: "AGENT_KEY", grantId: GRANT, timeoutMs: 2000, attempts: 2, consoleUrl: "http://127.0.0.1:8080/console" });
-    expect(result.config.approval).toEqual({ waitSeconds: 120, pollMs: 1000 });
+    expect(result.config.approval).toEqual({ waitSeconds: 55, pollMs: 1000 });
+    expect(result.config.http).toEqual({ tokenEnv: undefined, sessionIdleSeconds: 300 });
     expect(result.config.upstreams.map((u) => [u.name, u.kind])).toEqual([["files", "stdio"], ["remote", "http"]]);
   });
 
@@ -50,6 +51,16 @@ describe("gateway configuration", () => {
     expect(errors(`${head}${upstream}tools:\n  files.write_file:\n    currency: euro\n    amount: 1\n`)).toContainEqual(expect.stringMatching(/^gateway\.yaml:11:15: `tools\.files\.write_file\.currency` must be a JSON Pointer/));
   });
 
+  it("refuses an authority URL that is neither https nor loopback unless allowed explicitly", () => {
+    const at = (url: string, extra = "") => `authority:\n  url: ${url}\n  key_env: AGENT_KEY\n  grant_id: ${GRANT}\n${extra}${upstream}`;
+    for (const url of ["https://authority.example.com/v1", "http://127.0.0.1:8080/v1", "http://127.8.9.10/v1", "http://[::1]:8080/v1", "http://localhost:8080/v1"]) expect(errors(at(url)), url).toEqual([]);
+    for (const url of ["http://authority.example.com/v1", "http://10.0.0.5:8080/v1", "http://127.0.0.1.example.com/v1", "http://localhost.example.com/v1"]) {
+      expect(errors(at(url)), url).toEqual([expect.stringMatching(/^gateway\.yaml:2:8: `authority\.url` must be https, or http on a loopback address/)]);
+    }
+    expect(errors(at("http://authority.example.com/v1", "  allow_insecure_http: true\n"))).toEqual([]);
+    expect(errors(at("http://authority.example.com/v1", "  allow_insecure_http: yes please\n"))).toContainEqual(expect.stringMatching(/`authority\.allow_insecure_http` must be `true` or `false`/));
+  });
+
   it("keeps every limit at its edge", () => {
     const at = (n: number) => `${head}upstreams:\n${Array.from({ length: n }, (_, i) => `  u${i}:\n    command: x\n`).join("")}`;
     expect(errors(at(GATEWAY_LIMITS.upstreamsMax))).toEqual([]);
@@ -64,6 +75,20 @@ describe("gateway configuration", () => {
     expect(errors(tools(GATEWAY_LIMITS.mappedToolsMax))).toEqual([]);
     expect(errors(tools(GATEWAY_LIMITS.mappedToolsMax + 1))).toEqual([expect.stringMatching(/`tools` maps at most 1024 tools/)]);
     expect(errors(`${head}${upstream}${" ".repeat(GATEWAY_LIMITS.configBytesMax)}`)).toEqual([expect.stringMatching(/larger than 262144 bytes/)]);
+    const restart = (text: string) => `${head}${upstream}    restart: ${text}\n`;
+    const upstreamOf = (text: string) => { const r = parseGatewayConfig(restart(text), "gateway.yaml"); return r.ok ? r.config.upstreams[0] : undefined; };
+    expect(upstreamOf("false")?.restart).toBeUndefined();
+    expect(upstreamOf("true")?.restart).toEqual({ initialMs: 250, maxMs: 30_000 });
+    expect(upstreamOf(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin}, max_ms: ${GATEWAY_LIMITS.restartMsMax}}`)?.restart).toEqual({ initialMs: 10, maxMs: 600_000 });
+    expect(errors(restart(`{initial_ms: ${GATEWAY_LIMITS.restartInitialMsMin - 1}}`))).toEqual([expect.stringMatching(/^gateway\.yaml:9:27: `upstreams\.files\.restart\.initial_ms` must be an integer from 10 to 600000/)]);
+    expect(errors(restart(`{max_ms: ${GATEWAY_LIMITS.restartMsMax + 1}}`))).toEqual([expect.stringMatching(/`upstreams\.files\.restart\.max_ms` must be an integer from 10 to 600000/)]);
+    const idle = (n: number) => `${head}http:\n  token_env: LISTEN_TOKEN\n  session_idle_seconds: ${n}\n${upstream}`;
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMin))).toEqual([]);
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMax))).toEqual([]);
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMin - 1))).toEqual([expect.stringMatching(/`http\.session_idle_seconds` must be an integer from 1 to 86400/)]);
+    expect(errors(idle(GATEWAY_LIMITS.httpSessionIdleSecondsMax + 1))).toEqual([expect.stringMatching(/`http\.session_idle_seconds` must be an integer from 1 to 86400/)]);
+    expect(errors(`${head}upstreams:\n  files:\n    command: x\n    token_env: T\n`)).toEqual([expect.stringMatching(/`token_env` is for a `url` upstream/)]);
+    expect(errors(restart("{initial_ms: 500, max_ms: 100}"))).toEqual([expect.stringMatching(/`max_ms` \(100\) must be at least `initial_ms` \(500\)/)]);
   });
 
   it("maps a call to an action: pointer or constant amounts, named arguments, refusing what does not fit", () => {

@@ -1,5 +1,5 @@
 // docs/mcp-gateway.md: its configuration is valid, and its refusal reads as the gateway writes it.
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "@agent-authority/gateway";
@@ -9,6 +9,8 @@ import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, logLine, useWor
 const doc = readFileSync(new URL("../../docs/mcp-gateway.md", import.meta.url), "utf8");
 const yamlBlock = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
 const refusal = /```text\n(refused: [^\n]*)\n```/.exec(doc)![1]!;
+/** The five-minute example's policy, as step 2 writes it to `notes.policy`. */
+const notesPolicy = /cat > notes\.policy <<'EOF'\n([\s\S]*?)EOF\n/.exec(doc)![1]!;
 
 describe("docs/mcp-gateway.md", () => {
   it("holds a configuration the gateway accepts, and a host snippet that is JSON", () => {
@@ -21,21 +23,42 @@ describe("docs/mcp-gateway.md", () => {
   describe.skipIf(!SERVER_BUILT)("the five-minute example", () => {
     const world = useWorld("notes-bot");
 
-    it("refuses a write outside the notes with the text the page shows", async () => {
+    it("lists and writes as the page says, refuses a write outside the notes with the text it shows, and lets no escape through", async () => {
+      const notes = join(world().files, "notes");
       const grantId = await issueGrant(world(), {
-        scope: { tool: ["files.write_file", "files.list_allowed_directories"] }, enforcement_mode: "enforce", policy: `startsWith(args.path, "${world().files}/notes/")`,
+        scope: { tool: ["files.write_file", "files.list_allowed_directories"] }, enforcement_mode: "enforce", policy: notesPolicy.replaceAll("/tmp/agent-files", world().files),
       });
-      mkdirSync(join(world().files, "notes"));
+      mkdirSync(notes);
       const upstreams = yamlBlock.slice(yamlBlock.indexOf("upstreams:")).replace("node_modules/", join(process.cwd(), "node_modules/")).replace("/tmp/agent-files", world().files);
       const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstreams}`));
       try {
         await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
         expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["list_allowed_directories", "write_file"]);
-        const allowed = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world().files, "notes", "hello.md"), content: "hi" } });
+        const listed = await gateway.client.callTool({ name: "list_allowed_directories", arguments: {} });
+        expect(listed.isError, textOf(listed)).toBeFalsy();
+        expect(textOf(listed)).toContain(world().files);
+        const allowed = await gateway.client.callTool({ name: "write_file", arguments: { path: join(notes, "hello.md"), content: "hi" } });
         expect(allowed.isError, textOf(allowed)).toBeFalsy();
-        const refused = await gateway.client.callTool({ name: "write_file", arguments: { path: join(world().files, "secret.txt"), content: "no" } });
+        expect(readFileSync(join(notes, "hello.md"), "utf8")).toBe("hi");
+        const inside = await gateway.client.callTool({ name: "write_file", arguments: { path: `${notes}//sub/./../today.md`, content: "ok" } });
+        expect(inside.isError, textOf(inside)).toBeFalsy();
+        const refused = await gateway.client.callTool({ name: "write_file", arguments: { path: `${notes}/../secret.txt`, content: "no" } });
         const shown = textOf(refused).replace(/grt_\w+/, "grt_…").replace(/led_\w+/, "led_…");
         expect(shown).toBe(refusal);
+        const escapes = [
+          join(world().files, "secret.txt"), `${notes}/..`, `${notes}//../secret.txt`, `${notes}/./../secret.txt`, `${notes}/sub/../../secret.txt`,
+          `${notes}/%2e%2e/secret.txt`, `${notes}/%2E%2E%2Fsecret.txt`, `${notes}/..%2fsecret.txt`, `${notes}\\..\\secret.txt`,
+          `${notes}-old/secret.txt`, "notes/secret.txt", "./notes/../secret.txt", `${notes}/\u0000/../../secret.txt`,
+        ];
+        for (const path of escapes) {
+          const result = await gateway.client.callTool({ name: "write_file", arguments: { path, content: "escaped" } });
+          expect(result.isError, `${path}: ${textOf(result)}`).toBe(true);
+          // Refused by the policy gate, or (a NUL) already by the server, which takes no control characters.
+          expect(textOf(result), path).toMatch(/^refused: (deny by the policy gate \(policy\.(deny|error)\)|`write_file` was not run because the authority server could not decide \(the authority server refused the request \(400)/);
+        }
+        expect(existsSync(join(world().files, "secret.txt"))).toBe(false);
+        expect(readdirSync(world().files).sort()).toEqual(["notes"]);
+        expect(readdirSync(notes).sort()).toEqual(["hello.md", "today.md"]);
       } finally {
         await gateway.close();
       }

@@ -212,7 +212,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       expect((await gateway.client.callTool({ name: "echo", arguments: { text: "before" } })).isError).toBeFalsy();
       expect((await gateway.client.callTool({ name: "swap", arguments: {} })).isError).toBeFalsy();
       await until(async () => changed || undefined);
-      expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["bill", "crash", "echo", "exfiltrate", "swap"]);
+      expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["big", "bill", "crash", "echo", "exfiltrate", "swap"]);
       const after = await gateway.client.callTool({ name: "echo", arguments: { text: "after" } });
       expect(after.isError).toBe(true);
       expect(textOf(after)).toMatch(/^refused: deny by the certification gate \(certification\.attestation_mismatch\)/);

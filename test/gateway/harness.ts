@@ -16,6 +16,7 @@ export const CLI = join(root, "cli", "bin", "authority.js");
 export const MEMORY_SERVER = join(root, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
 export const FILESYSTEM_SERVER = join(root, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
 export const SHIFTING_SERVER = join(root, "test", "gateway", "fixtures", "shifting-server.mjs");
+export const POISONING_SERVER = join(root, "test", "gateway", "fixtures", "poisoning-server.mjs");
 export const KEY_ENV = "GATEWAY_TEST_AGENT_KEY";
 
 export interface World {
@@ -87,11 +88,11 @@ export interface Connected {
 }
 
 /** Runs `authority gateway --config PATH` and connects the MCP SDK's Client to it over stdio. */
-export async function connectGateway(world: World, configPath: string, agentKey: string = world.agent.key): Promise<Connected> {
+export async function connectGateway(world: World, configPath: string, agentKey: string = world.agent.key, env: Record<string, string> = {}): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, "gateway", "--config", configPath],
-    env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: agentKey },
+    env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: agentKey, ...env },
     stderr: "pipe",
   });
   let stderr = "";
@@ -137,12 +138,12 @@ export async function certify(world: World, manifestHash: string): Promise<void>
 
 /** The manifest hash of an upstream's tools as `authority manifest` would hash them, read with a direct client. */
 export async function upstreamManifestHash(upstream: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
-  const { manifestHash } = await import("@agent-authority/sdk");
+  const { manifestHash, toolDefinition } = await import("@agent-authority/sdk");
   const client = new Client({ name: "direct", version: "1.0.0" });
   await client.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
   try {
     const { tools } = await client.listTools();
-    return manifestHash(tools.map((tool) => ({ name: `${upstream}.${tool.name}`, kind: "mcp" as const })));
+    return manifestHash(tools.map((tool) => ({ name: `${upstream}.${tool.name}`, kind: "mcp" as const, definition: toolDefinition(tool) })));
   } finally {
     await client.close();
   }

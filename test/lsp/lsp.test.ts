@@ -107,6 +107,21 @@ describe("authority lsp", () => {
     expect(args).toEqual(["vendor"]);
   });
 
+  it("completes and explains the path and URL functions", async () => {
+    const uri = "file:///project/files.policy";
+    const text = 'pathWithin(args.path, "/tmp/notes") && urlHost(args.url) == "example.com"\n';
+    const opened = await editor.open(uri, text);
+    expect(opened.diagnostics).toEqual([]);
+    type H = { contents: { value: string } } | null;
+    const hover = await editor.request<H>("textDocument/hover", { textDocument: { uri }, position: { line: 0, character: 3 } });
+    expect(hover?.contents.value).toContain("pathWithin(path: string, dir: string): bool");
+    expect(hover?.contents.value).toContain("normalized lexically");
+    const url = await editor.request<H>("textDocument/hover", { textDocument: { uri }, position: positionOf(text, "urlHost", 2) });
+    expect(url?.contents.value).toContain("urlHost(url: string): string");
+    const names = (await editor.request<{ label: string }[]>("textDocument/completion", { textDocument: { uri }, position: { line: 0, character: 0 } })).map((i) => i.label);
+    expect(names).toEqual(expect.arrayContaining(["pathWithin", "pathNormalize", "urlWithin", "urlScheme", "urlHost", "urlPort", "urlPath"]));
+  });
+
   it("goes from a placeholder to its parameter's declaration", async () => {
     await editor.open(familyUri, familyText, "yaml");
     const location = await editor.request<{ uri: string; range: { start: unknown } }>("textDocument/definition", {

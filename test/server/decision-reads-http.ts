@@ -119,6 +119,26 @@ export function decisionReadsSuite(target: StoreTarget): void {
       expect(past.body).toEqual({ decisions: [], next_after: null });
     });
 
+    it("shows the approver that the agent stopped waiting; the first report stands, and only a gated decision's agent reports it", async () => {
+      const grant = await issueGrant(s, agent.id, { policy: GATED_POLICY });
+      const ledgerId = await gatedOn(grant.id);
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toBeNull();
+      problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "later", waited_ms: 5 }), 400, "invalid_body");
+      problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax + 1 }), 400, "invalid_body");
+      problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, approverKey, { reason: "timeout", waited_ms: 5 }), 403, "forbidden");
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toBeNull();
+      const first = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
+      expect(first.status, first.text).toBe(200);
+      expect(first.body).toMatchObject({ ledger_id: ledgerId, grant_id: grant.id, reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
+      const again = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "cancelled", waited_ms: 1 });
+      expect(again.body).toEqual(first.body);
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toEqual(first.body);
+      // An allowed decision had nothing to wait for; an unknown one is not found.
+      const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
+      problem(await s.call("POST", `/decisions/${allowed.body.ledger_id}/abandoned`, agent.key, { reason: "timeout", waited_ms: 5 }), 409, "decision_not_gated");
+      problem(await s.call("POST", "/decisions/led_00000000000000000000000000/abandoned", agent.key, { reason: "timeout", waited_ms: 5 }), 404, "decision_not_found");
+    });
+
     it("is read by approvers and admins only", async () => {
       expect((await s.call("GET", "/decisions/pending", ADMIN_KEY)).status).toBe(200);
       problem(await s.call("GET", "/decisions/pending", auditorKey), 403, "forbidden");

@@ -18,7 +18,9 @@ a human on a gated call, settles what an allowed call spent, and refuses every c
 cannot decide. Logs are JSON lines on stderr. Configuration: ${docPath("mcp-gateway.md")}.
 
   --config FILE       the gateway configuration (YAML)
-  --listen HOST:PORT  serve streamable HTTP instead of stdio
+  --listen HOST:PORT  serve streamable HTTP instead of stdio; every request must carry
+                      \`Authorization: Bearer TOKEN\`, TOKEN read from the variable named by
+                      \`http.token_env\` (at least 32 characters)
 
 Exit status: 0 after the client closed the session, 1 the configuration has errors or an upstream
 did not start, 2 usage error (no --config, unreadable FILE, key variable unset).
@@ -43,10 +45,20 @@ did not start, 2 usage error (no --config, unreadable FILE, key variable unset).
     const keyEnv = parsed.config.authority.keyEnv;
     const apiKey = terminal.env[keyEnv];
     if (apiKey === undefined || apiKey === "") throw new UsageError(`the agent's key is read from \`${keyEnv}\`, which is not set`);
+    let listenToken: string | undefined;
+    if (listen !== undefined) {
+      const tokenEnv = parsed.config.http.tokenEnv;
+      if (tokenEnv === undefined) throw new UsageError("`--listen` needs a bearer token: name its environment variable in `http.token_env`");
+      listenToken = terminal.env[tokenEnv];
+      const { httpTokenCharsMin: min, httpTokenCharsMax: max } = gateway.GATEWAY_LIMITS;
+      if (listenToken === undefined || listenToken.length < min || listenToken.length > max || !/^[\x21-\x7e]+$/.test(listenToken)) {
+        throw new UsageError(`the listener's bearer token is read from \`${tokenEnv}\`, which must hold ${min} to ${max} printable characters`);
+      }
+    }
     const log = gateway.jsonLog((line) => terminal.err.write(line));
     let running: Awaited<ReturnType<typeof gateway.startGateway>>;
     try {
-      running = await gateway.startGateway({ config: parsed.config, baseDir: dirname(path), apiKey, log, ...(listen === undefined ? {} : { listen }) });
+      running = await gateway.startGateway({ config: parsed.config, baseDir: dirname(path), apiKey, log, ...(listen === undefined ? {} : { listen, listenToken }) });
     } catch (error) {
       terminal.err.write(`authority gateway: ${error instanceof Error ? error.message : String(error)}\n`);
       return EXIT.failed;

@@ -9,7 +9,7 @@ export const pendingDecisionSchema = {
   $id: "PendingDecision",
   title: "PendingDecision",
   type: "object",
-  required: ["ledger_id", "outcome", "grant_id", "agent_id", "agent_name", "request", "residual", "caller_admitted", "gates", "decided_at"],
+  required: ["ledger_id", "outcome", "grant_id", "agent_id", "agent_name", "request", "residual", "caller_admitted", "gates", "decided_at", "abandoned"],
   properties: {
     ledger_id: ledgerId,
     outcome: { type: "string", enum: ["gated"] },
@@ -35,6 +35,10 @@ export const pendingDecisionSchema = {
       },
     },
     decided_at: { type: "string" },
+    abandoned: {
+      oneOf: [{ $ref: "DecisionAbandonment" }, { type: "null" }],
+      description: "Set once the agent stopped waiting (its call was refused): approving now helps only a later retry of the same action.",
+    },
   },
 } as const;
 

@@ -70,6 +70,34 @@ export const decisionApproveBodySchema = {
   },
 } as const;
 
+/** The body of `POST /v1/decisions/{ledger_id}/abandoned`: why the agent stopped waiting for an approval. */
+export const decisionAbandonBodySchema = {
+  $id: "DecisionAbandonBody",
+  title: "DecisionAbandonBody",
+  type: "object",
+  additionalProperties: false,
+  required: ["reason", "waited_ms"],
+  properties: {
+    reason: { type: "string", enum: ["timeout", "cancelled"], description: "`timeout`: no approval within the agent's wait; `cancelled`: the agent's client cancelled the call." },
+    waited_ms: { type: "integer", minimum: 0, maximum: API_LIMITS.abandonWaitMsMax, description: "How long the agent waited, in milliseconds." },
+  },
+} as const;
+
+/** An agent stopped waiting for the approval of a gated decision: an approval now is not used by that call. */
+export const decisionAbandonmentSchema = {
+  $id: "DecisionAbandonment",
+  title: "DecisionAbandonment",
+  type: "object",
+  required: ["ledger_id", "grant_id", "reason", "waited_ms", "abandoned_at"],
+  properties: {
+    ledger_id: ledgerId,
+    grant_id: { type: "string" },
+    reason: { type: "string", enum: ["timeout", "cancelled"] },
+    waited_ms: { type: "integer" },
+    abandoned_at: { type: "string" },
+  },
+} as const;
+
 export const decisionSchema = {
   $id: "Decision",
   title: "Decision",

@@ -44,7 +44,7 @@ export {
   type RequestSchemaName,
 } from "./schemas.js";
 export {
-  authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionSchema, settlementSchema, decisionApprovalSchema,
+  authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionAbandonBodySchema, decisionAbandonmentSchema, decisionSchema, settlementSchema, decisionApprovalSchema,
   ledgerVerificationSchema,
 } from "./decision-schemas.js";
 export { pendingDecisionSchema, pendingDecisionListSchema, ledgerRecordSchema, treeLedgerSchema } from "./decision-read-schemas.js";

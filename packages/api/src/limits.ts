@@ -10,6 +10,8 @@ export const API_LIMITS = Object.freeze({
   /** Tools named in one scope. */
   scopeToolsMax: 256,
   toolNameCharsMax: 200,
+  /** The wait an agent reports when it stops waiting for an approval (one day), in milliseconds. */
+  abandonWaitMsMax: 86_400_000,
   agentNameCharsMax: 128,
   identityCharsMax: 254,
   textCharsMax: 2_000,

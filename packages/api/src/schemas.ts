@@ -8,7 +8,7 @@ import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } fro
 import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
 import { signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
 import {
-  authorizeBodySchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
+  authorizeBodySchema, decisionAbandonBodySchema, decisionAbandonmentSchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
   settlementSchema,
 } from "./decision-schemas.js";
 import { ledgerRecordSchema, pendingDecisionListSchema, pendingDecisionSchema, treeLedgerSchema } from "./decision-read-schemas.js";
@@ -613,6 +613,7 @@ export const requestSchemas = {
   AuthorizeBody: authorizeBodySchema,
   SettleBody: settleBodySchema,
   DecisionApproveBody: decisionApproveBodySchema,
+  DecisionAbandonBody: decisionAbandonBodySchema,
   ContractCreateBody: contractCreateBodySchema,
   BreakerCreateBody: breakerCreateBodySchema,
   BreakerArmBody: breakerArmBodySchema,
@@ -652,6 +653,7 @@ export const allSchemas = [
   decisionSchema,
   settlementSchema,
   decisionApprovalSchema,
+  decisionAbandonmentSchema,
   ledgerVerificationSchema,
   pendingDecisionSchema,
   pendingDecisionListSchema,

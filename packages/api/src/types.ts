@@ -175,6 +175,8 @@ export interface SettleBody { amount_minor: number; nonce?: string }
 
 export interface DecisionApproveBody { amount_minor_max?: number; expires_in_minutes?: number; note?: string }
 
+export interface DecisionAbandonBody { reason: "timeout" | "cancelled"; waited_ms: number }
+
 export type ContractMetric = "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
 
 export interface ContractCreateBody {

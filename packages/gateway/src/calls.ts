@@ -1,23 +1,17 @@
 // Every tools/call decided first: authorize, wait for a human when gated, forward on allow, then settle.
 import { createHash } from "node:crypto";
-import { AuthorityProblemError, type AuthorityClient, type AuthorizeBody, type AuthorizeResult } from "@agent-authority/sdk";
+import { AuthorityProblemError, type AuthorizeBody, type AuthorizeResult } from "@agent-authority/sdk";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { actionOf, spendOf } from "./action.js";
-import { waitForApproval, type ProgressSink } from "./approval.js";
+import { waitForApproval } from "./approval.js";
 import type { Catalog, Route } from "./catalog.js";
-import type { GatewayConfig } from "./config.js";
+import type { GatewayContext } from "./context.js";
 import { GATEWAY_LIMITS } from "./limits.js";
-import type { Log } from "./log.js";
-import { errorResult, refusalResult } from "./refusal.js";
+import type { ProgressRelay } from "./progress.js";
+import { errorResult, refusalText } from "./refusal.js";
 import { messageOf } from "./upstreams.js";
 
-/** What every session shares: the configuration, the authority client, the log and the live catalog. */
-export interface GatewayContext {
-  readonly config: GatewayConfig;
-  readonly authority: AuthorityClient;
-  readonly log: Log;
-  catalog(): Catalog;
-}
+export type { GatewayContext } from "./context.js";
 
 /** One client session: its id, and the calls it made, so a retried JSON-RPC id is answered once. */
 export interface Session {
@@ -37,7 +31,7 @@ export interface CallRequest {
   /** The JSON-RPC id of the tools/call request. */
   readonly requestId: string | number;
   readonly signal: AbortSignal;
-  readonly progress: ProgressSink | undefined;
+  readonly progress: ProgressRelay | undefined;
 }
 
 /** The idempotency key of a call: the session and the JSON-RPC id, hashed to a fixed length. */
@@ -76,23 +70,44 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
   const catalog = ctx.catalog();
   const route = catalog.routes.get(request.name);
   if (route === undefined) return errorResult(`refused: no tool \`${request.name}\` behind this gateway; nothing was forwarded`);
+  // A call that cannot reach its upstream is refused before any decision: nothing is held or used.
+  if (!route.upstream.alive) return errorResult(`refused: the upstream \`${route.upstream.name}\` of \`${request.name}\` is down (restarting); nothing was decided or forwarded`);
   const action = actionOf(route.action, route.mapping, request.args);
   if (!action.ok) return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
-  const body: AuthorizeBody = { ...action.body, grant_id: ctx.config.authority.grantId, ...attestationOf(ctx, catalog) };
+  const decided = await decide(ctx, session, key, { label: request.name, action: route.action, body: action.body }, request.signal, request.progress);
+  if (!decided.ok) return errorResult(decided.refusal);
+  return forwardAndSettle(ctx, session, key, route, request, decided.ledgerId, action.heldMinor);
+}
+
+/** What is decided: the name shown in refusals, the action's tool and the body without grant and attestation. */
+export interface Asked {
+  readonly label: string;
+  readonly action: string;
+  readonly body: Omit<AuthorizeBody, "grant_id" | "attestation" | "approval_id">;
+}
+
+export type Decided = { readonly ok: true; readonly ledgerId: string } | { readonly ok: false; readonly refusal: string };
+
+/**
+ * Decides one request at the authority server: authorize, wait for a human when the policy gates
+ * it, authorize again with the approval. Only `allow` with a sealed decision lets it through.
+ */
+export async function decide(ctx: GatewayContext, session: Session, key: string, asked: Asked, signal: AbortSignal, progress: ProgressRelay | undefined): Promise<Decided> {
+  const body: AuthorizeBody = { ...asked.body, grant_id: ctx.config.authority.grantId, ...attestationOf(ctx, ctx.catalog()) };
   let decision = await authorize(ctx, body, key);
   if (decision.outcome === "gated" && decision.ledger_id !== null && decision.decided_by === "policy") {
-    const waited = await waitForApproval(ctx, decision.ledger_id, request.signal, request.progress);
-    if (!waited.ok) return errorResult(waited.message);
+    const waited = await waitForApproval(ctx, decision.ledger_id, signal, progress);
+    if (!waited.ok) return { ok: false, refusal: waited.message };
     decision = await authorize(ctx, { ...body, approval_id: waited.approvalId }, `${key}:${waited.approvalId}`);
   }
   ctx.log.info("decision", {
-    session: session.id, tool: request.name, action: route.action, outcome: decision.outcome, ledger_id: decision.ledger_id,
+    session: session.id, tool: asked.label, action: asked.action, outcome: decision.outcome, ledger_id: decision.ledger_id,
     ...(decision.ledger_id === null ? { reason: decision.reason } : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
     // In observe every decision is `allow`: what enforce would have said is the point of observing.
     ...(decision.ledger_id !== null && decision.would_outcome !== undefined ? { would_outcome: decision.would_outcome } : {}),
   });
-  if (decision.outcome !== "allow" || decision.ledger_id === null) return refusalResult(request.name, decision);
-  return forwardAndSettle(ctx, session, key, route, request, decision.ledger_id, action.heldMinor);
+  if (decision.outcome !== "allow" || decision.ledger_id === null) return { ok: false, refusal: refusalText(asked.label, decision) };
+  return { ok: true, ledgerId: decision.ledger_id };
 }
 
 function attestationOf(ctx: GatewayContext, catalog: Catalog): Pick<AuthorizeBody, "attestation"> {
@@ -118,7 +133,7 @@ async function forwardAndSettle(ctx: GatewayContext, session: Session, key: stri
   let failed: boolean;
   let thrown = false;
   try {
-    result = await route.upstream.call(route.tool.name, request.args, request.signal);
+    result = await route.upstream.call(route.tool.name, request.args, request.signal, request.progress?.forwarding());
     failed = result.isError === true;
   } catch (error) {
     failed = true;

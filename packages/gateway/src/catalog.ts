@@ -1,6 +1,7 @@
 // The tools behind the gateway: the name each is exposed under, its route, its action and the manifest hash.
+import { randomUUID } from "node:crypto";
 import { entryCovers } from "@agent-authority/lattice";
-import { manifestHash } from "@agent-authority/sdk";
+import { manifestHash, toolDefinition, type ManifestTool } from "@agent-authority/sdk";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { actionTool, DEFAULT_MAPPING } from "./action.js";
 import type { ToolMapping } from "./config.js";
@@ -19,7 +20,10 @@ export interface Route {
 
 export interface Catalog {
   readonly routes: ReadonlyMap<string, Route>;
-  /** The manifest hash of every upstream tool (docs/decisions/0502-manifest-hash.md), kind `mcp`, by action name. */
+  /**
+   * The manifest hash of every upstream tool (docs/decisions/0502-manifest-hash.md), kind `mcp`, by
+   * action name, each with its definition (name, title, description, schemas, annotations).
+   */
   readonly manifestHash: string;
 }
 
@@ -29,12 +33,12 @@ export interface Catalog {
  */
 export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyMap<string, ToolMapping>, log: Log): Catalog {
   const routes = new Map<string, Route>();
-  const actions: { name: string; kind: "mcp" }[] = [];
+  const actions: ManifestTool[] = [];
   for (const upstream of upstreams) {
     for (const tool of upstream.tools) {
       const mapping = mappings.get(`${upstream.name}.${tool.name}`) ?? DEFAULT_MAPPING;
       const action = actionTool(upstream.name, tool.name, mapping);
-      actions.push({ name: action, kind: "mcp" });
+      actions.push({ name: action, kind: "mcp", definition: toolDefinition(tool) });
       const taken = routes.get(tool.name);
       if (taken !== undefined) {
         log.warn("tool name offered twice; the first upstream keeps it", { tool: tool.name, kept: taken.upstream.name, hidden: upstream.name });
@@ -43,10 +47,27 @@ export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyM
       routes.set(tool.name, { exposed: tool.name, upstream, tool, mapping, action });
     }
   }
-  return { routes, manifestHash: manifestHash(actions) };
+  return { routes, manifestHash: hashOf(actions, log) };
 }
 
-/** The routes whose action the grant's scope covers (`ns.*` covers `ns.` names, as on the server). */
+/**
+ * The hash of the tools; when a definition has no canonical form (a schema nested past the depth
+ * limit, a lone surrogate) the hash is of a random value, which no certificate can ever match, so an
+ * `enforce` grant refuses until the upstream is fixed.
+ */
+function hashOf(actions: readonly ManifestTool[], log: Log): string {
+  try {
+    return manifestHash(actions);
+  } catch (error) {
+    log.error("a tool definition has no canonical form; the manifest cannot be certified", { error: error instanceof Error ? error.message : String(error) });
+    return manifestHash([{ name: `unreadable-${randomUUID()}`, kind: "mcp", definition: { name: "unreadable" } }]);
+  }
+}
+
+/**
+ * The routes whose action the grant's scope covers (`ns.*` covers `ns.` names, as on the server),
+ * of the upstreams that are up: a down upstream's tools leave the list until it is back.
+ */
 export function routesInScope(catalog: Catalog, scope: readonly string[]): Route[] {
-  return [...catalog.routes.values()].filter((route) => scope.some((entry) => entryCovers(entry, route.action)));
+  return [...catalog.routes.values()].filter((route) => route.upstream.alive && scope.some((entry) => entryCovers(entry, route.action)));
 }

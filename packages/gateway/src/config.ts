@@ -16,13 +16,23 @@ export interface StdioUpstream {
   /** Relative to the configuration file's directory. */
   readonly cwd: string | undefined;
   readonly timeoutMs: number;
+  readonly restart: RestartPolicy | undefined;
+}
+
+/** How an upstream that went away is restarted: waits doubling from `initialMs` up to `maxMs`; undefined: never. */
+export interface RestartPolicy {
+  readonly initialMs: number;
+  readonly maxMs: number;
 }
 
 export interface HttpUpstream {
   readonly kind: "http";
   readonly name: string;
   readonly url: string;
+  /** The environment variable whose value is sent as `Authorization: Bearer …` (another gateway's listener token). */
+  readonly tokenEnv: string | undefined;
   readonly timeoutMs: number;
+  readonly restart: RestartPolicy | undefined;
 }
 
 export type UpstreamConfig = StdioUpstream | HttpUpstream;
@@ -52,6 +62,8 @@ export interface GatewayConfig {
   };
   readonly attestation: { readonly content_hash: string; readonly provenance_version: string } | undefined;
   readonly approval: { readonly waitSeconds: number; readonly pollMs: number };
+  /** The streamable HTTP listener (`--listen`): its bearer token's variable and the idle timeout of a session. */
+  readonly http: { readonly tokenEnv: string | undefined; readonly sessionIdleSeconds: number };
   readonly upstreams: readonly UpstreamConfig[];
   /** Keyed by `<upstream>.<tool>`, the upstream's own tool name. */
   readonly tools: ReadonlyMap<string, ToolMapping>;
@@ -174,15 +186,16 @@ export function parseGatewayConfig(text: string, file: string): ConfigResult {
 }
 
 function readConfig(c: Checker, root: unknown): GatewayConfig | undefined {
-  const top = c.object(root ?? {}, [], ["authority", "attestation", "approval", "upstreams", "tools"]);
+  const top = c.object(root ?? {}, [], ["authority", "attestation", "approval", "http", "upstreams", "tools"]);
   if (top === undefined) return undefined;
   const authority = readAuthority(c, top["authority"]);
   const attestation = readAttestation(c, top["attestation"]);
   const approval = readApproval(c, top["approval"]);
+  const http = readHttp(c, top["http"]);
   const upstreams = readUpstreams(c, top["upstreams"]);
   const tools = readTools(c, top["tools"], upstreams);
   if (authority === undefined) return undefined;
-  return { authority, attestation, approval, upstreams, tools };
+  return { authority, attestation, approval, http, upstreams, tools };
 }
 
 function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] | undefined {
@@ -190,11 +203,16 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
     c.error([], "the configuration needs `authority` (its `url`, `key_env` and `grant_id`)");
     return undefined;
   }
-  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "signing_keys"]);
+  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "signing_keys", "allow_insecure_http"]);
   if (fields === undefined) return undefined;
   const path = ["authority"];
   const url = c.string(fields, "url", path);
   if (url !== undefined && !isBaseUrl(url)) c.error([...path, "url"], `\`authority.url\` must be an http(s) URL ending in \`/v1\`, not \`${shown(url)}\``);
+  const insecure = fields["allow_insecure_http"];
+  if (insecure !== undefined && typeof insecure !== "boolean") c.error([...path, "allow_insecure_http"], `\`authority.allow_insecure_http\` must be \`true\` or \`false\`, not \`${shown(insecure)}\``);
+  if (url !== undefined && isBaseUrl(url) && !isHttpsOrLoopback(url) && insecure !== true) {
+    c.error([...path, "url"], `\`authority.url\` must be https, or http on a loopback address: decisions and the agent's key would cross the network in the clear (set \`allow_insecure_http: true\` to accept that)`);
+  }
   const keyEnv = c.string(fields, "key_env", path, ENV_NAME);
   const grantId = c.string(fields, "grant_id", path, GRANT_ID);
   const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.authorityTimeoutMsMin, GATEWAY_LIMITS.authorityTimeoutMsMax, GATEWAY_DEFAULTS.authorityTimeoutMs);
@@ -203,6 +221,12 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   const signingKeys = c.string(fields, "signing_keys", path, /^\S.{0,1023}$/, false);
   if (url === undefined || keyEnv === undefined || grantId === undefined || !isBaseUrl(url)) return undefined;
   return { url, keyEnv, grantId, timeoutMs, attempts, consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console`, signingKeys };
+}
+
+/** https anywhere, or http to this machine (127.0.0.0/8, [::1], localhost). */
+function isHttpsOrLoopback(url: string): boolean {
+  const parsed = new URL(url);
+  return parsed.protocol === "https:" || /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/.test(parsed.hostname);
 }
 
 function isBaseUrl(url: string): boolean {
@@ -234,6 +258,17 @@ function readApproval(c: Checker, value: unknown): GatewayConfig["approval"] {
   };
 }
 
+function readHttp(c: Checker, value: unknown): GatewayConfig["http"] {
+  const fallback = { tokenEnv: undefined, sessionIdleSeconds: GATEWAY_DEFAULTS.httpSessionIdleSeconds };
+  if (value === undefined) return fallback;
+  const fields = c.object(value, ["http"], ["token_env", "session_idle_seconds"]);
+  if (fields === undefined) return fallback;
+  return {
+    tokenEnv: c.string(fields, "token_env", ["http"], ENV_NAME, false),
+    sessionIdleSeconds: c.integer(fields, "session_idle_seconds", ["http"], GATEWAY_LIMITS.httpSessionIdleSecondsMin, GATEWAY_LIMITS.httpSessionIdleSecondsMax, fallback.sessionIdleSeconds),
+  };
+}
+
 function readUpstreams(c: Checker, value: unknown): UpstreamConfig[] {
   if (value === undefined) {
     c.error([], "the configuration needs `upstreams`: at least one MCP server, by `command` or `url`");
@@ -257,9 +292,10 @@ function readUpstreams(c: Checker, value: unknown): UpstreamConfig[] {
 
 function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig | undefined {
   const path = ["upstreams", name];
-  const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "timeout_ms"]);
+  const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "token_env", "timeout_ms", "restart"]);
   if (fields === undefined) return undefined;
   const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.upstreamTimeoutMsMin, GATEWAY_LIMITS.upstreamTimeoutMsMax, GATEWAY_DEFAULTS.upstreamTimeoutMs);
+  const restart = readRestart(c, fields["restart"], [...path, "restart"]);
   if ((fields["command"] === undefined) === (fields["url"] === undefined)) {
     c.error(path, `the upstream \`${name}\` needs exactly one of \`command\` (run over stdio) and \`url\` (streamable HTTP)`);
     return undefined;
@@ -267,13 +303,28 @@ function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig 
   if (fields["url"] !== undefined) {
     for (const key of ["args", "env", "cwd"]) if (fields[key] !== undefined) c.error([...path, key], `\`${key}\` is for a \`command\` upstream, not a \`url\` one`, "key");
     const url = c.string(fields, "url", path, /^https?:\/\/\S+$/);
-    return url === undefined ? undefined : { kind: "http", name, url, timeoutMs };
+    const tokenEnv = c.string(fields, "token_env", path, ENV_NAME, false);
+    return url === undefined ? undefined : { kind: "http", name, url, tokenEnv, timeoutMs, restart };
   }
+  if (fields["token_env"] !== undefined) c.error([...path, "token_env"], "`token_env` is for a `url` upstream, not a `command` one", "key");
   const command = c.string(fields, "command", path, /^\S.{0,1023}$/);
   const args = stringList(c, fields["args"], [...path, "args"]);
   const env = stringMap(c, fields["env"], [...path, "env"]);
   const cwd = c.string(fields, "cwd", path, /^.{1,4096}$/, false);
-  return command === undefined ? undefined : { kind: "stdio", name, command, args, env, cwd, timeoutMs };
+  return command === undefined ? undefined : { kind: "stdio", name, command, args, env, cwd, timeoutMs, restart };
+}
+
+/** `restart`: absent (the defaults), `false` (never), or `{initial_ms, max_ms}`. */
+function readRestart(c: Checker, value: unknown, path: Path): RestartPolicy | undefined {
+  const fallback = { initialMs: GATEWAY_DEFAULTS.restartInitialMs, maxMs: GATEWAY_DEFAULTS.restartMaxMs };
+  if (value === undefined || value === true) return fallback;
+  if (value === false) return undefined;
+  const fields = c.object(value, path, ["initial_ms", "max_ms"]);
+  if (fields === undefined) return fallback;
+  const initialMs = c.integer(fields, "initial_ms", path, GATEWAY_LIMITS.restartInitialMsMin, GATEWAY_LIMITS.restartMsMax, fallback.initialMs);
+  const maxMs = c.integer(fields, "max_ms", path, GATEWAY_LIMITS.restartInitialMsMin, GATEWAY_LIMITS.restartMsMax, fallback.maxMs);
+  if (maxMs < initialMs) c.error([...path, "max_ms"], `\`max_ms\` (${maxMs}) must be at least \`initial_ms\` (${initialMs})`);
+  return { initialMs, maxMs };
 }
 
 function stringList(c: Checker, value: unknown, path: Path): string[] {

@@ -8,9 +8,12 @@ import type { GatewayContext } from "./calls.js";
 import { buildCatalog, type Catalog } from "./catalog.js";
 import type { GatewayConfig } from "./config.js";
 import { listenHttp, type Listen } from "./http.js";
+import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 import { sessionServer } from "./session.js";
-import { messageOf, Upstream } from "./upstreams.js";
+import { boundReadBuffer } from "./stdio-buffer.js";
+import { relayLog, subscribed } from "./protocol.js";
+import { messageOf, Upstream, type UpstreamNotice } from "./upstreams.js";
 
 export interface GatewayOptions {
   readonly config: GatewayConfig;
@@ -21,6 +24,8 @@ export interface GatewayOptions {
   readonly log: Log;
   /** Serve streamable HTTP here instead of stdio. */
   readonly listen?: Listen;
+  /** The bearer token every HTTP request must carry; required with `listen`. */
+  readonly listenToken?: string;
   /** The streams of the stdio transport; default the process's own. */
   readonly stdio?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
 }
@@ -48,6 +53,10 @@ function signingKeysOf(setting: string | undefined, baseDir: string): SigningKey
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { config, log } = options;
+  // The listener spends the agent's authority: no token, no listener (checked before anything starts).
+  if (options.listen !== undefined && (options.listenToken ?? "").length < GATEWAY_LIMITS.httpTokenCharsMin) {
+    throw new Error(`the HTTP listener needs a bearer token of at least ${GATEWAY_LIMITS.httpTokenCharsMin} characters`);
+  }
   const signingKeys = signingKeysOf(config.authority.signingKeys, options.baseDir);
   const authority = new AuthorityClient({
     baseUrl: config.authority.url, apiKey: options.apiKey, timeoutMs: config.authority.timeoutMs, attempts: config.authority.attempts, retryDelayMs: 50,
@@ -62,8 +71,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
     for (const server of servers) server.sendToolListChanged().catch(() => undefined);
   };
+  const notice = (upstream: string, told: UpstreamNotice): void => {
+    if (told.kind === "log") relayLog(servers, upstream, told.params);
+    for (const server of servers) {
+      if (told.kind === "resources_changed") server.sendResourceListChanged().catch(() => undefined);
+      if (told.kind === "prompts_changed") server.sendPromptListChanged().catch(() => undefined);
+      if (told.kind === "resource_updated" && subscribed(server, told.uri)) server.sendResourceUpdated({ uri: told.uri }).catch(() => undefined);
+    }
+  };
   try {
-    await Promise.all(upstreams.map((upstream) => upstream.connect(options.baseDir, log, refresh).catch((error: unknown) => {
+    await Promise.all(upstreams.map((upstream) => upstream.connect(options.baseDir, log, refresh, notice).catch((error: unknown) => {
       throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
     })));
   } catch (error) {
@@ -71,9 +88,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   refresh();
-  const ctx: GatewayContext = { config, authority, log, catalog: () => catalog };
+  const ctx: GatewayContext = { config, authority, log, catalog: () => catalog, upstreams: () => upstreams };
   const closeUpstreams = async (): Promise<void> => { await Promise.all(upstreams.map((upstream) => upstream.close())); };
-  const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await listenHttp(ctx, servers, options.listen);
+  const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await serveHttp(ctx, servers, options);
   log.info("gateway ready", { transport: options.listen === undefined ? "stdio" : "http", url: front.url, upstreams: upstreams.length, manifest_hash: catalog.manifestHash });
   const closed = front.closed.then(closeUpstreams);
   return {
@@ -87,15 +104,53 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
 }
 
+/** The tools of a configuration's upstreams and the manifest hash the gateway attests for them. */
+export interface AttestedManifest {
+  readonly manifestHash: string;
+  /** Each upstream tool: the action name the grant sees and the upstream's own tool name. */
+  readonly tools: readonly { readonly action: string; readonly upstream: string; readonly tool: string; readonly description: string | undefined }[];
+}
+
+/**
+ * Starts every upstream of `config`, reads their tool lists and answers the manifest hash the
+ * gateway would attest (`authority manifest --config`), then stops them; nothing is decided.
+ */
+export async function attestUpstreams(config: GatewayConfig, baseDir: string, log: Log): Promise<AttestedManifest> {
+  const upstreams = config.upstreams.map((upstream) => new Upstream({ ...upstream, restart: undefined }));
+  try {
+    await Promise.all(upstreams.map((upstream) => upstream.connect(baseDir, log, () => undefined).catch((error: unknown) => {
+      throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
+    })));
+    const catalog = buildCatalog(upstreams, config.tools, log);
+    const tools = upstreams.flatMap((upstream) => upstream.tools.map((tool) => ({
+      action: [...catalog.routes.values()].find((route) => route.upstream === upstream && route.tool === tool)?.action ?? `${upstream.name}.${tool.name}`,
+      upstream: upstream.name, tool: tool.name, description: tool.description,
+    })));
+    return { manifestHash: catalog.manifestHash, tools };
+  } finally {
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+  }
+}
+
 interface Front {
   readonly url: string | undefined;
   readonly closed: Promise<void>;
   close(): Promise<void>;
 }
 
+function serveHttp(ctx: GatewayContext, servers: Set<Server>, options: GatewayOptions): Promise<Front> {
+  return listenHttp(ctx, servers, options.listen!, { token: options.listenToken!, sessionIdleMs: options.config.http.sessionIdleSeconds * 1000 });
+}
+
 async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: GatewayOptions["stdio"]): Promise<Front> {
   const { server } = sessionServer(ctx);
   const transport = new StdioServerTransport(stdio?.input as never, stdio?.output as never);
+  // A request over the limit is answered with an error and skipped; the session goes on.
+  boundReadBuffer(transport, (id, maxLineBytes) => {
+    ctx.log.warn("request over the transport limit refused", { id: id ?? null, max_bytes: maxLineBytes });
+    if (id !== undefined) void transport.send({ jsonrpc: "2.0", id, error: { code: -32600, message: `the request is over the gateway's limit of ${maxLineBytes} bytes; it was not read` } });
+    return undefined;
+  });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     // The client closing stdin ends the session, as MCP's stdio transport specifies.

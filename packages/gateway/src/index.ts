@@ -6,9 +6,13 @@ export { buildCatalog, routesInScope, type Catalog, type Route } from "./catalog
 export {
   parseGatewayConfig, type ConfigDiagnostic, type ConfigResult, type GatewayConfig, type HttpUpstream, type StdioUpstream, type ToolMapping, type UpstreamConfig, type ValueSource,
 } from "./config.js";
-export { startGateway, type GatewayOptions, type RunningGateway } from "./gateway.js";
+export { attestUpstreams, startGateway, type AttestedManifest, type GatewayOptions, type RunningGateway } from "./gateway.js";
 export { parseListen, type Listen } from "./http.js";
 export { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
 export { jsonLog, type Log, type LogLevel } from "./log.js";
 export { parsePointer, pointerText, resolvePointer, type JsonPointer } from "./pointer.js";
+export { ProgressRelay, type ProgressSend } from "./progress.js";
+export { promptAction, promptNameAllowed, resourceAction } from "./protocol.js";
+export { REFUSED_CODE } from "./refusal.js";
+export { BoundedReadBuffer } from "./stdio-buffer.js";
 export { GATEWAY_INFO } from "./upstreams.js";

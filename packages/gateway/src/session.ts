@@ -1,30 +1,85 @@
-// One MCP server session towards the client: tools/list filtered by the grant's scope, tools/call decided.
+// One MCP server session towards the client: tools, resources, prompts, completions and logging, each decided or scoped by the grant.
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema, CompleteRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, type ServerCapabilities, SetLevelRequestSchema, SubscribeRequestSchema, type Tool, UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { handleCall, type GatewayContext, type Session } from "./calls.js";
 import { routesInScope } from "./catalog.js";
-import { GATEWAY_INFO, messageOf } from "./upstreams.js";
+import { ProgressRelay } from "./progress.js";
+import { complete, getPrompt, readResource, scopeNow, setLevel, subscribe, visiblePrompts, visibleResources, visibleTemplates, type HostRequest } from "./protocol.js";
+import { GATEWAY_INFO } from "./upstreams.js";
+
+interface Extra {
+  readonly requestId: string | number;
+  readonly signal: AbortSignal;
+  readonly _meta?: { progressToken?: string | number } | undefined;
+  sendNotification(notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }): Promise<void>;
+}
+
+/** The host's progress token, kept for its own notifications; the upstream gets one of the gateway's own. */
+function relayOf(extra: Extra): ProgressRelay | undefined {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return undefined;
+  return new ProgressRelay((progress, total, message) => extra.sendNotification({
+    method: "notifications/progress",
+    params: { progressToken: token, progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
+  }));
+}
+
+/** What the gateway serves: tools always; resources, prompts, completions and logging when an upstream does. */
+function capabilitiesOf(ctx: GatewayContext): ServerCapabilities {
+  const has = (name: "resources" | "prompts" | "completions" | "logging"): boolean => ctx.upstreams().some((upstream) => upstream.capabilities[name] !== undefined);
+  const subscribable = ctx.upstreams().some((upstream) => upstream.capabilities.resources?.subscribe === true);
+  return {
+    tools: { listChanged: true },
+    ...(has("resources") ? { resources: { listChanged: true, ...(subscribable ? { subscribe: true } : {}) } } : {}),
+    ...(has("prompts") ? { prompts: { listChanged: true } } : {}),
+    ...(has("completions") ? { completions: {} } : {}),
+    ...(has("logging") ? { logging: {} } : {}),
+  };
+}
 
 /** A new MCP server for one client session; the caller connects it to a transport. */
 export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUID()): { server: Server; session: Session } {
   const session: Session = { id: sessionId, calls: new Map() };
+  const capabilities = capabilitiesOf(ctx);
   const server = new Server(GATEWAY_INFO, {
-    capabilities: { tools: { listChanged: true } },
-    instructions: "Every tool call is decided by an Agent Authority server first; a refused call answers with the outcome, the gate and the reason.",
+    capabilities,
+    instructions: "Every tool call, resource read and prompt is decided by an Agent Authority server first; a refused one answers with the outcome, the gate and the reason.",
   });
+  const hostRequest = (extra: Extra): HostRequest => ({ session, requestId: extra.requestId, signal: extra.signal, progress: relayOf(extra) });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await visibleTools(ctx) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const token = request.params._meta?.progressToken;
-    return handleCall(ctx, session, {
-      name: request.params.name,
-      args: request.params.arguments ?? {},
-      requestId: extra.requestId,
-      signal: extra.signal,
-      progress: token === undefined ? undefined : (progress, total, message) =>
-        extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, total, message } }),
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => handleCall(ctx, session, {
+    name: request.params.name, args: request.params.arguments ?? {}, requestId: extra.requestId, signal: extra.signal, progress: relayOf(extra),
+  }));
+  if (capabilities.resources !== undefined) {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await visibleResources(ctx) }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await visibleTemplates(ctx) }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => readResource(ctx, hostRequest(extra), request.params.uri));
+  }
+  if (capabilities.resources?.subscribe === true) {
+    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+      await subscribe(ctx, server, request.params.uri, true);
+      return {};
     });
-  });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+      await subscribe(ctx, server, request.params.uri, false);
+      return {};
+    });
+  }
+  if (capabilities.prompts !== undefined) {
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await visiblePrompts(ctx) }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => getPrompt(ctx, hostRequest(extra), request.params.name, request.params.arguments));
+  }
+  if (capabilities.completions !== undefined) server.setRequestHandler(CompleteRequestSchema, async (request, extra) => complete(ctx, request.params, extra.signal));
+  if (capabilities.logging !== undefined) {
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      await setLevel(ctx, server, request.params.level);
+      return {};
+    });
+  }
   return { server, session };
 }
 
@@ -33,14 +88,6 @@ export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUI
  * grant lists nothing: least privilege, failing closed).
  */
 async function visibleTools(ctx: GatewayContext): Promise<Tool[]> {
-  let scope: readonly string[];
-  try {
-    const grant = await ctx.authority.grants.get(ctx.config.authority.grantId);
-    // A revoked or expired grant allows nothing: nothing is listed.
-    scope = grant.status === "revoked" || grant.status === "expired" ? [] : grant.scope.tool ?? [];
-  } catch (error) {
-    ctx.log.error("grant unreadable; listing no tools", { grant_id: ctx.config.authority.grantId, error: messageOf(error) });
-    return [];
-  }
+  const scope = await scopeNow(ctx);
   return routesInScope(ctx.catalog(), scope).map((route) => ({ ...route.tool, name: route.exposed }));
 }

@@ -4,6 +4,7 @@ import { mentionsApprover } from "./ast.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import { ENVIRONMENT_NAMES, ENVIRONMENT_TYPE_OF, FUNCTION_ARITY_OF, FUNCTION_NAMES, type FunctionName } from "./environment.js";
 import { notCallHint, unknownNameHint } from "./hints.js";
+import { PATH_URL_FUNCTIONS } from "./paths.js";
 import { didYouMean } from "./suggest.js";
 
 /**
@@ -192,6 +193,11 @@ class Checker {
       const ok0 = this.expect(e.args[0]!, t0, STRINGS_OR_APPROVER, fn, "takes a string");
       const ok1 = this.expect(e.args[1]!, t1, STRINGS, fn, "takes a string");
       return ok0 && ok1 ? "bool" : "error";
+    }
+    const pathUrl = PATH_URL_FUNCTIONS.get(fn);
+    if (pathUrl !== undefined) {
+      const oks = e.args.map((a) => this.expect(a, this.check(a, false), STRINGS, fn, "takes a string"));
+      return oks.every((ok) => ok) ? pathUrl.result : "error";
     }
     const t = this.check(e.args[0]!, false);
     if (fn === "size") {

@@ -2,8 +2,9 @@
 import type { Span } from "@agent-authority/grammar";
 import { chainOperands, type Expr, type ExprOf } from "./ast.js";
 import type { Type, TypeTable } from "./check.js";
-import type { PolicyEnvironment } from "./environment.js";
+import type { FunctionName, PolicyEnvironment } from "./environment.js";
 import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
+import { PATH_URL_FUNCTIONS, type PathUrlFunction } from "./paths.js";
 import { charge, codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, listTooLong, member, readPath, type Value } from "./values.js";
 
 /** The environment as evaluation sees it; `approver` may be absent (read as null). */
@@ -32,6 +33,31 @@ export function failureMap(root: Expr, types: TypeTable): ReadonlyMap<Expr, bool
   const record = new Map<Expr, boolean>();
   new Compiler(types, record).compile(root);
   return record;
+}
+
+/**
+ * A path or URL function: its arguments must be strings at run time, and an input the function
+ * refuses (a relative path, `..` hidden in an escape, userinfo, …) fails closed with its own code.
+ */
+function pathUrlCall(callee: string, f: PathUrlFunction, args: readonly Compiled[], span: Span): Compiled {
+  const a = args[0]!.fn;
+  const b = args.length > 1 ? args[1]!.fn : undefined;
+  return {
+    fn: (env) => {
+      const x = a(env);
+      if (x === FAIL) return FAIL;
+      const y = b === undefined ? "" : b(env);
+      if (y === FAIL) return FAIL;
+      if (typeof x !== "string" || typeof y !== "string") {
+        return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof x !== "string" ? x : y)}\``, span);
+      }
+      if (charge(FUNCTION_COSTS[callee as FunctionName]([x.length, y.length]), span) === FAIL) return FAIL;
+      const r = f.apply(x, y);
+      return r.ok ? r.value : fail(f.code, `\`${callee}\` refuses its input: ${r.problem}`, span);
+    },
+    // Any string may be refused, so every call can fail.
+    canFail: true,
+  };
 }
 
 class Compiler {
@@ -127,6 +153,8 @@ class Compiler {
         canFail: args[0]!.canFail || dyn,
       };
     }
+    const pathUrl = PATH_URL_FUNCTIONS.get(e.callee);
+    if (pathUrl !== undefined) return pathUrlCall(e.callee, pathUrl, args, span);
     const starts = e.callee === "startsWith";
     const s = args[0]!.fn;
     const p = args[1]!.fn;

@@ -39,7 +39,27 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
   size: (sizes: readonly number[]) => stringUnits(sizes[0] ?? 0),
   /** Reads the whole string and writes a new one: four times a scan. */
   lower: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
+  /** Checks, splits and rejoins the path, then compares it with the directory, likewise: four scans of each. */
+  pathWithin: (sizes: readonly number[]) => 4 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
+  /** Checks, splits and rejoins the path: four scans. */
+  pathNormalize: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
+  relPathWithin: (sizes: readonly number[]) => 4 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
+  relPathNormalize: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
+  /** WHATWG parsing of both URLs and the comparison of their parts: eight scans of each. */
+  urlWithin: (sizes: readonly number[]) => 8 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
+  /** WHATWG parsing of the URL: eight scans. */
+  urlScheme: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
+  urlHost: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
+  urlPort: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
+  urlPath: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
 });
+
+/**
+ * The functions whose result is a string no longer than their first argument (a normalized path
+ * is never longer than the path; a URL's part never longer than the URL, in code units, except
+ * for an IDNA host, which the URL byte limit bounds): the estimate carries that size on.
+ */
+const STRING_RESULTS: ReadonlySet<string> = new Set(["lower", "pathNormalize", "relPathNormalize", "urlScheme", "urlHost", "urlPath"]);
 
 /** The charge of calling `callee` on arguments of the given sizes (unknown callee: the dearest case). */
 export function functionUnits(callee: string, sizes: readonly number[]): number {
@@ -159,8 +179,9 @@ class CostWalk {
       if (i === 0) firstValue = this.value;
     }
     cost += functionUnits(e.callee, sizes);
-    // `lower` returns a string as long as its argument; every other function returns a scalar.
-    if (e.callee !== "lower") return this.scalar(cost);
+    // `lower` and the normalizing functions return a string at most as long as their argument
+    // (STRING_RESULTS); every other function returns a scalar.
+    if (!STRING_RESULTS.has(e.callee)) return this.scalar(cost);
     this.value = firstValue;
     this.size = sizes[0] ?? 0;
     return cost;

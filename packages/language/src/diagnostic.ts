@@ -32,6 +32,8 @@ export const DIAGNOSTIC_CODES = [
   "integer-overflow",
   "value-too-deep",
   "cost-exceeded",
+  "invalid-path",
+  "invalid-url",
   // Lint warnings.
   "constant-condition",
   "redundant-disjunct",

@@ -42,7 +42,22 @@ export const ENVIRONMENT_NAMES: readonly (keyof PolicyEnvironment)[] = Object.fr
 export const WEEKDAYS: readonly Weekday[] = Object.freeze(["mon", "tue", "wed", "thu", "fri", "sat", "sun"]);
 
 /** The functions of the language and their arities. */
-export const FUNCTION_ARITY = Object.freeze({ startsWith: 2, endsWith: 2, size: 1, lower: 1 } as const);
+export const FUNCTION_ARITY = Object.freeze({
+  startsWith: 2,
+  endsWith: 2,
+  size: 1,
+  lower: 1,
+  // The path and URL functions (paths.ts).
+  pathWithin: 2,
+  pathNormalize: 1,
+  relPathWithin: 2,
+  relPathNormalize: 1,
+  urlWithin: 2,
+  urlScheme: 1,
+  urlHost: 1,
+  urlPort: 1,
+  urlPath: 1,
+} as const);
 export type FunctionName = keyof typeof FUNCTION_ARITY;
 
 /**

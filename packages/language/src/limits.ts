@@ -40,6 +40,10 @@ export const LIMITS = Object.freeze({
    * body is at most 64 KiB). Larger `args` are still bounded: by the run-time charge.
    */
   argsBytesMax: 65_536,
+  /** UTF-8 bytes of a path given to `pathWithin`, `pathNormalize`, `relPathWithin` or `relPathNormalize` (Linux's PATH_MAX); longer fails closed. */
+  pathBytesMax: 4096,
+  /** UTF-8 bytes of a URL given to a `url…` function; longer fails closed. */
+  urlBytesMax: 8192,
   /** Integers are JavaScript safe integers; anything outside fails (literal: compile time, arithmetic: run time). */
   integerMax: Number.MAX_SAFE_INTEGER,
   integerMin: Number.MIN_SAFE_INTEGER,

@@ -19,7 +19,7 @@ export const FAIL: unique symbol = Symbol("fail");
 
 export const failure: { diagnostic: Diagnostic | undefined } = { diagnostic: undefined };
 
-export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded", message: string, span: Span, help?: string): typeof FAIL {
+export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded" | "invalid-path" | "invalid-url", message: string, span: Span, help?: string): typeof FAIL {
   failure.diagnostic = error(code, message, span, help);
   return FAIL;
 }

@@ -28,6 +28,30 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   endsWith: { signature: "endsWith(s: string, suffix: string): bool", doc: "True when `s` ends with `suffix`." },
   size: { signature: "size(x: string | list): int", doc: "The length of a string in code points, or the number of elements of a list." },
   lower: { signature: "lower(s: string): string", doc: "`s` in lower case." },
+  pathWithin: {
+    signature: "pathWithin(path: string, dir: string): bool",
+    doc: "True when the absolute POSIX `path` is `dir` or lies under it, both normalized lexically first (`//`, `.` and `..` resolved). A relative path, NUL, a backslash or a percent escape fails closed.",
+  },
+  pathNormalize: {
+    signature: "pathNormalize(path: string): string",
+    doc: "The absolute POSIX `path` normalized lexically: `//` and `.` dropped, `..` resolved, no trailing slash. A relative path, NUL, a backslash or a percent escape fails closed.",
+  },
+  relPathWithin: {
+    signature: "relPathWithin(path: string, dir: string): bool",
+    doc: "True when the relative `path` is `dir` or lies under it, both relative to the same base (a repository's root) and normalized lexically first. An absolute path, a `..` above the base, NUL, a backslash or a percent escape fails closed.",
+  },
+  relPathNormalize: {
+    signature: "relPathNormalize(path: string): string",
+    doc: "The relative `path` normalized lexically (`.` for the base itself). An absolute path, a `..` above the base, NUL, a backslash or a percent escape fails closed.",
+  },
+  urlWithin: {
+    signature: "urlWithin(url: string, prefix: string): bool",
+    doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing. Userinfo, hidden characters, `//` in the path and escaped `.` or `/` fail closed.",
+  },
+  urlScheme: { signature: "urlScheme(url: string): string", doc: "The scheme of `url` in lower case: `http`, `https`, `ws` or `wss` (any other fails closed)." },
+  urlHost: { signature: "urlHost(url: string): string", doc: "The host of `url` after WHATWG parsing: lower case, IDNA in its `xn--` form, IPv6 in brackets, one trailing dot removed." },
+  urlPort: { signature: "urlPort(url: string): int", doc: "The port of `url`: the one it names, or its scheme's default (80 or 443)." },
+  urlPath: { signature: "urlPath(url: string): string", doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//` or an escaped `.`, `/`, `\\` or NUL fails closed." },
 };
 
 function typeText(name: keyof typeof ENVIRONMENT_TYPES): string {

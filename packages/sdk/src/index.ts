@@ -13,9 +13,8 @@ export {
 export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
-export { canonicalJson, newNonce, signedStatement, SigningKeyring, verifyDecision, VERIFY_LIMITS, type SigningKeysOption, type VerificationFailure, type VerificationReason } from "./verify.js";
+export { newNonce, signedStatement, SigningKeyring, verifyDecision, VERIFY_LIMITS, type SigningKeysOption, type VerificationFailure, type VerificationReason } from "./verify.js";
 export type { DecisionCheck } from "./authorize.js";
-export { canonicalManifest, compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./manifest-hash.js";
 export {
   refusalOf,
   undescribedRefusal,
@@ -30,3 +29,7 @@ export {
   type ToolGovernor,
   type ToolRefusal,
 } from "./tool-call.js";
+export {
+  canonicalManifest, compareText, manifestHash, MANIFEST_DEFINITIONS_VERSION, MANIFEST_VERSION, toolDefinition, type ManifestTool, type ToolDefinition, type ToolKind,
+} from "./manifest-hash.js";
+export { CANONICAL_DEPTH_MAX, canonicalJson } from "./canonical-json.js";

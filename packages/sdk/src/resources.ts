@@ -106,6 +106,9 @@ export function decisionsCalls({ get, post }: Verbs) {
     /** A human approves one gated action; the agent retries authorize with the `approval_id`. */
     approve: (ledgerId: string, body: wire.DecisionApproveBody = {}, call?: CallOptions) =>
       post<wire.DecisionApproval>(`/decisions/${id(ledgerId)}/approve`, body, call),
+    /** The agent stopped waiting for the approval of its gated decision: the console tells the approver. */
+    abandoned: (ledgerId: string, body: wire.DecisionAbandonBody, call?: CallOptions) =>
+      post<wire.DecisionAbandonment>(`/decisions/${id(ledgerId)}/abandoned`, body, call),
   };
 }
 

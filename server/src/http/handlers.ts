@@ -2,7 +2,7 @@
 
 import { CONSOLE_PATH } from "./console.js";
 import type {
-  AgentCreateBody, CertificationBody, DecisionApproveBody, SettleBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
+  AgentCreateBody, CertificationBody, DecisionAbandonBody, DecisionApproveBody, SettleBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
   GrantPreviewBody, KeyCreateBody, ReasonBody,
 } from "@agent-authority/api";
 import type { BreakerArmBody, BreakerCreateBody, ContractCreateBody } from "@agent-authority/api";
@@ -16,7 +16,7 @@ import { certificationStatus, certifyAgent, createAgent, listAgents, listCertifi
 import type { Caller, ServiceContext } from "../services/context.js";
 import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listGrants, listPendingGrants, revokeGrant } from "../services/grants.js";
 import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys.js";
-import { approveDecision, decisionApproval } from "../services/decision-approvals.js";
+import { abandonDecisionWait, approveDecision, decisionApproval } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
 import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
@@ -117,6 +117,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
   getDecisionApproval: async (r) => ok(await decisionApproval(r.ctx, who(r), r.params["ledger_id"]!)),
   approveDecision: async (r) => created(await approveDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionApproveBody)),
+  abandonDecisionWait: async (r) => ok(await abandonDecisionWait(r.ctx, who(r), r.params["ledger_id"]!, r.body as DecisionAbandonBody)),
 
   declareContract: async (r) => created(await declareContract(r.ctx, who(r), r.params["agent_id"]!, r.body as ContractCreateBody)),
   listContracts: async (r) => ok(await listContracts(r.ctx, who(r), r.params["agent_id"]!)),

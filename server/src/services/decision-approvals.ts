@@ -1,11 +1,12 @@
 // Approvals of gated decisions (docs/decisions.md): a human approves one gated action; the approval is
 // single use, bound to the decision's grant, tool and an amount ceiling, and expires.
 
-import type { DecisionApproveBody } from "@agent-authority/api";
+import type { DecisionAbandonBody, DecisionApproveBody } from "@agent-authority/api";
 import { residualAdmits } from "@agent-authority/engine";
 import { ApiProblem } from "../http/problem.js";
 import { newId } from "../ids.js";
 import type { DecisionApprovalRow } from "../store/decision-sql.js";
+import type { GrantEventRecord, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { emitEvent } from "./events.js";
 import { lockRecordTree, visibleDecision } from "./settle.js";
@@ -98,4 +99,53 @@ export async function decisionApproval(ctx: ServiceContext, caller: Caller, ledg
   const row = await ctx.store.decisionPath().approvalOfDecision(decision.id);
   if (row === undefined) throw new ApiProblem("approval_not_found", `decision \`${ledgerId}\` has no approval yet`);
   return approvalView(row, null);
+}
+
+export interface DecisionAbandonmentView {
+  readonly ledger_id: string;
+  readonly grant_id: string;
+  readonly reason: "timeout" | "cancelled";
+  readonly waited_ms: number;
+  readonly abandoned_at: string;
+}
+
+function abandonmentView(event: GrantEventRecord): DecisionAbandonmentView {
+  const detail = event.detail as { ledger_id: string; reason: "timeout" | "cancelled"; waited_ms: number };
+  return { ledger_id: detail.ledger_id, grant_id: event.grant_id, reason: detail.reason, waited_ms: detail.waited_ms, abandoned_at: iso(event.at) };
+}
+
+/** The abandonments recorded on `grantId`'s history, by ledger id (the first report of each). */
+export async function abandonmentsOf(store: Store, grantId: string): Promise<Map<string, DecisionAbandonmentView>> {
+  const found = new Map<string, DecisionAbandonmentView>();
+  for (const event of await store.listGrantEvents(grantId)) {
+    if (event.kind !== "approval_wait_abandoned") continue;
+    const view = abandonmentView(event);
+    if (!found.has(view.ledger_id)) found.set(view.ledger_id, view);
+  }
+  return found;
+}
+
+/**
+ * `POST /v1/decisions/{ledger_id}/abandoned`: the agent stopped waiting for a human to approve its
+ * gated decision. Appended to the grant's history (no approval is created or refused by it); the
+ * console shows it beside the decision. The first report stands: a repeat answers it unchanged.
+ */
+export async function abandonDecisionWait(ctx: ServiceContext, caller: Caller, ledgerId: string, body: DecisionAbandonBody): Promise<DecisionAbandonmentView> {
+  return ctx.store.transaction(async (tx) => {
+    const decision = await visibleDecision(tx, caller, ledgerId);
+    await lockRecordTree(tx, decision);
+    const sealed = JSON.parse(decision.record) as SealedRequest;
+    if (sealed.outcome !== "gated" || sealed.decided_by !== "policy") {
+      throw new ApiProblem("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; nothing waited for its approval`);
+    }
+    const earlier = (await abandonmentsOf(tx, decision.grant_id)).get(ledgerId);
+    if (earlier !== undefined) return earlier;
+    const at = ctx.now();
+    const event: GrantEventRecord = {
+      id: newId("evt", at), grant_id: decision.grant_id, kind: "approval_wait_abandoned", actor: caller.identity, at,
+      detail: { ledger_id: ledgerId, reason: body.reason, waited_ms: body.waited_ms },
+    };
+    await tx.appendGrantEvent(event);
+    return abandonmentView(event);
+  });
 }

@@ -6,6 +6,7 @@ import { ApiProblem } from "../http/problem.js";
 import type { LedgerRow } from "../store/decision-sql.js";
 import type { Page, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
+import { abandonmentsOf, type DecisionAbandonmentView } from "./decision-approvals.js";
 import { checkTreeChain, type LedgerVerification } from "./ledger.js";
 import { iso } from "./views.js";
 
@@ -47,6 +48,8 @@ export interface PendingDecisionView {
   readonly agent_name: string | null;
   readonly request: unknown;
   readonly decided_at: string;
+  /** Set once the agent stopped waiting for the approval. */
+  readonly abandoned: DecisionAbandonmentView | null;
 }
 
 /**
@@ -59,17 +62,20 @@ export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, 
   const rows = await ctx.store.decisionPath().pendingGated(ctx.now(), page.after ?? null, page.limit);
   const decisions: PendingDecisionView[] = [];
   const agentNames = new Map<string, string | null>();
+  const abandonments = new Map<string, Map<string, DecisionAbandonmentView>>();
   for (const row of rows) {
     const sealed = sealedOf(row);
     const residual = sealed["residual"];
     if (sealed["decided_by"] !== "policy" || typeof residual !== "string") continue;
     if (!agentNames.has(row.agent_id)) agentNames.set(row.agent_id, (await ctx.store.getAgent(row.agent_id))?.name ?? null);
+    if (!abandonments.has(row.grant_id)) abandonments.set(row.grant_id, await abandonmentsOf(ctx.store, row.grant_id));
     decisions.push({
       ledger_id: row.id, outcome: "gated", enforcement_mode: sealed["mode"] ?? null, decided_by: "policy",
       reason_code: str(sealed["reason_code"]), reason: str(sealed["reason"]), gates: sealed["gates"] ?? [], residual,
       caller_admitted: residualAdmits(residual, caller.identity, argsOf(sealed)),
       grant_id: row.grant_id, agent_id: row.agent_id, agent_name: agentNames.get(row.agent_id) ?? null,
       request: sealed["request"] ?? {}, decided_at: iso(row.created_at),
+      abandoned: abandonments.get(row.grant_id)?.get(row.id) ?? null,
     });
   }
   return { decisions, next_after: rows.length === page.limit ? rows[rows.length - 1]!.id : null };

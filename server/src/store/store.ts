@@ -92,7 +92,8 @@ export interface GrantRecord {
 export interface GrantEventRecord {
   readonly id: string;
   readonly grant_id: string;
-  readonly kind: "issued" | "delegated" | "approved" | "enforcement_escalated" | "revoked";
+  /** `approval_wait_abandoned`: the agent stopped waiting for a gated decision's approval (detail: ledger_id, reason, waited_ms). */
+  readonly kind: "issued" | "delegated" | "approved" | "enforcement_escalated" | "revoked" | "approval_wait_abandoned";
   readonly actor: string;
   readonly at: number;
   readonly detail: Readonly<Record<string, unknown>>;

@@ -252,6 +252,22 @@ export interface Decision {
   readonly signature: Signature;
 }
 
+export interface DecisionAbandonBody {
+  /** `timeout`: no approval within the agent's wait; `cancelled`: the agent's client cancelled the call. */
+  readonly reason: "timeout" | "cancelled";
+  /** How long the agent waited, in milliseconds. */
+  readonly waited_ms: number;
+}
+
+export interface DecisionAbandonment {
+  /** A sealed ledger record, `led_…`. */
+  readonly ledger_id: string;
+  readonly grant_id: string;
+  readonly reason: "timeout" | "cancelled";
+  readonly waited_ms: number;
+  readonly abandoned_at: string;
+}
+
 export interface DecisionApproval {
   /** An approval of a gated decision, `apv_…`. */
   readonly approval_id: string;
@@ -1161,6 +1177,8 @@ export interface PendingDecision {
     readonly args?: { readonly [key: string]: unknown };
   };
   readonly decided_at: string;
+  /** Set once the agent stopped waiting (its call was refused): approving now helps only a later retry of the same action. */
+  readonly abandoned: DecisionAbandonment | null;
 }
 
 export interface PendingDecisionList {
