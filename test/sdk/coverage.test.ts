@@ -62,6 +62,7 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "get /decisions/pending": (c) => c.decisions.pending({ limit: 10 }),
   "get /grants/{}/ledger": (c) => c.ledger.tree("p1", { after: "2" }),
   "get /": (c) => c.service.index(),
+  "post /decisions/{}/abandoned": (c) => c.decisions.abandoned("p1", { reason: "timeout", waited_ms: 1000 }),
   "post /webhooks": (c) => c.webhooks.create({ url: "https://example.com/hook", event_types: ["grant.issued"] }),
   "get /webhooks": (c) => c.webhooks.list(),
   "get /webhooks/{}": (c) => c.webhooks.get("p1"),
