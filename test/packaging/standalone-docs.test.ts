@@ -18,7 +18,9 @@ function walk(dir: string, keep: (name: string) => boolean): string[] {
   });
 }
 
-const pages = [join(root, "README.md"), ...["docs", "grammar", "packages", "cli", "server"].flatMap((dir) => walk(join(root, dir), (n) => n.endsWith(".md")))];
+// cli/docs/ holds copies of docs/ pages made when the CLI is packed (git-ignored): the originals are read.
+const pages = [join(root, "README.md"), ...["docs", "grammar", "packages", "cli", "server"].flatMap((dir) => walk(join(root, dir), (n) => n.endsWith(".md")))]
+  .filter((page) => !relative(root, page).startsWith(join("cli", "docs")));
 const sources = ["grammar", "packages", "cli", "server", "test"].flatMap((dir) => walk(join(root, dir), (n) => /\.(ts|mjs|js)$/.test(n)));
 /** Names of documents that exist only outside the repository. */
 const OUTSIDE = [/DESIGN\.md/, /\.\.\/shared\b/, /\/work\//];
