@@ -170,6 +170,15 @@ export function textHttpSuite(target: StoreTarget): void {
       body: () => ({ amount_minor_max: 100, expires_in_minutes: 5, note: "one coffee" }),
     },
     {
+      operationId: "abandonDecisionWait",
+      target: async () => {
+        const grantId = (await post("/grants", grantBody({ policy: 'approver == "cfo@example.com"' }))).id;
+        const id = (await post("/authorize", payment(grantId), agentKey)).ledger_id;
+        return { path: `/decisions/${id}/abandoned`, id, key: agentKey };
+      },
+      body: () => ({ reason: "timeout", waited_ms: 55_000 }),
+    },
+    {
       operationId: "declareContract",
       target: async () => ({ path: `/agents/${agentId}/contracts`, id: agentId, key: ADMIN_KEY }),
       body: () => ({ metric: "refusal_rate", ceiling: 0.25, window_hours: 24, description: "rarely refused" }),
