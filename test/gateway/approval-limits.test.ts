@@ -8,17 +8,8 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
-  ADMIN_KEY, ATTESTATION_BLOCK, certify, CLI, connectGateway, filesUpstream, get, issueGrant, KEY_ENV, logLine, MEMORY_SERVER, post, textOf, useWorld, writeConfig,
+  ADMIN_KEY, ATTESTATION_BLOCK, certify, CLI, connectGateway, filesUpstream, get, issueGrant, KEY_ENV, logLine, MEMORY_SERVER, post, textOf, useWorld, writeConfig, until,
 } from "./harness.js";
-
-async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt += 1) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("condition not reached after 400 polls");
-}
 
 describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
   const world = useWorld("gateway-approval-limits");

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
   ADMIN_KEY, ATTESTATION_BLOCK, certify, connectGateway, decisionsOf, FILESYSTEM_SERVER, filesUpstream, get, grantNow, issueGrant, logLine,
-  memoryUpstream, post, SHIFTING_SERVER, useWorld, textOf, upstreamManifestHash, writeConfig, type Connected, type World,
+  memoryUpstream, post, SHIFTING_SERVER, useWorld, textOf, upstreamManifestHash, writeConfig, type Connected, type World, until,
 } from "./harness.js";
 
 /** Runs a gateway on an enforce-mode grant and certifies the agent for the manifest hash it attests. */
@@ -299,12 +299,3 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway when the authority server dies", () 
   });
 });
 
-/** Polls `probe` until it answers something other than `undefined` (a bounded number of times). */
-async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt += 1) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("condition not reached after 400 polls");
-}

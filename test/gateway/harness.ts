@@ -160,3 +160,13 @@ export function useWorld(name: string): () => World {
   });
   return () => world!;
 }
+
+/** Polls `probe` until it answers something other than `undefined` or `false` (a bounded number of times). */
+export async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
+  for (let attempt = 0; attempt < 400; attempt += 1) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("condition not reached after 400 polls");
+}

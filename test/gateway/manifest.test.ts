@@ -12,7 +12,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
-  ATTESTATION_BLOCK, certify, CLI, connectGateway, decisionsOf, filesUpstream, issueGrant, logLine, POISONING_SERVER, textOf, upstreamManifestHash, useWorld, writeConfig,
+  ATTESTATION_BLOCK, certify, CLI, connectGateway, decisionsOf, filesUpstream, issueGrant, logLine, POISONING_SERVER, textOf, upstreamManifestHash, useWorld, writeConfig, until,
 } from "./harness.js";
 
 const poisoning = `upstreams:\n  notes:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(POISONING_SERVER)}]\n`;
@@ -38,15 +38,6 @@ async function namesOnlyHash(): Promise<string> {
 /** Every manifest hash the gateway logged, in order. */
 function hashesLogged(stderr: string): string[] {
   return stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line)).filter((entry) => entry.msg === "manifest hash").map((entry) => entry.manifest_hash);
-}
-
-async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt += 1) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("condition not reached after 400 polls");
 }
 
 describe("authority manifest --config on a broken configuration", () => {

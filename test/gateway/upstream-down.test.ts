@@ -4,19 +4,9 @@
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { connectGateway, decisionsOf, grantNow, issueGrant, logLine, SHIFTING_SERVER, textOf, useWorld, writeConfig } from "./harness.js";
+import { connectGateway, decisionsOf, grantNow, issueGrant, logLine, SHIFTING_SERVER, textOf, useWorld, writeConfig, until } from "./harness.js";
 
 const shift = (extra = ""): string => `upstreams:\n  shift:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SHIFTING_SERVER)}]\n${extra}`;
-
-/** Polls `probe` until it answers something other than `undefined` (a bounded number of times). */
-async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt += 1) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("condition not reached after 400 polls");
-}
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway with an upstream that goes away", () => {
   const world = useWorld("gateway-upstream-down");
