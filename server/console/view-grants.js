@@ -42,7 +42,12 @@ function filterForm(params) {
       const value = form.elements.namedItem(name).value.trim();
       if (value !== "") next.set(name, value);
     }
-    location.hash = grantsHref(next);
+    const href = grantsHref(next);
+    // The view is busy from the submit until the list is read again, so that whoever waits for
+    // `aria-busy=false` never takes the old list for the filtered one.
+    form.closest("section")?.setAttribute("aria-busy", "true");
+    if (location.hash === href) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    else location.hash = href;
   });
   return form;
 }
