@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuthorityClient, canonicalJson, type AuthorizeResult, type SigningKeySet } from "@agent-authority/sdk";
+import { AuthorityClient, AuthorityUnavailableError, canonicalJson, type AuthorizeResult, type SigningKeySet } from "@agent-authority/sdk";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
 import { canonicalJson as serverCanonicalJson } from "../../server/src/services/ledger.js";
 
@@ -19,7 +19,7 @@ const ADMIN = "aa_admin_forging_proxy_0123456789abcdef";
 const ATTESTATION = { manifest_hash: "sha256:manifest", content_hash: "sha256:content", provenance_version: "model-2026-01" };
 
 type Rewrite = (json: any, request: any) => any;
-interface Forgery { request?: (json: any) => any; answer?: Rewrite; replaceAnswer?: () => string }
+interface Forgery { request?: (json: any) => any; answer?: Rewrite; settle?: Rewrite; replaceAnswer?: () => string }
 
 /** The proxy: forwards to `upstream`, applying whatever `forgery.current` says to the body each way. */
 async function forgingProxy(upstream: string): Promise<{ baseUrl: string; forgery: { current: Forgery }; close(): Promise<void> }> {
@@ -40,6 +40,7 @@ async function forgingProxy(upstream: string): Promise<{ baseUrl: string; forger
           let text = Buffer.concat(parts).toString("utf8");
           if (forgery.current.replaceAnswer !== undefined) text = forgery.current.replaceAnswer();
           else if (forgery.current.answer !== undefined && incoming.url?.endsWith("/authorize")) text = JSON.stringify(forgery.current.answer(JSON.parse(text), sent));
+          else if (forgery.current.settle !== undefined && incoming.url?.endsWith("/settle")) text = JSON.stringify(forgery.current.settle(JSON.parse(text), sent));
           outgoing.writeHead(answer.statusCode ?? 502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
           outgoing.end(text);
         });
@@ -219,5 +220,79 @@ describe("the SDK behind a forging proxy", () => {
 
   it("refuses to start with a key set that is no JWKS", () => {
     expect(() => new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, signingKeys: { nope: 1 } as never })).toThrow(/signingKeys/);
+  });
+});
+
+describe("settlements behind the forging proxy", () => {
+  /** A fresh allow of 100 to settle, authorized with no forgery in the way. */
+  async function allowed(): Promise<string> {
+    proxy.forgery.current = {};
+    const decision = await client(jwks).authorize(pay(100));
+    expect(decision.outcome).toBe("allow");
+    return decision.ledger_id!;
+  }
+
+  async function expectSettleRefused(settling: Promise<unknown>, reason: string, field?: string): Promise<void> {
+    const error = await settling.then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AuthorityUnavailableError);
+    expect((error as AuthorityUnavailableError).kind).toBe("unverified_answer");
+    expect((error as AuthorityUnavailableError).verification?.reason).toBe(reason);
+    if (field !== undefined) expect((error as AuthorityUnavailableError).verification?.field).toBe(field);
+  }
+
+  it("verifies the honest settlement and sends a fresh nonce", async () => {
+    const ledgerId = await allowed();
+    let nonce: string | undefined;
+    proxy.forgery.current = { request: (json) => { nonce = json.nonce; return json; } };
+    const settled = await client(jwks).decisions.settle(ledgerId, { amount_minor: 60 });
+    expect(settled).toMatchObject({ decision_ledger_id: ledgerId, amount_minor: 60, released_minor: 40 });
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it("refuses an unsigned settlement the proxy made up, which a client without keys would take", async () => {
+    const ledgerId = await allowed();
+    const forged = () => JSON.stringify({ ledger_id: "led_forged", decision_ledger_id: ledgerId, grant_id: grantId, currency: "EUR", amount_minor: 0, held_minor: 100, released_minor: 100, settled_at: new Date().toISOString() });
+    proxy.forgery.current = { replaceAnswer: forged };
+    await expectSettleRefused(client(jwks).decisions.settle(ledgerId, { amount_minor: 0 }), "unsigned");
+    expect((await client().decisions.settle(ledgerId, { amount_minor: 0 })).ledger_id).toBe("led_forged");
+  });
+
+  it("refuses another settlement replayed as this one's answer (nonce), and a settlement of another amount (mismatch)", async () => {
+    const first = await allowed();
+    let recorded: string | undefined;
+    proxy.forgery.current = { settle: (json) => { recorded = JSON.stringify(json); return json; } };
+    await client(jwks).decisions.settle(first, { amount_minor: 100 });
+    const second = await allowed();
+    proxy.forgery.current = { replaceAnswer: () => recorded! };
+    await expectSettleRefused(client(jwks).decisions.settle(second, { amount_minor: 100 }), "replayed", "nonce");
+    // The proxy settles less than asked: the server signs what it did, which is not what was asked.
+    const third = await allowed();
+    proxy.forgery.current = { request: (json) => ({ ...json, amount_minor: 10 }) };
+    await expectSettleRefused(client(jwks).decisions.settle(third, { amount_minor: 90 }), "mismatch", "amount_minor");
+  });
+
+  it("never takes a settlement with one member of its statement or answer changed", async () => {
+    const verified = client(jwks);
+    await fc.assert(fc.asyncProperty(
+      fc.constantFrom("ledger_id", "decision_ledger_id", "grant_id", "currency", "amount_minor", "held_minor", "released_minor", "settled_at", "nonce", "type"),
+      fc.boolean(),
+      fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.constant(null)),
+      async (member, inStatement, value) => {
+        const ledgerId = await allowed();
+        let changed = false;
+        proxy.forgery.current = {
+          settle: (json) => {
+            const signature = { ...json.signature, statement: { ...json.signature.statement } };
+            const holder = inStatement || member === "nonce" || member === "type" ? signature.statement : json;
+            changed = canonicalJson(holder[member] ?? null) !== canonicalJson(value);
+            holder[member] = value;
+            return { ...json, signature };
+          },
+        };
+        const settling = verified.decisions.settle(ledgerId, { amount_minor: 100 });
+        const outcome = await settling.then(() => "taken", (error: unknown) => (error instanceof AuthorityUnavailableError ? error.kind : String(error)));
+        expect(outcome).toBe(changed ? "unverified_answer" : "taken");
+      },
+    ), { numRuns: 20 });
   });
 });

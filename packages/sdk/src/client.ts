@@ -2,7 +2,7 @@
 import { AuthorityProblemError, AuthorityUnavailableError } from "./errors.js";
 import { authorizeFailClosed, type AuthorizeOptions, type AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from "./guard.js";
-import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, type SigningKeysOption } from "./verify.js";
+import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, verifySettlement, type SigningKeysOption } from "./verify.js";
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
@@ -99,7 +99,8 @@ export class AuthorityClient {
     this.agents = agentsCalls(verbs);
     this.grants = grantsCalls(verbs);
     this.families = familiesCalls(verbs);
-    this.decisions = decisionsCalls(verbs);
+    const decisions = decisionsCalls(verbs);
+    this.decisions = this.#signingKeys === undefined ? decisions : { ...decisions, settle: (ledgerId, body, call) => this.#verifiedSettle(decisions.settle, ledgerId, body, call) };
     this.certificates = certificatesCalls(verbs);
     this.keys = keysCalls(verbs);
     this.contracts = contractsCalls(verbs);
@@ -134,6 +135,30 @@ export class AuthorityClient {
         return verifyDecision(decision, sent, sent.nonce, keyring);
       },
     );
+  }
+
+  /**
+   * Settles and verifies the answer: a settlement that is unsigned, mis-signed, replayed or about
+   * another decision or amount throws `AuthorityUnavailableError` (`unverified_answer`) with the
+   * reason, so nothing takes it for the server's record.
+   */
+  async #verifiedSettle(
+    settle: (ledgerId: string, body: wire.SettleBody, call?: CallOptions) => Promise<wire.Settlement>,
+    ledgerId: string,
+    body: wire.SettleBody,
+    call: CallOptions | undefined,
+  ): Promise<wire.Settlement> {
+    // As for authorize: fresh per call, or derived from the caller's own key so a repeat verifies.
+    const nonce = body.nonce ?? (call?.idempotencyKey === undefined ? newNonce() : await nonceOfKey(call.idempotencyKey));
+    const sent = { ...body, nonce };
+    const answer = await settle(ledgerId, sent, call);
+    const keyring = await this.#keys();
+    const failure = keyring === undefined
+      ? { reason: "unknown_key" as const, message: "the server's signing keys could not be fetched, so no answer can be verified" }
+      : typeof answer === "object" && answer !== null ? await verifySettlement(answer as unknown as Record<string, unknown>, ledgerId, sent, nonce, keyring)
+      : { reason: "unsigned" as const, message: "the answer is not a settlement" };
+    if (failure !== undefined) throw new AuthorityUnavailableError("unverified_answer", `the settlement was not verified: ${failure.reason}: ${failure.message}`, 1, undefined, failure);
+    return answer;
   }
 
   /** The keys answers are verified with: given, or fetched at the first use and pinned once fetched. */

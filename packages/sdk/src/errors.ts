@@ -1,4 +1,5 @@
 // Typed errors of the client: problem details for 4xx answers, unavailability for everything else.
+import type { VerificationFailure } from "./verify.js";
 
 /** An RFC 9457 problem details body as the server sends it; unknown members are kept. */
 export interface ProblemDetails {
@@ -50,12 +51,15 @@ export class AuthorityUnavailableError extends AuthorityError {
   /** The HTTP status of the last attempt when it got one. */
   readonly status: number | undefined;
   readonly attempts: number;
+  /** For `unverified_answer`: why the answer was not taken as the server's. */
+  readonly verification: VerificationFailure | undefined;
 
-  constructor(kind: UnavailableCause, message: string, attempts: number, status?: number) {
+  constructor(kind: UnavailableCause, message: string, attempts: number, status?: number, verification?: VerificationFailure) {
     super(message);
     this.kind = kind;
     this.status = status;
     this.attempts = attempts;
+    this.verification = verification;
   }
 }
 

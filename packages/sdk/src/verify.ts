@@ -3,7 +3,8 @@
 // about this very request: the nonce the client sent, the grant, tool, amount, currency and args
 // it asked about, and the ledger id, outcome and time the answer shows (docs/verification.md).
 
-import type { AuthorizeBody, SigningKeySet } from "./generated/types.js";
+import { canonicalJson } from "./canonical-json.js";
+import type { AuthorizeBody, SettleBody, SigningKeySet } from "./generated/types.js";
 
 /** Bounds on what a server's key set and answers may make the client do. */
 export const VERIFY_LIMITS = Object.freeze({
@@ -42,13 +43,13 @@ export async function nonceOfKey(idempotencyKey: string): Promise<string> {
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/** JSON canonicalised by RFC 8785: object members sorted by UTF-16 code units, no white space. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
-  const record = value as Record<string, unknown>;
-  const members = Object.keys(record).sort().filter((key) => record[key] !== undefined);
-  return `{${members.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`;
+/** The canonical text of a value (RFC 8785), or undefined when it has none (a lone surrogate, too deep). */
+function canonicalOrUndefined(value: unknown): string | undefined {
+  try {
+    return canonicalJson(value);
+  } catch {
+    return undefined;
+  }
 }
 
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> | undefined {
@@ -57,6 +58,12 @@ function fromBase64url(text: string): Uint8Array<ArrayBuffer> | undefined {
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
   return bytes;
+}
+
+/** SHA-256 of a value's canonical text; undefined, which matches no signed hash, when it has none. */
+async function sha256HexOf(value: unknown): Promise<string | undefined> {
+  const text = canonicalOrUndefined(value);
+  return text === undefined ? undefined : sha256Hex(text);
 }
 
 async function sha256Hex(text: string): Promise<string> {
@@ -108,8 +115,9 @@ export async function signedStatement(answer: Record<string, unknown>, keyring: 
   const key = await keyring.key(signature.kid);
   if (key === undefined) return { failure: fail("unknown_key", `the answer is signed by \`${signature.kid}\`, which is not one of the server's keys given to this client`) };
   const bytes = fromBase64url(signature.value);
-  const valid = bytes !== undefined && bytes.length === 64
-    && await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(canonicalJson(signature.statement)));
+  const signed = canonicalOrUndefined(signature.statement);
+  const valid = bytes !== undefined && bytes.length === 64 && signed !== undefined
+    && await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(signed));
   return valid ? { statement: signature.statement } : { failure: fail("bad_signature", "the signature does not verify over the answer's statement") };
 }
 
@@ -124,11 +132,36 @@ export async function verifyDecision(answer: Record<string, unknown>, body: Auth
   if (signed["nonce"] !== nonce) return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
   const expected: Record<string, unknown> = {
     type: "authority.decision.v1", grant_id: body.grant_id, tool: body.tool, amount_minor: body.amount_minor ?? null, currency: body.currency ?? null,
-    args_sha256: body.args === undefined ? null : await sha256Hex(canonicalJson(body.args)),
+    args_sha256: body.args === undefined ? null : await sha256HexOf(body.args),
     ledger_id: answer["ledger_id"], outcome: answer["outcome"], decided_at: answer["decided_at"],
   };
   for (const [field, value] of Object.entries(expected)) {
     if (signed[field] !== value) return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
+  }
+  return undefined;
+}
+
+/**
+ * Checks a settlement answer to `body` on the decision `decisionLedgerId`, sent with `nonce`:
+ * undefined when the server signed this very settlement for this request, otherwise why not. The
+ * statement must name the decision and the amount asked for, and every figure the answer shows
+ * (held, released, currency, grant, time, its own ledger id) must be the signed one.
+ */
+export async function verifySettlement(answer: Record<string, unknown>, decisionLedgerId: string, body: SettleBody, nonce: string, keyring: SigningKeyring): Promise<VerificationFailure | undefined> {
+  const checked = await signedStatement(answer, keyring);
+  if ("failure" in checked) return checked.failure;
+  const signed = checked.statement;
+  if (signed["nonce"] !== nonce) return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
+  const expected: Record<string, unknown> = {
+    type: "authority.settlement.v1", decision_ledger_id: decisionLedgerId, amount_minor: body.amount_minor,
+    ledger_id: answer["ledger_id"], grant_id: answer["grant_id"], currency: answer["currency"] ?? null,
+    held_minor: answer["held_minor"], released_minor: answer["released_minor"], settled_at: answer["settled_at"],
+  };
+  for (const [field, value] of Object.entries(expected)) {
+    if (signed[field] !== value) return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
+  }
+  if (answer["decision_ledger_id"] !== decisionLedgerId || answer["amount_minor"] !== body.amount_minor) {
+    return fail("mismatch", "the settlement answered is not the one asked for", answer["decision_ledger_id"] !== decisionLedgerId ? "decision_ledger_id" : "amount_minor");
   }
   return undefined;
 }
