@@ -87,9 +87,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** A client through the proxy; a second attempt rides out a connection the loaded machine dropped (a retry resends the same request). */
+/** A client through the proxy; a second attempt rides out a connection the loaded machine dropped (a retry resends the same request), and a long timeout a slow answer. */
 function client(signingKeys?: SigningKeySet | "fetch-once"): AuthorityClient {
-  return new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, attempts: 2, retryDelayMs: 20, attestation: ATTESTATION, ...(signingKeys === undefined ? {} : { signingKeys }) });
+  return new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, attempts: 2, retryDelayMs: 20, timeoutMs: 30_000, attestation: ATTESTATION, ...(signingKeys === undefined ? {} : { signingKeys }) });
 }
 
 const pay = (amount: number, tool = "payments.send") => ({ grant_id: grantId, tool, amount_minor: amount, currency: "EUR", args: { to: "ACME" } });
