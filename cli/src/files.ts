@@ -51,7 +51,10 @@ export function collectInputs(cwd: string, paths: readonly string[], kinds: read
     }
     const kind = kindOf(absolute);
     if (kind === undefined || !kinds.includes(kind)) {
-      if (named) throw new UsageError(`\`${displayPath(cwd, absolute)}\` is not a ${kinds.map((k) => (k === "family" ? "family (.yaml, .yml)" : ".policy")).join(" or ")} file`);
+      if (named)
+        throw new UsageError(
+          `\`${displayPath(cwd, absolute)}\` is not a ${kinds.map((k) => (k === "family" ? "family (.yaml, .yml)" : ".policy")).join(" or ")} file`,
+        );
       return;
     }
     found.push({ path: displayPath(cwd, absolute), absolute, kind });

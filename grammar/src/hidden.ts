@@ -49,7 +49,11 @@ export function escapeHidden(text: string): string {
   let from = 0;
   for (const { offset, width } of hiddenCharacters(text)) {
     out += text.slice(from, offset);
-    for (let k = 0; k < width; k++) out += `\\u${text.charCodeAt(offset + k).toString(16).padStart(4, "0")}`;
+    for (let k = 0; k < width; k++)
+      out += `\\u${text
+        .charCodeAt(offset + k)
+        .toString(16)
+        .padStart(4, "0")}`;
     from = offset + width;
   }
   return out + text.slice(from);

@@ -5,9 +5,15 @@ const KEY_ITEM = "agent-authority.console.key";
 const API_BASE = "/v1";
 
 export const session = {
-  key() { return sessionStorage.getItem(KEY_ITEM); },
-  set(key) { sessionStorage.setItem(KEY_ITEM, key); },
-  clear() { sessionStorage.removeItem(KEY_ITEM); },
+  key() {
+    return sessionStorage.getItem(KEY_ITEM);
+  },
+  set(key) {
+    sessionStorage.setItem(KEY_ITEM, key);
+  },
+  clear() {
+    sessionStorage.removeItem(KEY_ITEM);
+  },
 };
 
 /** A refusal from the API: an RFC 9457 problem, or a network failure. */

@@ -58,8 +58,13 @@ export function badge(value) {
 export function renderValue(value) {
   if (value === null || value === undefined) return h("span", { class: "muted" }, "none");
   if (Array.isArray(value)) {
-    if (value.every((v) => v === null || typeof v !== "object")) return h("span", { class: "mono" }, value.map(String).join(", ") || "(empty)");
-    return h("ol", {}, value.map((v) => h("li", {}, renderValue(v))));
+    if (value.every((v) => v === null || typeof v !== "object"))
+      return h("span", { class: "mono" }, value.map(String).join(", ") || "(empty)");
+    return h(
+      "ol",
+      {},
+      value.map((v) => h("li", {}, renderValue(v))),
+    );
   }
   if (typeof value === "object") return fields(Object.entries(value));
   if (typeof value === "boolean") return h("span", { class: "mono" }, value ? "true" : "false");
@@ -70,10 +75,11 @@ export function renderValue(value) {
 
 /** A definition list of [name, value] pairs; a value may be a Node or any JSON value. */
 export function fields(pairs) {
-  return h("dl", { class: "fields" }, pairs.map(([name, value]) => [
-    h("dt", {}, name),
-    h("dd", {}, value instanceof Node ? value : renderValue(value)),
-  ]));
+  return h(
+    "dl",
+    { class: "fields" },
+    pairs.map(([name, value]) => [h("dt", {}, name), h("dd", {}, value instanceof Node ? value : renderValue(value))]),
+  );
 }
 
 export function message(kind, ...children) {

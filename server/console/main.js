@@ -15,13 +15,29 @@ import { listen, stopListening } from "./live.js";
  * offered when the key may call one of them, so the console shows only what the key's roles allow.
  */
 const VIEWS = [
-  { id: "gated", title: "Gated decisions", uses: [["post", "/decisions/{}/approve"], ["get", "/decisions/pending"]], render: gatedView },
+  {
+    id: "gated",
+    title: "Gated decisions",
+    uses: [
+      ["post", "/decisions/{}/approve"],
+      ["get", "/decisions/pending"],
+    ],
+    render: gatedView,
+  },
   { id: "pending", title: "Pending grants", uses: [["get", "/grants/pending"]], render: pendingView },
   { id: "grants", title: "Grants", uses: [["get", "/grants"]], render: grantsView },
   { id: "agents", title: "Agents and certificates", uses: [["get", "/agents"]], render: agentsView },
   { id: "contracts", title: "Contracts", uses: [["get", "/agents/{}/contracts"]], render: contractsView },
   { id: "breakers", title: "Breakers", uses: [["get", "/agents/{}/breakers/counterfactual"]], render: breakersView },
-  { id: "ledger", title: "Decision ledger", uses: [["get", "/ledger/verify"], ["get", "/grants/{}/ledger"]], render: ledgerView },
+  {
+    id: "ledger",
+    title: "Decision ledger",
+    uses: [
+      ["get", "/ledger/verify"],
+      ["get", "/grants/{}/ledger"],
+    ],
+    render: ledgerView,
+  },
 ];
 
 const served = (view) => view.uses.some(([method, path]) => caps.served(method, path));
@@ -34,7 +50,6 @@ let caps = null;
 /** What waits for the key, by view id (waiting.js); read on each navigation and after each approval. */
 let counts = {};
 
-
 function signOut() {
   stopListening();
   session.clear();
@@ -45,13 +60,24 @@ function signOut() {
 }
 
 function showSignIn(note) {
-  const input = h("input", { type: "password", name: "key", autocomplete: "off", spellcheck: "false", required: true, id: "key", "aria-label": "API key" });
-  const form = h("form", { class: "card signin", id: "signin" },
+  const input = h("input", {
+    type: "password",
+    name: "key",
+    autocomplete: "off",
+    spellcheck: "false",
+    required: true,
+    id: "key",
+    "aria-label": "API key",
+  });
+  const form = h(
+    "form",
+    { class: "card signin", id: "signin" },
     h("h2", {}, "Sign in"),
     h("p", { class: "muted" }, "Paste your API key. It is kept in this tab's session storage only and sent as a header with each request."),
     h("label", {}, "API key", input),
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Sign in")),
-    note ? message("error", note) : null);
+    note ? message("error", note) : null,
+  );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     session.set(input.value.trim());
@@ -63,12 +89,14 @@ function showSignIn(note) {
 }
 
 function showIdentity(me) {
-  replace(identity,
+  replace(
+    identity,
     h("span", { class: "who", id: "who" }, me.identity),
     h("span", { class: "tag", id: "kind" }, me.kind),
     h("span", { class: "tag", id: "roles" }, me.roles.join(", ")),
     me.agent_id ? h("span", { class: "tag" }, `agent ${me.agent_id}`) : null,
-    h("button", { type: "button", class: "secondary", id: "signout", onclick: signOut }, "Sign out"));
+    h("button", { type: "button", class: "secondary", id: "signout", onclick: signOut }, "Sign out"),
+  );
 }
 
 /** A view's title with what waits in it, as a count badge (`aria-label` reads it as words). */
@@ -76,18 +104,31 @@ function navTitle(view) {
   const waiting = counts[view.id];
   if (waiting === undefined || waiting === null) return [view.title];
   const text = countText(waiting);
-  return [view.title, " ", h("span", { class: ["count", waiting.count > 0 ? "waiting" : ""], "data-count": view.id, "aria-label": `${text} waiting` }, text)];
+  return [
+    view.title,
+    " ",
+    h("span", { class: ["count", waiting.count > 0 ? "waiting" : ""], "data-count": view.id, "aria-label": `${text} waiting` }, text),
+  ];
 }
 
 function showNav(current) {
-  replace(nav, VIEWS.filter((view) => !served(view) || usable(view)).map((view) => {
-    const a = h("a", {
-      "data-view": view.id, class: served(view) ? undefined : "unserved", "aria-current": view.id === current ? "page" : undefined,
-      title: served(view) ? undefined : "this server does not serve this yet",
-    }, navTitle(view));
-    a.href = `#${view.id}`;
-    return a;
-  }));
+  replace(
+    nav,
+    VIEWS.filter((view) => !served(view) || usable(view)).map((view) => {
+      const a = h(
+        "a",
+        {
+          "data-view": view.id,
+          class: served(view) ? undefined : "unserved",
+          "aria-current": view.id === current ? "page" : undefined,
+          title: served(view) ? undefined : "this server does not serve this yet",
+        },
+        navTitle(view),
+      );
+      a.href = `#${view.id}`;
+      return a;
+    }),
+  );
 }
 
 /** Reads what waits for the key again and redraws the navigation's counts. */
@@ -103,7 +144,9 @@ function labelCells(root) {
   for (const table of root.querySelectorAll("table")) {
     const names = Array.from(table.querySelectorAll("thead th"), (th) => th.textContent ?? "");
     for (const row of table.querySelectorAll("tbody tr")) {
-      Array.from(row.children).forEach((td, i) => { if (!td.hasAttribute("data-label") && names[i]) td.setAttribute("data-label", names[i]); });
+      Array.from(row.children).forEach((td, i) => {
+        if (!td.hasAttribute("data-label") && names[i]) td.setAttribute("data-label", names[i]);
+      });
     }
   }
 }
@@ -113,7 +156,8 @@ async function route() {
   counts = await waitingCounts(caps);
   const [id, ...rest] = location.hash.replace(/^#/, "").split("/");
   // No view asked for: land on what waits for this key, else on the first view it may use.
-  const view = VIEWS.find((v) => v.id === id) ?? VIEWS.find((v) => v.id === landingView(counts) && usable(v)) ?? VIEWS.find(usable) ?? VIEWS[0];
+  const view =
+    VIEWS.find((v) => v.id === id) ?? VIEWS.find((v) => v.id === landingView(counts) && usable(v)) ?? VIEWS.find(usable) ?? VIEWS[0];
   showNav(view.id);
   const section = h("section", { id: `view-${view.id}`, "aria-busy": "true" }, h("h2", {}, view.title));
   replace(main, section);
@@ -153,7 +197,9 @@ async function start() {
   }
 }
 
-window.addEventListener("hashchange", () => { void route(); });
+window.addEventListener("hashchange", () => {
+  void route();
+});
 
 /**
  * The views whose lists an event changes, redrawn when one arrives (live.js): gated decisions and
@@ -170,7 +216,9 @@ window.addEventListener("authority-event", (event) => {
   if (!LIVE_VIEWS[current]?.has(event.detail?.type)) return;
   if (document.activeElement?.closest?.("main form") && document.activeElement.value) return;
   clearTimeout(redraw);
-  redraw = setTimeout(() => { void route(); }, 100);
+  redraw = setTimeout(() => {
+    void route();
+  }, 100);
 });
 
 /** The navigation's counts follow the same events, whatever view is open. */
@@ -179,6 +227,8 @@ let recounting = null;
 window.addEventListener("authority-event", (event) => {
   if (!COUNTED.has(event.detail?.type)) return;
   clearTimeout(recounting);
-  recounting = setTimeout(() => { void recount(); }, 100);
+  recounting = setTimeout(() => {
+    void recount();
+  }, 100);
 });
 void start();

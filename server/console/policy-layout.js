@@ -10,7 +10,10 @@ function tokens(text) {
   let i = 0;
   while (i < text.length && out.length < 8192) {
     const c = text[i];
-    if (/\s/.test(c)) { i += 1; continue; }
+    if (/\s/.test(c)) {
+      i += 1;
+      continue;
+    }
     if (c === '"' || c === "'") {
       let j = i + 1;
       while (j < text.length && text[j] !== c) j += text[j] === "\\" ? 2 : 1;
@@ -19,8 +22,16 @@ function tokens(text) {
       continue;
     }
     const two = text.slice(i, i + 2);
-    if (["&&", "||", "==", "!=", "<=", ">="].includes(two)) { out.push(two); i += 2; continue; }
-    if ("()[],<>!+-*".includes(c)) { out.push(c); i += 1; continue; }
+    if (["&&", "||", "==", "!=", "<=", ">="].includes(two)) {
+      out.push(two);
+      i += 2;
+      continue;
+    }
+    if ("()[],<>!+-*".includes(c)) {
+      out.push(c);
+      i += 1;
+      continue;
+    }
     let j = i;
     while (j < text.length && !/[\s"'()[\],<>!=&|+\-*]/.test(text[j])) j += 1;
     if (j === i) j = i + 1;
@@ -34,7 +45,14 @@ function joinTokens(list) {
   let s = "";
   for (const t of list) {
     const prev = s.at(-1);
-    const tight = s === "" || prev === "(" || prev === "[" || prev === "!" || t === ")" || t === "]" || t === "," ||
+    const tight =
+      s === "" ||
+      prev === "(" ||
+      prev === "[" ||
+      prev === "!" ||
+      t === ")" ||
+      t === "]" ||
+      t === "," ||
       (t === "(" && /[A-Za-z0-9_]$/.test(s) && !/(^|[^A-Za-z0-9_.])in$/.test(s));
     s += (tight ? "" : " ") + t;
   }
@@ -74,6 +92,9 @@ const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u1
 
 export function showHidden(text) {
   if (typeof text !== "string") return text;
-  return text.replace(HIDDEN, (c) => (c === " " || c === "\t" || c === "\n" || c === "\r" ? c
-    : Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, "0")}`).join("")));
+  return text.replace(HIDDEN, (c) =>
+    c === " " || c === "\t" || c === "\n" || c === "\r"
+      ? c
+      : Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, "0")}`).join(""),
+  );
 }

@@ -27,12 +27,23 @@ function certificateRow(cert, ctx, reload) {
   const details = h("details", {}, h("summary", {}, "details"), renderValue(cert));
   // Each cell carries its column's name: the certificates are cards of labelled cells (console.css).
   const cell = (label, ...children) => h("td", { "data-label": label }, ...children);
-  return h("tr", { class: "certificate", "data-certificate-id": cert.id, "data-status": cert.status },
-    cell("certificate", h("span", { class: "mono id" }, cert.id)), cell("status", badge(cert.status)), cell("environment", cert.environment),
-    cell("issued by", cert.issued_by, cert.issued_by_email && cert.issued_by_email !== cert.issued_by ? ` <${cert.issued_by_email}>` : ""), cell("issued", time(cert.issued_at)),
+  return h(
+    "tr",
+    { class: "certificate", "data-certificate-id": cert.id, "data-status": cert.status },
+    cell("certificate", h("span", { class: "mono id" }, cert.id)),
+    cell("status", badge(cert.status)),
+    cell("environment", cert.environment),
+    cell("issued by", cert.issued_by, cert.issued_by_email && cert.issued_by_email !== cert.issued_by ? ` <${cert.issued_by_email}>` : ""),
+    cell("issued", time(cert.issued_at)),
     cell("basis", cert.basis, details),
-    cell("revoked", cert.revoked_at ? [time(cert.revoked_at), " by ", cert.revoked_by ?? "?", cert.revocation_reason ? ` (${cert.revocation_reason})` : ""] : "none"),
-    actions);
+    cell(
+      "revoked",
+      cert.revoked_at
+        ? [time(cert.revoked_at), " by ", cert.revoked_by ?? "?", cert.revocation_reason ? ` (${cert.revocation_reason})` : ""]
+        : "none",
+    ),
+    actions,
+  );
 }
 
 function certifyForm(agent, reload) {
@@ -45,14 +56,29 @@ function certifyForm(agent, reload) {
   const checks = h("textarea", { name: "checks", placeholder: "one check per line", required: true });
   const button = h("button", { type: "submit" }, "Certify");
   const out = h("div", {});
-  const form = h("form", { class: "inline certify" },
-    h("label", {}, "Basis", basis), h("label", {}, "Provenance version", provenance), h("label", {}, "Manifest hash", manifest),
-    h("label", {}, "Content hash", content), h("label", {}, "Market profile", market), h("label", {}, "Checks", checks), button, out);
+  const form = h(
+    "form",
+    { class: "inline certify" },
+    h("label", {}, "Basis", basis),
+    h("label", {}, "Provenance version", provenance),
+    h("label", {}, "Manifest hash", manifest),
+    h("label", {}, "Content hash", content),
+    h("label", {}, "Market profile", market),
+    h("label", {}, "Checks", checks),
+    button,
+    out,
+  );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const body = {
-      basis: basis.value.trim(), provenance_version: provenance.value.trim(), manifest_hash: manifest.value.trim(),
-      content_hash: content.value.trim(), checks: checks.value.split("\n").map((c) => c.trim()).filter((c) => c !== ""),
+      basis: basis.value.trim(),
+      provenance_version: provenance.value.trim(),
+      manifest_hash: manifest.value.trim(),
+      content_hash: content.value.trim(),
+      checks: checks.value
+        .split("\n")
+        .map((c) => c.trim())
+        .filter((c) => c !== ""),
     };
     if (market.value.trim() !== "") body.market_profile = market.value.trim();
     button.disabled = true;
@@ -71,17 +97,52 @@ async function agentCard(agent, ctx) {
   const card = h("article", { class: "card agent", "data-agent-id": agent.id });
   const reload = async () => {
     const status = await api("GET", `/agents/${seg(agent.id)}/certification`);
-    replace(card,
-      h("h3", {}, agent.name, " ", h("span", { class: "mono muted id" }, agent.id), " ", badge(status.certified ? "certified" : "uncertified")),
-      fields([["description", agent.description], ["registered", time(agent.created_at)], ["by", agent.created_by], ["environment", status.environment]]),
+    replace(
+      card,
+      h(
+        "h3",
+        {},
+        agent.name,
+        " ",
+        h("span", { class: "mono muted id" }, agent.id),
+        " ",
+        badge(status.certified ? "certified" : "uncertified"),
+      ),
+      fields([
+        ["description", agent.description],
+        ["registered", time(agent.created_at)],
+        ["by", agent.created_by],
+        ["environment", status.environment],
+      ]),
       status.certificates.length === 0
         ? h("p", { class: "muted" }, "No certificate yet: this agent may hold observe authority only.")
-        : h("table", { class: "certificates cards" },
-          h("thead", {}, h("tr", {}, ["certificate", "status", "environment", "issued by", "issued", "basis", "revoked", ""].map((t) => h("th", {}, t)))),
-          h("tbody", {}, status.certificates.map((c) => certificateRow(c, ctx, reload)))),
+        : h(
+            "table",
+            { class: "certificates cards" },
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ["certificate", "status", "environment", "issued by", "issued", "basis", "revoked", ""].map((t) => h("th", {}, t)),
+              ),
+            ),
+            h(
+              "tbody",
+              {},
+              status.certificates.map((c) => certificateRow(c, ctx, reload)),
+            ),
+          ),
       ctx.caps.can("post", "/agents/{}/certification")
-        ? h("details", { class: "certify-panel" }, h("summary", {}, status.certified ? "Certify again (supersedes the valid certificate)" : "Certify"), certifyForm(agent, reload))
-        : null);
+        ? h(
+            "details",
+            { class: "certify-panel" },
+            h("summary", {}, status.certified ? "Certify again (supersedes the valid certificate)" : "Certify"),
+            certifyForm(agent, reload),
+          )
+        : null,
+    );
   };
   await reload();
   return card;

@@ -29,32 +29,47 @@ export function intervalBar(c) {
   const ceiling = num(c.ceiling);
   const rate = num(c.rate);
   const top = Math.min(1, Math.max(0.01, (upper ?? 0) * 1.25, (ceiling ?? 0) * 1.5));
-  const W = 600, left = 10, width = W - 20;
+  const W = 600,
+    left = 10,
+    width = W - 20;
   const x = (v) => left + (Math.max(0, Math.min(top, v)) / top) * width;
-  const chart = svg("svg", { class: "chart wilson", viewBox: `0 0 ${W} 64`, role: "img",
-    "aria-label": `95% interval ${pct(lower)} to ${pct(upper)} against the ceiling ${pct(ceiling)}` },
+  const chart = svg(
+    "svg",
+    {
+      class: "chart wilson",
+      viewBox: `0 0 ${W} 64`,
+      role: "img",
+      "aria-label": `95% interval ${pct(lower)} to ${pct(upper)} against the ceiling ${pct(ceiling)}`,
+    },
     svg("rect", { class: "track", x: left, y: 14, width, height: 18, rx: 3 }),
     lower !== null && upper !== null
-      ? svg("rect", { class: ["interval", c.status], x: x(lower), y: 14, width: Math.max(2, x(upper) - x(lower)), height: 18 }) : null,
+      ? svg("rect", { class: ["interval", c.status], x: x(lower), y: 14, width: Math.max(2, x(upper) - x(lower)), height: 18 })
+      : null,
     rate !== null ? svg("circle", { class: "point", cx: x(rate), cy: 23, r: 3.5 }) : null,
     ceiling !== null ? svg("line", { class: "ceiling", x1: x(ceiling), x2: x(ceiling), y1: 6, y2: 40 }) : null,
     ceiling !== null ? ceilingLabel(x(ceiling), W, ceiling) : null,
     svg("text", { x: left, y: 54 }, "0%"),
-    svg("text", { x: left + width - 40, y: 54 }, pct(top)));
+    svg("text", { x: left + width - 40, y: 54 }, pct(top)),
+  );
   return chart;
 }
 
 /** The last `days` days with a mark at each trip time. */
 export function tripTimeline(tripTimes, days, now = Date.now()) {
-  const W = 600, left = 10, width = W - 20;
+  const W = 600,
+    left = 10,
+    width = W - 20;
   const start = now - days * DAY_MS;
   const x = (t) => left + ((t - start) / (days * DAY_MS)) * width;
   const times = (Array.isArray(tripTimes) ? tripTimes : []).map((t) => Date.parse(t)).filter((t) => Number.isFinite(t));
-  return svg("svg", { class: "chart timeline", viewBox: `0 0 ${W} 56`, role: "img", "aria-label": `${times.length} trips in the last ${days} days` },
+  return svg(
+    "svg",
+    { class: "chart timeline", viewBox: `0 0 ${W} 56`, role: "img", "aria-label": `${times.length} trips in the last ${days} days` },
     svg("rect", { class: "track", x: left, y: 14, width, height: 16, rx: 3 }),
     times.filter((t) => t >= start && t <= now).map((t) => svg("line", { class: "trip", x1: x(t), x2: x(t), y1: 10, y2: 34 })),
     svg("text", { x: left, y: 48 }, `${days} days ago`),
-    svg("text", { x: left + width - 30, y: 48 }, "now"));
+    svg("text", { x: left + width - 30, y: 48 }, "now"),
+  );
 }
 
 async function agentPicker(section, view, args) {
@@ -65,7 +80,9 @@ async function agentPicker(section, view, args) {
     if (a.id === args[0]) option.selected = true;
     select.append(option);
   }
-  select.addEventListener("change", () => { location.hash = `#${view}/${encodeURIComponent(select.value)}`; });
+  select.addEventListener("change", () => {
+    location.hash = `#${view}/${encodeURIComponent(select.value)}`;
+  });
   section.append(h("form", { class: "inline" }, h("label", {}, "Agent", select)));
   return AGENT_ID.test(args[0] ?? "") ? args[0] : null;
 }
@@ -76,7 +93,8 @@ function notServed(section, what) {
 
 export async function contractsView(section, { caps, args }) {
   if (!caps.served("get", "/agents/{}/contracts")) return notServed(section, "behavioural contracts (GET /v1/agents/{agent_id}/contracts)");
-  if (!caps.can("get", "/agents/{}/contracts")) return void section.append(message("notice", "Your roles do not include reading contracts."));
+  if (!caps.can("get", "/agents/{}/contracts"))
+    return void section.append(message("notice", "Your roles do not include reading contracts."));
   const agentId = await agentPicker(section, "contracts", args);
   if (agentId === null) return;
   const answer = await api("GET", `/agents/${seg(agentId)}/contracts`);
@@ -84,11 +102,28 @@ export async function contractsView(section, { caps, args }) {
   if (contracts.length === 0) section.append(h("p", { class: "muted" }, "This agent has no contract."));
   for (const c of contracts) {
     const { lower, upper } = intervalOf(c);
-    section.append(h("article", { class: "card contract", "data-contract-id": c.id },
-      h("h3", {}, h("span", { class: "mono" }, c.id), " ", c.metric, " ≤ ", pct(num(c.ceiling)), " ", badge(c.status)),
-      fields([["declared by", c.declared_by ?? null], ["window", c.window_decisions != null ? `last ${c.window_decisions} decisions` : c.window_hours != null ? `last ${c.window_hours} hours` : null],
-        ["decisions (n)", c.n ?? null], ["rate", pct(num(c.rate))], ["95% interval", `${pct(lower)} to ${pct(upper)}`]]),
-      intervalBar(c)));
+    section.append(
+      h(
+        "article",
+        { class: "card contract", "data-contract-id": c.id },
+        h("h3", {}, h("span", { class: "mono" }, c.id), " ", c.metric, " ≤ ", pct(num(c.ceiling)), " ", badge(c.status)),
+        fields([
+          ["declared by", c.declared_by ?? null],
+          [
+            "window",
+            c.window_decisions != null
+              ? `last ${c.window_decisions} decisions`
+              : c.window_hours != null
+                ? `last ${c.window_hours} hours`
+                : null,
+          ],
+          ["decisions (n)", c.n ?? null],
+          ["rate", pct(num(c.rate))],
+          ["95% interval", `${pct(lower)} to ${pct(upper)}`],
+        ]),
+        intervalBar(c),
+      ),
+    );
   }
 }
 
@@ -98,23 +133,44 @@ export async function contractsView(section, { caps, args }) {
  */
 function armForm(breaker, reload, expected, days) {
   const expecting = h("input", {
-    name: "expecting_trips", type: "number", min: "0", step: "1", required: true, inputmode: "numeric",
-    placeholder: Number.isSafeInteger(expected) ? String(expected) : undefined, "aria-describedby": `arm-hint-${breaker.id ?? breaker.breaker_id}`,
+    name: "expecting_trips",
+    type: "number",
+    min: "0",
+    step: "1",
+    required: true,
+    inputmode: "numeric",
+    placeholder: Number.isSafeInteger(expected) ? String(expected) : undefined,
+    "aria-describedby": `arm-hint-${breaker.id ?? breaker.breaker_id}`,
   });
   const basis = h("input", { name: "basis", required: true, maxlength: "1000", size: "40", placeholder: "why arming is right now" });
   const button = h("button", { type: "submit" }, "Arm");
   const out = h("div", { class: "arm-result" });
   const hint = Number.isSafeInteger(expected)
-    ? h("p", { class: "hint muted arm-hint", id: `arm-hint-${breaker.id ?? breaker.breaker_id}` }, "The server expects ", h("strong", { class: "expected-trips" }, String(expected)),
-      `: the trips this breaker would have made in the last ${days} days (the counterfactual above). Arming with any other count is refused.`)
+    ? h(
+        "p",
+        { class: "hint muted arm-hint", id: `arm-hint-${breaker.id ?? breaker.breaker_id}` },
+        "The server expects ",
+        h("strong", { class: "expected-trips" }, String(expected)),
+        `: the trips this breaker would have made in the last ${days} days (the counterfactual above). Arming with any other count is refused.`,
+      )
     : null;
-  const form = h("form", { class: "inline arm" },
-    h("label", {}, `Trips you expect in the last ${days} days`, expecting), h("label", {}, "Basis", basis), button, hint, out);
+  const form = h(
+    "form",
+    { class: "inline arm" },
+    h("label", {}, `Trips you expect in the last ${days} days`, expecting),
+    h("label", {}, "Basis", basis),
+    button,
+    hint,
+    out,
+  );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     button.disabled = true;
     try {
-      await api("POST", `/breakers/${seg(breaker.id ?? breaker.breaker_id)}/arm`, { basis: basis.value.trim(), expecting_trips: Number(expecting.value) });
+      await api("POST", `/breakers/${seg(breaker.id ?? breaker.breaker_id)}/arm`, {
+        basis: basis.value.trim(),
+        expecting_trips: Number(expecting.value),
+      });
       replace(out, message("success", "Armed."));
       await reload();
     } catch (error) {
@@ -145,12 +201,36 @@ function disarmForm(breaker, reload) {
 }
 
 function tripTable(trips) {
-  return h("table", { class: "trips" },
-    h("thead", {}, h("tr", {}, ["at", "mode", "action", "performed", "declared by", "grants", "decision"].map((t) => h("th", {}, t)))),
-    h("tbody", {}, trips.map((t) => h("tr", {},
-      h("td", {}, time(t.at)), h("td", {}, badge(t.mode)), h("td", {}, t.action ?? ""),
-      h("td", {}, t.performed === undefined ? "" : t.performed ? "yes" : "no (observe: recorded only)"),
-      h("td", {}, t.declared_by ?? ""), h("td", {}, renderValue(t.grant_ids ?? [])), h("td", { class: "mono" }, t.ledger_id ?? "")))));
+  return h(
+    "table",
+    { class: "trips" },
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["at", "mode", "action", "performed", "declared by", "grants", "decision"].map((t) => h("th", {}, t)),
+      ),
+    ),
+    h(
+      "tbody",
+      {},
+      trips.map((t) =>
+        h(
+          "tr",
+          {},
+          h("td", {}, time(t.at)),
+          h("td", {}, badge(t.mode)),
+          h("td", {}, t.action ?? ""),
+          h("td", {}, t.performed === undefined ? "" : t.performed ? "yes" : "no (observe: recorded only)"),
+          h("td", {}, t.declared_by ?? ""),
+          h("td", {}, renderValue(t.grant_ids ?? [])),
+          h("td", { class: "mono" }, t.ledger_id ?? ""),
+        ),
+      ),
+    ),
+  );
 }
 
 async function breakerCard(entry, days, caps) {
@@ -158,24 +238,47 @@ async function breakerCard(entry, days, caps) {
   const reload = async () => {
     const b = caps.served("get", "/breakers/{}") ? await api("GET", `/breakers/${seg(entry.breaker_id)}`) : { id: entry.breaker_id };
     const trips = b.trips ?? b.trip_history ?? [];
-    replace(card,
-      h("h3", {}, "Breaker ", h("span", { class: "mono" }, entry.breaker_id), " ", badge(b.mode ?? "unknown"), " ", b.action ? badge(b.action) : null),
-      fields([["contract", b.contract ? `${b.contract_id} (${b.contract.metric} ≤ ${pct(num(b.contract.ceiling))}, ${b.contract.status})` : b.contract_id ?? null],
-        ["declared by", b.contract?.declared_by ?? b.declared_by ?? null], ["created by", b.created_by ?? null], ["armed", b.armed_at ? h("span", { class: "armed" }, time(b.armed_at), " by ", b.armed_by ?? "?") : null], ["basis", b.basis ?? null]]),
+    replace(
+      card,
+      h(
+        "h3",
+        {},
+        "Breaker ",
+        h("span", { class: "mono" }, entry.breaker_id),
+        " ",
+        badge(b.mode ?? "unknown"),
+        " ",
+        b.action ? badge(b.action) : null,
+      ),
+      fields([
+        [
+          "contract",
+          b.contract
+            ? `${b.contract_id} (${b.contract.metric} ≤ ${pct(num(b.contract.ceiling))}, ${b.contract.status})`
+            : (b.contract_id ?? null),
+        ],
+        ["declared by", b.contract?.declared_by ?? b.declared_by ?? null],
+        ["created by", b.created_by ?? null],
+        ["armed", b.armed_at ? h("span", { class: "armed" }, time(b.armed_at), " by ", b.armed_by ?? "?") : null],
+        ["basis", b.basis ?? null],
+      ]),
       h("h3", {}, `Counterfactual: ${entry.trips} trip${entry.trips === 1 ? "" : "s"} in the last ${days} days`),
       tripTimeline(entry.trip_times, days),
       h("h3", {}, "Trip history"),
       trips.length === 0 ? h("p", { class: "muted" }, "No trip recorded.") : tripTable(trips),
       b.mode === "observe" && caps.can("post", "/breakers/{}/arm") ? armForm(b, reload, entry.trips, days) : null,
-      b.mode === "armed" && caps.can("post", "/breakers/{}/disarm") ? disarmForm(b, reload) : null);
+      b.mode === "armed" && caps.can("post", "/breakers/{}/disarm") ? disarmForm(b, reload) : null,
+    );
   };
   await reload();
   return card;
 }
 
 export async function breakersView(section, { caps, args }) {
-  if (!caps.served("get", "/agents/{}/breakers/counterfactual")) return notServed(section, "circuit breakers (GET /v1/agents/{agent_id}/breakers/counterfactual)");
-  if (!caps.can("get", "/agents/{}/breakers/counterfactual")) return void section.append(message("notice", "Your roles do not include reading breakers."));
+  if (!caps.served("get", "/agents/{}/breakers/counterfactual"))
+    return notServed(section, "circuit breakers (GET /v1/agents/{agent_id}/breakers/counterfactual)");
+  if (!caps.can("get", "/agents/{}/breakers/counterfactual"))
+    return void section.append(message("notice", "Your roles do not include reading breakers."));
   const agentId = await agentPicker(section, "breakers", args);
   if (agentId === null) return;
   const cf = await api("GET", `/agents/${seg(agentId)}/breakers/counterfactual`);

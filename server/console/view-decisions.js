@@ -12,19 +12,27 @@ const GRANT_ID = /^grt_[0-9a-z]{26}$/;
 /** The nine gates in order, each with its result; a gate the record does not list shows as not reached. */
 export function gateStrip(gates) {
   const byName = new Map((Array.isArray(gates) ? gates : []).map((g) => [g.gate, g]));
-  return h("ol", { class: "gates", "aria-label": "gates" }, GATES.map((name) => {
-    const g = byName.get(name);
-    const result = g?.result ?? "not_reached";
-    const li = h("li", { class: result, "data-gate": name }, h("div", {}, name), h("div", {}, result));
-    li.title = g ? `${g.code ?? ""} ${g.reason ?? ""}`.trim() : "not reached";
-    return li;
-  }));
+  return h(
+    "ol",
+    { class: "gates", "aria-label": "gates" },
+    GATES.map((name) => {
+      const g = byName.get(name);
+      const result = g?.result ?? "not_reached";
+      const li = h("li", { class: result, "data-gate": name }, h("div", {}, name), h("div", {}, result));
+      li.title = g ? `${g.code ?? ""} ${g.reason ?? ""}`.trim() : "not reached";
+      return li;
+    }),
+  );
 }
 
 /** "Who can approve": the residual of the policy over `approver`, shown as the expression it is. */
 export function whoCanApprove(residual) {
-  return h("div", { class: "residual" }, h("h3", {}, "Who can approve"),
-    typeof residual === "string" ? h("pre", { class: "mono" }, showHidden(residual)) : h("p", { class: "muted" }, "the server did not say"));
+  return h(
+    "div",
+    { class: "residual" },
+    h("h3", {}, "Who can approve"),
+    typeof residual === "string" ? h("pre", { class: "mono" }, showHidden(residual)) : h("p", { class: "muted" }, "the server did not say"),
+  );
 }
 
 /** The agent by its registered name, with its id. */
@@ -42,10 +50,18 @@ function argumentsOf(request) {
 
 /** Why no approve button: the residual does not admit the signed-in identity, and the server would refuse. */
 function notAdmitted(identity, residual) {
-  return message("notice", h("span", { class: "not-admitted" },
-    "You", typeof identity === "string" ? [" (", h("span", { class: "mono" }, identity), ")"] : null,
-    " cannot approve this action: only an approver satisfying ", h("code", {}, showHidden(String(residual))),
-    " can, and the server refuses anyone else. Ask one of them."));
+  return message(
+    "notice",
+    h(
+      "span",
+      { class: "not-admitted" },
+      "You",
+      typeof identity === "string" ? [" (", h("span", { class: "mono" }, identity), ")"] : null,
+      " cannot approve this action: only an approver satisfying ",
+      h("code", {}, showHidden(String(residual))),
+      " can, and the server refuses anyone else. Ask one of them.",
+    ),
+  );
 }
 
 function approvalForm(prefill, onApproved) {
@@ -57,11 +73,16 @@ function approvalForm(prefill, onApproved) {
   if (Number.isSafeInteger(prefill?.amount_minor)) ceiling.value = String(prefill.amount_minor);
   const out = h("div", { class: "approval-result" });
   const button = h("button", { type: "submit" }, "Approve this action");
-  const form = h("form", { class: "inline approve-decision" },
+  const form = h(
+    "form",
+    { class: "inline approve-decision" },
     prefill?.ledger_id ? null : h("label", {}, "Ledger id", ledger),
     h("label", {}, "Amount ceiling (minor units)", ceiling),
     h("label", {}, "Expires in (minutes)", minutes),
-    h("label", {}, "Note", note), button, out);
+    h("label", {}, "Note", note),
+    button,
+    out,
+  );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const id = ledger.value.trim();
@@ -84,10 +105,18 @@ function approvalForm(prefill, onApproved) {
         // The form without a list approves one ledger id after another.
         button.disabled = false;
       }
-      replace(out, message("success", "Approved. The agent retries with this approval id."),
-        fields([["approval_id", h("span", { class: "mono approval-id" }, approval.approval_id)], ["grant", approval.grant_id],
-          ["tool", approval.tool], ["ceiling", money(approval.amount_minor_max, approval.currency)],
-          ["approver", approval.approver], ["expires_at", time(approval.expires_at)]]));
+      replace(
+        out,
+        message("success", "Approved. The agent retries with this approval id."),
+        fields([
+          ["approval_id", h("span", { class: "mono approval-id" }, approval.approval_id)],
+          ["grant", approval.grant_id],
+          ["tool", approval.tool],
+          ["ceiling", money(approval.amount_minor_max, approval.currency)],
+          ["approver", approval.approver],
+          ["expires_at", time(approval.expires_at)],
+        ]),
+      );
       onApproved?.(approval);
     } catch (error) {
       button.disabled = false;
@@ -99,9 +128,16 @@ function approvalForm(prefill, onApproved) {
 
 /** The agent stopped waiting: its call was refused, so an approval now serves only a retry of the same action. */
 function abandonedNotice(abandoned) {
-  const why = abandoned.reason === "cancelled" ? "its client cancelled the call" : `no approval came within ${Math.round(abandoned.waited_ms / 1000)} s`;
-  const box = message("notice", "The agent stopped waiting at ", time(abandoned.abandoned_at), ` (${why}); its call was refused. `
-    + "Approving now lets only a retry of the same action through.");
+  const why =
+    abandoned.reason === "cancelled"
+      ? "its client cancelled the call"
+      : `no approval came within ${Math.round(abandoned.waited_ms / 1000)} s`;
+  const box = message(
+    "notice",
+    "The agent stopped waiting at ",
+    time(abandoned.abandoned_at),
+    ` (${why}); its call was refused. ` + "Approving now lets only a retry of the same action through.",
+  );
   box.classList.add("abandoned");
   return box;
 }
@@ -115,65 +151,122 @@ export async function gatedView(section, { caps, recount }) {
     for (const d of decisions) {
       const amount = d.request?.amount_minor ?? d.amount_minor;
       const currency = d.request?.currency ?? d.currency;
-      const card = h("article", { class: "card decision", "data-ledger-id": d.ledger_id },
+      const card = h(
+        "article",
+        { class: "card decision", "data-ledger-id": d.ledger_id },
         h("h3", {}, "Decision ", h("span", { class: "mono id" }, d.ledger_id), " ", badge(d.outcome)),
-        fields([["agent", agentLabel(d)], ["grant", d.grant_id ? h("span", { class: "mono id" }, d.grant_id) : null], ["tool", d.request?.tool ?? d.tool ?? null],
-          ["amount", money(amount, currency)], ["arguments", argumentsOf(d.request)], ["decided_at", time(d.decided_at)], ["reason", d.reason ?? null]]),
-        whoCanApprove(d.residual), gateStrip(d.gates));
+        fields([
+          ["agent", agentLabel(d)],
+          ["grant", d.grant_id ? h("span", { class: "mono id" }, d.grant_id) : null],
+          ["tool", d.request?.tool ?? d.tool ?? null],
+          ["amount", money(amount, currency)],
+          ["arguments", argumentsOf(d.request)],
+          ["decided_at", time(d.decided_at)],
+          ["reason", d.reason ?? null],
+        ]),
+        whoCanApprove(d.residual),
+        gateStrip(d.gates),
+      );
       if (d.abandoned) card.append(abandonedNotice(d.abandoned));
       if (mayApprove && d.caller_admitted === false) card.append(notAdmitted(caps.me?.identity, d.residual));
       else if (mayApprove) {
-        card.append(approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => {
-          card.classList.add("done");
-          void recount?.();
-        }));
+        card.append(
+          approvalForm({ ledger_id: d.ledger_id, amount_minor: amount }, () => {
+            card.classList.add("done");
+            void recount?.();
+          }),
+        );
       }
       section.append(card);
     }
     return;
   }
-  section.append(message("notice",
-    "This server does not list gated decisions yet (no GET /v1/decisions/pending). ",
-    "Enter the ledger id the agent reported with its gated answer; the residual it received says who can approve."));
+  section.append(
+    message(
+      "notice",
+      "This server does not list gated decisions yet (no GET /v1/decisions/pending). ",
+      "Enter the ledger id the agent reported with its gated answer; the residual it received says who can approve.",
+    ),
+  );
   if (mayApprove) section.append(h("div", { class: "card" }, h("h3", {}, "Approve a gated action"), approvalForm(null)));
 }
 
 /** A settlement: what was settled against which decision, in the hold's currency (it has no request and no gates). */
 function settlementCard(r) {
   const s = r.settlement ?? {};
-  return h("article", { class: "card ledger-record settlement", "data-ledger-id": r.ledger_id },
+  return h(
+    "article",
+    { class: "card ledger-record settlement", "data-ledger-id": r.ledger_id },
     h("h3", {}, `#${r.seq ?? "?"} `, h("span", { class: "mono id" }, r.ledger_id), " ", badge("settlement")),
-    fields([["decision", s.decision_ledger_id ? h("span", { class: "mono id" }, s.decision_ledger_id) : null], ["grant", r.grant_id ?? null],
-      ["settled", money(s.amount_minor, s.currency)], ["held", money(s.held_minor, s.currency)], ["released", money(s.released_minor, s.currency)],
-      ["settled by", s.settled_by ?? null], ["settled_at", time(r.decided_at ?? r.at)], ["hash", h("span", { class: "mono" }, String(r.hash ?? "").slice(0, 16))]]));
+    fields([
+      ["decision", s.decision_ledger_id ? h("span", { class: "mono id" }, s.decision_ledger_id) : null],
+      ["grant", r.grant_id ?? null],
+      ["settled", money(s.amount_minor, s.currency)],
+      ["held", money(s.held_minor, s.currency)],
+      ["released", money(s.released_minor, s.currency)],
+      ["settled by", s.settled_by ?? null],
+      ["settled_at", time(r.decided_at ?? r.at)],
+      ["hash", h("span", { class: "mono" }, String(r.hash ?? "").slice(0, 16))],
+    ]),
+  );
 }
 
 function recordCard(r) {
   if (r.kind === "settlement") return settlementCard(r);
   const req = r.request ?? {};
-  return h("article", { class: "card ledger-record", "data-ledger-id": r.ledger_id },
-    h("h3", {}, `#${r.seq ?? "?"} `, h("span", { class: "mono id" }, r.ledger_id), " ", badge(r.outcome ?? r.kind),
-      r.would_outcome ? [" would be ", badge(r.would_outcome)] : null),
-    fields([["grant", r.grant_id ?? req.grant_id ?? null], ["tool", req.tool ?? r.tool ?? null], ["amount", money(req.amount_minor ?? r.amount_minor, req.currency ?? r.currency)],
-      ["mode", r.mode ?? r.enforcement_mode ?? null], ["approver", r.approver ?? null], ["reason", r.reason ?? null],
-      ["decided_at", time(r.decided_at ?? r.at)], ["hash", h("span", { class: "mono" }, String(r.hash ?? "").slice(0, 16))]]),
+  return h(
+    "article",
+    { class: "card ledger-record", "data-ledger-id": r.ledger_id },
+    h(
+      "h3",
+      {},
+      `#${r.seq ?? "?"} `,
+      h("span", { class: "mono id" }, r.ledger_id),
+      " ",
+      badge(r.outcome ?? r.kind),
+      r.would_outcome ? [" would be ", badge(r.would_outcome)] : null,
+    ),
+    fields([
+      ["grant", r.grant_id ?? req.grant_id ?? null],
+      ["tool", req.tool ?? r.tool ?? null],
+      ["amount", money(req.amount_minor ?? r.amount_minor, req.currency ?? r.currency)],
+      ["mode", r.mode ?? r.enforcement_mode ?? null],
+      ["approver", r.approver ?? null],
+      ["reason", r.reason ?? null],
+      ["decided_at", time(r.decided_at ?? r.at)],
+      ["hash", h("span", { class: "mono" }, String(r.hash ?? "").slice(0, 16))],
+    ]),
     r.residual ? whoCanApprove(r.residual) : null,
-    Array.isArray(r.gates) ? gateStrip(r.gates) : null);
+    Array.isArray(r.gates) ? gateStrip(r.gates) : null,
+  );
 }
 
 function verification(v, treeId, id = "chain-status") {
-  if (v.ok === true) return message("success", h("strong", { id }, id === "chain-status" ? "Chains verified" : "This tree's chain verified"), ` (${v.trees} tree${v.trees === 1 ? "" : "s"}, ${v.records} record${v.records === 1 ? "" : "s"})`);
+  if (v.ok === true)
+    return message(
+      "success",
+      h("strong", { id }, id === "chain-status" ? "Chains verified" : "This tree's chain verified"),
+      ` (${v.trees} tree${v.trees === 1 ? "" : "s"}, ${v.records} record${v.records === 1 ? "" : "s"})`,
+    );
   const b = v.broken ?? {};
   const here = treeId !== undefined && b.tree_id === treeId;
-  return message("error", h("strong", { id }, here ? "This tree's chain is broken" : "A chain is broken"),
-    ` at record ${b.seq ?? "?"} (${b.ledger_id ?? "?"}) of tree ${b.tree_id ?? "?"}: ${b.problem ?? "unknown"}`);
+  return message(
+    "error",
+    h("strong", { id }, here ? "This tree's chain is broken" : "A chain is broken"),
+    ` at record ${b.seq ?? "?"} (${b.ledger_id ?? "?"}) of tree ${b.tree_id ?? "?"}: ${b.problem ?? "unknown"}`,
+  );
 }
 
 export async function ledgerView(section, { caps, args }) {
   const input = h("input", { name: "grant_id", placeholder: "grt_…", size: "34", spellcheck: "false", required: true });
   if (args[0]) input.value = args[0];
   const out = h("div", {});
-  const form = h("form", { class: "inline" }, h("label", {}, "Grant id (any grant of the tree)", input), h("button", { type: "submit" }, "Show ledger"));
+  const form = h(
+    "form",
+    { class: "inline" },
+    h("label", {}, "Grant id (any grant of the tree)", input),
+    h("button", { type: "submit" }, "Show ledger"),
+  );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     location.hash = `#ledger/${encodeURIComponent(input.value.trim())}`;
@@ -191,8 +284,13 @@ export async function ledgerView(section, { caps, args }) {
     out.append(message("notice", "Verifying the ledger's chains needs the auditor or admin role."));
   }
   if (!caps.served("get", "/grants/{}/ledger")) {
-    out.append(message("notice", "This server does not serve a tree's decisions yet (no GET /v1/grants/{grant_id}/ledger); ",
-      "the records appear here, each with its nine gates, once it does."));
+    out.append(
+      message(
+        "notice",
+        "This server does not serve a tree's decisions yet (no GET /v1/grants/{grant_id}/ledger); ",
+        "the records appear here, each with its nine gates, once it does.",
+      ),
+    );
     return;
   }
   if (!caps.can("get", "/grants/{}/ledger")) {

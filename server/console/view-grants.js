@@ -26,13 +26,22 @@ function link(href, text, className) {
 function filterForm(params) {
   const inputs = FILTERS.map((name) => {
     if (name === "status") {
-      const select = h("select", { name }, STATUSES.map((s) => h("option", { value: s }, s === "" ? "any" : s)));
+      const select = h(
+        "select",
+        { name },
+        STATUSES.map((s) => h("option", { value: s }, s === "" ? "any" : s)),
+      );
       select.value = params.get(name) ?? "";
       return h("label", {}, "Status", select);
     }
     const input = h("input", { name, size: "30", spellcheck: "false", placeholder: PLACEHOLDERS[name] });
     input.value = params.get(name) ?? "";
-    return h("label", {}, name.replace("_id", "").replace(/^./, (c) => c.toUpperCase()), input);
+    return h(
+      "label",
+      {},
+      name.replace("_id", "").replace(/^./, (c) => c.toUpperCase()),
+      input,
+    );
   });
   const form = h("form", { class: "inline grant-filters" }, inputs, h("button", { type: "submit" }, "Filter"));
   form.addEventListener("submit", (event) => {
@@ -62,11 +71,17 @@ function agentCell(agentId, names) {
 /** Usage in the budget's own format: uses against the count, held and settled money in the budget's currency. */
 function usage(g) {
   const unit = (n) => (n === 1 ? "use" : "uses");
-  const uses = g.budget_count === null || g.budget_count === undefined ? `${g.uses} ${unit(g.uses)}` : `${g.uses} of ${g.budget_count} ${unit(g.budget_count)}`;
-  return h("ul", { class: "usage" },
+  const uses =
+    g.budget_count === null || g.budget_count === undefined
+      ? `${g.uses} ${unit(g.uses)}`
+      : `${g.uses} of ${g.budget_count} ${unit(g.budget_count)}`;
+  return h(
+    "ul",
+    { class: "usage" },
     h("li", {}, uses),
     h("li", {}, money(g.held_minor, g.budget_currency), " held"),
-    h("li", {}, money(g.settled_minor, g.budget_currency), " settled"));
+    h("li", {}, money(g.settled_minor, g.budget_currency), " settled"),
+  );
 }
 
 /** A cell with the column's name, which a narrow screen shows beside the value (the table then stacks). */
@@ -76,7 +91,9 @@ function cell(label, ...children) {
 
 function grantRow(g, mayReadLedger, names) {
   const ledger = link(`#ledger/${encodeURIComponent(g.id)}`, "ledger", "ledger-link");
-  return h("tr", { "data-grant-id": g.id },
+  return h(
+    "tr",
+    { "data-grant-id": g.id },
     cell("grant", h("span", { class: "mono id" }, g.id)),
     cell("agent", agentCell(g.agent_id, names)),
     cell("status", badge(g.status), " ", badge(g.enforcement_mode)),
@@ -84,7 +101,8 @@ function grantRow(g, mayReadLedger, names) {
     cell("scope", h("span", { class: "mono" }, (g.scope?.tool ?? []).join(", "))),
     cell("budget and usage", h("span", { class: "budget" }, money(g.budget_amount_minor, g.budget_currency)), usage(g)),
     cell("issued", time(g.issued_at)),
-    cell("decisions", mayReadLedger ? ledger : h("span", { class: "muted" }, "–")));
+    cell("decisions", mayReadLedger ? ledger : h("span", { class: "muted" }, "–")),
+  );
 }
 
 /** Agent names by id, from the first page of agents (a key that may not list agents sees ids). */
@@ -109,9 +127,30 @@ export async function grantsView(section, { caps, args }) {
     section.append(h("p", { class: "muted" }, params.has("cursor") ? "No more grants." : "No grant matches."));
   } else {
     const mayReadLedger = caps.can("get", "/grants/{}/ledger");
-    section.append(h("div", { class: "table-scroll" }, h("table", { class: "grants cards" },
-      h("thead", {}, h("tr", {}, ["grant", "agent", "status", "principal", "scope", "budget and usage", "issued", "decisions"].map((c) => h("th", {}, c)))),
-      h("tbody", {}, page.grants.map((g) => grantRow(g, mayReadLedger, names))))));
+    section.append(
+      h(
+        "div",
+        { class: "table-scroll" },
+        h(
+          "table",
+          { class: "grants cards" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["grant", "agent", "status", "principal", "scope", "budget and usage", "issued", "decisions"].map((c) => h("th", {}, c)),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            page.grants.map((g) => grantRow(g, mayReadLedger, names)),
+          ),
+        ),
+      ),
+    );
   }
   const nav = h("p", { class: "actions" });
   if (params.has("cursor")) {
@@ -125,5 +164,6 @@ export async function grantsView(section, { caps, args }) {
     nav.append(link(grantsHref(next), "Next page", "next-page"));
   }
   section.append(nav);
-  if (!caps.can("get", "/grants/{}/ledger")) section.append(message("notice", "Reading a tree's decisions needs the auditor, issuer or admin role."));
+  if (!caps.can("get", "/grants/{}/ledger"))
+    section.append(message("notice", "Reading a tree's decisions needs the auditor, issuer or admin role."));
 }

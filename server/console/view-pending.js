@@ -6,9 +6,27 @@ import { badge, fields, h, message, money, renderValue, time } from "./dom.js";
 import { layoutPolicy, showHidden } from "./policy-layout.js";
 
 /** Fields shown first, in this order; every other field of the grant follows, so nothing is hidden. */
-const LEAD = ["id", "status", "enforcement_mode", "agent_id", "principal_type", "principal_id", "audience", "scope",
-  "budget_amount_minor", "budget_currency", "budget_count", "ttl_hours", "issued_at", "expires_at", "conditions",
-  "delegation_policy", "delegation_depth_max", "issued_by", "approval_required"];
+const LEAD = [
+  "id",
+  "status",
+  "enforcement_mode",
+  "agent_id",
+  "principal_type",
+  "principal_id",
+  "audience",
+  "scope",
+  "budget_amount_minor",
+  "budget_currency",
+  "budget_count",
+  "ttl_hours",
+  "issued_at",
+  "expires_at",
+  "conditions",
+  "delegation_policy",
+  "delegation_depth_max",
+  "issued_by",
+  "approval_required",
+];
 
 function fieldValue(grant, name) {
   const value = grant[name];
@@ -23,9 +41,12 @@ function fieldValue(grant, name) {
 export function policyBlock(text) {
   // The policy as stored, with its hidden characters shown as escapes (an approver reads every one).
   const raw = showHidden(typeof text === "string" ? text : "true");
-  return h("div", { class: "policy-ref" },
+  return h(
+    "div",
+    { class: "policy-ref" },
     h("pre", { class: "policy" }, layoutPolicy(raw)),
-    raw.length > 60 ? h("details", {}, h("summary", { class: "muted" }, "policy as stored"), h("pre", { class: "policy-raw" }, raw)) : null);
+    raw.length > 60 ? h("details", {}, h("summary", { class: "muted" }, "policy as stored"), h("pre", { class: "policy-raw" }, raw)) : null,
+  );
 }
 
 export function grantShape(grant) {
@@ -48,7 +69,9 @@ function approveForm(grant, ctx, card) {
       const approved = await api("POST", `/grants/${seg(grant.id)}/approve`, body);
       card.classList.add("done");
       void ctx.recount?.();
-      form.replaceWith(message("success", `Approved by ${approved.approved_by} at ${approved.approved_at}; the grant is ${approved.status}.`));
+      form.replaceWith(
+        message("success", `Approved by ${approved.approved_by} at ${approved.approved_at}; the grant is ${approved.status}.`),
+      );
     } catch (error) {
       button.disabled = false;
       out.replaceChildren(message("error", problemText(error)));
@@ -65,12 +88,16 @@ export async function pendingView(section, ctx) {
   }
   const { grants } = await api("GET", "/grants/pending?limit=100");
   const mayApprove = caps.can("post", "/grants/{}/approve");
-  if (!mayApprove) section.append(h("p", { class: "muted" }, "Read only: approving a grant needs a human key with the approver or admin role."));
+  if (!mayApprove)
+    section.append(h("p", { class: "muted" }, "Read only: approving a grant needs a human key with the approver or admin role."));
   if (grants.length === 0) section.append(h("p", { class: "muted", id: "no-pending" }, "No grant is awaiting approval."));
   for (const grant of grants) {
-    const card = h("article", { class: "card grant", "data-grant-id": grant.id },
+    const card = h(
+      "article",
+      { class: "card grant", "data-grant-id": grant.id },
       h("h3", {}, "Grant ", h("span", { class: "mono id" }, grant.id), " for ", h("span", { class: "mono id" }, grant.agent_id)),
-      grantShape(grant));
+      grantShape(grant),
+    );
     if (mayApprove) card.append(approveForm(grant, ctx, card));
     section.append(card);
   }

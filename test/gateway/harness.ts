@@ -36,7 +36,10 @@ export async function startWorld(name: string): Promise<World> {
   const server = await startServerProcess({ url: join(dir, "authority.db") });
   const agent = await agentWithKey(server.baseUrl, name);
   return {
-    dir, files, server, agent,
+    dir,
+    files,
+    server,
+    agent,
     async dispose() {
       server.child.kill("SIGKILL");
       await server.exited;
@@ -47,7 +50,12 @@ export async function startWorld(name: string): Promise<World> {
 
 /** Issues a grant to the world's agent and answers its id. */
 export async function issueGrant(world: World, extra: Record<string, unknown>): Promise<string> {
-  const reply = await post(world.server.baseUrl, "/grants", ADMIN_KEY, { agent_id: world.agent.id, principal_type: "human", principal_id: "ops@example.com", ...extra });
+  const reply = await post(world.server.baseUrl, "/grants", ADMIN_KEY, {
+    agent_id: world.agent.id,
+    principal_type: "human",
+    principal_id: "ops@example.com",
+    ...extra,
+  });
   if (reply.status !== 201) throw new Error(`grant not issued: ${JSON.stringify(reply.body)}`);
   return reply.body.id;
 }
@@ -66,7 +74,10 @@ export async function decisionsOf(world: World, grantId: string): Promise<any[]>
 /** Writes a gateway configuration and answers its path. */
 export function writeConfig(world: World, grantId: string, body: string, file = "gateway.yaml"): string {
   const path = join(world.dir, file);
-  writeFileSync(path, `authority:\n  url: ${world.server.baseUrl}\n  key_env: ${KEY_ENV}\n  grant_id: ${grantId}\n  timeout_ms: 1000\n  attempts: 1\n${body}`);
+  writeFileSync(
+    path,
+    `authority:\n  url: ${world.server.baseUrl}\n  key_env: ${KEY_ENV}\n  grant_id: ${grantId}\n  timeout_ms: 1000\n  attempts: 1\n${body}`,
+  );
   return path;
 }
 
@@ -88,7 +99,12 @@ export interface Connected {
 }
 
 /** Runs `authority gateway --config PATH` and connects the MCP SDK's Client to it over stdio. */
-export async function connectGateway(world: World, configPath: string, agentKey: string = world.agent.key, env: Record<string, string> = {}): Promise<Connected> {
+export async function connectGateway(
+  world: World,
+  configPath: string,
+  agentKey: string = world.agent.key,
+  env: Record<string, string> = {},
+): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, "gateway", "--config", configPath],
@@ -96,7 +112,9 @@ export async function connectGateway(world: World, configPath: string, agentKey:
     stderr: "pipe",
   });
   let stderr = "";
-  transport.stderr?.on("data", (chunk) => { stderr += String(chunk); });
+  transport.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
   const client = new Client({ name: "gateway-test", version: "1.0.0" });
   try {
     await client.connect(transport);
@@ -123,7 +141,11 @@ export const ATTESTATION_BLOCK = `attestation:\n  content_hash: ${CERTIFICATION.
 export async function logLine(stderr: () => string, msg: string, timeoutMs = 20_000): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const line = stderr().split("\n").filter((text) => text.startsWith("{")).map((text) => JSON.parse(text)).find((entry) => entry.msg === msg);
+    const line = stderr()
+      .split("\n")
+      .filter((text) => text.startsWith("{"))
+      .map((text) => JSON.parse(text))
+      .find((entry) => entry.msg === msg);
     if (line !== undefined) return line;
     if (Date.now() > deadline) throw new Error(`no \`${msg}\` in the gateway log:\n${stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
@@ -132,18 +154,28 @@ export async function logLine(stderr: () => string, msg: string, timeoutMs = 20_
 
 /** Certifies the world's agent for a manifest hash (superseding its certificate), as a human certifier does. */
 export async function certify(world: World, manifestHash: string): Promise<void> {
-  const reply = await post(world.server.baseUrl, `/agents/${world.agent.id}/certification`, ADMIN_KEY, { ...CERTIFICATION, manifest_hash: manifestHash });
+  const reply = await post(world.server.baseUrl, `/agents/${world.agent.id}/certification`, ADMIN_KEY, {
+    ...CERTIFICATION,
+    manifest_hash: manifestHash,
+  });
   if (reply.status !== 201) throw new Error(`not certified: ${JSON.stringify(reply.body)}`);
 }
 
 /** The manifest hash of an upstream's tools as `authority manifest` would hash them, read with a direct client. */
-export async function upstreamManifestHash(upstream: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+export async function upstreamManifestHash(
+  upstream: string,
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
   const { manifestHash, toolDefinition } = await import("@agent-authority/sdk");
   const client = new Client({ name: "direct", version: "1.0.0" });
   await client.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
   try {
     const { tools } = await client.listTools();
-    return manifestHash(tools.map((tool) => ({ name: `${upstream}.${tool.name}`, kind: "mcp" as const, definition: toolDefinition(tool) })));
+    return manifestHash(
+      tools.map((tool) => ({ name: `${upstream}.${tool.name}`, kind: "mcp" as const, definition: toolDefinition(tool) })),
+    );
   } finally {
     await client.close();
   }
