@@ -1,4 +1,5 @@
 // The console's shell: sign-in, the identity bar, the list of views, and the router between them.
+// @ts-check
 
 import { api, ApiError, Capabilities, loadEndpoints, problemText, session } from "./api.js";
 import { h, message, replace } from "./dom.js";
@@ -13,6 +14,9 @@ import { listen, stopListening } from "./live.js";
 /**
  * Each view: the endpoints it uses (it is served when one of them is) and the renderer. A view is
  * offered when the key may call one of them, so the console shows only what the key's roles allow.
+ * @typedef {{ id: string, title: string, uses: [string, string][],
+ *   render: (section: HTMLElement, ctx: import("./api.js").ViewContext) => Promise<void> }} View
+ * @type {View[]}
  */
 const VIEWS = [
   {
@@ -40,14 +44,22 @@ const VIEWS = [
   },
 ];
 
-const served = (view) => view.uses.some(([method, path]) => caps.served(method, path));
-const usable = (view) => view.uses.some(([method, path]) => caps.can(method, path));
+// Both are asked only while a key is signed in, when `caps` is set.
+/** @type {(view: View) => boolean} */
+const served = (view) => view.uses.some(([method, path]) => /** @type {Capabilities} */ (caps).served(method, path));
+/** @type {(view: View) => boolean} */
+const usable = (view) => view.uses.some(([method, path]) => /** @type {Capabilities} */ (caps).can(method, path));
 
-const main = document.getElementById("main");
-const nav = document.getElementById("views");
-const identity = document.getElementById("identity");
+// index.html has each of these elements.
+const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+const nav = /** @type {HTMLElement} */ (document.getElementById("views"));
+const identity = /** @type {HTMLElement} */ (document.getElementById("identity"));
+/** @type {Capabilities | null} */
 let caps = null;
-/** What waits for the key, by view id (waiting.js); read on each navigation and after each approval. */
+/**
+ * What waits for the key, by view id (waiting.js); read on each navigation and after each approval.
+ * @type {import("./waiting.js").CountsByView}
+ */
 let counts = {};
 
 function signOut() {
@@ -59,6 +71,10 @@ function signOut() {
   showSignIn();
 }
 
+/**
+ * The sign-in form, with `note` as an error above it.
+ * @param {string} [note]
+ */
 function showSignIn(note) {
   const input = h("input", {
     type: "password",
@@ -88,6 +104,10 @@ function showSignIn(note) {
   input.focus();
 }
 
+/**
+ * Who is signed in, and the sign-out button.
+ * @param {import("./api.js").Me} me
+ */
 function showIdentity(me) {
   replace(
     identity,
@@ -99,7 +119,10 @@ function showIdentity(me) {
   );
 }
 
-/** A view's title with what waits in it, as a count badge (`aria-label` reads it as words). */
+/**
+ * A view's title with what waits in it, as a count badge (`aria-label` reads it as words).
+ * @param {View} view
+ */
 function navTitle(view) {
   const waiting = counts[view.id];
   if (waiting === undefined || waiting === null) return [view.title];
@@ -111,6 +134,10 @@ function navTitle(view) {
   ];
 }
 
+/**
+ * The list of views, `current` marked.
+ * @param {string | undefined} current
+ */
 function showNav(current) {
   replace(
     nav,
@@ -139,7 +166,10 @@ async function recount() {
   showNav(current);
 }
 
-/** Names each table cell by its column, for the stacked tables of a narrow screen (console.css). */
+/**
+ * Names each table cell by its column, for the stacked tables of a narrow screen (console.css).
+ * @param {HTMLElement} root
+ */
 function labelCells(root) {
   for (const table of root.querySelectorAll("table")) {
     const names = Array.from(table.querySelectorAll("thead th"), (th) => th.textContent ?? "");
@@ -185,10 +215,10 @@ async function start() {
     return;
   }
   try {
-    const [endpoints, me] = await Promise.all([loadEndpoints(), api("GET", "/whoami")]);
+    const [endpoints, me] = await Promise.all([loadEndpoints(), /** @type {Promise<import("./api.js").Me>} */ (api("GET", "/whoami"))]);
     caps = new Capabilities(endpoints, me);
     showIdentity(me);
-    listen(session.key());
+    listen(/** @type {string} */ (session.key()));
     await route();
   } catch (error) {
     session.clear();
@@ -202,19 +232,32 @@ window.addEventListener("hashchange", () => {
 });
 
 /**
+ * The type of an `authority-event` (live.js): its detail is the event as the server sent it.
+ * @param {Event} event
+ * @returns {string | undefined}
+ */
+function eventType(event) {
+  const detail = event instanceof CustomEvent ? event.detail : undefined;
+  return detail?.type;
+}
+
+/**
  * The views whose lists an event changes, redrawn when one arrives (live.js): gated decisions and
  * pending grants appear and disappear without a reload. A view with a field being typed into is
  * left alone, so that an approval note is never lost.
  */
+/** @type {Record<string, Set<string | undefined>>} */
 const LIVE_VIEWS = {
   pending: new Set(["grant.issued", "grant.approved", "grant.revoked"]),
   gated: new Set(["decision.gated", "decision.approved", "grant.revoked", "grant.approved"]),
 };
-let redraw = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let redraw;
 window.addEventListener("authority-event", (event) => {
   const current = document.querySelector("main > section")?.id?.replace(/^view-/, "");
-  if (!LIVE_VIEWS[current]?.has(event.detail?.type)) return;
-  if (document.activeElement?.closest?.("main form") && document.activeElement.value) return;
+  if (!LIVE_VIEWS[current ?? ""]?.has(eventType(event))) return;
+  const active = /** @type {(Element & { value?: unknown }) | null} */ (document.activeElement);
+  if (active?.closest?.("main form") && active.value) return;
   clearTimeout(redraw);
   redraw = setTimeout(() => {
     void route();
@@ -222,10 +265,12 @@ window.addEventListener("authority-event", (event) => {
 });
 
 /** The navigation's counts follow the same events, whatever view is open. */
+/** @type {Set<string | undefined>} */
 const COUNTED = new Set([...LIVE_VIEWS.pending, ...LIVE_VIEWS.gated]);
-let recounting = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let recounting;
 window.addEventListener("authority-event", (event) => {
-  if (!COUNTED.has(event.detail?.type)) return;
+  if (!COUNTED.has(eventType(event))) return;
   clearTimeout(recounting);
   recounting = setTimeout(() => {
     void recount();

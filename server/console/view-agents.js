@@ -1,9 +1,22 @@
 // Agents with their certificates: certify (a human with certifier or admin) and revoke; a revoked
 // certificate stays in the history, marked, because certification is revoked by field, never deleted.
+// @ts-check
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, renderValue, replace, time } from "./dom.js";
 
+/**
+ * @typedef {import("./api.js").Agent} Agent
+ * @typedef {import("./api.js").Certificate} Certificate
+ * @typedef {import("./api.js").ViewContext} ViewContext
+ */
+
+/**
+ * One certificate, with a revoke form for a key that may revoke it.
+ * @param {Certificate} cert
+ * @param {ViewContext} ctx
+ * @param {() => Promise<void>} reload
+ */
 function certificateRow(cert, ctx, reload) {
   const actions = h("td", {});
   if (cert.status === "valid" && ctx.caps.can("post", "/certificates/{}/revoke")) {
@@ -26,6 +39,7 @@ function certificateRow(cert, ctx, reload) {
   }
   const details = h("details", {}, h("summary", {}, "details"), renderValue(cert));
   // Each cell carries its column's name: the certificates are cards of labelled cells (console.css).
+  /** @type {(label: string, ...children: import("./dom.js").Child[]) => HTMLTableCellElement} */
   const cell = (label, ...children) => h("td", { "data-label": label }, ...children);
   return h(
     "tr",
@@ -46,7 +60,13 @@ function certificateRow(cert, ctx, reload) {
   );
 }
 
+/**
+ * The form that certifies `agent`.
+ * @param {Agent} agent
+ * @param {() => Promise<void>} reload
+ */
 function certifyForm(agent, reload) {
+  /** @type {(name: string, placeholder: string) => HTMLInputElement} */
   const input = (name, placeholder) => h("input", { name, placeholder, required: true, maxlength: "1000", spellcheck: "false" });
   const basis = input("basis", "evaluation report");
   const provenance = input("provenance_version", "model version");
@@ -70,6 +90,7 @@ function certifyForm(agent, reload) {
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    /** @type {Record<string, unknown>} */
     const body = {
       basis: basis.value.trim(),
       provenance_version: provenance.value.trim(),
@@ -93,9 +114,15 @@ function certifyForm(agent, reload) {
   return form;
 }
 
+/**
+ * An agent with its certification, read again after each change.
+ * @param {Agent} agent
+ * @param {ViewContext} ctx
+ */
 async function agentCard(agent, ctx) {
   const card = h("article", { class: "card agent", "data-agent-id": agent.id });
   const reload = async () => {
+    /** @type {import("./api.js").CertificationStatus} */
     const status = await api("GET", `/agents/${seg(agent.id)}/certification`);
     replace(
       card,
@@ -148,11 +175,16 @@ async function agentCard(agent, ctx) {
   return card;
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {ViewContext} ctx
+ */
 export async function agentsView(section, ctx) {
   if (!ctx.caps.can("get", "/agents")) {
     section.append(message("notice", "Your roles do not include reading agents."));
     return;
   }
+  /** @type {import("./api.js").AgentList} */
   const { agents } = await api("GET", "/agents?limit=100");
   if (agents.length === 0) section.append(h("p", { class: "muted" }, "No agent is registered."));
   const cards = await Promise.all(agents.map((agent) => agentCard(agent, ctx)));

@@ -1,29 +1,50 @@
 // Behavioural contracts (live status and the Wilson interval drawn against the ceiling) and circuit
 // breakers (mode, trips, the counterfactual trips of the last 90 days on a timeline, and arming,
 // where the human types the expected trip count and a basis).
+// @ts-check
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, renderValue, replace, svg, time } from "./dom.js";
 
+/**
+ * @typedef {import("./api.js").Breaker} Breaker
+ * @typedef {import("./api.js").Contract} Contract
+ * @typedef {import("./api.js").Capabilities} Capabilities
+ * @typedef {import("./api.js").ViewContext} ViewContext
+ */
+
 const AGENT_ID = /^agt_[0-9a-z]{26}$/;
 const DAY_MS = 86_400_000;
 
+/** @type {(v: unknown) => number | null} */
 const num = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+/** @type {(v: number | null) => string} */
 const pct = (v) => (v === null ? "?" : `${(v * 100).toFixed(2)}%`);
 
-/** The interval, wherever a contract carries it: `interval`, `wilson` or flat `lower`/`upper`. */
+/**
+ * The interval, wherever a contract carries it: `interval`, `wilson` or flat `lower`/`upper`.
+ * @param {Contract} c
+ */
 function intervalOf(c) {
   const i = c.interval ?? c.wilson ?? c.wilson_interval ?? c;
   return { lower: num(i.lower), upper: num(i.upper) };
 }
 
-/** The ceiling's label beside its line, on whichever side has room. */
+/**
+ * The ceiling's label beside its line, on whichever side has room.
+ * @param {number} at
+ * @param {number} W
+ * @param {number} ceiling
+ */
 function ceilingLabel(at, W, ceiling) {
   const right = at < W - 120;
   return svg("text", { x: right ? at + 4 : at - 4, y: 10, "text-anchor": right ? "start" : "end" }, `ceiling ${pct(ceiling)}`);
 }
 
-/** The Wilson interval as a bar on a rate axis, with the measured rate and the ceiling marked. */
+/**
+ * The Wilson interval as a bar on a rate axis, with the measured rate and the ceiling marked.
+ * @param {Contract} c
+ */
 export function intervalBar(c) {
   const { lower, upper } = intervalOf(c);
   const ceiling = num(c.ceiling);
@@ -32,6 +53,7 @@ export function intervalBar(c) {
   const W = 600,
     left = 10,
     width = W - 20;
+  /** @type {(v: number) => number} */
   const x = (v) => left + (Math.max(0, Math.min(top, v)) / top) * width;
   const chart = svg(
     "svg",
@@ -54,14 +76,21 @@ export function intervalBar(c) {
   return chart;
 }
 
-/** The last `days` days with a mark at each trip time. */
+/**
+ * The last `days` days with a mark at each trip time.
+ * @param {unknown} tripTimes
+ * @param {number} days
+ */
 export function tripTimeline(tripTimes, days, now = Date.now()) {
   const W = 600,
     left = 10,
     width = W - 20;
   const start = now - days * DAY_MS;
+  /** @type {(t: number) => number} */
   const x = (t) => left + ((t - start) / (days * DAY_MS)) * width;
-  const times = (Array.isArray(tripTimes) ? tripTimes : []).map((t) => Date.parse(t)).filter((t) => Number.isFinite(t));
+  /** @type {string[]} */
+  const list = Array.isArray(tripTimes) ? tripTimes : [];
+  const times = list.map((t) => Date.parse(t)).filter((t) => Number.isFinite(t));
   return svg(
     "svg",
     { class: "chart timeline", viewBox: `0 0 ${W} 56`, role: "img", "aria-label": `${times.length} trips in the last ${days} days` },
@@ -72,8 +101,16 @@ export function tripTimeline(tripTimes, days, now = Date.now()) {
   );
 }
 
+/**
+ * The agent chooser; the chosen agent's id, or null while none is chosen.
+ * @param {HTMLElement} section
+ * @param {string} view
+ * @param {string[]} args
+ * @returns {Promise<string | null>}
+ */
 async function agentPicker(section, view, args) {
   const select = h("select", { name: "agent_id", "aria-label": "agent" }, h("option", { value: "" }, "choose an agent"));
+  /** @type {import("./api.js").AgentList} */
   const { agents } = await api("GET", "/agents?limit=100");
   for (const a of agents) {
     const option = h("option", { value: a.id }, `${a.name} (${a.id})`);
@@ -84,19 +121,29 @@ async function agentPicker(section, view, args) {
     location.hash = `#${view}/${encodeURIComponent(select.value)}`;
   });
   section.append(h("form", { class: "inline" }, h("label", {}, "Agent", select)));
-  return AGENT_ID.test(args[0] ?? "") ? args[0] : null;
+  const chosen = args[0];
+  return chosen !== undefined && AGENT_ID.test(chosen) ? chosen : null;
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {string} what
+ */
 function notServed(section, what) {
   section.append(message("notice", `This server does not serve ${what} yet. The view shows them as soon as it does.`));
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {ViewContext} ctx
+ */
 export async function contractsView(section, { caps, args }) {
   if (!caps.served("get", "/agents/{}/contracts")) return notServed(section, "behavioural contracts (GET /v1/agents/{agent_id}/contracts)");
   if (!caps.can("get", "/agents/{}/contracts"))
     return void section.append(message("notice", "Your roles do not include reading contracts."));
   const agentId = await agentPicker(section, "contracts", args);
   if (agentId === null) return;
+  /** @type {import("./api.js").ContractList} */
   const answer = await api("GET", `/agents/${seg(agentId)}/contracts`);
   const contracts = answer.contracts ?? [];
   if (contracts.length === 0) section.append(h("p", { class: "muted" }, "This agent has no contract."));
@@ -130,6 +177,10 @@ export async function contractsView(section, { caps, args }) {
 /**
  * The arm form. The server arms only when `expecting_trips` equals the counterfactual trips of the
  * window (decision 0700): the form says that count, without filling it in, so the human states it.
+ * @param {Breaker} breaker
+ * @param {() => Promise<void>} reload
+ * @param {number} expected
+ * @param {number} days
  */
 function armForm(breaker, reload, expected, days) {
   const expecting = h("input", {
@@ -181,6 +232,11 @@ function armForm(breaker, reload, expected, days) {
   return form;
 }
 
+/**
+ * The form that takes an armed breaker back to observe.
+ * @param {Breaker} breaker
+ * @param {() => Promise<void>} reload
+ */
 function disarmForm(breaker, reload) {
   const reason = h("input", { name: "reason", maxlength: "1000", size: "40", placeholder: "optional" });
   const button = h("button", { type: "submit", class: "secondary" }, "Back to observe");
@@ -200,6 +256,10 @@ function disarmForm(breaker, reload) {
   return form;
 }
 
+/**
+ * The breaker's recorded trips.
+ * @param {import("./api.js").Trip[]} trips
+ */
 function tripTable(trips) {
   return h(
     "table",
@@ -233,9 +293,16 @@ function tripTable(trips) {
   );
 }
 
+/**
+ * A breaker with its counterfactual, history and arm or disarm form, read again after each change.
+ * @param {import("./api.js").CounterfactualEntry} entry
+ * @param {number} days
+ * @param {Capabilities} caps
+ */
 async function breakerCard(entry, days, caps) {
   const card = h("article", { class: "card breaker", "data-breaker-id": entry.breaker_id });
   const reload = async () => {
+    /** @type {Breaker} */
     const b = caps.served("get", "/breakers/{}") ? await api("GET", `/breakers/${seg(entry.breaker_id)}`) : { id: entry.breaker_id };
     const trips = b.trips ?? b.trip_history ?? [];
     replace(
@@ -274,6 +341,10 @@ async function breakerCard(entry, days, caps) {
   return card;
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {ViewContext} ctx
+ */
 export async function breakersView(section, { caps, args }) {
   if (!caps.served("get", "/agents/{}/breakers/counterfactual"))
     return notServed(section, "circuit breakers (GET /v1/agents/{agent_id}/breakers/counterfactual)");
@@ -281,6 +352,7 @@ export async function breakersView(section, { caps, args }) {
     return void section.append(message("notice", "Your roles do not include reading breakers."));
   const agentId = await agentPicker(section, "breakers", args);
   if (agentId === null) return;
+  /** @type {import("./api.js").Counterfactual} */
   const cf = await api("GET", `/agents/${seg(agentId)}/breakers/counterfactual`);
   const days = cf.window_days ?? 90;
   if ((cf.breakers ?? []).length === 0) section.append(h("p", { class: "muted" }, "This agent has no breaker."));

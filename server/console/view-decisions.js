@@ -1,17 +1,31 @@
 // Gated decisions waiting for a human (who can approve, and an approval with an amount ceiling) and
 // the decision ledger of a grant tree (each decision's nine gates, its outcome, chain verification).
+// @ts-check
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, replace, time } from "./dom.js";
 import { showHidden } from "./policy-layout.js";
 
+/**
+ * @typedef {import("./api.js").PendingDecision} PendingDecision
+ * @typedef {import("./api.js").DecisionApproval} DecisionApproval
+ * @typedef {import("./api.js").LedgerRecord} LedgerRecord
+ * @typedef {import("./api.js").LedgerVerification} LedgerVerification
+ * @typedef {import("./api.js").ViewContext} ViewContext
+ */
+
 export const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"];
 const LEDGER_ID = /^led_[0-9a-z]{26}$/;
 const GRANT_ID = /^grt_[0-9a-z]{26}$/;
 
-/** The nine gates in order, each with its result; a gate the record does not list shows as not reached. */
+/**
+ * The nine gates in order, each with its result; a gate the record does not list shows as not reached.
+ * @param {unknown} gates
+ */
 export function gateStrip(gates) {
-  const byName = new Map((Array.isArray(gates) ? gates : []).map((g) => [g.gate, g]));
+  /** @type {import("./api.js").GateResult[]} */
+  const list = Array.isArray(gates) ? gates : [];
+  const byName = new Map(list.map((g) => [g.gate, g]));
   return h(
     "ol",
     { class: "gates", "aria-label": "gates" },
@@ -25,7 +39,10 @@ export function gateStrip(gates) {
   );
 }
 
-/** "Who can approve": the residual of the policy over `approver`, shown as the expression it is. */
+/**
+ * "Who can approve": the residual of the policy over `approver`, shown as the expression it is.
+ * @param {unknown} residual
+ */
 export function whoCanApprove(residual) {
   return h(
     "div",
@@ -35,20 +52,30 @@ export function whoCanApprove(residual) {
   );
 }
 
-/** The agent by its registered name, with its id. */
+/**
+ * The agent by its registered name, with its id.
+ * @param {PendingDecision} d
+ */
 function agentLabel(d) {
   if (typeof d.agent_name !== "string") return d.agent_id ?? null;
   return h("span", {}, h("strong", { class: "agent-name" }, d.agent_name), " ", h("span", { class: "mono muted id" }, d.agent_id ?? ""));
 }
 
-/** The action's own arguments, as the agent sent them: what the approver approves. */
+/**
+ * The action's own arguments, as the agent sent them: what the approver approves.
+ * @param {import("./api.js").ActionRequest | undefined} request
+ */
 function argumentsOf(request) {
   const args = request?.args;
   if (args === undefined || args === null) return h("span", { class: "muted" }, "none sent");
   return h("div", { class: "action-args" }, renderValue(args));
 }
 
-/** Why no approve button: the residual does not admit the signed-in identity, and the server would refuse. */
+/**
+ * Why no approve button: the residual does not admit the signed-in identity, and the server would refuse.
+ * @param {unknown} identity
+ * @param {unknown} residual
+ */
 function notAdmitted(identity, residual) {
   return message(
     "notice",
@@ -64,13 +91,18 @@ function notAdmitted(identity, residual) {
   );
 }
 
+/**
+ * The form that approves a gated decision: for one listed decision (`prefill`), or for any ledger id.
+ * @param {{ ledger_id: string, amount_minor: number | null | undefined } | null} prefill
+ * @param {(approval: DecisionApproval) => void} [onApproved]
+ */
 function approvalForm(prefill, onApproved) {
   const ledger = h("input", { name: "ledger_id", placeholder: "led_…", size: "34", spellcheck: "false", required: true });
   const ceiling = h("input", { name: "amount_minor_max", type: "number", min: "0", step: "1", placeholder: "the decision's amount" });
   const minutes = h("input", { name: "expires_in_minutes", type: "number", min: "1", max: "1440", step: "1", placeholder: "60" });
   const note = h("input", { name: "note", maxlength: "1000", placeholder: "optional" });
   if (prefill?.ledger_id) ledger.value = prefill.ledger_id;
-  if (Number.isSafeInteger(prefill?.amount_minor)) ceiling.value = String(prefill.amount_minor);
+  if (prefill && Number.isSafeInteger(prefill.amount_minor)) ceiling.value = String(prefill.amount_minor);
   const out = h("div", { class: "approval-result" });
   const button = h("button", { type: "submit" }, "Approve this action");
   const form = h(
@@ -90,12 +122,14 @@ function approvalForm(prefill, onApproved) {
       replace(out, message("error", "A ledger id looks like led_ followed by 26 characters."));
       return;
     }
+    /** @type {Record<string, unknown>} */
     const body = {};
     if (ceiling.value !== "") body.amount_minor_max = Number(ceiling.value);
     if (minutes.value !== "") body.expires_in_minutes = Number(minutes.value);
     if (note.value.trim() !== "") body.note = note.value.trim();
     button.disabled = true;
     try {
+      /** @type {DecisionApproval} */
       const approval = await api("POST", `/decisions/${seg(id)}/approve`, body);
       if (prefill?.ledger_id) {
         // Approved: the form stays as a record of what was approved, and cannot be sent again.
@@ -126,7 +160,10 @@ function approvalForm(prefill, onApproved) {
   return form;
 }
 
-/** The agent stopped waiting: its call was refused, so an approval now serves only a retry of the same action. */
+/**
+ * The agent stopped waiting: its call was refused, so an approval now serves only a retry of the same action.
+ * @param {import("./api.js").Abandonment} abandoned
+ */
 function abandonedNotice(abandoned) {
   const why =
     abandoned.reason === "cancelled"
@@ -136,16 +173,21 @@ function abandonedNotice(abandoned) {
     "notice",
     "The agent stopped waiting at ",
     time(abandoned.abandoned_at),
-    ` (${why}); its call was refused. ` + "Approving now lets only a retry of the same action through.",
+    ` (${why}); its call was refused. Approving now lets only a retry of the same action through.`,
   );
   box.classList.add("abandoned");
   return box;
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {ViewContext} ctx
+ */
 export async function gatedView(section, { caps, recount }) {
   const mayApprove = caps.can("post", "/decisions/{}/approve");
   if (!mayApprove) section.append(message("notice", "Read only: approving an action needs a human key with the approver or admin role."));
   if (caps.served("get", "/decisions/pending")) {
+    /** @type {import("./api.js").PendingDecisionList} */
     const { decisions } = await api("GET", "/decisions/pending?limit=100");
     if (decisions.length === 0) section.append(h("p", { class: "muted" }, "No gated decision is waiting for a human."));
     for (const d of decisions) {
@@ -191,8 +233,12 @@ export async function gatedView(section, { caps, recount }) {
   if (mayApprove) section.append(h("div", { class: "card" }, h("h3", {}, "Approve a gated action"), approvalForm(null)));
 }
 
-/** A settlement: what was settled against which decision, in the hold's currency (it has no request and no gates). */
+/**
+ * A settlement: what was settled against which decision, in the hold's currency (it has no request and no gates).
+ * @param {LedgerRecord} r
+ */
 function settlementCard(r) {
+  /** @type {import("./api.js").Settlement} */
   const s = r.settlement ?? {};
   return h(
     "article",
@@ -211,8 +257,13 @@ function settlementCard(r) {
   );
 }
 
+/**
+ * One record of the ledger: a decision with its gates, or a settlement.
+ * @param {LedgerRecord} r
+ */
 function recordCard(r) {
   if (r.kind === "settlement") return settlementCard(r);
+  /** @type {import("./api.js").ActionRequest} */
   const req = r.request ?? {};
   return h(
     "article",
@@ -241,6 +292,11 @@ function recordCard(r) {
   );
 }
 
+/**
+ * The chains' verification: verified, or where the first break is.
+ * @param {LedgerVerification} v
+ * @param {string | undefined} treeId
+ */
 function verification(v, treeId, id = "chain-status") {
   if (v.ok === true)
     return message(
@@ -257,6 +313,10 @@ function verification(v, treeId, id = "chain-status") {
   );
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {ViewContext} ctx
+ */
 export async function ledgerView(section, { caps, args }) {
   const input = h("input", { name: "grant_id", placeholder: "grt_…", size: "34", spellcheck: "false", required: true });
   if (args[0]) input.value = args[0];
@@ -276,8 +336,10 @@ export async function ledgerView(section, { caps, args }) {
     out.append(message("error", "A grant id looks like grt_ followed by 26 characters."));
     return;
   }
+  /** @type {import("./api.js").LedgerTree | null} */
   const tree = args[0] && caps.can("get", "/grants/{}/ledger") ? await api("GET", `/grants/${seg(args[0])}/ledger?limit=1000`) : null;
   if (caps.can("get", "/ledger/verify")) {
+    /** @type {LedgerVerification} */
     const v = await api("GET", "/ledger/verify");
     out.append(h("h3", {}, "Chain verification"), verification(v, tree?.tree_id ?? tree?.root_id));
   } else {

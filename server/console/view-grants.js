@@ -1,28 +1,47 @@
 // Grants: every grant the key may read, filtered by agent, status, family and principal, one page at
 // a time behind the server's opaque cursor; each row links to its tree's decision ledger.
+// @ts-check
 
 import { api } from "./api.js";
 import { badge, h, message, money, time } from "./dom.js";
 
+/**
+ * @typedef {import("./api.js").Grant} Grant
+ * @typedef {import("./dom.js").Child} Child
+ */
+
 const STATUSES = ["", "active", "pending_approval", "revoked", "expired"];
 const FILTERS = ["agent_id", "status", "family_id", "principal_id"];
+/** @type {Record<string, string>} */
 const PLACEHOLDERS = { agent_id: "agt_…", family_id: "fam_…", principal_id: "alice@example.com" };
 /** Grants per page in this view; the server allows up to 1,000. */
 const PAGE_SIZE = 50;
 
-/** The view's address for a query: filters and cursor travel in the hash, never a key. */
+/**
+ * The view's address for a query: filters and cursor travel in the hash, never a key.
+ * @param {URLSearchParams} params
+ */
 function grantsHref(params) {
   const text = params.toString();
   return text === "" ? "#grants" : `#grants/${encodeURIComponent(text)}`;
 }
 
-/** A link within the console to `href`, a hash this module built. */
+/**
+ * A link within the console to `href`, a hash this module built.
+ * @param {string} href
+ * @param {string} text
+ * @param {string} className
+ */
 function link(href, text, className) {
   const a = h("a", { class: className }, text);
   a.href = href;
   return a;
 }
 
+/**
+ * The filters, filled in from the current query.
+ * @param {URLSearchParams} params
+ */
 function filterForm(params) {
   const inputs = FILTERS.map((name) => {
     if (name === "status") {
@@ -48,7 +67,7 @@ function filterForm(params) {
     event.preventDefault();
     const next = new URLSearchParams();
     for (const name of FILTERS) {
-      const value = form.elements.namedItem(name).value.trim();
+      const value = /** @type {HTMLInputElement | HTMLSelectElement} */ (form.elements.namedItem(name)).value.trim();
       if (value !== "") next.set(name, value);
     }
     const href = grantsHref(next);
@@ -61,15 +80,23 @@ function filterForm(params) {
   return form;
 }
 
-/** The agent by its registered name over its id, or the id alone when the key may not read agents. */
+/**
+ * The agent by its registered name over its id, or the id alone when the key may not read agents.
+ * @param {string} agentId
+ * @param {Map<string, string>} names
+ */
 function agentCell(agentId, names) {
   const name = names.get(agentId);
   const id = h("span", { class: "mono id" }, agentId);
   return name === undefined ? id : [h("strong", { class: "agent-name" }, name), h("br"), id];
 }
 
-/** Usage in the budget's own format: uses against the count, held and settled money in the budget's currency. */
+/**
+ * Usage in the budget's own format: uses against the count, held and settled money in the budget's currency.
+ * @param {Grant} g
+ */
 function usage(g) {
+  /** @type {(n: number | undefined) => string} */
   const unit = (n) => (n === 1 ? "use" : "uses");
   const uses =
     g.budget_count === null || g.budget_count === undefined
@@ -84,11 +111,21 @@ function usage(g) {
   );
 }
 
-/** A cell with the column's name, which a narrow screen shows beside the value (the table then stacks). */
+/**
+ * A cell with the column's name, which a narrow screen shows beside the value (the table then stacks).
+ * @param {string} label
+ * @param {...Child} children
+ */
 function cell(label, ...children) {
   return h("td", { "data-label": label }, ...children);
 }
 
+/**
+ * One grant as a row of the table.
+ * @param {Grant} g
+ * @param {boolean} mayReadLedger
+ * @param {Map<string, string>} names
+ */
 function grantRow(g, mayReadLedger, names) {
   const ledger = link(`#ledger/${encodeURIComponent(g.id)}`, "ledger", "ledger-link");
   return h(
@@ -105,10 +142,15 @@ function grantRow(g, mayReadLedger, names) {
   );
 }
 
-/** Agent names by id, from the first page of agents (a key that may not list agents sees ids). */
+/**
+ * Agent names by id, from the first page of agents (a key that may not list agents sees ids).
+ * @param {import("./api.js").Capabilities} caps
+ * @returns {Promise<Map<string, string>>}
+ */
 async function agentNames(caps) {
   if (!caps.can("get", "/agents")) return new Map();
   try {
+    /** @type {import("./api.js").AgentList} */
     const { agents } = await api("GET", "/agents?limit=1000");
     return new Map(agents.map((a) => [a.id, a.name]));
   } catch {
@@ -116,13 +158,23 @@ async function agentNames(caps) {
   }
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {import("./api.js").ViewContext} ctx
+ */
 export async function grantsView(section, { caps, args }) {
   const params = new URLSearchParams(args[0] ?? "");
   section.append(filterForm(params));
   const query = new URLSearchParams();
-  for (const name of [...FILTERS, "cursor"]) if (params.get(name)) query.set(name, params.get(name));
+  for (const name of [...FILTERS, "cursor"]) {
+    const value = params.get(name);
+    if (value) query.set(name, value);
+  }
   query.set("limit", String(PAGE_SIZE));
-  const [page, names] = await Promise.all([api("GET", `/grants?${query.toString()}`), agentNames(caps)]);
+  const [page, names] = await Promise.all([
+    /** @type {Promise<import("./api.js").GrantPage>} */ (api("GET", `/grants?${query.toString()}`)),
+    agentNames(caps),
+  ]);
   if (page.grants.length === 0) {
     section.append(h("p", { class: "muted" }, params.has("cursor") ? "No more grants." : "No grant matches."));
   } else {

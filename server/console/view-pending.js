@@ -1,9 +1,15 @@
 // Pending grants: each grant's full shape and its policy laid out for reading, with an approve form
 // for keys that may approve (a human with `approver` or `admin`).
+// @ts-check
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, time } from "./dom.js";
 import { layoutPolicy, showHidden } from "./policy-layout.js";
+
+/**
+ * @typedef {import("./api.js").Grant} Grant
+ * @typedef {import("./api.js").ViewContext} ViewContext
+ */
 
 /** Fields shown first, in this order; every other field of the grant follows, so nothing is hidden. */
 const LEAD = [
@@ -28,16 +34,25 @@ const LEAD = [
   "approval_required",
 ];
 
+/**
+ * One field of a grant, shown for its kind: a badge, money, a tool list, a time or a value.
+ * @param {Grant} grant
+ * @param {string} name
+ */
 function fieldValue(grant, name) {
   const value = grant[name];
   if (name === "status" || name === "enforcement_mode") return badge(value);
-  if (name === "budget_amount_minor") return h("span", {}, money(value, grant.budget_currency));
-  if (name === "scope" && Array.isArray(value?.tool)) return h("span", { class: "mono" }, value.tool.join(", "));
+  if (name === "budget_amount_minor") return h("span", {}, money(grant.budget_amount_minor, grant.budget_currency));
+  if (name === "scope" && Array.isArray(grant.scope?.tool)) return h("span", { class: "mono" }, grant.scope.tool.join(", "));
   if (name === "budget_count") return h("span", { class: "mono" }, value === null ? "no limit" : String(value));
   if (/_at$/.test(name) && typeof value === "string") return time(value);
   return renderValue(value);
 }
 
+/**
+ * A policy laid out for reading, with the text as stored under it when the two differ in shape.
+ * @param {unknown} text
+ */
 export function policyBlock(text) {
   // The policy as stored, with its hidden characters shown as escapes (an approver reads every one).
   const raw = showHidden(typeof text === "string" ? text : "true");
@@ -49,6 +64,10 @@ export function policyBlock(text) {
   );
 }
 
+/**
+ * Every field of a grant: the policy first, then the lead fields, then the rest.
+ * @param {Grant} grant
+ */
 export function grantShape(grant) {
   const names = [...LEAD.filter((n) => n in grant), ...Object.keys(grant).filter((n) => !LEAD.includes(n) && n !== "policy")];
   const shape = fields(names.map((name) => [name, fieldValue(grant, name)]));
@@ -56,6 +75,12 @@ export function grantShape(grant) {
   return [h("h3", {}, "Policy"), policyBlock(grant.policy), h("h3", {}, "Every field"), shape];
 }
 
+/**
+ * The form that approves `grant`; `card` is marked done once it is approved.
+ * @param {Grant} grant
+ * @param {ViewContext} ctx
+ * @param {HTMLElement} card
+ */
 function approveForm(grant, ctx, card) {
   const note = h("input", { name: "note", maxlength: "1000", placeholder: "optional" });
   const out = h("div", {});
@@ -66,6 +91,7 @@ function approveForm(grant, ctx, card) {
     button.disabled = true;
     try {
       const body = note.value.trim() === "" ? {} : { note: note.value.trim() };
+      /** @type {import("./api.js").GrantApproval} */
       const approved = await api("POST", `/grants/${seg(grant.id)}/approve`, body);
       card.classList.add("done");
       void ctx.recount?.();
@@ -80,12 +106,17 @@ function approveForm(grant, ctx, card) {
   return form;
 }
 
+/**
+ * @param {HTMLElement} section
+ * @param {ViewContext} ctx
+ */
 export async function pendingView(section, ctx) {
   const { caps } = ctx;
   if (!caps.can("get", "/grants/pending")) {
     section.append(message("notice", "Your roles do not include reading pending grants."));
     return;
   }
+  /** @type {import("./api.js").GrantPage} */
   const { grants } = await api("GET", "/grants/pending?limit=100");
   const mayApprove = caps.can("post", "/grants/{}/approve");
   if (!mayApprove)
