@@ -39,13 +39,13 @@ describe("parseCst", () => {
   });
 
   it("bounds nesting before parsing, at and past the edge", () => {
-    const atEdge = "(".repeat(NESTING_DEPTH_MAX) + "x" + ")".repeat(NESTING_DEPTH_MAX);
+    const atEdge = `${"(".repeat(NESTING_DEPTH_MAX)}x${")".repeat(NESTING_DEPTH_MAX)}`;
     expect(parseCst(atEdge).parseErrors).toEqual([]);
-    const past = "(".repeat(NESTING_DEPTH_MAX + 1) + "x" + ")".repeat(NESTING_DEPTH_MAX + 1);
+    const past = `${"(".repeat(NESTING_DEPTH_MAX + 1)}x${")".repeat(NESTING_DEPTH_MAX + 1)}`;
     expect(parseCst(past).parseErrors.map((e) => [e.code, e.span])).toEqual([["nesting-too-deep", { start: 64, end: 65 }]]);
-    expect(parseCst("!".repeat(NESTING_DEPTH_MAX) + "x").parseErrors).toEqual([]);
-    expect(parseCst("!".repeat(NESTING_DEPTH_MAX + 1) + "x").parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
-    expect(parseCst("!".repeat(100_000) + "x").parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
+    expect(parseCst(`${"!".repeat(NESTING_DEPTH_MAX)}x`).parseErrors).toEqual([]);
+    expect(parseCst(`${"!".repeat(NESTING_DEPTH_MAX + 1)}x`).parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
+    expect(parseCst(`${"!".repeat(100_000)}x`).parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
   });
 
   it("never throws on odd input", () => {

@@ -965,7 +965,7 @@ async function main() {
       process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
     if (rows.has("pg-large")) process.stdout.write(`\nPostgreSQL large ÷ empty: ${ratios(rows.get("pg-large"), rows.get("pg-one"))}\n`);
     const pgOne = rows.get("pg-one");
-    if (pgOne !== undefined && pgOne.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
+    if (pgOne?.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
       // The server and PostgreSQL share this machine's cores: the CPU both spend on one decision
       // bounds the rate whatever either does while waiting for the other.
       const cores = availableParallelism();

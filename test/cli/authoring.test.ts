@@ -117,10 +117,10 @@ describe("authority fmt modes", () => {
 
   it("reads at most 1 MiB from stdin: one byte more is a usage error, not an endless read", () => {
     const limit = 1024 * 1024;
-    const at = withStdin(["fmt", "-"], " ".repeat(limit - 4) + "true");
+    const at = withStdin(["fmt", "-"], `${" ".repeat(limit - 4)}true`);
     expect(at).toMatchObject({ code: 1 });
     expect(at.stderr).toContain("policy-too-long");
-    const over = withStdin(["fmt", "-"], " ".repeat(limit - 3) + "true");
+    const over = withStdin(["fmt", "-"], `${" ".repeat(limit - 3)}true`);
     expect(over.code).toBe(2);
     expect(over.stderr).toContain(`standard input is longer than ${limit} bytes`);
   });

@@ -10,7 +10,7 @@ const dir = cliScratchDir("authority-hostile-");
 
 /** A family file whose policy (on line 10, from column 11) is `policy`, followed by `rest`. */
 function familyText(id: string, policy: string, rest: readonly string[] = []): string {
-  const head = ["id: " + id, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
+  const head = [`id: ${id}`, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
   const grant = [
     "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
     "  principal_type: team",

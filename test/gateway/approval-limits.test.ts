@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import type { PendingDecision } from "@agent-authority/sdk";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
   ADMIN_KEY,
@@ -24,6 +25,7 @@ import {
   useWorld,
   writeConfig,
   until,
+  readyField,
 } from "./harness.js";
 
 describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
@@ -52,7 +54,7 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
       ),
     );
     try {
-      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
       const path = join(world().files, "kept-alive.txt");
       const progress: number[] = [];
       // A request timeout of 1.5 s, reset by each progress notification: the wait below is longer.
@@ -62,7 +64,7 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
         resetTimeoutOnProgress: true,
       });
       const pending = await until(async () =>
-        (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: any) => d.grant_id === grantId),
+        (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
       );
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect((await post(world().server.baseUrl, `/decisions/${pending.ledger_id}/approve`, ADMIN_KEY, {})).status).toBe(201);
@@ -88,7 +90,7 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
       ),
     );
     try {
-      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
       const result = await gateway.client.callTool({
         name: "write_file",
         arguments: { path: join(world().files, "late.txt"), content: "late" },
@@ -98,9 +100,9 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
       // The approver is told in the console's queue: the pending decision carries the abandonment.
       const ledgerId = /decision (led_\w+)/.exec(textOf(result))![1]!;
       const pending = await get(world().server.baseUrl, "/decisions/pending?limit=100", ADMIN_KEY);
-      const listed = (pending.decisions as any[]).find((d) => d.ledger_id === ledgerId);
+      const listed = (pending.decisions as PendingDecision[]).find((d) => d.ledger_id === ledgerId)!;
       expect(listed.abandoned).toMatchObject({ ledger_id: ledgerId, grant_id: grantId, reason: "timeout" });
-      expect(listed.abandoned.waited_ms).toBeGreaterThanOrEqual(1_000);
+      expect(listed.abandoned?.waited_ms).toBeGreaterThanOrEqual(1_000);
     } finally {
       await gateway.close();
     }

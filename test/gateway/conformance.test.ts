@@ -7,7 +7,7 @@ import { createServer, request, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { certify, CLI, issueGrant, KEY_ENV, logLine, useWorld, writeConfig } from "./harness.js";
+import { certify, CLI, issueGrant, KEY_ENV, readyField, useWorld, writeConfig } from "./harness.js";
 
 const CONFORMANCE_VERSION = "0.1.16";
 const CACHE = join(process.cwd(), "node_modules", ".cache", "agent-authority-conformance");
@@ -21,7 +21,7 @@ const TOKEN = "conformance-token-0123456789abcdefghijklmnopqrstuvwxyz";
  * Scenarios the gateway governs on purpose, as docs/mcp-gateway.md lists them: each may pass
  * directly and not through the gateway. The test fails when one named here passes through it anyway.
  */
-export const GOVERNED_SCENARIOS: readonly string[] = [];
+const GOVERNED_SCENARIOS: readonly string[] = [];
 
 /** Installs Node 22 and the conformance suite into the cache folder unless they are there; throws saying why not. */
 function installSuite(): void {
@@ -152,9 +152,8 @@ describe("MCP conformance: server-everything directly and through the gateway (i
     gateway.stderr.on("data", (chunk) => {
       gatewayLog += String(chunk);
     });
-    const ready = await logLine(() => gatewayLog, "gateway ready");
-    await certify(world(), ready["manifest_hash"]);
-    const forwarder = await tokenForwarder(new URL(ready["url"]));
+    await certify(world(), await readyField(() => gatewayLog, "manifest_hash"));
+    const forwarder = await tokenForwarder(new URL(await readyField(() => gatewayLog, "url")));
     stops.push(() => forwarder.server.close());
     const throughResults = await runSuite(forwarder.url, join(world().dir, "through"));
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "@agent-authority/gateway";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, logLine, useWorld, textOf, writeConfig } from "./harness.js";
+import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, useWorld, textOf, writeConfig, readyField } from "./harness.js";
 
 const doc = readFileSync(new URL("../../docs/mcp-gateway.md", import.meta.url), "utf8");
 const yamlBlock = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
@@ -37,7 +37,7 @@ describe("docs/mcp-gateway.md", () => {
         .replace("/tmp/agent-files", world().files);
       const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstreams}`));
       try {
-        await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+        await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
         expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
           "list_allowed_directories",
           "write_file",

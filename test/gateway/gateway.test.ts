@@ -4,6 +4,7 @@ import { GATEWAY_LIMITS } from "@agent-authority/gateway";
 import { join } from "node:path";
 import { ToolListChangedNotificationSchema, CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import type { PendingDecision } from "@agent-authority/sdk";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
   ADMIN_KEY,
@@ -27,6 +28,7 @@ import {
   type Connected,
   type World,
   until,
+  readyField,
 } from "./harness.js";
 
 /** Runs a gateway on an enforce-mode grant and certifies the agent for the manifest hash it attests. */
@@ -37,7 +39,7 @@ async function enforced(
 ): Promise<{ gateway: Connected; grantId: string; manifestHash: string }> {
   const grantId = await issueGrant(world, { enforcement_mode: "enforce", ...grant });
   const gateway = await connectGateway(world, writeConfig(world, grantId, `${ATTESTATION_BLOCK}${rest}`, `${grantId}.yaml`));
-  const manifestHash = (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"] as string;
+  const manifestHash = await readyField(gateway.stderr, "manifest_hash");
   await certify(world, manifestHash);
   return { gateway, grantId, manifestHash };
 }
@@ -165,7 +167,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
         timeout: 60_000,
       });
       const pending = await until(async () =>
-        (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: any) => d.grant_id === grantId),
+        (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
       );
       expect(existsSync(path)).toBe(false);
       // The client asked for progress (the SDK sends a progressToken with `onprogress`): it gets some while it waits.

@@ -8,6 +8,7 @@ import { afterAll, beforeAll } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Grant, LedgerRecord } from "@agent-authority/sdk";
 import { ADMIN_KEY } from "../server/http-harness.js";
 import { agentWithKey, get, post, startServerProcess, type ServerProcess } from "../server/server-processes.js";
 
@@ -61,14 +62,24 @@ export async function issueGrant(world: World, extra: Record<string, unknown>): 
 }
 
 /** The grant as the server reports it, usage included. */
-export function grantNow(world: World, grantId: string): Promise<any> {
+export function grantNow(world: World, grantId: string): Promise<Grant> {
   return get(world.server.baseUrl, `/grants/${grantId}`, ADMIN_KEY);
 }
 
+/** A sealed decision as these tests read it: the ledger keeps the request the gateway sent. */
+export type SealedDecision = LedgerRecord & {
+  readonly request: {
+    readonly tool: string;
+    readonly args: Readonly<Record<string, unknown>>;
+    readonly amount_minor?: number;
+    readonly attestation: { readonly manifest_hash: string };
+  };
+};
+
 /** The sealed decisions of a grant's tree, in chain order. */
-export async function decisionsOf(world: World, grantId: string): Promise<any[]> {
+export async function decisionsOf(world: World, grantId: string): Promise<SealedDecision[]> {
   const tree = await get(world.server.baseUrl, `/grants/${grantId}/ledger?limit=1000`, ADMIN_KEY);
-  return (tree.records as any[]).filter((record) => record.kind === "decision");
+  return (tree.records as SealedDecision[]).filter((record) => record.kind === "decision");
 }
 
 /** Writes a gateway configuration and answers its path. */
@@ -137,8 +148,15 @@ import { CERTIFICATION } from "../server/http-harness.js";
 /** The attestation block naming the certified content hash and provenance; the gateway adds the manifest hash. */
 export const ATTESTATION_BLOCK = `attestation:\n  content_hash: ${CERTIFICATION.content_hash}\n  provenance_version: ${CERTIFICATION.provenance_version}\n`;
 
+/** A field of the gateway's `gateway ready` log line that is text: its manifest hash, or the URL it serves MCP at. */
+export async function readyField(stderr: () => string, field: "manifest_hash" | "url"): Promise<string> {
+  const value = (await logLine(stderr, "gateway ready"))[field];
+  if (typeof value !== "string") throw new Error(`the gateway ready line has no text ${field}`);
+  return value;
+}
+
 /** Waits until the gateway's log has a line with `msg`, and answers that line parsed. */
-export async function logLine(stderr: () => string, msg: string, timeoutMs = 20_000): Promise<Record<string, any>> {
+export async function logLine(stderr: () => string, msg: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const line = stderr()

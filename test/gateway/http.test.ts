@@ -15,11 +15,11 @@ import {
   filesUpstream,
   issueGrant,
   KEY_ENV,
-  logLine,
   textOf,
   useWorld,
   writeConfig,
   type World,
+  readyField,
 } from "./harness.js";
 
 /** The listener's bearer token in these tests, and the configuration block that names its variable. */
@@ -44,7 +44,7 @@ async function listening(world: World, config: string): Promise<{ url: string; s
     return exited;
   };
   try {
-    return { url: (await logLine(() => stderr, "gateway ready"))["url"], stderr: () => stderr, stop };
+    return { url: await readyField(() => stderr, "url"), stderr: () => stderr, stop };
   } catch (error) {
     await stop();
     throw error;

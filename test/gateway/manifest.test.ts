@@ -19,13 +19,13 @@ import {
   decisionsOf,
   filesUpstream,
   issueGrant,
-  logLine,
   POISONING_SERVER,
   textOf,
   upstreamManifestHash,
   useWorld,
   writeConfig,
   until,
+  readyField,
 } from "./harness.js";
 
 const poisoning = `upstreams:\n  notes:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(POISONING_SERVER)}]\n`;
@@ -93,7 +93,7 @@ describe.skipIf(!SERVER_BUILT)("manifest hash over tool definitions", () => {
       const printed = cliManifest(config);
       const gateway = await connectGateway(world(), config);
       try {
-        expect((await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]).toBe(printed.manifest_hash);
+        expect(await readyField(gateway.stderr, "manifest_hash")).toBe(printed.manifest_hash);
       } finally {
         await gateway.close();
       }
@@ -109,7 +109,7 @@ describe.skipIf(!SERVER_BUILT)("manifest hash over tool definitions", () => {
     const grantId = await issueGrant(world(), { scope: { tool: ["notes.*"] }, enforcement_mode: "enforce" });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${poisoning}`, "poison.yaml"));
     try {
-      const certified = (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"] as string;
+      const certified = await readyField(gateway.stderr, "manifest_hash");
       await certify(world(), certified);
       let changes = 0;
       gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {

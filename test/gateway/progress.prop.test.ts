@@ -55,10 +55,10 @@ describe("ProgressRelay on hostile values", () => {
       sent.push(progress);
     });
     await waited.report(12.5, 55, "waiting");
-    const after = waited.forwarding();
-    after({ progress: 1 });
-    after({ progress: 1 });
-    after({ progress: 2 });
+    const forward = waited.forwarding();
+    forward({ progress: 1 });
+    forward({ progress: 1 });
+    forward({ progress: 2 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toEqual([1, 2, 3, 12.5, 13.5, 14.5]);
   });

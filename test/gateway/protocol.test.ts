@@ -16,6 +16,7 @@ import {
   useWorld,
   writeConfig,
   type Connected,
+  readyField,
 } from "./harness.js";
 
 const ASKING = join(process.cwd(), "test", "gateway", "fixtures", "asking-server.mjs");
@@ -33,7 +34,7 @@ describe("the whole protocol through the gateway", () => {
   async function open(scope: string[], file: string, upstream = everything): Promise<{ gateway: Connected; grantId: string }> {
     const grantId = await issueGrant(world(), { scope: { tool: scope }, enforcement_mode: "enforce" });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstream}`, file));
-    await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+    await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
     return { gateway, grantId };
   }
 
@@ -184,7 +185,7 @@ describe("the whole protocol through the gateway", () => {
     });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${everything}`, "uri-policy.yaml"));
     try {
-      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
       expect((await gateway.client.readResource({ uri: "demo://resource/dynamic/text/3" })).contents.length).toBe(1);
       await expect(gateway.client.readResource({ uri: "demo://resource/dynamic/blob/3" })).rejects.toMatchObject({ code: -32003 });
       await expect(gateway.client.readResource({ uri: `demo://resource/dynamic/text/${"9".repeat(2_100)}` })).rejects.toMatchObject({
@@ -208,7 +209,7 @@ describe("the whole protocol through the gateway", () => {
     });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${twice}`, "twice.yaml"));
     try {
-      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
       const uri = "demo://resource/dynamic/text/5";
       // Both upstreams serve the URI: the read goes to the one the grant covers.
       expect((await gateway.client.readResource({ uri })).contents.length).toBe(1);

@@ -18,9 +18,13 @@ import { canonicalJson as serverCanonicalJson } from "../../server/src/services/
 const ADMIN = "aa_admin_forging_proxy_0123456789abcdef";
 const ATTESTATION = { manifest_hash: "sha256:manifest", content_hash: "sha256:content", provenance_version: "model-2026-01" };
 
-type Rewrite = (json: any, request: any) => any;
+/** A JSON body as the proxy sees it, its members read and replaced by name. */
+type Body = Record<string, unknown>;
+/** An answer the proxy forges: the authorize answer's signature and statement are changed member by member. */
+type Answer = Body & { signature: Body & { statement: Body } };
+type Rewrite = (json: Answer, request: Body | undefined) => unknown;
 interface Forgery {
-  request?: (json: any) => any;
+  request?: (json: Body) => unknown;
   answer?: Rewrite;
   replaceAnswer?: () => string;
 }
@@ -76,13 +80,14 @@ let agentKey: string;
 let grantId: string;
 let jwks: SigningKeySet;
 
-async function post(path: string, key: string, body: unknown): Promise<any> {
+/** Posts as `key` and answers the created resource's body (these tests read its `id` and `key`). */
+async function post(path: string, key: string, body: unknown): Promise<{ id: string; key: string }> {
   const reply = await fetch(`${server.baseUrl}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return reply.json();
+  return (await reply.json()) as { id: string; key: string };
 }
 
 beforeAll(async () => {
@@ -159,7 +164,7 @@ describe("the SDK behind a forging proxy", () => {
     const nonces: string[] = [];
     proxy.forgery.current = {
       request: (json) => {
-        nonces.push(json.nonce);
+        nonces.push(String(json.nonce));
         return json;
       },
     };
@@ -201,7 +206,7 @@ describe("the SDK behind a forging proxy", () => {
 
   it("refuses an answer signed by a key of the forger's own, under its own kid or under the server's", async () => {
     const forger = generateKeyPairSync("ed25519").privateKey;
-    const forge = (kid: string) => (json: any) => {
+    const forge = (kid: string) => (json: Answer) => {
       const statement = { ...json.signature.statement, outcome: "allow" };
       return {
         ...json,
@@ -235,7 +240,7 @@ describe("the SDK behind a forging proxy", () => {
   });
 
   it("refuses an allow the server gave to a rewritten request: another amount, tool, grant or args", async () => {
-    const rewrites: [string, (json: any) => any][] = [
+    const rewrites: [string, (json: Body) => Body][] = [
       ["amount_minor", (json) => ({ ...json, amount_minor: 100 })],
       ["tool", (json) => ({ ...json, tool: "payments.refund" })],
       ["args_sha256", (json) => ({ ...json, args: { to: "MALLORY" } })],
@@ -247,7 +252,9 @@ describe("the SDK behind a forging proxy", () => {
     // A grant the proxy swaps in: the server's answer is about that grant, not the one asked.
     const other = await post("/grants", ADMIN, {
       agent_id: (
-        (await (await fetch(`${server.baseUrl}/grants/${grantId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as any
+        (await (await fetch(`${server.baseUrl}/grants/${grantId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
+          agent_id: string;
+        }
       ).agent_id,
       principal_type: "human",
       principal_id: "ops@example.com",
@@ -284,7 +291,7 @@ describe("the SDK behind a forging proxy", () => {
           proxy.forgery.current = {
             answer: (json) => {
               const signature = { ...json.signature, statement: { ...json.signature.statement } };
-              const holder = member === "kid" || member === "value" ? signature : signature.statement;
+              const holder: Body = member === "kid" || member === "value" ? signature : signature.statement;
               changed = canonicalJson(holder[member]) !== canonicalJson(value);
               holder[member] = value;
               return { ...json, signature };

@@ -162,7 +162,7 @@ describe("the SDK against the reference server", () => {
   });
 
   it("lists grants by filter, one page or all of them behind the cursor", async () => {
-    const issued = [];
+    const issued: string[] = [];
     for (let i = 0; i < 3; i += 1) issued.push((await issuer.grants.issue(grantBody({ principal_id: "paging@example.com" }))).id);
     const first = await issuer.grants.list({ agent_id: agentId, principal_id: "paging@example.com", limit: 2 });
     expect(first.grants.map((g) => g.id)).toEqual(issued.slice(0, 2));
@@ -174,7 +174,7 @@ describe("the SDK against the reference server", () => {
       cursor: first.next_cursor!,
     });
     expect(second).toMatchObject({ grants: [{ id: issued[2] }], next_cursor: null });
-    const all = [];
+    const all: string[] = [];
     for await (const grant of issuer.grants.all({ principal_id: "paging@example.com", status: "active", limit: 1 })) all.push(grant.id);
     expect(all).toEqual(issued);
     const refused = await issuer.grants.list({ cursor: "forged" }).catch((error: unknown) => error);

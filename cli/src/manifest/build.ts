@@ -1,5 +1,5 @@
 // Builds an agent's tool manifest from its TypeScript sources with ts-morph.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, type Stats, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { ModuleKind, ModuleResolutionKind, Project, ScriptTarget } from "ts-morph";
 import { compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./hash.js";
@@ -153,7 +153,7 @@ function listSources(root: string, warnings: ManifestWarning[]): string[] {
     for (const name of names) {
       if (name.startsWith(".")) continue;
       const path = join(dir, name);
-      let stats;
+      let stats: Stats;
       try {
         stats = statSync(path);
       } catch {

@@ -117,7 +117,7 @@ function foldFlow(source: string, from: number, to: number, style: "plain" | "si
     }
     pendingBreaks = [];
     escapedBreak = escapesBreak;
-    const unescaped = unescape(content, line.at + begin, style);
+    const unescaped = unescapeContent(content, line.at + begin, style);
     if (unescaped === undefined) return undefined;
     pieces.push(...unescaped);
   }
@@ -151,7 +151,7 @@ const simpleEscapes: Readonly<Record<string, string>> = {
   P: "\u2029",
 };
 
-function unescape(content: string, at: number, style: "plain" | "single" | "double"): Piece[] | undefined {
+function unescapeContent(content: string, at: number, style: "plain" | "single" | "double"): Piece[] | undefined {
   const pieces: Piece[] = [];
   for (let i = 0; i < content.length; i += 1) {
     const ch = content[i]!;

@@ -506,12 +506,14 @@ function readArgs(c: Checker, value: unknown, path: Path): ToolMapping["args"] {
   const args: { name: string; pointer: JsonPointer; text: string }[] = [];
   entries.slice(0, GATEWAY_LIMITS.policyArgsMax).forEach(([name, pointerText], index) => {
     const at = Array.isArray(value) ? [...path, index] : [...path, name];
-    if (!POLICY_ARG.test(name))
-      return c.error(
+    if (!POLICY_ARG.test(name)) {
+      c.error(
         at,
         `the policy argument name \`${shown(name)}\` must match \`${POLICY_ARG.source}\``,
         Array.isArray(value) ? "value" : "key",
       );
+      return;
+    }
     const pointer = c.pointer(pointerText, at);
     if (pointer !== undefined) args.push({ name, ...pointer });
   });
