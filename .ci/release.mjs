@@ -80,7 +80,9 @@ function runtimeNeeds(entry) {
   return [
     ...Object.keys(entry.dependencies ?? {}).map((name) => ({ name, optional: false })),
     ...Object.keys(entry.optionalDependencies ?? {}).map((name) => ({ name, optional: true })),
-    ...Object.keys(entry.peerDependencies ?? {}).filter((name) => optionalPeers[name]?.optional !== true).map((name) => ({ name, optional: false })),
+    ...Object.keys(entry.peerDependencies ?? {})
+      .filter((name) => optionalPeers[name]?.optional !== true)
+      .map((name) => ({ name, optional: false })),
   ];
 }
 
@@ -109,9 +111,19 @@ function bomGraph(workspaces, packs) {
     const tarball = packs.find((p) => p.name === manifest.name);
     const ref = purl(manifest.name, manifest.version);
     refOf.set(folder, ref);
-    const sha256 = createHash("sha256").update(readFileSync(join(out, tarball.filename))).digest("hex");
-    components.push({ type: "library", "bom-ref": ref, name: manifest.name, version: manifest.version, description: manifest.description,
-      licenses: licensesOf(manifest.license), purl: ref, hashes: [{ alg: "SHA-256", content: sha256 }] });
+    const sha256 = createHash("sha256")
+      .update(readFileSync(join(out, tarball.filename)))
+      .digest("hex");
+    components.push({
+      type: "library",
+      "bom-ref": ref,
+      name: manifest.name,
+      version: manifest.version,
+      description: manifest.description,
+      licenses: licensesOf(manifest.license),
+      purl: ref,
+      hashes: [{ alg: "SHA-256", content: sha256 }],
+    });
     queue.push(folder);
   }
   const dependsOn = new Map();
@@ -130,7 +142,15 @@ function bomGraph(workspaces, packs) {
         const ref = purl(name, entry.version);
         refOf.set(found, ref);
         if (!components.some((c) => c["bom-ref"] === ref)) {
-          components.push({ type: "library", "bom-ref": ref, name, version: entry.version, licenses: licensesOf(entry.license), purl: ref, hashes: hashesOf(entry.integrity) });
+          components.push({
+            type: "library",
+            "bom-ref": ref,
+            name,
+            version: entry.version,
+            licenses: licensesOf(entry.license),
+            purl: ref,
+            hashes: hashesOf(entry.integrity),
+          });
         }
         queue.push(found);
       }
@@ -156,7 +176,14 @@ function sbom(top, workspaces, packs) {
       timestamp: timestamp.toISOString().replace(/\.\d{3}Z$/, "Z"),
       lifecycles: [{ phase: "build" }],
       tools: { components: [{ type: "application", name: "agent-authority release", version: top.version }] },
-      component: { type: "application", "bom-ref": rootRef, name: top.name, version: top.version, description: top.description, licenses: licensesOf(top.license) },
+      component: {
+        type: "application",
+        "bom-ref": rootRef,
+        name: top.name,
+        version: top.version,
+        description: top.description,
+        licenses: licensesOf(top.license),
+      },
     },
     components: components.sort((a, b) => (a["bom-ref"] < b["bom-ref"] ? -1 : 1)),
     dependencies: [{ ref: rootRef, dependsOn: workspaces.map((w) => purl(w.manifest.name, w.manifest.version)).sort() }, ...dependencies],
@@ -170,7 +197,15 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const packs = pack(workspaces);
 writeFileSync(join(out, SBOM_FILE), `${JSON.stringify(sbom(top, workspaces, packs), null, 2)}\n`);
-const sums = readdirSync(out).filter((name) => name !== SUMS_FILE).sort()
-  .map((name) => `${createHash("sha256").update(readFileSync(join(out, name))).digest("hex")}  ${name}\n`).join("");
+const sums = readdirSync(out)
+  .filter((name) => name !== SUMS_FILE)
+  .sort()
+  .map(
+    (name) =>
+      `${createHash("sha256")
+        .update(readFileSync(join(out, name)))
+        .digest("hex")}  ${name}\n`,
+  )
+  .join("");
 writeFileSync(join(out, SUMS_FILE), sums);
 process.stdout.write(`release ${top.version}: ${packs.length} packages, ${SBOM_FILE} and ${SUMS_FILE} in ${out}\n`);

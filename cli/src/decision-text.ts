@@ -19,7 +19,11 @@ export function decisionText(decision: Decision, paint: Paint, indent = "  "): s
   let out = "";
   for (const gate of decision.gates) {
     const mark =
-      gate.result === "pass" ? paint.green("pass") : gate.result === "fail" ? paint.red("FAIL") : paint.dim(gate.result === "skipped" ? "skip" : "----");
+      gate.result === "pass"
+        ? paint.green("pass")
+        : gate.result === "fail"
+          ? paint.red("FAIL")
+          : paint.dim(gate.result === "skipped" ? "skip" : "----");
     const detail = gate.result === "not_reached" ? paint.dim("not reached") : `${gate.code}: ${gate.reason}`;
     out += `${indent}${mark}  ${gate.gate.padEnd(width)}  ${detail}\n`;
   }

@@ -27,7 +27,7 @@ export function unifiedDiff(path: string, before: string, after: string): string
     ...b.slice(head, b.length - tail).map((l) => `+${l}`),
     ...a.slice(a.length - tail, aEnd).map((l) => ` ${l}`),
   ];
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /** The lines of a text; a last line without a line break carries the marker `diff` prints for it. */

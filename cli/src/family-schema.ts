@@ -10,12 +10,18 @@ export const FAMILY_SCHEMA_FILE = "schemas/family.schema.json";
  * compiler computes it, and the schema names itself and its draft.
  */
 export function familyYamlSchema(): Record<string, unknown> {
-  const { $id: _id, title: _title, required, ...rest } = grantFamilyBodySchema as unknown as Record<string, unknown> & { required: readonly string[] };
+  const {
+    $id: _id,
+    title: _title,
+    required,
+    ...rest
+  } = grantFamilyBodySchema as unknown as Record<string, unknown> & { required: readonly string[] };
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: "urn:agent-authority:schema:family",
     title: "Agent Authority grant family",
-    description: "A grant family as written in YAML: typed parameters, a grant template with ${param} placeholders, a policy and examples. `authority lint` checks everything this schema cannot (the policy, placeholders, bounds).",
+    description:
+      "A grant family as written in YAML: typed parameters, a grant template with ${param} placeholders, a policy and examples. `authority lint` checks everything this schema cannot (the policy, placeholders, bounds).",
     ...rest,
     required: required.filter((name) => name !== "content_hash"),
   };

@@ -1,5 +1,5 @@
 // Finding the files a command works on: family YAML and `.policy` files, directories walked in order.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, type Stats, statSync } from "node:fs";
 import { extname, join, relative, resolve, sep } from "node:path";
 import { UsageError } from "./args.js";
 
@@ -36,7 +36,7 @@ export function collectInputs(cwd: string, paths: readonly string[], kinds: read
   const found: InputFile[] = [];
   const visit = (absolute: string, named: boolean): void => {
     if (found.length >= FILES_MAX) throw new UsageError(`more than ${FILES_MAX} files under the given paths`);
-    let stats;
+    let stats: Stats;
     try {
       stats = statSync(absolute);
     } catch {
@@ -51,7 +51,10 @@ export function collectInputs(cwd: string, paths: readonly string[], kinds: read
     }
     const kind = kindOf(absolute);
     if (kind === undefined || !kinds.includes(kind)) {
-      if (named) throw new UsageError(`\`${displayPath(cwd, absolute)}\` is not a ${kinds.map((k) => (k === "family" ? "family (.yaml, .yml)" : ".policy")).join(" or ")} file`);
+      if (named)
+        throw new UsageError(
+          `\`${displayPath(cwd, absolute)}\` is not a ${kinds.map((k) => (k === "family" ? "family (.yaml, .yml)" : ".policy")).join(" or ")} file`,
+        );
       return;
     }
     found.push({ path: displayPath(cwd, absolute), absolute, kind });

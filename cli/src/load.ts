@@ -34,7 +34,10 @@ export function checkFileOrReport(input: InputFile): CheckedFile {
     const source = new SourceText(input.path, "");
     const reason = error instanceof Error ? error.message : String(error);
     const diagnostic: FamilyDiagnostic = {
-      code: INTERNAL_ERROR_CODE, severity: "error", file: input.path, range: source.range(0, 0),
+      code: INTERNAL_ERROR_CODE,
+      severity: "error",
+      file: input.path,
+      range: source.range(0, 0),
       message: `internal error while checking this file: \`${reason.replace(/`/g, "'")}\``,
       help: "the other files were checked; report this error if the file is readable",
     };

@@ -13,7 +13,9 @@ export function helpText(): string {
       .map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)
       .join("\n");
   // The heading for planned commands appears only while some command is still planned.
-  const planned = COMMANDS.some((c) => !c.available) ? `Not yet available in this version (they exit with status 2):\n${rows(false)}\n\n` : "";
+  const planned = COMMANDS.some((c) => !c.available)
+    ? `Not yet available in this version (they exit with status 2):\n${rows(false)}\n\n`
+    : "";
   return `authority ${CLI_VERSION}: grant families and policies as code
 
 Usage: authority <command> [arguments] [--help]

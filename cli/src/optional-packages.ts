@@ -22,7 +22,9 @@ function isMissing(error: unknown, name: string): boolean {
 /** Rethrows a missing package as a usage error that says how to install it. */
 function missingPackage(error: unknown, name: string, command: string): never {
   if (!isMissing(error, name)) throw error;
-  throw new UsageError(`\`${command}\` needs the package \`${name}\`, which is not installed: run \`${installCommand(name)}\` with RELEASE the folder \`npm run release\` made (see the README)`);
+  throw new UsageError(
+    `\`${command}\` needs the package \`${name}\`, which is not installed: run \`${installCommand(name)}\` with RELEASE the folder \`npm run release\` made (see the README)`,
+  );
 }
 
 /** Imports the server package, or fails with a usage error that says how to install it. */

@@ -70,8 +70,12 @@ export function codeFrame(source: SourceText, d: FamilyDiagnostic, paint: Paint)
   const startCol = escapeHidden(raw.slice(0, rawStart - 1)).length + 1;
   const endCol = escapeHidden(raw.slice(0, rawEnd - 1)).length + 1;
   // A long line (a minified file, a value of a megabyte) shows a window around the column.
-  const from = full.length <= FRAME_CHARS_MAX ? 0 : Math.max(0, Math.min(startCol - 1 - FRAME_CONTEXT_CHARS, full.length - FRAME_CHARS_MAX));
-  const text = full.length <= FRAME_CHARS_MAX ? full : `${from > 0 ? "…" : ""}${full.slice(from, from + FRAME_CHARS_MAX)}${from + FRAME_CHARS_MAX < full.length ? "…" : ""}`;
+  const from =
+    full.length <= FRAME_CHARS_MAX ? 0 : Math.max(0, Math.min(startCol - 1 - FRAME_CONTEXT_CHARS, full.length - FRAME_CHARS_MAX));
+  const text =
+    full.length <= FRAME_CHARS_MAX
+      ? full
+      : `${from > 0 ? "…" : ""}${full.slice(from, from + FRAME_CHARS_MAX)}${from + FRAME_CHARS_MAX < full.length ? "…" : ""}`;
   const shift = from > 0 ? from - 1 : 0;
   const width = Math.max(1, Math.min(endCol - shift, text.length + 1) - (startCol - shift));
   const pad = " ".repeat(String(line).length);
@@ -119,7 +123,8 @@ export interface LocatedReport extends FileReport {
  */
 export function formatSarif(reports: readonly LocatedReport[], toolVersion: string, root?: string): string {
   const codes = [...new Set(reports.flatMap((r) => r.diagnostics.map((d) => d.code)))].sort();
-  const uriOf = (r: LocatedReport): string => (root !== undefined && r.absolute !== undefined ? relativeUri(root, r.absolute) : r.path.split("/").map(encodeURIComponent).join("/"));
+  const uriOf = (r: LocatedReport): string =>
+    root !== undefined && r.absolute !== undefined ? relativeUri(root, r.absolute) : r.path.split("/").map(encodeURIComponent).join("/");
   const location = (r: LocatedReport, index: number) => ({ uri: uriOf(r), uriBaseId: "%SRCROOT%", index });
   const log = {
     $schema: SARIF_SCHEMA_URI,
@@ -132,7 +137,13 @@ export function formatSarif(reports: readonly LocatedReport[], toolVersion: stri
             version: toolVersion,
             rules: codes.map((id) => {
               const rule = ruleText(id);
-              return { id, name: ruleName(id), shortDescription: { text: rule.short }, fullDescription: { text: rule.full }, help: { text: rule.help } };
+              return {
+                id,
+                name: ruleName(id),
+                shortDescription: { text: rule.short },
+                fullDescription: { text: rule.full },
+                help: { text: rule.help },
+              };
             }),
           },
         },
@@ -155,7 +166,8 @@ export function formatSarif(reports: readonly LocatedReport[], toolVersion: stri
                     startLine: Math.max(1, d.range.start.line),
                     startColumn: Math.max(1, d.range.start.column),
                     endLine: Math.max(1, d.range.end.line, d.range.start.line),
-                    endColumn: d.range.end.line > d.range.start.line ? d.range.end.column : Math.max(d.range.end.column, d.range.start.column + 1),
+                    endColumn:
+                      d.range.end.line > d.range.start.line ? d.range.end.column : Math.max(d.range.end.column, d.range.start.column + 1),
                   },
                 },
               },
@@ -171,5 +183,8 @@ export function formatSarif(reports: readonly LocatedReport[], toolVersion: stri
 
 /** A rule's name in PascalCase, as SARIF viewers show it: `policy/unknown-name` is `PolicyUnknownName`. */
 function ruleName(code: string): string {
-  return code.split(/[/-]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+  return code
+    .split(/[/-]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
 }

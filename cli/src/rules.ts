@@ -1,5 +1,5 @@
 // What each diagnostic code means, in words, and where the docs explain it: the rules of a SARIF log.
-import { DIAGNOSTIC_CODES } from "@agent-authority/language";
+import type { DIAGNOSTIC_CODES } from "@agent-authority/language";
 
 /** Where every rule's help is, in words: the project owns no web address, so the help names the page of its docs. */
 const DOCS_PLACE = "of the Agent Authority repository";
@@ -19,9 +19,18 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "nesting-too-deep": ["Policy nested too deeply", "Parentheses, brackets and operators nest deeper than the language allows."],
   "list-too-long": ["List too long", "A list has more elements than the language allows."],
   "integer-out-of-range": ["Integer out of range", "An integer literal is larger than the largest safe integer, 2^53 - 1."],
-  "approver-search-too-large": ["Approver search too large", "Deciding who may approve this policy could take more work than the engine allows."],
-  "policy-too-costly": ["Policy too costly", "At worst, evaluating this policy could take more work units than one evaluation's budget of 65,536."],
-  "unexpected-character": ["Unexpected character", "A character that starts no token of the policy language, such as a lone `=` or a single quote."],
+  "approver-search-too-large": [
+    "Approver search too large",
+    "Deciding who may approve this policy could take more work than the engine allows.",
+  ],
+  "policy-too-costly": [
+    "Policy too costly",
+    "At worst, evaluating this policy could take more work units than one evaluation's budget of 65,536.",
+  ],
+  "unexpected-character": [
+    "Unexpected character",
+    "A character that starts no token of the policy language, such as a lone `=` or a single quote.",
+  ],
   "unterminated-string": ["Unterminated string", "A string literal has no closing double quote on its line."],
   "invalid-escape": ["Invalid escape", "A string literal holds an escape the language does not define."],
   "unexpected-token": ["Unexpected token", "A token stands where the grammar does not allow it, such as `and` for `&&`."],
@@ -32,20 +41,32 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "wrong-arity": ["Wrong number of arguments", "A function called with the wrong number of arguments."],
   "type-mismatch": ["Type mismatch", "An operand of the wrong type, or a policy that is not a condition."],
   "list-element-type": ["List element type", "A list literal whose elements are of several types, or of a type lists do not hold."],
-  "approver-use": ["Approver used other than by comparison", "`approver` may only be compared, so that an approval gate can be decided exactly."],
+  "approver-use": [
+    "Approver used other than by comparison",
+    "`approver` may only be compared, so that an approval gate can be decided exactly.",
+  ],
   "runtime-type": ["Run-time type error", "A value has a type the operation does not take; the policy refuses."],
   "integer-overflow": ["Integer overflow", "Arithmetic leaves the safe integer range; the policy refuses."],
   "value-too-deep": ["Value nested too deeply", "A dynamic value nests deeper than the language allows; the policy refuses."],
   "cost-exceeded": ["Cost budget exceeded", "An evaluation used up its budget of work units; the policy refuses."],
-  "invalid-path": ["Path refused", "A path function refused its input (relative, escaped, NUL, backslash or too long); the policy refuses."],
-  "invalid-url": ["URL refused", "A URL function refused its input (not http(s)/ws(s), userinfo, hidden characters, empty segments or labels); the policy refuses."],
+  "invalid-path": [
+    "Path refused",
+    "A path function refused its input (relative, escaped, NUL, backslash or too long); the policy refuses.",
+  ],
+  "invalid-url": [
+    "URL refused",
+    "A URL function refused its input (not http(s)/ws(s), userinfo, hidden characters, empty segments or labels); the policy refuses.",
+  ],
   "constant-condition": ["Constant condition", "A condition whose value never depends on the action."],
   "redundant-disjunct": ["Redundant alternative", "An alternative of `||` that never changes the outcome."],
   "never-allows": ["Policy never allows", "Some conditions of the policy contradict each other, so it never allows."],
   "impossible-comparison": ["Impossible comparison", "A comparison no value of its name can satisfy, such as `hour_utc > 23`."],
   "duplicate-list-entry": ["Duplicate list entry", "A list literal holds the same value twice."],
   "approver-unsatisfiable": ["Approver condition unsatisfiable", "No approver can satisfy the condition on `approver`."],
-  "hidden-character": ["Hidden character", "A character that is invisible or changes how the text around it reads (bidi control, zero-width, line separator) in a string or comment."],
+  "hidden-character": [
+    "Hidden character",
+    "A character that is invisible or changes how the text around it reads (bidi control, zero-width, line separator) in a string or comment.",
+  ],
   "mixed-script": ["Mixed-script word", "A word in a string mixes letters of look-alike scripts, such as a Cyrillic `а` in a Latin word."],
 };
 
@@ -57,7 +78,10 @@ const FAMILY_RULES: Readonly<Record<string, readonly [string, string]>> = {
   "placeholder-in-string": ["Placeholder inside a policy string", "A placeholder written inside a string literal of the policy."],
   "parameter-bounds": ["Parameter out of bounds", "A parameter's declaration, default or example is out of its bounds."],
   "parameter-type": ["Parameter type", "A parameter's default or example is not of its type."],
-  "parameter-pattern": ["Parameter pattern", "A parameter's pattern is outside the accepted RE2 syntax or its limits, or could cost an instantiation too much work."],
+  "parameter-pattern": [
+    "Parameter pattern",
+    "A parameter's pattern is outside the accepted RE2 syntax or its limits, or could cost an instantiation too much work.",
+  ],
   "parameter-unused": ["Unused parameter", "A declared parameter that no placeholder uses."],
   "examples-missing": ["No examples", "The family has no examples for `authority test` to check."],
   "content-hash-mismatch": ["Content hash mismatch", "The stated `content_hash` differs from the hash of the content."],
@@ -70,7 +94,13 @@ export function ruleText(code: string): RuleText {
   if (policy !== undefined) return { short: policy[0], full: policy[1], help: POLICY_HELP };
   const family = Object.hasOwn(FAMILY_RULES, code) ? FAMILY_RULES[code] : undefined;
   if (family !== undefined) return { short: family[0], full: family[1], help: FAMILY_HELP };
-  if (code.startsWith("yaml/")) return { short: "YAML syntax", full: `The family file is not valid YAML (${code.slice(5).replace(/-/g, " ")}).`, help: FAMILY_HELP };
-  if (code.startsWith("example/")) return { short: "Example does not instantiate", full: `An example's parameters do not instantiate the family (${code.slice(8).replace(/-/g, " ")}).`, help: FAMILY_HELP };
+  if (code.startsWith("yaml/"))
+    return { short: "YAML syntax", full: `The family file is not valid YAML (${code.slice(5).replace(/-/g, " ")}).`, help: FAMILY_HELP };
+  if (code.startsWith("example/"))
+    return {
+      short: "Example does not instantiate",
+      full: `An example's parameters do not instantiate the family (${code.slice(8).replace(/-/g, " ")}).`,
+      help: FAMILY_HELP,
+    };
   return { short: code.replace(/[/-]/g, " "), full: `The diagnostic \`${code}\`.`, help: FAMILY_HELP };
 }

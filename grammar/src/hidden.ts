@@ -11,6 +11,7 @@
  * that render as nothing (combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
  * variation selectors).
  */
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone, combining marks included, on purpose.
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 
 /** The line terminators editors honour besides line feed and carriage return: a `//` comment ends at each. */
@@ -49,7 +50,11 @@ export function escapeHidden(text: string): string {
   let from = 0;
   for (const { offset, width } of hiddenCharacters(text)) {
     out += text.slice(from, offset);
-    for (let k = 0; k < width; k++) out += `\\u${text.charCodeAt(offset + k).toString(16).padStart(4, "0")}`;
+    for (let k = 0; k < width; k++)
+      out += `\\u${text
+        .charCodeAt(offset + k)
+        .toString(16)
+        .padStart(4, "0")}`;
     from = offset + width;
   }
   return out + text.slice(from);

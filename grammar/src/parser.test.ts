@@ -7,7 +7,7 @@ import { lineColumn } from "./span.js";
 
 describe("parseCst", () => {
   it("parses a policy into a CST without errors", () => {
-    const result = parseCst('amount_minor <= 50000 && (amount_minor < 10000 || approver != null)');
+    const result = parseCst("amount_minor <= 50000 && (amount_minor < 10000 || approver != null)");
     expect(result.lexErrors).toEqual([]);
     expect(result.parseErrors).toEqual([]);
     expect(result.cst?.name).toBe("policy");
@@ -16,7 +16,10 @@ describe("parseCst", () => {
   it("keeps `//` comments apart from the tokens, and reads `//` inside a string as text", () => {
     const result = parseCst('// head\ntool == "a//b" // tail\n&& uses == 1');
     expect(result.parseErrors).toEqual([]);
-    expect(result.comments).toEqual([{ start: 0, end: 7 }, { start: 23, end: 30 }]);
+    expect(result.comments).toEqual([
+      { start: 0, end: 7 },
+      { start: 23, end: 30 },
+    ]);
     expect(result.tokens.map((t) => t.image)).toEqual(["tool", "==", '"a//b"', "&&", "uses", "==", "1"]);
   });
 
@@ -36,13 +39,13 @@ describe("parseCst", () => {
   });
 
   it("bounds nesting before parsing, at and past the edge", () => {
-    const atEdge = "(".repeat(NESTING_DEPTH_MAX) + "x" + ")".repeat(NESTING_DEPTH_MAX);
+    const atEdge = `${"(".repeat(NESTING_DEPTH_MAX)}x${")".repeat(NESTING_DEPTH_MAX)}`;
     expect(parseCst(atEdge).parseErrors).toEqual([]);
-    const past = "(".repeat(NESTING_DEPTH_MAX + 1) + "x" + ")".repeat(NESTING_DEPTH_MAX + 1);
+    const past = `${"(".repeat(NESTING_DEPTH_MAX + 1)}x${")".repeat(NESTING_DEPTH_MAX + 1)}`;
     expect(parseCst(past).parseErrors.map((e) => [e.code, e.span])).toEqual([["nesting-too-deep", { start: 64, end: 65 }]]);
-    expect(parseCst("!".repeat(NESTING_DEPTH_MAX) + "x").parseErrors).toEqual([]);
-    expect(parseCst("!".repeat(NESTING_DEPTH_MAX + 1) + "x").parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
-    expect(parseCst("!".repeat(100_000) + "x").parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
+    expect(parseCst(`${"!".repeat(NESTING_DEPTH_MAX)}x`).parseErrors).toEqual([]);
+    expect(parseCst(`${"!".repeat(NESTING_DEPTH_MAX + 1)}x`).parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
+    expect(parseCst(`${"!".repeat(100_000)}x`).parseErrors.map((e) => e.code)).toEqual(["nesting-too-deep"]);
   });
 
   it("never throws on odd input", () => {

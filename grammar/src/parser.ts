@@ -147,7 +147,13 @@ export function parseCst(text: string): CstResult {
     // Recovery is off and every rule is bounded, so this is unreachable for any input; if it ever
     // happens the text is refused rather than half-understood.
     const message = error instanceof Error ? error.message : String(error);
-    return { cst: undefined, tokens, comments, lexErrors, parseErrors: [{ code: "unexpected-token", message, span: { start: 0, end: text.length } }] };
+    return {
+      cst: undefined,
+      tokens,
+      comments,
+      lexErrors,
+      parseErrors: [{ code: "unexpected-token", message, span: { start: 0, end: text.length } }],
+    };
   }
   const parseErrors: ParseError[] = policyParser.errors.map((error) => syntaxError(error.token, text.length, tokens));
   return { cst: parseErrors.length > 0 ? undefined : cst, tokens, comments, lexErrors, parseErrors: parseErrors.slice(0, 1) };
@@ -173,7 +179,11 @@ function syntaxError(token: IToken, textLength: number, tokens: readonly IToken[
     const open = unclosed(tokens);
     if (open !== undefined) {
       const closer = open.tokenType === T.LParen ? ")" : "]";
-      return { code: "unexpected-end", message: `\`${open.image}\` is never closed: the policy ends before its \`${closer}\``, span: spanOfToken(open) };
+      return {
+        code: "unexpected-end",
+        message: `\`${open.image}\` is never closed: the policy ends before its \`${closer}\``,
+        span: spanOfToken(open),
+      };
     }
     return { code: "unexpected-end", message: "unexpected end of policy", span: { start: textLength, end: textLength } };
   }
@@ -203,7 +213,7 @@ function nestingError(tokens: readonly IToken[]): ParseError | undefined {
   const stack: number[] = [];
   let depth = 0;
   let pending = 0;
-  let previous: unknown = undefined;
+  let previous: unknown;
   for (const token of tokens) {
     const type = token.tokenType;
     const prefix = type === T.Bang || (type === T.Minus && !operandEnds.has(previous));

@@ -1,16 +1,24 @@
 // Lays a policy expression out for reading: one clause per line at each `&&` and `||`, indented by
 // nesting. It only moves whitespace outside string literals, so the text a human approves is the text
 // the server stores; the canonical formatter is the language package's (`authority fmt`).
+// @ts-check
 
 const CLAUSES_MAX = 512;
 
-/** Splits into tokens that keep string literals whole; whitespace between tokens is dropped. */
+/**
+ * Splits into tokens that keep string literals whole; whitespace between tokens is dropped.
+ * @param {string} text
+ */
 function tokens(text) {
+  /** @type {string[]} */
   const out = [];
   let i = 0;
   while (i < text.length && out.length < 8192) {
     const c = text[i];
-    if (/\s/.test(c)) { i += 1; continue; }
+    if (/\s/.test(c)) {
+      i += 1;
+      continue;
+    }
     if (c === '"' || c === "'") {
       let j = i + 1;
       while (j < text.length && text[j] !== c) j += text[j] === "\\" ? 2 : 1;
@@ -19,8 +27,16 @@ function tokens(text) {
       continue;
     }
     const two = text.slice(i, i + 2);
-    if (["&&", "||", "==", "!=", "<=", ">="].includes(two)) { out.push(two); i += 2; continue; }
-    if ("()[],<>!+-*".includes(c)) { out.push(c); i += 1; continue; }
+    if (["&&", "||", "==", "!=", "<=", ">="].includes(two)) {
+      out.push(two);
+      i += 2;
+      continue;
+    }
+    if ("()[],<>!+-*".includes(c)) {
+      out.push(c);
+      i += 1;
+      continue;
+    }
     let j = i;
     while (j < text.length && !/[\s"'()[\],<>!=&|+\-*]/.test(text[j])) j += 1;
     if (j === i) j = i + 1;
@@ -30,23 +46,39 @@ function tokens(text) {
   return out;
 }
 
+/**
+ * The tokens as text, spaced as a reader expects.
+ * @param {readonly string[]} list
+ */
 function joinTokens(list) {
   let s = "";
   for (const t of list) {
     const prev = s.at(-1);
-    const tight = s === "" || prev === "(" || prev === "[" || prev === "!" || t === ")" || t === "]" || t === "," ||
+    const tight =
+      s === "" ||
+      prev === "(" ||
+      prev === "[" ||
+      prev === "!" ||
+      t === ")" ||
+      t === "]" ||
+      t === "," ||
       (t === "(" && /[A-Za-z0-9_]$/.test(s) && !/(^|[^A-Za-z0-9_.])in$/.test(s));
     s += (tight ? "" : " ") + t;
   }
   return s;
 }
 
-/** The policy as lines, or the text unchanged when it is short or cannot be laid out. */
+/**
+ * The policy as lines, or the text unchanged when it is short or cannot be laid out.
+ * @param {unknown} text
+ */
 export function layoutPolicy(text) {
   if (typeof text !== "string") return "true";
   if (text.length <= 60) return text;
   const list = tokens(text);
+  /** @type {string[]} */
   const lines = [];
+  /** @type {string[]} */
   let current = [];
   let depth = 0;
   let lineDepth = 0;
@@ -70,10 +102,19 @@ export function layoutPolicy(text) {
  * escapes a reader can see: `\u202e`. The same set as the policy language's (grammar/src/hidden.ts),
  * so an approver never reads `"cfo@example.com\u202e"` as `"cfo@example.com"`.
  */
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone, combining marks included, on purpose.
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
 
+/**
+ * @template T
+ * @param {T} text
+ * @returns {T | string}
+ */
 export function showHidden(text) {
   if (typeof text !== "string") return text;
-  return text.replace(HIDDEN, (c) => (c === " " || c === "\t" || c === "\n" || c === "\r" ? c
-    : Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, "0")}`).join("")));
+  return text.replace(HIDDEN, (c) =>
+    c === " " || c === "\t" || c === "\n" || c === "\r"
+      ? c
+      : Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, "0")}`).join(""),
+  );
 }

@@ -20,7 +20,11 @@ const CONNECTIONS = 10;
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const DAY = 86_400_000;
 const CERTIFICATION = {
-  basis: "benchmark", provenance_version: "model-1", manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", checks: ["bench"],
+  basis: "benchmark",
+  provenance_version: "model-1",
+  manifest_hash: "sha256:aaaa",
+  content_hash: "sha256:bbbb",
+  checks: ["bench"],
 };
 const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
 
@@ -29,10 +33,16 @@ const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 function id(prefix, time, n) {
   let head = "";
   let t = time;
-  for (let i = 0; i < 10; i += 1) { head = ALPHABET[t % 32] + head; t = Math.floor(t / 32); }
+  for (let i = 0; i < 10; i += 1) {
+    head = ALPHABET[t % 32] + head;
+    t = Math.floor(t / 32);
+  }
   let tail = "";
   let c = n;
-  for (let i = 0; i < 16; i += 1) { tail = ALPHABET[c % 32] + tail; c = Math.floor(c / 32); }
+  for (let i = 0; i < 16; i += 1) {
+    tail = ALPHABET[c % 32] + tail;
+    c = Math.floor(c / 32);
+  }
   return `${prefix}_${head}${tail}`;
 }
 
@@ -63,10 +73,18 @@ async function callOnce(base, method, path, key, body) {
 async function certifiedAgent(base, name) {
   const agent = (await call(base, "POST", "/agents", ADMIN_KEY, { name })).body;
   if ((await call(base, "POST", `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION)).status !== 201) fail("certification");
-  const key = (await call(base, "POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.id })).body.key;
-  const grant = (await call(base, "POST", "/grants", ADMIN_KEY, {
-    agent_id: agent.id, principal_type: "human", principal_id: "owner@example.com", scope: { tool: ["payments.*"] }, ttl_hours: 72,
-  })).body;
+  const key = (
+    await call(base, "POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.id })
+  ).body.key;
+  const grant = (
+    await call(base, "POST", "/grants", ADMIN_KEY, {
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "owner@example.com",
+      scope: { tool: ["payments.*"] },
+      ttl_hours: 72,
+    })
+  ).body;
   if (grant.status !== "active") fail(`grant not active: ${JSON.stringify(grant)}`);
   return { id: agent.id, key, grant: grant.id };
 }
@@ -89,7 +107,9 @@ function writeHistory(path, agentId, grantId, now, count) {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");
-  const insertLedger = db.prepare("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, ?, ?, ?, ?, ?)");
+  const insertLedger = db.prepare(
+    "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, ?, ?, ?, ?, ?)",
+  );
   const insertSignal = db.prepare("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?)");
   const start = now - 90 * DAY + 60_000;
   const step = (90 * DAY - 120_000) / count;
@@ -104,9 +124,18 @@ function writeHistory(path, agentId, grantId, now, count) {
       const outcome = refused ? "deny" : "allow";
       const ledgerId = id("led", at, i);
       const record = canonicalJson({
-        request: { grant_id: grantId, tool: refused ? "mail.send" : "payments.send" }, would_outcome: null, mode: "enforce",
-        reason_code: refused ? "scope.out_of_scope" : "decision.allow", ledger_id: ledgerId, tree_id: grantId, seq: i + 1,
-        kind: "decision", grant_id: grantId, agent_id: agentId, outcome, created_at: at,
+        request: { grant_id: grantId, tool: refused ? "mail.send" : "payments.send" },
+        would_outcome: null,
+        mode: "enforce",
+        reason_code: refused ? "scope.out_of_scope" : "decision.allow",
+        ledger_id: ledgerId,
+        tree_id: grantId,
+        seq: i + 1,
+        kind: "decision",
+        grant_id: grantId,
+        agent_id: agentId,
+        outcome,
+        created_at: at,
       });
       const hash = linkHash(prev, record);
       insertLedger.run(ledgerId, grantId, i + 1, grantId, agentId, outcome, record, prev, hash, at);
@@ -143,29 +172,44 @@ try {
   // The server reads the real clock, as in production: decisions of one agent mostly fall in
   // distinct milliseconds, and the history ends just before the counterfactual is asked for.
   const server = await startServer({
-    host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl: dbPath, environment: "bench", adminKey: ADMIN_KEY,
-    autoApprovalCeilingMinor: 0, logLevel: "silent",
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: dir,
+    databaseUrl: dbPath,
+    environment: "bench",
+    adminKey: ADMIN_KEY,
+    autoApprovalCeilingMinor: 0,
+    logLevel: "silent",
   });
   const base = server.baseUrl;
-  process.stdout.write(`load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+  process.stdout.write(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}\n`,
+  );
 
   // 1. The counterfactual over a large history.
   const replayed = await certifiedAgent(base, "replayed");
   const breakerId = await breakerOn(base, replayed.id, { metric: "refusal_rate", ceiling: 0.2, window_decisions: 100 });
   const generated = performance.now();
   const expected = writeHistory(dbPath, replayed.id, replayed.grant, Date.now(), DECISIONS);
-  process.stdout.write(`history: ${DECISIONS.toLocaleString("en")} sealed decisions of one agent over 90 days (written in ${((performance.now() - generated) / 1000).toFixed(1)} s)\n`);
+  process.stdout.write(
+    `history: ${DECISIONS.toLocaleString("en")} sealed decisions of one agent over 90 days (written in ${((performance.now() - generated) / 1000).toFixed(1)} s)\n`,
+  );
   const times = [];
   for (let i = 0; i < 3; i += 1) {
     const started = performance.now();
     const reply = await call(base, "GET", `/agents/${replayed.id}/breakers/counterfactual`, ADMIN_KEY);
     times.push(performance.now() - started);
     const row = reply.body.breakers.find((b) => b.breaker_id === breakerId);
-    if (reply.status !== 200 || row === undefined || row.trips !== expected) fail(`counterfactual ${JSON.stringify(reply.body).slice(0, 300)}, expected ${expected} trips`);
+    if (reply.status !== 200 || row === undefined || row.trips !== expected)
+      fail(`counterfactual ${JSON.stringify(reply.body).slice(0, 300)}, expected ${expected} trips`);
   }
   times.sort((a, b) => a - b);
-  process.stdout.write(`counterfactual (GET over HTTP, ${DECISIONS.toLocaleString("en")} decisions, 1 breaker): median ${(times[1] / 1000).toFixed(2)} s ` +
-    `(best ${(times[0] / 1000).toFixed(2)} s; target under 2 s)\n`);
+  process.stdout.write(
+    `counterfactual (GET over HTTP, ${DECISIONS.toLocaleString("en")} decisions, 1 breaker): median ${(times[1] / 1000).toFixed(2)} s ` +
+      `(best ${(times[0] / 1000).toFixed(2)} s; target under 2 s)\n`,
+  );
 
   // 2. Authorize with and without five breakers on the agent.
   const plain = await certifiedAgent(base, "plain");
@@ -188,9 +232,11 @@ try {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const p = median(rates.plain);
   const w = median(rates.watched);
-  process.stdout.write(`authorize, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s: no breaker ${p.toFixed(0)}/s, ` +
-    `five breakers ${w.toFixed(0)}/s\n`);
-  process.stdout.write(`breaker overhead on authorize: ${(((p / w) - 1) * 100).toFixed(1)}% more time per decision (target at most 10%)\n`);
+  process.stdout.write(
+    `authorize, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s: no breaker ${p.toFixed(0)}/s, ` +
+      `five breakers ${w.toFixed(0)}/s\n`,
+  );
+  process.stdout.write(`breaker overhead on authorize: ${((p / w - 1) * 100).toFixed(1)}% more time per decision (target at most 10%)\n`);
   await server.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -48,7 +48,10 @@ function median(run, rounds = 5) {
 
 const sizes = [32_768, 65_536, 131_072, FAMILY_LIMITS.sourceBytesMax - 1_024];
 let failed = false;
-for (const [shape, make] of [["examples", examplesFamily], ["wide mapping", wideFamily]]) {
+for (const [shape, make] of [
+  ["examples", examplesFamily],
+  ["wide mapping", wideFamily],
+]) {
   console.log(`\n${shape}: size, fmt ms, compile ms, each ÷ (its time at ${sizes[0]} × the size ratio); 1.0 is linear`);
   let base;
   for (const size of sizes) {
@@ -64,7 +67,9 @@ for (const [shape, make] of [["examples", examplesFamily], ["wide mapping", wide
     const compile = median(() => compileFamily(text, "bench.yaml"));
     base ??= { fmt, compile, size };
     const scale = size / base.size;
-    console.log(`  ${String(text.length).padStart(7)}  fmt ${fmt.toFixed(1).padStart(7)}  compile ${compile.toFixed(1).padStart(7)}  ratios ${(fmt / base.fmt / scale).toFixed(2)} ${(compile / base.compile / scale).toFixed(2)}`);
+    console.log(
+      `  ${String(text.length).padStart(7)}  fmt ${fmt.toFixed(1).padStart(7)}  compile ${compile.toFixed(1).padStart(7)}  ratios ${(fmt / base.fmt / scale).toFixed(2)} ${(compile / base.compile / scale).toFixed(2)}`,
+    );
   }
 }
 
@@ -72,7 +77,9 @@ for (const [shape, make] of [["examples", examplesFamily], ["wide mapping", wide
 const wide = wideFamily(65_536);
 const theirs = median(() => parseDocument(wide, { uniqueKeys: true }), 3);
 const ours = median(() => parseDocument(wide, { uniqueKeys: false }), 3);
-console.log(`\nwide mapping, 64 KiB: parse with yaml's unique-key check ${theirs.toFixed(1)} ms, without it (ours checks keys in one pass) ${ours.toFixed(1)} ms`);
+console.log(
+  `\nwide mapping, 64 KiB: parse with yaml's unique-key check ${theirs.toFixed(1)} ms, without it (ours checks keys in one pass) ${ours.toFixed(1)} ms`,
+);
 
 const mega = wideFamily(1_000_000);
 const refused = median(() => formatFamilySource(mega));
@@ -89,6 +96,8 @@ for (const source of ["(a+)+$", "(a|aa)+$", "(a*)*b", "((a+)+)+$", "(?:[\\pL\\pN
   }
   const input = `${"a".repeat(FAMILY_LIMITS.stringParameterCharsMax - 1)}!`;
   if (compiled.pattern.matches(input)) failed = true;
-  console.log(`  ${source.padEnd(22)} ${compiled.pattern.instructions} instructions  ${median(() => compiled.pattern.matches(input)).toFixed(2)} ms`);
+  console.log(
+    `  ${source.padEnd(22)} ${compiled.pattern.instructions} instructions  ${median(() => compiled.pattern.matches(input)).toFixed(2)} ms`,
+  );
 }
 process.exit(failed ? 1 : 0);

@@ -32,12 +32,24 @@ const WARMUP = 100;
 
 async function startServer(dir) {
   const child = spawn(process.execPath, [join(root, "server", "dist", "main.js")], {
-    env: { PATH: process.env.PATH ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: join(dir, "authority.db"), AUTHORITY_ADMIN_KEY: ADMIN_KEY, AUTHORITY_ENVIRONMENT: "bench", AUTHORITY_LOG_LEVEL: "info", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "100000000" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATABASE_URL: join(dir, "authority.db"),
+      AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+      AUTHORITY_ENVIRONMENT: "bench",
+      AUTHORITY_LOG_LEVEL: "info",
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "100000000",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  child.stdout.on("data", (chunk) => { out += chunk; });
-  child.stderr.on("data", (chunk) => { out += chunk; });
+  child.stdout.on("data", (chunk) => {
+    out += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    out += chunk;
+  });
   for (let i = 0; i < 800; i += 1) {
     const match = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
     if (match) {
@@ -54,20 +66,30 @@ async function startServer(dir) {
 const schema = z.object({ order: z.string(), amount_minor: z.number().int() });
 const args = { order: "o-1", amount_minor: 1 };
 const refund = async ({ order, amount_minor }) => ({ order, refunded_minor: amount_minor });
-const mapping = { amount: (a) => ({ amount_minor: a.amount_minor, currency: "EUR" }), args: (a) => ({ order: a.order }), cost: (r) => r.refunded_minor };
+const mapping = {
+  amount: (a) => ({ amount_minor: a.amount_minor, currency: "EUR" }),
+  args: (a) => ({ order: a.order }),
+  cost: (r) => r.refunded_minor,
+};
 
 /** For each framework: its tool called inside guard() directly, and the same tool through the adapter. */
 function sides(authority, grant) {
   const options = { grant, namespace: "shop", tools: { refund: mapping } };
   const direct = (run) => async () => {
-    const result = await authority.guard(grant, "shop.refund", async () => {
-      const value = await run();
-      return { value, spent_minor: value.refunded_minor };
-    }, { amount_minor: args.amount_minor, currency: "EUR", args: { order: args.order } });
+    const result = await authority.guard(
+      grant,
+      "shop.refund",
+      async () => {
+        const value = await run();
+        return { value, spent_minor: value.refunded_minor };
+      },
+      { amount_minor: args.amount_minor, currency: "EUR", args: { order: args.order } },
+    );
     if (!result.ran) throw new Error(`refused: ${result.decision.reason}`);
   };
   const checked = (value) => {
-    if (value?.refused === true || (typeof value === "string" && value.includes('"refused":true'))) throw new Error(`refused: ${JSON.stringify(value)}`);
+    if (value?.refused === true || (typeof value === "string" && value.includes('"refused":true')))
+      throw new Error(`refused: ${JSON.stringify(value)}`);
   };
   const ai = aiTool({ description: "refund", inputSchema: schema, execute: refund });
   const governedAi = governAi(authority, options, { refund: ai }).refund;
@@ -89,7 +111,15 @@ function sides(authority, grant) {
 async function paired(direct, adapter, count) {
   const times = { direct: [], adapter: [] };
   for (let i = 0; i < count; i += 1) {
-    for (const [name, call] of i % 2 === 0 ? [["direct", direct], ["adapter", adapter]] : [["adapter", adapter], ["direct", direct]]) {
+    for (const [name, call] of i % 2 === 0
+      ? [
+          ["direct", direct],
+          ["adapter", adapter],
+        ]
+      : [
+          ["adapter", adapter],
+          ["direct", direct],
+        ]) {
       const started = process.hrtime.bigint();
       await call();
       times[name].push(Number(process.hrtime.bigint() - started) / 1e6);
@@ -102,15 +132,39 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 
 /** A client whose fetch answers in-process at once (allow, then the settlement): what is left to time is the code around the requests. */
 function instantClient() {
-  const decision = JSON.stringify({ ledger_id: "led_01bench0000000000000000000", outcome: "allow", enforcement_mode: "enforce", decided_by: null, reason_code: "allow", reason: "every gate passed", gates: [], approver: null, decided_at: "2026-01-01T00:00:00.000Z" });
-  const settlement = JSON.stringify({ ledger_id: "led_01bench0000000000000000001", decision_ledger_id: "led_01bench0000000000000000000", amount_minor: 1, held_minor: 1, released_minor: 0, currency: "EUR", settled_at: "2026-01-01T00:00:00.000Z" });
-  const fetch = async (url) => new Response(String(url).endsWith("/authorize") ? decision : settlement, { status: 200, headers: { "content-type": "application/json" } });
+  const decision = JSON.stringify({
+    ledger_id: "led_01bench0000000000000000000",
+    outcome: "allow",
+    enforcement_mode: "enforce",
+    decided_by: null,
+    reason_code: "allow",
+    reason: "every gate passed",
+    gates: [],
+    approver: null,
+    decided_at: "2026-01-01T00:00:00.000Z",
+  });
+  const settlement = JSON.stringify({
+    ledger_id: "led_01bench0000000000000000001",
+    decision_ledger_id: "led_01bench0000000000000000000",
+    amount_minor: 1,
+    held_minor: 1,
+    released_minor: 0,
+    currency: "EUR",
+    settled_at: "2026-01-01T00:00:00.000Z",
+  });
+  const fetch = async (url) =>
+    new Response(String(url).endsWith("/authorize") ? decision : settlement, {
+      status: 200,
+      headers: { "content-type": "application/json" },
+    });
   return new AuthorityClient({ baseUrl: "http://127.0.0.1:9/v1", apiKey: "aa_bench_instant", fetch });
 }
 
 function report(label, framework, times) {
   const [d, a] = [median(times.direct), median(times.adapter)];
-  process.stdout.write(`  ${framework.padEnd(18)} guard() directly p50 ${(d * 1000).toFixed(1)} µs   through the adapter p50 ${(a * 1000).toFixed(1)} µs   added ${((a - d) * 1000).toFixed(1)} µs (${label})\n`);
+  process.stdout.write(
+    `  ${framework.padEnd(18)} guard() directly p50 ${(d * 1000).toFixed(1)} µs   through the adapter p50 ${(a * 1000).toFixed(1)} µs   added ${((a - d) * 1000).toFixed(1)} µs (${label})\n`,
+  );
 }
 
 const dir = mkdtempSync(join(tmpdir(), "authority-bench-frameworks-"));
@@ -120,11 +174,19 @@ try {
   const agent = await admin.agents.register({ name: "bench-frameworks" });
   const key = await admin.keys.create({ identity: "bench-frameworks", kind: "service", roles: ["agent"], agent_id: agent.id });
   const grant = await admin.grants.issue({
-    agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["shop.*"] }, enforcement_mode: "observe",
-    budget_amount_minor: 10_000_000, budget_currency: "EUR", ttl_hours: 1,
+    agent_id: agent.id,
+    principal_type: "service",
+    principal_id: "bench",
+    scope: { tool: ["shop.*"] },
+    enforcement_mode: "observe",
+    budget_amount_minor: 10_000_000,
+    budget_currency: "EUR",
+    ttl_hours: 1,
   });
   const authority = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: key.key });
-  process.stdout.write(`the adapter's own work: ${LOCAL_CALLS} calls per side with an amount (authorize, run, settle) against a client that answers at once\n`);
+  process.stdout.write(
+    `the adapter's own work: ${LOCAL_CALLS} calls per side with an amount (authorize, run, settle) against a client that answers at once\n`,
+  );
   for (const [framework, direct, adapter] of sides(instantClient(), grant.id)) {
     await paired(direct, adapter, WARMUP * 10);
     report("target: within 200 µs", framework, await paired(direct, adapter, LOCAL_CALLS));

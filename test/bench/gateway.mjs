@@ -30,12 +30,23 @@ const WARMUP = 200;
 
 async function startServer(dir) {
   const child = spawn(process.execPath, [join(root, "server", "dist", "main.js")], {
-    env: { PATH: process.env.PATH ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: join(dir, "authority.db"), AUTHORITY_ADMIN_KEY: ADMIN_KEY, AUTHORITY_ENVIRONMENT: "bench", AUTHORITY_LOG_LEVEL: "info" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATABASE_URL: join(dir, "authority.db"),
+      AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+      AUTHORITY_ENVIRONMENT: "bench",
+      AUTHORITY_LOG_LEVEL: "info",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  child.stdout.on("data", (chunk) => { out += chunk; });
-  child.stderr.on("data", (chunk) => { out += chunk; });
+  child.stdout.on("data", (chunk) => {
+    out += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    out += chunk;
+  });
   for (let i = 0; i < 800; i += 1) {
     const match = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
     if (match) {
@@ -51,7 +62,11 @@ async function startServer(dir) {
 }
 
 async function api(baseUrl, path, body) {
-  const response = await fetch(`${baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const answer = await response.json();
   if (response.status >= 300) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(answer)}`);
   return answer;
@@ -67,7 +82,9 @@ async function connect(command, args, env = {}) {
 /** CPU time (user and system, ms) a process has used, from /proc: a measure the machine's load does not inflate. */
 function cpuMs(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+      .replace(/^.*\) /, "")
+      .split(" ");
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   } catch {
     return NaN;
@@ -88,7 +105,15 @@ async function timeCalls(client, count, into) {
 async function timeAuthorize(baseUrl, key, body, count, into) {
   for (let i = 0; i < count; i += 1) {
     const started = process.hrtime.bigint();
-    const response = await fetch(`${baseUrl}/authorize`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `bench-${process.pid}-${Date.now()}-${i}` }, body: JSON.stringify(body) });
+    const response = await fetch(`${baseUrl}/authorize`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "idempotency-key": `bench-${process.pid}-${Date.now()}-${i}`,
+      },
+      body: JSON.stringify(body),
+    });
     const decision = await response.json();
     const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
     if (decision.outcome !== "allow") throw new Error(`authorize answered ${JSON.stringify(decision)}`);
@@ -109,20 +134,60 @@ try {
   const { tools } = await direct.client.listTools();
   const hash = manifestHash(tools.map((tool) => ({ name: `files.${tool.name}`, kind: "mcp", definition: toolDefinition(tool) })));
   const agent = await api(server.baseUrl, "/agents", { name: "bench-agent" });
-  const certification = { basis: "bench", provenance_version: "model-bench", manifest_hash: hash, content_hash: "sha256:bench", market_profile: "EU", checks: ["bench"] };
+  const certification = {
+    basis: "bench",
+    provenance_version: "model-bench",
+    manifest_hash: hash,
+    content_hash: "sha256:bench",
+    market_profile: "EU",
+    checks: ["bench"],
+  };
   await api(server.baseUrl, `/agents/${agent.id}/certification`, certification);
   const key = await api(server.baseUrl, "/keys", { identity: "bench-agent-key", kind: "service", roles: ["agent"], agent_id: agent.id });
-  const grant = await api(server.baseUrl, "/grants", { agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["files.list_allowed_directories"] }, enforcement_mode: "enforce", ttl_hours: 1 });
+  const grant = await api(server.baseUrl, "/grants", {
+    agent_id: agent.id,
+    principal_type: "service",
+    principal_id: "bench",
+    scope: { tool: ["files.list_allowed_directories"] },
+    enforcement_mode: "enforce",
+    ttl_hours: 1,
+  });
   const config = join(dir, "gateway.yaml");
-  writeFileSync(config, [
-    "authority:", `  url: ${server.baseUrl}`, "  key_env: BENCH_AGENT_KEY", `  grant_id: ${grant.id}`,
-    "attestation:", "  content_hash: sha256:bench", "  provenance_version: model-bench",
-    "upstreams:", "  files:", `    command: ${JSON.stringify(process.execPath)}`, `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(files)}]`, "",
-  ].join("\n"));
-  const gateway = await connect(process.execPath, [...(process.env.BENCH_GATEWAY_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : []), CLI, "gateway", "--config", config], { BENCH_AGENT_KEY: key.key });
+  writeFileSync(
+    config,
+    [
+      "authority:",
+      `  url: ${server.baseUrl}`,
+      "  key_env: BENCH_AGENT_KEY",
+      `  grant_id: ${grant.id}`,
+      "attestation:",
+      "  content_hash: sha256:bench",
+      "  provenance_version: model-bench",
+      "upstreams:",
+      "  files:",
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(files)}]`,
+      "",
+    ].join("\n"),
+  );
+  const gateway = await connect(
+    process.execPath,
+    [
+      ...(process.env.BENCH_GATEWAY_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : []),
+      CLI,
+      "gateway",
+      "--config",
+      config,
+    ],
+    { BENCH_AGENT_KEY: key.key },
+  );
   await timeCalls(direct.client, WARMUP);
   await timeCalls(gateway.client, WARMUP);
-  const body = { grant_id: grant.id, tool: "files.list_allowed_directories", attestation: { manifest_hash: hash, content_hash: "sha256:bench", provenance_version: "model-bench" } };
+  const body = {
+    grant_id: grant.id,
+    tool: "files.list_allowed_directories",
+    attestation: { manifest_hash: hash, content_hash: "sha256:bench", provenance_version: "model-bench" },
+  };
   await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
   const samples = { direct: [], gateway: [], authorize: [] };
   let gatewayCpu = 0;
@@ -141,11 +206,20 @@ try {
     return { name, calls: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
   };
   const rows = [row("direct", samples.direct), row("through gateway", samples.gateway), row("authorize alone", samples.authorize)];
-  process.stdout.write(`trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, SQLite on loopback\n`);
-  for (const r of rows) process.stdout.write(`  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms\n`);
-  process.stdout.write(`  added by the gateway: p50 ${(rows[1].p50 - rows[0].p50).toFixed(3)} ms, p99 ${(rows[1].p99 - rows[0].p99).toFixed(3)} ms (target: at most 2 ms at p50)\n`);
+  process.stdout.write(
+    `trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, SQLite on loopback\n`,
+  );
+  for (const r of rows)
+    process.stdout.write(
+      `  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms\n`,
+    );
+  process.stdout.write(
+    `  added by the gateway: p50 ${(rows[1].p50 - rows[0].p50).toFixed(3)} ms, p99 ${(rows[1].p99 - rows[0].p99).toFixed(3)} ms (target: at most 2 ms at p50)\n`,
+  );
   process.stdout.write(`  the upstream process's own CPU per direct call: ${(upstreamCpu / (TURNS * CALLS)).toFixed(3)} ms\n`);
-  process.stdout.write(`  the gateway process's own CPU per call: ${(gatewayCpu / (TURNS * CALLS)).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)\n`);
+  process.stdout.write(
+    `  the gateway process's own CPU per call: ${(gatewayCpu / (TURNS * CALLS)).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)\n`,
+  );
   process.stdout.write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${rows[2].p50.toFixed(3)} ms\n`);
   await gateway.client.close();
   await direct.client.close();

@@ -17,7 +17,8 @@ const policies = [
     name: "threshold",
     ours: "amount_minor <= 50000 && (amount_minor < 10000 || approver != null)",
     cel: "amount_minor <= 50000 && (amount_minor < 10000 || approver != null)",
-    cedar: "permit(principal, action, resource) when { context.amount_minor <= 50000 && (context.amount_minor < 10000 || context has approver) };",
+    cedar:
+      "permit(principal, action, resource) when { context.amount_minor <= 50000 && (context.amount_minor < 10000 || context has approver) };",
     input: (r) => base(r, {}),
   },
   {
@@ -221,10 +222,15 @@ const cedarCompileNs = medianNs(() => cedar.preparsePolicySet("compile", { stati
 const largerNs = policies.slice(1).map((p) => medianNs(() => compilePolicy(p.ours)));
 console.log("parse + check + compile, median of one policy");
 console.log(`  ${pad("agent-authority compilePolicy", 34)} ${(compileNs / 1000).toFixed(2).padStart(8)} µs   (threshold policy)`);
-for (const [i, ns] of largerNs.entries()) console.log(`  ${pad("agent-authority compilePolicy", 34)} ${(ns / 1000).toFixed(2).padStart(8)} µs   (${policies[i + 1].name})`);
+for (const [i, ns] of largerNs.entries())
+  console.log(`  ${pad("agent-authority compilePolicy", 34)} ${(ns / 1000).toFixed(2).padStart(8)} µs   (${policies[i + 1].name})`);
 console.log(`  ${pad("agent-authority, a fresh text each", 34)} ${(freshNs / 1000).toFixed(2).padStart(8)} µs   (threshold policy)`);
-console.log(`  ${pad("cel-js parse + check, fresh text", 34)} ${(celCompileNs / 1000).toFixed(2).padStart(8)} µs   ours is ${(celCompileNs / freshNs).toFixed(1)}x`);
-console.log(`  ${pad("cedar-wasm preparsePolicySet", 34)} ${(cedarCompileNs / 1000).toFixed(2).padStart(8)} µs   ours is ${(cedarCompileNs / compileNs).toFixed(1)}x\n`);
+console.log(
+  `  ${pad("cel-js parse + check, fresh text", 34)} ${(celCompileNs / 1000).toFixed(2).padStart(8)} µs   ours is ${(celCompileNs / freshNs).toFixed(1)}x`,
+);
+console.log(
+  `  ${pad("cedar-wasm preparsePolicySet", 34)} ${(cedarCompileNs / 1000).toFixed(2).padStart(8)} µs   ours is ${(cedarCompileNs / compileNs).toFixed(1)}x\n`,
+);
 
 console.log(`evaluation throughput (best of ${ROUNDS} rounds of ${SECONDS} s; 256 inputs per policy)\n`);
 for (const [index, p] of policies.entries()) {
@@ -264,9 +270,15 @@ for (const [index, p] of policies.entries()) {
 
   console.log(`${p.name}  (${allowed}/${inputs.length} inputs allowed, answers agree: ${disagreements === 0 ? "yes" : "NO"})`);
   console.log(`  ${pad("agent-authority evaluate", 34)} ${pad(fmt(oursRate), 12)} ${(1e9 / oursRate).toFixed(0).padStart(7)} ns/op`);
-  console.log(`  ${pad("agent-authority decide (partial)", 34)} ${pad(fmt(decideRate), 12)} ${(1e9 / decideRate).toFixed(0).padStart(7)} ns/op`);
-  console.log(`  ${pad("cel-js (typed Environment)", 34)} ${pad(fmt(celRate), 12)} ${(1e9 / celRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / celRate).toFixed(1)}x`);
-  console.log(`  ${pad("cedar-wasm (statefulIsAuthorized)", 34)} ${pad(fmt(cedarRate), 12)} ${(1e9 / cedarRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / cedarRate).toFixed(1)}x\n`);
+  console.log(
+    `  ${pad("agent-authority decide (partial)", 34)} ${pad(fmt(decideRate), 12)} ${(1e9 / decideRate).toFixed(0).padStart(7)} ns/op`,
+  );
+  console.log(
+    `  ${pad("cel-js (typed Environment)", 34)} ${pad(fmt(celRate), 12)} ${(1e9 / celRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / celRate).toFixed(1)}x`,
+  );
+  console.log(
+    `  ${pad("cedar-wasm (statefulIsAuthorized)", 34)} ${pad(fmt(cedarRate), 12)} ${(1e9 / cedarRate).toFixed(0).padStart(7)} ns/op   ours is ${(oursRate / cedarRate).toFixed(1)}x\n`,
+  );
 }
 
 // The worst case: hostile shapes grown to each size, the slowest of each measure reported.
@@ -300,13 +312,17 @@ const range = (n, f, sep) => Array.from({ length: n }, (_, i) => f(i)).join(sep)
 const hostileShapes = {
   "nested negations over approver": negations,
   "nested alternations over approver": alternations,
-  "two long conjunctions (implication)": (n) => `(${range(n, (i) => `args.a${i} == ${i}`, " && ")}) || (${range(n, (i) => `args.b${i} == ${i}`, " && ")})`,
+  "two long conjunctions (implication)": (n) =>
+    `(${range(n, (i) => `args.a${i} == ${i}`, " && ")}) || (${range(n, (i) => `args.b${i} == ${i}`, " && ")})`,
   "many bounds on one name (redundancy)": (n) => range(n, (i) => `amount_minor < ${100_000 - i}`, " || "),
   "mixed bounds and failing args": (n) => range(n, (i) => (i % 2 ? `args.n${i} > ${i}` : `uses < ${i}`), " || "),
-  "prefixes x suffixes of approver": (n) => range(n, (i) => (i % 2 ? `startsWith(approver, "p${i}")` : `endsWith(approver, "s${i}")`), " || "),
-  "approver lists from args": (n) => range(Math.min(n, 3), (i) => `approver in args.l${i}`, " || ") + range(Math.max(0, n - 3), (i) => ` && approver != "x${i}"`, ""),
+  "prefixes x suffixes of approver": (n) =>
+    range(n, (i) => (i % 2 ? `startsWith(approver, "p${i}")` : `endsWith(approver, "s${i}")`), " || "),
+  "approver lists from args": (n) =>
+    range(Math.min(n, 3), (i) => `approver in args.l${i}`, " || ") + range(Math.max(0, n - 3), (i) => ` && approver != "x${i}"`, ""),
   "long literal lists": (n) => `tool in [${range(n, (i) => `"t${i}"`, ", ")}] && approver in [${range(n, (i) => `"a${i}"`, ", ")}]`,
-  "nesting at the depth limit": (n) => `${"(".repeat(60)}approver == "a" || tool == "t"${")".repeat(60)}${range(n, (i) => ` && args.k${i} != "v"`, "")}`,
+  "nesting at the depth limit": (n) =>
+    `${"(".repeat(60)}approver == "a" || tool == "t"${")".repeat(60)}${range(n, (i) => ` && args.k${i} != "v"`, "")}`,
   "negated conjunctions with failing parts": (n) => range(n, (i) => `!(args.f${i} > 3 && approver != "e${i}")`, " && "),
   "overlapping tool lists (issue 33)": (n) => range(n, (i) => `tool in ["t${i}", "t${i + 1}", "t${i + 2}"]`, " || "),
   "comparisons of args with args": (n) => range(n, (i) => (i === 0 ? "args.l == args.m" : `lower(args.s${i}) == "x"`), " && "),
@@ -346,8 +362,12 @@ const us = (ns) => `${(ns / 1000).toFixed(ns < 100_000 ? 2 : 0)} µs`;
 const ratio = (r) => (r === undefined ? "-" : r.toFixed(2));
 const typical = measure(threshold.ours);
 console.log("worst case over a hostile corpus: the slowest shape for each measure (median of 41 calls)");
-console.log(`  ${pad("size", 10)} ${pad("compile", 24)} ${pad("compile + lint", 24)} ${pad("evaluate", 24)} ${pad("decide, approver unknown", 24)} residual / policy`);
-console.log(`  ${pad("typical", 10)} ${pad(us(typical.compile), 24)} ${pad(us(typical.lint), 24)} ${pad(us(typical.evaluate), 24)} ${pad(us(typical.decide), 24)} ${ratio(typical.residual)}   (threshold policy)`);
+console.log(
+  `  ${pad("size", 10)} ${pad("compile", 24)} ${pad("compile + lint", 24)} ${pad("evaluate", 24)} ${pad("decide, approver unknown", 24)} residual / policy`,
+);
+console.log(
+  `  ${pad("typical", 10)} ${pad(us(typical.compile), 24)} ${pad(us(typical.lint), 24)} ${pad(us(typical.evaluate), 24)} ${pad(us(typical.decide), 24)} ${ratio(typical.residual)}   (threshold policy)`,
+);
 const worst = { lint: 0, decide: 0, residual: 0, lintText: "" };
 for (const size of [1024, 2048, 4096]) {
   const rows = Object.entries(hostileShapes).map(([name, grow]) => {
@@ -361,9 +381,15 @@ for (const size of [1024, 2048, 4096]) {
   worst.lint = Math.max(worst.lint, slowest("lint").lint);
   worst.decide = Math.max(worst.decide, slowest("decide").decide);
   worst.residual = Math.max(worst.residual, slowest("residual").residual ?? 0);
-  console.log(`  ${pad(`${size / 1024} KiB`, 10)} ${cell("compile")} ${cell("lint")} ${cell("evaluate")} ${cell("decide")} ${ratio(slowest("residual").residual)}`);
+  console.log(
+    `  ${pad(`${size / 1024} KiB`, 10)} ${cell("compile")} ${cell("lint")} ${cell("evaluate")} ${cell("decide")} ${ratio(slowest("residual").residual)}`,
+  );
 }
-console.log(`  shapes: ${Object.keys(hostileShapes).map((name, i) => `(${i + 1}) ${name}`).join(", ")}\n`);
+console.log(
+  `  shapes: ${Object.keys(hostileShapes)
+    .map((name, i) => `(${i + 1}) ${name}`)
+    .join(", ")}\n`,
+);
 
 /** Milliseconds of this process's CPU per call of `f`: less sensitive to other processes than the wall clock. */
 function cpuMs(f, calls = 21) {
@@ -388,7 +414,7 @@ const repeatWithin = (part, sep) => range(Math.floor(4000 / (part.length + sep.l
 const requestShapes = [
   { name: "`args.l == args.l && …` (3.8 KB, 56 KB args; stored)", text: repeatWithin("args.l == args.l", " && "), args: { l: LARGE } },
   { name: "`args.l == args.m` (the dearest policy accepted)", text: "args.l == args.m", args: bigArgs },
-  { name: "`lower(args.s) == \"x\" && …` (stored)", text: repeatWithin('lower(args.s) == "x"', " && "), args: bigArgs },
+  { name: '`lower(args.s) == "x" && …` (stored)', text: repeatWithin('lower(args.s) == "x"', " && "), args: bigArgs },
   { name: "`approver in args.l`, 1,024 addresses", text: "approver in args.l", args: { l: ADDRESSES } },
   { name: "`args.s in args.addresses || …` (stored)", text: repeatWithin("args.s in args.addresses", " || "), args: bigArgs },
 ];
@@ -408,12 +434,17 @@ for (const shape of requestShapes) {
   worstRequest = Math.max(worstRequest, ns);
   worstRequestCpu = Math.max(worstRequestCpu, cpu);
   const verdict = outcome.outcome === "deny" && outcome.error !== undefined ? `deny (${outcome.error.code})` : outcome.outcome;
-  console.log(`  ${pad(shape.name, 58)} ${pad(issued.ok ? "accepted" : issued.diagnostics[0].code, 20)} ${pad(us(ns), 12)} ${pad(us(cpu), 12)} ${pad(meter.spent, 9)} ${verdict}`);
+  console.log(
+    `  ${pad(shape.name, 58)} ${pad(issued.ok ? "accepted" : issued.diagnostics[0].code, 20)} ${pad(us(ns), 12)} ${pad(us(cpu), 12)} ${pad(meter.spent, 9)} ${verdict}`,
+  );
 }
 const chainShapes = [
   { name: "`args.l == args.m` per link", text: () => "args.l == args.m" },
   { name: "`approver in args.addresses && args.k != …` per link", text: (i) => `approver in args.addresses && args.k != "v${i}"` },
-  { name: "4 KiB of `args.kN != … || approver != …` per link", text: (i) => repeatWithin(`(args.k${i} != "v" || approver != "x${i}@example.com")`, " && ") },
+  {
+    name: "4 KiB of `args.kN != … || approver != …` per link",
+    text: (i) => repeatWithin(`(args.k${i} != "v" || approver != "x${i}@example.com")`, " && "),
+  },
 ];
 let worstChain = 0;
 let worstChainCpu = 0;
@@ -428,24 +459,38 @@ for (const links of [32, 64]) {
     const cpu = cpuMs(() => decideChain(chain, costMeter()), 11) * 1e6;
     worstChain = Math.max(worstChain, ns);
     worstChainCpu = Math.max(worstChainCpu, cpu);
-    console.log(`  ${pad(`${links} links: ${shape.name}`, 79)} ${pad(us(ns), 12)} ${pad(us(cpu), 12)} ${pad(meter.spent, 9)} ${outcome.outcome}`);
+    console.log(
+      `  ${pad(`${links} links: ${shape.name}`, 79)} ${pad(us(ns), 12)} ${pad(us(cpu), 12)} ${pad(meter.spent, 9)} ${outcome.outcome}`,
+    );
   }
 }
 console.log(`  budgets: ${LIMITS.evaluationUnitsMax} units per policy, ${LIMITS.decisionUnitsMax} per decision\n`);
 
 const lintCpu = cpuMs(() => lintPolicy(worst.lintText));
-const compileCpu = cpuMs(() => { for (let i = 0; i < 1000; i++) compilePolicy(threshold.ours); }) ;
+const compileCpu = cpuMs(() => {
+  for (let i = 0; i < 1000; i++) compilePolicy(threshold.ours);
+});
 
 const minRatio = Math.min(...ratios);
 console.log("targets");
 console.log(`  evaluation >= 2x cel-js typed on every policy: ${minRatio >= 2 ? "met" : "NOT met"} (lowest ratio ${minRatio.toFixed(1)}x)`);
-console.log(`  parse + check + compile median < 10 µs:        ${compileNs < 10_000 ? "met" : "NOT met"} (${(compileNs / 1000).toFixed(2)} µs)`);
+console.log(
+  `  parse + check + compile median < 10 µs:        ${compileNs < 10_000 ? "met" : "NOT met"} (${(compileNs / 1000).toFixed(2)} µs)`,
+);
 console.log(`  hostile compile + lint <= 20 ms up to 4 KiB:   ${worst.lint <= 20e6 ? "met" : "NOT met"} (${us(worst.lint)})`);
 console.log(`  hostile decide <= 1 ms up to 4 KiB:            ${worst.decide <= 1e6 ? "met" : "NOT met"} (${us(worst.decide)})`);
-console.log(`  residual no larger than its policy:            ${worst.residual <= 1 ? "met" : "NOT met"} (largest ratio ${worst.residual.toFixed(2)})`);
-console.log(`  any policy, any args <= 64 KiB decides <= 1 ms: ${worstRequest <= 1e6 ? "met" : "NOT met"} (${us(worstRequest)}; CPU ${us(worstRequestCpu)})`);
-console.log(`  a 64-link chain of them decides <= 5 ms:        ${worstChain <= 5e6 ? "met" : "NOT met"} (${us(worstChain)}; CPU ${us(worstChainCpu)})`);
-console.log(`  CPU time (against the load): slowest compile + lint ${lintCpu.toFixed(2)} ms, threshold compile ${compileCpu.toFixed(2)} µs (mean)`);
+console.log(
+  `  residual no larger than its policy:            ${worst.residual <= 1 ? "met" : "NOT met"} (largest ratio ${worst.residual.toFixed(2)})`,
+);
+console.log(
+  `  any policy, any args <= 64 KiB decides <= 1 ms: ${worstRequest <= 1e6 ? "met" : "NOT met"} (${us(worstRequest)}; CPU ${us(worstRequestCpu)})`,
+);
+console.log(
+  `  a 64-link chain of them decides <= 5 ms:        ${worstChain <= 5e6 ? "met" : "NOT met"} (${us(worstChain)}; CPU ${us(worstChainCpu)})`,
+);
+console.log(
+  `  CPU time (against the load): slowest compile + lint ${lintCpu.toFixed(2)} ms, threshold compile ${compileCpu.toFixed(2)} µs (mean)`,
+);
 if (worst.residual > 1) process.exit(1);
 if (disagreements > 0) {
   console.log(`\n${disagreements} disagreements between engines`);

@@ -15,16 +15,28 @@ const WARMUP = 20;
 function policyOf(bytes) {
   const parts = [];
   for (let i = 0; parts.join("\n  && ").length < bytes - 120; i++) {
-    parts.push(i % 3 === 0 ? `(amount_minor <= ${10000 + i} || approver in ["cfo@example.com", "head${i}@example.com"])` : i % 3 === 1 ? `args.field_${i} != "value ${i}"` : `tool != "tool.${i}"`);
+    parts.push(
+      i % 3 === 0
+        ? `(amount_minor <= ${10000 + i} || approver in ["cfo@example.com", "head${i}@example.com"])`
+        : i % 3 === 1
+          ? `args.field_${i} != "value ${i}"`
+          : `tool != "tool.${i}"`,
+    );
   }
   return `${parts.join("\n  && ")}\n`;
 }
 
 /** The procurement family with examples added until it is 200 lines long. */
 function familyOf(lines) {
-  const out = readFileSync(join(root, "policies", "procurement-agent.yaml"), "utf8").trimEnd().split("\n");
+  const out = readFileSync(join(root, "policies", "procurement-agent.yaml"), "utf8")
+    .trimEnd()
+    .split("\n");
   for (let i = 0; out.length + 3 <= lines; i++) {
-    out.push(`  - name: generated example ${i}`, "    action: {tool: purchase.create, amount_minor: 1000, currency: EUR, audience: erp, args: {supplier: acme}}", "    expect: allow");
+    out.push(
+      `  - name: generated example ${i}`,
+      "    action: {tool: purchase.create, amount_minor: 1000, currency: EUR, audience: erp, args: {supplier: acme}}",
+      "    expect: allow",
+    );
   }
   while (out.length < lines) out.push("# padding");
   return `${out.join("\n")}\n`;
@@ -35,7 +47,9 @@ function percentile(sorted, p) {
 }
 
 async function measure(connection, waiters, uri, text, edit) {
-  await connection.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: uri.endsWith(".policy") ? "policy" : "yaml", version: 1, text } });
+  await connection.sendNotification("textDocument/didOpen", {
+    textDocument: { uri, languageId: uri.endsWith(".policy") ? "policy" : "yaml", version: 1, text },
+  });
   await new Promise((resolve) => waiters.set(`${uri}@1`, resolve));
   const times = [];
   let current = text;
@@ -47,7 +61,8 @@ async function measure(connection, waiters, uri, text, edit) {
     await connection.sendNotification("textDocument/didChange", { textDocument: { uri, version }, contentChanges: [change] });
     const diagnostics = await published;
     const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
-    if (diagnostics.some((d) => d.severity === 1)) throw new Error(`${uri} has errors after change ${version}: ${JSON.stringify(diagnostics[0])}`);
+    if (diagnostics.some((d) => d.severity === 1))
+      throw new Error(`${uri} has errors after change ${version}: ${JSON.stringify(diagnostics[0])}`);
     if (version >= 2 + WARMUP) times.push(elapsed);
   }
   times.sort((a, b) => a - b);
@@ -81,13 +96,27 @@ await connection.sendNotification("initialized", {});
 const policy = policyOf(4096);
 const family = familyOf(200);
 const cases = [
-  { name: `policy, ${Buffer.byteLength(policy)} bytes`, uri: "file:///bench/large.policy", text: policy, edit: digitEdit("amount_minor <= 1000") },
-  { name: `family, ${family.split("\n").length - 1} lines`, uri: "file:///bench/family.yaml", text: family, edit: digitEdit("amount_minor: 100") },
+  {
+    name: `policy, ${Buffer.byteLength(policy)} bytes`,
+    uri: "file:///bench/large.policy",
+    text: policy,
+    edit: digitEdit("amount_minor <= 1000"),
+  },
+  {
+    name: `family, ${family.split("\n").length - 1} lines`,
+    uri: "file:///bench/family.yaml",
+    text: family,
+    edit: digitEdit("amount_minor: 100"),
+  },
 ];
-process.stdout.write(`time from didChange to publishDiagnostics, ${CHANGES} changes each after ${WARMUP} to warm up (target: under 50 ms)\n`);
+process.stdout.write(
+  `time from didChange to publishDiagnostics, ${CHANGES} changes each after ${WARMUP} to warm up (target: under 50 ms)\n`,
+);
 for (const c of cases) {
   const r = await measure(connection, waiters, c.uri, c.text, c.edit);
-  process.stdout.write(`  ${c.name.padEnd(24)} median ${r.median.toFixed(2)} ms   p95 ${r.p95.toFixed(2)} ms   max ${r.max.toFixed(2)} ms\n`);
+  process.stdout.write(
+    `  ${c.name.padEnd(24)} median ${r.median.toFixed(2)} ms   p95 ${r.p95.toFixed(2)} ms   max ${r.max.toFixed(2)} ms\n`,
+  );
 }
 await connection.sendRequest("shutdown");
 await connection.sendNotification("exit");

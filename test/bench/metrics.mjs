@@ -20,7 +20,9 @@ function measure(label, record) {
     runs.push(Number(process.hrtime.bigint() - started) / REQUESTS);
   }
   runs.sort((a, b) => a - b);
-  process.stdout.write(`${label.padEnd(44)} ${runs[Math.floor(RUNS / 2)].toFixed(1).padStart(8)} ns per request (fastest run ${runs[0].toFixed(1)})\n`);
+  process.stdout.write(
+    `${label.padEnd(44)} ${runs[Math.floor(RUNS / 2)].toFixed(1).padStart(8)} ns per request (fastest run ${runs[0].toFixed(1)})\n`,
+  );
 }
 
 const metrics = new HttpMetrics();
@@ -28,20 +30,35 @@ const recorder = metrics.recorder("POST", "/v1/authorize");
 measure("hand-written recorder (the hot path's)", (i) => recorder(200, seconds(i)));
 // What the hot path adds per decision since decision 0921: its outcome and gate counted, from the
 // fields the prepared answer already carries.
-const answers = [{ outcome: "allow", gate: null }, { outcome: "deny", gate: "scope" }, { outcome: "gated", gate: "policy" }];
+const answers = [
+  { outcome: "allow", gate: null },
+  { outcome: "deny", gate: "scope" },
+  { outcome: "gated", gate: "policy" },
+];
 measure("recorder and decision counter (0921)", (i) => {
   recorder(200, seconds(i));
   metrics.decided(answers[i % 3]);
 });
 
 const registry = new Registry();
-const requests = new Counter({ name: "bench_requests_total", help: "bench", labelNames: ["method", "route", "status"], registers: [registry] });
-const durations = new Histogram({ name: "bench_duration_seconds", help: "bench", labelNames: ["method", "route"], buckets: BUCKETS, registers: [registry] });
+const requests = new Counter({
+  name: "bench_requests_total",
+  help: "bench",
+  labelNames: ["method", "route", "status"],
+  registers: [registry],
+});
+const durations = new Histogram({
+  name: "bench_duration_seconds",
+  help: "bench",
+  labelNames: ["method", "route"],
+  buckets: BUCKETS,
+  registers: [registry],
+});
 const byStatus = new Map();
 const histogram = durations.labels("POST", "/v1/authorize");
 measure("prom-client, children bound once", (i) => {
   let counter = byStatus.get(200);
-  if (counter === undefined) byStatus.set(200, counter = requests.labels("POST", "/v1/authorize", "200"));
+  if (counter === undefined) byStatus.set(200, (counter = requests.labels("POST", "/v1/authorize", "200")));
   counter.inc();
   histogram.observe(seconds(i));
 });

@@ -29,7 +29,10 @@ describe("authority lint: one error per mistake, at most 10 per file", () => {
   it("`--max-errors N` sets the limit, 0 lifts it, and it applies to json too", () => {
     const path = write("many.policy", `${twelve}\n`);
     expect(authority(["lint", path, "--max-errors", "0"]).stdout.match(/error\[/g)).toHaveLength(12);
-    const json = JSON.parse(authority(["lint", path, "--max-errors", "3", "--format", "json"]).stdout) as { diagnostics: unknown[]; errors: number };
+    const json = JSON.parse(authority(["lint", path, "--max-errors", "3", "--format", "json"]).stdout) as {
+      diagnostics: unknown[];
+      errors: number;
+    };
     expect(json.diagnostics).toHaveLength(3);
     const bad = authority(["lint", path, "--max-errors", "-1"]);
     expect(bad.code).toBe(2);
@@ -42,12 +45,22 @@ describe("authority lint: one error per mistake, at most 10 per file", () => {
     const json = JSON.parse(run.stdout) as { diagnostics: { line: number; column: number; code: string; help: string }[] };
     expect(json.diagnostics).toHaveLength(1);
     const line = text.split("\n").findIndex((l) => l.includes("[purchase.create}")) + 1;
-    expect(json.diagnostics[0]).toMatchObject({ line, column: 17, code: "yaml/bad-indent", help: "this `[` is never closed: add `]` where the collection ends" });
+    expect(json.diagnostics[0]).toMatchObject({
+      line,
+      column: 17,
+      code: "yaml/bad-indent",
+      help: "this `[` is never closed: add `]` where the collection ends",
+    });
   });
 
   it("an unclosed `{` of a parameter is reported on its own line, not at the next key", () => {
-    const text = family.replace("limit: {type: int, min: 0, max: 50000, default: 1000}", "limit: {type: int, min: 0, max: 50000, default: 1000");
-    const json = JSON.parse(authority(["lint", write("unclosed-map.yaml", text), "--format", "json"]).stdout) as { diagnostics: { line: number; column: number }[] };
+    const text = family.replace(
+      "limit: {type: int, min: 0, max: 50000, default: 1000}",
+      "limit: {type: int, min: 0, max: 50000, default: 1000",
+    );
+    const json = JSON.parse(authority(["lint", write("unclosed-map.yaml", text), "--format", "json"]).stdout) as {
+      diagnostics: { line: number; column: number }[];
+    };
     expect(json.diagnostics.map((d) => [d.line, d.column])).toEqual([[7, 10]]);
   });
 });
@@ -59,7 +72,15 @@ describe("comments in a family's policy", () => {
     expect(authority(["test", path]).code).toBe(0);
     expect(authority(["fmt", path]).code).toBe(0);
     const text = readFileSync(path, "utf8");
-    expect(text).toContain(["  policy: |-", "    // small purchases, or the cfo", "    amount_minor <= ${limit} // cents, up to ${limit}", '      || approver in ["cfo@example.com"]', "examples:"].join("\n"));
+    expect(text).toContain(
+      [
+        "  policy: |-",
+        "    // small purchases, or the cfo",
+        "    amount_minor <= ${limit} // cents, up to ${limit}",
+        '      || approver in ["cfo@example.com"]',
+        "examples:",
+      ].join("\n"),
+    );
     expect(authority(["fmt", "--check", path]).code).toBe(0);
     expect(authority(["test", path]).code).toBe(0);
   });
@@ -69,13 +90,22 @@ describe("comments in a family's policy", () => {
 function withStdin(args: readonly string[], input: string): { code: number | null; stdout: string; stderr: string } {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" };
   delete env["FORCE_COLOR"];
-  const run = spawnSync(process.execPath, [join(root, "cli", "bin", "authority.js"), ...args], { input, env, encoding: "utf8", timeout: 60_000 });
+  const run = spawnSync(process.execPath, [join(root, "cli", "bin", "authority.js"), ...args], {
+    input,
+    env,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 describe("authority fmt modes", () => {
   it("`fmt -` reads a policy on stdin and prints its canonical form, and `--kind family` a family", () => {
-    expect(withStdin(["fmt", "-"], "amount_minor<=5||approver!=null // why")).toEqual({ code: 0, stdout: "amount_minor <= 5\n  || approver != null // why\n", stderr: "" });
+    expect(withStdin(["fmt", "-"], "amount_minor<=5||approver!=null // why")).toEqual({
+      code: 0,
+      stdout: "amount_minor <= 5\n  || approver != null // why\n",
+      stderr: "",
+    });
     const fam = withStdin(["fmt", "-", "--kind", "family"], family);
     expect(fam.code).toBe(0);
     expect(fam.stdout).toContain('policy: "amount_minor <= ${limit} || approver in [\\"cfo@example.com\\"]"');
@@ -87,10 +117,10 @@ describe("authority fmt modes", () => {
 
   it("reads at most 1 MiB from stdin: one byte more is a usage error, not an endless read", () => {
     const limit = 1024 * 1024;
-    const at = withStdin(["fmt", "-"], " ".repeat(limit - 4) + "true");
+    const at = withStdin(["fmt", "-"], `${" ".repeat(limit - 4)}true`);
     expect(at).toMatchObject({ code: 1 });
     expect(at.stderr).toContain("policy-too-long");
-    const over = withStdin(["fmt", "-"], " ".repeat(limit - 3) + "true");
+    const over = withStdin(["fmt", "-"], `${" ".repeat(limit - 3)}true`);
     expect(over.code).toBe(2);
     expect(over.stderr).toContain(`standard input is longer than ${limit} bytes`);
   });
@@ -101,10 +131,17 @@ describe("authority fmt modes", () => {
     write("list/ok.policy", "amount_minor <= 5\n");
     const listed = authority(["fmt", "--list", join(dir, "list")]);
     expect(listed.code).toBe(0);
-    expect(listed.stdout.split("\n").filter((l) => l.endsWith(".policy")).map((l) => l.slice(l.lastIndexOf("/") + 1))).toEqual(["list.policy"]);
+    expect(
+      listed.stdout
+        .split("\n")
+        .filter((l) => l.endsWith(".policy"))
+        .map((l) => l.slice(l.lastIndexOf("/") + 1)),
+    ).toEqual(["list.policy"]);
     const diff = authority(["fmt", "--diff", path]);
     expect(diff.code).toBe(1);
-    expect(diff.stdout).toMatch(/^--- a\/.*list\.policy\n\+\+\+ b\/.*list\.policy\n@@ -1,1 \+1,1 @@\n-amount_minor<=5\n\+amount_minor <= 5\n$/);
+    expect(diff.stdout).toMatch(
+      /^--- a\/.*list\.policy\n\+\+\+ b\/.*list\.policy\n@@ -1,1 \+1,1 @@\n-amount_minor<=5\n\+amount_minor <= 5\n$/,
+    );
     expect(readFileSync(path, "utf8")).toBe("amount_minor<=5\n");
     expect(authority(["fmt", "--write", path]).code).toBe(0);
     expect(readFileSync(path, "utf8")).toBe("amount_minor <= 5\n");
@@ -115,35 +152,76 @@ describe("authority fmt modes", () => {
   it("--diff of a family shows only the policy line, with context", () => {
     const path = write("diff.yaml", family);
     const diff = authority(["fmt", "--diff", path]).stdout.split("\n");
-    expect(diff.filter((l) => l.startsWith("-") && !l.startsWith("---"))).toEqual([`-  policy: "amount_minor<=\${limit}||approver in [\\"cfo@example.com\\"]"`]);
-    expect(diff.filter((l) => l.startsWith("+") && !l.startsWith("+++"))).toEqual([`+  policy: "amount_minor <= \${limit} || approver in [\\"cfo@example.com\\"]"`]);
+    expect(diff.filter((l) => l.startsWith("-") && !l.startsWith("---"))).toEqual([
+      `-  policy: "amount_minor<=\${limit}||approver in [\\"cfo@example.com\\"]"`,
+    ]);
+    expect(diff.filter((l) => l.startsWith("+") && !l.startsWith("+++"))).toEqual([
+      `+  policy: "amount_minor <= \${limit} || approver in [\\"cfo@example.com\\"]"`,
+    ]);
   });
 });
 
-const input = { amount_minor: 20000, currency: "EUR", tool: "purchase.create", agent: "a", principal: "p", audience: "erp", uses: 0, spent_minor: 0, hour_utc: 9, weekday_utc: "mon" };
+const input = {
+  amount_minor: 20000,
+  currency: "EUR",
+  tool: "purchase.create",
+  agent: "a",
+  principal: "p",
+  audience: "erp",
+  uses: 0,
+  spent_minor: 0,
+  hour_utc: 9,
+  weekday_utc: "mon",
+};
 
 describe("authority eval, parse and version", () => {
   const policy = 'amount_minor < 10000 || approver in ["cfo@example.com"]\n';
 
   it("eval prints the value with an approver given, and the residual without one", () => {
     const path = write("eval.policy", policy);
-    expect(authority(["eval", path, "--input", write("no-approver.json", JSON.stringify(input))]).stdout).toBe('residual: approver in ["cfo@example.com"]\n');
-    expect(authority(["eval", path, "--input", write("cfo.json", JSON.stringify({ ...input, approver: "cfo@example.com" }))]).stdout).toBe("true\n");
+    expect(authority(["eval", path, "--input", write("no-approver.json", JSON.stringify(input))]).stdout).toBe(
+      'residual: approver in ["cfo@example.com"]\n',
+    );
+    expect(authority(["eval", path, "--input", write("cfo.json", JSON.stringify({ ...input, approver: "cfo@example.com" }))]).stdout).toBe(
+      "true\n",
+    );
     expect(authority(["eval", path, "--input", write("none.json", JSON.stringify({ ...input, approver: null }))]).stdout).toBe("false\n");
-    const small = authority(["eval", path, "--input", write("small.json", JSON.stringify({ ...input, amount_minor: 5 })), "--format", "json"]);
+    const small = authority([
+      "eval",
+      path,
+      "--input",
+      write("small.json", JSON.stringify({ ...input, amount_minor: 5 })),
+      "--format",
+      "json",
+    ]);
     expect(JSON.parse(small.stdout)).toEqual({ value: true });
   });
 
   it("eval reports a run-time error as false with the error, a bad policy with its frame, a bad input as usage", () => {
-    const runtime = authority(["eval", write("rt.policy", "args.n < 5\n"), "--input", write("rt.json", JSON.stringify({ ...input, approver: null, args: { n: "x" } }))]);
+    const runtime = authority([
+      "eval",
+      write("rt.policy", "args.n < 5\n"),
+      "--input",
+      write("rt.json", JSON.stringify({ ...input, approver: null, args: { n: "x" } })),
+    ]);
     expect(runtime.stdout).toMatch(/^false \(error\[runtime-type\]: /);
     const bad = authority(["eval", write("bad.policy", "amount_minr < 5\n"), "--input", write("ok.json", JSON.stringify(input))]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("bad.policy:1:1: error[policy/unknown-name]: unknown name `amount_minr`");
-    const missing = authority(["eval", write("p.policy", policy), "--input", write("missing.json", JSON.stringify({ ...input, tool: undefined }))]);
+    const missing = authority([
+      "eval",
+      write("p.policy", policy),
+      "--input",
+      write("missing.json", JSON.stringify({ ...input, tool: undefined })),
+    ]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("the input has no `tool`");
-    const nullArgs = authority(["eval", write("p.policy", policy), "--input", write("null-args.json", JSON.stringify({ ...input, args: null }))]);
+    const nullArgs = authority([
+      "eval",
+      write("p.policy", policy),
+      "--input",
+      write("null-args.json", JSON.stringify({ ...input, args: null })),
+    ]);
     expect(nullArgs.code).toBe(2);
     expect(nullArgs.stdout).toBe("");
     expect(nullArgs.stderr).toContain("null-args.json`: `args` must be an object (leave it out for no arguments)");
@@ -153,9 +231,12 @@ describe("authority eval, parse and version", () => {
   it("parse prints the tree as JSON, grouped by precedence, with comments and spans", () => {
     const run = withStdin(["parse", "-"], "a_b // c\n");
     expect(run.code).toBe(0);
-    const text = "uses == 1 || tool == \"x\" && amount_minor < 2 // why\n";
+    const text = 'uses == 1 || tool == "x" && amount_minor < 2 // why\n';
     const parsedOut = withStdin(["parse", "-"], text);
-    const tree = JSON.parse(parsedOut.stdout) as { ast: { kind: string; op: string; right: { op: string } }; comments: { text: string; span: { start: number } }[] };
+    const tree = JSON.parse(parsedOut.stdout) as {
+      ast: { kind: string; op: string; right: { op: string } };
+      comments: { text: string; span: { start: number } }[];
+    };
     expect(tree.ast).toMatchObject({ kind: "binary", op: "||", right: { kind: "binary", op: "&&" } });
     expect(tree.comments).toEqual([{ text: "// why", span: { start: text.indexOf("//"), end: text.indexOf("//") + 6 } }]);
     const bad = withStdin(["parse", "-"], "uses ==");

@@ -8,14 +8,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCli, root } from "./run-cli.js";
 
 const doc = readFileSync(join(root, "docs", "cli.md"), "utf8");
-const workflow = parse(/```yaml\n(name: grant families[\s\S]*?)```/.exec(doc)![1]!) as { jobs: Record<string, { steps: { run?: string }[] }> };
-const hooks = parse(/```yaml\n(# pre-commit hooks[\s\S]*?)```/.exec(doc)![1]!) as { repos: { hooks: { id: string; entry: string; files: string; pass_filenames?: boolean }[] }[] };
+const workflow = parse(/```yaml\n(name: grant families[\s\S]*?)```/.exec(doc)![1]!) as {
+  jobs: Record<string, { steps: { run?: string }[] }>;
+};
+const hooks = parse(/```yaml\n(# pre-commit hooks[\s\S]*?)```/.exec(doc)![1]!) as {
+  repos: { hooks: { id: string; entry: string; files: string; pass_filenames?: boolean }[] }[];
+};
 
 let repo: string;
 let env: Record<string, string | undefined>;
 
 function git(...args: string[]): string {
-  return execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", "-c", "commit.gpgsign=false", ...args], { cwd: repo, encoding: "utf8" });
+  return execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", "-c", "commit.gpgsign=false", ...args], {
+    cwd: repo,
+    encoding: "utf8",
+  });
 }
 
 function sh(script: string): { code: number | null; stdout: string; stderr: string } {
@@ -29,7 +36,10 @@ beforeAll(() => {
   const bin = join(repo, ".bin");
   mkdirSync(bin);
   // `npx authority …` as the workspace's install would run it: the built CLI of this checkout.
-  writeFileSync(join(bin, "npx"), `#!/bin/sh\n[ "$1" = authority ] || exit 127\nshift\nexec "${process.execPath}" "${join(root, "cli", "bin", "authority.js")}" "$@"\n`);
+  writeFileSync(
+    join(bin, "npx"),
+    `#!/bin/sh\n[ "$1" = authority ] || exit 127\nshift\nexec "${process.execPath}" "${join(root, "cli", "bin", "authority.js")}" "$@"\n`,
+  );
   chmodSync(join(bin, "npx"), 0o755);
   cpSync(join(root, "policies"), join(repo, "policies"), { recursive: true });
   git("init", "-q", "-b", "main");
@@ -38,17 +48,28 @@ beforeAll(() => {
   git("update-ref", "refs/remotes/origin/main", "HEAD");
   git("checkout", "-q", "-b", "change");
   const family = join(repo, "policies", "support-agent.yaml");
-  writeFileSync(family, readFileSync(family, "utf8").replace(/^version: (\d+)$/m, (_m, v: string) => `version: ${Number(v) + 1}`));
+  writeFileSync(
+    family,
+    readFileSync(family, "utf8").replace(/^version: (\d+)$/m, (_m, v: string) => `version: ${Number(v) + 1}`),
+  );
   git("commit", "-q", "-am", "raise the version");
   const summary = join(repo, ".summary.md");
-  env = { ...process.env, PATH: `${bin}:${process.env["PATH"] ?? ""}`, NO_COLOR: "1", GITHUB_BASE_REF: "main", GITHUB_STEP_SUMMARY: summary };
+  env = {
+    ...process.env,
+    PATH: `${bin}:${process.env["PATH"] ?? ""}`,
+    NO_COLOR: "1",
+    GITHUB_BASE_REF: "main",
+    GITHUB_STEP_SUMMARY: summary,
+  };
   delete env["FORCE_COLOR"];
 }, 180_000);
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
 describe("the GitHub Actions job of docs/cli.md", () => {
   it("runs every step but `npm ci` to success on the example families, and writes the SARIF and the summary", () => {
-    const steps = Object.values(workflow.jobs).flatMap((j) => j.steps.map((s) => s.run)).filter((r): r is string => r !== undefined && r.trim() !== "npm ci");
+    const steps = Object.values(workflow.jobs)
+      .flatMap((j) => j.steps.map((s) => s.run))
+      .filter((r): r is string => r !== undefined && r.trim() !== "npm ci");
     expect(steps.length).toBeGreaterThanOrEqual(5);
     for (const step of steps) {
       const run = sh(step);

@@ -14,7 +14,9 @@ describe("docs/cli.md", () => {
     expect(job).toBeDefined();
     const workflow = parse(job!) as { on: { pull_request: unknown }; jobs: Record<string, { steps: { run?: string }[] }> };
     expect(workflow.on.pull_request).toBeDefined();
-    const runs = Object.values(workflow.jobs).flatMap((j) => j.steps.map((s) => s.run ?? "")).join("\n");
+    const runs = Object.values(workflow.jobs)
+      .flatMap((j) => j.steps.map((s) => s.run ?? ""))
+      .join("\n");
     for (const step of ["authority lint policies/", "authority test policies/", "authority preview", "authority fmt --check policies/"]) {
       expect(runs).toContain(step);
     }

@@ -9,8 +9,16 @@ import { readInput } from "../../cli/src/commands/eval.js";
 import { validateBody } from "../../server/src/http/body.js";
 
 const input = {
-  amount_minor: 100, currency: "EUR", tool: "payments.refund", agent: "agt_1", principal: "ops", audience: "api",
-  uses: 0, spent_minor: 0, hour_utc: 12, weekday_utc: "mon",
+  amount_minor: 100,
+  currency: "EUR",
+  tool: "payments.refund",
+  agent: "agt_1",
+  principal: "ops",
+  audience: "api",
+  uses: 0,
+  spent_minor: 0,
+  hour_utc: 12,
+  weekday_utc: "mon",
 };
 
 const problem = (value: unknown): string | undefined => {
@@ -26,7 +34,9 @@ describe("eval input", () => {
   });
 
   it("refuses prototype names as unknown names rather than reading through them", () => {
-    expect(problem(JSON.parse(`{"__proto__": {"approver": "cfo@example.com"}, ${JSON.stringify(input).slice(1)}`))).toBe("unknown name `__proto__` in the input");
+    expect(problem(JSON.parse(`{"__proto__": {"approver": "cfo@example.com"}, ${JSON.stringify(input).slice(1)}`))).toBe(
+      "unknown name `__proto__` in the input",
+    );
     expect(problem({ ...input, constructor: 1 })).toBe("unknown name `constructor` in the input");
   });
 

@@ -11,10 +11,21 @@ const dir = cliScratchDir("authority-family-bounds-");
 /** A family whose parameter `code` has the given pattern and example (line 5), with one example action. */
 function family(pattern: string, example: string): string {
   return [
-    "id: bounds", "version: 1", "reviewed_by: [alice@example.com]", "parameters:",
+    "id: bounds",
+    "version: 1",
+    "reviewed_by: [alice@example.com]",
+    "parameters:",
     `  code: {type: string, pattern: ${JSON.stringify(pattern)}, example: ${JSON.stringify(example)}}`,
-    "grant:", "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy", "  principal_type: team", "  principal_id: ${code}",
-    "  scope: {tool: [payments.refund]}", "examples:", "  - name: refund", "    action: {tool: payments.refund}", "    expect: allow", "",
+    "grant:",
+    "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
+    "  principal_type: team",
+    "  principal_id: ${code}",
+    "  scope: {tool: [payments.refund]}",
+    "examples:",
+    "  - name: refund",
+    "    action: {tool: payments.refund}",
+    "    expect: allow",
+    "",
   ].join("\n");
 }
 
@@ -34,7 +45,9 @@ describe("parameter patterns on the command line", () => {
     writeFileSync(file, family("[a-z]+(?=x)", "abc"));
     const run = authority(["lint", file]);
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain("lookahead.yaml:5:40: error[parameter-pattern]: the pattern of parameter `code` is refused: the pattern is not in the accepted syntax (RE2)");
+    expect(run.stdout).toContain(
+      "lookahead.yaml:5:40: error[parameter-pattern]: the pattern of parameter `code` is refused: the pattern is not in the accepted syntax (RE2)",
+    );
   });
 
   it("`test --run` takes RE2 syntax and refuses a backreference as a usage error", () => {

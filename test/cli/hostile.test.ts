@@ -10,14 +10,21 @@ const dir = cliScratchDir("authority-hostile-");
 
 /** A family file whose policy (on line 10, from column 11) is `policy`, followed by `rest`. */
 function familyText(id: string, policy: string, rest: readonly string[] = []): string {
-  const head = ["id: " + id, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
-  const grant = ["  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy", "  principal_type: team", "  principal_id: ops", "  scope: {tool: [purchase.create]}"];
+  const head = [`id: ${id}`, "version: 1", "reviewed_by: [alice@example.com]", "parameters: {}", "grant:"];
+  const grant = [
+    "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
+    "  principal_type: team",
+    "  principal_id: ops",
+    "  scope: {tool: [purchase.create]}",
+  ];
   return [...head, ...grant, `  policy: ${policy}`, ...rest, ""].join("\n");
 }
 
 /** Each result of a SARIF log as `<uri> <rule id>`. */
 function sarifResults(stdout: string): string[] {
-  const log = JSON.parse(stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[] };
+  const log = JSON.parse(stdout) as {
+    runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[];
+  };
   return log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri} ${r.ruleId}`);
 }
 
@@ -26,7 +33,7 @@ const sum = (operands: number): string => `${Array.from({ length: operands }, ()
 describe("authority lint on hostile policies", () => {
   const files: Record<string, string> = {
     "a-constructor.policy": "constructor == 1\n",
-    "b-proto.policy": "tool == \"x\" ||\n  __proto__ != null\n",
+    "b-proto.policy": 'tool == "x" ||\n  __proto__ != null\n',
     "c-tostring.policy": 'toString == "x"\n',
     "d-sum.policy": `${sum(1900)}\n`,
     "e-fine.policy": 'tool == "payments.refund"\n',
@@ -53,7 +60,14 @@ describe("authority lint on hostile policies", () => {
     const run = authority(["lint", "--format", "sarif", "."], { cwd: dir });
     expect(run.code).toBe(1);
     const results = sarifResults(run.stdout);
-    expect(results).toEqual(expect.arrayContaining(["a-constructor.policy policy/unknown-name", "b-proto.policy policy/unknown-name", "d-sum.policy policy/nesting-too-deep", "f-warning.policy policy/never-allows"]));
+    expect(results).toEqual(
+      expect.arrayContaining([
+        "a-constructor.policy policy/unknown-name",
+        "b-proto.policy policy/unknown-name",
+        "d-sum.policy policy/nesting-too-deep",
+        "f-warning.policy policy/never-allows",
+      ]),
+    );
   });
 });
 
@@ -76,7 +90,9 @@ describe.runIf(process.platform === "linux")("a file whose reading throws (decis
     const run = authority(["lint", "."], { cwd: sub });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toContain("b-unreadable.policy:1:1: error[internal-error]: internal error while checking this file: `EIO: i/o error, read`");
+    expect(run.stdout).toContain(
+      "b-unreadable.policy:1:1: error[internal-error]: internal error while checking this file: `EIO: i/o error, read`",
+    );
     expect(run.stdout).toContain("f-unreadable.yaml:1:1: error[internal-error]");
     expect(run.stdout).toContain("a-constructor.policy:1:1: error[policy/unknown-name]: unknown name `constructor`");
     expect(run.stdout).toContain("d-warning.policy:1:1: warning[policy/never-allows]");
@@ -87,9 +103,14 @@ describe.runIf(process.platform === "linux")("a file whose reading throws (decis
     const run = authority(["lint", "--format", "sarif", "."], { cwd: sub });
     expect(run.code).toBe(2);
     const results = sarifResults(run.stdout);
-    expect(results).toEqual(expect.arrayContaining([
-      "a-constructor.policy policy/unknown-name", "b-unreadable.policy internal-error", "d-warning.policy policy/never-allows", "f-unreadable.yaml internal-error",
-    ]));
+    expect(results).toEqual(
+      expect.arrayContaining([
+        "a-constructor.policy policy/unknown-name",
+        "b-unreadable.policy internal-error",
+        "d-warning.policy policy/never-allows",
+        "f-unreadable.yaml internal-error",
+      ]),
+    );
   });
 
   it("test fails that family, runs the others and prints the summary; exit 2", () => {
@@ -106,7 +127,10 @@ describe("authority test on a family whose policy names Object.prototype", () =>
     const sub = join(dir, "families");
     mkdirSync(sub);
     cpSync(join(root, "policies", "support-agent.yaml"), join(sub, "support-agent.yaml"));
-    writeFileSync(join(sub, "proto.yaml"), familyText("proto", "constructor == 1", ["examples:", "  - {name: anything, action: {tool: purchase.create}, expect: allow}"]));
+    writeFileSync(
+      join(sub, "proto.yaml"),
+      familyText("proto", "constructor == 1", ["examples:", "  - {name: anything, action: {tool: purchase.create}, expect: allow}"]),
+    );
     const run = authority(["test", "families"], { cwd: dir });
     expect(run.code).toBe(1);
     expect(run.stdout).toContain("proto.yaml:10:11: error[policy/unknown-name]: unknown name `constructor`");
@@ -133,7 +157,9 @@ describe("authority fmt never writes a broken policy", () => {
     expect(authority(["lint", "compact.policy"], { cwd: dir }).stdout).not.toContain("error[");
     const run = authority(["fmt", "compact.policy"], { cwd: dir });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^compact\.policy:1:1: error: formatted, this policy would be \d+ bytes, longer than 4096 \[policy-too-long\]/);
+    expect(run.stderr).toMatch(
+      /^compact\.policy:1:1: error: formatted, this policy would be \d+ bytes, longer than 4096 \[policy-too-long\]/,
+    );
     expect(readFileSync(path, "utf8")).toBe(compact);
   });
 

@@ -32,7 +32,15 @@ beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), "authority-manifest-"));
   writeFileSync(join(scratch, "narrow.yaml"), family(["orders.lookup", "payments.refund"]));
   writeFileSync(join(scratch, "exact.yaml"), family(["orders.lookup", "payments.refund", "mail.*"]));
-  writeFileSync(join(scratch, "wide.json"), JSON.stringify({ agent_id: "agt_nwj47tan9zt24mnpzx45hy43kw", principal_type: "team", principal_id: "x", scope: { tool: ["orders.*", "payments.refund", "mail.*", "crm.write"] } }));
+  writeFileSync(
+    join(scratch, "wide.json"),
+    JSON.stringify({
+      agent_id: "agt_nwj47tan9zt24mnpzx45hy43kw",
+      principal_type: "team",
+      principal_id: "x",
+      scope: { tool: ["orders.*", "payments.refund", "mail.*", "crm.write"] },
+    }),
+  );
   writeFileSync(join(scratch, "broken.yaml"), "id: refund-agent\nversion: one\n");
 }, 180_000);
 
@@ -43,14 +51,15 @@ describe("authority manifest", () => {
     const run = authority(["manifest", fixture("guard-agent")], { cwd: root });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^tools \(4\):/);
-    for (const tool of ["mail.read", "mail.send", "orders.lookup", "payments.refund"]) expect(run.stdout).toMatch(new RegExp(`  ${tool.replace(".", "\\.")} +guard +src/agent\\.ts:\\d+:\\d+`));
+    for (const tool of ["mail.read", "mail.send", "orders.lookup", "payments.refund"])
+      expect(run.stdout).toMatch(new RegExp(`  ${tool.replace(".", "\\.")} +guard +src/agent\\.ts:\\d+:\\d+`));
     expect(run.stdout).toMatch(/manifest_hash: sha256:[0-9a-f]{64}/);
   });
 
   it("exits 1 when --against finds tools used but not granted, and lists them", () => {
     const run = authority(["manifest", fixture("guard-agent"), "--against", join(scratch, "narrow.yaml")]);
     expect(run.code, run.stderr).toBe(1);
-    expect(run.stdout).toMatch(/used but not granted \(refused at run time\):\n    mail\.read\n    mail\.send\n/);
+    expect(run.stdout).toMatch(/used but not granted \(refused at run time\):\n {4}mail\.read\n {4}mail\.send\n/);
     expect(run.stdout).toContain("least privilege: no");
   });
 

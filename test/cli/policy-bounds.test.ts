@@ -23,9 +23,14 @@ describe("authority lint on hostile policies", () => {
   it("refuses a policy whose approver search could exceed its limits: exit 1, its code, file:line:col, and the other files still linted", () => {
     const run = authority(["lint", "--format", "json", "."], { cwd: dir });
     expect(run.code, run.stderr).toBe(1);
-    const report = JSON.parse(run.stdout) as { errors: number; diagnostics: { file: string; line: number; column: number; code: string }[] };
+    const report = JSON.parse(run.stdout) as {
+      errors: number;
+      diagnostics: { file: string; line: number; column: number; code: string }[];
+    };
     expect(report.errors).toBe(1);
-    expect(report.diagnostics).toEqual([expect.objectContaining({ file: "four-lists.policy", line: 1, column: 1, end_column: 85, code: "policy/approver-search-too-large" })]);
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({ file: "four-lists.policy", line: 1, column: 1, end_column: 85, code: "policy/approver-search-too-large" }),
+    ]);
   });
 
   it("refuses a policy whose worst case exceeds the evaluation budget: exit 1, `policy-too-costly` at file:line:col (issue 33)", () => {
@@ -35,7 +40,9 @@ describe("authority lint on hostile policies", () => {
     const run = authority(["lint", "--format", "json", "."], { cwd: costly });
     expect(run.code, run.stderr).toBe(1);
     const report = JSON.parse(run.stdout) as { diagnostics: { file: string; line: number; column: number; code: string }[] };
-    expect(report.diagnostics).toEqual([expect.objectContaining({ file: "costly.policy", line: 2, column: 1, code: "policy/policy-too-costly" })]);
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({ file: "costly.policy", line: 2, column: 1, code: "policy/policy-too-costly" }),
+    ]);
     const text = authority(["lint", "costly.policy"], { cwd: costly });
     expect(text.stdout + text.stderr).toContain("costly.policy:2:1");
   });

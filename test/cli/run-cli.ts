@@ -12,7 +12,10 @@ const bin = join(root, "cli", "bin", "authority.js");
 
 /** Builds the CLI and everything it imports (incremental: fast when up to date). */
 export function buildCli(): void {
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", join(root, "cli")], { cwd: root, stdio: "pipe" });
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", join(root, "cli")], {
+    cwd: root,
+    stdio: "pipe",
+  });
 }
 
 /** For a test file: builds the CLI before its tests and gives it a scratch directory removed after them. */

@@ -10,7 +10,19 @@ import { authority, buildCli, fixtures, root } from "./run-cli.js";
 
 interface SarifLog {
   runs: {
-    tool: { driver: { informationUri?: string; rules: { id: string; name: string; shortDescription: { text: string }; fullDescription: { text: string }; help: { text: string }; helpUri?: string }[] } };
+    tool: {
+      driver: {
+        informationUri?: string;
+        rules: {
+          id: string;
+          name: string;
+          shortDescription: { text: string };
+          fullDescription: { text: string };
+          help: { text: string };
+          helpUri?: string;
+        }[];
+      };
+    };
     artifacts: { location: { uri: string; uriBaseId: string } }[];
     results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId: string } } }[] }[];
   }[];
@@ -56,7 +68,9 @@ describe("authority lint --format sarif", () => {
     expect(validate(log)).toBe(true);
     // The validator does refuse what the schema refuses.
     expect(() => validate({ ...log, version: "2.0.0" })).toThrow();
-    expect(() => validate({ ...log, runs: [{ ...log.runs[0], results: [{ ruleId: "x", level: "fatal", message: { text: "m" } }] }] })).toThrow();
+    expect(() =>
+      validate({ ...log, runs: [{ ...log.runs[0], results: [{ ruleId: "x", level: "fatal", message: { text: "m" } }] }] }),
+    ).toThrow();
   });
 
   it("names each rule in words, with help that names its section of the docs, and no web address the project does not own", () => {
@@ -71,7 +85,9 @@ describe("authority lint --format sarif", () => {
       fullDescription: { text: "A name that is not in the decision environment." },
       help: { text: "See the section Diagnostics of docs/policy-language.md of the Agent Authority repository." },
     });
-    expect(byId.get("placeholder-unknown")?.help.text).toBe("See the section Errors of docs/families.md of the Agent Authority repository.");
+    expect(byId.get("placeholder-unknown")?.help.text).toBe(
+      "See the section Errors of docs/families.md of the Agent Authority repository.",
+    );
     for (const rule of driver.rules) {
       expect(rule.shortDescription.text, rule.id).not.toBe(rule.id);
       expect(rule.fullDescription.text.length, rule.id).toBeGreaterThan(rule.shortDescription.text.length);
@@ -103,7 +119,10 @@ describe("authority lint --format sarif", () => {
     expect(run.stderr).toBe("");
     const log = JSON.parse(run.stdout) as Record<string, unknown> & SarifLog;
     expect(officialSarifValidator()(log)).toBe(true);
-    const result = log.runs[0]!.results[0] as unknown as { ruleId: string; locations: { physicalLocation: { region: Record<string, number> } }[] };
+    const result = log.runs[0]!.results[0] as unknown as {
+      ruleId: string;
+      locations: { physicalLocation: { region: Record<string, number> } }[];
+    };
     expect(result.ruleId).toBe("family-too-large");
     expect(result.locations[0]!.physicalLocation.region).toEqual({ startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 });
   });

@@ -17,24 +17,39 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Started { readonly child: ChildProcess; output(): { out: string; err: string }; closed(): boolean }
+interface Started {
+  readonly child: ChildProcess;
+  output(): { out: string; err: string };
+  closed(): boolean;
+}
 
 /** Starts `npx authority serve` on a fresh data folder; its environment comes from the test's. */
 function npxServe(dataDir: string, port: string): Started {
-  const env: Record<string, string | undefined> = { ...process.env, AUTHORITY_DATA_DIR: dataDir, AUTHORITY_DATABASE_URL: "", AUTHORITY_LOG_LEVEL: "info" };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    AUTHORITY_DATA_DIR: dataDir,
+    AUTHORITY_DATABASE_URL: "",
+    AUTHORITY_LOG_LEVEL: "info",
+  };
   delete env["AUTHORITY_ADMIN_KEY"];
   const child = spawn("npx", ["--offline", "authority", "serve", "--port", port], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
-  child.stdout!.on("data", (chunk) => { out += String(chunk); });
-  child.stderr!.on("data", (chunk) => { err += String(chunk); });
+  child.stdout!.on("data", (chunk) => {
+    out += String(chunk);
+  });
+  child.stderr!.on("data", (chunk) => {
+    err += String(chunk);
+  });
   let closed = false;
-  child.stdout!.on("close", () => { closed = true; });
+  child.stdout!.on("close", () => {
+    closed = true;
+  });
   return { child, output: () => ({ out, err }), closed: () => closed };
 }
 
 async function until(what: string, done: () => boolean, seconds = 60): Promise<void> {
-  for (const deadline = Date.now() + seconds * 1000; !done();) {
+  for (const deadline = Date.now() + seconds * 1000; !done(); ) {
     if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -49,7 +64,11 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-const jsonLines = (text: string): unknown[] => text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+const jsonLines = (text: string): unknown[] =>
+  text
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l));
 
 describe("npx authority serve", () => {
   it("stops on SIGTERM sent to npx and frees its port; writes JSON lines only and the first admin key to an owner-only file", async () => {
@@ -75,7 +94,7 @@ describe("npx authority serve", () => {
     started.child.kill("SIGTERM");
     // No time is asserted: the port is looked at until it is free, or a generous deadline passes.
     let free = false;
-    for (const deadline = Date.now() + 60_000; !free && Date.now() < deadline;) {
+    for (const deadline = Date.now() + 60_000; !free && Date.now() < deadline; ) {
       free = await portFree(port);
       if (!free) await new Promise((r) => setTimeout(r, 200));
     }
@@ -97,7 +116,11 @@ describe("npx authority serve", () => {
       const { out, err } = started.output();
       expect(() => jsonLines(out + err)).not.toThrow();
       const failure = jsonLines(err).find((l) => (l as { msg?: string }).msg === "failed to start");
-      expect(failure).toMatchObject({ level: "error", error: expect.stringContaining("EADDRINUSE"), hint: expect.stringContaining("AUTHORITY_PORT") });
+      expect(failure).toMatchObject({
+        level: "error",
+        error: expect.stringContaining("EADDRINUSE"),
+        hint: expect.stringContaining("AUTHORITY_PORT"),
+      });
     } finally {
       blocker.close();
     }

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "../server/http-harness.js";
 import { browserSuite, launchBrowser, shot, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
 
-const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
+};
 
 browserSuite("console in a browser: contracts and breakers", () => {
   let t: TestServer;
@@ -31,8 +35,18 @@ browserSuite("console in a browser: contracts and breakers", () => {
     agentId = agent.id;
     await post(`/agents/${agentId}/certification`, CERTIFICATION);
     const agentKey = await t.key("ledger-bot-key", ["agent"], { kind: "service", agent_id: agentId });
-    const grant = await post("/grants", { agent_id: agentId, principal_type: "team", principal_id: "finance", scope: { tool: ["ledger.read"] } });
-    const contract = await post(`/agents/${agentId}/contracts`, { metric: "deny_rate", ceiling: 0.1, window_decisions: 20, description: "denials stay rare" });
+    const grant = await post("/grants", {
+      agent_id: agentId,
+      principal_type: "team",
+      principal_id: "finance",
+      scope: { tool: ["ledger.read"] },
+    });
+    const contract = await post(`/agents/${agentId}/contracts`, {
+      metric: "deny_rate",
+      ceiling: 0.1,
+      window_decisions: 20,
+      description: "denials stay rare",
+    });
     contractId = contract.id;
     // Two more, so the view shows every status: within its ceiling, and not demonstrated either way.
     await post(`/agents/${agentId}/contracts`, { metric: "refusal_rate", ceiling: 0.9, window_decisions: 20 });
@@ -56,7 +70,9 @@ browserSuite("console in a browser: contracts and breakers", () => {
   });
 
   it("shows a contract's live status and its Wilson interval against the ceiling", async () => {
-    const live = (await t.call("GET", `/agents/${agentId}/contracts`, { key: ADMIN_KEY })).body.contracts.find((c: { id: string }) => c.id === contractId);
+    const live = (await t.call("GET", `/agents/${agentId}/contracts`, { key: ADMIN_KEY })).body.contracts.find(
+      (c: { id: string }) => c.id === contractId,
+    );
     await page.goto(`${origin}/console/#contracts/${agentId}`);
     const card = page.locator(`article.contract[data-contract-id="${contractId}"]`);
     await card.waitFor();

@@ -23,7 +23,9 @@ export const CHROMIUM_ARGS: readonly string[] = Object.freeze([
 
 /** Why the browser suite cannot run here, or null when it can. */
 export function chromiumMissing(): string | null {
-  return existsSync(CHROMIUM_PATH) ? null : `Chromium not found at ${CHROMIUM_PATH} (install it with \`apt-get install -y chromium\`, or set CHROMIUM_PATH)`;
+  return existsSync(CHROMIUM_PATH)
+    ? null
+    : `Chromium not found at ${CHROMIUM_PATH} (install it with \`apt-get install -y chromium\`, or set CHROMIUM_PATH)`;
 }
 
 export interface ConsoleBrowser {
@@ -83,9 +85,10 @@ export const sqliteTarget: StoreTarget = {
  * Screenshots are taken on every run; they replace the ones in docs/console/ only when asked
  * (`AUTHORITY_UPDATE_SCREENSHOTS=1 npm test`), so that a test run leaves the working tree as it was.
  */
-const SHOTS = process.env["AUTHORITY_UPDATE_SCREENSHOTS"] === "1"
-  ? fileURLToPath(new URL("../../docs/console/", import.meta.url))
-  : mkdtempSync(join(tmpdir(), "authority-console-shots-"));
+const SHOTS =
+  process.env["AUTHORITY_UPDATE_SCREENSHOTS"] === "1"
+    ? fileURLToPath(new URL("../../docs/console/", import.meta.url))
+    : mkdtempSync(join(tmpdir(), "authority-console-shots-"));
 if (process.env["AUTHORITY_UPDATE_SCREENSHOTS"] !== "1") afterAll(() => rmSync(SHOTS, { recursive: true, force: true }));
 
 /** A screenshot of the top of the page, for docs/console.md. */

@@ -14,7 +14,11 @@ const HOSTILE_IMG = "<img src=x onerror=window.__pwned=1>";
 const HOSTILE_SCRIPT = "</script><script>window.__pwned=2</script>";
 /** A right-to-left override and a zero-width space: raw, they would hide in what an approver reads. */
 const HIDDEN = "x\u202e\u200b";
-const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
+};
 
 browserSuite("console in a browser", consoleSuite);
 
@@ -49,24 +53,55 @@ async function seed(t: TestServer): Promise<World> {
   const auditorKey = await t.key("carol@example.com", ["auditor"]);
   const agentKey = await t.key("refund-bot-key", ["agent"], { kind: "service", agent_id: agent.id });
   const pending = await post("/grants", {
-    agent_id: agent.id, principal_type: "team", principal_id: "payments-ops", scope: { tool: ["refunds.*"] },
-    budget_amount_minor: 50_000, budget_currency: "EUR", budget_count: 20, ttl_hours: 48, audience: "shop.example",
-    conditions: { clean_context: true }, delegation_policy: "attenuating", require_approval: true,
+    agent_id: agent.id,
+    principal_type: "team",
+    principal_id: "payments-ops",
+    scope: { tool: ["refunds.*"] },
+    budget_amount_minor: 50_000,
+    budget_currency: "EUR",
+    budget_count: 20,
+    ttl_hours: 48,
+    audience: "shop.example",
+    conditions: { clean_context: true },
+    delegation_policy: "attenuating",
+    require_approval: true,
     policy: `amount_minor <= 20000 && args.memo != "${HOSTILE_IMG}" && args.note != "${HOSTILE_SCRIPT}" && args.ref != "${HIDDEN}" || approver in ["cfo@example.com", "${APPROVER}"]`,
   });
   const gated = await post("/grants", {
-    agent_id: agent.id, principal_type: "human", principal_id: "dana@example.com", scope: { tool: ["payments.send"] },
-    budget_amount_minor: 5_000, budget_currency: "EUR", policy: `amount_minor <= 1000 || approver == "${APPROVER}"`,
+    agent_id: agent.id,
+    principal_type: "human",
+    principal_id: "dana@example.com",
+    scope: { tool: ["payments.send"] },
+    budget_amount_minor: 5_000,
+    budget_currency: "EUR",
+    policy: `amount_minor <= 1000 || approver == "${APPROVER}"`,
   });
   expect(gated.status).toBe("active");
-  const decision = await post("/authorize", {
-    grant_id: gated.id, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION, args: { order: "7", memo: HOSTILE_IMG },
-  }, agentKey);
+  const decision = await post(
+    "/authorize",
+    {
+      grant_id: gated.id,
+      tool: "payments.send",
+      amount_minor: 2500,
+      currency: "EUR",
+      attestation: ATTESTATION,
+      args: { order: "7", memo: HOSTILE_IMG },
+    },
+    agentKey,
+  );
   expect(decision.outcome).toBe("gated");
   void admin;
   return {
-    t, origin: t.baseUrl.replace(/\/v1$/, ""), approverKey, auditorKey, agentKey, agentId: agent.id,
-    pendingGrantId: pending.id, gatedGrantId: gated.id, gatedLedgerId: decision.ledger_id, otherAgentId: other.id,
+    t,
+    origin: t.baseUrl.replace(/\/v1$/, ""),
+    approverKey,
+    auditorKey,
+    agentKey,
+    agentId: agent.id,
+    pendingGrantId: pending.id,
+    gatedGrantId: gated.id,
+    gatedLedgerId: decision.ledger_id,
+    otherAgentId: other.id,
   };
 }
 
@@ -84,9 +119,12 @@ function layoutProblems(page: Page): Promise<string[]> {
       const box = e.getBoundingClientRect();
       if (box.width > 0 && box.right > window.innerWidth + 0.5) found.push(`beyond the screen: ${where(e)}`);
     }
-    for (const e of Array.from(document.querySelectorAll("main td, main th, main dd"))) if (e.scrollWidth > e.clientWidth + 1) found.push(`cut: ${where(e)}`);
-    for (const e of Array.from(document.querySelectorAll("main .table-scroll"))) if (e.scrollWidth > e.clientWidth + 1) found.push(`scrolled sideways: ${where(e)}`);
-    for (const e of Array.from(document.querySelectorAll("main .id"))) if (e.getClientRects().length > 1) found.push(`id broken: ${where(e)}`);
+    for (const e of Array.from(document.querySelectorAll("main td, main th, main dd")))
+      if (e.scrollWidth > e.clientWidth + 1) found.push(`cut: ${where(e)}`);
+    for (const e of Array.from(document.querySelectorAll("main .table-scroll")))
+      if (e.scrollWidth > e.clientWidth + 1) found.push(`scrolled sideways: ${where(e)}`);
+    for (const e of Array.from(document.querySelectorAll("main .id")))
+      if (e.getClientRects().length > 1) found.push(`id broken: ${where(e)}`);
     return found;
   });
 }
@@ -120,7 +158,9 @@ function consoleSuite(): void {
     expect(await page.locator("#roles").textContent()).toBe("approver, certifier, auditor");
     expect(page.url()).not.toContain(w.approverKey);
     const storage = await page.evaluate(() => ({
-      session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie,
+      session: Object.values(sessionStorage),
+      local: localStorage.length,
+      cookie: document.cookie,
     }));
     expect(storage).toEqual({ session: [w.approverKey], local: 0, cookie: "" });
     // The approver lands on what waits for them, with the counts of both queues in the navigation.
@@ -157,7 +197,8 @@ function consoleSuite(): void {
     expect(policy).toContain("x\\u202e\\u200b");
     expect(policy).not.toMatch(/[\u202e\u200b]/);
     const shape = await card.locator("dl.fields").first().textContent();
-    for (const text of ["payments-ops", "refunds.*", "50000 minor units (500.00 EUR)", "shop.example", "attenuating", "admin"]) expect(shape).toContain(text);
+    for (const text of ["payments-ops", "refunds.*", "50000 minor units (500.00 EUR)", "shop.example", "attenuating", "admin"])
+      expect(shape).toContain(text);
     expect(await page.locator("main img, main script").count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     await shot(page, "pending-grants");
@@ -175,16 +216,30 @@ function consoleSuite(): void {
   });
 
   it("offers a read-only key no approval", async () => {
-    const other = await w.t.call("POST", "/grants", { key: ADMIN_KEY, body: {
-      agent_id: w.agentId, principal_type: "team", principal_id: "ops", scope: { tool: ["refunds.read"] }, require_approval: true, enforcement_mode: "observe",
-    } });
+    const other = await w.t.call("POST", "/grants", {
+      key: ADMIN_KEY,
+      body: {
+        agent_id: w.agentId,
+        principal_type: "team",
+        principal_id: "ops",
+        scope: { tool: ["refunds.read"] },
+        require_approval: true,
+        enforcement_mode: "observe",
+      },
+    });
     await page.locator("#signout").click();
     await signIn(page, w.origin, w.auditorKey);
     const card = page.locator(`article.grant[data-grant-id="${other.body.id}"]`);
     await card.waitFor();
     expect(await card.locator("form.approve").count()).toBe(0);
-    expect(await page.locator("nav a[data-view]").evaluateAll((links) => links.map((a) => a.getAttribute("data-view"))))
-      .toEqual(["pending", "grants", "agents", "contracts", "breakers", "ledger"]);
+    expect(await page.locator("nav a[data-view]").evaluateAll((links) => links.map((a) => a.getAttribute("data-view")))).toEqual([
+      "pending",
+      "grants",
+      "agents",
+      "contracts",
+      "breakers",
+      "ledger",
+    ]);
     await page.goto(`${w.origin}/console/#gated`);
     await page.locator("#view-gated[aria-busy=false]").waitFor();
     expect(await page.locator("#view-gated").textContent()).toContain("Your roles do not include this view");
@@ -199,9 +254,12 @@ function consoleSuite(): void {
     await card.waitFor();
     expect(await card.locator(".residual pre").textContent()).toBe(`approver == "${APPROVER}"`);
     expect(await card.locator(".residual h3").textContent()).toBe("Who can approve");
-    expect(await card.locator("ol.gates li").evaluateAll((lis) => lis.map((li) => [li.getAttribute("data-gate"), li.className])))
-      .toEqual(["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"]
-        .map((gate) => [gate, gate === "policy" ? "fail" : gate === "budget" ? "not_reached" : "pass"]));
+    expect(await card.locator("ol.gates li").evaluateAll((lis) => lis.map((li) => [li.getAttribute("data-gate"), li.className]))).toEqual(
+      ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"].map((gate) => [
+        gate,
+        gate === "policy" ? "fail" : gate === "budget" ? "not_reached" : "pass",
+      ]),
+    );
     const shape = await card.locator("dl.fields").first().textContent();
     for (const text of ["payments.send", "2500 minor units (25.00 EUR)", w.gatedGrantId, w.agentId]) expect(shape).toContain(text);
     // The approver sees what they approve: the agent by name and the action's own arguments, as text.
@@ -225,10 +283,18 @@ function consoleSuite(): void {
     expect(await form.locator("input[name=note]").isDisabled()).toBe(true);
     await expect.poll(() => page.locator("nav a[data-view=gated] .count").textContent()).toBe("0");
     await shot(page, "gated-decision-approved");
-    const retry = await w.t.call("POST", "/authorize", { key: w.agentKey, body: {
-      grant_id: w.gatedGrantId, tool: "payments.send", amount_minor: 2500, currency: "EUR", attestation: ATTESTATION, approval_id: approvalId,
-      args: { order: "7", memo: HOSTILE_IMG },
-    } });
+    const retry = await w.t.call("POST", "/authorize", {
+      key: w.agentKey,
+      body: {
+        grant_id: w.gatedGrantId,
+        tool: "payments.send",
+        amount_minor: 2500,
+        currency: "EUR",
+        attestation: ATTESTATION,
+        approval_id: approvalId,
+        args: { order: "7", memo: HOSTILE_IMG },
+      },
+    });
     expect(retry.body).toMatchObject({ outcome: "allow", approver: APPROVER });
     w.retryLedgerId = retry.body.ledger_id;
     // Approved, it leaves the list.
@@ -239,13 +305,29 @@ function consoleSuite(): void {
   });
 
   it("offers no approve button to an approver the residual does not admit, and says why", async () => {
-    const grant = await w.t.call("POST", "/grants", { key: ADMIN_KEY, body: {
-      agent_id: w.agentId, principal_type: "human", principal_id: "dana@example.com", scope: { tool: ["payments.send"] },
-      budget_amount_minor: 5_000, budget_currency: "EUR", policy: 'amount_minor <= 1000 || approver == "bob@example.com"',
-    } });
-    const decision = await w.t.call("POST", "/authorize", { key: w.agentKey, body: {
-      grant_id: grant.body.id, tool: "payments.send", amount_minor: 1800, currency: "EUR", attestation: ATTESTATION, args: { order: "8" },
-    } });
+    const grant = await w.t.call("POST", "/grants", {
+      key: ADMIN_KEY,
+      body: {
+        agent_id: w.agentId,
+        principal_type: "human",
+        principal_id: "dana@example.com",
+        scope: { tool: ["payments.send"] },
+        budget_amount_minor: 5_000,
+        budget_currency: "EUR",
+        policy: 'amount_minor <= 1000 || approver == "bob@example.com"',
+      },
+    });
+    const decision = await w.t.call("POST", "/authorize", {
+      key: w.agentKey,
+      body: {
+        grant_id: grant.body.id,
+        tool: "payments.send",
+        amount_minor: 1800,
+        currency: "EUR",
+        attestation: ATTESTATION,
+        args: { order: "8" },
+      },
+    });
     expect(decision.body.outcome).toBe("gated");
     await page.reload();
     const card = page.locator(`article.decision[data-ledger-id="${decision.body.ledger_id}"]`);
@@ -263,7 +345,10 @@ function consoleSuite(): void {
     await card.waitFor();
     expect(await card.locator(".abandoned").count()).toBe(0);
     // The agent stops waiting (as the MCP gateway reports it): the approver is told on the card.
-    const abandoned = await w.t.call("POST", `/decisions/${decision.body.ledger_id}/abandoned`, { key: w.agentKey, body: { reason: "timeout", waited_ms: 55_000 } });
+    const abandoned = await w.t.call("POST", `/decisions/${decision.body.ledger_id}/abandoned`, {
+      key: w.agentKey,
+      body: { reason: "timeout", waited_ms: 55_000 },
+    });
     expect(abandoned.status).toBe(200);
     await page.reload();
     await card.waitFor();
@@ -297,12 +382,19 @@ function consoleSuite(): void {
     // At 1280 px (and at the suite's 1000 px) every certificate table stays inside its card.
     for (const width of [1280, 1000]) {
       await page.setViewportSize({ width, height: 720 });
-      const overflow = await page.locator("article.agent").evaluateAll((cards) => cards.map((c) => {
-        const table = c.querySelector("table.certificates");
-        return table === null ? 0 : table.getBoundingClientRect().right - c.getBoundingClientRect().right;
-      }));
+      const overflow = await page.locator("article.agent").evaluateAll((cards) =>
+        cards.map((c) => {
+          const table = c.querySelector("table.certificates");
+          return table === null ? 0 : table.getBoundingClientRect().right - c.getBoundingClientRect().right;
+        }),
+      );
       expect(Math.max(...overflow), `overflow at ${width} px`).toBeLessThanOrEqual(0);
-      const wide = await page.evaluate(() => Array.from(document.querySelectorAll("main *")).filter((e) => e.getBoundingClientRect().right > window.innerWidth).map((e) => `${e.tagName}.${e.className}`).slice(0, 5));
+      const wide = await page.evaluate(() =>
+        Array.from(document.querySelectorAll("main *"))
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth)
+          .map((e) => `${e.tagName}.${e.className}`)
+          .slice(0, 5),
+      );
       expect(wide, `page scrolls sideways at ${width} px`).toEqual([]);
     }
   });
@@ -315,11 +407,22 @@ function consoleSuite(): void {
     await expect.poll(() => page.locator("#chain-status").textContent()).toBe("Chains verified");
     await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain verified");
     const records = page.locator("article.ledger-record");
-    expect(await records.evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id")))).toEqual([w.gatedLedgerId, w.retryLedgerId, w.settlementLedgerId]);
+    expect(await records.evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id")))).toEqual([
+      w.gatedLedgerId,
+      w.retryLedgerId,
+      w.settlementLedgerId,
+    ]);
     expect(await records.locator("h3 .badge").allTextContents()).toEqual(["gated", "allow", "settlement"]);
     // A settlement shows what was settled against which decision, in the hold's currency; no "amount none".
     const settlement = await records.nth(2).locator("dl.fields").textContent();
-    for (const text of [`decision${w.retryLedgerId}`, "settled2000 minor units (20.00 EUR)", "held2500 minor units (25.00 EUR)", "released500 minor units (5.00 EUR)", "settled byrefund-bot-key"]) expect(settlement).toContain(text);
+    for (const text of [
+      `decision${w.retryLedgerId}`,
+      "settled2000 minor units (20.00 EUR)",
+      "held2500 minor units (25.00 EUR)",
+      "released500 minor units (5.00 EUR)",
+      "settled byrefund-bot-key",
+    ])
+      expect(settlement).toContain(text);
     expect(settlement).not.toMatch(/amount|none/);
     expect(await records.nth(2).locator("ol.gates").count()).toBe(0);
     await shotOf(records.nth(2), "ledger-settlement");
@@ -332,10 +435,13 @@ function consoleSuite(): void {
   });
 
   it("says which record of the tree was changed after sealing", async () => {
-    const [sealed] = await w.t.db.raw("SELECT record FROM ledger WHERE id = ?", [w.retryLedgerId]) as { record: string }[];
+    const [sealed] = (await w.t.db.raw("SELECT record FROM ledger WHERE id = ?", [w.retryLedgerId])) as { record: string }[];
     await w.t.db.raw("DROP TRIGGER ledger_sealed");
     try {
-      await w.t.db.raw("UPDATE ledger SET record = ? WHERE id = ?", [sealed!.record.replace('"amount_minor":2500', '"amount_minor":25'), w.retryLedgerId]);
+      await w.t.db.raw("UPDATE ledger SET record = ? WHERE id = ?", [
+        sealed!.record.replace('"amount_minor":2500', '"amount_minor":25'),
+        w.retryLedgerId,
+      ]);
       await page.reload();
       await expect.poll(() => page.locator("#tree-chain-status").textContent()).toBe("This tree's chain is broken");
       expect(await page.locator("#chain-status").textContent()).toBe("This tree's chain is broken");
@@ -362,8 +468,14 @@ function consoleSuite(): void {
     expect(await row.locator(".agent-name").textContent()).toBe("refund-bot");
     expect(await row.locator("td[data-label=agent] .id").textContent()).toBe(w.agentId);
     expect(await row.locator(".budget").textContent()).toBe("5000 minor units (50.00 EUR)");
-    expect(await row.locator("ul.usage li").allTextContents()).toEqual(["1 use", "0 minor units (0.00 EUR) held", "2000 minor units (20.00 EUR) settled"]);
-    expect(await page.locator(`table.grants tr[data-grant-id="${w.pendingGrantId}"] ul.usage li`).first().textContent()).toBe("0 of 20 uses");
+    expect(await row.locator("ul.usage li").allTextContents()).toEqual([
+      "1 use",
+      "0 minor units (0.00 EUR) held",
+      "2000 minor units (20.00 EUR) settled",
+    ]);
+    expect(await page.locator(`table.grants tr[data-grant-id="${w.pendingGrantId}"] ul.usage li`).first().textContent()).toBe(
+      "0 of 20 uses",
+    );
     await shot(page, "grants");
     // The table stays inside the page, and no column hides behind a sideways scroll or is cut.
     expect(await layoutProblems(page)).toEqual([]);
@@ -379,8 +491,9 @@ function consoleSuite(): void {
     expect(await page.locator("table.grants .badge.active").count()).toBe(await page.locator("table.grants tbody tr").count());
     await page.locator(`table.grants tr[data-grant-id="${w.gatedGrantId}"] a.ledger-link`).click();
     await page.locator("#view-ledger[aria-busy=false]").waitFor();
-    expect(await page.locator("article.ledger-record").evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id"))))
-      .toEqual(expect.arrayContaining([w.gatedLedgerId]));
+    expect(await page.locator("article.ledger-record").evaluateAll((cards) => cards.map((c) => c.getAttribute("data-ledger-id")))).toEqual(
+      expect.arrayContaining([w.gatedLedgerId]),
+    );
   });
 
   it("renders hostile text from the address bar as text", async () => {

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "../server/http-harness.js";
 import { browserSuite, launchBrowser, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
 
-const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
+};
 
 browserSuite("console listens to events", () => {
   let t: TestServer;
@@ -45,11 +49,20 @@ browserSuite("console listens to events", () => {
   });
 
   it("shows a pending grant when it is issued and drops it when another human approves it", async () => {
-    await page.evaluate(() => { location.hash = "#pending"; });
+    await page.evaluate(() => {
+      location.hash = "#pending";
+    });
     await page.locator("#no-pending").waitFor();
-    const marker = await page.evaluate(() => { (window as unknown as { __same?: number }).__same = 1; return 1; });
+    const marker = await page.evaluate(() => {
+      (window as unknown as { __same?: number }).__same = 1;
+      return 1;
+    });
     const grant = await post("/grants", {
-      agent_id: agentId, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["refunds.*"] }, require_approval: true,
+      agent_id: agentId,
+      principal_type: "human",
+      principal_id: "p@example.com",
+      scope: { tool: ["refunds.*"] },
+      require_approval: true,
     });
     const card = page.locator(`article.grant[data-grant-id="${grant.id}"]`);
     await card.waitFor();
@@ -60,13 +73,24 @@ browserSuite("console listens to events", () => {
   });
 
   it("shows a gated decision when the agent is gated and drops it once approved elsewhere", async () => {
-    await page.evaluate(() => { location.hash = "#gated"; });
+    await page.evaluate(() => {
+      location.hash = "#gated";
+    });
     await page.locator("#view-gated").waitFor();
     const grant = await post("/grants", {
-      agent_id: agentId, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.send"] },
-      budget_amount_minor: 5_000, budget_currency: "EUR", policy: 'amount_minor <= 1000 || approver in ["alice@example.com", "bob@example.com"]',
+      agent_id: agentId,
+      principal_type: "human",
+      principal_id: "p@example.com",
+      scope: { tool: ["payments.send"] },
+      budget_amount_minor: 5_000,
+      budget_currency: "EUR",
+      policy: 'amount_minor <= 1000 || approver in ["alice@example.com", "bob@example.com"]',
     });
-    const decision = await post("/authorize", { grant_id: grant.id, tool: "payments.send", amount_minor: 2_500, currency: "EUR", attestation: ATTESTATION }, agentKey);
+    const decision = await post(
+      "/authorize",
+      { grant_id: grant.id, tool: "payments.send", amount_minor: 2_500, currency: "EUR", attestation: ATTESTATION },
+      agentKey,
+    );
     expect(decision.outcome).toBe("gated");
     const card = page.locator(`article.decision[data-ledger-id="${decision.ledger_id}"]`);
     await card.waitFor();

@@ -26,8 +26,13 @@ describe("console sources", () => {
   it("never turn data into HTML or code", () => {
     expect(scripts.length).toBeGreaterThan(3);
     for (const file of scripts) {
-      const code = readFileSync(join(CONSOLE_DIR, file), "utf8").split("\n").filter((l) => !/^\s*(\/\/|\*|\/\*)/.test(l)).join("\n");
-      expect(code, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*["']style/);
+      const code = readFileSync(join(CONSOLE_DIR, file), "utf8")
+        .split("\n")
+        .filter((l) => !/^\s*(\/\/|\*|\/\*)/.test(l))
+        .join("\n");
+      expect(code, file).not.toMatch(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*["']style/,
+      );
     }
   });
 
@@ -56,7 +61,15 @@ describe("console served at /console", () => {
       const reply = await fetch(`${origin}${path}`);
       expect(reply.status, path).toBe(200);
       const csp = reply.headers.get("content-security-policy") ?? "";
-      for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'", "form-action 'none'"]) {
+      for (const directive of [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+      ]) {
         expect(csp, path).toContain(directive);
       }
       expect(csp).not.toMatch(/unsafe-|\*|https?:/);
@@ -86,7 +99,12 @@ describe("console served at /console", () => {
     const bare = await fetch(`${origin}/console`, { redirect: "manual" });
     expect(bare.status).toBe(308);
     expect(bare.headers.get("location")).toBe("/console/");
-    for (const path of ["/console/nothing.js", "/console/..%2Fsrc%2Fhttp%2Fconsole.ts", "/console/%2e%2e/package.json", "/console/sub/main.js"]) {
+    for (const path of [
+      "/console/nothing.js",
+      "/console/..%2Fsrc%2Fhttp%2Fconsole.ts",
+      "/console/%2e%2e/package.json",
+      "/console/sub/main.js",
+    ]) {
       expect((await fetch(`${origin}${path}`)).status, path).toBe(404);
     }
   });

@@ -6,14 +6,21 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { grantIssueBodySchema } from "@agent-authority/api";
 import {
-  canonicalJson, compileFamily, familyContentHash, grantFamilyBodySchema, instantiateFamily, runExamples,
+  canonicalJson,
+  compileFamily,
+  familyContentHash,
+  grantFamilyBodySchema,
+  instantiateFamily,
+  runExamples,
   type GrantFamilyBody,
 } from "@agent-authority/families";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const policies = join(root, "policies");
-const families = readdirSync(policies).filter((f) => f.endsWith(".yaml")).sort();
+const families = readdirSync(policies)
+  .filter((f) => f.endsWith(".yaml"))
+  .sort();
 
 function compiled(name: string): GrantFamilyBody {
   const result = compileFamily(readFileSync(join(policies, name), "utf8"), `policies/${name}`);
@@ -48,8 +55,10 @@ describe("compileFamily", () => {
   });
 
   it("the grant template knows every field of the API's issue body except `require_approval`", () => {
-    const template = Object.keys(((grantFamilyBodySchema.properties as Record<string, { properties: object }>).grant!).properties).sort();
-    const issue = Object.keys(grantIssueBodySchema.properties).filter((k) => k !== "require_approval").sort();
+    const template = Object.keys((grantFamilyBodySchema.properties as Record<string, { properties: object }>).grant!.properties).sort();
+    const issue = Object.keys(grantIssueBodySchema.properties)
+      .filter((k) => k !== "require_approval")
+      .sort();
     expect(template).toEqual(issue);
   });
 
@@ -72,7 +81,10 @@ describe("compileFamily", () => {
   it("an unused parameter is a warning, not an error", () => {
     const result = compileFamily(FAMILY.replace("  team: {", "  spare: {type: bool}\n  team: {"), "f.yaml");
     expect(result.ok).toBe(true);
-    expect(result.diagnostics.map((d) => [d.code, d.severity])).toEqual([["examples-missing", "warning"], ["parameter-unused", "warning"]]);
+    expect(result.diagnostics.map((d) => [d.code, d.severity])).toEqual([
+      ["examples-missing", "warning"],
+      ["parameter-unused", "warning"],
+    ]);
   });
 
   it("a content_hash written in the file must match the content", () => {
@@ -102,10 +114,15 @@ describe("compileFamily", () => {
 describe("the content hash", () => {
   it("does not depend on key order or layout, and covers what the reviewer approved", () => {
     const body = compileFamily(FAMILY, "f.yaml").body!;
-    const reordered = compileFamily(FAMILY.replace("version: 1\nreviewed_by: [alice@example.com]\n", "reviewed_by:\n  - alice@example.com\nversion: 1\n"), "g.yaml").body!;
+    const reordered = compileFamily(
+      FAMILY.replace("version: 1\nreviewed_by: [alice@example.com]\n", "reviewed_by:\n  - alice@example.com\nversion: 1\n"),
+      "g.yaml",
+    ).body!;
     expect(reordered.content_hash).toBe(body.content_hash);
     expect(familyContentHash({ ...body, version: 7, reviewed_by: ["bob@example.com"] })).toBe(body.content_hash);
-    expect(familyContentHash({ ...body, parameters: { ...body.parameters, budget: { type: "int", min: 100, max: 50001 } } })).not.toBe(body.content_hash);
+    expect(familyContentHash({ ...body, parameters: { ...body.parameters, budget: { type: "int", min: 100, max: 50001 } } })).not.toBe(
+      body.content_hash,
+    );
     expect(canonicalJson({ b: [1, "x"], a: { d: null, c: true } })).toBe('{"a":{"c":true,"d":null},"b":[1,"x"]}');
   });
 });
@@ -133,14 +150,20 @@ describe("instantiateFamily", () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.parameterProblems.map((p) => [p.code, p.parameter]).sort()).toEqual([
-      ["parameter-bounds", "agent_id"], ["parameter-bounds", "budget"], ["parameter-bounds", "team"], ["parameter-unknown", "colour"],
+      ["parameter-bounds", "agent_id"],
+      ["parameter-bounds", "budget"],
+      ["parameter-bounds", "team"],
+      ["parameter-unknown", "colour"],
     ]);
     const missing = instantiateFamily(family, { budget: "lots" });
     expect(!missing.ok && missing.parameterProblems.map((p) => p.code).sort()).toEqual(["parameter-missing", "parameter-type"]);
   });
 
   it("a string parameter can never change the structure of a policy", () => {
-    const open = compileFamily(FAMILY.replace("team: {type: string, enum: [ops, sales], default: ops}", 'team: {type: string, pattern: ".*", default: ops}'), "f.yaml").body!;
+    const open = compileFamily(
+      FAMILY.replace("team: {type: string, enum: [ops, sales], default: ops}", 'team: {type: string, pattern: ".*", default: ops}'),
+      "f.yaml",
+    ).body!;
     const result = instantiateFamily(open, { agent_id: agent, team: 'x" || true || "' });
     expect(result.ok && result.value.grant["policy"]).toBe('args.team == "x\\" || true || \\""');
   });

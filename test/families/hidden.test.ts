@@ -30,7 +30,11 @@ describe("hidden characters in a family", () => {
   });
 
   it("fmt writes them as escapes in every YAML style, and the family still compiles to the same policy meaning", () => {
-    for (const policy of ["amount_minor<10 || approver == \"x\u200b\"", "'amount_minor<10 || approver == \"x\u200b\"'", "|-\n    amount_minor<10 // \u2067\n    || approver == \"x\u200b\""]) {
+    for (const policy of [
+      'amount_minor<10 || approver == "x\u200b"',
+      "'amount_minor<10 || approver == \"x\u200b\"'",
+      '|-\n    amount_minor<10 // \u2067\n    || approver == "x\u200b"',
+    ]) {
       const text = family(policy);
       const formatted = formatFamilySource(text);
       expect(formatted.ok && formatted.changed, policy).toBe(true);

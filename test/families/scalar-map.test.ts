@@ -22,8 +22,8 @@ function expectWordMapped(source: string, word: string): void {
 
 describe("mapScalar", () => {
   it("plain, one line and folded over lines", () => {
-    expectWordMapped("policy: amount_minor <= 5 && tool == \"x\"\n", "tool");
-    expectWordMapped("policy: amount_minor <= 5\n  && tool == \"x\"\n\n  || uses > 3\n", "uses");
+    expectWordMapped('policy: amount_minor <= 5 && tool == "x"\n', "tool");
+    expectWordMapped('policy: amount_minor <= 5\n  && tool == "x"\n\n  || uses > 3\n', "uses");
   });
 
   it("single quoted, with a doubled quote", () => {
@@ -40,8 +40,8 @@ describe("mapScalar", () => {
   });
 
   it("literal and folded blocks, with more-indented and empty lines", () => {
-    expectWordMapped("policy: |\n  amount_minor <= 5\n    && tool == \"x\"\n\n  || uses > 3\n", "uses");
-    expectWordMapped("policy: >-\n  amount_minor <= 5\n  && tool == \"x\"\n\n  || uses > 3\nnext: 1\n", "uses");
+    expectWordMapped('policy: |\n  amount_minor <= 5\n    && tool == "x"\n\n  || uses > 3\n', "uses");
+    expectWordMapped('policy: >-\n  amount_minor <= 5\n  && tool == "x"\n\n  || uses > 3\nnext: 1\n', "uses");
     expectWordMapped("grant:\n  x: 1\npolicy: |+\n    a\n     b && tool\n\n", "tool");
   });
 

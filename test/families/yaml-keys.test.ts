@@ -29,7 +29,9 @@ describe("duplicate keys", () => {
     const key = fc.constantFrom("a", "b", "1", "'1'", "true", "null", "~", '"a"');
     fc.assert(
       fc.property(fc.array(key, { minLength: 1, maxLength: 6 }), fc.boolean(), (keys, flow) => {
-        const text = flow ? `m: {${keys.map((k, i) => `${k}: ${i}`).join(", ")}}\n` : `m:\n${keys.map((k, i) => `  ${k}: ${i}`).join("\n")}\n`;
+        const text = flow
+          ? `m: {${keys.map((k, i) => `${k}: ${i}`).join(", ")}}\n`
+          : `m:\n${keys.map((k, i) => `  ${k}: ${i}`).join("\n")}\n`;
         const theirs = parseDocument(text, { uniqueKeys: true }).errors.some((e) => e.code === "DUPLICATE_KEY");
         const ours = compileFamily(text, "f.yaml").diagnostics.some((d) => d.code === "yaml/duplicate-key");
         expect(ours, text).toBe(theirs);
@@ -41,8 +43,14 @@ describe("duplicate keys", () => {
   it("a mapping of 10,000 distinct keys is read, and one repeated key among them is found", () => {
     const wide = Array.from({ length: 10_000 }, (_, i) => `  k${i}: ${i}`).join("\n");
     const text = `${FAMILY}examples:\n  - name: wide\n    action:\n      tool: payments.refund\n      args:\n${wide.replace(/^ {2}/gm, "        ")}\n    expect: allow\n`;
-    expect(compileFamily(text, "f.yaml").diagnostics.filter((d) => d.severity === "error").map((d) => d.code)).toEqual([]);
+    expect(
+      compileFamily(text, "f.yaml")
+        .diagnostics.filter((d) => d.severity === "error")
+        .map((d) => d.code),
+    ).toEqual([]);
     const repeated = compileFamily(text.replace("        k9999: 9999", "        k7: 9999"), "f.yaml");
-    expect(repeated.diagnostics.filter((d) => d.code === "yaml/duplicate-key").map((d) => d.range.start.line)).toEqual([text.split("\n").findIndex((l) => l.includes("k9999:")) + 1]);
+    expect(repeated.diagnostics.filter((d) => d.code === "yaml/duplicate-key").map((d) => d.range.start.line)).toEqual([
+      text.split("\n").findIndex((l) => l.includes("k9999:")) + 1,
+    ]);
   });
 });

@@ -21,7 +21,10 @@ export function example(file: string): string {
 
 /** The example compiled to an ES module exactly as written; a syntax error in the page throws. */
 export function compiledExample(file: string): string {
-  const compiled = ts.transpileModule(example(file), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }, reportDiagnostics: true });
+  const compiled = ts.transpileModule(example(file), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    reportDiagnostics: true,
+  });
   const problems = (compiled.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
   if (problems.length > 0) throw new Error(`${file}: ${problems.join("; ")}`);
   return compiled.outputText;

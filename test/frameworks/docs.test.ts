@@ -23,7 +23,10 @@ function write(file: string): string {
 
 function run(path: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
-    ...process.env, AUTHORITY_URL: platform.baseUrl, AUTHORITY_AGENT_KEY: platform.agentKey, AUTHORITY_GRANT_ID: grantId,
+    ...process.env,
+    AUTHORITY_URL: platform.baseUrl,
+    AUTHORITY_AGENT_KEY: platform.agentKey,
+    AUTHORITY_GRANT_ID: grantId,
     AGENT_ATTESTATION: JSON.stringify(ATTESTATION),
   };
   return new Promise((resolve) => {
@@ -52,8 +55,13 @@ describe("the examples of docs/frameworks.md", () => {
       return join(scratch, file);
     });
     const program = ts.createProgram(files, {
-      strict: true, noEmit: true, skipLibCheck: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext, types: ["node"],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      types: ["node"],
     });
     const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
     expect(problems).toEqual([]);
@@ -69,9 +77,18 @@ describe("the examples of docs/frameworks.md", () => {
       const refused = await run(path, ["blocked", "100"]);
       expect(JSON.parse(refused.stdout)).toMatchObject({ refused: true, outcome: "deny", gate: "policy", reason_code: "policy.deny" });
       const gated = await run(path, ["o-2", "2500"]);
-      expect(JSON.parse(gated.stdout)).toMatchObject({ refused: true, outcome: "gated", waiting_for_approval: true, approvable_by: 'approver in ["cfo@example.com"]' });
+      expect(JSON.parse(gated.stdout)).toMatchObject({
+        refused: true,
+        outcome: "gated",
+        waiting_for_approval: true,
+        approvable_by: 'approver in ["cfo@example.com"]',
+      });
       const records = (await platform.ledger(grantId)).filter((record) => record.kind === "decision").slice(-3);
-      expect(records.map((record) => [record.outcome, record.request?.["tool"]])).toEqual([["allow", "shop.refund"], ["deny", "shop.refund"], ["gated", "shop.refund"]]);
+      expect(records.map((record) => [record.outcome, record.request?.["tool"]])).toEqual([
+        ["allow", "shop.refund"],
+        ["deny", "shop.refund"],
+        ["gated", "shop.refund"],
+      ]);
     });
   }
 });

@@ -39,7 +39,13 @@ export interface Driver {
 }
 
 /** Governs and runs once. */
-export function runOnce(driver: Driver, authority: GovernorClient, options: ToolGovernanceOptions, tools: readonly TestTool[], call: ToolCallScript): Promise<unknown> {
+export function runOnce(
+  driver: Driver,
+  authority: GovernorClient,
+  options: ToolGovernanceOptions,
+  tools: readonly TestTool[],
+  call: ToolCallScript,
+): Promise<unknown> {
   return driver.govern(authority, options, tools)(call);
 }
 
@@ -69,11 +75,21 @@ export const aiSdkDriver: Driver = {
         doGenerate: async ({ prompt }) => {
           const last = prompt.at(-1);
           if (last?.role !== "tool") {
-            return { content: [{ type: "tool-call", toolCallId: "call-1", toolName: call.tool, input: JSON.stringify(call.args) }], finishReason: { unified: "tool-calls", raw: undefined }, usage: usageV3, warnings: [] };
+            return {
+              content: [{ type: "tool-call", toolCallId: "call-1", toolName: call.tool, input: JSON.stringify(call.args) }],
+              finishReason: { unified: "tool-calls", raw: undefined },
+              usage: usageV3,
+              warnings: [],
+            };
           }
           const part = last.content.find((entry) => entry.type === "tool-result");
           received = part?.type === "tool-result" && "value" in part.output ? read(part.output.value) : part;
-          return { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage: usageV3, warnings: [] };
+          return {
+            content: [{ type: "text", text: "done" }],
+            finishReason: { unified: "stop", raw: undefined },
+            usage: usageV3,
+            warnings: [],
+          };
         },
       });
       const result = await generateText({ model, tools: governed, stopWhen: stepCountIs(3), prompt: "go" });
@@ -92,11 +108,19 @@ class ScriptedModel implements Model {
     const input = Array.isArray(request.input) ? request.input : [];
     const result = input.find((item) => item.type === "function_call_result");
     if (result === undefined || result.type !== "function_call_result") {
-      return { usage: new Usage(), output: [{ type: "function_call", callId: "call-1", name: this.call.tool, arguments: JSON.stringify(this.call.args), status: "completed" }] };
+      return {
+        usage: new Usage(),
+        output: [
+          { type: "function_call", callId: "call-1", name: this.call.tool, arguments: JSON.stringify(this.call.args), status: "completed" },
+        ],
+      };
     }
     const output = result.output;
     this.received = read(typeof output === "string" ? output : "text" in output ? output.text : output);
-    return { usage: new Usage(), output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] }] };
+    return {
+      usage: new Usage(),
+      output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] }],
+    };
   }
 
   /** The agent loops here never stream. */
@@ -108,7 +132,9 @@ class ScriptedModel implements Model {
 export const openAiAgentsDriver: Driver = {
   framework: "OpenAI Agents SDK",
   govern(authority, options, tools) {
-    const native = tools.map((t) => agentTool({ name: t.name, description: t.name, parameters: argsSchema, execute: async (args) => t.run(args) }));
+    const native = tools.map((t) =>
+      agentTool({ name: t.name, description: t.name, parameters: argsSchema, execute: async (args) => t.run(args) }),
+    );
     const governed = governAgentTools(authority, options, native);
     return async (call) => {
       const model = new ScriptedModel(call);
@@ -123,7 +149,9 @@ export const openAiAgentsDriver: Driver = {
 export const langChainDriver: Driver = {
   framework: "LangChain.js",
   govern(authority, options, tools) {
-    const native = tools.map((t) => langchainTool(async (args: ToolArgs) => t.run(args), { name: t.name, description: t.name, schema: argsSchema }));
+    const native = tools.map((t) =>
+      langchainTool(async (args: ToolArgs) => t.run(args), { name: t.name, description: t.name, schema: argsSchema }),
+    );
     const governed = governLangChainTools(authority, options, native);
     return async (call) => {
       let received: unknown = "nothing";

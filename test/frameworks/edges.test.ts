@@ -22,10 +22,17 @@ const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0
 const byOrder = { refund: { args: (args: Readonly<Record<string, unknown>>) => ({ order: args["order"] }) } };
 
 function twoSteps(order: string): MockLanguageModelV3 {
-  return new MockLanguageModelV3({ doGenerate: [
-    { content: [{ type: "tool-call", toolCallId: "call-1", toolName: "refund", input: JSON.stringify({ order }) }], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] },
-    { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
-  ] });
+  return new MockLanguageModelV3({
+    doGenerate: [
+      {
+        content: [{ type: "tool-call", toolCallId: "call-1", toolName: "refund", input: JSON.stringify({ order }) }],
+        finishReason: { unified: "tool-calls", raw: undefined },
+        usage,
+        warnings: [],
+      },
+      { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
+    ],
+  });
 }
 
 describe("the AI SDK adapter", () => {
@@ -33,7 +40,13 @@ describe("the AI SDK adapter", () => {
     const clientSide = aiTool({ inputSchema: schema });
     const governed = governAi(platform.agent, { grant: "grt_x", namespace: "shop" }, { ask: clientSide });
     expect(governed.ask).toBe(clientSide);
-    expect(() => governAi(platform.agent, { grant: "grt_x", namespace: "shop", tools: { refnud: {} } }, { refund: aiTool({ inputSchema: schema, execute: async () => 1 }) })).toThrow(/tools.refnud: no tool/);
+    expect(() =>
+      governAi(
+        platform.agent,
+        { grant: "grt_x", namespace: "shop", tools: { refnud: {} } },
+        { refund: aiTool({ inputSchema: schema, execute: async () => 1 }) },
+      ),
+    ).toThrow(/tools.refnud: no tool/);
   });
 
   it("reads a streaming tool to its last value, tells a refusal from a tool's output, and keeps a tool's toModelOutput to its own outputs", async () => {
@@ -67,7 +80,9 @@ describe("the OpenAI Agents SDK adapter", () => {
     const grant = await platform.grant();
     expect(() => governAgents(platform.agent, { grant: grant.id, namespace: "shop" }, [webSearchTool()])).toThrow(/only function tools/);
     let runs = 0;
-    const [refund] = governAgents(platform.agent, { grant: grant.id, namespace: "shop" }, [agentTool({ name: "refund", description: "refund", parameters: schema, execute: async () => ++runs })]);
+    const [refund] = governAgents(platform.agent, { grant: grant.id, namespace: "shop" }, [
+      agentTool({ name: "refund", description: "refund", parameters: schema, execute: async () => ++runs }),
+    ]);
     if (refund?.type !== "function") throw new Error("not a function tool");
     for (const input of ["[1]", "not json", "null"]) {
       expect(await refund.invoke(new RunContext(), input), input).toMatchObject({ refused: true, ledger_id: null });
@@ -80,7 +95,12 @@ describe("the OpenAI Agents SDK adapter", () => {
 describe("the LangChain adapter", () => {
   it("gives a content-and-artifact tool a refusal as its content and no artifact, and keeps the tool's name and schema", async () => {
     const grant = await platform.grant();
-    const refund = langchainTool(async ({ order }) => [`refunded ${order}`, { order }], { name: "refund", description: "refund", schema, responseFormat: "content_and_artifact" });
+    const refund = langchainTool(async ({ order }) => [`refunded ${order}`, { order }], {
+      name: "refund",
+      description: "refund",
+      schema,
+      responseFormat: "content_and_artifact",
+    });
     const [governed] = governLangChain(platform.agent, { grant: grant.id, namespace: "shop", tools: byOrder }, [refund]);
     expect([governed!.name, governed!.description, governed!.schema]).toEqual([refund.name, refund.description, refund.schema]);
     const allowed = await governed!.invoke({ name: "refund", args: { order: "o-1" }, id: "call-1", type: "tool_call" });

@@ -10,7 +10,15 @@ import { sendJson, startRecordingServer, type RecordingServer } from "../sdk/rec
 let server: RecordingServer;
 beforeAll(async () => {
   server = await startRecordingServer((request, response) => {
-    if (request.url === "/v1/authorize") sendJson(response, 200, { outcome: "allow", ledger_id: "led_1", decided_by: null, reason_code: "allow", reason: "allowed", gates: [] });
+    if (request.url === "/v1/authorize")
+      sendJson(response, 200, {
+        outcome: "allow",
+        ledger_id: "led_1",
+        decided_by: null,
+        reason_code: "allow",
+        reason: "allowed",
+        gates: [],
+      });
     else sendJson(response, 200, { ledger_id: "led_2", amount_minor: 0 });
   });
 });
@@ -20,36 +28,54 @@ describe("the Agents SDK adapter against hostile arguments", () => {
   it("decides only a JSON object, runs only what was decided and what the tool accepts, and answers every input", async () => {
     let runs = 0;
     const authority = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "aa_hostile", timeoutMs: 2_000, attempts: 1 });
-    const [refund] = governTools(authority, {
-      grant: "grt_01h00000000000000000000000", namespace: "shop",
-      tools: { refund: { amount: (args) => ({ amount_minor: args["amount_minor"], currency: "EUR" }) } },
-    }, [tool({ name: "refund", description: "refund", parameters: z.object({ amount_minor: z.number().int().min(0) }), execute: async () => ++runs })]);
+    const [refund] = governTools(
+      authority,
+      {
+        grant: "grt_01h00000000000000000000000",
+        namespace: "shop",
+        tools: { refund: { amount: (args) => ({ amount_minor: args["amount_minor"], currency: "EUR" }) } },
+      },
+      [
+        tool({
+          name: "refund",
+          description: "refund",
+          parameters: z.object({ amount_minor: z.number().int().min(0) }),
+          execute: async () => ++runs,
+        }),
+      ],
+    );
     if (refund?.type !== "function") throw new Error("not a function tool");
     const input = fc.oneof(
       fc.string({ maxLength: 200 }),
       fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)),
-      fc.record({ amount_minor: fc.oneof(fc.integer({ min: -3, max: 1_000_000 }), fc.double(), fc.string()) }, { requiredKeys: [] }).map((value) => JSON.stringify(value)),
+      fc
+        .record({ amount_minor: fc.oneof(fc.integer({ min: -3, max: 1_000_000 }), fc.double(), fc.string()) }, { requiredKeys: [] })
+        .map((value) => JSON.stringify(value)),
     );
-    await fc.assert(fc.asyncProperty(input, async (text) => {
-      const [before, runsBefore] = [server.received.length, runs];
-      const output = await refund.invoke(new RunContext(), text);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text === "" ? "{}" : text);
-      } catch {
-        parsed = undefined;
-      }
-      const object = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
-      const amount = object?.["amount_minor"];
-      const describable = object !== undefined && typeof amount === "number" && Number.isSafeInteger(amount) && amount >= 0;
-      const decided = server.received.slice(before).some((request) => request.url === "/v1/authorize");
-      expect(decided).toBe(describable);
-      // The tool runs only under a decision; the framework's own validation may still stop it after one.
-      if (!decided) {
-        expect(runs).toBe(runsBefore);
-        expect(output).toMatchObject({ refused: true, ledger_id: null });
-        expect((output as { message: string }).message.length).toBeLessThanOrEqual(TOOL_CALL_LIMITS.refusalCharsMax);
-      }
-    }), { numRuns: 200 });
+    await fc.assert(
+      fc.asyncProperty(input, async (text) => {
+        const [before, runsBefore] = [server.received.length, runs];
+        const output = await refund.invoke(new RunContext(), text);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text === "" ? "{}" : text);
+        } catch {
+          parsed = undefined;
+        }
+        const object =
+          typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+        const amount = object?.["amount_minor"];
+        const describable = object !== undefined && typeof amount === "number" && Number.isSafeInteger(amount) && amount >= 0;
+        const decided = server.received.slice(before).some((request) => request.url === "/v1/authorize");
+        expect(decided).toBe(describable);
+        // The tool runs only under a decision; the framework's own validation may still stop it after one.
+        if (!decided) {
+          expect(runs).toBe(runsBefore);
+          expect(output).toMatchObject({ refused: true, ledger_id: null });
+          expect((output as { message: string }).message.length).toBeLessThanOrEqual(TOOL_CALL_LIMITS.refusalCharsMax);
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

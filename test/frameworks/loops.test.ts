@@ -1,7 +1,7 @@
 // The other loops the docs name: the AI SDK's streamText and ToolLoopAgent, LangGraph's ToolNode, and the Agents SDK's own approval kept.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, Runner, Usage, tool as agentTool, type Model } from "@openai/agents";
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import { tool as langchainTool } from "@langchain/core/tools";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { simulateReadableStream, stepCountIs, streamText, tool as aiTool, ToolLoopAgent } from "ai";
@@ -22,13 +22,20 @@ afterAll(() => platform?.close());
 
 const schema = z.object({ order: z.string(), amount_minor: z.number().int() });
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
-const options = (grant: string): ToolGovernanceOptions => ({ grant, namespace: "shop", tools: { refund: { args: (args) => ({ order: args["order"] }) } } });
+const options = (grant: string): ToolGovernanceOptions => ({
+  grant,
+  namespace: "shop",
+  tools: { refund: { args: (args) => ({ order: args["order"] }) } },
+});
 
 function counted(): { runs: number; execute: (args: { order: string }) => Promise<{ order: string }> } {
-  const state = { runs: 0, execute: async ({ order }: { order: string }) => {
-    state.runs += 1;
-    return { order };
-  } };
+  const state = {
+    runs: 0,
+    execute: async ({ order }: { order: string }) => {
+      state.runs += 1;
+      return { order };
+    },
+  };
   return state;
 }
 
@@ -37,12 +44,26 @@ describe("the AI SDK's other loops", () => {
     const grant = await platform.grant();
     const tool = counted();
     const tools = governAi(platform.agent, options(grant.id), { refund: aiTool({ inputSchema: schema, execute: tool.execute }) });
-    for (const [order, expected] of [["o-1", { order: "o-1" }], ["blocked", { refused: true, outcome: "deny", gate: "policy" }]] as const) {
+    for (const [order, expected] of [
+      ["o-1", { order: "o-1" }],
+      ["blocked", { refused: true, outcome: "deny", gate: "policy" }],
+    ] as const) {
       const model = new MockLanguageModelV3({
         doStream: async ({ prompt }) => ({
-          stream: simulateReadableStream<LanguageModelV3StreamPart>({ chunks: prompt.at(-1)?.role === "tool"
-            ? [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "done" }, { type: "text-end", id: "t" }, { type: "finish", finishReason: { unified: "stop", raw: undefined }, usage }]
-            : [{ type: "tool-call", toolCallId: "call-1", toolName: "refund", input: JSON.stringify({ order, amount_minor: 10 }) }, { type: "finish", finishReason: { unified: "tool-calls", raw: undefined }, usage }] }),
+          stream: simulateReadableStream<LanguageModelV3StreamPart>({
+            chunks:
+              prompt.at(-1)?.role === "tool"
+                ? [
+                    { type: "text-start", id: "t" },
+                    { type: "text-delta", id: "t", delta: "done" },
+                    { type: "text-end", id: "t" },
+                    { type: "finish", finishReason: { unified: "stop", raw: undefined }, usage },
+                  ]
+                : [
+                    { type: "tool-call", toolCallId: "call-1", toolName: "refund", input: JSON.stringify({ order, amount_minor: 10 }) },
+                    { type: "finish", finishReason: { unified: "tool-calls", raw: undefined }, usage },
+                  ],
+          }),
         }),
       });
       const result = streamText({ model, tools, stopWhen: stepCountIs(3), prompt: "go" });
@@ -56,11 +77,23 @@ describe("the AI SDK's other loops", () => {
   it("a ToolLoopAgent takes the same wrapped tools", async () => {
     const grant = await platform.grant();
     const tool = counted();
-    const model = new MockLanguageModelV3({ doGenerate: [
-      { content: [{ type: "tool-call", toolCallId: "call-1", toolName: "refund", input: JSON.stringify({ order: "blocked", amount_minor: 10 }) }], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] },
-      { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
-    ] });
-    const agent = new ToolLoopAgent({ model, tools: governAi(platform.agent, options(grant.id), { refund: aiTool({ inputSchema: schema, execute: tool.execute }) }) });
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        {
+          content: [
+            { type: "tool-call", toolCallId: "call-1", toolName: "refund", input: JSON.stringify({ order: "blocked", amount_minor: 10 }) },
+          ],
+          finishReason: { unified: "tool-calls", raw: undefined },
+          usage,
+          warnings: [],
+        },
+        { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
+      ],
+    });
+    const agent = new ToolLoopAgent({
+      model,
+      tools: governAi(platform.agent, options(grant.id), { refund: aiTool({ inputSchema: schema, execute: tool.execute }) }),
+    });
     const result = await agent.generate({ prompt: "go" });
     expect(result.steps[0]?.toolResults[0]?.output).toMatchObject({ refused: true, outcome: "deny", gate: "policy" });
     expect(tool.runs).toBe(0);
@@ -71,8 +104,14 @@ describe("LangGraph's ToolNode", () => {
   it("runs the wrapped tools: an allowed call once, a refused one never", async () => {
     const grant = await platform.grant();
     const tool = counted();
-    const node = new ToolNode(governLangChain(platform.agent, options(grant.id), [langchainTool(tool.execute, { name: "refund", description: "refund", schema })]));
-    const call = (order: string): AIMessage => new AIMessage({ content: "", tool_calls: [{ name: "refund", args: { order, amount_minor: 10 }, id: `call-${order}`, type: "tool_call" }] });
+    const node = new ToolNode(
+      governLangChain(platform.agent, options(grant.id), [langchainTool(tool.execute, { name: "refund", description: "refund", schema })]),
+    );
+    const call = (order: string): AIMessage =>
+      new AIMessage({
+        content: "",
+        tool_calls: [{ name: "refund", args: { order, amount_minor: 10 }, id: `call-${order}`, type: "tool_call" }],
+      });
     const allowed = (await node.invoke({ messages: [call("o-1")] })) as { messages: ToolMessage[] };
     expect(JSON.parse(String(allowed.messages[0]!.content))).toEqual({ order: "o-1" });
     const refused = (await node.invoke({ messages: [call("blocked")] })) as { messages: ToolMessage[] };
@@ -86,7 +125,18 @@ describe("the Agents SDK's own approval", () => {
     const grant = await platform.grant();
     const tool = counted();
     const model: Model = {
-      getResponse: async () => ({ usage: new Usage(), output: [{ type: "function_call", callId: "call-1", name: "refund", arguments: JSON.stringify({ order: "o-1", amount_minor: 10 }), status: "completed" }] }),
+      getResponse: async () => ({
+        usage: new Usage(),
+        output: [
+          {
+            type: "function_call",
+            callId: "call-1",
+            name: "refund",
+            arguments: JSON.stringify({ order: "o-1", amount_minor: 10 }),
+            status: "completed",
+          },
+        ],
+      }),
       getStreamedResponse: () => {
         throw new Error("not streamed");
       },

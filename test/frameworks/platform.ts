@@ -39,15 +39,34 @@ export interface Platform {
 
 export async function startPlatform(): Promise<Platform> {
   const dataDir = mkdtempSync(join(tmpdir(), "authority-frameworks-"));
-  const server = await startServer(loadConfig({
-    AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, AUTHORITY_ADMIN_KEY: adminKey,
-    AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000", AUTHORITY_LOG_LEVEL: "silent",
-  }, dataDir));
+  const server = await startServer(
+    loadConfig(
+      {
+        AUTHORITY_PORT: "0",
+        AUTHORITY_DATA_DIR: dataDir,
+        AUTHORITY_ADMIN_KEY: adminKey,
+        AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
+        AUTHORITY_LOG_LEVEL: "silent",
+      },
+      dataDir,
+    ),
+  );
   const client = (apiKey: string, attestation?: Attestation): AuthorityClient =>
-    new AuthorityClient({ baseUrl: server.baseUrl, apiKey, timeoutMs: 5_000, attempts: 2, retryDelayMs: 20, ...(attestation === undefined ? {} : { attestation }) });
+    new AuthorityClient({
+      baseUrl: server.baseUrl,
+      apiKey,
+      timeoutMs: 5_000,
+      attempts: 2,
+      retryDelayMs: 20,
+      ...(attestation === undefined ? {} : { attestation }),
+    });
   const admin = client(adminKey);
-  const key = async (identity: string, kind: "human" | "service", roles: ("issuer" | "certifier" | "approver" | "agent")[], agentId?: string): Promise<string> =>
-    (await admin.keys.create({ identity, kind, roles, ...(agentId === undefined ? {} : { agent_id: agentId }) })).key;
+  const key = async (
+    identity: string,
+    kind: "human" | "service",
+    roles: ("issuer" | "certifier" | "approver" | "agent")[],
+    agentId?: string,
+  ): Promise<string> => (await admin.keys.create({ identity, kind, roles, ...(agentId === undefined ? {} : { agent_id: agentId }) })).key;
   const issuer = client(await key("issuer-bot", "service", ["issuer"]));
   const certifier = client(await key("cert@example.com", "human", ["certifier"]));
   const approver = client(await key("cfo@example.com", "human", ["approver"]));
@@ -55,12 +74,24 @@ export async function startPlatform(): Promise<Platform> {
   await certifier.agents.certify(agentId, { basis: "framework adapters suite", checks: ["tools reviewed"], ...ATTESTATION });
   const agentKey = await key("shop-bot", "service", ["agent"], agentId);
   return {
-    server, baseUrl: server.baseUrl, admin, agentKey, approver,
+    server,
+    baseUrl: server.baseUrl,
+    admin,
+    agentKey,
+    approver,
     agent: client(agentKey, ATTESTATION),
     grant: async (extra = {}) => {
       const grant = await issuer.grants.issue({
-        agent_id: agentId, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["shop.*"] },
-        budget_amount_minor: 50_000, budget_currency: "EUR", budget_count: 1_000, enforcement_mode: "observe", policy: POLICY, ...extra,
+        agent_id: agentId,
+        principal_type: "human",
+        principal_id: "ops@example.com",
+        scope: { tool: ["shop.*"] },
+        budget_amount_minor: 50_000,
+        budget_currency: "EUR",
+        budget_count: 1_000,
+        enforcement_mode: "observe",
+        policy: POLICY,
+        ...extra,
       });
       return issuer.grants.enforcement(grant.id, { enforcement_mode: "enforce" });
     },

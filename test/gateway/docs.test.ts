@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "@agent-authority/gateway";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, logLine, useWorld, textOf, writeConfig } from "./harness.js";
+import { ATTESTATION_BLOCK, certify, connectGateway, issueGrant, useWorld, textOf, writeConfig, readyField } from "./harness.js";
 
 const doc = readFileSync(new URL("../../docs/mcp-gateway.md", import.meta.url), "utf8");
 const yamlBlock = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
@@ -26,35 +26,60 @@ describe("docs/mcp-gateway.md", () => {
     it("lists and writes as the page says, refuses a write outside the notes with the text it shows, and lets no escape through", async () => {
       const notes = join(world().files, "notes");
       const grantId = await issueGrant(world(), {
-        scope: { tool: ["files.write_file", "files.list_allowed_directories"] }, enforcement_mode: "enforce", policy: notesPolicy.replaceAll("/tmp/agent-files", world().files),
+        scope: { tool: ["files.write_file", "files.list_allowed_directories"] },
+        enforcement_mode: "enforce",
+        policy: notesPolicy.replaceAll("/tmp/agent-files", world().files),
       });
       mkdirSync(notes);
-      const upstreams = yamlBlock.slice(yamlBlock.indexOf("upstreams:")).replace("node_modules/", join(process.cwd(), "node_modules/")).replace("/tmp/agent-files", world().files);
+      const upstreams = yamlBlock
+        .slice(yamlBlock.indexOf("upstreams:"))
+        .replace("node_modules/", join(process.cwd(), "node_modules/"))
+        .replace("/tmp/agent-files", world().files);
       const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstreams}`));
       try {
-        await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
-        expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["list_allowed_directories", "write_file"]);
+        await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
+        expect((await gateway.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+          "list_allowed_directories",
+          "write_file",
+        ]);
         const listed = await gateway.client.callTool({ name: "list_allowed_directories", arguments: {} });
         expect(listed.isError, textOf(listed)).toBeFalsy();
         expect(textOf(listed)).toContain(world().files);
         const allowed = await gateway.client.callTool({ name: "write_file", arguments: { path: join(notes, "hello.md"), content: "hi" } });
         expect(allowed.isError, textOf(allowed)).toBeFalsy();
         expect(readFileSync(join(notes, "hello.md"), "utf8")).toBe("hi");
-        const inside = await gateway.client.callTool({ name: "write_file", arguments: { path: `${notes}//sub/./../today.md`, content: "ok" } });
+        const inside = await gateway.client.callTool({
+          name: "write_file",
+          arguments: { path: `${notes}//sub/./../today.md`, content: "ok" },
+        });
         expect(inside.isError, textOf(inside)).toBeFalsy();
         const refused = await gateway.client.callTool({ name: "write_file", arguments: { path: `${notes}/../secret.txt`, content: "no" } });
-        const shown = textOf(refused).replace(/grt_\w+/, "grt_…").replace(/led_\w+/, "led_…");
+        const shown = textOf(refused)
+          .replace(/grt_\w+/, "grt_…")
+          .replace(/led_\w+/, "led_…");
         expect(shown).toBe(refusal);
         const escapes = [
-          join(world().files, "secret.txt"), `${notes}/..`, `${notes}//../secret.txt`, `${notes}/./../secret.txt`, `${notes}/sub/../../secret.txt`,
-          `${notes}/%2e%2e/secret.txt`, `${notes}/%2E%2E%2Fsecret.txt`, `${notes}/..%2fsecret.txt`, `${notes}\\..\\secret.txt`,
-          `${notes}-old/secret.txt`, "notes/secret.txt", "./notes/../secret.txt", `${notes}/\u0000/../../secret.txt`,
+          join(world().files, "secret.txt"),
+          `${notes}/..`,
+          `${notes}//../secret.txt`,
+          `${notes}/./../secret.txt`,
+          `${notes}/sub/../../secret.txt`,
+          `${notes}/%2e%2e/secret.txt`,
+          `${notes}/%2E%2E%2Fsecret.txt`,
+          `${notes}/..%2fsecret.txt`,
+          `${notes}\\..\\secret.txt`,
+          `${notes}-old/secret.txt`,
+          "notes/secret.txt",
+          "./notes/../secret.txt",
+          `${notes}/\u0000/../../secret.txt`,
         ];
         for (const path of escapes) {
           const result = await gateway.client.callTool({ name: "write_file", arguments: { path, content: "escaped" } });
           expect(result.isError, `${path}: ${textOf(result)}`).toBe(true);
           // Refused by the policy gate, or (a NUL) already by the server, which takes no control characters.
-          expect(textOf(result), path).toMatch(/^refused: (deny by the policy gate \(policy\.(deny|error)\)|`write_file` was not run because the authority server could not decide \(the authority server refused the request \(400)/);
+          expect(textOf(result), path).toMatch(
+            /^refused: (deny by the policy gate \(policy\.(deny|error)\)|`write_file` was not run because the authority server could not decide \(the authority server refused the request \(400)/,
+          );
         }
         expect(existsSync(join(world().files, "secret.txt"))).toBe(false);
         expect(readdirSync(world().files).sort()).toEqual(["notes"]);

@@ -12,7 +12,9 @@ const GRANT_ID = "grt_01jc0000000000000000000000";
 type Misbehaviour = "5xx" | "garbage" | "unrecorded-allow" | "silent";
 
 /** An HTTP server that reads like the authority server for the grant and misbehaves on authorize. */
-async function brokenAuthority(mode: () => Misbehaviour): Promise<{ baseUrl: string; authorizeCalls: () => number; close(): Promise<void> }> {
+async function brokenAuthority(
+  mode: () => Misbehaviour,
+): Promise<{ baseUrl: string; authorizeCalls: () => number; close(): Promise<void> }> {
   let calls = 0;
   const server: Server = createServer((request, response) => {
     if (request.method === "GET" && request.url === `/v1/grants/${GRANT_ID}`) {
@@ -29,14 +31,20 @@ async function brokenAuthority(mode: () => Misbehaviour): Promise<{ baseUrl: str
       return;
     }
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(misbehaviour === "garbage" ? "{\"outcome\": \"allow\", " : JSON.stringify({ outcome: "allow", gates: [], reason: "trust me" }));
+    response.end(
+      misbehaviour === "garbage" ? '{"outcome": "allow", ' : JSON.stringify({ outcome: "allow", gates: [], reason: "trust me" }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     authorizeCalls: () => calls,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -48,7 +56,13 @@ describe("MCP gateway fails closed", () => {
     authority = await brokenAuthority(() => mode);
     const dir = mkdtempSync(join(tmpdir(), "authority-gateway-closed-"));
     // Only what connectGateway and writeConfig read: the server's URL, the key and the directory.
-    world = { dir, files: dir, server: { baseUrl: authority.baseUrl } as World["server"], agent: { id: "agt_x", key: "aa_agent_key" }, dispose: async () => undefined };
+    world = {
+      dir,
+      files: dir,
+      server: { baseUrl: authority.baseUrl } as World["server"],
+      agent: { id: "agt_x", key: "aa_agent_key" },
+      dispose: async () => undefined,
+    };
   });
   afterAll(async () => {
     await authority?.close();
@@ -70,7 +84,10 @@ describe("MCP gateway fails closed", () => {
       for (const next of Object.keys(causes) as Misbehaviour[]) {
         mode = next;
         const before = authority.authorizeCalls();
-        const result = await gateway.client.callTool({ name: "create_entities", arguments: { entities: [{ name: next, entityType: "t", observations: [] }] } });
+        const result = await gateway.client.callTool({
+          name: "create_entities",
+          arguments: { entities: [{ name: next, entityType: "t", observations: [] }] },
+        });
         expect(result.isError, next).toBe(true);
         expect(textOf(result), next).toMatch(/^refused: `create_entities` was not run because the authority server could not decide/);
         expect(textOf(result), next).toMatch(causes[next]);

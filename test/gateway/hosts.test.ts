@@ -38,12 +38,15 @@ function resolved(value: string, project: string, key: string): string {
 
 const hosts: [string, (config: Record<string, unknown>) => HostServer][] = [
   ["Claude Desktop", (config) => (config["mcpServers"] as Record<string, HostServer>)["authority-gateway"]!],
-  ["VS Code", (config) => {
-    expect(config["inputs"]).toEqual([expect.objectContaining({ type: "promptString", id: "authority-agent-key", password: true })]);
-    const server = (config["servers"] as Record<string, HostServer>)["authority-gateway"]!;
-    expect(server.type).toBe("stdio");
-    return server;
-  }],
+  [
+    "VS Code",
+    (config) => {
+      expect(config["inputs"]).toEqual([expect.objectContaining({ type: "promptString", id: "authority-agent-key", password: true })]);
+      const server = (config["servers"] as Record<string, HostServer>)["authority-gateway"]!;
+      expect(server.type).toBe("stdio");
+      return server;
+    },
+  ],
   ["Cursor", (config) => (config["mcpServers"] as Record<string, HostServer>)["authority-gateway"]!],
 ];
 
@@ -69,12 +72,19 @@ describe("the host configurations of docs/mcp-gateway.md", () => {
           // The project of an earlier host already has it.
         }
         const grantId = await issueGrant(world(), { scope: { tool: ["memory.read_graph"] }, enforcement_mode: "observe" });
-        writeFileSync(join(project, "gateway.yaml"), `authority:\n  url: ${world().server.baseUrl}\n  key_env: AUTHORITY_AGENT_KEY\n  grant_id: ${grantId}\nupstreams:\n${memoryUpstream(world())}`);
+        writeFileSync(
+          join(project, "gateway.yaml"),
+          `authority:\n  url: ${world().server.baseUrl}\n  key_env: AUTHORITY_AGENT_KEY\n  grant_id: ${grantId}\nupstreams:\n${memoryUpstream(world())}`,
+        );
         const server = pick(snippet(host));
-        const env = Object.fromEntries(Object.entries(server.env).map(([name, value]) => [name, resolved(value, project, world().agent.key)]));
+        const env = Object.fromEntries(
+          Object.entries(server.env).map(([name, value]) => [name, resolved(value, project, world().agent.key)]),
+        );
         const transport = new StdioClientTransport({
-          command: server.command, args: server.args.map((arg) => resolved(arg, project, world().agent.key)),
-          env: { PATH: process.env["PATH"] ?? "", ...env }, stderr: "pipe",
+          command: server.command,
+          args: server.args.map((arg) => resolved(arg, project, world().agent.key)),
+          env: { PATH: process.env["PATH"] ?? "", ...env },
+          stderr: "pipe",
         });
         const client = new Client({ name: host, version: "1.0.0" });
         await client.connect(transport);
@@ -82,7 +92,9 @@ describe("the host configurations of docs/mcp-gateway.md", () => {
           expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["read_graph"]);
           const result = await client.callTool({ name: "read_graph", arguments: {} });
           expect(result.isError, textOf(result)).toBeFalsy();
-          expect((await decisionsOf(world(), grantId)).map((record) => [record.outcome, record.request.tool])).toEqual([["allow", "memory.read_graph"]]);
+          expect((await decisionsOf(world(), grantId)).map((record) => [record.outcome, record.request.tool])).toEqual([
+            ["allow", "memory.read_graph"],
+          ]);
         } finally {
           await client.close();
         }

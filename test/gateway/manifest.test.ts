@@ -12,7 +12,20 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
-  ATTESTATION_BLOCK, certify, CLI, connectGateway, decisionsOf, filesUpstream, issueGrant, logLine, POISONING_SERVER, textOf, upstreamManifestHash, useWorld, writeConfig, until,
+  ATTESTATION_BLOCK,
+  certify,
+  CLI,
+  connectGateway,
+  decisionsOf,
+  filesUpstream,
+  issueGrant,
+  POISONING_SERVER,
+  textOf,
+  upstreamManifestHash,
+  useWorld,
+  writeConfig,
+  until,
+  readyField,
 } from "./harness.js";
 
 const poisoning = `upstreams:\n  notes:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(POISONING_SERVER)}]\n`;
@@ -37,7 +50,12 @@ async function namesOnlyHash(): Promise<string> {
 
 /** Every manifest hash the gateway logged, in order. */
 function hashesLogged(stderr: string): string[] {
-  return stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line)).filter((entry) => entry.msg === "manifest hash").map((entry) => entry.manifest_hash);
+  return stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line))
+    .filter((entry) => entry.msg === "manifest hash")
+    .map((entry) => entry.manifest_hash);
 }
 
 describe("authority manifest --config on a broken configuration", () => {
@@ -45,7 +63,10 @@ describe("authority manifest --config on a broken configuration", () => {
     const dir = mkdtempSync(join(tmpdir(), "authority-manifest-config-"));
     try {
       const config = join(dir, "gateway.yaml");
-      writeFileSync(config, "authority:\n  url: http://authority.example.com/v1\n  key_env: K\n  grant_id: grant-7\nupstreams:\n  notes:\n    command: no-such-command\n");
+      writeFileSync(
+        config,
+        "authority:\n  url: http://authority.example.com/v1\n  key_env: K\n  grant_id: grant-7\nupstreams:\n  notes:\n    command: no-such-command\n",
+      );
       const run = spawnSync(process.execPath, [CLI, "manifest", "--config", config], { encoding: "utf8", timeout: 60_000 });
       expect(run.status).toBe(1);
       expect(run.stderr).toMatch(/gateway\.yaml:2:8: error: `authority\.url` must be https, or http on a loopback address/);
@@ -63,20 +84,24 @@ describe.skipIf(!SERVER_BUILT)("manifest hash over tool definitions", () => {
   const world = useWorld("gateway-manifest");
 
   it("`authority manifest --config` prints the hash the gateway attests, for real upstreams", async () => {
-    for (const [name, upstreams] of [["files", `upstreams:\n${filesUpstream(world())}`], ["notes", poisoning]] as const) {
+    for (const [name, upstreams] of [
+      ["files", `upstreams:\n${filesUpstream(world())}`],
+      ["notes", poisoning],
+    ] as const) {
       const grantId = await issueGrant(world(), { scope: { tool: [`${name}.*`] }, enforcement_mode: "observe" });
       const config = writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstreams}`, `manifest-${name}.yaml`);
       const printed = cliManifest(config);
       const gateway = await connectGateway(world(), config);
       try {
-        expect((await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]).toBe(printed.manifest_hash);
+        expect(await readyField(gateway.stderr, "manifest_hash")).toBe(printed.manifest_hash);
       } finally {
         await gateway.close();
       }
       expect(printed.tools.every((tool) => tool.action.startsWith(`${name}.`))).toBe(true);
     }
-    expect(cliManifest(writeConfig(world(), "grt_01jc0000000000000000000000", poisoning, "direct.yaml")).manifest_hash)
-      .toBe(await upstreamManifestHash("notes", process.execPath, [POISONING_SERVER]));
+    expect(cliManifest(writeConfig(world(), "grt_01jc0000000000000000000000", poisoning, "direct.yaml")).manifest_hash).toBe(
+      await upstreamManifestHash("notes", process.execPath, [POISONING_SERVER]),
+    );
   });
 
   it("refuses a tool poisoned behind its name under enforce until it is certified again", async () => {
@@ -84,10 +109,12 @@ describe.skipIf(!SERVER_BUILT)("manifest hash over tool definitions", () => {
     const grantId = await issueGrant(world(), { scope: { tool: ["notes.*"] }, enforcement_mode: "enforce" });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${poisoning}`, "poison.yaml"));
     try {
-      const certified = (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"] as string;
+      const certified = await readyField(gateway.stderr, "manifest_hash");
       await certify(world(), certified);
       let changes = 0;
-      gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+      gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changes += 1;
+      });
       expect(textOf(await gateway.client.callTool({ name: "read_note", arguments: { path: "a" } }))).toBe("note a");
       expect(textOf(await gateway.client.callTool({ name: "poison", arguments: {} }))).toBe("poisoned");
       await until(async () => changes > 0 || undefined);
@@ -110,7 +137,12 @@ describe.skipIf(!SERVER_BUILT)("manifest hash over tool definitions", () => {
       expect(textOf(annotated)).toMatch(/^refused: deny by the certification gate \(certification\.attestation_mismatch\)/);
       const outcomes = (await decisionsOf(world(), grantId)).map((d) => [d.request.tool, d.outcome]);
       expect(outcomes).toEqual([
-        ["notes.read_note", "allow"], ["notes.poison", "allow"], ["notes.read_note", "deny"], ["notes.read_note", "allow"], ["notes.annotate", "allow"], ["notes.read_note", "deny"],
+        ["notes.read_note", "allow"],
+        ["notes.poison", "allow"],
+        ["notes.read_note", "deny"],
+        ["notes.read_note", "allow"],
+        ["notes.annotate", "allow"],
+        ["notes.read_note", "deny"],
       ]);
     } finally {
       await gateway.close();

@@ -3,9 +3,21 @@
 // grant's scope and decided like tools, completions scoped, logging relayed, sampling never offered.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { ATTESTATION_BLOCK, certify, connectGateway, decisionsOf, issueGrant, logLine, textOf, useWorld, writeConfig, type Connected } from "./harness.js";
+import {
+  ATTESTATION_BLOCK,
+  certify,
+  connectGateway,
+  decisionsOf,
+  issueGrant,
+  logLine,
+  textOf,
+  useWorld,
+  writeConfig,
+  type Connected,
+  readyField,
+} from "./harness.js";
 
 const ASKING = join(process.cwd(), "test", "gateway", "fixtures", "asking-server.mjs");
 const EVERYTHING = join(process.cwd(), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -22,7 +34,7 @@ describe("the whole protocol through the gateway", () => {
   async function open(scope: string[], file: string, upstream = everything): Promise<{ gateway: Connected; grantId: string }> {
     const grantId = await issueGrant(world(), { scope: { tool: scope }, enforcement_mode: "enforce" });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${upstream}`, file));
-    await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+    await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
     return { gateway, grantId };
   }
 
@@ -31,9 +43,15 @@ describe("the whole protocol through the gateway", () => {
     try {
       const progress: number[] = [];
       // Three seconds of work against an upstream timeout of one: only progress keeps it alive.
-      const result = await gateway.client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 3, steps: 6 } }, undefined, {
-        onprogress: (p) => progress.push(p.progress), timeout: 2_000, resetTimeoutOnProgress: true,
-      });
+      const result = await gateway.client.callTool(
+        { name: "trigger-long-running-operation", arguments: { duration: 3, steps: 6 } },
+        undefined,
+        {
+          onprogress: (p) => progress.push(p.progress),
+          timeout: 2_000,
+          resetTimeoutOnProgress: true,
+        },
+      );
       expect(result.isError).not.toBe(true);
       expect(textOf(result)).toContain("Long running operation completed");
       // The upstream's own values (1 to 6), in order; the last may cross the result on the wire and
@@ -72,7 +90,10 @@ describe("the whole protocol through the gateway", () => {
       expect((await gateway.client.listResources()).resources).toEqual([]);
       expect((await gateway.client.listResourceTemplates()).resourceTemplates).toEqual([]);
       expect((await gateway.client.listPrompts()).prompts).toEqual([]);
-      await expect(gateway.client.readResource({ uri: "demo://resource/dynamic/text/1" })).rejects.toMatchObject({ code: -32003, message: expect.stringContaining("refused: deny") });
+      await expect(gateway.client.readResource({ uri: "demo://resource/dynamic/text/1" })).rejects.toMatchObject({
+        code: -32003,
+        message: expect.stringContaining("refused: deny"),
+      });
       const decisions = await decisionsOf(world(), grantId);
       expect(decisions.map((record) => [record.outcome, record.request.tool])).toEqual([["deny", "resource:everything"]]);
     } finally {
@@ -88,9 +109,14 @@ describe("the whole protocol through the gateway", () => {
       const simple = await gateway.client.getPrompt({ name: "simple-prompt" });
       expect(simple.messages.length).toBeGreaterThan(0);
       await expect(gateway.client.getPrompt({ name: "args-prompt", arguments: { city: "Paris" } })).rejects.toMatchObject({ code: -32003 });
-      const completed = await gateway.client.complete({ ref: { type: "ref/prompt", name: "completable-prompt" }, argument: { name: "department", value: "En" } });
+      const completed = await gateway.client.complete({
+        ref: { type: "ref/prompt", name: "completable-prompt" },
+        argument: { name: "department", value: "En" },
+      });
       expect(completed.completion.values).toContain("Engineering");
-      await expect(gateway.client.complete({ ref: { type: "ref/prompt", name: "args-prompt" }, argument: { name: "city", value: "P" } })).rejects.toMatchObject({ code: -32003 });
+      await expect(
+        gateway.client.complete({ ref: { type: "ref/prompt", name: "args-prompt" }, argument: { name: "city", value: "P" } }),
+      ).rejects.toMatchObject({ code: -32003 });
     } finally {
       await gateway.close();
     }
@@ -111,7 +137,8 @@ describe("the whole protocol through the gateway", () => {
       expect(messages[0]!.logger?.startsWith("everything")).toBe(true);
       const tools = (await gateway.client.listTools()).tools.map((tool) => tool.name);
       expect(tools).toContain("echo");
-      for (const asking of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) expect(tools).not.toContain(asking);
+      for (const asking of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"])
+        expect(tools).not.toContain(asking);
     } finally {
       await gateway.close();
     }
@@ -135,7 +162,11 @@ describe("the whole protocol through the gateway", () => {
     const upstream = `upstreams:\n  asking:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(ASKING)}]\n`;
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, upstream, "asking.yaml"));
     try {
-      for (const [tool, method] of [["ask_sampling", "sampling/createMessage"], ["ask_elicitation", "elicitation/create"], ["ask_roots", "roots/list"]] as const) {
+      for (const [tool, method] of [
+        ["ask_sampling", "sampling/createMessage"],
+        ["ask_elicitation", "elicitation/create"],
+        ["ask_roots", "roots/list"],
+      ] as const) {
         const text = textOf(await gateway.client.callTool({ name: tool, arguments: {} }));
         expect(text).toContain("error -32601");
         expect(text).toContain(`does not relay \`${method}\` from an upstream to the host`);
@@ -148,15 +179,18 @@ describe("the whole protocol through the gateway", () => {
 
   it("lets a policy bound reads by `args.uri`, and refuses an over-long URI before any decision", async () => {
     const grantId = await issueGrant(world(), {
-      scope: { tool: ["resource:everything"] }, enforcement_mode: "enforce",
+      scope: { tool: ["resource:everything"] },
+      enforcement_mode: "enforce",
       policy: `startsWith(args.uri, "demo://resource/dynamic/text/")`,
     });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${everything}`, "uri-policy.yaml"));
     try {
-      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
       expect((await gateway.client.readResource({ uri: "demo://resource/dynamic/text/3" })).contents.length).toBe(1);
       await expect(gateway.client.readResource({ uri: "demo://resource/dynamic/blob/3" })).rejects.toMatchObject({ code: -32003 });
-      await expect(gateway.client.readResource({ uri: `demo://resource/dynamic/text/${"9".repeat(2_100)}` })).rejects.toMatchObject({ code: -32602 });
+      await expect(gateway.client.readResource({ uri: `demo://resource/dynamic/text/${"9".repeat(2_100)}` })).rejects.toMatchObject({
+        code: -32602,
+      });
       const decisions = await decisionsOf(world(), grantId);
       expect(decisions.map((record) => [record.request.args.uri, record.outcome === "allow"])).toEqual([
         ["demo://resource/dynamic/text/3", true],
@@ -169,10 +203,13 @@ describe("the whole protocol through the gateway", () => {
 
   it("routes by what the upstreams list: a resource to an upstream the grant covers, a prompt to the first upstream offering it", async () => {
     const twice = `${everything}  everything2:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`;
-    const grantId = await issueGrant(world(), { scope: { tool: ["resource:everything2", "prompt:everything2.simple-prompt"] }, enforcement_mode: "enforce" });
+    const grantId = await issueGrant(world(), {
+      scope: { tool: ["resource:everything2", "prompt:everything2.simple-prompt"] },
+      enforcement_mode: "enforce",
+    });
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${twice}`, "twice.yaml"));
     try {
-      await certify(world(), (await logLine(gateway.stderr, "gateway ready"))["manifest_hash"]);
+      await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
       const uri = "demo://resource/dynamic/text/5";
       // Both upstreams serve the URI: the read goes to the one the grant covers.
       expect((await gateway.client.readResource({ uri })).contents.length).toBe(1);

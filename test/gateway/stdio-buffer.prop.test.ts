@@ -31,11 +31,15 @@ function feed(bytes: Buffer, cuts: number[]): unknown[] | string {
   return out;
 }
 
-const response = (id: number, size: number): string => JSON.stringify({ result: { content: [{ type: "text", text: "y".repeat(size) }] }, jsonrpc: "2.0", id });
+const response = (id: number, size: number): string =>
+  JSON.stringify({ result: { content: [{ type: "text", text: "y".repeat(size) }] }, jsonrpc: "2.0", id });
 
 describe("BoundedReadBuffer", () => {
   it("reads the same messages however the bytes are split; an oversized response becomes an error for its id only", () => {
-    const lines = fc.array(fc.tuple(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 3 * LIMIT })), { minLength: 1, maxLength: 6 });
+    const lines = fc.array(fc.tuple(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 3 * LIMIT })), {
+      minLength: 1,
+      maxLength: 6,
+    });
     fc.assert(
       fc.property(lines, fc.array(fc.nat(), { maxLength: 12 }), (spec, cuts) => {
         const bytes = Buffer.from(spec.map(([id, size]) => `${response(id, size)}\n`).join(""));
@@ -45,7 +49,8 @@ describe("BoundedReadBuffer", () => {
         (read as { id: number; error?: { message: string }; result?: unknown }[]).forEach((message, i) => {
           const [id, size] = spec[i]!;
           expect(message.id).toBe(id);
-          if (Buffer.byteLength(response(id, size)) > LIMIT) expect(message.error?.message).toContain(`over the transport limit of ${LIMIT} bytes`);
+          if (Buffer.byteLength(response(id, size)) > LIMIT)
+            expect(message.error?.message).toContain(`over the transport limit of ${LIMIT} bytes`);
           else expect(message.result).toBeDefined();
         });
       }),

@@ -4,9 +4,21 @@
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { connectGateway, decisionsOf, grantNow, issueGrant, logLine, SHIFTING_SERVER, textOf, useWorld, writeConfig, until } from "./harness.js";
+import {
+  connectGateway,
+  decisionsOf,
+  grantNow,
+  issueGrant,
+  logLine,
+  SHIFTING_SERVER,
+  textOf,
+  useWorld,
+  writeConfig,
+  until,
+} from "./harness.js";
 
-const shift = (extra = ""): string => `upstreams:\n  shift:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SHIFTING_SERVER)}]\n${extra}`;
+const shift = (extra = ""): string =>
+  `upstreams:\n  shift:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SHIFTING_SERVER)}]\n${extra}`;
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway with an upstream that goes away", () => {
   const world = useWorld("gateway-upstream-down");
@@ -16,7 +28,9 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with an upstream that goes away", ()
     const gateway = await connectGateway(world(), writeConfig(world(), grantId, shift("    restart: false\n"), "down.yaml"));
     try {
       let changes = 0;
-      gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+      gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changes += 1;
+      });
       expect((await gateway.client.listTools()).tools.map((t) => t.name)).toContain("echo");
       expect((await gateway.client.callTool({ name: "crash", arguments: {} })).isError).toBe(true);
       await logLine(gateway.stderr, "upstream closed");
@@ -37,11 +51,16 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with an upstream that goes away", ()
 
   it("restarts the upstream with backoff, lists its tools again and attests its manifest again", async () => {
     const grantId = await issueGrant(world(), { scope: { tool: ["shift.*"] }, enforcement_mode: "observe" });
-    const gateway = await connectGateway(world(), writeConfig(world(), grantId, shift("    restart:\n      initial_ms: 100\n      max_ms: 2000\n"), "restart.yaml"));
+    const gateway = await connectGateway(
+      world(),
+      writeConfig(world(), grantId, shift("    restart:\n      initial_ms: 100\n      max_ms: 2000\n"), "restart.yaml"),
+    );
     try {
       const ready = await logLine(gateway.stderr, "gateway ready");
       let changes = 0;
-      gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+      gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changes += 1;
+      });
       expect((await gateway.client.callTool({ name: "crash", arguments: {} })).isError).toBe(true);
       expect(await logLine(gateway.stderr, "upstream closed")).toMatchObject({ upstream: "shift", restart: true });
       expect(await logLine(gateway.stderr, "upstream restarted")).toMatchObject({ upstream: "shift", tools: 5 });

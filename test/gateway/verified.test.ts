@@ -22,23 +22,45 @@ async function forgingProxy(upstream: string, mode: () => Forgery): Promise<{ ba
       let text = Buffer.concat(chunks).toString("utf8");
       const authorize = incoming.url?.endsWith("/authorize") === true;
       if (authorize && mode() === "unsigned-allow") {
-        const forged = JSON.stringify({ outcome: "allow", ledger_id: "led_forged", gates: [], reason: "trust me", decided_at: new Date().toISOString() });
+        const forged = JSON.stringify({
+          outcome: "allow",
+          ledger_id: "led_forged",
+          gates: [],
+          reason: "trust me",
+          decided_at: new Date().toISOString(),
+        });
         outgoing.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(forged) });
         outgoing.end(forged);
         return;
       }
       // The server is asked about another file than the one the gateway will write.
       if (authorize && mode() === "other-path") text = JSON.stringify({ ...JSON.parse(text), args: { path: "/elsewhere.txt" } });
-      const onward = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: { ...incoming.headers, host: target.host, "content-length": String(Buffer.byteLength(text)) } }, (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      });
+      const onward = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: incoming.method,
+          path: incoming.url,
+          headers: { ...incoming.headers, host: target.host, "content-length": String(Buffer.byteLength(text)) },
+        },
+        (answer) => {
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        },
+      );
       onward.end(text);
     });
   });
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   const { port } = proxy.address() as AddressInfo;
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, close: () => new Promise<void>((resolve) => { proxy.closeAllConnections(); proxy.close(() => resolve()); }) };
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.closeAllConnections();
+        proxy.close(() => resolve());
+      }),
+  };
 }
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway verifying signed decisions", () => {
@@ -57,8 +79,11 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway verifying signed decisions", () => {
   it("runs the honest call, and refuses an unsigned allow and an allow about another request, forwarding nothing", async () => {
     const grantId = await issueGrant(world, { scope: { tool: ["files.write_file"] }, enforcement_mode: "observe" });
     writeFileSync(join(world.dir, "keys.json"), await (await fetch(`${world.server.baseUrl}/signing-keys`)).text());
-    const config = writeConfig({ ...world, server: { ...world.server, baseUrl: proxy.baseUrl } }, grantId,
-      `upstreams:\n${filesUpstream(world)}tools:\n  files.write_file:\n    args: [path]\n`);
+    const config = writeConfig(
+      { ...world, server: { ...world.server, baseUrl: proxy.baseUrl } },
+      grantId,
+      `upstreams:\n${filesUpstream(world)}tools:\n  files.write_file:\n    args: [path]\n`,
+    );
     writeFileSync(config, readFileSync(config, "utf8").replace("  attempts: 1\n", "  attempts: 1\n  signing_keys: keys.json\n"));
     const gateway = await connectGateway(world, config);
     try {
@@ -67,7 +92,10 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway verifying signed decisions", () => {
       const ran = await gateway.client.callTool({ name: "write_file", arguments: { path: honest, content: "ok" } });
       expect(ran.isError, textOf(ran)).toBeFalsy();
       expect(readFileSync(honest, "utf8")).toBe("ok");
-      for (const [forgery, reason] of [["unsigned-allow", /unverified_answer\).*unsigned/], ["other-path", /unverified_answer\).*mismatch/]] as const) {
+      for (const [forgery, reason] of [
+        ["unsigned-allow", /unverified_answer\).*unsigned/],
+        ["other-path", /unverified_answer\).*mismatch/],
+      ] as const) {
         mode = forgery;
         const path = join(world.files, `${forgery}.txt`);
         const refused = await gateway.client.callTool({ name: "write_file", arguments: { path, content: "forged" } });
@@ -82,7 +110,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway verifying signed decisions", () => {
 
   it("does not start with a signing_keys file that is no JWKS, saying why", async () => {
     const grantId = await issueGrant(world, { scope: { tool: ["files.write_file"] }, enforcement_mode: "observe" });
-    writeFileSync(join(world.dir, "not-keys.json"), "{\"keys\": 1}");
+    writeFileSync(join(world.dir, "not-keys.json"), '{"keys": 1}');
     const config = writeConfig(world, grantId, `upstreams:\n${filesUpstream(world)}`, "bad-keys.yaml");
     writeFileSync(config, readFileSync(config, "utf8").replace("  attempts: 1\n", "  attempts: 1\n  signing_keys: not-keys.json\n"));
     await expect(connectGateway(world, config)).rejects.toThrow(/signingKeys must be a JWKS/);

@@ -21,9 +21,17 @@ function bigFamily(bytes: number): string {
 /** A family whose parameter `code` has the given declaration on line 5. */
 function patternFamily(declaration: string): string {
   return [
-    "id: bounds", "version: 1", "reviewed_by: [alice@example.com]", "parameters:", `  code: ${declaration}`,
-    "grant:", "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy", "  principal_type: team", "  principal_id: ${code}",
-    "  scope: {tool: [payments.refund]}", "",
+    "id: bounds",
+    "version: 1",
+    "reviewed_by: [alice@example.com]",
+    "parameters:",
+    `  code: ${declaration}`,
+    "grant:",
+    "  agent_id: agt_6ys3c4dwa7n36096q14dr9gpqy",
+    "  principal_type: team",
+    "  principal_id: ${code}",
+    "  scope: {tool: [payments.refund]}",
+    "",
   ].join("\n");
 }
 
@@ -48,13 +56,18 @@ describe("authority lsp: bounded work", () => {
     // Every edit rewrites one digit; none is awaited, as when a user types or a tool rewrites fast.
     const sent: Promise<void>[] = [];
     for (let version = 2; version <= EDITS + 1; version++) {
-      sent.push(editor.connection.sendNotification("textDocument/didChange", {
-        textDocument: { uri, version },
-        contentChanges: [{ range: { start: { line, character }, end: { line, character: character + 1 } }, text: String(version % 10) }],
-      }));
+      sent.push(
+        editor.connection.sendNotification("textDocument/didChange", {
+          textDocument: { uri, version },
+          contentChanges: [{ range: { start: { line, character }, end: { line, character: character + 1 } }, text: String(version % 10) }],
+        }),
+      );
     }
     await Promise.all(sent);
-    const hover = editor.request<{ contents: { value: string } } | null>("textDocument/hover", { textDocument: { uri }, position: { line: text.split("\n").findIndex((l) => l.includes("${agent_id}")), character: 14 } });
+    const hover = editor.request<{ contents: { value: string } } | null>("textDocument/hover", {
+      textDocument: { uri },
+      position: { line: text.split("\n").findIndex((l) => l.includes("${agent_id}")), character: 14 },
+    });
     const newest = editor.diagnostics(uri, EDITS + 1);
     expect((await hover)?.contents.value).toContain("parameter `agent_id`");
     expect((await newest).version).toBe(EDITS + 1);
@@ -71,15 +84,23 @@ describe("authority lsp: bounded work", () => {
     const hostile = await editor.open(uri, patternFamily(`{type: string, pattern: "(a+)+$", example: "${"a".repeat(40)}!"}`), "yaml");
     expect(hostile.diagnostics.map((d) => `${d.code} ${d.range.start.line}:${d.range.start.character}`)).toEqual(["parameter-bounds 4:51"]);
     const lookahead = await editor.change(uri, 2, [{ text: patternFamily('{type: string, pattern: "[a-z]+(?=a)", example: abc}') }]);
-    expect(lookahead.diagnostics.map((d) => `${d.code} ${d.range.start.line}:${d.range.start.character}`)).toEqual(["parameter-pattern 4:39"]);
+    expect(lookahead.diagnostics.map((d) => `${d.code} ${d.range.start.line}:${d.range.start.character}`)).toEqual([
+      "parameter-pattern 4:39",
+    ]);
   });
 
   it("a family over the size limit (under the server's document limit) gets one diagnostic at 0:0, and formatting it does no work", async () => {
     const uri = "file:///project/huge.yaml";
     const text = bigFamily(Math.min(970_000, LSP_LIMITS.documentBytesMax - 1_000));
     expect(text.length).toBeGreaterThan(FAMILY_LIMITS.sourceBytesMax);
-    const opened = await editor.open(uri, text.replace("amount_minor <= ${approval_threshold_minor}", "amount_minor  <=  ${approval_threshold_minor}"), "yaml");
+    const opened = await editor.open(
+      uri,
+      text.replace("amount_minor <= ${approval_threshold_minor}", "amount_minor  <=  ${approval_threshold_minor}"),
+      "yaml",
+    );
     expect(opened.diagnostics.map((d) => `${d.code} ${d.range.start.line}:${d.range.start.character}`)).toEqual(["family-too-large 0:0"]);
-    expect(await editor.request("textDocument/formatting", { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } })).toEqual([]);
+    expect(await editor.request("textDocument/formatting", { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } })).toEqual(
+      [],
+    );
   });
 });

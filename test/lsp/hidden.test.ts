@@ -24,7 +24,11 @@ describe("authority lsp: hidden characters", () => {
     expect(diagnostics.map((d) => [d.code, d.range.start.character, d.range.end.character])).toEqual([["policy/hidden-character", 50, 52]]);
     expect(diagnostics[0]!.message).toContain("U+202E");
     expect(diagnostics[0]!.message).not.toMatch(/[\u202e\u200b]/);
-    const actions = await editor.request<Action[]>("textDocument/codeAction", { textDocument: { uri }, range: diagnostics[0]!.range, context: { diagnostics } });
+    const actions = await editor.request<Action[]>("textDocument/codeAction", {
+      textDocument: { uri },
+      range: diagnostics[0]!.range,
+      context: { diagnostics },
+    });
     expect(actions[0]!.edit.changes[uri]![0]!.newText).toBe("\\u202e\\u200b");
     const fixed = await editor.change(uri, 2, [{ range: diagnostics[0]!.range, text: "\\u202e\\u200b" }]);
     expect(fixed.diagnostics).toEqual([]);
@@ -34,9 +38,14 @@ describe("authority lsp: hidden characters", () => {
     const mixed = await editor.open(uri, 'tool == "p\u0430yments.transfer"\n');
     expect(mixed.diagnostics.map((d) => d.code)).toEqual(["policy/mixed-script"]);
     const separated = await editor.open(uri, 'amount_minor < 100 || tool == "x" // note\u2028&& false\n');
-    expect(separated.diagnostics.map((d) => [d.code, d.severity, d.range.start.character])).toEqual([["policy/unexpected-character", 1, 41]]);
+    expect(separated.diagnostics.map((d) => [d.code, d.severity, d.range.start.character])).toEqual([
+      ["policy/unexpected-character", 1, 41],
+    ]);
     await editor.open(uri, 'tool=="x" // \u202e note\n');
-    const edits = await editor.request<{ newText: string }[]>("textDocument/formatting", { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } });
+    const edits = await editor.request<{ newText: string }[]>("textDocument/formatting", {
+      textDocument: { uri },
+      options: { tabSize: 2, insertSpaces: true },
+    });
     expect(edits.map((e) => e.newText)).toEqual(['tool == "x" // \\u202e note\n']);
   });
 });

@@ -43,7 +43,9 @@ describe("authority lsp", () => {
     expect(codes(opened.diagnostics)).toEqual(["policy/unknown-name"]);
     expect(opened.diagnostics[0]!.range).toEqual({ start: { line: 0, character: 0 }, end: { line: 0, character: 11 } });
     expect(opened.diagnostics[0]!.message).toContain("help: did you mean `amount_minor`?");
-    const fixed = await editor.change(policyUri, 2, [{ range: { start: { line: 0, character: 9 }, end: { line: 0, character: 11 } }, text: "nor" }]);
+    const fixed = await editor.change(policyUri, 2, [
+      { range: { start: { line: 0, character: 9 }, end: { line: 0, character: 11 } }, text: "nor" },
+    ]);
     expect(fixed.diagnostics).toEqual([]);
     const broken = await editor.change(policyUri, 3, [{ text: "amount_minor <= 100 && 1 == 1\n" }]);
     expect(codes(broken.diagnostics)).toEqual(["policy/constant-condition"]);
@@ -63,12 +65,18 @@ describe("authority lsp", () => {
     const over = `${atLimit}x`;
     const refused = await editor.change(uri, 2, [{ text: over }]);
     expect(refused.diagnostics).toHaveLength(1);
-    expect(refused.diagnostics[0]).toMatchObject({ code: DOCUMENT_TOO_LARGE, severity: 1, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } });
+    expect(refused.diagnostics[0]).toMatchObject({
+      code: DOCUMENT_TOO_LARGE,
+      severity: 1,
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+    });
     expect(refused.diagnostics[0]!.message).toContain(`more than ${LSP_LIMITS.documentBytesMax} bytes`);
     const at = { textDocument: { uri }, position: { line: 0, character: 2 } };
     expect(await editor.request("textDocument/hover", at)).toBeNull();
     expect(await editor.request("textDocument/completion", at)).toEqual([]);
-    expect(await editor.request("textDocument/formatting", { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } })).toEqual([]);
+    expect(await editor.request("textDocument/formatting", { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } })).toEqual(
+      [],
+    );
     // Back under the limit, it is analysed again.
     const back = await editor.change(uri, 3, [{ text: atLimit }]);
     expect(codes(back.diagnostics)).toEqual(["policy/policy-too-long"]);
@@ -84,12 +92,21 @@ describe("authority lsp", () => {
   it("hovers a built-in name with its documentation and type, and a placeholder with its parameter", async () => {
     await editor.open(familyUri, familyText, "yaml");
     type H = { contents: { value: string } } | null;
-    const name = await editor.request<H>("textDocument/hover", { textDocument: { uri: familyUri }, position: positionOf(familyText, "amount_minor<=", 2) });
+    const name = await editor.request<H>("textDocument/hover", {
+      textDocument: { uri: familyUri },
+      position: positionOf(familyText, "amount_minor<=", 2),
+    });
     expect(name?.contents.value).toContain("amount_minor: int");
     expect(name?.contents.value).toContain("minor units");
-    const placeholder = await editor.request<H>("textDocument/hover", { textDocument: { uri: familyUri }, position: positionOf(familyText, "${limit}", 3) });
+    const placeholder = await editor.request<H>("textDocument/hover", {
+      textDocument: { uri: familyUri },
+      position: positionOf(familyText, "${limit}", 3),
+    });
     expect(placeholder?.contents.value).toContain("limit: {type: int, min: 0, max: 50000, default: 1000}");
-    const comparison = await editor.request<H>("textDocument/hover", { textDocument: { uri: familyUri }, position: positionOf(familyText, "<=${limit}", 1) });
+    const comparison = await editor.request<H>("textDocument/hover", {
+      textDocument: { uri: familyUri },
+      position: positionOf(familyText, "<=${limit}", 1),
+    });
     expect(comparison?.contents.value).toContain(": bool");
   });
 
@@ -103,7 +120,12 @@ describe("authority lsp", () => {
     const params = (await editor.request<Items>("textDocument/completion", at("${limit}", 2))).map((i) => i.label);
     expect(params).toEqual(["agent_id", "limit"]);
     await editor.change(familyUri, 2, [{ text: text.replace("||approver", "||args.v") }]);
-    const args = (await editor.request<Items>("textDocument/completion", { textDocument: { uri: familyUri }, position: positionOf(text, "||approver", 8) })).map((i) => i.label);
+    const args = (
+      await editor.request<Items>("textDocument/completion", {
+        textDocument: { uri: familyUri },
+        position: positionOf(text, "||approver", 8),
+      })
+    ).map((i) => i.label);
     expect(args).toEqual(["vendor"]);
   });
 
@@ -118,8 +140,12 @@ describe("authority lsp", () => {
     expect(hover?.contents.value).toContain("normalized lexically");
     const url = await editor.request<H>("textDocument/hover", { textDocument: { uri }, position: positionOf(text, "urlHost", 2) });
     expect(url?.contents.value).toContain("urlHost(url: string): string");
-    const names = (await editor.request<{ label: string }[]>("textDocument/completion", { textDocument: { uri }, position: { line: 0, character: 0 } })).map((i) => i.label);
-    expect(names).toEqual(expect.arrayContaining(["pathWithin", "pathNormalize", "urlWithin", "urlScheme", "urlHost", "urlPort", "urlPath"]));
+    const names = (
+      await editor.request<{ label: string }[]>("textDocument/completion", { textDocument: { uri }, position: { line: 0, character: 0 } })
+    ).map((i) => i.label);
+    expect(names).toEqual(
+      expect.arrayContaining(["pathWithin", "pathNormalize", "urlWithin", "urlScheme", "urlHost", "urlPort", "urlPath"]),
+    );
   });
 
   it("goes from a placeholder to its parameter's declaration", async () => {
@@ -134,10 +160,16 @@ describe("authority lsp", () => {
 
   it("formats a policy file and a family's policy as `authority fmt` does", async () => {
     await editor.open(policyUri, "amount_minor<=100||approver!=null");
-    const edits = await editor.request<{ newText: string }[]>("textDocument/formatting", { textDocument: { uri: policyUri }, options: { tabSize: 2, insertSpaces: true } });
+    const edits = await editor.request<{ newText: string }[]>("textDocument/formatting", {
+      textDocument: { uri: policyUri },
+      options: { tabSize: 2, insertSpaces: true },
+    });
     expect(edits.map((e) => e.newText)).toEqual(["amount_minor <= 100 || approver != null\n"]);
     await editor.open(familyUri, familyText, "yaml");
-    const family = await editor.request<{ newText: string }[]>("textDocument/formatting", { textDocument: { uri: familyUri }, options: { tabSize: 2, insertSpaces: true } });
+    const family = await editor.request<{ newText: string }[]>("textDocument/formatting", {
+      textDocument: { uri: familyUri },
+      options: { tabSize: 2, insertSpaces: true },
+    });
     expect(family).toHaveLength(1);
     expect(family[0]!.newText).toContain('policy: "amount_minor <= ${limit} || approver in [\\"cfo@example.com\\"]"');
   });
@@ -155,12 +187,25 @@ describe("authority lsp", () => {
   }
 
   it("offers a quick fix for every hint, and each fix clears its diagnostic", async () => {
-    const hinted = ["amount_minor = 5", "amount_minor < 5 and tool == \"x\"", "not (uses < 5)", "approver != nil", "approver != None", "approver != nul", "currency == 'EUR'", "currency == EUR"];
+    const hinted = [
+      "amount_minor = 5",
+      'amount_minor < 5 and tool == "x"',
+      "not (uses < 5)",
+      "approver != nil",
+      "approver != None",
+      "approver != nul",
+      "currency == 'EUR'",
+      "currency == EUR",
+    ];
     let version = 1;
     for (const text of hinted) {
       const { diagnostics } = await editor.open(policyUri, text);
       expect(diagnostics).toHaveLength(1);
-      const actions = await editor.request<Action[]>("textDocument/codeAction", { textDocument: { uri: policyUri }, range: diagnostics[0]!.range, context: { diagnostics } });
+      const actions = await editor.request<Action[]>("textDocument/codeAction", {
+        textDocument: { uri: policyUri },
+        range: diagnostics[0]!.range,
+        context: { diagnostics },
+      });
       expect(actions).toHaveLength(1);
       expect(actions[0]!.kind).toBe("quickfix");
       version += 1;
@@ -173,14 +218,18 @@ describe("authority lsp", () => {
     const text = familyText.replace('policy: "amount_minor<=${limit}', 'policy: "currency == EUR && amount_minor<=${limit}');
     const { diagnostics } = await editor.open(familyUri, text, "yaml");
     expect(codes(diagnostics)).toEqual(["policy/unknown-name"]);
-    const actions = await editor.request<Action[]>("textDocument/codeAction", { textDocument: { uri: familyUri }, range: diagnostics[0]!.range, context: { diagnostics } });
+    const actions = await editor.request<Action[]>("textDocument/codeAction", {
+      textDocument: { uri: familyUri },
+      range: diagnostics[0]!.range,
+      context: { diagnostics },
+    });
     expect(actions[0]!.edit.changes[familyUri]![0]!.newText).toBe('\\"EUR\\"');
     const after = await editor.change(familyUri, 2, [{ text: applyAction(text, familyUri, actions[0]!) }]);
     expect(after.diagnostics).toEqual([]);
   });
 
   it("reports an unclosed parenthesis at the parenthesis", async () => {
-    const text = "amount_minor < 5 && (tool == \"a\" ||\n  tool == \"b\"\n";
+    const text = 'amount_minor < 5 && (tool == "a" ||\n  tool == "b"\n';
     const { diagnostics } = await editor.open(policyUri, text);
     expect(diagnostics.map((d) => [d.code, d.range.start])).toEqual([["policy/unexpected-end", { line: 0, character: 20 }]]);
   });

@@ -58,54 +58,67 @@ if (nvimVersion === undefined && process.env["CI"] === "true") {
   });
 }
 
-describe.skipIf(nvimVersion === undefined)(`the Neovim set-up of docs/lsp.md in ${nvimVersion ?? "Neovim (not installed: skipped)"}`, () => {
-  const scratch = mkdtempSync(join(tmpdir(), "authority-neovim-"));
-  const project = join(scratch, "project");
-  let opened: Opened[];
+describe.skipIf(nvimVersion === undefined)(
+  `the Neovim set-up of docs/lsp.md in ${nvimVersion ?? "Neovim (not installed: skipped)"}`,
+  () => {
+    const scratch = mkdtempSync(join(tmpdir(), "authority-neovim-"));
+    const project = join(scratch, "project");
+    let opened: Opened[];
 
-  beforeAll(() => {
-    buildCli();
-    // A project that installs the CLI: its bin, where `npx authority` finds it without a registry.
-    mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
-    mkdirSync(join(project, "policies"));
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "policies", private: true }));
-    symlinkSync(join(root, "cli", "bin", "authority.js"), join(project, "node_modules", ".bin", "authority"));
-    writeFileSync(join(project, "policies", "limits.policy"), 'amount_minor <= 5000 && currency = "EUR"\n');
-    writeFileSync(join(project, "policies", "broken.yaml"), "id: broken\nversion: 1\n");
-    const init = join(scratch, "init.lua");
-    writeFileSync(init, documentedSetUp());
-    writeFileSync(join(scratch, "harness.lua"), HARNESS);
-    const home = join(scratch, "home");
-    const env = {
-      ...process.env,
-      HOME: home, XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: join(home, "data"), XDG_STATE_HOME: join(home, "state"), XDG_CACHE_HOME: join(home, "cache"),
-      npm_config_offline: "true", npm_config_update_notifier: "false",
-      AUTHORITY_FILES: [join(project, "policies", "limits.policy"), join(project, "policies", "broken.yaml")].join(","),
-      AUTHORITY_OUT: join(scratch, "diagnostics.json"),
-    };
-    const run = spawnSync("nvim", ["--headless", "-u", init, "-c", `luafile ${join(scratch, "harness.lua")}`], { cwd: project, env, encoding: "utf8", timeout: 180_000 });
-    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
-    opened = JSON.parse(readFileSync(join(scratch, "diagnostics.json"), "utf8")) as Opened[];
-  }, 200_000);
+    beforeAll(() => {
+      buildCli();
+      // A project that installs the CLI: its bin, where `npx authority` finds it without a registry.
+      mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+      mkdirSync(join(project, "policies"));
+      writeFileSync(join(project, "package.json"), JSON.stringify({ name: "policies", private: true }));
+      symlinkSync(join(root, "cli", "bin", "authority.js"), join(project, "node_modules", ".bin", "authority"));
+      writeFileSync(join(project, "policies", "limits.policy"), 'amount_minor <= 5000 && currency = "EUR"\n');
+      writeFileSync(join(project, "policies", "broken.yaml"), "id: broken\nversion: 1\n");
+      const init = join(scratch, "init.lua");
+      writeFileSync(init, documentedSetUp());
+      writeFileSync(join(scratch, "harness.lua"), HARNESS);
+      const home = join(scratch, "home");
+      const env = {
+        ...process.env,
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, "config"),
+        XDG_DATA_HOME: join(home, "data"),
+        XDG_STATE_HOME: join(home, "state"),
+        XDG_CACHE_HOME: join(home, "cache"),
+        npm_config_offline: "true",
+        npm_config_update_notifier: "false",
+        AUTHORITY_FILES: [join(project, "policies", "limits.policy"), join(project, "policies", "broken.yaml")].join(","),
+        AUTHORITY_OUT: join(scratch, "diagnostics.json"),
+      };
+      const run = spawnSync("nvim", ["--headless", "-u", init, "-c", `luafile ${join(scratch, "harness.lua")}`], {
+        cwd: project,
+        env,
+        encoding: "utf8",
+        timeout: 180_000,
+      });
+      expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+      opened = JSON.parse(readFileSync(join(scratch, "diagnostics.json"), "utf8")) as Opened[];
+    }, 200_000);
 
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+    afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it("gives `.policy` files the filetype policy and starts one server for the project", () => {
-    expect(opened.map((o) => o.filetype)).toEqual(["policy", "yaml"]);
-    expect(opened.map((o) => o.clients)).toEqual([1, 1]);
-  });
+    it("gives `.policy` files the filetype policy and starts one server for the project", () => {
+      expect(opened.map((o) => o.filetype)).toEqual(["policy", "yaml"]);
+      expect(opened.map((o) => o.clients)).toEqual([1, 1]);
+    });
 
-  it("shows a broken policy's error, with lint's code, at its place", () => {
-    const [policy] = opened;
-    const error = policy!.diagnostics.find((d) => d.severity === 1);
-    expect(error, JSON.stringify(policy)).toBeDefined();
-    expect(error!.code).toBe("policy/unexpected-character");
-    expect(error!.line).toBe(0);
-    expect(error!.column).toBe('amount_minor <= 5000 && currency '.length);
-  });
+    it("shows a broken policy's error, with lint's code, at its place", () => {
+      const [policy] = opened;
+      const error = policy!.diagnostics.find((d) => d.severity === 1);
+      expect(error, JSON.stringify(policy)).toBeDefined();
+      expect(error!.code).toBe("policy/unexpected-character");
+      expect(error!.line).toBe(0);
+      expect(error!.column).toBe("amount_minor <= 5000 && currency ".length);
+    });
 
-  it("shows a broken family's errors", () => {
-    const family = opened[1]!;
-    expect(family.diagnostics.filter((d) => d.severity === 1).length, JSON.stringify(family)).toBeGreaterThan(0);
-  });
-});
+    it("shows a broken family's errors", () => {
+      const family = opened[1]!;
+      expect(family.diagnostics.filter((d) => d.severity === 1).length, JSON.stringify(family)).toBeGreaterThan(0);
+    });
+  },
+);

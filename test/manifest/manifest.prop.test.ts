@@ -8,7 +8,10 @@ const segment = fc.constantFrom("pay", "payments", "orders", "mail", "a", "b");
 const name = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => parts.join("."));
 const kind = fc.constantFrom<ToolKind>("mcp", "guard");
 const tool = fc.record({ name, kind });
-const entry = fc.oneof(name, name.map((prefix) => `${prefix}.*`));
+const entry = fc.oneof(
+  name,
+  name.map((prefix) => `${prefix}.*`),
+);
 
 function manifestOf(tools: readonly { name: string; kind: ToolKind }[], complete = true): Manifest {
   return {
@@ -25,7 +28,9 @@ describe("manifest_hash", () => {
   it("depends only on the set of (name, kind) pairs", () => {
     const toolsAndShuffle = fc
       .array(tool, { maxLength: 12 })
-      .chain((tools) => fc.shuffledSubarray(tools, { minLength: tools.length, maxLength: tools.length }).map((shuffled) => ({ tools, shuffled })));
+      .chain((tools) =>
+        fc.shuffledSubarray(tools, { minLength: tools.length, maxLength: tools.length }).map((shuffled) => ({ tools, shuffled })),
+      );
     fc.assert(
       fc.property(toolsAndShuffle, fc.array(fc.nat(), { maxLength: 12 }), ({ tools, shuffled }, picks) => {
         const duplicated = [...tools, ...picks.filter((i) => i < tools.length).map((i) => tools[i]!)];

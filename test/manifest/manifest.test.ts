@@ -89,17 +89,23 @@ describe("an agent with names the code does not fix", () => {
 
 describe("manifest_hash", () => {
   it("is SHA-256 over the documented canonical JSON", () => {
-    const canonical = '{"manifest_version":1,"tools":[{"kind":"mcp","name":"mail.send"},{"kind":"mcp","name":"orders.lookup"},{"kind":"mcp","name":"payments.refund"},{"kind":"mcp","name":"search.web"}]}';
+    const canonical =
+      '{"manifest_version":1,"tools":[{"kind":"mcp","name":"mail.send"},{"kind":"mcp","name":"orders.lookup"},{"kind":"mcp","name":"payments.refund"},{"kind":"mcp","name":"search.web"}]}';
     expect(canonicalManifest(mcp.tools)).toBe(canonical);
     expect(mcp.manifest_hash).toBe(`sha256:${createHash("sha256").update(canonical, "utf8").digest("hex")}`);
   });
 
   it("does not depend on order, duplicates or where code sits", () => {
-    const a = [{ name: "b.x", kind: "guard" as const }, { name: "a.y", kind: "mcp" as const }];
+    const a = [
+      { name: "b.x", kind: "guard" as const },
+      { name: "a.y", kind: "mcp" as const },
+    ];
     expect(manifestHash(a)).toBe(manifestHash([...a].reverse()));
     expect(manifestHash(a)).toBe(manifestHash([...a, a[0]!]));
     const before = buildManifest(agent("moved-before", { "src/a.ts": 'server.tool("x.one", h);\n' }));
-    const after = buildManifest(agent("moved-after", { "lib/deeper/b.ts": '\n\n// moved\nexport const s = 1;\nserver.tool("x.one", other);\n' }));
+    const after = buildManifest(
+      agent("moved-after", { "lib/deeper/b.ts": '\n\n// moved\nexport const s = 1;\nserver.tool("x.one", other);\n' }),
+    );
     expect(after.manifest_hash).toBe(before.manifest_hash);
     expect(after.tools[0]!.registrations[0]).toMatchObject({ file: "lib/deeper/b.ts", line: 5 });
   });
@@ -120,7 +126,7 @@ describe("reading sources", () => {
         'import { REFUND, type Kind } from "./names.js";',
         "declare const server: any; declare function guard(...a: unknown[]): void; declare function tool(...a: unknown[]): void;",
         "server.tool(REFUND, () => 1);",
-        'export function each(kind: Kind) { server.registerTool(kind, {}, () => 1); }',
+        "export function each(kind: Kind) { server.registerTool(kind, {}, () => 1); }",
         'tool("not.a.registration", () => 1);',
         'server.tool("one.argument.only");',
         'guard("grt_x", "guarded.call", () => 1);',
@@ -131,7 +137,12 @@ describe("reading sources", () => {
       "dist/out.ts": 'server.tool("in.build.output", h);\n',
     });
     const manifest = buildManifest(dir);
-    expect(manifest.tools.map((tool) => `${tool.kind}:${tool.name}`)).toEqual(["mcp:a.one", "mcp:a.two", "guard:guarded.call", "mcp:payments.refund"]);
+    expect(manifest.tools.map((tool) => `${tool.kind}:${tool.name}`)).toEqual([
+      "mcp:a.one",
+      "mcp:a.two",
+      "guard:guarded.call",
+      "mcp:payments.refund",
+    ]);
     expect(manifest.files).toEqual(["src/main.ts", "src/names.ts"]);
     expect(manifest.complete).toBe(true);
   });
@@ -164,11 +175,18 @@ describe("compareManifest", () => {
   });
 
   it("never calls an incomplete manifest least privilege", () => {
-    expect(compareManifest(dynamic, ["status.check"])).toEqual({ used_not_granted: [], granted_not_used: [], least_privilege: false, complete: false });
+    expect(compareManifest(dynamic, ["status.check"])).toEqual({
+      used_not_granted: [],
+      granted_not_used: [],
+      least_privilege: false,
+      complete: false,
+    });
   });
 
   it("follows the scope rule: `ns.*` covers `ns.` names only", () => {
-    const manifest = buildManifest(agent("scope", { "a.ts": 'server.tool("pay", h);\nserver.tool("payments", h);\nserver.tool("payments.card.charge", h);\n' }));
+    const manifest = buildManifest(
+      agent("scope", { "a.ts": 'server.tool("pay", h);\nserver.tool("payments", h);\nserver.tool("payments.card.charge", h);\n' }),
+    );
     expect(compareManifest(manifest, ["payments.*"])).toMatchObject({ used_not_granted: ["pay", "payments"], granted_not_used: [] });
   });
 });
@@ -210,7 +228,8 @@ describe("an agent with its own tsconfig.json", () => {
 describe("JavaScript sources and calls that only look like registrations", () => {
   it("reads .js, .mjs and .cjs files, so a JavaScript agent's tools are listed, not skipped", () => {
     const dir = agent("javascript", {
-      "src/server.js": 'import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";\nconst server = new McpServer({ name: "a", version: "1" });\nconst REFUND = "payments.refund";\nserver.tool(REFUND, {}, async () => ({}));\n',
+      "src/server.js":
+        'import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";\nconst server = new McpServer({ name: "a", version: "1" });\nconst REFUND = "payments.refund";\nserver.tool(REFUND, {}, async () => ({}));\n',
       "src/more.mjs": 'export function register(server) { server.registerTool("mail.send", {}, async () => ({})); }\n',
       "src/old.cjs": 'module.exports = (server) => server.tool("orders.lookup", {}, () => 1);\n',
       "src/server.test.js": 'server.tool("fake.in.test", {}, () => 1);\n',

@@ -24,7 +24,9 @@ describe("renderManifest", () => {
 
   it("prints each unresolved name as file:line:col with its help, and says not to certify", () => {
     const text = renderManifest(buildManifest(fixture("dynamic-agent")));
-    expect(text).toContain("warning: src/agent.ts:9:15: the tool name `name` of a `tool` call is not a static string\n  help: use a string literal");
+    expect(text).toContain(
+      "warning: src/agent.ts:9:15: the tool name `name` of a `tool` call is not a static string\n  help: use a string literal",
+    );
     expect(text).toContain("incomplete: 3 problem(s) above; do not certify this manifest");
   });
 });

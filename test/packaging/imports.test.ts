@@ -25,19 +25,25 @@ function runtimeImports(text: string): string[] {
 
 describe("imports of the installable packages", () => {
   it("the SDK loads nothing but its own modules and Node's built-in ones at run time", () => {
-    const outside = sources(join(root, "packages", "sdk", "src"))
-      .flatMap((file) => runtimeImports(readFileSync(file, "utf8")).filter((s) => !/^(\.\.?\/|node:)/.test(s)).map((s) => `${relative(root, file)}: ${s}`));
+    const outside = sources(join(root, "packages", "sdk", "src")).flatMap((file) =>
+      runtimeImports(readFileSync(file, "utf8"))
+        .filter((s) => !/^(\.\.?\/|node:)/.test(s))
+        .map((s) => `${relative(root, file)}: ${s}`),
+    );
     expect(outside).toEqual([]);
   });
 
-  it.each(["@agent-authority/server", "@agent-authority/gateway"])("the CLI loads %s only in cli/src/optional-packages.ts, and only with a dynamic import", (name) => {
-    const users = sources(join(root, "cli", "src"))
-      .filter((file) => runtimeImports(readFileSync(file, "utf8")).includes(name))
-      .map((file) => relative(root, file));
-    expect(users).toEqual(["cli/src/optional-packages.ts"]);
-    const text = readFileSync(join(root, "cli", "src", "optional-packages.ts"), "utf8");
-    expect(text).not.toMatch(new RegExp(`^import\\s+(?!type\\b).*"${name.replace("/", "\\/")}"`, "m"));
-  });
+  it.each(["@agent-authority/server", "@agent-authority/gateway"])(
+    "the CLI loads %s only in cli/src/optional-packages.ts, and only with a dynamic import",
+    (name) => {
+      const users = sources(join(root, "cli", "src"))
+        .filter((file) => runtimeImports(readFileSync(file, "utf8")).includes(name))
+        .map((file) => relative(root, file));
+      expect(users).toEqual(["cli/src/optional-packages.ts"]);
+      const text = readFileSync(join(root, "cli", "src", "optional-packages.ts"), "utf8");
+      expect(text).not.toMatch(new RegExp(`^import\\s+(?!type\\b).*"${name.replace("/", "\\/")}"`, "m"));
+    },
+  );
 
   it("the CLI's package.json keeps the server an optional peer, and the SDK's declares no dependency", () => {
     const cli = JSON.parse(readFileSync(join(root, "cli", "package.json"), "utf8"));

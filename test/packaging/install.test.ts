@@ -40,11 +40,26 @@ const PUBLIC = Object.freeze({
 type PackageName = keyof typeof PUBLIC;
 /** What the project installs: the CLI's closure and the SDK, never the server nor the gateway. */
 const INSTALLED: readonly PackageName[] = [
-  "@agent-authority/grammar", "@agent-authority/api", "@agent-authority/language", "@agent-authority/lattice",
-  "@agent-authority/engine", "@agent-authority/families", "@agent-authority/sdk", "@agent-authority/lsp", "@agent-authority/cli",
+  "@agent-authority/grammar",
+  "@agent-authority/api",
+  "@agent-authority/language",
+  "@agent-authority/lattice",
+  "@agent-authority/engine",
+  "@agent-authority/families",
+  "@agent-authority/sdk",
+  "@agent-authority/lsp",
+  "@agent-authority/cli",
 ];
 /** Packages that authoring must never pull in: the server, the gateway, their database, HTTP and MCP stacks. */
-const SERVER_ONLY = ["@agent-authority/server", "@agent-authority/gateway", "@modelcontextprotocol/sdk", "better-sqlite3", "express", "pg", "prom-client"];
+const SERVER_ONLY = [
+  "@agent-authority/server",
+  "@agent-authority/gateway",
+  "@modelcontextprotocol/sdk",
+  "better-sqlite3",
+  "express",
+  "pg",
+  "prom-client",
+];
 
 interface CycloneDx {
   readonly components: readonly { readonly "bom-ref": string; readonly name: string; readonly version: string }[];
@@ -65,7 +80,9 @@ function validateCycloneDx(bom: unknown): string[] {
     const schema = JSON.parse(readFileSync(join(CYCLONEDX_SCHEMAS, file), "utf8")) as Record<string, unknown>;
     ajv.addSchema({ ...schema, $id: `http://cyclonedx.org/schema/${file}` });
   }
-  const validate = ajv.compile(JSON.parse(readFileSync(join(CYCLONEDX_SCHEMAS, "bom-1.6.SNAPSHOT.schema.json"), "utf8")) as Record<string, unknown>);
+  const validate = ajv.compile(
+    JSON.parse(readFileSync(join(CYCLONEDX_SCHEMAS, "bom-1.6.SNAPSHOT.schema.json"), "utf8")) as Record<string, unknown>,
+  );
   return validate(bom) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ""}`);
 }
 
@@ -108,7 +125,12 @@ function cleanEnv(): Record<string, string | undefined> {
   return env;
 }
 
-function run(command: string, args: readonly string[], cwd: string, timeout = 120_000): { code: number | null; stdout: string; stderr: string } {
+function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  timeout = 120_000,
+): { code: number | null; stdout: string; stderr: string } {
   const result = spawnSync(command, args, { cwd, env: cleanEnv(), encoding: "utf8", timeout });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -126,16 +148,26 @@ function runAsync(command: string, args: readonly string[], cwd: string): Promis
 function filesOf(tarball: string): string[] {
   const listed = run("tar", ["-tzf", tarball], scratch);
   expect(listed.code, listed.stderr).toBe(0);
-  return listed.stdout.split("\n").filter((line) => line.length > 0).map((line) => line.replace(/^package\//, ""));
+  return listed.stdout
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => line.replace(/^package\//, ""));
 }
 
 /** Writes a project outside the repository that depends on `names` by their tarballs in the release folder, locked for an offline install. */
 function writeProject(dir: string, names: readonly PackageName[], extra: Record<string, unknown> = {}): void {
   mkdirSync(dir, { recursive: true });
-  const installed: PackedPackage[] = names.map((name) => ({ name, folder: PUBLIC[name], tarball: `${relative(dir, release)}/${tarballOf(name)}` }));
+  const installed: PackedPackage[] = names.map((name) => ({
+    name,
+    folder: PUBLIC[name],
+    tarball: `${relative(dir, release)}/${tarballOf(name)}`,
+  }));
   writeFileSync(join(dir, "package-lock.json"), JSON.stringify(offlineLock(root, "packed-project", installed), null, 2));
   const dependencies = Object.fromEntries(installed.map((p) => [p.name, `file:${p.tarball}`]));
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "packed-project", version: "1.0.0", private: true, type: "module", dependencies, ...extra }, null, 2));
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "packed-project", version: "1.0.0", private: true, type: "module", dependencies, ...extra }, null, 2),
+  );
 }
 
 beforeAll(async () => {
@@ -147,7 +179,18 @@ beforeAll(async () => {
   const install = run(npm, ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], project);
   expect(install.code, install.stderr).toBe(0);
   dataDir = mkdtempSync(join(scratch, "data-"));
-  server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000", AUTHORITY_LOG_LEVEL: "silent" }, dataDir));
+  server = await startServer(
+    loadConfig(
+      {
+        AUTHORITY_PORT: "0",
+        AUTHORITY_DATA_DIR: dataDir,
+        AUTHORITY_ADMIN_KEY: adminKey,
+        AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000",
+        AUTHORITY_LOG_LEVEL: "silent",
+      },
+      dataDir,
+    ),
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -171,7 +214,10 @@ describe("the release folder", () => {
     mkdirSync(copy);
     writeFileSync(join(copy, "SHA256SUMS"), sums);
     for (const name of readdirSync(release)) writeFileSync(join(copy, name), readFileSync(join(release, name)));
-    writeFileSync(join(copy, tarballOf("@agent-authority/sdk")), Buffer.concat([readFileSync(join(release, tarballOf("@agent-authority/sdk"))), Buffer.from([0])]));
+    writeFileSync(
+      join(copy, tarballOf("@agent-authority/sdk")),
+      Buffer.concat([readFileSync(join(release, tarballOf("@agent-authority/sdk"))), Buffer.from([0])]),
+    );
     const refused = run("sha256sum", ["-c", "--quiet", "SHA256SUMS"], copy);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(`${tarballOf("@agent-authority/sdk")}: FAILED`);
@@ -181,9 +227,15 @@ describe("the release folder", () => {
     const bom = JSON.parse(readFileSync(join(release, "sbom.cdx.json"), "utf8")) as CycloneDx;
     expect(validateCycloneDx(bom)).toEqual([]);
     for (const name of Object.keys(PUBLIC) as PackageName[]) {
-      const sha256 = createHash("sha256").update(readFileSync(join(release, tarballOf(name)))).digest("hex");
+      const sha256 = createHash("sha256")
+        .update(readFileSync(join(release, tarballOf(name))))
+        .digest("hex");
       const component = bom.components.find((c) => c.name === name);
-      expect(component, name).toMatchObject({ version, purl: `pkg:npm/${name.replace("@", "%40")}@${version}`, hashes: [{ alg: "SHA-256", content: sha256 }] });
+      expect(component, name).toMatchObject({
+        version,
+        purl: `pkg:npm/${name.replace("@", "%40")}@${version}`,
+        hashes: [{ alg: "SHA-256", content: sha256 }],
+      });
     }
     const refs = new Set(bom.components.map((c) => c["bom-ref"]));
     for (const edge of bom.dependencies) for (const ref of edge.dependsOn) expect(refs.has(ref), `${edge.ref} -> ${ref}`).toBe(true);
@@ -195,7 +247,10 @@ describe("the release folder", () => {
     for (const name of Object.keys(PUBLIC) as PackageName[]) {
       const files = filesOf(join(release, tarballOf(name)));
       expect(files, name).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts"]));
-      expect(files.filter((f) => /\.(test|spec)\.|tsbuildinfo|(^|\/)test\//.test(f) && !/commands\/test\./.test(f)), name).toEqual([]);
+      expect(
+        files.filter((f) => /\.(test|spec)\.|tsbuildinfo|(^|\/)test\//.test(f) && !/commands\/test\./.test(f)),
+        name,
+      ).toEqual([]);
       if (name === "@agent-authority/server") expect(files).toEqual(expect.arrayContaining(["console/index.html", "dist/main.js"]));
       if (name === "@agent-authority/cli") expect(files).toContain("bin/authority.js");
     }
@@ -210,9 +265,16 @@ describe("the release folder", () => {
     for (const [name, folder] of Object.entries(PUBLIC)) {
       const text = readFileSync(join(root, folder, "package.json"), "utf8");
       const manifest = JSON.parse(text);
-      expect(manifest, name).toMatchObject({ name, version, license: "Apache-2.0", engines: top.engines, publishConfig: { access: "public" } });
+      expect(manifest, name).toMatchObject({
+        name,
+        version,
+        license: "Apache-2.0",
+        engines: top.engines,
+        publishConfig: { access: "public" },
+      });
       for (const field of ["dependencies", "peerDependencies", "devDependencies"]) {
-        for (const [dependency, range] of Object.entries(manifest[field] ?? {})) if (dependency in PUBLIC) expect(range, `${name} ${field} ${dependency}`).toBe(version);
+        for (const [dependency, range] of Object.entries(manifest[field] ?? {}))
+          if (dependency in PUBLIC) expect(range, `${name} ${field} ${dependency}`).toBe(version);
       }
       expect(text, name).not.toMatch(/https?:\/\//);
       expect(manifest.keywords, name).toContain("agent-authority");
@@ -285,14 +347,15 @@ describe("a project that installed the SDK and the CLI from the tarballs", () =>
   });
 });
 
-
 /** A free TCP port on the loopback interface. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const probe = createServer().once("error", reject).listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
+    const probe = createServer()
+      .once("error", reject)
+      .listen(0, "127.0.0.1", () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+      });
   });
 }
 
@@ -300,7 +363,11 @@ describe("a project that installed every tarball, the server and the gateway too
   beforeAll(() => {
     // Install scripts run here: better-sqlite3 builds its native driver, as it does for a user.
     // The adapters are left out here: their frameworks are peers, installed by the project of their own below.
-    writeProject(full, (Object.keys(PUBLIC) as PackageName[]).filter((name) => !(name in ADAPTERS)), { allowScripts: { "better-sqlite3": true } });
+    writeProject(
+      full,
+      (Object.keys(PUBLIC) as PackageName[]).filter((name) => !(name in ADAPTERS)),
+      { allowScripts: { "better-sqlite3": true } },
+    );
     // Compiling the driver takes minutes on a busy machine; the limit only stops a hang.
     const install = run(npm, ["ci", "--offline", "--no-audit", "--no-fund"], full, 900_000);
     expect(install.code, install.stderr).toBe(0);
@@ -309,16 +376,29 @@ describe("a project that installed every tarball, the server and the gateway too
   it("starts the installed server with `authority serve`, answers the installed SDK, and stops on SIGTERM", async () => {
     const port = await freePort();
     const data = mkdtempSync(join(scratch, "served-"));
-    const env = { ...cleanEnv(), AUTHORITY_PORT: String(port), AUTHORITY_DATA_DIR: data, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000" };
+    const env = {
+      ...cleanEnv(),
+      AUTHORITY_PORT: String(port),
+      AUTHORITY_DATA_DIR: data,
+      AUTHORITY_ADMIN_KEY: adminKey,
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000",
+    };
     const served = spawn(join(full, "node_modules", ".bin", "authority"), ["serve"], { cwd: full, env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
-    served.stdout.on("data", (chunk: Buffer) => { output += chunk.toString(); });
-    served.stderr.on("data", (chunk: Buffer) => { output += chunk.toString(); });
+    served.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    served.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     const exited = new Promise<number | null>((resolve) => served.once("exit", (code) => resolve(code)));
     const baseUrl = `http://127.0.0.1:${port}/v1`;
     let healthy = false;
     for (let attempt = 0; attempt < 200 && !healthy && served.exitCode === null; attempt += 1) {
-      healthy = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
+      healthy = await fetch(`${baseUrl}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(healthy, output).toBe(true);
@@ -335,7 +415,11 @@ describe("a project that installed every tarball, the server and the gateway too
     const help = run(join(full, "node_modules", ".bin", "authority"), ["gateway", "--help"], full);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain("gateway");
-    const loaded = run(process.execPath, ["--input-type=module", "-e", "const g = await import('@agent-authority/gateway'); process.stdout.write(g.GATEWAY_INFO.version)"], full);
+    const loaded = run(
+      process.execPath,
+      ["--input-type=module", "-e", "const g = await import('@agent-authority/gateway'); process.stdout.write(g.GATEWAY_INFO.version)"],
+      full,
+    );
     expect(loaded.code, loaded.stderr).toBe(0);
     expect(loaded.stdout).toBe(version);
   });
@@ -362,7 +446,10 @@ describe("a project outside the repository that installed the framework adapters
     const lock = offlineLock(root, "frameworks-project", installed, ["langchain", "zod"]);
     writeFileSync(join(frameworks, "package-lock.json"), JSON.stringify(lock, null, 2));
     const dependencies = (lock["packages"] as Record<string, { dependencies: Record<string, string> }>)[""]!.dependencies;
-    writeFileSync(join(frameworks, "package.json"), JSON.stringify({ name: "frameworks-project", version: "1.0.0", private: true, type: "module", dependencies }, null, 2));
+    writeFileSync(
+      join(frameworks, "package.json"),
+      JSON.stringify({ name: "frameworks-project", version: "1.0.0", private: true, type: "module", dependencies }, null, 2),
+    );
     const install = run(npm, ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], frameworks);
     expect(install.code, install.stderr).toBe(0);
   }, 180_000);
@@ -381,7 +468,12 @@ describe("a project outside the repository that installed the framework adapters
     const platform = await startPlatform();
     try {
       const grant = await platform.grant();
-      const env = { AUTHORITY_URL: platform.baseUrl, AUTHORITY_AGENT_KEY: platform.agentKey, AUTHORITY_GRANT_ID: grant.id, AGENT_ATTESTATION: JSON.stringify(ATTESTATION) };
+      const env = {
+        AUTHORITY_URL: platform.baseUrl,
+        AUTHORITY_AGENT_KEY: platform.agentKey,
+        AUTHORITY_GRANT_ID: grant.id,
+        AGENT_ATTESTATION: JSON.stringify(ATTESTATION),
+      };
       for (const file of EXAMPLES) {
         const path = join(frameworks, file.replace(/\.ts$/, ".mjs"));
         writeFileSync(path, compiledExample(file));
@@ -391,7 +483,14 @@ describe("a project outside the repository that installed the framework adapters
         const refused = await runAsyncWith(process.execPath, [path, "blocked", "100"], frameworks, env);
         expect(JSON.parse(refused.stdout), file).toMatchObject({ refused: true, outcome: "deny", gate: "policy" });
       }
-      expect((await platform.ledger(grant.id)).filter((r) => r.kind === "decision").map((r) => r.outcome)).toEqual(["allow", "deny", "allow", "deny", "allow", "deny"]);
+      expect((await platform.ledger(grant.id)).filter((r) => r.kind === "decision").map((r) => r.outcome)).toEqual([
+        "allow",
+        "deny",
+        "allow",
+        "deny",
+        "allow",
+        "deny",
+      ]);
     } finally {
       await platform.close();
     }
@@ -399,7 +498,12 @@ describe("a project outside the repository that installed the framework adapters
 });
 
 /** `runAsync` with more environment. */
-function runAsyncWith(command: string, args: readonly string[], cwd: string, extra: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runAsyncWith(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  extra: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(command, [...args], { cwd, env: { ...cleanEnv(), ...extra }, encoding: "utf8", timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr });

@@ -48,16 +48,26 @@ function runtimeNeeds(entry: LockEntry): { name: string; optional: boolean }[] {
  * Builds the lock of a project whose dependencies are `packed` (each by its tarball) and, when
  * given, `registry` packages at the version the repository's lock holds at its top.
  */
-export function offlineLock(repositoryRoot: string, project: string, packed: readonly PackedPackage[], registry: readonly string[] = []): Record<string, unknown> {
+export function offlineLock(
+  repositoryRoot: string,
+  project: string,
+  packed: readonly PackedPackage[],
+  registry: readonly string[] = [],
+): Record<string, unknown> {
   const repoLock = JSON.parse(readFileSync(join(repositoryRoot, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> };
   const entries = repoLock.packages;
   const byName = new Map(packed.map((p) => [p.name, p]));
   const out: Record<string, LockEntry> = {
-    "": { name: project, version: "1.0.0", dependencies: { ...Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`])), ...registryVersions(entries, registry) } },
+    "": {
+      name: project,
+      version: "1.0.0",
+      dependencies: { ...Object.fromEntries(packed.map((p) => [p.name, `file:${p.tarball}`])), ...registryVersions(entries, registry) },
+    },
   };
   /** Where a repository lock path lands in the project: workspace folders become their package's folder. */
   const placed = (path: string): string => {
-    for (const p of packed) if (path === p.folder || path.startsWith(`${p.folder}/`)) return `node_modules/${p.name}${path.slice(p.folder.length)}`;
+    for (const p of packed)
+      if (path === p.folder || path.startsWith(`${p.folder}/`)) return `node_modules/${p.name}${path.slice(p.folder.length)}`;
     return path;
   };
   const queue: string[] = [];
@@ -94,11 +104,13 @@ export function offlineLock(repositoryRoot: string, project: string, packed: rea
 
 /** The exact version of each registry package at the top of the repository's lock. */
 function registryVersions(entries: Record<string, LockEntry>, registry: readonly string[]): Record<string, string> {
-  return Object.fromEntries(registry.map((name) => {
-    const entry = entries[`node_modules/${name}`];
-    if (entry === undefined) throw new Error(`\`${name}\` is not at the top of the repository's lock`);
-    return [name, String(entry["version"])];
-  }));
+  return Object.fromEntries(
+    registry.map((name) => {
+      const entry = entries[`node_modules/${name}`];
+      if (entry === undefined) throw new Error(`\`${name}\` is not at the top of the repository's lock`);
+      return [name, String(entry["version"])];
+    }),
+  );
 }
 
 /**

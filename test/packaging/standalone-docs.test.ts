@@ -19,15 +19,33 @@ function walk(dir: string, keep: (name: string) => boolean): string[] {
 }
 
 // cli/docs/ holds copies of docs/ pages made when the CLI is packed (git-ignored): the originals are read.
-const pages = [join(root, "README.md"), ...["docs", "grammar", "packages", "cli", "server"].flatMap((dir) => walk(join(root, dir), (n) => n.endsWith(".md")))]
-  .filter((page) => !relative(root, page).startsWith(join("cli", "docs")));
+const pages = [
+  join(root, "README.md"),
+  ...["docs", "grammar", "packages", "cli", "server"].flatMap((dir) => walk(join(root, dir), (n) => n.endsWith(".md"))),
+].filter((page) => !relative(root, page).startsWith(join("cli", "docs")));
 const sources = ["grammar", "packages", "cli", "server", "test"].flatMap((dir) => walk(join(root, dir), (n) => /\.(ts|mjs|js)$/.test(n)));
 /** Names of documents that exist only outside the repository. */
 const OUTSIDE = [/DESIGN\.md/, /\.\.\/shared\b/, /\/work\//];
 
-const PUBLIC_FOLDERS = ["grammar", "packages/api", "packages/language", "packages/lattice", "packages/engine", "packages/families", "packages/sdk", "packages/gateway", "packages/ai-sdk", "packages/openai-agents", "packages/langchain", "packages/lsp", "cli", "server"];
+const PUBLIC_FOLDERS = [
+  "grammar",
+  "packages/api",
+  "packages/language",
+  "packages/lattice",
+  "packages/engine",
+  "packages/families",
+  "packages/sdk",
+  "packages/gateway",
+  "packages/ai-sdk",
+  "packages/openai-agents",
+  "packages/langchain",
+  "packages/lsp",
+  "cli",
+  "server",
+];
 /** A package's manifest, by its folder. */
-const manifestOf = (folder: string): Record<string, unknown> & { name: string; dependencies?: Record<string, string> } => JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8"));
+const manifestOf = (folder: string): Record<string, unknown> & { name: string; dependencies?: Record<string, string> } =>
+  JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8"));
 const byName = new Map(PUBLIC_FOLDERS.map((folder) => [manifestOf(folder).name, manifestOf(folder)]));
 const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
 
@@ -41,12 +59,23 @@ function installed(command: string): string[] {
 
 describe("documentation that stands alone", () => {
   it("reads the pages it should", () => {
-    expect(pages.map((p) => relative(root, p))).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/sdk.md", "docs/SECURITY.md", "docs/CONTRIBUTING.md", "docs/CHANGELOG.md", "packages/sdk/README.md"]));
+    expect(pages.map((p) => relative(root, p))).toEqual(
+      expect.arrayContaining([
+        "README.md",
+        "docs/cli.md",
+        "docs/sdk.md",
+        "docs/SECURITY.md",
+        "docs/CONTRIBUTING.md",
+        "docs/CHANGELOG.md",
+        "packages/sdk/README.md",
+      ]),
+    );
   });
 
   it("docs/sdk.md, docs/cli.md and every package's README start with the install command from the release folder", () => {
     // The block right under the page's title, before any other text.
-    const firstBlock = (file: string): string | undefined => /^# [^\n]+\n\n```sh\n([\s\S]*?)```/.exec(readFileSync(join(root, file), "utf8"))?.[1];
+    const firstBlock = (file: string): string | undefined =>
+      /^# [^\n]+\n\n```sh\n([\s\S]*?)```/.exec(readFileSync(join(root, file), "utf8"))?.[1];
     expect(firstBlock("docs/sdk.md")).toBe(`npm install $RELEASE/agent-authority-sdk-${version}.tgz\n`);
     expect(installed(firstBlock("docs/cli.md")!)).toContain("@agent-authority/cli");
     for (const folder of PUBLIC_FOLDERS) {
@@ -56,7 +85,11 @@ describe("documentation that stands alone", () => {
   });
 
   it("every install command from the release folder names every package its tarballs need, at the version of the packages", () => {
-    const commands = [...pages].flatMap((page) => readFileSync(page, "utf8").split("\n").filter((line) => /^npm install .*\$RELEASE\//.test(line)));
+    const commands = [...pages].flatMap((page) =>
+      readFileSync(page, "utf8")
+        .split("\n")
+        .filter((line) => /^npm install .*\$RELEASE\//.test(line)),
+    );
     expect(commands.length).toBeGreaterThan(PUBLIC_FOLDERS.length);
     for (const command of commands) {
       const names = installed(command);
@@ -70,8 +103,13 @@ describe("documentation that stands alone", () => {
   });
 
   it("no page and no source file points at a document outside the repository", () => {
-    const offenders = [...pages, ...sources].filter((file) => file !== fileURLToPath(import.meta.url))
-      .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })))
+    const offenders = [...pages, ...sources]
+      .filter((file) => file !== fileURLToPath(import.meta.url))
+      .flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })),
+      )
       .filter(({ line }) => OUTSIDE.some((pattern) => pattern.test(line)));
     expect(offenders).toEqual([]);
   });
@@ -79,8 +117,13 @@ describe("documentation that stands alone", () => {
   it("names no web address as the project's own, for the project has none", () => {
     const manifests = ["package.json", ...PUBLIC_FOLDERS.map((folder) => `${folder}/package.json`)].map((file) => join(root, file));
     const owned = /github\.com\/agent-authority|agent-authority\.(dev|io|org|com)\b/i;
-    const offenders = [...pages, ...sources, ...manifests, join(root, "cli", "schemas", "family.schema.json")].filter((file) => file !== fileURLToPath(import.meta.url))
-      .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })))
+    const offenders = [...pages, ...sources, ...manifests, join(root, "cli", "schemas", "family.schema.json")]
+      .filter((file) => file !== fileURLToPath(import.meta.url))
+      .flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .map((line, i) => ({ where: `${relative(root, file)}:${i + 1}`, line })),
+      )
       .filter(({ line }) => owned.test(line));
     expect(offenders).toEqual([]);
   });
@@ -92,7 +135,13 @@ describe("documentation that stands alone", () => {
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:|^#/.test(target!)) continue;
         const path = join(dirname(page), decodeURIComponent(target!.split("#")[0]!));
-        if (!existsSync(path) || !relative(root, path).split("/").every((part) => part !== "..")) broken.push(`${relative(root, page)}: ${target}`);
+        if (
+          !existsSync(path) ||
+          !relative(root, path)
+            .split("/")
+            .every((part) => part !== "..")
+        )
+          broken.push(`${relative(root, page)}: ${target}`);
       }
     }
     expect(broken).toEqual([]);

@@ -27,7 +27,9 @@ function executable(name: string, extra: readonly string[] = []): string | undef
 function postgresBin(): string | undefined {
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "pg_ctl"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, "bin", "pg_ctl")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(root, versions[0], "bin");
 }
 
@@ -35,9 +37,12 @@ const BIN = postgresBin();
 export const PG_AUTOCTL = executable("pg_autoctl", BIN === undefined ? [] : [BIN]);
 
 /** Why the failover suite cannot run here, or null. */
-export const autoFailoverProblem: string | null = PG_AUTOCTL === undefined
-  ? "pg_autoctl is not installed (`apt-get install postgresql-15-auto-failover`; .ci/run installs it)"
-  : BIN === undefined ? "PostgreSQL's programs (pg_ctl) are not under /usr/lib/postgresql" : null;
+export const autoFailoverProblem: string | null =
+  PG_AUTOCTL === undefined
+    ? "pg_autoctl is not installed (`apt-get install postgresql-15-auto-failover`; .ci/run installs it)"
+    : BIN === undefined
+      ? "PostgreSQL's programs (pg_ctl) are not under /usr/lib/postgresql"
+      : null;
 
 /**
  * The monitor's health checks, shortened from their defaults (5 s period, 20 s before a node is
@@ -101,14 +106,25 @@ export async function startAutoFailover(): Promise<AutoFailover> {
   const root = userInfo().uid === 0;
   if (root) chownSync(dir, Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()), -1);
   const env = {
-    PATH: `${BIN}${delimiter}${process.env["PATH"] ?? ""}`, XDG_CONFIG_HOME: join(dir, "config"), XDG_DATA_HOME: join(dir, "data"),
+    PATH: `${BIN}${delimiter}${process.env["PATH"] ?? ""}`,
+    XDG_CONFIG_HOME: join(dir, "config"),
+    XDG_DATA_HOME: join(dir, "data"),
   };
   const logs = new Map<string, string>();
   const run = (name: string, args: readonly string[]): ChildProcess => {
-    const command = root ? ["runuser", "-u", "postgres", "--", "env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), PG_AUTOCTL!, ...args] : [PG_AUTOCTL!, ...args];
-    const child = spawn(command[0]!, command.slice(1), { cwd: dir, env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const command = root
+      ? ["runuser", "-u", "postgres", "--", "env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), PG_AUTOCTL!, ...args]
+      : [PG_AUTOCTL!, ...args];
+    const child = spawn(command[0]!, command.slice(1), {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     logs.set(name, "");
-    const add = (chunk: unknown): void => { logs.set(name, (logs.get(name) ?? "") + String(chunk)); };
+    const add = (chunk: unknown): void => {
+      logs.set(name, (logs.get(name) ?? "") + String(chunk));
+    };
     child.stdout!.on("data", add);
     child.stderr!.on("data", add);
     return child;
@@ -117,7 +133,9 @@ export async function startAutoFailover(): Promise<AutoFailover> {
   const common = ["--hostname", "127.0.0.1", "--auth", "trust", "--no-ssl", "--run"];
   const monitorPort = await freePort();
   const monitorData = join(dir, "monitor");
-  const children: ChildProcess[] = [run("monitor", ["create", "monitor", "--pgdata", monitorData, "--pgport", String(monitorPort), ...common])];
+  const children: ChildProcess[] = [
+    run("monitor", ["create", "monitor", "--pgdata", monitorData, "--pgport", String(monitorPort), ...common]),
+  ];
   const monitorUrl = `postgres://postgres@127.0.0.1:${monitorPort}/pg_auto_failover`;
   const nodes: FailoverNode[] = [];
   const stop = async (): Promise<void> => {
@@ -130,12 +148,30 @@ export async function startAutoFailover(): Promise<AutoFailover> {
     await until("the monitor's start", 60_000, async () => (await query(monitorUrl, "SELECT 1")) !== undefined, log);
     for (const setting of FAST_MONITOR) await query(monitorUrl, `ALTER SYSTEM SET ${setting}`);
     await query(monitorUrl, "SELECT pg_reload_conf()");
-    const states = async (): Promise<string> => ((await query(monitorUrl, "SELECT string_agg(reportedstate::text, ',' ORDER BY nodeid) AS s FROM pgautofailover.node"))?.rows[0]?.s as string | undefined) ?? "";
+    const states = async (): Promise<string> =>
+      ((await query(monitorUrl, "SELECT string_agg(reportedstate::text, ',' ORDER BY nodeid) AS s FROM pgautofailover.node"))?.rows[0]?.s as
+        | string
+        | undefined) ?? "";
     const monitor = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=disable`;
-    for (const [i, wanted] of [[1, /^single$/], [2, /^primary,secondary$/]] as const) {
+    for (const [i, wanted] of [
+      [1, /^single$/],
+      [2, /^primary,secondary$/],
+    ] as const) {
       const port = await freePort();
       const pgdata = join(dir, `node${i}`);
-      const child = run(`node${i}`, ["create", "postgres", "--pgdata", pgdata, "--pgport", String(port), "--monitor", monitor, "--name", `node${i}`, ...common]);
+      const child = run(`node${i}`, [
+        "create",
+        "postgres",
+        "--pgdata",
+        pgdata,
+        "--pgport",
+        String(port),
+        "--monitor",
+        monitor,
+        "--name",
+        `node${i}`,
+        ...common,
+      ]);
       children.push(child);
       nodes.push({ name: `node${i}`, port, pgdata, child });
       await until(`node${i}'s join`, 90_000, async () => wanted.test(await states()), log);
@@ -149,7 +185,12 @@ export async function startAutoFailover(): Promise<AutoFailover> {
     nodes,
     url: `postgres://postgres@${nodes.map((n) => `127.0.0.1:${n.port}`).join(",")}/postgres?target_session_attrs=read-write`,
     async primaryPort() {
-      const row = (await query(monitorUrl, "SELECT nodeport FROM pgautofailover.node WHERE reportedstate IN ('primary', 'wait_primary', 'single') AND goalstate = reportedstate"))?.rows[0];
+      const row = (
+        await query(
+          monitorUrl,
+          "SELECT nodeport FROM pgautofailover.node WHERE reportedstate IN ('primary', 'wait_primary', 'single') AND goalstate = reportedstate",
+        )
+      )?.rows[0];
       return row === undefined ? undefined : Number(row.nodeport);
     },
     crash(node) {

@@ -28,7 +28,8 @@ if (replicaProblem !== null) {
 }
 
 /** Why the suite through PgBouncer cannot run here, or null. In CI a missing pgbouncer is a failure. */
-export const poolerProblem = replicaProblem ?? (PGBOUNCER === undefined ? "pgbouncer is not installed (`apt-get install pgbouncer`; .ci/run installs it)" : null);
+export const poolerProblem =
+  replicaProblem ?? (PGBOUNCER === undefined ? "pgbouncer is not installed (`apt-get install pgbouncer`; .ci/run installs it)" : null);
 if (replicaProblem === null && poolerProblem !== null) {
   console.error(`\n!!!!!!!!\n!!  The replica suite through PgBouncer is SKIPPED: ${poolerProblem}\n!!!!!!!!\n`);
 }
@@ -37,7 +38,10 @@ if (replicaProblem === null && poolerProblem !== null) {
 export function replicaSuite(title: string, suite: () => void, problem: string | null = replicaProblem): void {
   describe(title, () => {
     if (problem === null) suite();
-    else if (process.env["CI"] === "true" && replicaProblem === null) it(`cannot run: ${problem}`, () => { throw new Error(problem); });
+    else if (process.env["CI"] === "true" && replicaProblem === null)
+      it(`cannot run: ${problem}`, () => {
+        throw new Error(problem);
+      });
     else it.skip(`skipped because ${problem}`, () => undefined);
   });
 }
@@ -79,9 +83,18 @@ async function admin(statements: readonly string[]): Promise<void> {
  * database `authority`. The replicas then set no schema and send no named statement.
  */
 async function pooled(schema: string): Promise<{ pooler: Pooler; url: string; env: Record<string, string> }> {
-  await admin([`CREATE ROLE ${schema} LOGIN`, `CREATE SCHEMA ${schema} AUTHORIZATION ${schema}`, `ALTER ROLE ${schema} SET search_path = ${schema}`]);
+  await admin([
+    `CREATE ROLE ${schema} LOGIN`,
+    `CREATE SCHEMA ${schema} AUTHORIZATION ${schema}`,
+    `ALTER ROLE ${schema} SET search_path = ${schema}`,
+  ]);
   const target = new URL(PG_URL);
-  const pooler = await startPooler({ host: target.hostname, port: Number(target.port || 5432), dbname: target.pathname.slice(1), role: schema });
+  const pooler = await startPooler({
+    host: target.hostname,
+    port: Number(target.port || 5432),
+    dbname: target.pathname.slice(1),
+    role: schema,
+  });
   return { pooler, url: pooler.url, env: { AUTHORITY_DATABASE_NAMED_STATEMENTS: "off" } };
 }
 
@@ -96,7 +109,11 @@ export async function startCluster(count = 3, options: { pooler?: boolean } = {}
   const env = { ...REPLICA_ENV, ...through?.env, AUTHORITY_DATA_DIR: dataDir };
   const replicas = await Promise.all(Array.from({ length: count }, () => startServerProcess(shared, env)));
   // main writes a generated key just after the listening line; wait for it a moment.
-  const printed = (): string[] => replicas.map((r) => FIRST_KEY.exec(r.output())?.[1]).filter((p) => p !== undefined).map((p) => readFileSync(p, "utf8").trim());
+  const printed = (): string[] =>
+    replicas
+      .map((r) => FIRST_KEY.exec(r.output())?.[1])
+      .filter((p) => p !== undefined)
+      .map((p) => readFileSync(p, "utf8").trim());
   for (let waited = 0; printed().length === 0 && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
   const nginx = await startNginx(replicas.map((r) => Number(new URL(r.baseUrl).port)));
   return {

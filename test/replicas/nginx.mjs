@@ -61,7 +61,10 @@ async function waitForPort(port, child, output) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`nginx exited: ${output()}`);
     const open = await new Promise((resolve) => {
-      const socket = connect(port, "127.0.0.1", () => { socket.end(); resolve(true); });
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.end();
+        resolve(true);
+      });
       socket.once("error", () => resolve(false));
     });
     if (open) return;
@@ -78,19 +81,31 @@ export async function startNginx(ports) {
   chmodSync(dir, 0o755);
   const port = await freePort();
   writeFileSync(join(dir, "site.conf"), siteConfig(readFileSync(NGINX_RECIPE, "utf8"), ports, port));
-  writeFileSync(join(dir, "nginx.conf"), [
-    "daemon off;", "worker_processes 1;", `pid ${dir}/nginx.pid;`, `error_log ${dir}/error.log warn;`,
-    "events { worker_connections 1024; }",
-    "http {",
-    "  access_log off;",
-    ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((kind) => `  ${kind}_temp_path ${dir}/${kind};`),
-    `  include ${dir}/site.conf;`,
-    "}",
-  ].join("\n"));
-  const child = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf"), "-e", join(dir, "error.log")], { stdio: ["ignore", "pipe", "pipe"] });
+  writeFileSync(
+    join(dir, "nginx.conf"),
+    [
+      "daemon off;",
+      "worker_processes 1;",
+      `pid ${dir}/nginx.pid;`,
+      `error_log ${dir}/error.log warn;`,
+      "events { worker_connections 1024; }",
+      "http {",
+      "  access_log off;",
+      ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((kind) => `  ${kind}_temp_path ${dir}/${kind};`),
+      `  include ${dir}/site.conf;`,
+      "}",
+    ].join("\n"),
+  );
+  const child = spawn(NGINX, ["-p", dir, "-c", join(dir, "nginx.conf"), "-e", join(dir, "error.log")], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
-  child.stdout.on("data", (chunk) => { out += String(chunk); });
-  child.stderr.on("data", (chunk) => { out += String(chunk); });
+  child.stdout.on("data", (chunk) => {
+    out += String(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    out += String(chunk);
+  });
   const exited = new Promise((resolve) => child.on("exit", () => resolve()));
   try {
     await waitForPort(port, child, () => out);

@@ -66,7 +66,10 @@ export interface Pooler {
 
 async function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1", () => { socket.end(); resolve(true); });
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.end();
+      resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 }
@@ -90,8 +93,12 @@ export async function startPooler(target: PoolerTarget): Promise<Pooler> {
   }
   const child = spawn(PGBOUNCER, [...(root ? ["-u", "postgres"] : []), join(dir, "pgbouncer.ini")], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
-  child.stdout.on("data", (chunk) => { out += String(chunk); });
-  child.stderr.on("data", (chunk) => { out += String(chunk); });
+  child.stdout.on("data", (chunk) => {
+    out += String(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    out += String(chunk);
+  });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const log = (): string => {
     try {

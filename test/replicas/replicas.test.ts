@@ -15,7 +15,13 @@ import { PG_URL } from "../server/targets.js";
 import { CLI_MAIN, FIRST_KEY, poolerProblem, replicaSuite, startCluster, type Cluster } from "./cluster.js";
 
 const MONEY = { budget_amount_minor: 1_000_000, budget_currency: "EUR" };
-const payment = (grantId: string, amount = 100) => ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+const payment = (grantId: string, amount = 100) => ({
+  grant_id: grantId,
+  tool: "payments.send",
+  amount_minor: amount,
+  currency: "EUR",
+  attestation: ATTESTATION,
+});
 
 replicaSuite("three replicas on one PostgreSQL behind nginx (heavy)", () => replicaPromises(false));
 replicaSuite("three replicas behind nginx, through PgBouncer in transaction mode (heavy)", () => replicaPromises(true), poolerProblem);
@@ -46,7 +52,8 @@ function replicaPromises(pooler: boolean): void {
 
   it("started at once on an empty database, they migrate once and create one first admin key", async () => {
     // Through the pooler, every replica logged in to PgBouncer's database, never to PostgreSQL's.
-    if (cluster.pooler !== undefined) expect(cluster.pooler.log()).toMatch(new RegExp(`login attempt: db=authority user=${cluster.schema}`));
+    if (cluster.pooler !== undefined)
+      expect(cluster.pooler.log()).toMatch(new RegExp(`login attempt: db=authority user=${cluster.schema}`));
     const printed = cluster.replicas.filter((r) => FIRST_KEY.test(r.output()));
     expect(printed).toHaveLength(1);
     expect(cluster.replicas.filter((r) => r.output().includes('"msg":"migrations applied"'))).toHaveLength(1);
@@ -67,7 +74,10 @@ function replicaPromises(pooler: boolean): void {
 
   if (pooler) {
     it("a named statement does not survive its transaction in PgBouncer 1.18, which is why the replicas send none", async () => {
-      const [first, second] = [new pg.Client({ connectionString: cluster.pooler!.url }), new pg.Client({ connectionString: cluster.pooler!.url })];
+      const [first, second] = [
+        new pg.Client({ connectionString: cluster.pooler!.url }),
+        new pg.Client({ connectionString: cluster.pooler!.url }),
+      ];
       await first.connect();
       await second.connect();
       try {
@@ -76,7 +86,9 @@ function replicaPromises(pooler: boolean): void {
         // hands out the last one used), so the next use is sent to another that never saw it.
         await second.query("BEGIN");
         await second.query("SELECT 1");
-        await expect(first.query({ name: "pooled_once", text: "SELECT 1 AS one" })).rejects.toThrow(/prepared statement "pooled_once" does not exist/);
+        await expect(first.query({ name: "pooled_once", text: "SELECT 1 AS one" })).rejects.toThrow(
+          /prepared statement "pooled_once" does not exist/,
+        );
         await second.query("COMMIT");
       } finally {
         await first.end();
@@ -101,17 +113,27 @@ function replicaPromises(pooler: boolean): void {
     expect((await fetch(front.replace(/\/v1$/, "/elsewhere"))).status).toBe(404);
     // From another loopback address than nginx's own: the replica logs the client, not nginx.
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${front}/whoami`, { localAddress: "127.0.0.7", headers: { authorization: `Bearer ${admin}`, "x-forwarded-for": "203.0.113.1" } }, (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        `${front}/whoami`,
+        { localAddress: "127.0.0.7", headers: { authorization: `Bearer ${admin}`, "x-forwarded-for": "203.0.113.1" } },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on("error", reject);
       req.end();
     });
     expect(status).toBe(200);
     // A forged X-Forwarded-For sent by the client is not believed: nginx appends the real address.
     // The replica writes its log line as the answer leaves; read its output a moment later.
-    const whoamiLines = (): string => cluster.replicas.map((r) => r.output()).join("").split("\n").filter((line) => line.includes('"path":"/v1/whoami"')).join("\n");
+    const whoamiLines = (): string =>
+      cluster.replicas
+        .map((r) => r.output())
+        .join("")
+        .split("\n")
+        .filter((line) => line.includes('"path":"/v1/whoami"'))
+        .join("\n");
     for (let waited = 0; !whoamiLines().includes("127.0.0.7") && waited < 3_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
     const whoami = whoamiLines();
     expect(whoami).toMatch(/"path":"\/v1\/whoami"[^\n]*"client":"127\.0\.0\.7"/);
@@ -134,10 +156,12 @@ function replicaPromises(pooler: boolean): void {
     // Settle some allows through other replicas than decided them; then every replica reports the
     // same usage, and it is what the sealed records say.
     const settled = allowed(byAmount).slice(0, 10);
-    await Promise.all(settled.map(async (reply, i) => {
-      const answer = await post(replica(i % 3), `/decisions/${reply.body.ledger_id}/settle`, agent.key, { amount_minor: 60 });
-      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    }));
+    await Promise.all(
+      settled.map(async (reply, i) => {
+        const answer = await post(replica(i % 3), `/decisions/${reply.body.ledger_id}/settle`, agent.key, { amount_minor: 60 });
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      }),
+    );
     for (let i = 0; i < 3; i += 1) {
       expect(await get(replica(i), `/grants/${byCount}`, admin)).toMatchObject({ uses: 37, held_minor: 3_700, settled_minor: 0 });
       expect(await get(replica(i), `/grants/${byAmount}`, admin)).toMatchObject({ uses: 41, held_minor: 3_100, settled_minor: 600 });
@@ -157,13 +181,17 @@ function replicaPromises(pooler: boolean): void {
     const grantId = await grant(front, agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" }, admin);
     const body = JSON.stringify(payment(grantId));
     for (let k = 0; k < 5; k += 1) {
-      const texts = await Promise.all([0, 1, 2, 0, 1, 2].map(async (i) => {
-        const response = await fetch(`${replica(i)}/authorize`, {
-          method: "POST", body, headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": `payment-${k}` },
-        });
-        expect(response.status).toBe(200);
-        return response.text();
-      }));
+      const texts = await Promise.all(
+        [0, 1, 2, 0, 1, 2].map(async (i) => {
+          const response = await fetch(`${replica(i)}/authorize`, {
+            method: "POST",
+            body,
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": `payment-${k}` },
+          });
+          expect(response.status).toBe(200);
+          return response.text();
+        }),
+      );
       expect(new Set(texts).size).toBe(1);
     }
     for (let i = 0; i < 3; i += 1) expect(await get(replica(i), `/grants/${grantId}`, admin)).toMatchObject({ uses: 5, held_minor: 500 });
@@ -176,15 +204,22 @@ function replicaPromises(pooler: boolean): void {
     const allowed = await post(replica(0), "/authorize", agent.key, payment(grantId, 300));
     expect(allowed.body.outcome).toBe("allow");
     // The same amount replays the one settlement; another amount is refused: a settlement is final.
-    const settles = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => post(replica(i), `/decisions/${allowed.body.ledger_id}/settle`, agent.key, { amount_minor: 200 + (i === 2 ? 1 : 0) })));
+    const settles = await Promise.all(
+      [0, 1, 2, 0, 1, 2].map((i) =>
+        post(replica(i), `/decisions/${allowed.body.ledger_id}/settle`, agent.key, { amount_minor: 200 + (i === 2 ? 1 : 0) }),
+      ),
+    );
     const settled = settles.filter((r) => r.status === 200);
     expect(new Set(settled.map((r) => r.body.ledger_id)).size).toBe(1);
     // Replica 2 asks for 201, the others for 200: whichever reaches the database first is the settlement.
     const capturedMinor = settled[0]!.body.amount_minor as number;
     expect([200, 201]).toContain(capturedMinor);
     for (const replay of settled) expect(replay.body.amount_minor).toBe(capturedMinor);
-    for (const refused of settles.filter((r) => r.status !== 200)) expect(refused.body.code, JSON.stringify(refused.body)).toBe("already_settled");
-    await withStore(async (store) => expect((await store.decisionPath().ledgerChain(grantId, 0, 100)).filter((r) => r.kind === "settlement")).toHaveLength(1));
+    for (const refused of settles.filter((r) => r.status !== 200))
+      expect(refused.body.code, JSON.stringify(refused.body)).toBe("already_settled");
+    await withStore(async (store) =>
+      expect((await store.decisionPath().ledgerChain(grantId, 0, 100)).filter((r) => r.kind === "settlement")).toHaveLength(1),
+    );
     const gated = await post(replica(1), "/authorize", agent.key, payment(grantId, 2_000));
     expect(gated.body.outcome).toBe("gated");
     const approver = (await post(front, "/keys", admin, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
@@ -192,10 +227,16 @@ function replicaPromises(pooler: boolean): void {
     const approved = approvals.filter((r) => r.status === 201 || r.status === 200);
     expect(approved, JSON.stringify(approvals.map((r) => r.body))).toHaveLength(1);
     const approvalId = approved[0]!.body.approval_id;
-    const uses = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => post(replica(i), "/authorize", agent.key, { ...payment(grantId, 2_000), approval_id: approvalId })));
+    const uses = await Promise.all(
+      [0, 1, 2, 0, 1, 2].map((i) => post(replica(i), "/authorize", agent.key, { ...payment(grantId, 2_000), approval_id: approvalId })),
+    );
     expect(uses.filter((r) => r.body.outcome === "allow")).toHaveLength(1);
     for (let i = 0; i < 3; i += 1) {
-      expect(await get(replica(i), `/grants/${grantId}`, admin)).toMatchObject({ uses: 2, held_minor: 2_000, settled_minor: capturedMinor });
+      expect(await get(replica(i), `/grants/${grantId}`, admin)).toMatchObject({
+        uses: 2,
+        held_minor: 2_000,
+        settled_minor: capturedMinor,
+      });
     }
   });
 
@@ -203,15 +244,24 @@ function replicaPromises(pooler: boolean): void {
     const agent = await agentWithKey(front, "breacher", admin);
     const grants = [await grant(front, agent.id, MONEY, admin), await grant(front, agent.id, MONEY, admin)];
     const approver = (await post(front, "/keys", admin, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
-    const contract = await post(front, `/agents/${agent.id}/contracts`, admin, { metric: "out_of_scope_rate", ceiling: 0.1, window_decisions: 20 });
+    const contract = await post(front, `/agents/${agent.id}/contracts`, admin, {
+      metric: "out_of_scope_rate",
+      ceiling: 0.1,
+      window_decisions: 20,
+    });
     expect(contract.status, JSON.stringify(contract.body)).toBe(201);
     const breaker = await post(front, `/agents/${agent.id}/breakers`, admin, { contract_id: contract.body.id, action: "revoke" });
     expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
     const armed = await post(front, `/breakers/${breaker.body.id}/arm`, approver, { basis: "fresh agent", expecting_trips: 0 });
     expect(armed.status, JSON.stringify(armed.body)).toBe(200);
-    for (let i = 0; i < 10; i += 1) expect((await post(replica(i % 3), "/authorize", agent.key, payment(grants[0]!))).body.outcome).toBe("allow");
+    for (let i = 0; i < 10; i += 1)
+      expect((await post(replica(i % 3), "/authorize", agent.key, payment(grants[0]!))).body.outcome).toBe("allow");
     // 60 out-of-scope requests at once, 20 on each replica.
-    const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => post(replica(i % 3), "/authorize", agent.key, { grant_id: grants[i % 2]!, tool: "mail.send", attestation: ATTESTATION })));
+    const replies = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        post(replica(i % 3), "/authorize", agent.key, { grant_id: grants[i % 2]!, tool: "mail.send", attestation: ATTESTATION }),
+      ),
+    );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     const got = await get(replica(2), `/breakers/${breaker.body.id}`, admin);
     expect(got.trips).toHaveLength(1);
@@ -222,7 +272,8 @@ function replicaPromises(pooler: boolean): void {
     await withStore(async (store) => {
       for (const id of grants) expect((await store.listGrantEvents(id)).filter((e) => e.kind === "revoked")).toHaveLength(1);
     });
-    for (let i = 0; i < 3; i += 1) expect((await post(replica(i), "/authorize", agent.key, payment(grants[1]!))).body.outcome).not.toBe("allow");
+    for (let i = 0; i < 3; i += 1)
+      expect((await post(replica(i), "/authorize", agent.key, payment(grants[1]!))).body.outcome).not.toBe("allow");
   });
 
   it("a key, grant or certificate revoked on one replica is refused by every replica on its next request", async () => {
@@ -232,7 +283,8 @@ function replicaPromises(pooler: boolean): void {
     const spare = await post(front, "/keys", admin, { identity: "revoked-spare", kind: "service", roles: ["agent"], agent_id: agent.id });
     // Every replica has decided with each before the revocations, so whatever it keeps is warm.
     for (let i = 0; i < 3; i += 1) {
-      for (const key of [agent.key, spare.body.key]) expect((await post(replica(i), "/authorize", key, payment(grantId))).body.outcome).toBe("allow");
+      for (const key of [agent.key, spare.body.key])
+        expect((await post(replica(i), "/authorize", key, payment(grantId))).body.outcome).toBe("allow");
       expect((await post(replica(i), "/authorize", agent.key, payment(other))).body.outcome).toBe("allow");
     }
     expect((await post(replica(0), `/keys/${spare.body.id}/revoke`, admin, { reason: "rotated" })).status).toBe(200);
@@ -253,7 +305,9 @@ function replicaPromises(pooler: boolean): void {
 
   it("kill -9 of one replica under load loses no acknowledged decision; every chain verifies and the survivors keep answering", async () => {
     const agent = await agentWithKey(front, "crash", admin);
-    const grants = await Promise.all([0, 1, 2].map(() => grant(front, agent.id, { budget_amount_minor: 50_000_000, budget_currency: "EUR" }, admin)));
+    const grants = await Promise.all(
+      [0, 1, 2].map(() => grant(front, agent.id, { budget_amount_minor: 50_000_000, budget_currency: "EUR" }, admin)),
+    );
     const acknowledged = new Map<string, string>();
     let stopped = false;
     async function client(seed: number): Promise<void> {
@@ -267,7 +321,10 @@ function replicaPromises(pooler: boolean): void {
           else throw new Error(`authorize answered ${reply.status}: ${JSON.stringify(reply.body)}`);
         } catch (error) {
           // The victim is gone: a refused or reset connection ends a direct client.
-          if (error instanceof TypeError || error instanceof SyntaxError) { if (base !== front) return; continue; }
+          if (error instanceof TypeError || error instanceof SyntaxError) {
+            if (base !== front) return;
+            continue;
+          }
           throw error;
         }
       }
@@ -293,7 +350,8 @@ function replicaPromises(pooler: boolean): void {
       expect((await verifyLedger(store)).ok).toBe(true);
     });
     const cli = spawnSync(process.execPath, [CLI_MAIN, "ledger", "verify", "--format", "json"], {
-      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_SCHEMA: cluster.schema }, encoding: "utf8",
+      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_SCHEMA: cluster.schema },
+      encoding: "utf8",
     });
     expect(cli.status, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, broken: null });

@@ -8,15 +8,29 @@ const params = { numRuns: 500, seed: Number(process.env["FC_SEED"] ?? 20261126) 
 
 describe("canonicalJson (RFC 8785)", () => {
   it("writes the RFC's example as the RFC does", () => {
-    const input = JSON.parse('{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/","literals":[null,true,false]}');
-    expect(canonicalJson(input)).toBe('{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+    const input = JSON.parse(
+      '{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/","literals":[null,true,false]}',
+    );
+    expect(canonicalJson(input)).toBe(
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
   });
 
   it("sorts member names by UTF-16 code units, as the RFC's sorting example", () => {
-    const input = JSON.parse('{"\\u20ac":"Euro Sign","\\r":"Carriage Return","\\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\\ud83d\\ude00":"Emoji: Grinning Face","\\u0080":"Control","\\u00f6":"Latin Small Letter O With Diaeresis"}');
+    const input = JSON.parse(
+      '{"\\u20ac":"Euro Sign","\\r":"Carriage Return","\\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\\ud83d\\ude00":"Emoji: Grinning Face","\\u0080":"Control","\\u00f6":"Latin Small Letter O With Diaeresis"}',
+    );
     // Read the order from the text: a parsed object would put the integer-like name "1" first.
     const values = [...canonicalJson(input).matchAll(/:"([^"]*)"/g)].map((m) => m[1]);
-    expect(values).toEqual(["Carriage Return", "One", "Control", "Latin Small Letter O With Diaeresis", "Euro Sign", "Emoji: Grinning Face", "Hebrew Letter Dalet With Dagesh"]);
+    expect(values).toEqual([
+      "Carriage Return",
+      "One",
+      "Control",
+      "Latin Small Letter O With Diaeresis",
+      "Euro Sign",
+      "Emoji: Grinning Face",
+      "Hebrew Letter Dalet With Dagesh",
+    ]);
   });
 
   it("gives one form for any member order, and the same form after a round trip", () => {
@@ -26,7 +40,8 @@ describe("canonicalJson (RFC 8785)", () => {
         expect(canonicalJson(JSON.parse(text))).toBe(text);
         expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
         const reversed = JSON.parse(JSON.stringify(value), (_key, v: unknown) =>
-          v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v);
+          v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
+        );
         expect(canonicalJson(reversed)).toBe(text);
       }),
       params,
@@ -46,7 +61,11 @@ describe("canonicalJson (RFC 8785)", () => {
 });
 
 describe("manifest hash over tool definitions", () => {
-  const tool = { name: "files.read", kind: "mcp" as const, definition: { name: "read", description: "reads a file", inputSchema: { type: "object", properties: { path: { type: "string" } } } } };
+  const tool = {
+    name: "files.read",
+    kind: "mcp" as const,
+    definition: { name: "read", description: "reads a file", inputSchema: { type: "object", properties: { path: { type: "string" } } } },
+  };
 
   it("keeps the names-only form (version 1) when no tool carries a definition", () => {
     expect(canonicalManifest([{ name: "a", kind: "guard" }])).toBe('{"manifest_version":1,"tools":[{"kind":"guard","name":"a"}]}');
@@ -64,7 +83,13 @@ describe("manifest hash over tool definitions", () => {
     ];
     for (const definition of variants) expect(manifestHash([{ ...tool, definition }])).not.toBe(base);
     // Member order, unknown fields and `_meta` do not count.
-    const reordered = { inputSchema: { properties: { path: { type: "string" } }, type: "object" }, description: "reads a file", name: "read", _meta: { x: 1 }, icons: [] };
+    const reordered = {
+      inputSchema: { properties: { path: { type: "string" } }, type: "object" },
+      description: "reads a file",
+      name: "read",
+      _meta: { x: 1 },
+      icons: [],
+    };
     expect(manifestHash([{ ...tool, definition: reordered }])).toBe(base);
     expect(manifestHash([tool, tool])).toBe(base);
   });

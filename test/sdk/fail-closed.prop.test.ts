@@ -23,7 +23,12 @@ afterAll(() => server.close());
 
 const outcome = fc.constantFrom("allow", "deny", "exhausted", "gated", "ALLOW", "permit", "");
 const decisionBody = fc.record(
-  { outcome, ledger_id: fc.oneof(fc.constant("led_1"), fc.constant(""), fc.constant(null), fc.integer()), gates: fc.anything(), reason: fc.anything() },
+  {
+    outcome,
+    ledger_id: fc.oneof(fc.constant("led_1"), fc.constant(""), fc.constant(null), fc.integer()),
+    gates: fc.anything(),
+    reason: fc.anything(),
+  },
   { requiredKeys: [] },
 );
 const body = fc.oneof(
@@ -32,15 +37,24 @@ const body = fc.oneof(
   fc.string(),
   decisionBody.map((value) => JSON.stringify(value).slice(0, -1)),
 );
-const status = fc.oneof(fc.constantFrom(200, 201, 204, 500, 502, 503, 504), fc.integer({ min: 500, max: 599 }), fc.integer({ min: 200, max: 299 }));
+const status = fc.oneof(
+  fc.constantFrom(200, 201, 204, 500, 502, 503, 504),
+  fc.integer({ min: 500, max: 599 }),
+  fc.integer({ min: 200, max: 299 }),
+);
 
 /** The only answers that may yield `allow`: a 2xx JSON object with outcome `allow` and a non-empty string ledger id. */
 function isRecordedAllow(answer: Answer): boolean {
   if (answer.status < 200 || answer.status > 299) return false;
   try {
     const value = JSON.parse(answer.body) as unknown;
-    return typeof value === "object" && value !== null && (value as Record<string, unknown>)["outcome"] === "allow"
-      && typeof (value as Record<string, unknown>)["ledger_id"] === "string" && (value as Record<string, unknown>)["ledger_id"] !== "";
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as Record<string, unknown>)["outcome"] === "allow" &&
+      typeof (value as Record<string, unknown>)["ledger_id"] === "string" &&
+      (value as Record<string, unknown>)["ledger_id"] !== ""
+    );
   } catch {
     return false;
   }

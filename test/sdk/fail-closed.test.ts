@@ -22,7 +22,13 @@ function client(baseUrl: string, options: Partial<ConstructorParameters<typeof A
 }
 
 /** The server's answer when its database stayed too busy for the request: nothing was written. */
-const CONTENTION = { type: "urn:agent-authority:problem:contention", title: "the request met contention", status: 409, code: "contention", detail: "nothing was written" };
+const CONTENTION = {
+  type: "urn:agent-authority:problem:contention",
+  title: "the request met contention",
+  status: 409,
+  code: "contention",
+  detail: "nothing was written",
+};
 
 describe("authorize fails closed", () => {
   it("refuses when nothing listens on the port", async () => {
@@ -34,7 +40,14 @@ describe("authorize fails closed", () => {
   });
 
   it("refuses when the server answers 500 on every attempt, after retrying", async () => {
-    const server = await serve((_request, response) => sendJson(response, 500, { type: "about:blank", title: "the server failed", status: 500, code: "internal_error" }, "application/problem+json"));
+    const server = await serve((_request, response) =>
+      sendJson(
+        response,
+        500,
+        { type: "about:blank", title: "the server failed", status: 500, code: "internal_error" },
+        "application/problem+json",
+      ),
+    );
     const result = await client(server.baseUrl).authorize(action);
     expect(result.outcome).toBe("deny");
     expect(result.unavailable).toMatchObject({ cause: "server_error", status: 500, attempts: 3 });
@@ -74,7 +87,9 @@ describe("authorize fails closed", () => {
   });
 
   it("refuses a redirect rather than following it with the key", async () => {
-    const target = await serve((_request, response) => sendJson(response, 200, { outcome: "allow", ledger_id: "led_elsewhere", gates: [], reason: "" }));
+    const target = await serve((_request, response) =>
+      sendJson(response, 200, { outcome: "allow", ledger_id: "led_elsewhere", gates: [], reason: "" }),
+    );
     const server = await serve((_request, response) => {
       response.writeHead(307, { location: `${target.baseUrl}/authorize` });
       response.end();
@@ -88,7 +103,12 @@ describe("authorize fails closed", () => {
     const controller = new AbortController();
     // Never answers; the caller gives up once the request has arrived.
     const server = await serve(() => controller.abort());
-    const throwing = client(server.baseUrl, { timeoutMs: 5_000, onRequest: () => { throw new Error("observer failed"); } });
+    const throwing = client(server.baseUrl, {
+      timeoutMs: 5_000,
+      onRequest: () => {
+        throw new Error("observer failed");
+      },
+    });
     const result = await throwing.authorize(action, { signal: controller.signal });
     expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "aborted" } });
     expect(server.received).toHaveLength(1);
@@ -107,7 +127,13 @@ describe("authorize fails closed", () => {
 
   it("returns the platform's refusal as a value with its ledger id", async () => {
     const server = await serve((_request, response) =>
-      sendJson(response, 200, { outcome: "exhausted", ledger_id: "led_01h00000000000000000000001", gates: [{ gate: "budget", passed: false }], reason: "amount budget exhausted", later_field: 1 }),
+      sendJson(response, 200, {
+        outcome: "exhausted",
+        ledger_id: "led_01h00000000000000000000001",
+        gates: [{ gate: "budget", passed: false }],
+        reason: "amount budget exhausted",
+        later_field: 1,
+      }),
     );
     const result = await client(server.baseUrl).authorize(action);
     expect(result).toMatchObject({ outcome: "exhausted", ledger_id: "led_01h00000000000000000000001", unavailable: null, later_field: 1 });
@@ -133,7 +159,12 @@ describe("authorize fails closed", () => {
     const server = await serve((_request, response, index) => {
       if (index > 0) return sendJson(response, 200, { outcome: "allow", ledger_id: "led_after_failover", gates: [], reason: "ok" });
       response.setHeader("retry-after", "1");
-      sendJson(response, 503, { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" }, "application/problem+json");
+      sendJson(
+        response,
+        503,
+        { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" },
+        "application/problem+json",
+      );
     });
     const started = Date.now();
     const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
@@ -159,7 +190,12 @@ describe("authorize fails closed", () => {
     for (const asked of ["soon", "-5", "Infinity", "1e400", "Wed, 21 Oct 2099 07:28:00 GMT", ""]) {
       const server = await serve((_request, response) => {
         response.setHeader("retry-after", asked);
-        sendJson(response, 503, { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" }, "application/problem+json");
+        sendJson(
+          response,
+          503,
+          { type: "urn:agent-authority:problem:unavailable", title: "unavailable", status: 503, code: "unavailable" },
+          "application/problem+json",
+        );
       });
       const started = Date.now();
       const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
@@ -180,18 +216,27 @@ describe("authorize fails closed", () => {
   }, 20_000);
 
   it("takes the decision of a retry that follows a 409 `contention`", async () => {
-    const server = await serve((_request, response, index) => index === 0
-      ? sendJson(response, 409, CONTENTION, "application/problem+json")
-      : sendJson(response, 200, { outcome: "allow", ledger_id: "led_after_contention", gates: [], reason: "ok" }));
+    const server = await serve((_request, response, index) =>
+      index === 0
+        ? sendJson(response, 409, CONTENTION, "application/problem+json")
+        : sendJson(response, 200, { outcome: "allow", ledger_id: "led_after_contention", gates: [], reason: "ok" }),
+    );
     const result = await client(server.baseUrl).authorize(action);
     expect(result).toMatchObject({ outcome: "allow", ledger_id: "led_after_contention", unavailable: null });
     expect(server.received).toHaveLength(2);
   });
 
   it("throws typed problem details for a 4xx and does not retry it", async () => {
-    const problem = { type: "urn:agent-authority:problem:unauthenticated", title: "a valid API key is required", status: 401, code: "unauthenticated" };
+    const problem = {
+      type: "urn:agent-authority:problem:unauthenticated",
+      title: "a valid API key is required",
+      status: 401,
+      code: "unauthenticated",
+    };
     const server = await serve((_request, response) => sendJson(response, 401, problem, "application/problem+json"));
-    const failure = await client(server.baseUrl).authorize(action).catch((error: unknown) => error);
+    const failure = await client(server.baseUrl)
+      .authorize(action)
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(AuthorityProblemError);
     expect(failure).toMatchObject({ status: 401, code: "unauthenticated", problem });
     expect(server.received).toHaveLength(1);
@@ -201,7 +246,9 @@ describe("authorize fails closed", () => {
 describe("retries reuse one Idempotency-Key", () => {
   it("sends the same key on every attempt of one call and a new key for the next call", async () => {
     const server = await serve((_request, response, index) =>
-      index < 2 ? sendJson(response, 503, { status: 503 }) : sendJson(response, 200, { outcome: "allow", ledger_id: `led_${index}`, gates: [], reason: "ok" }),
+      index < 2
+        ? sendJson(response, 503, { status: 503 })
+        : sendJson(response, 200, { outcome: "allow", ledger_id: `led_${index}`, gates: [], reason: "ok" }),
     );
     const c = client(server.baseUrl);
     const first = await c.authorize(action);
@@ -236,7 +283,9 @@ describe("retries reuse one Idempotency-Key", () => {
   });
 
   it("presents the client's attestation unless the call names its own", async () => {
-    const server = await serve((_request, response) => sendJson(response, 200, { outcome: "allow", ledger_id: "led_1", gates: [], reason: "ok" }));
+    const server = await serve((_request, response) =>
+      sendJson(response, 200, { outcome: "allow", ledger_id: "led_1", gates: [], reason: "ok" }),
+    );
     const attestation = { manifest_hash: "sha256:aa", content_hash: "sha256:bb", provenance_version: "model-1" };
     const attested = client(server.baseUrl, { attestation });
     await attested.authorize(action);
@@ -257,7 +306,9 @@ describe("retries reuse one Idempotency-Key", () => {
   });
 
   it("uses a caller's own key when one is given", async () => {
-    const server = await serve((_request, response) => sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "no" }));
+    const server = await serve((_request, response) =>
+      sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "no" }),
+    );
     await client(server.baseUrl).authorize(action, { idempotencyKey: "order-4711-refund" });
     expect(server.received[0]!.headers["idempotency-key"]).toBe("order-4711-refund");
   });
@@ -265,27 +316,51 @@ describe("retries reuse one Idempotency-Key", () => {
 
 describe("other calls", () => {
   it("throw AuthorityUnavailableError when the platform is down, after the same retries", async () => {
-    const failure = await client(await closedPortUrl(), { attempts: 2 }).grants.get("grt_x").catch((error: unknown) => error);
+    const failure = await client(await closedPortUrl(), { attempts: 2 })
+      .grants.get("grt_x")
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(AuthorityUnavailableError);
     expect(failure).toMatchObject({ kind: "network", attempts: 2 });
   });
 
   it("throw AuthorityUnavailableError of kind `contention` after a 409 `contention` on every attempt; another 409 is a problem, not retried", async () => {
-    const server = await serve((request, response) => request.url.endsWith("/revoke")
-      ? sendJson(response, 409, { type: "urn:agent-authority:problem:grant_already_revoked", title: "the grant is already revoked", status: 409, code: "grant_already_revoked" }, "application/problem+json")
-      : sendJson(response, 409, CONTENTION, "application/problem+json"));
-    const failure = await client(server.baseUrl, { attempts: 3 }).grants.get("grt_x").catch((error: unknown) => error);
+    const server = await serve((request, response) =>
+      request.url.endsWith("/revoke")
+        ? sendJson(
+            response,
+            409,
+            {
+              type: "urn:agent-authority:problem:grant_already_revoked",
+              title: "the grant is already revoked",
+              status: 409,
+              code: "grant_already_revoked",
+            },
+            "application/problem+json",
+          )
+        : sendJson(response, 409, CONTENTION, "application/problem+json"),
+    );
+    const failure = await client(server.baseUrl, { attempts: 3 })
+      .grants.get("grt_x")
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(AuthorityUnavailableError);
     expect(failure).toMatchObject({ kind: "contention", status: 409, attempts: 3 });
     expect(server.received).toHaveLength(3);
-    const revoked = await client(server.baseUrl, { attempts: 3 }).grants.revoke("grt_x").catch((error: unknown) => error);
+    const revoked = await client(server.baseUrl, { attempts: 3 })
+      .grants.revoke("grt_x")
+      .catch((error: unknown) => error);
     expect(revoked).toBeInstanceOf(AuthorityProblemError);
     expect(revoked).toMatchObject({ status: 409, code: "grant_already_revoked" });
     expect(server.received).toHaveLength(4);
   });
 
   it("throw AuthorityProblemError with the problem details, and build one from a body that is not", async () => {
-    const problem = { type: "urn:agent-authority:problem:delegation_widens", title: "the delegated grant would be wider than its parent", status: 422, code: "delegation_widens", widenings: [{ axis: "budget_count" }] };
+    const problem = {
+      type: "urn:agent-authority:problem:delegation_widens",
+      title: "the delegated grant would be wider than its parent",
+      status: 422,
+      code: "delegation_widens",
+      widenings: [{ axis: "budget_count" }],
+    };
     const server = await serve((_request, response, index) => {
       if (index === 0) sendJson(response, 422, problem, "application/problem+json");
       else {
@@ -293,9 +368,13 @@ describe("other calls", () => {
         response.end("not here");
       }
     });
-    const widened = await client(server.baseUrl).grants.delegate("grt_parent", { agent_id: "agt_child" }).catch((error: unknown) => error);
+    const widened = await client(server.baseUrl)
+      .grants.delegate("grt_parent", { agent_id: "agt_child" })
+      .catch((error: unknown) => error);
     expect(widened).toMatchObject({ status: 422, code: "delegation_widens", problem: { widenings: [{ axis: "budget_count" }] } });
-    const plain = await client(server.baseUrl).grants.get("grt_missing").catch((error: unknown) => error);
+    const plain = await client(server.baseUrl)
+      .grants.get("grt_missing")
+      .catch((error: unknown) => error);
     expect(plain).toBeInstanceOf(AuthorityProblemError);
     expect(plain).toMatchObject({ status: 404, problem: { type: "about:blank", status: 404 } });
   });
@@ -332,13 +411,22 @@ describe("the key is never logged", () => {
     const { inspect } = await import("node:util");
     const events: RequestEvent[] = [];
     const server = await serve((_request, response, index) =>
-      index === 0 ? sendJson(response, 500, {}) : sendJson(response, 403, { type: "t", title: "forbidden", status: 403, code: "forbidden" }),
+      index === 0
+        ? sendJson(response, 500, {})
+        : sendJson(response, 403, { type: "t", title: "forbidden", status: 403, code: "forbidden" }),
     );
     const c = client(server.baseUrl, { onRequest: (event) => events.push(event) });
     const failure = await c.keys.list().catch((error: unknown) => error);
     const down = await client(await closedPortUrl(), { onRequest: (event) => events.push(event), attempts: 1 }).authorize(action);
     expect(events.map((event) => event.result)).toEqual(["response", "response", "network"]);
-    const printed = [JSON.stringify(events), inspect(failure, { depth: 10 }), String(failure), JSON.stringify(down), inspect(c, { depth: 10, showHidden: true }), JSON.stringify(c)];
+    const printed = [
+      JSON.stringify(events),
+      inspect(failure, { depth: 10 }),
+      String(failure),
+      JSON.stringify(down),
+      inspect(c, { depth: 10, showHidden: true }),
+      JSON.stringify(c),
+    ];
     for (const text of printed) expect(text).not.toContain(apiKey);
   });
 

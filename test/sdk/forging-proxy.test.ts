@@ -18,8 +18,17 @@ import { canonicalJson as serverCanonicalJson } from "../../server/src/services/
 const ADMIN = "aa_admin_forging_proxy_0123456789abcdef";
 const ATTESTATION = { manifest_hash: "sha256:manifest", content_hash: "sha256:content", provenance_version: "model-2026-01" };
 
-type Rewrite = (json: any, request: any) => any;
-interface Forgery { request?: (json: any) => any; answer?: Rewrite; settle?: Rewrite; replaceAnswer?: () => string }
+/** A JSON body as the proxy sees it, its members read and replaced by name. */
+type Body = Record<string, unknown>;
+/** An answer the proxy forges: the authorize answer's signature and statement are changed member by member. */
+type Answer = Body & { signature: Body & { statement: Body } };
+type Rewrite = (json: Answer, request: Body | undefined) => unknown;
+interface Forgery {
+  request?: (json: Body) => unknown;
+  answer?: Rewrite;
+  settle?: Rewrite;
+  replaceAnswer?: () => string;
+}
 
 /** The proxy: forwards to `upstream`, applying whatever `forgery.current` says to the body each way. */
 async function forgingProxy(upstream: string): Promise<{ baseUrl: string; forgery: { current: Forgery }; close(): Promise<void> }> {
@@ -31,28 +40,39 @@ async function forgingProxy(upstream: string): Promise<{ baseUrl: string; forger
     incoming.on("end", () => {
       const sentText = Buffer.concat(chunks).toString("utf8");
       const sent = sentText === "" ? undefined : JSON.parse(sentText);
-      const forwardedText = sent !== undefined && forgery.current.request !== undefined ? JSON.stringify(forgery.current.request(sent)) : sentText;
+      const forwardedText =
+        sent !== undefined && forgery.current.request !== undefined ? JSON.stringify(forgery.current.request(sent)) : sentText;
       const headers = { ...incoming.headers, host: target.host, "content-length": String(Buffer.byteLength(forwardedText)) };
-      const onward = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on("data", (chunk: Buffer) => parts.push(chunk));
-        answer.on("end", () => {
-          let text = Buffer.concat(parts).toString("utf8");
-          if (forgery.current.replaceAnswer !== undefined) text = forgery.current.replaceAnswer();
-          else if (forgery.current.answer !== undefined && incoming.url?.endsWith("/authorize")) text = JSON.stringify(forgery.current.answer(JSON.parse(text), sent));
-          else if (forgery.current.settle !== undefined && incoming.url?.endsWith("/settle")) text = JSON.stringify(forgery.current.settle(JSON.parse(text), sent));
-          outgoing.writeHead(answer.statusCode ?? 502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-          outgoing.end(text);
-        });
-      });
+      const onward = httpRequest(
+        { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on("data", (chunk: Buffer) => parts.push(chunk));
+          answer.on("end", () => {
+            let text = Buffer.concat(parts).toString("utf8");
+            if (forgery.current.replaceAnswer !== undefined) text = forgery.current.replaceAnswer();
+            else if (forgery.current.answer !== undefined && incoming.url?.endsWith("/authorize"))
+              text = JSON.stringify(forgery.current.answer(JSON.parse(text), sent));
+            else if (forgery.current.settle !== undefined && incoming.url?.endsWith("/settle"))
+              text = JSON.stringify(forgery.current.settle(JSON.parse(text), sent));
+            outgoing.writeHead(answer.statusCode ?? 502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+            outgoing.end(text);
+          });
+        },
+      );
       onward.end(forwardedText);
     });
   });
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   const { port } = proxy.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`, forgery,
-    close: () => new Promise<void>((resolve) => { proxy.closeAllConnections(); proxy.close(() => resolve()); }),
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    forgery,
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.closeAllConnections();
+        proxy.close(() => resolve());
+      }),
   };
 }
 
@@ -63,22 +83,47 @@ let agentKey: string;
 let grantId: string;
 let jwks: SigningKeySet;
 
-async function post(path: string, key: string, body: unknown): Promise<any> {
-  const reply = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-  return reply.json();
+/** Posts as `key` and answers the created resource's body (these tests read its `id` and `key`). */
+async function post(path: string, key: string, body: unknown): Promise<{ id: string; key: string }> {
+  const reply = await fetch(`${server.baseUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return (await reply.json()) as { id: string; key: string };
 }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "authority-forging-"));
-  server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, AUTHORITY_ADMIN_KEY: ADMIN, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000" }));
+  server = await startServer(
+    loadConfig({
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATA_DIR: dataDir,
+      AUTHORITY_ADMIN_KEY: ADMIN,
+      AUTHORITY_LOG_LEVEL: "silent",
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
+    }),
+  );
   const agent = await post("/agents", ADMIN, { name: "proxied" });
-  await post(`/agents/${agent.id}/certification`, ADMIN, { environment: "development", basis: "review", ...ATTESTATION, checks: ["manual"] });
+  await post(`/agents/${agent.id}/certification`, ADMIN, {
+    environment: "development",
+    basis: "review",
+    ...ATTESTATION,
+    checks: ["manual"],
+  });
   agentKey = (await post("/keys", ADMIN, { identity: "proxied-agent", kind: "service", roles: ["agent"], agent_id: agent.id })).key;
-  grantId = (await post("/grants", ADMIN, {
-    agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["payments.*"] },
-    budget_amount_minor: 1_000_000, budget_currency: "EUR", policy: "amount_minor <= 10000",
-  })).id;
-  jwks = await (await fetch(`${server.baseUrl}/signing-keys`)).json() as SigningKeySet;
+  grantId = (
+    await post("/grants", ADMIN, {
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "ops@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 1_000_000,
+      budget_currency: "EUR",
+      policy: "amount_minor <= 10000",
+    })
+  ).id;
+  jwks = (await (await fetch(`${server.baseUrl}/signing-keys`)).json()) as SigningKeySet;
   proxy = await forgingProxy(server.baseUrl);
 });
 afterAll(async () => {
@@ -89,10 +134,24 @@ afterAll(async () => {
 
 /** A client through the proxy; a second attempt rides out a connection the loaded machine dropped (a retry resends the same request), and a long timeout a slow answer. */
 function client(signingKeys?: SigningKeySet | "fetch-once"): AuthorityClient {
-  return new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, attempts: 2, retryDelayMs: 20, timeoutMs: 30_000, attestation: ATTESTATION, ...(signingKeys === undefined ? {} : { signingKeys }) });
+  return new AuthorityClient({
+    baseUrl: proxy.baseUrl,
+    apiKey: agentKey,
+    attempts: 2,
+    retryDelayMs: 20,
+    timeoutMs: 30_000,
+    attestation: ATTESTATION,
+    ...(signingKeys === undefined ? {} : { signingKeys }),
+  });
 }
 
-const pay = (amount: number, tool = "payments.send") => ({ grant_id: grantId, tool, amount_minor: amount, currency: "EUR", args: { to: "ACME" } });
+const pay = (amount: number, tool = "payments.send") => ({
+  grant_id: grantId,
+  tool,
+  amount_minor: amount,
+  currency: "EUR",
+  args: { to: "ACME" },
+});
 
 function expectRefused(result: AuthorizeResult, reason: string, field?: string): void {
   expect(result.outcome).toBe("deny");
@@ -107,7 +166,12 @@ describe("the SDK behind a forging proxy", () => {
   it("verifies the honest answer through the same proxy, and sends a fresh nonce each call", async () => {
     proxy.forgery.current = {};
     const nonces: string[] = [];
-    proxy.forgery.current = { request: (json) => { nonces.push(json.nonce); return json; } };
+    proxy.forgery.current = {
+      request: (json) => {
+        nonces.push(String(json.nonce));
+        return json;
+      },
+    };
     const verified = client(jwks);
     const first = await verified.authorize(pay(100));
     const second = await verified.authorize(pay(100));
@@ -123,7 +187,10 @@ describe("the SDK behind a forging proxy", () => {
   });
 
   it("refuses a forged allow with no signature (`led_forged`), where a client without keys would obey it", async () => {
-    proxy.forgery.current = { replaceAnswer: () => JSON.stringify({ outcome: "allow", ledger_id: "led_forged", gates: [], reason: "ok", decided_at: new Date().toISOString() }) };
+    proxy.forgery.current = {
+      replaceAnswer: () =>
+        JSON.stringify({ outcome: "allow", ledger_id: "led_forged", gates: [], reason: "ok", decided_at: new Date().toISOString() }),
+    };
     expectRefused(await client(jwks).authorize(pay(100)), "unsigned");
     expect((await client().authorize(pay(100))).outcome).toBe("allow");
   });
@@ -131,15 +198,30 @@ describe("the SDK behind a forging proxy", () => {
   it("refuses a deny turned into allow (mismatch with the signed outcome) and a statement rewritten to allow (bad signature)", async () => {
     proxy.forgery.current = { answer: (json) => ({ ...json, outcome: "allow" }) };
     expectRefused(await client(jwks).authorize(pay(50_000)), "mismatch", "outcome");
-    proxy.forgery.current = { answer: (json) => ({ ...json, outcome: "allow", signature: { ...json.signature, statement: { ...json.signature.statement, outcome: "allow" } } }) };
+    proxy.forgery.current = {
+      answer: (json) => ({
+        ...json,
+        outcome: "allow",
+        signature: { ...json.signature, statement: { ...json.signature.statement, outcome: "allow" } },
+      }),
+    };
     expectRefused(await client(jwks).authorize(pay(50_000)), "bad_signature");
   });
 
   it("refuses an answer signed by a key of the forger's own, under its own kid or under the server's", async () => {
     const forger = generateKeyPairSync("ed25519").privateKey;
-    const forge = (kid: string) => (json: any) => {
+    const forge = (kid: string) => (json: Answer) => {
       const statement = { ...json.signature.statement, outcome: "allow" };
-      return { ...json, outcome: "allow", signature: { alg: "EdDSA", kid, statement, value: sign(null, Buffer.from(serverCanonicalJson(statement)), forger).toString("base64url") } };
+      return {
+        ...json,
+        outcome: "allow",
+        signature: {
+          alg: "EdDSA",
+          kid,
+          statement,
+          value: sign(null, Buffer.from(serverCanonicalJson(statement)), forger).toString("base64url"),
+        },
+      };
     };
     proxy.forgery.current = { answer: forge("forger-key") };
     expectRefused(await client(jwks).authorize(pay(50_000)), "unknown_key");
@@ -150,14 +232,19 @@ describe("the SDK behind a forging proxy", () => {
   it("refuses an old allow replayed as the answer to a new request (nonce mismatch)", async () => {
     proxy.forgery.current = {};
     let recorded: string | undefined;
-    proxy.forgery.current = { answer: (json) => { recorded ??= JSON.stringify(json); return json; } };
+    proxy.forgery.current = {
+      answer: (json) => {
+        recorded ??= JSON.stringify(json);
+        return json;
+      },
+    };
     expect((await client(jwks).authorize(pay(100))).outcome).toBe("allow");
     proxy.forgery.current = { replaceAnswer: () => recorded! };
     expectRefused(await client(jwks).authorize(pay(100)), "replayed", "nonce");
   });
 
   it("refuses an allow the server gave to a rewritten request: another amount, tool, grant or args", async () => {
-    const rewrites: [string, (json: any) => any][] = [
+    const rewrites: [string, (json: Body) => Body][] = [
       ["amount_minor", (json) => ({ ...json, amount_minor: 100 })],
       ["tool", (json) => ({ ...json, tool: "payments.refund" })],
       ["args_sha256", (json) => ({ ...json, args: { to: "MALLORY" } })],
@@ -167,36 +254,64 @@ describe("the SDK behind a forging proxy", () => {
       expectRefused(await client(jwks).authorize(pay(9_000)), "mismatch", field);
     }
     // A grant the proxy swaps in: the server's answer is about that grant, not the one asked.
-    const other = await post("/grants", ADMIN, { agent_id: (await (await fetch(`${server.baseUrl}/grants/${grantId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json() as any).agent_id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 1_000_000, budget_currency: "EUR" });
+    const other = await post("/grants", ADMIN, {
+      agent_id: (
+        (await (await fetch(`${server.baseUrl}/grants/${grantId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
+          agent_id: string;
+        }
+      ).agent_id,
+      principal_type: "human",
+      principal_id: "ops@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 1_000_000,
+      budget_currency: "EUR",
+    });
     proxy.forgery.current = { request: (json) => ({ ...json, grant_id: other.id }) };
     expectRefused(await client(jwks).authorize(pay(50_000)), "mismatch", "grant_id");
   });
 
   it("never takes an answer with any one member of its statement or signature changed for the server's", async () => {
     const verified = client(jwks);
-    await fc.assert(fc.asyncProperty(
-      fc.constantFrom("ledger_id", "outcome", "grant_id", "agent_id", "tool", "amount_minor", "currency", "args_sha256", "decided_at", "nonce", "type", "kid", "value"),
-      fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.constant(null)),
-      async (member, value) => {
-        let changed = false;
-        proxy.forgery.current = {
-          answer: (json) => {
-            const signature = { ...json.signature, statement: { ...json.signature.statement } };
-            const holder = member === "kid" || member === "value" ? signature : signature.statement;
-            changed = canonicalJson(holder[member]) !== canonicalJson(value);
-            holder[member] = value;
-            return { ...json, signature };
-          },
-        };
-        const result = await verified.authorize(pay(100));
-        if (changed) {
-          expect(result.outcome).toBe("deny");
-          expect(result.unavailable?.cause).toBe("unverified_answer");
-        } else {
-          expect(result).toMatchObject({ outcome: "allow", unavailable: null });
-        }
-      },
-    ), { numRuns: 40 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(
+          "ledger_id",
+          "outcome",
+          "grant_id",
+          "agent_id",
+          "tool",
+          "amount_minor",
+          "currency",
+          "args_sha256",
+          "decided_at",
+          "nonce",
+          "type",
+          "kid",
+          "value",
+        ),
+        fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.constant(null)),
+        async (member, value) => {
+          let changed = false;
+          proxy.forgery.current = {
+            answer: (json) => {
+              const signature = { ...json.signature, statement: { ...json.signature.statement } };
+              const holder: Body = member === "kid" || member === "value" ? signature : signature.statement;
+              changed = canonicalJson(holder[member]) !== canonicalJson(value);
+              holder[member] = value;
+              return { ...json, signature };
+            },
+          };
+          const result = await verified.authorize(pay(100));
+          if (changed) {
+            expect(result.outcome).toBe("deny");
+            expect(result.unavailable?.cause).toBe("unverified_answer");
+          } else {
+            expect(result).toMatchObject({ outcome: "allow", unavailable: null });
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("fetches the keys once when told to, pins them, and then refuses a key set the proxy swaps in", async () => {
@@ -209,17 +324,31 @@ describe("the SDK behind a forging proxy", () => {
     proxy.forgery.current = {
       answer: (json) => {
         const statement = { ...json.signature.statement };
-        return { ...json, signature: { alg: "EdDSA", kid: "swapped", statement, value: sign(null, Buffer.from(serverCanonicalJson(statement)), forger.privateKey).toString("base64url") } };
+        return {
+          ...json,
+          signature: {
+            alg: "EdDSA",
+            kid: "swapped",
+            statement,
+            value: sign(null, Buffer.from(serverCanonicalJson(statement)), forger.privateKey).toString("base64url"),
+          },
+        };
       },
     };
-    const swapped = JSON.stringify({ keys: [{ kty: "OKP", crv: "Ed25519", x, kid: "swapped", alg: "EdDSA", use: "sig", status: "active", created_at: "", retired_at: null }] });
+    const swapped = JSON.stringify({
+      keys: [
+        { kty: "OKP", crv: "Ed25519", x, kid: "swapped", alg: "EdDSA", use: "sig", status: "active", created_at: "", retired_at: null },
+      ],
+    });
     const answer = proxy.forgery.current.answer!;
     proxy.forgery.current = { answer: (json, request) => (json.keys !== undefined ? JSON.parse(swapped) : answer(json, request)) };
     expectRefused(await pinned.authorize(pay(100)), "unknown_key");
   });
 
   it("refuses to start with a key set that is no JWKS", () => {
-    expect(() => new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, signingKeys: { nope: 1 } as never })).toThrow(/signingKeys/);
+    expect(() => new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, signingKeys: { nope: 1 } as never })).toThrow(
+      /signingKeys/,
+    );
   });
 });
 
@@ -233,7 +362,10 @@ describe("settlements behind the forging proxy", () => {
   }
 
   async function expectSettleRefused(settling: Promise<unknown>, reason: string, field?: string): Promise<void> {
-    const error = await settling.then(() => undefined, (caught: unknown) => caught);
+    const error = await settling.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(AuthorityUnavailableError);
     expect((error as AuthorityUnavailableError).kind).toBe("unverified_answer");
     expect((error as AuthorityUnavailableError).verification?.reason).toBe(reason);
@@ -242,8 +374,13 @@ describe("settlements behind the forging proxy", () => {
 
   it("verifies the honest settlement and sends a fresh nonce", async () => {
     const ledgerId = await allowed();
-    let nonce: string | undefined;
-    proxy.forgery.current = { request: (json) => { nonce = json.nonce; return json; } };
+    let nonce: unknown;
+    proxy.forgery.current = {
+      request: (json) => {
+        nonce = json.nonce;
+        return json;
+      },
+    };
     const settled = await client(jwks).decisions.settle(ledgerId, { amount_minor: 60 });
     expect(settled).toMatchObject({ decision_ledger_id: ledgerId, amount_minor: 60, released_minor: 40 });
     expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
@@ -251,7 +388,17 @@ describe("settlements behind the forging proxy", () => {
 
   it("refuses an unsigned settlement the proxy made up, which a client without keys would take", async () => {
     const ledgerId = await allowed();
-    const forged = () => JSON.stringify({ ledger_id: "led_forged", decision_ledger_id: ledgerId, grant_id: grantId, currency: "EUR", amount_minor: 0, held_minor: 100, released_minor: 100, settled_at: new Date().toISOString() });
+    const forged = () =>
+      JSON.stringify({
+        ledger_id: "led_forged",
+        decision_ledger_id: ledgerId,
+        grant_id: grantId,
+        currency: "EUR",
+        amount_minor: 0,
+        held_minor: 100,
+        released_minor: 100,
+        settled_at: new Date().toISOString(),
+      });
     proxy.forgery.current = { replaceAnswer: forged };
     await expectSettleRefused(client(jwks).decisions.settle(ledgerId, { amount_minor: 0 }), "unsigned");
     expect((await client().decisions.settle(ledgerId, { amount_minor: 0 })).ledger_id).toBe("led_forged");
@@ -260,7 +407,12 @@ describe("settlements behind the forging proxy", () => {
   it("refuses another settlement replayed as this one's answer (nonce), and a settlement of another amount (mismatch)", async () => {
     const first = await allowed();
     let recorded: string | undefined;
-    proxy.forgery.current = { settle: (json) => { recorded = JSON.stringify(json); return json; } };
+    proxy.forgery.current = {
+      settle: (json) => {
+        recorded = JSON.stringify(json);
+        return json;
+      },
+    };
     await client(jwks).decisions.settle(first, { amount_minor: 100 });
     const second = await allowed();
     proxy.forgery.current = { replaceAnswer: () => recorded! };
@@ -273,26 +425,43 @@ describe("settlements behind the forging proxy", () => {
 
   it("never takes a settlement with one member of its statement or answer changed", async () => {
     const verified = client(jwks);
-    await fc.assert(fc.asyncProperty(
-      fc.constantFrom("ledger_id", "decision_ledger_id", "grant_id", "currency", "amount_minor", "held_minor", "released_minor", "settled_at", "nonce", "type"),
-      fc.boolean(),
-      fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.constant(null)),
-      async (member, inStatement, value) => {
-        const ledgerId = await allowed();
-        let changed = false;
-        proxy.forgery.current = {
-          settle: (json) => {
-            const signature = { ...json.signature, statement: { ...json.signature.statement } };
-            const holder = inStatement || member === "nonce" || member === "type" ? signature.statement : json;
-            changed = canonicalJson(holder[member] ?? null) !== canonicalJson(value);
-            holder[member] = value;
-            return { ...json, signature };
-          },
-        };
-        const settling = verified.decisions.settle(ledgerId, { amount_minor: 100 });
-        const outcome = await settling.then(() => "taken", (error: unknown) => (error instanceof AuthorityUnavailableError ? error.kind : String(error)));
-        expect(outcome).toBe(changed ? "unverified_answer" : "taken");
-      },
-    ), { numRuns: 20 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(
+          "ledger_id",
+          "decision_ledger_id",
+          "grant_id",
+          "currency",
+          "amount_minor",
+          "held_minor",
+          "released_minor",
+          "settled_at",
+          "nonce",
+          "type",
+        ),
+        fc.boolean(),
+        fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.constant(null)),
+        async (member, inStatement, value) => {
+          const ledgerId = await allowed();
+          let changed = false;
+          proxy.forgery.current = {
+            settle: (json) => {
+              const signature = { ...json.signature, statement: { ...json.signature.statement } };
+              const holder = inStatement || member === "nonce" || member === "type" ? signature.statement : json;
+              changed = canonicalJson(holder[member] ?? null) !== canonicalJson(value);
+              holder[member] = value;
+              return { ...json, signature };
+            },
+          };
+          const settling = verified.decisions.settle(ledgerId, { amount_minor: 100 });
+          const outcome = await settling.then(
+            () => "taken",
+            (error: unknown) => (error instanceof AuthorityUnavailableError ? error.kind : String(error)),
+          );
+          expect(outcome).toBe(changed ? "unverified_answer" : "taken");
+        },
+      ),
+      { numRuns: 20 },
+    );
   });
 });

@@ -41,7 +41,13 @@ async function lossyProxy(upstream: string): Promise<{ baseUrl: string; keys: st
     const index = forwarded++;
     keys.push(String(incoming.headers["idempotency-key"]));
     const onward = httpRequest(
-      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: { ...incoming.headers, host: target.host } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: { ...incoming.headers, host: target.host },
+      },
       (answer) => {
         const chunks: Buffer[] = [];
         answer.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -62,10 +68,11 @@ async function lossyProxy(upstream: string): Promise<{ baseUrl: string; keys: st
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     keys,
-    close: () => new Promise<void>((resolve) => {
-      proxy.closeAllConnections();
-      proxy.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.closeAllConnections();
+        proxy.close(() => resolve());
+      }),
   };
 }
 
@@ -86,7 +93,16 @@ function grantBody(extra: Partial<GrantIssueBody> = {}): GrantIssueBody {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "authority-sdk-"));
-  const config = loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dataDir, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000", AUTHORITY_LOG_LEVEL: process.env["SDK_SUITE_LOG"] ?? "silent" }, dataDir);
+  const config = loadConfig(
+    {
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATA_DIR: dataDir,
+      AUTHORITY_ADMIN_KEY: adminKey,
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000",
+      AUTHORITY_LOG_LEVEL: process.env["SDK_SUITE_LOG"] ?? "silent",
+    },
+    dataDir,
+  );
   server = await startServer(config);
   admin = client(adminKey);
   const make = async (identity: string, kind: "human" | "service", role: "issuer" | "certifier" | "approver") =>
@@ -123,7 +139,9 @@ describe("the SDK against the reference server", () => {
     expect((await admin.keys.list()).keys.map((key) => key.id)).toContain(created.id);
     const revoked = await admin.keys.revoke(created.id, { reason: "suite done" });
     expect(revoked.status).toBe("revoked");
-    const failure = await client(created.key).agents.list().catch((error: unknown) => error);
+    const failure = await client(created.key)
+      .agents.list()
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(AuthorityProblemError);
     expect(failure).toMatchObject({ status: 401, code: "unauthenticated" });
   });
@@ -144,14 +162,19 @@ describe("the SDK against the reference server", () => {
   });
 
   it("lists grants by filter, one page or all of them behind the cursor", async () => {
-    const issued = [];
+    const issued: string[] = [];
     for (let i = 0; i < 3; i += 1) issued.push((await issuer.grants.issue(grantBody({ principal_id: "paging@example.com" }))).id);
     const first = await issuer.grants.list({ agent_id: agentId, principal_id: "paging@example.com", limit: 2 });
     expect(first.grants.map((g) => g.id)).toEqual(issued.slice(0, 2));
     expect(typeof first.next_cursor).toBe("string");
-    const second = await issuer.grants.list({ agent_id: agentId, principal_id: "paging@example.com", limit: 2, cursor: first.next_cursor! });
+    const second = await issuer.grants.list({
+      agent_id: agentId,
+      principal_id: "paging@example.com",
+      limit: 2,
+      cursor: first.next_cursor!,
+    });
     expect(second).toMatchObject({ grants: [{ id: issued[2] }], next_cursor: null });
-    const all = [];
+    const all: string[] = [];
     for await (const grant of issuer.grants.all({ principal_id: "paging@example.com", status: "active", limit: 1 })) all.push(grant.id);
     expect(all).toEqual(issued);
     const refused = await issuer.grants.list({ cursor: "forged" }).catch((error: unknown) => error);
@@ -175,15 +198,27 @@ describe("the SDK against the reference server", () => {
       content_hash: "sha256:0000000000000000000000000000000000000000000000000000000000000001",
       checks: ["manifest reviewed", "least privilege"],
     });
-    expect(certificate).toMatchObject({ agent_id: agentId, status: "valid", issued_by: "cert@example.com", manifest_hash: manifest.manifest_hash });
+    expect(certificate).toMatchObject({
+      agent_id: agentId,
+      status: "valid",
+      issued_by: "cert@example.com",
+      manifest_hash: manifest.manifest_hash,
+    });
     expect(await issuer.agents.certification(agentId)).toMatchObject({ certified: true, certificate: { id: certificate.id } });
     expect((await admin.certificates.list({ agent_id: agentId })).certificates.map((c) => c.id)).toContain(certificate.id);
 
     const parent: Grant = await issuer.grants.issue(grantBody());
     expect(await issuer.grants.enforcement(parent.id, { enforcement_mode: "enforce" })).toMatchObject({ enforcement_mode: "enforce" });
-    const child = await issuer.grants.delegate(parent.id, { agent_id: agentId, scope: { tool: ["payments.refund"] }, budget_amount_minor: 1_000, budget_currency: "EUR" });
+    const child = await issuer.grants.delegate(parent.id, {
+      agent_id: agentId,
+      scope: { tool: ["payments.refund"] },
+      budget_amount_minor: 1_000,
+      budget_currency: "EUR",
+    });
     expect(child).toMatchObject({ parent_id: parent.id, scope: { tool: ["payments.refund"] } });
-    const widened = await issuer.grants.delegate(parent.id, { agent_id: agentId, scope: { tool: ["files.delete"] } }).catch((error: unknown) => error);
+    const widened = await issuer.grants
+      .delegate(parent.id, { agent_id: agentId, scope: { tool: ["files.delete"] } })
+      .catch((error: unknown) => error);
     expect(widened).toBeInstanceOf(AuthorityProblemError);
     expect(widened).toMatchObject({ status: 422, code: "delegation_widens" });
     const revocation = await issuer.grants.revoke(parent.id, { reason: "suite done" });
@@ -215,7 +250,10 @@ describe("the SDK against the reference server", () => {
 
   it("fails closed when the real server is down", async () => {
     const dir = mkdtempSync(join(tmpdir(), "authority-sdk-down-"));
-    const config = loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_LOG_LEVEL: "silent" }, dir);
+    const config = loadConfig(
+      { AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir, AUTHORITY_ADMIN_KEY: adminKey, AUTHORITY_LOG_LEVEL: "silent" },
+      dir,
+    );
     const stopped = await startServer(config);
     const url = stopped.baseUrl;
     await stopped.close();
@@ -229,7 +267,11 @@ describe("the SDK against the reference server", () => {
 // The decision path: these run as soon as the api table lists `POST /authorize`.
 describe.skipIf(!has("/authorize"))("the decision path against the reference server", () => {
   let agent: AuthorityClient;
-  const attestation = { manifest_hash: "sha256:decision-path-manifest", content_hash: "sha256:decision-path-content", provenance_version: "model-2026-11" };
+  const attestation = {
+    manifest_hash: "sha256:decision-path-manifest",
+    content_hash: "sha256:decision-path-content",
+    provenance_version: "model-2026-11",
+  };
 
   beforeAll(async () => {
     const agentKey = (await admin.keys.create({ identity: "refund-bot-key", kind: "service", roles: ["agent"], agent_id: agentId })).key;
@@ -244,7 +286,10 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     expect(first).toMatchObject({ outcome: "allow", unavailable: null });
     expect(replay.ledger_id).toBe(first.ledger_id);
     expect((await issuer.grants.get(grant.id)).held_minor).toBe(1_000);
-    const guarded = await agent.guard(grant.id, "payments.refund", () => ({ value: "ok", spent_minor: 400 }), { amount_minor: 500, currency: "EUR" });
+    const guarded = await agent.guard(grant.id, "payments.refund", () => ({ value: "ok", spent_minor: 400 }), {
+      amount_minor: 500,
+      currency: "EUR",
+    });
     expect(guarded).toMatchObject({ ran: true, value: "ok", settlement: { amount_minor: 400, released_minor: 100 }, settle_error: null });
     const observed = await agent.guard(grant.id, "files.delete", () => ({ value: "ran in observe" }));
     expect(observed).toMatchObject({ ran: true, decision: { outcome: "allow", would_outcome: "deny" } });
@@ -254,7 +299,12 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     const grant = await issuer.grants.issue(grantBody());
     const proxy = await lossyProxy(server.baseUrl);
     try {
-      const through = new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: (await admin.keys.create({ identity: "refund-bot-proxy", kind: "service", roles: ["agent"], agent_id: agentId })).key, attempts: 3, retryDelayMs: 10 });
+      const through = new AuthorityClient({
+        baseUrl: proxy.baseUrl,
+        apiKey: (await admin.keys.create({ identity: "refund-bot-proxy", kind: "service", roles: ["agent"], agent_id: agentId })).key,
+        attempts: 3,
+        retryDelayMs: 10,
+      });
       const decision = await through.authorize({ grant_id: grant.id, tool: "payments.refund", amount_minor: 700, currency: "EUR" });
       expect(decision).toMatchObject({ outcome: "allow", unavailable: null });
       expect(proxy.keys).toHaveLength(2);
@@ -267,7 +317,9 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
 
   it("gates, lets a human approve one action, and allows the retry with the approval", async () => {
     await certifier.agents.certify(agentId, { basis: "decision path suite", checks: ["attestation"], ...attestation });
-    const grant = await issuer.grants.issue(grantBody({ enforcement_mode: "enforce", policy: 'amount_minor <= 1000 || approver == "approver@example.com"' }));
+    const grant = await issuer.grants.issue(
+      grantBody({ enforcement_mode: "enforce", policy: 'amount_minor <= 1000 || approver == "approver@example.com"' }),
+    );
     const action = { grant_id: grant.id, tool: "payments.refund", amount_minor: 2_000, currency: "EUR" };
     const gated = await agent.authorize(action);
     expect(gated).toMatchObject({ outcome: "gated", unavailable: null });
@@ -276,12 +328,21 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     expect(residual).toContain("approver@example.com");
     expect((await approver.decisions.pending()).decisions.map((d) => d.ledger_id)).toContain(gated.ledger_id);
     const approval = await approver.decisions.approve(gated.ledger_id!, { note: "customer called" });
-    expect(approval).toMatchObject({ ledger_id: gated.ledger_id, grant_id: grant.id, tool: "payments.refund", approver: "approver@example.com" });
+    expect(approval).toMatchObject({
+      ledger_id: gated.ledger_id,
+      grant_id: grant.id,
+      tool: "payments.refund",
+      approver: "approver@example.com",
+    });
     const approved = await agent.authorize({ ...action, approval_id: approval.approval_id });
     expect(approved).toMatchObject({ outcome: "allow", approver: "approver@example.com" });
     const again = await agent.authorize(action);
     expect(again.outcome).toBe("gated");
-    const impostor = await agent.authorize({ ...action, amount_minor: 10, attestation: { ...attestation, provenance_version: "another-model" } });
+    const impostor = await agent.authorize({
+      ...action,
+      amount_minor: 10,
+      attestation: { ...attestation, provenance_version: "another-model" },
+    });
     expect(impostor).toMatchObject({ outcome: "deny", decided_by: "certification" });
   });
 
@@ -292,12 +353,15 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
       const manifest = buildManifest(dir);
       const pinned = { manifest_hash: manifest.manifest_hash, content_hash: "sha256:example-content", provenance_version: "model-2026-11" };
       await certifier.agents.certify(agentId, { basis: "walkthrough of docs/sdk.md", checks: ["manifest complete"], ...pinned });
-      const grant = await issuer.grants.issue(grantBody({
-        scope: { tool: ["orders.lookup", "payments.refund"] },
-        enforcement_mode: "enforce",
-        policy: 'amount_minor <= 1000 || approver == "approver@example.com"',
-      }));
-      const agentKey = (await admin.keys.create({ identity: "refund-agent-example", kind: "service", roles: ["agent"], agent_id: agentId })).key;
+      const grant = await issuer.grants.issue(
+        grantBody({
+          scope: { tool: ["orders.lookup", "payments.refund"] },
+          enforcement_mode: "enforce",
+          policy: 'amount_minor <= 1000 || approver == "approver@example.com"',
+        }),
+      );
+      const agentKey = (await admin.keys.create({ identity: "refund-agent-example", kind: "service", roles: ["agent"], agent_id: agentId }))
+        .key;
       Object.assign(process.env, {
         AUTHORITY_URL: server.baseUrl,
         AUTHORITY_AGENT_KEY: agentKey,
@@ -324,7 +388,12 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
 
 describe.skipIf(!has("/agents/{agent_id}/breakers"))("contracts, breakers, findings and the ledger against the reference server", () => {
   it("declares a contract, creates a breaker in observe, arms it with the counterfactual count and disarms it", async () => {
-    const contract = await approver.contracts.declare(agentId, { metric: "deny_rate", ceiling: 0.5, window_decisions: 50, description: "few refusals" });
+    const contract = await approver.contracts.declare(agentId, {
+      metric: "deny_rate",
+      ceiling: 0.5,
+      window_decisions: 50,
+      description: "few refusals",
+    });
     expect(contract).toMatchObject({ agent_id: agentId, declared_by: "approver@example.com", metric: "deny_rate" });
     expect((await issuer.contracts.list(agentId)).contracts.map((c) => c.id)).toContain(contract.id);
     const breaker = await issuer.breakers.create(agentId, { contract_id: contract.id, action: "notify" });
@@ -332,7 +401,9 @@ describe.skipIf(!has("/agents/{agent_id}/breakers"))("contracts, breakers, findi
     expect((await admin.breakers.get(breaker.id)).id).toBe(breaker.id);
     const replay = await admin.breakers.counterfactual(agentId, { breaker_id: breaker.id });
     const trips = replay.breakers.find((b) => b.breaker_id === breaker.id)!.trips;
-    const wrong = await approver.breakers.arm(breaker.id, { basis: "reviewed", expecting_trips: trips + 1 }).catch((error: unknown) => error);
+    const wrong = await approver.breakers
+      .arm(breaker.id, { basis: "reviewed", expecting_trips: trips + 1 })
+      .catch((error: unknown) => error);
     expect(wrong).toBeInstanceOf(AuthorityProblemError);
     expect(wrong).toMatchObject({ status: 409 });
     expect(JSON.stringify((wrong as AuthorityProblemError).problem)).not.toContain(`"trips":${trips}`);
@@ -387,7 +458,11 @@ examples:
     const granted = grantedToolsOf(await issuer.families.get(family.id));
     expect(granted).toEqual({ tools: ["orders.lookup", "payments.refund", "mail.*", "crm.notes"], placeholders: [] });
     const manifest = buildManifest(fileURLToPath(new URL("../manifest/fixtures/guard-agent", import.meta.url)));
-    expect(compareManifest(manifest, granted.tools)).toEqual({ used_not_granted: [], granted_not_used: ["crm.notes"], least_privilege: false, complete: true });
+    expect(compareManifest(manifest, granted.tools)).toEqual({
+      used_not_granted: [],
+      granted_not_used: ["crm.notes"],
+      least_privilege: false,
+      complete: true,
+    });
   });
 });
-

@@ -16,8 +16,22 @@ async function gatingPlatform(reason = "needs the CFO"): Promise<RecordingServer
   const server = await startRecordingServer((request, response) => {
     if (request.url === "/v1/authorize") {
       next += 1;
-      sendJson(response, 200, { outcome: "gated", ledger_id: `led_${next}`, decided_by: "policy", reason_code: "policy.gated", reason, gates: [], residual: 'approver in ["cfo@example.com"]' });
-    } else sendJson(response, 404, { type: "about:blank", title: "no approval yet", status: 404, code: "approval_not_found" }, "application/problem+json");
+      sendJson(response, 200, {
+        outcome: "gated",
+        ledger_id: `led_${next}`,
+        decided_by: "policy",
+        reason_code: "policy.gated",
+        reason,
+        gates: [],
+        residual: 'approver in ["cfo@example.com"]',
+      });
+    } else
+      sendJson(
+        response,
+        404,
+        { type: "about:blank", title: "no approval yet", status: 404, code: "approval_not_found" },
+        "application/problem+json",
+      );
   });
   servers.push(server);
   return server;
@@ -46,7 +60,8 @@ describe("toolGovernor options", () => {
   });
 
   it("refuses a namespace or an action that is no action name, and a wildcard above all", () => {
-    for (const namespace of ["", "shop.", ".shop", "sh op", "shop.*", "*"]) expect(() => toolGovernor(client(), { ...base, namespace }), namespace).toThrow(TypeError);
+    for (const namespace of ["", "shop.", ".shop", "sh op", "shop.*", "*"])
+      expect(() => toolGovernor(client(), { ...base, namespace }), namespace).toThrow(TypeError);
     expect(() => toolGovernor(client(), { ...base, grant: "" })).toThrow(TypeError);
     expect(() => toolGovernor(client(), { ...base, tools: { refund: { action: "shop.*" } } })).toThrow(/no action name/);
     const governor = toolGovernor(client(), base);
@@ -86,10 +101,40 @@ describe("toolGovernor calls", () => {
       if (request.url === "/v1/authorize") {
         next += 1;
         const approved = (JSON.parse(request.body) as { approval_id?: string }).approval_id !== undefined;
-        sendJson(response, 200, approved
-          ? { outcome: "allow", ledger_id: `led_${next}`, decided_by: null, reason_code: "allow", reason: "approved", gates: [], approver: "cfo@example.com" }
-          : { outcome: "gated", ledger_id: `led_${next}`, decided_by: "policy", reason_code: "policy.gated", reason: "needs the CFO", gates: [], residual: 'approver in ["cfo@example.com"]' });
-      } else sendJson(response, 200, { approval_id: "apv_1", ledger_id: "led_1", grant_id: grant, tool: "shop.refund", amount_minor_max: 0, approver: "cfo@example.com", approved_at: "2026-01-01T00:00:00Z", expires_at: "2026-01-01T01:00:00Z" });
+        sendJson(
+          response,
+          200,
+          approved
+            ? {
+                outcome: "allow",
+                ledger_id: `led_${next}`,
+                decided_by: null,
+                reason_code: "allow",
+                reason: "approved",
+                gates: [],
+                approver: "cfo@example.com",
+              }
+            : {
+                outcome: "gated",
+                ledger_id: `led_${next}`,
+                decided_by: "policy",
+                reason_code: "policy.gated",
+                reason: "needs the CFO",
+                gates: [],
+                residual: 'approver in ["cfo@example.com"]',
+              },
+        );
+      } else
+        sendJson(response, 200, {
+          approval_id: "apv_1",
+          ledger_id: "led_1",
+          grant_id: grant,
+          tool: "shop.refund",
+          amount_minor_max: 0,
+          approver: "cfo@example.com",
+          approved_at: "2026-01-01T00:00:00Z",
+          expires_at: "2026-01-01T01:00:00Z",
+        });
     });
     servers.push(server);
     const governor = toolGovernor(client(server.baseUrl), { ...base, tools: { refund: { args: (args) => ({ order: args["order"] }) } } });
@@ -107,13 +152,22 @@ describe("toolGovernor calls", () => {
 
   it("passes on what the tool throws, a problem of the SDK included, instead of calling it a refusal", async () => {
     const server = await startRecordingServer((_request, response) => {
-      sendJson(response, 200, { outcome: "allow", ledger_id: "led_1", decided_by: null, reason_code: "allow", reason: "allowed", gates: [] });
+      sendJson(response, 200, {
+        outcome: "allow",
+        ledger_id: "led_1",
+        decided_by: null,
+        reason_code: "allow",
+        reason: "allowed",
+        gates: [],
+      });
     });
     servers.push(server);
     const thrown = new AuthorityProblemError({ type: "about:blank", title: "forbidden", status: 403, code: "forbidden" }, "GET", "/grants");
-    await expect(toolGovernor(client(server.baseUrl), base).call("lookup", {}, () => {
-      throw thrown;
-    })).rejects.toBe(thrown);
+    await expect(
+      toolGovernor(client(server.baseUrl), base).call("lookup", {}, () => {
+        throw thrown;
+      }),
+    ).rejects.toBe(thrown);
   });
 
   it("cuts a refusal's text to its limit, however long the server's reason", async () => {

@@ -27,7 +27,8 @@ Exit status: 0 compiled, 1 errors found, 2 usage error.
     const out = option(args, "out");
     if (args.positionals.length === 0) throw new UsageError("name the family to compile");
     const inputs = collectInputs(terminal.cwd, args.positionals, ["family"]);
-    if (outDir === undefined && inputs.length !== 1) throw new UsageError(`\`compile\` without \`--out-dir\` takes one family, not ${inputs.length}`);
+    if (outDir === undefined && inputs.length !== 1)
+      throw new UsageError(`\`compile\` without \`--out-dir\` takes one family, not ${inputs.length}`);
     const checked = inputs.map(checkFile);
     const failed = checked.filter((c) => !c.family?.ok);
     const withErrors = checked.filter((c) => c.diagnostics.length > 0);

@@ -63,15 +63,27 @@ Exit status: 0 evaluated, 1 the policy has errors (shown on stderr), 2 usage err
     let result: { value?: boolean; residual?: string; error?: { code: string; message: string } };
     if (env.approver !== undefined) {
       const evaluated = compiled.policy.evaluate(env as PolicyEnvironment);
-      result = evaluated.ok ? { value: evaluated.value } : { value: false, error: { code: evaluated.error.code, message: evaluated.error.message } };
+      result = evaluated.ok
+        ? { value: evaluated.value }
+        : { value: false, error: { code: evaluated.error.code, message: evaluated.error.message } };
     } else {
       const decided = compiled.policy.decide(env);
       if (decided.outcome === "gated") result = { residual: decided.residual };
-      else result = decided.outcome === "allow" ? { value: true } : { value: false, ...(decided.error !== undefined ? { error: { code: decided.error.code, message: decided.error.message } } : {}) };
+      else
+        result =
+          decided.outcome === "allow"
+            ? { value: true }
+            : {
+                value: false,
+                ...(decided.error !== undefined ? { error: { code: decided.error.code, message: decided.error.message } } : {}),
+              };
     }
     if (format === "json") terminal.out.write(`${JSON.stringify(result)}\n`);
     else if (result.residual !== undefined) terminal.out.write(`residual: ${result.residual}\n`);
-    else terminal.out.write(`${String(result.value)}${result.error !== undefined ? ` (error[${result.error.code}]: ${result.error.message})` : ""}\n`);
+    else
+      terminal.out.write(
+        `${String(result.value)}${result.error !== undefined ? ` (error[${result.error.code}]: ${result.error.message})` : ""}\n`,
+      );
     return EXIT.ok;
   },
 };

@@ -87,7 +87,8 @@ or when a file cannot be formatted, 2 usage error.
     const kind = choice(args, "kind", ["policy", "family"] as const, "policy");
     if (args.positionals.includes("-")) {
       if (args.positionals.length > 1) throw new UsageError("`-` (standard input) cannot be combined with paths");
-      if (mode !== "write" || flag(args, "write")) throw new UsageError("`-` prints to standard output; it takes no `--write`, `--check`, `--diff` or `--list`");
+      if (mode !== "write" || flag(args, "write"))
+        throw new UsageError("`-` prints to standard output; it takes no `--write`, `--check`, `--diff` or `--list`");
       return formatStdin(kind, terminal);
     }
     if (args.flags.has("kind")) throw new UsageError("`--kind` applies to `-` (standard input) only; a file's kind is its extension");
@@ -114,7 +115,9 @@ or when a file cannot be formatted, 2 usage error.
     }
     if (mode === "check" || mode === "write") {
       const verb = mode === "check" ? "would be formatted" : "formatted";
-      terminal.out.write(`${inputs.length} file${inputs.length === 1 ? "" : "s"} checked: ${changed} ${verb}${errors > 0 ? `, ${errors} could not be formatted` : ""}\n`);
+      terminal.out.write(
+        `${inputs.length} file${inputs.length === 1 ? "" : "s"} checked: ${changed} ${verb}${errors > 0 ? `, ${errors} could not be formatted` : ""}\n`,
+      );
     }
     return errors > 0 || ((mode === "check" || mode === "diff") && changed > 0) ? EXIT.failed : EXIT.ok;
   },

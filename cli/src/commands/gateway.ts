@@ -48,17 +48,26 @@ did not start, 2 usage error (no --config, unreadable FILE, key variable unset).
     let listenToken: string | undefined;
     if (listen !== undefined) {
       const tokenEnv = parsed.config.http.tokenEnv;
-      if (tokenEnv === undefined) throw new UsageError("`--listen` needs a bearer token: name its environment variable in `http.token_env`");
+      if (tokenEnv === undefined)
+        throw new UsageError("`--listen` needs a bearer token: name its environment variable in `http.token_env`");
       listenToken = terminal.env[tokenEnv];
       const { httpTokenCharsMin: min, httpTokenCharsMax: max } = gateway.GATEWAY_LIMITS;
       if (listenToken === undefined || listenToken.length < min || listenToken.length > max || !/^[\x21-\x7e]+$/.test(listenToken)) {
-        throw new UsageError(`the listener's bearer token is read from \`${tokenEnv}\`, which must hold ${min} to ${max} printable characters`);
+        throw new UsageError(
+          `the listener's bearer token is read from \`${tokenEnv}\`, which must hold ${min} to ${max} printable characters`,
+        );
       }
     }
     const log = gateway.jsonLog((line) => terminal.err.write(line));
     let running: Awaited<ReturnType<typeof gateway.startGateway>>;
     try {
-      running = await gateway.startGateway({ config: parsed.config, baseDir: dirname(path), apiKey, log, ...(listen === undefined ? {} : { listen, listenToken }) });
+      running = await gateway.startGateway({
+        config: parsed.config,
+        baseDir: dirname(path),
+        apiKey,
+        log,
+        ...(listen === undefined ? {} : { listen, listenToken }),
+      });
     } catch (error) {
       terminal.err.write(`authority gateway: ${error instanceof Error ? error.message : String(error)}\n`);
       return EXIT.failed;

@@ -17,7 +17,10 @@ interface Impact {
   readonly changed: number;
   readonly truncated?: boolean;
   readonly changes: readonly {
-    ledger_id: string; grant_id: string; decided_at: string; tool: string;
+    ledger_id: string;
+    grant_id: string;
+    decided_at: string;
+    tool: string;
     before: { outcome: string; decided_by: string | null };
     after: { outcome: string; decided_by: string | null; reason: string; mode?: string; answer?: string };
   }[];
@@ -87,11 +90,15 @@ function render(name: string, id: string, impact: Impact, p: ReturnType<typeof p
   for (const c of impact.changes) {
     const gate = c.after.decided_by === null ? "" : ` (${c.after.decided_by})`;
     // The outcome is enforce's; a grant the candidate runs in another mode says what it answers there.
-    const answered = c.after.mode === undefined || c.after.mode === "enforce" ? "" : ` (in \`${c.after.mode}\` it answers ${c.after.answer})`;
-    lines.push(`  ${p.yellow("changes")} ${c.ledger_id} ${c.decided_at} \`${c.tool}\` on ${c.grant_id}: ${c.before.outcome} -> ${c.after.outcome}${gate}${answered}: ${c.after.reason}`);
+    const answered =
+      c.after.mode === undefined || c.after.mode === "enforce" ? "" : ` (in \`${c.after.mode}\` it answers ${c.after.answer})`;
+    lines.push(
+      `  ${p.yellow("changes")} ${c.ledger_id} ${c.decided_at} \`${c.tool}\` on ${c.grant_id}: ${c.before.outcome} -> ${c.after.outcome}${gate}${answered}: ${c.after.reason}`,
+    );
   }
   for (const m of impact.candidate_modes ?? []) lines.push(`  ${modeLine(m)}`);
-  for (const s of impact.skipped) lines.push(`  ${p.red("skipped")} ${s.grant_id}${s.decisions === undefined ? "" : ` (${s.decisions} decisions)`}: ${s.reason}`);
+  for (const s of impact.skipped)
+    lines.push(`  ${p.red("skipped")} ${s.grant_id}${s.decisions === undefined ? "" : ` (${s.decisions} decisions)`}: ${s.reason}`);
   if (impact.truncated === true) lines.push("  the window holds more decisions than one preview replays; the counts cover the oldest ones");
   lines.push(`${impact.replayed} replayed, ${impact.changed} would change under \`enforce\``);
   return `${lines.join("\n")}\n`;
@@ -100,6 +107,7 @@ function render(name: string, id: string, impact: Impact, p: ReturnType<typeof p
 /** One mode the candidate runs grants in: what enforce would refuse and what that mode itself refuses. */
 function modeLine(m: NonNullable<Impact["candidate_modes"]>[number]): string {
   const grants = `${m.grants} grant${m.grants === 1 ? "" : "s"}`;
-  if (m.mode === "enforce") return `the candidate runs ${grants} in \`enforce\`: it refuses ${m.enforce_refusals} of ${m.replayed} replayed decisions`;
+  if (m.mode === "enforce")
+    return `the candidate runs ${grants} in \`enforce\`: it refuses ${m.enforce_refusals} of ${m.replayed} replayed decisions`;
   return `the candidate runs ${grants} in \`${m.mode}\`, which refuses only unusable grants (${m.refusals} of ${m.replayed} replayed decisions); \`enforce\` would refuse ${m.enforce_refusals}`;
 }

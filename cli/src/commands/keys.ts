@@ -56,12 +56,20 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
   available: true,
   async run(argv, terminal) {
     const args = parseArgs(argv, {
-      ...CONNECTION, identity: "string", kind: "string", role: "string", "agent-id": "string", email: "string",
-      admin: "boolean", database: "string", schema: "string",
+      ...CONNECTION,
+      identity: "string",
+      kind: "string",
+      role: "string",
+      "agent-id": "string",
+      email: "string",
+      admin: "boolean",
+      database: "string",
+      schema: "string",
     });
     const format = choice(args, "format", ["text", "json"] as const, "text");
     if (flag(args, "admin")) return createAdminOffline(args, format, terminal);
-    for (const name of ["database", "schema"]) if (option(args, name) !== undefined) throw new UsageError(`\`--${name}\` goes with \`--admin\``);
+    for (const name of ["database", "schema"])
+      if (option(args, name) !== undefined) throw new UsageError(`\`--${name}\` goes with \`--admin\``);
     const identity = option(args, "identity");
     const kind = choice(args, "kind", ["human", "service"] as const, "human");
     const roles = options(args, "role");
@@ -69,7 +77,9 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
     if (option(args, "kind") === undefined) throw new UsageError("give the key's kind with `--kind human` or `--kind service`");
     if (roles.length === 0) throw new UsageError("give at least one `--role`");
     const body = {
-      identity, kind, roles,
+      identity,
+      kind,
+      roles,
       ...(option(args, "agent-id") !== undefined ? { agent_id: option(args, "agent-id") } : {}),
       ...(option(args, "email") !== undefined ? { email: option(args, "email") } : {}),
     };
@@ -85,7 +95,10 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
 
 function writeCreated(created: KeyView & { key: string }, format: "text" | "json", terminal: Terminal): void {
   if (format === "json") terminal.out.write(`${JSON.stringify(created, null, 2)}\n`);
-  else terminal.out.write(`created ${created.id} for ${created.identity} (${created.kind}; ${created.roles.join(", ")}); its secret, shown only now:\n${created.key}\n`);
+  else
+    terminal.out.write(
+      `created ${created.id} for ${created.identity} (${created.kind}; ${created.roles.join(", ")}); its secret, shown only now:\n${created.key}\n`,
+    );
 }
 
 /** `keys create --admin --database URL`: a human admin key written into the database directly. */
@@ -93,24 +106,29 @@ async function createAdminOffline(args: ParsedArgs, format: "text" | "json", ter
   const database = option(args, "database");
   if (database === undefined) throw new UsageError("give the database with `--database PATH` or `--database postgres://…`");
   for (const name of ["server", "key", "role", "kind", "agent-id"]) {
-    if (option(args, name) !== undefined) throw new UsageError(`\`--${name}\` does not go with \`--admin\` (an offline admin key is a human key with the \`admin\` role)`);
+    if (option(args, name) !== undefined)
+      throw new UsageError(`\`--${name}\` does not go with \`--admin\` (an offline admin key is a human key with the \`admin\` role)`);
   }
   if (args.positionals.length > 0) throw new UsageError("`keys create` takes no arguments");
   const server = await serverPackage("keys create --admin");
   // The rule of POST /v1/keys, checked before the database is opened: a refused identity writes nothing.
   const identityFault = server.keyIdentityFault(option(args, "identity") ?? "admin", option(args, "email"));
-  if (identityFault !== undefined) throw new UsageError(identityFault.replace("`identity`", "`--identity`").replace("`email`", "`--email`"));
+  if (identityFault !== undefined)
+    throw new UsageError(identityFault.replace("`identity`", "`--identity`").replace("`email`", "`--email`"));
   const url = server.isPostgresUrl(database) ? database : resolve(terminal.cwd, database);
   const schema = option(args, "schema") ?? terminal.env["AUTHORITY_DATABASE_SCHEMA"];
   const engine = terminal.env["AUTHORITY_DATABASE_ENGINE"] || "postgresql";
   if (!(server.DATABASE_ENGINES as readonly string[]).includes(engine)) {
     const names = server.DATABASE_ENGINES;
-    throw new UsageError(`AUTHORITY_DATABASE_ENGINE must be ${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}, got \`${engine}\``);
+    throw new UsageError(
+      `AUTHORITY_DATABASE_ENGINE must be ${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}, got \`${engine}\``,
+    );
   }
   let store: ReturnType<typeof server.openStore>;
   try {
     store = server.openExistingStore(url, {
-      ...(schema !== undefined && schema !== "" ? { schema } : {}), engine: engine as (typeof server.DATABASE_ENGINES)[number],
+      ...(schema !== undefined && schema !== "" ? { schema } : {}),
+      engine: engine as (typeof server.DATABASE_ENGINES)[number],
     });
   } catch (error) {
     if (error instanceof server.DatabaseNotFound) throw new UsageError(`${error.message}; name the server's database file`);
@@ -121,7 +139,12 @@ async function createAdminOffline(args: ParsedArgs, format: "text" | "json", ter
     const now = Date.now();
     await store.migrate(now);
     const email = option(args, "email");
-    const { record, secret } = await server.createKey(store, { identity: option(args, "identity") ?? "admin", kind: "human", roles: ["admin"], email }, "authority keys create --admin", now);
+    const { record, secret } = await server.createKey(
+      store,
+      { identity: option(args, "identity") ?? "admin", kind: "human", roles: ["admin"], email },
+      "authority keys create --admin",
+      now,
+    );
     writeCreated({ ...server.keyView(record), key: secret }, format, terminal);
     return EXIT.ok;
   } catch (error) {
@@ -166,10 +189,23 @@ Exit status: 0 listed, 1 refused or unreachable, 2 usage error.
       terminal.out.write(`${JSON.stringify({ keys }, null, 2)}\n`);
       return EXIT.ok;
     }
-    const rows = keys.map((k) => [k.id, k.identity, k.kind, k.roles.join(",") + (k.agent_id ? `(${k.agent_id})` : ""), k.status, k.created_at]);
+    const rows = keys.map((k) => [
+      k.id,
+      k.identity,
+      k.kind,
+      k.roles.join(",") + (k.agent_id ? `(${k.agent_id})` : ""),
+      k.status,
+      k.created_at,
+    ]);
     const header = ["ID", "IDENTITY", "KIND", "ROLES", "STATUS", "CREATED"];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    for (const row of [header, ...rows]) terminal.out.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()}\n`);
+    for (const row of [header, ...rows])
+      terminal.out.write(
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join("  ")
+          .trimEnd()}\n`,
+      );
     if (after !== null) terminal.out.write(`(more than ${keys.length} keys; the list stops here)\n`);
     return EXIT.ok;
   },
@@ -192,7 +228,12 @@ Exit status: 0 revoked, 1 refused or unreachable, 2 usage error.
     if (args.positionals.length !== 1) throw new UsageError("name one key id to revoke");
     const id = args.positionals[0]!;
     const reason = option(args, "reason");
-    const answer = await request(serverTarget(args, terminal.env, true), "POST", `/keys/${encodeURIComponent(id)}/revoke`, reason !== undefined ? { reason } : {});
+    const answer = await request(
+      serverTarget(args, terminal.env, true),
+      "POST",
+      `/keys/${encodeURIComponent(id)}/revoke`,
+      reason !== undefined ? { reason } : {},
+    );
     if (!answer.ok) {
       terminal.err.write(`authority keys revoke: ${answer.message}\n`);
       return EXIT.failed;

@@ -46,7 +46,14 @@ Exit status: 0 no errors, 1 errors found, 2 usage error or an internal error in 
     const failed = errors > 0 || (strict && warnings > 0);
     const shown = limitErrors(reports, maxErrors);
     if (format === "json") terminal.out.write(formatJson(shown));
-    else if (format === "sarif") terminal.out.write(formatSarif(shown.map((r) => ({ ...r, absolute: r.input.absolute })), CLI_VERSION, repositoryRoot(terminal.cwd)));
+    else if (format === "sarif")
+      terminal.out.write(
+        formatSarif(
+          shown.map((r) => ({ ...r, absolute: r.input.absolute })),
+          CLI_VERSION,
+          repositoryRoot(terminal.cwd),
+        ),
+      );
     else {
       const p = paint(terminal.color);
       terminal.out.write(formatText(shown, p));

@@ -36,7 +36,8 @@ errors), 2 usage error (no such directory, unknown option).
     if (format !== "text" && format !== "json") throw new UsageError("`--format` is `text` or `json`");
     const config = option(args, "config");
     if (config !== undefined) {
-      if (args.positionals.length > 0 || option(args, "against") !== undefined) throw new UsageError("`--config` takes no directory and no `--against`");
+      if (args.positionals.length > 0 || option(args, "against") !== undefined)
+        throw new UsageError("`--config` takes no directory and no `--against`");
       return upstreamManifest(config, format, terminal);
     }
     if (args.positionals.length !== 1) throw new UsageError("name one directory: `authority manifest DIR`");
@@ -56,12 +57,15 @@ errors), 2 usage error (no such directory, unknown option).
     const manifest = manifests.buildManifest(dir);
     const comparison = granted === undefined ? undefined : manifests.compareManifest(manifest, granted.tools);
     if (format === "json") {
-      terminal.out.write(`${JSON.stringify({ directory: relative(terminal.cwd, dir) || ".", ...manifest, ...(comparison === undefined ? {} : { against: againstPath, comparison }) }, null, 2)}\n`);
+      terminal.out.write(
+        `${JSON.stringify({ directory: relative(terminal.cwd, dir) || ".", ...manifest, ...(comparison === undefined ? {} : { against: againstPath, comparison }) }, null, 2)}\n`,
+      );
     } else {
       terminal.out.write(manifests.renderManifest(manifest));
       if (comparison !== undefined) {
         terminal.out.write(manifests.renderComparison(comparison, againstPath!));
-        for (const placeholder of granted!.placeholders) terminal.out.write(`  not compared: \`${placeholder}\` is chosen at instantiation\n`);
+        for (const placeholder of granted!.placeholders)
+          terminal.out.write(`  not compared: \`${placeholder}\` is chosen at instantiation\n`);
       }
     }
     // An incomplete manifest must not pass a CI step that certifies what it lists.
@@ -82,7 +86,11 @@ async function upstreamManifest(shown: string, format: "text" | "json", terminal
   }
   let attested: Awaited<ReturnType<typeof gateway.attestUpstreams>>;
   try {
-    attested = await gateway.attestUpstreams(parsed.config, dirname(path), gateway.jsonLog(() => undefined));
+    attested = await gateway.attestUpstreams(
+      parsed.config,
+      dirname(path),
+      gateway.jsonLog(() => undefined),
+    );
   } catch (error) {
     terminal.err.write(`authority manifest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT.failed;
@@ -99,8 +107,11 @@ async function upstreamManifest(shown: string, format: "text" | "json", terminal
 type GrantedTools = { readonly tools: readonly string[]; readonly placeholders: readonly string[] };
 
 /** The scope of a family (compiled, so a broken family is reported) or of a grant body in JSON. */
-function loadScope(path: string, shown: string, grantedToolsOf: (source: unknown) => GrantedTools):
-  { ok: true; granted: GrantedTools } | { ok: false; message: string } {
+function loadScope(
+  path: string,
+  shown: string,
+  grantedToolsOf: (source: unknown) => GrantedTools,
+): { ok: true; granted: GrantedTools } | { ok: false; message: string } {
   if (!existsSync(path) || !statSync(path).isFile()) throw new UsageError(`\`${shown}\` is not a file`);
   const text = readFileSync(path, "utf8");
   if (/\.json$/i.test(path)) {
@@ -113,7 +124,10 @@ function loadScope(path: string, shown: string, grantedToolsOf: (source: unknown
   const compiled = compileFamily(text, shown);
   if (!compiled.ok) {
     const first = compiled.diagnostics.find((d) => d.severity === "error")!;
-    return { ok: false, message: `${shown}:${first.range.start.line}:${first.range.start.column}: error[${first.code}]: ${first.message} (run \`authority lint ${shown}\`)` };
+    return {
+      ok: false,
+      message: `${shown}:${first.range.start.line}:${first.range.start.column}: error[${first.code}]: ${first.message} (run \`authority lint ${shown}\`)`,
+    };
   }
   return { ok: true, granted: grantedToolsOf(compiled.body) };
 }

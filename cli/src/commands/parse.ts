@@ -26,7 +26,9 @@ Exit status: 0 parsed, 1 the policy has a syntax error (shown on stderr), 2 usag
       return EXIT.failed;
     }
     const comments = parsed.comments.map((span) => ({ text: input.text.slice(span.start, span.end), span }));
-    terminal.out.write(`${JSON.stringify({ ast: parsed.ast, comments }, ["ast", "comments", "kind", "value", "elements", "name", "path", "callee", "args", "op", "operand", "left", "right", "span", "start", "end", "text"], 2)}\n`);
+    terminal.out.write(
+      `${JSON.stringify({ ast: parsed.ast, comments }, ["ast", "comments", "kind", "value", "elements", "name", "path", "callee", "args", "op", "operand", "left", "right", "span", "start", "end", "text"], 2)}\n`,
+    );
     return EXIT.ok;
   },
 };

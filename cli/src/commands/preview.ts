@@ -3,8 +3,16 @@ import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import {
-  checkGrantBody, exampleParameters, instantiateFamily, sampleParameters, previewAction, enforcedOutcome, setOwn,
-  type GrantFamilyBody, type PreviewUsage, type SampleAction,
+  checkGrantBody,
+  exampleParameters,
+  instantiateFamily,
+  sampleParameters,
+  previewAction,
+  enforcedOutcome,
+  setOwn,
+  type GrantFamilyBody,
+  type PreviewUsage,
+  type SampleAction,
 } from "@agent-authority/families";
 import type { Decision } from "@agent-authority/engine";
 import { choice, flag, option, options, parseArgs, UsageError } from "../args.js";
@@ -23,13 +31,25 @@ interface Case {
 }
 
 const OPTIONS = {
-  param: "string", action: "string", tool: "string", amount: "string", currency: "string", audience: "string",
-  args: "string", clean: "boolean", approver: "string", at: "string", uses: "string", spent: "string", format: "string",
+  param: "string",
+  action: "string",
+  tool: "string",
+  amount: "string",
+  currency: "string",
+  audience: "string",
+  args: "string",
+  clean: "boolean",
+  approver: "string",
+  at: "string",
+  uses: "string",
+  spent: "string",
+  format: "string",
 } as const;
 
 function integer(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`\`--${name}\` must be an integer, not \`${text}\``);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`\`--${name}\` must be an integer, not \`${text}\``);
   return Number(text);
 }
 
@@ -53,9 +73,12 @@ function actionsFromFlags(args: ReturnType<typeof parseArgs>, cwd: string): Samp
   const file = option(args, "action");
   const details = ACTION_DETAILS.filter((name) => args.flags.has(name));
   if (details.length > 0 && option(args, "tool") === undefined) {
-    throw new UsageError(`\`--${details[0]}\` describes the action of \`--tool NAME\`: give \`--tool\` too${file !== undefined ? " (or put it in the action file)" : ""}`);
+    throw new UsageError(
+      `\`--${details[0]}\` describes the action of \`--tool NAME\`: give \`--tool\` too${file !== undefined ? " (or put it in the action file)" : ""}`,
+    );
   }
-  if (file !== undefined && option(args, "tool") !== undefined) throw new UsageError("give the action with `--action FILE` or with `--tool NAME`, not both");
+  if (file !== undefined && option(args, "tool") !== undefined)
+    throw new UsageError("give the action with `--action FILE` or with `--tool NAME`, not both");
   if (file !== undefined) {
     const data = parseYaml(readFileSync(resolve(cwd, file), "utf8")) as unknown;
     const list = Array.isArray(data) ? data : [data];
@@ -112,7 +135,10 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
     const args = parseArgs(argv, OPTIONS);
     const format = choice(args, "format", ["text", "json"] as const, "text");
     if (args.positionals.length !== 1) throw new UsageError("name one family or grant file to preview");
-    const usage: PreviewUsage = { uses: integer("uses", option(args, "uses")) ?? 0, spent_minor: integer("spent", option(args, "spent")) ?? 0 };
+    const usage: PreviewUsage = {
+      uses: integer("uses", option(args, "uses")) ?? 0,
+      spent_minor: integer("spent", option(args, "spent")) ?? 0,
+    };
     const actions = actionsFromFlags(args, terminal.cwd);
     const path = resolve(terminal.cwd, args.positionals[0]!);
     const p = paint(terminal.color);
@@ -121,12 +147,15 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
     if (extname(path).toLowerCase() === ".json") {
       const checked = checkGrantBody(readFileSync(path, "utf8"), displayPath(terminal.cwd, path));
       if (!checked.ok) {
-        terminal.err.write(formatText([{ path: checked.source.file, source: checked.source, diagnostics: checked.diagnostics }], paint(false)));
+        terminal.err.write(
+          formatText([{ path: checked.source.file, source: checked.source, diagnostics: checked.diagnostics }], paint(false)),
+        );
         return EXIT.failed;
       }
       const grant = checked.grant!;
       const list = actions ?? (checked.action !== undefined ? [checked.action] : undefined);
-      if (list === undefined) throw new UsageError("a grant preview needs an action: `--action FILE`, `--tool NAME` or an `action` field in the body");
+      if (list === undefined)
+        throw new UsageError("a grant preview needs an action: `--action FILE`, `--tool NAME` or an `action` field in the body");
       heading = `grant for \`${String(grant["agent_id"])}\``;
       for (const action of list) cases.push({ label: actionLine(action), grant, action, usage });
     } else {
@@ -139,7 +168,8 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
       const family = checked.family.body!;
       heading = `${family.id} v${family.version} (${family.content_hash.slice(0, 19)}…)`;
       if (family.approval !== undefined) {
-        const when = family.approval.required === true ? "every grant" : `a grant with a budget above ${family.approval.above_budget_minor ?? 0}`;
+        const when =
+          family.approval.required === true ? "every grant" : `a grant with a budget above ${family.approval.above_budget_minor ?? 0}`;
         heading += `\n${when} waits for a human's approval before it is active${family.approval.reason !== undefined ? `: ${family.approval.reason}` : ""}; the previews show it once active`;
       }
       const failed = collectFamilyCases(family, parameterValues(args), actions, usage, cases, terminal.err.write.bind(terminal.err));
@@ -147,7 +177,13 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
     }
     const results = cases.map((c) => ({ ...c, decision: previewAction(c.grant, c.action, c.usage) }));
     if (format === "json") {
-      terminal.out.write(`${JSON.stringify(results.map((r) => ({ label: r.label, action: r.action, outcome: enforcedOutcome(r.decision), decision: r.decision })), null, 2)}\n`);
+      terminal.out.write(
+        `${JSON.stringify(
+          results.map((r) => ({ label: r.label, action: r.action, outcome: enforcedOutcome(r.decision), decision: r.decision })),
+          null,
+          2,
+        )}\n`,
+      );
       return EXIT.ok;
     }
     terminal.out.write(`${p.bold(heading)}\n`);
@@ -186,7 +222,12 @@ function collectFamilyCases(
   for (const [index, example] of examples.entries()) {
     const grant = instantiate({ ...exampleParameters(family, index), ...given });
     if (grant === undefined) return true;
-    cases.push({ label: `${example.name}: ${actionLine(example.action)} (expects ${example.expect})`, grant, action: example.action, usage: example.usage ?? usage });
+    cases.push({
+      label: `${example.name}: ${actionLine(example.action)} (expects ${example.expect})`,
+      grant,
+      action: example.action,
+      usage: example.usage ?? usage,
+    });
   }
   return false;
 }

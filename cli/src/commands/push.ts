@@ -51,7 +51,9 @@ be reached, 2 usage error.
         "idempotency-key": `family:${body.id}:${body.version}:${body.content_hash}`,
       });
       if (answer.ok) {
-        terminal.out.write(`${p.green("pushed")} ${label} from ${file.path}${storedAs(answer.replayed === true ? 200 : answer.status, answer.body)}\n`);
+        terminal.out.write(
+          `${p.green("pushed")} ${label} from ${file.path}${storedAs(answer.replayed === true ? 200 : answer.status, answer.body)}\n`,
+        );
       } else {
         failures += 1;
         terminal.out.write(`${p.red("not pushed")} ${label} from ${file.path}: ${answer.message}\n`);

@@ -61,11 +61,16 @@ ${CONFIG_HELP}
     const args = parseArgs(argv, {});
     if (args.positionals.length > 0) throw new UsageError("`migrate` takes no arguments");
     const { server, config: settings } = await serverConfig("migrate", terminal);
-    const options = { ...(settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {}), engine: settings.databaseEngine };
+    const options = {
+      ...(settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {}),
+      engine: settings.databaseEngine,
+    };
     const applied = await server.migrateDatabase(settings.databaseUrl, options);
     const where = server.isPostgresUrl(settings.databaseUrl) ? "the PostgreSQL database" : settings.databaseUrl;
     terminal.out.write(
-      applied.length > 0 ? `applied migration${applied.length === 1 ? "" : "s"} ${applied.join(", ")} to ${where}\n` : `${where} is up to date (migration ${server.LATEST_MIGRATION})\n`,
+      applied.length > 0
+        ? `applied migration${applied.length === 1 ? "" : "s"} ${applied.join(", ")} to ${where}\n`
+        : `${where} is up to date (migration ${server.LATEST_MIGRATION})\n`,
     );
     return EXIT.ok;
   },

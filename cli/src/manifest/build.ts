@@ -1,5 +1,5 @@
 // Builds an agent's tool manifest from its TypeScript sources with ts-morph.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, type Stats, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { ModuleKind, ModuleResolutionKind, Project, ScriptTarget } from "ts-morph";
 import { compareText, manifestHash, MANIFEST_VERSION, type ToolKind } from "./hash.js";
@@ -15,7 +15,12 @@ export interface ManifestTool {
   readonly registrations: readonly (SourceLocation & { readonly call: RegistrationCall })[];
 }
 
-export type ManifestWarningCode = "unresolved-tool-name" | "dynamic-tool-dispatch" | "unreadable-path" | "limit-reached" | "tsconfig-ignored";
+export type ManifestWarningCode =
+  | "unresolved-tool-name"
+  | "dynamic-tool-dispatch"
+  | "unreadable-path"
+  | "limit-reached"
+  | "tsconfig-ignored";
 
 /** Warnings that leave the tool list itself whole: any other warning makes the manifest incomplete. */
 const informational: ReadonlySet<ManifestWarningCode> = new Set(["tsconfig-ignored"]);
@@ -148,7 +153,7 @@ function listSources(root: string, warnings: ManifestWarning[]): string[] {
     for (const name of names) {
       if (name.startsWith(".")) continue;
       const path = join(dir, name);
-      let stats;
+      let stats: Stats;
       try {
         stats = statSync(path);
       } catch {
@@ -158,13 +163,25 @@ function listSources(root: string, warnings: ManifestWarning[]): string[] {
       if (stats.isDirectory()) {
         if (skippedDirectories.has(name)) continue;
         if (depth >= MANIFEST_LIMITS.directoryDepthMax) {
-          warnings.push(pathWarning("limit-reached", displayPath(root, path), `\`${displayPath(root, path)}\` is nested deeper than ${MANIFEST_LIMITS.directoryDepthMax} directories`));
+          warnings.push(
+            pathWarning(
+              "limit-reached",
+              displayPath(root, path),
+              `\`${displayPath(root, path)}\` is nested deeper than ${MANIFEST_LIMITS.directoryDepthMax} directories`,
+            ),
+          );
           continue;
         }
         visit(path, depth + 1);
       } else if (isAgentSource(name)) {
         if (stats.size > MANIFEST_LIMITS.fileBytesMax) {
-          warnings.push(pathWarning("limit-reached", displayPath(root, path), `\`${displayPath(root, path)}\` is larger than ${MANIFEST_LIMITS.fileBytesMax} bytes`));
+          warnings.push(
+            pathWarning(
+              "limit-reached",
+              displayPath(root, path),
+              `\`${displayPath(root, path)}\` is larger than ${MANIFEST_LIMITS.fileBytesMax} bytes`,
+            ),
+          );
         } else if (out.length >= MANIFEST_LIMITS.filesMax) {
           warnings.push(pathWarning("limit-reached", displayPath(root, path), `more than ${MANIFEST_LIMITS.filesMax} source files`));
           return;

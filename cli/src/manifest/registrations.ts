@@ -91,7 +91,8 @@ function registrationCall(call: CallExpression): RegistrationCall | undefined {
   if (name !== "guard" && !Node.isPropertyAccessExpression(callee)) return undefined;
   // `x.tool(…)` on something the type checker knows is not an MCP server (a logger, a map, an
   // object of the agent's own) registers nothing.
-  if (name !== "guard" && Node.isPropertyAccessExpression(callee) && serverKind(callee.getExpression().getType(), 0) === "other") return undefined;
+  if (name !== "guard" && Node.isPropertyAccessExpression(callee) && serverKind(callee.getExpression().getType(), 0) === "other")
+    return undefined;
   const argumentsCount = call.getArguments().length;
   if (argumentsCount < registrationCalls[name].argumentsMin) return undefined;
   if (call.getArguments().some((argument) => Node.isSpreadElement(argument))) return undefined;

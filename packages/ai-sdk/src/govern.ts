@@ -21,10 +21,14 @@ export function isRefusal(value: unknown): value is ToolRefusal {
  * the authority server before it runs. Tools without `execute` (their calls return to your code)
  * and provider-executed tools are passed through unchanged: nothing here runs them.
  */
-export function governTools<TOOLS extends ToolSet>(authority: GovernorClient, options: ToolGovernanceOptions, tools: TOOLS): GovernedTools<TOOLS> {
+export function governTools<TOOLS extends ToolSet>(
+  authority: GovernorClient,
+  options: ToolGovernanceOptions,
+  tools: TOOLS,
+): GovernedTools<TOOLS> {
   const governor = toolGovernor(authority, options);
   for (const name of Object.keys(options.tools ?? {})) {
-    if (!Object.prototype.hasOwnProperty.call(tools, name)) throw new TypeError(`tools.${name}: no tool of that name in the tool set`);
+    if (!Object.hasOwn(tools, name)) throw new TypeError(`tools.${name}: no tool of that name in the tool set`);
   }
   const governed: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(tools)) governed[name] = wrap(governor, name, tool);
@@ -32,7 +36,12 @@ export function governTools<TOOLS extends ToolSet>(authority: GovernorClient, op
 }
 
 /** Wraps one tool, decided as `<namespace>.<name>`; `name` is the key the tool has in the tool set. */
-export function governTool<T extends ToolSet[string]>(authority: GovernorClient, options: ToolGovernanceOptions, name: string, tool: T): GovernedTool<T> {
+export function governTool<T extends ToolSet[string]>(
+  authority: GovernorClient,
+  options: ToolGovernanceOptions,
+  name: string,
+  tool: T,
+): GovernedTool<T> {
   return wrap(toolGovernor(authority, options), name, tool) as GovernedTool<T>;
 }
 
@@ -51,7 +60,10 @@ function wrap(governor: ToolGovernor, name: string, tool: ToolSet[string]): unkn
     },
     ...(toModelOutput === undefined
       ? {}
-      : { toModelOutput: (options: { output: unknown }) => (isRefusal(options.output) ? { type: "json", value: options.output } : toModelOutput(options)) }),
+      : {
+          toModelOutput: (options: { output: unknown }) =>
+            isRefusal(options.output) ? { type: "json", value: options.output } : toModelOutput(options),
+        }),
   };
 }
 

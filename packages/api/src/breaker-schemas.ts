@@ -22,7 +22,12 @@ export const contractCreateBodySchema = {
     metric: { ...metric, description: "The per-decision rate the contract bounds." },
     ceiling: { ...fraction, description: "The highest rate the contract allows, as a fraction." },
     window_decisions: { type: "integer", minimum: 1, maximum: 1_000_000, description: "The last N decisions of the agent." },
-    window_hours: { type: "number", exclusiveMinimum: 0, maximum: 2_160, description: "The decisions of the last H hours (at most 90 days)." },
+    window_hours: {
+      type: "number",
+      exclusiveMinimum: 0,
+      maximum: 2_160,
+      description: "The decisions of the last H hours (at most 90 days).",
+    },
     description: { type: "string", maxLength: API_LIMITS.textCharsMax },
   },
   description: "Exactly one of `window_decisions` and `window_hours`.",
@@ -37,7 +42,11 @@ export const breakerCreateBodySchema = {
   required: ["contract_id", "action"],
   properties: {
     contract_id: contractId,
-    action: { type: "string", enum: ["notify", "revoke"], description: "`notify` raises a finding; `revoke` revokes every grant of the agent with its subtree." },
+    action: {
+      type: "string",
+      enum: ["notify", "revoke"],
+      description: "`notify` raises a finding; `revoke` revokes every grant of the agent with its subtree.",
+    },
   },
 } as const;
 
@@ -50,7 +59,12 @@ export const breakerArmBodySchema = {
   required: ["basis", "expecting_trips"],
   properties: {
     basis: { type: "string", minLength: 1, maxLength: API_LIMITS.textCharsMax, description: "Why arming is justified." },
-    expecting_trips: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "The trip count of the last 90 days, as the counterfactual showed it." },
+    expecting_trips: {
+      type: "integer",
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "The trip count of the last 90 days, as the counterfactual showed it.",
+    },
   },
 } as const;
 
@@ -146,7 +160,10 @@ export const breakerSchema = {
     trips: { type: "array", items: { $ref: "Trip" } },
     history: {
       type: "array",
-      items: { type: "object", properties: { kind: { type: "string" }, actor: { type: "string" }, at: timestamp, detail: { type: "object" } } },
+      items: {
+        type: "object",
+        properties: { kind: { type: "string" }, actor: { type: "string" }, at: timestamp, detail: { type: "object" } },
+      },
     },
   },
 } as const;
@@ -181,8 +198,13 @@ export const findingListSchema = {
         type: "object",
         required: ["id", "kind", "agent_id", "breaker_id", "trip_id", "at"],
         properties: {
-          id: { type: "string" }, kind: { type: "string", enum: ["breaker_trip"] }, agent_id: { type: "string" },
-          breaker_id: breakerId, trip_id: { type: "string" }, at: timestamp, detail: { type: "object" },
+          id: { type: "string" },
+          kind: { type: "string", enum: ["breaker_trip"] },
+          agent_id: { type: "string" },
+          breaker_id: breakerId,
+          trip_id: { type: "string" },
+          at: timestamp,
+          detail: { type: "object" },
         },
       },
     },

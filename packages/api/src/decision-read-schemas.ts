@@ -9,7 +9,19 @@ export const pendingDecisionSchema = {
   $id: "PendingDecision",
   title: "PendingDecision",
   type: "object",
-  required: ["ledger_id", "outcome", "grant_id", "agent_id", "agent_name", "request", "residual", "caller_admitted", "gates", "decided_at", "abandoned"],
+  required: [
+    "ledger_id",
+    "outcome",
+    "grant_id",
+    "agent_id",
+    "agent_name",
+    "request",
+    "residual",
+    "caller_admitted",
+    "gates",
+    "decided_at",
+    "abandoned",
+  ],
   properties: {
     ledger_id: ledgerId,
     outcome: { type: "string", enum: ["gated"] },
@@ -21,7 +33,8 @@ export const pendingDecisionSchema = {
     residual: { type: "string", description: "Who can approve, as an expression over `approver`." },
     caller_admitted: {
       type: "boolean",
-      description: "Whether the residual admits the calling key's identity; an approval by anyone else is refused with 422 `approver_not_admitted`.",
+      description:
+        "Whether the residual admits the calling key's identity; an approval by anyone else is refused with 422 `approver_not_admitted`.",
     },
     grant_id: { type: "string" },
     agent_id: { type: "string" },
@@ -30,7 +43,9 @@ export const pendingDecisionSchema = {
       type: "object",
       description: "The request as the agent sent it (`tool`, `amount_minor`, `currency`, `args`, …).",
       properties: {
-        tool: { type: "string" }, amount_minor: { type: "integer" }, currency: { type: "string" },
+        tool: { type: "string" },
+        amount_minor: { type: "integer" },
+        currency: { type: "string" },
         args: { type: "object", description: "The action's own arguments, as the agent sent them: what the approver approves." },
       },
     },
@@ -77,7 +92,8 @@ export const ledgerRecordSchema = {
     approval_id: nullableString,
     settlement: {
       type: "object",
-      description: "For a settlement only: its sealed fields (`decision_ledger_id`, `amount_minor`, `held_minor`, `released_minor`, `currency`, …).",
+      description:
+        "For a settlement only: its sealed fields (`decision_ledger_id`, `amount_minor`, `held_minor`, `released_minor`, `currency`, …).",
     },
     decided_at: { type: "string", description: "When the record was sealed." },
     prev_hash: { type: "string" },

@@ -78,8 +78,17 @@ export const decisionAbandonBodySchema = {
   additionalProperties: false,
   required: ["reason", "waited_ms"],
   properties: {
-    reason: { type: "string", enum: ["timeout", "cancelled"], description: "`timeout`: no approval within the agent's wait; `cancelled`: the agent's client cancelled the call." },
-    waited_ms: { type: "integer", minimum: 0, maximum: API_LIMITS.abandonWaitMsMax, description: "How long the agent waited, in milliseconds." },
+    reason: {
+      type: "string",
+      enum: ["timeout", "cancelled"],
+      description: "`timeout`: no approval within the agent's wait; `cancelled`: the agent's client cancelled the call.",
+    },
+    waited_ms: {
+      type: "integer",
+      minimum: 0,
+      maximum: API_LIMITS.abandonWaitMsMax,
+      description: "How long the agent waited, in milliseconds.",
+    },
   },
 } as const;
 
@@ -102,7 +111,18 @@ export const decisionSchema = {
   $id: "Decision",
   title: "Decision",
   type: "object",
-  required: ["ledger_id", "outcome", "enforcement_mode", "decided_by", "reason_code", "reason", "gates", "approver", "decided_at", "signature"],
+  required: [
+    "ledger_id",
+    "outcome",
+    "enforcement_mode",
+    "decided_by",
+    "reason_code",
+    "reason",
+    "gates",
+    "approver",
+    "decided_at",
+    "signature",
+  ],
   properties: {
     ledger_id: ledgerId,
     outcome: { ...outcome, description: "`allow` permits; a refusal is HTTP 200 too." },
@@ -120,7 +140,12 @@ export const decisionSchema = {
       description: "The holds an `allow` with an amount placed: one on the grant and one on every ancestor.",
       items: {
         type: "object",
-        properties: { grant_id: { type: "string" }, amount_minor: { type: "integer" }, currency: { type: ["string", "null"] }, expires_at: { type: "string" } },
+        properties: {
+          grant_id: { type: "string" },
+          amount_minor: { type: "integer" },
+          currency: { type: ["string", "null"] },
+          expires_at: { type: "string" },
+        },
       },
     },
     decided_at: { type: "string" },

@@ -6,7 +6,6 @@
 // an issue body may also hold a `${param}` placeholder, and `require_approval` is left out because a
 // family states its approval requirement once, in `approval`.
 
-
 export const FAMILY_LIMITS = Object.freeze({
   parametersMax: 32,
   examplesMax: 256,
@@ -32,9 +31,7 @@ export const FAMILY_LIMITS = Object.freeze({
 export const PARAMETER_NAME_PATTERN = "^[a-z][a-z0-9_]{0,63}$";
 
 /** The nine gates of a decision, in order (docs/decisions.md). */
-export const GATE_NAMES = [
-  "grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget",
-] as const;
+export const GATE_NAMES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
 
 export const OUTCOMES = ["allow", "deny", "gated", "exhausted"] as const;
 
@@ -83,7 +80,8 @@ const parameterSchema = {
         additionalProperties: false,
         required: ["type", "min", "max"],
         properties: {
-          type: true, description: true,
+          type: true,
+          description: true,
           min: { type: "integer", minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
           max: { type: "integer", minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
           default: { type: "integer" },
@@ -101,12 +99,21 @@ const parameterSchema = {
           { required: ["pattern", "default"], properties: { pattern: true, default: true } },
         ],
         properties: {
-          type: true, description: true,
+          type: true,
+          description: true,
           enum: {
-            type: "array", minItems: 1, maxItems: FAMILY_LIMITS.enumValuesMax, uniqueItems: true,
+            type: "array",
+            minItems: 1,
+            maxItems: FAMILY_LIMITS.enumValuesMax,
+            uniqueItems: true,
             items: { type: "string", maxLength: FAMILY_LIMITS.stringParameterCharsMax },
           },
-          pattern: { type: "string", minLength: 1, maxLength: FAMILY_LIMITS.patternCharsMax, description: "RE2 syntax; matches the whole value (docs/families.md)." },
+          pattern: {
+            type: "string",
+            minLength: 1,
+            maxLength: FAMILY_LIMITS.patternCharsMax,
+            description: "RE2 syntax; matches the whole value (docs/families.md).",
+          },
           max_length: { type: "integer", minimum: 1, maximum: FAMILY_LIMITS.stringParameterCharsMax },
           default: { type: "string", maxLength: FAMILY_LIMITS.stringParameterCharsMax },
           example: { type: "string", maxLength: FAMILY_LIMITS.stringParameterCharsMax },
@@ -126,35 +133,39 @@ const parameterSchema = {
 function exampleSchemaOf(sampleActionSchema: JsonSchema): JsonSchema {
   const { $id: _actionId, title: _actionTitle, ...sampleAction } = sampleActionSchema;
   return {
-  type: "object",
-  additionalProperties: false,
-  required: ["name", "action", "expect"],
-  properties: {
-    name: { type: "string", minLength: 1, maxLength: 200 },
-    parameters: {
-      type: "object",
-      propertyNames: { pattern: PARAMETER_NAME_PATTERN },
-      additionalProperties: { type: ["integer", "string", "boolean"] },
-    },
-    action: {
-      ...sampleAction,
-      properties: {
-        ...(sampleAction["properties"] as Record<string, unknown>),
-        at: { type: "string", pattern: RFC3339_PATTERN, description: "When the action happens (RFC 3339); absent: 2026-01-05T12:00:00Z." },
+    type: "object",
+    additionalProperties: false,
+    required: ["name", "action", "expect"],
+    properties: {
+      name: { type: "string", minLength: 1, maxLength: 200 },
+      parameters: {
+        type: "object",
+        propertyNames: { pattern: PARAMETER_NAME_PATTERN },
+        additionalProperties: { type: ["integer", "string", "boolean"] },
       },
-    },
-    usage: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        uses: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-        spent_minor: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+      action: {
+        ...sampleAction,
+        properties: {
+          ...(sampleAction["properties"] as Record<string, unknown>),
+          at: {
+            type: "string",
+            pattern: RFC3339_PATTERN,
+            description: "When the action happens (RFC 3339); absent: 2026-01-05T12:00:00Z.",
+          },
+        },
       },
+      usage: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          uses: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+          spent_minor: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+        },
+      },
+      expect: { enum: OUTCOMES },
+      gate: { enum: GATE_NAMES },
+      residual: { type: "string", maxLength: 4_096 },
     },
-    expect: { enum: OUTCOMES },
-    gate: { enum: GATE_NAMES },
-    residual: { type: "string", maxLength: 4_096 },
-  },
   };
 }
 
@@ -172,46 +183,53 @@ export interface GrantFamilyBodySchema {
  */
 export function familyBodySchemaOf(grantIssueBodySchema: JsonSchema, sampleActionSchema: JsonSchema): GrantFamilyBodySchema {
   return {
-  $id: "GrantFamilyBody",
-  title: "GrantFamilyBody",
-  type: "object",
-  additionalProperties: false,
-  required: ["id", "version", "reviewed_by", "parameters", "grant"],
-  properties: {
-    id: { type: "string", pattern: "^[a-z][a-z0-9-]{0,63}$", description: "Stable name of the family." },
-    version: { type: "integer", minimum: 1, maximum: 1_000_000 },
-    reviewed_by: { type: "array", minItems: 1, maxItems: FAMILY_LIMITS.reviewersMax, uniqueItems: true, items: shortText },
-    description: { type: "string", maxLength: FAMILY_LIMITS.descriptionCharsMax },
-    parameters: {
-      type: "object",
-      maxProperties: FAMILY_LIMITS.parametersMax,
-      propertyNames: { pattern: PARAMETER_NAME_PATTERN },
-      additionalProperties: parameterSchema,
-    },
-    grant: grantTemplateSchema(grantIssueBodySchema),
-    approval: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        required: { type: "boolean", description: "Every grant of the family is born `pending_approval`." },
-        above_budget_minor: {
-          type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER,
-          description: "A grant whose `budget_amount_minor` exceeds this is born `pending_approval`.",
+    $id: "GrantFamilyBody",
+    title: "GrantFamilyBody",
+    type: "object",
+    additionalProperties: false,
+    required: ["id", "version", "reviewed_by", "parameters", "grant"],
+    properties: {
+      id: { type: "string", pattern: "^[a-z][a-z0-9-]{0,63}$", description: "Stable name of the family." },
+      version: { type: "integer", minimum: 1, maximum: 1_000_000 },
+      reviewed_by: { type: "array", minItems: 1, maxItems: FAMILY_LIMITS.reviewersMax, uniqueItems: true, items: shortText },
+      description: { type: "string", maxLength: FAMILY_LIMITS.descriptionCharsMax },
+      parameters: {
+        type: "object",
+        maxProperties: FAMILY_LIMITS.parametersMax,
+        propertyNames: { pattern: PARAMETER_NAME_PATTERN },
+        additionalProperties: parameterSchema,
+      },
+      grant: grantTemplateSchema(grantIssueBodySchema),
+      approval: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          required: { type: "boolean", description: "Every grant of the family is born `pending_approval`." },
+          above_budget_minor: {
+            type: "integer",
+            minimum: 0,
+            maximum: Number.MAX_SAFE_INTEGER,
+            description: "A grant whose `budget_amount_minor` exceeds this is born `pending_approval`.",
+          },
+          reason: { type: "string", maxLength: FAMILY_LIMITS.descriptionCharsMax },
         },
-        reason: { type: "string", maxLength: FAMILY_LIMITS.descriptionCharsMax },
+      },
+      examples: { type: "array", maxItems: FAMILY_LIMITS.examplesMax, items: exampleSchemaOf(sampleActionSchema) },
+      content_hash: {
+        type: "string",
+        pattern: "^sha256:[0-9a-f]{64}$",
+        description: "SHA-256 of the reviewed content. Optional: the server computes it; when given, it must match.",
       },
     },
-    examples: { type: "array", maxItems: FAMILY_LIMITS.examplesMax, items: exampleSchemaOf(sampleActionSchema) },
-    content_hash: {
-      type: "string", pattern: "^sha256:[0-9a-f]{64}$",
-      description: "SHA-256 of the reviewed content. Optional: the server computes it; when given, it must match.",
-    },
-  },
-};
+  };
 }
 
 const idBody = "[0-9a-hjkmnp-tv-z]{26}";
-const familyId = { type: "string", pattern: `^fam_${idBody}$`, description: "A family id, `fam_…`: stable across the family's versions." } as const;
+const familyId = {
+  type: "string",
+  pattern: `^fam_${idBody}$`,
+  description: "A family id, `fam_…`: stable across the family's versions.",
+} as const;
 const parameterValue = { type: ["integer", "string", "boolean"] } as const;
 const timestamp = { type: "string", description: "An RFC 3339 UTC time with milliseconds." } as const;
 const outcome = { type: "string", enum: OUTCOMES } as const;
@@ -288,7 +306,18 @@ export const familyImpactSchema = {
   $id: "FamilyImpact",
   title: "FamilyImpact",
   type: "object",
-  required: ["family_id", "candidate_version", "candidate_content_hash", "days", "since", "replayed", "changed", "candidate_modes", "changes", "skipped"],
+  required: [
+    "family_id",
+    "candidate_version",
+    "candidate_content_hash",
+    "days",
+    "since",
+    "replayed",
+    "changed",
+    "candidate_modes",
+    "changes",
+    "skipped",
+  ],
   properties: {
     family_id: familyId,
     current_version: { type: ["integer", "null"] },
@@ -301,13 +330,17 @@ export const familyImpactSchema = {
     truncated: { type: "boolean", description: "Whether the window held more decisions than one preview replays." },
     candidate_modes: {
       type: "array",
-      description: "Per mode the candidate runs the replayed grants in: how many grants, decisions replayed, decisions `enforce` would refuse, and decisions that mode itself refuses (in `observe`, only those on a grant that is not usable).",
+      description:
+        "Per mode the candidate runs the replayed grants in: how many grants, decisions replayed, decisions `enforce` would refuse, and decisions that mode itself refuses (in `observe`, only those on a grant that is not usable).",
       items: {
         type: "object",
         required: ["mode", "grants", "replayed", "enforce_refusals", "refusals"],
         properties: {
-          mode: enforcementMode, grants: { type: "integer" }, replayed: { type: "integer" },
-          enforce_refusals: { type: "integer" }, refusals: { type: "integer" },
+          mode: enforcementMode,
+          grants: { type: "integer" },
+          replayed: { type: "integer" },
+          enforce_refusals: { type: "integer" },
+          refusals: { type: "integer" },
         },
       },
     },
@@ -325,10 +358,15 @@ export const familyImpactSchema = {
           after: {
             type: "object",
             required: ["outcome", "mode", "answer"],
-            description: "`outcome` is what `enforce` would decide, whatever mode the candidate runs in; `answer` is what the candidate answers in its own `mode` (`observe` refuses only a grant that is not usable at all).",
+            description:
+              "`outcome` is what `enforce` would decide, whatever mode the candidate runs in; `answer` is what the candidate answers in its own `mode` (`observe` refuses only a grant that is not usable at all).",
             properties: {
-              outcome, decided_by: gate, reason_code: { type: "string" }, reason: { type: "string" },
-              mode: enforcementMode, answer: outcome,
+              outcome,
+              decided_by: gate,
+              reason_code: { type: "string" },
+              reason: { type: "string" },
+              mode: enforcementMode,
+              answer: outcome,
             },
           },
         },

@@ -44,23 +44,65 @@ export {
   type RequestSchemaName,
 } from "./schemas.js";
 export {
-  authorizeBodySchema, settleBodySchema, decisionApproveBodySchema, decisionAbandonBodySchema, decisionAbandonmentSchema, decisionSchema, settlementSchema, decisionApprovalSchema,
+  authorizeBodySchema,
+  settleBodySchema,
+  decisionApproveBodySchema,
+  decisionAbandonBodySchema,
+  decisionAbandonmentSchema,
+  decisionSchema,
+  settlementSchema,
+  decisionApprovalSchema,
   ledgerVerificationSchema,
 } from "./decision-schemas.js";
 export { pendingDecisionSchema, pendingDecisionListSchema, ledgerRecordSchema, treeLedgerSchema } from "./decision-read-schemas.js";
 export {
-  contractCreateBodySchema, breakerCreateBodySchema, breakerArmBodySchema, breakerDisarmBodySchema, contractSchema, contractListSchema,
-  tripSchema, breakerSchema, counterfactualSchema, findingListSchema,
+  contractCreateBodySchema,
+  breakerCreateBodySchema,
+  breakerArmBodySchema,
+  breakerDisarmBodySchema,
+  contractSchema,
+  contractListSchema,
+  tripSchema,
+  breakerSchema,
+  counterfactualSchema,
+  findingListSchema,
 } from "./breaker-schemas.js";
 export {
-  FAMILY_LIMITS, GATE_NAMES, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PATTERN, familyInstantiateBodySchema, familyImpactBodySchema,
-  grantFamilySchema, grantFamilyListSchema, familyImpactSchema, type GrantFamilyBodySchema,
+  FAMILY_LIMITS,
+  GATE_NAMES,
+  OUTCOMES,
+  PARAMETER_NAME_PATTERN,
+  RFC3339_PATTERN,
+  familyInstantiateBodySchema,
+  familyImpactBodySchema,
+  grantFamilySchema,
+  grantFamilyListSchema,
+  familyImpactSchema,
+  type GrantFamilyBodySchema,
 } from "./family-schemas.js";
-export { CONTENTION_RETRY_AFTER_SECONDS, UNAVAILABLE_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, type ProblemCode } from "./problems.js";
+export {
+  CONTENTION_RETRY_AFTER_SECONDS,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+  PROBLEM_CODES,
+  problemTypeUri,
+  type ProblemCode,
+} from "./problems.js";
 export { findUnstorableText, textFaultMessage, unstorableCharacter, type TextFault } from "./text.js";
 export {
-  EVENT_TYPES, EVENT_TYPE_NAMES, WEBHOOK_LIMITS, eventSchema, eventSchemaName, eventSchemas, webhookCreateBodySchema, webhookActionBodySchema,
-  webhookSchema, webhookCreatedSchema, webhookListSchema, webhookDeliverySchema, webhookDeliveryListSchema, type EventType,
+  EVENT_TYPES,
+  EVENT_TYPE_NAMES,
+  WEBHOOK_LIMITS,
+  eventSchema,
+  eventSchemaName,
+  eventSchemas,
+  webhookCreateBodySchema,
+  webhookActionBodySchema,
+  webhookSchema,
+  webhookCreatedSchema,
+  webhookListSchema,
+  webhookDeliverySchema,
+  webhookDeliveryListSchema,
+  type EventType,
 } from "./event-schemas.js";
 export { nonceField, signatureSchema, signingKeySchema, signingKeySetSchema, signingKeyRotateBodySchema } from "./signing-schemas.js";
 export { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN, keyIdentityFault } from "./key-identity.js";

@@ -13,15 +13,27 @@ const validate = ajv.getSchema("KeyCreateBody")!;
 const identities = fc.oneof(
   fc.string({ maxLength: 300 }),
   fc.string({ unit: "grapheme", maxLength: 300 }),
-  fc.constantFrom("", "a\nb", " ", "x".repeat(API_LIMITS.identityCharsMax), "x".repeat(API_LIMITS.identityCharsMax + 1), "x".repeat(5_000), "😀".repeat(API_LIMITS.identityCharsMax), "ops@example.com"),
+  fc.constantFrom(
+    "",
+    "a\nb",
+    " ",
+    "x".repeat(API_LIMITS.identityCharsMax),
+    "x".repeat(API_LIMITS.identityCharsMax + 1),
+    "x".repeat(5_000),
+    "😀".repeat(API_LIMITS.identityCharsMax),
+    "ops@example.com",
+  ),
 );
 
 describe("keyIdentityFault", () => {
   it("refuses exactly what the KeyCreateBody schema refuses", () => {
-    fc.assert(fc.property(identities, fc.option(identities, { nil: undefined }), (identity, email) => {
-      const body = { identity, kind: "human", roles: ["admin"], ...(email === undefined ? {} : { email }) };
-      expect(keyIdentityFault(identity, email) === undefined).toBe(validate(body) === true);
-    }), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(identities, fc.option(identities, { nil: undefined }), (identity, email) => {
+        const body = { identity, kind: "human", roles: ["admin"], ...(email === undefined ? {} : { email }) };
+        expect(keyIdentityFault(identity, email) === undefined).toBe(validate(body) === true);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it("accepts 254 characters and refuses 255, a newline and 5,000 characters, with the reason", () => {

@@ -28,10 +28,12 @@ function codePoints(text: string): number {
 /** Why `identity` (and `email`, when given) break the key identity rule; undefined when they keep it. */
 export function keyIdentityFault(identity: string, email?: string): string | undefined {
   if (identity.length === 0) return "`identity` must not be empty";
-  if (codePoints(identity) > API_LIMITS.identityCharsMax) return `\`identity\` must be at most ${API_LIMITS.identityCharsMax} characters, got ${codePoints(identity)}`;
+  if (codePoints(identity) > API_LIMITS.identityCharsMax)
+    return `\`identity\` must be at most ${API_LIMITS.identityCharsMax} characters, got ${codePoints(identity)}`;
   if (!IDENTITY.test(identity)) return "`identity` must contain no white space (an email, or a service name)";
   if (email === undefined) return undefined;
-  if (codePoints(email) > API_LIMITS.identityCharsMax) return `\`email\` must be at most ${API_LIMITS.identityCharsMax} characters, got ${codePoints(email)}`;
+  if (codePoints(email) > API_LIMITS.identityCharsMax)
+    return `\`email\` must be at most ${API_LIMITS.identityCharsMax} characters, got ${codePoints(email)}`;
   if (!EMAIL.test(email)) return "`email` must be an address like `name@example.com`, with no white space";
   return undefined;
 }

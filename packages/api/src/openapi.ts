@@ -26,8 +26,9 @@ function problemResponse(description: string): Json {
 
 /** 409: the operation's own conflicts, if any, and `contention`, which carries `retry-after`. */
 function withContention(conflict: string | undefined): Json {
-  const contention = "`contention`: the database was busy with other requests past the server's retries; nothing was written, "
-    + "the `Idempotency-Key` included, and the same request may be sent again after `retry-after` seconds";
+  const contention =
+    "`contention`: the database was busy with other requests past the server's retries; nothing was written, " +
+    "the `Idempotency-Key` included, and the same request may be sent again after `retry-after` seconds";
   return {
     ...(problemResponse(conflict === undefined ? contention : `${conflict}; or ${contention}`) as object),
     headers: {
@@ -42,8 +43,9 @@ function withContention(conflict: string | undefined): Json {
 
 /** 503 `unavailable`: the database is unreachable or failing over; carries `retry-after`. */
 function unavailable(): Json {
-  const text = "`unavailable`: the database is unreachable, or no host is the primary (a failover); send the same request again, "
-    + "with the same `Idempotency-Key`, after `retry-after` seconds";
+  const text =
+    "`unavailable`: the database is unreachable, or no host is the primary (a failover); send the same request again, " +
+    "with the same `Idempotency-Key`, after `retry-after` seconds";
   return {
     ...(problemResponse(text) as object),
     headers: {
@@ -64,7 +66,10 @@ function problemsOf(description: string, codes: readonly ProblemCode[]): Json {
 function successResponse(e: Endpoint, description: string): Json {
   if (e.mediaType === "text/event-stream") {
     // Each event's `data:` line is one `Event` (components.schemas.Event); the stream is text.
-    return { description: `${description}. Each event: \`id:\` its sequence, \`event:\` its type, \`data:\` one \`Event\` as JSON (components.schemas.Event); \`: heartbeat\` comments keep it open.`, content: { [e.mediaType]: { schema: { type: "string" } } } };
+    return {
+      description: `${description}. Each event: \`id:\` its sequence, \`event:\` its type, \`data:\` one \`Event\` as JSON (components.schemas.Event); \`: heartbeat\` comments keep it open.`,
+      content: { [e.mediaType]: { schema: { type: "string" } } },
+    };
   }
   const schema = e.response !== "" ? ref(e.response) : e.mediaType === "text/plain" ? { type: "string" } : { type: "object" };
   return { description, content: { [e.mediaType]: { schema } } };
@@ -75,7 +80,15 @@ function parametersOf(e: Endpoint, pathNames: readonly string[]): Json[] {
   const query: Json[] = e.query.map((name) => ({ name, in: "query", required: false, schema: { type: "string" } }));
   const keyed = e.method === "post" && e.roles !== null;
   const idempotency: Json[] = keyed
-    ? [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "The same key and body replay the first answer; another body is 422 `idempotency_key_reused`." }]
+    ? [
+        {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          schema: { type: "string" },
+          description: "The same key and body replay the first answer; another body is 422 `idempotency_key_reused`.",
+        },
+      ]
     : [];
   return [...path, ...query, ...idempotency];
 }
@@ -85,12 +98,13 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
   const keyed = e.roles !== null;
   const post = e.method === "post" && keyed;
   const responses: { [status: string]: Json } = { [String(e.status)]: successResponse(e, e.summary) };
-  if (e.existingStatus !== undefined) responses[String(e.existingStatus)] = successResponse(e, "it already existed: the same answer, nothing created");
+  if (e.existingStatus !== undefined)
+    responses[String(e.existingStatus)] = successResponse(e, "it already existed: the same answer, nothing created");
   const malformed: ProblemCode[] = [
     ...(pathNames.length > 0 ? ["invalid_id" as const] : []),
     ...(e.query.length > 0 ? ["invalid_query" as const] : []),
     ...(e.query.includes("cursor") ? ["invalid_cursor" as const] : []),
-    ...(e.body !== null ? ["malformed_json", "invalid_body", "unknown_field", "body_too_deep", "invalid_text"] as const : []),
+    ...(e.body !== null ? (["malformed_json", "invalid_body", "unknown_field", "body_too_deep", "invalid_text"] as const) : []),
     ...(post ? ["invalid_idempotency_key" as const] : []),
   ];
   if (malformed.length > 0) responses["400"] = problemsOf("malformed request", malformed);
@@ -101,9 +115,12 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
   // A resource named in the path, or an id in a body, may name nothing.
   if (pathNames.length > 0 || post) responses["404"] = problemResponse("unknown resource");
   // A replay of a key's creation: the secret was shown once and is not stored.
-  const conflict = e.operationId === "createKey"
-    ? "a replay of the key's creation under its `Idempotency-Key` (`key_secret_shown_once`, naming `key_id`)"
-    : post ? "conflicts with the resource's state" : undefined;
+  const conflict =
+    e.operationId === "createKey"
+      ? "a replay of the key's creation under its `Idempotency-Key` (`key_secret_shown_once`, naming `key_id`)"
+      : post
+        ? "conflicts with the resource's state"
+        : undefined;
   // Every operation that reads the database with a key may lose a race there past the server's retries.
   if (keyed) responses["409"] = withContention(conflict);
   if (e.body !== null) {
@@ -116,10 +133,17 @@ function responsesOf(e: Endpoint, pathNames: readonly string[]): { [status: stri
     responses["400"] = problemsOf("malformed request", ["invalid_query", "invalid_last_event_id"]);
     responses["429"] = {
       ...(problemResponse("the key holds the most streams it may open at once (`too_many_streams`)") as object),
-      headers: { "retry-after": { description: "Seconds to wait before opening another stream.", required: true, schema: { type: "integer", minimum: 0 } } },
+      headers: {
+        "retry-after": {
+          description: "Seconds to wait before opening another stream.",
+          required: true,
+          schema: { type: "integer", minimum: 0 },
+        },
+      },
     };
   }
-  if (e.operationId === "ready") responses["503"] = problemResponse("not ready: the database or the authorize thread does not answer (`not_ready`)");
+  if (e.operationId === "ready")
+    responses["503"] = problemResponse("not ready: the database or the authorize thread does not answer (`not_ready`)");
   // Every operation that reads the database with a key may find it unavailable (decision 0316).
   else if (keyed) responses["503"] = unavailable();
   return responses;
@@ -130,9 +154,8 @@ function operation(e: Endpoint): Json {
   const op: { [key: string]: Json } = {
     operationId: e.operationId,
     summary: e.summary,
-    description: e.roles === null
-      ? "No key needed."
-      : `Roles: ${e.roles.map((r) => `\`${r}\``).join(", ")}${e.human ? "; a human key only" : ""}.`,
+    description:
+      e.roles === null ? "No key needed." : `Roles: ${e.roles.map((r) => `\`${r}\``).join(", ")}${e.human ? "; a human key only" : ""}.`,
     security: e.roles === null ? [] : [{ bearer: [] }, { apiKey: [] }],
     parameters: parametersOf(e, pathNames),
     responses: responsesOf(e, pathNames),
@@ -155,12 +178,15 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
     info: {
       title: "Agent Authority",
       version,
-      description: "Bounded, auditable, revocable authority for software agents. Errors are RFC 9457 problem details; "
-        + `their codes: ${Object.keys(PROBLEM_CODES).map((c) => `\`${c}\``).join(", ")}. `
-        + "A path v1 does not define answers `components.responses.RouteNotFound`; a method a path does not accept answers "
-        + "`components.responses.MethodNotAllowed`. A request the HTTP parser refuses before any route answers "
-        + "`components.responses.MalformedRequest`, `RequestTimeout` or `HeadersTooLarge`. Every string of every request may hold any Unicode text but U+0000 and "
-        + "lone surrogates (400 `invalid_text`). Every answer carries `cache-control: no-store` and `x-content-type-options: nosniff`.",
+      description:
+        "Bounded, auditable, revocable authority for software agents. Errors are RFC 9457 problem details; " +
+        `their codes: ${Object.keys(PROBLEM_CODES)
+          .map((c) => `\`${c}\``)
+          .join(", ")}. ` +
+        "A path v1 does not define answers `components.responses.RouteNotFound`; a method a path does not accept answers " +
+        "`components.responses.MethodNotAllowed`. A request the HTTP parser refuses before any route answers " +
+        "`components.responses.MalformedRequest`, `RequestTimeout` or `HeadersTooLarge`. Every string of every request may hold any Unicode text but U+0000 and " +
+        "lone surrogates (400 `invalid_text`). Every answer carries `cache-control: no-store` and `x-content-type-options: nosniff`.",
     },
     servers: [{ url: serverUrl }],
     components: {
@@ -173,8 +199,12 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
           headers: { allow: { description: "The methods the path accepts.", schema: { type: "string" } } },
         },
         // Answers of the HTTP parser, before any route: the connection is closed after each.
-        MalformedRequest: problemResponse("the request line or a header is not valid HTTP/1.1 (`malformed_request`); the connection is closed"),
-        RequestTimeout: problemResponse("the headers or the whole request did not arrive within the server's timeouts (`request_timeout`); the connection is closed"),
+        MalformedRequest: problemResponse(
+          "the request line or a header is not valid HTTP/1.1 (`malformed_request`); the connection is closed",
+        ),
+        RequestTimeout: problemResponse(
+          "the headers or the whole request did not arrive within the server's timeouts (`request_timeout`); the connection is closed",
+        ),
         HeadersTooLarge: problemResponse("the request's headers exceed the server's limit (`headers_too_large`); the connection is closed"),
       },
       securitySchemes: {

@@ -56,10 +56,16 @@ export const PROBLEM_CODES = Object.freeze({
   breaker_not_armed: { status: 409, title: "the breaker is not armed" },
   trip_count_mismatch: { status: 409, title: "`expecting_trips` is not the trip count of the last 90 days" },
   family_version_conflict: { status: 409, title: "the family's content changed but its version was not raised" },
-  key_secret_shown_once: { status: 409, title: "the key was created by the first request with this idempotency key; its secret is shown only once" },
+  key_secret_shown_once: {
+    status: 409,
+    title: "the key was created by the first request with this idempotency key; its secret is shown only once",
+  },
   webhook_not_active: { status: 409, title: "the webhook is not in a state this action applies to" },
   too_many_webhooks: { status: 409, title: "the server holds the most webhooks it allows" },
-  contention: { status: 409, title: "the request met contention in the database, was tried again until its limit, and changed nothing; it may be sent again" },
+  contention: {
+    status: 409,
+    title: "the request met contention in the database, was tried again until its limit, and changed nothing; it may be sent again",
+  },
   // 422: well-formed, but breaks a rule.
   invalid_policy: { status: 422, title: "the policy does not compile" },
   delegation_widens: { status: 422, title: "the delegated grant would be wider than its parent" },
@@ -77,7 +83,10 @@ export const PROBLEM_CODES = Object.freeze({
   // 5xx: the platform failed; never carries internals.
   internal_error: { status: 500, title: "the server failed" },
   not_ready: { status: 503, title: "the server is not ready" },
-  unavailable: { status: 503, title: "the database is unreachable or failing over; the request may be sent again with the same idempotency key" },
+  unavailable: {
+    status: 503,
+    title: "the database is unreachable or failing over; the request may be sent again with the same idempotency key",
+  },
 } as const);
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

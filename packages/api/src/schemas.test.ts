@@ -16,8 +16,8 @@ function objectsWithProperties(schema: unknown, path = "#"): Array<{ path: strin
   const node = schema as Record<string, unknown>;
   const properties = node["properties"] as Record<string, unknown> | undefined;
   const declaresOnly = properties !== undefined && Object.values(properties).every((p) => p === true);
-  const allOf = node["allOf"] as Array<Record<string, any>> | undefined;
-  const closedByBranches = allOf !== undefined && allOf.every((b) => b["then"]?.["additionalProperties"] === false);
+  const allOf = node["allOf"] as Array<{ then?: Record<string, unknown> }> | undefined;
+  const closedByBranches = allOf?.every((b) => b["then"]?.["additionalProperties"] === false) === true;
   const counted = properties !== undefined && !path.endsWith("/if") && !declaresOnly && !closedByBranches;
   const here = counted ? [{ path, node }] : [];
   return [...here, ...Object.entries(node).flatMap(([k, v]) => objectsWithProperties(v, `${path}/${k}`))];
@@ -47,7 +47,11 @@ describe("@agent-authority/api", () => {
   });
 
   it("builds an OpenAPI 3.1 document whose references all resolve", () => {
-    const doc = buildOpenApiDocument() as any;
+    const doc = buildOpenApiDocument() as {
+      openapi: string;
+      components: { schemas: Record<string, unknown> };
+      paths: Record<string, unknown>;
+    };
     expect(doc.openapi).toBe("3.1.0");
     const refs = JSON.stringify(doc).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
     for (const ref of refs) expect(doc.components.schemas[ref.split("/").at(-1)!], ref).toBeDefined();

@@ -8,16 +8,36 @@ import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } fro
 import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
 import { signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
 import {
-  authorizeBodySchema, decisionAbandonBodySchema, decisionAbandonmentSchema, decisionApprovalSchema, decisionApproveBodySchema, decisionSchema, ledgerVerificationSchema, settleBodySchema,
+  authorizeBodySchema,
+  decisionAbandonBodySchema,
+  decisionAbandonmentSchema,
+  decisionApprovalSchema,
+  decisionApproveBodySchema,
+  decisionSchema,
+  ledgerVerificationSchema,
+  settleBodySchema,
   settlementSchema,
 } from "./decision-schemas.js";
 import { ledgerRecordSchema, pendingDecisionListSchema, pendingDecisionSchema, treeLedgerSchema } from "./decision-read-schemas.js";
 import {
-  breakerArmBodySchema, breakerCreateBodySchema, breakerDisarmBodySchema, breakerSchema, contractCreateBodySchema, contractListSchema,
-  contractSchema, counterfactualSchema, findingListSchema, tripSchema,
+  breakerArmBodySchema,
+  breakerCreateBodySchema,
+  breakerDisarmBodySchema,
+  breakerSchema,
+  contractCreateBodySchema,
+  contractListSchema,
+  contractSchema,
+  counterfactualSchema,
+  findingListSchema,
+  tripSchema,
 } from "./breaker-schemas.js";
 import {
-  familyBodySchemaOf, familyImpactBodySchema, familyImpactSchema, familyInstantiateBodySchema, grantFamilyListSchema, grantFamilySchema,
+  familyBodySchemaOf,
+  familyImpactBodySchema,
+  familyImpactSchema,
+  familyInstantiateBodySchema,
+  grantFamilyListSchema,
+  grantFamilySchema,
   type JsonSchema,
 } from "./family-schemas.js";
 
@@ -86,7 +106,11 @@ const conditions = {
   properties: { clean_context: { type: "boolean", description: "The action must come from a clean context." } },
 } as const;
 
-const policy = { type: "string", maxLength: API_LIMITS.policyCharsMax, description: "A policy expression (docs/policy-language.md)." } as const;
+const policy = {
+  type: "string",
+  maxLength: API_LIMITS.policyCharsMax,
+  description: "A policy expression (docs/policy-language.md).",
+} as const;
 
 /** The fields a grant is issued with (the specification's table plus the enforcement mode and approval request). */
 const grantTermsProperties = {
@@ -101,7 +125,12 @@ const grantTermsProperties = {
   conditions,
   policy,
   delegation_policy: { type: "string", enum: ["none", "attenuating"], default: "none" },
-  delegation_depth_max: { type: "integer", minimum: 0, maximum: 64, description: "Further delegation levels allowed below this grant; absent means no cap." },
+  delegation_depth_max: {
+    type: "integer",
+    minimum: 0,
+    maximum: 64,
+    description: "Further delegation levels allowed below this grant; absent means no cap.",
+  },
   audience: { type: "string", minLength: 1, maxLength: API_LIMITS.identityCharsMax },
   enforcement_mode: { ...enforcementModeSchema, default: "enforce" },
 } as const;
@@ -133,7 +162,11 @@ export const sampleActionSchema = {
     audience: { type: "string", maxLength: API_LIMITS.identityCharsMax },
     args: { type: "object", description: "The action's own arguments (JSON values)." },
     context: { type: "object", additionalProperties: false, properties: { clean: { type: "boolean" } } },
-    approver: { type: ["string", "null"], maxLength: API_LIMITS.identityCharsMax, description: "Evaluate as if this human had approved the action." },
+    approver: {
+      type: ["string", "null"],
+      maxLength: API_LIMITS.identityCharsMax,
+      description: "Evaluate as if this human had approved the action.",
+    },
   },
   dependentRequired: { amount_minor: ["currency"] },
 } as const;
@@ -218,7 +251,13 @@ export const certificationBodySchema = {
   additionalProperties: false,
   required: ["basis", "provenance_version", "manifest_hash", "content_hash", "checks"],
   properties: {
-    environment: { type: "string", minLength: 1, maxLength: 64, pattern: "^[a-z0-9][a-z0-9._-]*$", description: "Absent: the server's environment." },
+    environment: {
+      type: "string",
+      minLength: 1,
+      maxLength: 64,
+      pattern: "^[a-z0-9][a-z0-9._-]*$",
+      description: "Absent: the server's environment.",
+    },
     basis: { ...text, minLength: 1 },
     provenance_version: { type: "string", minLength: 1, maxLength: 200 },
     manifest_hash: { type: "string", minLength: 1, maxLength: 200 },
@@ -243,7 +282,13 @@ export const keyCreateBodySchema = {
   additionalProperties: false,
   required: ["identity", "kind", "roles"],
   properties: {
-    identity: { type: "string", minLength: 1, maxLength: API_LIMITS.identityCharsMax, pattern: KEY_IDENTITY_PATTERN, description: "An email for a human, a service name for a service." },
+    identity: {
+      type: "string",
+      minLength: 1,
+      maxLength: API_LIMITS.identityCharsMax,
+      pattern: KEY_IDENTITY_PATTERN,
+      description: "An email for a human, a service name for a service.",
+    },
     kind: { type: "string", enum: ["human", "service"] },
     roles: { type: "array", minItems: 1, uniqueItems: true, items: roleSchema },
     agent_id: { ...agentId, description: "Required with the `agent` role, refused without it." },
@@ -289,9 +334,26 @@ export const grantSchema = {
   title: "Grant",
   type: "object",
   required: [
-    "id", "status", "enforcement_mode", "agent_id", "principal_type", "principal_id", "scope",
-    "budget_amount_minor", "budget_count", "ttl_hours", "conditions", "delegation_policy",
-    "parent_id", "root_id", "issued_at", "expires_at", "issued_by", "uses", "held_minor", "settled_minor",
+    "id",
+    "status",
+    "enforcement_mode",
+    "agent_id",
+    "principal_type",
+    "principal_id",
+    "scope",
+    "budget_amount_minor",
+    "budget_count",
+    "ttl_hours",
+    "conditions",
+    "delegation_policy",
+    "parent_id",
+    "root_id",
+    "issued_at",
+    "expires_at",
+    "issued_by",
+    "uses",
+    "held_minor",
+    "settled_minor",
   ],
   properties: {
     id: grantId,
@@ -345,7 +407,10 @@ export const grantPageSchema = {
   required: ["grants", "next_cursor"],
   properties: {
     grants: { type: "array", items: { $ref: "Grant" } },
-    next_cursor: { ...nullableString, description: "Pass back unchanged as `cursor` for the next page; null on the last page. Opaque: do not build or parse it." },
+    next_cursor: {
+      ...nullableString,
+      description: "Pass back unchanged as `cursor` for the next page; null on the last page. Opaque: do not build or parse it.",
+    },
   },
 } as const;
 
@@ -383,7 +448,11 @@ export const grantPreviewSchema = {
   required: ["outcome", "enforcement_mode", "decided_by", "reason_code", "reason", "gates", "approval_required", "created"],
   properties: {
     outcome: { type: "string", enum: ["allow", "deny", "exhausted", "gated"] },
-    would_outcome: { type: "string", enum: ["allow", "deny", "exhausted", "gated"], description: "In `observe` only: what `enforce` would say." },
+    would_outcome: {
+      type: "string",
+      enum: ["allow", "deny", "exhausted", "gated"],
+      description: "In `observe` only: what `enforce` would say.",
+    },
     enforcement_mode: enforcementModeSchema,
     decided_by: { type: ["string", "null"], description: "The gate that decided a refusal; null when every gate passed." },
     reason_code: { type: "string" },
@@ -391,7 +460,10 @@ export const grantPreviewSchema = {
     gates: { type: "array", items: { $ref: "GateResult" } },
     residual: { type: "string", description: "For `gated`: who could approve, as an expression over `approver`." },
     approver: nullableString,
-    approval_required: { type: "boolean", description: "Whether the grant would be born `pending_approval`; the preview decides as if approved." },
+    approval_required: {
+      type: "boolean",
+      description: "Whether the grant would be born `pending_approval`; the preview decides as if approved.",
+    },
     warnings: { type: "array", items: { $ref: "Diagnostic" } },
     created: { type: "boolean", const: false, description: "Always false: a preview creates nothing." },
   },
@@ -517,7 +589,10 @@ export const familyDiagnosticSchema = {
     severity: { type: "string", enum: ["error"] },
     message: { type: "string" },
     help: { type: "string" },
-    field: { type: "string", description: "The field the error is about, as a dotted path (`parameters.agent_id.pattern`), when it is about one field." },
+    field: {
+      type: "string",
+      description: "The field the error is about, as a dotted path (`parameters.agent_id.pattern`), when it is about one field.",
+    },
     line: { type: "integer", minimum: 1, description: "Line of the body as the compiler reads it, pretty-printed with one-space indents." },
     column: { type: "integer", minimum: 1 },
   },
@@ -595,7 +670,10 @@ export const apiIndexSchema = {
 } as const;
 
 /** The body of `POST /v1/grant-families`: the schema the family compiler validates with too. */
-export const grantFamilyBodySchema = familyBodySchemaOf(grantIssueBodySchema as unknown as JsonSchema, sampleActionSchema as unknown as JsonSchema);
+export const grantFamilyBodySchema = familyBodySchemaOf(
+  grantIssueBodySchema as unknown as JsonSchema,
+  sampleActionSchema as unknown as JsonSchema,
+);
 
 /** Request-body schemas by name, for validators. */
 export const requestSchemas = {

@@ -5,8 +5,12 @@ import { API_LIMITS } from "./limits.js";
 
 /** A client's nonce: echoed in the signed statement so that an old answer cannot pass for a new one. */
 export const nonceField = {
-  type: "string", minLength: 1, maxLength: API_LIMITS.nonceCharsMax, pattern: "^[A-Za-z0-9._~-]+$",
-  description: "A fresh value per request, echoed in the signed statement (`signature.statement.nonce`): an answer to another request cannot pass for this one.",
+  type: "string",
+  minLength: 1,
+  maxLength: API_LIMITS.nonceCharsMax,
+  pattern: "^[A-Za-z0-9._~-]+$",
+  description:
+    "A fresh value per request, echoed in the signed statement (`signature.statement.nonce`): an answer to another request cannot pass for this one.",
 } as const;
 
 const nullableString = { type: ["string", "null"] } as const;
@@ -15,7 +19,19 @@ const nullableInteger = { type: ["integer", "null"] } as const;
 /** The statement a decision's signature covers, in canonical (RFC 8785) order. */
 const decisionStatement = {
   type: "object",
-  required: ["agent_id", "amount_minor", "args_sha256", "currency", "decided_at", "grant_id", "ledger_id", "nonce", "outcome", "tool", "type"],
+  required: [
+    "agent_id",
+    "amount_minor",
+    "args_sha256",
+    "currency",
+    "decided_at",
+    "grant_id",
+    "ledger_id",
+    "nonce",
+    "outcome",
+    "tool",
+    "type",
+  ],
   properties: {
     type: { const: "authority.decision.v1" },
     ledger_id: { type: "string" },
@@ -34,7 +50,20 @@ const decisionStatement = {
 /** The statement a settlement's signature covers, in canonical (RFC 8785) order. */
 const settlementStatement = {
   type: "object",
-  required: ["agent_id", "amount_minor", "currency", "decision_ledger_id", "grant_id", "held_minor", "ledger_id", "nonce", "released_minor", "settled_at", "tool", "type"],
+  required: [
+    "agent_id",
+    "amount_minor",
+    "currency",
+    "decision_ledger_id",
+    "grant_id",
+    "held_minor",
+    "ledger_id",
+    "nonce",
+    "released_minor",
+    "settled_at",
+    "tool",
+    "type",
+  ],
   properties: {
     type: { const: "authority.settlement.v1" },
     ledger_id: { type: "string" },
@@ -77,7 +106,11 @@ export const signingKeySchema = {
     kid: { type: "string" },
     alg: { const: "EdDSA" },
     use: { const: "sig" },
-    status: { type: "string", enum: ["active", "retired"], description: "`active` signs now; a `retired` key signs nothing new and stays listed so that its signatures verify." },
+    status: {
+      type: "string",
+      enum: ["active", "retired"],
+      description: "`active` signs now; a `retired` key signs nothing new and stays listed so that its signatures verify.",
+    },
     created_at: { type: "string" },
     retired_at: nullableString,
   },

@@ -19,12 +19,15 @@ function wellFormed(text: string): boolean {
 
 describe("unstorableCharacter", () => {
   it("refuses a string exactly when it holds NUL or is not well-formed UTF-16", () => {
-    fc.assert(fc.property(anyText, (text) => {
-      const storable = wellFormed(text) && !text.includes("\u0000");
-      expect(unstorableCharacter(text) === undefined).toBe(storable);
-      // Whatever is accepted survives UTF-8, the form both stores keep text in.
-      if (storable) expect(new TextDecoder().decode(new TextEncoder().encode(text))).toBe(text);
-    }), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const storable = wellFormed(text) && !text.includes("\u0000");
+        expect(unstorableCharacter(text) === undefined).toBe(storable);
+        // Whatever is accepted survives UTF-8, the form both stores keep text in.
+        if (storable) expect(new TextDecoder().decode(new TextEncoder().encode(text))).toBe(text);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it("names the offending character's offset", () => {

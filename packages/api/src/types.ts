@@ -36,13 +36,22 @@ export interface SampleAction {
   approver?: string | null;
 }
 
-export interface GrantPreviewBody extends GrantIssueBody { action: SampleAction }
+export interface GrantPreviewBody extends GrantIssueBody {
+  action: SampleAction;
+}
 
 export type GrantDelegateBody = Partial<Omit<GrantIssueBody, "require_approval">> & { agent_id: string };
 
-export interface GrantEnforcementBody { enforcement_mode: EnforcementMode }
-export interface ReasonBody { reason?: string }
-export interface AgentCreateBody { name: string; description?: string }
+export interface GrantEnforcementBody {
+  enforcement_mode: EnforcementMode;
+}
+export interface ReasonBody {
+  reason?: string;
+}
+export interface AgentCreateBody {
+  name: string;
+  description?: string;
+}
 
 export interface CertificationBody {
   environment?: string;
@@ -62,7 +71,13 @@ export interface KeyCreateBody {
   email?: string;
 }
 
-export interface Agent { id: string; name: string; description: string | null; created_at: string; created_by: string }
+export interface Agent {
+  id: string;
+  name: string;
+  description: string | null;
+  created_at: string;
+  created_by: string;
+}
 
 export interface Grant {
   id: string;
@@ -99,7 +114,11 @@ export interface Grant {
   settled_minor: number;
 }
 
-export interface GrantRevocation { grant_id: string; revoked: string[]; revoked_at: string }
+export interface GrantRevocation {
+  grant_id: string;
+  revoked: string[];
+  revoked_at: string;
+}
 
 export interface Certificate {
   id: string;
@@ -144,7 +163,9 @@ export interface ApiKey {
   revocation_reason: string | null;
 }
 
-export interface ApiKeyCreated extends ApiKey { key: string }
+export interface ApiKeyCreated extends ApiKey {
+  key: string;
+}
 
 export interface Problem {
   type: string;
@@ -156,7 +177,11 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
-export interface Attestation { manifest_hash: string; content_hash: string; provenance_version: string }
+export interface Attestation {
+  manifest_hash: string;
+  content_hash: string;
+  provenance_version: string;
+}
 
 export interface AuthorizeBody {
   grant_id: string;
@@ -171,11 +196,21 @@ export interface AuthorizeBody {
   nonce?: string;
 }
 
-export interface SettleBody { amount_minor: number; nonce?: string }
+export interface SettleBody {
+  amount_minor: number;
+  nonce?: string;
+}
 
-export interface DecisionApproveBody { amount_minor_max?: number; expires_in_minutes?: number; note?: string }
+export interface DecisionApproveBody {
+  amount_minor_max?: number;
+  expires_in_minutes?: number;
+  note?: string;
+}
 
-export interface DecisionAbandonBody { reason: "timeout" | "cancelled"; waited_ms: number }
+export interface DecisionAbandonBody {
+  reason: "timeout" | "cancelled";
+  waited_ms: number;
+}
 
 export type ContractMetric = "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
 
@@ -187,8 +222,16 @@ export interface ContractCreateBody {
   description?: string;
 }
 
-export interface BreakerCreateBody { contract_id: string; action: "notify" | "revoke" }
+export interface BreakerCreateBody {
+  contract_id: string;
+  action: "notify" | "revoke";
+}
 
-export interface BreakerArmBody { basis: string; expecting_trips: number }
+export interface BreakerArmBody {
+  basis: string;
+  expecting_trips: number;
+}
 
-export interface BreakerDisarmBody { reason?: string }
+export interface BreakerDisarmBody {
+  reason?: string;
+}

@@ -32,34 +32,75 @@ export function compileFamily(text: string, file: string): CompiledFamily {
   const lines = new LineCounter();
   const source = new SourceText(file, text, lines);
   const fail = (diagnostics: FamilyDiagnostic[], document?: Document): CompiledFamily => ({
-    ok: false, body: undefined, diagnostics: sortDiagnostics(diagnostics), source, document,
+    ok: false,
+    body: undefined,
+    diagnostics: sortDiagnostics(diagnostics),
+    source,
+    document,
   });
   if (text.length > FAMILY_LIMITS.sourceBytesMax) {
     // Not parsed, so the parser filled no line index: this source indexes the lines itself (linear),
     // and the error stands at line 1, column 1.
     const indexed = new SourceText(file, text);
-    const diagnostics = [diag(indexed, "family-too-large", `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`, indexed.range(0, 0))];
+    const diagnostics = [
+      diag(
+        indexed,
+        "family-too-large",
+        `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`,
+        indexed.range(0, 0),
+      ),
+    ];
     return { ok: false, body: undefined, diagnostics, source: indexed, document: undefined };
   }
   const doc = parseYamlDocument(text, { lineCounter: lines, prettyErrors: false, strict: true });
   const syntax = placeFlowErrors(text, [...doc.errors, ...doc.warnings]).map(({ error: e, start, end, help }) =>
-    diag(source, `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`, yamlMessage(e.message), source.range(start, end), e.name === "YAMLWarning" ? "warning" : "error", help),
+    diag(
+      source,
+      `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`,
+      yamlMessage(e.message),
+      source.range(start, end),
+      e.name === "YAMLWarning" ? "warning" : "error",
+      help,
+    ),
   );
   if (doc.errors.length > 0) return fail(syntax, doc);
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    return fail([...syntax, diag(source, "yaml/alias", error instanceof Error ? error.message.toLowerCase() : "invalid alias", source.range(0, 0))], doc);
+    return fail(
+      [...syntax, diag(source, "yaml/alias", error instanceof Error ? error.message.toLowerCase() : "invalid alias", source.range(0, 0))],
+      doc,
+    );
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    return fail([...syntax, diag(source, "schema", "a family must be a mapping with `id`, `version`, `reviewed_by`, `parameters` and `grant`", source.range(0, 0))], doc);
+    return fail(
+      [
+        ...syntax,
+        diag(
+          source,
+          "schema",
+          "a family must be a mapping with `id`, `version`, `reviewed_by`, `parameters` and `grant`",
+          source.range(0, 0),
+        ),
+      ],
+      doc,
+    );
   }
   const authored = data as Record<string, unknown>;
   const contentHash = hashOrUndefined(authored);
   const diagnostics: FamilyDiagnostic[] = [...syntax];
   if (contentHash !== undefined && authored["content_hash"] !== undefined && authored["content_hash"] !== contentHash) {
-    diagnostics.push(diag(source, "content-hash-mismatch", `\`content_hash\` does not match the content, which hashes to \`${contentHash}\``, rangeOf(source, doc, ["content_hash"]), "error", "remove the field or update it: the compiler computes it"));
+    diagnostics.push(
+      diag(
+        source,
+        "content-hash-mismatch",
+        `\`content_hash\` does not match the content, which hashes to \`${contentHash}\``,
+        rangeOf(source, doc, ["content_hash"]),
+        "error",
+        "remove the field or update it: the compiler computes it",
+      ),
+    );
   }
   // A value JSON cannot hold (YAML's `.inf`, `.nan`) has no hash; the schema then says where it is.
   const body = { ...authored, content_hash: contentHash ?? UNHASHABLE };
@@ -92,7 +133,12 @@ function hashOrUndefined(authored: Record<string, unknown>): string | undefined 
  * parameters are well-formed, and the policy when it is a string whose placeholders all name
  * declared parameters. Nothing whose shape the schema refused is looked into.
  */
-function checkWellFormedParts(source: SourceText, doc: Document, body: Record<string, unknown>, schemaErrors: readonly SchemaError[]): FamilyDiagnostic[] {
+function checkWellFormedParts(
+  source: SourceText,
+  doc: Document,
+  body: Record<string, unknown>,
+  schemaErrors: readonly SchemaError[],
+): FamilyDiagnostic[] {
   // Whether the schema refused something at `path`, inside it, or around it.
   const refused = (path: readonly (string | number)[]): boolean =>
     schemaErrors.some((e) => path.every((key, i) => e.path[i] === key) || e.path.every((key, i) => path[i] === key));
@@ -101,9 +147,16 @@ function checkWellFormedParts(source: SourceText, doc: Document, body: Record<st
   if (!isPlainObject(parameters) || refused(["parameters"]) || !isPlainObject(grant)) return [];
   const family = body as unknown as GrantFamilyBody;
   const budget = new PatternBudget(FAMILY_LIMITS.patternCheckUnitsMax);
-  const out: FamilyDiagnostic[] = [...checkParameterSpecs(source, doc, family.parameters, budget), ...checkPlaceholders(source, doc, family)];
+  const out: FamilyDiagnostic[] = [
+    ...checkParameterSpecs(source, doc, family.parameters, budget),
+    ...checkPlaceholders(source, doc, family),
+  ];
   const policy = grant["policy"];
-  if (typeof policy === "string" && !refused(["grant", "policy"]) && placeholdersIn(policy).every((use) => Object.hasOwn(parameters, use.name))) {
+  if (
+    typeof policy === "string" &&
+    !refused(["grant", "policy"]) &&
+    placeholdersIn(policy).every((use) => Object.hasOwn(parameters, use.name))
+  ) {
     out.push(...checkFamilyPolicy(source, doc, policy, samplesOf(family.parameters)));
   }
   return out;
@@ -142,20 +195,41 @@ function checkFamily(source: SourceText, doc: Document, family: GrantFamilyBody)
   const sampleGrant = substituteGrant(family.grant, samples) as Record<string, unknown>;
   if (approvalRequired(family, sampleGrant)) sampleGrant["require_approval"] = true;
   for (const error of validateGrantIssueBody(sampleGrant)) {
-    out.push(schemaDiag(source, doc, { ...error, path: ["grant", ...error.path] }, "grant-shape", "checked with each parameter at its example, default or lower bound"));
+    out.push(
+      schemaDiag(
+        source,
+        doc,
+        { ...error, path: ["grant", ...error.path] },
+        "grant-shape",
+        "checked with each parameter at its example, default or lower bound",
+      ),
+    );
   }
   if (typeof family.grant["policy"] === "string") {
     out.push(...checkFamilyPolicy(source, doc, family.grant["policy"], samples));
   }
   out.push(...checkExamples(source, doc, family, budget));
   if ((family.examples ?? []).length === 0) {
-    out.push(diag(source, "examples-missing", `family \`${family.id}\` has no examples`, rangeOf(source, doc, ["id"], "key"), "warning",
-      "add `examples`: sample actions with the outcome each must get, which `authority test` checks"));
+    out.push(
+      diag(
+        source,
+        "examples-missing",
+        `family \`${family.id}\` has no examples`,
+        rangeOf(source, doc, ["id"], "key"),
+        "warning",
+        "add `examples`: sample actions with the outcome each must get, which `authority test` checks",
+      ),
+    );
   }
   return out;
 }
 
-function checkParameterSpecs(source: SourceText, doc: Document, specs: Readonly<Record<string, ParameterSpec>>, budget: PatternBudget): FamilyDiagnostic[] {
+function checkParameterSpecs(
+  source: SourceText,
+  doc: Document,
+  specs: Readonly<Record<string, ParameterSpec>>,
+  budget: PatternBudget,
+): FamilyDiagnostic[] {
   const out: FamilyDiagnostic[] = [];
   for (const [name, spec] of Object.entries(specs)) {
     const at = (field: string): ReturnType<typeof rangeOf> => rangeOf(source, doc, ["parameters", name, field]);
@@ -164,8 +238,18 @@ function checkParameterSpecs(source: SourceText, doc: Document, specs: Readonly<
     }
     const compiled = spec.pattern === undefined ? undefined : compilePattern(spec.pattern);
     if (compiled !== undefined && !compiled.ok) {
-      const range = compiled.index === undefined ? at("pattern") : insidePattern(source, doc, name, compiled.index) ?? at("pattern");
-      out.push({ ...diag(source, "parameter-pattern", `the pattern of parameter \`${name}\` is refused: ${compiled.reason}`, range, "error", PATTERN_HELP), field: `parameters.${name}.pattern` });
+      const range = compiled.index === undefined ? at("pattern") : (insidePattern(source, doc, name, compiled.index) ?? at("pattern"));
+      out.push({
+        ...diag(
+          source,
+          "parameter-pattern",
+          `the pattern of parameter \`${name}\` is refused: ${compiled.reason}`,
+          range,
+          "error",
+          PATTERN_HELP,
+        ),
+        field: `parameters.${name}.pattern`,
+      });
       continue;
     }
     for (const field of ["default", "example"] as const) {
@@ -179,9 +263,10 @@ function checkParameterSpecs(source: SourceText, doc: Document, specs: Readonly<
       spec.enum.forEach((value, index) => {
         const found = budget.check(compiled.pattern, value);
         if (found === "match") return;
-        const message = found === "mismatch"
-          ? `enum value \`${value}\` does not match the pattern \`${spec.pattern}\``
-          : `enum value \`${value}\` cannot be checked: matching the values against the patterns would cost more than ${budget.units} units`;
+        const message =
+          found === "mismatch"
+            ? `enum value \`${value}\` does not match the pattern \`${spec.pattern}\``
+            : `enum value \`${value}\` cannot be checked: matching the values against the patterns would cost more than ${budget.units} units`;
         out.push(diag(source, "parameter-bounds", message, rangeOf(source, doc, ["parameters", name, "enum", index])));
       });
     }
@@ -211,11 +296,19 @@ function checkInstantiationCost(source: SourceText, doc: Document, specs: Readon
     .map(([name, spec]) => ({ name, cost: instantiationCost({ [name]: spec }) }))
     .sort((a, b) => b.cost - a.cost)[0]!;
   const message = `the parameter patterns could cost an instantiation ${total} units (instructions × (max_length + 1), summed), more than ${FAMILY_LIMITS.patternMatchUnitsMax}`;
-  return [{
-    ...diag(source, "parameter-pattern", message, rangeOf(source, doc, ["parameters", costliest.name, "pattern"]), "error",
-      `parameter \`${costliest.name}\` costs the most (${costliest.cost}): lower its \`max_length\` or simplify its pattern`),
-    field: `parameters.${costliest.name}.pattern`,
-  }];
+  return [
+    {
+      ...diag(
+        source,
+        "parameter-pattern",
+        message,
+        rangeOf(source, doc, ["parameters", costliest.name, "pattern"]),
+        "error",
+        `parameter \`${costliest.name}\` costs the most (${costliest.cost}): lower its \`max_length\` or simplify its pattern`,
+      ),
+      field: `parameters.${costliest.name}.pattern`,
+    },
+  ];
 }
 
 /** Every placeholder names a declared parameter; every parameter is used. Reported at the placeholder's column. */
@@ -233,23 +326,45 @@ function checkPlaceholders(source: SourceText, doc: Document, family: GrantFamil
       const map = mapScalar(source.text, node);
       const quoted = node === policyNode ? placeholdersInPolicyStrings(node.value) : [];
       for (const use of quoted) {
-        out.push(diag(source, "placeholder-in-string", `\`\${${use.name}}\` is inside a string literal of the policy`,
-          source.range(map.sourceOffset(use.start), map.sourceOffset(use.end - 1) + 1), "error",
-          `a placeholder in a policy stands for a whole value and becomes a quoted literal: write \`\${${use.name}}\` without the quotes`));
+        out.push(
+          diag(
+            source,
+            "placeholder-in-string",
+            `\`\${${use.name}}\` is inside a string literal of the policy`,
+            source.range(map.sourceOffset(use.start), map.sourceOffset(use.end - 1) + 1),
+            "error",
+            `a placeholder in a policy stands for a whole value and becomes a quoted literal: write \`\${${use.name}}\` without the quotes`,
+          ),
+        );
       }
       for (const use of uses) {
         used.add(use.name);
         if (declared.includes(use.name)) continue;
         const suggestion = closest(use.name, declared);
-        out.push(diag(source, "placeholder-unknown", `\`\${${use.name}}\` names no declared parameter`,
-          source.range(map.sourceOffset(use.start), map.sourceOffset(use.end - 1) + 1), "error",
-          suggestion !== undefined ? `did you mean \`\${${suggestion}}\`?` : `declare \`${use.name}\` under \`parameters\``));
+        out.push(
+          diag(
+            source,
+            "placeholder-unknown",
+            `\`\${${use.name}}\` names no declared parameter`,
+            source.range(map.sourceOffset(use.start), map.sourceOffset(use.end - 1) + 1),
+            "error",
+            suggestion !== undefined ? `did you mean \`\${${suggestion}}\`?` : `declare \`${use.name}\` under \`parameters\``,
+          ),
+        );
       }
     },
   });
   for (const name of declared) {
     if (!used.has(name)) {
-      out.push(diag(source, "parameter-unused", `parameter \`${name}\` is declared but no placeholder uses it`, rangeOf(source, doc, ["parameters", name], "key"), "warning"));
+      out.push(
+        diag(
+          source,
+          "parameter-unused",
+          `parameter \`${name}\` is declared but no placeholder uses it`,
+          rangeOf(source, doc, ["parameters", name], "key"),
+          "warning",
+        ),
+      );
     }
   }
   return out;
@@ -266,7 +381,14 @@ function checkExamples(source: SourceText, doc: Document, family: GrantFamilyBod
       const path: JsonPath = Object.hasOwn(given, problem.parameter)
         ? ["examples", index, "parameters", problem.parameter]
         : ["examples", index, "parameters"];
-      out.push(diag(source, `example/${problem.code}`, `example \`${example.name}\`: ${problem.message}`, rangeOf(source, doc, path, problem.code === "parameter-unknown" ? "key" : "value")));
+      out.push(
+        diag(
+          source,
+          `example/${problem.code}`,
+          `example \`${example.name}\`: ${problem.message}`,
+          rangeOf(source, doc, path, problem.code === "parameter-unknown" ? "key" : "value"),
+        ),
+      );
     }
   });
   return out;
@@ -307,4 +429,3 @@ function yamlMessage(message: string): string {
   const bare = message.replace(/ at line \d+, column \d+[\s\S]*$/, "").replace(/\.$/, "");
   return bare.charAt(0).toLowerCase() + bare.slice(1);
 }
-

@@ -45,9 +45,6 @@ export function hasErrors(diagnostics: readonly FamilyDiagnostic[]): boolean {
 /** Orders diagnostics by position, then by code, so every report is stable. */
 export function sortDiagnostics(diagnostics: readonly FamilyDiagnostic[]): FamilyDiagnostic[] {
   return [...diagnostics].sort(
-    (a, b) =>
-      a.file.localeCompare(b.file) ||
-      a.range.start.offset - b.range.start.offset ||
-      a.code.localeCompare(b.code),
+    (a, b) => a.file.localeCompare(b.file) || a.range.start.offset - b.range.start.offset || a.code.localeCompare(b.code),
   );
 }

@@ -81,7 +81,13 @@ export function previewAction(grant: IssueBody, action: SampleAction, usage: Pre
   };
   const state: DecisionState = {
     environment: PREVIEW_ENVIRONMENT,
-    certificate: { certificate_id: "crt_preview", agent_id: agent, environment: PREVIEW_ENVIRONMENT, revoked_at: null, ...PREVIEW_ATTESTATION },
+    certificate: {
+      certificate_id: "crt_preview",
+      agent_id: agent,
+      environment: PREVIEW_ENVIRONMENT,
+      revoked_at: null,
+      ...PREVIEW_ATTESTATION,
+    },
   };
   return decide(request, [link], state, now);
 }
@@ -117,13 +123,19 @@ export function runExample(family: GrantFamilyBody, index: number): ExampleResul
   const mismatches: string[] = [];
   const actual = enforcedOutcome(decision);
   if (actual !== example.expect) {
-    mismatches.push(`expected \`${example.expect}\`, got \`${actual}\`${decision.decided_by !== null ? ` from the ${decision.decided_by} gate: ${decision.reason}` : ""}`);
+    mismatches.push(
+      `expected \`${example.expect}\`, got \`${actual}\`${decision.decided_by !== null ? ` from the ${decision.decided_by} gate: ${decision.reason}` : ""}`,
+    );
   }
   if (example.gate !== undefined && decision.decided_by !== example.gate) {
-    mismatches.push(`expected the ${example.gate} gate to decide, but ${decision.decided_by === null ? "every gate passed" : `the ${decision.decided_by} gate decided`}`);
+    mismatches.push(
+      `expected the ${example.gate} gate to decide, but ${decision.decided_by === null ? "every gate passed" : `the ${decision.decided_by} gate decided`}`,
+    );
   }
   if (example.residual !== undefined && squash(decision.residual ?? "") !== squash(example.residual)) {
-    mismatches.push(`expected the residual \`${example.residual}\`, got ${decision.residual === undefined ? "none" : `\`${decision.residual}\``}`);
+    mismatches.push(
+      `expected the residual \`${example.residual}\`, got ${decision.residual === undefined ? "none" : `\`${decision.residual}\``}`,
+    );
   }
   return { ...base, decision, passed: mismatches.length === 0, mismatches };
 }

@@ -23,7 +23,11 @@ const PROTECT_PREFIX = "args.__placeholder__";
 export function formatFamilySource(text: string): FormatFamilyResult {
   // A family the compiler refuses for its size is not formatted either: the work stays bounded.
   if (text.length > FAMILY_LIMITS.sourceBytesMax) {
-    return { ok: false, reason: `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax} [family-too-large]`, offset: 0 };
+    return {
+      ok: false,
+      reason: `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax} [family-too-large]`,
+      offset: 0,
+    };
   }
   const doc = parseYamlDocument(text);
   if (doc.errors.length > 0) return { ok: false, reason: "the file is not valid YAML" };
@@ -35,9 +39,16 @@ export function formatFamilySource(text: string): FormatFamilyResult {
   const formatted = formatPolicy(protectedText);
   if (!formatted.ok) {
     const first = formatted.diagnostics[0];
-    return { ok: false, reason: first === undefined ? "the policy cannot be formatted" : `the policy: ${first.message} [${first.code}]`, offset: node.range[0] };
+    return {
+      ok: false,
+      reason: first === undefined ? "the policy cannot be formatted" : `the policy: ${first.message} [${first.code}]`,
+      offset: node.range[0],
+    };
   }
-  const canonical = formatted.text.replace(new RegExp(`${PROTECT_PREFIX.replace(/\./g, "\\.")}([a-z][a-z0-9_]*)`, "g"), (_m, name: string) => `\${${name}}`);
+  const canonical = formatted.text.replace(
+    new RegExp(`${PROTECT_PREFIX.replace(/\./g, "\\.")}([a-z][a-z0-9_]*)`, "g"),
+    (_m, name: string) => `\${${name}}`,
+  );
   if (canonical === template || canonical === template.replace(/\n$/, "")) return { ok: true, text, changed: false };
   const [start, valueEnd] = node.range;
   const lineStart = text.lastIndexOf("\n", start - 1) + 1;
@@ -57,7 +68,10 @@ export function formatFamilySource(text: string): FormatFamilyResult {
 function scalarText(node: Scalar, value: string, indent: number): string {
   const pad = " ".repeat(indent);
   if (value.includes("\n") || node.type === Scalar.BLOCK_LITERAL || node.type === Scalar.BLOCK_FOLDED) {
-    return `|-\n${value.split("\n").map((line) => (line.length > 0 ? pad + line : line)).join("\n")}\n`;
+    return `|-\n${value
+      .split("\n")
+      .map((line) => (line.length > 0 ? pad + line : line))
+      .join("\n")}\n`;
   }
   if (node.type === Scalar.QUOTE_SINGLE) return `'${value.replace(/'/g, "''")}'`;
   if (node.type === Scalar.PLAIN) {

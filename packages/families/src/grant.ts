@@ -27,20 +27,56 @@ export function checkGrantBody(text: string, file: string): CheckedGrant {
   const lines = new LineCounter();
   const source = new SourceText(file, text, lines);
   const doc = parseYamlDocument(text, { lineCounter: lines, prettyErrors: false });
-  const fail = (diagnostics: FamilyDiagnostic[]): CheckedGrant => ({ ok: false, grant: undefined, action: undefined, diagnostics: sortDiagnostics(diagnostics), source });
+  const fail = (diagnostics: FamilyDiagnostic[]): CheckedGrant => ({
+    ok: false,
+    grant: undefined,
+    action: undefined,
+    diagnostics: sortDiagnostics(diagnostics),
+    source,
+  });
   if (doc.errors.length > 0) {
-    return fail(doc.errors.map((e) => ({ code: "syntax", severity: "error", message: e.message.split("\n")[0]!.replace(/ at line \d+, column \d+.*$/, "").toLowerCase(), file, range: source.range(e.pos[0], e.pos[1]) })));
+    return fail(
+      doc.errors.map((e) => ({
+        code: "syntax",
+        severity: "error",
+        message: e.message
+          .split("\n")[0]!
+          .replace(/ at line \d+, column \d+.*$/, "")
+          .toLowerCase(),
+        file,
+        range: source.range(e.pos[0], e.pos[1]),
+      })),
+    );
   }
   const data = doc.toJS() as unknown;
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    return fail([{ code: "schema", severity: "error", message: "a grant must be an object with the fields of `POST /v1/grants`", file, range: source.range(0, 0) }]);
+    return fail([
+      {
+        code: "schema",
+        severity: "error",
+        message: "a grant must be an object with the fields of `POST /v1/grants`",
+        file,
+        range: source.range(0, 0),
+      },
+    ]);
   }
   const { action, ...grant } = data as Record<string, unknown>;
   const diagnostics: FamilyDiagnostic[] = validateGrantIssueBody(grant).map((e) => ({
-    code: "schema", severity: "error", message: e.message, ...(e.help !== undefined ? { help: e.help } : {}), file, range: rangeOf(source, doc, e.path, e.at),
+    code: "schema",
+    severity: "error",
+    message: e.message,
+    ...(e.help !== undefined ? { help: e.help } : {}),
+    file,
+    range: rangeOf(source, doc, e.path, e.at),
   }));
   if (action !== undefined && (action === null || typeof action !== "object" || typeof (action as { tool?: unknown }).tool !== "string")) {
-    diagnostics.push({ code: "schema", severity: "error", message: "`action` must be an object with a `tool`", file, range: rangeOf(source, doc, ["action"]) });
+    diagnostics.push({
+      code: "schema",
+      severity: "error",
+      message: "`action` must be an object with a `tool`",
+      file,
+      range: rangeOf(source, doc, ["action"]),
+    });
   }
   if (typeof grant["policy"] === "string") diagnostics.push(...checkFamilyPolicy(source, doc, grant["policy"], {}, ["policy"]));
   if (hasErrors(diagnostics)) return fail(diagnostics);

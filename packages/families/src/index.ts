@@ -19,7 +19,17 @@ export { checkPolicyFile } from "./policy-check.js";
 export { mapScalar } from "./scalar-map.js";
 export type { ScalarOffsetMap } from "./scalar-map.js";
 export { FAMILY_LIMITS, GATE_NAMES, grantFamilyBodySchema, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PATTERN } from "./schema.js";
-export type { FamilyApproval, FamilyExample, GateName, GrantFamilyBody, Outcome, ParameterSpec, ParameterType, ParameterValue, SampleAction } from "./schema.js";
+export type {
+  FamilyApproval,
+  FamilyExample,
+  GateName,
+  GrantFamilyBody,
+  Outcome,
+  ParameterSpec,
+  ParameterType,
+  ParameterValue,
+  SampleAction,
+} from "./schema.js";
 export { SourceText } from "./source.js";
 export { validateFamilyBody, validateGrantIssueBody } from "./validate.js";
 export type { SchemaError } from "./validate.js";

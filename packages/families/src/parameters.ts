@@ -39,12 +39,17 @@ export function checkParameter(name: string, spec: ParameterSpec, value: unknown
         return problem("parameter-bounds", `parameter \`${name}\` has ${value.length} characters, more than its maximum ${maxLength}`);
       }
       if (spec.enum !== undefined && !spec.enum.includes(value)) {
-        return problem("parameter-bounds", `parameter \`${name}\` is \`${value}\`, not one of ${spec.enum.map((v) => `\`${v}\``).join(", ")}`);
+        return problem(
+          "parameter-bounds",
+          `parameter \`${name}\` is \`${value}\`, not one of ${spec.enum.map((v) => `\`${v}\``).join(", ")}`,
+        );
       }
       return spec.pattern === undefined ? [] : checkPattern(name, spec.pattern, value, budget);
     }
     case "bool":
-      return typeof value === "boolean" ? [] : problem("parameter-type", `parameter \`${name}\` must be \`true\` or \`false\`, not \`${JSON.stringify(value)}\``);
+      return typeof value === "boolean"
+        ? []
+        : problem("parameter-type", `parameter \`${name}\` must be \`true\` or \`false\`, not \`${JSON.stringify(value)}\``);
   }
 }
 
@@ -60,7 +65,9 @@ function checkPattern(name: string, pattern: string, value: string, budget: Patt
   const found = budget.check(compiled.pattern, value);
   if (found === "match") return [];
   if (found === "over-budget") {
-    return problem(`parameter \`${name}\` cannot be checked: matching the values against the patterns would cost more than ${budget.units} units`);
+    return problem(
+      `parameter \`${name}\` cannot be checked: matching the values against the patterns would cost more than ${budget.units} units`,
+    );
   }
   return problem(`parameter \`${name}\` is \`${value}\`, which does not match \`${pattern}\``);
 }

@@ -113,7 +113,9 @@ export class PatternBudget {
  * matches one value of at most its `max_length` characters. A family over
  * `patternMatchUnitsMax` is refused when it is compiled, so an instantiation never is.
  */
-export function instantiationCost(specs: Readonly<Record<string, { readonly type: string; readonly pattern?: string; readonly max_length?: number }>>): number {
+export function instantiationCost(
+  specs: Readonly<Record<string, { readonly type: string; readonly pattern?: string; readonly max_length?: number }>>,
+): number {
   let total = 0;
   for (const spec of Object.values(specs)) {
     if (spec.type !== "string" || spec.pattern === undefined) continue;

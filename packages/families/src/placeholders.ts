@@ -34,11 +34,7 @@ export interface Substituted {
  * so a parameter can never change the structure of the expression; elsewhere it is inserted as
  * text. An offset inside an inserted value maps to the start of its placeholder.
  */
-export function substituteText(
-  template: string,
-  values: Readonly<Record<string, ParameterValue>>,
-  as: "policy" | "text",
-): Substituted {
+export function substituteText(template: string, values: Readonly<Record<string, ParameterValue>>, as: "policy" | "text"): Substituted {
   const segments: { from: number; to: number; templateFrom: number; literal: boolean }[] = [];
   let text = "";
   let cursor = 0;

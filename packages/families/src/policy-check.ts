@@ -57,7 +57,12 @@ export function checkFamilyPolicy(
 function familyFix(source: SourceText, fix: Fix, toSource: (offset: number) => number, style: Scalar["type"]): FamilyFix {
   const start = toSource(fix.span.start);
   const end = fix.span.end > fix.span.start ? toSource(fix.span.end - 1) + 1 : start;
-  const text = style === Scalar.QUOTE_DOUBLE ? fix.text.replace(/[\\"]/g, (c) => `\\${c}`) : style === Scalar.QUOTE_SINGLE ? fix.text.replace(/'/g, "''") : fix.text;
+  const text =
+    style === Scalar.QUOTE_DOUBLE
+      ? fix.text.replace(/[\\"]/g, (c) => `\\${c}`)
+      : style === Scalar.QUOTE_SINGLE
+        ? fix.text.replace(/'/g, "''")
+        : fix.text;
   return { title: fix.title, range: source.range(start, end), text };
 }
 
@@ -78,7 +83,9 @@ export function checkPolicyFile(source: SourceText): FamilyDiagnostic[] {
       ...(d.help !== undefined ? { help: d.help } : {}),
       file: source.file,
       range: source.range(d.span.start, d.span.end),
-      ...(d.fix !== undefined ? { fix: { title: d.fix.title, range: source.range(d.fix.span.start, d.fix.span.end), text: d.fix.text } } : {}),
+      ...(d.fix !== undefined
+        ? { fix: { title: d.fix.title, range: source.range(d.fix.span.start, d.fix.span.end), text: d.fix.text } }
+        : {}),
     });
   }
   // The checker's warnings and lint's come from separate passes: the file reads them in source order.

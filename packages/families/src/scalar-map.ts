@@ -117,7 +117,7 @@ function foldFlow(source: string, from: number, to: number, style: "plain" | "si
     }
     pendingBreaks = [];
     escapedBreak = escapesBreak;
-    const unescaped = unescape(content, line.at + begin, style);
+    const unescaped = unescapeContent(content, line.at + begin, style);
     if (unescaped === undefined) return undefined;
     pieces.push(...unescaped);
   }
@@ -131,11 +131,27 @@ function endsWithOddBackslashes(text: string): boolean {
 }
 
 const simpleEscapes: Readonly<Record<string, string>> = {
-  "0": "\0", a: "\x07", b: "\b", t: "\t", "\t": "\t", n: "\n", v: "\v", f: "\f", r: "\r", e: "\x1b",
-  " ": " ", '"': '"', "/": "/", "\\": "\\", N: "\x85", _: "\xa0", L: "\u2028", P: "\u2029",
+  "0": "\0",
+  a: "\x07",
+  b: "\b",
+  t: "\t",
+  "\t": "\t",
+  n: "\n",
+  v: "\v",
+  f: "\f",
+  r: "\r",
+  e: "\x1b",
+  " ": " ",
+  '"': '"',
+  "/": "/",
+  "\\": "\\",
+  N: "\x85",
+  _: "\xa0",
+  L: "\u2028",
+  P: "\u2029",
 };
 
-function unescape(content: string, at: number, style: "plain" | "single" | "double"): Piece[] | undefined {
+function unescapeContent(content: string, at: number, style: "plain" | "single" | "double"): Piece[] | undefined {
   const pieces: Piece[] = [];
   for (let i = 0; i < content.length; i += 1) {
     const ch = content[i]!;

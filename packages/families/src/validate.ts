@@ -66,7 +66,9 @@ function translate(errors: readonly ErrorObject[]): SchemaError[] {
     }
   };
   const stringParameterPaths = new Set(
-    relevant.filter((e) => e.keyword === "anyOf" && /parameters\/additionalProperties\/allOf\/1\/then\/anyOf$/.test(e.schemaPath)).map((e) => e.instancePath),
+    relevant
+      .filter((e) => e.keyword === "anyOf" && /parameters\/additionalProperties\/allOf\/1\/then\/anyOf$/.test(e.schemaPath))
+      .map((e) => e.instancePath),
   );
   for (const error of relevant) {
     const path = pathOf(error.instancePath);
@@ -100,20 +102,29 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaError {
         path: [...path, name],
         at: "key",
         message: `unknown field \`${name}\``,
-        ...(suggestion !== undefined ? { help: `did you mean \`${suggestion}\`?` } : known.length > 0 ? { help: `known fields: ${known.map((k) => `\`${k}\``).join(", ")}` } : {}),
+        ...(suggestion !== undefined
+          ? { help: `did you mean \`${suggestion}\`?` }
+          : known.length > 0
+            ? { help: `known fields: ${known.map((k) => `\`${k}\``).join(", ")}` }
+            : {}),
       };
     }
     case "type":
       return { path, at: "value", message: `${fieldName(path)} must be ${article(String(params["type"]))}` };
     case "enum":
       return {
-        path, at: "value",
+        path,
+        at: "value",
         message: `${fieldName(path)} must be one of ${((params["allowedValues"] as unknown[]) ?? []).map((v) => `\`${String(v)}\``).join(", ")}`,
       };
     case "const":
       return { path, at: "value", message: `${fieldName(path)} must be \`${String(params["allowedValue"])}\`` };
     case "pattern":
-      return { path, at: "value", message: `\`${String(error.data)}\` does not match the pattern \`${String(params["pattern"])}\` of ${fieldName(path)}` };
+      return {
+        path,
+        at: "value",
+        message: `\`${String(error.data)}\` does not match the pattern \`${String(params["pattern"])}\` of ${fieldName(path)}`,
+      };
     case "minimum":
     case "exclusiveMinimum":
       return { path, at: "value", message: `${fieldName(path)} must be at least ${String(params["limit"])}, not ${String(error.data)}` };
@@ -129,11 +140,19 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaError {
     case "maxItems":
       return { path, at: "value", message: `${fieldName(path)} must have at most ${String(params["limit"])} items` };
     case "uniqueItems":
-      return { path, at: "value", message: `${fieldName(path)} lists the same value twice (items ${String(params["j"])} and ${String(params["i"])})` };
+      return {
+        path,
+        at: "value",
+        message: `${fieldName(path)} lists the same value twice (items ${String(params["j"])} and ${String(params["i"])})`,
+      };
     case "maxProperties":
       return { path, at: "value", message: `${fieldName(path)} must have at most ${String(params["limit"])} entries` };
     case "propertyNames":
-      return { path: [...path, String(params["propertyName"])], at: "key", message: `\`${String(params["propertyName"])}\` is not a valid name here (lower snake case, starting with a letter)` };
+      return {
+        path: [...path, String(params["propertyName"])],
+        at: "key",
+        message: `\`${String(params["propertyName"])}\` is not a valid name here (lower snake case, starting with a letter)`,
+      };
     case "dependentRequired":
       return { path, at: "key", message: `\`${String(params["property"])}\` needs \`${String(params["missingProperty"])}\` too` };
     default:
@@ -142,8 +161,19 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaError {
 }
 
 function article(type: string): string {
-  const names: Record<string, string> = { integer: "an integer", string: "a string", boolean: "a boolean (`true` or `false`)", object: "a mapping", array: "a list", number: "a number", null: "null" };
-  return type.split(",").map((t) => names[t] ?? t).join(" or ");
+  const names: Record<string, string> = {
+    integer: "an integer",
+    string: "a string",
+    boolean: "a boolean (`true` or `false`)",
+    object: "a mapping",
+    array: "a list",
+    number: "a number",
+    null: "null",
+  };
+  return type
+    .split(",")
+    .map((t) => names[t] ?? t)
+    .join(" or ");
 }
 
 /** The known name nearest to `name` by edit distance, when it is near enough to be a typo. */

@@ -1,5 +1,14 @@
 // Parsing YAML with unique keys in linear time: yaml's own check compares each key with every earlier one.
-import { type Document, isScalar, type ParseOptions, type DocumentOptions, type SchemaOptions, parseDocument, visit, YAMLParseError } from "yaml";
+import {
+  type Document,
+  isScalar,
+  type ParseOptions,
+  type DocumentOptions,
+  type SchemaOptions,
+  parseDocument,
+  visit,
+  YAMLParseError,
+} from "yaml";
 
 export type YamlOptions = ParseOptions & DocumentOptions & SchemaOptions;
 

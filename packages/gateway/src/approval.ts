@@ -16,7 +16,12 @@ export function consoleLink(consoleUrl: string, ledgerId: string): string {
  * or the client cancelled. Only `approval_not_found` and an unavailable server mean "keep waiting";
  * any other problem ends the wait, and so does the deadline: the call is then refused.
  */
-export async function waitForApproval(ctx: GatewayContext, ledgerId: string, signal: AbortSignal, progress: ProgressRelay | undefined): Promise<Waited> {
+export async function waitForApproval(
+  ctx: GatewayContext,
+  ledgerId: string,
+  signal: AbortSignal,
+  progress: ProgressRelay | undefined,
+): Promise<Waited> {
   const { waitSeconds, pollMs } = ctx.config.approval;
   const link = consoleLink(ctx.config.authority.consoleUrl, ledgerId);
   const started = Date.now();
@@ -34,9 +39,13 @@ export async function waitForApproval(ctx: GatewayContext, ledgerId: string, sig
       return { ok: true, approvalId: approval.approval_id };
     } catch (error) {
       if (error instanceof AuthorityProblemError && error.problem.code !== "approval_not_found") {
-        return { ok: false, message: `refused: gated, and the approval of decision ${ledgerId} cannot be read (${error.problem.code}); approve it at ${link} and call again` };
+        return {
+          ok: false,
+          message: `refused: gated, and the approval of decision ${ledgerId} cannot be read (${error.problem.code}); approve it at ${link} and call again`,
+        };
       }
-      if (!(error instanceof AuthorityProblemError)) ctx.log.warn("approval not readable yet", { ledger_id: ledgerId, error: messageOf(error) });
+      if (!(error instanceof AuthorityProblemError))
+        ctx.log.warn("approval not readable yet", { ledger_id: ledgerId, error: messageOf(error) });
     }
     const now = Date.now();
     if (now >= deadline) break;

@@ -36,7 +36,9 @@ export interface CallRequest {
 
 /** The idempotency key of a call: the session and the JSON-RPC id, hashed to a fixed length. */
 export function callKey(sessionId: string, requestId: string | number): string {
-  return `mcp-${createHash("sha256").update(`${sessionId}\u0000${JSON.stringify(requestId)}`, "utf8").digest("hex")}`;
+  return `mcp-${createHash("sha256")
+    .update(`${sessionId}\u0000${JSON.stringify(requestId)}`, "utf8")
+    .digest("hex")}`;
 }
 
 /**
@@ -50,18 +52,23 @@ export function handleCall(ctx: GatewayContext, session: Session, request: CallR
   const earlier = session.calls.get(key);
   if (earlier !== undefined) {
     if (earlier.asked === asked) return earlier.answer;
-    return Promise.resolve(errorResult(`refused: the request id of this call was already used for another call in this session; nothing was forwarded`));
+    return Promise.resolve(
+      errorResult(`refused: the request id of this call was already used for another call in this session; nothing was forwarded`),
+    );
   }
   const answer = decideAndRun(ctx, session, key, request).catch((error: unknown) => {
     ctx.log.error("call failed inside the gateway", { session: session.id, tool: request.name, error: messageOf(error) });
-    return errorResult(`refused: the gateway could not complete \`${request.name}\` (${messageOf(error)}); nothing was forwarded unless a decision allowed it`);
+    return errorResult(
+      `refused: the gateway could not complete \`${request.name}\` (${messageOf(error)}); nothing was forwarded unless a decision allowed it`,
+    );
   });
   const remembered: RememberedCall = { asked, answer };
   session.calls.set(key, remembered);
   if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
   // A large result is not kept once answered: a retry after that replays the decision and runs the tool again.
   void answer.then((result) => {
-    if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === remembered) session.calls.delete(key);
+    if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === remembered)
+      session.calls.delete(key);
   });
   return answer;
 }
@@ -71,10 +78,21 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
   const route = catalog.routes.get(request.name);
   if (route === undefined) return errorResult(`refused: no tool \`${request.name}\` behind this gateway; nothing was forwarded`);
   // A call that cannot reach its upstream is refused before any decision: nothing is held or used.
-  if (!route.upstream.alive) return errorResult(`refused: the upstream \`${route.upstream.name}\` of \`${request.name}\` is down (restarting); nothing was decided or forwarded`);
+  if (!route.upstream.alive)
+    return errorResult(
+      `refused: the upstream \`${route.upstream.name}\` of \`${request.name}\` is down (restarting); nothing was decided or forwarded`,
+    );
   const action = actionOf(route.action, route.mapping, request.args);
-  if (!action.ok) return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
-  const decided = await decide(ctx, session, key, { label: request.name, action: route.action, body: action.body }, request.signal, request.progress);
+  if (!action.ok)
+    return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
+  const decided = await decide(
+    ctx,
+    session,
+    key,
+    { label: request.name, action: route.action, body: action.body },
+    request.signal,
+    request.progress,
+  );
   if (!decided.ok) return errorResult(decided.refusal);
   return forwardAndSettle(ctx, session, key, route, request, decided.ledgerId, action.heldMinor);
 }
@@ -92,7 +110,14 @@ export type Decided = { readonly ok: true; readonly ledgerId: string } | { reado
  * Decides one request at the authority server: authorize, wait for a human when the policy gates
  * it, authorize again with the approval. Only `allow` with a sealed decision lets it through.
  */
-export async function decide(ctx: GatewayContext, session: Session, key: string, asked: Asked, signal: AbortSignal, progress: ProgressRelay | undefined): Promise<Decided> {
+export async function decide(
+  ctx: GatewayContext,
+  session: Session,
+  key: string,
+  asked: Asked,
+  signal: AbortSignal,
+  progress: ProgressRelay | undefined,
+): Promise<Decided> {
   const body: AuthorizeBody = { ...asked.body, grant_id: ctx.config.authority.grantId, ...attestationOf(ctx, ctx.catalog()) };
   let decision = await authorize(ctx, body, key);
   if (decision.outcome === "gated" && decision.ledger_id !== null && decision.decided_by === "policy") {
@@ -101,7 +126,11 @@ export async function decide(ctx: GatewayContext, session: Session, key: string,
     decision = await authorize(ctx, { ...body, approval_id: waited.approvalId }, `${key}:${waited.approvalId}`);
   }
   ctx.log.info("decision", {
-    session: session.id, tool: asked.label, action: asked.action, outcome: decision.outcome, ledger_id: decision.ledger_id,
+    session: session.id,
+    tool: asked.label,
+    action: asked.action,
+    outcome: decision.outcome,
+    ledger_id: decision.ledger_id,
     ...(decision.ledger_id === null ? { reason: decision.reason } : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
     // In observe every decision is `allow`: what enforce would have said is the point of observing.
     ...(decision.ledger_id !== null && decision.would_outcome !== undefined ? { would_outcome: decision.would_outcome } : {}),
@@ -120,15 +149,29 @@ async function authorize(ctx: GatewayContext, body: AuthorizeBody, key: string):
   try {
     return await ctx.authority.authorize(body, { idempotencyKey: key });
   } catch (error) {
-    const cause = error instanceof AuthorityProblemError ? `${error.status} \`${error.problem.code}\`: ${error.problem.detail ?? error.problem.title}` : messageOf(error);
+    const cause =
+      error instanceof AuthorityProblemError
+        ? `${error.status} \`${error.problem.code}\`: ${error.problem.detail ?? error.problem.title}`
+        : messageOf(error);
     return {
-      outcome: "deny", ledger_id: null, gates: [], reason: `the authority server refused the request (${cause})`,
+      outcome: "deny",
+      ledger_id: null,
+      gates: [],
+      reason: `the authority server refused the request (${cause})`,
       unavailable: { cause: "unreadable_response", attempts: 1, message: cause },
     };
   }
 }
 
-async function forwardAndSettle(ctx: GatewayContext, session: Session, key: string, route: Route, request: CallRequest, ledgerId: string, heldMinor: number): Promise<CallToolResult> {
+async function forwardAndSettle(
+  ctx: GatewayContext,
+  session: Session,
+  key: string,
+  route: Route,
+  request: CallRequest,
+  ledgerId: string,
+  heldMinor: number,
+): Promise<CallToolResult> {
   let result: CallToolResult;
   let failed: boolean;
   let thrown = false;
@@ -138,16 +181,29 @@ async function forwardAndSettle(ctx: GatewayContext, session: Session, key: stri
   } catch (error) {
     failed = true;
     thrown = true;
-    result = errorResult(`\`${request.name}\` failed in the upstream \`${route.upstream.name}\`: ${messageOf(error)}${heldMinor > 0 ? "; its hold was released" : ""}`);
+    result = errorResult(
+      `\`${request.name}\` failed in the upstream \`${route.upstream.name}\`: ${messageOf(error)}${heldMinor > 0 ? "; its hold was released" : ""}`,
+    );
   }
   if (heldMinor > 0) {
     const spend = spendOf(route.mapping, heldMinor, thrown ? undefined : result, failed);
     try {
       await ctx.authority.decisions.settle(ledgerId, { amount_minor: spend.amountMinor }, { idempotencyKey: `${key}:settle` });
-      ctx.log.info("settled", { session: session.id, ledger_id: ledgerId, amount_minor: spend.amountMinor, held_minor: heldMinor, basis: spend.basis });
+      ctx.log.info("settled", {
+        session: session.id,
+        ledger_id: ledgerId,
+        amount_minor: spend.amountMinor,
+        held_minor: heldMinor,
+        basis: spend.basis,
+      });
     } catch (error) {
       // The tool ran: its result is not hidden. The hold keeps counting until it expires.
-      ctx.log.error("settlement failed", { session: session.id, ledger_id: ledgerId, amount_minor: spend.amountMinor, error: messageOf(error) });
+      ctx.log.error("settlement failed", {
+        session: session.id,
+        ledger_id: ledgerId,
+        amount_minor: spend.amountMinor,
+        error: messageOf(error),
+      });
     }
   }
   return result;

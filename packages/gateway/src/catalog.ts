@@ -41,7 +41,11 @@ export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyM
       actions.push({ name: action, kind: "mcp", definition: toolDefinition(tool) });
       const taken = routes.get(tool.name);
       if (taken !== undefined) {
-        log.warn("tool name offered twice; the first upstream keeps it", { tool: tool.name, kept: taken.upstream.name, hidden: upstream.name });
+        log.warn("tool name offered twice; the first upstream keeps it", {
+          tool: tool.name,
+          kept: taken.upstream.name,
+          hidden: upstream.name,
+        });
         continue;
       }
       routes.set(tool.name, { exposed: tool.name, upstream, tool, mapping, action });
@@ -59,7 +63,9 @@ function hashOf(actions: readonly ManifestTool[], log: Log): string {
   try {
     return manifestHash(actions);
   } catch (error) {
-    log.error("a tool definition has no canonical form; the manifest cannot be certified", { error: error instanceof Error ? error.message : String(error) });
+    log.error("a tool definition has no canonical form; the manifest cannot be certified", {
+      error: error instanceof Error ? error.message : String(error),
+    });
     return manifestHash([{ name: `unreadable-${randomUUID()}`, kind: "mcp", definition: { name: "unreadable" } }]);
   }
 }

@@ -5,7 +5,9 @@ import { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
 import { parsePointer, type JsonPointer } from "./pointer.js";
 
 /** A value read from the call's arguments by a JSON Pointer, or a constant. */
-export type ValueSource<T> = { readonly kind: "constant"; readonly value: T } | { readonly kind: "pointer"; readonly pointer: JsonPointer; readonly text: string };
+export type ValueSource<T> =
+  | { readonly kind: "constant"; readonly value: T }
+  | { readonly kind: "pointer"; readonly pointer: JsonPointer; readonly text: string };
 
 export interface StdioUpstream {
   readonly kind: "stdio";
@@ -77,7 +79,9 @@ export interface ConfigDiagnostic {
   readonly message: string;
 }
 
-export type ConfigResult = { readonly ok: true; readonly config: GatewayConfig } | { readonly ok: false; readonly diagnostics: readonly ConfigDiagnostic[] };
+export type ConfigResult =
+  | { readonly ok: true; readonly config: GatewayConfig }
+  | { readonly ok: false; readonly diagnostics: readonly ConfigDiagnostic[] };
 
 type Path = readonly (string | number)[];
 type Fields = Record<string, unknown>;
@@ -92,7 +96,10 @@ const CURRENCY = /^[A-Z]{3}$/;
 /** Collects errors with the position of the YAML node each one is about. */
 class Checker {
   readonly diagnostics: ConfigDiagnostic[] = [];
-  constructor(private readonly source: SourceText, private readonly doc: Document) {}
+  constructor(
+    private readonly source: SourceText,
+    private readonly doc: Document,
+  ) {}
 
   error(path: Path, message: string, at: "value" | "key" = "value"): void {
     const { start } = rangeOf(this.source, this.doc, path, at);
@@ -105,7 +112,13 @@ class Checker {
       this.error(path, `\`${label(path)}\` must be a mapping`);
       return undefined;
     }
-    for (const key of Object.keys(value)) if (!allowed.includes(key)) this.error([...path, key], `unknown key \`${key}\` in \`${label(path)}\`; expected one of ${allowed.map((k) => `\`${k}\``).join(", ")}`, "key");
+    for (const key of Object.keys(value))
+      if (!allowed.includes(key))
+        this.error(
+          [...path, key],
+          `unknown key \`${key}\` in \`${label(path)}\`; expected one of ${allowed.map((k) => `\`${k}\``).join(", ")}`,
+          "key",
+        );
     return value as Fields;
   }
 
@@ -116,7 +129,10 @@ class Checker {
       return undefined;
     }
     if (typeof value !== "string" || (pattern !== undefined && !pattern.test(value))) {
-      this.error([...path, key], `\`${label([...path, key])}\` must be ${pattern === undefined ? "a string" : `a string matching \`${pattern.source}\``}, not \`${shown(value)}\``);
+      this.error(
+        [...path, key],
+        `\`${label([...path, key])}\` must be ${pattern === undefined ? "a string" : `a string matching \`${pattern.source}\``}, not \`${shown(value)}\``,
+      );
       return undefined;
     }
     return value;
@@ -134,7 +150,10 @@ class Checker {
 
   pointer(value: unknown, path: Path): { pointer: JsonPointer; text: string } | undefined {
     if (typeof value !== "string" || value.length > GATEWAY_LIMITS.pointerCharsMax) {
-      this.error(path, `\`${label(path)}\` must be a JSON Pointer such as \`/path\` (at most ${GATEWAY_LIMITS.pointerCharsMax} characters)`);
+      this.error(
+        path,
+        `\`${label(path)}\` must be a JSON Pointer such as \`/path\` (at most ${GATEWAY_LIMITS.pointerCharsMax} characters)`,
+      );
       return undefined;
     }
     const parsed = parsePointer(value, GATEWAY_LIMITS.pointerTokensMax);
@@ -151,14 +170,17 @@ function label(path: Path): string {
 }
 
 function shown(value: unknown): string {
-  const text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** Parses and checks a configuration; never throws for what the file says. */
 export function parseGatewayConfig(text: string, file: string): ConfigResult {
   if (text.length > GATEWAY_LIMITS.configBytesMax) {
-    return { ok: false, diagnostics: [{ file, line: 1, column: 1, message: `the configuration is larger than ${GATEWAY_LIMITS.configBytesMax} bytes` }] };
+    return {
+      ok: false,
+      diagnostics: [{ file, line: 1, column: 1, message: `the configuration is larger than ${GATEWAY_LIMITS.configBytesMax} bytes` }],
+    };
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
@@ -203,24 +225,51 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
     c.error([], "the configuration needs `authority` (its `url`, `key_env` and `grant_id`)");
     return undefined;
   }
-  const fields = c.object(value, ["authority"], ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "signing_keys", "allow_insecure_http"]);
+  const fields = c.object(
+    value,
+    ["authority"],
+    ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "signing_keys", "allow_insecure_http"],
+  );
   if (fields === undefined) return undefined;
   const path = ["authority"];
   const url = c.string(fields, "url", path);
-  if (url !== undefined && !isBaseUrl(url)) c.error([...path, "url"], `\`authority.url\` must be an http(s) URL ending in \`/v1\`, not \`${shown(url)}\``);
+  if (url !== undefined && !isBaseUrl(url))
+    c.error([...path, "url"], `\`authority.url\` must be an http(s) URL ending in \`/v1\`, not \`${shown(url)}\``);
   const insecure = fields["allow_insecure_http"];
-  if (insecure !== undefined && typeof insecure !== "boolean") c.error([...path, "allow_insecure_http"], `\`authority.allow_insecure_http\` must be \`true\` or \`false\`, not \`${shown(insecure)}\``);
+  if (insecure !== undefined && typeof insecure !== "boolean")
+    c.error(
+      [...path, "allow_insecure_http"],
+      `\`authority.allow_insecure_http\` must be \`true\` or \`false\`, not \`${shown(insecure)}\``,
+    );
   if (url !== undefined && isBaseUrl(url) && !isHttpsOrLoopback(url) && insecure !== true) {
-    c.error([...path, "url"], `\`authority.url\` must be https, or http on a loopback address: decisions and the agent's key would cross the network in the clear (set \`allow_insecure_http: true\` to accept that)`);
+    c.error(
+      [...path, "url"],
+      `\`authority.url\` must be https, or http on a loopback address: decisions and the agent's key would cross the network in the clear (set \`allow_insecure_http: true\` to accept that)`,
+    );
   }
   const keyEnv = c.string(fields, "key_env", path, ENV_NAME);
   const grantId = c.string(fields, "grant_id", path, GRANT_ID);
-  const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.authorityTimeoutMsMin, GATEWAY_LIMITS.authorityTimeoutMsMax, GATEWAY_DEFAULTS.authorityTimeoutMs);
+  const timeoutMs = c.integer(
+    fields,
+    "timeout_ms",
+    path,
+    GATEWAY_LIMITS.authorityTimeoutMsMin,
+    GATEWAY_LIMITS.authorityTimeoutMsMax,
+    GATEWAY_DEFAULTS.authorityTimeoutMs,
+  );
   const attempts = c.integer(fields, "attempts", path, 1, GATEWAY_LIMITS.authorityAttemptsMax, GATEWAY_DEFAULTS.authorityAttempts);
   const consoleUrl = c.string(fields, "console_url", path, /^https?:\/\/\S+$/, false);
   const signingKeys = c.string(fields, "signing_keys", path, /^\S.{0,1023}$/, false);
   if (url === undefined || keyEnv === undefined || grantId === undefined || !isBaseUrl(url)) return undefined;
-  return { url, keyEnv, grantId, timeoutMs, attempts, consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console`, signingKeys };
+  return {
+    url,
+    keyEnv,
+    grantId,
+    timeoutMs,
+    attempts,
+    consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console`,
+    signingKeys,
+  };
 }
 
 /** https anywhere, or http to this machine (127.0.0.0/8, [::1], localhost). */
@@ -232,7 +281,12 @@ function isHttpsOrLoopback(url: string): boolean {
 function isBaseUrl(url: string): boolean {
   try {
     const parsed = new URL(url);
-    return (parsed.protocol === "http:" || parsed.protocol === "https:") && /\/v1\/?$/.test(parsed.pathname) && parsed.username === "" && parsed.password === "";
+    return (
+      (parsed.protocol === "http:" || parsed.protocol === "https:") &&
+      /\/v1\/?$/.test(parsed.pathname) &&
+      parsed.username === "" &&
+      parsed.password === ""
+    );
   } catch {
     return false;
   }
@@ -265,7 +319,14 @@ function readHttp(c: Checker, value: unknown): GatewayConfig["http"] {
   if (fields === undefined) return fallback;
   return {
     tokenEnv: c.string(fields, "token_env", ["http"], ENV_NAME, false),
-    sessionIdleSeconds: c.integer(fields, "session_idle_seconds", ["http"], GATEWAY_LIMITS.httpSessionIdleSecondsMin, GATEWAY_LIMITS.httpSessionIdleSecondsMax, fallback.sessionIdleSeconds),
+    sessionIdleSeconds: c.integer(
+      fields,
+      "session_idle_seconds",
+      ["http"],
+      GATEWAY_LIMITS.httpSessionIdleSecondsMin,
+      GATEWAY_LIMITS.httpSessionIdleSecondsMax,
+      fallback.sessionIdleSeconds,
+    ),
   };
 }
 
@@ -277,11 +338,16 @@ function readUpstreams(c: Checker, value: unknown): UpstreamConfig[] {
   const fields = c.object(value, ["upstreams"], Object.keys(value ?? {}));
   if (fields === undefined) return [];
   const names = Object.keys(fields);
-  if (names.length === 0 || names.length > GATEWAY_LIMITS.upstreamsMax) c.error(["upstreams"], `\`upstreams\` must name from 1 to ${GATEWAY_LIMITS.upstreamsMax} MCP servers`);
+  if (names.length === 0 || names.length > GATEWAY_LIMITS.upstreamsMax)
+    c.error(["upstreams"], `\`upstreams\` must name from 1 to ${GATEWAY_LIMITS.upstreamsMax} MCP servers`);
   const upstreams: UpstreamConfig[] = [];
   for (const name of names.slice(0, GATEWAY_LIMITS.upstreamsMax)) {
     if (!UPSTREAM_NAME.test(name)) {
-      c.error(["upstreams", name], `the upstream name \`${shown(name)}\` must match \`${UPSTREAM_NAME.source}\` (no dots: tools are named \`<upstream>.<tool>\`)`, "key");
+      c.error(
+        ["upstreams", name],
+        `the upstream name \`${shown(name)}\` must match \`${UPSTREAM_NAME.source}\` (no dots: tools are named \`<upstream>.<tool>\`)`,
+        "key",
+      );
       continue;
     }
     const upstream = readUpstream(c, name, fields[name]);
@@ -294,14 +360,22 @@ function readUpstream(c: Checker, name: string, value: unknown): UpstreamConfig 
   const path = ["upstreams", name];
   const fields = c.object(value, path, ["command", "args", "env", "cwd", "url", "token_env", "timeout_ms", "restart"]);
   if (fields === undefined) return undefined;
-  const timeoutMs = c.integer(fields, "timeout_ms", path, GATEWAY_LIMITS.upstreamTimeoutMsMin, GATEWAY_LIMITS.upstreamTimeoutMsMax, GATEWAY_DEFAULTS.upstreamTimeoutMs);
+  const timeoutMs = c.integer(
+    fields,
+    "timeout_ms",
+    path,
+    GATEWAY_LIMITS.upstreamTimeoutMsMin,
+    GATEWAY_LIMITS.upstreamTimeoutMsMax,
+    GATEWAY_DEFAULTS.upstreamTimeoutMs,
+  );
   const restart = readRestart(c, fields["restart"], [...path, "restart"]);
   if ((fields["command"] === undefined) === (fields["url"] === undefined)) {
     c.error(path, `the upstream \`${name}\` needs exactly one of \`command\` (run over stdio) and \`url\` (streamable HTTP)`);
     return undefined;
   }
   if (fields["url"] !== undefined) {
-    for (const key of ["args", "env", "cwd"]) if (fields[key] !== undefined) c.error([...path, key], `\`${key}\` is for a \`command\` upstream, not a \`url\` one`, "key");
+    for (const key of ["args", "env", "cwd"])
+      if (fields[key] !== undefined) c.error([...path, key], `\`${key}\` is for a \`command\` upstream, not a \`url\` one`, "key");
     const url = c.string(fields, "url", path, /^https?:\/\/\S+$/);
     const tokenEnv = c.string(fields, "token_env", path, ENV_NAME, false);
     return url === undefined ? undefined : { kind: "http", name, url, tokenEnv, timeoutMs, restart };
@@ -321,7 +395,14 @@ function readRestart(c: Checker, value: unknown, path: Path): RestartPolicy | un
   if (value === false) return undefined;
   const fields = c.object(value, path, ["initial_ms", "max_ms"]);
   if (fields === undefined) return fallback;
-  const initialMs = c.integer(fields, "initial_ms", path, GATEWAY_LIMITS.restartInitialMsMin, GATEWAY_LIMITS.restartMsMax, fallback.initialMs);
+  const initialMs = c.integer(
+    fields,
+    "initial_ms",
+    path,
+    GATEWAY_LIMITS.restartInitialMsMin,
+    GATEWAY_LIMITS.restartMsMax,
+    fallback.initialMs,
+  );
   const maxMs = c.integer(fields, "max_ms", path, GATEWAY_LIMITS.restartInitialMsMin, GATEWAY_LIMITS.restartMsMax, fallback.maxMs);
   if (maxMs < initialMs) c.error([...path, "max_ms"], `\`max_ms\` (${maxMs}) must be at least \`initial_ms\` (${initialMs})`);
   return { initialMs, maxMs };
@@ -354,7 +435,8 @@ function readTools(c: Checker, value: unknown, upstreams: readonly UpstreamConfi
   if (value === undefined) return tools;
   const fields = c.object(value, ["tools"], Object.keys(value ?? {}));
   if (fields === undefined) return tools;
-  if (Object.keys(fields).length > GATEWAY_LIMITS.mappedToolsMax) c.error(["tools"], `\`tools\` maps at most ${GATEWAY_LIMITS.mappedToolsMax} tools`);
+  if (Object.keys(fields).length > GATEWAY_LIMITS.mappedToolsMax)
+    c.error(["tools"], `\`tools\` maps at most ${GATEWAY_LIMITS.mappedToolsMax} tools`);
   for (const [key, item] of Object.entries(fields).slice(0, GATEWAY_LIMITS.mappedToolsMax)) {
     const dot = key.indexOf(".");
     const upstream = dot < 0 ? "" : key.slice(0, dot);
@@ -372,16 +454,35 @@ function readMapping(c: Checker, value: unknown, path: Path): ToolMapping | unde
   const fields = c.object(value, path, ["tool", "amount", "currency", "args", "cost"]);
   if (fields === undefined) return undefined;
   const tool = c.string(fields, "tool", path, ACTION_TOOL, false);
-  const amount = readSource(c, fields["amount"], [...path, "amount"], (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0, "a non-negative integer (minor units)");
-  const currency = readSource(c, fields["currency"], [...path, "currency"], (v) => typeof v === "string" && CURRENCY.test(v), "a currency code such as `EUR`");
-  if ((amount === undefined) !== (currency === undefined)) c.error(path, `\`${label(path)}\` needs both \`amount\` and \`currency\`, or neither`);
+  const amount = readSource(
+    c,
+    fields["amount"],
+    [...path, "amount"],
+    (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0,
+    "a non-negative integer (minor units)",
+  );
+  const currency = readSource(
+    c,
+    fields["currency"],
+    [...path, "currency"],
+    (v) => typeof v === "string" && CURRENCY.test(v),
+    "a currency code such as `EUR`",
+  );
+  if ((amount === undefined) !== (currency === undefined))
+    c.error(path, `\`${label(path)}\` needs both \`amount\` and \`currency\`, or neither`);
   const args = readArgs(c, fields["args"], [...path, "args"]);
   const cost = fields["cost"] === undefined ? undefined : c.pointer(fields["cost"], [...path, "cost"]);
   return { tool, amount: amount as ValueSource<number> | undefined, currency: currency as ValueSource<string> | undefined, args, cost };
 }
 
 /** A string starting with `/` is a JSON Pointer into the arguments; anything else must be a valid constant. */
-function readSource(c: Checker, value: unknown, path: Path, valid: (v: unknown) => boolean, what: string): ValueSource<unknown> | undefined {
+function readSource(
+  c: Checker,
+  value: unknown,
+  path: Path,
+  valid: (v: unknown) => boolean,
+  what: string,
+): ValueSource<unknown> | undefined {
   if (value === undefined) return undefined;
   if (typeof value === "string" && value.startsWith("/")) {
     const pointer = c.pointer(value, path);
@@ -400,11 +501,19 @@ function readArgs(c: Checker, value: unknown, path: Path): ToolMapping["args"] {
   const entries: [string, unknown][] = Array.isArray(value)
     ? value.map((name) => [String(name), typeof name === "string" ? `/${name.replace(/~/g, "~0").replace(/\//g, "~1")}` : null])
     : Object.entries(c.object(value, path, Object.keys(value ?? {})) ?? {});
-  if (entries.length > GATEWAY_LIMITS.policyArgsMax) c.error(path, `\`${label(path)}\` passes at most ${GATEWAY_LIMITS.policyArgsMax} arguments`);
+  if (entries.length > GATEWAY_LIMITS.policyArgsMax)
+    c.error(path, `\`${label(path)}\` passes at most ${GATEWAY_LIMITS.policyArgsMax} arguments`);
   const args: { name: string; pointer: JsonPointer; text: string }[] = [];
   entries.slice(0, GATEWAY_LIMITS.policyArgsMax).forEach(([name, pointerText], index) => {
     const at = Array.isArray(value) ? [...path, index] : [...path, name];
-    if (!POLICY_ARG.test(name)) return c.error(at, `the policy argument name \`${shown(name)}\` must match \`${POLICY_ARG.source}\``, Array.isArray(value) ? "value" : "key");
+    if (!POLICY_ARG.test(name)) {
+      c.error(
+        at,
+        `the policy argument name \`${shown(name)}\` must match \`${POLICY_ARG.source}\``,
+        Array.isArray(value) ? "value" : "key",
+      );
+      return;
+    }
     const pointer = c.pointer(pointerText, at);
     if (pointer !== undefined) args.push({ name, ...pointer });
   });

@@ -59,7 +59,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const signingKeys = signingKeysOf(config.authority.signingKeys, options.baseDir);
   const authority = new AuthorityClient({
-    baseUrl: config.authority.url, apiKey: options.apiKey, timeoutMs: config.authority.timeoutMs, attempts: config.authority.attempts, retryDelayMs: 50,
+    baseUrl: config.authority.url,
+    apiKey: options.apiKey,
+    timeoutMs: config.authority.timeoutMs,
+    attempts: config.authority.attempts,
+    retryDelayMs: 50,
     ...(signingKeys === undefined ? {} : { signingKeys }),
   });
   const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
@@ -76,22 +80,34 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     for (const server of servers) {
       if (told.kind === "resources_changed") server.sendResourceListChanged().catch(() => undefined);
       if (told.kind === "prompts_changed") server.sendPromptListChanged().catch(() => undefined);
-      if (told.kind === "resource_updated" && subscribed(server, told.uri)) server.sendResourceUpdated({ uri: told.uri }).catch(() => undefined);
+      if (told.kind === "resource_updated" && subscribed(server, told.uri))
+        server.sendResourceUpdated({ uri: told.uri }).catch(() => undefined);
     }
   };
   try {
-    await Promise.all(upstreams.map((upstream) => upstream.connect(options.baseDir, log, refresh, notice).catch((error: unknown) => {
-      throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
-    })));
+    await Promise.all(
+      upstreams.map((upstream) =>
+        upstream.connect(options.baseDir, log, refresh, notice).catch((error: unknown) => {
+          throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
+        }),
+      ),
+    );
   } catch (error) {
     await Promise.all(upstreams.map((upstream) => upstream.close()));
     throw error;
   }
   refresh();
   const ctx: GatewayContext = { config, authority, log, catalog: () => catalog, upstreams: () => upstreams };
-  const closeUpstreams = async (): Promise<void> => { await Promise.all(upstreams.map((upstream) => upstream.close())); };
+  const closeUpstreams = async (): Promise<void> => {
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+  };
   const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await serveHttp(ctx, servers, options);
-  log.info("gateway ready", { transport: options.listen === undefined ? "stdio" : "http", url: front.url, upstreams: upstreams.length, manifest_hash: catalog.manifestHash });
+  log.info("gateway ready", {
+    transport: options.listen === undefined ? "stdio" : "http",
+    url: front.url,
+    upstreams: upstreams.length,
+    manifest_hash: catalog.manifestHash,
+  });
   const closed = front.closed.then(closeUpstreams);
   return {
     url: front.url,
@@ -108,7 +124,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 export interface AttestedManifest {
   readonly manifestHash: string;
   /** Each upstream tool: the action name the grant sees and the upstream's own tool name. */
-  readonly tools: readonly { readonly action: string; readonly upstream: string; readonly tool: string; readonly description: string | undefined }[];
+  readonly tools: readonly {
+    readonly action: string;
+    readonly upstream: string;
+    readonly tool: string;
+    readonly description: string | undefined;
+  }[];
 }
 
 /**
@@ -118,14 +139,26 @@ export interface AttestedManifest {
 export async function attestUpstreams(config: GatewayConfig, baseDir: string, log: Log): Promise<AttestedManifest> {
   const upstreams = config.upstreams.map((upstream) => new Upstream({ ...upstream, restart: undefined }));
   try {
-    await Promise.all(upstreams.map((upstream) => upstream.connect(baseDir, log, () => undefined).catch((error: unknown) => {
-      throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
-    })));
+    await Promise.all(
+      upstreams.map((upstream) =>
+        upstream
+          .connect(baseDir, log, () => undefined)
+          .catch((error: unknown) => {
+            throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
+          }),
+      ),
+    );
     const catalog = buildCatalog(upstreams, config.tools, log);
-    const tools = upstreams.flatMap((upstream) => upstream.tools.map((tool) => ({
-      action: [...catalog.routes.values()].find((route) => route.upstream === upstream && route.tool === tool)?.action ?? `${upstream.name}.${tool.name}`,
-      upstream: upstream.name, tool: tool.name, description: tool.description,
-    })));
+    const tools = upstreams.flatMap((upstream) =>
+      upstream.tools.map((tool) => ({
+        action:
+          [...catalog.routes.values()].find((route) => route.upstream === upstream && route.tool === tool)?.action ??
+          `${upstream.name}.${tool.name}`,
+        upstream: upstream.name,
+        tool: tool.name,
+        description: tool.description,
+      })),
+    );
     return { manifestHash: catalog.manifestHash, tools };
   } finally {
     await Promise.all(upstreams.map((upstream) => upstream.close()));
@@ -139,7 +172,10 @@ interface Front {
 }
 
 function serveHttp(ctx: GatewayContext, servers: Set<Server>, options: GatewayOptions): Promise<Front> {
-  return listenHttp(ctx, servers, options.listen!, { token: options.listenToken!, sessionIdleMs: options.config.http.sessionIdleSeconds * 1000 });
+  return listenHttp(ctx, servers, options.listen!, {
+    token: options.listenToken!,
+    sessionIdleMs: options.config.http.sessionIdleSeconds * 1000,
+  });
 }
 
 async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: GatewayOptions["stdio"]): Promise<Front> {
@@ -148,7 +184,12 @@ async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: Gate
   // A request over the limit is answered with an error and skipped; the session goes on.
   boundReadBuffer(transport, (id, maxLineBytes) => {
     ctx.log.warn("request over the transport limit refused", { id: id ?? null, max_bytes: maxLineBytes });
-    if (id !== undefined) void transport.send({ jsonrpc: "2.0", id, error: { code: -32600, message: `the request is over the gateway's limit of ${maxLineBytes} bytes; it was not read` } });
+    if (id !== undefined)
+      void transport.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32600, message: `the request is over the gateway's limit of ${maxLineBytes} bytes; it was not read` },
+      });
     return undefined;
   });
   const closed = new Promise<void>((resolve) => {

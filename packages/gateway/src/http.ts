@@ -42,7 +42,13 @@ export async function listenHttp(ctx: GatewayContext, servers: Set<Server>, list
   const http = createServer((request, response) => {
     if (!authorized(request, tokenDigest)) {
       response.writeHead(401, { "content-type": "application/json", "www-authenticate": 'Bearer realm="agent-authority-gateway"' });
-      response.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "the gateway's listener needs its bearer token (Authorization: Bearer …)" }, id: null }));
+      response.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          error: { code: -32001, message: "the gateway's listener needs its bearer token (Authorization: Bearer …)" },
+          id: null,
+        }),
+      );
       return;
     }
     route(ctx, servers, sessions, allowedHosts, request, response).catch((error: unknown) => {
@@ -58,7 +64,10 @@ export async function listenHttp(ctx: GatewayContext, servers: Set<Server>, list
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   // On a loopback address only loopback Host headers are served: a web page cannot rebind a name to it.
   if (/^(127\.|\[::1\]$|localhost$)/.test(host)) allowedHosts = [`${host}:${address.port}`, `localhost:${address.port}`];
-  const sweeper = setInterval(() => expireIdle(ctx, sessions, options.sessionIdleMs), Math.max(250, Math.min(30_000, options.sessionIdleMs / 4)));
+  const sweeper = setInterval(
+    () => expireIdle(ctx, sessions, options.sessionIdleMs),
+    Math.max(250, Math.min(30_000, options.sessionIdleMs / 4)),
+  );
   sweeper.unref();
   const closed = new Promise<void>((resolve) => http.once("close", () => resolve()));
   return {
@@ -125,8 +134,12 @@ async function handleOn(session: HttpSession, request: IncomingMessage, response
 }
 
 async function route(
-  ctx: GatewayContext, servers: Set<Server>, sessions: Map<string, HttpSession>, allowedHosts: string[] | undefined,
-  request: IncomingMessage, response: ServerResponse,
+  ctx: GatewayContext,
+  servers: Set<Server>,
+  sessions: Map<string, HttpSession>,
+  allowedHosts: string[] | undefined,
+  request: IncomingMessage,
+  response: ServerResponse,
 ): Promise<void> {
   if (new URL(request.url ?? "/", "http://gateway").pathname !== "/mcp") return answer(response, 404, "the MCP endpoint is /mcp");
   const sessionId = request.headers["mcp-session-id"];

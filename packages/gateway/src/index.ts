@@ -4,7 +4,15 @@ export { consoleLink } from "./approval.js";
 export { callKey, handleCall, type CallRequest, type GatewayContext, type Session } from "./calls.js";
 export { buildCatalog, routesInScope, type Catalog, type Route } from "./catalog.js";
 export {
-  parseGatewayConfig, type ConfigDiagnostic, type ConfigResult, type GatewayConfig, type HttpUpstream, type StdioUpstream, type ToolMapping, type UpstreamConfig, type ValueSource,
+  parseGatewayConfig,
+  type ConfigDiagnostic,
+  type ConfigResult,
+  type GatewayConfig,
+  type HttpUpstream,
+  type StdioUpstream,
+  type ToolMapping,
+  type UpstreamConfig,
+  type ValueSource,
 } from "./config.js";
 export { attestUpstreams, startGateway, type AttestedManifest, type GatewayOptions, type RunningGateway } from "./gateway.js";
 export { parseListen, type Listen } from "./http.js";

@@ -10,8 +10,10 @@ export interface Log {
 
 /** One JSON object per line, with the time, the level and the message first. */
 export function jsonLog(write: (line: string) => void, now: () => Date = () => new Date()): Log {
-  const emit = (level: LogLevel) => (message: string, fields: Record<string, unknown> = {}): void => {
-    write(`${JSON.stringify({ time: now().toISOString(), level, msg: message, ...fields })}\n`);
-  };
+  const emit =
+    (level: LogLevel) =>
+    (message: string, fields: Record<string, unknown> = {}): void => {
+      write(`${JSON.stringify({ time: now().toISOString(), level, msg: message, ...fields })}\n`);
+    };
   return { info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

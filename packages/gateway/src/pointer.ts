@@ -25,7 +25,7 @@ export function resolvePointer(value: unknown, pointer: JsonPointer): unknown {
       if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
       current = current[Number(token)];
     } else if (typeof current === "object" && current !== null) {
-      if (!Object.prototype.hasOwnProperty.call(current, token)) return undefined;
+      if (!Object.hasOwn(current, token)) return undefined;
       current = (current as Record<string, unknown>)[token];
     } else {
       return undefined;

@@ -2,8 +2,17 @@
 import { entryCovers } from "@agent-authority/lattice";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  type CompleteRequest, type CompleteResult, ErrorCode, type GetPromptResult, type LoggingLevel, type LoggingMessageNotification, McpError,
-  type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
+  type CompleteRequest,
+  type CompleteResult,
+  ErrorCode,
+  type GetPromptResult,
+  type LoggingLevel,
+  type LoggingMessageNotification,
+  McpError,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
 import { callKey, decide, type GatewayContext, type Session } from "./calls.js";
 import { GATEWAY_LIMITS } from "./limits.js";
@@ -44,7 +53,7 @@ const known = new WeakMap<Upstream, Known>();
 export async function scopeNow(ctx: GatewayContext): Promise<readonly string[]> {
   try {
     const grant = await ctx.authority.grants.get(ctx.config.authority.grantId);
-    return grant.status === "active" ? grant.scope.tool ?? [] : [];
+    return grant.status === "active" ? (grant.scope.tool ?? []) : [];
   } catch (error) {
     ctx.log.error("grant unreadable; listing nothing", { grant_id: ctx.config.authority.grantId, error: messageOf(error) });
     return [];
@@ -60,13 +69,17 @@ function serving(ctx: GatewayContext, capability: "resources" | "prompts" | "com
 }
 
 /** Reads every page of one list of an upstream, bounded in pages and entries. */
-async function allPages<T>(upstream: Upstream, page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+async function allPages<T>(
+  upstream: Upstream,
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   for (let n = 0; n < GATEWAY_LIMITS.listPagesMax; n += 1) {
     const answer = await page(cursor);
     items.push(...answer.items);
-    if (items.length > GATEWAY_LIMITS.listEntriesMax) throw new Error(`upstream \`${upstream.name}\` lists more than ${GATEWAY_LIMITS.listEntriesMax} entries`);
+    if (items.length > GATEWAY_LIMITS.listEntriesMax)
+      throw new Error(`upstream \`${upstream.name}\` lists more than ${GATEWAY_LIMITS.listEntriesMax} entries`);
     cursor = answer.nextCursor;
     if (cursor === undefined) return items;
   }
@@ -75,7 +88,8 @@ async function allPages<T>(upstream: Upstream, page: (cursor: string | undefined
 
 function knownOf(upstream: Upstream): Known {
   let entry = known.get(upstream);
-  if (entry === undefined) known.set(upstream, (entry = { uris: new Set(), templates: [], prompts: new Set(), resourcesListed: false, promptsListed: false }));
+  if (entry === undefined)
+    known.set(upstream, (entry = { uris: new Set(), templates: [], prompts: new Set(), resourcesListed: false, promptsListed: false }));
   return entry;
 }
 
@@ -116,10 +130,14 @@ async function listPrompts(upstream: Upstream): Promise<Prompt[]> {
 
 /** Each upstream's entries of one kind, in configuration order; an upstream that fails to list adds none. */
 async function gather<T>(ctx: GatewayContext, upstreams: readonly Upstream[], list: (upstream: Upstream) => Promise<T[]>): Promise<T[][]> {
-  return Promise.all(upstreams.map((upstream) => list(upstream).catch((error: unknown) => {
-    ctx.log.warn("upstream list unreadable", { upstream: upstream.name, error: messageOf(error) });
-    return [] as T[];
-  })));
+  return Promise.all(
+    upstreams.map((upstream) =>
+      list(upstream).catch((error: unknown) => {
+        ctx.log.warn("upstream list unreadable", { upstream: upstream.name, error: messageOf(error) });
+        return [] as T[];
+      }),
+    ),
+  );
 }
 
 /** `resources/list`: the resources of the upstreams whose `resource:<upstream>` the scope covers. */
@@ -163,17 +181,23 @@ async function resourceOwner(ctx: GatewayContext, uri: string): Promise<Upstream
   const all = serving(ctx, "resources");
   if (all.length <= 1) return all[0];
   const scope = await scopeNow(ctx);
-  const upstreams = [...all.filter((u) => covered(scope, resourceAction(u.name))), ...all.filter((u) => !covered(scope, resourceAction(u.name)))];
-  const listAll = (which: readonly Upstream[]) => gather(ctx, which, async (upstream) => [...(await listResources(upstream)), ...(await listTemplates(upstream))]);
+  const upstreams = [
+    ...all.filter((u) => covered(scope, resourceAction(u.name))),
+    ...all.filter((u) => !covered(scope, resourceAction(u.name))),
+  ];
+  const listAll = (which: readonly Upstream[]) =>
+    gather(ctx, which, async (upstream) => [...(await listResources(upstream)), ...(await listTemplates(upstream))]);
   await listAll(upstreams.filter((upstream) => !knownOf(upstream).resourcesListed));
   for (let pass = 0; pass < 2; pass += 1) {
     if (pass === 1) await listAll(upstreams);
     const exact = upstreams.find((upstream) => knownOf(upstream).uris.has(uri));
     if (exact !== undefined) return exact;
-    const templated = upstreams.find((upstream) => knownOf(upstream).templates.some((template) => {
-      const prefix = template.split("{", 1)[0]!;
-      return prefix.length > 0 && uri.startsWith(prefix);
-    }));
+    const templated = upstreams.find((upstream) =>
+      knownOf(upstream).templates.some((template) => {
+        const prefix = template.split("{", 1)[0]!;
+        return prefix.length > 0 && uri.startsWith(prefix);
+      }),
+    );
     if (templated !== undefined) return templated;
   }
   return undefined;
@@ -182,7 +206,11 @@ async function resourceOwner(ctx: GatewayContext, uri: string): Promise<Upstream
 /** The upstream offering the prompt `name`: the first, in configuration order, that lists it (as `prompts/list` shows it). */
 async function promptOwner(ctx: GatewayContext, name: string): Promise<Upstream | undefined> {
   const upstreams = serving(ctx, "prompts");
-  await gather(ctx, upstreams.filter((upstream) => !knownOf(upstream).promptsListed), listPrompts);
+  await gather(
+    ctx,
+    upstreams.filter((upstream) => !knownOf(upstream).promptsListed),
+    listPrompts,
+  );
   const found = upstreams.find((upstream) => knownOf(upstream).prompts.has(name));
   if (found !== undefined) return found;
   await gather(ctx, upstreams, listPrompts);
@@ -200,25 +228,52 @@ export interface HostRequest {
 /** `resources/read`: decided as the action `resource:<upstream>` with `args.uri`, then forwarded on allow. */
 export async function readResource(ctx: GatewayContext, request: HostRequest, uri: string): Promise<ReadResourceResult> {
   if (uri.length > GATEWAY_LIMITS.resourceUriCharsMax) {
-    throw new McpError(ErrorCode.InvalidParams, `refused: the resource URI is over ${GATEWAY_LIMITS.resourceUriCharsMax} characters; nothing was decided or forwarded`);
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `refused: the resource URI is over ${GATEWAY_LIMITS.resourceUriCharsMax} characters; nothing was decided or forwarded`,
+    );
   }
   const upstream = await resourceOwner(ctx, uri);
-  if (upstream === undefined) throw new McpError(-32002, `refused: no upstream behind this gateway serves the resource \`${uri}\`; nothing was decided or forwarded`);
+  if (upstream === undefined)
+    throw new McpError(-32002, `refused: no upstream behind this gateway serves the resource \`${uri}\`; nothing was decided or forwarded`);
   const action = resourceAction(upstream.name);
   const key = `${callKey(request.session.id, request.requestId)}:resource`;
-  const decided = await decide(ctx, request.session, key, { label: `resources/read ${uri}`, action, body: { tool: action, args: { uri } } }, request.signal, request.progress);
+  const decided = await decide(
+    ctx,
+    request.session,
+    key,
+    { label: `resources/read ${uri}`, action, body: { tool: action, args: { uri } } },
+    request.signal,
+    request.progress,
+  );
   if (!decided.ok) throw new McpError(REFUSED_CODE, decided.refusal);
   return upstream.readResource(uri, request.signal, request.progress?.forwarding());
 }
 
 /** `prompts/get`: decided as the action `prompt:<upstream>.<name>` with the prompt's arguments as `args`. */
-export async function getPrompt(ctx: GatewayContext, request: HostRequest, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
-  if (!PROMPT_NAME.test(name)) throw new McpError(ErrorCode.InvalidParams, `refused: a prompt name is 1 to 128 of \`A-Z a-z 0-9 _ . -\`; nothing was decided or forwarded`);
+export async function getPrompt(
+  ctx: GatewayContext,
+  request: HostRequest,
+  name: string,
+  args: Record<string, string> | undefined,
+): Promise<GetPromptResult> {
+  if (!PROMPT_NAME.test(name))
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `refused: a prompt name is 1 to 128 of \`A-Z a-z 0-9 _ . -\`; nothing was decided or forwarded`,
+    );
   if (args !== undefined && Object.keys(args).length > GATEWAY_LIMITS.policyArgsMax) {
-    throw new McpError(ErrorCode.InvalidParams, `refused: a prompt takes at most ${GATEWAY_LIMITS.policyArgsMax} arguments through the gateway; nothing was decided or forwarded`);
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `refused: a prompt takes at most ${GATEWAY_LIMITS.policyArgsMax} arguments through the gateway; nothing was decided or forwarded`,
+    );
   }
   const upstream = await promptOwner(ctx, name);
-  if (upstream === undefined) throw new McpError(ErrorCode.InvalidParams, `refused: no upstream behind this gateway offers the prompt \`${name}\`; nothing was decided or forwarded`);
+  if (upstream === undefined)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `refused: no upstream behind this gateway offers the prompt \`${name}\`; nothing was decided or forwarded`,
+    );
   const action = promptAction(upstream.name, name);
   const key = `${callKey(request.session.id, request.requestId)}:prompt`;
   const body = { tool: action, ...(args === undefined ? {} : { args }) };
@@ -234,11 +289,13 @@ export async function getPrompt(ctx: GatewayContext, request: HostRequest, name:
 export async function complete(ctx: GatewayContext, params: CompleteRequest["params"], signal: AbortSignal): Promise<CompleteResult> {
   const ref = params.ref;
   const upstream = ref.type === "ref/prompt" ? await promptOwner(ctx, ref.name) : await resourceOwner(ctx, ref.uri);
-  const action = upstream === undefined ? undefined : ref.type === "ref/prompt" ? promptAction(upstream.name, ref.name) : resourceAction(upstream.name);
+  const action =
+    upstream === undefined ? undefined : ref.type === "ref/prompt" ? promptAction(upstream.name, ref.name) : resourceAction(upstream.name);
   if (upstream === undefined || action === undefined || !covered(await scopeNow(ctx), action)) {
     throw new McpError(REFUSED_CODE, `refused: the grant does not cover what this completion refers to; nothing was forwarded`);
   }
-  if (upstream.capabilities.completions === undefined) throw new McpError(ErrorCode.MethodNotFound, `the upstream \`${upstream.name}\` offers no completions`);
+  if (upstream.capabilities.completions === undefined)
+    throw new McpError(ErrorCode.MethodNotFound, `the upstream \`${upstream.name}\` offers no completions`);
   return upstream.complete(params, signal);
 }
 
@@ -256,7 +313,8 @@ export function subscribed(server: Server, uri: string): boolean {
  * decided), so a subscription is scoped, not ledgered.
  */
 export async function subscribe(ctx: GatewayContext, server: Server, uri: string, on: boolean): Promise<void> {
-  if (uri.length > GATEWAY_LIMITS.resourceUriCharsMax) throw new McpError(ErrorCode.InvalidParams, `refused: the resource URI is over ${GATEWAY_LIMITS.resourceUriCharsMax} characters`);
+  if (uri.length > GATEWAY_LIMITS.resourceUriCharsMax)
+    throw new McpError(ErrorCode.InvalidParams, `refused: the resource URI is over ${GATEWAY_LIMITS.resourceUriCharsMax} characters`);
   const upstream = await resourceOwner(ctx, uri);
   if (upstream === undefined || !covered(await scopeNow(ctx), resourceAction(upstream.name))) {
     throw new McpError(REFUSED_CODE, `refused: the grant does not cover the resource \`${uri}\`; nothing was forwarded`);
@@ -284,9 +342,13 @@ const LEVELS: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "
 /** `logging/setLevel`: remembered for the session and passed on to every upstream that logs. */
 export async function setLevel(ctx: GatewayContext, server: Server, level: LoggingLevel): Promise<void> {
   sessionLevels.set(server, level);
-  await Promise.all(serving(ctx, "logging").map((upstream) => upstream.setLoggingLevel(level).catch((error: unknown) => {
-    ctx.log.warn("upstream log level not set", { upstream: upstream.name, error: messageOf(error) });
-  })));
+  await Promise.all(
+    serving(ctx, "logging").map((upstream) =>
+      upstream.setLoggingLevel(level).catch((error: unknown) => {
+        ctx.log.warn("upstream log level not set", { upstream: upstream.name, error: messageOf(error) });
+      }),
+    ),
+  );
 }
 
 /** An upstream's log message to each host session whose level it reaches, its logger named after the upstream. */

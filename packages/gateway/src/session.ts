@@ -2,35 +2,63 @@
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema, CompleteRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, type ServerCapabilities, SetLevelRequestSchema, SubscribeRequestSchema, type Tool, UnsubscribeRequestSchema,
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type ServerCapabilities,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  type Tool,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { handleCall, type GatewayContext, type Session } from "./calls.js";
 import { routesInScope } from "./catalog.js";
 import { ProgressRelay } from "./progress.js";
-import { complete, getPrompt, readResource, scopeNow, setLevel, subscribe, visiblePrompts, visibleResources, visibleTemplates, type HostRequest } from "./protocol.js";
+import {
+  complete,
+  getPrompt,
+  readResource,
+  scopeNow,
+  setLevel,
+  subscribe,
+  visiblePrompts,
+  visibleResources,
+  visibleTemplates,
+  type HostRequest,
+} from "./protocol.js";
 import { GATEWAY_INFO } from "./upstreams.js";
 
 interface Extra {
   readonly requestId: string | number;
   readonly signal: AbortSignal;
   readonly _meta?: { progressToken?: string | number } | undefined;
-  sendNotification(notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }): Promise<void>;
+  sendNotification(notification: {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  }): Promise<void>;
 }
 
 /** The host's progress token, kept for its own notifications; the upstream gets one of the gateway's own. */
 function relayOf(extra: Extra): ProgressRelay | undefined {
   const token = extra._meta?.progressToken;
   if (token === undefined) return undefined;
-  return new ProgressRelay((progress, total, message) => extra.sendNotification({
-    method: "notifications/progress",
-    params: { progressToken: token, progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
-  }));
+  return new ProgressRelay((progress, total, message) =>
+    extra.sendNotification({
+      method: "notifications/progress",
+      params: { progressToken: token, progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
+    }),
+  );
 }
 
 /** What the gateway serves: tools always; resources, prompts, completions and logging when an upstream does. */
 function capabilitiesOf(ctx: GatewayContext): ServerCapabilities {
-  const has = (name: "resources" | "prompts" | "completions" | "logging"): boolean => ctx.upstreams().some((upstream) => upstream.capabilities[name] !== undefined);
+  const has = (name: "resources" | "prompts" | "completions" | "logging"): boolean =>
+    ctx.upstreams().some((upstream) => upstream.capabilities[name] !== undefined);
   const subscribable = ctx.upstreams().some((upstream) => upstream.capabilities.resources?.subscribe === true);
   return {
     tools: { listChanged: true },
@@ -47,17 +75,31 @@ export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUI
   const capabilities = capabilitiesOf(ctx);
   const server = new Server(GATEWAY_INFO, {
     capabilities,
-    instructions: "Every tool call, resource read and prompt is decided by an Agent Authority server first; a refused one answers with the outcome, the gate and the reason.",
+    instructions:
+      "Every tool call, resource read and prompt is decided by an Agent Authority server first; a refused one answers with the outcome, the gate and the reason.",
   });
-  const hostRequest = (extra: Extra): HostRequest => ({ session, requestId: extra.requestId, signal: extra.signal, progress: relayOf(extra) });
+  const hostRequest = (extra: Extra): HostRequest => ({
+    session,
+    requestId: extra.requestId,
+    signal: extra.signal,
+    progress: relayOf(extra),
+  });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await visibleTools(ctx) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => handleCall(ctx, session, {
-    name: request.params.name, args: request.params.arguments ?? {}, requestId: extra.requestId, signal: extra.signal, progress: relayOf(extra),
-  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    handleCall(ctx, session, {
+      name: request.params.name,
+      args: request.params.arguments ?? {},
+      requestId: extra.requestId,
+      signal: extra.signal,
+      progress: relayOf(extra),
+    }),
+  );
   if (capabilities.resources !== undefined) {
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await visibleResources(ctx) }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: await visibleTemplates(ctx) }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => readResource(ctx, hostRequest(extra), request.params.uri));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+      readResource(ctx, hostRequest(extra), request.params.uri),
+    );
   }
   if (capabilities.resources?.subscribe === true) {
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -71,9 +113,12 @@ export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUI
   }
   if (capabilities.prompts !== undefined) {
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await visiblePrompts(ctx) }));
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => getPrompt(ctx, hostRequest(extra), request.params.name, request.params.arguments));
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
+      getPrompt(ctx, hostRequest(extra), request.params.name, request.params.arguments),
+    );
   }
-  if (capabilities.completions !== undefined) server.setRequestHandler(CompleteRequestSchema, async (request, extra) => complete(ctx, request.params, extra.signal));
+  if (capabilities.completions !== undefined)
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => complete(ctx, request.params, extra.signal));
   if (capabilities.logging !== undefined) {
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       await setLevel(ctx, server, request.params.level);

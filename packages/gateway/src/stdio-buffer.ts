@@ -90,7 +90,14 @@ export class BoundedReadBuffer {
 /** The default for an upstream's answers: an oversized result fails its own call; one without an id closes the connection. */
 function failTheCall(id: string | number | undefined, maxLineBytes: number): JSONRPCMessage {
   if (id === undefined) throw new Error(`an upstream message is over ${maxLineBytes} bytes and names no request`);
-  return { jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: `the upstream's result is over the transport limit of ${maxLineBytes} bytes; this call failed, the upstream still runs` } };
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: INTERNAL_ERROR,
+      message: `the upstream's result is over the transport limit of ${maxLineBytes} bytes; this call failed, the upstream still runs`,
+    },
+  };
 }
 
 function lastBytes(buffer: Buffer): Buffer {
@@ -118,7 +125,10 @@ function idAtEnd(tail: string): string | number | undefined {
  * (pinned in package.json); if it is not there, the transport keeps its own buffer and an
  * oversized result closes the connection, which the restart then handles.
  */
-export function boundReadBuffer(transport: StdioClientTransport | StdioServerTransport, oversized?: (id: string | number | undefined, maxLineBytes: number) => JSONRPCMessage | undefined): boolean {
+export function boundReadBuffer(
+  transport: StdioClientTransport | StdioServerTransport,
+  oversized?: (id: string | number | undefined, maxLineBytes: number) => JSONRPCMessage | undefined,
+): boolean {
   const internals = transport as unknown as { _readBuffer?: unknown };
   if (internals._readBuffer === undefined) return false;
   internals._readBuffer = new BoundedReadBuffer(GATEWAY_LIMITS.upstreamMessageBytesMax, oversized);

@@ -6,9 +6,22 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  type CallToolResult, type CompleteRequest, type CompleteResult, type GetPromptResult, LoggingMessageNotificationSchema, type LoggingLevel,
-  type LoggingMessageNotification, McpError, PromptListChangedNotificationSchema, type Progress, type ReadResourceResult,
-  ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type ServerCapabilities, type Tool, ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type CompleteRequest,
+  type CompleteResult,
+  type GetPromptResult,
+  LoggingMessageNotificationSchema,
+  type LoggingLevel,
+  type LoggingMessageNotification,
+  McpError,
+  PromptListChangedNotificationSchema,
+  type Progress,
+  type ReadResourceResult,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type ServerCapabilities,
+  type Tool,
+  ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamConfig } from "./config.js";
 import { GATEWAY_LIMITS } from "./limits.js";
@@ -71,7 +84,12 @@ export class Upstream {
    * Connects, reads the tool list and watches it; `onChange` runs after each re-read, loss and
    * restart, `onNotice` with each log message and changed resource or prompt list.
    */
-  async connect(baseDir: string, log: Log, onChange: () => void, onNotice: (upstream: string, notice: UpstreamNotice) => void = () => undefined): Promise<void> {
+  async connect(
+    baseDir: string,
+    log: Log,
+    onChange: () => void,
+    onNotice: (upstream: string, notice: UpstreamNotice) => void = () => undefined,
+  ): Promise<void> {
     this.#hooks = { baseDir, log, onChange, onNotice };
     await this.#open();
   }
@@ -79,14 +97,21 @@ export class Upstream {
   /** Relays notices and refuses, with a clear error, every request the upstream makes of the gateway. */
   #watch(client: Client): void {
     const { log, onNotice } = this.#hooks!;
-    client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => onNotice(this.name, { kind: "log", params: notification.params }));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) =>
+      onNotice(this.name, { kind: "log", params: notification.params }),
+    );
     client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => onNotice(this.name, { kind: "resources_changed" }));
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (notification) => onNotice(this.name, { kind: "resource_updated", uri: notification.params.uri }));
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (notification) =>
+      onNotice(this.name, { kind: "resource_updated", uri: notification.params.uri }),
+    );
     client.setNotificationHandler(PromptListChangedNotificationSchema, async () => onNotice(this.name, { kind: "prompts_changed" }));
     // Sampling, elicitation and roots are not offered to upstreams (docs/decisions/1306-gateway-whole-protocol.md).
     client.fallbackRequestHandler = async (request) => {
       log.warn("upstream request refused", { upstream: this.name, method: request.method });
-      throw new McpError(NOT_RELAYED_CODE, `the Agent Authority gateway does not relay \`${request.method}\` from an upstream to the host: only the host's own requests are decided and forwarded`);
+      throw new McpError(
+        NOT_RELAYED_CODE,
+        `the Agent Authority gateway does not relay \`${request.method}\` from an upstream to the host: only the host's own requests are decided and forwarded`,
+      );
     };
   }
 
@@ -151,7 +176,11 @@ export class Upstream {
         },
         (error: unknown) => {
           this.#failures += 1;
-          this.#hooks!.log.error("upstream restart failed", { upstream: this.name, error: messageOf(error), next_ms: Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(this.#failures, 30)) });
+          this.#hooks!.log.error("upstream restart failed", {
+            upstream: this.name,
+            error: messageOf(error),
+            next_ms: Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(this.#failures, 30)),
+          });
           this.#scheduleRestart();
         },
       );
@@ -164,7 +193,8 @@ export class Upstream {
     for (let page = 0; page < GATEWAY_LIMITS.toolPagesMax; page += 1) {
       const answer = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.config.timeoutMs });
       tools.push(...answer.tools);
-      if (tools.length > GATEWAY_LIMITS.upstreamToolsMax) throw new Error(`upstream \`${this.name}\` lists more than ${GATEWAY_LIMITS.upstreamToolsMax} tools`);
+      if (tools.length > GATEWAY_LIMITS.upstreamToolsMax)
+        throw new Error(`upstream \`${this.name}\` lists more than ${GATEWAY_LIMITS.upstreamToolsMax} tools`);
       cursor = answer.nextCursor;
       if (cursor === undefined) return tools;
     }
@@ -185,7 +215,12 @@ export class Upstream {
     return this.#connected().readResource({ uri }, this.#options(signal, onProgress));
   }
 
-  async getPrompt(name: string, args: Record<string, string> | undefined, signal: AbortSignal, onProgress?: OnProgress): Promise<GetPromptResult> {
+  async getPrompt(
+    name: string,
+    args: Record<string, string> | undefined,
+    signal: AbortSignal,
+    onProgress?: OnProgress,
+  ): Promise<GetPromptResult> {
     return this.#connected().getPrompt(args === undefined ? { name } : { name, arguments: args }, this.#options(signal, onProgress));
   }
 
@@ -208,7 +243,11 @@ export class Upstream {
   }
 
   #options(signal: AbortSignal, onProgress: OnProgress | undefined): RequestOptions {
-    return { signal, timeout: this.config.timeoutMs, ...(onProgress === undefined ? {} : { onprogress: onProgress, resetTimeoutOnProgress: true }) };
+    return {
+      signal,
+      timeout: this.config.timeoutMs,
+      ...(onProgress === undefined ? {} : { onprogress: onProgress, resetTimeoutOnProgress: true }),
+    };
   }
 
   async close(): Promise<void> {
@@ -224,7 +263,10 @@ function transportOf(config: UpstreamConfig, baseDir: string): Transport {
   if (config.kind === "http") {
     // Another gateway's listener wants its bearer token; it is read from the gateway's own environment.
     const token = config.tokenEnv === undefined ? undefined : process.env[config.tokenEnv];
-    return new StreamableHTTPClientTransport(new URL(config.url), token === undefined ? undefined : { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    return new StreamableHTTPClientTransport(
+      new URL(config.url),
+      token === undefined ? undefined : { requestInit: { headers: { authorization: `Bearer ${token}` } } },
+    );
   }
   const transport = new StdioClientTransport({
     command: config.command,

@@ -8,7 +8,11 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
  * governed tool is a view of the original: same name, description, schema, response format and
  * callbacks; only its run is decided first. A refusal is the tool's output, as JSON text.
  */
-export function governTools<T extends StructuredToolInterface>(authority: GovernorClient, options: ToolGovernanceOptions, tools: readonly T[]): T[] {
+export function governTools<T extends StructuredToolInterface>(
+  authority: GovernorClient,
+  options: ToolGovernanceOptions,
+  tools: readonly T[],
+): T[] {
   const governor = toolGovernor(authority, options);
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(options.tools ?? {})) {
@@ -26,7 +30,8 @@ type RunMethod = (this: unknown, args: unknown, ...rest: unknown[]) => Promise<u
 
 function wrap<T extends StructuredToolInterface>(governor: ToolGovernor, tool: T): T {
   const run: unknown = Reflect.get(tool, "_call");
-  if (typeof run !== "function") throw new TypeError(`tool \`${tool.name}\` has no \`_call\`; only LangChain tools (StructuredTool and its kinds) can be governed`);
+  if (typeof run !== "function")
+    throw new TypeError(`tool \`${tool.name}\` has no \`_call\`; only LangChain tools (StructuredTool and its kinds) can be governed`);
   governor.actionOf(tool.name);
   // The view inherits every property of the tool; `call` still validates the input and reports to the callbacks.
   const governed = Object.create(tool) as T;

@@ -1,5 +1,5 @@
 // The documentation of every built-in name and function, shown on hover and in completion.
-import { ENVIRONMENT_TYPES, FUNCTION_ARITY } from "@agent-authority/language";
+import { ENVIRONMENT_TYPES, type FUNCTION_ARITY } from "@agent-authority/language";
 
 export interface BuiltinDoc {
   readonly name: string;
@@ -10,16 +10,17 @@ export interface BuiltinDoc {
 
 const VARIABLE_DOCS: Readonly<Record<keyof typeof ENVIRONMENT_TYPES | "args", string>> = {
   amount_minor: "The action's amount in minor units of `currency` (cents for EUR); never negative.",
-  currency: "The action's ISO 4217 currency code, such as `\"EUR\"`.",
-  tool: "The tool the agent calls, such as `\"purchase.create\"`.",
-  approver: "The human whose approval covers this action, or `null`. Unknown while deciding, so the policy can answer `gated`; it may only be compared (`==`, `!=`, `in`, `startsWith`, `endsWith`).",
+  currency: 'The action\'s ISO 4217 currency code, such as `"EUR"`.',
+  tool: 'The tool the agent calls, such as `"purchase.create"`.',
+  approver:
+    "The human whose approval covers this action, or `null`. Unknown while deciding, so the policy can answer `gated`; it may only be compared (`==`, `!=`, `in`, `startsWith`, `endsWith`).",
   agent: "The id of the agent that acts.",
   principal: "The principal on whose behalf the agent acts.",
   audience: "The audience the action is addressed to.",
   uses: "How many times the grant has been used before this action.",
   spent_minor: "How much of the budget the grant has spent before this action, in minor units.",
   hour_utc: "The hour of the decision in UTC, 0 to 23.",
-  weekday_utc: "The weekday of the decision in UTC: `\"mon\"`, `\"tue\"`, `\"wed\"`, `\"thu\"`, `\"fri\"`, `\"sat\"` or `\"sun\"`.",
+  weekday_utc: 'The weekday of the decision in UTC: `"mon"`, `"tue"`, `"wed"`, `"thu"`, `"fri"`, `"sat"` or `"sun"`.',
   args: "The action's own arguments, read as `args.<name>`: dynamic values checked at run time; an absent name reads as `null`.",
 };
 
@@ -48,10 +49,19 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
     signature: "urlWithin(url: string, prefix: string): bool",
     doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing. Userinfo, hidden characters, `//` in the path and escaped `.` or `/` fail closed.",
   },
-  urlScheme: { signature: "urlScheme(url: string): string", doc: "The scheme of `url` in lower case: `http`, `https`, `ws` or `wss` (any other fails closed)." },
-  urlHost: { signature: "urlHost(url: string): string", doc: "The host of `url` after WHATWG parsing: lower case, IDNA in its `xn--` form, IPv6 in brackets, one trailing dot removed." },
+  urlScheme: {
+    signature: "urlScheme(url: string): string",
+    doc: "The scheme of `url` in lower case: `http`, `https`, `ws` or `wss` (any other fails closed).",
+  },
+  urlHost: {
+    signature: "urlHost(url: string): string",
+    doc: "The host of `url` after WHATWG parsing: lower case, IDNA in its `xn--` form, IPv6 in brackets, one trailing dot removed.",
+  },
   urlPort: { signature: "urlPort(url: string): int", doc: "The port of `url`: the one it names, or its scheme's default (80 or 443)." },
-  urlPath: { signature: "urlPath(url: string): string", doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//` or an escaped `.`, `/`, `\\` or NUL fails closed." },
+  urlPath: {
+    signature: "urlPath(url: string): string",
+    doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//` or an escaped `.`, `/`, `\\` or NUL fails closed.",
+  },
 };
 
 function typeText(name: keyof typeof ENVIRONMENT_TYPES): string {

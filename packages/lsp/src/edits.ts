@@ -33,8 +33,16 @@ export interface FixData {
 export function isFixData(data: unknown): data is FixData {
   if (typeof data !== "object" || data === null) return false;
   const d = data as Partial<FixData>;
-  const position = (p: unknown): boolean => typeof p === "object" && p !== null && Number.isInteger((p as Position).line) && Number.isInteger((p as Position).character);
-  return typeof d.title === "string" && typeof d.newText === "string" && typeof d.range === "object" && d.range !== null && position(d.range.start) && position(d.range.end);
+  const position = (p: unknown): boolean =>
+    typeof p === "object" && p !== null && Number.isInteger((p as Position).line) && Number.isInteger((p as Position).character);
+  return (
+    typeof d.title === "string" &&
+    typeof d.newText === "string" &&
+    typeof d.range === "object" &&
+    d.range !== null &&
+    position(d.range.start) &&
+    position(d.range.end)
+  );
 }
 
 /** One quick fix per diagnostic in the request that carries a fix. */

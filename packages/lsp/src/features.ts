@@ -59,7 +59,11 @@ export function complete(analysis: Analysis, document: TextDocument, position: P
   }
   if (analysis.policy?.toPolicy(offset) === undefined) return [];
   if (/\bargs\.[A-Za-z0-9_]*$/.test(before)) {
-    return analysis.exampleArgs.map((name) => ({ label: name, kind: CompletionItemKind.Field, detail: "seen under `args` in this family's examples" }));
+    return analysis.exampleArgs.map((name) => ({
+      label: name,
+      kind: CompletionItemKind.Field,
+      detail: "seen under `args` in this family's examples",
+    }));
   }
   const variables = VARIABLES.map((v) => ({ label: v.name, kind: CompletionItemKind.Variable, detail: v.signature, documentation: v.doc }));
   const functions = FUNCTIONS.map((f) => ({ label: f.name, kind: CompletionItemKind.Function, detail: f.signature, documentation: f.doc }));

@@ -11,7 +11,38 @@ const params = { numRuns: 300, seed: Number(process.env["FC_SEED"] ?? 20261125) 
 /** Pieces of policies and families, so that generated text reaches deep into both. */
 const soup = fc
   .array(
-    fc.constantFrom("amount_minor", "args.", "approver", "${", "${limit}", "}", "policy: ", "grant:\n  ", "parameters:\n  limit: {type: int, min: 0, max: 5}\n", "\"", "'", "//", "\n", " ", "[", "]", "(", ")", "==", "=", "and", "nil", "EUR", "|\n    ", "examples:\n  - action: {args: {", "\\u0000", "\u{1F600}", "\r\n", "constructor", "__proto__"),
+    fc.constantFrom(
+      "amount_minor",
+      "args.",
+      "approver",
+      "${",
+      "${limit}",
+      "}",
+      "policy: ",
+      "grant:\n  ",
+      "parameters:\n  limit: {type: int, min: 0, max: 5}\n",
+      '"',
+      "'",
+      "//",
+      "\n",
+      " ",
+      "[",
+      "]",
+      "(",
+      ")",
+      "==",
+      "=",
+      "and",
+      "nil",
+      "EUR",
+      "|\n    ",
+      "examples:\n  - action: {args: {",
+      "\\u0000",
+      "\u{1F600}",
+      "\r\n",
+      "constructor",
+      "__proto__",
+    ),
     { maxLength: 60 },
   )
   .map((parts) => parts.join(""));
@@ -45,6 +76,8 @@ describe("the language server's analysis", () => {
       }),
       params,
     );
-    expect(isFixData({ title: "t", newText: "x", range: { start: { line: 0, character: 0 }, end: { line: 0, character: "1" } } })).toBe(false);
+    expect(isFixData({ title: "t", newText: "x", range: { start: { line: 0, character: 0 }, end: { line: 0, character: "1" } } })).toBe(
+      false,
+    );
   });
 });

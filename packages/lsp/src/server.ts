@@ -1,6 +1,13 @@
 // The language server: documents kept in sync with the editor, each analysed on every change.
 import type { FamilyDiagnostic, SourceRange } from "@agent-authority/families";
-import { type Connection, type Diagnostic, DiagnosticSeverity, type Range, TextDocuments, TextDocumentSyncKind } from "vscode-languageserver";
+import {
+  type Connection,
+  type Diagnostic,
+  DiagnosticSeverity,
+  type Range,
+  TextDocuments,
+  TextDocumentSyncKind,
+} from "vscode-languageserver";
 import { createConnection } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { type FixData, formatDocument, quickFixes } from "./edits.js";
@@ -17,7 +24,8 @@ function toLspRange(r: SourceRange): Range {
 /** An LSP diagnostic from a family or policy diagnostic: same code, same span, its help appended. */
 export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
   const range = toLspRange(d.range);
-  const fix: FixData | undefined = d.fix === undefined ? undefined : { title: d.fix.title, newText: d.fix.text, range: toLspRange(d.fix.range) };
+  const fix: FixData | undefined =
+    d.fix === undefined ? undefined : { title: d.fix.title, newText: d.fix.text, range: toLspRange(d.fix.range) };
   return {
     range,
     severity: d.severity === "error" ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,

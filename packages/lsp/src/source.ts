@@ -73,7 +73,10 @@ export function analyse(uri: string, kind: DocumentKind, text: string): Analysis
   if (overLimit(text)) {
     const start = { line: 1, column: 1, offset: 0 };
     const diagnostic: FamilyDiagnostic = {
-      code: DOCUMENT_TOO_LARGE, severity: "error", file: uri, range: { start, end: start },
+      code: DOCUMENT_TOO_LARGE,
+      severity: "error",
+      file: uri,
+      range: { start, end: start },
       message: `the document has more than ${LSP_LIMITS.documentBytesMax} bytes, the most the language server analyses; it is not checked`,
       help: "run `authority lint` on it, or split it",
     };

@@ -9,7 +9,11 @@ import type { Tool } from "@openai/agents";
  * tools can be governed: hosted, computer, shell and apply-patch tools throw a TypeError, since
  * their calls do not run through `invoke`.
  */
-export function governTools<Context>(authority: GovernorClient, options: ToolGovernanceOptions, tools: readonly Tool<Context>[]): Tool<Context>[] {
+export function governTools<Context>(
+  authority: GovernorClient,
+  options: ToolGovernanceOptions,
+  tools: readonly Tool<Context>[],
+): Tool<Context>[] {
   const governor = toolGovernor(authority, options);
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(options.tools ?? {})) {
