@@ -3,6 +3,7 @@
 // One copy of the SQL for both databases.
 
 import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
+import { insertSql, parameter, parameters } from "./rows.js";
 
 /**
  * The signal of a decision: what a contract reads of it, as one small integer, so that a replay of
@@ -297,19 +298,6 @@ const TRIP_COLUMNS = [
   "lower_bound", "upper_bound", "grant_ids", "finding_id",
 ] as const;
 
-const insert = (table: string, columns: readonly string[]): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-
-function values(record: object, columns: readonly string[]): SqlValue[] {
-  const source = record as Record<string, unknown>;
-  return columns.map((c) => {
-    const v = source[c];
-    if (v === undefined || v === null) return null;
-    if (typeof v === "boolean") return v ? 1 : 0;
-    if (typeof v === "object") return JSON.stringify(v);
-    return v as SqlValue;
-  });
-}
 
 function contractFromRow(row: Row, prefix = ""): ContractRow {
   const k = (c: string): string => prefix + c;
@@ -456,7 +444,7 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertContract(row: ContractRow): Promise<void> {
-    await this.#db.run(insert("contracts", CONTRACT_COLUMNS), values(row, CONTRACT_COLUMNS));
+    await this.#db.run(insertSql("contracts", CONTRACT_COLUMNS), parameters(row, CONTRACT_COLUMNS));
   }
 
   async getContract(id: string): Promise<ContractRow | undefined> {
@@ -469,7 +457,7 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertBreaker(row: BreakerRow): Promise<void> {
-    await this.#db.run(insert("breakers", BREAKER_COLUMNS), values(row, BREAKER_COLUMNS));
+    await this.#db.run(insertSql("breakers", BREAKER_COLUMNS), parameters(row, BREAKER_COLUMNS));
   }
 
   async getBreaker(id: string): Promise<BreakerRow | undefined> {
@@ -505,7 +493,7 @@ export class BreakerSql implements BreakerStore {
   async setBreached(id: string, breached: boolean): Promise<void> {
     // Rare (a contract entering or leaving `breached`); the kept breakers are read again after it.
     this.#db.decisionCache?.clear();
-    await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [breached ? 1 : 0, id]);
+    await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [parameter(breached, "breached"), id]);
   }
 
   async setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], a: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean> {
@@ -517,8 +505,8 @@ export class BreakerSql implements BreakerStore {
   }
 
   async appendEvent(row: BreakerEventRow): Promise<void> {
-    const columns = ["id", "breaker_id", "kind", "actor", "at", "detail"];
-    await this.#db.run(insert("breaker_events", columns), values(row, columns));
+    const columns = ["id", "breaker_id", "kind", "actor", "at", "detail"] as const;
+    await this.#db.run(insertSql("breaker_events", columns), parameters(row, columns));
   }
 
   async listEvents(breakerId: string): Promise<BreakerEventRow[]> {
@@ -530,7 +518,7 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertTrip(row: TripRow): Promise<void> {
-    await this.#db.run(insert("breaker_trips", TRIP_COLUMNS), values(row, TRIP_COLUMNS));
+    await this.#db.run(insertSql("breaker_trips", TRIP_COLUMNS), parameters(row, TRIP_COLUMNS));
   }
 
   async listTrips(breakerId: string): Promise<TripRow[]> {
@@ -538,8 +526,8 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertFinding(row: FindingRow): Promise<void> {
-    const columns = ["id", "kind", "agent_id", "breaker_id", "trip_id", "at", "detail"];
-    await this.#db.run(insert("findings", columns), values(row, columns));
+    const columns = ["id", "kind", "agent_id", "breaker_id", "trip_id", "at", "detail"] as const;
+    await this.#db.run(insertSql("findings", columns), parameters(row, columns));
   }
 
   async listFindings(filter: { agent_id?: string | undefined }, after: string | undefined, limit: number): Promise<FindingRow[]> {

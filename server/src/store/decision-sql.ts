@@ -3,6 +3,7 @@
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
+import { insertSql, parameters } from "./rows.js";
 
 /** Migration 2: what the decision path needs beyond migration 1. */
 export const DECISION_PATH_SQL = `
@@ -142,7 +143,7 @@ const APPROVAL_COLUMNS = [
 ] as const;
 const IDEMPOTENCY_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
 /** An insert that takes a free key or replaces an expired answer, and leaves a live one alone. */
-const PUT_IDEMPOTENCY = `INSERT INTO idempotency_keys (${IDEMPOTENCY_COLUMNS.join(", ")}) VALUES (${IDEMPOTENCY_COLUMNS.map(() => "?").join(", ")})
+const PUT_IDEMPOTENCY = `${insertSql("idempotency_keys", IDEMPOTENCY_COLUMNS)}
   ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET
     ${IDEMPOTENCY_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}
   WHERE idempotency_keys.created_at <= ?`;
@@ -152,10 +153,8 @@ export const OPEN_HOLD_AT = "h.settled_at IS NULL AND h.released_at IS NULL AND 
 
 const COUNT_USE = "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
 
-const insert = (table: string, columns: readonly string[]): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-const INSERT_LEDGER = insert("ledger", LEDGER_COLUMNS);
-const INSERT_CHARGE = insert("charges", CHARGE_COLUMNS);
+const INSERT_LEDGER = insertSql("ledger", LEDGER_COLUMNS);
+const INSERT_CHARGE = insertSql("charges", CHARGE_COLUMNS);
 const s = (row: Row, k: string): string => String(row[k]);
 const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
 const n = (row: Row, k: string): number => Number(row[k]);
@@ -201,11 +200,6 @@ function approvalFromRow(row: Row): DecisionApprovalRow {
   };
 }
 
-function pick(record: object, columns: readonly string[]): (string | number | null)[] {
-  const source = record as Record<string, string | number | null>;
-  return columns.map((c) => source[c] ?? null);
-}
-
 /** The gated decisions that wait for an approval: of a live grant, and not approved yet (one parameter: now). */
 const WAITING_GATED = `ledger l JOIN grants g ON g.id = l.grant_id
         WHERE l.kind = 'decision' AND l.outcome = 'gated' AND g.status = 'active' AND g.expires_at > ?
@@ -233,7 +227,7 @@ export class DecisionSql implements DecisionStore {
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
-    await this.#db.run(INSERT_LEDGER, pick(row, LEDGER_COLUMNS));
+    await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
     this.#db.decisionCache?.set(`head\n${row.tree_id}`, Object.freeze({ seq: row.seq, hash: row.hash }));
   }
 
@@ -285,7 +279,7 @@ export class DecisionSql implements DecisionStore {
   }
 
   async insertCharge(row: ChargeRow): Promise<void> {
-    await this.#db.run(INSERT_CHARGE, pick(row, CHARGE_COLUMNS));
+    await this.#db.run(INSERT_CHARGE, parameters(row, CHARGE_COLUMNS));
     const cache = this.#db.decisionCache;
     const cached = cache?.get(usageKey(row.grant_id)) as CachedUsage | undefined;
     // An open hold counts from now until it expires; one already expired at `at` never counts.
@@ -349,7 +343,7 @@ export class DecisionSql implements DecisionStore {
   }
 
   async insertApproval(row: DecisionApprovalRow): Promise<void> {
-    await this.#db.run(insert("decision_approvals", APPROVAL_COLUMNS), pick(row, APPROVAL_COLUMNS));
+    await this.#db.run(insertSql("decision_approvals", APPROVAL_COLUMNS), parameters(row, APPROVAL_COLUMNS));
   }
 
   async getApproval(id: string): Promise<DecisionApprovalRow | undefined> {
@@ -381,7 +375,7 @@ export class DecisionSql implements DecisionStore {
   }
 
   async putIdempotency(row: IdempotencyRow, expiredUpTo: number): Promise<boolean> {
-    const changed = await this.#db.run(PUT_IDEMPOTENCY, [...pick(row, IDEMPOTENCY_COLUMNS), expiredUpTo]);
+    const changed = await this.#db.run(PUT_IDEMPOTENCY, [...parameters(row, IDEMPOTENCY_COLUMNS), expiredUpTo]);
     return changed === 1;
   }
 

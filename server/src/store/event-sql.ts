@@ -10,6 +10,7 @@
 // counter is the last lock a transaction takes, so it adds no lock-order cycle (no deadlock).
 
 import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
+import { insertSql, parameters } from "./rows.js";
 
 /** The tables of migration 10. */
 export const EVENT_TABLES = ["events", "webhooks", "webhook_deliveries"] as const;
@@ -175,6 +176,10 @@ const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] ==
 const n = (row: Row, k: string): number => Number(row[k]);
 const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
 
+const EVENT_COLUMNS = ["id", "type", "at", "subject", "agent_id", "data"] as const;
+const INSERT_EVENT = insertSql("events", EVENT_COLUMNS);
+const WEBHOOK_COLUMNS = ["id", "url", "event_types", "secret", "status", "description", "cursor_seq", "created_at", "created_by"] as const;
+
 function eventFromRow(row: Row): StoredEvent {
   return {
     seq: n(row, "seq"), id: s(row, "id"), type: s(row, "type"), at: n(row, "at"), subject: s(row, "subject"),
@@ -213,8 +218,7 @@ export class EventSql implements EventStore {
   }
 
   async appendEvent(e: EventRow): Promise<void> {
-    const params: SqlValue[] = [e.id, e.type, e.at, e.subject, e.agent_id, JSON.stringify(e.data)];
-    await this.#db.run("INSERT INTO events (id, type, at, subject, agent_id, data) VALUES (?, ?, ?, ?, ?, ?)", params);
+    await this.#db.run(INSERT_EVENT, parameters(e, EVENT_COLUMNS));
     if (this.#db.dialect === "postgres") {
       if (this.#db.markOutboxWritten === undefined) throw new Error("an event is written only inside a transaction");
       this.#db.markOutboxWritten();
@@ -248,10 +252,7 @@ export class EventSql implements EventStore {
   }
 
   async insertWebhook(w: WebhookRow): Promise<void> {
-    await this.#db.run(
-      "INSERT INTO webhooks (id, url, event_types, secret, status, description, cursor_seq, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      [w.id, w.url, JSON.stringify(w.event_types), w.secret, w.status, w.description, w.cursor_seq, w.created_at, w.created_by],
-    );
+    await this.#db.run(insertSql("webhooks", WEBHOOK_COLUMNS), parameters(w, WEBHOOK_COLUMNS));
   }
 
   async getWebhook(id: string, deleted = false): Promise<WebhookRow | undefined> {

@@ -4,6 +4,7 @@
 
 import type { Dialect, Row, SqlDriver } from "./driver.js";
 import type { LedgerRow } from "./decision-sql.js";
+import { insertSql, parameters } from "./rows.js";
 
 /** Migration 5: family versions and the instances issued from them, kept like the ledger. */
 export function familiesMigrationSql(dialect: Dialect): string {
@@ -109,9 +110,6 @@ function ledgerFromRow(row: Row): LedgerRow {
   };
 }
 
-const insertSql = (table: string, columns: readonly string[]): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-
 export class FamilySql implements FamilyStore {
   readonly #db: SqlDriver;
 
@@ -137,7 +135,7 @@ export class FamilySql implements FamilyStore {
   }
 
   async insertVersion(row: FamilyVersionRow): Promise<void> {
-    await this.#db.run(insertSql("grant_families", FAMILY_COLUMNS), FAMILY_COLUMNS.map((c) => row[c]));
+    await this.#db.run(insertSql("grant_families", FAMILY_COLUMNS), parameters(row, FAMILY_COLUMNS));
   }
 
   async listLatest(filter: { name?: string | undefined }, after: string | undefined, limit: number): Promise<FamilyVersionRow[]> {
@@ -156,7 +154,7 @@ export class FamilySql implements FamilyStore {
   }
 
   async insertInstance(row: FamilyInstanceRow): Promise<void> {
-    await this.#db.run(insertSql("family_instances", INSTANCE_COLUMNS), INSTANCE_COLUMNS.map((c) => row[c]));
+    await this.#db.run(insertSql("family_instances", INSTANCE_COLUMNS), parameters(row, INSTANCE_COLUMNS));
   }
 
   async instancesOf(familyId: string, grantIds: readonly string[]): Promise<FamilyInstanceRow[]> {

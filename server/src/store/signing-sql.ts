@@ -3,6 +3,7 @@
 
 import type { Dialect, Row, SqlDriver } from "./driver.js";
 import { takeNamedLock, type EngineProfile } from "./engine.js";
+import { insertSql, parameters } from "./rows.js";
 
 /** Migration 9: the signing keys; rows are never deleted, a key is retired by field. Safe to apply twice. */
 export function signingMigrationSql(dialect: Dialect): string {
@@ -81,7 +82,7 @@ export class SigningKeySql implements SigningKeyStore {
   }
 
   async insert(row: SigningKeyRow): Promise<void> {
-    await this.#db.run(`INSERT INTO signing_keys (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`, COLUMNS.map((c) => row[c]));
+    await this.#db.run(insertSql("signing_keys", COLUMNS), parameters(row, COLUMNS));
   }
 
   async retire(kid: string, at: number): Promise<boolean> {

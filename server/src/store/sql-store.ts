@@ -9,6 +9,7 @@ import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { EVENT_TABLES, EventSql, type EventStore } from "./event-sql.js";
 import { SIGNING_TABLES, SigningKeySql, type SigningKeyStore } from "./signing-sql.js";
 import { runMigrations } from "./migrations.js";
+import { insertSql, parameters } from "./rows.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
 import type {
@@ -91,10 +92,6 @@ function grantFromRow(row: Row): GrantRecord {
   };
 }
 
-function insertSql(table: string, columns: readonly string[]): string {
-  return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-}
-
 function pageClause(page: Page, params: SqlValue[], hasWhere: boolean): string {
   let clause = "";
   if (page.after !== undefined) {
@@ -123,18 +120,6 @@ const KEY_COLUMNS = [
   "id", "hash", "identity", "kind", "roles", "agent_id", "email", "created_at", "created_by",
   "revoked_at", "revoked_by", "revocation_reason",
 ] as const;
-
-/** Turns a record into column values: objects as JSON text, booleans as 0/1. */
-function values(record: object, columns: readonly string[]): SqlValue[] {
-  const source = record as Record<string, unknown>;
-  return columns.map((column) => {
-    const value = source[column];
-    if (value === undefined || value === null) return null;
-    if (typeof value === "boolean") return value ? 1 : 0;
-    if (typeof value === "object") return JSON.stringify(value);
-    return value as SqlValue;
-  });
-}
 
 export class SqlStore implements Store {
   readonly #db: SqlDriver;
@@ -190,7 +175,7 @@ export class SqlStore implements Store {
   // Keys ---------------------------------------------------------------------------------------
 
   async insertKey(key: KeyRecord): Promise<void> {
-    await this.#db.run(insertSql("api_keys", KEY_COLUMNS), values(key, KEY_COLUMNS));
+    await this.#db.run(insertSql("api_keys", KEY_COLUMNS), parameters(key, KEY_COLUMNS));
   }
 
   async getKey(id: string): Promise<KeyRecord | undefined> {
@@ -240,8 +225,8 @@ export class SqlStore implements Store {
   // Agents -------------------------------------------------------------------------------------
 
   async createAgentIfAbsent(agent: AgentRecord): Promise<{ agent: AgentRecord; created: boolean }> {
-    const columns = ["id", "name", "description", "created_at", "created_by"];
-    const changed = await this.#db.run(`${insertSql("agents", columns)} ON CONFLICT (name) DO NOTHING`, values(agent, columns));
+    const columns = ["id", "name", "description", "created_at", "created_by"] as const;
+    const changed = await this.#db.run(`${insertSql("agents", columns)} ON CONFLICT (name) DO NOTHING`, parameters(agent, columns));
     const row = await this.#db.get("SELECT * FROM agents WHERE name = ?", [agent.name]);
     return { agent: agentFromRow(row!), created: changed === 1 };
   }
@@ -268,7 +253,7 @@ export class SqlStore implements Store {
   // Certificates -------------------------------------------------------------------------------
 
   async insertCertificate(certificate: CertificateRecord): Promise<void> {
-    await this.#db.run(insertSql("certificates", CERTIFICATE_COLUMNS), values(certificate, CERTIFICATE_COLUMNS));
+    await this.#db.run(insertSql("certificates", CERTIFICATE_COLUMNS), parameters(certificate, CERTIFICATE_COLUMNS));
   }
 
   async getCertificate(id: string): Promise<CertificateRecord | undefined> {
@@ -311,7 +296,7 @@ export class SqlStore implements Store {
   // Grants -------------------------------------------------------------------------------------
 
   async insertGrant(grant: GrantRecord): Promise<void> {
-    await this.#db.run(insertSql("grants", GRANT_COLUMNS), values(grant, GRANT_COLUMNS));
+    await this.#db.run(insertSql("grants", GRANT_COLUMNS), parameters(grant, GRANT_COLUMNS));
   }
 
   async getGrant(id: string): Promise<GrantRecord | undefined> {
@@ -437,8 +422,8 @@ export class SqlStore implements Store {
   }
 
   async appendGrantEvent(event: GrantEventRecord): Promise<void> {
-    const columns = ["id", "grant_id", "kind", "actor", "at", "detail"];
-    await this.#db.run(insertSql("grant_events", columns), values(event, columns));
+    const columns = ["id", "grant_id", "kind", "actor", "at", "detail"] as const;
+    await this.#db.run(insertSql("grant_events", columns), parameters(event, columns));
   }
 
   async listGrantEvents(grantId: string): Promise<GrantEventRecord[]> {
