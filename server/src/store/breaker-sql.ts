@@ -3,6 +3,7 @@
 // One copy of the SQL for both databases.
 
 import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
+import { CacheKind } from "./decision-cache.js";
 import { ColumnReader, insertSql, parameter, parameters, StoreRowError } from "./rows.js";
 
 /**
@@ -286,6 +287,9 @@ export interface BreakerStore {
   liveGrantTreesOf(agentId: string): Promise<{ roots: string[]; all: string[] }>;
 }
 
+/** An agent's breakers with their contracts, by agent id, in the decision cache. */
+const WATCHED_BREAKERS = new CacheKind<readonly WatchedBreaker[]>();
+
 const CONTRACTS = new ColumnReader("contracts");
 const BREAKERS = new ColumnReader("breakers");
 const TRIPS = new ColumnReader("breaker_trips");
@@ -541,8 +545,7 @@ export class BreakerSql implements BreakerStore {
     // connection's change empties the cache before the batch, and this connection's own change of
     // a breaker (`setBreached`) empties it at once. On PostgreSQL the rows are locked every time.
     const cache = this.#db.decisionCache;
-    const cacheKey = `breakers\n${agentId}`;
-    const cached = cache?.get(cacheKey) as readonly WatchedBreaker[] | undefined;
+    const cached = cache === undefined ? undefined : WATCHED_BREAKERS.get(cache, agentId);
     if (cached !== undefined) return cached;
     const forUpdate = lock && this.#db.dialect === "postgres" ? " FOR UPDATE OF b" : "";
     const rows = await this.#db.all(
@@ -553,7 +556,7 @@ export class BreakerSql implements BreakerStore {
       [agentId],
     );
     const watched = rows.map((row) => Object.freeze({ breaker: Object.freeze(breakerFromRow(row)), contract: Object.freeze(contractFromRow(row, "c_")) }));
-    cache?.set(cacheKey, Object.freeze(watched));
+    if (cache !== undefined) WATCHED_BREAKERS.set(cache, agentId, Object.freeze(watched));
     return watched;
   }
 

@@ -3,6 +3,7 @@
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
+import { CacheKind } from "./decision-cache.js";
 import { ColumnReader, insertSql, parameters } from "./rows.js";
 
 /** Migration 2: what the decision path needs beyond migration 1. */
@@ -175,7 +176,10 @@ interface CachedUsage {
   readonly heldUntil: number;
 }
 
-const usageKey = (grantId: string): string => `usage\n${grantId}`;
+/** A grant's usage, by grant id. */
+const GRANT_USAGE = new CacheKind<CachedUsage>();
+/** The last record this connection appended to a tree's chain, by tree id. */
+const LEDGER_HEAD = new CacheKind<{ readonly seq: number; readonly hash: string }>();
 
 /** A row of `ledger` (the family path reads them too). */
 export function ledgerFromRow(row: Row): LedgerRow {
@@ -235,7 +239,8 @@ export class DecisionSql implements DecisionStore {
 
   async ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined> {
     // Inside a SQLite batch the head this connection appended last is kept (INVARIANT decision-cache).
-    const cached = this.#db.decisionCache?.get(`head\n${treeId}`) as { seq: number; hash: string } | undefined;
+    const cache = this.#db.decisionCache;
+    const cached = cache === undefined ? undefined : LEDGER_HEAD.get(cache, treeId);
     if (cached !== undefined) return cached;
     const row = await this.#db.get("SELECT seq, hash FROM ledger WHERE tree_id = ? ORDER BY seq DESC LIMIT 1", [treeId]);
     return row === undefined ? undefined : { seq: LEDGER.integer(row, "seq"), hash: LEDGER.text(row, "hash") };
@@ -243,7 +248,8 @@ export class DecisionSql implements DecisionStore {
 
   async appendLedger(row: LedgerRow): Promise<void> {
     await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
-    this.#db.decisionCache?.set(`head\n${row.tree_id}`, Object.freeze({ seq: row.seq, hash: row.hash }));
+    const cache = this.#db.decisionCache;
+    if (cache !== undefined) LEDGER_HEAD.set(cache, row.tree_id, Object.freeze({ seq: row.seq, hash: row.hash }));
   }
 
   async getLedger(id: string): Promise<LedgerRow | undefined> {
@@ -288,18 +294,18 @@ export class DecisionSql implements DecisionStore {
     const cache = this.#db.decisionCache;
     for (const grantId of grantIds) {
       await this.#db.run(COUNT_USE, [grantId]);
-      const cached = cache?.get(usageKey(grantId)) as CachedUsage | undefined;
-      if (cached !== undefined) cache!.set(usageKey(grantId), Object.freeze({ ...cached, uses: cached.uses + 1 }));
+      const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, grantId);
+      if (cache !== undefined && cached !== undefined) GRANT_USAGE.set(cache, grantId, Object.freeze({ ...cached, uses: cached.uses + 1 }));
     }
   }
 
   async insertCharge(row: ChargeRow): Promise<void> {
     await this.#db.run(INSERT_CHARGE, parameters(row, CHARGE_COLUMNS));
     const cache = this.#db.decisionCache;
-    const cached = cache?.get(usageKey(row.grant_id)) as CachedUsage | undefined;
+    const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, row.grant_id);
     // An open hold counts from now until it expires; one already expired at `at` never counts.
-    if (cached === undefined || row.amount_minor <= 0 || row.settled_at !== null || row.released_at !== null || row.expires_at <= cached.at) return;
-    cache!.set(usageKey(row.grant_id), Object.freeze({
+    if (cache === undefined || cached === undefined || row.amount_minor <= 0 || row.settled_at !== null || row.released_at !== null || row.expires_at <= cached.at) return;
+    GRANT_USAGE.set(cache, row.grant_id, Object.freeze({
       ...cached, held_minor: cached.held_minor + row.amount_minor, heldUntil: Math.min(cached.heldUntil, row.expires_at),
     }));
   }
@@ -309,7 +315,7 @@ export class DecisionSql implements DecisionStore {
     const cache = this.#db.decisionCache;
     if (cache !== undefined && grantIds.length > 0) {
       for (const id of grantIds) {
-        const cached = cache.get(usageKey(id)) as CachedUsage | undefined;
+        const cached = GRANT_USAGE.get(cache, id);
         // INVARIANT (live-holds): a kept sum of holds is exact only until the first of them expires.
         if (cached === undefined || now < cached.at || now >= cached.heldUntil) break;
         result.set(id, { uses: cached.uses, held_minor: cached.held_minor, settled_minor: cached.settled_minor });
@@ -337,7 +343,7 @@ export class DecisionSql implements DecisionStore {
       result.set(grantId, usage);
       if (cache === undefined) continue;
       const heldUntil = c.integerOrNull(row, "held_until") ?? Number.POSITIVE_INFINITY;
-      cache.set(usageKey(grantId), Object.freeze({ ...usage, at: now, heldUntil } satisfies CachedUsage));
+      GRANT_USAGE.set(cache, grantId, Object.freeze({ ...usage, at: now, heldUntil }));
     }
     return result;
   }

@@ -1,5 +1,7 @@
 // The small SQL surface a store needs from a database driver; one implementation per database.
 
+import type { DecisionCache } from "./decision-cache.js";
+
 export type Dialect = "sqlite" | "postgres";
 export type SqlValue = string | number | null;
 export type Row = Record<string, unknown>;
@@ -38,7 +40,7 @@ export interface SqlDriver {
    * kept exactly as long as they are what a read would return (sqlite-driver.ts, INVARIANT
    * decision-cache). Undefined everywhere else.
    */
-  readonly decisionCache?: Map<string, unknown> | undefined;
+  readonly decisionCache?: DecisionCache | undefined;
   close(): Promise<void>;
 }
 

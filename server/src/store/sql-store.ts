@@ -9,6 +9,7 @@ import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { EVENT_TABLES, EventSql, type EventStore } from "./event-sql.js";
 import { SIGNING_TABLES, SigningKeySql, type SigningKeyStore } from "./signing-sql.js";
 import { runMigrations } from "./migrations.js";
+import { CacheKind } from "./decision-cache.js";
 import { ColumnReader, insertSql, parameters, StoreRowError } from "./rows.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
@@ -38,6 +39,13 @@ const DELEGATION_POLICIES: readonly GrantRecord["delegation_policy"][] = ["none"
 const ENFORCEMENT_MODES: readonly EnforcementMode[] = ["observe", "enforce"];
 const GRANT_STATUSES: readonly StoredGrantStatus[] = ["pending_approval", "active", "revoked"];
 const GRANT_EVENT_KINDS: readonly GrantEventRecord["kind"][] = ["issued", "delegated", "approved", "enforcement_escalated", "revoked", "approval_wait_abandoned"];
+
+/** Keys by the hash of their secret; null: no key has it. */
+const KEY_BY_HASH = new CacheKind<KeyRecord | null>();
+/** An agent's valid certificate, by agent id and environment; null: none. */
+const VALID_CERTIFICATE = new CacheKind<CertificateRecord | null>();
+/** A grant's chain, root first, by the grant's id. */
+const GRANT_CHAIN = new CacheKind<readonly GrantRecord[]>();
 
 /** Freezes a record read for the decision cache and everything in it: shared rows cannot be changed by a caller. */
 function deepFreeze<T>(value: T): T {
@@ -226,12 +234,11 @@ export class SqlStore implements Store {
     // The authorize worker authenticates inside its batch, where a revocation by any connection
     // has already emptied the cache (INVARIANT decision-cache).
     const cache = this.#db.decisionCache;
-    const cacheKey = `key\n${hash}`;
-    const cached = cache?.get(cacheKey) as KeyRecord | null | undefined;
+    const cached = cache === undefined ? undefined : KEY_BY_HASH.get(cache, hash);
     if (cached !== undefined) return cached ?? undefined;
     const row = await this.#db.get("SELECT * FROM api_keys WHERE hash = ?", [hash]);
     const key = row && deepFreeze(keyFromRow(row));
-    cache?.set(cacheKey, key ?? null);
+    if (cache !== undefined) KEY_BY_HASH.set(cache, hash, key ?? null);
     return key;
   }
 
@@ -312,15 +319,15 @@ export class SqlStore implements Store {
 
   async validCertificate(agentId: string, environment: string): Promise<CertificateRecord | undefined> {
     const cache = this.#db.decisionCache;
-    const key = `certificate\n${agentId}\n${environment}`;
-    const cached = cache?.get(key) as CertificateRecord | null | undefined;
+    const key = `${agentId}\n${environment}`;
+    const cached = cache === undefined ? undefined : VALID_CERTIFICATE.get(cache, key);
     if (cached !== undefined) return cached ?? undefined;
     const row = await this.#db.get(
       "SELECT * FROM certificates WHERE agent_id = ? AND environment = ? AND revoked_at IS NULL",
       [agentId, environment],
     );
     const certificate = row && deepFreeze(certificateFromRow(row));
-    cache?.set(key, certificate ?? null);
+    if (cache !== undefined) VALID_CERTIFICATE.set(cache, key, certificate ?? null);
     return certificate;
   }
 
@@ -381,11 +388,10 @@ export class SqlStore implements Store {
 
   async grantChain(id: string): Promise<readonly GrantRecord[]> {
     const cache = this.#db.decisionCache;
-    const key = `chain\n${id}`;
-    const cached = cache?.get(key) as readonly GrantRecord[] | undefined;
+    const cached = cache === undefined ? undefined : GRANT_CHAIN.get(cache, id);
     if (cached !== undefined) return cached;
     const chain = await this.#readGrantChain(id);
-    if (cache !== undefined) cache.set(key, deepFreeze(chain));
+    if (cache !== undefined) GRANT_CHAIN.set(cache, id, deepFreeze(chain));
     return chain;
   }
 
