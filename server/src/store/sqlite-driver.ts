@@ -54,7 +54,8 @@ interface Prepared {
   readonly invalidates: "always" | "outside-batch" | "never";
 }
 
-class SqliteConnection implements SqlDriver {
+/** One better-sqlite3 connection; SqliteDriver holds one under its lock (exported for the group commit's tests). */
+export class SqliteConnection implements SqlDriver {
   readonly dialect = "sqlite" as const;
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Prepared>();
