@@ -1,10 +1,14 @@
-// Records round-trip through both databases: for random grants, contracts, breakers and trips
+// Records round-trip through both databases: for random grants, keys, certificates, idempotency
+// answers, webhooks, family versions, contracts, breakers and trips
 // (nulls, flags, JSON, reals and integers at their edges), what the store reads back is exactly
 // what it wrote, by the one record-to-parameters rule and the tables' row decoders (decision 0350).
 
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BreakerRow, ContractRow, GrantRecord, TripRow } from "@agent-authority/server";
+import { ROLES } from "@agent-authority/api";
+import type { BreakerRow, CertificateRecord, ContractRow, GrantRecord, IdempotencyRow, KeyRecord, TripRow } from "@agent-authority/server";
+import type { WebhookRow } from "../../server/src/store/event-sql.js";
+import type { FamilyVersionRow } from "../../server/src/store/family-sql.js";
 import { insertSql, parameter, parameters } from "../../server/src/store/rows.js";
 import { forEachStore, openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
@@ -63,6 +67,36 @@ const trip: fc.Arbitrary<Omit<TripRow, "id" | "breaker_id" | "agent_id" | "contr
     finding_id: textOrNull,
   });
 
+/** A key's agent, when it has one, is an agent of the database. */
+function keyOf(agentId: string): fc.Arbitrary<Omit<KeyRecord, "id" | "hash">> {
+  return fc.record({
+    identity: text, kind: fc.constantFrom("human", "service"), roles: fc.subarray([...ROLES]), agent_id: fc.constantFrom(null, agentId),
+    email: textOrNull, created_at: bigint, created_by: textOrNull, revoked_at: fc.option(bigint, { nil: null }), revoked_by: textOrNull,
+    revocation_reason: textOrNull,
+  });
+}
+
+function certificateOf(agentId: string): fc.Arbitrary<Omit<CertificateRecord, "id" | "environment">> {
+  return fc.record({
+    issued_by: text, issued_by_email: textOrNull, issued_at: bigint, basis: text, provenance_version: text, manifest_hash: text,
+    content_hash: text, market_profile: textOrNull, checks: fc.array(text, { maxLength: 4 }), revoked_at: fc.option(bigint, { nil: null }),
+    revoked_by: textOrNull, revocation_reason: textOrNull, superseded_by: textOrNull,
+  }).map((c) => ({ ...c, agent_id: agentId }));
+}
+
+const answer: fc.Arbitrary<Omit<IdempotencyRow, "caller_key_id" | "idempotency_key">> = fc.record({
+  method: text, path: text, request_hash: text, status: fc.integer({ min: 100, max: 599 }), response: text, created_at: bigint,
+});
+
+const webhook: fc.Arbitrary<Omit<WebhookRow, "id">> = fc.record({
+  url: text, event_types: fc.array(text, { maxLength: 4 }), secret: text, status: fc.constantFrom("active", "paused"),
+  description: textOrNull, cursor_seq: bigint, created_at: bigint, created_by: text,
+});
+
+const familyVersion: fc.Arbitrary<Omit<FamilyVersionRow, "id" | "name">> = fc.record({
+  version: int32, content_hash: text, body: text, pushed_at: bigint, pushed_by: text,
+});
+
 function roundTrips(target: StoreTarget): void {
   let db: TestStore;
   let agentId: string;
@@ -80,6 +114,30 @@ function roundTrips(target: StoreTarget): void {
       const grant: GrantRecord = { ...drawn, id, root_id: id };
       await db.store.insertGrant(grant);
       expect(await db.store.getGrant(grant.id)).toStrictEqual(grant);
+    }), { numRuns: RUNS });
+  });
+
+  it("a key, a certificate, an idempotency answer, a webhook and a family version read back as written", async () => {
+    await fc.assert(fc.asyncProperty(keyOf(agentId), certificateOf(agentId), answer, webhook, familyVersion, async (k, c, a, w, f) => {
+      const keyRecord: KeyRecord = { ...k, id: nextId("key"), hash: nextId("hash") };
+      await db.store.insertKey(keyRecord);
+      expect(await db.store.getKey(keyRecord.id)).toStrictEqual(keyRecord);
+
+      const certificate: CertificateRecord = { ...c, id: nextId("crt"), environment: nextId("env") };
+      await db.store.insertCertificate(certificate);
+      expect(await db.store.getCertificate(certificate.id)).toStrictEqual(certificate);
+
+      const row: IdempotencyRow = { ...a, caller_key_id: keyRecord.id, idempotency_key: nextId("idem") };
+      expect(await db.store.decisionPath().putIdempotency(row, Number.MIN_SAFE_INTEGER)).toBe(true);
+      expect(await db.store.decisionPath().getIdempotency(row.caller_key_id, row.idempotency_key, Number.MIN_SAFE_INTEGER)).toStrictEqual(row);
+
+      const hook: WebhookRow = { ...w, id: nextId("whk") };
+      await db.store.eventPath().insertWebhook(hook);
+      expect(await db.store.eventPath().getWebhook(hook.id)).toStrictEqual(hook);
+
+      const version: FamilyVersionRow = { ...f, id: nextId("fam"), name: nextId("name") };
+      await db.store.familyPath().insertVersion(version);
+      expect(await db.store.familyPath().getVersion(version.id, version.version)).toStrictEqual(version);
     }), { numRuns: RUNS });
   });
 
