@@ -3,6 +3,8 @@
 // One copy of the SQL for both databases.
 
 import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
+import { CacheKind } from "./decision-cache.js";
+import { ColumnReader, insertSql, parameter, parameters, StoreRowError } from "./rows.js";
 
 /**
  * The signal of a decision: what a contract reads of it, as one small integer, so that a replay of
@@ -285,10 +287,23 @@ export interface BreakerStore {
   liveGrantTreesOf(agentId: string): Promise<{ roots: string[]; all: string[] }>;
 }
 
-const s = (row: Row, k: string): string => String(row[k]);
-const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
-const n = (row: Row, k: string): number => Number(row[k]);
-const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
+/** An agent's breakers with their contracts, by agent id, in the decision cache. */
+const WATCHED_BREAKERS = new CacheKind<readonly WatchedBreaker[]>();
+
+const CONTRACTS = new ColumnReader("contracts");
+const BREAKERS = new ColumnReader("breakers");
+const TRIPS = new ColumnReader("breaker_trips");
+const EVENTS = new ColumnReader("breaker_events");
+const FINDINGS = new ColumnReader("findings");
+const SIGNALS = new ColumnReader("decision_signals");
+const WINDOWS = new ColumnReader("breaker_windows");
+const GRANTS = new ColumnReader("grants");
+
+const METRICS: readonly ContractMetricName[] = ["refusal_rate", "deny_rate", "gated_rate", "exhausted_rate", "out_of_scope_rate"];
+const ACTIONS: readonly BreakerRow["action"][] = ["notify", "revoke"];
+const MODES: readonly BreakerRow["mode"][] = ["observe", "armed"];
+const EVENT_KINDS: readonly BreakerEventRow["kind"][] = ["created", "armed", "disarmed"];
+const FINDING_KINDS: readonly FindingRow["kind"][] = ["breaker_trip"];
 
 const CONTRACT_COLUMNS = ["id", "agent_id", "metric", "ceiling", "window_decisions", "window_hours", "description", "declared_by", "declared_by_email", "declared_at"] as const;
 const BREAKER_COLUMNS = ["id", "agent_id", "contract_id", "action", "mode", "breached", "created_at", "created_by", "armed_at", "armed_by", "basis", "expecting_trips"] as const;
@@ -297,52 +312,93 @@ const TRIP_COLUMNS = [
   "lower_bound", "upper_bound", "grant_ids", "finding_id",
 ] as const;
 
-const insert = (table: string, columns: readonly string[]): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-
-function values(record: object, columns: readonly string[]): SqlValue[] {
-  const source = record as Record<string, unknown>;
-  return columns.map((c) => {
-    const v = source[c];
-    if (v === undefined || v === null) return null;
-    if (typeof v === "boolean") return v ? 1 : 0;
-    if (typeof v === "object") return JSON.stringify(v);
-    return v as SqlValue;
-  });
-}
 
 function contractFromRow(row: Row, prefix = ""): ContractRow {
-  const k = (c: string): string => prefix + c;
+  const c = CONTRACTS;
+  const k = (column: string): string => prefix + column;
   return {
-    id: s(row, k("id")), agent_id: s(row, k("agent_id")), metric: s(row, k("metric")) as ContractMetricName, ceiling: n(row, k("ceiling")),
-    window_decisions: nn(row, k("window_decisions")), window_hours: nn(row, k("window_hours")), description: sn(row, k("description")),
-    declared_by: s(row, k("declared_by")), declared_by_email: sn(row, k("declared_by_email")), declared_at: n(row, k("declared_at")),
+    id: c.text(row, k("id")), agent_id: c.text(row, k("agent_id")), metric: c.oneOf(row, k("metric"), METRICS), ceiling: c.real(row, k("ceiling")),
+    window_decisions: c.integerOrNull(row, k("window_decisions")), window_hours: c.realOrNull(row, k("window_hours")),
+    description: c.textOrNull(row, k("description")), declared_by: c.text(row, k("declared_by")),
+    declared_by_email: c.textOrNull(row, k("declared_by_email")), declared_at: c.integer(row, k("declared_at")),
   };
 }
 
 function breakerFromRow(row: Row): BreakerRow {
+  const c = BREAKERS;
   return {
-    id: s(row, "id"), agent_id: s(row, "agent_id"), contract_id: s(row, "contract_id"), action: s(row, "action") as BreakerRow["action"],
-    mode: s(row, "mode") as BreakerRow["mode"], breached: n(row, "breached") === 1, created_at: n(row, "created_at"),
-    created_by: s(row, "created_by"), armed_at: nn(row, "armed_at"), armed_by: sn(row, "armed_by"), basis: sn(row, "basis"),
-    expecting_trips: nn(row, "expecting_trips"),
+    id: c.text(row, "id"), agent_id: c.text(row, "agent_id"), contract_id: c.text(row, "contract_id"), action: c.oneOf(row, "action", ACTIONS),
+    mode: c.oneOf(row, "mode", MODES), breached: c.flag(row, "breached"), created_at: c.integer(row, "created_at"),
+    created_by: c.text(row, "created_by"), armed_at: c.integerOrNull(row, "armed_at"), armed_by: c.textOrNull(row, "armed_by"),
+    basis: c.textOrNull(row, "basis"), expecting_trips: c.integerOrNull(row, "expecting_trips"),
   };
 }
 
 function tripFromRow(row: Row): TripRow {
+  const c = TRIPS;
   return {
-    id: s(row, "id"), breaker_id: s(row, "breaker_id"), agent_id: s(row, "agent_id"), contract_id: s(row, "contract_id"),
-    ledger_id: s(row, "ledger_id"), at: n(row, "at"), mode: s(row, "mode") as TripRow["mode"], action: s(row, "action") as TripRow["action"],
-    declared_by: s(row, "declared_by"), armed_by: sn(row, "armed_by"), successes: n(row, "successes"), n: n(row, "n"),
-    lower_bound: n(row, "lower_bound"), upper_bound: n(row, "upper_bound"), grant_ids: JSON.parse(s(row, "grant_ids")) as string[],
-    finding_id: sn(row, "finding_id"),
+    id: c.text(row, "id"), breaker_id: c.text(row, "breaker_id"), agent_id: c.text(row, "agent_id"), contract_id: c.text(row, "contract_id"),
+    ledger_id: c.text(row, "ledger_id"), at: c.integer(row, "at"), mode: c.oneOf(row, "mode", MODES), action: c.oneOf(row, "action", ACTIONS),
+    declared_by: c.text(row, "declared_by"), armed_by: c.textOrNull(row, "armed_by"), successes: c.integer(row, "successes"), n: c.integer(row, "n"),
+    lower_bound: c.real(row, "lower_bound"), upper_bound: c.real(row, "upper_bound"), grant_ids: c.jsonStrings(row, "grant_ids"),
+    finding_id: c.textOrNull(row, "finding_id"),
   };
+}
+
+function eventFromRow(row: Row): BreakerEventRow {
+  const c = EVENTS;
+  return {
+    id: c.text(row, "id"), breaker_id: c.text(row, "breaker_id"), kind: c.oneOf(row, "kind", EVENT_KINDS), actor: c.text(row, "actor"),
+    at: c.integer(row, "at"), detail: c.jsonObject(row, "detail"),
+  };
+}
+
+function findingFromRow(row: Row): FindingRow {
+  const c = FINDINGS;
+  return {
+    id: c.text(row, "id"), kind: c.oneOf(row, "kind", FINDING_KINDS), agent_id: c.text(row, "agent_id"), breaker_id: c.text(row, "breaker_id"),
+    trip_id: c.text(row, "trip_id"), at: c.integer(row, "at"), detail: c.jsonObject(row, "detail"),
+  };
+}
+
+/** A signal's code: one of the SIGNAL codes. */
+function signalCode(row: Row): number {
+  const signal = SIGNALS.integer(row, "signal");
+  if (signal < 0 || signal >= SIGNAL_COUNT) throw new StoreRowError("decision_signals", "signal", `a signal code below ${SIGNAL_COUNT}`, signal);
+  return signal;
+}
+
+function signalFromRow(row: Row): { at: number; seq: number; signal: number } {
+  return { at: SIGNALS.integer(row, "at"), seq: SIGNALS.integer(row, "seq"), signal: signalCode(row) };
+}
+
+function keyFromRow(row: Row): SignalKey {
+  return [SIGNALS.integer(row, "at"), SIGNALS.integer(row, "seq")];
 }
 
 function countsOf(rows: readonly Row[]): number[] {
   const counts = new Array<number>(SIGNAL_COUNT).fill(0);
-  for (const row of rows) counts[n(row, "signal")] = n(row, "c");
+  for (const row of rows) counts[signalCode(row)] = SIGNALS.integer(row, "c");
   return counts;
+}
+
+/** The stored window state: JSON of the shape `putWindowState` writes (the breaker path rebuilds it when it does not fit). */
+function isWindowState(value: Record<string, unknown>): value is Record<string, unknown> & WindowState {
+  const head = value["head"];
+  const windows = value["windows"];
+  return (head === null || isSignalKey(head)) && windows !== null && typeof windows === "object" && !Array.isArray(windows)
+    && Object.values(windows).every((w: unknown) => w !== null && typeof w === "object" && isWindow(w));
+}
+
+function isSignalKey(value: unknown): value is SignalKey {
+  return Array.isArray(value) && value.length === 2 && value.every((x) => Number.isSafeInteger(x));
+}
+
+function isWindow(w: object): boolean {
+  const n: unknown = "n" in w ? w.n : undefined;
+  const counts: unknown = "counts" in w ? w.counts : undefined;
+  const tail: unknown = "tail" in w ? w.tail : undefined;
+  return Number.isSafeInteger(n) && Array.isArray(counts) && counts.every((x) => Number.isSafeInteger(x)) && (tail === null || isSignalKey(tail));
 }
 
 export class BreakerSql implements BreakerStore {
@@ -356,7 +412,7 @@ export class BreakerSql implements BreakerStore {
     const sql = "INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, ?)";
     const values = [ledgerId, agentId, at, signal];
     if (this.#db.insertRowId !== undefined) return this.#db.insertRowId(sql, values);
-    return n((await this.#db.get(`${sql} RETURNING seq`, values))!, "seq");
+    return SIGNALS.integer((await this.#db.get(`${sql} RETURNING seq`, values)) ?? {}, "seq");
   }
 
   async countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts> {
@@ -386,12 +442,15 @@ export class BreakerSql implements BreakerStore {
          ) w ORDER BY at, seq LIMIT ?`,
         [agentId, after[0], after[1], limit, agentId, after[0], to, limit, limit],
       );
-    return rows as { at: number; seq: number; signal: number }[];
+    return rows.map(signalFromRow);
   }
 
   async windowState(agentId: string): Promise<WindowState | undefined> {
     const row = await this.#db.get("SELECT state FROM breaker_windows WHERE agent_id = ?", [agentId]);
-    return row === undefined ? undefined : (JSON.parse(s(row, "state")) as WindowState);
+    if (row === undefined) return undefined;
+    const state = WINDOWS.jsonObject(row, "state");
+    if (!isWindowState(state)) throw new StoreRowError("breaker_windows", "state", "a window state", row["state"]);
+    return state;
   }
 
   async putWindowState(agentId: string, state: WindowState): Promise<void> {
@@ -411,7 +470,7 @@ export class BreakerSql implements BreakerStore {
        ) w ORDER BY at DESC, seq DESC LIMIT 1`,
       [agentId, key[0], key[1], agentId, key[0]],
     );
-    return row === undefined ? null : [n(row, "at"), n(row, "seq")];
+    return row === undefined ? null : keyFromRow(row);
   }
 
   async signalsFrom(agentId: string, key: SignalKey, limit: number): Promise<{ at: number; seq: number; signal: number }[]> {
@@ -426,7 +485,7 @@ export class BreakerSql implements BreakerStore {
         [agentId, key[0], limit - rows.length],
       ));
     }
-    return rows.map((row) => ({ at: n(row, "at"), seq: n(row, "seq"), signal: n(row, "signal") }));
+    return rows.map(signalFromRow);
   }
 
   async oldestOfLast(agentId: string, size: number, at: number): Promise<SignalKey | null> {
@@ -436,12 +495,12 @@ export class BreakerSql implements BreakerStore {
        ) w ORDER BY at, seq LIMIT 1`,
       [agentId, at, size],
     );
-    return row === undefined ? null : [n(row, "at"), n(row, "seq")];
+    return row === undefined ? null : keyFromRow(row);
   }
 
   async firstAfter(agentId: string, from: number): Promise<SignalKey | null> {
     const row = await this.#db.get("SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT 1", [agentId, from]);
-    return row === undefined ? null : [n(row, "at"), n(row, "seq")];
+    return row === undefined ? null : keyFromRow(row);
   }
 
   async countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts> {
@@ -456,7 +515,7 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertContract(row: ContractRow): Promise<void> {
-    await this.#db.run(insert("contracts", CONTRACT_COLUMNS), values(row, CONTRACT_COLUMNS));
+    await this.#db.run(insertSql("contracts", CONTRACT_COLUMNS), parameters(row, CONTRACT_COLUMNS));
   }
 
   async getContract(id: string): Promise<ContractRow | undefined> {
@@ -469,7 +528,7 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertBreaker(row: BreakerRow): Promise<void> {
-    await this.#db.run(insert("breakers", BREAKER_COLUMNS), values(row, BREAKER_COLUMNS));
+    await this.#db.run(insertSql("breakers", BREAKER_COLUMNS), parameters(row, BREAKER_COLUMNS));
   }
 
   async getBreaker(id: string): Promise<BreakerRow | undefined> {
@@ -486,8 +545,7 @@ export class BreakerSql implements BreakerStore {
     // connection's change empties the cache before the batch, and this connection's own change of
     // a breaker (`setBreached`) empties it at once. On PostgreSQL the rows are locked every time.
     const cache = this.#db.decisionCache;
-    const cacheKey = `breakers\n${agentId}`;
-    const cached = cache?.get(cacheKey) as readonly WatchedBreaker[] | undefined;
+    const cached = cache === undefined ? undefined : WATCHED_BREAKERS.get(cache, agentId);
     if (cached !== undefined) return cached;
     const forUpdate = lock && this.#db.dialect === "postgres" ? " FOR UPDATE OF b" : "";
     const rows = await this.#db.all(
@@ -498,14 +556,14 @@ export class BreakerSql implements BreakerStore {
       [agentId],
     );
     const watched = rows.map((row) => Object.freeze({ breaker: Object.freeze(breakerFromRow(row)), contract: Object.freeze(contractFromRow(row, "c_")) }));
-    cache?.set(cacheKey, Object.freeze(watched));
+    if (cache !== undefined) WATCHED_BREAKERS.set(cache, agentId, Object.freeze(watched));
     return watched;
   }
 
   async setBreached(id: string, breached: boolean): Promise<void> {
     // Rare (a contract entering or leaving `breached`); the kept breakers are read again after it.
     this.#db.decisionCache?.clear();
-    await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [breached ? 1 : 0, id]);
+    await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [parameter(breached, "breached"), id]);
   }
 
   async setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], a: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean> {
@@ -517,20 +575,17 @@ export class BreakerSql implements BreakerStore {
   }
 
   async appendEvent(row: BreakerEventRow): Promise<void> {
-    const columns = ["id", "breaker_id", "kind", "actor", "at", "detail"];
-    await this.#db.run(insert("breaker_events", columns), values(row, columns));
+    const columns = ["id", "breaker_id", "kind", "actor", "at", "detail"] as const;
+    await this.#db.run(insertSql("breaker_events", columns), parameters(row, columns));
   }
 
   async listEvents(breakerId: string): Promise<BreakerEventRow[]> {
     const rows = await this.#db.all("SELECT * FROM breaker_events WHERE breaker_id = ? ORDER BY id", [breakerId]);
-    return rows.map((row) => ({
-      id: s(row, "id"), breaker_id: s(row, "breaker_id"), kind: s(row, "kind") as BreakerEventRow["kind"], actor: s(row, "actor"),
-      at: n(row, "at"), detail: JSON.parse(s(row, "detail")) as Record<string, unknown>,
-    }));
+    return rows.map(eventFromRow);
   }
 
   async insertTrip(row: TripRow): Promise<void> {
-    await this.#db.run(insert("breaker_trips", TRIP_COLUMNS), values(row, TRIP_COLUMNS));
+    await this.#db.run(insertSql("breaker_trips", TRIP_COLUMNS), parameters(row, TRIP_COLUMNS));
   }
 
   async listTrips(breakerId: string): Promise<TripRow[]> {
@@ -538,8 +593,8 @@ export class BreakerSql implements BreakerStore {
   }
 
   async insertFinding(row: FindingRow): Promise<void> {
-    const columns = ["id", "kind", "agent_id", "breaker_id", "trip_id", "at", "detail"];
-    await this.#db.run(insert("findings", columns), values(row, columns));
+    const columns = ["id", "kind", "agent_id", "breaker_id", "trip_id", "at", "detail"] as const;
+    await this.#db.run(insertSql("findings", columns), parameters(row, columns));
   }
 
   async listFindings(filter: { agent_id?: string | undefined }, after: string | undefined, limit: number): Promise<FindingRow[]> {
@@ -549,14 +604,11 @@ export class BreakerSql implements BreakerStore {
     if (after !== undefined) { where.push("id > ?"); params.push(after); }
     params.push(limit);
     const rows = await this.#db.all(`SELECT * FROM findings${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`, params);
-    return rows.map((row) => ({
-      id: s(row, "id"), kind: "breaker_trip", agent_id: s(row, "agent_id"), breaker_id: s(row, "breaker_id"), trip_id: s(row, "trip_id"),
-      at: n(row, "at"), detail: JSON.parse(s(row, "detail")) as Record<string, unknown>,
-    }));
+    return rows.map(findingFromRow);
   }
 
   async liveGrantTreesOf(agentId: string): Promise<{ roots: string[]; all: string[] }> {
-    const roots = (await this.#db.all("SELECT id FROM grants WHERE agent_id = ? AND status <> 'revoked' ORDER BY depth, id", [agentId])).map((r) => s(r, "id"));
+    const roots = (await this.#db.all("SELECT id FROM grants WHERE agent_id = ? AND status <> 'revoked' ORDER BY depth, id", [agentId])).map((r) => GRANTS.text(r, "id"));
     if (roots.length === 0) return { roots, all: [] };
     const rows = await this.#db.all(
       `WITH RECURSIVE tree AS (
@@ -566,6 +618,6 @@ export class BreakerSql implements BreakerStore {
        ) SELECT DISTINCT tree.id, tree.depth FROM tree JOIN grants g ON g.id = tree.id WHERE g.status <> 'revoked' ORDER BY tree.depth, tree.id`,
       [agentId],
     );
-    return { roots, all: rows.map((r) => s(r, "id")) };
+    return { roots, all: rows.map((r) => GRANTS.text(r, "id")) };
   }
 }

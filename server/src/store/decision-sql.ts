@@ -3,6 +3,8 @@
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
+import { CacheKind } from "./decision-cache.js";
+import { ColumnReader, insertSql, parameters } from "./rows.js";
 
 /** Migration 2: what the decision path needs beyond migration 1. */
 export const DECISION_PATH_SQL = `
@@ -142,7 +144,7 @@ const APPROVAL_COLUMNS = [
 ] as const;
 const IDEMPOTENCY_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
 /** An insert that takes a free key or replaces an expired answer, and leaves a live one alone. */
-const PUT_IDEMPOTENCY = `INSERT INTO idempotency_keys (${IDEMPOTENCY_COLUMNS.join(", ")}) VALUES (${IDEMPOTENCY_COLUMNS.map(() => "?").join(", ")})
+const PUT_IDEMPOTENCY = `${insertSql("idempotency_keys", IDEMPOTENCY_COLUMNS)}
   ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET
     ${IDEMPOTENCY_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}
   WHERE idempotency_keys.created_at <= ?`;
@@ -152,14 +154,14 @@ export const OPEN_HOLD_AT = "h.settled_at IS NULL AND h.released_at IS NULL AND 
 
 const COUNT_USE = "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
 
-const insert = (table: string, columns: readonly string[]): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-const INSERT_LEDGER = insert("ledger", LEDGER_COLUMNS);
-const INSERT_CHARGE = insert("charges", CHARGE_COLUMNS);
-const s = (row: Row, k: string): string => String(row[k]);
-const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
-const n = (row: Row, k: string): number => Number(row[k]);
-const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
+const INSERT_LEDGER = insertSql("ledger", LEDGER_COLUMNS);
+const INSERT_CHARGE = insertSql("charges", CHARGE_COLUMNS);
+const LEDGER = new ColumnReader("ledger");
+const CHARGES = new ColumnReader("charges");
+const APPROVALS = new ColumnReader("decision_approvals");
+const IDEMPOTENCY = new ColumnReader("idempotency_keys");
+const TOTALS = new ColumnReader("grant_totals");
+const LEDGER_KINDS: readonly LedgerRow["kind"][] = ["decision", "settlement"];
 
 /**
  * A grant's usage as the decision cache keeps it (INVARIANT decision-cache): read at `at`, then
@@ -174,36 +176,47 @@ interface CachedUsage {
   readonly heldUntil: number;
 }
 
-const usageKey = (grantId: string): string => `usage\n${grantId}`;
+/** A grant's usage, by grant id. */
+const GRANT_USAGE = new CacheKind<CachedUsage>();
+/** The last record this connection appended to a tree's chain, by tree id. */
+const LEDGER_HEAD = new CacheKind<{ readonly seq: number; readonly hash: string }>();
 
-function ledgerFromRow(row: Row): LedgerRow {
+/** A row of `ledger` (the family path reads them too). */
+export function ledgerFromRow(row: Row): LedgerRow {
+  const c = LEDGER;
   return {
-    id: s(row, "id"), tree_id: s(row, "tree_id"), seq: n(row, "seq"), kind: s(row, "kind") as LedgerRow["kind"],
-    grant_id: s(row, "grant_id"), agent_id: s(row, "agent_id"), outcome: sn(row, "outcome"), record: s(row, "record"),
-    prev_hash: s(row, "prev_hash"), hash: s(row, "hash"), created_at: n(row, "created_at"),
+    id: c.text(row, "id"), tree_id: c.text(row, "tree_id"), seq: c.integer(row, "seq"), kind: c.oneOf(row, "kind", LEDGER_KINDS),
+    grant_id: c.text(row, "grant_id"), agent_id: c.text(row, "agent_id"), outcome: c.textOrNull(row, "outcome"), record: c.text(row, "record"),
+    prev_hash: c.text(row, "prev_hash"), hash: c.text(row, "hash"), created_at: c.integer(row, "created_at"),
   };
 }
 
 function chargeFromRow(row: Row): ChargeRow {
+  const c = CHARGES;
   return {
-    id: s(row, "id"), ledger_id: s(row, "ledger_id"), grant_id: s(row, "grant_id"), amount_minor: n(row, "amount_minor"),
-    expires_at: n(row, "expires_at"), settled_minor: nn(row, "settled_minor"), settled_at: nn(row, "settled_at"),
-    released_at: nn(row, "released_at"), settlement_ledger_id: sn(row, "settlement_ledger_id"),
+    id: c.text(row, "id"), ledger_id: c.text(row, "ledger_id"), grant_id: c.text(row, "grant_id"), amount_minor: c.integer(row, "amount_minor"),
+    expires_at: c.integer(row, "expires_at"), settled_minor: c.integerOrNull(row, "settled_minor"), settled_at: c.integerOrNull(row, "settled_at"),
+    released_at: c.integerOrNull(row, "released_at"), settlement_ledger_id: c.textOrNull(row, "settlement_ledger_id"),
   };
 }
 
 function approvalFromRow(row: Row): DecisionApprovalRow {
+  const c = APPROVALS;
   return {
-    id: s(row, "id"), ledger_id: s(row, "ledger_id"), grant_id: s(row, "grant_id"), tool: s(row, "tool"),
-    amount_ceiling_minor: n(row, "amount_ceiling_minor"), currency: sn(row, "currency"), approver: s(row, "approver"),
-    approved_at: n(row, "approved_at"), expires_at: n(row, "expires_at"), used_at: nn(row, "used_at"),
-    used_by_ledger_id: sn(row, "used_by_ledger_id"),
+    id: c.text(row, "id"), ledger_id: c.text(row, "ledger_id"), grant_id: c.text(row, "grant_id"), tool: c.text(row, "tool"),
+    amount_ceiling_minor: c.integer(row, "amount_ceiling_minor"), currency: c.textOrNull(row, "currency"), approver: c.text(row, "approver"),
+    approved_at: c.integer(row, "approved_at"), expires_at: c.integer(row, "expires_at"), used_at: c.integerOrNull(row, "used_at"),
+    used_by_ledger_id: c.textOrNull(row, "used_by_ledger_id"),
   };
 }
 
-function pick(record: object, columns: readonly string[]): (string | number | null)[] {
-  const source = record as Record<string, string | number | null>;
-  return columns.map((c) => source[c] ?? null);
+function idempotencyFromRow(row: Row): IdempotencyRow {
+  const c = IDEMPOTENCY;
+  return {
+    caller_key_id: c.text(row, "caller_key_id"), idempotency_key: c.text(row, "idempotency_key"), method: c.text(row, "method"),
+    path: c.text(row, "path"), request_hash: c.text(row, "request_hash"), status: c.integer(row, "status"), response: c.text(row, "response"),
+    created_at: c.integer(row, "created_at"),
+  };
 }
 
 /** The gated decisions that wait for an approval: of a live grant, and not approved yet (one parameter: now). */
@@ -226,15 +239,17 @@ export class DecisionSql implements DecisionStore {
 
   async ledgerHead(treeId: string): Promise<{ seq: number; hash: string } | undefined> {
     // Inside a SQLite batch the head this connection appended last is kept (INVARIANT decision-cache).
-    const cached = this.#db.decisionCache?.get(`head\n${treeId}`) as { seq: number; hash: string } | undefined;
+    const cache = this.#db.decisionCache;
+    const cached = cache === undefined ? undefined : LEDGER_HEAD.get(cache, treeId);
     if (cached !== undefined) return cached;
     const row = await this.#db.get("SELECT seq, hash FROM ledger WHERE tree_id = ? ORDER BY seq DESC LIMIT 1", [treeId]);
-    return row === undefined ? undefined : { seq: n(row, "seq"), hash: s(row, "hash") };
+    return row === undefined ? undefined : { seq: LEDGER.integer(row, "seq"), hash: LEDGER.text(row, "hash") };
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
-    await this.#db.run(INSERT_LEDGER, pick(row, LEDGER_COLUMNS));
-    this.#db.decisionCache?.set(`head\n${row.tree_id}`, Object.freeze({ seq: row.seq, hash: row.hash }));
+    await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
+    const cache = this.#db.decisionCache;
+    if (cache !== undefined) LEDGER_HEAD.set(cache, row.tree_id, Object.freeze({ seq: row.seq, hash: row.hash }));
   }
 
   async getLedger(id: string): Promise<LedgerRow | undefined> {
@@ -246,7 +261,7 @@ export class DecisionSql implements DecisionStore {
     const rows = after === null
       ? await this.#db.all("SELECT DISTINCT tree_id FROM ledger ORDER BY tree_id LIMIT ?", [limit])
       : await this.#db.all("SELECT DISTINCT tree_id FROM ledger WHERE tree_id > ? ORDER BY tree_id LIMIT ?", [after, limit]);
-    return rows.map((row) => s(row, "tree_id"));
+    return rows.map((row) => LEDGER.text(row, "tree_id"));
   }
 
   async ledgerChain(treeId: string, afterSeq: number, limit: number): Promise<LedgerRow[]> {
@@ -267,7 +282,7 @@ export class DecisionSql implements DecisionStore {
     const counted = await this.#db.get(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${WAITING_GATED} LIMIT ?) w`, [now, limit]);
     // Ids sort by creation time (ids.ts): the smallest is the oldest, found through the index of gated decisions.
     const oldest = await this.#db.get(`SELECT l.created_at FROM ${WAITING_GATED} ORDER BY l.id LIMIT 1`, [now]);
-    return { count: n(counted!, "n"), oldestAt: oldest === undefined ? null : n(oldest, "created_at") };
+    return { count: LEDGER.integer(counted ?? {}, "n"), oldestAt: oldest === undefined ? null : LEDGER.integer(oldest, "created_at") };
   }
 
   async countUses(grantIds: readonly string[]): Promise<void> {
@@ -279,18 +294,18 @@ export class DecisionSql implements DecisionStore {
     const cache = this.#db.decisionCache;
     for (const grantId of grantIds) {
       await this.#db.run(COUNT_USE, [grantId]);
-      const cached = cache?.get(usageKey(grantId)) as CachedUsage | undefined;
-      if (cached !== undefined) cache!.set(usageKey(grantId), Object.freeze({ ...cached, uses: cached.uses + 1 }));
+      const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, grantId);
+      if (cache !== undefined && cached !== undefined) GRANT_USAGE.set(cache, grantId, Object.freeze({ ...cached, uses: cached.uses + 1 }));
     }
   }
 
   async insertCharge(row: ChargeRow): Promise<void> {
-    await this.#db.run(INSERT_CHARGE, pick(row, CHARGE_COLUMNS));
+    await this.#db.run(INSERT_CHARGE, parameters(row, CHARGE_COLUMNS));
     const cache = this.#db.decisionCache;
-    const cached = cache?.get(usageKey(row.grant_id)) as CachedUsage | undefined;
+    const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, row.grant_id);
     // An open hold counts from now until it expires; one already expired at `at` never counts.
-    if (cached === undefined || row.amount_minor <= 0 || row.settled_at !== null || row.released_at !== null || row.expires_at <= cached.at) return;
-    cache!.set(usageKey(row.grant_id), Object.freeze({
+    if (cache === undefined || cached === undefined || row.amount_minor <= 0 || row.settled_at !== null || row.released_at !== null || row.expires_at <= cached.at) return;
+    GRANT_USAGE.set(cache, row.grant_id, Object.freeze({
       ...cached, held_minor: cached.held_minor + row.amount_minor, heldUntil: Math.min(cached.heldUntil, row.expires_at),
     }));
   }
@@ -300,7 +315,7 @@ export class DecisionSql implements DecisionStore {
     const cache = this.#db.decisionCache;
     if (cache !== undefined && grantIds.length > 0) {
       for (const id of grantIds) {
-        const cached = cache.get(usageKey(id)) as CachedUsage | undefined;
+        const cached = GRANT_USAGE.get(cache, id);
         // INVARIANT (live-holds): a kept sum of holds is exact only until the first of them expires.
         if (cached === undefined || now < cached.at || now >= cached.heldUntil) break;
         result.set(id, { uses: cached.uses, held_minor: cached.held_minor, settled_minor: cached.settled_minor });
@@ -321,11 +336,14 @@ export class DecisionSql implements DecisionStore {
         WHERE g.id IN (${grantIds.map(() => "?").join(", ")})`,
       cache === undefined ? [now, ...grantIds] : [now, now, ...grantIds],
     );
+    const c = TOTALS;
     for (const row of rows) {
-      const usage = { uses: n(row, "uses"), held_minor: n(row, "held"), settled_minor: n(row, "settled") };
-      result.set(s(row, "grant_id"), usage);
-      const heldUntil = row["held_until"] === null || row["held_until"] === undefined ? Number.POSITIVE_INFINITY : n(row, "held_until");
-      cache?.set(usageKey(s(row, "grant_id")), Object.freeze({ ...usage, at: now, heldUntil } satisfies CachedUsage));
+      const grantId = c.text(row, "grant_id");
+      const usage = { uses: c.integer(row, "uses"), held_minor: c.integer(row, "held"), settled_minor: c.integer(row, "settled") };
+      result.set(grantId, usage);
+      if (cache === undefined) continue;
+      const heldUntil = c.integerOrNull(row, "held_until") ?? Number.POSITIVE_INFINITY;
+      GRANT_USAGE.set(cache, grantId, Object.freeze({ ...usage, at: now, heldUntil }));
     }
     return result;
   }
@@ -349,7 +367,7 @@ export class DecisionSql implements DecisionStore {
   }
 
   async insertApproval(row: DecisionApprovalRow): Promise<void> {
-    await this.#db.run(insert("decision_approvals", APPROVAL_COLUMNS), pick(row, APPROVAL_COLUMNS));
+    await this.#db.run(insertSql("decision_approvals", APPROVAL_COLUMNS), parameters(row, APPROVAL_COLUMNS));
   }
 
   async getApproval(id: string): Promise<DecisionApprovalRow | undefined> {
@@ -372,16 +390,11 @@ export class DecisionSql implements DecisionStore {
 
   async getIdempotency(callerKeyId: string, key: string, expiredUpTo: number): Promise<IdempotencyRow | undefined> {
     const row = await this.#db.get("SELECT * FROM idempotency_keys WHERE caller_key_id = ? AND idempotency_key = ? AND created_at > ?", [callerKeyId, key, expiredUpTo]);
-    if (row === undefined) return undefined;
-    return {
-      caller_key_id: s(row, "caller_key_id"), idempotency_key: s(row, "idempotency_key"), method: s(row, "method"),
-      path: s(row, "path"), request_hash: s(row, "request_hash"), status: n(row, "status"), response: s(row, "response"),
-      created_at: n(row, "created_at"),
-    };
+    return row === undefined ? undefined : idempotencyFromRow(row);
   }
 
   async putIdempotency(row: IdempotencyRow, expiredUpTo: number): Promise<boolean> {
-    const changed = await this.#db.run(PUT_IDEMPOTENCY, [...pick(row, IDEMPOTENCY_COLUMNS), expiredUpTo]);
+    const changed = await this.#db.run(PUT_IDEMPOTENCY, [...parameters(row, IDEMPOTENCY_COLUMNS), expiredUpTo]);
     return changed === 1;
   }
 

@@ -1,5 +1,7 @@
 // The small SQL surface a store needs from a database driver; one implementation per database.
 
+import type { DecisionCache } from "./decision-cache.js";
+
 export type Dialect = "sqlite" | "postgres";
 export type SqlValue = string | number | null;
 export type Row = Record<string, unknown>;
@@ -38,7 +40,7 @@ export interface SqlDriver {
    * kept exactly as long as they are what a read would return (sqlite-driver.ts, INVARIANT
    * decision-cache). Undefined everywhere else.
    */
-  readonly decisionCache?: Map<string, unknown> | undefined;
+  readonly decisionCache?: DecisionCache | undefined;
   close(): Promise<void>;
 }
 
@@ -70,9 +72,10 @@ export class ContentionError extends Error {
   /** From the first try's start to the last failure. */
   readonly elapsedMs: number;
 
-  constructor(cause: unknown, attempts: number, elapsedMs: number) {
+  /** `message`: another account of the same outcome (a transaction refused before it ran, group-commit.ts). */
+  constructor(cause: unknown, attempts: number, elapsedMs: number, message?: string) {
     const code = (cause as { code?: unknown } | null)?.code;
-    super(`the transaction met contention on each of its ${attempts} tries over ${Math.round(elapsedMs)} ms and was rolled back`, { cause });
+    super(message ?? `the transaction met contention on each of its ${attempts} tries over ${Math.round(elapsedMs)} ms and was rolled back`, { cause });
     this.name = "ContentionError";
     this.code = typeof code === "string" ? code : undefined;
     this.attempts = attempts;

@@ -10,6 +10,7 @@
 // counter is the last lock a transaction takes, so it adds no lock-order cycle (no deadlock).
 
 import type { Dialect, Row, SqlDriver, SqlValue } from "./driver.js";
+import { ColumnReader, insertSql, parameters } from "./rows.js";
 
 /** The tables of migration 10. */
 export const EVENT_TABLES = ["events", "webhooks", "webhook_deliveries"] as const;
@@ -170,33 +171,40 @@ export interface EventStore {
   eventBySeq(seq: number): Promise<StoredEvent | undefined>;
 }
 
-const s = (row: Row, k: string): string => String(row[k]);
-const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
-const n = (row: Row, k: string): number => Number(row[k]);
-const nn = (row: Row, k: string): number | null => (row[k] === null || row[k] === undefined ? null : Number(row[k]));
+const EVENTS = new ColumnReader("events");
+const WEBHOOKS = new ColumnReader("webhooks");
+const DELIVERIES = new ColumnReader("webhook_deliveries");
+const WEBHOOK_STATUSES: readonly WebhookRow["status"][] = ["active", "paused", "deleted"];
+const DELIVERY_STATUSES: readonly DeliveryRow["status"][] = ["pending", "delivered", "dead"];
+const EVENT_COLUMNS = ["id", "type", "at", "subject", "agent_id", "data"] as const;
+const INSERT_EVENT = insertSql("events", EVENT_COLUMNS);
+const WEBHOOK_COLUMNS = ["id", "url", "event_types", "secret", "status", "description", "cursor_seq", "created_at", "created_by"] as const;
 
 function eventFromRow(row: Row): StoredEvent {
+  const c = EVENTS;
   return {
-    seq: n(row, "seq"), id: s(row, "id"), type: s(row, "type"), at: n(row, "at"), subject: s(row, "subject"),
-    agent_id: sn(row, "agent_id"), data: JSON.parse(s(row, "data")) as Record<string, unknown>,
+    seq: c.integer(row, "seq"), id: c.text(row, "id"), type: c.text(row, "type"), at: c.integer(row, "at"), subject: c.text(row, "subject"),
+    agent_id: c.textOrNull(row, "agent_id"), data: c.jsonObject(row, "data"),
   };
 }
 
 function webhookFromRow(row: Row): WebhookRow {
+  const c = WEBHOOKS;
   return {
-    id: s(row, "id"), url: s(row, "url"), event_types: JSON.parse(s(row, "event_types")) as string[], secret: s(row, "secret"),
-    status: s(row, "status") as WebhookRow["status"], description: sn(row, "description"), cursor_seq: n(row, "cursor_seq"),
-    created_at: n(row, "created_at"), created_by: s(row, "created_by"),
+    id: c.text(row, "id"), url: c.text(row, "url"), event_types: c.jsonStrings(row, "event_types"), secret: c.text(row, "secret"),
+    status: c.oneOf(row, "status", WEBHOOK_STATUSES), description: c.textOrNull(row, "description"), cursor_seq: c.integer(row, "cursor_seq"),
+    created_at: c.integer(row, "created_at"), created_by: c.text(row, "created_by"),
   };
 }
 
 function deliveryFromRow(row: Row): DeliveryRow {
+  const c = DELIVERIES;
   return {
-    id: s(row, "id"), webhook_id: s(row, "webhook_id"), event_seq: n(row, "event_seq"), event_id: s(row, "event_id"),
-    event_type: s(row, "event_type"), status: s(row, "status") as DeliveryRow["status"], attempts: n(row, "attempts"),
-    next_attempt_at: nn(row, "next_attempt_at"), lease_owner: sn(row, "lease_owner"), lease_until: nn(row, "lease_until"),
-    last_status: nn(row, "last_status"), last_error: sn(row, "last_error"), created_at: n(row, "created_at"),
-    delivered_at: nn(row, "delivered_at"),
+    id: c.text(row, "id"), webhook_id: c.text(row, "webhook_id"), event_seq: c.integer(row, "event_seq"), event_id: c.text(row, "event_id"),
+    event_type: c.text(row, "event_type"), status: c.oneOf(row, "status", DELIVERY_STATUSES), attempts: c.integer(row, "attempts"),
+    next_attempt_at: c.integerOrNull(row, "next_attempt_at"), lease_owner: c.textOrNull(row, "lease_owner"), lease_until: c.integerOrNull(row, "lease_until"),
+    last_status: c.integerOrNull(row, "last_status"), last_error: c.textOrNull(row, "last_error"), created_at: c.integer(row, "created_at"),
+    delivered_at: c.integerOrNull(row, "delivered_at"),
   };
 }
 
@@ -213,8 +221,7 @@ export class EventSql implements EventStore {
   }
 
   async appendEvent(e: EventRow): Promise<void> {
-    const params: SqlValue[] = [e.id, e.type, e.at, e.subject, e.agent_id, JSON.stringify(e.data)];
-    await this.#db.run("INSERT INTO events (id, type, at, subject, agent_id, data) VALUES (?, ?, ?, ?, ?, ?)", params);
+    await this.#db.run(INSERT_EVENT, parameters(e, EVENT_COLUMNS));
     if (this.#db.dialect === "postgres") {
       if (this.#db.markOutboxWritten === undefined) throw new Error("an event is written only inside a transaction");
       this.#db.markOutboxWritten();
@@ -239,7 +246,7 @@ export class EventSql implements EventStore {
 
   async lastSeq(): Promise<number> {
     const row = await this.#db.get("SELECT MAX(seq) AS m FROM events");
-    return row === undefined || row["m"] === null ? 0 : n(row, "m");
+    return row === undefined ? 0 : EVENTS.integerOrNull(row, "m") ?? 0;
   }
 
   async eventBySeq(seq: number): Promise<StoredEvent | undefined> {
@@ -248,10 +255,7 @@ export class EventSql implements EventStore {
   }
 
   async insertWebhook(w: WebhookRow): Promise<void> {
-    await this.#db.run(
-      "INSERT INTO webhooks (id, url, event_types, secret, status, description, cursor_seq, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      [w.id, w.url, JSON.stringify(w.event_types), w.secret, w.status, w.description, w.cursor_seq, w.created_at, w.created_by],
-    );
+    await this.#db.run(insertSql("webhooks", WEBHOOK_COLUMNS), parameters(w, WEBHOOK_COLUMNS));
   }
 
   async getWebhook(id: string, deleted = false): Promise<WebhookRow | undefined> {
@@ -264,7 +268,7 @@ export class EventSql implements EventStore {
   }
 
   async countWebhooks(): Promise<number> {
-    return n((await this.#db.get("SELECT COUNT(*) AS c FROM webhooks WHERE status <> 'deleted'"))!, "c");
+    return WEBHOOKS.integer((await this.#db.get("SELECT COUNT(*) AS c FROM webhooks WHERE status <> 'deleted'")) ?? {}, "c");
   }
 
   async setWebhookStatus(id: string, from: readonly WebhookRow["status"][], to: WebhookRow["status"], at: number, by: string): Promise<boolean> {
@@ -296,10 +300,10 @@ export class EventSql implements EventStore {
     // The webhook's row serialises leasing across replicas, so the in-flight bound holds for all of them.
     const lock = this.#db.dialect === "postgres" ? " FOR UPDATE" : "";
     if ((await this.#db.get(`SELECT id FROM webhooks WHERE id = ? AND status = 'active'${lock}`, [webhookId])) === undefined) return [];
-    const inFlight = n((await this.#db.get(
+    const inFlight = DELIVERIES.integer((await this.#db.get(
       "SELECT COUNT(*) AS c FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' AND lease_until IS NOT NULL AND lease_until > ?",
       [webhookId, now],
-    ))!, "c");
+    )) ?? {}, "c");
     const room = Math.min(limit, inFlightMax - inFlight);
     if (room <= 0) return [];
     const due = await this.#db.all(
@@ -311,9 +315,9 @@ export class EventSql implements EventStore {
     for (const row of due) {
       const changed = await this.#db.run(
         "UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)",
-        [owner, leaseUntil, s(row, "id"), now],
+        [owner, leaseUntil, DELIVERIES.text(row, "id"), now],
       );
-      if (changed === 1) leased.push((await this.getDelivery(s(row, "id")))!);
+      if (changed === 1) leased.push((await this.getDelivery(DELIVERIES.text(row, "id")))!);
     }
     return leased;
   }
@@ -343,7 +347,7 @@ export class EventSql implements EventStore {
       "SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)",
       [webhookId, now],
     );
-    return row === undefined || row["due"] === null ? null : n(row, "due");
+    return row === undefined ? null : DELIVERIES.integerOrNull(row, "due");
   }
 
   async getDelivery(id: string): Promise<DeliveryRow | undefined> {

@@ -3,7 +3,8 @@
 // One copy of the SQL for both databases; versions and instances are never updated or deleted.
 
 import type { Dialect, Row, SqlDriver } from "./driver.js";
-import type { LedgerRow } from "./decision-sql.js";
+import { ledgerFromRow, type LedgerRow } from "./decision-sql.js";
+import { ColumnReader, insertSql, parameters } from "./rows.js";
 
 /** Migration 5: family versions and the instances issued from them, kept like the ledger. */
 export function familiesMigrationSql(dialect: Dialect): string {
@@ -84,33 +85,24 @@ const FAMILY_COLUMNS = ["id", "name", "version", "content_hash", "body", "pushed
 const INSTANCE_COLUMNS = ["grant_id", "family_id", "family_version", "parameters", "created_at"] as const;
 const NAME_LOCK = 727_274_005;
 
-const s = (row: Row, key: string): string => String(row[key]);
-const n = (row: Row, key: string): number => Number(row[key]);
+const FAMILIES = new ColumnReader("grant_families");
+const INSTANCES = new ColumnReader("family_instances");
 
 function familyFromRow(row: Row): FamilyVersionRow {
+  const c = FAMILIES;
   return {
-    id: s(row, "id"), name: s(row, "name"), version: n(row, "version"), content_hash: s(row, "content_hash"),
-    body: s(row, "body"), pushed_at: n(row, "pushed_at"), pushed_by: s(row, "pushed_by"),
+    id: c.text(row, "id"), name: c.text(row, "name"), version: c.integer(row, "version"), content_hash: c.text(row, "content_hash"),
+    body: c.text(row, "body"), pushed_at: c.integer(row, "pushed_at"), pushed_by: c.text(row, "pushed_by"),
   };
 }
 
 function instanceFromRow(row: Row): FamilyInstanceRow {
+  const c = INSTANCES;
   return {
-    grant_id: s(row, "grant_id"), family_id: s(row, "family_id"), family_version: n(row, "family_version"),
-    parameters: s(row, "parameters"), created_at: n(row, "created_at"),
+    grant_id: c.text(row, "grant_id"), family_id: c.text(row, "family_id"), family_version: c.integer(row, "family_version"),
+    parameters: c.text(row, "parameters"), created_at: c.integer(row, "created_at"),
   };
 }
-
-function ledgerFromRow(row: Row): LedgerRow {
-  return {
-    id: s(row, "id"), tree_id: s(row, "tree_id"), seq: n(row, "seq"), kind: s(row, "kind") as LedgerRow["kind"],
-    grant_id: s(row, "grant_id"), agent_id: s(row, "agent_id"), outcome: row["outcome"] === null ? null : s(row, "outcome"),
-    record: s(row, "record"), prev_hash: s(row, "prev_hash"), hash: s(row, "hash"), created_at: n(row, "created_at"),
-  };
-}
-
-const insertSql = (table: string, columns: readonly string[]): string =>
-  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 
 export class FamilySql implements FamilyStore {
   readonly #db: SqlDriver;
@@ -137,7 +129,7 @@ export class FamilySql implements FamilyStore {
   }
 
   async insertVersion(row: FamilyVersionRow): Promise<void> {
-    await this.#db.run(insertSql("grant_families", FAMILY_COLUMNS), FAMILY_COLUMNS.map((c) => row[c]));
+    await this.#db.run(insertSql("grant_families", FAMILY_COLUMNS), parameters(row, FAMILY_COLUMNS));
   }
 
   async listLatest(filter: { name?: string | undefined }, after: string | undefined, limit: number): Promise<FamilyVersionRow[]> {
@@ -156,7 +148,7 @@ export class FamilySql implements FamilyStore {
   }
 
   async insertInstance(row: FamilyInstanceRow): Promise<void> {
-    await this.#db.run(insertSql("family_instances", INSTANCE_COLUMNS), INSTANCE_COLUMNS.map((c) => row[c]));
+    await this.#db.run(insertSql("family_instances", INSTANCE_COLUMNS), parameters(row, INSTANCE_COLUMNS));
   }
 
   async instancesOf(familyId: string, grantIds: readonly string[]): Promise<FamilyInstanceRow[]> {

@@ -8,6 +8,8 @@
 // A transient failure (a serialization failure or deadlock on PostgreSQL) sends the transaction
 // back to the queue, after a short random wait, a bounded number of times and within a bounded
 // time; past either bound it fails as a ContentionError, after which nothing of it was written.
+// Each lane holds at most GROUP_COMMIT_LIMITS.queuedMax transactions not yet answered; one more
+// is refused at once with GroupCommitFull, a ContentionError (decision 0352).
 
 import { ContentionError, type SqlDriver } from "./driver.js";
 
@@ -47,6 +49,34 @@ export function afterFailure(policy: RetryPolicy, error: unknown, attempts: numb
   return { retryInMs };
 }
 
+export const GROUP_COMMIT_LIMITS = Object.freeze({
+  /**
+   * The most transactions a lane holds that are not yet answered: waiting for a batch, in one, or
+   * waiting to be tried again. Four full batches (BATCH_MAX). The slowest rate measured here is
+   * about 1,200 decisions per second on PostgreSQL (decision 0313), over its four lanes: a full
+   * server then holds 4,096 transactions, answered within about 3.4 s, inside the SDK's 5 s
+   * per attempt. One queued longer would be answered after its caller gave up and sent it again,
+   * so the queue would only grow; refused at once, the caller waits `Retry-After` and the server
+   * works through what it holds.
+   */
+  queuedMax: 1_024,
+});
+
+/**
+ * A transaction refused before it ran because its lane held GROUP_COMMIT_LIMITS.queuedMax
+ * transactions not yet answered. Nothing of it was written, so it is a ContentionError: HTTP 409
+ * `contention` with `Retry-After`, and the same request may be sent again (decision 0352).
+ */
+export class GroupCommitFull extends ContentionError {
+  readonly queuedMax: number;
+
+  constructor(queuedMax: number) {
+    super(undefined, 0, 0, `the server holds ${queuedMax} transactions waiting for their commit, its limit, and refused this one before it ran`);
+    this.name = "GroupCommitFull";
+    this.queuedMax = queuedMax;
+  }
+}
+
 export interface GroupCommitOptions {
   /**
    * Queues that form batches independently, a transaction going to the one its `order` hashes to
@@ -61,8 +91,10 @@ export interface GroupCommitOptions {
   readonly ordered?: boolean;
   /** Told the size of each batch once it has committed (the metrics' histogram). */
   readonly onBatch?: (size: number) => void;
-  /** Told each failure a transaction's caller hears, after any retries. */
+  /** Told each failure a transaction's caller hears, after any retries, a refusal by GroupCommitFull included. */
   readonly onFailure?: (error: unknown) => void;
+  /** The most transactions a lane holds not yet answered; default GROUP_COMMIT_LIMITS.queuedMax. */
+  readonly queuedMax?: number;
 }
 
 interface Pending {
@@ -72,6 +104,8 @@ interface Pending {
   /** When it was submitted (performance.now()): its retries stop at `RetryPolicy.budgetMs` from here. */
   readonly submittedAt: number;
   readonly order: string | undefined;
+  /** The lane it was admitted to, which counts it until it is answered. */
+  readonly lane: Lane;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -94,6 +128,8 @@ interface Lane {
   queue: Pending[];
   scheduled: boolean;
   inFlight: number;
+  /** Transactions admitted and not yet answered: in `queue`, in a batch in flight, or waiting to be tried again. */
+  admitted: number;
 }
 
 /** FNV-1a of a string: a lane for each order, the same on every call. */
@@ -111,6 +147,7 @@ export class GroupCommit {
   readonly #onBatch: ((size: number) => void) | undefined;
   readonly #onFailure: ((error: unknown) => void) | undefined;
   readonly #lanes: Lane[];
+  readonly #queuedMax: number;
 
   /**
    * `open` holds a connection for a batch: on SQLite the one connection, under its lock (INVARIANT
@@ -124,17 +161,26 @@ export class GroupCommit {
     this.#ordered = options.ordered ?? false;
     this.#onBatch = options.onBatch;
     this.#onFailure = options.onFailure;
-    this.#lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => ({ queue: [], scheduled: false, inFlight: 0 }));
+    this.#lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => ({ queue: [], scheduled: false, inFlight: 0, admitted: 0 }));
+    this.#queuedMax = options.queuedMax ?? GROUP_COMMIT_LIMITS.queuedMax;
   }
 
+  /** Runs `fn` in a batch of its lane; refused at once with GroupCommitFull when the lane holds `queuedMax` not yet answered. */
   submit<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
+    const lane = this.#lanes[order === undefined || this.#lanes.length === 1 ? 0 : laneHash(order) % this.#lanes.length]!;
+    if (lane.admitted >= this.#queuedMax) {
+      const refused = new GroupCommitFull(this.#queuedMax);
+      this.#onFailure?.(refused);
+      return Promise.reject(refused);
+    }
+    lane.admitted += 1;
     return new Promise<T>((resolve, reject) => {
-      this.#enqueue({ fn, attempts: 0, submittedAt: performance.now(), order, resolve: resolve as (value: unknown) => void, reject });
+      this.#enqueue({ fn, attempts: 0, submittedAt: performance.now(), order, lane, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
   #enqueue(item: Pending): void {
-    const lane = this.#lanes[item.order === undefined || this.#lanes.length === 1 ? 0 : laneHash(item.order) % this.#lanes.length]!;
+    const lane = item.lane;
     lane.queue.push(item);
     if (!lane.scheduled) {
       lane.scheduled = true;
@@ -163,12 +209,15 @@ export class GroupCommit {
   /** Answers a transaction, or sends it back to the queue after a transient failure while tries remain. */
   #settle(item: Pending, outcome: Outcome): void {
     if (outcome.ok) {
+      item.lane.admitted -= 1;
       item.resolve(outcome.value);
       return;
     }
     const next = this.#retry === undefined ? { fail: outcome.error } : afterFailure(this.#retry, outcome.error, item.attempts, item.submittedAt);
+    // Still counted while it waits to be tried again: it was admitted, and will be answered.
     if ("retryInMs" in next) setTimeout(() => this.#enqueue(item), next.retryInMs);
     else {
+      item.lane.admitted -= 1;
       this.#onFailure?.(next.fail);
       item.reject(next.fail);
     }

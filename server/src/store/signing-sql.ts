@@ -3,6 +3,7 @@
 
 import type { Dialect, Row, SqlDriver } from "./driver.js";
 import { takeNamedLock, type EngineProfile } from "./engine.js";
+import { ColumnReader, insertSql, parameters } from "./rows.js";
 
 /** Migration 9: the signing keys; rows are never deleted, a key is retired by field. Safe to apply twice. */
 export function signingMigrationSql(dialect: Dialect): string {
@@ -54,11 +55,15 @@ export interface SigningKeyStore {
 
 const COLUMNS = ["kid", "alg", "public_key", "sealed_private_key", "status", "created_at", "retired_at"] as const;
 
+const KEYS = new ColumnReader("signing_keys");
+const ALGS: readonly SigningKeyRow["alg"][] = ["EdDSA"];
+const STATUSES: readonly SigningKeyRow["status"][] = ["active", "retired"];
+
 function rowToKey(row: Row): SigningKeyRow {
+  const c = KEYS;
   return {
-    kid: String(row["kid"]), alg: "EdDSA", public_key: String(row["public_key"]), sealed_private_key: String(row["sealed_private_key"]),
-    status: row["status"] === "active" ? "active" : "retired", created_at: Number(row["created_at"]),
-    retired_at: row["retired_at"] === null || row["retired_at"] === undefined ? null : Number(row["retired_at"]),
+    kid: c.text(row, "kid"), alg: c.oneOf(row, "alg", ALGS), public_key: c.text(row, "public_key"), sealed_private_key: c.text(row, "sealed_private_key"),
+    status: c.oneOf(row, "status", STATUSES), created_at: c.integer(row, "created_at"), retired_at: c.integerOrNull(row, "retired_at"),
   };
 }
 
@@ -81,7 +86,7 @@ export class SigningKeySql implements SigningKeyStore {
   }
 
   async insert(row: SigningKeyRow): Promise<void> {
-    await this.#db.run(`INSERT INTO signing_keys (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`, COLUMNS.map((c) => row[c]));
+    await this.#db.run(insertSql("signing_keys", COLUMNS), parameters(row, COLUMNS));
   }
 
   async retire(kid: string, at: number): Promise<boolean> {

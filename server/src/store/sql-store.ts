@@ -1,7 +1,7 @@
 // The store over SQL: one implementation of the Store interface for both databases, which differ
 // only in their driver and in dialect details handled here (row locks, migrations).
 
-import type { Role } from "@agent-authority/api";
+import { ROLES, type Role } from "@agent-authority/api";
 import { settledInOrder, type Row, type SqlDriver, type SqlValue } from "./driver.js";
 import { DecisionSql, OPEN_HOLD_AT, type DecisionStore } from "./decision-sql.js";
 import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js";
@@ -9,6 +9,8 @@ import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { EVENT_TABLES, EventSql, type EventStore } from "./event-sql.js";
 import { SIGNING_TABLES, SigningKeySql, type SigningKeyStore } from "./signing-sql.js";
 import { runMigrations } from "./migrations.js";
+import { CacheKind } from "./decision-cache.js";
+import { ColumnReader, insertSql, parameters, StoreRowError } from "./rows.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
 import type {
@@ -24,11 +26,26 @@ const TABLES = [
   ...SIGNING_TABLES,
 ] as const;
 
-const str = (row: Row, key: string): string => String(row[key]);
-const strOrNull = (row: Row, key: string): string | null => (row[key] === null || row[key] === undefined ? null : String(row[key]));
-const num = (row: Row, key: string): number => Number(row[key]);
-const numOrNull = (row: Row, key: string): number | null => (row[key] === null || row[key] === undefined ? null : Number(row[key]));
-const json = <T>(row: Row, key: string): T => JSON.parse(str(row, key)) as T;
+const KEYS = new ColumnReader("api_keys");
+const AGENTS = new ColumnReader("agents");
+const CERTIFICATES = new ColumnReader("certificates");
+const GRANTS = new ColumnReader("grants");
+const GRANT_EVENTS = new ColumnReader("grant_events");
+const LEDGER = new ColumnReader("ledger");
+
+const KEY_KINDS: readonly KeyRecord["kind"][] = ["human", "service"];
+const PRINCIPAL_TYPES: readonly GrantRecord["principal_type"][] = ["human", "team", "service"];
+const DELEGATION_POLICIES: readonly GrantRecord["delegation_policy"][] = ["none", "attenuating"];
+const ENFORCEMENT_MODES: readonly EnforcementMode[] = ["observe", "enforce"];
+const GRANT_STATUSES: readonly StoredGrantStatus[] = ["pending_approval", "active", "revoked"];
+const GRANT_EVENT_KINDS: readonly GrantEventRecord["kind"][] = ["issued", "delegated", "approved", "enforcement_escalated", "revoked", "approval_wait_abandoned"];
+
+/** Keys by the hash of their secret; null: no key has it. */
+const KEY_BY_HASH = new CacheKind<KeyRecord | null>();
+/** An agent's valid certificate, by agent id and environment; null: none. */
+const VALID_CERTIFICATE = new CacheKind<CertificateRecord | null>();
+/** A grant's chain, root first, by the grant's id. */
+const GRANT_CHAIN = new CacheKind<readonly GrantRecord[]>();
 
 /** Freezes a record read for the decision cache and everything in it: shared rows cannot be changed by a caller. */
 function deepFreeze<T>(value: T): T {
@@ -40,59 +57,86 @@ function deepFreeze<T>(value: T): T {
 }
 
 function keyFromRow(row: Row): KeyRecord {
+  const c = KEYS;
   return {
-    id: str(row, "id"), hash: str(row, "hash"), identity: str(row, "identity"),
-    kind: str(row, "kind") as KeyRecord["kind"], roles: json<Role[]>(row, "roles"),
-    agent_id: strOrNull(row, "agent_id"), email: strOrNull(row, "email"),
-    created_at: num(row, "created_at"), created_by: strOrNull(row, "created_by"),
-    revoked_at: numOrNull(row, "revoked_at"), revoked_by: strOrNull(row, "revoked_by"),
-    revocation_reason: strOrNull(row, "revocation_reason"),
+    id: c.text(row, "id"), hash: c.text(row, "hash"), identity: c.text(row, "identity"),
+    kind: c.oneOf(row, "kind", KEY_KINDS), roles: c.jsonWords(row, "roles", ROLES),
+    agent_id: c.textOrNull(row, "agent_id"), email: c.textOrNull(row, "email"),
+    created_at: c.integer(row, "created_at"), created_by: c.textOrNull(row, "created_by"),
+    revoked_at: c.integerOrNull(row, "revoked_at"), revoked_by: c.textOrNull(row, "revoked_by"),
+    revocation_reason: c.textOrNull(row, "revocation_reason"),
   };
 }
 
 function agentFromRow(row: Row): AgentRecord {
+  const c = AGENTS;
   return {
-    id: str(row, "id"), name: str(row, "name"), description: strOrNull(row, "description"),
-    created_at: num(row, "created_at"), created_by: str(row, "created_by"),
+    id: c.text(row, "id"), name: c.text(row, "name"), description: c.textOrNull(row, "description"),
+    created_at: c.integer(row, "created_at"), created_by: c.text(row, "created_by"),
   };
 }
 
 function certificateFromRow(row: Row): CertificateRecord {
+  const c = CERTIFICATES;
   return {
-    id: str(row, "id"), agent_id: str(row, "agent_id"), environment: str(row, "environment"),
-    issued_by: str(row, "issued_by"), issued_by_email: strOrNull(row, "issued_by_email"),
-    issued_at: num(row, "issued_at"), basis: str(row, "basis"),
-    provenance_version: str(row, "provenance_version"), manifest_hash: str(row, "manifest_hash"),
-    content_hash: str(row, "content_hash"), market_profile: strOrNull(row, "market_profile"),
-    checks: json<string[]>(row, "checks"), revoked_at: numOrNull(row, "revoked_at"),
-    revoked_by: strOrNull(row, "revoked_by"), revocation_reason: strOrNull(row, "revocation_reason"),
-    superseded_by: strOrNull(row, "superseded_by"),
+    id: c.text(row, "id"), agent_id: c.text(row, "agent_id"), environment: c.text(row, "environment"),
+    issued_by: c.text(row, "issued_by"), issued_by_email: c.textOrNull(row, "issued_by_email"),
+    issued_at: c.integer(row, "issued_at"), basis: c.text(row, "basis"),
+    provenance_version: c.text(row, "provenance_version"), manifest_hash: c.text(row, "manifest_hash"),
+    content_hash: c.text(row, "content_hash"), market_profile: c.textOrNull(row, "market_profile"),
+    checks: c.jsonStrings(row, "checks"), revoked_at: c.integerOrNull(row, "revoked_at"),
+    revoked_by: c.textOrNull(row, "revoked_by"), revocation_reason: c.textOrNull(row, "revocation_reason"),
+    superseded_by: c.textOrNull(row, "superseded_by"),
   };
+}
+
+function isScope(value: Record<string, unknown>): value is GrantRecord["scope"] & Record<string, unknown> {
+  const tool = value["tool"];
+  return Array.isArray(tool) && tool.every((t) => typeof t === "string");
+}
+
+function isConditions(value: Record<string, unknown>): value is GrantRecord["conditions"] & Record<string, unknown> {
+  return typeof value["clean_context"] === "boolean";
 }
 
 function grantFromRow(row: Row): GrantRecord {
+  const c = GRANTS;
+  const scope = c.jsonObject(row, "scope");
+  if (!isScope(scope)) throw new StoreRowError("grants", "scope", "a scope with a `tool` list of strings", row["scope"]);
+  const conditions = c.jsonObject(row, "conditions");
+  if (!isConditions(conditions)) throw new StoreRowError("grants", "conditions", "conditions with a boolean `clean_context`", row["conditions"]);
   return {
-    id: str(row, "id"), root_id: str(row, "root_id"), parent_id: strOrNull(row, "parent_id"),
-    depth: num(row, "depth"), agent_id: str(row, "agent_id"),
-    principal_type: str(row, "principal_type") as GrantRecord["principal_type"],
-    principal_id: str(row, "principal_id"), scope: json(row, "scope"),
-    budget_amount_minor: num(row, "budget_amount_minor"), budget_currency: strOrNull(row, "budget_currency"),
-    budget_count: numOrNull(row, "budget_count"), ttl_hours: num(row, "ttl_hours"),
-    conditions: json(row, "conditions"), policy: strOrNull(row, "policy"),
-    delegation_policy: str(row, "delegation_policy") as GrantRecord["delegation_policy"],
-    delegation_depth_max: numOrNull(row, "delegation_depth_max"), audience: strOrNull(row, "audience"),
-    enforcement_mode: str(row, "enforcement_mode") as EnforcementMode,
-    status: str(row, "status") as StoredGrantStatus, approval_required: num(row, "approval_required") === 1,
-    issued_at: num(row, "issued_at"), expires_at: num(row, "expires_at"), issued_by: str(row, "issued_by"),
-    approved_by: strOrNull(row, "approved_by"), approved_at: numOrNull(row, "approved_at"),
-    family_id: strOrNull(row, "family_id"), family_version: strOrNull(row, "family_version"),
-    revoked_at: numOrNull(row, "revoked_at"), revoked_by: strOrNull(row, "revoked_by"),
-    revocation_reason: strOrNull(row, "revocation_reason"),
+    id: c.text(row, "id"), root_id: c.text(row, "root_id"), parent_id: c.textOrNull(row, "parent_id"),
+    depth: c.integer(row, "depth"), agent_id: c.text(row, "agent_id"),
+    principal_type: c.oneOf(row, "principal_type", PRINCIPAL_TYPES),
+    principal_id: c.text(row, "principal_id"), scope,
+    budget_amount_minor: c.integer(row, "budget_amount_minor"), budget_currency: c.textOrNull(row, "budget_currency"),
+    budget_count: c.integerOrNull(row, "budget_count"), ttl_hours: c.integer(row, "ttl_hours"),
+    conditions, policy: c.textOrNull(row, "policy"),
+    delegation_policy: c.oneOf(row, "delegation_policy", DELEGATION_POLICIES),
+    delegation_depth_max: c.integerOrNull(row, "delegation_depth_max"), audience: c.textOrNull(row, "audience"),
+    enforcement_mode: c.oneOf(row, "enforcement_mode", ENFORCEMENT_MODES),
+    status: c.oneOf(row, "status", GRANT_STATUSES), approval_required: c.flag(row, "approval_required"),
+    issued_at: c.integer(row, "issued_at"), expires_at: c.integer(row, "expires_at"), issued_by: c.text(row, "issued_by"),
+    approved_by: c.textOrNull(row, "approved_by"), approved_at: c.integerOrNull(row, "approved_at"),
+    family_id: c.textOrNull(row, "family_id"), family_version: c.textOrNull(row, "family_version"),
+    revoked_at: c.integerOrNull(row, "revoked_at"), revoked_by: c.textOrNull(row, "revoked_by"),
+    revocation_reason: c.textOrNull(row, "revocation_reason"),
   };
 }
 
-function insertSql(table: string, columns: readonly string[]): string {
-  return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+function grantEventFromRow(row: Row): GrantEventRecord {
+  const c = GRANT_EVENTS;
+  return {
+    id: c.text(row, "id"), grant_id: c.text(row, "grant_id"), kind: c.oneOf(row, "kind", GRANT_EVENT_KINDS),
+    actor: c.text(row, "actor"), at: c.integer(row, "at"), detail: c.jsonObject(row, "detail"),
+  };
+}
+
+/** `SELECT COUNT(*) AS n FROM table`. */
+async function countOf(db: SqlDriver, table: string, where = "", params: readonly SqlValue[] = []): Promise<number> {
+  const row = await db.get(`SELECT COUNT(*) AS n FROM ${table}${where}`, params);
+  return new ColumnReader(table).integer(row ?? {}, "n");
 }
 
 function pageClause(page: Page, params: SqlValue[], hasWhere: boolean): string {
@@ -123,18 +167,6 @@ const KEY_COLUMNS = [
   "id", "hash", "identity", "kind", "roles", "agent_id", "email", "created_at", "created_by",
   "revoked_at", "revoked_by", "revocation_reason",
 ] as const;
-
-/** Turns a record into column values: objects as JSON text, booleans as 0/1. */
-function values(record: object, columns: readonly string[]): SqlValue[] {
-  const source = record as Record<string, unknown>;
-  return columns.map((column) => {
-    const value = source[column];
-    if (value === undefined || value === null) return null;
-    if (typeof value === "boolean") return value ? 1 : 0;
-    if (typeof value === "object") return JSON.stringify(value);
-    return value as SqlValue;
-  });
-}
 
 export class SqlStore implements Store {
   readonly #db: SqlDriver;
@@ -183,14 +215,14 @@ export class SqlStore implements Store {
 
   async countRows(): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
-    for (const table of TABLES) counts[table] = num((await this.#db.get(`SELECT COUNT(*) AS n FROM ${table}`))!, "n");
+    for (const table of TABLES) counts[table] = await countOf(this.#db, table);
     return counts;
   }
 
   // Keys ---------------------------------------------------------------------------------------
 
   async insertKey(key: KeyRecord): Promise<void> {
-    await this.#db.run(insertSql("api_keys", KEY_COLUMNS), values(key, KEY_COLUMNS));
+    await this.#db.run(insertSql("api_keys", KEY_COLUMNS), parameters(key, KEY_COLUMNS));
   }
 
   async getKey(id: string): Promise<KeyRecord | undefined> {
@@ -202,12 +234,11 @@ export class SqlStore implements Store {
     // The authorize worker authenticates inside its batch, where a revocation by any connection
     // has already emptied the cache (INVARIANT decision-cache).
     const cache = this.#db.decisionCache;
-    const cacheKey = `key\n${hash}`;
-    const cached = cache?.get(cacheKey) as KeyRecord | null | undefined;
+    const cached = cache === undefined ? undefined : KEY_BY_HASH.get(cache, hash);
     if (cached !== undefined) return cached ?? undefined;
     const row = await this.#db.get("SELECT * FROM api_keys WHERE hash = ?", [hash]);
     const key = row && deepFreeze(keyFromRow(row));
-    cache?.set(cacheKey, key ?? null);
+    if (cache !== undefined) KEY_BY_HASH.set(cache, hash, key ?? null);
     return key;
   }
 
@@ -226,7 +257,7 @@ export class SqlStore implements Store {
   }
 
   async countKeys(): Promise<number> {
-    return num((await this.#db.get("SELECT COUNT(*) AS n FROM api_keys"))!, "n");
+    return countOf(this.#db, "api_keys");
   }
 
   async revokeKey(id: string, r: Revocation): Promise<boolean> {
@@ -240,8 +271,8 @@ export class SqlStore implements Store {
   // Agents -------------------------------------------------------------------------------------
 
   async createAgentIfAbsent(agent: AgentRecord): Promise<{ agent: AgentRecord; created: boolean }> {
-    const columns = ["id", "name", "description", "created_at", "created_by"];
-    const changed = await this.#db.run(`${insertSql("agents", columns)} ON CONFLICT (name) DO NOTHING`, values(agent, columns));
+    const columns = ["id", "name", "description", "created_at", "created_by"] as const;
+    const changed = await this.#db.run(`${insertSql("agents", columns)} ON CONFLICT (name) DO NOTHING`, parameters(agent, columns));
     const row = await this.#db.get("SELECT * FROM agents WHERE name = ?", [agent.name]);
     return { agent: agentFromRow(row!), created: changed === 1 };
   }
@@ -268,7 +299,7 @@ export class SqlStore implements Store {
   // Certificates -------------------------------------------------------------------------------
 
   async insertCertificate(certificate: CertificateRecord): Promise<void> {
-    await this.#db.run(insertSql("certificates", CERTIFICATE_COLUMNS), values(certificate, CERTIFICATE_COLUMNS));
+    await this.#db.run(insertSql("certificates", CERTIFICATE_COLUMNS), parameters(certificate, CERTIFICATE_COLUMNS));
   }
 
   async getCertificate(id: string): Promise<CertificateRecord | undefined> {
@@ -288,15 +319,15 @@ export class SqlStore implements Store {
 
   async validCertificate(agentId: string, environment: string): Promise<CertificateRecord | undefined> {
     const cache = this.#db.decisionCache;
-    const key = `certificate\n${agentId}\n${environment}`;
-    const cached = cache?.get(key) as CertificateRecord | null | undefined;
+    const key = `${agentId}\n${environment}`;
+    const cached = cache === undefined ? undefined : VALID_CERTIFICATE.get(cache, key);
     if (cached !== undefined) return cached ?? undefined;
     const row = await this.#db.get(
       "SELECT * FROM certificates WHERE agent_id = ? AND environment = ? AND revoked_at IS NULL",
       [agentId, environment],
     );
     const certificate = row && deepFreeze(certificateFromRow(row));
-    cache?.set(key, certificate ?? null);
+    if (cache !== undefined) VALID_CERTIFICATE.set(cache, key, certificate ?? null);
     return certificate;
   }
 
@@ -311,7 +342,7 @@ export class SqlStore implements Store {
   // Grants -------------------------------------------------------------------------------------
 
   async insertGrant(grant: GrantRecord): Promise<void> {
-    await this.#db.run(insertSql("grants", GRANT_COLUMNS), values(grant, GRANT_COLUMNS));
+    await this.#db.run(insertSql("grants", GRANT_COLUMNS), parameters(grant, GRANT_COLUMNS));
   }
 
   async getGrant(id: string): Promise<GrantRecord | undefined> {
@@ -345,20 +376,22 @@ export class SqlStore implements Store {
       this.#db.get(`SELECT seq, hash FROM ledger WHERE tree_id = (${held}) ORDER BY seq DESC LIMIT 1`, [grantId, agentId]),
     ]) as [unknown, Row[], CertificateRecord | undefined, Row | undefined];
     const usage = new Map<string, GrantUsage>();
-    for (const row of chainRows) usage.set(str(row, "id"), { uses: num(row, "usage_uses"), held_minor: num(row, "usage_held"), settled_minor: num(row, "usage_settled") });
+    const g = GRANTS;
+    for (const row of chainRows) {
+      usage.set(g.text(row, "id"), { uses: g.integer(row, "usage_uses"), held_minor: g.integer(row, "usage_held"), settled_minor: g.integer(row, "usage_settled") });
+    }
     return {
       chain: chainRows.map(grantFromRow), usage, certificate,
-      head: headRow === undefined ? undefined : { seq: num(headRow, "seq"), hash: str(headRow, "hash") },
+      head: headRow === undefined ? undefined : { seq: LEDGER.integer(headRow, "seq"), hash: LEDGER.text(headRow, "hash") },
     };
   }
 
   async grantChain(id: string): Promise<readonly GrantRecord[]> {
     const cache = this.#db.decisionCache;
-    const key = `chain\n${id}`;
-    const cached = cache?.get(key) as readonly GrantRecord[] | undefined;
+    const cached = cache === undefined ? undefined : GRANT_CHAIN.get(cache, id);
     if (cached !== undefined) return cached;
     const chain = await this.#readGrantChain(id);
-    if (cache !== undefined) cache.set(key, deepFreeze(chain));
+    if (cache !== undefined) GRANT_CHAIN.set(cache, id, deepFreeze(chain));
     return chain;
   }
 
@@ -383,7 +416,7 @@ export class SqlStore implements Store {
        ) SELECT id FROM tree ORDER BY depth, id`,
       [id],
     );
-    return rows.map((row) => str(row, "id"));
+    return rows.map((row) => GRANTS.text(row, "id"));
   }
 
   async listGrantsByStatus(status: StoredGrantStatus, page: Page): Promise<GrantRecord[]> {
@@ -437,16 +470,13 @@ export class SqlStore implements Store {
   }
 
   async appendGrantEvent(event: GrantEventRecord): Promise<void> {
-    const columns = ["id", "grant_id", "kind", "actor", "at", "detail"];
-    await this.#db.run(insertSql("grant_events", columns), values(event, columns));
+    const columns = ["id", "grant_id", "kind", "actor", "at", "detail"] as const;
+    await this.#db.run(insertSql("grant_events", columns), parameters(event, columns));
   }
 
   async listGrantEvents(grantId: string): Promise<GrantEventRecord[]> {
     const rows = await this.#db.all("SELECT * FROM grant_events WHERE grant_id = ? ORDER BY id", [grantId]);
-    return rows.map((row) => ({
-      id: str(row, "id"), grant_id: str(row, "grant_id"), kind: str(row, "kind") as GrantEventRecord["kind"],
-      actor: str(row, "actor"), at: num(row, "at"), detail: json(row, "detail"),
-    }));
+    return rows.map(grantEventFromRow);
   }
 
   decisionPath(): DecisionStore {

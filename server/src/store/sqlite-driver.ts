@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { CheckpointThreadData } from "./checkpoint-thread.js";
+import { DecisionCache } from "./decision-cache.js";
 import type { Row, SqlDriver, SqlValue } from "./driver.js";
 import { GroupCommit } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
@@ -53,7 +54,8 @@ interface Prepared {
   readonly invalidates: "always" | "outside-batch" | "never";
 }
 
-class SqliteConnection implements SqlDriver {
+/** One better-sqlite3 connection; SqliteDriver holds one under its lock (exported for the group commit's tests). */
+export class SqliteConnection implements SqlDriver {
   readonly dialect = "sqlite" as const;
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Prepared>();
@@ -68,7 +70,7 @@ class SqliteConnection implements SqlDriver {
    * connection (`PRAGMA data_version` changed). It is offered only inside a batch, which holds the
    * database's write lock, so what it holds is what a read would return at that moment.
    */
-  readonly #cache = new Map<string, unknown>();
+  readonly #cache = new DecisionCache();
   #dataVersion: unknown = undefined;
   /** Prepared once: `db.pragma()` would compile the statement again at every batch. */
   readonly #readDataVersion: Database.Statement;
@@ -96,7 +98,7 @@ class SqliteConnection implements SqlDriver {
   }
 
   /** The decision cache, inside a group-commit batch only (INVARIANT decision-cache). */
-  get decisionCache(): Map<string, unknown> | undefined {
+  get decisionCache(): DecisionCache | undefined {
     if (!this.#inBatch) return undefined;
     if (this.#cache.size >= DECISION_CACHE_MAX) this.#cache.clear();
     return this.#cache;
