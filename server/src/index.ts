@@ -15,7 +15,7 @@ export type {
 } from "./store/store.js";
 export { keyIdentityFault } from "@agent-authority/api";
 export { Signer, SIGNING_LIMITS, keyId, type SignatureField, type PublicSigningKey } from "./services/signing.js";
-export { decisionStatement, withSignature } from "./services/authorize.js";
+export { decisionStatement, withSignature } from "./services/decision-text.js";
 export { derivedKey, parseServerKey, serverKeyFromFile, ServerKeyError, SERVER_KEY_LIMITS } from "./server-key.js";
 export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
 export { ApiProblem } from "./http/problem.js";

@@ -7,7 +7,7 @@ import type { Request } from "express";
 import {
   IDEMPOTENCY_HEADER, IdempotencyMismatch, answerOnce, idempotencyClaim, reusedKey, type ClaimedWork, type FreshAnswer,
 } from "../services/idempotency.js";
-import type { PreparedAnswer } from "../services/authorize.js";
+import type { PreparedAnswer } from "../services/answers.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { ApiProblem, problemResponse } from "./problem.js";
 

@@ -2,15 +2,15 @@
 // lock, let the engine decide, then seal the decision and place its holds in the same transaction,
 // before anything is answered (docs/decisions.md). A refusal is a decision, never an HTTP error.
 
-import { hash } from "node:crypto";
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
-  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState, type GateName, type Outcome,
+  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import { settledInOrder } from "../store/driver.js";
 import type { CertificateRecord, GrantRecord, GrantUsage, HeldTree, Store } from "../store/store.js";
 import { ApiProblem } from "../http/problem.js";
+import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer, type RequestClaim } from "./answers.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import type { TripRow, WatchedBreaker } from "../store/breaker-sql.js";
@@ -18,25 +18,11 @@ import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
-import { CanonicalText, canonicalJson, sealRecord } from "./ledger.js";
-import type { SignatureField } from "./signing.js";
+import { decisionAnswerText, decisionState, decisionStatement, withSignature } from "./decision-text.js";
+import { CanonicalText, sealRecord } from "./ledger.js";
 import { answersExpiredUpTo, crashPoint, IdempotencyMismatch, MISMATCH, replayStored, storedAnswer } from "./idempotency.js";
-import { iso } from "./views.js";
 
 export { IdempotencyMismatch };
-
-/** What an idempotent request brings: the key, and the hash of what was asked under it. */
-export interface RequestClaim {
-  readonly key: string;
-  readonly method: string;
-  readonly path: string;
-  readonly requestHash: string;
-}
-
-/** A request's claim under its caller's key: idempotency keys are kept per calling key. */
-export interface IdempotencyClaim extends RequestClaim {
-  readonly callerKeyId: string;
-}
 
 /**
  * Who asks: a caller already authenticated (and allowed to authorize), or the hash of the key
@@ -54,25 +40,7 @@ export function authorizeRefusal(caller: Caller | undefined, presented: boolean)
   return AUTHORIZE_ROLES.some((role) => caller.roles.includes(role)) ? undefined : missingRole("POST", "/v1/authorize", AUTHORIZE_ROLES);
 }
 
-/** An answer ready to send: the exact bytes, so that a replay is byte for byte the same. */
-export interface PreparedAnswer {
-  readonly status: number;
-  readonly contentType: string;
-  readonly text: string;
-  /** True when this is the stored first answer of an idempotency key. */
-  readonly replayed: boolean;
-  /** The id of the key that asked, for the request's log line; absent when no key was recognised. */
-  readonly keyId?: string;
-  /** A new decision's outcome and the gate that decided it (null: every gate passed), for the metrics; absent on a replay. */
-  readonly outcome?: Outcome;
-  readonly gate?: GateName | null;
-  /** The breakers this decision tripped, by action and mode, for the metrics; absent when none did. */
-  readonly trips?: readonly { readonly action: string; readonly mode: string }[];
-}
-
 const NO_TRIPS: readonly TripRow[] = Object.freeze([]);
-
-export const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Thrown inside a transaction to roll it back when another request took the idempotency key first. */
 class KeyTakenMeanwhile extends Error {}
@@ -115,91 +83,6 @@ function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalR
     amount_minor: body.amount_minor ?? null, currency: body.currency ?? null, audience: body.audience ?? null,
     args: body.args ?? null, context: body.context ?? null, attestation: body.attestation ?? null, approval,
   };
-}
-
-/** What the engine knows of the server for a decision: its environment and the agent's valid certificate. */
-export function decisionState(environment: string, certificate: CertificateRecord | undefined): DecisionState {
-  return {
-    environment,
-    certificate: certificate === undefined ? null : {
-      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
-      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
-      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
-    },
-  };
-}
-
-/** The fields every answer about a decision shares before its gates, in API order. */
-function outcomeHead(decision: Decision) {
-  return {
-    outcome: decision.outcome,
-    ...(decision.would_outcome === undefined ? {} : { would_outcome: decision.would_outcome }),
-    enforcement_mode: decision.mode,
-    decided_by: decision.decided_by,
-    reason_code: decision.reason_code,
-    reason: decision.reason,
-  };
-}
-
-/** The fields every answer about a decision shares after its gates, in API order. */
-function outcomeTail(decision: Decision) {
-  return {
-    ...(decision.residual === undefined ? {} : { residual: decision.residual }),
-    approver: decision.approver,
-  };
-}
-
-/** The fields of an authorize answer after its gates, in API order. */
-function answerTail(decision: Decision, now: number) {
-  return {
-    ...outcomeTail(decision),
-    ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
-    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
-    decided_at: iso(now),
-  };
-}
-
-/** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
-export function decisionOutcomeFields(decision: Decision) {
-  return { ...outcomeHead(decision), gates: decision.gates, ...outcomeTail(decision) };
-}
-
-/**
- * The answer of `POST /v1/authorize` as sent: `ledger_id`, the fields every answer about a decision
- * shares, then `approval_id`, `holds` and `decided_at`, in that order, as `JSON.stringify` writes
- * them, but written around the gates' text (`gateTexts(decision.gates).answer`) instead of
- * serialising the gates again.
- */
-export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string): string {
-  const head = JSON.stringify({ ledger_id: ledgerId, ...outcomeHead(decision) });
-  const tail = JSON.stringify(answerTail(decision, now));
-  return `${head.slice(0, -1)},"gates":${gates},${tail.slice(1)}`;
-}
-
-/**
- * What a decision's signature vouches for (docs/verification.md), its members in canonical order
- * (RFC 8785) so that the signer serialises it as it is. The args are bound by the hash of their
- * canonical JSON; the nonce is the client's own, so that an old answer cannot pass for a new one.
- */
-export function decisionStatement(ledgerId: string, outcome: string, agentId: string, body: AuthorizeBody, now: number) {
-  return {
-    agent_id: agentId,
-    amount_minor: body.amount_minor ?? null,
-    args_sha256: body.args === undefined ? null : hash("sha256", canonicalJson(body.args), "hex"),
-    currency: body.currency ?? null,
-    decided_at: iso(now),
-    grant_id: body.grant_id,
-    ledger_id: ledgerId,
-    nonce: body.nonce ?? null,
-    outcome,
-    tool: body.tool,
-    type: "authority.decision.v1",
-  };
-}
-
-/** An answer's text with its `signature` as the last member. */
-export function withSignature(text: string, signature: SignatureField): string {
-  return `${text.slice(0, -1)},"signature":${JSON.stringify(signature)}}`;
 }
 
 /**

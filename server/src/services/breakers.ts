@@ -12,13 +12,12 @@ import type { Store } from "../store/store.js";
 import { visibleAgent } from "./agents.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { contractView, countWindow, measureCounts, signalOf, windowKey } from "./contracts.js";
+import { findBreaker } from "./breaker-reads.js";
 import { windowCounts } from "./breaker-windows.js";
 import { countTrips } from "./counterfactual.js";
 import { emitEvent } from "./events.js";
 import { revokeSubtreeWithin } from "./grants.js";
 import { iso } from "./views.js";
-
-const BREAKER_ID = /^brk_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** What the decision path tells the breakers about one sealed decision. */
 export interface SealedDecision {
@@ -156,14 +155,6 @@ async function breakerView(store: Store, breaker: BreakerRow, now: number): Prom
     trips: (await paths.listTrips(breaker.id)).map(tripView),
     history: (await paths.listEvents(breaker.id)).map((e) => ({ kind: e.kind, actor: e.actor, at: iso(e.at), detail: e.detail })),
   };
-}
-
-/** The breaker, or 404; a malformed id is 400. */
-export async function findBreaker(store: Store, id: string): Promise<BreakerRow> {
-  if (!BREAKER_ID.test(id)) throw new ApiProblem("invalid_id", `\`breaker_id\` must look like \`brk_…\` (26 characters after the underscore), got \`${id.slice(0, 80)}\``);
-  const breaker = await store.breakerPath().getBreaker(id);
-  if (breaker === undefined) throw new ApiProblem("breaker_not_found", `no breaker \`${id}\``);
-  return breaker;
 }
 
 /** `POST /v1/agents/{agent_id}/breakers`: always in `observe`, whatever is asked. */

@@ -2,7 +2,7 @@
 // authenticated caller.
 
 import type { AuthorizeBody, Role } from "@agent-authority/api";
-import type { PreparedAnswer, RequestClaim } from "./authorize.js";
+import type { PreparedAnswer, RequestClaim } from "./answers.js";
 import type { Store } from "../store/store.js";
 import type { GateName, Outcome } from "@agent-authority/engine";
 import type { Signer } from "./signing.js";

@@ -8,7 +8,7 @@ import type { Store } from "../store/store.js";
 import { visibleAgent } from "./agents.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { contractSpec, SIGNAL_RECORDS } from "./contracts.js";
-import { findBreaker } from "./breakers.js";
+import { findBreaker } from "./breaker-reads.js";
 import { iso } from "./views.js";
 
 export const COUNTERFACTUAL_DAYS = 90;

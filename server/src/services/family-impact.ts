@@ -14,7 +14,7 @@ import { instantiateFamily, type GrantFamilyBody } from "@agent-authority/famili
 import { ApiProblem } from "../http/problem.js";
 import type { LedgerRow } from "../store/decision-sql.js";
 import type { CertificateRecord, GrantRecord } from "../store/store.js";
-import { decisionState } from "./authorize.js";
+import { decisionState } from "./decision-text.js";
 import type { ServiceContext } from "./context.js";
 import { checkFamilyBody, familyVersion } from "./families.js";
 import { familyContentHash } from "@agent-authority/families";

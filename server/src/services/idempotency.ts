@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { ApiProblem } from "../http/problem.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
-import type { IdempotencyClaim, PreparedAnswer, RequestClaim } from "./authorize.js";
+import type { IdempotencyClaim, PreparedAnswer, RequestClaim } from "./answers.js";
 import type { ServiceContext } from "./context.js";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
