@@ -1,11 +1,12 @@
 // The dependency direction, checked on every run: pure packages stay pure, nothing imports server or
-// cli, and no source file of the repository is part of an import circle.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+// cli, the server's layers import only inwards (http → services → store), and no source file of the
+// repository is part of an import circle.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { circlesUnder, importCircles, importGraph, relativeImports } from "./import-graph.js";
+import { circlesUnder, importCircles, importGraph, layerViolations, relativeImports, sourceFilesUnder } from "./import-graph.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -124,5 +125,32 @@ describe("import circles", () => {
   it("the scanner reads every import form and ignores packages", () => {
     const sample = 'import a from "./a.js";\nimport type { B } from "../b.js";\nexport * from "./c.js";\nimport "./d.js";\nconst e = await import("./e.js");\nimport { f } from "node:fs";';
     expect(relativeImports(sample)).toEqual(["./a.js", "../b.js", "./c.js", "./d.js", "./e.js"]);
+  });
+});
+
+/** The server's layers, outermost first: http may import services and store, services only store, store neither. */
+const SERVER_LAYERS = ["http", "services", "store"] as const;
+
+describe("server layers", () => {
+  it("no server module imports against the direction http → services → store", () => {
+    const base = join(root, "server/src");
+    const files = sourceFilesUnder(base).filter((f) => !f.endsWith(".test.ts"));
+    expect(layerViolations(importGraph(files), base, SERVER_LAYERS)).toEqual([]);
+  });
+
+  it("a planted import against the direction is found, and one along it is not", () => {
+    const dir = mkdtempSync(join(tmpdir(), "layers-"));
+    try {
+      for (const layer of SERVER_LAYERS) mkdirSync(join(dir, layer));
+      writeFileSync(join(dir, "http/problem.ts"), '// p\nimport { refuse } from "../services/refuse.js";\nexport const p = refuse;\n');
+      writeFileSync(join(dir, "services/refuse.ts"), '// r\nimport type { Row } from "../store/row.js";\nexport const refuse = (row: Row) => row;\n');
+      writeFileSync(join(dir, "services/planted.ts"), '// planted\nimport { p } from "../http/problem.js";\nexport const q = p;\n');
+      writeFileSync(join(dir, "store/row.ts"), '// row\nimport type { q } from "../services/planted.js";\nexport type Row = typeof q;\n');
+      writeFileSync(join(dir, "ids.ts"), '// ids\nimport { p } from "./http/problem.js";\nexport const ids = p;\n');
+      const graph = importGraph(sourceFilesUnder(dir));
+      expect(layerViolations(graph, dir, SERVER_LAYERS)).toEqual(["services/planted.ts → http/problem.ts", "store/row.ts → services/planted.ts"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -113,3 +113,25 @@ export function circlesUnder(root: string): string[][] {
   if (!existsSync(root)) return [];
   return importCircles(importGraph(sourceFilesUnder(root))).map((c) => c.map((f) => relative(root, f)));
 }
+
+/**
+ * The imports against a layering: `layers` are folders under `base`, outermost first, and a file of
+ * one may import its own layer and the ones after it, never one before. Files outside every layer
+ * are not constrained. Answers each offending import as `from → to`, paths relative to `base`.
+ */
+export function layerViolations(graph: ReadonlyMap<string, readonly string[]>, base: string, layers: readonly string[]): string[] {
+  const layerOf = (file: string): number => {
+    const path = relative(base, file);
+    return layers.findIndex((layer) => path.startsWith(`${layer}/`));
+  };
+  const violations: string[] = [];
+  for (const [from, imports] of graph) {
+    const own = layerOf(from);
+    if (own === -1) continue;
+    for (const to of imports) {
+      const theirs = layerOf(to);
+      if (theirs !== -1 && theirs < own) violations.push(`${relative(base, from)} → ${relative(base, to)}`);
+    }
+  }
+  return violations.sort();
+}

@@ -21,7 +21,8 @@ import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
 import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
-import { ApiProblem, contentionFields, problemResponse } from "./problem.js";
+import { contentionFields, problemResponse } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 export interface AppOptions {
   readonly ctx: ServiceContext;
@@ -91,7 +92,7 @@ function authorize(endpoint: Endpoint) {
     if (!caller.roles.some((role) => roles.includes(role))) {
       throw missingRole(endpoint.method, `/v1${endpoint.path}`, roles);
     }
-    if (endpoint.human && caller.kind !== "human") throw new ApiProblem("human_required", "this action needs a human key");
+    if (endpoint.human && caller.kind !== "human") throw new Refusal("human_required", "this action needs a human key");
     next();
   };
 }
@@ -103,7 +104,7 @@ function paramsOf(req: Request): Record<string, string> {
   for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
     const pattern = PARAM_PATTERN.get(name);
     if (pattern !== undefined && !pattern.test(value)) {
-      throw new ApiProblem("invalid_id", `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``);
+      throw new Refusal("invalid_id", `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``);
     }
     params[name] = value;
   }
@@ -123,7 +124,7 @@ function limitOf(req: Request, endpoint: Endpoint): number {
   if (rawLimit === undefined) return API_LIMITS.listLimitDefault;
   const limit = Number(rawLimit);
   if (typeof rawLimit !== "string" || !Number.isSafeInteger(limit) || limit < 1 || limit > API_LIMITS.listLimitMax) {
-    throw new ApiProblem("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
+    throw new Refusal("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
   }
   return limit;
 }
@@ -134,7 +135,7 @@ function pageOf(req: Request, endpoint: Endpoint): Page {
   const query = req.query as Record<string, unknown>;
   const after = query["after"];
   if (after !== undefined && (typeof after !== "string" || after.length > 64 || unstorableCharacter(after) !== undefined)) {
-    throw new ApiProblem("invalid_query", "`after` must be an id");
+    throw new Refusal("invalid_query", "`after` must be an id");
   }
   return { limit, after: after as string | undefined };
 }
@@ -142,9 +143,9 @@ function pageOf(req: Request, endpoint: Endpoint): Page {
 function queryString(req: Request, name: string): string | undefined {
   const value = (req.query as Record<string, unknown>)[name];
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length > 200) throw new ApiProblem("invalid_query", `\`${name}\` must be a single string`);
+  if (typeof value !== "string" || value.length > 200) throw new Refusal("invalid_query", `\`${name}\` must be a single string`);
   // The rule of text for bodies holds for queries too (decision 0306).
-  if (unstorableCharacter(value) !== undefined) throw new ApiProblem("invalid_query", `\`${name}\` holds NUL or a lone surrogate`);
+  if (unstorableCharacter(value) !== undefined) throw new Refusal("invalid_query", `\`${name}\` holds NUL or a lone surrogate`);
   return value;
 }
 
@@ -261,7 +262,7 @@ export function createApp(options: AppOptions): express.Express {
     }
     if (endpoint.operationId === "streamEvents") {
       app.get(path, authenticate(options.ctx), authorize(endpoint), async (req, res) => {
-        if (options.streams === undefined) throw new ApiProblem("not_ready", "the event stream is not running");
+        if (options.streams === undefined) throw new Refusal("not_ready", "the event stream is not running");
         await streamEvents(options.ctx, options.streams, locals(res).caller!, {
           headers: req.headers, query: queryString(req, documentedQuery(endpoint, "types")), after: queryString(req, documentedQuery(endpoint, "after")),
         }, res);
@@ -285,9 +286,9 @@ export function createApp(options: AppOptions): express.Express {
     const allowed = known.filter((k) => k.pattern.test(req.path)).map((k) => k.method);
     if (allowed.length > 0) {
       res.setHeader("allow", [...new Set(allowed)].join(", "));
-      throw new ApiProblem("method_not_allowed", `\`${req.path}\` accepts ${[...new Set(allowed)].join(", ")}`);
+      throw new Refusal("method_not_allowed", `\`${req.path}\` accepts ${[...new Set(allowed)].join(", ")}`);
     }
-    throw new ApiProblem("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
+    throw new Refusal("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
   });
 
   // The one place where an error becomes a response (RFC 9457).

@@ -7,16 +7,16 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
 import type { Logger } from "../log.js";
-import type { PreparedAnswer, RequestClaim } from "../services/answers.js";
-import { authorizeAction, authorizeRefusal, IdempotencyMismatch } from "../services/authorize.js";
-import type { Caller, ServiceContext } from "../services/context.js";
-import { IDEMPOTENCY_HEADER, requestClaim, reusedKey } from "../services/idempotency.js";
-import { BEARER_CHALLENGE, callerForSecret } from "../services/keys.js";
-import { hashSecret } from "../secrets.js";
+import type { PreparedAnswer } from "../services/answers.js";
+import { authorize, type CheckedRequest, type RequestNotes } from "../services/authorize.js";
+import type { ServiceContext } from "../services/context.js";
+import { IDEMPOTENCY_HEADER, requestClaim } from "../services/idempotency.js";
+import { BEARER_CHALLENGE } from "../services/keys.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { clientAddress } from "./client-address.js";
 import type { HttpMetrics } from "./metrics.js";
-import { ApiProblem, contentionFields, problemResponse } from "./problem.js";
+import { contentionFields, problemResponse } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 export const AUTHORIZE_PATH = "/v1/authorize";
 
@@ -40,7 +40,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > API_LIMITS.requestBodyBytesMax) {
     req.resume();
-    return Promise.reject(new ApiProblem("body_too_large"));
+    return Promise.reject(new Refusal("body_too_large"));
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -48,7 +48,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > API_LIMITS.requestBodyBytesMax) {
-        reject(new ApiProblem("body_too_large"));
+        reject(new Refusal("body_too_large"));
         req.removeAllListeners("data");
         req.resume();
         return;
@@ -61,58 +61,17 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });
     // A client that goes away mid-body settles the read too, so nothing waits on it forever.
-    const cutShort = (): void => { if (!ended) reject(new ApiProblem("malformed_json", "the request body was cut short")); };
+    const cutShort = (): void => { if (!ended) reject(new Refusal("malformed_json", "the request body was cut short")); };
     req.on("error", cutShort);
     req.on("close", cutShort);
   });
 }
 
-/** Authenticates on this thread: 401 without a usable key, 403 without the `agent` role. */
-async function authenticated(ctx: ServiceContext, secret: string | undefined): Promise<Caller> {
-  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
-  const refusal = authorizeRefusal(caller, secret !== undefined);
-  if (refusal !== undefined) throw refusal;
-  return caller!;
-}
-
 /** The body, validated, and the idempotency claim: 413, 415 and 400 as on the Express path. */
-async function checkedRequest(req: IncomingMessage): Promise<{ body: AuthorizeBody; claim: RequestClaim | undefined }> {
+async function checkedRequest(req: IncomingMessage): Promise<CheckedRequest> {
   const raw = await readBody(req);
   const body = validateBody<AuthorizeBody>("AuthorizeBody", parseJsonBody(raw, req.headers["content-type"]));
   return { body, claim: requestClaim(req.headers[IDEMPOTENCY_HEADER], "POST", AUTHORIZE_PATH, raw) };
-}
-
-/** What the log line of one request learns on the way: the id of the key once it is known. */
-interface RequestNotes { keyId?: string }
-
-async function answer(ctx: ServiceContext, req: IncomingMessage, notes: RequestNotes): Promise<PreparedAnswer> {
-  const secret = presentedSecret(req);
-  const worker = ctx.authorizeWorker;
-  let claim: RequestClaim | undefined;
-  try {
-    if (worker === undefined || secret === undefined) {
-      const caller = await authenticated(ctx, secret);
-      notes.keyId = caller.keyId;
-      const checked = await checkedRequest(req);
-      claim = checked.claim;
-      return await authorizeAction(ctx, caller, checked.body, claim);
-    }
-    // The worker authenticates in the decision's own transaction, where the key's row stays cached
-    // while nothing else writes. A request refused before it gets there is authenticated here
-    // first, so that a 401 or 403 still comes before any complaint about the request itself.
-    let checked: Awaited<ReturnType<typeof checkedRequest>>;
-    try {
-      checked = await checkedRequest(req);
-    } catch (error) {
-      notes.keyId = (await authenticated(ctx, secret)).keyId;
-      throw error;
-    }
-    claim = checked.claim;
-    return await worker.authorize(hashSecret(secret), checked.body, claim);
-  } catch (error) {
-    if (error instanceof IdempotencyMismatch && claim !== undefined) throw reusedKey(claim);
-    throw error;
-  }
 }
 
 /**
@@ -131,7 +90,10 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
   const notes: RequestNotes = {};
   let prepared: PreparedAnswer;
   try {
-    prepared = await answer(ctx, req, notes);
+    // One call into the services: authenticate, read, decide; a refusal is answered as its problem.
+    const answered = await authorize(ctx, { secret: presentedSecret(req), read: () => checkedRequest(req) }, notes);
+    if (answered instanceof Refusal) throw answered;
+    prepared = answered;
     if (prepared.keyId !== undefined) notes.keyId = prepared.keyId;
     // A new decision (not a replay) is counted by its outcome and gate: a few additions, no allocation.
     if (prepared.outcome !== undefined) ctx.observer?.decided(prepared);

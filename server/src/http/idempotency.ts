@@ -5,11 +5,12 @@
 
 import type { Request } from "express";
 import {
-  IDEMPOTENCY_HEADER, IdempotencyMismatch, answerOnce, idempotencyClaim, reusedKey, type ClaimedWork, type FreshAnswer,
+  IDEMPOTENCY_HEADER, answerOnce, idempotencyClaim, type ClaimedWork, type FreshAnswer,
 } from "../services/idempotency.js";
 import type { PreparedAnswer } from "../services/answers.js";
 import type { Caller, ServiceContext } from "../services/context.js";
-import { ApiProblem, problemResponse } from "./problem.js";
+import { problemResponse } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 /** The POST endpoints that create nothing: their first answer is stored, but they run outside a transaction. */
 const CREATES_NOTHING: ReadonlySet<string> = new Set(["previewGrant", "previewFamilyImpact"]);
@@ -40,15 +41,10 @@ export async function answerPost(
   const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, "POST", path, raw);
   if (claim === undefined) return { ...(await run(ctx)), replayed: false };
   const work: ClaimedWork = { effects: !CREATES_NOTHING.has(operationId), run, refusal: (error) => problemAnswer(error, path) };
-  try {
-    return await answerOnce(ctx, claim, work);
-  } catch (error) {
-    if (error instanceof IdempotencyMismatch) throw reusedKey(claim);
-    throw error;
-  }
+  return answerOnce(ctx, claim, work);
 }
 
 /** The answer a replay gets instead of one that must not be stored. */
-export function keptInstead(problem: ApiProblem | undefined, path: string): FreshAnswer["kept"] {
+export function keptInstead(problem: Refusal | undefined, path: string): FreshAnswer["kept"] {
   return problem === undefined ? undefined : problemAnswer(problem, path);
 }

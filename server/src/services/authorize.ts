@@ -9,20 +9,19 @@ import {
 import { newId } from "../ids.js";
 import { settledInOrder } from "../store/driver.js";
 import type { CertificateRecord, GrantRecord, GrantUsage, HeldTree, Store } from "../store/store.js";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer, type RequestClaim } from "./answers.js";
 import type { Caller, ServiceContext } from "./context.js";
-import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
+import { callerForSecret, callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import type { TripRow, WatchedBreaker } from "../store/breaker-sql.js";
 import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
-import { decisionAnswerText, decisionState, decisionStatement, withSignature } from "./decision-text.js";
+import { decisionAnswerText, decisionState, decisionStatement } from "./decision-text.js";
 import { CanonicalText, sealRecord } from "./ledger.js";
-import { answersExpiredUpTo, crashPoint, IdempotencyMismatch, MISMATCH, replayStored, storedAnswer } from "./idempotency.js";
-
-export { IdempotencyMismatch };
+import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "./idempotency.js";
+import { hashSecret } from "../secrets.js";
 
 /**
  * Who asks: a caller already authenticated (and allowed to authorize), or the hash of the key
@@ -35,7 +34,7 @@ export type Asker = Caller | { readonly keyHash: string };
 const AUTHORIZE_ROLES = ["agent"] as const;
 
 /** The 401 or 403 for a caller that may not authorize (`presented`: a key was sent); undefined when it may. */
-export function authorizeRefusal(caller: Caller | undefined, presented: boolean): ApiProblem | undefined {
+function authorizeRefusal(caller: Caller | undefined, presented: boolean): Refusal | undefined {
   if (caller === undefined) return unauthenticated(presented);
   return AUTHORIZE_ROLES.some((role) => caller.roles.includes(role)) ? undefined : missingRole("POST", "/v1/authorize", AUTHORIZE_ROLES);
 }
@@ -193,7 +192,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const ledgerId = newId("led", now);
   const gates = gateTexts(decision.gates);
   const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
-  const text = withSignature(decisionAnswerText(ledgerId, decision, now, gates.answer), signature);
+  const text = decisionAnswerText(ledgerId, decision, now, gates.answer, signature);
   const ledger = tx.decisionPath();
   const sealed = sealedBody(caller, body, decision, gates.sealed, approval.status, reads.certificate, chain);
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.
@@ -298,17 +297,17 @@ function batchOrder(asker: Asker, body: AuthorizeBody): string {
  * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
  * stored in the decision's own transaction, so a decision and its key commit together: a retry
  * either replays the first answer or finds nothing was decided. A key presented by its hash is
- * looked up there too; one that may not authorize writes nothing and is refused after the
- * transaction (401 or 403), like a reused idempotency key.
+ * looked up there too; one that may not authorize writes nothing and is answered its refusal
+ * after the transaction (401 or 403), like a reused idempotency key (422).
  */
-export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer> {
+export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer | Refusal> {
   let claim: IdempotencyClaim | undefined;
   // Stored answers expire (IDEMPOTENCY_LIMITS): an expired key is looked up as absent and taken as new.
   const expiredUpTo = request === undefined ? 0 : answersExpiredUpTo(ctx.now());
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
-      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | ApiProblem | typeof MISMATCH> => {
+      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | Refusal> => {
         let caller: Caller;
         if ("keyHash" in asker) {
           const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
@@ -323,7 +322,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           // A key reused with another request has written nothing: it fails after the transaction,
           // so that the other transactions of its batch need not run again (group-commit.ts).
           const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
-          if (stored === MISMATCH) return stored;
+          if (stored instanceof Refusal) return stored;
           if (stored !== undefined) return { ...stored, keyId: caller.keyId };
         }
         const taken = claim;
@@ -336,8 +335,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
         if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
         return prepared;
       }, batchOrder(asker, body));
-      if (answer === MISMATCH) throw new IdempotencyMismatch();
-      if (answer instanceof ApiProblem) throw answer;
+      if (answer instanceof Refusal) return answer;
       if (ctx.faults !== undefined && claim !== undefined && !answer.replayed) crashPoint(ctx, "after-commit", claim);
       return answer;
     } catch (error) {
@@ -347,4 +345,58 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
   }
   // Both tries found the key taken: replay the answer its taker committed with it.
   return { ...(await replayStored(ctx, claim!, expiredUpTo)), keyId: claim!.callerKeyId };
+}
+
+/** A request as the HTTP layer read it: its body, validated, and its idempotency claim if any. */
+export interface CheckedRequest {
+  readonly body: AuthorizeBody;
+  readonly claim: RequestClaim | undefined;
+}
+
+/** What the HTTP layer hands the authorize service: the key presented and how to read the rest. */
+export interface AuthorizeRequest {
+  /** The key presented (`authorization: Bearer …` or `x-api-key`); undefined when none was. */
+  readonly secret: string | undefined;
+  /** Reads and checks the body and its idempotency claim; throws the refusal of a request that is not well formed. */
+  readonly read: () => Promise<CheckedRequest>;
+}
+
+/** What the request's log line learns on the way: the id of the key once it is known. */
+export interface RequestNotes {
+  keyId?: string;
+}
+
+/** The caller of a presented key, or the 401 or 403 of one that may not authorize. */
+async function authorizingCaller(ctx: ServiceContext, secret: string | undefined): Promise<Caller | Refusal> {
+  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
+  return authorizeRefusal(caller, secret !== undefined) ?? caller!;
+}
+
+/**
+ * `POST /v1/authorize`, the one entry of the HTTP layer: authenticates, reads the request, decides,
+ * and answers the prepared answer or a refusal. A 401 or 403 comes before any complaint about the
+ * request itself. With an authorize worker (SQLite) the key is looked up in the decision's own
+ * transaction there, where its row stays cached while nothing else writes; a request refused before
+ * it gets there is authenticated here first.
+ */
+export async function authorize(ctx: ServiceContext, request: AuthorizeRequest, notes: RequestNotes): Promise<PreparedAnswer | Refusal> {
+  const { secret } = request;
+  const worker = ctx.authorizeWorker;
+  if (worker === undefined || secret === undefined) {
+    const caller = await authorizingCaller(ctx, secret);
+    if (caller instanceof Refusal) return caller;
+    notes.keyId = caller.keyId;
+    const checked = await request.read();
+    return authorizeAction(ctx, caller, checked.body, checked.claim);
+  }
+  let checked: CheckedRequest;
+  try {
+    checked = await request.read();
+  } catch (error) {
+    const caller = await authorizingCaller(ctx, secret);
+    if (caller instanceof Refusal) return caller;
+    notes.keyId = caller.keyId;
+    throw error;
+  }
+  return worker.authorize(hashSecret(secret), checked.body, checked.claim);
 }

@@ -41,31 +41,38 @@ function outcomeTail(decision: Decision) {
   };
 }
 
-/** The fields of an authorize answer after its gates, in API order. */
-function answerTail(decision: Decision, now: number) {
-  return {
-    ...outcomeTail(decision),
-    ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
-    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
-    decided_at: iso(now),
-  };
-}
-
 /** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
 export function decisionOutcomeFields(decision: Decision) {
   return { ...outcomeHead(decision), gates: decision.gates, ...outcomeTail(decision) };
 }
 
+/** A member of a JSON object as `JSON.stringify` writes it; nothing for an undefined value, which it leaves out. */
+function member(name: string, value: unknown): string {
+  return value === undefined ? "" : `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+}
+
 /**
  * The answer of `POST /v1/authorize` as sent: `ledger_id`, the fields every answer about a decision
- * shares, then `approval_id`, `holds` and `decided_at`, in that order, as `JSON.stringify` writes
- * them, but written around the gates' text (`gateTexts(decision.gates).answer`) instead of
- * serialising the gates again.
+ * shares, then `approval_id`, `holds`, `decided_at` and `signature`, in that order, byte for byte
+ * what `JSON.stringify` writes for the answer's value. It is written member by member, so that the
+ * gates go in as their text (`gateTexts(decision.gates).answer`) instead of being serialised again.
  */
-export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string): string {
-  const head = JSON.stringify({ ledger_id: ledgerId, ...outcomeHead(decision) });
-  const tail = JSON.stringify(answerTail(decision, now));
-  return `${head.slice(0, -1)},"gates":${gates},${tail.slice(1)}`;
+export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string, signature?: SignatureField): string {
+  return `{"ledger_id":${JSON.stringify(ledgerId)}`
+    + member("outcome", decision.outcome)
+    + member("would_outcome", decision.would_outcome)
+    + member("enforcement_mode", decision.mode)
+    + member("decided_by", decision.decided_by)
+    + member("reason_code", decision.reason_code)
+    + member("reason", decision.reason)
+    + `,"gates":${gates}`
+    + member("residual", decision.residual)
+    + member("approver", decision.approver)
+    + member("approval_id", decision.approval_id)
+    + member("holds", decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })))
+    + member("decided_at", iso(now))
+    + member("signature", signature)
+    + "}";
 }
 
 /**
@@ -87,9 +94,4 @@ export function decisionStatement(ledgerId: string, outcome: string, agentId: st
     tool: body.tool,
     type: "authority.decision.v1",
   };
-}
-
-/** An answer's text with its `signature` as the last member. */
-export function withSignature(text: string, signature: SignatureField): string {
-  return `${text.slice(0, -1)},"signature":${JSON.stringify(signature)}}`;
 }
