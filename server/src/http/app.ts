@@ -1,6 +1,6 @@
 // The Express application of v1: every endpoint of the @agent-authority/api table gets the same
 // chain (authenticate, check roles, read and validate the body, run the handler), and every error
-// becomes a problem response in the one error handler at the end.
+// becomes its problem answer (http/problem.ts) in the one error handler at the end.
 
 import { randomUUID } from "node:crypto";
 import {
@@ -9,11 +9,10 @@ import {
 } from "@agent-authority/api";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../log.js";
-import { BEARER_CHALLENGE, callerForSecret, missingRole, unauthenticated } from "../services/keys.js";
+import { callerForSecret, missingRole, unauthenticated } from "../services/keys.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
-import { clientAddress } from "./client-address.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
@@ -21,7 +20,9 @@ import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
 import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
-import { contentionFields, problemResponse } from "./problem.js";
+import { presentedSecret } from "./presented-key.js";
+import { problemAnswer } from "./problem.js";
+import { requestLog } from "./request-log.js";
 import { Refusal } from "../services/refusal.js";
 
 export interface AppOptions {
@@ -61,25 +62,12 @@ function locals(res: Response): Locals {
   return res.locals as Locals;
 }
 
-/** Reads the key from `authorization: Bearer …` or `x-api-key`, both accepted everywhere. */
-function presentedSecret(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (header !== undefined) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match?.[1];
-  }
-  const apiKey = req.headers["x-api-key"];
-  return typeof apiKey === "string" && apiKey.length > 0 ? apiKey : undefined;
-}
-
 function authenticate(ctx: ServiceContext) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const secret = presentedSecret(req);
+    const secret = presentedSecret(req.headers);
     const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
-    if (caller === undefined) {
-      res.setHeader("www-authenticate", BEARER_CHALLENGE);
-      throw unauthenticated(secret !== undefined);
-    }
+    // The Bearer challenge goes with the 401 (problemAnswer).
+    if (caller === undefined) throw unauthenticated(secret !== undefined);
     locals(res).caller = caller;
     next();
   };
@@ -226,6 +214,7 @@ export function createApp(options: AppOptions): express.Express {
   const metrics = options.metrics ?? new HttpMetrics();
 
   const trusted = options.trustedProxies ?? new Set<string>();
+  const log = requestLog(options.logger, trusted);
   app.use((req, res, next) => {
     const started = performance.now();
     locals(res).requestId = randomUUID();
@@ -234,15 +223,7 @@ export function createApp(options: AppOptions): express.Express {
     res.on("finish", () => {
       const seconds = (performance.now() - started) / 1000;
       metrics.observe(req.method, routeTemplate(req, res), res.statusCode, seconds);
-      options.logger.log(res.statusCode >= 500 ? "error" : "info", "request", {
-        request_id: locals(res).requestId,
-        method: req.method,
-        path: loggedPath(req),
-        status: res.statusCode,
-        duration_ms: Math.round(seconds * 100_000) / 100,
-        key_id: locals(res).caller?.keyId ?? locals(res).keyId,
-        client: clientAddress(req, trusted),
-      });
+      log(req, locals(res).requestId, req.method, loggedPath(req), res.statusCode, seconds, locals(res).caller?.keyId ?? locals(res).keyId);
     });
     next();
   });
@@ -291,23 +272,12 @@ export function createApp(options: AppOptions): express.Express {
     throw new Refusal("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
   });
 
-  // The one place where an error becomes a response (RFC 9457).
+  // Every error of Express becomes its problem answer here (problemAnswer, RFC 9457).
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const problem = problemResponse(error, req.originalUrl.split("?")[0]!);
-    if (problem.internal !== undefined) {
-      const internal = problem.internal;
-      options.logger.log("error", "internal error", {
-        request_id: locals(res).requestId,
-        error: internal instanceof Error ? internal.stack ?? internal.message : String(internal),
-      });
-    }
-    if (problem.contention !== undefined) {
-      options.logger.log("warn", "contention", { request_id: locals(res).requestId, ...contentionFields(problem.contention) });
-    }
-    if (problem.unavailable === true) options.logger.log("warn", "database unavailable", { request_id: locals(res).requestId, error: String(error) });
+    const answer = problemAnswer(error, req.originalUrl.split("?")[0]!, { logger: options.logger, requestId: locals(res).requestId });
     if (res.headersSent) return;
-    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-    res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem.body));
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    res.status(answer.status).type(answer.contentType).send(answer.text);
   });
 
   return app;

@@ -11,11 +11,11 @@ import type { PreparedAnswer } from "../services/answers.js";
 import { authorize, type CheckedRequest, type RequestNotes } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { IDEMPOTENCY_HEADER, requestClaim } from "../services/idempotency.js";
-import { BEARER_CHALLENGE } from "../services/keys.js";
 import { parseJsonBody, validateBody } from "./body.js";
-import { clientAddress } from "./client-address.js";
 import type { HttpMetrics } from "./metrics.js";
-import { contentionFields, problemResponse } from "./problem.js";
+import { presentedSecret } from "./presented-key.js";
+import { problemAnswer, type ProblemAnswer } from "./problem.js";
+import { requestLog } from "./request-log.js";
 import { Refusal } from "../services/refusal.js";
 
 export const AUTHORIZE_PATH = "/v1/authorize";
@@ -25,14 +25,6 @@ export function isAuthorizeRequest(req: IncomingMessage): boolean {
   if (req.method !== "POST" || req.url === undefined) return false;
   const q = req.url.indexOf("?");
   return (q === -1 ? req.url : req.url.slice(0, q)) === AUTHORIZE_PATH;
-}
-
-/** The key, from `authorization: Bearer …` or `x-api-key` (the same rule as the Express path). */
-function presentedSecret(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  const apiKey = req.headers["x-api-key"];
-  return typeof apiKey === "string" && apiKey.length > 0 ? apiKey : undefined;
 }
 
 /** Reads the body up to the limit; one byte more is `body_too_large`, as on the Express path. */
@@ -83,65 +75,52 @@ export function setSafetyHeaders(res: ServerResponse): void {
   res.setHeader("cache-control", "no-store");
 }
 
-/** Answers one authorize request; never throws (every failure becomes a problem response). */
+/** Answers one authorize request; never throws (every failure becomes a problem answer). */
 export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
   setSafetyHeaders(res);
   const notes: RequestNotes = {};
-  let prepared: PreparedAnswer;
+  let prepared: PreparedAnswer | ProblemAnswer;
   try {
-    // One call into the services: authenticate, read, decide; a refusal is answered as its problem.
-    const answered = await authorize(ctx, { secret: presentedSecret(req), read: () => checkedRequest(req) }, notes);
-    if (answered instanceof Refusal) throw answered;
-    prepared = answered;
+    // One call into the services: authenticate, read, decide.
+    const answered = await authorize(ctx, { secret: presentedSecret(req.headers), read: () => checkedRequest(req) }, notes);
+    prepared = answered instanceof Refusal ? problemAnswer(answered, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") }) : answered;
+  } catch (error) {
+    prepared = problemAnswer(error, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") });
+  }
+  if ("headers" in prepared) {
+    for (const [name, value] of Object.entries(prepared.headers)) res.setHeader(name, value);
+  } else {
     if (prepared.keyId !== undefined) notes.keyId = prepared.keyId;
     // A new decision (not a replay) is counted by its outcome and gate: a few additions, no allocation.
     if (prepared.outcome !== undefined) ctx.observer?.decided(prepared);
-  } catch (error) {
-    const problem = problemResponse(error, AUTHORIZE_PATH);
-    if (problem.body["code"] === "unauthenticated") res.setHeader("www-authenticate", BEARER_CHALLENGE);
-    if (problem.internal !== undefined) {
-      const internal = problem.internal;
-      logger.log("error", "internal error", { request_id: res.getHeader("x-request-id"), error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
-    }
-    if (problem.contention !== undefined) logger.log("warn", "contention", { request_id: res.getHeader("x-request-id"), ...contentionFields(problem.contention) });
-    if (problem.unavailable === true) logger.log("warn", "database unavailable", { request_id: res.getHeader("x-request-id"), error: String(error) });
-    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-    prepared = { status: problem.status, contentType: "application/problem+json; charset=utf-8", text: JSON.stringify(problem.body), replayed: false };
   }
   if (res.headersSent) return notes.keyId;
   res.statusCode = prepared.status;
   res.setHeader("content-type", prepared.contentType);
   res.setHeader("content-length", Buffer.byteLength(prepared.text));
-  if (prepared.replayed) res.setHeader("idempotent-replayed", "true");
+  if ("replayed" in prepared && prepared.replayed) res.setHeader("idempotent-replayed", "true");
   res.end(prepared.text);
   return notes.keyId;
 }
 
 /**
  * The hot path as the server's listener calls it: answers, then counts the request in the shared
- * metrics (as route `/v1/authorize`, the label the Express path uses) and writes one `request` log
- * line, the same fields as Express's, at `info` (`error` for a 5xx) when the logger's level lets
- * it through; the fields are built only then.
+ * metrics (as route `/v1/authorize`, the label the Express path uses) and writes its one `request`
+ * log line (request-log.ts).
  */
 export function authorizeServer(
   ctx: ServiceContext, logger: Logger, metrics: HttpMetrics, trusted: ReadonlySet<string> = new Set(),
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const record = metrics.recorder("POST", AUTHORIZE_PATH);
-  const infoOn = logger.enabled?.("info") ?? true;
-  const errorOn = logger.enabled?.("error") ?? true;
+  const log = requestLog(logger, trusted);
   return (req, res) => {
     const started = performance.now();
     void handleAuthorize(ctx, logger, req, res).then((keyId) => {
       const seconds = (performance.now() - started) / 1000;
       const status = res.statusCode;
       record(status, seconds);
-      if (status >= 500 ? errorOn : infoOn) {
-        logger.log(status >= 500 ? "error" : "info", "request", {
-          request_id: res.getHeader("x-request-id"), method: "POST", path: AUTHORIZE_PATH, status,
-          duration_ms: Math.round(seconds * 100_000) / 100, client: clientAddress(req, trusted), key_id: keyId,
-        });
-      }
+      log(req, res.getHeader("x-request-id"), "POST", AUTHORIZE_PATH, status, seconds, keyId);
     });
   };
 }

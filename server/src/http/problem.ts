@@ -1,13 +1,16 @@
 // RFC 9457 problem details: the one module of the server that gives a refusal's code its HTTP
 // status and title (the API's PROBLEM_CODES table). Services and routes throw or return a
-// `Refusal`; `problemResponse` turns it, or anything else thrown, into the response, and a 5xx
-// never carries internals.
+// `Refusal`; `problemAnswer` is the one place where it, or anything else thrown, becomes the
+// answer sent (Express's error handler, the authorize hot path and the idempotent POSTs' kept
+// refusals all use it), and a 5xx never carries internals.
 
 import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, UNAVAILABLE_RETRY_AFTER_SECONDS, type ProblemCode } from "@agent-authority/api";
 import { ContentionError, isDatabaseUnavailable } from "../store/driver.js";
+import { BEARER_CHALLENGE } from "../services/keys.js";
 import { Refusal } from "../services/refusal.js";
+import type { Logger } from "../log.js";
 
-export interface ProblemResponse {
+interface ProblemResponse {
   readonly status: number;
   readonly body: Record<string, unknown>;
   /** Headers the answer carries besides its media type (`retry-after` for `contention`). */
@@ -67,23 +70,19 @@ export function knownProblem(error: unknown): Refusal | undefined {
   return undefined;
 }
 
-export function problemResponse(error: unknown, instance: string): ProblemResponse {
+/** The members every problem of a code opens with, in order: `type`, `title`, `status` and `code`. */
+export function problemHead(code: ProblemCode): { readonly type: string; readonly title: string; readonly status: number; readonly code: ProblemCode } {
+  const { status, title } = PROBLEM_CODES[code];
+  return { type: problemTypeUri(code), title, status, code };
+}
+
+function problemResponse(error: unknown, instance: string): ProblemResponse {
   const problem = knownProblem(error);
-  if (problem === undefined) {
-    const code: ProblemCode = "internal_error";
-    return {
-      status: 500,
-      body: { type: problemTypeUri(code), title: PROBLEM_CODES[code].title, status: 500, code, instance },
-      headers: {},
-      internal: error,
-    };
-  }
-  const { status, title } = PROBLEM_CODES[problem.code];
+  if (problem === undefined) return { status: 500, body: { ...problemHead("internal_error"), instance }, headers: {}, internal: error };
+  const head = problemHead(problem.code);
+  const status = head.status;
   const body: Record<string, unknown> = {
-    type: problemTypeUri(problem.code),
-    title,
-    status,
-    code: problem.code,
+    ...head,
     ...(problem.detail === undefined ? {} : { detail: problem.detail }),
     instance,
     ...(status >= 500 ? {} : problem.extensions),
@@ -97,6 +96,54 @@ export function problemResponse(error: unknown, instance: string): ProblemRespon
 }
 
 /** The fields of the warning logged for a `contention` answer. */
-export function contentionFields(error: ContentionError): Record<string, unknown> {
+function contentionFields(error: ContentionError): Record<string, unknown> {
   return { sqlstate: error.code, attempts: error.attempts, elapsed_ms: Math.round(error.elapsedMs) };
+}
+
+export const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
+
+/** A problem as the answer sent: its status, the headers besides its media type, and its text. */
+export interface ProblemAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly contentType: typeof PROBLEM_TYPE;
+  readonly text: string;
+  /**
+   * Whether an idempotent request may keep this answer for its replays: not a 5xx, whose retry
+   * must run again, nor `contention`, whose answer promises that the key was not stored (0314).
+   */
+  readonly keepable: boolean;
+}
+
+/** Where the warnings and errors an answer calls for are logged, under the request's id. */
+export interface ProblemLog {
+  readonly logger: Logger;
+  readonly requestId: unknown;
+}
+
+/**
+ * The one place where an error becomes an answer: a refusal, contention, unavailability,
+ * a transport error, or anything unexpected (a 500 whose cause is logged, never sent). A 401
+ * carries the Bearer challenge. With `log`, an internal error, contention and unavailability are
+ * logged; without, nothing is (the kept answer of an idempotent request is never one of them).
+ */
+export function problemAnswer(error: unknown, instance: string, log?: ProblemLog): ProblemAnswer {
+  const problem = problemResponse(error, instance);
+  if (log !== undefined) {
+    const { logger, requestId } = log;
+    if (problem.internal !== undefined) {
+      const internal = problem.internal;
+      logger.log("error", "internal error", { request_id: requestId, error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
+    }
+    if (problem.contention !== undefined) logger.log("warn", "contention", { request_id: requestId, ...contentionFields(problem.contention) });
+    if (problem.unavailable === true) logger.log("warn", "database unavailable", { request_id: requestId, error: String(error) });
+  }
+  const code = problem.body["code"];
+  return {
+    status: problem.status,
+    headers: code === "unauthenticated" ? { ...problem.headers, "www-authenticate": BEARER_CHALLENGE } : problem.headers,
+    contentType: PROBLEM_TYPE,
+    text: JSON.stringify(problem.body),
+    keepable: problem.status < 500 && code !== "contention",
+  };
 }
