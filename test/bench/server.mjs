@@ -771,7 +771,7 @@ async function main() {
       // Signing runs where the decision is sealed (the authorize thread on SQLite); its share is of
       // the CPU one decision costs the server in all, main thread and worker.
       const signing = await signingCostUs();
-      process.stdout.write(`\nsigning (statement, args hash, Ed25519, splice): ${signing.toFixed(1)} µs of CPU per decision; of the server's CPU per authorize (main + worker): ` +
+      process.stdout.write(`\nsigning (statement, args hash, Ed25519, its JSON): ${signing.toFixed(1)} µs of CPU per decision; of the server's CPU per authorize (main + worker): ` +
         empty.map((r) => {
           const perDecision = (r.authorize.mainCpu ?? 0) + (r.authorize.workerCpu ?? 0);
           return perDecision > 0 ? `${r.connections} conn ${((100 * signing) / perDecision).toFixed(1)}% of ${perDecision.toFixed(0)} µs` : `${r.connections} conn n/a`;
