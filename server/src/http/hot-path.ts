@@ -11,12 +11,12 @@ import type { PreparedAnswer } from "../services/answers.js";
 import { authorize, type CheckedRequest, type RequestNotes } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { IDEMPOTENCY_HEADER, requestClaim } from "../services/idempotency.js";
+import { Refusal } from "../services/refusal.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import type { HttpMetrics } from "./metrics.js";
 import { presentedSecret } from "./presented-key.js";
 import { problemAnswer, type ProblemAnswer } from "./problem.js";
 import { requestLog } from "./request-log.js";
-import { Refusal } from "../services/refusal.js";
 
 export const AUTHORIZE_PATH = "/v1/authorize";
 

@@ -1,6 +1,8 @@
 // Authorize: gather the chain, its live usage, the certificate and any approval under the tree's
 // lock, let the engine decide, then seal the decision and place its holds in the same transaction,
-// before anything is answered (docs/decisions.md). A refusal is a decision, never an HTTP error.
+// before anything is answered (docs/decisions.md). A deny is a decision, never a `Refusal`, which
+// answers only a request that cannot be decided (a key that may not authorize, a reused
+// idempotency key, a malformed body).
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
