@@ -1,8 +1,12 @@
-// The dependency direction, checked on every run: pure packages stay pure and nothing imports server or cli.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+// The dependency direction, checked on every run: pure packages stay pure, nothing imports server or
+// cli, the server's layers import only inwards (http → services → store), and no source file of the
+// repository is part of an import circle.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { circlesUnder, importCircles, importGraph, layerViolations, relativeImports, sourceFilesUnder } from "./import-graph.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -84,5 +88,69 @@ describe("dependency direction", () => {
   it("the import scanner sees the forms it must see", () => {
     const sample = 'import { a } from "node:fs";\nexport * from "express";\nimport "pg";\nconst m = await import("@agent-authority/server");';
     expect(importsOf(sample)).toEqual(["node:fs", "express", "pg", "@agent-authority/server"]);
+  });
+});
+
+describe("import circles", () => {
+  it("no source file of the repository is part of an import circle, type-only imports included", () => {
+    expect(circlesUnder(root)).toEqual([]);
+  });
+
+  it("a planted circle of two files is found", () => {
+    const dir = mkdtempSync(join(tmpdir(), "circle-"));
+    try {
+      writeFileSync(join(dir, "a.ts"), '// a\nimport type { B } from "./b.js";\nexport interface A { b?: B }\n');
+      writeFileSync(join(dir, "b.ts"), '// b\nimport { type A } from "./a.js";\nexport interface B { a?: A }\n');
+      writeFileSync(join(dir, "c.ts"), '// c\nimport type { A } from "./a.js";\nexport type C = A;\n');
+      expect(circlesUnder(dir)).toEqual([["a.ts", "b.ts"]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("circles through re-exports, dynamic imports and .mjs files are found; a chain is not a circle", () => {
+    const texts: Record<string, string> = {
+      "/r/x.ts": 'export { y } from "./y.js";',
+      "/r/y.ts": 'export const y = async () => import("./z.mjs");',
+      "/r/z.mjs": 'import {\n  x,\n} from "./x.js";',
+      "/r/self.ts": 'import "./self.js";',
+      "/r/one.ts": 'import { two } from "./two.js";',
+      "/r/two.ts": 'import type { Three } from "./three.js";',
+      "/r/three.ts": "export type Three = 3;",
+    };
+    const graph = importGraph(Object.keys(texts), (file) => texts[file]!);
+    expect(importCircles(graph).map((c) => c.join(" ")).sort()).toEqual(["/r/self.ts", "/r/x.ts /r/y.ts /r/z.mjs"]);
+  });
+
+  it("the scanner reads every import form and ignores packages", () => {
+    const sample = 'import a from "./a.js";\nimport type { B } from "../b.js";\nexport * from "./c.js";\nimport "./d.js";\nconst e = await import("./e.js");\nimport { f } from "node:fs";';
+    expect(relativeImports(sample)).toEqual(["./a.js", "../b.js", "./c.js", "./d.js", "./e.js"]);
+  });
+});
+
+/** The server's layers, outermost first: http may import services and store, services only store, store neither. */
+const SERVER_LAYERS = ["http", "services", "store"] as const;
+
+describe("server layers", () => {
+  it("no server module imports against the direction http → services → store", () => {
+    const base = join(root, "server/src");
+    const files = sourceFilesUnder(base).filter((f) => !f.endsWith(".test.ts"));
+    expect(layerViolations(importGraph(files), base, SERVER_LAYERS)).toEqual([]);
+  });
+
+  it("a planted import against the direction is found, and one along it is not", () => {
+    const dir = mkdtempSync(join(tmpdir(), "layers-"));
+    try {
+      for (const layer of SERVER_LAYERS) mkdirSync(join(dir, layer));
+      writeFileSync(join(dir, "http/problem.ts"), '// p\nimport { refuse } from "../services/refuse.js";\nexport const p = refuse;\n');
+      writeFileSync(join(dir, "services/refuse.ts"), '// r\nimport type { Row } from "../store/row.js";\nexport const refuse = (row: Row) => row;\n');
+      writeFileSync(join(dir, "services/planted.ts"), '// planted\nimport { p } from "../http/problem.js";\nexport const q = p;\n');
+      writeFileSync(join(dir, "store/row.ts"), '// row\nimport type { q } from "../services/planted.js";\nexport type Row = typeof q;\n');
+      writeFileSync(join(dir, "ids.ts"), '// ids\nimport { p } from "./http/problem.js";\nexport const ids = p;\n');
+      const graph = importGraph(sourceFilesUnder(dir));
+      expect(layerViolations(graph, dir, SERVER_LAYERS)).toEqual(["services/planted.ts → http/problem.ts", "store/row.ts → services/planted.ts"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

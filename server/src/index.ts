@@ -17,10 +17,12 @@ export type {
 } from "./store/store.js";
 export { keyIdentityFault } from "@agent-authority/api";
 export { Signer, SIGNING_LIMITS, keyId, type SignatureField, type PublicSigningKey } from "./services/signing.js";
-export { decisionStatement, withSignature } from "./services/authorize.js";
+export { decisionAnswerText, decisionStatement } from "./services/decision-text.js";
 export { derivedKey, parseServerKey, serverKeyFromFile, ServerKeyError, SERVER_KEY_LIMITS } from "./server-key.js";
 export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
-export { ApiProblem } from "./http/problem.js";
+export { Refusal } from "./services/refusal.js";
+/** The former name of `Refusal`, kept for code that imported it. */
+export { Refusal as ApiProblem } from "./services/refusal.js";
 export { migrateDatabase } from "./store/open.js";
 export { keyView } from "./services/views.js";
 export { generateSecret, hashSecret } from "./secrets.js";

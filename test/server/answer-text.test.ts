@@ -1,12 +1,12 @@
 // The texts of an authorize decision written without serialising its gates twice: the gates'
 // answer and sealed texts (kept per reason and used again only for the same gate), and the answer
-// written around them, byte for byte what plain serialisation gives.
+// written member by member around them, byte for byte what plain serialisation gives.
 
 import type { Decision, GateResult } from "@agent-authority/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@agent-authority/server";
-import { decisionAnswerText, decisionOutcomeFields } from "../../server/src/services/authorize.js";
+import { decisionAnswerText, decisionOutcomeFields } from "../../server/src/services/decision-text.js";
 import { gateTexts } from "../../server/src/services/gate-text.js";
 
 const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
@@ -70,5 +70,17 @@ describe("decisionAnswerText", () => {
     fc.assert(fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), (d, now) => {
       expect(decisionAnswerText("led_x", d, now, gateTexts(d.gates).answer)).toBe(JSON.stringify(answer("led_x", d, now)));
     }), { numRuns: 500 });
+  });
+
+  it("ends with the signature when there is one, as JSON.stringify writes it", () => {
+    const signature = fc.record({
+      alg: fc.constant("EdDSA" as const), kid: fc.string({ maxLength: 8 }),
+      statement: fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.constant(null))),
+      value: fc.base64String({ maxLength: 20 }),
+    });
+    fc.assert(fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), signature, (d, now, sig) => {
+      const text = decisionAnswerText("led_y", d, now, gateTexts(d.gates).answer, sig);
+      expect(text).toBe(JSON.stringify({ ...answer("led_y", d, now), signature: sig }));
+    }), { numRuns: 300 });
   });
 });

@@ -294,7 +294,8 @@ export function storeContract(target: StoreTarget): void {
     });
 
     it("refuse an idempotency key reused with another request without running its batch again", async () => {
-      const { authorizeAction, IdempotencyMismatch } = await import("../../server/src/services/authorize.js");
+      const { authorizeAction } = await import("../../server/src/services/authorize.js");
+      const { Refusal } = await import("../../server/src/services/refusal.js");
       const k = key({ roles: ["agent"] });
       await db.store.insertKey(k);
       const claim = { callerKeyId: k.id, key: `reused-${counter}`, method: "POST", path: "/v1/authorize", requestHash: "first-request" };
@@ -316,7 +317,8 @@ export function storeContract(target: StoreTarget): void {
         }),
         authorizeAction(ctx, caller, { grant_id: "grt_none", tool: "payments.send" }, { ...claim, requestHash: "another-request" }),
       ]);
-      expect(reused.status === "rejected" && reused.reason instanceof IdempotencyMismatch).toBe(true);
+      // The reused key is answered its refusal, a value: nothing was thrown inside the batch.
+      expect(reused.status === "fulfilled" && reused.value instanceof Refusal && reused.value.code).toBe("idempotency_key_reused");
       expect(other.status).toBe("fulfilled");
       expect(runs).toBe(1);
       expect((await db.store.getKey(neighbour.id))?.id).toBe(neighbour.id);

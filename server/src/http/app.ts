@@ -1,6 +1,6 @@
 // The Express application of v1: every endpoint of the @agent-authority/api table gets the same
 // chain (authenticate, check roles, read and validate the body, run the handler), and every error
-// becomes a problem response in the one error handler at the end.
+// becomes its problem answer (http/problem.ts) in the one error handler at the end.
 
 import { randomUUID } from "node:crypto";
 import {
@@ -9,11 +9,10 @@ import {
 } from "@agent-authority/api";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../log.js";
-import { BEARER_CHALLENGE, callerForSecret, missingRole, unauthenticated } from "../services/keys.js";
+import { callerForSecret, missingRole, unauthenticated } from "../services/keys.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
-import { clientAddress } from "./client-address.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
@@ -21,7 +20,10 @@ import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
 import type { FreshAnswer } from "../services/idempotency.js";
 import { HttpMetrics } from "./metrics.js";
-import { ApiProblem, contentionFields, problemResponse } from "./problem.js";
+import { presentedSecret } from "./presented-key.js";
+import { problemAnswer } from "./problem.js";
+import { requestLog } from "./request-log.js";
+import { Refusal } from "../services/refusal.js";
 
 export interface AppOptions {
   readonly ctx: ServiceContext;
@@ -60,25 +62,12 @@ function locals(res: Response): Locals {
   return res.locals as Locals;
 }
 
-/** Reads the key from `authorization: Bearer …` or `x-api-key`, both accepted everywhere. */
-function presentedSecret(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (header !== undefined) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match?.[1];
-  }
-  const apiKey = req.headers["x-api-key"];
-  return typeof apiKey === "string" && apiKey.length > 0 ? apiKey : undefined;
-}
-
 function authenticate(ctx: ServiceContext) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const secret = presentedSecret(req);
+    const secret = presentedSecret(req.headers);
     const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
-    if (caller === undefined) {
-      res.setHeader("www-authenticate", BEARER_CHALLENGE);
-      throw unauthenticated(secret !== undefined);
-    }
+    // The Bearer challenge goes with the 401 (problemAnswer).
+    if (caller === undefined) throw unauthenticated(secret !== undefined);
     locals(res).caller = caller;
     next();
   };
@@ -91,7 +80,7 @@ function authorize(endpoint: Endpoint) {
     if (!caller.roles.some((role) => roles.includes(role))) {
       throw missingRole(endpoint.method, `/v1${endpoint.path}`, roles);
     }
-    if (endpoint.human && caller.kind !== "human") throw new ApiProblem("human_required", "this action needs a human key");
+    if (endpoint.human && caller.kind !== "human") throw new Refusal("human_required", "this action needs a human key");
     next();
   };
 }
@@ -103,7 +92,7 @@ function paramsOf(req: Request): Record<string, string> {
   for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
     const pattern = PARAM_PATTERN.get(name);
     if (pattern !== undefined && !pattern.test(value)) {
-      throw new ApiProblem("invalid_id", `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``);
+      throw new Refusal("invalid_id", `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``);
     }
     params[name] = value;
   }
@@ -123,7 +112,7 @@ function limitOf(req: Request, endpoint: Endpoint): number {
   if (rawLimit === undefined) return API_LIMITS.listLimitDefault;
   const limit = Number(rawLimit);
   if (typeof rawLimit !== "string" || !Number.isSafeInteger(limit) || limit < 1 || limit > API_LIMITS.listLimitMax) {
-    throw new ApiProblem("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
+    throw new Refusal("invalid_query", `\`limit\` must be an integer from 1 to ${API_LIMITS.listLimitMax}`);
   }
   return limit;
 }
@@ -134,7 +123,7 @@ function pageOf(req: Request, endpoint: Endpoint): Page {
   const query = req.query as Record<string, unknown>;
   const after = query["after"];
   if (after !== undefined && (typeof after !== "string" || after.length > 64 || unstorableCharacter(after) !== undefined)) {
-    throw new ApiProblem("invalid_query", "`after` must be an id");
+    throw new Refusal("invalid_query", "`after` must be an id");
   }
   return { limit, after: after as string | undefined };
 }
@@ -142,9 +131,9 @@ function pageOf(req: Request, endpoint: Endpoint): Page {
 function queryString(req: Request, name: string): string | undefined {
   const value = (req.query as Record<string, unknown>)[name];
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length > 200) throw new ApiProblem("invalid_query", `\`${name}\` must be a single string`);
+  if (typeof value !== "string" || value.length > 200) throw new Refusal("invalid_query", `\`${name}\` must be a single string`);
   // The rule of text for bodies holds for queries too (decision 0306).
-  if (unstorableCharacter(value) !== undefined) throw new ApiProblem("invalid_query", `\`${name}\` holds NUL or a lone surrogate`);
+  if (unstorableCharacter(value) !== undefined) throw new Refusal("invalid_query", `\`${name}\` holds NUL or a lone surrogate`);
   return value;
 }
 
@@ -225,6 +214,7 @@ export function createApp(options: AppOptions): express.Express {
   const metrics = options.metrics ?? new HttpMetrics();
 
   const trusted = options.trustedProxies ?? new Set<string>();
+  const log = requestLog(options.logger, trusted);
   app.use((req, res, next) => {
     const started = performance.now();
     locals(res).requestId = randomUUID();
@@ -233,15 +223,7 @@ export function createApp(options: AppOptions): express.Express {
     res.on("finish", () => {
       const seconds = (performance.now() - started) / 1000;
       metrics.observe(req.method, routeTemplate(req, res), res.statusCode, seconds);
-      options.logger.log(res.statusCode >= 500 ? "error" : "info", "request", {
-        request_id: locals(res).requestId,
-        method: req.method,
-        path: loggedPath(req),
-        status: res.statusCode,
-        duration_ms: Math.round(seconds * 100_000) / 100,
-        key_id: locals(res).caller?.keyId ?? locals(res).keyId,
-        client: clientAddress(req, trusted),
-      });
+      log(req, locals(res).requestId, req.method, loggedPath(req), res.statusCode, seconds, locals(res).caller?.keyId ?? locals(res).keyId);
     });
     next();
   });
@@ -261,7 +243,7 @@ export function createApp(options: AppOptions): express.Express {
     }
     if (endpoint.operationId === "streamEvents") {
       app.get(path, authenticate(options.ctx), authorize(endpoint), async (req, res) => {
-        if (options.streams === undefined) throw new ApiProblem("not_ready", "the event stream is not running");
+        if (options.streams === undefined) throw new Refusal("not_ready", "the event stream is not running");
         await streamEvents(options.ctx, options.streams, locals(res).caller!, {
           headers: req.headers, query: queryString(req, documentedQuery(endpoint, "types")), after: queryString(req, documentedQuery(endpoint, "after")),
         }, res);
@@ -285,28 +267,17 @@ export function createApp(options: AppOptions): express.Express {
     const allowed = known.filter((k) => k.pattern.test(req.path)).map((k) => k.method);
     if (allowed.length > 0) {
       res.setHeader("allow", [...new Set(allowed)].join(", "));
-      throw new ApiProblem("method_not_allowed", `\`${req.path}\` accepts ${[...new Set(allowed)].join(", ")}`);
+      throw new Refusal("method_not_allowed", `\`${req.path}\` accepts ${[...new Set(allowed)].join(", ")}`);
     }
-    throw new ApiProblem("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
+    throw new Refusal("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
   });
 
-  // The one place where an error becomes a response (RFC 9457).
+  // Every error of Express becomes its problem answer here (problemAnswer, RFC 9457).
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const problem = problemResponse(error, req.originalUrl.split("?")[0]!);
-    if (problem.internal !== undefined) {
-      const internal = problem.internal;
-      options.logger.log("error", "internal error", {
-        request_id: locals(res).requestId,
-        error: internal instanceof Error ? internal.stack ?? internal.message : String(internal),
-      });
-    }
-    if (problem.contention !== undefined) {
-      options.logger.log("warn", "contention", { request_id: locals(res).requestId, ...contentionFields(problem.contention) });
-    }
-    if (problem.unavailable === true) options.logger.log("warn", "database unavailable", { request_id: locals(res).requestId, error: String(error) });
+    const answer = problemAnswer(error, req.originalUrl.split("?")[0]!, { logger: options.logger, requestId: locals(res).requestId });
     if (res.headersSent) return;
-    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-    res.status(problem.status).type("application/problem+json").send(JSON.stringify(problem.body));
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    res.status(answer.status).type(answer.contentType).send(answer.text);
   });
 
   return app;

@@ -4,10 +4,10 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { AuthorizeBody, ProblemCode } from "@agent-authority/api";
-import { IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
+import type { AuthorizeBody } from "@agent-authority/api";
+import type { PreparedAnswer, RequestClaim } from "../services/answers.js";
 import type { FaultHooks } from "../services/context.js";
-import { ApiProblem } from "./problem.js";
+import { refusalOf, type Refusal, type RefusalFields } from "../services/refusal.js";
 import { Waiters } from "./waiters.js";
 import { keepYoungGenerationFull } from "./worker-heap.js";
 import type { ObservationDelta, StoreObservations } from "../store/observations.js";
@@ -32,11 +32,11 @@ export interface Request {
   readonly claim: RequestClaim | undefined;
 }
 
-/** One answer, or why there is none; the answers of one turn travel in one message. */
+/** One answer, a refusal, or why there is neither; the answers of one turn travel in one message. */
 export type Answer =
   | { readonly id: number; readonly answer: PreparedAnswer }
-  | { readonly id: number; readonly problem: { readonly code: ProblemCode; readonly detail: string | undefined; readonly extensions: Record<string, unknown> } }
-  | { readonly id: number; readonly mismatch: boolean; readonly message: string };
+  | { readonly id: number; readonly refusal: RefusalFields }
+  | { readonly id: number; readonly message: string };
 
 export type WorkerRequest =
   | { readonly type: "authorize"; readonly requests: readonly Request[] }
@@ -57,7 +57,7 @@ export function authorizeWorkerAvailable(): boolean {
 
 export class AuthorizeWorker {
   readonly #worker: Worker;
-  readonly #waiters = new Waiters<PreparedAnswer>();
+  readonly #waiters = new Waiters<PreparedAnswer | Refusal>();
   #outbox: Request[] = [];
   #failure: Error | undefined;
   #closed: Promise<void> | undefined;
@@ -105,9 +105,9 @@ export class AuthorizeWorker {
     return this.#closed === undefined ? this.#failure : undefined;
   }
 
-  authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer> {
+  authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer | Refusal> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    return new Promise<PreparedAnswer>((resolve, reject) => {
+    return new Promise<PreparedAnswer | Refusal>((resolve, reject) => {
       const id = this.#waiters.add(resolve, reject);
       if (this.#outbox.length === 0) setImmediate(() => this.#send());
       this.#outbox.push({ id, keyHash, body, claim });
@@ -130,7 +130,7 @@ export class AuthorizeWorker {
     this.#worker.postMessage({ type: "authorize", requests } satisfies WorkerRequest);
   }
 
-  #settle(id: number, answer: PreparedAnswer | undefined, error: unknown): void {
+  #settle(id: number, answer: PreparedAnswer | Refusal | undefined, error: unknown): void {
     if (answer !== undefined) this.#waiters.resolve(id, answer);
     else this.#waiters.reject(id, error);
   }
@@ -140,8 +140,8 @@ export class AuthorizeWorker {
       if (reply.observed !== undefined) this.#observations?.add(reply.observed);
       for (const a of reply.answers) {
         if ("answer" in a) this.#settle(a.id, a.answer, undefined);
-        else if ("problem" in a) this.#settle(a.id, undefined, new ApiProblem(a.problem.code, a.problem.detail, a.problem.extensions));
-        else this.#settle(a.id, undefined, a.mismatch ? new IdempotencyMismatch() : new Error(a.message));
+        else if ("refusal" in a) this.#settle(a.id, refusalOf(a.refusal), undefined);
+        else this.#settle(a.id, undefined, new Error(a.message));
       }
     } else if (reply.type === "closed") {
       void this.#worker.terminate();

@@ -6,7 +6,7 @@
 // Runs from the compiled server only (see authorize-thread.ts); the messages are in that file.
 
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import { authorizeAction, IdempotencyMismatch } from "../services/authorize.js";
+import { authorizeAction } from "../services/authorize.js";
 import type { ServiceContext } from "../services/context.js";
 import { openStore } from "../store/open.js";
 import { StoreObservations } from "../store/observations.js";
@@ -14,7 +14,8 @@ import { derivedKey, parseServerKey } from "../server-key.js";
 import { Signer } from "../services/signing.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
 import { ContentionError } from "../store/driver.js";
-import { ApiProblem, knownProblem } from "./problem.js";
+import { knownProblem } from "./problem.js";
+import { Refusal, refusalFields } from "../services/refusal.js";
 
 if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");
 const port: MessagePort = parentPort;
@@ -61,16 +62,13 @@ port.on("message", (message: WorkerRequest) => {
   }
   for (const { id, keyHash, body, claim } of message.requests) {
     authorizeAction(ctx, { keyHash }, body, claim).then(
-      (answer) => send({ id, answer }),
+      (answer) => send(answer instanceof Refusal ? { id, refusal: refusalFields(answer) } : { id, answer }),
       (error: unknown) => {
-        // Contention crosses the thread as the problem it answers (the class does not survive the message).
-        const problem = error instanceof ApiProblem || error instanceof ContentionError ? knownProblem(error)! : undefined;
-        send(problem !== undefined
-          ? { id, problem: { code: problem.code, detail: problem.detail, extensions: { ...problem.extensions } } }
-          : {
-            id, mismatch: error instanceof IdempotencyMismatch,
-            message: error instanceof Error ? error.stack ?? error.message : String(error),
-          });
+        // A refusal thrown, and contention, cross the thread as the refusal they answer (a class does not survive the message).
+        const refusal = error instanceof Refusal || error instanceof ContentionError ? knownProblem(error)! : undefined;
+        send(refusal !== undefined
+          ? { id, refusal: refusalFields(refusal) }
+          : { id, message: error instanceof Error ? error.stack ?? error.message : String(error) });
       },
     );
   }

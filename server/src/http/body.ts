@@ -3,7 +3,7 @@
 
 import { API_LIMITS, allSchemas, findUnstorableText, textFaultMessage, type RequestSchemaName } from "@agent-authority/api";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import { ApiProblem } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: false });
 for (const schema of allSchemas) ajv.addSchema(schema);
@@ -43,15 +43,15 @@ function isJsonMediaType(contentType: string | undefined): boolean {
  */
 export function parseJsonBody(raw: Buffer | undefined, contentType: string | undefined): unknown {
   if (raw === undefined || raw.length === 0) return undefined;
-  if (!isJsonMediaType(contentType)) throw new ApiProblem("unsupported_media_type", "send the body with `content-type: application/json`");
+  if (!isJsonMediaType(contentType)) throw new Refusal("unsupported_media_type", "send the body with `content-type: application/json`");
   let value: unknown;
   try {
     value = JSON.parse(raw.toString("utf8"));
   } catch (error) {
-    throw new ApiProblem("malformed_json", error instanceof SyntaxError ? error.message : undefined);
+    throw new Refusal("malformed_json", error instanceof SyntaxError ? error.message : undefined);
   }
   if (jsonDepthExceeds(value, API_LIMITS.requestJsonDepthMax)) {
-    throw new ApiProblem("body_too_deep", `bodies nest at most ${API_LIMITS.requestJsonDepthMax} levels`);
+    throw new Refusal("body_too_deep", `bodies nest at most ${API_LIMITS.requestJsonDepthMax} levels`);
   }
   // One rule of text for every field of every endpoint, before any schema or store sees it. NUL
   // and lone surrogates reach a parsed value only through `\u` escapes (a raw NUL is not JSON, and
@@ -59,7 +59,7 @@ export function parseJsonBody(raw: Buffer | undefined, contentType: string | und
   const fault = raw.includes("\\u") ? findUnstorableText(value) : undefined;
   if (fault !== undefined) {
     const message = textFaultMessage(fault);
-    throw new ApiProblem("invalid_text", message, { errors: [{ pointer: fault.pointer, message, code: "invalid_text" }] });
+    throw new Refusal("invalid_text", message, { errors: [{ pointer: fault.pointer, message, code: "invalid_text" }] });
   }
   return value;
 }
@@ -93,8 +93,8 @@ export function validateBody<T>(name: RequestSchemaName, value: unknown): T {
     .map((e) => ({ pointer: pointerOf(e), message: messageOf(e), code: e.keyword === "additionalProperties" ? "unknown_field" : e.keyword }));
   const unknown = errors.filter((e) => e.code === "unknown_field");
   if (unknown.length > 0 && unknown.length === errors.length) {
-    throw new ApiProblem("unknown_field", `v1 does not define ${unknown.map((e) => `\`${e.pointer}\``).join(", ")}`, { errors });
+    throw new Refusal("unknown_field", `v1 does not define ${unknown.map((e) => `\`${e.pointer}\``).join(", ")}`, { errors });
   }
   const first = errors[0];
-  throw new ApiProblem("invalid_body", first === undefined ? undefined : `${first.pointer}: ${first.message}`, { errors });
+  throw new Refusal("invalid_body", first === undefined ? undefined : `${first.pointer}: ${first.message}`, { errors });
 }

@@ -4,7 +4,8 @@
 // then closed. Node's own answers for these carry no body and neither header (decision 0608).
 
 import type { Duplex } from "node:stream";
-import { PROBLEM_CODES, problemTypeUri, type ProblemCode } from "@agent-authority/api";
+import type { ProblemCode } from "@agent-authority/api";
+import { PROBLEM_TYPE, problemHead } from "./problem.js";
 
 /** The reason phrase of each status this module answers. */
 const REASON: Readonly<Record<number, string>> = Object.freeze({ 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" });
@@ -18,11 +19,12 @@ export function clientErrorCode(errorCode: string | undefined): "malformed_reque
 
 /** The whole answer, status line to body, for a problem code of this module. */
 export function clientErrorAnswer(code: ProblemCode): string {
-  const { status, title } = PROBLEM_CODES[code];
-  const body = JSON.stringify({ type: problemTypeUri(code), title, status, code });
+  const head = problemHead(code);
+  const status = head.status;
+  const body = JSON.stringify(head);
   return [
     `HTTP/1.1 ${status} ${REASON[status] ?? "Error"}`,
-    "content-type: application/problem+json; charset=utf-8",
+    `content-type: ${PROBLEM_TYPE}`,
     `content-length: ${Buffer.byteLength(body)}`,
     "cache-control: no-store",
     "x-content-type-options: nosniff",

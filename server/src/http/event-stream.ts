@@ -9,7 +9,7 @@ import { confinedToAgent } from "../services/context.js";
 import { EVENT_LIMITS, type EventFeed } from "../services/event-feed.js";
 import { eventView } from "../services/events.js";
 import type { StoredEvent } from "../store/event-sql.js";
-import { ApiProblem } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 /** Every reader of every type is a role of the endpoint table: a compile-time check. */
 const READER_ROLES: readonly (readonly Role[])[] = EVENT_TYPE_NAMES.map((type) => EVENT_TYPES[type].readers);
@@ -25,10 +25,10 @@ export function requestedTypes(caller: Caller, raw: string | undefined): EventTy
   const readable = readableTypes(caller);
   if (raw === undefined) return readable;
   const asked = raw.split(",").map((name) => name.trim()).filter((name) => name !== "");
-  if (asked.length === 0 || asked.length > EVENT_TYPE_NAMES.length) throw new ApiProblem("invalid_query", `\`types\` must name 1 to ${EVENT_TYPE_NAMES.length} event types, separated by commas`);
+  if (asked.length === 0 || asked.length > EVENT_TYPE_NAMES.length) throw new Refusal("invalid_query", `\`types\` must name 1 to ${EVENT_TYPE_NAMES.length} event types, separated by commas`);
   for (const name of asked) {
-    if (!(EVENT_TYPE_NAMES as readonly string[]).includes(name)) throw new ApiProblem("invalid_query", `\`${name.slice(0, 80)}\` is not an event type`);
-    if (!readable.includes(name as EventType)) throw new ApiProblem("forbidden", `the key's roles may not read \`${name}\` events`);
+    if (!(EVENT_TYPE_NAMES as readonly string[]).includes(name)) throw new Refusal("invalid_query", `\`${name.slice(0, 80)}\` is not an event type`);
+    if (!readable.includes(name as EventType)) throw new Refusal("forbidden", `the key's roles may not read \`${name}\` events`);
   }
   return [...new Set(asked)] as EventType[];
 }
@@ -36,11 +36,11 @@ export function requestedTypes(caller: Caller, raw: string | undefined): EventTy
 /** A sequence from `Last-Event-ID` or `?after=`: decimal digits, a safe integer. */
 export function resumeSequence(header: string | undefined, query: string | undefined): number | undefined {
   if (header !== undefined) {
-    if (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) throw new ApiProblem("invalid_last_event_id", "`Last-Event-ID` must be the `id:` of an event this stream sent");
+    if (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) throw new Refusal("invalid_last_event_id", "`Last-Event-ID` must be the `id:` of an event this stream sent");
     return Number(header);
   }
   if (query === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(query) || !Number.isSafeInteger(Number(query))) throw new ApiProblem("invalid_query", "`after` must be an event sequence");
+  if (!/^\d{1,16}$/.test(query) || !Number.isSafeInteger(Number(query))) throw new Refusal("invalid_query", "`after` must be an event sequence");
   return Number(query);
 }
 
@@ -58,7 +58,7 @@ export class StreamRegistry {
   open(keyId: string): () => void {
     const held = this.#byKey.get(keyId) ?? 0;
     if (held >= EVENT_LIMITS.streamsPerKeyMax || this.#total >= EVENT_LIMITS.streamsMax) {
-      throw new ApiProblem("too_many_streams", held >= EVENT_LIMITS.streamsPerKeyMax
+      throw new Refusal("too_many_streams", held >= EVENT_LIMITS.streamsPerKeyMax
         ? `a key may hold ${EVENT_LIMITS.streamsPerKeyMax} event streams at once; close one first`
         : `the server holds its most event streams (${EVENT_LIMITS.streamsMax})`);
     }

@@ -25,7 +25,7 @@ import { changeWebhook, createWebhook, getWebhook, listDeliveries, listWebhooks,
 import { agentView, keyView } from "../services/views.js";
 import type { Page } from "../store/store.js";
 import type { HttpMetrics } from "./metrics.js";
-import { ApiProblem } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 export interface HandlerRequest {
   readonly ctx: ServiceContext;
@@ -49,7 +49,7 @@ export interface HandlerResult {
   readonly status: number;
   readonly body: unknown;
   /** What a replay of this answer under its Idempotency-Key gets instead, when the answer must not be stored (a secret). */
-  readonly replayInstead?: ApiProblem;
+  readonly replayInstead?: Refusal;
 }
 
 type Handler = (r: HandlerRequest) => Promise<HandlerResult>;
@@ -76,10 +76,10 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
     try {
       await r.ctx.store.ping();
     } catch {
-      throw new ApiProblem("not_ready", "the database does not answer");
+      throw new Refusal("not_ready", "the database does not answer");
     }
     const stopped = r.ctx.authorizeWorker?.failure;
-    if (stopped !== undefined) throw new ApiProblem("not_ready", `authorize cannot be answered: ${stopped.message}`);
+    if (stopped !== undefined) throw new Refusal("not_ready", `authorize cannot be answered: ${stopped.message}`);
     return ok({ status: "ok", version: r.version, environment: r.ctx.environment });
   },
   openapi: async (r) => ok(r.openapi),
@@ -144,7 +144,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   rotateSigningKey: async (r) => {
     const retireKid = (r.body as { retire_kid: string }).retire_kid;
     if ((await r.ctx.signer.rotate(r.ctx.store, retireKid, r.ctx.now())) === undefined) {
-      throw new ApiProblem("signing_key_not_active", `\`${retireKid}\` is not the active signing key; read GET /v1/signing-keys and name the active one`);
+      throw new Refusal("signing_key_not_active", `\`${retireKid}\` is not the active signing key; read GET /v1/signing-keys and name the active one`);
     }
     // This replica's authorize thread signs with the new key from its next batch on.
     r.ctx.authorizeWorker?.refreshSigningKeys();
@@ -159,7 +159,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
 
   createWebhook: async (r) => {
     const webhook = await createWebhook(r.ctx, who(r), r.body as WebhookCreateBody);
-    return { ...created(webhook), replayInstead: new ApiProblem("key_secret_shown_once", `the webhook \`${String(webhook["id"])}\` was created by the first request with this idempotency key; its secret is shown only once`, { webhook_id: webhook["id"] }) };
+    return { ...created(webhook), replayInstead: new Refusal("key_secret_shown_once", `the webhook \`${String(webhook["id"])}\` was created by the first request with this idempotency key; its secret is shown only once`, { webhook_id: webhook["id"] }) };
   },
   listWebhooks: async (r) => ok(await listWebhooks(r.ctx)),
   getWebhook: async (r) => ok(await getWebhook(r.ctx, r.params["webhook_id"]!)),

@@ -7,15 +7,16 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
 import type { Logger } from "../log.js";
-import { authorizeAction, authorizeRefusal, IdempotencyMismatch, type PreparedAnswer, type RequestClaim } from "../services/authorize.js";
-import type { Caller, ServiceContext } from "../services/context.js";
-import { IDEMPOTENCY_HEADER, requestClaim, reusedKey } from "../services/idempotency.js";
-import { BEARER_CHALLENGE, callerForSecret } from "../services/keys.js";
-import { hashSecret } from "../secrets.js";
+import type { PreparedAnswer } from "../services/answers.js";
+import { authorize, type CheckedRequest, type RequestNotes } from "../services/authorize.js";
+import type { ServiceContext } from "../services/context.js";
+import { IDEMPOTENCY_HEADER, requestClaim } from "../services/idempotency.js";
+import { Refusal } from "../services/refusal.js";
 import { parseJsonBody, validateBody } from "./body.js";
-import { clientAddress } from "./client-address.js";
 import type { HttpMetrics } from "./metrics.js";
-import { ApiProblem, contentionFields, problemResponse } from "./problem.js";
+import { presentedSecret } from "./presented-key.js";
+import { problemAnswer, type ProblemAnswer } from "./problem.js";
+import { requestLog } from "./request-log.js";
 
 export const AUTHORIZE_PATH = "/v1/authorize";
 
@@ -26,20 +27,12 @@ export function isAuthorizeRequest(req: IncomingMessage): boolean {
   return (q === -1 ? req.url : req.url.slice(0, q)) === AUTHORIZE_PATH;
 }
 
-/** The key, from `authorization: Bearer …` or `x-api-key` (the same rule as the Express path). */
-function presentedSecret(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  const apiKey = req.headers["x-api-key"];
-  return typeof apiKey === "string" && apiKey.length > 0 ? apiKey : undefined;
-}
-
 /** Reads the body up to the limit; one byte more is `body_too_large`, as on the Express path. */
 function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > API_LIMITS.requestBodyBytesMax) {
     req.resume();
-    return Promise.reject(new ApiProblem("body_too_large"));
+    return Promise.reject(new Refusal("body_too_large"));
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -47,7 +40,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > API_LIMITS.requestBodyBytesMax) {
-        reject(new ApiProblem("body_too_large"));
+        reject(new Refusal("body_too_large"));
         req.removeAllListeners("data");
         req.resume();
         return;
@@ -60,58 +53,17 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });
     // A client that goes away mid-body settles the read too, so nothing waits on it forever.
-    const cutShort = (): void => { if (!ended) reject(new ApiProblem("malformed_json", "the request body was cut short")); };
+    const cutShort = (): void => { if (!ended) reject(new Refusal("malformed_json", "the request body was cut short")); };
     req.on("error", cutShort);
     req.on("close", cutShort);
   });
 }
 
-/** Authenticates on this thread: 401 without a usable key, 403 without the `agent` role. */
-async function authenticated(ctx: ServiceContext, secret: string | undefined): Promise<Caller> {
-  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
-  const refusal = authorizeRefusal(caller, secret !== undefined);
-  if (refusal !== undefined) throw refusal;
-  return caller!;
-}
-
 /** The body, validated, and the idempotency claim: 413, 415 and 400 as on the Express path. */
-async function checkedRequest(req: IncomingMessage): Promise<{ body: AuthorizeBody; claim: RequestClaim | undefined }> {
+async function checkedRequest(req: IncomingMessage): Promise<CheckedRequest> {
   const raw = await readBody(req);
   const body = validateBody<AuthorizeBody>("AuthorizeBody", parseJsonBody(raw, req.headers["content-type"]));
   return { body, claim: requestClaim(req.headers[IDEMPOTENCY_HEADER], "POST", AUTHORIZE_PATH, raw) };
-}
-
-/** What the log line of one request learns on the way: the id of the key once it is known. */
-interface RequestNotes { keyId?: string }
-
-async function answer(ctx: ServiceContext, req: IncomingMessage, notes: RequestNotes): Promise<PreparedAnswer> {
-  const secret = presentedSecret(req);
-  const worker = ctx.authorizeWorker;
-  let claim: RequestClaim | undefined;
-  try {
-    if (worker === undefined || secret === undefined) {
-      const caller = await authenticated(ctx, secret);
-      notes.keyId = caller.keyId;
-      const checked = await checkedRequest(req);
-      claim = checked.claim;
-      return await authorizeAction(ctx, caller, checked.body, claim);
-    }
-    // The worker authenticates in the decision's own transaction, where the key's row stays cached
-    // while nothing else writes. A request refused before it gets there is authenticated here
-    // first, so that a 401 or 403 still comes before any complaint about the request itself.
-    let checked: Awaited<ReturnType<typeof checkedRequest>>;
-    try {
-      checked = await checkedRequest(req);
-    } catch (error) {
-      notes.keyId = (await authenticated(ctx, secret)).keyId;
-      throw error;
-    }
-    claim = checked.claim;
-    return await worker.authorize(hashSecret(secret), checked.body, claim);
-  } catch (error) {
-    if (error instanceof IdempotencyMismatch && claim !== undefined) throw reusedKey(claim);
-    throw error;
-  }
 }
 
 /**
@@ -123,62 +75,52 @@ export function setSafetyHeaders(res: ServerResponse): void {
   res.setHeader("cache-control", "no-store");
 }
 
-/** Answers one authorize request; never throws (every failure becomes a problem response). */
+/** Answers one authorize request; never throws (every failure becomes a problem answer). */
 export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
   setSafetyHeaders(res);
   const notes: RequestNotes = {};
-  let prepared: PreparedAnswer;
+  let prepared: PreparedAnswer | ProblemAnswer;
   try {
-    prepared = await answer(ctx, req, notes);
+    // One call into the services: authenticate, read, decide.
+    const answered = await authorize(ctx, { secret: presentedSecret(req.headers), read: () => checkedRequest(req) }, notes);
+    prepared = answered instanceof Refusal ? problemAnswer(answered, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") }) : answered;
+  } catch (error) {
+    prepared = problemAnswer(error, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") });
+  }
+  if ("headers" in prepared) {
+    for (const [name, value] of Object.entries(prepared.headers)) res.setHeader(name, value);
+  } else {
     if (prepared.keyId !== undefined) notes.keyId = prepared.keyId;
     // A new decision (not a replay) is counted by its outcome and gate: a few additions, no allocation.
     if (prepared.outcome !== undefined) ctx.observer?.decided(prepared);
-  } catch (error) {
-    const problem = problemResponse(error, AUTHORIZE_PATH);
-    if (problem.body["code"] === "unauthenticated") res.setHeader("www-authenticate", BEARER_CHALLENGE);
-    if (problem.internal !== undefined) {
-      const internal = problem.internal;
-      logger.log("error", "internal error", { request_id: res.getHeader("x-request-id"), error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
-    }
-    if (problem.contention !== undefined) logger.log("warn", "contention", { request_id: res.getHeader("x-request-id"), ...contentionFields(problem.contention) });
-    if (problem.unavailable === true) logger.log("warn", "database unavailable", { request_id: res.getHeader("x-request-id"), error: String(error) });
-    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-    prepared = { status: problem.status, contentType: "application/problem+json; charset=utf-8", text: JSON.stringify(problem.body), replayed: false };
   }
   if (res.headersSent) return notes.keyId;
   res.statusCode = prepared.status;
   res.setHeader("content-type", prepared.contentType);
   res.setHeader("content-length", Buffer.byteLength(prepared.text));
-  if (prepared.replayed) res.setHeader("idempotent-replayed", "true");
+  if ("replayed" in prepared && prepared.replayed) res.setHeader("idempotent-replayed", "true");
   res.end(prepared.text);
   return notes.keyId;
 }
 
 /**
  * The hot path as the server's listener calls it: answers, then counts the request in the shared
- * metrics (as route `/v1/authorize`, the label the Express path uses) and writes one `request` log
- * line, the same fields as Express's, at `info` (`error` for a 5xx) when the logger's level lets
- * it through; the fields are built only then.
+ * metrics (as route `/v1/authorize`, the label the Express path uses) and writes its one `request`
+ * log line (request-log.ts).
  */
 export function authorizeServer(
   ctx: ServiceContext, logger: Logger, metrics: HttpMetrics, trusted: ReadonlySet<string> = new Set(),
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const record = metrics.recorder("POST", AUTHORIZE_PATH);
-  const infoOn = logger.enabled?.("info") ?? true;
-  const errorOn = logger.enabled?.("error") ?? true;
+  const log = requestLog(logger, trusted);
   return (req, res) => {
     const started = performance.now();
     void handleAuthorize(ctx, logger, req, res).then((keyId) => {
       const seconds = (performance.now() - started) / 1000;
       const status = res.statusCode;
       record(status, seconds);
-      if (status >= 500 ? errorOn : infoOn) {
-        logger.log(status >= 500 ? "error" : "info", "request", {
-          request_id: res.getHeader("x-request-id"), method: "POST", path: AUTHORIZE_PATH, status,
-          duration_ms: Math.round(seconds * 100_000) / 100, client: clientAddress(req, trusted), key_id: keyId,
-        });
-      }
+      log(req, res.getHeader("x-request-id"), "POST", AUTHORIZE_PATH, status, seconds, keyId);
     });
   };
 }

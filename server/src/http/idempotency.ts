@@ -5,25 +5,23 @@
 
 import type { Request } from "express";
 import {
-  IDEMPOTENCY_HEADER, IdempotencyMismatch, answerOnce, idempotencyClaim, reusedKey, type ClaimedWork, type FreshAnswer,
+  IDEMPOTENCY_HEADER, answerOnce, idempotencyClaim, type ClaimedWork, type FreshAnswer,
 } from "../services/idempotency.js";
-import type { PreparedAnswer } from "../services/authorize.js";
+import type { PreparedAnswer } from "../services/answers.js";
 import type { Caller, ServiceContext } from "../services/context.js";
-import { ApiProblem, problemResponse } from "./problem.js";
+import { problemAnswer } from "./problem.js";
+import { Refusal } from "../services/refusal.js";
 
 /** The POST endpoints that create nothing: their first answer is stored, but they run outside a transaction. */
 const CREATES_NOTHING: ReadonlySet<string> = new Set(["previewGrant", "previewFamilyImpact"]);
 
-export const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
-
 /**
  * A problem as an answer to keep, or undefined for one that is never kept, so that a retry runs
- * again: a 5xx, and `contention`, whose answer promises that the key was not stored (decision 0314).
+ * again: a 5xx, and `contention` (problemAnswer's `keepable`).
  */
-export function problemAnswer(error: unknown, path: string): FreshAnswer | undefined {
-  const problem = problemResponse(error, path);
-  if (problem.status >= 500 || problem.body["code"] === "contention") return undefined;
-  return { status: problem.status, contentType: PROBLEM_TYPE, text: JSON.stringify(problem.body) };
+function keptProblem(error: unknown, path: string): FreshAnswer | undefined {
+  const problem = problemAnswer(error, path);
+  return problem.keepable ? { status: problem.status, contentType: problem.contentType, text: problem.text } : undefined;
 }
 
 /**
@@ -39,16 +37,11 @@ export async function answerPost(
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   const claim = idempotencyClaim(req.headers[IDEMPOTENCY_HEADER], caller.keyId, "POST", path, raw);
   if (claim === undefined) return { ...(await run(ctx)), replayed: false };
-  const work: ClaimedWork = { effects: !CREATES_NOTHING.has(operationId), run, refusal: (error) => problemAnswer(error, path) };
-  try {
-    return await answerOnce(ctx, claim, work);
-  } catch (error) {
-    if (error instanceof IdempotencyMismatch) throw reusedKey(claim);
-    throw error;
-  }
+  const work: ClaimedWork = { effects: !CREATES_NOTHING.has(operationId), run, refusal: (error) => keptProblem(error, path) };
+  return answerOnce(ctx, claim, work);
 }
 
 /** The answer a replay gets instead of one that must not be stored. */
-export function keptInstead(problem: ApiProblem | undefined, path: string): FreshAnswer["kept"] {
-  return problem === undefined ? undefined : problemAnswer(problem, path);
+export function keptInstead(problem: Refusal | undefined, path: string): FreshAnswer["kept"] {
+  return problem === undefined ? undefined : keptProblem(problem, path);
 }

@@ -1,7 +1,7 @@
 // Agents: registered idempotently by name; certification decides what authority they may hold.
 
 import type { Agent, AgentCreateBody, Certificate, CertificationBody, CertificationStatus } from "@agent-authority/api";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { AgentRecord, CertificateRecord, Page, Store } from "../store/store.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
@@ -20,7 +20,7 @@ export async function createAgent(ctx: ServiceContext, caller: Caller, body: Age
 export async function visibleAgent(store: Store, caller: Caller, id: string): Promise<AgentRecord> {
   const confined = confinedToAgent(caller);
   const agent = confined !== null && confined !== id ? undefined : await store.getAgent(id);
-  if (agent === undefined) throw new ApiProblem("agent_not_found", `no agent \`${id}\``);
+  if (agent === undefined) throw new Refusal("agent_not_found", `no agent \`${id}\``);
   return agent;
 }
 
@@ -35,11 +35,11 @@ export async function listAgents(ctx: ServiceContext, page: Page): Promise<{ age
  * environment, which is revoked by field in the same transaction.
  */
 export async function certifyAgent(ctx: ServiceContext, caller: Caller, agentId: string, body: CertificationBody): Promise<Certificate> {
-  if (caller.kind !== "human") throw new ApiProblem("human_required", "certification needs a human key");
+  if (caller.kind !== "human") throw new Refusal("human_required", "certification needs a human key");
   return ctx.store.transaction(async (tx) => {
     // Certifications of one agent are serialised, so that each supersedes exactly the one before.
     await tx.lockAgent(agentId);
-    if ((await tx.getAgent(agentId)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${agentId}\``);
+    if ((await tx.getAgent(agentId)) === undefined) throw new Refusal("agent_not_found", `no agent \`${agentId}\``);
     const now = ctx.now();
     const environment = body.environment ?? ctx.environment;
     const certificate: CertificateRecord = {
@@ -103,8 +103,8 @@ export async function listCertificates(
 export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<Certificate> {
   return ctx.store.transaction(async (tx) => {
     const certificate = await tx.getCertificate(id);
-    if (certificate === undefined) throw new ApiProblem("certificate_not_found", `no certificate \`${id}\``);
-    if (certificate.revoked_at !== null) throw new ApiProblem("certificate_already_revoked");
+    if (certificate === undefined) throw new Refusal("certificate_not_found", `no certificate \`${id}\``);
+    if (certificate.revoked_at !== null) throw new Refusal("certificate_already_revoked");
     const now = ctx.now();
     await tx.revokeCertificate(id, { at: now, by: caller.identity, reason: reason ?? null });
     await emitEvent(tx, "certificate.revoked", {
@@ -125,7 +125,7 @@ export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id:
 export async function requireCertificationFor(store: Store, environment: string, agentId: string, mode: "observe" | "enforce"): Promise<void> {
   if (mode === "observe") return;
   if ((await store.validCertificate(agentId, environment)) !== undefined) return;
-  throw new ApiProblem(
+  throw new Refusal(
     "certification_required",
     `agent \`${agentId}\` holds no valid certificate for environment \`${environment}\`; certify it, or use \`enforcement_mode: "observe"\``,
     { agent_id: agentId, environment },

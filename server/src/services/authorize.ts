@@ -1,42 +1,29 @@
 // Authorize: gather the chain, its live usage, the certificate and any approval under the tree's
 // lock, let the engine decide, then seal the decision and place its holds in the same transaction,
-// before anything is answered (docs/decisions.md). A refusal is a decision, never an HTTP error.
+// before anything is answered (docs/decisions.md). A deny is a decision, never a `Refusal`, which
+// answers only a request that cannot be decided (a key that may not authorize, a reused
+// idempotency key, a malformed body).
 
-import { hash } from "node:crypto";
 import type { AuthorizeBody } from "@agent-authority/api";
 import {
-  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState, type GateName, type Outcome,
+  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
 } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import { settledInOrder } from "../store/driver.js";
 import type { CertificateRecord, GrantRecord, GrantUsage, HeldTree, Store } from "../store/store.js";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
+import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer, type RequestClaim } from "./answers.js";
 import type { Caller, ServiceContext } from "./context.js";
-import { callerOfKey, missingRole, unauthenticated } from "./keys.js";
+import { callerForSecret, callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import type { TripRow, WatchedBreaker } from "../store/breaker-sql.js";
 import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { grantTerms } from "./grants.js";
-import { CanonicalText, canonicalJson, sealRecord } from "./ledger.js";
-import type { SignatureField } from "./signing.js";
-import { answersExpiredUpTo, crashPoint, IdempotencyMismatch, MISMATCH, replayStored, storedAnswer } from "./idempotency.js";
-import { iso } from "./views.js";
-
-export { IdempotencyMismatch };
-
-/** What an idempotent request brings: the key, and the hash of what was asked under it. */
-export interface RequestClaim {
-  readonly key: string;
-  readonly method: string;
-  readonly path: string;
-  readonly requestHash: string;
-}
-
-/** A request's claim under its caller's key: idempotency keys are kept per calling key. */
-export interface IdempotencyClaim extends RequestClaim {
-  readonly callerKeyId: string;
-}
+import { decisionAnswerText, decisionState, decisionStatement } from "./decision-text.js";
+import { CanonicalText, sealRecord } from "./ledger.js";
+import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "./idempotency.js";
+import { hashSecret } from "../secrets.js";
 
 /**
  * Who asks: a caller already authenticated (and allowed to authorize), or the hash of the key
@@ -49,30 +36,12 @@ export type Asker = Caller | { readonly keyHash: string };
 const AUTHORIZE_ROLES = ["agent"] as const;
 
 /** The 401 or 403 for a caller that may not authorize (`presented`: a key was sent); undefined when it may. */
-export function authorizeRefusal(caller: Caller | undefined, presented: boolean): ApiProblem | undefined {
+function authorizeRefusal(caller: Caller | undefined, presented: boolean): Refusal | undefined {
   if (caller === undefined) return unauthenticated(presented);
   return AUTHORIZE_ROLES.some((role) => caller.roles.includes(role)) ? undefined : missingRole("POST", "/v1/authorize", AUTHORIZE_ROLES);
 }
 
-/** An answer ready to send: the exact bytes, so that a replay is byte for byte the same. */
-export interface PreparedAnswer {
-  readonly status: number;
-  readonly contentType: string;
-  readonly text: string;
-  /** True when this is the stored first answer of an idempotency key. */
-  readonly replayed: boolean;
-  /** The id of the key that asked, for the request's log line; absent when no key was recognised. */
-  readonly keyId?: string;
-  /** A new decision's outcome and the gate that decided it (null: every gate passed), for the metrics; absent on a replay. */
-  readonly outcome?: Outcome;
-  readonly gate?: GateName | null;
-  /** The breakers this decision tripped, by action and mode, for the metrics; absent when none did. */
-  readonly trips?: readonly { readonly action: string; readonly mode: string }[];
-}
-
 const NO_TRIPS: readonly TripRow[] = Object.freeze([]);
-
-export const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Thrown inside a transaction to roll it back when another request took the idempotency key first. */
 class KeyTakenMeanwhile extends Error {}
@@ -115,91 +84,6 @@ function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalR
     amount_minor: body.amount_minor ?? null, currency: body.currency ?? null, audience: body.audience ?? null,
     args: body.args ?? null, context: body.context ?? null, attestation: body.attestation ?? null, approval,
   };
-}
-
-/** What the engine knows of the server for a decision: its environment and the agent's valid certificate. */
-export function decisionState(environment: string, certificate: CertificateRecord | undefined): DecisionState {
-  return {
-    environment,
-    certificate: certificate === undefined ? null : {
-      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
-      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
-      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
-    },
-  };
-}
-
-/** The fields every answer about a decision shares before its gates, in API order. */
-function outcomeHead(decision: Decision) {
-  return {
-    outcome: decision.outcome,
-    ...(decision.would_outcome === undefined ? {} : { would_outcome: decision.would_outcome }),
-    enforcement_mode: decision.mode,
-    decided_by: decision.decided_by,
-    reason_code: decision.reason_code,
-    reason: decision.reason,
-  };
-}
-
-/** The fields every answer about a decision shares after its gates, in API order. */
-function outcomeTail(decision: Decision) {
-  return {
-    ...(decision.residual === undefined ? {} : { residual: decision.residual }),
-    approver: decision.approver,
-  };
-}
-
-/** The fields of an authorize answer after its gates, in API order. */
-function answerTail(decision: Decision, now: number) {
-  return {
-    ...outcomeTail(decision),
-    ...(decision.approval_id === undefined ? {} : { approval_id: decision.approval_id }),
-    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })),
-    decided_at: iso(now),
-  };
-}
-
-/** The fields every answer about a decision shares, sealed (authorize) or not (preview), in API order. */
-export function decisionOutcomeFields(decision: Decision) {
-  return { ...outcomeHead(decision), gates: decision.gates, ...outcomeTail(decision) };
-}
-
-/**
- * The answer of `POST /v1/authorize` as sent: `ledger_id`, the fields every answer about a decision
- * shares, then `approval_id`, `holds` and `decided_at`, in that order, as `JSON.stringify` writes
- * them, but written around the gates' text (`gateTexts(decision.gates).answer`) instead of
- * serialising the gates again.
- */
-export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string): string {
-  const head = JSON.stringify({ ledger_id: ledgerId, ...outcomeHead(decision) });
-  const tail = JSON.stringify(answerTail(decision, now));
-  return `${head.slice(0, -1)},"gates":${gates},${tail.slice(1)}`;
-}
-
-/**
- * What a decision's signature vouches for (docs/verification.md), its members in canonical order
- * (RFC 8785) so that the signer serialises it as it is. The args are bound by the hash of their
- * canonical JSON; the nonce is the client's own, so that an old answer cannot pass for a new one.
- */
-export function decisionStatement(ledgerId: string, outcome: string, agentId: string, body: AuthorizeBody, now: number) {
-  return {
-    agent_id: agentId,
-    amount_minor: body.amount_minor ?? null,
-    args_sha256: body.args === undefined ? null : hash("sha256", canonicalJson(body.args), "hex"),
-    currency: body.currency ?? null,
-    decided_at: iso(now),
-    grant_id: body.grant_id,
-    ledger_id: ledgerId,
-    nonce: body.nonce ?? null,
-    outcome,
-    tool: body.tool,
-    type: "authority.decision.v1",
-  };
-}
-
-/** An answer's text with its `signature` as the last member. */
-export function withSignature(text: string, signature: SignatureField): string {
-  return `${text.slice(0, -1)},"signature":${JSON.stringify(signature)}}`;
 }
 
 /**
@@ -310,7 +194,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const ledgerId = newId("led", now);
   const gates = gateTexts(decision.gates);
   const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
-  const text = withSignature(decisionAnswerText(ledgerId, decision, now, gates.answer), signature);
+  const text = decisionAnswerText(ledgerId, decision, now, gates.answer, signature);
   const ledger = tx.decisionPath();
   const sealed = sealedBody(caller, body, decision, gates.sealed, approval.status, reads.certificate, chain);
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.
@@ -415,17 +299,17 @@ function batchOrder(asker: Asker, body: AuthorizeBody): string {
  * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
  * stored in the decision's own transaction, so a decision and its key commit together: a retry
  * either replays the first answer or finds nothing was decided. A key presented by its hash is
- * looked up there too; one that may not authorize writes nothing and is refused after the
- * transaction (401 or 403), like a reused idempotency key.
+ * looked up there too; one that may not authorize writes nothing and is answered its refusal
+ * after the transaction (401 or 403), like a reused idempotency key (422).
  */
-export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer> {
+export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer | Refusal> {
   let claim: IdempotencyClaim | undefined;
   // Stored answers expire (IDEMPOTENCY_LIMITS): an expired key is looked up as absent and taken as new.
   const expiredUpTo = request === undefined ? 0 : answersExpiredUpTo(ctx.now());
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
-      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | ApiProblem | typeof MISMATCH> => {
+      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | Refusal> => {
         let caller: Caller;
         if ("keyHash" in asker) {
           const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
@@ -440,7 +324,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
           // A key reused with another request has written nothing: it fails after the transaction,
           // so that the other transactions of its batch need not run again (group-commit.ts).
           const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
-          if (stored === MISMATCH) return stored;
+          if (stored instanceof Refusal) return stored;
           if (stored !== undefined) return { ...stored, keyId: caller.keyId };
         }
         const taken = claim;
@@ -453,8 +337,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
         if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
         return prepared;
       }, batchOrder(asker, body));
-      if (answer === MISMATCH) throw new IdempotencyMismatch();
-      if (answer instanceof ApiProblem) throw answer;
+      if (answer instanceof Refusal) return answer;
       if (ctx.faults !== undefined && claim !== undefined && !answer.replayed) crashPoint(ctx, "after-commit", claim);
       return answer;
     } catch (error) {
@@ -464,4 +347,58 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
   }
   // Both tries found the key taken: replay the answer its taker committed with it.
   return { ...(await replayStored(ctx, claim!, expiredUpTo)), keyId: claim!.callerKeyId };
+}
+
+/** A request as the HTTP layer read it: its body, validated, and its idempotency claim if any. */
+export interface CheckedRequest {
+  readonly body: AuthorizeBody;
+  readonly claim: RequestClaim | undefined;
+}
+
+/** What the HTTP layer hands the authorize service: the key presented and how to read the rest. */
+export interface AuthorizeRequest {
+  /** The key presented (`authorization: Bearer …` or `x-api-key`); undefined when none was. */
+  readonly secret: string | undefined;
+  /** Reads and checks the body and its idempotency claim; throws the refusal of a request that is not well formed. */
+  readonly read: () => Promise<CheckedRequest>;
+}
+
+/** What the request's log line learns on the way: the id of the key once it is known. */
+export interface RequestNotes {
+  keyId?: string;
+}
+
+/** The caller of a presented key, or the 401 or 403 of one that may not authorize. */
+async function authorizingCaller(ctx: ServiceContext, secret: string | undefined): Promise<Caller | Refusal> {
+  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
+  return authorizeRefusal(caller, secret !== undefined) ?? caller!;
+}
+
+/**
+ * `POST /v1/authorize`, the one entry of the HTTP layer: authenticates, reads the request, decides,
+ * and answers the prepared answer or a refusal. A 401 or 403 comes before any complaint about the
+ * request itself. With an authorize worker (SQLite) the key is looked up in the decision's own
+ * transaction there, where its row stays cached while nothing else writes; a request refused before
+ * it gets there is authenticated here first.
+ */
+export async function authorize(ctx: ServiceContext, request: AuthorizeRequest, notes: RequestNotes): Promise<PreparedAnswer | Refusal> {
+  const { secret } = request;
+  const worker = ctx.authorizeWorker;
+  if (worker === undefined || secret === undefined) {
+    const caller = await authorizingCaller(ctx, secret);
+    if (caller instanceof Refusal) return caller;
+    notes.keyId = caller.keyId;
+    const checked = await request.read();
+    return authorizeAction(ctx, caller, checked.body, checked.claim);
+  }
+  let checked: CheckedRequest;
+  try {
+    checked = await request.read();
+  } catch (error) {
+    const caller = await authorizingCaller(ctx, secret);
+    if (caller instanceof Refusal) return caller;
+    notes.keyId = caller.keyId;
+    throw error;
+  }
+  return worker.authorize(hashSecret(secret), checked.body, checked.claim);
 }

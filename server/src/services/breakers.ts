@@ -5,20 +5,19 @@
 
 import type { BreakerArmBody, BreakerCreateBody } from "@agent-authority/api";
 import { wilsonInterval } from "@agent-authority/engine";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { BreakerRow, BreakerStore, ContractRow, TripRow, WatchedBreaker } from "../store/breaker-sql.js";
 import type { Store } from "../store/store.js";
 import { visibleAgent } from "./agents.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { contractView, countWindow, measureCounts, signalOf, windowKey } from "./contracts.js";
+import { findBreaker } from "./breaker-reads.js";
 import { windowCounts } from "./breaker-windows.js";
 import { countTrips } from "./counterfactual.js";
 import { emitEvent } from "./events.js";
 import { revokeSubtreeWithin } from "./grants.js";
 import { iso } from "./views.js";
-
-const BREAKER_ID = /^brk_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** What the decision path tells the breakers about one sealed decision. */
 export interface SealedDecision {
@@ -158,21 +157,13 @@ async function breakerView(store: Store, breaker: BreakerRow, now: number): Prom
   };
 }
 
-/** The breaker, or 404; a malformed id is 400. */
-export async function findBreaker(store: Store, id: string): Promise<BreakerRow> {
-  if (!BREAKER_ID.test(id)) throw new ApiProblem("invalid_id", `\`breaker_id\` must look like \`brk_…\` (26 characters after the underscore), got \`${id.slice(0, 80)}\``);
-  const breaker = await store.breakerPath().getBreaker(id);
-  if (breaker === undefined) throw new ApiProblem("breaker_not_found", `no breaker \`${id}\``);
-  return breaker;
-}
-
 /** `POST /v1/agents/{agent_id}/breakers`: always in `observe`, whatever is asked. */
 export async function createBreaker(ctx: ServiceContext, caller: Caller, agentId: string, body: BreakerCreateBody): Promise<Record<string, unknown>> {
   await visibleAgent(ctx.store, caller, agentId);
   return ctx.store.transaction(async (tx) => {
     const paths = tx.breakerPath();
     const contract = await paths.getContract(body.contract_id);
-    if (contract === undefined || contract.agent_id !== agentId) throw new ApiProblem("contract_not_found", `no contract \`${body.contract_id}\` of agent \`${agentId}\``);
+    if (contract === undefined || contract.agent_id !== agentId) throw new Refusal("contract_not_found", `no contract \`${body.contract_id}\` of agent \`${agentId}\``);
     const now = ctx.now();
     // A breaker starts from the contract's present reading: a contract already breached trips only
     // after it has left `breached`, as the counterfactual replay would see it.
@@ -199,17 +190,17 @@ export async function getBreaker(ctx: ServiceContext, id: string): Promise<Recor
  */
 export async function armBreaker(ctx: ServiceContext, caller: Caller, id: string, body: BreakerArmBody): Promise<Record<string, unknown>> {
   const breaker = await findBreaker(ctx.store, id);
-  if (breaker.mode === "armed") throw new ApiProblem("breaker_already_armed", `breaker \`${id}\` is already armed`);
+  if (breaker.mode === "armed") throw new Refusal("breaker_already_armed", `breaker \`${id}\` is already armed`);
   const now = ctx.now();
   const contract = (await ctx.store.breakerPath().getContract(breaker.contract_id))!;
   const computed = await countTrips(ctx.store, breaker.agent_id, [{ breaker, contract }], now);
   if (computed[0]!.trip_times.length !== body.expecting_trips) {
-    throw new ApiProblem("trip_count_mismatch", "`expecting_trips` differs from the trip count of the last 90 days; read the counterfactual again");
+    throw new Refusal("trip_count_mismatch", "`expecting_trips` differs from the trip count of the last 90 days; read the counterfactual again");
   }
   return ctx.store.transaction(async (tx) => {
     const paths = tx.breakerPath();
     const changed = await paths.setMode(id, "observe", "armed", { at: now, by: caller.identity, basis: body.basis, expecting_trips: body.expecting_trips });
-    if (!changed) throw new ApiProblem("breaker_already_armed", `breaker \`${id}\` is already armed`);
+    if (!changed) throw new Refusal("breaker_already_armed", `breaker \`${id}\` is already armed`);
     await paths.appendEvent({ id: newId("bev", now), breaker_id: id, kind: "armed", actor: caller.identity, at: now, detail: { basis: body.basis, expecting_trips: body.expecting_trips } });
     await emitEvent(tx, "breaker.armed", {
       subject: id, agentId: breaker.agent_id, at: now, data: {
@@ -228,7 +219,7 @@ export async function disarmBreaker(ctx: ServiceContext, caller: Caller, id: str
   return ctx.store.transaction(async (tx) => {
     const paths = tx.breakerPath();
     const changed = await paths.setMode(id, "armed", "observe", { at: null, by: null, basis: null, expecting_trips: null });
-    if (!changed) throw new ApiProblem("breaker_not_armed", `breaker \`${id}\` is in \`observe\``);
+    if (!changed) throw new Refusal("breaker_not_armed", `breaker \`${id}\` is in \`observe\``);
     await paths.appendEvent({ id: newId("bev", now), breaker_id: id, kind: "disarmed", actor: caller.identity, at: now, detail: { reason: reason ?? null } });
     return breakerView(tx, (await paths.getBreaker(id))!, now);
   });

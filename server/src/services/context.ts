@@ -2,7 +2,8 @@
 // authenticated caller.
 
 import type { AuthorizeBody, Role } from "@agent-authority/api";
-import type { PreparedAnswer, RequestClaim } from "./authorize.js";
+import type { PreparedAnswer, RequestClaim } from "./answers.js";
+import type { Refusal } from "./refusal.js";
 import type { Store } from "../store/store.js";
 import type { GateName, Outcome } from "@agent-authority/engine";
 import type { Signer } from "./signing.js";
@@ -71,8 +72,8 @@ export interface FaultHooks {
 export interface AuthorizeRunner {
   /** Set once the runner has stopped unasked: authorize cannot be answered, and the server is not ready. */
   readonly failure: Error | undefined;
-  /** Authorizes for the key whose hash is `keyHash`, which the runner looks up itself (401 or 403 when it may not). */
-  authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer>;
+  /** Authorizes for the key whose hash is `keyHash`, which the runner looks up itself (a 401 or 403 refusal when it may not). */
+  authorize(keyHash: string, body: AuthorizeBody, claim: RequestClaim | undefined): Promise<PreparedAnswer | Refusal>;
   /** Has the runner read the signing keys again (after a rotation). */
   refreshSigningKeys(): void;
 }

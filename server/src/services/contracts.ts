@@ -5,7 +5,7 @@ import type { ContractCreateBody } from "@agent-authority/api";
 import {
   contractStatus, countsTowards, HOUR_MS, wilsonInterval, type ContractSpec, type ContractStatus, type DecisionRecord,
 } from "@agent-authority/engine";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import { SIGNAL, SIGNAL_COUNT, type BreakerStore, type ContractRow, type SignalCounts } from "../store/breaker-sql.js";
 import type { Caller, ServiceContext } from "./context.js";
@@ -81,7 +81,7 @@ export function contractView(contract: ContractRow, measure: Measure, now: numbe
 /** `POST /v1/agents/{agent_id}/contracts`: the calling human declares it and is named on its trips. */
 export async function declareContract(ctx: ServiceContext, caller: Caller, agentId: string, body: ContractCreateBody): Promise<Record<string, unknown>> {
   if ((body.window_decisions === undefined) === (body.window_hours === undefined)) {
-    throw new ApiProblem("invalid_body", "name exactly one of `window_decisions` and `window_hours`");
+    throw new Refusal("invalid_body", "name exactly one of `window_decisions` and `window_hours`");
   }
   await visibleAgent(ctx.store, caller, agentId);
   const now = ctx.now();

@@ -2,13 +2,13 @@
 // decisions through each breaker's contract with the engine's one-pass trip detector.
 
 import { detectTrips, type DecisionRecord } from "@agent-authority/engine";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import type { SignalKey, WatchedBreaker } from "../store/breaker-sql.js";
 import type { Store } from "../store/store.js";
 import { visibleAgent } from "./agents.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { contractSpec, SIGNAL_RECORDS } from "./contracts.js";
-import { findBreaker } from "./breakers.js";
+import { findBreaker } from "./breaker-reads.js";
 import { iso } from "./views.js";
 
 export const COUNTERFACTUAL_DAYS = 90;
@@ -54,7 +54,7 @@ export async function breakerCounterfactual(ctx: ServiceContext, caller: Caller,
   let watched = await ctx.store.breakerPath().watchedBreakers(agentId, false);
   if (breakerId !== undefined) {
     const breaker = await findBreaker(ctx.store, breakerId);
-    if (breaker.agent_id !== agentId) throw new ApiProblem("breaker_not_found", `no breaker \`${breakerId}\` of agent \`${agentId}\``);
+    if (breaker.agent_id !== agentId) throw new Refusal("breaker_not_found", `no breaker \`${breakerId}\` of agent \`${agentId}\``);
     watched = watched.filter((w) => w.breaker.id === breakerId);
   }
   const counts = watched.length === 0 ? [] : await countTrips(ctx.store, agentId, watched, ctx.now());

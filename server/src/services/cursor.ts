@@ -3,7 +3,7 @@
 // building one. A cursor that does not decode, or whose tag does not match, is a 400, never a 500.
 
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 
 /** The longest cursor accepted, in characters; a real one is far shorter. */
 export const CURSOR_CHARS_MAX = 128;
@@ -24,7 +24,7 @@ export function encodeCursor(key: Buffer, list: string, lastId: string): string 
 
 /** The id a cursor of the list `list` carries; 400 `invalid_cursor` unless this server (or a replica with its key) made it. */
 export function decodeCursor(key: Buffer, list: string, cursor: string, idPattern: RegExp): string {
-  const refused = () => new ApiProblem("invalid_cursor", "`cursor` must be a `next_cursor` this list answered, passed back unchanged");
+  const refused = () => new Refusal("invalid_cursor", "`cursor` must be a `next_cursor` this list answered, passed back unchanged");
   const parts = cursor.length > CURSOR_CHARS_MAX ? null : CURSOR.exec(cursor);
   if (parts === null) throw refused();
   const text = Buffer.from(parts[1]!, "base64url").toString("utf8");

@@ -3,7 +3,7 @@
 
 import type { DecisionAbandonBody, DecisionApproveBody } from "@agent-authority/api";
 import { residualAdmits } from "@agent-authority/engine";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { DecisionApprovalRow } from "../store/decision-sql.js";
 import type { GrantEventRecord, Store } from "../store/store.js";
@@ -53,17 +53,17 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
     // Only a policy that asks for an approver can be approved here; a grant awaiting approval is
     // approved on the grant (POST /grants/{id}/approve), and any other refusal has no approver.
     if (sealed.outcome !== "gated" || sealed.decided_by !== "policy" || typeof sealed.residual !== "string") {
-      throw new ApiProblem("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; only such a decision can be approved`);
+      throw new Refusal("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; only such a decision can be approved`);
     }
     const ledger = tx.decisionPath();
     if ((await ledger.approvalOfDecision(ledgerId)) !== undefined) {
-      throw new ApiProblem("decision_already_approved", `decision \`${ledgerId}\` was already approved; an approval covers one action`);
+      throw new Refusal("decision_already_approved", `decision \`${ledgerId}\` was already approved; an approval covers one action`);
     }
     // An approval by someone the residual does not admit would only be refused when the agent
     // retries, after it had used up the decision's one approval: it is refused here instead. The
     // residual is read on the decision's own action, as the retry will be (decision 0130).
     if (!residualAdmits(sealed.residual, caller.identity, sealed.request?.args)) {
-      throw new ApiProblem("approver_not_admitted", `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``, { residual: sealed.residual });
+      throw new Refusal("approver_not_admitted", `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``, { residual: sealed.residual });
     }
     const now = ctx.now();
     const row: DecisionApprovalRow = {
@@ -97,7 +97,7 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
 export async function decisionApproval(ctx: ServiceContext, caller: Caller, ledgerId: string): Promise<DecisionApprovalView> {
   const decision = await visibleDecision(ctx.store, caller, ledgerId);
   const row = await ctx.store.decisionPath().approvalOfDecision(decision.id);
-  if (row === undefined) throw new ApiProblem("approval_not_found", `decision \`${ledgerId}\` has no approval yet`);
+  if (row === undefined) throw new Refusal("approval_not_found", `decision \`${ledgerId}\` has no approval yet`);
   return approvalView(row, null);
 }
 
@@ -136,7 +136,7 @@ export async function abandonDecisionWait(ctx: ServiceContext, caller: Caller, l
     await lockRecordTree(tx, decision);
     const sealed = JSON.parse(decision.record) as SealedRequest;
     if (sealed.outcome !== "gated" || sealed.decided_by !== "policy") {
-      throw new ApiProblem("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; nothing waited for its approval`);
+      throw new Refusal("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; nothing waited for its approval`);
     }
     const earlier = (await abandonmentsOf(tx, decision.grant_id)).get(ledgerId);
     if (earlier !== undefined) return earlier;

@@ -2,7 +2,7 @@
 // waiting for a human, and the sealed records of one grant tree with its chain's verification.
 
 import { residualAdmits } from "@agent-authority/engine";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import type { LedgerRow } from "../store/decision-sql.js";
 import type { Page, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
@@ -58,7 +58,7 @@ export interface PendingDecisionView {
  * fewer than `limit` decisions; `next_after` still moves past every record the page read.
  */
 export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, page: Page): Promise<{ decisions: PendingDecisionView[]; next_after: string | null }> {
-  if (page.after !== undefined && !LEDGER_ID.test(page.after)) throw new ApiProblem("invalid_query", "`after` must be a ledger id, `led_…`");
+  if (page.after !== undefined && !LEDGER_ID.test(page.after)) throw new Refusal("invalid_query", "`after` must be a ledger id, `led_…`");
   const rows = await ctx.store.decisionPath().pendingGated(ctx.now(), page.after ?? null, page.limit);
   const decisions: PendingDecisionView[] = [];
   const agentNames = new Map<string, string | null>();
@@ -103,9 +103,9 @@ export async function verifyTree(store: Store, treeId: string): Promise<LedgerVe
 
 /** `GET /v1/grants/{grant_id}/ledger`: the records of the grant's whole tree, in chain order. */
 export async function grantLedger(ctx: ServiceContext, grantId: string, page: Page): Promise<Record<string, unknown>> {
-  if (page.after !== undefined && !SEQ.test(page.after)) throw new ApiProblem("invalid_query", "`after` must be a record's `seq`, a whole number");
+  if (page.after !== undefined && !SEQ.test(page.after)) throw new Refusal("invalid_query", "`after` must be a record's `seq`, a whole number");
   const grant = await ctx.store.getGrant(grantId);
-  if (grant === undefined) throw new ApiProblem("grant_not_found", `no grant \`${grantId}\``);
+  if (grant === undefined) throw new Refusal("grant_not_found", `no grant \`${grantId}\``);
   const treeId = grant.root_id;
   const rows = await ctx.store.decisionPath().ledgerChain(treeId, page.after === undefined ? 0 : Number(page.after), page.limit);
   const verification = await verifyTree(ctx.store, treeId);

@@ -5,7 +5,7 @@
 
 import type { Grant, GrantIssueBody } from "@agent-authority/api";
 import { compileFamily, familyContentHash, familyTextAt, instantiateFamily, type FamilyDiagnostic, type GrantFamilyBody } from "@agent-authority/families";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { FamilyVersionRow } from "../store/family-sql.js";
 import type { Page } from "../store/store.js";
@@ -58,7 +58,7 @@ export function checkFamilyBody(body: GrantFamilyBody, sent?: SentFamily): void 
   const keys = (list: readonly FamilyDiagnostic[]) => list.map((d) => `${d.code}\n${d.message}`).sort().join("\n\n");
   const same = inSent.length > 0 && keys(inSent) === keys(errors);
   const located = same ? inSent : errors;
-  throw new ApiProblem("invalid_family", `${located[0]!.code}: ${located[0]!.message}`, { diagnostics: located.map(diagnosticView) });
+  throw new Refusal("invalid_family", `${located[0]!.code}: ${located[0]!.message}`, { diagnostics: located.map(diagnosticView) });
 }
 
 /**
@@ -68,7 +68,7 @@ export function checkFamilyBody(body: GrantFamilyBody, sent?: SentFamily): void 
 function pinnedHash(body: GrantFamilyBody): string {
   const hash = familyContentHash(body as unknown as Record<string, unknown>);
   if (body.content_hash !== undefined && body.content_hash !== hash) {
-    throw new ApiProblem("invalid_family", `\`content_hash\` is \`${body.content_hash}\` but the content hashes to \`${hash}\``, { content_hash: hash });
+    throw new Refusal("invalid_family", `\`content_hash\` is \`${body.content_hash}\` but the content hashes to \`${hash}\``, { content_hash: hash });
   }
   return hash;
 }
@@ -87,7 +87,7 @@ export async function pushFamily(ctx: ServiceContext, caller: Caller, body: Gran
     const latest = await families.latestByName(body.id);
     if (latest !== undefined && latest.content_hash === hash) return { created: false, family: familyView(latest) };
     if (latest !== undefined && body.version <= latest.version) {
-      throw new ApiProblem(
+      throw new Refusal(
         "family_version_conflict",
         `family \`${body.id}\` changed since version ${latest.version} (\`${latest.content_hash}\`); raise \`version\` above ${latest.version}`,
         { family_id: latest.id, latest_version: latest.version, latest_content_hash: latest.content_hash, content_hash: hash },
@@ -111,13 +111,13 @@ export async function listFamilies(ctx: ServiceContext, name: string | undefined
 export function versionQuery(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const version = Number(raw);
-  if (!/^[1-9][0-9]{0,6}$/.test(raw) || !Number.isSafeInteger(version)) throw new ApiProblem("invalid_query", "`version` must be a positive integer");
+  if (!/^[1-9][0-9]{0,6}$/.test(raw) || !Number.isSafeInteger(version)) throw new Refusal("invalid_query", "`version` must be a positive integer");
   return version;
 }
 
 export async function familyVersion(ctx: ServiceContext, id: string, version: number | undefined): Promise<FamilyVersionRow> {
   const row = await ctx.store.familyPath().getVersion(id, version);
-  if (row === undefined) throw new ApiProblem("family_not_found", version === undefined ? `no family \`${id}\`` : `no version ${version} of family \`${id}\``);
+  if (row === undefined) throw new Refusal("family_not_found", version === undefined ? `no family \`${id}\`` : `no version ${version} of family \`${id}\``);
   return row;
 }
 
@@ -142,7 +142,7 @@ export async function instantiate(
       ...result.parameterProblems.map((p) => ({ parameter: p.parameter, code: p.code, message: p.message })),
       ...result.grantErrors.map((e) => ({ field: `grant.${e.path.join(".")}`, code: "grant-shape", message: e.message })),
     ];
-    throw new ApiProblem("family_parameters_invalid", problems.map((p) => p.message).join("; "), { problems });
+    throw new Refusal("family_parameters_invalid", problems.map((p) => p.message).join("; "), { problems });
   }
   return issueGrant(ctx, caller, result.value.grant as unknown as GrantIssueBody, {
     family_id: row.id, family_version: row.version, parameters,

@@ -11,10 +11,10 @@ import {
   type GateResult, type LiveHold, type Outcome,
 } from "@agent-authority/engine";
 import { instantiateFamily, type GrantFamilyBody } from "@agent-authority/families";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import type { LedgerRow } from "../store/decision-sql.js";
 import type { CertificateRecord, GrantRecord } from "../store/store.js";
-import { decisionState } from "./authorize.js";
+import { decisionState } from "./decision-text.js";
 import type { ServiceContext } from "./context.js";
 import { checkFamilyBody, familyVersion } from "./families.js";
 import { familyContentHash } from "@agent-authority/families";
@@ -299,7 +299,7 @@ export async function previewFamilyImpact(
   const candidate = body.family;
   checkFamilyBody(candidate, sentText === undefined ? undefined : { text: sentText, path: ["family"] });
   if (candidate.id !== current.name) {
-    throw new ApiProblem("invalid_family", `the candidate is family \`${candidate.id}\`, not \`${current.name}\``);
+    throw new Refusal("invalid_family", `the candidate is family \`${candidate.id}\`, not \`${current.name}\``);
   }
   const now = ctx.now();
   const days = body.days ?? 30;

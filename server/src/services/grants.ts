@@ -4,7 +4,7 @@
 import { grantStatusSchema, type Grant, type GrantDelegateBody, type GrantIssueBody, type GrantRevocation } from "@agent-authority/api";
 import { ENGINE_LIMITS, HOUR_MS } from "@agent-authority/engine";
 import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { GrantEventRecord, GrantFilter, GrantRecord, Page, Revocation, Store } from "../store/store.js";
 import { requireCertificationFor } from "./agents.js";
@@ -57,7 +57,7 @@ async function lockTree(store: Store, grantId: string): Promise<void> {
 async function visibleGrant(store: Store, caller: Caller, id: string): Promise<GrantRecord> {
   const grant = await store.getGrant(id);
   const confined = confinedToAgent(caller);
-  if (grant === undefined || (confined !== null && grant.agent_id !== confined)) throw new ApiProblem("grant_not_found", `no grant \`${id}\``);
+  if (grant === undefined || (confined !== null && grant.agent_id !== confined)) throw new Refusal("grant_not_found", `no grant \`${id}\``);
   return grant;
 }
 
@@ -111,7 +111,7 @@ export async function issueGrant(ctx: ServiceContext, caller: Caller, body: Gran
   const plain = grantFromIssueBody(body, caller.identity, ctx.autoApprovalCeilingMinor, now);
   const grant: GrantRecord = origin === undefined ? plain : { ...plain, family_id: origin.family_id, family_version: String(origin.family_version) };
   const issued = await ctx.store.transaction(async (tx) => {
-    if ((await tx.getAgent(grant.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${grant.agent_id}\``);
+    if ((await tx.getAgent(grant.agent_id)) === undefined) throw new Refusal("agent_not_found", `no agent \`${grant.agent_id}\``);
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.insertGrant(grant);
     if (origin !== undefined) {
@@ -170,7 +170,7 @@ export interface GrantListQuery {
 export async function listGrants(ctx: ServiceContext, caller: Caller, query: GrantListQuery): Promise<{ grants: Grant[]; next_cursor: string | null }> {
   const status = query.status;
   if (status !== undefined && !(GRANT_STATUSES as readonly string[]).includes(status)) {
-    throw new ApiProblem("invalid_query", `\`status\` must be one of ${GRANT_STATUSES.map((s) => `\`${s}\``).join(", ")}`);
+    throw new Refusal("invalid_query", `\`status\` must be one of ${GRANT_STATUSES.map((s) => `\`${s}\``).join(", ")}`);
   }
   const after = query.cursor === undefined ? undefined : decodeCursor(ctx.cursorKey, "grants", query.cursor, GRANT_ID);
   const confined = confinedToAgent(caller);
@@ -188,14 +188,14 @@ export async function listGrants(ctx: ServiceContext, caller: Caller, query: Gra
 }
 
 export async function approveGrant(ctx: ServiceContext, caller: Caller, id: string, note: string | undefined): Promise<Grant> {
-  if (caller.kind !== "human") throw new ApiProblem("human_required", "approval needs a human key");
+  if (caller.kind !== "human") throw new Refusal("human_required", "approval needs a human key");
   return ctx.store.transaction(async (tx) => {
     await lockTree(tx, id);
     const grant = await visibleGrant(tx, caller, id);
     const now = ctx.now();
     const status = grantStatus(grant, now);
-    if (status !== "pending_approval") throw new ApiProblem("grant_not_pending", `grant \`${id}\` is ${status.replace("_", " ")}`);
-    if (grant.issued_by === caller.identity) throw new ApiProblem("self_approval", `\`${caller.identity}\` issued this grant; another human must approve it`);
+    if (status !== "pending_approval") throw new Refusal("grant_not_pending", `grant \`${id}\` is ${status.replace("_", " ")}`);
+    if (grant.issued_by === caller.identity) throw new Refusal("self_approval", `\`${caller.identity}\` issued this grant; another human must approve it`);
     // Approval makes the authority live, so the agent must still be certified for a refusing mode.
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.approveGrant(id, caller.identity, now);
@@ -211,14 +211,14 @@ export async function approveGrant(ctx: ServiceContext, caller: Caller, id: stri
 function requireLiveChain(chain: readonly GrantRecord[], now: number): void {
   for (const link of chain) {
     const status = grantStatus(link, now);
-    if (status !== "active") throw new ApiProblem("grant_not_active", `grant \`${link.id}\` is ${status.replace("_", " ")}`);
+    if (status !== "active") throw new Refusal("grant_not_active", `grant \`${link.id}\` is ${status.replace("_", " ")}`);
   }
 }
 
 /** A child must leave its chain within the length the engine decides on, or it could never authorize. */
 function requireRoomInChain(chain: readonly GrantRecord[]): void {
   if (chain.length + 1 > ENGINE_LIMITS.chainLinksMax) {
-    throw new ApiProblem("delegation_chain_too_long", `the child would be link \`${chain.length + 1}\` of its chain; a chain holds at most \`${ENGINE_LIMITS.chainLinksMax}\` grants`);
+    throw new Refusal("delegation_chain_too_long", `the child would be link \`${chain.length + 1}\` of its chain; a chain holds at most \`${ENGINE_LIMITS.chainLinksMax}\` grants`);
   }
 }
 
@@ -231,7 +231,7 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
     const chain = await tx.grantChain(parentId);
     requireLiveChain(chain, now);
     requireRoomInChain(chain);
-    if ((await tx.getAgent(body.agent_id)) === undefined) throw new ApiProblem("agent_not_found", `no agent \`${body.agent_id}\``);
+    if ((await tx.getAgent(body.agent_id)) === undefined) throw new Refusal("agent_not_found", `no agent \`${body.agent_id}\``);
     const parentUsage = (await tx.usage([parentId], now)).get(parentId)!;
     const usage: ParentUsage = { uses: parentUsage.uses, spent_minor: parentUsage.held_minor + parentUsage.settled_minor };
     const parentTerms = grantTerms(parent);
@@ -258,7 +258,7 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
     await requireCertificationFor(tx, ctx.environment, body.agent_id, terms.enforcement_mode);
     const verdict = checkAttenuation(parentTerms, terms, usage);
     if (!verdict.ok) {
-      throw new ApiProblem("delegation_widens", `the child would widen ${verdict.widenings.map((w) => `\`${w.axis}\``).join(", ")}`, {
+      throw new Refusal("delegation_widens", `the child would widen ${verdict.widenings.map((w) => `\`${w.axis}\``).join(", ")}`, {
         widenings: verdict.widenings,
       });
     }
@@ -306,9 +306,9 @@ export async function escalateEnforcement(ctx: ServiceContext, caller: Caller, i
     const grant = await visibleGrant(tx, caller, id);
     const now = ctx.now();
     const status = grantStatus(grant, now);
-    if (status === "revoked" || status === "expired") throw new ApiProblem("grant_not_active", `grant \`${id}\` is ${status}`);
+    if (status === "revoked" || status === "expired") throw new Refusal("grant_not_active", `grant \`${id}\` is ${status}`);
     if (modeRank(mode) <= modeRank(grant.enforcement_mode)) {
-      throw new ApiProblem("not_an_escalation", `grant \`${id}\` is in \`${grant.enforcement_mode}\`; \`${mode}\` is not stricter`, {
+      throw new Refusal("not_an_escalation", `grant \`${id}\` is in \`${grant.enforcement_mode}\`; \`${mode}\` is not stricter`, {
         enforcement_mode: grant.enforcement_mode,
       });
     }
@@ -331,9 +331,9 @@ export async function revokeGrant(ctx: ServiceContext, caller: Caller, id: strin
     // An agent key may revoke below any grant its agent holds: that only ever takes authority away.
     const chain = grant === undefined ? [] : await tx.grantChain(id);
     if (grant === undefined || (confined !== null && !chain.some((link) => link.agent_id === confined))) {
-      throw new ApiProblem("grant_not_found", `no grant \`${id}\``);
+      throw new Refusal("grant_not_found", `no grant \`${id}\``);
     }
-    if (grant.status === "revoked") throw new ApiProblem("grant_already_revoked");
+    if (grant.status === "revoked") throw new Refusal("grant_already_revoked");
     const now = ctx.now();
     const revoked = await revokeSubtreeWithin(tx, id, { at: now, by: caller.identity, reason: reason ?? null });
     return { grant_id: id, revoked, revoked_at: iso(now) };

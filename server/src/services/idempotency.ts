@@ -4,9 +4,9 @@
 // answers (decisions 0603 and 0605), and its stored answer expires after IDEMPOTENCY_LIMITS.retentionMs.
 
 import { createHash } from "node:crypto";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import type { IdempotencyRow } from "../store/decision-sql.js";
-import type { IdempotencyClaim, PreparedAnswer, RequestClaim } from "./authorize.js";
+import type { IdempotencyClaim, PreparedAnswer, RequestClaim } from "./answers.js";
 import type { ServiceContext } from "./context.js";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -37,7 +37,7 @@ export function answersExpiredUpTo(now: number): number {
 export function requestClaim(header: string | string[] | undefined, method: string, path: string, body: Buffer): RequestClaim | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== "string" || !KEY_PATTERN.test(header)) {
-    throw new ApiProblem("invalid_idempotency_key", "`Idempotency-Key` must be 1 to 255 visible ASCII characters, sent once");
+    throw new Refusal("invalid_idempotency_key", "`Idempotency-Key` must be 1 to 255 visible ASCII characters, sent once");
   }
   const requestHash = createHash("sha256").update(method).update("\n").update(path).update("\n").update(body).digest("hex");
   return { key: header, method, path, requestHash };
@@ -49,14 +49,9 @@ export function idempotencyClaim(header: string | string[] | undefined, callerKe
   return claim === undefined ? undefined : { ...claim, callerKeyId };
 }
 
-export function reusedKey(claim: RequestClaim): ApiProblem {
-  return new ApiProblem("idempotency_key_reused", `\`Idempotency-Key\` \`${claim.key.slice(0, 80)}\` was used with another request; use a new key for a new request`);
+export function reusedKey(claim: RequestClaim): Refusal {
+  return new Refusal("idempotency_key_reused", `\`Idempotency-Key\` \`${claim.key.slice(0, 80)}\` was used with another request; use a new key for a new request`);
 }
-
-/** Raised for a key reused with another request; the caller turns it into a 422 problem. */
-export class IdempotencyMismatch extends Error {}
-
-export const MISMATCH: unique symbol = Symbol("idempotency key reused with another request");
 
 function replayOf(row: IdempotencyRow): PreparedAnswer {
   const cut = row.response.indexOf("\n");
@@ -64,21 +59,21 @@ function replayOf(row: IdempotencyRow): PreparedAnswer {
 }
 
 /**
- * The one replay check: the stored first answer to replay, `MISMATCH` for a key used with another
- * request, or undefined when the key is new. Authorize calls it inside its decision's transaction
- * (where a mismatch is returned, not thrown, so that its batch need not run again); the Express
- * routes through `lookUp`.
+ * The one replay check: the stored first answer to replay, the refusal of a key used with another
+ * request (`idempotency_key_reused`), or undefined when the key is new. Authorize calls it inside
+ * its decision's transaction (where the refusal is returned, not thrown, so that its batch need not
+ * run again); the Express routes through `lookUp`.
  */
-export function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | typeof MISMATCH | undefined {
+export function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | Refusal | undefined {
   if (row === undefined) return undefined;
-  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return MISMATCH;
+  if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return reusedKey(claim);
   return replayOf(row);
 }
 
-/** The key's live stored answer, undefined when it has none; a key used with another request throws IdempotencyMismatch. */
+/** The key's live stored answer, undefined when it has none; a key used with another request throws its refusal. */
 async function lookUp(ctx: ServiceContext, claim: IdempotencyClaim, expiredUpTo: number): Promise<PreparedAnswer | undefined> {
   const stored = storedAnswer(await ctx.store.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
-  if (stored === MISMATCH) throw new IdempotencyMismatch();
+  if (stored instanceof Refusal) throw stored;
   return stored;
 }
 

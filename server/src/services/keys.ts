@@ -1,7 +1,7 @@
 // API keys: created with a random secret shown once, listed without secrets, revoked by field.
 
 import { keyIdentityFault, type ApiKey, type ApiKeyCreated, type KeyCreateBody, type Role } from "@agent-authority/api";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import { generateSecret, hashSecret, isStrongEnough } from "../secrets.js";
 import type { KeyRecord, Page, Revocation, Store } from "../store/store.js";
@@ -22,19 +22,19 @@ export interface NewKey {
 export async function createKey(store: Store, spec: NewKey, createdBy: string | null, now: number): Promise<{ record: KeyRecord; secret: string }> {
   // The same identity rule as the KeyCreateBody schema, for keys created without a request body.
   const identityFault = keyIdentityFault(spec.identity, spec.email);
-  if (identityFault !== undefined) throw new ApiProblem("invalid_key_request", identityFault);
+  if (identityFault !== undefined) throw new Refusal("invalid_key_request", identityFault);
   const hasAgentRole = spec.roles.includes("agent");
   if (hasAgentRole !== (spec.agentId !== undefined)) {
-    throw new ApiProblem("invalid_key_request", hasAgentRole ? "the `agent` role needs `agent_id`" : "`agent_id` is only for the `agent` role");
+    throw new Refusal("invalid_key_request", hasAgentRole ? "the `agent` role needs `agent_id`" : "`agent_id` is only for the `agent` role");
   }
   if (hasAgentRole && (spec.roles.length > 1 || spec.kind !== "service")) {
-    throw new ApiProblem("invalid_key_request", "an `agent` key is a service key with the `agent` role alone");
+    throw new Refusal("invalid_key_request", "an `agent` key is a service key with the `agent` role alone");
   }
   if (spec.secret !== undefined && !isStrongEnough(spec.secret)) {
-    throw new ApiProblem("invalid_key_request", "a supplied key needs at least 32 printable characters");
+    throw new Refusal("invalid_key_request", "a supplied key needs at least 32 printable characters");
   }
   if (spec.agentId !== undefined && (await store.getAgent(spec.agentId)) === undefined) {
-    throw new ApiProblem("agent_not_found", `no agent \`${spec.agentId}\``);
+    throw new Refusal("agent_not_found", `no agent \`${spec.agentId}\``);
   }
   const secret = spec.secret ?? generateSecret();
   const record: KeyRecord = {
@@ -69,8 +69,8 @@ export async function createKeyFromRequest(ctx: ServiceContext, caller: Caller, 
  * What a replay of a key's creation answers: the secret is shown once and never stored, so the
  * stored answer of its Idempotency-Key is this problem, naming the key (decision 0607).
  */
-export function secretShownOnce(keyId: string): ApiProblem {
-  return new ApiProblem(
+export function secretShownOnce(keyId: string): Refusal {
+  return new Refusal(
     "key_secret_shown_once",
     `key \`${keyId}\` was created by the first request with this \`Idempotency-Key\`; its secret was shown in that answer only: if it was lost, revoke the key and create another`,
     { key_id: keyId },
@@ -86,10 +86,10 @@ export async function listKeys(ctx: ServiceContext, page: Page): Promise<{ keys:
 export async function revokeKeyRecord(store: Store, id: string, revocation: Revocation): Promise<KeyRecord> {
   return store.transaction(async (tx) => {
     const key = await tx.getKey(id);
-    if (key === undefined) throw new ApiProblem("key_not_found", `no key \`${id}\``);
-    if (key.revoked_at !== null) throw new ApiProblem("key_already_revoked");
+    if (key === undefined) throw new Refusal("key_not_found", `no key \`${id}\``);
+    if (key.revoked_at !== null) throw new Refusal("key_already_revoked");
     if (key.roles.includes("admin") && (await tx.countActiveKeysWithRole("admin")) <= 1) {
-      throw new ApiProblem("last_admin_key", "create another admin key first");
+      throw new Refusal("last_admin_key", "create another admin key first");
     }
     await tx.revokeKey(id, revocation);
     return (await tx.getKey(id))!;
@@ -129,11 +129,11 @@ export async function callerForSecret(store: Store, secret: string): Promise<Cal
 export const BEARER_CHALLENGE = 'Bearer realm="agent-authority"';
 
 /** The 401 of a request without a usable key: none presented, or one unknown or revoked. */
-export function unauthenticated(presented: boolean): ApiProblem {
-  return new ApiProblem("unauthenticated", presented ? "the key is unknown or revoked" : "send `authorization: Bearer <key>` or `x-api-key: <key>`");
+export function unauthenticated(presented: boolean): Refusal {
+  return new Refusal("unauthenticated", presented ? "the key is unknown or revoked" : "send `authorization: Bearer <key>` or `x-api-key: <key>`");
 }
 
 /** The 403 of a caller that holds none of the roles an endpoint needs. */
-export function missingRole(method: string, path: string, roles: readonly Role[]): ApiProblem {
-  return new ApiProblem("forbidden", `\`${method.toUpperCase()} ${path}\` needs one of the roles ${roles.map((r) => `\`${r}\``).join(", ")}`);
+export function missingRole(method: string, path: string, roles: readonly Role[]): Refusal {
+  return new Refusal("forbidden", `\`${method.toUpperCase()} ${path}\` needs one of the roles ${roles.map((r) => `\`${r}\``).join(", ")}`);
 }

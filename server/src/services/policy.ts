@@ -3,7 +3,7 @@
 
 import type { Diagnostic } from "@agent-authority/language";
 import { compilePolicy } from "@agent-authority/language";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 
 /** Answers the lint warnings of a policy that compiles; throws `invalid_policy` otherwise. */
 export function checkPolicy(text: string | undefined): readonly Diagnostic[] {
@@ -11,5 +11,5 @@ export function checkPolicy(text: string | undefined): readonly Diagnostic[] {
   const result = compilePolicy(text);
   if (result.ok) return result.warnings;
   const first = result.diagnostics[0];
-  throw new ApiProblem("invalid_policy", first === undefined ? undefined : first.message, { diagnostics: result.diagnostics });
+  throw new Refusal("invalid_policy", first === undefined ? undefined : first.message, { diagnostics: result.diagnostics });
 }

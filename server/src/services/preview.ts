@@ -5,7 +5,7 @@
 
 import type { GrantPreviewBody } from "@agent-authority/api";
 import { decide, HOUR_MS, type ChainLink, type Decision, type DecisionRequest, type DecisionState } from "@agent-authority/engine";
-import { decisionOutcomeFields, decisionState } from "./authorize.js";
+import { decisionOutcomeFields, decisionState } from "./decision-text.js";
 import type { ServiceContext } from "./context.js";
 import { grantFromIssueBody, grantTerms } from "./grants.js";
 import { checkPolicy } from "./policy.js";

@@ -2,7 +2,7 @@
 // own record in the decision's chain (docs/decisions.md). The same amount again replays the settlement.
 
 import type { SettleBody } from "@agent-authority/api";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { ChargeRow, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
@@ -28,7 +28,7 @@ export async function visibleDecision(tx: Store, caller: Caller, ledgerId: strin
   const row = await tx.decisionPath().getLedger(ledgerId);
   const confined = confinedToAgent(caller);
   if (row === undefined || row.kind !== "decision" || (confined !== null && row.agent_id !== confined)) {
-    throw new ApiProblem("decision_not_found", `no decision \`${ledgerId}\``);
+    throw new Refusal("decision_not_found", `no decision \`${ledgerId}\``);
   }
   return row;
 }
@@ -73,7 +73,7 @@ function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow
 function requireLiveHold(ledgerId: string, charges: readonly ChargeRow[], now: number): void {
   const expiresAt = charges.reduce((min, c) => Math.min(min, c.expires_at), Number.POSITIVE_INFINITY);
   if (expiresAt <= now) {
-    throw new ApiProblem("hold_expired", `the hold of decision \`${ledgerId}\` expired at \`${iso(expiresAt)}\`; its amount went back to the budget`);
+    throw new Refusal("hold_expired", `the hold of decision \`${ledgerId}\` expired at \`${iso(expiresAt)}\`; its amount went back to the budget`);
   }
 }
 
@@ -87,16 +87,16 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
     const ledger = tx.decisionPath();
     const charges = await ledger.chargesOf(ledgerId);
     const held = charges.reduce((max, c) => Math.max(max, c.amount_minor), 0);
-    if (held === 0) throw new ApiProblem("nothing_held", `decision \`${ledgerId}\` placed no hold: only an \`allow\` with an amount can be settled`);
+    if (held === 0) throw new Refusal("nothing_held", `decision \`${ledgerId}\` placed no hold: only an \`allow\` with an amount can be settled`);
     const settled = charges.find((c) => c.settled_at !== null);
     if (settled !== undefined) {
       if (settled.settled_minor !== body.amount_minor) {
-        throw new ApiProblem("already_settled", `decision \`${ledgerId}\` was settled with \`${settled.settled_minor}\`; a settlement is final`);
+        throw new Refusal("already_settled", `decision \`${ledgerId}\` was settled with \`${settled.settled_minor}\`; a settlement is final`);
       }
       return settlementView(ctx, (await ledger.getLedger(settled.settlement_ledger_id!))!, decision, body.nonce);
     }
     if (body.amount_minor > held) {
-      throw new ApiProblem("settle_exceeds_hold", `\`${body.amount_minor}\` exceeds the \`${held}\` held by decision \`${ledgerId}\``);
+      throw new Refusal("settle_exceeds_hold", `\`${body.amount_minor}\` exceeds the \`${held}\` held by decision \`${ledgerId}\``);
     }
     const now = ctx.now();
     const sealedDecision = JSON.parse(decision.record) as { holds?: { currency?: string | null; expires_at?: number }[] };

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
 import { WEBHOOK_LIMITS, type EventType } from "@agent-authority/api";
-import { ApiProblem } from "../http/problem.js";
+import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { DeliveryRow, WebhookRow } from "../store/event-sql.js";
 import type { Caller, ServiceContext } from "./context.js";
@@ -43,13 +43,13 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ApiProblem("webhook_url_refused", "the webhook URL is not an absolute URL");
+    throw new Refusal("webhook_url_refused", "the webhook URL is not an absolute URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ApiProblem("webhook_url_refused", `a webhook URL must be \`http\` or \`https\`, not \`${url.protocol.slice(0, 20)}\``);
-  if (url.username !== "" || url.password !== "") throw new ApiProblem("webhook_url_refused", "a webhook URL must not carry credentials; the signature authenticates the server");
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Refusal("webhook_url_refused", `a webhook URL must be \`http\` or \`https\`, not \`${url.protocol.slice(0, 20)}\``);
+  if (url.username !== "" || url.password !== "") throw new Refusal("webhook_url_refused", "a webhook URL must not carry credentials; the signature authenticates the server");
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!allowPrivate && (host === "localhost" || host.endsWith(".localhost") || isPrivateAddress(host))) {
-    throw new ApiProblem("webhook_url_refused", "the webhook URL names a loopback, private or link-local address; set AUTHORITY_WEBHOOK_ALLOW_PRIVATE=on to allow it");
+    throw new Refusal("webhook_url_refused", "the webhook URL names a loopback, private or link-local address; set AUTHORITY_WEBHOOK_ALLOW_PRIVATE=on to allow it");
   }
   return url;
 }
@@ -70,9 +70,9 @@ export function deliveryView(d: DeliveryRow): Record<string, unknown> {
 }
 
 async function findWebhook(ctx: ServiceContext, id: string): Promise<WebhookRow> {
-  if (!WEBHOOK_ID.test(id)) throw new ApiProblem("invalid_id", `\`webhook_id\` must look like \`whk_…\`, got \`${id.slice(0, 80)}\``);
+  if (!WEBHOOK_ID.test(id)) throw new Refusal("invalid_id", `\`webhook_id\` must look like \`whk_…\`, got \`${id.slice(0, 80)}\``);
   const webhook = await ctx.store.eventPath().getWebhook(id);
-  if (webhook === undefined) throw new ApiProblem("webhook_not_found", `no webhook \`${id}\``);
+  if (webhook === undefined) throw new Refusal("webhook_not_found", `no webhook \`${id}\``);
   return webhook;
 }
 
@@ -90,7 +90,7 @@ export async function createWebhook(ctx: ServiceContext, caller: Caller, body: W
   const row = await ctx.store.transaction(async (tx) => {
     const events = tx.eventPath();
     if ((await events.countWebhooks()) >= WEBHOOK_LIMITS.webhooksMax) {
-      throw new ApiProblem("too_many_webhooks", `the server holds at most ${WEBHOOK_LIMITS.webhooksMax} webhooks; delete one first`);
+      throw new Refusal("too_many_webhooks", `the server holds at most ${WEBHOOK_LIMITS.webhooksMax} webhooks; delete one first`);
     }
     const webhook: WebhookRow = {
       id: newId("whk", now), url: url.href, event_types: [...new Set(body.event_types)], secret, status: "active",
@@ -117,7 +117,7 @@ export async function changeWebhook(ctx: ServiceContext, caller: Caller, id: str
   const move = moves[action];
   const events = ctx.store.eventPath();
   if (!(await events.setWebhookStatus(id, move.from, move.to, ctx.now(), caller.identity))) {
-    throw new ApiProblem("webhook_not_active", `webhook \`${id}\` cannot be ${action === "resume" ? "resumed" : `${action}d`} from its present state`);
+    throw new Refusal("webhook_not_active", `webhook \`${id}\` cannot be ${action === "resume" ? "resumed" : `${action}d`} from its present state`);
   }
   ctx.webhookNudge?.();
   return webhookView((await events.getWebhook(id, true))!);
@@ -132,10 +132,10 @@ export async function listDeliveries(ctx: ServiceContext, id: string, after: str
 /** Redelivery by hand: the delivery is due again now, with its `webhook-id` unchanged. */
 export async function redeliver(ctx: ServiceContext, webhookId: string, deliveryId: string): Promise<Record<string, unknown>> {
   await findWebhook(ctx, webhookId);
-  if (!DELIVERY_ID.test(deliveryId)) throw new ApiProblem("invalid_id", `\`delivery_id\` must look like \`whd_…\`, got \`${deliveryId.slice(0, 80)}\``);
+  if (!DELIVERY_ID.test(deliveryId)) throw new Refusal("invalid_id", `\`delivery_id\` must look like \`whd_…\`, got \`${deliveryId.slice(0, 80)}\``);
   const events = ctx.store.eventPath();
   const delivery = await events.getDelivery(deliveryId);
-  if (delivery === undefined || delivery.webhook_id !== webhookId) throw new ApiProblem("delivery_not_found", `no delivery \`${deliveryId}\` of webhook \`${webhookId}\``);
+  if (delivery === undefined || delivery.webhook_id !== webhookId) throw new Refusal("delivery_not_found", `no delivery \`${deliveryId}\` of webhook \`${webhookId}\``);
   await events.redeliver(deliveryId, ctx.now());
   ctx.webhookNudge?.();
   return deliveryView((await events.getDelivery(deliveryId))!);
