@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ContentionError, GROUP_COMMIT_LIMITS, GroupCommitFull } from "@agent-authority/server";
 import { GroupCommit, type BatchOpener } from "../../server/src/store/group-commit.js";
 import { SqliteConnection } from "../../server/src/store/sqlite-driver.js";
-import { problemResponse } from "../../server/src/http/problem.js";
+import { problemAnswer } from "../../server/src/http/problem.js";
 
 const LIMIT = GROUP_COMMIT_LIMITS.queuedMax;
 
@@ -107,11 +107,11 @@ describe("the group commit's queue bound [sqlite]", () => {
   });
 
   it("answers 409 `contention` with Retry-After over HTTP, never a 5xx", () => {
-    const answer = problemResponse(new GroupCommitFull(LIMIT), "/v1/authorize");
+    const answer = problemAnswer(new GroupCommitFull(LIMIT), "/v1/authorize");
     expect(answer.status).toBe(409);
-    expect(answer.body["code"]).toBe("contention");
+    expect(JSON.parse(answer.text).code).toBe("contention");
     expect(answer.headers["retry-after"]).toBe("1");
-    expect(answer.internal).toBeUndefined();
+    expect(answer.keepable).toBe(false);
   });
 });
 
