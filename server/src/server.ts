@@ -158,6 +158,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       webhookAllowPrivate: config.webhookAllowPrivate === true, webhookNudge: () => webhooks.nudge(),
       signer, cursorKey: derivedKey(serverKey, "cursor"),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
+      ...(config.ledgerOrigin === undefined ? {} : { ledgerOrigin: config.ledgerOrigin }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       observer: metrics,

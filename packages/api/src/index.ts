@@ -62,7 +62,7 @@ export {
   EVENT_TYPES, EVENT_TYPE_NAMES, WEBHOOK_LIMITS, eventSchema, eventSchemaName, eventSchemas, webhookCreateBodySchema, webhookActionBodySchema,
   webhookSchema, webhookCreatedSchema, webhookListSchema, webhookDeliverySchema, webhookDeliveryListSchema, type EventType,
 } from "./event-schemas.js";
-export { nonceField, signatureSchema, signingKeySchema, signingKeySetSchema, signingKeyRotateBodySchema } from "./signing-schemas.js";
+export { decisionReceiptSchema, ledgerConsistencySchema, nonceField, signatureSchema, signingKeySchema, signingKeySetSchema, signingKeyRotateBodySchema } from "./signing-schemas.js";
 export { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN, keyIdentityFault } from "./key-identity.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";

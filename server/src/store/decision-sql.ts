@@ -155,6 +155,8 @@ const COUNT_USE = "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALU
 const insert = (table: string, columns: readonly string[]): string =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 const INSERT_LEDGER = insert("ledger", LEDGER_COLUMNS);
+const INSERT_PENDING = "INSERT INTO ledger_pending (ledger_id) VALUES (?)";
+const INSERT_LEDGER_PENDING = `WITH sealed AS (${INSERT_LEDGER} RETURNING id) INSERT INTO ledger_pending (ledger_id) SELECT id FROM sealed`;
 const INSERT_CHARGE = insert("charges", CHARGE_COLUMNS);
 const s = (row: Row, k: string): string => String(row[k]);
 const sn = (row: Row, k: string): string | null => (row[k] === null || row[k] === undefined ? null : String(row[k]));
@@ -233,7 +235,13 @@ export class DecisionSql implements DecisionStore {
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
-    await this.#db.run(INSERT_LEDGER, pick(row, LEDGER_COLUMNS));
+    // The record waits for its position in the Merkle log (ledger-log-sql.ts) from the same
+    // transaction: one statement on PostgreSQL, two in-process ones on SQLite.
+    if (this.#db.dialect === "postgres") await this.#db.run(INSERT_LEDGER_PENDING, pick(row, LEDGER_COLUMNS));
+    else {
+      await this.#db.run(INSERT_LEDGER, pick(row, LEDGER_COLUMNS));
+      await this.#db.run(INSERT_PENDING, [row.id]);
+    }
     this.#db.decisionCache?.set(`head\n${row.tree_id}`, Object.freeze({ seq: row.seq, hash: row.hash }));
   }
 
