@@ -3,7 +3,7 @@
 // the signed root; a difference is located by descending the stored subtrees the root authenticates.
 
 import {
-  foldParts, nodeHash, perfectParts, recordLeaf, sealedHash, treeHash, verifyCheckpoint, type CheckpointFault, type CheckpointKey, type LeafRange,
+  nodeHash, perfectParts, recordLeaf, sealedHash, treeHash, verifyCheckpoint, type CheckpointFault, type CheckpointKey, type LeafRange,
 } from "@agent-authority/sdk";
 import { partKey, type LedgerLogStore } from "../store/ledger-log-sql.js";
 import type { Store } from "../store/store.js";
@@ -52,21 +52,24 @@ interface LocalFault {
 }
 
 /**
- * Where the recomputed leaves first differ from the tree the checkpoint signed, found by descending
- * the stored subtrees: a stored node is trusted only when its parent is and its children hash to it.
- * Answers the smallest range found, or null when the stored top nodes themselves do not make the root.
+ * Where the recomputed leaves first differ from the tree the log stored, found by descending its
+ * stored subtrees from the top: into the first part whose recomputed hash differs, then into the
+ * first child that does, as long as the stored children hash to their stored parent. Answers the
+ * smallest range found, or null when every stored part equals its recomputed hash (the stored
+ * subtrees were rewritten with the records). When the stored top parts make the checkpoint's root,
+ * the range is the one the signed tree says differs.
  */
-async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: number, root: Buffer): Promise<LeafRange | null> {
+async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: number): Promise<LeafRange | null> {
   const computed = (range: LeafRange): Buffer | undefined => (range.end <= leaves.length ? treeHash(leaves.slice(range.start, range.end)) : undefined);
+  const span = (level: number, index: number): LeafRange => ({ start: index * 2 ** level, end: (index + 1) * 2 ** level });
   const top = perfectParts({ start: 0, end: size });
   const stored = await log.nodes(top);
-  const topHashes = top.map((part) => stored.get(partKey(part.level, part.index)));
-  if (topHashes.some((h) => h === undefined) || !foldParts(topHashes.map((h) => Buffer.from(h!, "hex"))).equals(root)) return null;
-  for (const [i, part] of top.entries()) {
+  for (const part of top) {
+    const hash = stored.get(partKey(part.level, part.index));
+    if (hash === undefined) return span(part.level, part.index);
     let level = part.level;
     let index = part.index;
-    let trusted = Buffer.from(topHashes[i]!, "hex");
-    const span = (l: number, x: number): LeafRange => ({ start: x * 2 ** l, end: (x + 1) * 2 ** l });
+    let trusted = Buffer.from(hash, "hex");
     if (computed(span(level, index))?.equals(trusted) === true) continue;
     while (level > 0) {
       const children = [{ level: level - 1, index: index * 2 }, { level: level - 1, index: index * 2 + 1 }];
@@ -130,7 +133,7 @@ export async function verifyCheckpointAgainst(store: Store, note: string, keys?:
   const result = { origin, size, kid, logged };
   if (fault === undefined && leaves.length === size && treeHash(leaves).equals(root)) return { ok: true, ...result, broken: null };
 
-  const range = await locate(log, leaves, size, root);
+  const range = await locate(log, leaves, size);
   const short = leaves.length < size;
   const candidates: CheckpointBreak[] = [];
   if (fault !== undefined) candidates.push({ ...fault, through: fault.position });
