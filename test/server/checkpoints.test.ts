@@ -7,6 +7,7 @@ import {
 } from "@agent-authority/sdk";
 import { CheckpointRefused, verifyCheckpointAgainst } from "@agent-authority/server";
 import Database from "better-sqlite3";
+import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
@@ -145,6 +146,20 @@ function checkpointSuite(target: StoreTarget): void {
     for (const query of ["", "?first=1", `?first=2&second=1`, `?first=0&second=${last + 1_000}`, "?first=-1&second=2", "?first=01&second=2", "?first=x&second=2"]) {
       expectProblem(await s.call("GET", `/ledger/consistency${query}`, auditorKey), 400, "invalid_query");
     }
+  });
+
+  it("answers any first and second with a proof or a 400, never a 5xx, and any id with a receipt or a 404", async () => {
+    const size = Number((await checkpoint()).split("\n")[1]);
+    const sizeText = fc.oneof(fc.string({ maxLength: 20 }), fc.integer({ min: -5, max: size + 5 }).map(String), fc.constant("9".repeat(30)));
+    await fc.assert(fc.asyncProperty(sizeText, sizeText, async (first, second) => {
+      const reply = await s.call("GET", `/ledger/consistency?first=${encodeURIComponent(first)}&second=${encodeURIComponent(second)}`, auditorKey);
+      const valid = /^(0|[1-9]\d*)$/.test(first) && /^(0|[1-9]\d*)$/.test(second) && Number(first) <= Number(second) && Number(second) <= size;
+      expect(reply.status, `${first} ${second}: ${reply.text}`).toBe(valid ? 200 : 400);
+    }), { numRuns: 60 });
+    await fc.assert(fc.asyncProperty(fc.string({ maxLength: 40 }), async (id) => {
+      const reply = await s.call("GET", `/decisions/${encodeURIComponent(id)}/receipt`, auditorKey);
+      expect([400, 404], `${id}: ${reply.text}`).toContain(reply.status);
+    }), { numRuns: 40 });
   });
 
   it("answers a receipt that verifies offline, and fails on every member tampered with", async () => {
