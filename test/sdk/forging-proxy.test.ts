@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuthorityClient, canonicalJson, type AuthorizeResult, type SigningKeySet } from "@agent-authority/sdk";
+import { AuthorityClient, AuthorityUnavailableError, canonicalJson, type AuthorizeResult, type SigningKeySet } from "@agent-authority/sdk";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
 import { canonicalJson as serverCanonicalJson } from "../../server/src/services/ledger.js";
 
@@ -219,5 +219,49 @@ describe("the SDK behind a forging proxy", () => {
 
   it("refuses to start with a key set that is no JWKS", () => {
     expect(() => new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, signingKeys: { nope: 1 } as never })).toThrow(/signingKeys/);
+  });
+});
+
+describe("settlements behind the forging proxy", () => {
+  /** A fresh allow with a hold, through a client that does not verify (the decision is not what is tested here). */
+  const held = async (amount: number): Promise<string> => {
+    proxy.forgery.current = {};
+    const decision = await client().authorize(pay(amount));
+    expect(decision.outcome).toBe("allow");
+    return decision.ledger_id!;
+  };
+  const refusal = async (run: Promise<unknown>, reason: string): Promise<void> => {
+    const error = await run.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthorityUnavailableError);
+    expect((error as AuthorityUnavailableError).kind).toBe("unverified_answer");
+    expect((error as Error).message).toContain(`(${reason})`);
+  };
+
+  it("verifies an honest settlement, signed for the nonce the client sent", async () => {
+    const ledgerId = await held(300);
+    const nonces: string[] = [];
+    proxy.forgery.current = { request: (json) => { nonces.push(json.nonce); return json; } };
+    const settlement = await client(jwks).decisions.settle(ledgerId, { amount_minor: 200 });
+    expect(settlement).toMatchObject({ decision_ledger_id: ledgerId, amount_minor: 200, released_minor: 100 });
+    expect(nonces).toHaveLength(1);
+    expect(settlement.signature.statement).toMatchObject({ type: "authority.settlement.v1", nonce: nonces[0] });
+  });
+
+  it("throws, and never answers a settlement, for one unsigned, replayed, or for another amount than sent", async () => {
+    const ledgerId = await held(300);
+    proxy.forgery.current = {};
+    const honest = await client().decisions.settle(ledgerId, { amount_minor: 100, nonce: "earlier-request" });
+    proxy.forgery.current = { replaceAnswer: () => JSON.stringify({ ...honest, signature: undefined }) };
+    await refusal(client(jwks).decisions.settle(ledgerId, { amount_minor: 100 }), "unsigned");
+    // The earlier answer, genuinely signed, for another request.
+    proxy.forgery.current = { replaceAnswer: () => JSON.stringify(honest) };
+    await refusal(client(jwks).decisions.settle(ledgerId, { amount_minor: 100 }), "replayed");
+    // The request rewritten on the way: the server settles another amount than the client asked.
+    const other = await held(300);
+    proxy.forgery.current = { request: (json) => ({ ...json, amount_minor: 250 }) };
+    await refusal(client(jwks).decisions.settle(other, { amount_minor: 50 }), "mismatch");
+    // Without keys the client takes the answer as it comes.
+    proxy.forgery.current = { replaceAnswer: () => JSON.stringify(honest) };
+    expect((await client().decisions.settle(ledgerId, { amount_minor: 100 })).ledger_id).toBe(honest.ledger_id);
   });
 });

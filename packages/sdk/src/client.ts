@@ -2,7 +2,7 @@
 import { AuthorityProblemError, AuthorityUnavailableError } from "./errors.js";
 import { authorizeFailClosed, type AuthorizeOptions, type AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from "./guard.js";
-import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, type SigningKeysOption } from "./verify.js";
+import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, verifySettlement, type SigningKeysOption } from "./verify.js";
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
@@ -99,7 +99,10 @@ export class AuthorityClient {
     this.agents = agentsCalls(verbs);
     this.grants = grantsCalls(verbs);
     this.families = familiesCalls(verbs);
-    this.decisions = decisionsCalls(verbs);
+    const decisions = decisionsCalls(verbs);
+    // With keys given, a settlement is verified as a decision is: a nonce per call, and an answer
+    // not signed for this request is an error, never a settlement.
+    this.decisions = { ...decisions, settle: (ledgerId, body, call) => this.#settle(decisions.settle, ledgerId, body, call) };
     this.certificates = certificatesCalls(verbs);
     this.keys = keysCalls(verbs);
     this.contracts = contractsCalls(verbs);
@@ -134,6 +137,21 @@ export class AuthorityClient {
         return verifyDecision(decision, sent, sent.nonce, keyring);
       },
     );
+  }
+
+  async #settle(send: (ledgerId: string, body: wire.SettleBody, call?: CallOptions) => Promise<wire.Settlement>, ledgerId: string, body: wire.SettleBody, call?: CallOptions): Promise<wire.Settlement> {
+    if (this.#signingKeys === undefined) return send(ledgerId, body, call);
+    const nonce = body.nonce ?? (call?.idempotencyKey === undefined ? newNonce() : await nonceOfKey(call.idempotencyKey));
+    const sent = { ...body, nonce };
+    const answer = await send(ledgerId, sent, call);
+    const keyring = await this.#keys();
+    const failure = keyring === undefined
+      ? { reason: "unknown_key", message: "the server's signing keys could not be fetched, so no answer can be verified" }
+      : await verifySettlement(answer as unknown as Record<string, unknown>, ledgerId, sent, nonce, keyring);
+    if (failure !== undefined) {
+      throw new AuthorityUnavailableError("unverified_answer", `the settlement of \`${ledgerId}\` is not verified (${failure.reason}): ${failure.message}`, 1, 200);
+    }
+    return answer;
   }
 
   /** The keys answers are verified with: given, or fetched at the first use and pinned once fetched. */

@@ -13,7 +13,7 @@ export {
 export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
-export { newNonce, signedStatement, SigningKeyring, verifyDecision, VERIFY_LIMITS, type SigningKeysOption, type VerificationFailure, type VerificationReason } from "./verify.js";
+export { newNonce, signedStatement, SigningKeyring, verifyDecision, verifySettlement, VERIFY_LIMITS, type SigningKeysOption, type VerificationFailure, type VerificationReason } from "./verify.js";
 export type { DecisionCheck } from "./authorize.js";
 export {
   refusalOf,

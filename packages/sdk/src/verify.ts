@@ -3,7 +3,7 @@
 // about this very request: the nonce the client sent, the grant, tool, amount, currency and args
 // it asked about, and the ledger id, outcome and time the answer shows (docs/verification.md).
 
-import type { AuthorizeBody, SigningKeySet } from "./generated/types.js";
+import type { AuthorizeBody, SettleBody, SigningKeySet } from "./generated/types.js";
 
 /** Bounds on what a server's key set and answers may make the client do. */
 export const VERIFY_LIMITS = Object.freeze({
@@ -126,6 +126,25 @@ export async function verifyDecision(answer: Record<string, unknown>, body: Auth
     type: "authority.decision.v1", grant_id: body.grant_id, tool: body.tool, amount_minor: body.amount_minor ?? null, currency: body.currency ?? null,
     args_sha256: body.args === undefined ? null : await sha256Hex(canonicalJson(body.args)),
     ledger_id: answer["ledger_id"], outcome: answer["outcome"], decided_at: answer["decided_at"],
+  };
+  for (const [field, value] of Object.entries(expected)) {
+    if (signed[field] !== value) return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
+  }
+  return undefined;
+}
+
+/**
+ * Checks a settlement answer to `body`, sent for decision `decisionLedgerId` with `nonce`:
+ * undefined when the server signed it for this request, otherwise why not.
+ */
+export async function verifySettlement(answer: Record<string, unknown>, decisionLedgerId: string, body: SettleBody, nonce: string, keyring: SigningKeyring): Promise<VerificationFailure | undefined> {
+  const checked = await signedStatement(answer, keyring);
+  if ("failure" in checked) return checked.failure;
+  const signed = checked.statement;
+  if (signed["nonce"] !== nonce) return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
+  const expected: Record<string, unknown> = {
+    type: "authority.settlement.v1", decision_ledger_id: decisionLedgerId, amount_minor: body.amount_minor,
+    ledger_id: answer["ledger_id"], settled_at: answer["settled_at"], held_minor: answer["held_minor"], released_minor: answer["released_minor"],
   };
   for (const [field, value] of Object.entries(expected)) {
     if (signed[field] !== value) return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
