@@ -5,7 +5,7 @@
 import {
   recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey,
 } from "@agent-authority/sdk";
-import { CheckpointRefused, verifyCheckpointAgainst } from "@agent-authority/server";
+import { CheckpointRefused, startLedgerLogger, treeHead, verifyCheckpointAgainst } from "@agent-authority/server";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import pg from "pg";
@@ -122,6 +122,24 @@ function checkpointSuite(target: StoreTarget): void {
     // Roles: as GET /v1/ledger/verify.
     expect((await s.call("GET", "/ledger/checkpoint", ADMIN_KEY)).status).toBe(200);
     expect((await s.call("GET", "/ledger/checkpoint", agent.key)).status).toBe(403);
+  });
+
+  it("logs what was sealed from a timer too, so that a checkpoint request finds it done", async () => {
+    const grant = await issueGrant(s, agent.id);
+    for (let i = 0; i < 3; i += 1) await s.call("POST", "/authorize", agent.key, pay(grant.id, 1));
+    const pending = async () => Number(((await s.db.raw("SELECT COUNT(*) AS n FROM ledger_pending")) as { n: number | string }[])[0]!.n);
+    expect(await pending()).toBeGreaterThanOrEqual(3);
+    const logs: string[] = [];
+    const timer = startLedgerLogger(s.db.store, { log: (level, msg) => logs.push(`${level} ${msg}`) }, 20);
+    try {
+      for (let waited = 0; waited < 5_000 && (await pending()) > 0; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await timer.stop();
+    }
+    expect(await pending()).toBe(0);
+    expect(logs.some((line) => line.startsWith("debug sealed records logged"))).toBe(true);
+    const count = Number(((await s.db.raw("SELECT COUNT(*) AS n FROM ledger")) as { n: number | string }[])[0]!.n);
+    expect((await treeHead(s.db.store)).size).toBe(count);
   });
 
   it("proves each checkpoint consistent with every later one, and refuses sizes it cannot prove", async () => {

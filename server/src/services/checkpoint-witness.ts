@@ -75,7 +75,11 @@ async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: numb
       const children = [{ level: level - 1, index: index * 2 }, { level: level - 1, index: index * 2 + 1 }];
       const found = await log.nodes(children);
       const [left, right] = children.map((c) => found.get(partKey(c.level, c.index)));
-      if (left === undefined || right === undefined || !nodeHash(Buffer.from(left, "hex"), Buffer.from(right, "hex")).equals(trusted)) return span(level, index);
+      if (left === undefined) return span(level, index);
+      // The right part's log was cut: it is the difference when the left part still agrees.
+      if (right === undefined) return computed(span(children[0]!.level, children[0]!.index))?.equals(Buffer.from(left, "hex")) === true ? span(children[1]!.level, children[1]!.index) : span(level, index);
+      // Below here the stored subtrees were rewritten too: they vouch for nothing smaller.
+      if (!nodeHash(Buffer.from(left, "hex"), Buffer.from(right, "hex")).equals(trusted)) return span(level, index);
       const goLeft = computed(span(children[0]!.level, children[0]!.index))?.equals(Buffer.from(left, "hex")) !== true;
       const next = goLeft ? children[0]! : children[1]!;
       trusted = Buffer.from(goLeft ? left : right, "hex");

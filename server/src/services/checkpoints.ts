@@ -9,6 +9,7 @@ import {
 import type { LedgerRow } from "../store/decision-sql.js";
 import { partKey, type LedgerLogStore } from "../store/ledger-log-sql.js";
 import type { Store } from "../store/store.js";
+import type { Logger } from "../log.js";
 import { ApiProblem } from "../http/problem.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { visibleDecision } from "./settle.js";
@@ -18,6 +19,8 @@ export const LEDGER_LOG_LIMITS = Object.freeze({
   batch: 1_000,
   /** Records a checkpoint or receipt request logs at most before it answers: its cost is bounded. */
   perRequest: 50_000,
+  /** How often each replica's timer logs what was sealed since, so that requests find little to do. */
+  intervalMs: 5_000,
 });
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -69,6 +72,45 @@ export async function logPending(store: Store, max: number = LEDGER_LOG_LIMITS.p
     taken += n;
   }
   return taken;
+}
+
+export interface LedgerLogger {
+  /** Stops the timer and waits for a pass under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Logs what was sealed since, every `intervalMs`, at most LEDGER_LOG_LIMITS.perRequest records a
+ * pass (sooner again while more waits), so that a checkpoint keeps up with a busy ledger. A failed
+ * pass is logged and tried again; the timer never keeps the process alive.
+ */
+export function startLedgerLogger(store: Store, logger: Logger, intervalMs: number = LEDGER_LOG_LIMITS.intervalMs): LedgerLogger {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const pass = async (): Promise<void> => {
+    let delayMs = intervalMs;
+    try {
+      const logged = await logPending(store);
+      if (logged >= LEDGER_LOG_LIMITS.perRequest) delayMs = 0;
+      if (logged > 0) logger.log("debug", "sealed records logged in the ledger's Merkle tree", { logged });
+    } catch (error) {
+      logger.log("error", "logging sealed records in the ledger's Merkle tree failed", { error: error instanceof Error ? error.message : String(error) });
+    }
+    if (!stopped) schedule(delayMs);
+  };
+  const schedule = (delayMs: number): void => {
+    timer = setTimeout(() => { running = pass(); }, delayMs);
+    timer.unref();
+  };
+  schedule(intervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }
 
 /** The hashes of RFC 9162 ranges of the logged tree, each folded from its stored perfect subtrees. */
