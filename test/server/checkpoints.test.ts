@@ -5,7 +5,7 @@
 import {
   recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey,
 } from "@agent-authority/sdk";
-import { CheckpointRefused, startLedgerLogger, treeHead, verifyCheckpointAgainst } from "@agent-authority/server";
+import { CheckpointRefused, startLedgerLogger, treeHead, verifyCheckpointAgainst, verifyLedger } from "@agent-authority/server";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import pg from "pg";
@@ -335,6 +335,22 @@ function checkpointSuite(target: StoreTarget): void {
       );
       expect(idsOnly).toMatchObject({ ok: false, broken: { position: a, problem: expect.stringContaining("not the one logged") } });
       expect(await check()).toMatchObject({ ok: true });
+    });
+
+    it("finds a chain's newest record, a refusal, deleted even without a checkpoint, once it was logged", async () => {
+      const grant = await issueGrant(s, agent.id);
+      const refusal = (await s.call("POST", "/authorize", agent.key, pay(grant.id, 1, { tool: "mail.send", amount_minor: undefined, currency: undefined }))).body.ledger_id as string;
+      await checkpoint();
+      const position = Number(((await s.db.raw("SELECT position FROM ledger_leaves WHERE ledger_id = ?", [refusal])) as { position: number | string }[])[0]!.position);
+      const row = await rowOf("ledger", "id", refusal);
+      await intrude([`DELETE FROM ledger WHERE id = '${refusal}'`]);
+      try {
+        // The chain that is left verifies and the refusal counted nothing: only the log knows.
+        expect(await verifyLedger(s.db.store)).toMatchObject({ ok: false, broken: { position, ledger_id: refusal, problem: expect.stringContaining("missing from the ledger") } });
+      } finally {
+        await intrude([insertOf("ledger", row)]);
+      }
+      expect(await verifyLedger(s.db.store)).toMatchObject({ ok: true });
     });
 
     it("reports a log truncated from a position on as cut there", async () => {

@@ -29,7 +29,7 @@ interface Verification {
   readonly ok: boolean;
   readonly trees: number;
   readonly records: number;
-  readonly broken: { readonly tree_id: string; readonly seq: number; readonly ledger_id: string; readonly problem: string } | null;
+  readonly broken: { readonly tree_id: string; readonly seq: number; readonly ledger_id: string; readonly problem: string; readonly position?: number } | null;
 }
 
 /** The database named by the server's configuration, opened read-only in spirit: nothing is written or created. */
@@ -179,7 +179,8 @@ not hold or the ledger could not be read, 2 usage error.
       if (result.broken === null) terminal.out.write(`${p.green("verified")}: ${result.records} records in ${result.trees} chains\n`);
       else {
         const b = result.broken;
-        terminal.out.write(`${p.red("broken")}: chain \`${b.tree_id}\`, record ${b.seq} (\`${b.ledger_id}\`): ${b.problem}\n`);
+        if (b.position !== undefined) terminal.out.write(`${p.red("broken")}: position ${b.position} of the Merkle log (\`${b.ledger_id}\`): ${b.problem}\n`);
+        else terminal.out.write(`${p.red("broken")}: chain \`${b.tree_id}\`, record ${b.seq} (\`${b.ledger_id}\`): ${b.problem}\n`);
         terminal.out.write(`checked ${result.records} records in ${result.trees} chains up to the break\n`);
       }
       if (checkpoint !== undefined) printCheckpoint(terminal, checkpoint);

@@ -1,6 +1,6 @@
 // A witness's check (decision 0621): the database's ledger against a checkpoint saved earlier. The
 // first N records of the log are hashed again from the ledger itself and their tree compared with
-// the signed root; a difference is located by descending the stored subtrees the root authenticates.
+// the signed root; a difference is located by descending the subtrees the log stored.
 
 import {
   nodeHash, perfectParts, recordLeaf, sealedHash, treeHash, verifyCheckpoint, type CheckpointFault, type CheckpointKey, type LeafRange,

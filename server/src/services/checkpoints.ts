@@ -3,7 +3,7 @@
 // proofs between two sizes, and receipts that prove one decision and its settlements offline.
 
 import {
-  checkpointText, consistencyRanges, foldParts, inclusionRanges, isCheckpointName, MerkleFrontier, perfectParts, RECEIPT_FORMAT,
+  checkpointText, consistencyRanges, foldParts, inclusionRanges, MerkleFrontier, perfectParts, RECEIPT_FORMAT,
   RECEIPT_STATEMENT_TYPE, receiptDigest, recordLeaf, signedNote, type LeafRange, type Receipt, type ReceiptEntry,
 } from "@agent-authority/sdk";
 import type { LedgerRow } from "../store/decision-sql.js";
@@ -30,7 +30,6 @@ export function ledgerOrigin(ctx: Pick<ServiceContext, "signer" | "ledgerOrigin"
   return ctx.ledgerOrigin ?? `agent-authority/${ctx.signer.firstKid() ?? "unsigned"}`;
 }
 
-export { isCheckpointName as isLedgerOrigin };
 
 /** The frontier of the logged tree, read from its stored perfect subtrees. */
 async function frontierOf(log: LedgerLogStore, size: number): Promise<MerkleFrontier> {

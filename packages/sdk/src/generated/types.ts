@@ -1195,12 +1195,14 @@ export interface LedgerVerification {
   /** Chains checked: one per delegation tree. */
   readonly trees: number;
   readonly records: number;
-  /** The first broken link, in tree order then chain order. */
+  /** The first broken link, in tree order then chain order, then in the Merkle log's order. */
   readonly broken: null | {
     readonly tree_id: string;
     readonly seq: number;
     readonly ledger_id: string;
     readonly problem: string;
+    /** Set when the break is in the ledger's Merkle log: the leaf's position (`tree_id` is empty when the record is gone). */
+    readonly position?: number;
   };
 }
 
