@@ -6,6 +6,9 @@ import {
   recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey,
 } from "@agent-authority/sdk";
 import { CheckpointRefused, startLedgerLogger, treeHead, verifyCheckpointAgainst, verifyLedger } from "@agent-authority/server";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import pg from "pg";
@@ -13,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import { authorityAsync, buildCli } from "../cli/run-cli.js";
 
 /** A problem answer: its status and stable code. */
 function expectProblem(reply: { status: number; body: any }, status: number, code: string): void {
@@ -352,6 +356,35 @@ function checkpointSuite(target: StoreTarget): void {
       }
       expect(await verifyLedger(s.db.store)).toMatchObject({ ok: true });
     });
+
+    it("is what `authority ledger verify --checkpoint` reports, run from outside against this database", async () => {
+      buildCli();
+      const dir = mkdtempSync(join(tmpdir(), "authority-witness-cli-"));
+      try {
+        writeFileSync(join(dir, "checkpoint.txt"), note);
+        writeFileSync(join(dir, "keys.json"), JSON.stringify({ keys }));
+        const env = {
+          AUTHORITY_DATA_DIR: "", AUTHORITY_DATABASE_URL: s.db.url, AUTHORITY_DATABASE_SCHEMA: s.db.schema ?? "", AUTHORITY_DATABASE_ENGINE: "",
+          AUTHORITY_SERVER: "", AUTHORITY_KEY: "",
+        };
+        const run = () => authorityAsync(["ledger", "verify", "--checkpoint", "checkpoint.txt", "--keys", "keys.json", "--format", "json"], { cwd: dir, env });
+        const clean = await run();
+        expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+        expect(JSON.parse(clean.stdout).checkpoint).toMatchObject({ ok: true, size });
+        const last = order[size - 1]!.id;
+        const row = await rowOf("ledger", "id", last);
+        await intrude([`DELETE FROM ledger WHERE id = '${last}'`]);
+        try {
+          const cut = await run();
+          expect(cut.code, cut.stderr).toBe(1);
+          expect(JSON.parse(cut.stdout).checkpoint).toMatchObject({ ok: false, broken: { position: size - 1, ledger_id: last } });
+        } finally {
+          await intrude([insertOf("ledger", row)]);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 240_000);
 
     it("reports a log truncated from a position on as cut there", async () => {
       const from = size - 3;
