@@ -5,8 +5,8 @@
 import {
   recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey,
 } from "@agent-authority/sdk";
-import { CheckpointRefused, startLedgerLogger, treeHead, verifyCheckpointAgainst, verifyLedger } from "@agent-authority/server";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { CheckpointRefused, logPending, openStore, startLedgerLogger, treeHead, verifyCheckpointAgainst, verifyLedger } from "@agent-authority/server";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -405,4 +405,35 @@ function checkpointSuite(target: StoreTarget): void {
 
 forEachStore("ledger checkpoints and receipts", (target) => {
   describe("over HTTP and in the database", () => checkpointSuite(target));
+});
+
+describe("migration 11 on a database an earlier release wrote", () => {
+  it("gives the records sealed before it positions in the order they were sealed, and a tree that verifies", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-log-upgrade-"));
+    const file = join(dir, "authority.db");
+    copyFileSync(new URL("./fixtures/schema-v5.db", import.meta.url), file);
+    const store = openStore(file);
+    try {
+      await store.migrate(Date.now());
+      const count = await logPending(store);
+      const db = new Database(file, { readonly: true });
+      let rows: { position: number; created_at: number; hash: string }[];
+      let sealed: number;
+      try {
+        rows = db.prepare("SELECT g.position AS position, l.created_at AS created_at, l.hash AS hash FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position").all() as typeof rows;
+        sealed = (db.prepare("SELECT COUNT(*) AS n FROM ledger").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+      expect(sealed).toBeGreaterThan(2);
+      expect(count).toBe(sealed);
+      expect(rows.map((r) => r.position)).toEqual([...Array(sealed).keys()]);
+      for (let i = 1; i < rows.length; i += 1) expect(rows[i]!.created_at).toBeGreaterThanOrEqual(rows[i - 1]!.created_at);
+      expect((await treeHead(store)).root.equals(treeHash(rows.map((r) => recordLeaf(r.hash))))).toBe(true);
+      expect(await verifyLedger(store)).toMatchObject({ ok: true });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
