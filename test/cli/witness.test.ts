@@ -1,6 +1,7 @@
 // docs/verification.md's receipts and checkpoints as a counterparty and a witness follow them: save
 // the keys, a receipt and a checkpoint, check consistency against the running server, stop it, then
 // verify the receipt offline and the database against the checkpoint, tampered with or not.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -110,6 +111,17 @@ describe("docs/verification.md, receipts and checkpoints", () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/broken\.json:3:\d+: the receipt is not JSON/);
     expect((await run(["receipt", "verify", "receipt.json"])).code).toBe(2);
+  });
+
+  it("verifies the checkpoint with the page's Node.js script alone, and refuses a tampered one", () => {
+    const script = /```js\n(\/\/ verify-checkpoint\.mjs[\s\S]*?)```/.exec(doc)?.[1];
+    expect(script).toBeDefined();
+    writeFileSync(join(dir, "verify-checkpoint.mjs"), script!);
+    const out = execFileSync(process.execPath, ["verify-checkpoint.mjs", "checkpoint-1.txt", "keys.json"], { cwd: dir, encoding: "utf8" });
+    expect(out).toMatch(/^verified: agent-authority\/\S+ holds \d+ records, root [A-Za-z0-9+/]{43}=/);
+    const note = readFileSync(join(dir, "checkpoint-1.txt"), "utf8");
+    writeFileSync(join(dir, "forged-checkpoint.txt"), note.replace(/\n(\d+)\n/, (_: string, n: string) => `\n${Number(n) + 5}\n`));
+    expect(() => execFileSync(process.execPath, ["verify-checkpoint.mjs", "forged-checkpoint.txt", "keys.json"], { cwd: dir, stdio: "pipe" })).toThrow();
   });
 
   it("refuses a checkpoint with any field tampered with before it reads a record", async () => {
