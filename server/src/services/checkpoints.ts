@@ -15,8 +15,8 @@ import type { Caller, ServiceContext } from "./context.js";
 import { visibleDecision } from "./settle.js";
 
 export const LEDGER_LOG_LIMITS = Object.freeze({
-  /** Records given positions per transaction of the logger. */
-  batch: 1_000,
+  /** Records given positions per transaction of the logger: short, so that the decision path (which waits for the write lock on SQLite) hardly notices. */
+  batch: 250,
   /** Records a checkpoint or receipt request logs at most before it answers: its cost is bounded. */
   perRequest: 50_000,
   /** How often each replica's timer logs what was sealed since, so that requests find little to do. */
