@@ -30,7 +30,6 @@ export function ledgerOrigin(ctx: Pick<ServiceContext, "signer" | "ledgerOrigin"
   return ctx.ledgerOrigin ?? `agent-authority/${ctx.signer.firstKid() ?? "unsigned"}`;
 }
 
-
 /** The frontier of the logged tree, read from its stored perfect subtrees. */
 async function frontierOf(log: LedgerLogStore, size: number): Promise<MerkleFrontier> {
   const shape = perfectParts({ start: 0, end: size });
