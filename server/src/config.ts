@@ -1,10 +1,10 @@
 // Server configuration from environment variables, optionally layered over a JSON file named by
 // AUTHORITY_CONFIG_FILE (the environment wins). docs/operations.md lists every setting.
 
-import { isCheckpointName } from "@agent-authority/sdk";
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { isCheckpointName } from "@agent-authority/sdk";
 import { isStrongEnough } from "./secrets.js";
 import { parseServerKey, ServerKeyError } from "./server-key.js";
 import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";

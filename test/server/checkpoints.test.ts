@@ -407,6 +407,22 @@ forEachStore("ledger checkpoints and receipts", (target) => {
   describe("over HTTP and in the database", () => checkpointSuite(target));
 });
 
+forEachStore("checkpoints under a configured origin", (target) => {
+  it("name the ledger with AUTHORITY_LEDGER_ORIGIN, and the signature line with it", async () => {
+    const s = await startDecisionServer(target, { ledgerOrigin: "ledger.example.com/payments" });
+    try {
+      const auditor = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "origin@example.com", kind: "human", roles: ["auditor"] })).body.key;
+      const note = (await s.call("GET", "/ledger/checkpoint", auditor)).text;
+      const keys = (await s.call("GET", "/signing-keys", ADMIN_KEY)).body.keys;
+      expect(note.split("\n")[0]).toBe("ledger.example.com/payments");
+      expect(note).toContain("\n\n\u2014 ledger.example.com/payments ");
+      expect(verifyCheckpoint(note, keys, "ledger.example.com/payments")).toMatchObject({ ok: true, origin: "ledger.example.com/payments", size: 0 });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("migration 11 on a database an earlier release wrote", () => {
   it("gives the records sealed before it positions in the order they were sealed, and a tree that verifies", async () => {
     const dir = mkdtempSync(join(tmpdir(), "authority-log-upgrade-"));
