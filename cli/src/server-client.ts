@@ -52,6 +52,8 @@ export async function request(
     });
     const text = await response.text();
     if (!response.ok) return { ok: false, message: problemLine(response.status, text) };
+    // A plain-text document (a ledger checkpoint) is answered as its text.
+    if (/^text\/plain\b/i.test(response.headers.get("content-type") ?? "")) return { ok: true, status: response.status, body: text };
     let parsed: unknown = null;
     try {
       parsed = text.length > 0 ? JSON.parse(text) : null;

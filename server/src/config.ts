@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { isCheckpointName } from "@agent-authority/sdk";
 import { isStrongEnough } from "./secrets.js";
 import { parseServerKey, ServerKeyError } from "./server-key.js";
 import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";
@@ -64,6 +65,11 @@ export interface ServerConfig {
   readonly webhookAttemptTimeoutMs?: number | undefined;
   /** Deliveries of one webhook in flight at once, all replicas together (AUTHORITY_WEBHOOK_CONCURRENCY); default 4. */
   readonly webhookConcurrency?: number | undefined;
+  /**
+   * The origin line of the ledger's checkpoints (AUTHORITY_LEDGER_ORIGIN, decision 0621); absent:
+   * `agent-authority/<kid of the first signing key>`, the same on every replica.
+   */
+  readonly ledgerOrigin?: string | undefined;
 }
 
 /** The transport bounds of the HTTP server, in milliseconds (docs/operations.md, Limits). */
@@ -161,7 +167,12 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
       throw error;
     }
   }
+  const ledgerOrigin = source["AUTHORITY_LEDGER_ORIGIN"] || undefined;
+  if (ledgerOrigin !== undefined && !isCheckpointName(ledgerOrigin)) {
+    throw new ConfigError(`AUTHORITY_LEDGER_ORIGIN must be 1 to 255 printable ASCII characters without spaces or '+', got \`${ledgerOrigin.slice(0, 300)}\``);
+  }
   return {
+    ...(ledgerOrigin === undefined ? {} : { ledgerOrigin }),
     host: source["AUTHORITY_HOST"] || "127.0.0.1",
     port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
     dataDir,

@@ -31,6 +31,8 @@ export { verifyLedger, canonicalJson, canonicalMerge, CanonicalText, linkHash, G
 export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decision-sql.js";
 export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers.js";
 export { sealRecord, type SealInput } from "./services/ledger.js";
+export { decisionReceipt, ledgerCheckpoint, ledgerConsistency, ledgerOrigin, logPending, startLedgerLogger, treeHead, LEDGER_LOG_LIMITS } from "./services/checkpoints.js";
+export { CheckpointRefused, databaseKeys, verifyCheckpointAgainst, type CheckpointBreak, type CheckpointVerification } from "./services/checkpoint-witness.js";
 export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breaker-sql.js";
 export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
 export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";

@@ -16,6 +16,7 @@ import { HttpMetrics, METRICS_LIMITS } from "./http/metrics.js";
 import { jsonLogger, type Logger } from "./log.js";
 import type { FaultHooks, ServiceContext } from "./services/context.js";
 import { startIdempotencyPruner, type IdempotencyPruner } from "./services/idempotency-pruner.js";
+import { startLedgerLogger, type LedgerLogger } from "./services/checkpoints.js";
 import { bootstrapAdminKey } from "./services/keys.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
 import { derivedKey, parseServerKey, serverKeyFromFile } from "./server-key.js";
@@ -119,6 +120,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
   let pruner: IdempotencyPruner | undefined;
+  let ledgerLogger: LedgerLogger | undefined;
   let feed: EventFeed | undefined;
   let dispatcher: WebhookDispatcher | undefined;
   let dispatcherStore: Store | undefined;
@@ -158,12 +160,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       webhookAllowPrivate: config.webhookAllowPrivate === true, webhookNudge: () => webhooks.nudge(),
       signer, cursorKey: derivedKey(serverKey, "cursor"),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
+      ...(config.ledgerOrigin === undefined ? {} : { ledgerOrigin: config.ledgerOrigin }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       observer: metrics,
     };
     metrics.watchWaiting(() => store.decisionPath().gatedWaiting(now(), METRICS_LIMITS.gatedWaitingCountMax), now);
     pruner = startIdempotencyPruner(store, now, logger);
+    ledgerLogger = startLedgerLogger(store, logger);
     const trustedProxies = new Set(config.trustedProxies ?? []);
     feed = new EventFeed(store, config.eventPollMs ?? EVENT_LIMITS.pollMsDefault);
     feed.start();
@@ -211,6 +215,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           await dispatcherStore?.close();
           clearInterval(refresh);
           await pruner?.stop();
+          await ledgerLogger?.stop();
           await worker?.close();
           if (ownsStore) await store.close();
           logger.log("info", "stopped", {});
@@ -225,6 +230,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     http?.close();
     clearInterval(refresh);
     await pruner?.stop().catch(() => undefined);
+    await ledgerLogger?.stop().catch(() => undefined);
     await worker?.close().catch(() => undefined);
     if (ownsStore) await store.close().catch(() => undefined);
     throw error;

@@ -92,6 +92,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "yes" })).toThrow(/AUTHORITY_DATABASE_NAMED_STATEMENTS must be on or off/);
   });
 
+  it("takes the checkpoints' origin from AUTHORITY_LEDGER_ORIGIN, and refuses one a signed note cannot name", () => {
+    expect(loadConfig({}).ledgerOrigin).toBeUndefined();
+    expect(loadConfig({ AUTHORITY_LEDGER_ORIGIN: "ledger.example.com/payments" }).ledgerOrigin).toBe("ledger.example.com/payments");
+    for (const bad of ["with space", "plus+sign", "x".repeat(256), "tab\there", "caf\u00e9"]) {
+      expect(() => loadConfig({ AUTHORITY_LEDGER_ORIGIN: bad }), bad).toThrow(/AUTHORITY_LEDGER_ORIGIN/);
+    }
+  });
+
   it("names statements unless AUTHORITY_DATABASE_NAMED_STATEMENTS is off", () => {
     expect(loadConfig({}).databaseNamedStatements).toBe(true);
     expect(loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "on" }).databaseNamedStatements).toBe(true);

@@ -25,7 +25,7 @@ export interface DecisionServer {
   close(): Promise<void>;
 }
 
-export async function startDecisionServer(target: StoreTarget, config: { holdLifetimeHours?: number } = {}): Promise<DecisionServer> {
+export async function startDecisionServer(target: StoreTarget, config: { holdLifetimeHours?: number; ledgerOrigin?: string } = {}): Promise<DecisionServer> {
   const db = await openTestStore(target);
   const clock = { now: Date.now() };
   const start = () => startServer({

@@ -15,6 +15,7 @@ import { keysCreateCommand, keysListCommand, keysRevokeCommand } from "./keys.js
 import { ledgerVerifyCommand } from "./ledger.js";
 import { signingKeysListCommand, signingKeysRotateCommand } from "./signing-keys.js";
 import { signatureVerifyCommand } from "./signature.js";
+import { receiptVerifyCommand } from "./receipt.js";
 import { manifestCommand } from "./manifest.js";
 import { migrateCommand, serveCommand } from "./serve.js";
 import { testCommand } from "./test.js";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   signingKeysListCommand,
   signingKeysRotateCommand,
   signatureVerifyCommand,
+  receiptVerifyCommand,
   migrateCommand,
   serveCommand,
   manifestCommand,

@@ -12,7 +12,7 @@ import type { Terminal } from "../terminal.js";
 export const SIGNATURE_VERIFY_LIMITS = Object.freeze({ answerBytesMax: 1_048_576, keysBytesMax: 262_144 });
 
 /** A JSON file of at most `bytesMax` bytes, parsed; a usage error naming the file and position when it is not. */
-function readJson(cwd: string, path: string, bytesMax: number, what: string): unknown {
+export function readJson(cwd: string, path: string, bytesMax: number, what: string, parse = true): unknown {
   const file = resolve(cwd, path);
   let fd: number;
   try {
@@ -26,6 +26,7 @@ function readJson(cwd: string, path: string, bytesMax: number, what: string): un
     const length = readSync(fd, bytes, 0, bytes.length, 0);
     if (length > bytesMax) throw new UsageError(`${path}: the ${what} is larger than ${bytesMax} bytes`);
     const text = bytes.subarray(0, length).toString("utf8");
+    if (!parse) return text;
     try {
       return JSON.parse(text);
     } catch (error) {

@@ -186,10 +186,13 @@ export const ledgerVerificationSchema = {
         {
           type: "object",
           required: ["tree_id", "seq", "ledger_id", "problem"],
-          properties: { tree_id: { type: "string" }, seq: { type: "integer" }, ledger_id: { type: "string" }, problem: { type: "string" } },
+          properties: {
+            tree_id: { type: "string" }, seq: { type: "integer" }, ledger_id: { type: "string" }, problem: { type: "string" },
+            position: { type: "integer", description: "Set when the break is in the ledger's Merkle log: the leaf's position (`tree_id` is empty when the record is gone)." },
+          },
         },
       ],
-      description: "The first broken link, in tree order then chain order.",
+      description: "The first broken link, in tree order then chain order, then in the Merkle log's order.",
     },
   },
 } as const;

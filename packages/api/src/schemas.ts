@@ -6,7 +6,7 @@
 import { API_LIMITS } from "./limits.js";
 import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } from "./event-schemas.js";
 import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
-import { signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
+import { decisionReceiptSchema, ledgerConsistencySchema, signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
 import {
   authorizeBodySchema,
   decisionAbandonBodySchema,
@@ -750,6 +750,8 @@ export const allSchemas = [
   signatureSchema,
   signingKeySchema,
   signingKeySetSchema,
+  ledgerConsistencySchema,
+  decisionReceiptSchema,
 ] as const;
 
 export type RequestSchemaName = keyof typeof requestSchemas;

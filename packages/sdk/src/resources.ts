@@ -103,6 +103,8 @@ export function decisionsCalls({ get, post }: Verbs) {
       post<wire.Settlement>(`/decisions/${id(ledgerId)}/settle`, body, call),
     /** The approval a human gave a gated decision; 404 `approval_not_found` while it waits. */
     approval: (ledgerId: string, call?: CallOptions) => get<wire.DecisionApproval>(`/decisions/${id(ledgerId)}/approval`, undefined, call),
+    /** A self-contained receipt of the decision and its settlements, verifiable offline with `verifyReceipt` and the JWKS. */
+    receipt: (ledgerId: string, call?: CallOptions) => get<wire.DecisionReceipt>(`/decisions/${id(ledgerId)}/receipt`, undefined, call),
     /** A human approves one gated action; the agent retries authorize with the `approval_id`. */
     approve: (ledgerId: string, body: wire.DecisionApproveBody = {}, call?: CallOptions) =>
       post<wire.DecisionApproval>(`/decisions/${id(ledgerId)}/approve`, body, call),
@@ -184,6 +186,10 @@ export function ledgerCalls({ get }: Verbs) {
   return {
     /** Recomputes every hash chain and answers the first broken link, if any. */
     verify: (call?: CallOptions) => get<wire.LedgerVerification>("/ledger/verify", undefined, call),
+    /** The signed tree head of the ledger's Merkle tree: a C2SP checkpoint note, as text (check it with `verifyCheckpoint`). */
+    checkpoint: (call?: CallOptions) => get<string>("/ledger/checkpoint", undefined, call),
+    /** The RFC 9162 proof that the tree of `first` records is a prefix of the tree of `second` (check it with `verifyConsistency`). */
+    consistency: (first: number, second: number, call?: CallOptions) => get<wire.LedgerConsistency>("/ledger/consistency", { first, second }, call),
     /** The sealed records of a grant's tree in chain order (`after` is a `seq`), with the tree's verification. */
     tree: (grantId: string, query?: ListQuery, call?: CallOptions) => get<wire.TreeLedger>(`/grants/${id(grantId)}/ledger`, query, call),
   };

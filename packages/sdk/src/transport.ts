@@ -166,7 +166,7 @@ export class Transport {
       if (text === undefined) {
         return { kind: "unavailable", cause: "unreadable_response", message: `${method} ${path} answered more than ${responseBytesMax} bytes`, attempts: attempt, status: response.status };
       }
-      return classify(response.status, response.statusText, text, method, path, response.headers.get("retry-after"));
+      return classify(response.status, response.statusText, text, method, path, response.headers.get("retry-after"), response.headers.get("content-type"));
     } catch (error) {
       if (signal?.aborted && !timedOut) {
         report("network");
@@ -183,7 +183,7 @@ export class Transport {
   }
 }
 
-function classify(status: number, statusText: string, text: string, method: string, path: string, retryAfter: string | null): AttemptResult {
+function classify(status: number, statusText: string, text: string, method: string, path: string, retryAfter: string | null, contentType: string | null = null): AttemptResult {
   if (status >= 500) {
     // A 503 with Retry-After (the database failing over, say) asks for the wait before the next attempt.
     const seconds = status === 503 && retryAfter !== null ? Number(retryAfter) : Number.NaN;
@@ -192,6 +192,8 @@ function classify(status: number, statusText: string, text: string, method: stri
       ...(Number.isFinite(seconds) && seconds >= 0 ? { retryAfterMs: seconds * 1000 } : {}),
     };
   }
+  // A document the server sends as plain text (a ledger checkpoint) is answered as that text.
+  if (status >= 200 && status < 300 && contentType !== null && /^text\/plain\b/i.test(contentType)) return { kind: "ok", status, body: text };
   const parsed = parseJson(text);
   if (status >= 400) {
     const problem = problemFrom(status, statusText, parsed.ok ? parsed.value : undefined);

@@ -139,7 +139,8 @@ function queryString(req: Request, name: string): string | undefined {
 
 /** A handler's result as the exact text sent, and the answer a replay gets instead when that must not be stored. */
 function rendered(endpoint: Endpoint, result: HandlerResult, path: string): FreshAnswer {
-  if (endpoint.mediaType === "text/plain") return { status: result.status, contentType: "text/plain; version=0.0.4; charset=utf-8", text: String(result.body) };
+  // Metrics are the Prometheus text format (version 0.0.4); a checkpoint is a plain signed note.
+  if (endpoint.mediaType === "text/plain") return { status: result.status, contentType: endpoint.operationId === "metrics" ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8", text: String(result.body) };
   const kept = keptInstead(result.replayInstead, path);
   return { status: result.status, contentType: "application/json; charset=utf-8", text: JSON.stringify(result.body), ...(kept === undefined ? {} : { kept }) };
 }

@@ -19,6 +19,7 @@ import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../s
 import { abandonDecisionWait, approveDecision, decisionApproval } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
+import { decisionReceipt, ledgerCheckpoint, ledgerConsistency } from "../services/checkpoints.js";
 import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
 import { settleDecision } from "../services/settle.js";
 import { changeWebhook, createWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, type WebhookCreateBody } from "../services/webhooks.js";
@@ -113,6 +114,9 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
   verifyLedger: async (r) => ok(await verifyLedger(r.ctx.store, r.ctx.now())),
+  getLedgerCheckpoint: async (r) => ok(await ledgerCheckpoint(r.ctx)),
+  getLedgerConsistency: async (r) => ok(await ledgerConsistency(r.ctx, r.query("first"), r.query("second"))),
+  getDecisionReceipt: async (r) => ok(await decisionReceipt(r.ctx, who(r), r.params["ledger_id"]!)),
   listPendingDecisions: async (r) => ok(await listPendingDecisions(r.ctx, who(r), r.page())),
   getGrantLedger: async (r) => ok(await grantLedger(r.ctx, r.params["grant_id"]!, r.page())),
   getDecisionApproval: async (r) => ok(await decisionApproval(r.ctx, who(r), r.params["ledger_id"]!)),

@@ -39,6 +39,8 @@ export interface ServiceContext {
   readonly webhookAllowPrivate?: boolean;
   /** Wakes the webhook dispatcher after a change it should act on at once. */
   readonly webhookNudge?: () => void;
+  /** The origin line of the ledger's checkpoints (decision 0621); absent: derived from the first signing key. */
+  readonly ledgerOrigin?: string;
 }
 
 /** What the metrics count of a decision's answer (authorize.ts's PreparedAnswer has these fields). */

@@ -2,6 +2,7 @@
 // of the same delegation tree, and a verifier that recomputes every chain (docs/decisions.md).
 
 import { hash } from "node:crypto";
+import { recordLeaf } from "@agent-authority/sdk";
 import type { DecisionStore, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
 
@@ -211,6 +212,8 @@ export interface LedgerBreak {
   readonly ledger_id: string;
   /** What does not hold, as a sentence. */
   readonly problem: string;
+  /** Set when the break is in the Merkle log (decision 0621): the leaf's position; `tree_id` is then empty when the record is gone. */
+  readonly position?: number;
 }
 
 export interface LedgerVerification {
@@ -348,5 +351,32 @@ export async function verifyLedger(store: Store, now: number = Date.now()): Prom
     }
     afterTree = treeIds[treeIds.length - 1]!;
   }
+  const logged = await checkLog(store);
+  if (logged !== null) return { ok: false, trees, records, broken: logged };
   return { ok: true, trees, records, broken: null };
+}
+
+/**
+ * Every record the Merkle log gave a position must still be in the ledger and hash to the leaf
+ * logged for it, at contiguous positions (decision 0621): a logged record deleted with the
+ * triggers bypassed is found here even when its chain still verifies. A witness's checkpoint
+ * (`authority ledger verify --checkpoint`) also catches the log rewritten with it.
+ */
+async function checkLog(store: Store): Promise<LedgerBreak | null> {
+  const log = store.ledgerLog();
+  let next = 0;
+  for (;;) {
+    const rows = await log.leaves(next, VERIFY_PAGE);
+    if (rows.length === 0) return null;
+    for (const row of rows) {
+      const at = { position: next, ledger_id: row.ledger_id };
+      if (row.position !== next) return { tree_id: "", seq: 0, ...at, ledger_id: "", problem: `no record is logged at position ${next} of the Merkle log: its row was deleted` };
+      if (row.record === undefined) return { tree_id: "", seq: 0, ...at, problem: `the record logged at position ${next} of the Merkle log is missing from the ledger: it was deleted` };
+      if (recordLeaf(row.record.hash).toString("hex") !== row.leaf_hash) {
+        const sealed = JSON.parse(row.record.record) as { tree_id?: unknown; seq?: unknown };
+        return { tree_id: String(sealed.tree_id ?? ""), seq: Number(sealed.seq ?? 0), ...at, problem: `the record does not hash to the leaf logged for it at position ${next} of the Merkle log: it was rewritten` };
+      }
+      next += 1;
+    }
+  }
 }

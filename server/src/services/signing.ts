@@ -134,6 +134,19 @@ export class Signer {
     return { keys: this.#listed };
   }
 
+  /** Signs the bytes of a note's text (a checkpoint, decision 0621) with the active key; answers the key and the raw signature. */
+  signText(text: string): { kid: string; x: string; signature: Buffer } {
+    const active = this.#active;
+    if (active === undefined) throw new Error("the signer signs only after load()");
+    const x = this.#listed.find((key) => key.kid === active.kid)!.x;
+    return { kid: active.kid, x, signature: sign(null, Buffer.from(text, "utf8"), active.key) };
+  }
+
+  /** The kid of the oldest key this server lists: stable for the life of the database, whatever rotations follow. */
+  firstKid(): string | undefined {
+    return this.#listed[0]?.kid;
+  }
+
   /** Signs `statement`, whose members must already be in canonical order with string, integer or null values. */
   sign(statement: Readonly<Record<string, string | number | null>>): SignatureField {
     const active = this.#active;

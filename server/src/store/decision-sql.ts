@@ -155,6 +155,8 @@ export const OPEN_HOLD_AT = "h.settled_at IS NULL AND h.released_at IS NULL AND 
 const COUNT_USE = "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
 
 const INSERT_LEDGER = insertSql("ledger", LEDGER_COLUMNS);
+const INSERT_PENDING = "INSERT INTO ledger_pending (ledger_id) VALUES (?)";
+const INSERT_LEDGER_PENDING = `WITH sealed AS (${INSERT_LEDGER} RETURNING id) INSERT INTO ledger_pending (ledger_id) SELECT id FROM sealed`;
 const INSERT_CHARGE = insertSql("charges", CHARGE_COLUMNS);
 const LEDGER = new ColumnReader("ledger");
 const CHARGES = new ColumnReader("charges");
@@ -247,7 +249,13 @@ export class DecisionSql implements DecisionStore {
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
-    await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
+    // The record waits for its position in the Merkle log (ledger-log-sql.ts) from the same
+    // transaction: one statement on PostgreSQL, two in-process ones on SQLite.
+    if (this.#db.dialect === "postgres") await this.#db.run(INSERT_LEDGER_PENDING, parameters(row, LEDGER_COLUMNS));
+    else {
+      await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
+      await this.#db.run(INSERT_PENDING, [row.id]);
+    }
     const cache = this.#db.decisionCache;
     if (cache !== undefined) LEDGER_HEAD.set(cache, row.tree_id, Object.freeze({ seq: row.seq, hash: row.hash }));
   }

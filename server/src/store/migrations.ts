@@ -7,6 +7,7 @@ import { breakersMigrationSql } from "./breaker-sql.js";
 import { familiesMigrationSql } from "./family-sql.js";
 import { eventsMigrationSql } from "./event-sql.js";
 import { signingMigrationSql } from "./signing-sql.js";
+import { ledgerLogMigrationSql } from "./ledger-log-sql.js";
 import { checkSignalSequence, POSTGRESQL_PROFILE, prepareLockTable, takeNamedLock, type EngineProfile } from "./engine.js";
 
 export interface Migration {
@@ -254,6 +255,12 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     // Versions need not be contiguous: each is applied when absent (decision 0701).
     name: "events: the outbox, numbered in commit order; webhooks and their deliveries",
     sql: { sqlite: eventsMigrationSql("sqlite"), postgres: eventsMigrationSql("postgres") },
+  },
+  {
+    version: 11,
+    // Checkpoints (decision 0621): the sealed records in one global order, as leaves of a Merkle tree.
+    name: "ledger log: sealed records waiting for a position, Merkle leaves in global order, perfect subtree hashes",
+    sql: { sqlite: ledgerLogMigrationSql("sqlite"), postgres: ledgerLogMigrationSql("postgres") },
   },
 ]);
 

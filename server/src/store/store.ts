@@ -7,6 +7,7 @@ import type { DecisionStore } from "./decision-sql.js";
 import type { FamilyStore } from "./family-sql.js";
 import type { EventStore } from "./event-sql.js";
 import type { SigningKeyStore } from "./signing-sql.js";
+import type { LedgerLogStore } from "./ledger-log-sql.js";
 import type { Dialect } from "./driver.js";
 
 export type EnforcementMode = "observe" | "enforce";
@@ -226,4 +227,6 @@ export interface Store {
   eventPath(): EventStore;
   /** The signing keys (public keys, sealed private keys, active or retired) on this connection. */
   signingKeys(): SigningKeyStore;
+  /** The ledger's Merkle log (leaves in global order, subtree hashes) on this connection. */
+  ledgerLog(): LedgerLogStore;
 }

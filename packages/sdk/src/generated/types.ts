@@ -291,6 +291,52 @@ export interface DecisionApproveBody {
   readonly note?: string;
 }
 
+/** Verified offline by `authority receipt verify FILE --keys JWKS` (docs/verification.md). */
+export interface DecisionReceipt {
+  readonly format: "agent-authority.receipt.v1";
+  readonly ledger_id: string;
+  /** The key of GET /v1/signing-keys that signed the checkpoint and the receipt. */
+  readonly kid: string;
+  /** A signed checkpoint (C2SP tlog-checkpoint signed note) whose tree holds every record of the receipt. */
+  readonly checkpoint: string;
+  readonly record: {
+    /** The record's position in the ledger's global order: its leaf in the Merkle tree. */
+    readonly leaf_index: number;
+    /** The hash of the previous record of its chain (64 zeros for the first). */
+    readonly prev_hash: string;
+    /** SHA-256 of `prev_hash`, a newline and `record`; the leaf is SHA-256(0x00 || these 32 bytes). */
+    readonly hash: string;
+    /** The sealed record: its canonical JSON, exactly the text its hash covers. */
+    readonly record: string;
+    /** Base64 SHA-256 hashes from the leaf up to the checkpoint's root (RFC 9162 §2.1.3). */
+    readonly inclusion_proof: readonly string[];
+  };
+  /** The settlement records of the decision (at most one). */
+  readonly settlements: ReadonlyArray<{
+    /** The record's position in the ledger's global order: its leaf in the Merkle tree. */
+    readonly leaf_index: number;
+    /** The hash of the previous record of its chain (64 zeros for the first). */
+    readonly prev_hash: string;
+    /** SHA-256 of `prev_hash`, a newline and `record`; the leaf is SHA-256(0x00 || these 32 bytes). */
+    readonly hash: string;
+    /** The sealed record: its canonical JSON, exactly the text its hash covers. */
+    readonly record: string;
+    /** Base64 SHA-256 hashes from the leaf up to the checkpoint's root (RFC 9162 §2.1.3). */
+    readonly inclusion_proof: readonly string[];
+  }>;
+  /** Ed25519 over the canonical JSON of `statement`, whose `receipt_sha256` is the SHA-256 of the canonical JSON of the receipt without `signature`. */
+  readonly signature: {
+    readonly alg: "EdDSA";
+    readonly kid: string;
+    readonly statement: {
+      readonly ledger_id: string;
+      readonly receipt_sha256: string;
+      readonly type: "authority.receipt.v1";
+    };
+    readonly value: string;
+  };
+}
+
 export interface Diagnostic {
   readonly code: string;
   readonly severity: "error" | "warning";
@@ -1108,6 +1154,13 @@ export interface KeyRevokeBody {
   readonly reason?: string;
 }
 
+export interface LedgerConsistency {
+  readonly first: number;
+  readonly second: number;
+  /** Base64 SHA-256 hashes in the order of RFC 9162 §2.1.4 (SUBPROOF); empty when `first` is 0 or equals `second`. */
+  readonly proof: readonly string[];
+}
+
 export interface LedgerRecord {
   /** Position in the tree's chain, from 1. */
   readonly seq: number;
@@ -1142,12 +1195,14 @@ export interface LedgerVerification {
   /** Chains checked: one per delegation tree. */
   readonly trees: number;
   readonly records: number;
-  /** The first broken link, in tree order then chain order. */
+  /** The first broken link, in tree order then chain order, then in the Merkle log's order. */
   readonly broken: null | {
     readonly tree_id: string;
     readonly seq: number;
     readonly ledger_id: string;
     readonly problem: string;
+    /** Set when the break is in the ledger's Merkle log: the leaf's position (`tree_id` is empty when the record is gone). */
+    readonly position?: number;
   };
 }
 
