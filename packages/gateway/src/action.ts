@@ -4,7 +4,7 @@ import type { ToolMapping, ValueSource } from "./config.js";
 import { resolvePointer } from "./pointer.js";
 
 /** The mapping of a tool the configuration does not name: the default action, no amount, no args. */
-export const DEFAULT_MAPPING: ToolMapping = Object.freeze({ tool: undefined, amount: undefined, currency: undefined, args: [], cost: undefined });
+export const DEFAULT_MAPPING: ToolMapping = Object.freeze({ tool: undefined, amount: undefined, currency: undefined, args: Object.freeze([]), cost: undefined });
 
 /** The action's tool name: the mapping's, or `<upstream>.<tool>`. */
 export function actionTool(upstream: string, tool: string, mapping: ToolMapping): string {

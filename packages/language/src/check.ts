@@ -13,25 +13,28 @@ import { didYouMean } from "./suggest.js";
  */
 export type Type = "int" | "string" | "bool" | "null" | "dyn" | "approver" | "list<int>" | "list<string>" | "list<bool>" | "list<any>" | "error";
 
-/** The static type of each node of a checked tree. */
+/**
+ * The static type of each node of a checked tree. Each check owns its table: the tree is never
+ * written to, so a tree shared by several policies (see `conjoin`) can be checked by each.
+ */
 export interface TypeTable {
   get(e: Expr): Type | undefined;
 }
 
 /**
- * The checker records each node's type on the node itself, in one slot: the type of a node of a
- * tree that checks without errors depends only on its subtree, so a tree shared by several policies (see
- * `conjoin`) holds the same types for each, and no per-check table has to be allocated.
+ * One table over several: the first that knows a node answers (a conjunction built from checked
+ * policies, and the types of its own new nodes).
  */
-interface Typed {
-  checkedType?: Type;
-}
-
-export const nodeTypes: TypeTable = { get: (e) => (e as Typed).checkedType };
-
-/** Records `type` as the type of `e` (for trees built after checking, such as a conjunction). */
-export function setType(e: Expr, type: Type): void {
-  (e as Typed).checkedType = type;
+export function unionTable(tables: readonly TypeTable[]): TypeTable {
+  return Object.freeze({
+    get(e: Expr): Type | undefined {
+      for (const table of tables) {
+        const t = table.get(e);
+        if (t !== undefined) return t;
+      }
+      return undefined;
+    },
+  });
 }
 
 export interface CheckResult {
@@ -39,7 +42,7 @@ export interface CheckResult {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-const typeNames: Record<Type, string> = {
+const typeNames: Readonly<Record<Type, string>> = Object.freeze({
   int: "int",
   string: "string",
   bool: "bool",
@@ -51,7 +54,7 @@ const typeNames: Record<Type, string> = {
   "list<bool>": "list of bool",
   "list<any>": "empty list",
   error: "error",
-};
+});
 
 /**
  * Checks `root` and returns the type of every node. The policy must be a `bool` (or a dynamic
@@ -68,7 +71,7 @@ export function checkPolicy(root: Expr): CheckResult {
   if (type !== "bool" && type !== "dyn" && type !== "error") {
     checker.report("type-mismatch", `a policy must be a condition, but this is \`${typeNames[type]}\``, root, "compare it with something, as in `amount_minor <= 50000`");
   }
-  return { types: nodeTypes, diagnostics: checker.diagnostics };
+  return { types: checker.types, diagnostics: checker.diagnostics };
 }
 
 const STRINGS: readonly Type[] = ["string", "dyn"];
@@ -79,6 +82,7 @@ const INTS: readonly Type[] = ["int", "dyn"];
 
 class Checker {
   readonly diagnostics: Diagnostic[] = [];
+  readonly types = new Map<Expr, Type>();
 
   report(code: Diagnostic["code"], message: string, at: Expr | { span: Expr["span"] }, help?: string): "error" {
     this.diagnostics.push(error(code, message, at.span, help));
@@ -88,7 +92,7 @@ class Checker {
   /** The type of `e`; `approverHere` says that `approver` may stand at this position. */
   check(e: Expr, approverHere: boolean): Type {
     const type = this.infer(e, approverHere);
-    (e as Typed).checkedType = type;
+    this.types.set(e, type);
     return type;
   }
 

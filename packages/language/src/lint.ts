@@ -7,8 +7,8 @@ import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
 import { WEEKDAYS } from "./environment.js";
 import { formatExpr } from "./format.js";
 import { LIMITS } from "./limits.js";
-import { compileResidual, search, type Formula } from "./residual.js";
-import { FAIL } from "./values.js";
+import { compileResidual, search, unmeteredRun, type Formula } from "./residual.js";
+import { Failure, unmetered } from "./values.js";
 
 /** Every lint warning of a checked tree, in source order. */
 export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
@@ -46,7 +46,7 @@ interface Bound {
   readonly high: number;
 }
 
-const EMPTY_ENV = { args: {} } as unknown as EvalEnv;
+const EMPTY_ENV = Object.freeze({ args: Object.freeze({}) }) as unknown as EvalEnv;
 
 class Linter {
   readonly out: Diagnostic[] = [];
@@ -471,7 +471,7 @@ class Linter {
   }
 
   private approverFormula(e: Expr): Formula {
-    return compileResidual(e, (x) => compileExpr(x, this.types))(EMPTY_ENV, []);
+    return compileResidual(e, (x) => compileExpr(x, this.types))(EMPTY_ENV, unmeteredRun());
   }
 
   /**
@@ -511,8 +511,8 @@ class Linter {
   }
 
   constantValue(e: Expr): unknown {
-    const v = compileExpr(e, this.types)(EMPTY_ENV);
-    return v === FAIL ? undefined : v;
+    const v = compileExpr(e, this.types)(EMPTY_ENV, unmetered());
+    return v instanceof Failure ? undefined : v;
   }
 }
 

@@ -52,7 +52,7 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   urlHost: { signature: "urlHost(url: string): string", doc: "The host of `url` after WHATWG parsing: lower case, IDNA in its `xn--` form, IPv6 in brackets, one trailing dot removed." },
   urlPort: { signature: "urlPort(url: string): int", doc: "The port of `url`: the one it names, or its scheme's default (80 or 443)." },
   urlPath: { signature: "urlPath(url: string): string", doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//` or an escaped `.`, `/`, `\\` or NUL fails closed." },
-};
+} as const;
 
 function typeText(name: keyof typeof ENVIRONMENT_TYPES): string {
   const type = ENVIRONMENT_TYPES[name];

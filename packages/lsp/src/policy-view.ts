@@ -11,7 +11,7 @@ export interface TypedNode {
   readonly end: number;
 }
 
-const TYPE_WORDS: Record<Type, string> = {
+const TYPE_WORDS: Readonly<Record<Type, string>> = Object.freeze({
   int: "int",
   string: "string",
   bool: "bool",
@@ -23,7 +23,7 @@ const TYPE_WORDS: Record<Type, string> = {
   "list<bool>": "list of bool",
   "list<any>": "empty list",
   error: "unknown (the expression has an error)",
-};
+});
 
 export function typeWords(type: Type | undefined): string {
   return type === undefined ? "unknown" : TYPE_WORDS[type];
