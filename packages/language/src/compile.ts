@@ -1,7 +1,8 @@
 // Pipeline step 4 of 4: the checked AST compiled once into closures (no eval, no new Function).
 import type { Span } from "@agent-authority/grammar";
 import { chainOperands, type Expr, type ExprOf } from "./ast.js";
-import type { Type, TypeTable } from "./check.js";
+import type { TypeTable } from "./check.js";
+import { TYPES, type Type, type TypeKind } from "./types.js";
 import type { FunctionName, PolicyEnvironment } from "./environment.js";
 import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
 import { PATH_URL_FUNCTIONS, type PathUrlFunction } from "./paths.js";
@@ -71,7 +72,12 @@ class Compiler {
   ) {}
 
   type(e: Expr): Type {
-    return this.types.get(e) ?? "dyn";
+    return this.types.get(e) ?? TYPES.dyn;
+  }
+
+  /** The kind of `e`'s type: what every specialisation below reads. */
+  kind(e: Expr): TypeKind {
+    return this.type(e).kind;
   }
 
   compile(e: Expr): Compiled {
@@ -131,7 +137,7 @@ class Compiler {
     // (INVARIANT (charged-before-work)); of literals and environment names, its node pays for it.
     if (e.callee === "size") {
       const arg = args[0]!.fn;
-      const dyn = this.type(e.args[0]!) === "dyn";
+      const dyn = this.kind(e.args[0]!) === "dyn";
       return {
         fn: (env, meter) => {
           const v = arg(env, meter);
@@ -147,7 +153,7 @@ class Compiler {
     }
     if (e.callee === "lower") {
       const arg = args[0]!.fn;
-      const dyn = this.type(e.args[0]!) === "dyn";
+      const dyn = this.kind(e.args[0]!) === "dyn";
       return {
         fn: (env, meter) => {
           const v = arg(env, meter);
@@ -166,7 +172,7 @@ class Compiler {
     const p = args[1]!.fn;
     const callee = e.callee;
     const cost = starts ? FUNCTION_COSTS.startsWith : FUNCTION_COSTS.endsWith;
-    if (this.type(e.args[0]!) === "string" && this.type(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
+    if (this.kind(e.args[0]!) === "string" && this.kind(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
       const fn: Evaluator = starts ? (env, meter) => (s(env, meter) as string).startsWith(p(env, meter) as string) : (env, meter) => (s(env, meter) as string).endsWith(p(env, meter) as string);
       return { fn, canFail: false };
     }
@@ -200,7 +206,7 @@ class Compiler {
     for (const x of operands) {
       const c = this.compile(x);
       fns.push(c.fn);
-      if (c.canFail || this.type(x) === "dyn") safe = false;
+      if (c.canFail || this.kind(x) === "dyn") safe = false;
     }
     if (safe) {
       if (fns.length === 2) {
@@ -242,7 +248,7 @@ class Compiler {
     const operand = this.compile(e.operand);
     const f = operand.fn;
     const span = e.span;
-    const dyn = this.type(e.operand) === "dyn";
+    const dyn = this.kind(e.operand) === "dyn";
     if (e.op === "!") {
       if (!operand.canFail && !dyn) return { fn: (env, meter) => !f(env, meter), canFail: false };
       return {
@@ -273,18 +279,20 @@ class Compiler {
     const r = this.compile(e.right);
     const lt = this.type(e.left);
     const rt = this.type(e.right);
+    const lk = lt.kind;
+    const rk = rt.kind;
     switch (e.op) {
       case "+":
       case "-":
       case "*":
-        return arithmetic(e.op, l, r, lt === "int" && rt === "int", e.span);
+        return arithmetic(e.op, l, r, lk === "int" && rk === "int", e.span);
       case "==":
       case "!=":
-        return equality(e.op === "!=", l, r, lt, rt, e.span);
+        return equality(e.op === "!=", l, r, lk, rk, e.span);
       case "in":
         return membership(l, r, lt, rt, e.span);
       default:
-        return ordering(e.op, l, r, lt, rt, e.span);
+        return ordering(e.op, l, r, lk, rk, e.span);
     }
   }
 }
@@ -377,14 +385,14 @@ function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, ints: boolean
 }
 
 /** Types whose values are compared with `===` directly: one static scalar type (or null). */
-function scalar(t: Type): boolean {
+function scalar(t: TypeKind): boolean {
   return t === "int" || t === "string" || t === "bool" || t === "null" || t === "approver";
 }
 
 /** The JavaScript `typeof` of a static scalar type's values. */
-const jsType: Readonly<Partial<Record<Type, string>>> = Object.freeze({ int: "number", string: "string", bool: "boolean" });
+const jsType: Readonly<Partial<Record<TypeKind, string>>> = Object.freeze({ int: "number", string: "string", bool: "boolean" });
 
-function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
+function equality(negate: boolean, l: Compiled, r: Compiled, lt: TypeKind, rt: TypeKind, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
   if (scalar(lt) && scalar(rt) && !l.canFail && !r.canFail) {
@@ -423,12 +431,13 @@ function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type,
 function membership(l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
-  if ((lt === "int" || lt === "string" || lt === "bool" || lt === "approver") && rt !== "dyn" && !l.canFail && !r.canFail) {
+  const lk = lt.kind;
+  if ((lk === "int" || lk === "string" || lk === "bool" || lk === "approver") && rt.kind !== "dyn" && !l.canFail && !r.canFail) {
     // A static needle and a static list of its type (the checker saw to it): plain `includes`.
     return { fn: (env, meter) => (rf(env, meter) as readonly Value[]).includes(lf(env, meter)), canFail: false };
   }
-  const elementType = jsType[rt.slice(5, -1) as Type];
-  if (lt === "dyn" && elementType !== undefined && !l.canFail && !r.canFail) {
+  const elementType = rt.kind === "list" && rt.element !== null ? jsType[rt.element.kind] : undefined;
+  if (lk === "dyn" && elementType !== undefined && !l.canFail && !r.canFail) {
     // A dynamic needle in a static list of one type: null is never found, a value of that type is
     // found with `includes`, and anything else is the general rule (a run-time type error).
     return {
@@ -454,7 +463,7 @@ function membership(l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): C
   };
 }
 
-function ordering(op: string, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
+function ordering(op: string, l: Compiled, r: Compiled, lt: TypeKind, rt: TypeKind, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
   if (lt === "int" && rt === "int" && !l.canFail && !r.canFail) {

@@ -85,7 +85,7 @@ class Linter {
    * then can removing it, or relying on its value, be claimed to change nothing.
    */
   total(e: Expr): boolean {
-    return this.types.get(e) === "bool" && !this.mayFail(e);
+    return this.types.get(e)?.kind === "bool" && !this.mayFail(e);
   }
 
   private mayFail(e: Expr): boolean {
@@ -150,7 +150,7 @@ class Linter {
       }
       return;
     }
-    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) {
+    if (this.types.get(e)?.kind === "bool" && mentionsApprover(e) && this.approverOnly(e)) {
       this.approver(e);
       return;
     }
@@ -309,7 +309,7 @@ class Linter {
     const rightConst = isConstant(e.right);
     if (leftConst === rightConst) return undefined;
     const subjectExpr = leftConst ? e.right : e.left;
-    if (this.types.get(subjectExpr) !== "int") return undefined;
+    if (this.types.get(subjectExpr)?.kind !== "int") return undefined;
     const value = this.constantValue(leftConst ? e.left : e.right);
     if (typeof value !== "number") return undefined;
     const flipped: Record<string, string> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==" };
@@ -386,7 +386,7 @@ class Linter {
 
   private unsatisfiableUncached(e: Expr): boolean {
     if (isConstant(e)) return this.constantValue(e) === false;
-    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return this.approverUnsatisfiable(e);
+    if (this.types.get(e)?.kind === "bool" && mentionsApprover(e) && this.approverOnly(e)) return this.approverUnsatisfiable(e);
     if (e.kind === "binary" && e.op === "in" && e.right.kind === "list" && e.right.elements.length === 0) return true;
     if (e.kind === "binary" && e.op === "||") return this.unsatisfiable(e.left) && this.unsatisfiable(e.right);
     if (e.kind === "binary" && e.op === "&&") {

@@ -2,7 +2,8 @@
 import type { Expr } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
 import { balancedChain } from "./ast-from-cst.js";
-import { checkPolicy, unionTable, type Type, type TypeTable } from "./check.js";
+import { checkPolicy, unionTable, type TypeTable } from "./check.js";
+import { TYPES, type Type } from "./types.js";
 import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
@@ -249,7 +250,7 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   const ast = balancedChain(
     "&&",
     parts.map((p) => p.ast),
-    (node) => joints.set(node, "bool"),
+    (node) => joints.set(node, TYPES.bool),
   );
   // Reparse the canonical text so that spans point into it; each part already passed every check.
   const reparsed = parsePolicy(formatExpr(ast), { skipTextLimit: true });
