@@ -30,7 +30,7 @@ export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long"
 
 /**
  * The work units charged so far by one evaluation, and its limit (cost.ts, docs/policy-language.md
- * "Cost"). Each evaluation gets its own, passed down to every node that charges (decision 0142).
+ * "Cost"). Each evaluation gets its own, passed down to every node that charges (decision 0140).
  *
  * INVARIANT (charged-before-work): every operation whose work grows with the size of a value
  * (equality and ordering of values from `args`, `in` over a list, the functions) charges its units
