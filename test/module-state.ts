@@ -13,7 +13,9 @@ import { Node, type Expression, type SourceFile, SyntaxKind, type VariableDeclar
  *    class is forbidden (its methods change it whatever its type says), and so is a regular
  *    expression with the `g` or `y` flag (it keeps `lastIndex`). The values inside a frozen or
  *    read-only literal are held to the same rule, so `Object.freeze({ cache: new Map() })` fails.
- * 3. Nothing in the file writes through a top-level binding: no assignment, `++`/`--` or `delete`
+ * 3. A static field of a top-level class is module-level state too: it must be `readonly`, and its
+ *    value is held to rule 2.
+ * 4. Nothing in the file writes through a top-level binding: no assignment, `++`/`--` or `delete`
  *    whose target starts at one (`x.a = …`, `x[k] += …`), and no call of a mutating method on one
  *    (`x.set(…)`, `x.push(…)`, …).
  *
@@ -41,6 +43,19 @@ export function moduleStateViolations(file: SourceFile, label: string): string[]
       const annotation = declaration.getTypeNode()?.getText();
       const problem = containerProblem(initializer, annotation);
       if (problem !== undefined) report(declaration, name, problem);
+    }
+  }
+  for (const declaration of file.getClasses()) {
+    for (const property of declaration.getStaticProperties()) {
+      if (!Node.isPropertyDeclaration(property)) continue;
+      const name = `${declaration.getName() ?? "class"}.${property.getName()}`;
+      if (!property.isReadonly()) {
+        report(property, name, "a static field that is not `readonly`");
+        continue;
+      }
+      const initializer = property.getInitializer();
+      const problem = initializer === undefined ? undefined : containerProblem(initializer, property.getTypeNode()?.getText());
+      if (problem !== undefined) report(property, name, problem);
     }
   }
   for (const node of file.getDescendants()) {

@@ -79,7 +79,7 @@ describe("module-level state", () => {
     expect(found).toEqual(["planted.ts:1 failure: a mutable object literal (freeze it, or declare it `as const` or with a read-only type)", "planted.ts:3 failure: written to at module level"]);
   });
 
-  it("catches `let`, `var`, mutable containers, stateful regular expressions and class instances", () => {
+  it("catches `let`, `var`, mutable containers, stateful regular expressions, class instances and static fields", () => {
     const text = [
       "let cache: Map<string, number> | undefined;",
       "var count = 0;",
@@ -92,6 +92,11 @@ describe("module-level state", () => {
       "const pattern = /x/g;",
       "const plain = /x/u;",
       "const made = new TextEncoder();",
+      "export class Counter {",
+      "  static count = 0;",
+      "  static readonly names = new Set<string>();",
+      "  static readonly LIMIT = 3;",
+      "}",
       "export function touch(): void {",
       "  count++;",
       "  (seen as Set<string>).add('x');",
@@ -108,8 +113,10 @@ describe("module-level state", () => {
       "planted.ts:7 frozen: a mutable object literal (freeze it, or declare it `as const` or with a read-only type)",
       "planted.ts:9 pattern: a regular expression with the `g` or `y` flag keeps `lastIndex`",
       "planted.ts:11 made: an instance of `TextEncoder`, which may hold state",
-      "planted.ts:13 count: written to at module level",
-      "planted.ts:14 seen: changed by `.add(…)`",
+      "planted.ts:13 Counter.count: a static field that is not `readonly`",
+      "planted.ts:14 Counter.names: a `new Set` not declared `ReadonlySet<…>`",
+      "planted.ts:18 count: written to at module level",
+      "planted.ts:19 seen: changed by `.add(…)`",
     ]);
   });
 
