@@ -17,7 +17,14 @@ export type EvalEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?
  */
 export type Evaluator = (env: EvalEnv, meter: Meter) => Evaluated;
 
-interface Compiled {
+/**
+ * A compiled node.
+ *
+ * INVARIANT (charging-can-fail): every closure that charges its meter is compiled with `canFail:
+ * true` (charging can fail with `cost-exceeded`), and a node compiled with `canFail: false` has only
+ * children compiled so too. So a tree whose root cannot fail never touches its meter.
+ */
+export interface Compiled {
   readonly fn: Evaluator;
   /** False when the node can never fail at run time, so parents skip the failure check. */
   readonly canFail: boolean;
@@ -26,6 +33,11 @@ interface Compiled {
 /** Compiles a checked expression. `types` is the checker's result for the same tree. */
 export function compileExpr(root: Expr, types: TypeTable): Evaluator {
   return new Compiler(types).compile(root).fn;
+}
+
+/** Compiles a checked expression, saying whether it can fail (and so whether it charges a meter). */
+export function compileChecked(root: Expr, types: TypeTable): Compiled {
+  return new Compiler(types).compile(root);
 }
 
 /**

@@ -1,13 +1,14 @@
 // Evaluation keeps no state between calls: its failure is a returned value, its meter an argument, its types the check's own.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
+import { environment, SAMPLE_ENVIRONMENT, typedExprs } from "../test-support/arbitraries.js";
 import type { Expr } from "./ast.js";
 import { checkPolicy } from "./check.js";
-import { compileExpr } from "./compile.js";
+import { compileChecked, compileExpr } from "./compile.js";
 import { parsePolicy } from "./parse.js";
 import { compileResidual, unmeteredRun } from "./residual.js";
 import { TYPES, listOf, sameType, typeName } from "./types.js";
-import { Failure, type Meter } from "./values.js";
+import { Failure, type Meter, NEVER_CHARGED } from "./values.js";
 
 function checked(text: string): { ast: Expr; types: ReturnType<typeof checkPolicy>["types"] } {
   const parsed = parsePolicy(text);
@@ -48,6 +49,28 @@ describe("evaluation without module state", () => {
     expect((over as Failure).diagnostic).toMatchObject({ code: "cost-exceeded", message: "evaluation used more than its budget of 50 work units" });
     // Each meter counts its own evaluation only.
     expect(narrow.spent).toBeLessThan(wide.spent);
+  });
+
+  it("a tree that cannot fail never charges its meter, so it may be given the frozen one (INVARIANT (charging-can-fail))", () => {
+    let safe = 0;
+    fc.assert(
+      fc.property(typedExprs.b, fc.array(environment, { minLength: 1, maxLength: 4 }), (ast, envs) => {
+        const { types, diagnostics } = checkPolicy(ast);
+        if (diagnostics.length > 0) return;
+        const root = compileChecked(ast, types);
+        if (root.canFail) return;
+        safe++;
+        for (const env of envs) {
+          const counted = meter();
+          const expected = root.fn(env, counted);
+          expect(counted.spent).toBe(0);
+          // A charge to the frozen meter would throw.
+          expect(root.fn(env, NEVER_CHARGED)).toEqual(expected);
+        }
+      }),
+      { numRuns: 400 },
+    );
+    expect(safe).toBeGreaterThan(20);
   });
 
   it("keeps the first run-time error of a partial evaluation in its own run", () => {

@@ -4,7 +4,7 @@ import { mentionsApprover } from "./ast.js";
 import { balancedChain } from "./ast-from-cst.js";
 import { checkPolicy, unionTable, type TypeTable } from "./check.js";
 import { TYPES, type Type } from "./types.js";
-import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
+import { compileChecked, compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
@@ -16,7 +16,7 @@ import { parsePolicy } from "./parse.js";
 import { approverCost, approverCostError } from "./approver-cost.js";
 import { and, compileResidual, residualText, sameFormula, search, type Formula, type ListCache, type PartialEvaluator, type ResidualRun } from "./residual.js";
 import { costError, costEstimate, searchUnits, type CostEstimate } from "./cost.js";
-import { charge, describe, type Evaluated, Failure, type Meter } from "./values.js";
+import { charge, describe, type Evaluated, Failure, type Meter, NEVER_CHARGED } from "./values.js";
 
 export type PolicyOutcome =
   | { readonly outcome: "allow" }
@@ -73,6 +73,8 @@ const DENY: PolicyOutcome = Object.freeze({ outcome: "deny" });
 
 class Policy implements CompiledPolicy {
   private readonly root: Evaluator;
+  /** Whether evaluation can fail at run time; if not, it charges nothing but the policy's nodes. */
+  private readonly rootCanFail: boolean;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private residual: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
@@ -84,7 +86,9 @@ class Policy implements CompiledPolicy {
     readonly types: TypeTable,
     readonly cost: CostEstimate,
   ) {
-    this.root = compileExpr(ast, types);
+    const root = compileChecked(ast, types);
+    this.root = root.fn;
+    this.rootCanFail = root.canFail;
   }
 
   /**
@@ -133,10 +137,27 @@ class Policy implements CompiledPolicy {
   }
 
   evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult {
+    if (!this.rootCanFail) return this.evaluateSafe(env, budget);
     const meter = this.open(budget, this.cost.nodes);
     const v = meter.spent <= meter.limit ? this.root(env, meter) : undefined;
     const passed = this.close(meter, budget);
     if (passed !== undefined) return { ok: false, error: this.exceeded(passed) };
+    if (v === true) return TRUE_RESULT;
+    if (v === false) return FALSE_RESULT;
+    return { ok: false, error: this.failureOf(v) };
+  }
+
+  /**
+   * `evaluate` for a policy that cannot fail at run time, and so charges nothing but its nodes up
+   * front (INVARIANT (charging-can-fail)): the same result and the same charge, without a meter.
+   */
+  private evaluateSafe(env: PolicyEnvironment, budget: CostMeter | undefined): EvaluationResult {
+    const before = budget === undefined ? 0 : budget.spent;
+    const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
+    const spent = before + this.cost.nodes;
+    if (budget !== undefined) budget.spent = spent;
+    if (spent > limit) return { ok: false, error: this.exceeded(limit) };
+    const v = this.root(env, NEVER_CHARGED);
     if (v === true) return TRUE_RESULT;
     if (v === false) return FALSE_RESULT;
     return { ok: false, error: this.failureOf(v) };

@@ -42,6 +42,12 @@ export interface Meter {
   readonly limit: number;
 }
 
+/**
+ * The meter given to a tree that cannot fail, which never charges one (INVARIANT
+ * (charging-can-fail) of compile.ts): frozen, so that a charge would throw rather than count.
+ */
+export const NEVER_CHARGED: Meter = Object.freeze({ spent: 0, limit: 0 });
+
 /** A meter without a limit, for evaluating constants when a policy is linted (its work is bounded by its nodes). */
 export function unmetered(): Meter {
   return { spent: 0, limit: Number.POSITIVE_INFINITY };
