@@ -246,9 +246,13 @@ class Compiler {
       fn: (env, meter) => {
         for (let i = 0; i < fns.length; i++) {
           const v = fns[i]!(env, meter);
+          // A condition first: the common case costs one `typeof`.
+          if (typeof v === "boolean") {
+            if (v !== isAnd) return v;
+            continue;
+          }
           if (v instanceof Failure) return v;
-          if (typeof v !== "boolean") return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i]!);
-          if (v !== isAnd) return v;
+          return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i]!);
         }
         return isAnd;
       },
