@@ -245,6 +245,14 @@ describe("observe", () => {
 });
 
 describe("reasons", () => {
+  it("each gate's result is its own: named in the order of GATES, with a code of that gate", () => {
+    const decisions = [decide(request(), chainOf(), stateFor(), NOW), decide(request(), chainOf({ enforcement_mode: "observe" }, { enforcement_mode: "observe" }), stateFor(), NOW)];
+    for (const decision of decisions) {
+      expect(decision.gates.map((g) => g.gate)).toEqual([...GATES]);
+      for (const g of decision.gates) expect(REASONS[g.code as keyof typeof REASONS], g.code).toMatchObject({ gate: g.gate });
+    }
+  });
+
   it("every code in the catalogue names a gate and uses the `gate.` prefix of its gate", () => {
     for (const [code, entry] of Object.entries(REASONS)) {
       if (entry.gate === null) continue;

@@ -11,10 +11,9 @@ import {
   scopeGate,
   statusGate,
   windowGate,
-  type Verdict,
 } from "./gates.js";
 import { DEFAULT_HOLD_LIFETIME_MS, ENGINE_LIMITS } from "./limits.js";
-import { policyGate, type PolicyVerdict } from "./policy-gate.js";
+import { policyGate } from "./policy-gate.js";
 import {
   GATES,
   type ChainLink,
@@ -26,6 +25,7 @@ import {
   type Hold,
   type Outcome,
 } from "./types.js";
+import { fail, type Failed, type Verdict } from "./verdict.js";
 
 /** The gates every mode enforces, `observe` included: they say whether there is a usable grant at all. */
 export const ABSOLUTE_GATES: ReadonlySet<GateName> = new Set(["grant", "status", "window"]);
@@ -38,54 +38,47 @@ export function chainMode(chain: readonly ChainLink[]): EnforcementMode {
   return chain.length === 0 || chain.some((link) => link.terms.enforcement_mode === "enforce") ? "enforce" : "observe";
 }
 
-type AnyVerdict = Verdict | PolicyVerdict;
-
 /**
  * Decides one request on a delegation chain (root first, the requested grant last) at `now`.
  * Pure: the same arguments always give the same decision, and nothing outside is read or changed.
  */
 export function decide(request: DecisionRequest, chain: readonly ChainLink[], state: DecisionState, now: number): Decision {
   const mode = chainMode(chain);
-  const steps: (() => AnyVerdict)[] = [
-    () => (chain.length > ENGINE_LIMITS.chainLinksMax ? tooDeep(chain) : grantGate(request, chain)),
-    () => statusGate(chain),
-    () => windowGate(chain, now),
-    () => audienceGate(request, chain),
-    () => certificationGate(request, state, mode === "enforce"),
-    () => scopeGate(request, chain),
-    () => conditionsGate(request, chain),
-    () => policyGate(request, chain, now),
-    () => budgetGate(request, chain, now),
-  ];
+  // Each gate by its name: GATES gives the order, and a gate missing here or named twice does not compile.
+  const steps: Readonly<Record<GateName, () => Verdict>> = {
+    grant: () => (chain.length > ENGINE_LIMITS.chainLinksMax ? tooDeep(chain) : grantGate(request, chain)),
+    status: () => statusGate(chain),
+    window: () => windowGate(chain, now),
+    audience: () => audienceGate(request, chain),
+    certification: () => certificationGate(request, state, mode === "enforce"),
+    scope: () => scopeGate(request, chain),
+    conditions: () => conditionsGate(request, chain),
+    policy: () => policyGate(request, chain, now),
+    budget: () => budgetGate(request, chain, now),
+  };
   const gates: GateResult[] = [];
-  let failed: { gate: GateName; verdict: Exclude<AnyVerdict, { ok: true }> } | null = null;
+  let failed: { gate: GateName; verdict: Failed } | null = null;
   let approver: string | null = null;
-  for (let i = 0; i < GATES.length; i += 1) {
-    const gate = GATES[i]!;
+  for (const gate of GATES) {
     if (failed !== null) {
       gates.push({ gate, result: "not_reached", code: "gate.not_reached", reason: `not evaluated: the ${failed.gate} gate decided` });
       continue;
     }
-    const verdict = steps[i]!();
+    const verdict = steps[gate]();
     gates.push(gateResult(gate, verdict));
     if (!verdict.ok) failed = { gate, verdict };
-    else if ("approver" in verdict && verdict.approver !== null) approver = verdict.approver;
+    else if (verdict.approver !== undefined && verdict.approver !== null) approver = verdict.approver;
   }
   return assemble(request, chain, state, now, mode, gates, failed, approver);
 }
 
 function tooDeep(chain: readonly ChainLink[]): Verdict {
-  return {
-    ok: false,
-    outcome: "deny",
-    code: "grant.chain_too_deep",
-    reason: `the delegation chain has \`${chain.length}\` grants; at most \`${ENGINE_LIMITS.chainLinksMax}\` are decided on`,
-  };
+  return fail("deny", "grant.chain_too_deep", `the delegation chain has \`${chain.length}\` grants; at most \`${ENGINE_LIMITS.chainLinksMax}\` are decided on`);
 }
 
-function gateResult(gate: GateName, verdict: AnyVerdict): GateResult {
+function gateResult(gate: GateName, verdict: Verdict): GateResult {
   if (verdict.ok) {
-    const skipped = "skipped" in verdict && verdict.skipped === true;
+    const skipped = verdict.skipped === true;
     return { gate, result: skipped ? "skipped" : "pass", code: verdict.code, reason: verdict.reason };
   }
   const base = { gate, result: "fail" as const, code: verdict.code, reason: verdict.reason, outcome: verdict.outcome };
@@ -99,7 +92,7 @@ function assemble(
   now: number,
   mode: EnforcementMode,
   gates: GateResult[],
-  failed: { gate: GateName; verdict: Exclude<AnyVerdict, { ok: true }> } | null,
+  failed: { gate: GateName; verdict: Failed } | null,
   approver: string | null,
 ): Decision {
   const enforced: Outcome = failed === null ? "allow" : failed.verdict.outcome;
@@ -109,8 +102,8 @@ function assemble(
   const amount = requestAmount(request);
   const holds = counted && amount > 0 ? holdsFor(request, chain, state, now, amount) : [];
   const verdict = failed?.verdict;
-  const residual = verdict !== undefined && "residual" in verdict ? verdict.residual : undefined;
-  const policyError = verdict !== undefined && "policy_error" in verdict ? verdict.policy_error : undefined;
+  const residual = verdict?.residual;
+  const policyError = verdict?.policy_error;
   const baseReason = verdict?.reason ?? (approver !== null ? `every gate passed; approved by \`${approver}\`` : "every gate passed");
   const reason = observing && enforced !== "allow" ? `in \`observe\`: enforce would answer \`${enforced}\` because ${baseReason}` : baseReason;
   return Object.freeze({

@@ -1,18 +1,9 @@
 // The gates that need no policy: grant, status, window, audience, certification, scope, conditions, budget.
 
 import { toolCovered } from "@agent-authority/lattice";
-import type { ReasonCode } from "./reasons.js";
 import { remainingMinor } from "./usage.js";
-import type { ChainLink, DecisionRequest, DecisionState, Outcome } from "./types.js";
-
-/** A gate's verdict before it is placed in the decision. */
-export type Verdict =
-  | { readonly ok: true; readonly code: ReasonCode; readonly reason: string; readonly skipped?: boolean }
-  | { readonly ok: false; readonly outcome: Outcome; readonly code: ReasonCode; readonly reason: string; readonly grant_id?: string };
-
-const pass = (code: ReasonCode, reason: string): Verdict => ({ ok: true, code, reason });
-const fail = (outcome: Outcome, code: ReasonCode, reason: string, grant_id?: string): Verdict =>
-  grant_id === undefined ? { ok: false, outcome, code, reason } : { ok: false, outcome, code, reason, grant_id };
+import type { ChainLink, DecisionRequest, DecisionState } from "./types.js";
+import { fail, pass, skip, type Verdict } from "./verdict.js";
 
 /** `grant ... ` or `its ancestor grant ...`: names the link a reason is about. */
 export function describeLink(chain: readonly ChainLink[], index: number): string {
@@ -37,11 +28,11 @@ export function grantGate(request: DecisionRequest, chain: readonly ChainLink[])
 export function statusGate(chain: readonly ChainLink[]): Verdict {
   const revoked = chain.findIndex((link) => link.status === "revoked");
   if (revoked >= 0) {
-    return fail("deny", "status.revoked", `${describeLink(chain, revoked)} has been revoked; ask its issuer for a new grant`, chain[revoked]!.grant_id);
+    return fail("deny", "status.revoked", `${describeLink(chain, revoked)} has been revoked; ask its issuer for a new grant`, { grant_id: chain[revoked]!.grant_id });
   }
   const pending = chain.findIndex((link) => link.status === "pending_approval");
   if (pending >= 0) {
-    return fail("gated", "status.pending_approval", `${describeLink(chain, pending)} awaits a human's approval before it can be used`, chain[pending]!.grant_id);
+    return fail("gated", "status.pending_approval", `${describeLink(chain, pending)} awaits a human's approval before it can be used`, { grant_id: chain[pending]!.grant_id });
   }
   return pass("status.active", "the grant and every ancestor are active");
 }
@@ -50,8 +41,8 @@ export function statusGate(chain: readonly ChainLink[]): Verdict {
 export function windowGate(chain: readonly ChainLink[], now: number): Verdict {
   for (let i = 0; i < chain.length; i += 1) {
     const { start, end } = chain[i]!.terms.window;
-    if (now < start) return fail("deny", "window.not_yet_valid", `${describeLink(chain, i)} is valid from ${iso(start)}`, chain[i]!.grant_id);
-    if (now >= end) return fail("deny", "window.expired", `${describeLink(chain, i)} expired at ${iso(end)}`, chain[i]!.grant_id);
+    if (now < start) return fail("deny", "window.not_yet_valid", `${describeLink(chain, i)} is valid from ${iso(start)}`, { grant_id: chain[i]!.grant_id });
+    if (now >= end) return fail("deny", "window.expired", `${describeLink(chain, i)} expired at ${iso(end)}`, { grant_id: chain[i]!.grant_id });
   }
   return pass("window.inside", "now lies inside the window of the grant and every ancestor");
 }
@@ -66,10 +57,10 @@ export function audienceGate(request: DecisionRequest, chain: readonly ChainLink
     const audience = chain[i]!.terms.audience;
     if (audience === asked) continue;
     if (asked === null) {
-      return fail("deny", "audience.missing", `${describeLink(chain, i)} is for audience \`${audience}\`; name it in the request`, chain[i]!.grant_id);
+      return fail("deny", "audience.missing", `${describeLink(chain, i)} is for audience \`${audience}\`; name it in the request`, { grant_id: chain[i]!.grant_id });
     }
     const expected = audience === null ? "no audience" : `audience \`${audience}\``;
-    return fail("deny", "audience.mismatch", `${describeLink(chain, i)} is for ${expected}, not \`${asked}\``, chain[i]!.grant_id);
+    return fail("deny", "audience.mismatch", `${describeLink(chain, i)} is for ${expected}, not \`${asked}\``, { grant_id: chain[i]!.grant_id });
   }
   return pass("audience.match", asked === null ? "neither the request nor the chain names an audience" : `the chain is for audience \`${asked}\``);
 }
@@ -79,7 +70,7 @@ const ATTESTED_FIELDS = ["manifest_hash", "content_hash", "provenance_version"] 
 /** Gate 5: in `enforce`, a valid certificate here and an attestation equal to the certified one. */
 export function certificationGate(request: DecisionRequest, state: DecisionState, enforcing: boolean): Verdict {
   if (!enforcing) {
-    return { ok: true, code: "certification.not_required", reason: "the grant is in `observe`, where certification is not required", skipped: true };
+    return skip("certification.not_required", "the grant is in `observe`, where certification is not required");
   }
   const cert = state.certificate;
   if (cert === null || cert.agent_id !== request.agent_id || cert.environment !== state.environment) {
@@ -105,7 +96,7 @@ export function scopeGate(request: DecisionRequest, chain: readonly ChainLink[])
   for (let i = 0; i < chain.length; i += 1) {
     if (!toolCovered(request.tool, chain[i]!.terms.scope.tool)) {
       const scope = chain[i]!.terms.scope.tool.map((t) => `\`${t}\``).join(", ") || "no tool";
-      return fail("deny", "scope.out_of_scope", `tool \`${request.tool}\` is not in the scope of ${describeLink(chain, i)} (${scope})`, chain[i]!.grant_id);
+      return fail("deny", "scope.out_of_scope", `tool \`${request.tool}\` is not in the scope of ${describeLink(chain, i)} (${scope})`, { grant_id: chain[i]!.grant_id });
     }
   }
   return pass("scope.covered", `tool \`${request.tool}\` is in scope on the whole chain`);
@@ -115,7 +106,7 @@ export function scopeGate(request: DecisionRequest, chain: readonly ChainLink[])
 export function conditionsGate(request: DecisionRequest, chain: readonly ChainLink[]): Verdict {
   for (let i = 0; i < chain.length; i += 1) {
     if (chain[i]!.terms.conditions.clean_context && request.context?.clean !== true) {
-      return fail("deny", "conditions.clean_context_required", `${describeLink(chain, i)} requires a clean context; send \`context.clean: true\` only from a clean context`, chain[i]!.grant_id);
+      return fail("deny", "conditions.clean_context_required", `${describeLink(chain, i)} requires a clean context; send \`context.clean: true\` only from a clean context`, { grant_id: chain[i]!.grant_id });
     }
   }
   return pass("conditions.met", "every condition of the chain holds");
@@ -144,7 +135,7 @@ export function budgetGate(request: DecisionRequest, chain: readonly ChainLink[]
       const currency = chain[i]!.terms.budget_currency;
       if ((request.currency ?? null) !== currency) {
         const asked = request.currency == null ? "no currency" : `\`${request.currency}\``;
-        return fail("deny", "budget.currency_mismatch", `${describeLink(chain, i)} budgets in \`${currency ?? "none"}\` and the request names ${asked}`, chain[i]!.grant_id);
+        return fail("deny", "budget.currency_mismatch", `${describeLink(chain, i)} budgets in \`${currency ?? "none"}\` and the request names ${asked}`, { grant_id: chain[i]!.grant_id });
       }
     }
   }
@@ -152,11 +143,11 @@ export function budgetGate(request: DecisionRequest, chain: readonly ChainLink[]
     const link = chain[i]!;
     const remaining = Math.max(0, remainingMinor(link, now));
     if (amount > remaining) {
-      return fail("exhausted", "budget.amount_exhausted", `${describeLink(chain, i)} has \`${remaining}\` left of its amount budget and the action needs \`${amount}\``, link.grant_id);
+      return fail("exhausted", "budget.amount_exhausted", `${describeLink(chain, i)} has \`${remaining}\` left of its amount budget and the action needs \`${amount}\``, { grant_id: link.grant_id });
     }
     const count = link.terms.budget_count;
     if (count !== null && link.usage.uses >= count) {
-      return fail("exhausted", "budget.count_exhausted", `${describeLink(chain, i)} has used all \`${count}\` of its uses`, link.grant_id);
+      return fail("exhausted", "budget.count_exhausted", `${describeLink(chain, i)} has used all \`${count}\` of its uses`, { grant_id: link.grant_id });
     }
   }
   return pass("budget.fits", amount > 0 ? `\`${amount}\` and one more use fit on the grant and every ancestor` : "one more use fits on the grant and every ancestor");

@@ -4,20 +4,8 @@ import { compilePolicy, costMeter, decideChain, LIMITS, type ChainLinkPolicy, ty
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
-import type { ReasonCode } from "./reasons.js";
-import type { ChainLink, DecisionRequest, Outcome } from "./types.js";
-
-export type PolicyVerdict =
-  | { readonly ok: true; readonly code: ReasonCode; readonly reason: string; readonly approver: string | null }
-  | {
-      readonly ok: false;
-      readonly outcome: Outcome;
-      readonly code: ReasonCode;
-      readonly reason: string;
-      readonly grant_id?: string;
-      readonly residual?: string;
-      readonly policy_error?: Diagnostic;
-    };
+import type { ChainLink, DecisionRequest } from "./types.js";
+import { fail, pass, type Verdict } from "./verdict.js";
 
 // Compiled policies by text: compiling is the costly step and policies repeat across decisions.
 // The cache holds no state that changes a decision: the same text always compiles the same way.
@@ -45,32 +33,27 @@ function first(diagnostics: readonly Diagnostic[]): string {
 }
 
 /** Checks that a presented approval covers this action; null when it does. */
-function approvalProblem(request: DecisionRequest, now: number): PolicyVerdict | null {
+function approvalProblem(request: DecisionRequest, now: number): Verdict | null {
   const approval = request.approval;
   if (approval == null) return null;
   const id = `\`${approval.approval_id}\``;
   if (approval.grant_id !== request.grant_id) {
-    return { ok: false, outcome: "deny", code: "approval.wrong_grant", reason: `approval ${id} was given for grant \`${approval.grant_id}\`, not \`${request.grant_id}\`` };
+    return fail("deny", "approval.wrong_grant", `approval ${id} was given for grant \`${approval.grant_id}\`, not \`${request.grant_id}\``);
   }
   if (approval.tool !== request.tool) {
-    return { ok: false, outcome: "deny", code: "approval.wrong_tool", reason: `approval ${id} was given for tool \`${approval.tool}\`, not \`${request.tool}\`` };
+    return fail("deny", "approval.wrong_tool", `approval ${id} was given for tool \`${approval.tool}\`, not \`${request.tool}\``);
   }
   if (requestAmount(request) > approval.amount_ceiling_minor) {
-    return {
-      ok: false,
-      outcome: "deny",
-      code: "approval.over_ceiling",
-      reason: `the amount \`${requestAmount(request)}\` exceeds the ceiling \`${approval.amount_ceiling_minor}\` of approval ${id}`,
-    };
+    return fail("deny", "approval.over_ceiling", `the amount \`${requestAmount(request)}\` exceeds the ceiling \`${approval.amount_ceiling_minor}\` of approval ${id}`);
   }
   if (approval.expires_at <= now) {
-    return { ok: false, outcome: "deny", code: "approval.expired", reason: `approval ${id} has expired; retry without it to ask for a new approval` };
+    return fail("deny", "approval.expired", `approval ${id} has expired; retry without it to ask for a new approval`);
   }
   return null;
 }
 
 /** Gate 8. A link without a policy has the policy `true`. */
-export function policyGate(request: DecisionRequest, chain: readonly ChainLink[], now: number): PolicyVerdict {
+export function policyGate(request: DecisionRequest, chain: readonly ChainLink[], now: number): Verdict {
   const problem = approvalProblem(request, now);
   if (problem !== null) return problem;
   const approver = request.approval?.approver ?? null;
@@ -78,13 +61,13 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
   const budget = costMeter(LIMITS.decisionUnitsMax);
   const links: ChainLinkPolicy[] = [];
   const positions: number[] = [];
-  let invalid: PolicyVerdict | undefined;
+  let invalid: Verdict | undefined;
   for (let i = 0; i < chain.length; i += 1) {
     const link = chain[i]!;
     if (link.terms.policy === null) continue;
     const result = compileCached(link.terms.policy);
     if (!result.ok) {
-      invalid = { ok: false, outcome: "deny", code: "policy.invalid", reason: `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, grant_id: link.grant_id };
+      invalid = fail("deny", "policy.invalid", `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, { grant_id: link.grant_id });
       break;
     }
     const env = policyEnvironment(request, link, now);
@@ -96,21 +79,21 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
     const value = result.policy.evaluate({ ...env, approver }, budget);
     if (!value.ok) return runtimeError(chain, i, value.error);
     if (!value.value) {
-      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, grant_id: link.grant_id };
+      return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, { grant_id: link.grant_id });
     }
   }
-  if (approver !== null) return invalid ?? { ok: true, code: "policy.approved", reason: `every policy of the chain allows this action with approver \`${approver}\``, approver };
+  if (approver !== null) return invalid ?? pass("policy.approved", `every policy of the chain allows this action with approver \`${approver}\``, approver);
   // The links before one that does not compile still decide first: a refusal among them stands.
   return chainVerdict(chain, decideChain(links, budget), positions, invalid);
 }
 
 /** The verdict of the chain's links decided with `approver` unknown (language `decideChain`). */
-function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positions: readonly number[], invalid: PolicyVerdict | undefined): PolicyVerdict {
+function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positions: readonly number[], invalid: Verdict | undefined): Verdict {
   switch (outcome.outcome) {
     case "deny": {
       const i = positions[outcome.link]!;
       if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
-      return { ok: false, outcome: "deny", code: "policy.deny", reason: `the policy of ${describeLink(chain, i)} refuses this action`, grant_id: chain[i]!.grant_id };
+      return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action`, { grant_id: chain[i]!.grant_id });
     }
     case "cost-exceeded":
       return costExceeded(outcome.error, outcome.link === null ? undefined : chain[positions[outcome.link]!]!.grant_id);
@@ -119,47 +102,23 @@ function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positi
   }
   switch (outcome.outcome) {
     case "allow":
-      return { ok: true, code: "policy.allow", reason: "every policy of the chain allows this action", approver: null };
+      return pass("policy.allow", "every policy of the chain allows this action", null);
     case "gated":
-      return {
-        ok: false,
-        outcome: "gated",
-        code: "policy.gated",
-        reason: `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``,
-        residual: outcome.residual,
-      };
+      return fail("gated", "policy.gated", `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``, { residual: outcome.residual });
     default:
-      return {
-        ok: false,
-        outcome: "deny",
-        code: "policy.no_single_approver",
-        reason: `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`,
-      };
+      return fail("deny", "policy.no_single_approver", `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`);
   }
 }
 
-function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): PolicyVerdict {
+function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): Verdict {
   if (error.code === "cost-exceeded") return costExceeded(error, chain[i]!.grant_id);
-  return {
-    ok: false,
-    outcome: "deny",
-    code: "policy.error",
-    reason: `the policy of ${describeLink(chain, i)} failed at run time and fails closed: ${error.message}`,
-    grant_id: chain[i]!.grant_id,
-    policy_error: error,
-  };
+  return fail("deny", "policy.error", `the policy of ${describeLink(chain, i)} failed at run time and fails closed: ${error.message}`, { grant_id: chain[i]!.grant_id, policy_error: error });
 }
 
 /** The decision's budget of work units ran out: it denies, whatever the policies would have said. */
-function costExceeded(error: Diagnostic, grantId?: string): PolicyVerdict {
-  return {
-    ok: false,
-    outcome: "deny",
-    ...(grantId === undefined ? {} : { grant_id: grantId }),
-    code: "policy.cost_exceeded",
-    reason: `deciding the chain's policies on this action takes more than the ${LIMITS.decisionUnitsMax} work units one decision may use; it fails closed`,
-    policy_error: error,
-  };
+function costExceeded(error: Diagnostic, grantId?: string): Verdict {
+  const reason = `deciding the chain's policies on this action takes more than the ${LIMITS.decisionUnitsMax} work units one decision may use; it fails closed`;
+  return fail("deny", "policy.cost_exceeded", reason, { grant_id: grantId, policy_error: error });
 }
 
 /** The names a residual is read with, but for `args`: it names no other (its values are stated in it). */

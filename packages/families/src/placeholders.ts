@@ -11,7 +11,7 @@ export interface PlaceholderUse {
 
 export function placeholdersIn(text: string): PlaceholderUse[] {
   const uses: PlaceholderUse[] = [];
-  for (const match of text.matchAll(PLACEHOLDER_PATTERN)) {
+  for (const match of text.matchAll(new RegExp(PLACEHOLDER_PATTERN, "g"))) {
     uses.push({ name: match[1]!, start: match.index, end: match.index + match[0].length });
   }
   return uses;

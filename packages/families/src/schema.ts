@@ -6,7 +6,7 @@ import { FAMILY_LIMITS, GATE_NAMES, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PA
 export { FAMILY_LIMITS, GATE_NAMES, OUTCOMES, PARAMETER_NAME_PATTERN, RFC3339_PATTERN, grantFamilyBodySchema };
 
 /** A `${name}` placeholder: a parameter name in lower snake case. */
-export const PLACEHOLDER_PATTERN = /\$\{([^}]*)\}/g;
+export const PLACEHOLDER_PATTERN = /\$\{([^}]*)\}/;
 
 export type ParameterType = "int" | "string" | "bool";
 export type ParameterValue = number | string | boolean;

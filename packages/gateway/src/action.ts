@@ -8,7 +8,7 @@ export const DEFAULT_MAPPING: ToolMapping = Object.freeze({
   tool: undefined,
   amount: undefined,
   currency: undefined,
-  args: [],
+  args: Object.freeze([]),
   cost: undefined,
 });
 

@@ -11,7 +11,7 @@ import { approverCost } from "./approver-cost.js";
 import { checkPolicy } from "./check.js";
 import { compileExpr } from "./compile.js";
 import { formatExpr } from "./format.js";
-import { compileResidual, formulaSize } from "./residual.js";
+import { compileResidual, formulaSize, unmeteredRun } from "./residual.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { compilePolicy } from "./policy.js";
@@ -52,7 +52,7 @@ describe("partial evaluation on hostile chains", () => {
         expect(cost.steps).toBeLessThanOrEqual(LIMITS.approverSearchStepsMax);
         // The residual has no more nodes than the cost counted, so the search is never cut short.
         const types = checkPolicy(parsed.ast).types;
-        const residual0 = compileResidual(parsed.ast, (e) => compileExpr(e, types))(env as never, []);
+        const residual0 = compileResidual(parsed.ast, (e) => compileExpr(e, types))(env as never, unmeteredRun());
         expect(formulaSize(residual0)).toBeLessThanOrEqual(Math.max(1, cost.residualNodes));
         const approvers = [...literals(parsed.ast), "\ue777fresh", "z"];
         const truths = approvers.map((approver) => isTrue(parsed.ast, { ...env, approver }));

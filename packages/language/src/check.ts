@@ -6,32 +6,32 @@ import { ENVIRONMENT_NAMES, ENVIRONMENT_TYPE_OF, FUNCTION_ARITY_OF, FUNCTION_NAM
 import { notCallHint, unknownNameHint } from "./hints.js";
 import { PATH_URL_FUNCTIONS } from "./paths.js";
 import { didYouMean } from "./suggest.js";
+import { isElementType, listOf, sameType, type Type, type TypeKind, typeName, TYPES } from "./types.js";
+
+export type { Type } from "./types.js";
 
 /**
- * Static types. `dyn` is a value read from `args` (checked when used, at run time); `approver` is
- * `string | null`; `list<any>` is the empty list; `error` marks a subtree already reported.
+ * The static type of each node of a checked tree. Each check owns its table: the tree is never
+ * written to, so a tree shared by several policies (see `conjoin`) can be checked by each.
  */
-export type Type = "int" | "string" | "bool" | "null" | "dyn" | "approver" | "list<int>" | "list<string>" | "list<bool>" | "list<any>" | "error";
-
-/** The static type of each node of a checked tree. */
 export interface TypeTable {
   get(e: Expr): Type | undefined;
 }
 
 /**
- * The checker records each node's type on the node itself, in one slot: the type of a node of a
- * tree that checks without errors depends only on its subtree, so a tree shared by several policies (see
- * `conjoin`) holds the same types for each, and no per-check table has to be allocated.
+ * One table over several: the first that knows a node answers (a conjunction built from checked
+ * policies, and the types of its own new nodes).
  */
-interface Typed {
-  checkedType?: Type;
-}
-
-export const nodeTypes: TypeTable = { get: (e) => (e as Typed).checkedType };
-
-/** Records `type` as the type of `e` (for trees built after checking, such as a conjunction). */
-export function setType(e: Expr, type: Type): void {
-  (e as Typed).checkedType = type;
+export function unionTable(tables: readonly TypeTable[]): TypeTable {
+  return Object.freeze({
+    get(e: Expr): Type | undefined {
+      for (const table of tables) {
+        const t = table.get(e);
+        if (t !== undefined) return t;
+      }
+      return undefined;
+    },
+  });
 }
 
 export interface CheckResult {
@@ -39,19 +39,6 @@ export interface CheckResult {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-const typeNames: Record<Type, string> = {
-  int: "int",
-  string: "string",
-  bool: "bool",
-  null: "null",
-  dyn: "dynamic",
-  approver: "string or null",
-  "list<int>": "list of int",
-  "list<string>": "list of string",
-  "list<bool>": "list of bool",
-  "list<any>": "empty list",
-  error: "error",
-};
 
 /**
  * Checks `root` and returns the type of every node. The policy must be a `bool` (or a dynamic
@@ -65,43 +52,45 @@ const typeNames: Record<Type, string> = {
 export function checkPolicy(root: Expr): CheckResult {
   const checker = new Checker();
   const type = checker.check(root, false);
-  if (type !== "bool" && type !== "dyn" && type !== "error") {
-    checker.report("type-mismatch", `a policy must be a condition, but this is \`${typeNames[type]}\``, root, "compare it with something, as in `amount_minor <= 50000`");
+  if (type.kind !== "bool" && type.kind !== "dyn" && type.kind !== "error") {
+    checker.report("type-mismatch", `a policy must be a condition, but this is \`${typeName(type)}\``, root, "compare it with something, as in `amount_minor <= 50000`");
   }
-  return { types: nodeTypes, diagnostics: checker.diagnostics };
+  return { types: checker.types, diagnostics: checker.diagnostics };
 }
 
-const STRINGS: readonly Type[] = ["string", "dyn"];
-const STRINGS_OR_APPROVER: readonly Type[] = ["string", "dyn", "approver"];
-const SIZED: readonly Type[] = ["string", "dyn", "list<int>", "list<string>", "list<bool>", "list<any>"];
-const BOOLS: readonly Type[] = ["bool", "dyn"];
-const INTS: readonly Type[] = ["int", "dyn"];
+/** The kinds of type an operand may have; `list` admits a list of any element type. */
+const STRINGS: readonly TypeKind[] = ["string", "dyn"];
+const STRINGS_OR_APPROVER: readonly TypeKind[] = ["string", "dyn", "approver"];
+const SIZED: readonly TypeKind[] = ["string", "dyn", "list"];
+const BOOLS: readonly TypeKind[] = ["bool", "dyn"];
+const INTS: readonly TypeKind[] = ["int", "dyn"];
 
 class Checker {
   readonly diagnostics: Diagnostic[] = [];
+  readonly types = new Map<Expr, Type>();
 
-  report(code: Diagnostic["code"], message: string, at: Expr | { span: Expr["span"] }, help?: string): "error" {
+  report(code: Diagnostic["code"], message: string, at: Expr | { span: Expr["span"] }, help?: string): Type {
     this.diagnostics.push(error(code, message, at.span, help));
-    return "error";
+    return TYPES.error;
   }
 
   /** The type of `e`; `approverHere` says that `approver` may stand at this position. */
   check(e: Expr, approverHere: boolean): Type {
     const type = this.infer(e, approverHere);
-    (e as Typed).checkedType = type;
+    this.types.set(e, type);
     return type;
   }
 
   private infer(e: Expr, approverHere: boolean): Type {
     switch (e.kind) {
       case "int":
-        return "int";
+        return TYPES.int;
       case "string":
-        return "string";
+        return TYPES.string;
       case "bool":
-        return "bool";
+        return TYPES.bool;
       case "null":
-        return "null";
+        return TYPES.null;
       case "list":
         return this.list(e);
       case "name":
@@ -116,42 +105,42 @@ class Checker {
   }
 
   private list(e: ExprOf<"list">): Type {
-    let element: Type | undefined;
+    let element: Type | null = null;
     let failed = false;
     for (const item of e.elements) {
       const t = this.check(item, false);
-      if (t === "error") failed = true;
-      else if (t !== "int" && t !== "string" && t !== "bool") {
+      if (t.kind === "error") failed = true;
+      else if (!isElementType(t)) {
         failed = true;
-        this.report("list-element-type", `a list holds ints, strings or bools, not \`${typeNames[t]}\``, item);
-      } else if (element === undefined) element = t;
-      else if (t !== element) {
+        this.report("list-element-type", `a list holds ints, strings or bools, not \`${typeName(t)}\``, item);
+      } else if (element === null) element = t;
+      else if (!sameType(t, element)) {
         failed = true;
-        this.report("list-element-type", `a list holds one type: this is \`${typeNames[t]}\`, the first element is \`${typeNames[element]}\``, item);
+        this.report("list-element-type", `a list holds one type: this is \`${typeName(t)}\`, the first element is \`${typeName(element)}\``, item);
       }
     }
-    if (failed) return "error";
-    return element === undefined ? "list<any>" : (`list<${element}>` as Type);
+    if (failed) return TYPES.error;
+    return listOf(element !== null && isElementType(element) ? element : null);
   }
 
   private name(e: ExprOf<"name">, approverHere: boolean): Type {
     if (e.name === "args") {
       if (e.path.length === 0) return this.report("unknown-field", "`args` needs a field", e, "name an argument, as in `args.recipient`");
-      return "dyn";
+      return TYPES.dyn;
     }
-    const type: Type | undefined = ENVIRONMENT_TYPE_OF.get(e.name);
-    if (type === undefined) {
+    const kind = ENVIRONMENT_TYPE_OF.get(e.name);
+    if (kind === undefined) {
       const hint = e.path.length === 0 ? unknownNameHint(e.name, e.span) : undefined;
       if (hint !== undefined) {
         this.diagnostics.push(hint);
-        return "error";
+        return TYPES.error;
       }
       return this.report("unknown-name", `unknown name \`${e.name}\``, e, didYouMean(e.name, ENVIRONMENT_NAMES));
     }
     if (e.path.length > 0) {
       return this.report("unknown-field", `\`${e.name}\` has no fields`, e, "only `args` has fields, as in `args.recipient`");
     }
-    if (type === "approver" && !approverHere) {
+    if (kind === "approver" && !approverHere) {
       return this.report(
         "approver-use",
         "`approver` can only be compared for equality, membership, prefix or suffix",
@@ -159,7 +148,7 @@ class Checker {
         'write `approver == "…"`, `approver != null`, `approver in […]`, `startsWith(approver, "…")` or `endsWith(approver, "…")`',
       );
     }
-    return type;
+    return TYPES[kind];
   }
 
   /** Whether `e` is the bare name `approver`, allowed to stand here if `other` does not mention it. */
@@ -178,7 +167,7 @@ class Checker {
       const hint = e.args.length === 1 ? notCallHint(e.callee, e.calleeSpan) : undefined;
       if (hint !== undefined) {
         this.diagnostics.push(hint);
-        return "error";
+        return TYPES.error;
       }
       return this.report("unknown-function", `unknown function \`${e.callee}\``, { span: e.calleeSpan }, didYouMean(e.callee, FUNCTION_NAMES));
     }
@@ -192,32 +181,32 @@ class Checker {
       const t1 = this.check(e.args[1]!, false);
       const ok0 = this.expect(e.args[0]!, t0, STRINGS_OR_APPROVER, fn, "takes a string");
       const ok1 = this.expect(e.args[1]!, t1, STRINGS, fn, "takes a string");
-      return ok0 && ok1 ? "bool" : "error";
+      return ok0 && ok1 ? TYPES.bool : TYPES.error;
     }
     const pathUrl = PATH_URL_FUNCTIONS.get(fn);
     if (pathUrl !== undefined) {
       const oks = e.args.map((a) => this.expect(a, this.check(a, false), STRINGS, fn, "takes a string"));
-      return oks.every((ok) => ok) ? pathUrl.result : "error";
+      return oks.every((ok) => ok) ? TYPES[pathUrl.result] : TYPES.error;
     }
     const t = this.check(e.args[0]!, false);
     if (fn === "size") {
-      return this.expect(e.args[0]!, t, SIZED, "size", "takes a string or a list") ? "int" : "error";
+      return this.expect(e.args[0]!, t, SIZED, "size", "takes a string or a list") ? TYPES.int : TYPES.error;
     }
-    return this.expect(e.args[0]!, t, STRINGS, "lower", "takes a string") ? "string" : "error";
+    return this.expect(e.args[0]!, t, STRINGS, "lower", "takes a string") ? TYPES.string : TYPES.error;
   }
 
-  /** Reports "`operator` takes …, not `t`" unless `t` is one of `allowed` (or already an error). */
-  private expect(e: Expr, t: Type, allowed: readonly Type[], operator: string, takes: string): boolean {
-    if (t === "error") return false;
-    if (allowed.includes(t)) return true;
-    this.report("type-mismatch", `\`${operator}\` ${takes}, not \`${typeNames[t]}\``, e);
+  /** Reports "`operator` takes …, not `t`" unless `t` is of one of the kinds `allowed` (or already an error). */
+  private expect(e: Expr, t: Type, allowed: readonly TypeKind[], operator: string, takes: string): boolean {
+    if (t.kind === "error") return false;
+    if (allowed.includes(t.kind)) return true;
+    this.report("type-mismatch", `\`${operator}\` ${takes}, not \`${typeName(t)}\``, e);
     return false;
   }
 
   private unary(e: ExprOf<"unary">): Type {
     const t = this.checkOperand(e.operand, e.op === "!");
-    if (e.op === "!") return this.expect(e.operand, t, BOOLS, "!", "takes a condition") ? "bool" : "error";
-    return this.expect(e.operand, t, INTS, "-", "takes an int") ? "int" : "error";
+    if (e.op === "!") return this.expect(e.operand, t, BOOLS, "!", "takes a condition") ? TYPES.bool : TYPES.error;
+    return this.expect(e.operand, t, INTS, "-", "takes an int") ? TYPES.int : TYPES.error;
   }
 
   /**
@@ -226,7 +215,7 @@ class Checker {
    */
   private checkOperand(e: Expr, logical: boolean): Type {
     const t = this.check(e, false);
-    if (!logical && t === "bool" && mentionsApprover(e)) {
+    if (!logical && t.kind === "bool" && mentionsApprover(e)) {
       return this.report("approver-use", "a condition on `approver` can only be combined with `!`, `&&` and `||`", e);
     }
     return t;
@@ -240,7 +229,7 @@ class Checker {
         const r = this.checkOperand(e.right, true);
         const okL = this.expect(e.left, l, BOOLS, e.op, "takes conditions");
         const okR = this.expect(e.right, r, BOOLS, e.op, "takes conditions");
-        return okL && okR ? "bool" : "error";
+        return okL && okR ? TYPES.bool : TYPES.error;
       }
       case "+":
       case "-":
@@ -249,7 +238,7 @@ class Checker {
         const r = this.checkOperand(e.right, false);
         const okL = this.expect(e.left, l, INTS, e.op, "takes ints");
         const okR = this.expect(e.right, r, INTS, e.op, "takes ints");
-        return okL && okR ? "int" : "error";
+        return okL && okR ? TYPES.int : TYPES.error;
       }
       case "==":
       case "!=":
@@ -266,38 +255,40 @@ class Checker {
     const rightIsApprover = !leftIsApprover && this.approverOperand(e.right, e.left);
     const l = leftIsApprover ? this.check(e.left, true) : this.checkOperand(e.left, false);
     const r = rightIsApprover ? this.check(e.right, true) : this.checkOperand(e.right, false);
-    if (l === "error" || r === "error") return "error";
-    if (comparable(l, r)) return "bool";
-    return this.report("type-mismatch", `cannot compare \`${typeNames[l]}\` with \`${typeNames[r]}\``, e, "values of different types are never equal; only `null` compares with every type");
+    if (l.kind === "error" || r.kind === "error") return TYPES.error;
+    if (comparable(l, r)) return TYPES.bool;
+    return this.report("type-mismatch", `cannot compare \`${typeName(l)}\` with \`${typeName(r)}\``, e, "values of different types are never equal; only `null` compares with every type");
   }
 
   private membership(e: ExprOf<"binary">): Type {
     const isApprover = this.approverOperand(e.left, e.right);
     const l = isApprover ? this.check(e.left, true) : this.checkOperand(e.left, false);
     const r = this.checkOperand(e.right, false);
-    if (l === "error" || r === "error") return "error";
-    if (r !== "dyn" && !r.startsWith("list<")) return this.report("type-mismatch", `\`in\` takes a list on its right, not \`${typeNames[r]}\``, e.right);
-    const element = l === "approver" ? "string" : l;
-    if (element === "dyn" || r === "dyn" || r === "list<any>") {
-      if (element === "int" || element === "string" || element === "bool" || element === "dyn") return "bool";
-    } else if (r === `list<${element}>`) return "bool";
-    return this.report("type-mismatch", `cannot look for \`${typeNames[l]}\` in \`${typeNames[r]}\``, e);
+    if (l.kind === "error" || r.kind === "error") return TYPES.error;
+    if (r.kind !== "dyn" && r.kind !== "list") return this.report("type-mismatch", `\`in\` takes a list on its right, not \`${typeName(r)}\``, e.right);
+    // `approver` is looked for as a string.
+    const needle = l.kind === "approver" ? TYPES.string : l;
+    if (needle.kind === "dyn" || r.kind === "dyn" || r.element === null) {
+      if (needle.kind === "dyn" || isElementType(needle)) return TYPES.bool;
+    } else if (sameType(needle, r.element)) return TYPES.bool;
+    return this.report("type-mismatch", `cannot look for \`${typeName(l)}\` in \`${typeName(r)}\``, e);
   }
 
   private ordering(e: ExprOf<"binary">): Type {
     const l = this.checkOperand(e.left, false);
     const r = this.checkOperand(e.right, false);
-    if (l === "error" || r === "error") return "error";
-    const ordered = (t: Type): boolean => t === "int" || t === "string" || t === "dyn";
-    if (ordered(l) && ordered(r) && (l === r || l === "dyn" || r === "dyn")) return "bool";
-    return this.report("type-mismatch", `cannot order \`${typeNames[l]}\` and \`${typeNames[r]}\``, e, "ordering is defined on two ints or two strings");
+    if (l.kind === "error" || r.kind === "error") return TYPES.error;
+    const ordered = (t: Type): boolean => t.kind === "int" || t.kind === "string" || t.kind === "dyn";
+    if (ordered(l) && ordered(r) && (l.kind === r.kind || l.kind === "dyn" || r.kind === "dyn")) return TYPES.bool;
+    return this.report("type-mismatch", `cannot order \`${typeName(l)}\` and \`${typeName(r)}\``, e, "ordering is defined on two ints or two strings");
   }
 }
 
 /** Equality is defined on values of one type, and between `null` (or a dynamic value) and anything. */
 function comparable(l: Type, r: Type): boolean {
-  if (l === r || l === "null" || r === "null" || l === "dyn" || r === "dyn") return true;
-  if ((l === "approver" && r === "string") || (l === "string" && r === "approver")) return true;
-  if (l.startsWith("list<") && r.startsWith("list<")) return l === "list<any>" || r === "list<any>";
-  return false;
+  if (l.kind === "null" || r.kind === "null" || l.kind === "dyn" || r.kind === "dyn") return true;
+  if ((l.kind === "approver" && r.kind === "string") || (l.kind === "string" && r.kind === "approver")) return true;
+  // Two lists of one element type, or the empty list literal and any list.
+  if (l.kind === "list" && r.kind === "list") return l.element === null || r.element === null || sameType(l, r);
+  return l.kind === r.kind;
 }

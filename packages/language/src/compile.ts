@@ -1,27 +1,43 @@
 // Pipeline step 4 of 4: the checked AST compiled once into closures (no eval, no new Function).
 import type { Span } from "@agent-authority/grammar";
 import { chainOperands, type Expr, type ExprOf } from "./ast.js";
-import type { Type, TypeTable } from "./check.js";
+import type { TypeTable } from "./check.js";
+import { TYPES, type Type, type TypeKind } from "./types.js";
 import type { FunctionName, PolicyEnvironment } from "./environment.js";
 import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
 import { PATH_URL_FUNCTIONS, type PathUrlFunction } from "./paths.js";
-import { charge, codePointLength, compareStrings, describe, equals, FAIL, fail, isInt, listTooLong, member, readPath, type Value } from "./values.js";
+import { charge, codePointLength, compareStrings, describe, equals, type Evaluated, fail, Failure, isInt, listTooLong, member, type Meter, readPath, type Value } from "./values.js";
 
 /** The environment as evaluation sees it; `approver` may be absent (read as null). */
 export type EvalEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?: string | null };
 
-/** A compiled node: returns its value, or FAIL with the reason left in `failure`. */
-export type Evaluator = (env: EvalEnv) => Value;
+/**
+ * A compiled node: returns its value, or the Failure that stopped it. Work that grows with a value
+ * is charged to `meter`, which belongs to the one evaluation under way.
+ */
+export type Evaluator = (env: EvalEnv, meter: Meter) => Evaluated;
 
-interface Compiled {
+/**
+ * A compiled node.
+ *
+ * INVARIANT (charging-can-fail): every closure that charges its meter is compiled with `canFail:
+ * true` (charging can fail with `cost-exceeded`), and a node compiled with `canFail: false` has only
+ * children compiled so too. So a tree whose root cannot fail never touches its meter.
+ */
+export interface Compiled {
   readonly fn: Evaluator;
-  /** False when the node can never fail at run time, so parents skip the FAIL check. */
+  /** False when the node can never fail at run time, so parents skip the failure check. */
   readonly canFail: boolean;
 }
 
 /** Compiles a checked expression. `types` is the checker's result for the same tree. */
 export function compileExpr(root: Expr, types: TypeTable): Evaluator {
   return new Compiler(types).compile(root).fn;
+}
+
+/** Compiles a checked expression, saying whether it can fail (and so whether it charges a meter). */
+export function compileChecked(root: Expr, types: TypeTable): Compiled {
+  return new Compiler(types).compile(root);
 }
 
 /**
@@ -43,15 +59,16 @@ function pathUrlCall(callee: string, f: PathUrlFunction, args: readonly Compiled
   const a = args[0]!.fn;
   const b = args.length > 1 ? args[1]!.fn : undefined;
   return {
-    fn: (env) => {
-      const x = a(env);
-      if (x === FAIL) return FAIL;
-      const y = b === undefined ? "" : b(env);
-      if (y === FAIL) return FAIL;
+    fn: (env, meter) => {
+      const x = a(env, meter);
+      if (x instanceof Failure) return x;
+      const y = b === undefined ? "" : b(env, meter);
+      if (y instanceof Failure) return y;
       if (typeof x !== "string" || typeof y !== "string") {
         return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof x !== "string" ? x : y)}\``, span);
       }
-      if (charge(FUNCTION_COSTS[callee as FunctionName]([x.length, y.length]), span) === FAIL) return FAIL;
+      const over = charge(meter, FUNCTION_COSTS[callee as FunctionName]([x.length, y.length]), span);
+      if (over !== undefined) return over;
       const r = f.apply(x, y);
       return r.ok ? r.value : fail(f.code, `\`${callee}\` refuses its input: ${r.problem}`, span);
     },
@@ -67,7 +84,12 @@ class Compiler {
   ) {}
 
   type(e: Expr): Type {
-    return this.types.get(e) ?? "dyn";
+    return this.types.get(e) ?? TYPES.dyn;
+  }
+
+  /** The kind of `e`'s type: what every specialisation below reads. */
+  kind(e: Expr): TypeKind {
+    return this.type(e).kind;
   }
 
   compile(e: Expr): Compiled {
@@ -107,11 +129,11 @@ class Compiler {
     }
     const fns = items.map((x) => x.fn);
     return {
-      fn: (env) => {
+      fn: (env, meter) => {
         const out: Value[] = [];
         for (const f of fns) {
-          const v = f(env);
-          if (v === FAIL) return FAIL;
+          const v = f(env, meter);
+          if (v instanceof Failure) return v;
           out.push(v);
         }
         return out;
@@ -127,12 +149,13 @@ class Compiler {
     // (INVARIANT (charged-before-work)); of literals and environment names, its node pays for it.
     if (e.callee === "size") {
       const arg = args[0]!.fn;
-      const dyn = this.type(e.args[0]!) === "dyn";
+      const dyn = this.kind(e.args[0]!) === "dyn";
       return {
-        fn: (env) => {
-          const v = arg(env);
-          if (v === FAIL) return FAIL;
-          if (dyn && charge(FUNCTION_COSTS.size([sizeOf(v)]), span) === FAIL) return FAIL;
+        fn: (env, meter) => {
+          const v = arg(env, meter);
+          if (v instanceof Failure) return v;
+          const over = dyn ? charge(meter, FUNCTION_COSTS.size([sizeOf(v)]), span) : undefined;
+          if (over !== undefined) return over;
           if (typeof v === "string") return codePointLength(v);
           if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
           return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
@@ -142,12 +165,13 @@ class Compiler {
     }
     if (e.callee === "lower") {
       const arg = args[0]!.fn;
-      const dyn = this.type(e.args[0]!) === "dyn";
+      const dyn = this.kind(e.args[0]!) === "dyn";
       return {
-        fn: (env) => {
-          const v = arg(env);
-          if (v === FAIL) return FAIL;
-          if (dyn && charge(FUNCTION_COSTS.lower([sizeOf(v)]), span) === FAIL) return FAIL;
+        fn: (env, meter) => {
+          const v = arg(env, meter);
+          if (v instanceof Failure) return v;
+          const over = dyn ? charge(meter, FUNCTION_COSTS.lower([sizeOf(v)]), span) : undefined;
+          if (over !== undefined) return over;
           return typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span);
         },
         canFail: args[0]!.canFail || dyn,
@@ -160,20 +184,21 @@ class Compiler {
     const p = args[1]!.fn;
     const callee = e.callee;
     const cost = starts ? FUNCTION_COSTS.startsWith : FUNCTION_COSTS.endsWith;
-    if (this.type(e.args[0]!) === "string" && this.type(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
-      const fn: Evaluator = starts ? (env) => (s(env) as string).startsWith(p(env) as string) : (env) => (s(env) as string).endsWith(p(env) as string);
+    if (this.kind(e.args[0]!) === "string" && this.kind(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
+      const fn: Evaluator = starts ? (env, meter) => (s(env, meter) as string).startsWith(p(env, meter) as string) : (env, meter) => (s(env, meter) as string).endsWith(p(env, meter) as string);
       return { fn, canFail: false };
     }
     return {
-      fn: (env) => {
-        const a = s(env);
-        if (a === FAIL) return FAIL;
-        const b = p(env);
-        if (b === FAIL) return FAIL;
+      fn: (env, meter) => {
+        const a = s(env, meter);
+        if (a instanceof Failure) return a;
+        const b = p(env, meter);
+        if (b instanceof Failure) return b;
         if (typeof a !== "string" || typeof b !== "string") {
           return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof a !== "string" ? a : b)}\``, span);
         }
-        if (charge(cost([a.length, b.length]), span) === FAIL) return FAIL;
+        const over = charge(meter, cost([a.length, b.length]), span);
+        if (over !== undefined) return over;
         return starts ? a.startsWith(b) : a.endsWith(b);
       },
       canFail: true,
@@ -193,22 +218,22 @@ class Compiler {
     for (const x of operands) {
       const c = this.compile(x);
       fns.push(c.fn);
-      if (c.canFail || this.type(x) === "dyn") safe = false;
+      if (c.canFail || this.kind(x) === "dyn") safe = false;
     }
     if (safe) {
       if (fns.length === 2) {
         const a = fns[0]!;
         const b = fns[1]!;
-        return { fn: isAnd ? (env) => a(env) && b(env) : (env) => a(env) || b(env), canFail: false };
+        return { fn: isAnd ? (env, meter) => a(env, meter) && b(env, meter) : (env, meter) => a(env, meter) || b(env, meter), canFail: false };
       }
       return {
         fn: isAnd
-          ? (env) => {
-              for (let i = 0; i < fns.length; i++) if (fns[i]!(env) === false) return false;
+          ? (env, meter) => {
+              for (let i = 0; i < fns.length; i++) if (fns[i]!(env, meter) === false) return false;
               return true;
             }
-          : (env) => {
-              for (let i = 0; i < fns.length; i++) if (fns[i]!(env) === true) return true;
+          : (env, meter) => {
+              for (let i = 0; i < fns.length; i++) if (fns[i]!(env, meter) === true) return true;
               return false;
             },
         canFail: false,
@@ -218,12 +243,16 @@ class Compiler {
     // of the operator that received it.
     const op = e.op;
     return {
-      fn: (env) => {
+      fn: (env, meter) => {
         for (let i = 0; i < fns.length; i++) {
-          const v = fns[i]!(env);
-          if (v === FAIL) return FAIL;
-          if (typeof v !== "boolean") return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i]!);
-          if (v !== isAnd) return v;
+          const v = fns[i]!(env, meter);
+          // A condition first: the common case costs one `typeof`.
+          if (typeof v === "boolean") {
+            if (v !== isAnd) return v;
+            continue;
+          }
+          if (v instanceof Failure) return v;
+          return fail("runtime-type", `\`${op}\` takes conditions, not \`${describe(v)}\``, spans[i]!);
         }
         return isAnd;
       },
@@ -235,23 +264,23 @@ class Compiler {
     const operand = this.compile(e.operand);
     const f = operand.fn;
     const span = e.span;
-    const dyn = this.type(e.operand) === "dyn";
+    const dyn = this.kind(e.operand) === "dyn";
     if (e.op === "!") {
-      if (!operand.canFail && !dyn) return { fn: (env) => !f(env), canFail: false };
+      if (!operand.canFail && !dyn) return { fn: (env, meter) => !f(env, meter), canFail: false };
       return {
-        fn: (env) => {
-          const v = f(env);
-          if (v === FAIL) return FAIL;
+        fn: (env, meter) => {
+          const v = f(env, meter);
+          if (v instanceof Failure) return v;
           return typeof v === "boolean" ? !v : fail("runtime-type", `\`!\` takes a condition, not \`${describe(v)}\``, span);
         },
         canFail: true,
       };
     }
-    if (!operand.canFail && !dyn) return { fn: (env) => -(f(env) as number) || 0, canFail: false };
+    if (!operand.canFail && !dyn) return { fn: (env, meter) => -(f(env, meter) as number) || 0, canFail: false };
     return {
-      fn: (env) => {
-        const v = f(env);
-        if (v === FAIL) return FAIL;
+      fn: (env, meter) => {
+        const v = f(env, meter);
+        if (v instanceof Failure) return v;
         return isInt(v) ? -v || 0 : fail("runtime-type", `\`-\` takes an int, not \`${describe(v)}\``, span);
       },
       canFail: true,
@@ -266,18 +295,20 @@ class Compiler {
     const r = this.compile(e.right);
     const lt = this.type(e.left);
     const rt = this.type(e.right);
+    const lk = lt.kind;
+    const rk = rt.kind;
     switch (e.op) {
       case "+":
       case "-":
       case "*":
-        return arithmetic(e.op, l, r, lt === "int" && rt === "int", e.span);
+        return arithmetic(e.op, l, r, lk === "int" && rk === "int", e.span);
       case "==":
       case "!=":
-        return equality(e.op === "!=", l, r, lt, rt, e.span);
+        return equality(e.op === "!=", l, r, lk, rk, e.span);
       case "in":
         return membership(l, r, lt, rt, e.span);
       default:
-        return ordering(e.op, l, r, lt, rt, e.span);
+        return ordering(e.op, l, r, lk, rk, e.span);
     }
   }
 }
@@ -336,30 +367,30 @@ function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, ints: boolean
   const rf = r.fn;
   if (ints && !l.canFail && !r.canFail) {
     // Two static ints: only overflow can fail.
-    const overflow = (): typeof FAIL => fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
+    const overflow = (): Failure => fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
     const fn: Evaluator =
       op === "+"
-        ? (env) => {
-            const v = (lf(env) as number) + (rf(env) as number);
+        ? (env, meter) => {
+            const v = (lf(env, meter) as number) + (rf(env, meter) as number);
             return Number.isSafeInteger(v) ? v : overflow();
           }
         : op === "-"
-          ? (env) => {
-              const v = (lf(env) as number) - (rf(env) as number);
+          ? (env, meter) => {
+              const v = (lf(env, meter) as number) - (rf(env, meter) as number);
               return Number.isSafeInteger(v) ? v || 0 : overflow();
             }
-          : (env) => {
-              const v = (lf(env) as number) * (rf(env) as number);
+          : (env, meter) => {
+              const v = (lf(env, meter) as number) * (rf(env, meter) as number);
               return Number.isSafeInteger(v) ? v || 0 : overflow();
             };
     return { fn, canFail: true };
   }
   return {
-    fn: (env) => {
-      const a = lf(env);
-      if (a === FAIL) return FAIL;
-      const b = rf(env);
-      if (b === FAIL) return FAIL;
+    fn: (env, meter) => {
+      const a = lf(env, meter);
+      if (a instanceof Failure) return a;
+      const b = rf(env, meter);
+      if (b instanceof Failure) return b;
       if (!isInt(a) || !isInt(b)) return fail("runtime-type", `\`${op}\` takes ints, not \`${describe(isInt(a) ? b : a)}\``, span);
       const v = op === "+" ? a + b : op === "-" ? a - b : a * b;
       if (!Number.isSafeInteger(v)) return fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
@@ -370,44 +401,44 @@ function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, ints: boolean
 }
 
 /** Types whose values are compared with `===` directly: one static scalar type (or null). */
-function scalar(t: Type): boolean {
+function scalar(t: TypeKind): boolean {
   return t === "int" || t === "string" || t === "bool" || t === "null" || t === "approver";
 }
 
 /** The JavaScript `typeof` of a static scalar type's values. */
-const jsType: Partial<Record<Type, string>> = { int: "number", string: "string", bool: "boolean" };
+const jsType: Readonly<Partial<Record<TypeKind, string>>> = Object.freeze({ int: "number", string: "string", bool: "boolean" });
 
-function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
+function equality(negate: boolean, l: Compiled, r: Compiled, lt: TypeKind, rt: TypeKind, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
   if (scalar(lt) && scalar(rt) && !l.canFail && !r.canFail) {
-    return { fn: negate ? (env) => lf(env) !== rf(env) : (env) => lf(env) === rf(env), canFail: false };
+    return { fn: negate ? (env, meter) => lf(env, meter) !== rf(env, meter) : (env, meter) => lf(env, meter) === rf(env, meter), canFail: false };
   }
   // A dynamic value against a static int, string or bool: null is unequal, the same type compares
   // with `===`, anything else is the general rule (a run-time type error).
   const staticSide = lt === "dyn" && !l.canFail && !r.canFail ? jsType[rt] : rt === "dyn" && !l.canFail && !r.canFail ? jsType[lt] : undefined;
   if (staticSide !== undefined) {
     return {
-      fn: (env) => {
-        const a = lf(env);
-        const b = rf(env);
+      fn: (env, meter) => {
+        const a = lf(env, meter);
+        const b = rf(env, meter);
         const d = lt === "dyn" ? a : b;
         if (d === null) return negate;
         if (typeof d === staticSide && (staticSide !== "number" || Number.isSafeInteger(d))) return (a === b) !== negate;
-        const v = equals(a, b, span);
-        return v === FAIL ? FAIL : v !== negate;
+        const v = equals(a, b, meter, span);
+        return v instanceof Failure ? v : v !== negate;
       },
       canFail: true,
     };
   }
   return {
-    fn: (env) => {
-      const a = lf(env);
-      if (a === FAIL) return FAIL;
-      const b = rf(env);
-      if (b === FAIL) return FAIL;
-      const v = equals(a, b, span);
-      return v === FAIL ? FAIL : v !== negate;
+    fn: (env, meter) => {
+      const a = lf(env, meter);
+      if (a instanceof Failure) return a;
+      const b = rf(env, meter);
+      if (b instanceof Failure) return b;
+      const v = equals(a, b, meter, span);
+      return v instanceof Failure ? v : v !== negate;
     },
     canFail: true,
   };
@@ -416,61 +447,62 @@ function equality(negate: boolean, l: Compiled, r: Compiled, lt: Type, rt: Type,
 function membership(l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
-  if ((lt === "int" || lt === "string" || lt === "bool" || lt === "approver") && rt !== "dyn" && !l.canFail && !r.canFail) {
+  const lk = lt.kind;
+  if ((lk === "int" || lk === "string" || lk === "bool" || lk === "approver") && rt.kind !== "dyn" && !l.canFail && !r.canFail) {
     // A static needle and a static list of its type (the checker saw to it): plain `includes`.
-    return { fn: (env) => (rf(env) as readonly Value[]).includes(lf(env)), canFail: false };
+    return { fn: (env, meter) => (rf(env, meter) as readonly Value[]).includes(lf(env, meter)), canFail: false };
   }
-  const elementType = jsType[rt.slice(5, -1) as Type];
-  if (lt === "dyn" && elementType !== undefined && !l.canFail && !r.canFail) {
+  const elementType = rt.kind === "list" && rt.element !== null ? jsType[rt.element.kind] : undefined;
+  if (lk === "dyn" && elementType !== undefined && !l.canFail && !r.canFail) {
     // A dynamic needle in a static list of one type: null is never found, a value of that type is
     // found with `includes`, and anything else is the general rule (a run-time type error).
     return {
-      fn: (env) => {
-        const a = lf(env);
-        const list = rf(env) as readonly Value[];
+      fn: (env, meter) => {
+        const a = lf(env, meter);
+        const list = rf(env, meter) as readonly Value[];
         if (a === null) return false;
         if (typeof a === elementType && (elementType !== "number" || Number.isSafeInteger(a))) return list.includes(a);
-        return member(a, list, span);
+        return member(a, list, meter, span);
       },
       canFail: true,
     };
   }
   return {
-    fn: (env) => {
-      const a = lf(env);
-      if (a === FAIL) return FAIL;
-      const b = rf(env);
-      if (b === FAIL) return FAIL;
-      return member(a, b, span);
+    fn: (env, meter) => {
+      const a = lf(env, meter);
+      if (a instanceof Failure) return a;
+      const b = rf(env, meter);
+      if (b instanceof Failure) return b;
+      return member(a, b, meter, span);
     },
     canFail: true,
   };
 }
 
-function ordering(op: string, l: Compiled, r: Compiled, lt: Type, rt: Type, span: Span): Compiled {
+function ordering(op: string, l: Compiled, r: Compiled, lt: TypeKind, rt: TypeKind, span: Span): Compiled {
   const lf = l.fn;
   const rf = r.fn;
   if (lt === "int" && rt === "int" && !l.canFail && !r.canFail) {
     switch (op) {
       case "<":
-        return { fn: (env) => (lf(env) as number) < (rf(env) as number), canFail: false };
+        return { fn: (env, meter) => (lf(env, meter) as number) < (rf(env, meter) as number), canFail: false };
       case "<=":
-        return { fn: (env) => (lf(env) as number) <= (rf(env) as number), canFail: false };
+        return { fn: (env, meter) => (lf(env, meter) as number) <= (rf(env, meter) as number), canFail: false };
       case ">":
-        return { fn: (env) => (lf(env) as number) > (rf(env) as number), canFail: false };
+        return { fn: (env, meter) => (lf(env, meter) as number) > (rf(env, meter) as number), canFail: false };
       default:
-        return { fn: (env) => (lf(env) as number) >= (rf(env) as number), canFail: false };
+        return { fn: (env, meter) => (lf(env, meter) as number) >= (rf(env, meter) as number), canFail: false };
     }
   }
   const test = op === "<" ? (c: number) => c < 0 : op === "<=" ? (c: number) => c <= 0 : op === ">" ? (c: number) => c > 0 : (c: number) => c >= 0;
   return {
-    fn: (env) => {
-      const a = lf(env);
-      if (a === FAIL) return FAIL;
-      const b = rf(env);
-      if (b === FAIL) return FAIL;
+    fn: (env, meter) => {
+      const a = lf(env, meter);
+      if (a instanceof Failure) return a;
+      const b = rf(env, meter);
+      if (b instanceof Failure) return b;
       if (isInt(a) && isInt(b)) return test(a - b);
-      if (typeof a === "string" && typeof b === "string") return charge(stringUnits(Math.min(a.length, b.length)), span) ?? test(compareStrings(a, b));
+      if (typeof a === "string" && typeof b === "string") return charge(meter, stringUnits(Math.min(a.length, b.length)), span) ?? test(compareStrings(a, b));
       return fail("runtime-type", `cannot order \`${describe(a)}\` and \`${describe(b)}\``, span, "ordering is defined on two ints or two strings");
     },
     canFail: true,

@@ -162,7 +162,7 @@ class CostWalk {
   }
 
   private name(e: ExprOf<"name">): number {
-    const t = this.types.get(e);
+    const t = this.types.get(e)?.kind;
     if (t === "int") return this.scalar(1);
     this.value = t === "dyn" ? DYNAMIC_VALUE : STRING_NAME_VALUE;
     this.size = DYNAMIC_SIZE;
@@ -210,7 +210,7 @@ class CostWalk {
         let compare = Math.min(rv, elements * (lv + 1));
         // A needle that is no list stops at the first element that is a list (a type error), and
         // scans each string element at most once: one unit per element and the scan of them all.
-        if (this.types.get(e.left) !== "dyn") compare = Math.min(compare, elements + stringUnits(LIMITS.argsBytesMax));
+        if (this.types.get(e.left)?.kind !== "dyn") compare = Math.min(compare, elements + stringUnits(LIMITS.argsBytesMax));
         return this.scalar(both + compare);
       }
       default:

@@ -3,7 +3,7 @@ import { isHidden } from "@agent-authority/grammar";
 import type { BinaryOperator, Expr } from "./ast.js";
 
 /** Binding strength; a child binding more loosely than its position allows gets parentheses. */
-const precedence: Record<BinaryOperator, number> = {
+const precedence: Readonly<Record<BinaryOperator, number>> = Object.freeze({
   "||": 1,
   "&&": 2,
   "==": 3,
@@ -16,7 +16,7 @@ const precedence: Record<BinaryOperator, number> = {
   "+": 4,
   "-": 4,
   "*": 5,
-};
+});
 const UNARY = 6;
 const PRIMARY = 7;
 

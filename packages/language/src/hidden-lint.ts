@@ -40,7 +40,7 @@ const LOOKALIKE_SCRIPTS: readonly (readonly [string, RegExp])[] = [
   ["Cherokee", /\p{Script=Cherokee}/u],
   ["Georgian", /\p{Script=Georgian}/u],
   ["Coptic", /\p{Script=Coptic}/u],
-];
+] as const;
 
 /** The look-alike scripts of a word's letters, in first-seen order. */
 function scriptsOf(word: string): string[] {

@@ -8,6 +8,7 @@ export { FUNCTION_COSTS, costEstimate, stringUnits, type CostEstimate, type Func
 export { compilePolicy, conjoin, costMeter, decideChain, type ChainLinkPolicy, type ChainOutcome, type CostMeter, formatPolicy, lintPolicy, type CompiledPolicy, type CompileResult, type EvaluationResult, type PolicyOrigin, type PolicyOutcome } from "./policy.js";
 export { parsePolicy, type ParseResult } from "./parse.js";
 export { checkPolicy, type CheckResult, type Type } from "./check.js";
+export { listOf, sameType, typeName, TYPES, type BasicType, type ElementType, type ListType, type TypeKind } from "./types.js";
 export { formatExpr } from "./format.js";
 export { childrenOf } from "./ast.js";
 export type { BinaryOperator, Expr, UnaryOperator } from "./ast.js";

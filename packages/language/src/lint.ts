@@ -7,8 +7,8 @@ import { byPosition, warning, type Diagnostic } from "./diagnostic.js";
 import { WEEKDAYS } from "./environment.js";
 import { formatExpr } from "./format.js";
 import { LIMITS } from "./limits.js";
-import { compileResidual, search, type Formula } from "./residual.js";
-import { FAIL } from "./values.js";
+import { compileResidual, search, unmeteredRun, type Formula } from "./residual.js";
+import { Failure, unmetered } from "./values.js";
 
 /** Every lint warning of a checked tree, in source order. */
 export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
@@ -46,7 +46,7 @@ interface Bound {
   readonly high: number;
 }
 
-const EMPTY_ENV = { args: {} } as unknown as EvalEnv;
+const EMPTY_ENV = Object.freeze({ args: Object.freeze({}) }) as unknown as EvalEnv;
 
 class Linter {
   readonly out: Diagnostic[] = [];
@@ -85,7 +85,7 @@ class Linter {
    * then can removing it, or relying on its value, be claimed to change nothing.
    */
   total(e: Expr): boolean {
-    return this.types.get(e) === "bool" && !this.mayFail(e);
+    return this.types.get(e)?.kind === "bool" && !this.mayFail(e);
   }
 
   private mayFail(e: Expr): boolean {
@@ -150,7 +150,7 @@ class Linter {
       }
       return;
     }
-    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) {
+    if (this.types.get(e)?.kind === "bool" && mentionsApprover(e) && this.approverOnly(e)) {
       this.approver(e);
       return;
     }
@@ -309,7 +309,7 @@ class Linter {
     const rightConst = isConstant(e.right);
     if (leftConst === rightConst) return undefined;
     const subjectExpr = leftConst ? e.right : e.left;
-    if (this.types.get(subjectExpr) !== "int") return undefined;
+    if (this.types.get(subjectExpr)?.kind !== "int") return undefined;
     const value = this.constantValue(leftConst ? e.left : e.right);
     if (typeof value !== "number") return undefined;
     const flipped: Record<string, string> = { "<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==" };
@@ -386,7 +386,7 @@ class Linter {
 
   private unsatisfiableUncached(e: Expr): boolean {
     if (isConstant(e)) return this.constantValue(e) === false;
-    if (this.types.get(e) === "bool" && mentionsApprover(e) && this.approverOnly(e)) return this.approverUnsatisfiable(e);
+    if (this.types.get(e)?.kind === "bool" && mentionsApprover(e) && this.approverOnly(e)) return this.approverUnsatisfiable(e);
     if (e.kind === "binary" && e.op === "in" && e.right.kind === "list" && e.right.elements.length === 0) return true;
     if (e.kind === "binary" && e.op === "||") return this.unsatisfiable(e.left) && this.unsatisfiable(e.right);
     if (e.kind === "binary" && e.op === "&&") {
@@ -471,7 +471,7 @@ class Linter {
   }
 
   private approverFormula(e: Expr): Formula {
-    return compileResidual(e, (x) => compileExpr(x, this.types))(EMPTY_ENV, []);
+    return compileResidual(e, (x) => compileExpr(x, this.types))(EMPTY_ENV, unmeteredRun());
   }
 
   /**
@@ -511,8 +511,8 @@ class Linter {
   }
 
   constantValue(e: Expr): unknown {
-    const v = compileExpr(e, this.types)(EMPTY_ENV);
-    return v === FAIL ? undefined : v;
+    const v = compileExpr(e, this.types)(EMPTY_ENV, unmetered());
+    return v instanceof Failure ? undefined : v;
   }
 }
 

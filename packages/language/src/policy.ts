@@ -2,8 +2,9 @@
 import type { Expr } from "./ast.js";
 import { mentionsApprover } from "./ast.js";
 import { balancedChain } from "./ast-from-cst.js";
-import { checkPolicy, nodeTypes, setType, type TypeTable } from "./check.js";
-import { compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
+import { checkPolicy, unionTable, type TypeTable } from "./check.js";
+import { TYPES, type Type } from "./types.js";
+import { compileChecked, compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
@@ -13,9 +14,9 @@ import { hiddenCharacterWarnings, mixedScriptWarnings } from "./hidden-lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { approverCost, approverCostError } from "./approver-cost.js";
-import { and, compileResidual, residualText, sameFormula, search, withListCache, type Formula, type PartialEvaluator } from "./residual.js";
+import { and, compileResidual, residualText, sameFormula, search, type Formula, type ListCache, type PartialEvaluator, type ResidualRun } from "./residual.js";
 import { costError, costEstimate, searchUnits, type CostEstimate } from "./cost.js";
-import { charge, describe, FAIL, failure, meter } from "./values.js";
+import { charge, describe, type Evaluated, Failure, type Meter, NEVER_CHARGED } from "./values.js";
 
 export type PolicyOutcome =
   | { readonly outcome: "allow" }
@@ -72,6 +73,8 @@ const DENY: PolicyOutcome = Object.freeze({ outcome: "deny" });
 
 class Policy implements CompiledPolicy {
   private readonly root: Evaluator;
+  /** Whether evaluation can fail at run time; if not, it charges nothing but the policy's nodes. */
+  private readonly rootCanFail: boolean;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private residual: PartialEvaluator | null | undefined;
   private canonical: string | undefined;
@@ -83,28 +86,26 @@ class Policy implements CompiledPolicy {
     readonly types: TypeTable,
     readonly cost: CostEstimate,
   ) {
-    this.root = compileExpr(ast, types);
+    const root = compileChecked(ast, types);
+    this.root = root.fn;
+    this.rootCanFail = root.canFail;
   }
 
   /**
-   * Opens the shared meter for one evaluation of this policy, charged `units` up front; false when
-   * that alone passes the limit.
+   * The state of one evaluation of this policy charged to `budget`, `units` spent up front: its
+   * meter, and for partial evaluation its first error and the chain's lists (`lists`).
    */
-  private begin(budget: CostMeter | undefined, units: number): boolean {
+  private open(budget: CostMeter | undefined, units: number, lists?: ListCache): ResidualRun {
     const before = budget === undefined ? 0 : budget.spent;
-    meter.spent = before + units;
     // One policy never spends more than its own budget, whatever is left of a shared one.
-    meter.limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
-    return meter.spent <= meter.limit;
+    const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
+    return { spent: before + units, limit, error: undefined, lists };
   }
 
-  /** Closes the meter, adding what was spent to `budget`; the limit it passed, or undefined. */
-  private end(budget: CostMeter | undefined): number | undefined {
-    const limit = meter.limit;
-    const kept = meter.spent <= limit;
+  /** Adds what `meter` spent to `budget`; the limit it passed, or undefined. */
+  private close(meter: Meter, budget: CostMeter | undefined): number | undefined {
     if (budget !== undefined) budget.spent = meter.spent;
-    meter.limit = Number.POSITIVE_INFINITY;
-    return kept ? undefined : limit;
+    return meter.spent <= meter.limit ? undefined : meter.limit;
   }
 
   private exceeded(limit: number): Diagnostic {
@@ -136,9 +137,27 @@ class Policy implements CompiledPolicy {
   }
 
   evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult {
-    const v = this.begin(budget, this.cost.nodes) ? this.root(env) : FAIL;
-    const passed = this.end(budget);
+    if (!this.rootCanFail) return this.evaluateSafe(env, budget);
+    const meter = this.open(budget, this.cost.nodes);
+    const v = meter.spent <= meter.limit ? this.root(env, meter) : undefined;
+    const passed = this.close(meter, budget);
     if (passed !== undefined) return { ok: false, error: this.exceeded(passed) };
+    if (v === true) return TRUE_RESULT;
+    if (v === false) return FALSE_RESULT;
+    return { ok: false, error: this.failureOf(v) };
+  }
+
+  /**
+   * `evaluate` for a policy that cannot fail at run time, and so charges nothing but its nodes up
+   * front (INVARIANT (charging-can-fail)): the same result and the same charge, without a meter.
+   */
+  private evaluateSafe(env: PolicyEnvironment, budget: CostMeter | undefined): EvaluationResult {
+    const before = budget === undefined ? 0 : budget.spent;
+    const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
+    const spent = before + this.cost.nodes;
+    if (budget !== undefined) budget.spent = spent;
+    if (spent > limit) return { ok: false, error: this.exceeded(limit) };
+    const v = this.root(env, NEVER_CHARGED);
     if (v === true) return TRUE_RESULT;
     if (v === false) return FALSE_RESULT;
     return { ok: false, error: this.failureOf(v) };
@@ -151,23 +170,24 @@ class Policy implements CompiledPolicy {
   }
 
   /** Partial evaluation, charged to `budget`; a gated outcome keeps its residual as a formula. */
-  partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
+  partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined, lists?: ListCache): PartOutcome {
     // Deciding walks the tree twice when there is a residual to build, once otherwise.
     const passes = this.residualOf() === null ? 1 : 2;
-    const outcome = this.begin(budget, passes * this.cost.nodes) ? this.decideWithin(env) : DENY_PART;
+    const run = this.open(budget, passes * this.cost.nodes, lists);
+    const outcome = run.spent <= run.limit ? this.decideWithin(env, run) : DENY_PART;
     // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
-    const passed = this.end(budget);
+    const passed = this.close(run, budget);
     if (passed !== undefined) return { kind: "deny", error: this.exceeded(passed) };
     return outcome;
   }
 
-  private decideWithin(env: Omit<PolicyEnvironment, "approver">): PartOutcome {
+  private decideWithin(env: Omit<PolicyEnvironment, "approver">, run: ResidualRun): PartOutcome {
     // `approver` is unknown here whatever the caller passed: a full environment must not leak one in.
     const given = env as EvalEnv;
     const withoutApprover: EvalEnv = given.approver === undefined || given.approver === null ? given : { ...given, approver: null };
     const residual = this.residualOf();
     if (residual === null) {
-      const v = this.root(withoutApprover);
+      const v = this.root(withoutApprover, run);
       if (v === true) return ALLOW_PART;
       if (v === false) return DENY_PART;
       return { kind: "deny", error: this.failureOf(v) };
@@ -176,19 +196,18 @@ class Policy implements CompiledPolicy {
     // policy's tree over a non-null approver into its residual (docs/decisions/0110).
     // A failure that only a null approver causes (say `startsWith(approver, …)`) is no reason to
     // report: the policy denies because no approval would do, and that is what the decision says.
-    const none = this.root(withoutApprover);
-    const errors: Diagnostic[] = [];
-    const r = residual(withoutApprover, errors);
+    const none = this.root(withoutApprover, run);
+    const r = residual(withoutApprover, run);
     const found = search(r);
-    if (charge(searchUnits(found.steps), this.ast.span) === FAIL) return DENY_PART;
+    if (charge(run, searchUnits(found.steps), this.ast.span) !== undefined) return DENY_PART;
     if (none === true && found.everyone) return ALLOW_PART;
     if (found.witness !== undefined) return { kind: "gated", formula: r, everyone: found.everyone };
-    const reason = errors[0];
+    const reason = run.error;
     return reason === undefined ? DENY_PART : { kind: "deny", error: reason };
   }
 
-  private failureOf(v: unknown): Diagnostic {
-    if (v === FAIL && failure.diagnostic !== undefined) return failure.diagnostic;
+  private failureOf(v: Evaluated): Diagnostic {
+    if (v instanceof Failure) return v.diagnostic;
     return error("runtime-type", `a policy must be a condition, not \`${describe(v)}\``, this.ast.span);
   }
 }
@@ -248,10 +267,11 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
   if (parts.length === 0) return TRUE_POLICY;
   if (parts.length === 1) return policies[0]!;
   // Balanced, as the parser builds chains, so that a long delegation chain stays a shallow tree.
+  const joints = new Map<Expr, Type>();
   const ast = balancedChain(
     "&&",
     parts.map((p) => p.ast),
-    (node) => setType(node, "bool"),
+    (node) => joints.set(node, TYPES.bool),
   );
   // Reparse the canonical text so that spans point into it; each part already passed every check.
   const reparsed = parsePolicy(formatExpr(ast), { skipTextLimit: true });
@@ -259,7 +279,8 @@ export function conjoin(policies: readonly CompiledPolicy[]): CompiledPolicy {
     const checked = checkPolicy(reparsed.ast);
     if (checked.diagnostics.length === 0) return new Policy(reparsed.ast, checked.types, costEstimate(reparsed.ast, checked.types));
   }
-  return new Policy(ast, nodeTypes, costEstimate(ast, nodeTypes));
+  const types = unionTable([joints, ...parts.map((p) => p.types)]);
+  return new Policy(ast, types, costEstimate(ast, types));
 }
 
 /** One link of a delegation chain: its policy and the environment it is decided in. */
@@ -287,16 +308,13 @@ export type ChainOutcome =
  */
 export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter = costMeter()): ChainOutcome {
   // The links read the same `args`: a list is read once for all of them.
-  return withListCache(() => decideLinks(links, budget));
-}
-
-function decideLinks(links: readonly ChainLinkPolicy[], budget: CostMeter): ChainOutcome {
+  const lists: ListCache = new Map();
   const gated: { readonly policy: CompiledPolicy; readonly formula: Formula }[] = [];
   let everyone = true;
   for (let i = 0; i < links.length; i++) {
     const { policy, env } = links[i]!;
     if (!(policy instanceof Policy)) throw new TypeError("decideChain takes policies made by compilePolicy or conjoin");
-    const part = policy.partial(env, budget);
+    const part = policy.partial(env, budget, lists);
     if (part.kind === "deny") {
       if (part.error?.code === "cost-exceeded") return { outcome: "cost-exceeded", link: i, error: part.error };
       return part.error === undefined ? { outcome: "deny", link: i } : { outcome: "deny", link: i, error: part.error };

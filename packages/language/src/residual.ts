@@ -7,7 +7,7 @@ import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
 import { formatExpr } from "./format.js";
 import { LIMITS, utf8Length } from "./limits.js";
-import { charge, describe, FAIL, fail, failure, type Value } from "./values.js";
+import { charge, describe, fail, Failure, type Meter, type Value } from "./values.js";
 
 /**
  * A part of the policy that failed at run time, kept as its own source with the names it reads
@@ -86,15 +86,34 @@ export function or(a: Formula, b: Formula): Formula {
   return { k: "or", a, b, partial: isPartial(a) || isPartial(b) };
 }
 
-/** The residual of a condition: the formula, with the run-time errors met while building it. */
-export type PartialEvaluator = (env: EvalEnv, errors: Diagnostic[]) => Formula;
+/**
+ * One partial evaluation's own state, made by its caller and passed down to every node: its meter
+ * of work units (evaluators charge it directly), the first run-time error met, and the lists read.
+ */
+export interface ResidualRun extends Meter {
+  /** The first run-time error met while building the residual: the reason a denial gives. */
+  error: Diagnostic | undefined;
+  /**
+   * The lists already read while one delegation chain is decided: every link of a chain reads the
+   * same `args`, so `approver in args.l` on 64 links reads the list once. Made for one chain's
+   * decision and dropped with it, so no list is trusted to be unchanged across decisions.
+   */
+  readonly lists: ListCache | undefined;
+}
+
+/** A run without a limit, for lint (its work is bounded by the policy's nodes). */
+export function unmeteredRun(): ResidualRun {
+  return { spent: 0, limit: Number.POSITIVE_INFINITY, error: undefined, lists: undefined };
+}
+
+/** The residual of a condition: the formula, with the first run-time error met left in `run`. */
+export type PartialEvaluator = (env: EvalEnv, run: ResidualRun) => Formula;
 
 /** The value of an approver-free condition, from its compiled evaluator. */
-function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], e: Expr): Formula {
-  const v = fn(env);
+function constant(fn: Evaluator, env: EvalEnv, run: ResidualRun, e: Expr): Formula {
+  const v = fn(env, run);
   if (v === true || v === false) return v;
-  if (v !== FAIL) fail("runtime-type", `expected a condition, not \`${describe(v)}\``, e.span);
-  return failed(errors, e, env);
+  return failed(run, e, env, v instanceof Failure ? v : fail("runtime-type", `expected a condition, not \`${describe(v)}\``, e.span));
 }
 
 /**
@@ -111,21 +130,21 @@ function constant(fn: Evaluator, env: EvalEnv, errors: Diagnostic[], e: Expr): F
 export function compileResidual(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvaluator {
   if (!mentionsApprover(e)) {
     const fn = evaluatorOf(e);
-    return (env, errors) => constant(fn, env, errors, e);
+    return (env, run) => constant(fn, env, run, e);
   }
   if (e.kind === "unary") {
     const inner = compileResidual(e.operand, evaluatorOf);
-    return (env, errors) => not(inner(env, errors));
+    return (env, run) => not(inner(env, run));
   }
   if (e.kind === "binary" && (e.op === "&&" || e.op === "||")) {
     const left = compileResidual(e.left, evaluatorOf);
     const right = compileResidual(e.right, evaluatorOf);
     const isAnd = e.op === "&&";
-    return (env, errors) => {
-      const a = left(env, errors);
+    return (env, run) => {
+      const a = left(env, run);
       // Short-circuit: where the left side decides for every approver, the right one is never evaluated.
       if (a === !isAnd || fails(a)) return a;
-      const b = right(env, errors);
+      const b = right(env, run);
       return isAnd ? and(a, b) : or(a, b);
     };
   }
@@ -139,10 +158,10 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
     const other = evaluatorOf(otherExpr);
     const k = e.callee === "startsWith" ? "startsWith" : "endsWith";
     const dynamic = readsArgs(otherExpr);
-    return (env, errors) => {
-      const v = other(env);
-      if (v === FAIL) return failed(errors, e, env);
-      if (typeof v !== "string") return failed(errors, e, env, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
+    return (env, run) => {
+      const v = other(env, run);
+      if (v instanceof Failure) return failed(run, e, env, v);
+      if (typeof v !== "string") return failed(run, e, env, fail("runtime-type", `\`${k}\` takes strings, not \`${describe(v)}\``, e.span));
       return dynamic ? { k, value: v, source: { expr: otherExpr, env } } : { k, value: v };
     };
   }
@@ -152,18 +171,18 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
   const other = evaluatorOf(otherExpr);
   const dynamic = readsArgs(otherExpr);
   if (b.op === "in") {
-    return (env, errors) => {
-      const v = other(env);
-      if (v === FAIL) return failed(errors, b, env);
-      return membership(v, b, env, errors, dynamic ? { expr: otherExpr, env } : undefined);
+    return (env, run) => {
+      const v = other(env, run);
+      if (v instanceof Failure) return failed(run, b, env, v);
+      return membership(v, b, env, run, dynamic ? { expr: otherExpr, env } : undefined);
     };
   }
   const negate = b.op === "!=";
-  return (env, errors) => {
-    const v = other(env);
-    if (v === FAIL) return failed(errors, b, env);
+  return (env, run) => {
+    const v = other(env, run);
+    if (v instanceof Failure) return failed(run, b, env, v);
     if (v === null) return negate;
-    if (typeof v !== "string") return failed(errors, b, env, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
+    if (typeof v !== "string") return failed(run, b, env, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
     const atom: Formula = dynamic ? { k: "eq", value: v, source: { expr: otherExpr, env } } : { k: "eq", value: v };
     return negate ? not(atom) : atom;
   };
@@ -181,18 +200,19 @@ function readsArgs(e: Expr): boolean {
 }
 
 /** `approver in list` is `approver == a || approver == b || …`, left to right. */
-function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, errors: Diagnostic[], source: Source | undefined): Formula {
+function membership(list: Value, e: ExprOf<"binary">, env: EvalEnv, run: ResidualRun, source: Source | undefined): Formula {
   const span = e.span;
-  if (!Array.isArray(list)) return failed(errors, e, env, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
+  if (!Array.isArray(list)) return failed(run, e, env, fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span));
   if (list.length > LIMITS.listElementsMax) {
-    return failed(errors, e, env, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
+    return failed(run, e, env, fail("list-too-long", `list of ${list.length} elements is longer than ${LIMITS.listElementsMax}`, span));
   }
   // One unit per element (INVARIANT (charged-before-work)); past the budget, the decision denies.
-  if (charge(list.length, span) === FAIL) return failed(errors, e, env);
-  const read = stringsOf(list);
+  const over = charge(run, list.length, span);
+  if (over !== undefined) return failed(run, e, env, over);
+  const read = stringsOf(list, run.lists);
   if (read.bad !== undefined) {
     // Evaluation fails here unless an earlier element matched.
-    errors.push({ code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(read.bad)}\``, span });
+    run.error ??= { code: "runtime-type", severity: "error", message: `cannot compare \`string\` with \`${describe(read.bad)}\``, span };
     const unless = inAtom(read.values);
     return unless === false ? { k: "error", expr: e, env } : { k: "error", expr: e, env, unless };
   }
@@ -207,24 +227,10 @@ interface ListStrings {
   readonly bad?: Value;
 }
 
-/**
- * The lists already read while one delegation chain is decided (`withListCache`): every link of a
- * chain reads the same `args`, so `approver in args.l` on 64 links reads the list once. Set only
- * for the span of one synchronous call, so no list is trusted to be unchanged across decisions.
- */
-let listCache: Map<readonly Value[], ListStrings> | undefined;
+/** The lists one chain's decision has read (ResidualRun.lists). */
+export type ListCache = Map<readonly Value[], ListStrings>;
 
-export function withListCache<T>(run: () => T): T {
-  const outer = listCache;
-  listCache = outer ?? new Map();
-  try {
-    return run();
-  } finally {
-    listCache = outer;
-  }
-}
-
-function stringsOf(list: readonly Value[]): ListStrings {
+function stringsOf(list: readonly Value[], listCache: ListCache | undefined): ListStrings {
   const cached = listCache?.get(list);
   if (cached !== undefined) return cached;
   const values: string[] = [];
@@ -253,8 +259,9 @@ function inAtom(values: readonly string[], lookup?: ReadonlySet<string>, source?
   return source === undefined ? atom : { ...atom, source };
 }
 
-function failed(errors: Diagnostic[], expr: Expr, env: EvalEnv, _signal?: typeof FAIL): Formula {
-  if (failure.diagnostic !== undefined) errors.push(failure.diagnostic);
+/** A failure leaf for `expr`, its reason recorded in `run`. */
+function failed(run: ResidualRun, expr: Expr, env: EvalEnv, why: Failure): Formula {
+  run.error ??= why.diagnostic;
   return { k: "error", expr, env };
 }
 
@@ -503,7 +510,7 @@ export function unsatisfiable(f: Formula): boolean {
   return search(f).none;
 }
 
-const NO_SPAN: Span = { start: 0, end: 0 };
+const NO_SPAN: Span = Object.freeze({ start: 0, end: 0 });
 
 /**
  * A residual as an expression, for printing: failure leaves print as they were written; with

@@ -11,38 +11,55 @@ import { LIMITS } from "./limits.js";
 export type Value = unknown;
 
 /**
- * Returned instead of a value when evaluation fails. The failure itself is left in `failure`:
- * evaluation is single-threaded and synchronous, so one slot suffices and the common path
- * allocates nothing.
+ * Returned instead of a value when evaluation fails: the reason, frozen. It is allocated only when
+ * evaluation fails, so the common path allocates nothing, and it travels up as the result of each
+ * enclosing node (decision 0140).
  */
-export const FAIL: unique symbol = Symbol("fail");
+export class Failure {
+  constructor(readonly diagnostic: Diagnostic) {
+    Object.freeze(this);
+  }
+}
 
-export const failure: { diagnostic: Diagnostic | undefined } = { diagnostic: undefined };
+/** What evaluating a node gives: its value, or the failure that stopped it. */
+export type Evaluated = Value | Failure;
 
-export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded" | "invalid-path" | "invalid-url", message: string, span: Span, help?: string): typeof FAIL {
-  failure.diagnostic = error(code, message, span, help);
-  return FAIL;
+export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded" | "invalid-path" | "invalid-url", message: string, span: Span, help?: string): Failure {
+  return new Failure(error(code, message, span, help));
 }
 
 /**
- * The work units charged so far by the evaluation under way, and its limit (cost.ts,
- * docs/policy-language.md "Cost"). One slot, like `failure`: evaluation is single-threaded and
- * synchronous; a policy sets it before it evaluates and reads it after.
+ * The work units charged so far by one evaluation, and its limit (cost.ts, docs/policy-language.md
+ * "Cost"). Each evaluation gets its own, passed down to every node that charges (decision 0140).
  *
  * INVARIANT (charged-before-work): every operation whose work grows with the size of a value
  * (equality and ordering of values from `args`, `in` over a list, the functions) charges its units
  * before or while it does that work, and stops with `cost-exceeded` once the limit is passed; work
  * that does not grow with a value is bounded by the policy's nodes, charged when evaluation starts.
  */
-export const meter: { spent: number; limit: number } = { spent: 0, limit: Number.POSITIVE_INFINITY };
-
-/** Charges `units`; FAIL (`cost-exceeded`) when that takes the evaluation past its limit. */
-export function charge(units: number, span: Span): typeof FAIL | undefined {
-  meter.spent += units;
-  return meter.spent <= meter.limit ? undefined : costExceeded(span);
+export interface Meter {
+  spent: number;
+  readonly limit: number;
 }
 
-export function costExceeded(span: Span): typeof FAIL {
+/**
+ * The meter given to a tree that cannot fail, which never charges one (INVARIANT
+ * (charging-can-fail) of compile.ts): frozen, so that a charge would throw rather than count.
+ */
+export const NEVER_CHARGED: Meter = Object.freeze({ spent: 0, limit: 0 });
+
+/** A meter without a limit, for evaluating constants when a policy is linted (its work is bounded by its nodes). */
+export function unmetered(): Meter {
+  return { spent: 0, limit: Number.POSITIVE_INFINITY };
+}
+
+/** Charges `units` to `meter`; a failure (`cost-exceeded`) when that takes it past its limit. */
+export function charge(meter: Meter, units: number, span: Span): Failure | undefined {
+  meter.spent += units;
+  return meter.spent <= meter.limit ? undefined : costExceeded(meter, span);
+}
+
+export function costExceeded(meter: Meter, span: Span): Failure {
   return fail("cost-exceeded", `evaluation used more than its budget of ${meter.limit} work units`, span, "the action's `args` are too large for what this policy does with them; the policy refuses");
 }
 
@@ -86,13 +103,13 @@ export function readPath(args: unknown, path: readonly string[]): Value {
  * LIMITS.valueDepthMax, with an explicit stack: no value, however long, deep or even cyclic, can
  * make evaluation recurse or run without bound (docs/decisions/0118-bounded-dynamic-values.md).
  */
-export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
-  if (a === null || a === undefined || b === null || b === undefined) return charge(1, span) ?? (a ?? null) === (b ?? null);
+export function equals(a: Value, b: Value, meter: Meter, span: Span): boolean | Failure {
+  if (a === null || a === undefined || b === null || b === undefined) return charge(meter, 1, span) ?? (a ?? null) === (b ?? null);
   const t = typeof a;
   if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) {
-    return charge(pairUnits(a, b), span) ?? a === b;
+    return charge(meter, pairUnits(a, b), span) ?? a === b;
   }
-  const first = comparePair(a, b, 0, span);
+  const first = comparePair(a, b, 0, meter, span);
   if (first !== DESCEND) return first;
   // Two lists of one length: walk them depth first, left to right, one element pair per step, each
   // charged before it is compared (INVARIANT (charged-before-work)); a frame per open list.
@@ -112,7 +129,7 @@ export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
     next[top] = i + 1;
     const x = la[i];
     const y = rights[top]![i];
-    const r = comparePair(x, y, lefts.length, span);
+    const r = comparePair(x, y, lefts.length, meter, span);
     if (r === true) continue;
     if (r !== DESCEND) return r;
     // Two lists of one length, to be walked.
@@ -127,11 +144,11 @@ export function equals(a: Value, b: Value, span: Span): boolean | typeof FAIL {
 const DESCEND: unique symbol = Symbol("descend");
 
 /**
- * Compares one pair after charging it: true (an equal scalar pair) or false, FAIL on a type error
+ * Compares one pair after charging it: true (an equal scalar pair) or false, a failure on a type error
  * or past the budget, and DESCEND for two lists of one length.
  */
-function comparePair(a: Value, b: Value, depth: number, span: Span): boolean | typeof FAIL | typeof DESCEND {
-  const over = charge(pairUnits(a, b), span);
+function comparePair(a: Value, b: Value, depth: number, meter: Meter, span: Span): boolean | Failure | typeof DESCEND {
+  const over = charge(meter, pairUnits(a, b), span);
   if (over !== undefined) return over;
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   // The common pairs first, without describing their types.
@@ -149,13 +166,13 @@ function comparePair(a: Value, b: Value, depth: number, span: Span): boolean | t
   return (a as Value[]).length === (b as Value[]).length ? DESCEND : false;
 }
 
-/** FAIL (`list-too-long`) when `value` is a list longer than LIMITS.listElementsMax. */
-export function listTooLong(value: Value, span: Span): typeof FAIL | undefined {
+/** A failure (`list-too-long`) when `value` is a list longer than LIMITS.listElementsMax. */
+export function listTooLong(value: Value, span: Span): Failure | undefined {
   if (!Array.isArray(value) || value.length <= LIMITS.listElementsMax) return undefined;
   return fail("list-too-long", `list of ${value.length} elements is longer than ${LIMITS.listElementsMax}`, span);
 }
 
-function tooDeep(span: Span): typeof FAIL {
+function tooDeep(span: Span): Failure {
   return fail("value-too-deep", `a value from \`args\` nests lists deeper than ${LIMITS.valueDepthMax} levels`, span);
 }
 
@@ -163,7 +180,7 @@ function tooDeep(span: Span): typeof FAIL {
  * Membership: `x in [a, b]` means `x == a || x == b`, elements tried left to right, so a mismatched
  * type is a run-time error unless an earlier element already matched.
  */
-export function member(needle: Value, list: Value, span: Span): boolean | typeof FAIL {
+export function member(needle: Value, list: Value, meter: Meter, span: Span): boolean | Failure {
   if (!Array.isArray(list)) return fail("runtime-type", `\`in\` needs a list, not \`${describe(list)}\``, span);
   const tooLong = listTooLong(list, span) ?? listTooLong(needle, span);
   if (tooLong !== undefined) return tooLong;
@@ -172,19 +189,19 @@ export function member(needle: Value, list: Value, span: Span): boolean | typeof
     for (let i = 0; i < list.length; i++) {
       const element = list[i];
       if (typeof element !== "string") {
-        const r = equals(needle, element, span);
+        const r = equals(needle, element, meter, span);
         if (r !== false) return r;
         continue;
       }
       meter.spent += element.length < needle.length ? stringUnits(element.length) : stringUnits(needle.length);
-      if (meter.spent > meter.limit) return costExceeded(span);
+      if (meter.spent > meter.limit) return costExceeded(meter, span);
       if (element === needle) return true;
     }
     return false;
   }
   for (let i = 0; i < list.length; i++) {
     const element = list[i];
-    const r = equals(needle, element, span);
+    const r = equals(needle, element, meter, span);
     if (r !== false) return r;
   }
   return false;

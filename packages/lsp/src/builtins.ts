@@ -62,7 +62,7 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
     signature: "urlPath(url: string): string",
     doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//` or an escaped `.`, `/`, `\\` or NUL fails closed.",
   },
-};
+} as const;
 
 function typeText(name: keyof typeof ENVIRONMENT_TYPES): string {
   const type = ENVIRONMENT_TYPES[name];

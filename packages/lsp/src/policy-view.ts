@@ -11,22 +11,21 @@ export interface TypedNode {
   readonly end: number;
 }
 
-const TYPE_WORDS: Record<Type, string> = {
+/** The words for a basic type; a list is named by its element's words. */
+const TYPE_WORDS = Object.freeze({
   int: "int",
   string: "string",
   bool: "bool",
   null: "null",
   dyn: "dynamic (checked at run time)",
   approver: "string or null",
-  "list<int>": "list of int",
-  "list<string>": "list of string",
-  "list<bool>": "list of bool",
-  "list<any>": "empty list",
   error: "unknown (the expression has an error)",
-};
+});
 
 export function typeWords(type: Type | undefined): string {
-  return type === undefined ? "unknown" : TYPE_WORDS[type];
+  if (type === undefined) return "unknown";
+  if (type.kind !== "list") return TYPE_WORDS[type.kind];
+  return type.element === null ? "empty list" : `list of ${TYPE_WORDS[type.element.kind]}`;
 }
 
 /** A value of each parameter for type checking: its example, default or bound, else a plain value of its type. */
