@@ -67,8 +67,8 @@ export interface ReceiptFailure {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-const RECEIPT_KEYS = ["checkpoint", "format", "kid", "ledger_id", "record", "settlements", "signature"];
-const ENTRY_KEYS = ["hash", "inclusion_proof", "leaf_index", "prev_hash", "record"];
+const RECEIPT_KEYS: readonly string[] = ["checkpoint", "format", "kid", "ledger_id", "record", "settlements", "signature"];
+const ENTRY_KEYS: readonly string[] = ["hash", "inclusion_proof", "leaf_index", "prev_hash", "record"];
 
 const failure = (field: string, message: string): ReceiptFailure => ({ ok: false, field, message });
 
