@@ -1,12 +1,12 @@
 // The dependency direction, checked on every run: pure packages stay pure, nothing imports server or
 // cli, the server's layers import only inwards (http → services → store), and no source file of the
 // repository is part of an import circle.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { circlesUnder, importCircles, importGraph, layerViolations, relativeImports, sourceFilesUnder } from "./import-graph.js";
+import { circlesUnder, importCircles, importGraph, layerViolations, relativeImports, sourceFilesUnder, typeScriptModulesUnder } from "./import-graph.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -38,16 +38,6 @@ const forbiddenInPure = [
   /(^|\/)cli\//,
 ];
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith(".ts") && !name.endsWith(".test.ts") && !name.endsWith(".d.ts")) out.push(path);
-  }
-  return out;
-}
-
 function importsOf(text: string): string[] {
   const specifiers: string[] = [];
   const pattern = /(?:^|\n)\s*(?:import|export)\b[^"'`;]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s*["']([^"']+)["']/g;
@@ -62,7 +52,7 @@ describe("dependency direction", () => {
   for (const [pkg, allowed] of Object.entries(allowedWorkspaceImports)) {
     it(`${pkg} imports only what a pure package may`, () => {
       const violations: string[] = [];
-      for (const file of sourceFiles(join(root, pkg, "src"))) {
+      for (const file of typeScriptModulesUnder(join(root, pkg, "src"))) {
         for (const spec of importsOf(readFileSync(file, "utf8"))) {
           const where = `${relative(root, file)} imports \`${spec}\``;
           if (forbiddenInPure.some((rule) => rule.test(spec))) violations.push(where);
@@ -76,7 +66,7 @@ describe("dependency direction", () => {
 
   it("packages/gateway, which does I/O, still imports neither the server nor the CLI", () => {
     const violations: string[] = [];
-    for (const file of sourceFiles(join(root, "packages/gateway", "src"))) {
+    for (const file of typeScriptModulesUnder(join(root, "packages/gateway", "src"))) {
       for (const spec of importsOf(readFileSync(file, "utf8"))) {
         // The MCP SDK's own `…/server/…` modules are its server side, not ours: only relative paths are checked.
         if (/^@agent-authority\/(server|cli)$|^\.{1,2}\/(.*\/)?(server|cli)\//.test(spec)) violations.push(`${relative(root, file)} imports \`${spec}\``);

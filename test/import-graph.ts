@@ -25,6 +25,11 @@ export function sourceFilesUnder(root: string): string[] {
   return out.sort();
 }
 
+/** The TypeScript modules under `dir`: every `.ts` file but tests and declarations. */
+export function typeScriptModulesUnder(dir: string): string[] {
+  return sourceFilesUnder(dir).filter((path) => path.endsWith(".ts") && !path.endsWith(".test.ts") && !path.endsWith(".d.ts"));
+}
+
 /** The relative module specifiers of a source text, every form that ties two files together. */
 export function relativeImports(text: string): string[] {
   const specifiers: string[] = [];

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Project } from "ts-morph";
 import { describe, expect, it } from "vitest";
 import { moduleStateViolations } from "./module-state.js";
+import { typeScriptModulesUnder } from "./import-graph.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -30,19 +31,9 @@ const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
   ["packages/gateway/src/protocol.ts sessionLevels", "the log level each live MCP session asked for; a WeakMap, gone with the session"],
 ]);
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith(".ts") && !name.endsWith(".test.ts") && !name.endsWith(".d.ts")) out.push(path);
-  }
-  return out;
-}
-
 function scanned(): string[] {
   const dirs = [join(root, "grammar", "src"), ...readdirSync(join(root, "packages")).map((p) => join(root, "packages", p, "src"))];
-  return dirs.filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true).flatMap(sourceFiles);
+  return dirs.filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true).flatMap(typeScriptModulesUnder);
 }
 
 function project(): Project {
