@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import type { StoreTarget } from "./targets.js";
+import type { Breaker, Contract, Decision, FindingList, Trip } from "@agent-authority/sdk";
+
+type Finding = FindingList["findings"][number];
+type BreakerEvent = NonNullable<Breaker["history"]>[number];
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
@@ -24,7 +28,7 @@ export function breakersHttpSuite(target: StoreTarget): void {
   });
 
   /** One decision a second: `allow` in scope, `deny` (scope.out_of_scope) outside it. */
-  async function decide(agent: Agent, grantId: string, allow: boolean): Promise<any> {
+  async function decide(agent: Agent, grantId: string, allow: boolean): Promise<Decision> {
     s.clock.now += 1_000;
     const reply = await s.call("POST", "/authorize", agent.key, { grant_id: grantId, tool: allow ? "payments.send" : "mail.send", attestation: ATTESTATION });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -35,13 +39,13 @@ export function breakersHttpSuite(target: StoreTarget): void {
     for (const [count, allow] of pattern) for (let i = 0; i < count; i += 1) await decide(agent, grantId, allow);
   }
 
-  async function contract(agentId: string, body: Record<string, unknown>, key = ADMIN_KEY): Promise<any> {
+  async function contract(agentId: string, body: Record<string, unknown>, key = ADMIN_KEY): Promise<Contract> {
     const reply = await s.call("POST", `/agents/${agentId}/contracts`, key, body);
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     return reply.body;
   }
 
-  async function breaker(agentId: string, contractId: string, action: "notify" | "revoke"): Promise<any> {
+  async function breaker(agentId: string, contractId: string, action: "notify" | "revoke"): Promise<Breaker> {
     const reply = await s.call("POST", `/agents/${agentId}/breakers`, ADMIN_KEY, { contract_id: contractId, action });
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     expect(reply.body.mode).toBe("observe");
@@ -173,7 +177,7 @@ export function breakersHttpSuite(target: StoreTarget): void {
       expect(cf.breakers[0].trips).toBe(3);
       // The breaker in observe tripped live at exactly the replayed times.
       const live = (await s.call("GET", `/breakers/${observed.id}`, ADMIN_KEY)).body.trips;
-      expect(live.map((t: any) => t.at)).toEqual(cf.breakers[0].trip_times);
+      expect(live.map((t: Trip) => t.at)).toEqual(cf.breakers[0].trip_times);
 
       const wrong = await s.call("POST", `/breakers/${observed.id}/arm`, approverKey, { basis: "reviewed", expecting_trips: 2 });
       expect(wrong.status).toBe(409);
@@ -190,12 +194,12 @@ export function breakersHttpSuite(target: StoreTarget): void {
       await run(second, secondGrant.id, pattern);
       const trips = (await s.call("GET", `/breakers/${armed.id}`, ADMIN_KEY)).body.trips;
       expect(trips).toHaveLength(cf.breakers[0].trips);
-      expect(trips.every((t: any) => t.performed && t.finding_id !== null)).toBe(true);
+      expect(trips.every((t: Trip) => t.performed && t.finding_id !== null)).toBe(true);
       const findings = (await s.call("GET", `/findings?agent_id=${second.id}`, ADMIN_KEY)).body.findings;
       expect(findings).toHaveLength(3);
       expect(findings[0]).toMatchObject({ kind: "breaker_trip", breaker_id: armed.id, detail: { declared_by: "admin" } });
       const page = (await s.call("GET", `/findings?agent_id=${second.id}&limit=2`, ADMIN_KEY)).body;
-      expect(page.findings.map((f: any) => f.id)).toEqual(findings.slice(0, 2).map((f: any) => f.id));
+      expect(page.findings.map((f: Finding) => f.id)).toEqual(findings.slice(0, 2).map((f: Finding) => f.id));
       const rest = (await s.call("GET", `/findings?agent_id=${second.id}&limit=2&after=${page.next_after}`, ADMIN_KEY)).body;
       expect(rest).toEqual({ findings: [findings[2]], next_after: null });
       // A breaker of another agent is not found under this one.
@@ -207,7 +211,7 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const disarmed = await s.call("POST", `/breakers/${armed.id}/disarm`, approverKey, { reason: "tuning the ceiling" });
       expect(disarmed.body.mode).toBe("observe");
       expect((await s.call("POST", `/breakers/${armed.id}/disarm`, approverKey, {})).body.code).toBe("breaker_not_armed");
-      expect(disarmed.body.history.map((h: any) => h.kind)).toEqual(["created", "armed", "disarmed"]);
+      expect(disarmed.body.history.map((h: BreakerEvent) => h.kind)).toEqual(["created", "armed", "disarmed"]);
     });
 
     it("accepts x-api-key, wants JSON on POST, and checks ids", async () => {

@@ -7,6 +7,7 @@ import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import type { StoreTarget } from "./targets.js";
+import type { GateResult, Grant, LedgerRecord, PendingDecision } from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
@@ -36,8 +37,8 @@ export function decisionReadsSuite(target: StoreTarget): void {
     return reply.body.ledger_id as string;
   };
   /** Every pending decision, walking the cursor with the given page size. */
-  const allPending = async (limit: number, key = approverKey): Promise<any[]> => {
-    const out: any[] = [];
+  const allPending = async (limit: number, key = approverKey): Promise<PendingDecision[]> => {
+    const out: PendingDecision[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 1000; pages += 1) {
       const reply: Reply = await s.call("GET", `/decisions/pending?limit=${limit}${after === null ? "" : `&after=${after}`}`, key);
@@ -73,8 +74,8 @@ export function decisionReadsSuite(target: StoreTarget): void {
         ledger_id: ledgerId, outcome: "gated", decided_by: "policy", residual: `approver == "${CFO}"`,
         grant_id: grant.id, agent_id: agent.id, request: { tool: "payments.send", amount_minor: 2500, currency: "EUR" },
       });
-      expect(listed.gates.map((g: any) => g.gate)).toEqual(GATES);
-      expect(listed.gates.find((g: any) => g.gate === "policy").result).toBe("fail");
+      expect(listed!.gates.map((g: GateResult) => g.gate)).toEqual(GATES);
+      expect(listed!.gates.find((g: GateResult) => g.gate === "policy")!.result).toBe("fail");
       // An allowed or denied decision on the same grant is never listed.
       const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
       expect(allowed.body.outcome).toBe("allow");
@@ -110,7 +111,7 @@ export function decisionReadsSuite(target: StoreTarget): void {
       const first = await s.call("GET", "/decisions/pending?limit=1", approverKey);
       expect(first.body).toMatchObject({ decisions: [{ ledger_id: ids[2] }], next_after: ids[2] });
       const second = await s.call("GET", `/decisions/pending?limit=2&after=${ids[2]}`, approverKey);
-      expect(second.body.decisions.map((d: any) => d.ledger_id)).toEqual([ids[1], ids[0]]);
+      expect(second.body.decisions.map((d: PendingDecision) => d.ledger_id)).toEqual([ids[1], ids[0]]);
       expect((await s.call("GET", `/decisions/pending?limit=${API_LIMITS.listLimitMax}`, approverKey)).status).toBe(200);
       problem(await s.call("GET", `/decisions/pending?limit=${API_LIMITS.listLimitMax + 1}`, approverKey), 400, "invalid_query");
       problem(await s.call("GET", "/decisions/pending?limit=0", approverKey), 400, "invalid_query");
@@ -122,17 +123,17 @@ export function decisionReadsSuite(target: StoreTarget): void {
     it("shows the approver that the agent stopped waiting; the first report stands, and only a gated decision's agent reports it", async () => {
       const grant = await issueGrant(s, agent.id, { policy: GATED_POLICY });
       const ledgerId = await gatedOn(grant.id);
-      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toBeNull();
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "later", waited_ms: 5 }), 400, "invalid_body");
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax + 1 }), 400, "invalid_body");
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, approverKey, { reason: "timeout", waited_ms: 5 }), 403, "forbidden");
-      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toBeNull();
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
       const first = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
       expect(first.status, first.text).toBe(200);
       expect(first.body).toMatchObject({ ledger_id: ledgerId, grant_id: grant.id, reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
       const again = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "cancelled", waited_ms: 1 });
       expect(again.body).toEqual(first.body);
-      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toEqual(first.body);
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toEqual(first.body);
       // An allowed decision had nothing to wait for; an unknown one is not found.
       const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
       problem(await s.call("POST", `/decisions/${allowed.body.ledger_id}/abandoned`, agent.key, { reason: "timeout", waited_ms: 5 }), 409, "decision_not_gated");
@@ -147,8 +148,8 @@ export function decisionReadsSuite(target: StoreTarget): void {
   });
 
   describe("GET /v1/grants/{grant_id}/ledger", () => {
-    let root: any;
-    let child: any;
+    let root: Grant;
+    let child: Grant;
     const sealed: string[] = [];
 
     beforeAll(async () => {
@@ -175,13 +176,13 @@ export function decisionReadsSuite(target: StoreTarget): void {
         expect(reply.body.next_after).toBeNull();
         expect(reply.body.verification).toEqual({ ok: true, trees: 1, records: 5, broken: null });
         const records = reply.body.records;
-        expect(records.map((r: any) => r.ledger_id)).toEqual(sealed);
-        expect(records.map((r: any) => r.seq)).toEqual([1, 2, 3, 4, 5]);
-        expect(records.map((r: any) => r.kind)).toEqual(["decision", "settlement", "decision", "decision", "decision"]);
-        expect(records.map((r: any) => r.outcome)).toEqual(["allow", null, "deny", "gated", "allow"]);
+        expect(records.map((r: LedgerRecord) => r.ledger_id)).toEqual(sealed);
+        expect(records.map((r: LedgerRecord) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+        expect(records.map((r: LedgerRecord) => r.kind)).toEqual(["decision", "settlement", "decision", "decision", "decision"]);
+        expect(records.map((r: LedgerRecord) => r.outcome)).toEqual(["allow", null, "deny", "gated", "allow"]);
         expect(records[0].prev_hash).toBe("0".repeat(64));
         for (let i = 1; i < records.length; i += 1) expect(records[i].prev_hash).toBe(records[i - 1].hash);
-        for (const r of records.filter((x: any) => x.kind === "decision")) expect(r.gates.map((g: any) => g.gate)).toEqual(GATES);
+        for (const r of records.filter((x: LedgerRecord) => x.kind === "decision")) expect(r.gates.map((g: GateResult) => g.gate)).toEqual(GATES);
         expect(records[2]).toMatchObject({ decided_by: "scope", request: { tool: "mail.send" } });
         expect(records[3]).toMatchObject({ residual: `approver == "${CFO}"`, mode: "enforce" });
         expect(records[4].grant_id).toBe(child.id);
@@ -190,10 +191,10 @@ export function decisionReadsSuite(target: StoreTarget): void {
 
     it("pages by seq and refuses bad bounds", async () => {
       const first = await s.call("GET", `/grants/${root.id}/ledger?limit=2`, issuerKey);
-      expect(first.body.records.map((r: any) => r.seq)).toEqual([1, 2]);
+      expect(first.body.records.map((r: LedgerRecord) => r.seq)).toEqual([1, 2]);
       expect(first.body.next_after).toBe("2");
       const rest = await s.call("GET", `/grants/${root.id}/ledger?limit=3&after=2`, issuerKey);
-      expect(rest.body.records.map((r: any) => r.seq)).toEqual([3, 4, 5]);
+      expect(rest.body.records.map((r: LedgerRecord) => r.seq)).toEqual([3, 4, 5]);
       expect(rest.body.next_after).toBe("5");
       const end = await s.call("GET", `/grants/${root.id}/ledger?limit=3&after=5`, issuerKey);
       expect(end.body).toMatchObject({ records: [], next_after: null, verification: { ok: true, records: 5 } });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, TEST_SERVER_KEY } from "./http-harness.js";
 import { ResponseRecorder } from "./openapi-conformance.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
+import type { Grant, PendingDecision } from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
@@ -73,7 +74,7 @@ export async function certifiedAgent(s: DecisionServer, name: string, certified 
   return { id: agent.body.id as string, key: key.body.key as string };
 }
 
-export async function issueGrant(s: DecisionServer, agentId: string, extra: Record<string, unknown> = {}): Promise<any> {
+export async function issueGrant(s: DecisionServer, agentId: string, extra: Record<string, unknown> = {}): Promise<Grant> {
   const reply = await s.call("POST", "/grants", ADMIN_KEY, {
     agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
     budget_amount_minor: 10_000, budget_currency: "EUR", ...extra,
@@ -163,7 +164,7 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       const child = await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
       const allow = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 1_000));
-      expect(allow.body.holds.map((h: any) => h.grant_id)).toEqual([root.id, child.body.id]);
+      expect(allow.body.holds.map((h: { grant_id: string }) => h.grant_id)).toEqual([root.id, child.body.id]);
       expect((await s.call("GET", `/grants/${root.id}`, ADMIN_KEY)).body.held_minor).toBe(1_000);
       const settle = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 600 });
       expect(settle.status, settle.text).toBe(200);
@@ -279,7 +280,7 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect(gated.body).toMatchObject({ outcome: "gated", residual: 'approver == "bob@example.com"' });
       const path = `/decisions/${gated.body.ledger_id}/approve`;
       // The queue tells each caller whether it may approve, with the agent's name and the action's arguments.
-      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: any) => d.ledger_id === gated.body.ledger_id);
+      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: PendingDecision) => d.ledger_id === gated.body.ledger_id);
       expect(await listed(dave)).toMatchObject({ caller_admitted: false, agent_name: "buyer", request: { args: { invoice: "INV-7" } } });
       expect(await listed(bob)).toMatchObject({ caller_admitted: true, agent_name: "buyer" });
       const refused = await s.call("POST", path, dave, {});
@@ -303,7 +304,7 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, action));
       expect(gated.body).toMatchObject({ outcome: "gated" });
       const path = `/decisions/${gated.body.ledger_id}/approve`;
-      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: any) => d.ledger_id === gated.body.ledger_id);
+      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: PendingDecision) => d.ledger_id === gated.body.ledger_id);
       expect(await listed(mallory)).toMatchObject({ caller_admitted: false });
       expect(await listed(h9)).toMatchObject({ caller_admitted: false });
       expect(await listed(h7)).toMatchObject({ caller_admitted: true });

@@ -40,7 +40,7 @@ function idempotencySuite(target: StoreTarget): void {
     expect(reply.status, reply.text).toBe(status);
     return reply;
   };
-  const post = async (key: string, path: string, body: unknown, status: number): Promise<any> => ok(await s.call("POST", path, key, body), status).body;
+  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> => ok(await s.call("POST", path, key, body), status).body;
   /** Each POST endpoint, with a fresh request of it: every call prepares its own resources. */
   const CASES = postCases({ post, agent: () => agent, approverKey: () => approverKey, unique });
 

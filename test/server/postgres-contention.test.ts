@@ -81,7 +81,7 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
 
   const send = (post: Post, key?: string): Promise<Reply> =>
     s.call("POST", post.path, post.key, post.body, key === undefined ? {} : { "idempotency-key": key });
-  const post = async (key: string, path: string, body: unknown, status: number): Promise<any> => {
+  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> => {
     const reply = await s.call("POST", path, key, body);
     expect(reply.status, reply.text).toBe(status);
     return reply.body;

@@ -9,6 +9,7 @@ import { retryDelayMs, WEBHOOK_DELIVERY_LIMITS } from "@agent-authority/server";
 import { ADMIN_KEY, certifiedAgentId, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { WebhookDelivery } from "@agent-authority/sdk";
 
 const SHORT_SCHEDULE = [50, 100, 100, 100, 100, 100, 100, 100];
 
@@ -40,13 +41,13 @@ function webhookSuite(target: StoreTarget): void {
     return reply.body.id;
   }
 
-  async function deliveries(webhookId: string): Promise<any[]> {
+  async function deliveries(webhookId: string): Promise<WebhookDelivery[]> {
     const reply = await t.call("GET", `/webhooks/${webhookId}/deliveries`, { key: ADMIN_KEY });
     expect(reply.status).toBe(200);
     return reply.body.deliveries;
   }
 
-  async function settle(webhookId: string, predicate: (d: any[]) => boolean): Promise<any[]> {
+  async function settle(webhookId: string, predicate: (d: WebhookDelivery[]) => boolean): Promise<WebhookDelivery[]> {
     for (let i = 0; i < 400; i += 1) {
       const list = await deliveries(webhookId);
       if (predicate(list)) return list;
