@@ -10,6 +10,14 @@ import {
 } from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 
+/** The fields of a sealed ledger record this test reads: a settlement's decision and amount, a decision's request. */
+interface SealedRecord {
+  readonly kind: "decision" | "settlement";
+  readonly decision_ledger_id: string;
+  readonly amount_minor: number;
+  readonly request: { readonly amount_minor: number };
+}
+
 const WORKERS = 16;
 const LOAD_MS = 1_500;
 
@@ -66,7 +74,7 @@ function crashSuite(target: StoreTarget): void {
       const verification = await verifyLedger(store);
       expect(verification, JSON.stringify(verification.broken)).toMatchObject({ ok: true, broken: null });
       const rows = await store.decisionPath().ledgerChain(grantId, 0, 1_000_000);
-      const sealed = new Map(rows.map((row) => [row.id, { row, record: JSON.parse(row.record) as any }]));
+      const sealed = new Map(rows.map((row) => [row.id, { row, record: JSON.parse(row.record) as SealedRecord }]));
       for (const [id, answer] of received.decisions) expect(sealed.get(id)?.row.outcome, id).toBe(answer.outcome);
       for (const [id, answer] of received.settlements) {
         expect(sealed.get(id)?.record, id).toMatchObject({ kind: "settlement", decision_ledger_id: answer.decision, amount_minor: answer.amount });

@@ -361,7 +361,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
   describe("delegate", () => {
     let parentAgent: string;
     let childAgent: string;
-    let parent: any;
+    let parent: Grant;
     beforeAll(async () => {
       parentAgent = await agent();
       childAgent = await agent();
@@ -531,7 +531,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
     it("pages behind an opaque cursor: every grant once, in order, and a full last page is followed by an empty one", async () => {
       const a = await agent("pages");
       await certify(a);
-      const issued = [];
+      const issued: string[] = [];
       for (let i = 0; i < 5; i += 1) issued.push((await issue(a)).id);
       for (const limit of [1, 2, 5, 1000]) {
         const { ids, pages, cursors } = await walk(`agent_id=${a}`, limit);

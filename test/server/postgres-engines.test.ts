@@ -22,7 +22,7 @@ function key(): KeyRecord {
   };
 }
 
-async function query(schema: string, sql: string, params: unknown[] = []): Promise<any[]> {
+async function query(schema: string, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
   await client.connect();
   try {
