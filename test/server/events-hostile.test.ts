@@ -30,7 +30,7 @@ function hostileSuite(target: StoreTarget): void {
       const stream = await openStream(t.baseUrl, ADMIN_KEY, query, lastId.trim() === "" ? {} : { "last-event-id": lastId });
       stream.close();
       expect([200, 400, 403]).toContain(stream.status);
-      if (stream.status !== 200) expect(stream.problem.code).toMatch(/^(invalid_query|invalid_last_event_id|forbidden)$/);
+      if (stream.status !== 200) expect(stream.problem?.code).toMatch(/^(invalid_query|invalid_last_event_id|forbidden)$/);
     }), { numRuns: 60, seed: 3602 });
   });
 
