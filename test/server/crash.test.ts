@@ -9,6 +9,7 @@ import {
   agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase,
 } from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Decision, Settlement } from "@agent-authority/sdk";
 
 /** The fields of a sealed ledger record this test reads: a settlement's decision and amount, a decision's request. */
 interface SealedRecord {
@@ -40,11 +41,11 @@ function crashSuite(target: StoreTarget): void {
     for (let i = 0; ; i += 1) {
       const amount = 1 + ((seed * 31 + i * 17) % 100);
       try {
-        const decision = await post(baseUrl, "/authorize", key, { grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+        const decision = await post<Decision>(baseUrl, "/authorize", key, { grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
         if (decision.status !== 200) throw new Error(`authorize answered ${decision.status}: ${JSON.stringify(decision.body)}`);
         received.decisions.set(decision.body.ledger_id, { outcome: decision.body.outcome, amount });
         if (decision.body.outcome === "allow" && i % 2 === 0) {
-          const settled = await post(baseUrl, `/decisions/${decision.body.ledger_id}/settle`, key, { amount_minor: Math.floor(amount / 2) });
+          const settled = await post<Settlement>(baseUrl, `/decisions/${decision.body.ledger_id}/settle`, key, { amount_minor: Math.floor(amount / 2) });
           if (settled.status !== 200) throw new Error(`settle answered ${settled.status}: ${JSON.stringify(settled.body)}`);
           received.settlements.set(settled.body.ledger_id, { decision: decision.body.ledger_id, amount: Math.floor(amount / 2) });
         }
