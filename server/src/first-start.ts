@@ -22,7 +22,7 @@ export interface SecretOutlet {
  */
 export function revealFirstAdminKey(secret: string, baseUrl: string, dataDir: string, logger: Logger, outlet: SecretOutlet): string | null {
   if (outlet.isTTY === true) {
-    outlet.write([
+    outlet.write(`${[
       "",
       "  First start: an admin key was created. It is shown only this once; keep it safe:",
       "",
@@ -32,7 +32,7 @@ export function revealFirstAdminKey(secret: string, baseUrl: string, dataDir: st
       `    curl -H "authorization: Bearer ${secret}" ${baseUrl}/keys`,
       "  (or set AUTHORITY_ADMIN_KEY before the first start to choose it yourself)",
       "",
-    ].join("\n") + "\n");
+    ].join("\n")}\n`);
     logger.log("info", "first admin key shown on the terminal", { identity: "admin" });
     return null;
   }

@@ -56,7 +56,7 @@ export async function serveUntilStopped(config: ServerConfig, options: ServeOpti
 
 /** Runs the server process until a signal stops it; `faults` exist only in the crash tests (decision 0605). */
 export async function runServerProcess(faults?: FaultHooks): Promise<void> {
-  let config;
+  let config: ServerConfig;
   try {
     config = loadConfig();
   } catch (error) {

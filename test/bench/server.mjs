@@ -313,7 +313,7 @@ function table(title, rows) {
     );
   }
   const range = (ratios) => `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
-  process.stdout.write(`÷ express turn by turn (${TURNS} turns of ${SECONDS} s): ` + rows.map((r) => `${r.connections} conn ${range(r.authorize.turnRatios)}`).join(", ") + "\n");
+  process.stdout.write(`÷ express turn by turn (${TURNS} turns of ${SECONDS} s): ${rows.map((r) => `${r.connections} conn ${range(r.authorize.turnRatios)}`).join(", ")}\n`);
 }
 
 /** The one agent of the large database's grants. */
@@ -780,7 +780,7 @@ async function main() {
     if (rows.has("sqlite-large")) process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
     if (rows.has("pg-large")) process.stdout.write(`\nPostgreSQL large ÷ empty: ${ratios(rows.get("pg-large"), rows.get("pg-one"))}\n`);
     const pgOne = rows.get("pg-one");
-    if (pgOne !== undefined && pgOne.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
+    if (pgOne?.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
       // The server and PostgreSQL share this machine's cores: the CPU both spend on one decision
       // bounds the rate whatever either does while waiting for the other.
       const cores = availableParallelism();

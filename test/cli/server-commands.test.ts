@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorityAsync, buildCli, root } from "./run-cli.js";
+import type { Agent, Decision, Grant, GrantFamilyList, KeyCreated } from "@agent-authority/sdk";
 
 const ADMIN_KEY = "test-admin-key-0123456789abcdefghijklmnop";
 let dataDir = "";
@@ -109,14 +110,14 @@ describe("the server commands", () => {
 });
 
 /** A JSON call to the served API with the admin key, or another key. */
-async function api(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; body: any }> {
+async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; body: T }> {
   const v1 = base.endsWith("/v1") ? base : `${base}/v1`;
   const response = await fetch(`${v1}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as T };
 }
 
 describe("authority push against the real server", () => {
@@ -130,7 +131,7 @@ describe("authority push against the real server", () => {
     const again = await authorityAsync(["push", "policies/support-agent.yaml"], { env: admin() });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/unchanged, already version 1 of `fam_/);
-    const listed = await api("GET", "/grant-families");
+    const listed = await api<GrantFamilyList>("GET", "/grant-families");
     expect(listed.body.families.map((f: { name: string }) => f.name).sort()).toEqual(
       ["code-review-bot", "data-export-agent", "procurement-agent", "research-orchestrator", "support-agent"],
     );
@@ -165,11 +166,11 @@ describe("authority push: refusals and usage", () => {
   });
 
   it("sends nothing when a family has errors, and needs a server and a key", async () => {
-    const before = (await api("GET", "/grant-families")).body.families.length;
+    const before = (await api<GrantFamilyList>("GET", "/grant-families")).body.families.length;
     const run = await authorityAsync(["push", "test/cli/fixtures/broken/schema-error.yaml", "policies/support-agent.yaml", "--server", base, "--key", ADMIN_KEY]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("nothing was pushed");
-    expect((await api("GET", "/grant-families")).body.families.length).toBe(before);
+    expect((await api<GrantFamilyList>("GET", "/grant-families")).body.families.length).toBe(before);
     expect((await authorityAsync(["push", "policies/"], { env: { AUTHORITY_SERVER: "", AUTHORITY_KEY: "" } })).code).toBe(2);
     expect((await authorityAsync(["push", "policies/", "--server", base], { env: { AUTHORITY_KEY: "" } })).stderr).toContain("AUTHORITY_KEY");
   });
@@ -183,12 +184,12 @@ describe("authority push: refusals and usage", () => {
 
 describe("authority ledger verify", () => {
   it("verifies the chains the server sealed, reading the database and asking the server", async () => {
-    const agent = await api("POST", "/agents", { name: "ledger-agent" });
-    const grant = await api("POST", "/grants", {
+    const agent = await api<Agent>("POST", "/agents", { name: "ledger-agent" });
+    const grant = await api<Grant>("POST", "/grants", {
       agent_id: agent.body.id, principal_type: "team", principal_id: "ops", scope: { tool: ["status.check"] }, enforcement_mode: "observe",
     });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    const key = await api("POST", "/keys", { identity: "ledger-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
+    const key = await api<KeyCreated>("POST", "/keys", { identity: "ledger-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
     for (const tool of ["status.check", "status.check", "mail.send"]) {
       expect((await api("POST", "/authorize", { grant_id: grant.body.id, tool }, key.body.key)).status).toBe(200);
     }
@@ -231,16 +232,16 @@ examples:
       expect(notYet.code).toBe(1);
       expect(notYet.stderr).toContain("is not on the server; push it first");
       expect((await authorityAsync(["push", join(dir, "cli-impact.yaml")], { env: admin })).code).toBe(0);
-      const famId = (await api("GET", "/grant-families?name=cli-impact")).body.families[0].id as string;
-      const agent = await api("POST", "/agents", { name: "impact-agent" });
-      const grant = await api("POST", `/grant-families/${famId}/instantiate`, { parameters: { agent_id: agent.body.id } });
+      const famId = (await api<GrantFamilyList>("GET", "/grant-families?name=cli-impact")).body.families[0].id as string;
+      const agent = await api<Agent>("POST", "/agents", { name: "impact-agent" });
+      const grant = await api<Grant>("POST", `/grant-families/${famId}/instantiate`, { parameters: { agent_id: agent.body.id } });
       expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-      const key = await api("POST", "/keys", { identity: "impact-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
+      const key = await api<KeyCreated>("POST", "/keys", { identity: "impact-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
       const certificate = { basis: "review", provenance_version: "model-1", manifest_hash: "sha256:11", content_hash: "sha256:22", market_profile: "EU", checks: ["reviewed"] };
       expect((await api("POST", `/agents/${agent.body.id}/certification`, certificate)).status).toBe(201);
       const attestation = { manifest_hash: "sha256:11", content_hash: "sha256:22", provenance_version: "model-1" };
       for (const rows of [500, 1500]) {
-        const decided = await api("POST", "/authorize", { grant_id: grant.body.id, tool: "export.run", args: { rows }, attestation }, key.body.key);
+        const decided = await api<Decision>("POST", "/authorize", { grant_id: grant.body.id, tool: "export.run", args: { rows }, attestation }, key.body.key);
         expect(decided.body.would_outcome).toBe("allow");
       }
       writeFileSync(join(dir, "cli-impact.yaml"), family(2, "args.rows <= ${limit_rows} && args.rows < 1000"));

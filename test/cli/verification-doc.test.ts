@@ -8,26 +8,27 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, startServer } from "@agent-authority/server";
 import { authorityAsync, buildCli, root } from "./run-cli.js";
+import type { Agent, Decision, Grant, KeyCreated } from "@agent-authority/sdk";
 
 const ADMIN = "aa_admin_verification_doc_0123456789ab";
 const ATTESTATION = { manifest_hash: "sha256:m", content_hash: "sha256:c", provenance_version: "p1" };
 const dir = mkdtempSync(join(tmpdir(), "authority-verification-"));
 const doc = readFileSync(join(root, "docs", "verification.md"), "utf8");
 
-async function post(base: string, path: string, key: string, body: unknown): Promise<any> {
+async function post<T = Record<string, unknown>>(base: string, path: string, key: string, body: unknown): Promise<T> {
   const reply = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-  return reply.json();
+  return (await reply.json()) as T;
 }
 
 beforeAll(async () => {
   buildCli();
   const server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: join(dir, "data"), AUTHORITY_ADMIN_KEY: ADMIN, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000" }));
   try {
-    const agent = await post(server.baseUrl, "/agents", ADMIN, { name: "payer" });
+    const agent = await post<Agent>(server.baseUrl, "/agents", ADMIN, { name: "payer" });
     await post(server.baseUrl, `/agents/${agent.id}/certification`, ADMIN, { environment: "development", basis: "review", ...ATTESTATION, checks: ["manual"] });
-    const key = (await post(server.baseUrl, "/keys", ADMIN, { identity: "payer-agent", kind: "service", roles: ["agent"], agent_id: agent.id })).key;
-    const grant = await post(server.baseUrl, "/grants", ADMIN, { agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 10_000, budget_currency: "EUR" });
-    const answer = await post(server.baseUrl, "/authorize", key, { grant_id: grant.id, tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { invoice: "INV-7" }, attestation: ATTESTATION, nonce: "counterparty-nonce-1" });
+    const key = (await post<KeyCreated>(server.baseUrl, "/keys", ADMIN, { identity: "payer-agent", kind: "service", roles: ["agent"], agent_id: agent.id })).key;
+    const grant = await post<Grant>(server.baseUrl, "/grants", ADMIN, { agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 10_000, budget_currency: "EUR" });
+    const answer = await post<Decision>(server.baseUrl, "/authorize", key, { grant_id: grant.id, tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { invoice: "INV-7" }, attestation: ATTESTATION, nonce: "counterparty-nonce-1" });
     expect(answer.outcome).toBe("allow");
     writeFileSync(join(dir, "answer.json"), JSON.stringify(answer));
     writeFileSync(join(dir, "settlement.json"), JSON.stringify(await post(server.baseUrl, `/decisions/${answer.ledger_id}/settle`, key, { amount_minor: 1000 })));

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import type { PendingDecision } from "@agent-authority/sdk";
+import type { PendingDecision, PendingDecisionList } from "@agent-authority/sdk";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
   ADMIN_KEY,
@@ -64,7 +64,7 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
         resetTimeoutOnProgress: true,
       });
       const pending = await until(async () =>
-        (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
+        (await get<PendingDecisionList>(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
       );
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect((await post(world().server.baseUrl, `/decisions/${pending.ledger_id}/approve`, ADMIN_KEY, {})).status).toBe(201);

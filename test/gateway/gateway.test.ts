@@ -4,7 +4,7 @@ import { GATEWAY_LIMITS } from "@agent-authority/gateway";
 import { join } from "node:path";
 import { ToolListChangedNotificationSchema, CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import type { PendingDecision } from "@agent-authority/sdk";
+import type { KeyCreated, PendingDecision, PendingDecisionList } from "@agent-authority/sdk";
 import { SERVER_BUILT } from "../server/server-processes.js";
 import {
   ADMIN_KEY,
@@ -167,7 +167,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
         timeout: 60_000,
       });
       const pending = await until(async () =>
-        (await get(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
+        (await get<PendingDecisionList>(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
       );
       expect(existsSync(path)).toBe(false);
       // The client asked for progress (the SDK sends a progressToken with `onprogress`): it gets some while it waits.
@@ -331,7 +331,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
 
   it("refuses when the server answers 4xx (a revoked key), and lists nothing under a revoked grant", async () => {
     const grantId = await issueGrant(world(), { scope: { tool: ["memory.*"] }, enforcement_mode: "observe" });
-    const key = await post(world().server.baseUrl, "/keys", ADMIN_KEY, {
+    const key = await post<KeyCreated>(world().server.baseUrl, "/keys", ADMIN_KEY, {
       identity: "gateway-agent-second",
       kind: "service",
       roles: ["agent"],

@@ -51,7 +51,7 @@ export async function startWorld(name: string): Promise<World> {
 
 /** Issues a grant to the world's agent and answers its id. */
 export async function issueGrant(world: World, extra: Record<string, unknown>): Promise<string> {
-  const reply = await post(world.server.baseUrl, "/grants", ADMIN_KEY, {
+  const reply = await post<Grant>(world.server.baseUrl, "/grants", ADMIN_KEY, {
     agent_id: world.agent.id,
     principal_type: "human",
     principal_id: "ops@example.com",

@@ -13,6 +13,7 @@ import { CERTIFICATION } from "../server/http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, type Answer } from "../server/server-processes.js";
 import { PG_URL } from "../server/targets.js";
 import { CLI_MAIN, FIRST_KEY, poolerProblem, replicaSuite, startCluster, type Cluster } from "./cluster.js";
+import type { Breaker, CertificationStatus, Decision, KeyCreated } from "@agent-authority/sdk";
 
 const MONEY = { budget_amount_minor: 1_000_000, budget_currency: "EUR" };
 const payment = (grantId: string, amount = 100) => ({
@@ -220,9 +221,9 @@ function replicaPromises(pooler: boolean): void {
     await withStore(async (store) =>
       expect((await store.decisionPath().ledgerChain(grantId, 0, 100)).filter((r) => r.kind === "settlement")).toHaveLength(1),
     );
-    const gated = await post(replica(1), "/authorize", agent.key, payment(grantId, 2_000));
+    const gated = await post<Decision>(replica(1), "/authorize", agent.key, payment(grantId, 2_000));
     expect(gated.body.outcome).toBe("gated");
-    const approver = (await post(front, "/keys", admin, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
+    const approver = (await post<KeyCreated>(front, "/keys", admin, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
     const approvals = await Promise.all([0, 1, 2].map((i) => post(replica(i), `/decisions/${gated.body.ledger_id}/approve`, approver, {})));
     const approved = approvals.filter((r) => r.status === 201 || r.status === 200);
     expect(approved, JSON.stringify(approvals.map((r) => r.body))).toHaveLength(1);
@@ -243,14 +244,14 @@ function replicaPromises(pooler: boolean): void {
   it("a breaker fed from three replicas at once trips exactly once and revokes once", async () => {
     const agent = await agentWithKey(front, "breacher", admin);
     const grants = [await grant(front, agent.id, MONEY, admin), await grant(front, agent.id, MONEY, admin)];
-    const approver = (await post(front, "/keys", admin, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
+    const approver = (await post<KeyCreated>(front, "/keys", admin, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
     const contract = await post(front, `/agents/${agent.id}/contracts`, admin, {
       metric: "out_of_scope_rate",
       ceiling: 0.1,
       window_decisions: 20,
     });
     expect(contract.status, JSON.stringify(contract.body)).toBe(201);
-    const breaker = await post(front, `/agents/${agent.id}/breakers`, admin, { contract_id: contract.body.id, action: "revoke" });
+    const breaker = await post<Breaker>(front, `/agents/${agent.id}/breakers`, admin, { contract_id: contract.body.id, action: "revoke" });
     expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
     const armed = await post(front, `/breakers/${breaker.body.id}/arm`, approver, { basis: "fresh agent", expecting_trips: 0 });
     expect(armed.status, JSON.stringify(armed.body)).toBe(200);
@@ -263,7 +264,7 @@ function replicaPromises(pooler: boolean): void {
       ),
     );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    const got = await get(replica(2), `/breakers/${breaker.body.id}`, admin);
+    const got = await get<Breaker>(replica(2), `/breakers/${breaker.body.id}`, admin);
     expect(got.trips).toHaveLength(1);
     expect(got.trips[0]).toMatchObject({ performed: true });
     expect([...got.trips[0].grant_ids].sort()).toEqual([...grants].sort());
@@ -280,18 +281,18 @@ function replicaPromises(pooler: boolean): void {
     const agent = await agentWithKey(front, "revoked", admin);
     const grantId = await grant(front, agent.id, MONEY, admin);
     const other = await grant(front, agent.id, MONEY, admin);
-    const spare = await post(front, "/keys", admin, { identity: "revoked-spare", kind: "service", roles: ["agent"], agent_id: agent.id });
+    const spare = await post<KeyCreated>(front, "/keys", admin, { identity: "revoked-spare", kind: "service", roles: ["agent"], agent_id: agent.id });
     // Every replica has decided with each before the revocations, so whatever it keeps is warm.
     for (let i = 0; i < 3; i += 1) {
       for (const key of [agent.key, spare.body.key])
-        expect((await post(replica(i), "/authorize", key, payment(grantId))).body.outcome).toBe("allow");
+        expect((await post<Decision>(replica(i), "/authorize", key, payment(grantId))).body.outcome).toBe("allow");
       expect((await post(replica(i), "/authorize", agent.key, payment(other))).body.outcome).toBe("allow");
     }
     expect((await post(replica(0), `/keys/${spare.body.id}/revoke`, admin, { reason: "rotated" })).status).toBe(200);
     for (let i = 0; i < 3; i += 1) expect((await post(replica(i), "/authorize", spare.body.key, payment(grantId))).status).toBe(401);
     expect((await post(replica(1), `/grants/${other}/revoke`, admin, { reason: "done" })).status).toBe(200);
     for (let i = 0; i < 3; i += 1) expect((await post(replica(i), "/authorize", agent.key, payment(other))).body.outcome).toBe("deny");
-    const certificate = (await get(replica(0), `/agents/${agent.id}/certification`, admin)).certificate.id;
+    const certificate = (await get<CertificationStatus>(replica(0), `/agents/${agent.id}/certification`, admin)).certificate!.id;
     expect((await post(replica(2), `/certificates/${certificate}/revoke`, admin, { reason: "re-evaluate" })).status).toBe(200);
     for (let i = 0; i < 3; i += 1) {
       const reply = await post(replica(i), "/authorize", agent.key, payment(grantId));
@@ -315,7 +316,7 @@ function replicaPromises(pooler: boolean): void {
         // Half the clients speak to the victim directly, half through nginx.
         const base = seed % 2 === 0 ? replica(2) : front;
         try {
-          const reply = await post(base, "/authorize", agent.key, payment(grants[(seed + i) % 3]!, 1 + (i % 50)));
+          const reply = await post<Decision>(base, "/authorize", agent.key, payment(grants[(seed + i) % 3]!, 1 + (i % 50)));
           if (reply.status === 200) acknowledged.set(reply.body.ledger_id, reply.body.outcome);
           else if (base === front && reply.status === 502) continue;
           else throw new Error(`authorize answered ${reply.status}: ${JSON.stringify(reply.body)}`);
@@ -339,7 +340,7 @@ function replicaPromises(pooler: boolean): void {
     expect(acknowledged.size).toBeGreaterThan(20);
     // The survivors answer, directly and through nginx, which passes over the dead replica.
     for (let i = 0; i < 12; i += 1) {
-      const reply = await post(i % 3 === 2 ? front : replica(i % 3), "/authorize", agent.key, payment(grants[0]!));
+      const reply = await post<Decision>(i % 3 === 2 ? front : replica(i % 3), "/authorize", agent.key, payment(grants[0]!));
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       acknowledged.set(reply.body.ledger_id, reply.body.outcome);
     }

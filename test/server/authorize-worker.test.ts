@@ -14,6 +14,7 @@ import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY } from "./http-harness.js";
 import { nestedList } from "./hostile-http.js";
 import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
+import type { CertificationStatus, KeyCreated, TreeLedger } from "@agent-authority/sdk";
 
 /**
  * The write-ahead log's frames and how many of them are copied into the database, from the header
@@ -60,22 +61,22 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const cached = await (await authorize(agent.key, body)).json();
     expect(cached.outcome).toBe("allow");
     // The sealed record keeps every gate of the answer, member for member, and its chain verifies.
-    const tree = await get(base, `/grants/${grantId}/ledger`, ADMIN_KEY);
+    const tree = await get<TreeLedger>(base, `/grants/${grantId}/ledger`, ADMIN_KEY);
     const sealed = tree.records.find((r: { ledger_id: string }) => r.ledger_id === cached.ledger_id);
-    expect(sealed.gates).toEqual(cached.gates);
-    expect(sealed.seq).toBe(2);
+    expect(sealed?.gates).toEqual(cached.gates);
+    expect(sealed?.seq).toBe(2);
     expect(tree.verification).toMatchObject({ ok: true, records: 2 });
 
-    const certification = await get(base, `/agents/${agent.id}/certification`, ADMIN_KEY);
-    const certificateId: string = certification.certificate.id;
+    const certification = await get<CertificationStatus>(base, `/agents/${agent.id}/certification`, ADMIN_KEY);
+    const certificateId: string = certification.certificate!.id;
     expect((await post(base, `/certificates/${certificateId}/revoke`, ADMIN_KEY, { reason: "re-evaluate" })).status).toBe(200);
     const uncertified = await (await authorize(agent.key, body)).json();
     expect(uncertified.outcome).toBe("deny");
     expect(JSON.stringify(uncertified.gates)).toMatch(/certif/);
     // A failing gate carries more members (its outcome); the sealed record keeps them all.
-    const afterRevocation = await get(base, `/grants/${grantId}/ledger`, ADMIN_KEY);
+    const afterRevocation = await get<TreeLedger>(base, `/grants/${grantId}/ledger`, ADMIN_KEY);
     const sealedDeny = afterRevocation.records.find((r: { ledger_id: string }) => r.ledger_id === uncertified.ledger_id);
-    expect(sealedDeny.gates).toEqual(uncertified.gates);
+    expect(sealedDeny?.gates).toEqual(uncertified.gates);
     expect(uncertified.gates.some((g: { outcome?: string }) => g.outcome !== undefined)).toBe(true);
 
     const other = await agentWithKey(base, "worker-agent-2");
@@ -137,7 +138,7 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const agent = await agentWithKey(base, "worker-keys");
     const grantId = await grant(base, agent.id, { budget_count: 100 });
     const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
-    const rotated = await post(base, "/keys", ADMIN_KEY, { identity: "worker-keys-rotated", kind: "service", roles: ["agent"], agent_id: agent.id });
+    const rotated = await post<KeyCreated>(base, "/keys", ADMIN_KEY, { identity: "worker-keys-rotated", kind: "service", roles: ["agent"], agent_id: agent.id });
     // Twice, so that the key's row is in the worker's cache when the main thread revokes it.
     for (let i = 0; i < 2; i += 1) expect((await (await authorize(rotated.body.key, body)).json()).outcome).toBe("allow");
     expect((await post(base, `/keys/${rotated.body.id}/revoke`, ADMIN_KEY, { reason: "rotated" })).status).toBe(200);
@@ -147,7 +148,7 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect((await revoked.json()).detail).toBe("the key is unknown or revoked");
 
     // A key without the agent role: 403, with a good body or a bad one.
-    const auditor = await post(base, "/keys", ADMIN_KEY, { identity: "worker-keys-auditor", kind: "service", roles: ["auditor"] });
+    const auditor = await post<KeyCreated>(base, "/keys", ADMIN_KEY, { identity: "worker-keys-auditor", kind: "service", roles: ["auditor"] });
     expect((await authorize(auditor.body.key, body)).status).toBe(403);
     expect((await authorize(auditor.body.key, { tool: 1 })).status).toBe(403);
     // An unknown key is a 401 before a bad body's 400; a good key with a bad body is the 400.

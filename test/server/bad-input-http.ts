@@ -4,6 +4,10 @@ import { API_LIMITS } from "@agent-authority/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, certifiedAgentId, expectProblem, startTestServer, type CallOptions, type Reply, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
+import type { Problem } from "@agent-authority/sdk";
+
+/** One body validation error of a problem. */
+type ProblemError = NonNullable<Problem["errors"]>[number];
 
 export function badInputSuite(target: StoreTarget): void {
   let t: TestServer;
@@ -49,7 +53,7 @@ export function badInputSuite(target: StoreTarget): void {
 
     it("refuses wrong types and says where", async () => {
       const reply = await refused("POST", "/grants", { body: valid({ budget_amount_minor: "100", budget_currency: "EUR", ttl_hours: 1.5 }) }, 400, "invalid_body");
-      expect(reply.body.errors.map((e: any) => e.pointer)).toEqual(expect.arrayContaining(["/budget_amount_minor", "/ttl_hours"]));
+      expect(reply.body.errors.map((e: ProblemError) => e.pointer)).toEqual(expect.arrayContaining(["/budget_amount_minor", "/ttl_hours"]));
       await refused("POST", "/grants", { body: [valid()] }, 400, "invalid_body");
       await refused("POST", "/grants", { body: valid({ scope: { tool: "payments.refund" } }) }, 400, "invalid_body");
       await refused("POST", "/grants", { body: valid({ principal_type: "robot" }) }, 400, "invalid_body");
@@ -59,7 +63,7 @@ export function badInputSuite(target: StoreTarget): void {
 
     it("refuses missing fields and names each one", async () => {
       const reply = await refused("POST", "/grants", { body: { agent_id: agentId } }, 400, "invalid_body");
-      expect(reply.body.errors.map((e: any) => e.pointer)).toEqual(expect.arrayContaining(["/principal_type", "/principal_id", "/scope"]));
+      expect(reply.body.errors.map((e: ProblemError) => e.pointer)).toEqual(expect.arrayContaining(["/principal_type", "/principal_id", "/scope"]));
       await refused("POST", "/grants", { body: valid({ budget_amount_minor: 100 }) }, 400, "invalid_body");
     });
 

@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import type { StoreTarget } from "./targets.js";
+import type { Breaker, Contract, ContractList, Counterfactual, Decision, FindingList, Grant, KeyCreated, Trip } from "@agent-authority/sdk";
+
+type Finding = FindingList["findings"][number];
+type BreakerEvent = NonNullable<Breaker["history"]>[number];
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
@@ -17,16 +21,16 @@ export function breakersHttpSuite(target: StoreTarget): void {
   let approverKey: string;
   beforeAll(async () => {
     s = await startDecisionServer(target);
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
   });
   afterAll(async () => {
     await s?.close();
   });
 
   /** One decision a second: `allow` in scope, `deny` (scope.out_of_scope) outside it. */
-  async function decide(agent: Agent, grantId: string, allow: boolean): Promise<any> {
+  async function decide(agent: Agent, grantId: string, allow: boolean): Promise<Decision> {
     s.clock.now += 1_000;
-    const reply = await s.call("POST", "/authorize", agent.key, { grant_id: grantId, tool: allow ? "payments.send" : "mail.send", attestation: ATTESTATION });
+    const reply = await s.call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: allow ? "payments.send" : "mail.send", attestation: ATTESTATION });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return reply.body;
   }
@@ -35,14 +39,14 @@ export function breakersHttpSuite(target: StoreTarget): void {
     for (const [count, allow] of pattern) for (let i = 0; i < count; i += 1) await decide(agent, grantId, allow);
   }
 
-  async function contract(agentId: string, body: Record<string, unknown>, key = ADMIN_KEY): Promise<any> {
-    const reply = await s.call("POST", `/agents/${agentId}/contracts`, key, body);
+  async function contract(agentId: string, body: Record<string, unknown>, key = ADMIN_KEY): Promise<Contract> {
+    const reply = await s.call<Contract>("POST", `/agents/${agentId}/contracts`, key, body);
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     return reply.body;
   }
 
-  async function breaker(agentId: string, contractId: string, action: "notify" | "revoke"): Promise<any> {
-    const reply = await s.call("POST", `/agents/${agentId}/breakers`, ADMIN_KEY, { contract_id: contractId, action });
+  async function breaker(agentId: string, contractId: string, action: "notify" | "revoke"): Promise<Breaker> {
+    const reply = await s.call<Breaker>("POST", `/agents/${agentId}/breakers`, ADMIN_KEY, { contract_id: contractId, action });
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     expect(reply.body.mode).toBe("observe");
     return reply.body;
@@ -59,7 +63,7 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const b = await breaker(agent.id, c.id, "revoke");
       // 5 refusals in 40 decisions measure 12.5% against a 10% ceiling.
       await run(agent, grant.id, [[7, true], [1, false], [7, true], [1, false], [7, true], [1, false], [7, true], [1, false], [7, true], [1, false]]);
-      const list = await s.call("GET", `/agents/${agent.id}/contracts`, ADMIN_KEY);
+      const list = await s.call<ContractList>("GET", `/agents/${agent.id}/contracts`, ADMIN_KEY);
       expect(list.body.contracts).toHaveLength(1);
       const read = list.body.contracts[0];
       expect(read).toMatchObject({ status: "not_demonstrated", n: 40, successes: 5, rate: 0.125 });
@@ -110,13 +114,13 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const rowsAfter = await s.db.store.countRows();
       expect(rowsAfter["grant_events"]).toBe(rowsBefore["grant_events"]);
       expect(rowsAfter["findings"]).toBe(rowsBefore["findings"]);
-      const got = (await s.call("GET", `/breakers/${b.id}`, ADMIN_KEY)).body;
+      const got = (await s.call<Breaker>("GET", `/breakers/${b.id}`, ADMIN_KEY)).body;
       expect(got.mode).toBe("observe");
-      expect(got.contract.status).toBe("breached");
+      expect(got.contract?.status).toBe("breached");
       expect(got.trips).toHaveLength(1);
       expect(got.trips[0]).toMatchObject({ mode: "observe", action: "revoke", performed: false, declared_by: "admin" });
       expect([...got.trips[0].grant_ids].sort()).toEqual([...ids].sort());
-      const n = (await s.call("GET", `/breakers/${notify.id}`, ADMIN_KEY)).body;
+      const n = (await s.call<Breaker>("GET", `/breakers/${notify.id}`, ADMIN_KEY)).body;
       expect(n.trips).toHaveLength(1);
       expect(n.trips[0]).toMatchObject({ mode: "observe", action: "notify", grant_ids: [], finding_id: null });
       expect((await s.call("GET", `/findings?agent_id=${agent.id}`, ADMIN_KEY)).body.findings).toEqual([]);
@@ -131,7 +135,7 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const root = await issueGrant(s, agent.id, attenuating);
       const l1 = (await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: b1.id })).body;
       const l2 = (await s.call("POST", `/grants/${l1.id}/delegate`, ADMIN_KEY, { agent_id: b2.id })).body;
-      const l3 = (await s.call("POST", `/grants/${l2.id}/delegate`, ADMIN_KEY, { agent_id: b3.id })).body;
+      const l3 = (await s.call<Grant>("POST", `/grants/${l2.id}/delegate`, ADMIN_KEY, { agent_id: b3.id })).body;
       expect(l3.id).toMatch(/^grt_/);
       expect((await decide(b3, l3.id, true)).outcome).toBe("allow");
       const c = await contract(agent.id, { metric: "refusal_rate", ceiling: 0.05, window_decisions: 10 });
@@ -142,7 +146,7 @@ export function breakersHttpSuite(target: StoreTarget): void {
       expect(armed.status, JSON.stringify(armed.body)).toBe(200);
       expect(armed.body).toMatchObject({ mode: "armed", armed_by: "risk@example.com", expecting_trips: 0 });
       await run(agent, root.id, [[5, true], [6, false]]);
-      const got = (await s.call("GET", `/breakers/${b.id}`, ADMIN_KEY)).body;
+      const got = (await s.call<Breaker>("GET", `/breakers/${b.id}`, ADMIN_KEY)).body;
       expect(got.trips).toHaveLength(1);
       expect(got.trips[0]).toMatchObject({ mode: "armed", performed: true, declared_by: "admin", armed_by: "risk@example.com" });
       expect([...got.trips[0].grant_ids].sort()).toEqual([root.id, l1.id, l2.id, l3.id].sort());
@@ -167,13 +171,13 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const c1 = await contract(first.id, spec);
       const observed = await breaker(first.id, c1.id, "notify");
       await run(first, firstGrant.id, pattern);
-      const cf = (await s.call("GET", `/agents/${first.id}/breakers/counterfactual`, ADMIN_KEY)).body;
+      const cf = (await s.call<Counterfactual>("GET", `/agents/${first.id}/breakers/counterfactual`, ADMIN_KEY)).body;
       expect(cf.window_days).toBe(90);
       expect(cf.breakers).toHaveLength(1);
       expect(cf.breakers[0].trips).toBe(3);
       // The breaker in observe tripped live at exactly the replayed times.
-      const live = (await s.call("GET", `/breakers/${observed.id}`, ADMIN_KEY)).body.trips;
-      expect(live.map((t: any) => t.at)).toEqual(cf.breakers[0].trip_times);
+      const live = (await s.call<Breaker>("GET", `/breakers/${observed.id}`, ADMIN_KEY)).body.trips;
+      expect(live.map((t: Trip) => t.at)).toEqual(cf.breakers[0].trip_times);
 
       const wrong = await s.call("POST", `/breakers/${observed.id}/arm`, approverKey, { basis: "reviewed", expecting_trips: 2 });
       expect(wrong.status).toBe(409);
@@ -188,14 +192,14 @@ export function breakersHttpSuite(target: StoreTarget): void {
       s.clock.now += 1;
       expect((await s.call("POST", `/breakers/${armed.id}/arm`, approverKey, { basis: "fresh agent", expecting_trips: 0 })).status).toBe(200);
       await run(second, secondGrant.id, pattern);
-      const trips = (await s.call("GET", `/breakers/${armed.id}`, ADMIN_KEY)).body.trips;
+      const trips = (await s.call<Breaker>("GET", `/breakers/${armed.id}`, ADMIN_KEY)).body.trips;
       expect(trips).toHaveLength(cf.breakers[0].trips);
-      expect(trips.every((t: any) => t.performed && t.finding_id !== null)).toBe(true);
-      const findings = (await s.call("GET", `/findings?agent_id=${second.id}`, ADMIN_KEY)).body.findings;
+      expect(trips.every((t: Trip) => t.performed && t.finding_id !== null)).toBe(true);
+      const findings = (await s.call<FindingList>("GET", `/findings?agent_id=${second.id}`, ADMIN_KEY)).body.findings;
       expect(findings).toHaveLength(3);
       expect(findings[0]).toMatchObject({ kind: "breaker_trip", breaker_id: armed.id, detail: { declared_by: "admin" } });
-      const page = (await s.call("GET", `/findings?agent_id=${second.id}&limit=2`, ADMIN_KEY)).body;
-      expect(page.findings.map((f: any) => f.id)).toEqual(findings.slice(0, 2).map((f: any) => f.id));
+      const page = (await s.call<FindingList>("GET", `/findings?agent_id=${second.id}&limit=2`, ADMIN_KEY)).body;
+      expect(page.findings.map((f: Finding) => f.id)).toEqual(findings.slice(0, 2).map((f: Finding) => f.id));
       const rest = (await s.call("GET", `/findings?agent_id=${second.id}&limit=2&after=${page.next_after}`, ADMIN_KEY)).body;
       expect(rest).toEqual({ findings: [findings[2]], next_after: null });
       // A breaker of another agent is not found under this one.
@@ -204,10 +208,10 @@ export function breakersHttpSuite(target: StoreTarget): void {
       // Notify touches no authority.
       expect((await s.call("GET", `/grants/${secondGrant.id}`, ADMIN_KEY)).body.status).toBe("active");
 
-      const disarmed = await s.call("POST", `/breakers/${armed.id}/disarm`, approverKey, { reason: "tuning the ceiling" });
+      const disarmed = await s.call<Breaker>("POST", `/breakers/${armed.id}/disarm`, approverKey, { reason: "tuning the ceiling" });
       expect(disarmed.body.mode).toBe("observe");
       expect((await s.call("POST", `/breakers/${armed.id}/disarm`, approverKey, {})).body.code).toBe("breaker_not_armed");
-      expect(disarmed.body.history.map((h: any) => h.kind)).toEqual(["created", "armed", "disarmed"]);
+      expect(disarmed.body.history?.map((h: BreakerEvent) => h.kind)).toEqual(["created", "armed", "disarmed"]);
     });
 
     it("accepts x-api-key, wants JSON on POST, and checks ids", async () => {

@@ -10,6 +10,7 @@ import {
   agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase,
 } from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Grant } from "@agent-authority/sdk";
 
 function concurrencySuite(target: StoreTarget): void {
   let db: SharedDatabase & { dispose(): Promise<void> };
@@ -63,7 +64,7 @@ function concurrencySuite(target: StoreTarget): void {
     const parent = await grant(base, agent.id, { budget_amount_minor: 3_000, budget_currency: "EUR", delegation_policy: "attenuating" });
     const children: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const child = await post(base, `/grants/${parent}/delegate`, ADMIN_KEY, { agent_id: agent.id });
+      const child = await post<Grant>(base, `/grants/${parent}/delegate`, ADMIN_KEY, { agent_id: agent.id });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
       children.push(child.body.id);
     }
@@ -72,10 +73,10 @@ function concurrencySuite(target: StoreTarget): void {
     }));
     const outcomes = await race(agent.key, bodies);
     expect(outcomes.filter((o) => o === "allow")).toHaveLength(30);
-    const root = await get(base, `/grants/${parent}`, ADMIN_KEY);
+    const root = await get<Grant>(base, `/grants/${parent}`, ADMIN_KEY);
     expect(root.held_minor + root.settled_minor).toBe(3_000);
     let childSpend = 0;
-    for (const id of children) childSpend += (await get(base, `/grants/${id}`, ADMIN_KEY)).held_minor;
+    for (const id of children) childSpend += (await get<Grant>(base, `/grants/${id}`, ADMIN_KEY)).held_minor;
     expect(childSpend).toBe(3_000);
   });
 

@@ -9,6 +9,15 @@ import {
   agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase,
 } from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Decision, Settlement } from "@agent-authority/sdk";
+
+/** The fields of a sealed ledger record this test reads: a settlement's decision and amount, a decision's request. */
+interface SealedRecord {
+  readonly kind: "decision" | "settlement";
+  readonly decision_ledger_id: string;
+  readonly amount_minor: number;
+  readonly request: { readonly amount_minor: number };
+}
 
 const WORKERS = 16;
 const LOAD_MS = 1_500;
@@ -32,11 +41,11 @@ function crashSuite(target: StoreTarget): void {
     for (let i = 0; ; i += 1) {
       const amount = 1 + ((seed * 31 + i * 17) % 100);
       try {
-        const decision = await post(baseUrl, "/authorize", key, { grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+        const decision = await post<Decision>(baseUrl, "/authorize", key, { grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
         if (decision.status !== 200) throw new Error(`authorize answered ${decision.status}: ${JSON.stringify(decision.body)}`);
         received.decisions.set(decision.body.ledger_id, { outcome: decision.body.outcome, amount });
         if (decision.body.outcome === "allow" && i % 2 === 0) {
-          const settled = await post(baseUrl, `/decisions/${decision.body.ledger_id}/settle`, key, { amount_minor: Math.floor(amount / 2) });
+          const settled = await post<Settlement>(baseUrl, `/decisions/${decision.body.ledger_id}/settle`, key, { amount_minor: Math.floor(amount / 2) });
           if (settled.status !== 200) throw new Error(`settle answered ${settled.status}: ${JSON.stringify(settled.body)}`);
           received.settlements.set(settled.body.ledger_id, { decision: decision.body.ledger_id, amount: Math.floor(amount / 2) });
         }
@@ -66,7 +75,7 @@ function crashSuite(target: StoreTarget): void {
       const verification = await verifyLedger(store);
       expect(verification, JSON.stringify(verification.broken)).toMatchObject({ ok: true, broken: null });
       const rows = await store.decisionPath().ledgerChain(grantId, 0, 1_000_000);
-      const sealed = new Map(rows.map((row) => [row.id, { row, record: JSON.parse(row.record) as any }]));
+      const sealed = new Map(rows.map((row) => [row.id, { row, record: JSON.parse(row.record) as SealedRecord }]));
       for (const [id, answer] of received.decisions) expect(sealed.get(id)?.row.outcome, id).toBe(answer.outcome);
       for (const [id, answer] of received.settlements) {
         expect(sealed.get(id)?.record, id).toMatchObject({ kind: "settlement", decision_ledger_id: answer.decision, amount_minor: answer.amount });

@@ -7,6 +7,7 @@ import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import type { StoreTarget } from "./targets.js";
+import type { Decision, GateResult, Grant, LedgerRecord, PendingDecision, PendingDecisionList, Settlement, TreeLedger } from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
@@ -36,11 +37,11 @@ export function decisionReadsSuite(target: StoreTarget): void {
     return reply.body.ledger_id as string;
   };
   /** Every pending decision, walking the cursor with the given page size. */
-  const allPending = async (limit: number, key = approverKey): Promise<any[]> => {
-    const out: any[] = [];
+  const allPending = async (limit: number, key = approverKey): Promise<PendingDecision[]> => {
+    const out: PendingDecision[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 1000; pages += 1) {
-      const reply: Reply = await s.call("GET", `/decisions/pending?limit=${limit}${after === null ? "" : `&after=${after}`}`, key);
+      const reply: Reply<PendingDecisionList> = await s.call<PendingDecisionList>("GET", `/decisions/pending?limit=${limit}${after === null ? "" : `&after=${after}`}`, key);
       expect(reply.status, reply.text).toBe(200);
       expect(reply.body.decisions.length).toBeLessThanOrEqual(limit);
       out.push(...reply.body.decisions);
@@ -73,8 +74,8 @@ export function decisionReadsSuite(target: StoreTarget): void {
         ledger_id: ledgerId, outcome: "gated", decided_by: "policy", residual: `approver == "${CFO}"`,
         grant_id: grant.id, agent_id: agent.id, request: { tool: "payments.send", amount_minor: 2500, currency: "EUR" },
       });
-      expect(listed.gates.map((g: any) => g.gate)).toEqual(GATES);
-      expect(listed.gates.find((g: any) => g.gate === "policy").result).toBe("fail");
+      expect(listed!.gates.map((g: GateResult) => g.gate)).toEqual(GATES);
+      expect(listed!.gates.find((g: GateResult) => g.gate === "policy")!.result).toBe("fail");
       // An allowed or denied decision on the same grant is never listed.
       const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
       expect(allowed.body.outcome).toBe("allow");
@@ -109,8 +110,8 @@ export function decisionReadsSuite(target: StoreTarget): void {
       expect(atOnce.slice(0, 3)).toEqual([...ids].reverse());
       const first = await s.call("GET", "/decisions/pending?limit=1", approverKey);
       expect(first.body).toMatchObject({ decisions: [{ ledger_id: ids[2] }], next_after: ids[2] });
-      const second = await s.call("GET", `/decisions/pending?limit=2&after=${ids[2]}`, approverKey);
-      expect(second.body.decisions.map((d: any) => d.ledger_id)).toEqual([ids[1], ids[0]]);
+      const second = await s.call<PendingDecisionList>("GET", `/decisions/pending?limit=2&after=${ids[2]}`, approverKey);
+      expect(second.body.decisions.map((d: PendingDecision) => d.ledger_id)).toEqual([ids[1], ids[0]]);
       expect((await s.call("GET", `/decisions/pending?limit=${API_LIMITS.listLimitMax}`, approverKey)).status).toBe(200);
       problem(await s.call("GET", `/decisions/pending?limit=${API_LIMITS.listLimitMax + 1}`, approverKey), 400, "invalid_query");
       problem(await s.call("GET", "/decisions/pending?limit=0", approverKey), 400, "invalid_query");
@@ -122,17 +123,17 @@ export function decisionReadsSuite(target: StoreTarget): void {
     it("shows the approver that the agent stopped waiting; the first report stands, and only a gated decision's agent reports it", async () => {
       const grant = await issueGrant(s, agent.id, { policy: GATED_POLICY });
       const ledgerId = await gatedOn(grant.id);
-      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toBeNull();
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "later", waited_ms: 5 }), 400, "invalid_body");
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax + 1 }), 400, "invalid_body");
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, approverKey, { reason: "timeout", waited_ms: 5 }), 403, "forbidden");
-      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toBeNull();
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
       const first = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
       expect(first.status, first.text).toBe(200);
       expect(first.body).toMatchObject({ ledger_id: ledgerId, grant_id: grant.id, reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
       const again = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "cancelled", waited_ms: 1 });
       expect(again.body).toEqual(first.body);
-      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId).abandoned).toEqual(first.body);
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toEqual(first.body);
       // An allowed decision had nothing to wait for; an unknown one is not found.
       const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
       problem(await s.call("POST", `/decisions/${allowed.body.ledger_id}/abandoned`, agent.key, { reason: "timeout", waited_ms: 5 }), 409, "decision_not_gated");
@@ -147,41 +148,41 @@ export function decisionReadsSuite(target: StoreTarget): void {
   });
 
   describe("GET /v1/grants/{grant_id}/ledger", () => {
-    let root: any;
-    let child: any;
+    let root: Grant;
+    let child: Grant;
     const sealed: string[] = [];
 
     beforeAll(async () => {
       const helper = await certifiedAgent(s, "reader-helper");
       root = await issueGrant(s, agent.id, { policy: GATED_POLICY, budget_amount_minor: 100_000, delegation_policy: "attenuating" });
-      const delegated = await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: helper.id, budget_amount_minor: 5_000 });
+      const delegated = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: helper.id, budget_amount_minor: 5_000 });
       expect(delegated.status, delegated.text).toBe(201);
       child = delegated.body;
-      const allow = await s.call("POST", "/authorize", agent.key, pay(root.id, 500));
+      const allow = await s.call<Decision>("POST", "/authorize", agent.key, pay(root.id, 500));
       sealed.push(allow.body.ledger_id);
-      const settled = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 400 });
+      const settled = await s.call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 400 });
       expect(settled.status, settled.text).toBe(200);
       sealed.push(settled.body.ledger_id);
-      sealed.push((await s.call("POST", "/authorize", agent.key, pay(root.id, 500, { tool: "mail.send" }))).body.ledger_id);
+      sealed.push((await s.call<Decision>("POST", "/authorize", agent.key, pay(root.id, 500, { tool: "mail.send" }))).body.ledger_id);
       sealed.push(await gatedOn(root.id));
-      sealed.push((await s.call("POST", "/authorize", helper.key, pay(child.id, 100))).body.ledger_id);
+      sealed.push((await s.call<Decision>("POST", "/authorize", helper.key, pay(child.id, 100))).body.ledger_id);
     });
 
     it("lists the tree's records in chain order with each decision's nine gates, from any grant of the tree", async () => {
       for (const grantId of [root.id, child.id]) {
-        const reply = await s.call("GET", `/grants/${grantId}/ledger`, auditorKey);
+        const reply = await s.call<TreeLedger>("GET", `/grants/${grantId}/ledger`, auditorKey);
         expect(reply.status, reply.text).toBe(200);
         expect(reply.body.tree_id).toBe(root.id);
         expect(reply.body.next_after).toBeNull();
         expect(reply.body.verification).toEqual({ ok: true, trees: 1, records: 5, broken: null });
         const records = reply.body.records;
-        expect(records.map((r: any) => r.ledger_id)).toEqual(sealed);
-        expect(records.map((r: any) => r.seq)).toEqual([1, 2, 3, 4, 5]);
-        expect(records.map((r: any) => r.kind)).toEqual(["decision", "settlement", "decision", "decision", "decision"]);
-        expect(records.map((r: any) => r.outcome)).toEqual(["allow", null, "deny", "gated", "allow"]);
+        expect(records.map((r: LedgerRecord) => r.ledger_id)).toEqual(sealed);
+        expect(records.map((r: LedgerRecord) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+        expect(records.map((r: LedgerRecord) => r.kind)).toEqual(["decision", "settlement", "decision", "decision", "decision"]);
+        expect(records.map((r: LedgerRecord) => r.outcome)).toEqual(["allow", null, "deny", "gated", "allow"]);
         expect(records[0].prev_hash).toBe("0".repeat(64));
         for (let i = 1; i < records.length; i += 1) expect(records[i].prev_hash).toBe(records[i - 1].hash);
-        for (const r of records.filter((x: any) => x.kind === "decision")) expect(r.gates.map((g: any) => g.gate)).toEqual(GATES);
+        for (const r of records.filter((x: LedgerRecord) => x.kind === "decision")) expect(r.gates?.map((g: GateResult) => g.gate)).toEqual(GATES);
         expect(records[2]).toMatchObject({ decided_by: "scope", request: { tool: "mail.send" } });
         expect(records[3]).toMatchObject({ residual: `approver == "${CFO}"`, mode: "enforce" });
         expect(records[4].grant_id).toBe(child.id);
@@ -189,11 +190,11 @@ export function decisionReadsSuite(target: StoreTarget): void {
     });
 
     it("pages by seq and refuses bad bounds", async () => {
-      const first = await s.call("GET", `/grants/${root.id}/ledger?limit=2`, issuerKey);
-      expect(first.body.records.map((r: any) => r.seq)).toEqual([1, 2]);
+      const first = await s.call<TreeLedger>("GET", `/grants/${root.id}/ledger?limit=2`, issuerKey);
+      expect(first.body.records.map((r: LedgerRecord) => r.seq)).toEqual([1, 2]);
       expect(first.body.next_after).toBe("2");
-      const rest = await s.call("GET", `/grants/${root.id}/ledger?limit=3&after=2`, issuerKey);
-      expect(rest.body.records.map((r: any) => r.seq)).toEqual([3, 4, 5]);
+      const rest = await s.call<TreeLedger>("GET", `/grants/${root.id}/ledger?limit=3&after=2`, issuerKey);
+      expect(rest.body.records.map((r: LedgerRecord) => r.seq)).toEqual([3, 4, 5]);
       expect(rest.body.next_after).toBe("5");
       const end = await s.call("GET", `/grants/${root.id}/ledger?limit=3&after=5`, issuerKey);
       expect(end.body).toMatchObject({ records: [], next_after: null, verification: { ok: true, records: 5 } });
@@ -210,10 +211,10 @@ export function decisionReadsSuite(target: StoreTarget): void {
       await s.db.raw(target.name === "sqlite" ? "DROP TRIGGER ledger_sealed" : "DROP TRIGGER ledger_sealed ON ledger");
       try {
         await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"deny\"', '\"outcome\":\"allow\"'), outcome = 'allow' WHERE id = ?", [victim]);
-        const reply = await s.call("GET", `/grants/${child.id}/ledger?limit=1`, auditorKey);
+        const reply = await s.call<TreeLedger>("GET", `/grants/${child.id}/ledger?limit=1`, auditorKey);
         expect(reply.body.verification).toMatchObject({ ok: false, broken: { tree_id: root.id, seq: 3, ledger_id: victim } });
-        expect(reply.body.verification.broken.problem).toMatch(/changed after sealing/);
-        const tampered = (await s.call("GET", `/grants/${root.id}/ledger?after=2&limit=1`, auditorKey)).body.records[0];
+        expect(reply.body.verification.broken?.problem).toMatch(/changed after sealing/);
+        const tampered = (await s.call<TreeLedger>("GET", `/grants/${root.id}/ledger?after=2&limit=1`, auditorKey)).body.records[0];
         expect(tampered).toMatchObject({ ledger_id: victim, outcome: "allow" }); // shown as stored, flagged by verification
       } finally {
         await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"allow\"', '\"outcome\":\"deny\"'), outcome = 'deny' WHERE id = ?", [victim]);
@@ -221,7 +222,7 @@ export function decisionReadsSuite(target: StoreTarget): void {
           ? "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END"
           : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()");
       }
-      expect((await s.call("GET", `/grants/${root.id}/ledger`, auditorKey)).body.verification.ok).toBe(true);
+      expect((await s.call<TreeLedger>("GET", `/grants/${root.id}/ledger`, auditorKey)).body.verification.ok).toBe(true);
     });
   });
 }

@@ -6,13 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, TEST_SERVER_KEY } from "./http-harness.js";
 import { ResponseRecorder } from "./openapi-conformance.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
+import type { Decision, Grant, KeyCreated, PendingDecision, PendingDecisionList, Problem } from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
 };
 
-export interface Reply { status: number; body: any; text: string; headers: Headers }
+/** An answer of the API; `T` names the wire type the caller expects of its body (the SDK's types). */
+export interface Reply<T = Record<string, unknown>> { status: number; body: T; text: string; headers: Headers }
 
 export interface DecisionServer {
   readonly db: TestStore;
@@ -20,7 +22,7 @@ export interface DecisionServer {
   clock: { now: number };
   /** Every answer `call` received; checked against the served OpenAPI document on `close()`. */
   readonly recorder: ResponseRecorder;
-  call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
+  call<T = Record<string, unknown>>(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -35,7 +37,7 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
   const recorder = new ResponseRecorder();
   const s: DecisionServer = {
     db, clock, recorder, server: await start(),
-    async call(method, path, key, body, headers = {}) {
+    async call<T>(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
       const init: RequestInit = {
         method,
         headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
@@ -47,7 +49,7 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
       let parsed: unknown;
       try { parsed = JSON.parse(text); } catch { parsed = text; }
       recorder.record(s.server.baseUrl, method, url, response, parsed);
-      return { status: response.status, body: parsed, text, headers: response.headers };
+      return { status: response.status, body: parsed as T, text, headers: response.headers };
     },
     async restart() {
       await s.server.close();
@@ -73,8 +75,8 @@ export async function certifiedAgent(s: DecisionServer, name: string, certified 
   return { id: agent.body.id as string, key: key.body.key as string };
 }
 
-export async function issueGrant(s: DecisionServer, agentId: string, extra: Record<string, unknown> = {}): Promise<any> {
-  const reply = await s.call("POST", "/grants", ADMIN_KEY, {
+export async function issueGrant(s: DecisionServer, agentId: string, extra: Record<string, unknown> = {}): Promise<Grant> {
+  const reply = await s.call<Grant>("POST", "/grants", ADMIN_KEY, {
     agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
     budget_amount_minor: 10_000, budget_currency: "EUR", ...extra,
   });
@@ -93,7 +95,7 @@ export function decisionsHttpSuite(target: StoreTarget): void {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "buyer");
     other = await certifiedAgent(s, "other");
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -123,7 +125,7 @@ export function decisionsHttpSuite(target: StoreTarget): void {
     it("decides a grant held by another agent as an unknown one: deny, existence not leaked", async () => {
       const foreign = await issueGrant(s, other.id);
       const theirs = await s.call("POST", "/authorize", agent.key, pay(foreign.id, 1));
-      const unknown = await s.call("POST", "/authorize", agent.key, pay("grt_0000000000000000000000000a", 1));
+      const unknown = await s.call<Decision>("POST", "/authorize", agent.key, pay("grt_0000000000000000000000000a", 1));
       expect(theirs.status).toBe(200);
       expect(theirs.body).toMatchObject({ outcome: "deny", reason_code: "grant.not_held" });
       expect(theirs.body.reason).toBe(unknown.body.reason.replace("grt_0000000000000000000000000a", foreign.id));
@@ -160,10 +162,10 @@ export function decisionsHttpSuite(target: StoreTarget): void {
   describe("holds and settlement", () => {
     it("holds on the grant and every ancestor; settle captures, releases the rest, replays, and refuses another amount", async () => {
       const root = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
-      const child = await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
+      const child = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
-      const allow = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 1_000));
-      expect(allow.body.holds.map((h: any) => h.grant_id)).toEqual([root.id, child.body.id]);
+      const allow = await s.call<Decision>("POST", "/authorize", agent.key, pay(child.body.id, 1_000));
+      expect(allow.body.holds?.map((h) => h.grant_id)).toEqual([root.id, child.body.id]);
       expect((await s.call("GET", `/grants/${root.id}`, ADMIN_KEY)).body.held_minor).toBe(1_000);
       const settle = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 600 });
       expect(settle.status, settle.text).toBe(200);
@@ -184,12 +186,12 @@ export function decisionsHttpSuite(target: StoreTarget): void {
 
     it("counts a use without an amount on the grant and every ancestor, and writes charges only for holds", async () => {
       const root = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
-      const child = await s.call("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
+      const child = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
       const bare = { grant_id: child.body.id, tool: "payments.send", attestation: ATTESTATION };
-      const use = await s.call("POST", "/authorize", agent.key, bare);
+      const use = await s.call<Decision>("POST", "/authorize", agent.key, bare);
       expect(use.body).toMatchObject({ outcome: "allow", holds: [] });
-      const held = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 300));
+      const held = await s.call<Decision>("POST", "/authorize", agent.key, pay(child.body.id, 300));
       expect(held.body.outcome).toBe("allow");
       for (const id of [root.id, child.body.id]) {
         expect((await s.call("GET", `/grants/${id}`, ADMIN_KEY)).body).toMatchObject({ uses: 2, held_minor: 300 });
@@ -220,14 +222,14 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       try {
         const buyer = await certifiedAgent(short, "short-holds");
         const grant = await issueGrant(short, buyer.id, { ttl_hours: 48 });
-        const allow = await short.call("POST", "/authorize", buyer.key, pay(grant.id, 10));
-        expect(Date.parse(allow.body.holds[0].expires_at) - Date.parse(allow.body.decided_at)).toBe(HOUR);
+        const allow = await short.call<Decision>("POST", "/authorize", buyer.key, pay(grant.id, 10));
+        expect(Date.parse(allow.body.holds![0]!.expires_at!) - Date.parse(allow.body.decided_at)).toBe(HOUR);
         const brief = await startDecisionServer(target, { holdLifetimeHours: 72 });
         try {
           const other = await certifiedAgent(brief, "long-holds");
           const g = await issueGrant(brief, other.id, { ttl_hours: 2 });
-          const a = await brief.call("POST", "/authorize", other.key, pay(g.id, 10));
-          expect(a.body.holds[0].expires_at).toBe(g.expires_at);
+          const a = await brief.call<Decision>("POST", "/authorize", other.key, pay(g.id, 10));
+          expect(a.body.holds?.[0]?.expires_at).toBe(g.expires_at);
         } finally {
           await brief.close();
         }
@@ -272,14 +274,14 @@ export function decisionsHttpSuite(target: StoreTarget): void {
     });
 
     it("refuses an approver the residual does not admit with 422 and the residual, leaving the decision for one it admits", async () => {
-      const bob = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "bob@example.com", kind: "human", roles: ["approver"] })).body.key;
-      const dave = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "dave@example.com", kind: "human", roles: ["approver"] })).body.key;
+      const bob = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "bob@example.com", kind: "human", roles: ["approver"] })).body.key;
+      const dave = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "dave@example.com", kind: "human", roles: ["approver"] })).body.key;
       const grant = await issueGrant(s, agent.id, { policy: 'amount_minor <= 500 || approver == "bob@example.com"' });
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { args: { invoice: "INV-7" } }));
       expect(gated.body).toMatchObject({ outcome: "gated", residual: 'approver == "bob@example.com"' });
       const path = `/decisions/${gated.body.ledger_id}/approve`;
       // The queue tells each caller whether it may approve, with the agent's name and the action's arguments.
-      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: any) => d.ledger_id === gated.body.ledger_id);
+      const listed = async (key: string) => (await s.call<PendingDecisionList>("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: PendingDecision) => d.ledger_id === gated.body.ledger_id);
       expect(await listed(dave)).toMatchObject({ caller_admitted: false, agent_name: "buyer", request: { args: { invoice: "INV-7" } } });
       expect(await listed(bob)).toMatchObject({ caller_admitted: true, agent_name: "buyer" });
       const refused = await s.call("POST", path, dave, {});
@@ -296,20 +298,20 @@ export function decisionsHttpSuite(target: StoreTarget): void {
     });
 
     it("admits on the decision's own action: a part that fails on its `args` admits nobody but the one named (issue 33)", async () => {
-      const keyOf = async (identity: string) => (await s.call("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key;
+      const keyOf = async (identity: string) => (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key;
       const [h7, h9, mallory] = [await keyOf("h7"), await keyOf("h9"), await keyOf("mallory@example.com")];
       const grant = await issueGrant(s, agent.id, { policy: 'approver == "h7" || !(args.x == 5) && approver == "h9"' });
       const action = { args: { x: "s" } };
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, action));
       expect(gated.body).toMatchObject({ outcome: "gated" });
       const path = `/decisions/${gated.body.ledger_id}/approve`;
-      const listed = async (key: string) => (await s.call("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: any) => d.ledger_id === gated.body.ledger_id);
+      const listed = async (key: string) => (await s.call<PendingDecisionList>("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: PendingDecision) => d.ledger_id === gated.body.ledger_id);
       expect(await listed(mallory)).toMatchObject({ caller_admitted: false });
       expect(await listed(h9)).toMatchObject({ caller_admitted: false });
       expect(await listed(h7)).toMatchObject({ caller_admitted: true });
       // Anyone admitted here could have burnt the decision's one approval: now only h7 is.
       for (const key of [mallory, h9]) {
-        const refused = await s.call("POST", path, key, {});
+        const refused = await s.call<Problem>("POST", path, key, {});
         expect([refused.status, refused.body.code], refused.text).toEqual([422, "approver_not_admitted"]);
       }
       const approval = await s.call("POST", path, h7, {});

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
+import type { Decision, Grant } from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
@@ -40,7 +41,7 @@ export function edgesHttpSuite(target: StoreTarget): void {
     it(`delegates down to link ${ENGINE_LIMITS.chainLinksMax}, which authorizes, and refuses one link more with 422, creating nothing`, async () => {
       let tip = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
       for (let link = 2; link <= ENGINE_LIMITS.chainLinksMax; link += 1) {
-        const child = await s.call("POST", `/grants/${tip.id}/delegate`, ADMIN_KEY, { agent_id: agent.id });
+        const child = await s.call<Grant>("POST", `/grants/${tip.id}/delegate`, ADMIN_KEY, { agent_id: agent.id });
         expect(child.status, child.text).toBe(201);
         tip = child.body;
       }
@@ -81,7 +82,7 @@ export function edgesHttpSuite(target: StoreTarget): void {
         const grant = await issueGrant(s, agent.id, { budget_amount_minor: budget, ttl_hours: 8_000 });
         const allowed: { ledgerId: string; amount: number }[] = [];
         for (const each of steps) {
-          const decision = await s.call("POST", "/authorize", agent.key, pay(grant.id, each.amount));
+          const decision = await s.call<Decision>("POST", "/authorize", agent.key, pay(grant.id, each.amount));
           expect(decision.status).toBe(200);
           if (decision.body.outcome === "allow") allowed.push({ ledgerId: decision.body.ledger_id, amount: each.amount });
           s.clock.now += each.waitHours * HOUR;
@@ -90,7 +91,7 @@ export function edgesHttpSuite(target: StoreTarget): void {
             const settled = await s.call("POST", `/decisions/${held.ledgerId}/settle`, agent.key, { amount_minor: Math.floor((held.amount * each.settle.percent) / 100) });
             expect([200, 409], settled.text).toContain(settled.status);
           }
-          const view = (await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body;
+          const view = (await s.call<Grant>("GET", `/grants/${grant.id}`, ADMIN_KEY)).body;
           expect(view.settled_minor + view.held_minor).toBeLessThanOrEqual(budget);
         }
       }), { numRuns: 30 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Counterfactual, KeyCreated } from "@agent-authority/sdk";
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
@@ -17,8 +18,8 @@ function breakerEventsSuite(target: StoreTarget): void {
   let declarerKey: string;
   beforeAll(async () => {
     s = await startDecisionServer(target);
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
-    declarerKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "dana@example.com", kind: "human", roles: ["issuer"] })).body.key;
+    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
+    declarerKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "dana@example.com", kind: "human", roles: ["issuer"] })).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -67,7 +68,7 @@ function breakerEventsSuite(target: StoreTarget): void {
     const disarmed = await s.call("POST", `/breakers/${notifying.id}/disarm`, approverKey, { reason: "one at a time" });
     expect(disarmed.status).toBe(200);
     for (let i = 0; i < 20; i += 1) await decide(agent, root.id, true);
-    const cf = (await s.call("GET", `/agents/${agent.id}/breakers/counterfactual?breaker_id=${observing.id}`, ADMIN_KEY)).body;
+    const cf = (await s.call<Counterfactual>("GET", `/agents/${agent.id}/breakers/counterfactual?breaker_id=${observing.id}`, ADMIN_KEY)).body;
     expect((await s.call("POST", `/breakers/${observing.id}/arm`, approverKey, { basis: "reviewed", expecting_trips: cf.breakers[0].trips })).status).toBe(200);
     const armedAt = await s.db.store.eventPath().lastSeq();
     for (let i = 0; i < 6; i += 1) await decide(agent, root.id, false);

@@ -10,6 +10,7 @@ import { ADMIN_KEY, startTestServer, type TestServer } from "./http-harness.js";
 import { openStream } from "./sse-client.js";
 import { startReceiver } from "./webhook-receiver.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { WebhookDelivery } from "@agent-authority/sdk";
 
 /** Header-safe text: visible ASCII and spaces, which fetch and node:http both send as given. */
 const headerText = fc.string({ unit: fc.constantFrom(..."0123456789 abc,.-_:/+%x\\\"'<>{}".split("")), maxLength: 40 });
@@ -29,7 +30,7 @@ function hostileSuite(target: StoreTarget): void {
       const stream = await openStream(t.baseUrl, ADMIN_KEY, query, lastId.trim() === "" ? {} : { "last-event-id": lastId });
       stream.close();
       expect([200, 400, 403]).toContain(stream.status);
-      if (stream.status !== 200) expect(stream.problem.code).toMatch(/^(invalid_query|invalid_last_event_id|forbidden)$/);
+      if (stream.status !== 200) expect(stream.problem?.code).toMatch(/^(invalid_query|invalid_last_event_id|forbidden)$/);
     }), { numRuns: 60, seed: 3602 });
   });
 
@@ -78,7 +79,7 @@ function hostileSuite(target: StoreTarget): void {
       expect(hook.status).toBe(201);
       const agent = await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "resolved-agent" } });
       await t.call("POST", "/grants", { key: ADMIN_KEY, body: { agent_id: agent.body.id, principal_type: "human", principal_id: "p", scope: { tool: ["x"] }, enforcement_mode: "observe" } });
-      let deliveries: any[] = [];
+      let deliveries: WebhookDelivery[] = [];
       for (let i = 0; i < 200 && !(deliveries[0]?.last_error); i += 1) {
         await new Promise((r) => setTimeout(r, 25));
         deliveries = (await t.call("GET", `/webhooks/${hook.body.id}/deliveries`, { key: ADMIN_KEY })).body.deliveries;

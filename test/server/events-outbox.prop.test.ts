@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Agent, Certificate, Decision, Grant, KeyCreated } from "@agent-authority/sdk";
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
@@ -67,7 +68,7 @@ export function outboxSuite(target: StoreTarget): void {
   let approverKey: string;
   beforeAll(async () => {
     s = await startDecisionServer(target);
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "approver@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "approver@example.com", kind: "human", roles: ["approver"] })).body.key;
     await installDoomTrigger(s, target);
   });
   afterAll(async () => {
@@ -79,8 +80,8 @@ export function outboxSuite(target: StoreTarget): void {
     for (let i = 0; i < 4; i += 1) {
       const doomed = i % 2 === 1;
       const name = `${doomed ? "doomed" : "fine"}-${run}-${i}`;
-      const agent = (await s.call("POST", "/agents", ADMIN_KEY, { name })).body;
-      const key = (await s.call("POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.id })).body.key;
+      const agent = (await s.call<Agent>("POST", "/agents", ADMIN_KEY, { name })).body;
+      const key = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.id })).body.key;
       world.agents.push({ id: agent.id, key, doomed, certificate: null });
       // The agents that can be certified are, so that refusing modes are reachable.
       if (!doomed) expected.push(...await apply(world, { kind: "certify", agent: i }));
@@ -97,7 +98,7 @@ export function outboxSuite(target: StoreTarget): void {
     switch (op.kind) {
       case "issue": {
         const agent = agentOf(op.agent);
-        const r = await s.call("POST", "/grants", ADMIN_KEY, {
+        const r = await s.call<Grant>("POST", "/grants", ADMIN_KEY, {
           agent_id: agent.id, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] },
           budget_amount_minor: 1_000, budget_currency: "EUR", delegation_policy: "attenuating", policy: "amount_minor < 500 || approver == \"approver@example.com\"",
           enforcement_mode: op.observe ? "observe" : "enforce", ...(op.pending ? { require_approval: true } : {}),
@@ -111,7 +112,7 @@ export function outboxSuite(target: StoreTarget): void {
         return r.status === 200 ? [{ type: "grant.approved", subject: grant!.id }] : [];
       }
       case "delegate": {
-        const r = await s.call("POST", `/grants/${grant!.id}/delegate`, ADMIN_KEY, { agent_id: agentOf(grant!.agent).id });
+        const r = await s.call<Grant>("POST", `/grants/${grant!.id}/delegate`, ADMIN_KEY, { agent_id: agentOf(grant!.agent).id });
         if (r.status !== 201) return [];
         world.grants.push({ id: r.body.id, agent: grant!.agent });
         return [{ type: "grant.delegated", subject: r.body.id }];
@@ -126,7 +127,7 @@ export function outboxSuite(target: StoreTarget): void {
       }
       case "certify": {
         const agent = agentOf(op.agent);
-        const r = await s.call("POST", `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
+        const r = await s.call<Certificate>("POST", `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
         if (r.status !== 201) return [];
         const before = agent.certificate;
         agent.certificate = r.body.id;
@@ -143,7 +144,7 @@ export function outboxSuite(target: StoreTarget): void {
       }
       case "gate": {
         const agent = agentOf(grant!.agent);
-        const r = await s.call("POST", "/authorize", agent.key, { grant_id: grant!.id, tool: "payments.send", amount_minor: 700, currency: "EUR", attestation: ATTESTATION });
+        const r = await s.call<Decision>("POST", "/authorize", agent.key, { grant_id: grant!.id, tool: "payments.send", amount_minor: 700, currency: "EUR", attestation: ATTESTATION });
         if (r.status !== 200 || r.body.outcome !== "gated") return [];
         // Only a decision its policy gated can be approved by a human; one gated by a pending grant waits for the grant.
         if (r.body.decided_by === "policy") world.decisions.push(r.body.ledger_id);

@@ -176,7 +176,7 @@ function streamSuite(target: StoreTarget): void {
       // A key holding no stream at all is refused: the process is full.
       const refused = await openStream(t.baseUrl, keys.at(-1)!);
       expect(refused.status).toBe(429);
-      expect(refused.problem.code).toBe("too_many_streams");
+      expect(refused.problem?.code).toBe("too_many_streams");
     } finally {
       for (const stream of open) stream.close();
     }
@@ -262,7 +262,7 @@ function streamSuite(target: StoreTarget): void {
     for (const bad of ["abc", "-1", "1.5", "99999999999999999", "7 8", "0x10"]) {
       const refused = await openStream(t.baseUrl, ADMIN_KEY, "", { "last-event-id": bad });
       expect(refused.status, bad).toBe(400);
-      expect(refused.problem.code).toBe("invalid_last_event_id");
+      expect(refused.problem?.code).toBe("invalid_last_event_id");
     }
     expectProblem(await t.call("GET", "/events?after=x", { key: ADMIN_KEY }), 400, "invalid_query");
   });

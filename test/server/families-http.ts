@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IMPACT_CERTIFICATES_PER_AGENT_MAX } from "../../server/src/services/family-impact.js";
 import { CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
+import type { Decision } from "@agent-authority/sdk";
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
@@ -33,7 +34,7 @@ grant:
   scope: {tool: [payments.send]}
   budget_amount_minor: ${options.budget ?? 10000}
   budget_currency: EUR
-  enforcement_mode: ${options.mode ?? "\${mode}"}
+  enforcement_mode: ${options.mode ?? "${mode}"}
   policy: ${options.policy ?? "amount_minor <= ${limit_minor}"}
 examples:
   - name: a small payment is allowed
@@ -195,7 +196,7 @@ export function familiesHttpSuite(target: StoreTarget): void {
       const grant = await t.call("POST", `/grant-families/${familyId}/instantiate`, { key: issuer, body: { parameters: { agent_id: agentId, limit_minor: 2000 } } });
       expect(grant.status).toBe(201);
       const pay = (amount: number) => ({ grant_id: grant.body.id, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
-      const decided = [];
+      const decided: Decision[] = [];
       for (const amount of [500, 1500, 2500]) decided.push((await t.call("POST", "/authorize", { key: agentKey, body: pay(amount) })).body);
       expect(decided.map((d) => d.outcome)).toEqual(["allow", "allow", "deny"]);
       const before = await t.db.store.countRows();
@@ -245,7 +246,7 @@ export function familiesHttpSuite(target: StoreTarget): void {
       const forged = { ...ATTESTATION, content_hash: `sha256:${"f".repeat(64)}` };
       const actions = [{ attestation: ATTESTATION }, { attestation: forged }, {}];
       const pay = (grantId: string, extra: object) => ({ grant_id: grantId, tool: "payments.send", amount_minor: 500, currency: "EUR", ...extra });
-      const sealed = [];
+      const sealed: Decision[] = [];
       for (const extra of actions) sealed.push((await t.call("POST", "/authorize", { key: agentKey, body: pay(observed.grantId, extra) })).body);
       // In observe the certification gate is skipped: every one was allowed and enforce was said to allow it.
       expect(sealed.map((d) => [d.outcome, d.would_outcome])).toEqual([["allow", "allow"], ["allow", "allow"], ["allow", "allow"]]);
@@ -255,7 +256,7 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expect(preview.body).toMatchObject({ replayed: 3, changed: 2 });
       // The real replay: the same actions on the candidate's enforce grant.
       const enforced = await pushAndInstantiate(candidate, { agent_id: agentId });
-      const real = [];
+      const real: Decision[] = [];
       for (const extra of actions) real.push((await t.call("POST", "/authorize", { key: agentKey, body: pay(enforced.grantId, extra) })).body);
       expect(real.map((d) => [d.outcome, d.reason_code])).toEqual([
         ["allow", expect.any(String)], ["deny", "certification.attestation_mismatch"], ["deny", "certification.attestation_missing"],
@@ -282,7 +283,7 @@ export function familiesHttpSuite(target: StoreTarget): void {
       // Four payments of 2000; the first is settled at 500 (1500 released), the second in full.
       const settleAt = [500, 2000, undefined, undefined];
       async function run(grantId: string) {
-        const decisions = [];
+        const decisions: Decision[] = [];
         for (const settled of settleAt) {
           const decision = (await t.call("POST", "/authorize", { key: agentKey, body: { grant_id: grantId, tool: "payments.send", amount_minor: 2000, currency: "EUR", attestation: ATTESTATION } })).body;
           decisions.push(decision);

@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeCursor } from "../../server/src/services/cursor.js";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
+import type { Certificate, Grant, Key, Problem } from "@agent-authority/sdk";
+
+/** One axis a delegate request widens. */
+type Widening = NonNullable<Problem["widenings"]>[number];
 
 const HOUR = 3_600_000;
 
@@ -33,7 +37,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
     expect(reply.status).toBe(201);
     return reply.body.id as string;
   }
-  async function certify(agentId: string): Promise<any> {
+  async function certify(agentId: string): Promise<Certificate> {
     const reply = await t.call("POST", `/agents/${agentId}/certification`, { key: certifier, body: CERTIFICATION });
     expect(reply.status).toBe(201);
     return reply.body;
@@ -41,7 +45,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
   function grantBody(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
     return { agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, ...extra };
   }
-  async function issue(agentId: string, extra: Record<string, unknown> = {}): Promise<any> {
+  async function issue(agentId: string, extra: Record<string, unknown> = {}): Promise<Grant> {
     const reply = await t.call("POST", "/grants", { key: issuer, body: grantBody(agentId, extra) });
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     return reply.body;
@@ -151,7 +155,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const secret = created.body.key as string;
       expect((await t.call("GET", "/certificates", { key: secret })).status).toBe(200);
       expect((await t.call("GET", "/certificates", { key: secret, via: "x-api-key" })).status).toBe(200);
-      const listed = (await t.call("GET", "/keys", { key: ADMIN_KEY })).body.keys as any[];
+      const listed = (await t.call("GET", "/keys", { key: ADMIN_KEY })).body.keys as Key[];
       expect(listed.find((k) => k.id === created.body.id)).toMatchObject({ identity: "auditor@example.com", status: "active" });
       expect(JSON.stringify(listed)).not.toContain(secret);
       const rows = (await t.db.raw("SELECT hash FROM api_keys WHERE id = ?", [created.body.id])) as { hash: string }[];
@@ -162,7 +166,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
     });
 
     it("refuses to revoke the last admin key and binds agent keys to one agent", async () => {
-      const admins = ((await t.call("GET", "/keys?limit=1000", { key: ADMIN_KEY })).body.keys as any[]).filter((k) => k.roles.includes("admin") && k.status === "active");
+      const admins = ((await t.call("GET", "/keys?limit=1000", { key: ADMIN_KEY })).body.keys as Key[]).filter((k) => k.roles.includes("admin") && k.status === "active");
       expect(admins).toHaveLength(1);
       expectProblem(await t.call("POST", `/keys/${admins[0].id}/revoke`, { key: ADMIN_KEY }), 409, "last_admin_key");
       expectProblem(await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["agent"] } }), 422, "invalid_key_request");
@@ -176,7 +180,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const own = await startTestServer(target);
       try {
         const created = await own.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "second-admin@example.com", kind: "human", roles: ["admin"] } });
-        const firstId = ((await own.call("GET", "/keys", { key: ADMIN_KEY })).body.keys as any[]).find((k) => k.identity === "admin").id;
+        const firstId = ((await own.call("GET", "/keys", { key: ADMIN_KEY })).body.keys as Key[]).find((k) => k.identity === "admin")!.id;
         const replies = await Promise.all([
           own.call("POST", `/keys/${created.body.id}/revoke`, { key: ADMIN_KEY }),
           own.call("POST", `/keys/${firstId}/revoke`, { key: created.body.key }),
@@ -207,9 +211,9 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const second = await certify(id);
       const status = (await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body;
       expect(status).toMatchObject({ certified: true, environment: ENVIRONMENT, certificate: { id: second.id } });
-      expect(status.certificates.find((c: any) => c.id === first.id)).toMatchObject({ status: "revoked", superseded_by: second.id, revoked_by: "certifier@example.com" });
+      expect(status.certificates.find((c: Certificate) => c.id === first.id)).toMatchObject({ status: "revoked", superseded_by: second.id, revoked_by: "certifier@example.com" });
       const listed = (await t.call("GET", `/certificates?agent_id=${id}`, { key: ADMIN_KEY })).body.certificates;
-      expect(listed.map((c: any) => c.id)).toEqual([first.id, second.id]);
+      expect(listed.map((c: Certificate) => c.id)).toEqual([first.id, second.id]);
     });
 
     it("keeps exactly one valid certificate when certifications race", async () => {
@@ -219,8 +223,8 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(replies.map((r) => r.status)).toEqual(Array(8).fill(201));
       const all = (await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body.certificates;
       expect(all).toHaveLength(8);
-      expect(all.filter((c: any) => c.status === "valid")).toHaveLength(1);
-      expect(all.filter((c: any) => c.superseded_by !== null)).toHaveLength(7);
+      expect(all.filter((c: Certificate) => c.status === "valid")).toHaveLength(1);
+      expect(all.filter((c: Certificate) => c.superseded_by !== null)).toHaveLength(7);
     });
 
     it("refuses a service key", async () => {
@@ -269,7 +273,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const over = await issue(id, { budget_amount_minor: 10_001, budget_currency: "EUR" });
       const under = await issue(id, { budget_amount_minor: 10_000, budget_currency: "EUR" });
       expect([asked.status, over.status, under.status]).toEqual(["pending_approval", "pending_approval", "active"]);
-      const pending = (await t.call("GET", "/grants/pending", { key: approver })).body.grants.map((g: any) => g.id);
+      const pending = (await t.call("GET", "/grants/pending", { key: approver })).body.grants.map((g: Grant) => g.id);
       expect(pending).toEqual(expect.arrayContaining([asked.id, over.id]));
       expect(pending).not.toContain(under.id);
 
@@ -357,7 +361,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
   describe("delegate", () => {
     let parentAgent: string;
     let childAgent: string;
-    let parent: any;
+    let parent: Grant;
     beforeAll(async () => {
       parentAgent = await agent();
       childAgent = await agent();
@@ -385,7 +389,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const closed = await issue(parentAgent);
       const reply = await t.call("POST", `/grants/${closed.id}/delegate`, { key: issuer, body: { agent_id: childAgent } });
       expectProblem(reply, 422, "delegation_widens");
-      expect(reply.body.widenings.map((w: any) => w.axis)).toContain("delegation_policy");
+      expect(reply.body.widenings.map((w: Widening) => w.axis)).toContain("delegation_policy");
     });
 
     it("lists every widening axis and creates nothing", async () => {
@@ -398,7 +402,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
         },
       });
       expectProblem(reply, 422, "delegation_widens");
-      const axes = reply.body.widenings.map((w: any) => w.axis);
+      const axes = reply.body.widenings.map((w: Widening) => w.axis);
       expect(axes).toEqual(expect.arrayContaining(["scope.tool", "budget_amount_minor", "budget_count", "window", "conditions.clean_context", "enforcement_mode"]));
       expect(await t.db.store.countRows()).toEqual(before);
     });
@@ -527,7 +531,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
     it("pages behind an opaque cursor: every grant once, in order, and a full last page is followed by an empty one", async () => {
       const a = await agent("pages");
       await certify(a);
-      const issued = [];
+      const issued: string[] = [];
       for (let i = 0; i < 5; i += 1) issued.push((await issue(a)).id);
       for (const limit of [1, 2, 5, 1000]) {
         const { ids, pages, cursors } = await walk(`agent_id=${a}`, limit);

@@ -92,7 +92,7 @@ function processesSuite(target: StoreTarget): void {
   let n = 0;
   const unique = (label: string) => `${label}-${(n += 1)}`;
   const base = () => steady[0]!.baseUrl;
-  const post = async (key: string, path: string, body: unknown, status: number): Promise<any> => {
+  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> => {
     const reply = await postJson(base(), path, key, body);
     expect(reply.status, JSON.stringify(reply.body)).toBe(status);
     return reply.body;
@@ -111,7 +111,7 @@ function processesSuite(target: StoreTarget): void {
     await store.migrate(Date.now());
     steady = await Promise.all([startServerProcess(db), startServerProcess(db)]);
     agent = await agentWithKey(base(), "idem-processes");
-    approverKey = (await post(ADMIN_KEY, "/keys", { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] }, 201)).key;
+    approverKey = (await post(ADMIN_KEY, "/keys", { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] }, 201)).key as string;
     crashing = new CrashingProcesses(db, crashCases);
     // The first crashing processes start while the races run.
     void crashing.take(0);

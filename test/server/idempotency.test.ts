@@ -10,6 +10,7 @@ import { ADMIN_KEY } from "./http-harness.js";
 import { certifiedAgent, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import { APPROVER_IDENTITY, postCases, type Post } from "./post-cases.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { KeyCreated } from "@agent-authority/sdk";
 
 const RACERS = 20;
 
@@ -29,7 +30,7 @@ function idempotencySuite(target: StoreTarget): void {
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "idem-agent");
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -40,7 +41,7 @@ function idempotencySuite(target: StoreTarget): void {
     expect(reply.status, reply.text).toBe(status);
     return reply;
   };
-  const post = async (key: string, path: string, body: unknown, status: number): Promise<any> => ok(await s.call("POST", path, key, body), status).body;
+  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> => ok(await s.call("POST", path, key, body), status).body;
   /** Each POST endpoint, with a fresh request of it: every call prepares its own resources. */
   const CASES = postCases({ post, agent: () => agent, approverKey: () => approverKey, unique });
 

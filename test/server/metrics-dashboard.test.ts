@@ -52,7 +52,7 @@ describe.skipIf(!existsSync(main))("metrics of a real server, and the Grafana da
   let child: ChildProcess;
   let output = "";
   let base: string;
-  const call = async (method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  const call = async (method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
     const response = await fetch(`${base}${path}`, {
       method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -17,9 +17,17 @@ export interface RecordedResponse {
   readonly allow: string | null;
 }
 
-type Json = any;
+/** The parts of an OpenAPI document the checks read; the rest of it is left unread. */
+interface MediaObject { readonly schema?: { readonly $ref?: string; readonly [keyword: string]: unknown } }
+interface ResponseObject { readonly content?: Readonly<Record<string, MediaObject>> }
+interface Operation { readonly responses?: Readonly<Record<string, ResponseObject>> }
+type PathItem = { readonly [method in (typeof METHODS)[number]]?: Operation };
+interface OpenApiDocument {
+  readonly paths: Readonly<Record<string, PathItem>>;
+  readonly components?: { readonly responses?: Readonly<Record<string, ResponseObject>>; readonly [section: string]: unknown };
+}
 
-interface Template { readonly template: string; readonly pattern: RegExp; readonly item: Json }
+interface Template { readonly template: string; readonly pattern: RegExp; readonly item: PathItem }
 
 function parameterCount(template: string): number {
   return template.split("{").length - 1;
@@ -29,16 +37,16 @@ const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "tr
 
 /** The validator of one document: which operation answers a request, and whether an answer fits it. */
 export class OpenApiConformance {
-  readonly #doc: Json;
+  readonly #doc: OpenApiDocument;
   readonly #ajv = new Ajv2020({ strict: false, allErrors: false, allowUnionTypes: true, validateFormats: false });
   readonly #templates: Template[];
   readonly #validators = new Map<string, ValidateFunction>();
 
-  constructor(doc: Json) {
+  constructor(doc: OpenApiDocument) {
     this.#doc = doc;
     // The document itself is the schema resource, so `#/components/schemas/…` references resolve in it.
     this.#ajv.addSchema({ $id: "openapi", components: doc.components }, "openapi");
-    this.#templates = Object.entries(doc.paths as Record<string, Json>).map(([template, item]) => ({
+    this.#templates = Object.entries(doc.paths).map(([template, item]) => ({
       template,
       item,
       // A literal segment beats a parameter: `/grants/pending` is not `/grants/{grant_id}`.
@@ -56,7 +64,7 @@ export class OpenApiConformance {
   }
 
   /** The document's response object for a status of an operation, or a component response. */
-  #responseFor(r: RecordedResponse): { where: string; response: Json } | string {
+  #responseFor(r: RecordedResponse): { where: string; response: ResponseObject } | string {
     const matching = this.#templates.filter((t) => t.pattern.test(r.path));
     const components = this.#doc.components?.responses ?? {};
     if (matching.length === 0) {
@@ -76,7 +84,7 @@ export class OpenApiConformance {
       }
       return { where: "components.responses.MethodNotAllowed", response: components["MethodNotAllowed"] };
     }
-    const operation = withMethod.item[method];
+    const operation = withMethod.item[method]!;
     const response = operation.responses?.[String(r.status)];
     if (response === undefined) return `${r.method} ${withMethod.template}: status ${r.status} is not documented`;
     return { where: `${r.method} ${withMethod.template} ${r.status}`, response };
@@ -86,12 +94,12 @@ export class OpenApiConformance {
   violations(r: RecordedResponse): string[] {
     const found = this.#responseFor(r);
     if (typeof found === "string") return [found];
-    const content = found.response.content as Record<string, Json> | undefined;
+    const content = found.response.content;
     if (content === undefined) return r.body === undefined ? [] : [`${found.where}: the document says no body, got one`];
     const mediaType = (r.contentType ?? "").split(";")[0]!.trim().toLowerCase();
     const media = content[mediaType];
     if (media === undefined) return [`${found.where}: media type \`${mediaType}\` is not documented (${Object.keys(content).join(", ")})`];
-    const ref = media.schema?.$ref as string | undefined;
+    const ref = media.schema?.$ref;
     const validate = ref === undefined ? this.#ajv.compile(media.schema ?? {}) : this.#validator(ref);
     if (validate(r.body)) return [];
     const errors = (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`).join("; ");

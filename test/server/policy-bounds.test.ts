@@ -7,6 +7,7 @@ import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } 
 import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Decision, Problem } from "@agent-authority/sdk";
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
@@ -34,10 +35,10 @@ function suite(target: StoreTarget): void {
   it("finding 1: an 18-level residual family is gated with a residual no longer than its policy, and the next issue answers 201", async () => {
     for (const policy of [negationFamily(18), alternationFamily(18)]) {
       const grant = await issueGrant(s, agent.id, { policy });
-      const reply = await s.call("POST", "/authorize", agent.key, { grant_id: grant.id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
+      const reply = await s.call<Decision>("POST", "/authorize", agent.key, { grant_id: grant.id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
       expect(reply.status).toBe(200);
       expect(reply.body).toMatchObject({ outcome: "gated", decided_by: "policy" });
-      expect(Buffer.byteLength(reply.body.residual)).toBeLessThanOrEqual(Buffer.byteLength(policy));
+      expect(Buffer.byteLength(reply.body.residual!)).toBeLessThanOrEqual(Buffer.byteLength(policy));
       const next = await s.call("POST", "/grants", ADMIN_KEY, {
         agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 100, budget_currency: "EUR",
       });
@@ -59,12 +60,12 @@ function suite(target: StoreTarget): void {
     expect(issued.body.diagnostics).toEqual([expect.objectContaining({ code: "approver-search-too-large", span: { start: 0, end: FOUR_LISTS.length } })]);
     const parent = await issueGrant(s, agent.id);
     const countAfterParent = await s.db.store.countRows();
-    const delegated = await s.call("POST", `/grants/${parent.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, policy: FOUR_LISTS });
+    const delegated = await s.call<Problem>("POST", `/grants/${parent.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, policy: FOUR_LISTS });
     expect(delegated.status).toBe(422);
-    expect(delegated.body.diagnostics[0].code).toBe("approver-search-too-large");
-    const pushed = await s.call("POST", "/grant-families", ADMIN_KEY, family(FOUR_LISTS));
+    expect(delegated.body.diagnostics?.[0]?.code).toBe("approver-search-too-large");
+    const pushed = await s.call<Problem>("POST", "/grant-families", ADMIN_KEY, family(FOUR_LISTS));
     expect(pushed.status).toBe(422);
-    expect(pushed.body.diagnostics.map((d: { code: string }) => d.code)).toContain("policy/approver-search-too-large");
+    expect(pushed.body.diagnostics?.map((d) => d.code)).toContain("policy/approver-search-too-large");
     expect(await s.db.store.countRows()).toEqual(countAfterParent);
     expect(countAfterParent).not.toEqual(before);
   });
@@ -84,12 +85,12 @@ function suite(target: StoreTarget): void {
     expect(preview.status, preview.text).toBe(422);
     const parent = await issueGrant(s, agent.id);
     const countAfterParent = await s.db.store.countRows();
-    const delegated = await s.call("POST", `/grants/${parent.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, policy: costly });
+    const delegated = await s.call<Problem>("POST", `/grants/${parent.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, policy: costly });
     expect(delegated.status).toBe(422);
-    expect(delegated.body.diagnostics[0].code).toBe("policy-too-costly");
-    const pushed = await s.call("POST", "/grant-families", ADMIN_KEY, family(costly));
+    expect(delegated.body.diagnostics?.[0]?.code).toBe("policy-too-costly");
+    const pushed = await s.call<Problem>("POST", "/grant-families", ADMIN_KEY, family(costly));
     expect(pushed.status).toBe(422);
-    expect(pushed.body.diagnostics.map((d: { code: string }) => d.code)).toContain("policy/policy-too-costly");
+    expect(pushed.body.diagnostics?.map((d) => d.code)).toContain("policy/policy-too-costly");
     expect(await s.db.store.countRows()).toEqual(countAfterParent);
     expect(countAfterParent).not.toEqual(before);
     // One comparison of two values from `args` is within the budget.
@@ -102,9 +103,9 @@ function suite(target: StoreTarget): void {
     const [memberKey, outsiderKey] = [await keyOf(member), await keyOf(outsider)];
     const grant = await issueGrant(s, agent.id, { policy });
     const action = { grant_id: grant.id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION, args };
-    const gated = await s.call("POST", "/authorize", agent.key, action);
+    const gated = await s.call<Decision>("POST", "/authorize", agent.key, action);
     expect(gated.body, gated.text.slice(0, 300)).toMatchObject({ outcome: "gated" });
-    expect(Buffer.byteLength(gated.body.residual)).toBeLessThanOrEqual(Buffer.byteLength(policy.replaceAll(",", ", ")));
+    expect(Buffer.byteLength(gated.body.residual!)).toBeLessThanOrEqual(Buffer.byteLength(policy.replaceAll(",", ", ")));
     const path = `/decisions/${gated.body.ledger_id}/approve`;
     const refused = await s.call("POST", path, outsiderKey, {});
     expect([refused.status, refused.body.code]).toEqual([422, "approver_not_admitted"]);

@@ -10,7 +10,7 @@ export interface Post { readonly key: string; readonly path: string; readonly bo
 
 /** What the cases need of a running server: a POST that must answer `status`, and the actors made beforehand. */
 export interface CaseApi {
-  post(key: string, path: string, body: unknown, status: number): Promise<any>;
+  post(key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>>;
   /** A certified agent and its agent key. */
   readonly agent: () => { readonly id: string; readonly key: string };
   /** A key with the `approver` role, identity `approver@example.com`. */

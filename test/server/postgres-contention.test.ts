@@ -13,6 +13,7 @@ import { ADMIN_KEY } from "./http-harness.js";
 import { certifiedAgent, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import { APPROVER_IDENTITY, ATTESTATION, postCases, type Post } from "./post-cases.js";
 import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
+import type { KeyCreated } from "@agent-authority/sdk";
 
 /** Every table of the store that a request may write. */
 const TABLES_OF = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename NOT IN ('schema_migrations', 'contention_switch')";
@@ -72,7 +73,7 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
     `);
     allTables = (await sql.query(TABLES_OF)).rows.map((row) => String(row.tablename));
     agent = await certifiedAgent(s, "contention-agent");
-    approverKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
   });
   afterAll(async () => {
     await sql?.end();
@@ -81,7 +82,7 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
 
   const send = (post: Post, key?: string): Promise<Reply> =>
     s.call("POST", post.path, post.key, post.body, key === undefined ? {} : { "idempotency-key": key });
-  const post = async (key: string, path: string, body: unknown, status: number): Promise<any> => {
+  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> => {
     const reply = await s.call("POST", path, key, body);
     expect(reply.status, reply.text).toBe(status);
     return reply.body;

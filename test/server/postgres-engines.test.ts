@@ -12,6 +12,7 @@ import {
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
 import { cockroachProfileTarget, openTestStore, pgProblem, PG_URL, postgresTarget } from "./targets.js";
+import type { Grant } from "@agent-authority/sdk";
 
 const ENGINE = ENGINE_PROFILES.cockroachdb;
 
@@ -22,7 +23,7 @@ function key(): KeyRecord {
   };
 }
 
-async function query(schema: string, sql: string, params: unknown[] = []): Promise<any[]> {
+async function query(schema: string, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
   await client.connect();
   try {
@@ -254,7 +255,7 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const parent = await grant(base(0), agent.id, { budget_amount_minor: 4_000, budget_currency: "EUR", delegation_policy: "attenuating" });
     const children: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      const child = await post(base(i), `/grants/${parent}/delegate`, ADMIN_KEY, { agent_id: agent.id });
+      const child = await post<Grant>(base(i), `/grants/${parent}/delegate`, ADMIN_KEY, { agent_id: agent.id });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
       children.push(child.body.id);
     }
@@ -271,7 +272,7 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const root = await get(base(1), `/grants/${parent}`, ADMIN_KEY);
     expect(root).toMatchObject({ uses: 40, held_minor: 4_000, settled_minor: 0 });
     let childUses = 0;
-    for (const id of children) childUses += (await get(base(2), `/grants/${id}`, ADMIN_KEY)).uses;
+    for (const id of children) childUses += (await get<Grant>(base(2), `/grants/${id}`, ADMIN_KEY)).uses;
     const direct = replies.filter((r, i) => i % 4 === 3 && r.body.outcome === "allow").length;
     expect(childUses + direct).toBe(40);
     // SERIALIZABLE answered conflicts between the servers with 40001, retried inside the store.

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
+import type { GateResult, GrantPreview } from "@agent-authority/sdk";
 
 export function previewSuite(target: StoreTarget): void {
   let t: TestServer;
@@ -26,7 +27,7 @@ export function previewSuite(target: StoreTarget): void {
     };
   }
 
-  async function preview(payload: Record<string, unknown>): Promise<any> {
+  async function preview(payload: Record<string, unknown>): Promise<GrantPreview> {
     const before = await t.db.store.countRows();
     const reply = await t.call("POST", "/grants/preview", { key: ADMIN_KEY, body: payload });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -39,7 +40,7 @@ export function previewSuite(target: StoreTarget): void {
   it("allows an action the grant covers", async () => {
     const decision = await preview(body(certified, { tool: "payments.refund", amount_minor: 500, currency: "EUR" }));
     expect(decision).toMatchObject({ outcome: "allow", enforcement_mode: "enforce", decided_by: null, approval_required: true });
-    expect(decision.gates.map((g: any) => g.gate)).toEqual(["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"]);
+    expect(decision.gates.map((g: GateResult) => g.gate)).toEqual(["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"]);
   });
 
   it("denies a tool out of scope", async () => {

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type AuthorityServer } from "@agent-authority/server";
 import { afterAll, describe, expect, it } from "vitest";
+import type { AgentList } from "@agent-authority/sdk";
 
 const operations = readFileSync(new URL("../../docs/operations.md", import.meta.url), "utf8");
 const ADMIN = "aa_restore-admin-0123456789abcdefghijklmnopqrstuv";
@@ -29,12 +30,12 @@ function serve(dataDir: string): Promise<AuthorityServer> {
   } as Parameters<typeof startServer>[0]);
 }
 
-async function call(server: AuthorityServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function call<T = Record<string, unknown>>(server: AuthorityServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const reply = await fetch(`${server.baseUrl}${path}`, {
     method, headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: reply.status, body: await reply.json() };
+  return { status: reply.status, body: (await reply.json()) as T };
 }
 
 describe.skipIf(spawnSync("sqlite3", ["-version"]).error !== undefined)("docs/operations.md: SQLite backup and restore", () => {
@@ -58,7 +59,7 @@ describe.skipIf(spawnSync("sqlite3", ["-version"]).error !== undefined)("docs/op
 
     const second = await serve(data);
     try {
-      const names = (await call(second, "GET", "/agents")).body.agents.map((a: { name: string }) => a.name);
+      const names = (await call<AgentList>(second, "GET", "/agents")).body.agents.map((a) => a.name);
       expect(names).toContain("before-backup");
       expect(names).not.toContain("after-backup");
       expect((await call(second, "GET", "/ledger/verify")).body).toMatchObject({ ok: true });

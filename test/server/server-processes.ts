@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT } from "./http-harness.js";
+import type { Agent, Grant, KeyCreated } from "@agent-authority/sdk";
 
 export const SERVER_MAIN = fileURLToPath(new URL("../../server/dist/main.js", import.meta.url));
 /** The crash tests' entry: the same process, with fault hooks read from `AUTHORITY_TEST_CRASH_*`. */
@@ -56,15 +57,16 @@ export async function startServerProcess(db: SharedDatabase, env: Readonly<Recor
   return { child, baseUrl: `http://127.0.0.1:${port}/v1`, exited, output: () => out };
 }
 
-export interface Answer { readonly status: number; readonly body: any }
+/** An answer of the API; `T` names the wire type the caller expects of its body (the SDK's types). */
+export interface Answer<T = Record<string, unknown>> { readonly status: number; readonly body: T }
 
-export async function post(baseUrl: string, path: string, key: string, body: unknown): Promise<Answer> {
+export async function post<T = Record<string, unknown>>(baseUrl: string, path: string, key: string, body: unknown): Promise<Answer<T>> {
   const response = await fetch(`${baseUrl}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as T };
 }
 
 /** Tries a client makes of one request answered 409 `contention` (decision 0314) before it gives up. */
@@ -89,20 +91,20 @@ export async function postRetryingContention(baseUrl: string, path: string, key:
   }
 }
 
-export async function get(baseUrl: string, path: string, key: string): Promise<any> {
-  return (await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
+export async function get<T = Record<string, unknown>>(baseUrl: string, path: string, key: string): Promise<T> {
+  return (await (await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as T;
 }
 
 /** A certified agent with its agent key, made through the HTTP API of one process. */
 export async function agentWithKey(baseUrl: string, name: string, admin = ADMIN_KEY): Promise<{ id: string; key: string }> {
-  const agent = await post(baseUrl, "/agents", admin, { name });
+  const agent = await post<Agent>(baseUrl, "/agents", admin, { name });
   await post(baseUrl, `/agents/${agent.body.id}/certification`, admin, CERTIFICATION);
-  const key = await post(baseUrl, "/keys", admin, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
+  const key = await post<KeyCreated>(baseUrl, "/keys", admin, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
   return { id: agent.body.id, key: key.body.key };
 }
 
 export async function grant(baseUrl: string, agentId: string, extra: Record<string, unknown>, admin = ADMIN_KEY): Promise<string> {
-  const reply = await post(baseUrl, "/grants", admin, {
+  const reply = await post<Grant>(baseUrl, "/grants", admin, {
     agent_id: agentId, principal_type: "service", principal_id: "proof", scope: { tool: ["payments.*"] }, ...extra,
   });
   if (reply.status !== 201) throw new Error(`grant not issued: ${JSON.stringify(reply.body)}`);

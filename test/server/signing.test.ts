@@ -12,6 +12,7 @@ import { ADMIN_KEY, ENVIRONMENT } from "./http-harness.js";
 import { ResponseRecorder } from "./openapi-conformance.js";
 import { agentWithKey, ATTESTATION, grant, SERVER_BUILT, startServerProcess } from "./server-processes.js";
 import { forEachStore, openTestStore, sqliteTarget, type StoreTarget, type TestStore } from "./targets.js";
+import type { Decision, Settlement } from "@agent-authority/sdk";
 
 interface Jwk { kid: string; x: string; status: string; [name: string]: unknown }
 
@@ -37,14 +38,14 @@ function signingSuite(target: StoreTarget): void {
   let server: AuthorityServer;
   const serverKey = randomBytes(32).toString("base64url");
   const recorder = new ResponseRecorder();
-  const call = async (method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async <T = Record<string, unknown>>(method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}) => {
     const url = `${server.baseUrl}${path}`;
     const response = await fetch(url, {
       method, headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
-    const parsed = JSON.parse(text) as any;
+    const parsed = JSON.parse(text) as T;
     recorder.record(server.baseUrl, method, url, response, parsed);
     return { status: response.status, body: parsed, text };
   };
@@ -80,7 +81,7 @@ function signingSuite(target: StoreTarget): void {
     const keys = (await call("GET", "/signing-keys", undefined)).body.keys as Jwk[];
     const args = { to: "ACME", memo: "ünïcode", n: [1, 2.5, { b: 1, a: 2 }] };
     const asked = { grant_id: grantId, tool: "payments.send", amount_minor: 1200, currency: "EUR", args, attestation: ATTESTATION, nonce: "n-0123456789abcdef" };
-    const allow = await call("POST", "/authorize", agent.key, asked);
+    const allow = await call<Decision>("POST", "/authorize", agent.key, asked);
     expect(allow.body.outcome).toBe("allow");
     const signature = allow.body.signature;
     expect(signature).toMatchObject({ alg: "EdDSA", kid: keys[0]!.kid });
@@ -91,7 +92,7 @@ function signingSuite(target: StoreTarget): void {
     });
     expect(verifies(signature, keys)).toBe(true);
     // A refusal is signed too, and without a nonce or args the statement says null.
-    const deny = await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
+    const deny = await call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
     expect(deny.body.outcome).toBe("deny");
     expect(deny.body.signature.statement).toMatchObject({ outcome: "deny", nonce: null, args_sha256: null, amount_minor: null });
     expect(verifies(deny.body.signature, keys)).toBe(true);
@@ -103,15 +104,15 @@ function signingSuite(target: StoreTarget): void {
 
   it("replays an idempotent answer byte for byte, signature included", async () => {
     const body = { grant_id: grantId, tool: "payments.send", amount_minor: 5, currency: "EUR", attestation: ATTESTATION, nonce: "replayed" };
-    const first = await call("POST", "/authorize", agent.key, body, { "idempotency-key": "signed-replay" });
-    const again = await call("POST", "/authorize", agent.key, body, { "idempotency-key": "signed-replay" });
+    const first = await call<Decision>("POST", "/authorize", agent.key, body, { "idempotency-key": "signed-replay" });
+    const again = await call<Decision>("POST", "/authorize", agent.key, body, { "idempotency-key": "signed-replay" });
     expect(again.text).toBe(first.text);
   });
 
   it("signs settlements, binding the nonce of each request", async () => {
     const keys = (await call("GET", "/signing-keys", undefined)).body.keys as Jwk[];
-    const allow = await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "payments.send", amount_minor: 900, currency: "EUR", attestation: ATTESTATION });
-    const settled = await call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 700, nonce: "settle-1" });
+    const allow = await call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: "payments.send", amount_minor: 900, currency: "EUR", attestation: ATTESTATION });
+    const settled = await call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 700, nonce: "settle-1" });
     expect(settled.status).toBe(200);
     expect(settled.body.signature.statement).toEqual({
       type: "authority.settlement.v1", ledger_id: settled.body.ledger_id, decision_ledger_id: allow.body.ledger_id, grant_id: grantId,
@@ -119,7 +120,7 @@ function signingSuite(target: StoreTarget): void {
       settled_at: settled.body.settled_at, nonce: "settle-1",
     });
     expect(verifies(settled.body.signature, keys)).toBe(true);
-    const again = await call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 700, nonce: "settle-2" });
+    const again = await call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 700, nonce: "settle-2" });
     expect(again.body.ledger_id).toBe(settled.body.ledger_id);
     expect(again.body.signature.statement.nonce).toBe("settle-2");
     expect(verifies(again.body.signature, keys)).toBe(true);
@@ -138,7 +139,7 @@ function signingSuite(target: StoreTarget): void {
 
   it("rotates on an admin's request: the old key is retired and still listed, new answers use the new key", async () => {
     const before = (await call("GET", "/signing-keys", undefined)).body.keys as Jwk[];
-    const old = await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
+    const old = await call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
     const retiring = before.find((b) => b.status === "active")!.kid;
     expect((await call("POST", "/signing-keys/rotate", agent.key, { retire_kid: retiring })).status).toBe(403);
     expect((await call("POST", "/signing-keys/rotate", undefined, { retire_kid: retiring })).status).toBe(401);
@@ -153,7 +154,7 @@ function signingSuite(target: StoreTarget): void {
     expect(keys).toHaveLength(before.length + 1);
     expect(keys.filter((k) => k.status === "active")).toHaveLength(1);
     expect(keys.find((k) => k.kid === before.find((b) => b.status === "active")!.kid)).toMatchObject({ status: "retired", retired_at: expect.any(String) });
-    const fresh = await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
+    const fresh = await call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
     expect(fresh.body.signature.kid).toBe(keys.find((k) => k.status === "active")!.kid);
     expect(verifies(fresh.body.signature, keys)).toBe(true);
     expect(verifies(old.body.signature, keys)).toBe(true);

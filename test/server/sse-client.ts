@@ -2,11 +2,12 @@
 // and comment as it arrives, and can be cut off at any moment, as a real client's network would.
 
 import { request, type IncomingMessage } from "node:http";
+import type { Event, Problem } from "@agent-authority/sdk";
 
 export interface SseEvent {
   readonly id: string | undefined;
   readonly event: string | undefined;
-  readonly data: any;
+  readonly data: Event;
 }
 
 export interface SseStream {
@@ -15,7 +16,7 @@ export interface SseStream {
   readonly events: SseEvent[];
   readonly comments: string[];
   /** The body of a refusal (a problem), when the status is not 200. */
-  readonly problem: any;
+  readonly problem: Problem | undefined;
   /** Resolves once at least `n` events arrived (or rejects after `timeoutMs`). */
   waitFor(n: number, timeoutMs?: number): Promise<void>;
   waitForComment(text: string, timeoutMs?: number): Promise<void>;

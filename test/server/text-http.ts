@@ -73,16 +73,22 @@ export function textHttpSuite(target: StoreTarget): void {
   let deliveryId: string;
   let n = 0;
   let activeKid = "";
-  const post = async (path: string, body: unknown, key = ADMIN_KEY): Promise<any> => {
+  const post = async (path: string, body: unknown, key = ADMIN_KEY): Promise<Record<string, unknown>> => {
     const reply = await t.call("POST", path, { key, body });
     if (reply.status >= 300) throw new Error(`${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
     return reply.body;
+  };
+  /** The id a POST answered (its `field`), checked to be a string. */
+  const idOf = (body: Record<string, unknown>, field = "id"): string => {
+    const id = body[field];
+    if (typeof id !== "string") throw new Error(`no ${field} in ${JSON.stringify(body)}`);
+    return id;
   };
   const grantBody = (extra: Record<string, Json> = {}): Json => ({
     agent_id: agentId, principal_type: "team", principal_id: "payments", scope: { tool: ["payments.*"] },
     budget_amount_minor: 5_000, budget_currency: "EUR", audience: "shop", policy: "amount_minor <= 4000", ...extra,
   });
-  const freshAgent = async (): Promise<string> => (await post("/agents", { name: `text-agent-${(n += 1)}` })).id;
+  const freshAgent = async (): Promise<string> => idOf(await post("/agents", { name: `text-agent-${(n += 1)}` }));
   const payment = (grantId: string, amount = 100): Json => ({
     grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", audience: "shop",
     args: { memo: "coffee", to: "alice" }, context: { clean: true }, attestation: ATTESTATION,
@@ -94,11 +100,11 @@ export function textHttpSuite(target: StoreTarget): void {
     await post(`/agents/${agentId}/certification`, CERTIFICATION);
     agentKey = await t.key("text-agent-key", ["agent"], { kind: "service", agent_id: agentId });
     approverKey = await t.key("cfo@example.com", ["approver"]);
-    rootGrantId = (await post("/grants", grantBody({ delegation_policy: "attenuating" }))).id;
-    contractId = (await post(`/agents/${agentId}/contracts`, { metric: "deny_rate", ceiling: 1, window_decisions: 20, description: "a ceiling no window can break, so arming expects no trips" })).id;
-    familyId = (await post("/grant-families", familyBody(1))).id;
+    rootGrantId = idOf(await post("/grants", grantBody({ delegation_policy: "attenuating" })));
+    contractId = idOf(await post(`/agents/${agentId}/contracts`, { metric: "deny_rate", ceiling: 1, window_decisions: 20, description: "a ceiling no window can break, so arming expects no trips" }));
+    familyId = idOf(await post("/grant-families", familyBody(1)));
     // A webhook with one delivery, for the webhook endpoints' cases.
-    hookId = (await post("/webhooks", { url: "https://hooks.example.com/in", event_types: ["grant.issued"] })).id;
+    hookId = idOf(await post("/webhooks", { url: "https://hooks.example.com/in", event_types: ["grant.issued"] }));
     await post("/grants", grantBody());
     for (let i = 0; i < 400 && deliveryId === undefined; i += 1) {
       await new Promise((r) => setTimeout(r, 25));
@@ -119,7 +125,7 @@ export function textHttpSuite(target: StoreTarget): void {
     {
       operationId: "revokeCertificate",
       target: async () => {
-        const id = (await post(`/agents/${await freshAgent()}/certification`, CERTIFICATION)).id;
+        const id = idOf(await post(`/agents/${await freshAgent()}/certification`, CERTIFICATION));
         return { path: `/certificates/${id}/revoke`, id, key: ADMIN_KEY };
       },
       body: () => ({ reason: "rotated" }),
@@ -132,7 +138,7 @@ export function textHttpSuite(target: StoreTarget): void {
     },
     {
       operationId: "approveGrant",
-      target: async () => { const id = (await post("/grants", grantBody({ require_approval: true }))).id; return { path: `/grants/${id}/approve`, id, key: approverKey }; },
+      target: async () => { const id = idOf(await post("/grants", grantBody({ require_approval: true }))); return { path: `/grants/${id}/approve`, id, key: approverKey }; },
       body: () => ({ note: "looks right" }),
     },
     {
@@ -142,20 +148,20 @@ export function textHttpSuite(target: StoreTarget): void {
     },
     {
       operationId: "escalateEnforcement",
-      target: async () => { const id = (await post("/grants", grantBody({ enforcement_mode: "observe" }))).id; return { path: `/grants/${id}/enforcement`, id, key: ADMIN_KEY }; },
+      target: async () => { const id = idOf(await post("/grants", grantBody({ enforcement_mode: "observe" }))); return { path: `/grants/${id}/enforcement`, id, key: ADMIN_KEY }; },
       body: () => ({ enforcement_mode: "enforce" }),
     },
     {
       operationId: "revokeGrant",
-      target: async () => { const id = (await post("/grants", grantBody())).id; return { path: `/grants/${id}/revoke`, id, key: ADMIN_KEY }; },
+      target: async () => { const id = idOf(await post("/grants", grantBody())); return { path: `/grants/${id}/revoke`, id, key: ADMIN_KEY }; },
       body: () => ({ reason: "no longer needed" }),
     },
     { operationId: "authorize", target: async () => ({ path: "/authorize", key: agentKey }), body: () => payment(rootGrantId) },
     {
       operationId: "settleDecision",
       target: async () => {
-        const grantId = (await post("/grants", grantBody())).id;
-        const id = (await post("/authorize", payment(grantId, 10), agentKey)).ledger_id;
+        const grantId = idOf(await post("/grants", grantBody()));
+        const id = idOf(await post("/authorize", payment(grantId, 10), agentKey), "ledger_id");
         return { path: `/decisions/${id}/settle`, id, key: agentKey };
       },
       body: () => ({ amount_minor: 5 }),
@@ -163,8 +169,8 @@ export function textHttpSuite(target: StoreTarget): void {
     {
       operationId: "approveDecision",
       target: async () => {
-        const grantId = (await post("/grants", grantBody({ policy: 'approver == "cfo@example.com"' }))).id;
-        const id = (await post("/authorize", payment(grantId), agentKey)).ledger_id;
+        const grantId = idOf(await post("/grants", grantBody({ policy: 'approver == "cfo@example.com"' })));
+        const id = idOf(await post("/authorize", payment(grantId), agentKey), "ledger_id");
         return { path: `/decisions/${id}/approve`, id, key: approverKey };
       },
       body: () => ({ amount_minor_max: 100, expires_in_minutes: 5, note: "one coffee" }),
@@ -172,8 +178,8 @@ export function textHttpSuite(target: StoreTarget): void {
     {
       operationId: "abandonDecisionWait",
       target: async () => {
-        const grantId = (await post("/grants", grantBody({ policy: 'approver == "cfo@example.com"' }))).id;
-        const id = (await post("/authorize", payment(grantId), agentKey)).ledger_id;
+        const grantId = idOf(await post("/grants", grantBody({ policy: 'approver == "cfo@example.com"' })));
+        const id = idOf(await post("/authorize", payment(grantId), agentKey), "ledger_id");
         return { path: `/decisions/${id}/abandoned`, id, key: agentKey };
       },
       body: () => ({ reason: "timeout", waited_ms: 55_000 }),
@@ -186,13 +192,13 @@ export function textHttpSuite(target: StoreTarget): void {
     { operationId: "createBreaker", target: async () => ({ path: `/agents/${agentId}/breakers`, id: agentId, key: ADMIN_KEY }), body: () => ({ contract_id: contractId, action: "notify" }) },
     {
       operationId: "armBreaker",
-      target: async () => { const id = (await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" })).id; return { path: `/breakers/${id}/arm`, id, key: ADMIN_KEY }; },
+      target: async () => { const id = idOf(await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" })); return { path: `/breakers/${id}/arm`, id, key: ADMIN_KEY }; },
       body: () => ({ basis: "no trips in 90 days", expecting_trips: 0 }),
     },
     {
       operationId: "disarmBreaker",
       target: async () => {
-        const id = (await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" })).id;
+        const id = idOf(await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" }));
         await post(`/breakers/${id}/arm`, { basis: "reviewed", expecting_trips: 0 });
         return { path: `/breakers/${id}/disarm`, id, key: ADMIN_KEY };
       },
@@ -217,13 +223,13 @@ export function textHttpSuite(target: StoreTarget): void {
     { operationId: "createWebhook", target: async () => ({ path: "/webhooks", key: ADMIN_KEY }), body: () => ({ url: "https://hooks.example.com/in", event_types: ["grant.issued"], description: "a hook" }) },
     {
       operationId: "pauseWebhook",
-      target: async () => { const id = (await post("/webhooks", { url: "https://hooks.example.com/p", event_types: ["grant.issued"] })).id; return { path: `/webhooks/${id}/pause`, id, key: ADMIN_KEY }; },
+      target: async () => { const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/p", event_types: ["grant.issued"] })); return { path: `/webhooks/${id}/pause`, id, key: ADMIN_KEY }; },
       body: () => ({ reason: "maintenance" }),
     },
     {
       operationId: "resumeWebhook",
       target: async () => {
-        const id = (await post("/webhooks", { url: "https://hooks.example.com/r", event_types: ["grant.issued"] })).id;
+        const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/r", event_types: ["grant.issued"] }));
         await post(`/webhooks/${id}/pause`, {});
         return { path: `/webhooks/${id}/resume`, id, key: ADMIN_KEY };
       },
@@ -231,7 +237,7 @@ export function textHttpSuite(target: StoreTarget): void {
     },
     {
       operationId: "deleteWebhook",
-      target: async () => { const id = (await post("/webhooks", { url: "https://hooks.example.com/d", event_types: ["grant.issued"] })).id; return { path: `/webhooks/${id}/delete`, id, key: ADMIN_KEY }; },
+      target: async () => { const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/d", event_types: ["grant.issued"] })); return { path: `/webhooks/${id}/delete`, id, key: ADMIN_KEY }; },
       body: () => ({ reason: "gone" }),
     },
     {
@@ -242,7 +248,7 @@ export function textHttpSuite(target: StoreTarget): void {
     {
       operationId: "revokeKey",
       target: async () => {
-        const id = (await post("/keys", { identity: `revoked-${(n += 1)}`, kind: "service", roles: ["auditor"] })).id;
+        const id = idOf(await post("/keys", { identity: `revoked-${(n += 1)}`, kind: "service", roles: ["auditor"] }));
         return { path: `/keys/${id}/revoke`, id, key: ADMIN_KEY };
       },
       body: () => ({ reason: "leaked" }),
@@ -307,7 +313,7 @@ export function textHttpSuite(target: StoreTarget): void {
     });
 
     it("is never a 5xx: NUL and lone surrogates are 400 `invalid_text` naming the field, anything else is answered", async () => {
-      await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text, escape }) => {
+      await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text, escape: badEscape }) => {
         const c = cases[index]!;
         const { path, id, key } = await c.target();
         const body = c.body();
@@ -317,7 +323,7 @@ export function textHttpSuite(target: StoreTarget): void {
         let sentPath = path;
         // A path segment is kept short: a URL over the server's header limit is refused by the transport (431) first.
         if (where === "path" && id !== undefined) sentPath = path.replace(id, pathSegment(text.slice(0, 100)));
-        else if (where === "escape" && id !== undefined) sentPath = path.replace(id, `${id.slice(0, 8)}${escape}`);
+        else if (where === "escape" && id !== undefined) sentPath = path.replace(id, `${id.slice(0, 8)}${badEscape}`);
         else if (where === "member" || leaves.length === 0) {
           sent = { ...(body as object), [text]: "x" };
           pointer = `/${text.replace(/~/g, "~0").replace(/\//g, "~1")}`;
@@ -348,7 +354,7 @@ export function textHttpSuite(target: StoreTarget): void {
         const certificate = await post(`/agents/${agent.id}/certification`, { ...CERTIFICATION, basis: description, market_profile: profile });
         const status = (await t.call("GET", `/agents/${agent.id}/certification`, { key: ADMIN_KEY })).body;
         expect(status.certificate).toMatchObject({ id: certificate.id, basis: description, market_profile: profile });
-        const grantId = (await post("/grants", grantBody())).id;
+        const grantId = idOf(await post("/grants", grantBody()));
         const decision = await post("/authorize", { ...(payment(grantId, 1) as object), args: { memo, [memo]: description } }, agentKey);
         expect(decision.outcome).toBe("allow");
       }), { numRuns: 40 });

@@ -10,6 +10,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LATEST_MIGRATION, MIGRATIONS } from "@agent-authority/server";
 import { get, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
+import type { TreeLedger } from "@agent-authority/sdk";
 
 const FIXTURE = new URL("./fixtures/schema-v5.db", import.meta.url);
 /** What the fixture's server was given and answered when it wrote the database. */
@@ -69,7 +70,7 @@ describe.skipIf(!SERVER_BUILT)("upgrade of a database an earlier release wrote (
       uses: 3, settled_minor: 300, delegation_policy: "attenuating", issued_by: "admin",
     });
     expect(await get(base, `/grants/${RELEASE.childId}`, RELEASE.adminKey)).toMatchObject({ parent_id: RELEASE.grantId, uses: 1 });
-    const tree = await get(base, `/grants/${RELEASE.grantId}/ledger`, RELEASE.adminKey);
+    const tree = await get<TreeLedger>(base, `/grants/${RELEASE.grantId}/ledger`, RELEASE.adminKey);
     expect(tree.records.map((r: { kind: string; outcome: string | null }) => r.outcome ?? r.kind)).toEqual(["allow", "settlement", "gated", "allow", "allow"]);
   });
 

@@ -7,6 +7,7 @@ import { ADMIN_KEY } from "./http-harness.js";
 import { post, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase } from "./server-processes.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 import { forEachStore, pgProblem, PG_URL, postgresTarget, type StoreTarget } from "./targets.js";
+import type { Agent, Grant } from "@agent-authority/sdk";
 
 const WEBHOOK_ENV = {
   AUTHORITY_WEBHOOK_ALLOW_PRIVATE: "on",
@@ -17,14 +18,14 @@ const WEBHOOK_ENV = {
 };
 
 async function setUp(server: ServerProcess, receiver: Receiver): Promise<string> {
-  const agent = await post(server.baseUrl, "/agents", ADMIN_KEY, { name: `hooked-${Date.now()}` });
+  const agent = await post<Agent>(server.baseUrl, "/agents", ADMIN_KEY, { name: `hooked-${Date.now()}` });
   const hook = await post(server.baseUrl, "/webhooks", ADMIN_KEY, { url: receiver.url, event_types: ["grant.issued"] });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
   return agent.body.id;
 }
 
 async function issue(server: ServerProcess, agentId: string): Promise<string> {
-  const reply = await post(server.baseUrl, "/grants", ADMIN_KEY, {
+  const reply = await post<Grant>(server.baseUrl, "/grants", ADMIN_KEY, {
     agent_id: agentId, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] }, enforcement_mode: "observe",
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);

@@ -9,6 +9,7 @@ import { retryDelayMs, WEBHOOK_DELIVERY_LIMITS } from "@agent-authority/server";
 import { ADMIN_KEY, certifiedAgentId, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
+import type { Event, WebhookDelivery } from "@agent-authority/sdk";
 
 const SHORT_SCHEDULE = [50, 100, 100, 100, 100, 100, 100, 100];
 
@@ -40,13 +41,13 @@ function webhookSuite(target: StoreTarget): void {
     return reply.body.id;
   }
 
-  async function deliveries(webhookId: string): Promise<any[]> {
+  async function deliveries(webhookId: string): Promise<WebhookDelivery[]> {
     const reply = await t.call("GET", `/webhooks/${webhookId}/deliveries`, { key: ADMIN_KEY });
     expect(reply.status).toBe(200);
     return reply.body.deliveries;
   }
 
-  async function settle(webhookId: string, predicate: (d: any[]) => boolean): Promise<any[]> {
+  async function settle(webhookId: string, predicate: (d: WebhookDelivery[]) => boolean): Promise<WebhookDelivery[]> {
     for (let i = 0; i < 400; i += 1) {
       const list = await deliveries(webhookId);
       if (predicate(list)) return list;
@@ -56,13 +57,13 @@ function webhookSuite(target: StoreTarget): void {
   }
 
   /** What a receiver does: verify with the package, or throw. */
-  function verified(secret: string, received: { headers: Record<string, unknown>; body: string }): any {
+  function verified(secret: string, received: { headers: Record<string, unknown>; body: string }): Event {
     const headers = {
       "webhook-id": String(received.headers["webhook-id"]),
       "webhook-timestamp": String(received.headers["webhook-timestamp"]),
       "webhook-signature": String(received.headers["webhook-signature"]),
     };
-    return new Webhook(secret).verify(received.body, headers);
+    return new Webhook(secret).verify(received.body, headers) as Event;
   }
 
   it("delivers each subscribed event once, signed so that a Standard Webhooks receiver verifies it", async () => {
@@ -83,7 +84,7 @@ function webhookSuite(target: StoreTarget): void {
       // A tampered body or another secret fails verification.
       const first = receiver.received[0]!;
       expect(() => verified(hook.secret, { ...first, body: first.body.replace("grant.issued", "grant.revoked") })).toThrow();
-      expect(() => verified("whsec_" + Buffer.alloc(24, 7).toString("base64"), first)).toThrow();
+      expect(() => verified(`whsec_${Buffer.alloc(24, 7).toString("base64")}`, first)).toThrow();
       const list = await settle(hook.id, (d) => d.length === 2 && d.every((x) => x.status === "delivered"));
       expect(list.map((d) => d.id).sort()).toEqual([...byId.keys()].sort());
       await t.call("POST", `/webhooks/${hook.id}/delete`, { key: ADMIN_KEY, body: {} });
@@ -166,7 +167,7 @@ function webhookSuite(target: StoreTarget): void {
     receiver = await startReceiver();
     receiver.delayMs = 150;
     const hook = await subscribe(receiver.url);
-    const grants = [];
+    const grants: string[] = [];
     for (let i = 0; i < 6; i += 1) grants.push(await issue());
     await settle(hook.id, (d) => d.length === 6 && d.every((x) => x.status === "delivered"));
     expect(receiver.inFlight.max).toBe(2);

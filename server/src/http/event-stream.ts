@@ -114,8 +114,9 @@ async function send(res: ServerResponse, text: string, stallMs: number, signal: 
   return true;
 }
 
-/** One open stream: sends events after `cursor` until the client leaves, the feed stops or the client stalls. */
-async function pump(ctx: ServiceContext, settings: StreamSettings, res: ServerResponse, caller: Caller, types: readonly EventType[], cursor: number, signal: AbortSignal): Promise<void> {
+/** One open stream: sends events after `from` until the client leaves, the feed stops or the client stalls. */
+async function pump(ctx: ServiceContext, settings: StreamSettings, res: ServerResponse, caller: Caller, types: readonly EventType[], from: number, signal: AbortSignal): Promise<void> {
+  let cursor = from;
   const confined = confinedToAgent(caller);
   const stallMs = settings.heartbeatMs * EVENT_LIMITS.stallHeartbeats;
   let lastWrite = Date.now();

@@ -10,7 +10,7 @@ import {
 import type { PreparedAnswer } from "../services/answers.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { problemAnswer } from "./problem.js";
-import { Refusal } from "../services/refusal.js";
+import type { Refusal } from "../services/refusal.js";
 
 /** The POST endpoints that create nothing: their first answer is stored, but they run outside a transaction. */
 const CREATES_NOTHING: ReadonlySet<string> = new Set(["previewGrant", "previewFamilyImpact"]);

@@ -164,9 +164,11 @@ export class HttpMetrics implements ServiceObserver {
       "# HELP authority_decisions_total Decisions answered by POST /v1/authorize (replays not counted), by outcome and the gate that decided (none: every gate passed).",
       "# TYPE authority_decisions_total counter",
     ];
-    OUTCOMES.forEach((outcome, o) => GATE_LABELS.forEach((gate, g) => {
-      lines.push(`authority_decisions_total{outcome="${outcome}",gate="${gate}"} ${this.#decisions[o * GATE_LABELS.length + g]}`);
-    }));
+    for (const [o, outcome] of OUTCOMES.entries()) {
+      for (const [g, gate] of GATE_LABELS.entries()) {
+        lines.push(`authority_decisions_total{outcome="${outcome}",gate="${gate}"} ${this.#decisions[o * GATE_LABELS.length + g]}`);
+      }
+    }
     lines.push(
       "# HELP authority_decision_approval_latency_seconds From a gated decision to its approval by a human.",
       "# TYPE authority_decision_approval_latency_seconds histogram",
@@ -235,7 +237,7 @@ export class HttpMetrics implements ServiceObserver {
       "# TYPE authority_http_request_duration_seconds histogram",
     );
     for (const [labels, h] of this.#durations) {
-      BUCKETS_SECONDS.forEach((bound, i) => lines.push(`authority_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${h.counts[i]}`));
+      for (const [i, bound] of BUCKETS_SECONDS.entries()) lines.push(`authority_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${h.counts[i]}`);
       lines.push(`authority_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${h.count}`);
       lines.push(`authority_http_request_duration_seconds_sum{${labels}} ${h.sum}`);
       lines.push(`authority_http_request_duration_seconds_count{${labels}} ${h.count}`);

@@ -167,7 +167,7 @@ async function readPipelined(tx: Store, ctx: ServiceContext, agentId: string, bo
   if (chain.length === 0) {
     // The agent's own chain: its lock, then its head, in one round trip too.
     const ledger = tx.decisionPath();
-    const [, head] = await settledInOrder([ledger.lockChain(agentId), ledger.ledgerHead(agentId)]) as [void, { seq: number; hash: string } | undefined];
+    const [, head] = await settledInOrder([ledger.lockChain(agentId), ledger.ledgerHead(agentId)]) as [unknown, { seq: number; hash: string } | undefined];
     return { ...notHeldReads(agentId, body, breakers, now), head: head ?? null };
   }
   // INVARIANT (live-holds): usage counts the holds live at the decision's own time.

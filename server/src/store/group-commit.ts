@@ -238,7 +238,7 @@ export class GroupCommit {
     }
     this.#onBatch?.(batch.length);
     // Answers leave only now, after the commit.
-    batch.forEach((item, i) => this.#settle(item, outcomes[i]!));
+    for (const [i, item] of batch.entries()) this.#settle(item, outcomes[i]!);
   }
 
   /**

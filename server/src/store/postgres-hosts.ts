@@ -101,11 +101,12 @@ export function ringClient(ring: HostRing): typeof pg.Client {
 
     override connect(): Promise<pg.Client>;
     override connect(callback: ConnectCallback): void;
-    override connect(callback?: ConnectCallback): Promise<pg.Client> | void {
+    override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
       const done = this.#connectWritable().then(() => this as pg.Client);
       if (callback === undefined) return done;
       const answer = callback as (error: Error | null, client?: pg.Client) => void;
       done.then((client) => answer(null, client), (error: Error) => answer(error));
+      return undefined;
     }
 
     async #connectWritable(): Promise<void> {
