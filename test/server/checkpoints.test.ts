@@ -5,6 +5,7 @@
 import {
   recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey,
 } from "@agent-authority/sdk";
+import type { DecisionReceipt, KeyCreated, SigningKeySet } from "@agent-authority/sdk";
 import { CheckpointRefused, logPending, openStore, startLedgerLogger, treeHead, verifyCheckpointAgainst, verifyLedger } from "@agent-authority/server";
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,7 +58,7 @@ function checkpointSuite(target: StoreTarget): void {
   let s: DecisionServer;
   let agent: { id: string; key: string };
   let auditorKey: string;
-  let keys: CheckpointKey[];
+  let keys: readonly CheckpointKey[];
   const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) =>
     ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION, ...extra });
   const checkpoint = async (): Promise<string> => {
@@ -101,8 +102,8 @@ function checkpointSuite(target: StoreTarget): void {
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "witnessed");
-    auditorKey = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "audit@example.com", kind: "human", roles: ["auditor"] })).body.key;
-    keys = (await s.call("GET", "/signing-keys", ADMIN_KEY)).body.keys;
+    auditorKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "audit@example.com", kind: "human", roles: ["auditor"] })).body.key;
+    keys = (await s.call<SigningKeySet>("GET", "/signing-keys", ADMIN_KEY)).body.keys;
   });
   afterAll(async () => {
     await s?.close();
@@ -189,7 +190,7 @@ function checkpointSuite(target: StoreTarget): void {
     const allow = await s.call("POST", "/authorize", agent.key, pay(grant.id, 500));
     const ledgerId = allow.body.ledger_id as string;
     expect((await s.call("POST", `/decisions/${ledgerId}/settle`, agent.key, { amount_minor: 300 })).status).toBe(200);
-    const reply = await s.call("GET", `/decisions/${ledgerId}/receipt`, agent.key);
+    const reply = await s.call<DecisionReceipt>("GET", `/decisions/${ledgerId}/receipt`, agent.key);
     expect(reply.status, reply.text).toBe(200);
     const receipt = reply.body;
     const verified = verifyReceipt(receipt, keys);
@@ -411,9 +412,9 @@ forEachStore("checkpoints under a configured origin", (target) => {
   it("name the ledger with AUTHORITY_LEDGER_ORIGIN, and the signature line with it", async () => {
     const s = await startDecisionServer(target, { ledgerOrigin: "ledger.example.com/payments" });
     try {
-      const auditor = (await s.call("POST", "/keys", ADMIN_KEY, { identity: "origin@example.com", kind: "human", roles: ["auditor"] })).body.key;
+      const auditor = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "origin@example.com", kind: "human", roles: ["auditor"] })).body.key;
       const note = (await s.call("GET", "/ledger/checkpoint", auditor)).text;
-      const keys = (await s.call("GET", "/signing-keys", ADMIN_KEY)).body.keys;
+      const keys = (await s.call<SigningKeySet>("GET", "/signing-keys", ADMIN_KEY)).body.keys;
       expect(note.split("\n")[0]).toBe("ledger.example.com/payments");
       expect(note).toContain("\n\n\u2014 ledger.example.com/payments ");
       expect(verifyCheckpoint(note, keys, "ledger.example.com/payments")).toMatchObject({ ok: true, origin: "ledger.example.com/payments", size: 0 });
