@@ -565,14 +565,16 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const id = Buffer.from(body, "base64url").toString("utf8").slice("grants:".length);
       const repointed = `${Buffer.from(`grants:${id.slice(0, -1)}${id.endsWith("0") ? "1" : "0"}`).toString("base64url")}.${tag}`;
       const foreign = encodeCursor(randomBytes(32), "grants", id);
-      for (const cursor of [repointed, foreign, `${body}.`, body, `${body}.${tag}x`]) {
+      // A shrunk counterexample: the body's last character respelled with the same decoded bytes.
+      const ALIKE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+      const respelled = [...ALIKE].map((c) => `${body.slice(0, -1)}${c}`).filter((b) => b !== body && Buffer.from(b, "base64url").equals(Buffer.from(body, "base64url")));
+      for (const cursor of [repointed, foreign, `${body}.`, body, `${body}.${tag}x`, ...respelled.map((b) => `${b}.${tag}`)]) {
         expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
       }
       const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.";
       await fc.assert(fc.asyncProperty(fc.nat({ max: real.length - 1 }), fc.constantFrom(...ALPHABET), async (at, character) => {
         fc.pre(real[at] !== character);
-        // The last character of the tag carries 4 bits that base64url decoding drops; changing only those is the same tag.
-        fc.pre(!(at === real.length - 1 && Buffer.from(character, "base64url").equals(Buffer.from(real[at]!, "base64url"))));
+        // Every character counts, those whose low bits base64url decoding drops included (0619).
         const altered = `${real.slice(0, at)}${character}${real.slice(at + 1)}`;
         const reply = await t.call("GET", `/grants?cursor=${encodeURIComponent(altered)}`, { key: issuer });
         expectProblem(reply, 400, "invalid_cursor");

@@ -28,6 +28,9 @@ export function decodeCursor(key: Buffer, list: string, cursor: string, idPatter
   const parts = cursor.length > CURSOR_CHARS_MAX ? null : CURSOR.exec(cursor);
   if (parts === null) throw refused();
   const text = Buffer.from(parts[1]!, "base64url").toString("utf8");
+  // One spelling per cursor: base64url leaves a few bits of the last character unread, and a text
+  // that is not UTF-8 decodes with replacement characters; either spelling is another cursor.
+  if (Buffer.from(text, "utf8").toString("base64url") !== parts[1]) throw refused();
   const expected = Buffer.from(tag(key, text), "utf8");
   const presented = Buffer.from(parts[2]!, "utf8");
   if (presented.length !== TAG_CHARS || !timingSafeEqual(expected, presented)) throw refused();
