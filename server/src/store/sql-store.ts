@@ -8,7 +8,7 @@ import { BREAKER_TABLES, BreakerSql, type BreakerStore } from "./breaker-sql.js"
 import { FAMILY_TABLES, FamilySql, type FamilyStore } from "./family-sql.js";
 import { EVENT_TABLES, EventSql, type EventStore } from "./event-sql.js";
 import { SIGNING_TABLES, SigningKeySql, type SigningKeyStore } from "./signing-sql.js";
-import { LEDGER_LOG_TABLES, LedgerLogSql, type LedgerLogStore } from "./ledger-log-sql.js";
+import { LedgerLogSql, type LedgerLogStore } from "./ledger-log-sql.js";
 import { runMigrations } from "./migrations.js";
 import { CacheKind } from "./decision-cache.js";
 import { ColumnReader, insertSql, parameters, StoreRowError } from "./rows.js";
@@ -25,7 +25,6 @@ const TABLES = [
   ...FAMILY_TABLES,
   ...EVENT_TABLES,
   ...SIGNING_TABLES,
-  ...LEDGER_LOG_TABLES,
 ] as const;
 
 const KEYS = new ColumnReader("api_keys");
