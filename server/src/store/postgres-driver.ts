@@ -3,7 +3,7 @@
 // serialization failure or deadlock is retried inside the driver, a bounded number of times.
 
 import pg from "pg";
-import { DatabaseUnavailableError, isDatabaseUnavailable, type Row, type SqlDriver, type SqlValue } from "./driver.js";
+import { DatabaseUnavailableError, isDatabaseUnavailable, type Batchable, type Row, type SqlDriver, type SqlValue } from "./driver.js";
 import { SEQUENCE_PENDING_SQL } from "./event-sql.js";
 import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
@@ -355,6 +355,11 @@ export class PostgresDriver implements SqlDriver {
     });
   }
 
+  /** Transactions answered by a batch step (decision 0318) in a committed batch since the driver was made. */
+  get stepped(): number {
+    return this.#group.stepped;
+  }
+
   /** Transactions and statements run again after a transient failure since the driver was made. */
   get retries(): number {
     return this.#retries;
@@ -399,8 +404,8 @@ export class PostgresDriver implements SqlDriver {
    * A transaction committed together with the others submitted while the batches before it ran
    * (group commit): one round trip for BEGIN and one for COMMIT, and one WAL flush, for the batch.
    */
-  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
-    return this.#group.submit(fn, order);
+  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string, batchable?: Batchable): Promise<T> {
+    return this.#group.submit(fn, order, batchable);
   }
 
   /**
