@@ -5,9 +5,9 @@
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { ColumnReader } from "./rows.js";
-import { idempotencyFromRow, OPEN_HOLD_AT, type IdempotencyRow } from "./decision-sql.js";
+import { idempotencyFromRow, OPEN_HOLD_AT } from "./decision-sql.js";
 import {
-  answerKey, type BatchReads, type BatchWrites, type CertificateRecord, type ClaimedKey, type DecisionBatchStore, type GrantRecord, type GrantUsage,
+  type BatchReads, type BatchWrites, type CertificateRecord, type ClaimedKey, type DecisionBatchStore, type GrantRecord, type GrantUsage,
   type PresentedGrant,
 } from "./store.js";
 
@@ -94,11 +94,7 @@ export class DecisionBatchSql implements DecisionBatchStore {
       db.all(READ_HEADS, [held]),
       db.all(READ_CERTIFICATES, [agents, environment]),
     ]) as Row[][];
-    const answers = new Map<string, IdempotencyRow>();
-    for (const row of answerRows!) {
-      const answer = idempotencyFromRow(row);
-      answers.set(answerKey(answer.caller_key_id, answer.idempotency_key), answer);
-    }
+    const answers = answerRows!.map(idempotencyFromRow);
     const grants = new Map<string, GrantRecord>();
     const usage = new Map<string, GrantUsage>();
     for (const row of chainRows!) {

@@ -128,15 +128,10 @@ export interface ClaimedKey {
   readonly expired_up_to: number;
 }
 
-/** The key of a stored answer in `BatchReads.answers`. */
-export function answerKey(callerKeyId: string, key: string): string {
-  return `${callerKeyId}\n${key}`;
-}
-
 /** What a batch of decisions reads, once for all of them. */
 export interface BatchReads {
-  /** The stored live answers of the keys looked up, by `caller key id \n key`. */
-  readonly answers: ReadonlyMap<string, IdempotencyRow>;
+  /** The stored live answers of the keys looked up. */
+  readonly answers: readonly IdempotencyRow[];
   /** The agents that have breakers (their breaker rows are now locked). */
   readonly watchedAgents: ReadonlySet<string>;
   /** Every grant of the chains of the grants held as presented, by id. */

@@ -6,7 +6,7 @@ import type { AuthorizeBody } from "@agent-authority/api";
 import { decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState } from "@agent-authority/engine";
 import { newId } from "../../ids.js";
 import type { ChargeRow, IdempotencyRow, LedgerRow } from "../../store/decision-sql.js";
-import { answerKey, type BatchReads, type BatchWrites, type CertificateRecord, type GrantRecord, type GrantUsage, type SignalRow } from "../../store/store.js";
+import type { BatchReads, BatchWrites, CertificateRecord, GrantRecord, GrantUsage, SignalRow } from "../../store/store.js";
 import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer } from "../answers.js";
 import type { Caller, ServiceContext } from "../context.js";
 import { signalOf } from "../contracts.js";
@@ -110,6 +110,11 @@ export interface BatchDecisions {
   readonly claimed: readonly BatchInput[];
 }
 
+/** A stored answer's key: the caller's key id and the idempotency key. */
+function answerKey(callerKeyId: string, key: string): string {
+  return `${callerKeyId}\n${key}`;
+}
+
 /** The chain of a grant the agent holds, root first, from the grants read; undefined when not held or incomplete. */
 function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, agentId: string): GrantRecord[] | undefined {
   const leaf = grants.get(grantId);
@@ -133,7 +138,7 @@ function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, ag
 export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, now: number, answersExpiredUpTo: number): BatchDecisions {
   const usage = new Map(reads.usage);
   const heads = new Map(reads.heads);
-  const stored = new Map(reads.answers);
+  const stored = new Map(reads.answers.map((row) => [answerKey(row.caller_key_id, row.idempotency_key), row]));
   const answers: (PreparedAnswer | Refusal | undefined)[] = [];
   const ledger: LedgerRow[] = [];
   const signals: SignalRow[] = [];
