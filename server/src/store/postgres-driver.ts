@@ -83,9 +83,11 @@ export const POSTGRES_LIMITS = Object.freeze({
   transactionRetryMs: 2_000,
   /**
    * Group-commit lanes on one replica: each forms its own batches, one in flight at a time on a
-   * pooled connection of its own, and a decision's lane follows its key and grant.
+   * pooled connection of its own, and a decision's lane follows its key and grant. Two since a
+   * lane's authorize decisions are read and written once per batch (decision 0318): fewer lanes
+   * give larger batches, and two still keep both of the database's cores busy.
    */
-  groupLanes: 4,
+  groupLanes: 2,
   /** Statement texts given a name, and so prepared once on each connection that runs them. */
   namedStatements: 200,
   /** Statement texts whose numbered form the process keeps; longer lists are numbered at each call. */
