@@ -249,7 +249,9 @@ function batchable(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, reque
  * after the transaction (401 or 403), like a reused idempotency key (422).
  */
 export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer | Refusal> {
-  let claim: IdempotencyClaim | undefined;
+  // A caller known before the transaction has its claim now: a batch step (decision 0318) answers
+  // without running the transaction's own function, and the claim is still needed after it.
+  let claim: IdempotencyClaim | undefined = "keyHash" in asker || request === undefined ? undefined : { ...request, callerKeyId: asker.keyId };
   // Stored answers expire (IDEMPOTENCY_LIMITS): an expired key is looked up as absent and taken as new.
   const expiredUpTo = request === undefined ? 0 : answersExpiredUpTo(ctx.now());
   for (let attempt = 0; attempt < 2; attempt += 1) {
