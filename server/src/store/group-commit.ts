@@ -55,8 +55,8 @@ export const GROUP_COMMIT_LIMITS = Object.freeze({
    * waiting to be tried again. Four full batches (BATCH_MAX). The slowest rate measured here is
    * about 1,200 decisions per second on PostgreSQL (decision 0313), over its two lanes (decision
    * 0318): a full server then holds 2,048 transactions, answered within about 1.7 s, inside the
-   * SDK's 5 s per attempt. One queued longer would be answered after its caller gave up and sent it again,
-   * so the queue would only grow; refused at once, the caller waits `Retry-After` and the server
+   * SDK's 5 s per attempt. One queued longer would be answered after its caller gave up and sent
+   * it again, so the queue would only grow; refused at once, the caller waits `Retry-After` and the server
    * works through what it holds.
    */
   queuedMax: 1_024,

@@ -213,8 +213,9 @@ export class SqlStore implements Store {
 
   batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string, batch?: StoreBatchable): Promise<T> {
     if (this.#db.groupTransaction === undefined) return this.transaction(fn);
-    // The step is the kind: transactions handing the same step are done together.
-    const batchable = batch === undefined ? undefined : {
+    // The step is the kind: transactions handing the same step are done together. Only on
+    // PostgreSQL itself: the distributed engines' profiles keep one transaction per decision.
+    const batchable = batch === undefined || this.#engine.engine !== "postgresql" ? undefined : {
       kind: batch.step, input: batch.input, step: (db: SqlDriver, inputs: readonly unknown[]) => batch.step(new SqlStore(db, this.#schema, this.#engine), inputs),
     };
     return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)), order, batchable);
