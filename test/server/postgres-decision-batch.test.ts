@@ -118,6 +118,30 @@ describe("a batch of decisions read, decided and written once per kind of row on
     expect(stepped() - before).toBeLessThanOrEqual(30);
   });
 
+  it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {
+    const agent = await agentWithKey(base(0), "batch-gated");
+    const live = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
+    // Above the auto-approval ceiling a grant waits for a human, and a decision on it is gated.
+    const pending = await grant(base(0), agent.id, { budget_amount_minor: 20_000_000, budget_currency: "EUR" });
+    const store = openStore(db.url, { schema: db.schema! });
+    try {
+      const before = await store.countRows();
+      const steppedBefore = stepped();
+      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, {
+        grant_id: i % 2 === 0 ? pending : live, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
+      }, `batch-gated-${i}`)));
+      expect(replies.map((r) => r.body.outcome)).toEqual(replies.map((_, i) => (i % 2 === 0 ? "gated" : "allow")));
+      const after = await store.countRows();
+      expect(after["events"]! - before["events"]!).toBe(20);
+      expect(after["ledger"]! - before["ledger"]!).toBe(40);
+      expect(await get(base(1), `/grants/${live}`, ADMIN_KEY)).toMatchObject({ uses: 20, held_minor: 2_000 });
+      expect(await get(base(1), `/grants/${pending}`, ADMIN_KEY)).toMatchObject({ uses: 0, held_minor: 0 });
+      expect(stepped() - steppedBefore).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("denies every decision of the next burst once a grant is revoked on the other server, and the ledger verifies", async () => {
     const agent = await agentWithKey(base(0), "batch-revoked");
     const grantId = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
