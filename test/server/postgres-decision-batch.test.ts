@@ -1,8 +1,9 @@
 // A batch of decisions in three steps on PostgreSQL (decision 0318): two servers on one schema,
 // each deciding its batches with one read and one write per kind of row. Budgets stay exact, a
-// key decides once, the sealed chains verify, a revoked grant denies the next batch, and decisions
-// the batch step leaves (an agent with breakers, a grant not held) are decided by their own
-// transaction in the same batch. Each test also proves the batch step decided most requests.
+// key decides once, gated decisions write their events, the sealed chains verify, a revoked
+// grant denies the next batch, and decisions the batch step leaves (an agent with breakers, a
+// grant not held) are decided by their own transaction in the same batch. Each test also proves
+// that the batch step decided requests.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
