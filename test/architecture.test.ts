@@ -1,7 +1,7 @@
 // The dependency direction, checked on every run: pure packages stay pure, nothing imports server or
 // cli, the server's layers import only inwards (http → services → store), and no source file of the
 // repository is part of an import circle.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -118,6 +118,17 @@ describe("import circles", () => {
   });
 });
 
+/** What a decide step imports against its rule: a store module other than for its types, or an I/O module. */
+function decideStepViolations(text: string): string[] {
+  const violations: string[] = [];
+  for (const match of text.matchAll(/(?:^|\n)\s*import\s+(type\s+)?[^"'`;]*?from\s*["']([^"']+)["']/g)) {
+    const [, typeOnly, spec] = match;
+    if (/(^|\/)store\//.test(spec!) && typeOnly === undefined) violations.push(spec!);
+    else if (forbiddenInPure.slice(0, 2).some((rule) => rule.test(spec!))) violations.push(spec!);
+  }
+  return violations;
+}
+
 /** The server's layers, outermost first: http may import services and store, services only store, store neither. */
 const SERVER_LAYERS = ["http", "services", "store"] as const;
 
@@ -126,6 +137,16 @@ describe("server layers", () => {
     const base = join(root, "server/src");
     const files = sourceFilesUnder(base).filter((f) => !f.endsWith(".test.ts"));
     expect(layerViolations(importGraph(files), base, SERVER_LAYERS)).toEqual([]);
+  });
+
+  it("the decision path's decide step (services/decision/decide.ts) does no I/O: store modules only for their types", () => {
+    // The decision path is three steps (decision 0318): read.ts and write.ts reach the store, decide.ts only computes.
+    const dir = join(root, "server/src/services/decision");
+    expect(readdirSync(dir).filter((name) => name.endsWith(".ts")).sort()).toEqual(["batch.ts", "decide.ts", "read.ts", "write.ts"]);
+    expect(decideStepViolations(readFileSync(join(dir, "decide.ts"), "utf8"))).toEqual([]);
+    // The rule finds what it must find.
+    expect(decideStepViolations('import { DecisionSql } from "../../store/decision-sql.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../store/driver.js";'))
+      .toEqual(["../../store/decision-sql.js", "node:fs"]);
   });
 
   it("a planted import against the direction is found, and one along it is not", () => {

@@ -5,23 +5,22 @@
 // idempotency key, a malformed body).
 
 import type { AuthorizeBody } from "@agent-authority/api";
-import {
-  decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
-} from "@agent-authority/engine";
+import { decide, type ApprovalRecord, type Decision } from "@agent-authority/engine";
 import { newId } from "../ids.js";
 import { settledInOrder } from "../store/driver.js";
-import type { CertificateRecord, GrantRecord, GrantUsage, HeldTree, Store } from "../store/store.js";
+import type { CertificateRecord, GrantRecord, GrantUsage, HeldTree, Store, StoreBatchable } from "../store/store.js";
 import { Refusal } from "./refusal.js";
 import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer, type RequestClaim } from "./answers.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { callerForSecret, callerOfKey, missingRole, unauthenticated } from "./keys.js";
 import type { TripRow, WatchedBreaker } from "../store/breaker-sql.js";
-import { emitEvent } from "./events.js";
 import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
-import { grantTerms } from "./grants.js";
-import { decisionAnswerText, decisionState, decisionStatement } from "./decision-text.js";
-import { CanonicalText, sealRecord } from "./ledger.js";
+import { decisionAnswerText, decisionStatement } from "./decision-text.js";
+import { sealRecord } from "./ledger.js";
+import { chainLinks, engineRequest, engineState, sealedBody, type ApprovalStatus, type BatchInput } from "./decision/decide.js";
+import { emitGated } from "./decision/write.js";
+import { authorizeBatchStep } from "./decision/batch.js";
 import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "./idempotency.js";
 import { hashSecret } from "../secrets.js";
 
@@ -46,9 +45,6 @@ const NO_TRIPS: readonly TripRow[] = Object.freeze([]);
 /** Thrown inside a transaction to roll it back when another request took the idempotency key first. */
 class KeyTakenMeanwhile extends Error {}
 
-/** What a presented `approval_id` turned out to be; only `usable` reaches the engine. */
-type ApprovalStatus = "usable" | "used" | "unknown";
-
 async function presentedApproval(tx: Store, approvalId: string | undefined): Promise<{ record: ApprovalRecord | null; status: ApprovalStatus | null }> {
   if (approvalId === undefined) return { record: null, status: null };
   const row = await tx.decisionPath().getApproval(approvalId);
@@ -61,28 +57,6 @@ async function presentedApproval(tx: Store, approvalId: string | undefined): Pro
       amount_ceiling_minor: row.amount_ceiling_minor, expires_at: row.expires_at,
     },
     status: "usable",
-  };
-}
-
-function chainLinks(chain: readonly GrantRecord[], usage: Map<string, { uses: number; held_minor: number; settled_minor: number }>): ChainLink[] {
-  return chain.map((grant) => {
-    const used = usage.get(grant.id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
-    return {
-      grant_id: grant.id,
-      agent_id: grant.agent_id,
-      status: grant.status,
-      terms: grantTerms(grant),
-      // The store sums live holds at `now` (INVARIANT live-holds); one aggregate hold says the same.
-      usage: { uses: used.uses, settled_minor: used.settled_minor, holds: used.held_minor > 0 ? [{ amount_minor: used.held_minor, expires_at: Number.MAX_SAFE_INTEGER }] : [] },
-    };
-  });
-}
-
-function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalRecord | null): DecisionRequest {
-  return {
-    grant_id: body.grant_id, agent_id: agentId, tool: body.tool,
-    amount_minor: body.amount_minor ?? null, currency: body.currency ?? null, audience: body.audience ?? null,
-    args: body.args ?? null, context: body.context ?? null, attestation: body.attestation ?? null, approval,
   };
 }
 
@@ -186,11 +160,7 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const pipelined = tx.dialect === "postgres" && caller.agentId !== null;
   const reads = pipelined ? await readPipelined(tx, ctx, agentId, body) : await readInTurn(tx, ctx, caller, agentId, body);
   const { breakers, now, chain, approval } = reads;
-  const state: DecisionState = {
-    ...decisionState(ctx.environment, reads.certificate),
-    ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
-  };
-  const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, reads.usage), state, now);
+  const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, reads.usage), engineState(ctx, reads.certificate), now);
   const ledgerId = newId("led", now);
   const gates = gateTexts(decision.gates);
   const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
@@ -230,42 +200,6 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   return trips.length === 0 ? answer : { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
 }
 
-/** `decision.gated`, in the decision's own transaction: a human is needed before the action can go on. */
-function emitGated(tx: Store, ledgerId: string, agentId: string, body: AuthorizeBody, decision: Decision, now: number): Promise<void> {
-  return emitEvent(tx, "decision.gated", {
-    subject: ledgerId, agentId, at: now, data: {
-      ledger_id: ledgerId, grant_id: body.grant_id, agent_id: agentId, tool: body.tool, amount_minor: body.amount_minor ?? null,
-      currency: body.currency ?? null, residual: decision.residual ?? null, decided_by: decision.decided_by,
-    },
-  });
-}
-
-/** What the ledger keeps of a decision besides the fields every record has. */
-function sealedBody(
-  caller: Caller, body: AuthorizeBody, decision: Decision, gates: string, approvalStatus: ApprovalStatus | null,
-  certificate: CertificateRecord | undefined, chain: readonly GrantRecord[],
-) {
-  return {
-    request: body,
-    key_id: caller.keyId,
-    would_outcome: decision.would_outcome ?? null,
-    mode: decision.mode,
-    decided_by: decision.decided_by,
-    reason_code: decision.reason_code,
-    reason: decision.reason,
-    gates: new CanonicalText(gates),
-    residual: decision.residual ?? null,
-    approver: decision.approver,
-    approval_id: body.approval_id ?? null,
-    approval_status: approvalStatus,
-    // The certificate the decision found, in either mode: an impact preview replays with it.
-    certificate_id: certificate?.id ?? null,
-    counted: decision.counted,
-    chain: chain.map((g) => g.id),
-    holds: decision.holds,
-  };
-}
-
 /**
  * Counts the decision as a use of every grant of the chain and places its holds (INVARIANT
  * budget-monotone). The engine gives holds only to a decision with an amount, one per grant.
@@ -296,6 +230,18 @@ function batchOrder(asker: Asker, body: AuthorizeBody): string {
 }
 
 /**
+ * On PostgreSQL, an agent key's decision may be decided with the others of its batch in three
+ * statements' flights (decision 0318); its own function remains for every other case.
+ */
+function batchable(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request: RequestClaim | undefined, expiredUpTo: number): StoreBatchable | undefined {
+  if (ctx.store.dialect !== "postgres" || "keyHash" in asker || asker.agentId === null) return undefined;
+  const input: BatchInput = {
+    ctx, caller: asker, body, expiredUpTo, claim: request === undefined ? undefined : { ...request, callerKeyId: asker.keyId },
+  };
+  return { step: authorizeBatchStep, input };
+}
+
+/**
  * `POST /v1/authorize` for an agent key. With an idempotency claim, the key is looked up and
  * stored in the decision's own transaction, so a decision and its key commit together: a retry
  * either replays the first answer or finds nothing was decided. A key presented by its hash is
@@ -303,7 +249,9 @@ function batchOrder(asker: Asker, body: AuthorizeBody): string {
  * after the transaction (401 or 403), like a reused idempotency key (422).
  */
 export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer | Refusal> {
-  let claim: IdempotencyClaim | undefined;
+  // A caller known before the transaction has its claim now: a batch step (decision 0318) answers
+  // without running the transaction's own function, and the claim is still needed after it.
+  let claim: IdempotencyClaim | undefined = "keyHash" in asker || request === undefined ? undefined : { ...request, callerKeyId: asker.keyId };
   // Stored answers expire (IDEMPOTENCY_LIMITS): an expired key is looked up as absent and taken as new.
   const expiredUpTo = request === undefined ? 0 : answersExpiredUpTo(ctx.now());
   for (let attempt = 0; attempt < 2; attempt += 1) {
@@ -336,7 +284,7 @@ export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: A
         // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
         if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
         return prepared;
-      }, batchOrder(asker, body));
+      }, batchOrder(asker, body), batchable(ctx, asker, body, request, expiredUpTo));
       if (answer instanceof Refusal) return answer;
       if (ctx.faults !== undefined && claim !== undefined && !answer.replayed) crashPoint(ctx, "after-commit", claim);
       return answer;

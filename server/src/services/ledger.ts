@@ -192,18 +192,23 @@ export async function sealRecord(ledger: DecisionStore, input: SealInput, known?
   // `known`: the tree's head already read under its lock (null: the tree has none), so that the
   // record's insert is sent at once.
   const head = known === undefined ? await ledger.ledgerHead(input.tree_id) : known ?? undefined;
+  const row = sealedRow(input, head ?? null);
+  await ledger.appendLedger(row);
+  return row;
+}
+
+/** The record that follows `head` in its tree's chain (null: the tree has none yet); pure. */
+export function sealedRow(input: SealInput, head: { readonly seq: number; readonly hash: string } | null): LedgerRow {
   const seq = (head?.seq ?? 0) + 1;
   const prevHash = head?.hash ?? GENESIS_HASH;
   const record = canonicalMerge(input.body, {
     agent_id: input.agent_id, created_at: input.created_at, grant_id: input.grant_id, kind: input.kind,
     ledger_id: input.id, outcome: input.outcome, seq, tree_id: input.tree_id,
   });
-  const row: LedgerRow = {
+  return {
     id: input.id, tree_id: input.tree_id, seq, kind: input.kind, grant_id: input.grant_id, agent_id: input.agent_id,
     outcome: input.outcome, record, prev_hash: prevHash, hash: linkHash(prevHash, record), created_at: input.created_at,
   };
-  await ledger.appendLedger(row);
-  return row;
 }
 
 export interface LedgerBreak {

@@ -212,7 +212,7 @@ function approvalFromRow(row: Row): DecisionApprovalRow {
   };
 }
 
-function idempotencyFromRow(row: Row): IdempotencyRow {
+export function idempotencyFromRow(row: Row): IdempotencyRow {
   const c = IDEMPOTENCY;
   return {
     caller_key_id: c.text(row, "caller_key_id"), idempotency_key: c.text(row, "idempotency_key"), method: c.text(row, "method"),

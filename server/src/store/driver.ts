@@ -7,6 +7,23 @@ export type SqlValue = string | number | null;
 export type Row = Record<string, unknown>;
 
 /**
+ * A step that does the work of several transactions of one kind at once (decision 0318): it is
+ * given each one's input, in batch order, and answers for each its value, or undefined when that
+ * one is left to its own function, which then runs after the step in the same transaction. Used
+ * only in a batch's optimistic try: when anything fails, the batch is rolled back and every
+ * transaction runs its own function, one savepoint each.
+ */
+export type BatchStep = (connection: SqlDriver, inputs: readonly unknown[]) => Promise<readonly ({ value: unknown } | undefined)[]>;
+
+/** A transaction that a batch step of its `kind` may do together with others of that kind. */
+export interface Batchable {
+  /** Transactions with one kind (compared by identity) go to one step. */
+  readonly kind: unknown;
+  readonly step: BatchStep;
+  readonly input: unknown;
+}
+
+/**
  * Statements use `?` placeholders; the PostgreSQL driver numbers them. Integers come back as
  * JavaScript numbers on both (amounts and times are safe integers, decision 0001).
  */
@@ -34,7 +51,7 @@ export interface SqlDriver {
    * more than once (when another transaction of its batch fails), so it must do nothing outside
    * the transaction it is given.
    */
-  groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T>;
+  groupTransaction?<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string, batchable?: Batchable): Promise<T>;
   /**
    * Inside a group-commit batch on SQLite: rows the decision path may reuse from earlier batches,
    * kept exactly as long as they are what a read would return (sqlite-driver.ts, INVARIANT

@@ -11,7 +11,7 @@
 // Each lane holds at most GROUP_COMMIT_LIMITS.queuedMax transactions not yet answered; one more
 // is refused at once with GroupCommitFull, a ContentionError (decision 0352).
 
-import { ContentionError, type SqlDriver } from "./driver.js";
+import { ContentionError, type Batchable, type BatchStep, type SqlDriver } from "./driver.js";
 
 /** A connection that opens and closes the batch's transaction itself (BEGIN … COMMIT or ROLLBACK). */
 export interface BatchConnection extends SqlDriver {
@@ -53,10 +53,10 @@ export const GROUP_COMMIT_LIMITS = Object.freeze({
   /**
    * The most transactions a lane holds that are not yet answered: waiting for a batch, in one, or
    * waiting to be tried again. Four full batches (BATCH_MAX). The slowest rate measured here is
-   * about 1,200 decisions per second on PostgreSQL (decision 0313), over its four lanes: a full
-   * server then holds 4,096 transactions, answered within about 3.4 s, inside the SDK's 5 s
-   * per attempt. One queued longer would be answered after its caller gave up and sent it again,
-   * so the queue would only grow; refused at once, the caller waits `Retry-After` and the server
+   * about 1,200 decisions per second on PostgreSQL (decision 0313), over its two lanes (decision
+   * 0318): a full server then holds 2,048 transactions, answered within about 1.7 s, inside the
+   * SDK's 5 s per attempt. One queued longer would be answered after its caller gave up and sent
+   * it again, so the queue would only grow; refused at once, the caller waits `Retry-After` and the server
    * works through what it holds.
    */
   queuedMax: 1_024,
@@ -104,6 +104,7 @@ interface Pending {
   /** When it was submitted (performance.now()): its retries stop at `RetryPolicy.budgetMs` from here. */
   readonly submittedAt: number;
   readonly order: string | undefined;
+  readonly batchable: Batchable | undefined;
   /** The lane it was admitted to, which counts it until it is answered. */
   readonly lane: Lane;
   readonly resolve: (value: unknown) => void;
@@ -139,6 +140,22 @@ function laneHash(text: string): number {
   return hash >>> 0;
 }
 
+/**
+ * The transactions of a batch that one step does together: those of the first kind that has at
+ * least two, in batch order; undefined when no kind has two (a step gains nothing over one).
+ */
+function stepOf(batch: readonly Pending[]): { step: BatchStep; items: Pending[] } | undefined {
+  const kinds = new Map<unknown, Pending[]>();
+  for (const item of batch) {
+    if (item.batchable === undefined) continue;
+    const items = kinds.get(item.batchable.kind);
+    if (items === undefined) kinds.set(item.batchable.kind, [item]);
+    else items.push(item);
+  }
+  for (const items of kinds.values()) if (items.length >= 2) return { step: items[0]!.batchable!.step, items };
+  return undefined;
+}
+
 export class GroupCommit {
   readonly #open: BatchOpener;
   readonly #concurrency: number;
@@ -148,6 +165,7 @@ export class GroupCommit {
   readonly #onFailure: ((error: unknown) => void) | undefined;
   readonly #lanes: Lane[];
   readonly #queuedMax: number;
+  #stepped = 0;
 
   /**
    * `open` holds a connection for a batch: on SQLite the one connection, under its lock (INVARIANT
@@ -165,8 +183,13 @@ export class GroupCommit {
     this.#queuedMax = options.queuedMax ?? GROUP_COMMIT_LIMITS.queuedMax;
   }
 
+  /** Transactions answered by a batch step (decision 0318) in a committed batch so far. */
+  get stepped(): number {
+    return this.#stepped;
+  }
+
   /** Runs `fn` in a batch of its lane; refused at once with GroupCommitFull when the lane holds `queuedMax` not yet answered. */
-  submit<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
+  submit<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string, batchable?: Batchable): Promise<T> {
     const lane = this.#lanes[order === undefined || this.#lanes.length === 1 ? 0 : laneHash(order) % this.#lanes.length]!;
     if (lane.admitted >= this.#queuedMax) {
       const refused = new GroupCommitFull(this.#queuedMax);
@@ -175,7 +198,7 @@ export class GroupCommit {
     }
     lane.admitted += 1;
     return new Promise<T>((resolve, reject) => {
-      this.#enqueue({ fn, attempts: 0, submittedAt: performance.now(), order, lane, resolve: resolve as (value: unknown) => void, reject });
+      this.#enqueue({ fn, attempts: 0, submittedAt: performance.now(), order, batchable, lane, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
@@ -249,11 +272,24 @@ export class GroupCommit {
    */
   async #run(db: BatchConnection, batch: readonly Pending[], savepoints: boolean): Promise<Outcome[] | undefined> {
     const outcomes: Outcome[] = [];
+    // The optimistic try of several transactions of one kind does them in one step; anything the
+    // step leaves runs its own function afterwards, and a failure reruns the batch with savepoints.
+    const stepped = savepoints ? undefined : stepOf(batch);
     try {
       await db.beginBatch();
-      for (const item of batch) {
+      const done = new Map<Pending, { value: unknown } | undefined>();
+      if (stepped !== undefined) {
+        const values = await stepped.step(db, stepped.items.map((item) => item.batchable!.input));
+        stepped.items.forEach((item, i) => done.set(item, values[i]));
+      }
+      for (const [index, item] of batch.entries()) {
+        const value = done.get(item);
+        if (value !== undefined) {
+          outcomes[index] = { ok: true, value: value.value };
+          continue;
+        }
         if (!savepoints) {
-          outcomes.push({ ok: true, value: await item.fn(db) });
+          outcomes[index] = { ok: true, value: await item.fn(db) };
           continue;
         }
         // `run` reuses prepared statements; these few run for every transaction of the batch.
@@ -261,15 +297,16 @@ export class GroupCommit {
         try {
           const value = await item.fn(db);
           await db.run("RELEASE grouped");
-          outcomes.push({ ok: true, value });
+          outcomes[index] = { ok: true, value };
         } catch (error) {
           // Only this transaction is undone; the others of the batch stand.
           await db.run("ROLLBACK TO grouped");
           await db.run("RELEASE grouped");
-          outcomes.push({ ok: false, error });
+          outcomes[index] = { ok: false, error };
         }
       }
       await db.endBatch(true);
+      this.#stepped += [...done.values()].filter((value) => value !== undefined).length;
       return outcomes;
     } catch (error) {
       try {
@@ -277,7 +314,7 @@ export class GroupCommit {
       } catch {
         // Rolled back either way.
       }
-      if (!savepoints && batch.length > 1) return undefined;
+      if (!savepoints && (batch.length > 1 || stepped !== undefined)) return undefined;
       throw error;
     }
   }

@@ -3,7 +3,7 @@
 // serialization failure or deadlock is retried inside the driver, a bounded number of times.
 
 import pg from "pg";
-import { DatabaseUnavailableError, isDatabaseUnavailable, type Row, type SqlDriver, type SqlValue } from "./driver.js";
+import { DatabaseUnavailableError, isDatabaseUnavailable, type Batchable, type Row, type SqlDriver, type SqlValue } from "./driver.js";
 import { SEQUENCE_PENDING_SQL } from "./event-sql.js";
 import { afterFailure, GroupCommit, type BatchConnection, type RetryPolicy } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
@@ -83,9 +83,11 @@ export const POSTGRES_LIMITS = Object.freeze({
   transactionRetryMs: 2_000,
   /**
    * Group-commit lanes on one replica: each forms its own batches, one in flight at a time on a
-   * pooled connection of its own, and a decision's lane follows its key and grant.
+   * pooled connection of its own, and a decision's lane follows its key and grant. Two since a
+   * lane's authorize decisions are read and written once per batch (decision 0318): fewer lanes
+   * give larger batches, and two still keep both of the database's cores busy.
    */
-  groupLanes: 4,
+  groupLanes: 2,
   /** Statement texts given a name, and so prepared once on each connection that runs them. */
   namedStatements: 200,
   /** Statement texts whose numbered form the process keeps; longer lists are numbered at each call. */
@@ -355,6 +357,11 @@ export class PostgresDriver implements SqlDriver {
     });
   }
 
+  /** Transactions answered by a batch step (decision 0318) in a committed batch since the driver was made. */
+  get stepped(): number {
+    return this.#group.stepped;
+  }
+
   /** Transactions and statements run again after a transient failure since the driver was made. */
   get retries(): number {
     return this.#retries;
@@ -399,8 +406,8 @@ export class PostgresDriver implements SqlDriver {
    * A transaction committed together with the others submitted while the batches before it ran
    * (group commit): one round trip for BEGIN and one for COMMIT, and one WAL flush, for the batch.
    */
-  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string): Promise<T> {
-    return this.#group.submit(fn, order);
+  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, order?: string, batchable?: Batchable): Promise<T> {
+    return this.#group.submit(fn, order, batchable);
   }
 
   /**

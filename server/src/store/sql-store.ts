@@ -16,8 +16,9 @@ import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.
 import { observeFailure, type StoreObservations } from "./observations.js";
 import type {
   AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, HeldTree, KeyRecord,
-  GrantFilter, Page, Revocation, Store, StoredGrantStatus,
+  DecisionBatchStore, GrantFilter, Page, Revocation, Store, StoreBatchable, StoredGrantStatus,
 } from "./store.js";
+import { DecisionBatchSql } from "./decision-batch-sql.js";
 
 const TABLES = [
   "agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges", "decision_approvals", "idempotency_keys",
@@ -209,9 +210,14 @@ export class SqlStore implements Store {
     });
   }
 
-  batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string): Promise<T> {
+  batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string, batch?: StoreBatchable): Promise<T> {
     if (this.#db.groupTransaction === undefined) return this.transaction(fn);
-    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)), order);
+    // The step is the kind: transactions handing the same step are done together. Only on
+    // PostgreSQL itself: the distributed engines' profiles keep one transaction per decision.
+    const batchable = batch === undefined || this.#engine.engine !== "postgresql" ? undefined : {
+      kind: batch.step, input: batch.input, step: (db: SqlDriver, inputs: readonly unknown[]) => batch.step(new SqlStore(db, this.#schema, this.#engine), inputs),
+    };
+    return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)), order, batchable);
   }
 
   async countRows(): Promise<Record<string, number>> {
@@ -482,6 +488,10 @@ export class SqlStore implements Store {
 
   decisionPath(): DecisionStore {
     return new DecisionSql(this.#db, this.#engine);
+  }
+
+  decisionBatch(): DecisionBatchStore {
+    return new DecisionBatchSql(this.#db, grantFromRow, certificateFromRow);
   }
 
   breakerPath(): BreakerStore {

@@ -3,7 +3,7 @@
 
 import type { Role } from "@agent-authority/api";
 import type { BreakerStore } from "./breaker-sql.js";
-import type { DecisionStore } from "./decision-sql.js";
+import type { ChargeRow, DecisionStore, IdempotencyRow, LedgerRow } from "./decision-sql.js";
 import type { FamilyStore } from "./family-sql.js";
 import type { EventStore } from "./event-sql.js";
 import type { SigningKeyStore } from "./signing-sql.js";
@@ -115,6 +115,76 @@ export interface GrantFilter {
   readonly principal_id?: string | undefined;
 }
 
+/** A grant as presented by an agent: the decision reads it only when the agent holds it. */
+export interface PresentedGrant {
+  readonly grant_id: string;
+  readonly agent_id: string;
+}
+
+/** An idempotency key to look up, and the time at or before which a stored answer has expired. */
+export interface ClaimedKey {
+  readonly caller_key_id: string;
+  readonly idempotency_key: string;
+  readonly expired_up_to: number;
+}
+
+/** What a batch of decisions reads, once for all of them. */
+export interface BatchReads {
+  /** The stored live answers of the keys looked up. */
+  readonly answers: readonly IdempotencyRow[];
+  /** The agents that have breakers (their breaker rows are now locked). */
+  readonly watchedAgents: ReadonlySet<string>;
+  /** Every grant of the chains of the grants held as presented, by id. */
+  readonly grants: ReadonlyMap<string, GrantRecord>;
+  /** Their usage at the batch's time. */
+  readonly usage: ReadonlyMap<string, GrantUsage>;
+  /** The chain head of each tree locked (a tree without a record has none here). */
+  readonly heads: ReadonlyMap<string, { readonly seq: number; readonly hash: string }>;
+  /** Each agent's certificate in the environment that is not revoked. */
+  readonly certificates: ReadonlyMap<string, CertificateRecord>;
+}
+
+/** One decision's signal for the breakers (decision_signals). */
+export interface SignalRow {
+  readonly ledger_id: string;
+  readonly agent_id: string;
+  readonly at: number;
+  readonly signal: number;
+}
+
+/** What a batch of decisions writes, once per table. */
+export interface BatchWrites {
+  /** In sealing order: within a tree, ascending seq. */
+  readonly ledger: readonly LedgerRow[];
+  readonly signals: readonly SignalRow[];
+  /** Uses to add to each grant's totals. */
+  readonly uses: ReadonlyMap<string, number>;
+  readonly charges: readonly ChargeRow[];
+  readonly answers: readonly IdempotencyRow[];
+  /** A stored answer at or before this time has expired and may be replaced. */
+  readonly answersExpiredUpTo: number;
+}
+
+/** A batch of decisions on PostgreSQL in a fixed number of statements (`Store.decisionBatch`, decision 0318). */
+export interface DecisionBatchStore {
+  /** The batch's reads, its locks first, in one flight. */
+  read(claims: readonly ClaimedKey[], presented: readonly PresentedGrant[], environment: string, now: number): Promise<BatchReads>;
+  /** The batch's writes, one statement per table; throws when an answer's key was taken meanwhile. */
+  write(writes: BatchWrites): Promise<void>;
+}
+
+/**
+ * A step that does several batched transactions of one kind at once in one transaction (decision
+ * 0318): for each input, in batch order, its value, or undefined to leave it to its own function.
+ */
+export type StoreBatchStep = (tx: Store, inputs: readonly unknown[]) => Promise<readonly ({ value: unknown } | undefined)[]>;
+
+/** What `batchedTransaction` may hand the group commit besides the transaction's own function. */
+export interface StoreBatchable {
+  readonly step: StoreBatchStep;
+  readonly input: unknown;
+}
+
 /** What a decision reads under its tree's lock, in one flight of statements (`Store.heldTree`). */
 export interface HeldTree {
   /** The grant and its ancestors, root first; empty when the agent does not hold the grant. */
@@ -153,7 +223,7 @@ export interface Store {
    * `order`, when given, is where it runs within its batch on PostgreSQL (ascending): batches that
    * take their locks in one order cannot deadlock (decision 0311).
    */
-  batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string): Promise<T>;
+  batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string, batch?: StoreBatchable): Promise<T>;
   /**
    * Row counts of every table a request writes: what tests compare to prove that nothing changed.
    * The Merkle log's tables are left out: the ledger logger fills them on its own timer, from
@@ -220,6 +290,8 @@ export interface Store {
 
   /** The decision path's records (ledger, charges, approvals, idempotency keys) on this connection. */
   decisionPath(): DecisionStore;
+  /** A batch of decisions' reads and writes, one statement per kind of row (PostgreSQL only, decision 0318). */
+  decisionBatch(): DecisionBatchStore;
 
   /** Contracts, breakers, trips, findings and decision signals on this connection. */
   breakerPath(): BreakerStore;
