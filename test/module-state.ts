@@ -122,17 +122,17 @@ function valueProblem(raw: Expression, shelter: Shelter, annotation: string | un
     return /[gy]/.test(flags) ? "a regular expression with the `g` or `y` flag keeps `lastIndex`" : undefined;
   }
   if (Node.isNewExpression(e)) {
-    const constructor = e.getExpression().getText();
-    if (constructor === "RegExp") {
+    const constructorName = e.getExpression().getText();
+    if (constructorName === "RegExp") {
       const flags = e.getArguments()[1];
       return flags !== undefined && /[gy]/.test(flags.getText()) ? "a regular expression with the `g` or `y` flag keeps `lastIndex`" : undefined;
     }
-    if (constructor === "Map" || constructor === "Set") {
-      const wanted = constructor === "Map" ? "ReadonlyMap<" : "ReadonlySet<";
-      return annotation?.startsWith(wanted) === true ? undefined : `a \`new ${constructor}\` not declared \`${wanted}…>\``;
+    if (constructorName === "Map" || constructorName === "Set") {
+      const wanted = constructorName === "Map" ? "ReadonlyMap<" : "ReadonlySet<";
+      return annotation?.startsWith(wanted) === true ? undefined : `a \`new ${constructorName}\` not declared \`${wanted}…>\``;
     }
-    if (ALWAYS_MUTABLE.has(constructor)) return `a \`new ${constructor}\`, changed by its own methods`;
-    return `an instance of \`${constructor}\`, which may hold state`;
+    if (ALWAYS_MUTABLE.has(constructorName)) return `a \`new ${constructorName}\`, changed by its own methods`;
+    return `an instance of \`${constructorName}\`, which may hold state`;
   }
   return undefined;
 }

@@ -19,14 +19,17 @@ const ENV = { AUTHORITY_DATA_DIR: join(dir, "data"), AUTHORITY_DATABASE_URL: "",
 let consistent: { code: number | null; stdout: string; stderr: string };
 let grown: { code: number | null; stdout: string; stderr: string };
 
-async function call(base: string, method: "GET" | "POST", path: string, key: string, body?: unknown): Promise<{ status: number; text: string; json: any }> {
+/** A JSON answer read by member name: every member these calls read is a string id or key. */
+type Json = Record<string, string>;
+
+async function call(base: string, method: "GET" | "POST", path: string, key: string, body?: unknown): Promise<{ status: number; text: string; json: Json }> {
   const reply = await fetch(`${base}${path}`, {
     method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await reply.text();
-  let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  let json: Json = {};
+  try { json = JSON.parse(text) as Json; } catch { json = {}; }
   return { status: reply.status, text, json };
 }
 

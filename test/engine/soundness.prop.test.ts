@@ -8,7 +8,7 @@ import { actionArb, AGENT, delegationArb, requestFor, STATE, usagePairArb, verdi
 import { PERMANENT_SOUNDNESS, PERMANENT_STANDALONE } from "./counterexamples.js";
 
 /** The property for one case; a child the checker refuses is outside it (nothing is created). */
-export function soundnessCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, pair: { parent: ChainLink["usage"]; child: ChainLink["usage"] }, a: Action): void {
+function soundnessCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, pair: { parent: ChainLink["usage"]; child: ChainLink["usage"] }, a: Action): void {
   if (!checkAttenuation(parent, child, usage).ok) return;
   const parentLink: ChainLink = { grant_id: "grt_p", agent_id: AGENT, status: a.statuses[0], terms: parent, usage: pair.parent };
   const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: a.statuses[1], terms: child, usage: pair.child };
@@ -19,7 +19,7 @@ export function soundnessCase(parent: GrantTerms, child: GrantTerms, usage: Pare
 }
 
 /** The property for one case; a child the checker refuses is outside it (nothing is created). */
-export function standaloneCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, a: Action): void {
+function standaloneCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, a: Action): void {
   if (!checkAttenuation(parent, child, usage).ok) return;
   const standalone: GrantTerms = { ...child, policy: conjoinPolicyText([parent.policy, child.policy]) };
   const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: "active", terms: standalone, usage: { uses: 0, settled_minor: 0, holds: [] } };

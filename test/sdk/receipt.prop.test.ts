@@ -40,7 +40,7 @@ function buildReceipt(size: number, at: number, later: number): Record<string, u
 /** Every path to a member at every depth. */
 function paths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
   const out: (string | number)[][] = at.length === 0 ? [] : [at];
-  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...at, i])));
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) out.push(...paths(v, [...at, i]));
   else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...at, k]));
   return out;
 }
@@ -82,7 +82,7 @@ describe("verifyReceipt", () => {
     expect(verifyReceipt(receipt, [{ kty: "OKP", crv: "Ed25519", x: other, kid }])).toMatchObject({ ok: false, field: "checkpoint" });
     expect(verifyReceipt(receipt, [{ kty: "RSA", kid }, { kty: "OKP", crv: "Ed25519", x: "short", kid }])).toMatchObject({ ok: false, field: "checkpoint" });
     // A proof longer than any tree's is refused before it is hashed.
-    const long = replaced(receipt, ["record", "inclusion_proof"], Array.from({ length: 65 }, () => "A".repeat(43) + "="));
+    const long = replaced(receipt, ["record", "inclusion_proof"], Array.from({ length: 65 }, () => `${"A".repeat(43)}=`));
     expect(verifyReceipt(long, keys)).toMatchObject({ ok: false, field: "record.inclusion_proof" });
   });
 });

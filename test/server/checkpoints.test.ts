@@ -20,8 +20,9 @@ import { forEachStore, type StoreTarget } from "./targets.js";
 import { authorityAsync, buildCli } from "../cli/run-cli.js";
 
 /** A problem answer: its status and stable code. */
-function expectProblem(reply: { status: number; body: any }, status: number, code: string): void {
-  expect({ status: reply.status, code: reply.body?.code }, JSON.stringify(reply.body)).toEqual({ status, code });
+function expectProblem(reply: { status: number; body: unknown }, status: number, code: string): void {
+  const body = typeof reply.body === "object" && reply.body !== null ? (reply.body as Record<string, unknown>) : {};
+  expect({ status: reply.status, code: body["code"] }, JSON.stringify(reply.body)).toEqual({ status, code });
 }
 
 const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
@@ -29,7 +30,7 @@ const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: 
 /** Every path to a leaf value of a JSON value, and every object and array. */
 function paths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
   const out: (string | number)[][] = at.length === 0 ? [] : [at];
-  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...at, i])));
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) out.push(...paths(v, [...at, i]));
   else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...at, k]));
   return out;
 }

@@ -11,6 +11,7 @@ export const TEST_SERVER_KEY = "dGVzdC1zZXJ2ZXIta2V5LTAxMjM0NTY3ODlhYmNkZWY";
 
 export interface Reply {
   readonly status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: any answer of the API, read by member in some 700 assertions; decisions-http.ts types its replies per call
   readonly body: any;
   readonly contentType: string | null;
   readonly headers: Headers;

@@ -104,7 +104,7 @@ function refutes(root: Expr, w: { code: string; message: string; span: Span }, e
   switch (w.code) {
     case "constant-condition": {
       if (w.message.includes("always fails")) return value.ok ? "evaluated" : undefined;
-      const claimed = w.message.includes("always `false`") ? false : true;
+      const claimed = !w.message.includes("always `false`");
       return value.ok && value.value === claimed ? undefined : `is ${JSON.stringify(value)}`;
     }
     case "impossible-comparison":

@@ -63,7 +63,7 @@ describe("comments", () => {
   it("fmt refuses, rather than writes, a commented policy its layout would take past the size limit (decision 0117)", () => {
     const operand = 'tool == "x"';
     const count = Math.floor(LIMITS.policyBytesMax / (operand.length + 4));
-    const compact = Array.from({ length: count }, () => operand).join("&&") + "//c";
+    const compact = `${Array.from({ length: count }, () => operand).join("&&")}//c`;
     expect(new TextEncoder().encode(compact).length).toBeLessThanOrEqual(LIMITS.policyBytesMax);
     const result = formatPolicy(compact);
     expect(result.ok).toBe(false);

@@ -323,7 +323,7 @@ function name(e: ExprOf<"name">): Compiled {
           fn: (env) => {
             const args = env.args as Record<string, unknown> | null | undefined;
             if (args === null || args === undefined || typeof args !== "object") return null;
-            return Object.prototype.hasOwnProperty.call(args, key) ? (args[key] ?? null) : null;
+            return Object.hasOwn(args, key) ? (args[key] ?? null) : null;
           },
           canFail: false,
         };

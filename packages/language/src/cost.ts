@@ -64,7 +64,7 @@ const STRING_RESULTS: ReadonlySet<string> = new Set(["lower", "pathNormalize", "
 /** The charge of calling `callee` on arguments of the given sizes (unknown callee: the dearest case). */
 export function functionUnits(callee: string, sizes: readonly number[]): number {
   const cost = (FUNCTION_COSTS as Readonly<Record<string, FunctionCost | undefined>>)[callee];
-  return Object.prototype.hasOwnProperty.call(FUNCTION_COSTS, callee) && cost !== undefined ? cost(sizes) : LIMITS.evaluationUnitsMax;
+  return Object.hasOwn(FUNCTION_COSTS, callee) && cost !== undefined ? cost(sizes) : LIMITS.evaluationUnitsMax;
 }
 
 /** The size of a run-time value as FUNCTION_COSTS reads it. */

@@ -96,5 +96,5 @@ export function quote(value: string): string {
     i += width;
     from = i;
   }
-  return out + value.slice(from) + '"';
+  return `${out + value.slice(from)}"`;
 }

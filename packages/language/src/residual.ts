@@ -608,7 +608,7 @@ function statedValuesAtLeast(f: Formula, max: number): number | undefined {
 /** `e` with every name but `args` and `approver` replaced by its value in `env` (an int or a string). */
 function withValues(e: Expr, env: EvalEnv): Expr {
   if (e.kind !== "name") return mapChildren(e, (x) => withValues(x, env));
-  if (e.name === "args" || e.name === "approver" || !Object.prototype.hasOwnProperty.call(env, e.name)) return e;
+  if (e.name === "args" || e.name === "approver" || !Object.hasOwn(env, e.name)) return e;
   const value = (env as unknown as Record<string, unknown>)[e.name];
   if (typeof value === "string") return { kind: "string", value, span: e.span };
   if (typeof value !== "number") return e;

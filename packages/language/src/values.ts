@@ -88,7 +88,7 @@ export function readPath(args: unknown, path: readonly string[]): Value {
   for (let i = 0; i < path.length; i++) {
     if (value === null || value === undefined || typeof value !== "object" || Array.isArray(value)) return null;
     const key = path[i]!;
-    value = Object.prototype.hasOwnProperty.call(value, key) ? (value as Record<string, unknown>)[key] : null;
+    value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : null;
   }
   return value === undefined ? null : value;
 }

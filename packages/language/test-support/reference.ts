@@ -87,7 +87,7 @@ function ev(e: Expr, env: Record<string, unknown>): unknown {
       let v: unknown = env["args"];
       for (const key of e.path) {
         if (typeOf(v) !== "object") return null;
-        v = Object.prototype.hasOwnProperty.call(v, key) ? (v as Record<string, unknown>)[key] : null;
+        v = Object.hasOwn(v as object, key) ? (v as Record<string, unknown>)[key] : null;
       }
       return v ?? null;
     }

@@ -156,7 +156,7 @@ export class MerkleFrontier {
     const frontier = new MerkleFrontier();
     const shape = perfectParts({ start: 0, end: size });
     if (shape.length !== parts.length) throw new RangeError(`a tree of ${size} leaves has ${shape.length} parts, not ${parts.length}`);
-    shape.forEach((part, i) => frontier.#parts.push({ level: part.level, hash: Buffer.from(parts[i]!) }));
+    for (const [i, part] of shape.entries()) frontier.#parts.push({ level: part.level, hash: Buffer.from(parts[i]!) });
     frontier.#size = size;
     return frontier;
   }

@@ -133,12 +133,12 @@ export function toolGovernor(client: GovernorClient, options: ToolGovernanceOpti
   // Gated decisions by a digest of the whole call, so only the same call made again after a human approved runs under that approval.
   const pending = new Map<string, { readonly ledgerId: string; readonly residual: string | undefined }>();
   const actionOf = (tool: string): string => {
-    const mapped = Object.prototype.hasOwnProperty.call(mappings, tool) ? mappings[tool]?.action : undefined;
+    const mapped = Object.hasOwn(mappings, tool) ? mappings[tool]?.action : undefined;
     return checkedAction(mapped ?? `${options.namespace}.${tool}`, `the action of tool \`${tool.slice(0, 80)}\``);
   };
   const call = async <T>(tool: string, args: unknown, run: () => Promise<T> | T, signal?: AbortSignal): Promise<GovernedCall<T>> => {
     const action = actionOf(tool);
-    const mapping = Object.prototype.hasOwnProperty.call(mappings, tool) ? mappings[tool] : undefined;
+    const mapping = Object.hasOwn(mappings, tool) ? mappings[tool] : undefined;
     const described = describe(mapping, args);
     if (typeof described === "string") return { ran: false, refusal: undescribedRefusal(tool, described) };
     const asked = await digestOf(action, args);

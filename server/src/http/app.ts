@@ -153,7 +153,7 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
     // is the transaction that claims the key.
     const run = async (ctx: ServiceContext): Promise<FreshAnswer> => {
       const params = paramsOf(req);
-      let body: unknown = undefined;
+      let body: unknown ;
       if (endpoint.body !== null) {
         const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
         body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);

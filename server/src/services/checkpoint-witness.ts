@@ -160,7 +160,7 @@ export async function verifyCheckpointAgainst(store: Store, note: string, keys?:
     // The stored subtrees were rewritten with the records: the root says only that the tree differs.
     candidates.push({
       position: 0, through: size - 1, ledger_id: ids[0] ?? null,
-      problem: "the records do not make the checkpoint's tree, and the log's stored subtrees were rewritten to match them: the difference lies in positions 0 to " + (size - 1),
+      problem: `the records do not make the checkpoint's tree, and the log's stored subtrees were rewritten to match them: the difference lies in positions 0 to ${size - 1}`,
     });
   }
   candidates.sort((a, b) => a.position - b.position || a.through - b.through);

@@ -78,7 +78,7 @@ function inKeyOrder(value: unknown, depth: number): unknown {
   // The default sort compares UTF-16 code units, which is the order this serialisation promises.
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(record).sort()) {
-    const member = changed !== undefined && changed.has(key) ? changed.get(key) : record[key];
+    const member = changed?.has(key) ? changed.get(key) : record[key];
     if (member !== undefined) copy[key] = member;
   }
   return copy;

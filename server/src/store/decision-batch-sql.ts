@@ -6,9 +6,9 @@
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { ColumnReader } from "./rows.js";
 import { idempotencyFromRow, OPEN_HOLD_AT } from "./decision-sql.js";
-import {
-  type BatchReads, type BatchWrites, type CertificateRecord, type ClaimedKey, type DecisionBatchStore, type GrantRecord, type GrantUsage,
-  type PresentedGrant,
+import type {
+  BatchReads, BatchWrites, CertificateRecord, ClaimedKey, DecisionBatchStore, GrantRecord, GrantUsage,
+  PresentedGrant,
 } from "./store.js";
 
 /** A write of the batch that did not happen as the decisions assumed: the batch is rolled back and run one decision at a time. */

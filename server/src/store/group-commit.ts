@@ -280,7 +280,7 @@ export class GroupCommit {
       const done = new Map<Pending, { value: unknown } | undefined>();
       if (stepped !== undefined) {
         const values = await stepped.step(db, stepped.items.map((item) => item.batchable!.input));
-        stepped.items.forEach((item, i) => done.set(item, values[i]));
+        for (const [i, item] of stepped.items.entries()) done.set(item, values[i]);
       }
       for (const [index, item] of batch.entries()) {
         const value = done.get(item);
