@@ -6,7 +6,15 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { circlesUnder, importCircles, importGraph, layerViolations, relativeImports, sourceFilesUnder, typeScriptModulesUnder } from "./import-graph.js";
+import {
+  circlesUnder,
+  importCircles,
+  importGraph,
+  layerViolations,
+  relativeImports,
+  sourceFilesUnder,
+  typeScriptModulesUnder,
+} from "./import-graph.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -40,7 +48,8 @@ const forbiddenInPure = [
 
 function importsOf(text: string): string[] {
   const specifiers: string[] = [];
-  const pattern = /(?:^|\n)\s*(?:import|export)\b[^"'`;]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s*["']([^"']+)["']/g;
+  const pattern =
+    /(?:^|\n)\s*(?:import|export)\b[^"'`;]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s*["']([^"']+)["']/g;
   for (const match of text.matchAll(pattern)) {
     const spec = match[1] ?? match[2] ?? match[3];
     if (spec !== undefined) specifiers.push(spec);
@@ -69,14 +78,16 @@ describe("dependency direction", () => {
     for (const file of typeScriptModulesUnder(join(root, "packages/gateway", "src"))) {
       for (const spec of importsOf(readFileSync(file, "utf8"))) {
         // The MCP SDK's own `…/server/…` modules are its server side, not ours: only relative paths are checked.
-        if (/^@agent-authority\/(server|cli)$|^\.{1,2}\/(.*\/)?(server|cli)\//.test(spec)) violations.push(`${relative(root, file)} imports \`${spec}\``);
+        if (/^@agent-authority\/(server|cli)$|^\.{1,2}\/(.*\/)?(server|cli)\//.test(spec))
+          violations.push(`${relative(root, file)} imports \`${spec}\``);
       }
     }
     expect(violations).toEqual([]);
   });
 
   it("the import scanner sees the forms it must see", () => {
-    const sample = 'import { a } from "node:fs";\nexport * from "express";\nimport "pg";\nconst m = await import("@agent-authority/server");';
+    const sample =
+      'import { a } from "node:fs";\nexport * from "express";\nimport "pg";\nconst m = await import("@agent-authority/server");';
     expect(importsOf(sample)).toEqual(["node:fs", "express", "pg", "@agent-authority/server"]);
   });
 });
@@ -109,11 +120,16 @@ describe("import circles", () => {
       "/r/three.ts": "export type Three = 3;",
     };
     const graph = importGraph(Object.keys(texts), (file) => texts[file]!);
-    expect(importCircles(graph).map((c) => c.join(" ")).sort()).toEqual(["/r/self.ts", "/r/x.ts /r/y.ts /r/z.mjs"]);
+    expect(
+      importCircles(graph)
+        .map((c) => c.join(" "))
+        .sort(),
+    ).toEqual(["/r/self.ts", "/r/x.ts /r/y.ts /r/z.mjs"]);
   });
 
   it("the scanner reads every import form and ignores packages", () => {
-    const sample = 'import a from "./a.js";\nimport type { B } from "../b.js";\nexport * from "./c.js";\nimport "./d.js";\nconst e = await import("./e.js");\nimport { f } from "node:fs";';
+    const sample =
+      'import a from "./a.js";\nimport type { B } from "../b.js";\nexport * from "./c.js";\nimport "./d.js";\nconst e = await import("./e.js");\nimport { f } from "node:fs";';
     expect(relativeImports(sample)).toEqual(["./a.js", "../b.js", "./c.js", "./d.js", "./e.js"]);
   });
 });
@@ -142,11 +158,18 @@ describe("server layers", () => {
   it("the decision path's decide step (services/decision/decide.ts) does no I/O: store modules only for their types", () => {
     // The decision path is three steps (decision 0318): read.ts and write.ts reach the store, decide.ts only computes.
     const dir = join(root, "server/src/services/decision");
-    expect(readdirSync(dir).filter((name) => name.endsWith(".ts")).sort()).toEqual(["batch.ts", "decide.ts", "read.ts", "write.ts"]);
+    expect(
+      readdirSync(dir)
+        .filter((name) => name.endsWith(".ts"))
+        .sort(),
+    ).toEqual(["batch.ts", "decide.ts", "read.ts", "write.ts"]);
     expect(decideStepViolations(readFileSync(join(dir, "decide.ts"), "utf8"))).toEqual([]);
     // The rule finds what it must find.
-    expect(decideStepViolations('import { DecisionSql } from "../../store/decision-sql.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../store/driver.js";'))
-      .toEqual(["../../store/decision-sql.js", "node:fs"]);
+    expect(
+      decideStepViolations(
+        'import { DecisionSql } from "../../store/decision-sql.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../store/driver.js";',
+      ),
+    ).toEqual(["../../store/decision-sql.js", "node:fs"]);
   });
 
   it("a planted import against the direction is found, and one along it is not", () => {
@@ -154,12 +177,18 @@ describe("server layers", () => {
     try {
       for (const layer of SERVER_LAYERS) mkdirSync(join(dir, layer));
       writeFileSync(join(dir, "http/problem.ts"), '// p\nimport { refuse } from "../services/refuse.js";\nexport const p = refuse;\n');
-      writeFileSync(join(dir, "services/refuse.ts"), '// r\nimport type { Row } from "../store/row.js";\nexport const refuse = (row: Row) => row;\n');
+      writeFileSync(
+        join(dir, "services/refuse.ts"),
+        '// r\nimport type { Row } from "../store/row.js";\nexport const refuse = (row: Row) => row;\n',
+      );
       writeFileSync(join(dir, "services/planted.ts"), '// planted\nimport { p } from "../http/problem.js";\nexport const q = p;\n');
       writeFileSync(join(dir, "store/row.ts"), '// row\nimport type { q } from "../services/planted.js";\nexport type Row = typeof q;\n');
       writeFileSync(join(dir, "ids.ts"), '// ids\nimport { p } from "./http/problem.js";\nexport const ids = p;\n');
       const graph = importGraph(sourceFilesUnder(dir));
-      expect(layerViolations(graph, dir, SERVER_LAYERS)).toEqual(["services/planted.ts → http/problem.ts", "store/row.ts → services/planted.ts"]);
+      expect(layerViolations(graph, dir, SERVER_LAYERS)).toEqual([
+        "services/planted.ts → http/problem.ts",
+        "store/row.ts → services/planted.ts",
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -33,7 +33,8 @@ export function typeScriptModulesUnder(dir: string): string[] {
 /** The relative module specifiers of a source text, every form that ties two files together. */
 export function relativeImports(text: string): string[] {
   const specifiers: string[] = [];
-  const pattern = /(?:^|[\n;])\s*(?:import|export)\b[^"'`;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|\bimport\s*\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)|(?:^|[\n;])\s*import\s*["'](\.{1,2}\/[^"']+)["']/g;
+  const pattern =
+    /(?:^|[\n;])\s*(?:import|export)\b[^"'`;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|\bimport\s*\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)|(?:^|[\n;])\s*import\s*["'](\.{1,2}\/[^"']+)["']/g;
   for (const match of text.matchAll(pattern)) specifiers.push((match[1] ?? match[2] ?? match[3])!);
   return specifiers;
 }
@@ -46,13 +47,19 @@ function target(from: string, specifier: string, files: ReadonlySet<string>): st
   const candidates = [
     base,
     ...(ext === ".mjs" ? [`${stem}.mts`] : ext === ".cjs" ? [`${stem}.cts`] : [`${stem}.ts`, `${stem}.tsx`]),
-    `${base}.ts`, `${base}.js`, join(base, "index.ts"), join(base, "index.js"),
+    `${base}.ts`,
+    `${base}.js`,
+    join(base, "index.ts"),
+    join(base, "index.js"),
   ];
   return candidates.find((c) => files.has(c));
 }
 
 /** Who imports whom among `files`, given how to read each. */
-export function importGraph(files: readonly string[], read: (file: string) => string = (f) => readFileSync(f, "utf8")): Map<string, string[]> {
+export function importGraph(
+  files: readonly string[],
+  read: (file: string) => string = (f) => readFileSync(f, "utf8"),
+): Map<string, string[]> {
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const file of files) {
@@ -78,7 +85,11 @@ export function importCircles(graph: ReadonlyMap<string, readonly string[]>): st
   for (const start of graph.keys()) {
     if (index.has(start)) continue;
     const work: { node: string; edge: number }[] = [{ node: start, edge: 0 }];
-    index.set(start, next); low.set(start, next); next += 1; stack.push(start); onStack.add(start);
+    index.set(start, next);
+    low.set(start, next);
+    next += 1;
+    stack.push(start);
+    onStack.add(start);
     while (work.length > 0) {
       const frame = work[work.length - 1]!;
       const edges = graph.get(frame.node) ?? [];
@@ -86,7 +97,11 @@ export function importCircles(graph: ReadonlyMap<string, readonly string[]>): st
         const to = edges[frame.edge]!;
         frame.edge += 1;
         if (!index.has(to)) {
-          index.set(to, next); low.set(to, next); next += 1; stack.push(to); onStack.add(to);
+          index.set(to, next);
+          low.set(to, next);
+          next += 1;
+          stack.push(to);
+          onStack.add(to);
           work.push({ node: to, edge: 0 });
         } else if (onStack.has(to)) {
           low.set(frame.node, Math.min(low.get(frame.node)!, index.get(to)!));

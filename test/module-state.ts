@@ -68,12 +68,42 @@ export function moduleStateViolations(file: SourceFile, label: string): string[]
 }
 
 /** Methods that change the array, Map or Set they are called on. */
-const MUTATORS: ReadonlySet<string> = new Set(["set", "add", "delete", "clear", "push", "pop", "shift", "unshift", "splice", "sort", "reverse", "fill", "copyWithin"]);
+const MUTATORS: ReadonlySet<string> = new Set([
+  "set",
+  "add",
+  "delete",
+  "clear",
+  "push",
+  "pop",
+  "shift",
+  "unshift",
+  "splice",
+  "sort",
+  "reverse",
+  "fill",
+  "copyWithin",
+]);
 
 /** Classes whose instances are changed by their own methods, whatever their declared type. */
 const ALWAYS_MUTABLE: ReadonlySet<string> = new Set([
-  "WeakMap", "WeakSet", "Array", "Date", "ArrayBuffer", "SharedArrayBuffer", "DataView",
-  "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
+  "WeakMap",
+  "WeakSet",
+  "Array",
+  "Date",
+  "ArrayBuffer",
+  "SharedArrayBuffer",
+  "DataView",
+  "Int8Array",
+  "Uint8Array",
+  "Uint8ClampedArray",
+  "Int16Array",
+  "Uint16Array",
+  "Int32Array",
+  "Uint32Array",
+  "Float32Array",
+  "Float64Array",
+  "BigInt64Array",
+  "BigUint64Array",
 ]);
 
 /** Type annotations that make a container read-only. */
@@ -102,7 +132,11 @@ function valueProblem(raw: Expression, shelter: Shelter, annotation: string | un
   if (Node.isObjectLiteralExpression(e)) {
     if (shelter === "plain") return "a mutable object literal (freeze it, or declare it `as const` or with a read-only type)";
     for (const property of e.getProperties()) {
-      const value = Node.isPropertyAssignment(property) ? property.getInitializer() : Node.isSpreadAssignment(property) ? property.getExpression() : undefined;
+      const value = Node.isPropertyAssignment(property)
+        ? property.getInitializer()
+        : Node.isSpreadAssignment(property)
+          ? property.getExpression()
+          : undefined;
       const problem = value === undefined ? undefined : valueProblem(value, shelter === "const" ? "const" : "plain", undefined);
       if (problem !== undefined) return problem;
     }
@@ -125,7 +159,9 @@ function valueProblem(raw: Expression, shelter: Shelter, annotation: string | un
     const constructorName = e.getExpression().getText();
     if (constructorName === "RegExp") {
       const flags = e.getArguments()[1];
-      return flags !== undefined && /[gy]/.test(flags.getText()) ? "a regular expression with the `g` or `y` flag keeps `lastIndex`" : undefined;
+      return flags !== undefined && /[gy]/.test(flags.getText())
+        ? "a regular expression with the `g` or `y` flag keeps `lastIndex`"
+        : undefined;
     }
     if (constructorName === "Map" || constructorName === "Set") {
       const wanted = constructorName === "Map" ? "ReadonlyMap<" : "ReadonlySet<";
@@ -141,7 +177,8 @@ function valueProblem(raw: Expression, shelter: Shelter, annotation: string | un
 function unwrap(e: Expression): Expression {
   let x: Expression = e;
   for (;;) {
-    if (Node.isParenthesizedExpression(x) || Node.isSatisfiesExpression(x) || Node.isNonNullExpression(x) || Node.isTypeAssertion(x)) x = x.getExpression();
+    if (Node.isParenthesizedExpression(x) || Node.isSatisfiesExpression(x) || Node.isNonNullExpression(x) || Node.isTypeAssertion(x))
+      x = x.getExpression();
     else return x;
   }
 }
@@ -150,18 +187,21 @@ function unwrap(e: Expression): Expression {
 function writtenTarget(node: Node): { expression: Expression; rule: string } | undefined {
   if (Node.isBinaryExpression(node)) {
     const operator = node.getOperatorToken().getKind();
-    if (operator >= SyntaxKind.FirstAssignment && operator <= SyntaxKind.LastAssignment) return { expression: node.getLeft(), rule: "written to at module level" };
+    if (operator >= SyntaxKind.FirstAssignment && operator <= SyntaxKind.LastAssignment)
+      return { expression: node.getLeft(), rule: "written to at module level" };
     return undefined;
   }
   if (Node.isPrefixUnaryExpression(node) || Node.isPostfixUnaryExpression(node)) {
     const operator = node.getOperatorToken();
-    if (operator === SyntaxKind.PlusPlusToken || operator === SyntaxKind.MinusMinusToken) return { expression: node.getOperand(), rule: "written to at module level" };
+    if (operator === SyntaxKind.PlusPlusToken || operator === SyntaxKind.MinusMinusToken)
+      return { expression: node.getOperand(), rule: "written to at module level" };
     return undefined;
   }
   if (Node.isDeleteExpression(node)) return { expression: node.getExpression(), rule: "written to at module level" };
   if (Node.isCallExpression(node)) {
     const callee = node.getExpression();
-    if (Node.isPropertyAccessExpression(callee) && MUTATORS.has(callee.getName())) return { expression: callee.getExpression(), rule: `changed by \`.${callee.getName()}(…)\`` };
+    if (Node.isPropertyAccessExpression(callee) && MUTATORS.has(callee.getName()))
+      return { expression: callee.getExpression(), rule: `changed by \`.${callee.getName()}(…)\`` };
   }
   return undefined;
 }
@@ -170,7 +210,14 @@ function writtenTarget(node: Node): { expression: Expression; rule: string } | u
 function rootDeclaration(e: Expression): VariableDeclaration | undefined {
   let x: Node = e;
   for (;;) {
-    if (Node.isPropertyAccessExpression(x) || Node.isElementAccessExpression(x) || Node.isParenthesizedExpression(x) || Node.isNonNullExpression(x) || Node.isAsExpression(x)) x = x.getExpression();
+    if (
+      Node.isPropertyAccessExpression(x) ||
+      Node.isElementAccessExpression(x) ||
+      Node.isParenthesizedExpression(x) ||
+      Node.isNonNullExpression(x) ||
+      Node.isAsExpression(x)
+    )
+      x = x.getExpression();
     else break;
   }
   if (!Node.isIdentifier(x)) return undefined;

@@ -21,7 +21,10 @@ const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
   ["grammar/src/tokens.ts policyLexer", "chevrotain's lexer, built once; tokenizing keeps no state between calls"],
   ["grammar/src/parser.ts policyParser", "chevrotain's parser, built once; each parse resets its input and runs to the end synchronously"],
   // Memoisation: the same key always maps to the same value, bounded in size.
-  ["packages/engine/src/policy-gate.ts compiled", "compiled policies by text, bounded by ENGINE_LIMITS.compiledPoliciesMax; a text always compiles the same way"],
+  [
+    "packages/engine/src/policy-gate.ts compiled",
+    "compiled policies by text, bounded by ENGINE_LIMITS.compiledPoliciesMax; a text always compiles the same way",
+  ],
   ["packages/families/src/patterns.ts cache", "compiled patterns by text; a pattern always compiles the same way"],
   ["packages/families/src/validate.ts validators", "the JSON Schema validators, compiled on first use; always the same functions"],
   // Side tables keyed by live objects, dropped with them.
@@ -37,7 +40,11 @@ function scanned(): string[] {
 }
 
 function project(): Project {
-  return new Project({ skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true, compilerOptions: { noResolve: true, allowJs: false } });
+  return new Project({
+    skipAddingFilesFromTsConfig: true,
+    skipFileDependencyResolution: true,
+    compilerOptions: { noResolve: true, allowJs: false },
+  });
 }
 
 /** The violations of one planted source text. */
@@ -66,8 +73,13 @@ describe("module-level state", () => {
   });
 
   it("catches a module-level slot written by a function, as the old evaluation failure was", () => {
-    const found = plant("export const failure: { diagnostic: string | undefined } = { diagnostic: undefined };\nexport function fail(m: string): void {\n  failure.diagnostic = m;\n}\n");
-    expect(found).toEqual(["planted.ts:1 failure: a mutable object literal (freeze it, or declare it `as const` or with a read-only type)", "planted.ts:3 failure: written to at module level"]);
+    const found = plant(
+      "export const failure: { diagnostic: string | undefined } = { diagnostic: undefined };\nexport function fail(m: string): void {\n  failure.diagnostic = m;\n}\n",
+    );
+    expect(found).toEqual([
+      "planted.ts:1 failure: a mutable object literal (freeze it, or declare it `as const` or with a read-only type)",
+      "planted.ts:3 failure: written to at module level",
+    ]);
   });
 
   it("catches `let`, `var`, mutable containers, stateful regular expressions, class instances and static fields", () => {
@@ -114,9 +126,9 @@ describe("module-level state", () => {
   it("accepts frozen, `as const` and read-only tables, functions and primitives", () => {
     const text = [
       "const a = Object.freeze({ n: 1, list: Object.freeze([1, 2]) });",
-      "const b = [\"x\", \"y\"] as const;",
-      "const c: ReadonlyMap<string, number> = new Map([[\"a\", 1]]);",
-      "const d: readonly string[] = [\"a\"];",
+      'const b = ["x", "y"] as const;',
+      'const c: ReadonlyMap<string, number> = new Map([["a", 1]]);',
+      'const d: readonly string[] = ["a"];',
       "const e = 3;",
       "const f = (x: number): number => x + e;",
       "export function g(): number[] {",

@@ -203,7 +203,16 @@ function unclosed(tokens: readonly IToken[]): IToken | undefined {
 const opens: ReadonlySet<unknown> = new Set<unknown>([T.LParen, T.LBracket]);
 const closes: ReadonlySet<unknown> = new Set<unknown>([T.RParen, T.RBracket]);
 /** Tokens after which a `-` is a prefix operator rather than a subtraction. */
-const operandEnds: ReadonlySet<unknown> = new Set<unknown>([T.Identifier, T.Integer, T.StringLiteral, T.True, T.False, T.Null, T.RParen, T.RBracket]);
+const operandEnds: ReadonlySet<unknown> = new Set<unknown>([
+  T.Identifier,
+  T.Integer,
+  T.StringLiteral,
+  T.True,
+  T.False,
+  T.Null,
+  T.RParen,
+  T.RBracket,
+]);
 
 /**
  * The first token nested deeper than NESTING_DEPTH_MAX, as an error. Each open parenthesis or

@@ -45,7 +45,12 @@ function collectSchemas(api) {
 }
 
 function isSchema(value) {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && ("type" in value || "$ref" in value || "oneOf" in value || "anyOf" in value || "allOf" in value || "enum" in value);
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    ("type" in value || "$ref" in value || "oneOf" in value || "anyOf" in value || "allOf" in value || "enum" in value)
+  );
 }
 
 function pascal(name) {

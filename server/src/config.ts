@@ -148,7 +148,9 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   const databaseUrl = source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db");
   const databaseEngine = source["AUTHORITY_DATABASE_ENGINE"] || "postgresql";
   if (!isDatabaseEngine(databaseEngine)) {
-    throw new ConfigError(`AUTHORITY_DATABASE_ENGINE must be ${DATABASE_ENGINES.slice(0, -1).join(", ")} or ${DATABASE_ENGINES.at(-1)}, got \`${databaseEngine}\``);
+    throw new ConfigError(
+      `AUTHORITY_DATABASE_ENGINE must be ${DATABASE_ENGINES.slice(0, -1).join(", ")} or ${DATABASE_ENGINES.at(-1)}, got \`${databaseEngine}\``,
+    );
   }
   if (databaseEngine !== "postgresql" && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`AUTHORITY_DATABASE_ENGINE=${databaseEngine} needs a postgres:// AUTHORITY_DATABASE_URL, not a SQLite file`);
@@ -169,7 +171,9 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   }
   const ledgerOrigin = source["AUTHORITY_LEDGER_ORIGIN"] || undefined;
   if (ledgerOrigin !== undefined && !isCheckpointName(ledgerOrigin)) {
-    throw new ConfigError(`AUTHORITY_LEDGER_ORIGIN must be 1 to 255 printable ASCII characters without spaces or '+', got \`${ledgerOrigin.slice(0, 300)}\``);
+    throw new ConfigError(
+      `AUTHORITY_LEDGER_ORIGIN must be 1 to 255 printable ASCII characters without spaces or '+', got \`${ledgerOrigin.slice(0, 300)}\``,
+    );
   }
   return {
     ...(ledgerOrigin === undefined ? {} : { ledgerOrigin }),
@@ -187,14 +191,44 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
     logLevel: logLevel as ServerConfig["logLevel"],
     holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),
-    headersTimeoutMs: integer(source, "AUTHORITY_HEADERS_TIMEOUT_MS", TRANSPORT_LIMITS.headersTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
-    requestTimeoutMs: integer(source, "AUTHORITY_REQUEST_TIMEOUT_MS", TRANSPORT_LIMITS.requestTimeoutMsDefault, TRANSPORT_LIMITS.timeoutMsMin, TRANSPORT_LIMITS.timeoutMsMax),
+    headersTimeoutMs: integer(
+      source,
+      "AUTHORITY_HEADERS_TIMEOUT_MS",
+      TRANSPORT_LIMITS.headersTimeoutMsDefault,
+      TRANSPORT_LIMITS.timeoutMsMin,
+      TRANSPORT_LIMITS.timeoutMsMax,
+    ),
+    requestTimeoutMs: integer(
+      source,
+      "AUTHORITY_REQUEST_TIMEOUT_MS",
+      TRANSPORT_LIMITS.requestTimeoutMsDefault,
+      TRANSPORT_LIMITS.timeoutMsMin,
+      TRANSPORT_LIMITS.timeoutMsMax,
+    ),
     trustedProxies: addresses(source, "AUTHORITY_TRUSTED_PROXIES"),
     eventPollMs: integer(source, "AUTHORITY_EVENT_POLL_MS", EVENT_LIMITS.pollMsDefault, EVENT_LIMITS.pollMsMin, EVENT_LIMITS.pollMsMax),
-    eventHeartbeatMs: integer(source, "AUTHORITY_EVENT_HEARTBEAT_MS", EVENT_LIMITS.heartbeatMsDefault, EVENT_LIMITS.heartbeatMsMin, EVENT_LIMITS.heartbeatMsMax),
+    eventHeartbeatMs: integer(
+      source,
+      "AUTHORITY_EVENT_HEARTBEAT_MS",
+      EVENT_LIMITS.heartbeatMsDefault,
+      EVENT_LIMITS.heartbeatMsMin,
+      EVENT_LIMITS.heartbeatMsMax,
+    ),
     webhookAllowPrivate: onOff(source, "AUTHORITY_WEBHOOK_ALLOW_PRIVATE", false),
     webhookRetryScheduleMs: schedule(source, "AUTHORITY_WEBHOOK_RETRY_SCHEDULE_MS"),
-    webhookAttemptTimeoutMs: integer(source, "AUTHORITY_WEBHOOK_TIMEOUT_MS", WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault, WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMin, WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMax),
-    webhookConcurrency: integer(source, "AUTHORITY_WEBHOOK_CONCURRENCY", WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault, 1, WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookMax),
+    webhookAttemptTimeoutMs: integer(
+      source,
+      "AUTHORITY_WEBHOOK_TIMEOUT_MS",
+      WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
+      WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMin,
+      WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMax,
+    ),
+    webhookConcurrency: integer(
+      source,
+      "AUTHORITY_WEBHOOK_CONCURRENCY",
+      WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
+      1,
+      WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookMax,
+    ),
   };
 }

@@ -22,17 +22,19 @@ export interface SecretOutlet {
  */
 export function revealFirstAdminKey(secret: string, baseUrl: string, dataDir: string, logger: Logger, outlet: SecretOutlet): string | null {
   if (outlet.isTTY === true) {
-    outlet.write(`${[
-      "",
-      "  First start: an admin key was created. It is shown only this once; keep it safe:",
-      "",
-      `    ${secret}`,
-      "",
-      "  Use it as a bearer token, for example:",
-      `    curl -H "authorization: Bearer ${secret}" ${baseUrl}/keys`,
-      "  (or set AUTHORITY_ADMIN_KEY before the first start to choose it yourself)",
-      "",
-    ].join("\n")}\n`);
+    outlet.write(
+      `${[
+        "",
+        "  First start: an admin key was created. It is shown only this once; keep it safe:",
+        "",
+        `    ${secret}`,
+        "",
+        "  Use it as a bearer token, for example:",
+        `    curl -H "authorization: Bearer ${secret}" ${baseUrl}/keys`,
+        "  (or set AUTHORITY_ADMIN_KEY before the first start to choose it yourself)",
+        "",
+      ].join("\n")}\n`,
+    );
     logger.log("info", "first admin key shown on the terminal", { identity: "admin" });
     return null;
   }
@@ -41,7 +43,10 @@ export function revealFirstAdminKey(secret: string, baseUrl: string, dataDir: st
   // `mode` applies only when the file is created; chmod covers a file left by an earlier start.
   writeFileSync(path, `${secret}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
-  logger.log("warn", "first admin key written to a file readable only by its owner; read it, keep it safe, then delete the file", { identity: "admin", path });
+  logger.log("warn", "first admin key written to a file readable only by its owner; read it, keep it safe, then delete the file", {
+    identity: "admin",
+    path,
+  });
   return path;
 }
 
@@ -60,7 +65,10 @@ export function startupHint(error: unknown): string | undefined {
 export function startFailureLine(error: unknown, now: number = Date.now()): string {
   const hint = startupHint(error);
   return `${JSON.stringify({
-    time: new Date(now).toISOString(), level: "error", msg: "failed to start",
-    error: error instanceof Error ? error.message : String(error), ...(hint === undefined ? {} : { hint }),
+    time: new Date(now).toISOString(),
+    level: "error",
+    msg: "failed to start",
+    error: error instanceof Error ? error.message : String(error),
+    ...(hint === undefined ? {} : { hint }),
   })}\n`;
 }

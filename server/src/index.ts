@@ -3,7 +3,15 @@ export { loadConfig, ConfigError, TRANSPORT_LIMITS, type ServerConfig } from "./
 export { startServer, SERVER_VERSION, type AuthorityServer, type StartOptions, type RequestListener } from "./server.js";
 export { createApp, type AppOptions } from "./http/app.js";
 export { clientAddress, FORWARDED_FOR_LIMITS } from "./http/client-address.js";
-export { openStore, openExistingStore, DatabaseNotFound, EngineNeedsPostgresUrl, sqliteFile, isPostgresUrl, type OpenStoreOptions } from "./store/open.js";
+export {
+  openStore,
+  openExistingStore,
+  DatabaseNotFound,
+  EngineNeedsPostgresUrl,
+  sqliteFile,
+  isPostgresUrl,
+  type OpenStoreOptions,
+} from "./store/open.js";
 export { SqlStore } from "./store/sql-store.js";
 export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/engine.js";
 export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/postgres-driver.js";
@@ -13,7 +21,15 @@ export { GROUP_COMMIT_LIMITS, GroupCommitFull } from "./store/group-commit.js";
 export { databaseHosts, DatabaseUrlError, HOST_LIMITS } from "./store/postgres-hosts.js";
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
 export type {
-  Store, KeyRecord, AgentRecord, CertificateRecord, GrantRecord, GrantEventRecord, GrantUsage, Page, Revocation,
+  Store,
+  KeyRecord,
+  AgentRecord,
+  CertificateRecord,
+  GrantRecord,
+  GrantEventRecord,
+  GrantUsage,
+  Page,
+  Revocation,
 } from "./store/store.js";
 export { keyIdentityFault } from "@agent-authority/api";
 export { Signer, SIGNING_LIMITS, keyId, type SignatureField, type PublicSigningKey } from "./services/signing.js";
@@ -27,12 +43,36 @@ export { migrateDatabase } from "./store/open.js";
 export { keyView } from "./services/views.js";
 export { generateSecret, hashSecret } from "./secrets.js";
 export { jsonLogger, type Logger, type LogLevel } from "./log.js";
-export { verifyLedger, canonicalJson, canonicalMerge, CanonicalText, linkHash, GENESIS_HASH, type LedgerVerification, type LedgerBreak } from "./services/ledger.js";
+export {
+  verifyLedger,
+  canonicalJson,
+  canonicalMerge,
+  CanonicalText,
+  linkHash,
+  GENESIS_HASH,
+  type LedgerVerification,
+  type LedgerBreak,
+} from "./services/ledger.js";
 export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decision-sql.js";
 export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers.js";
 export { sealRecord, type SealInput } from "./services/ledger.js";
-export { decisionReceipt, ledgerCheckpoint, ledgerConsistency, ledgerOrigin, logPending, startLedgerLogger, treeHead, LEDGER_LOG_LIMITS } from "./services/checkpoints.js";
-export { CheckpointRefused, databaseKeys, verifyCheckpointAgainst, type CheckpointBreak, type CheckpointVerification } from "./services/checkpoint-witness.js";
+export {
+  decisionReceipt,
+  ledgerCheckpoint,
+  ledgerConsistency,
+  ledgerOrigin,
+  logPending,
+  startLedgerLogger,
+  treeHead,
+  LEDGER_LOG_LIMITS,
+} from "./services/checkpoints.js";
+export {
+  CheckpointRefused,
+  databaseKeys,
+  verifyCheckpointAgainst,
+  type CheckpointBreak,
+  type CheckpointVerification,
+} from "./services/checkpoint-witness.js";
 export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breaker-sql.js";
 export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
 export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";

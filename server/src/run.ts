@@ -28,7 +28,8 @@ export interface ServeOptions {
 export async function serveUntilStopped(config: ServerConfig, options: ServeOptions): Promise<{ stopped: Promise<number> }> {
   const { logger } = options;
   const server = await startServer(config, options.faults === undefined ? { logger } : { logger, faults: options.faults });
-  if (server.generatedAdminKey !== null) revealFirstAdminKey(server.generatedAdminKey, server.baseUrl, config.dataDir, logger, options.outlet);
+  if (server.generatedAdminKey !== null)
+    revealFirstAdminKey(server.generatedAdminKey, server.baseUrl, config.dataDir, logger, options.outlet);
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     let watch: NodeJS.Timeout | undefined;
@@ -37,7 +38,10 @@ export async function serveUntilStopped(config: ServerConfig, options: ServeOpti
       stopping = true;
       clearInterval(watch);
       logger.log("info", "shutting down", { signal });
-      server.close().then(() => resolve(0), () => resolve(1));
+      server.close().then(
+        () => resolve(0),
+        () => resolve(1),
+      );
     };
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
@@ -61,14 +65,21 @@ export async function runServerProcess(faults?: FaultHooks): Promise<void> {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "invalid configuration", error: error.message })}\n`);
+      process.stderr.write(
+        `${JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "invalid configuration", error: error.message })}\n`,
+      );
       process.exit(2);
     }
     throw error;
   }
   // Info lines go to stdout, warnings and errors to stderr, through the one logger (log.ts).
   const logger = jsonLogger(config.logLevel);
-  const { stopped } = await serveUntilStopped(config, { logger, outlet: process.stderr, env: process.env, ...(faults === undefined ? {} : { faults }) });
+  const { stopped } = await serveUntilStopped(config, {
+    logger,
+    outlet: process.stderr,
+    env: process.env,
+    ...(faults === undefined ? {} : { faults }),
+  });
   process.exit(await stopped);
 }
 

@@ -24,7 +24,8 @@ const KEY_TEXT = /^[A-Za-z0-9_-]{43}$/;
 /** The key in its text form (base64url, 43 characters), as a key file or AUTHORITY_SERVER_KEY holds it. */
 export function parseServerKey(text: string, origin: string): Buffer {
   const trimmed = text.trim();
-  if (!KEY_TEXT.test(trimmed)) throw new ServerKeyError(`${origin} must hold 32 bytes in base64url (43 characters), as \`authority serve\` writes it`);
+  if (!KEY_TEXT.test(trimmed))
+    throw new ServerKeyError(`${origin} must hold 32 bytes in base64url (43 characters), as \`authority serve\` writes it`);
   return Buffer.from(trimmed, "base64url");
 }
 
@@ -64,7 +65,8 @@ export function serverKeyFromFile(file: string): Buffer {
 
 function readKeyFile(file: string): Buffer {
   const bytes = readFileSync(file);
-  if (bytes.length > SERVER_KEY_LIMITS.fileBytesMax) throw new ServerKeyError(`the server key file \`${file}\` is larger than ${SERVER_KEY_LIMITS.fileBytesMax} bytes`);
+  if (bytes.length > SERVER_KEY_LIMITS.fileBytesMax)
+    throw new ServerKeyError(`the server key file \`${file}\` is larger than ${SERVER_KEY_LIMITS.fileBytesMax} bytes`);
   return parseServerKey(bytes.toString("utf8"), `the server key file \`${file}\``);
 }
 

@@ -93,11 +93,18 @@ export function resolveServerKey(config: ServerConfig): Buffer {
  * Reads the signing keys again every interval: another replica's rotation reaches this one (and
  * its authorize thread) within it; until then it signs with a key the JWKS still lists, retired.
  */
-function refreshSigningKeys(signer: Signer, store: Store, now: () => number, logger: Logger, worker: () => AuthorizeWorker | undefined): NodeJS.Timeout {
+function refreshSigningKeys(
+  signer: Signer,
+  store: Store,
+  now: () => number,
+  logger: Logger,
+  worker: () => AuthorizeWorker | undefined,
+): NodeJS.Timeout {
   const timer = setInterval(() => {
     signer.load(store, now()).then(
       () => worker()?.refreshSigningKeys(),
-      (error: unknown) => logger.log("warn", "signing keys not read again", { error: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        logger.log("warn", "signing keys not read again", { error: error instanceof Error ? error.message : String(error) }),
     );
   }, SIGNING_LIMITS.refreshIntervalMs);
   timer.unref();
@@ -112,10 +119,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const metrics = new HttpMetrics();
   // The worker's connection has a checkpoint thread (sqlite-driver.ts); this connection's commits
   // then checkpoint the log only as late as the worker's own do.
-  const store = options.store ?? openStore(config.databaseUrl, {
-    schema: config.databaseSchema, engine: config.databaseEngine, namedStatements: config.databaseNamedStatements ?? true, ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
-    observations: metrics.observations,
-  });
+  const store =
+    options.store ??
+    openStore(config.databaseUrl, {
+      schema: config.databaseSchema,
+      engine: config.databaseEngine,
+      namedStatements: config.databaseNamedStatements ?? true,
+      ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
+      observations: metrics.observations,
+    });
   const ownsStore = options.store === undefined || options.ownsStore === true;
   let http: Server | undefined;
   let worker: AuthorizeWorker | undefined;
@@ -134,11 +146,19 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     refresh = refreshSigningKeys(signer, store, now, logger, () => worker);
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
     if (onWorker) {
-      worker = await AuthorizeWorker.start({
-        databaseUrl: config.databaseUrl, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, holdLifetimeMs,
-        serverKey: serverKey.toString("base64url"),
-        ...(options.faults === undefined ? {} : { faults: options.faults }),
-      }, (error) => logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }), metrics.observations);
+      worker = await AuthorizeWorker.start(
+        {
+          databaseUrl: config.databaseUrl,
+          environment: config.environment,
+          autoApprovalCeilingMinor: config.autoApprovalCeilingMinor,
+          holdLifetimeMs,
+          serverKey: serverKey.toString("base64url"),
+          ...(options.faults === undefined ? {} : { faults: options.faults }),
+        },
+        (error) =>
+          logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }),
+        metrics.observations,
+      );
     }
     // Webhooks run on the real clock: their backoff and leases are about the receiver, not the decisions.
     // On SQLite the dispatcher writes through a connection of its own that does not wait for the
@@ -147,18 +167,27 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (store.dialect === "sqlite" && options.store === undefined) {
       dispatcherStore = openStore(config.databaseUrl, { durability: "normal", walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES });
     }
-    dispatcher = new WebhookDispatcher(dispatcherStore ?? store, {
-      retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
-      attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
-      concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
-      allowPrivate: config.webhookAllowPrivate === true,
-      tickMs: config.eventPollMs ?? EVENT_LIMITS.pollMsDefault,
-    }, logger);
+    dispatcher = new WebhookDispatcher(
+      dispatcherStore ?? store,
+      {
+        retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
+        attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
+        concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
+        allowPrivate: config.webhookAllowPrivate === true,
+        tickMs: config.eventPollMs ?? EVENT_LIMITS.pollMsDefault,
+      },
+      logger,
+    );
     const webhooks = dispatcher;
     const ctx: ServiceContext = {
-      store, environment: config.environment, autoApprovalCeilingMinor: config.autoApprovalCeilingMinor, now,
-      webhookAllowPrivate: config.webhookAllowPrivate === true, webhookNudge: () => webhooks.nudge(),
-      signer, cursorKey: derivedKey(serverKey, "cursor"),
+      store,
+      environment: config.environment,
+      autoApprovalCeilingMinor: config.autoApprovalCeilingMinor,
+      now,
+      webhookAllowPrivate: config.webhookAllowPrivate === true,
+      webhookNudge: () => webhooks.nudge(),
+      signer,
+      cursorKey: derivedKey(serverKey, "cursor"),
       ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
       ...(config.ledgerOrigin === undefined ? {} : { ledgerOrigin: config.ledgerOrigin }),
       ...(worker === undefined ? {} : { authorizeWorker: worker }),
@@ -195,10 +224,18 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const baseUrl = `http://${host}:${address.port}/v1`;
-    logger.log("info", "listening", { url: baseUrl, environment: config.environment, database: store.dialect, authorize_thread: worker === undefined ? "main" : "worker" });
+    logger.log("info", "listening", {
+      url: baseUrl,
+      environment: config.environment,
+      database: store.dialect,
+      authorize_thread: worker === undefined ? "main" : "worker",
+    });
     let closing: Promise<void> | undefined;
     return {
-      store, config, baseUrl, generatedAdminKey: admin.generatedSecret,
+      store,
+      config,
+      baseUrl,
+      generatedAdminKey: admin.generatedSecret,
       close() {
         closing ??= (async () => {
           // Stop accepting, close idle keep-alive connections, let requests in flight finish, and

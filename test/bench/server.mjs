@@ -49,13 +49,33 @@ import pg from "pg";
 import express from "express";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import { canonicalJson, decisionStatement, GENESIS_HASH, linkHash, migrateDatabase, openStore, Signer, startServer } from "@agent-authority/server";
+import {
+  canonicalJson,
+  decisionStatement,
+  GENESIS_HASH,
+  linkHash,
+  migrateDatabase,
+  openStore,
+  Signer,
+  startServer,
+} from "@agent-authority/server";
 import { NGINX, startNginx } from "../replicas/nginx.mjs";
 import { dropSchema, postgresProblem } from "../server/postgres-schemas.mjs";
 
@@ -77,7 +97,8 @@ if (!["all", "sqlite", "postgres", "postgres-one", "postgres-large", "hostile"].
 }
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,10,50").split(",").map((text) => {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`BENCH_CONNECTIONS must list whole numbers of at least 1, got \`${process.env.BENCH_CONNECTIONS}\``);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`BENCH_CONNECTIONS must list whole numbers of at least 1, got \`${process.env.BENCH_CONNECTIONS}\``);
   return value;
 });
 /** `--grants=N` and `--decisions=N` when run directly; the environment when run through the dispatcher. */
@@ -91,10 +112,15 @@ const ENVIRONMENT = "bench";
 /** One server key for every server of the run: the replicas of one schema must share it. */
 const SERVER_KEY = randomBytes(32).toString("base64url");
 const CERTIFICATION = {
-  basis: "benchmark", provenance_version: "model-1", manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", checks: ["bench"],
+  basis: "benchmark",
+  provenance_version: "model-1",
+  manifest_hash: "sha256:aaaa",
+  content_hash: "sha256:bbbb",
+  checks: ["bench"],
 };
 const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
-const PG_URL = process.env.AUTHORITY_BENCH_DATABASE_URL ?? process.env.AUTHORITY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const PG_URL =
+  process.env.AUTHORITY_BENCH_DATABASE_URL ?? process.env.AUTHORITY_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 /** Grants of one agent the PostgreSQL rows spread their requests over. */
 const PG_GRANTS = 20;
 
@@ -125,8 +151,16 @@ async function serve(kind, dbPath, schema) {
     port = server.address().port;
   } else {
     const server = await startServer({
-      host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: dbPath, databaseSchema: schema || undefined, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
-      serverKey: SERVER_KEY, autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER, logLevel: "warn",
+      host: "127.0.0.1",
+      port: 0,
+      dataDir: "unused",
+      databaseUrl: dbPath,
+      databaseSchema: schema || undefined,
+      environment: ENVIRONMENT,
+      adminKey: ADMIN_KEY,
+      serverKey: SERVER_KEY,
+      autoApprovalCeilingMinor: Number.MAX_SAFE_INTEGER,
+      logLevel: "warn",
       // The webhooks row subscribes a receiver on this machine.
       ...(kind === "authority-webhooks" ? { webhookAllowPrivate: true } : {}),
       // As the server reads it: `off` measures PostgreSQL without named statements (decision 0313).
@@ -158,12 +192,15 @@ async function serve(kind, dbPath, schema) {
 
 /** A server in a child process: its base URL, and `gc()`, its main thread's collections so far (see serve()). */
 function startChild(kind, dbPath = "", schema = "") {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath, schema], { stdio: ["ignore", "pipe", "inherit"] });
-  const reports = [];
-  const gc = () => new Promise((resolve) => {
-    reports.push(resolve);
-    child.kill("SIGUSR2");
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath, schema], {
+    stdio: ["ignore", "pipe", "inherit"],
   });
+  const reports = [];
+  const gc = () =>
+    new Promise((resolve) => {
+      reports.push(resolve);
+      child.kill("SIGUSR2");
+    });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (chunk) => {
@@ -189,7 +226,9 @@ async function stop(server) {
 
 async function call(base, path, key, body) {
   const response = await fetch(`${base}/v1${path}`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
   });
   const json = await response.json();
   if (response.status >= 300) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
@@ -200,11 +239,20 @@ async function call(base, path, key, body) {
 async function prepare(base, grants = 1) {
   const agent = await call(base, "/agents", ADMIN_KEY, { name: `bench-${Date.now()}` });
   await call(base, `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION);
-  const key = await call(base, "/keys", ADMIN_KEY, { identity: `bench-agent-${agent.id}`, kind: "service", roles: ["agent"], agent_id: agent.id });
+  const key = await call(base, "/keys", ADMIN_KEY, {
+    identity: `bench-agent-${agent.id}`,
+    kind: "service",
+    roles: ["agent"],
+    agent_id: agent.id,
+  });
   const bodies = [];
   for (let i = 0; i < grants; i += 1) {
     const grant = await call(base, "/grants", ADMIN_KEY, {
-      agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24,
+      agent_id: agent.id,
+      principal_type: "service",
+      principal_id: "bench",
+      scope: { tool: ["payments.*"] },
+      ttl_hours: 24,
       policy: "amount_minor <= 100000",
     });
     const body = { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, args: { invoice: "INV-1" } };
@@ -275,9 +323,16 @@ async function measure(url, connections, headers, body, server, bodies = [body])
   // Several bodies are sent in turn, each request the next one.
   const texts = bodies.map((b) => JSON.stringify(b));
   let next = 0;
-  const spread = texts.length > 1 ? { requests: [{ setupRequest: (request) => ({ ...request, body: texts[next++ % texts.length] }) }] } : {};
+  const spread =
+    texts.length > 1 ? { requests: [{ setupRequest: (request) => ({ ...request, body: texts[next++ % texts.length] }) }] } : {};
   const load = autocannon({
-    url, method: "POST", connections, duration: SECONDS, headers: { "content-type": "application/json", ...headers }, body: texts[0], ...spread,
+    url,
+    method: "POST",
+    connections,
+    duration: SECONDS,
+    headers: { "content-type": "application/json", ...headers },
+    body: texts[0],
+    ...spread,
   });
   // Every answer's time, so that a row's percentiles are those of all the answers of its turns.
   const times = [];
@@ -289,12 +344,15 @@ async function measure(url, connections, headers, body, server, bodies = [body])
   const other = used.filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1])[0]?.[1];
   // Backends that connected during the load count from zero; one that left did no work meanwhile.
   const backendsAfter = postgres ? processCpu(await databaseBackends(pid)) : new Map();
-  const databaseCpu = postgres && backendsAfter.size > 0
-    ? [...backendsAfter].reduce((sum, [backend, cpu]) => sum + cpu - (backendsBefore.get(backend) ?? 0), 0) / result.requests.total
-    : undefined;
+  const databaseCpu =
+    postgres && backendsAfter.size > 0
+      ? [...backendsAfter].reduce((sum, [backend, cpu]) => sum + cpu - (backendsBefore.get(backend) ?? 0), 0) / result.requests.total
+      : undefined;
   const gcAfter = await server?.gc?.();
-  const gc = gcBefore === undefined || gcAfter === undefined ? undefined
-    : { msPerSecond: (gcAfter.pauseMs - gcBefore.pauseMs) / SECONDS, longestMs: gcAfter.longestMs };
+  const gc =
+    gcBefore === undefined || gcAfter === undefined
+      ? undefined
+      : { msPerSecond: (gcAfter.pauseMs - gcBefore.pauseMs) / SECONDS, longestMs: gcAfter.longestMs };
   return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, databaseCpu, gc };
 }
 
@@ -302,18 +360,22 @@ const cpu = (us) => (us === undefined ? "n/a" : us.toFixed(0));
 
 function table(title, rows) {
   process.stdout.write(`\n${title}\n`);
-  process.stdout.write("conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker, database | main GC: ms/s, longest ms\n");
+  process.stdout.write(
+    "conn | bare node:http req/s | express no-op req/s | authorize req/s | p50 ms | p99 ms | ÷ express | ÷ bare | CPU µs/req: main, worker, database | main GC: ms/s, longest ms\n",
+  );
   for (const r of rows) {
     process.stdout.write(
       `${String(r.connections).padStart(4)} | ${r.bare.rps.toFixed(0).padStart(19)} | ${r.express.rps.toFixed(0).padStart(19)} | ` +
-      `${r.authorize.rps.toFixed(0).padStart(15)} | ${r.authorize.p50.toFixed(1).padStart(6)} | ${r.authorize.p99.toFixed(1).padStart(6)} | ` +
-      `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}× | ` +
-      `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}, ${cpu(r.authorize.databaseCpu)} | ` +
-      `${r.authorize.gcMsPerSecond === undefined ? "n/a" : `${r.authorize.gcMsPerSecond.toFixed(1)}, ${r.authorize.gcLongestMs.toFixed(1)}`}\n`,
+        `${r.authorize.rps.toFixed(0).padStart(15)} | ${r.authorize.p50.toFixed(1).padStart(6)} | ${r.authorize.p99.toFixed(1).padStart(6)} | ` +
+        `${(r.authorize.rps / r.express.rps).toFixed(2).padStart(8)}× | ${(r.authorize.rps / r.bare.rps).toFixed(2).padStart(5)}× | ` +
+        `${cpu(r.authorize.mainCpu)}, ${cpu(r.authorize.workerCpu)}, ${cpu(r.authorize.databaseCpu)} | ` +
+        `${r.authorize.gcMsPerSecond === undefined ? "n/a" : `${r.authorize.gcMsPerSecond.toFixed(1)}, ${r.authorize.gcLongestMs.toFixed(1)}`}\n`,
     );
   }
   const range = (ratios) => `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
-  process.stdout.write(`÷ express turn by turn (${TURNS} turns of ${SECONDS} s): ${rows.map((r) => `${r.connections} conn ${range(r.authorize.turnRatios)}`).join(", ")}\n`);
+  process.stdout.write(
+    `÷ express turn by turn (${TURNS} turns of ${SECONDS} s): ${rows.map((r) => `${r.connections} conn ${range(r.authorize.turnRatios)}`).join(", ")}\n`,
+  );
 }
 
 /** The one agent of the large database's grants. */
@@ -327,7 +389,12 @@ const BULK_GRANT_COLUMNS = `id, root_id, parent_id, depth, agent_id, principal_t
     budget_amount_minor, budget_currency, budget_count, ttl_hours, conditions, policy, delegation_policy, delegation_depth_max, audience,
     enforcement_mode, status, approval_required, issued_at, expires_at, issued_by, approved_by, approved_at, family_id, family_version,
     revoked_at, revoked_by, revocation_reason`;
-const bulkGrantValues = (id, agent, issuedAt, expiresAt) => `${id}, ${id}, NULL, 0, ${agent}, 'service', 'bulk', '{"tool":["payments.*"]}', 100000, 'EUR', NULL, 24,
+const bulkGrantValues = (
+  id,
+  agent,
+  issuedAt,
+  expiresAt,
+) => `${id}, ${id}, NULL, 0, ${agent}, 'service', 'bulk', '{"tool":["payments.*"]}', 100000, 'EUR', NULL, 24,
     '{"clean_context":false}', NULL, 'none', NULL, NULL, 'observe', 'active', 0, ${issuedAt}, ${expiresAt}, 'bench', NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
 
 /**
@@ -349,8 +416,17 @@ function* bulkGrants(grants, decisions, now) {
     for (let seq = 1; seq <= perGrant && written < decisions; seq += 1) {
       const ledgerId = id("led", written);
       const record = canonicalJson({
-        ledger_id: ledgerId, tree_id: grantId, seq, kind: "decision", grant_id: grantId, agent_id: BULK_AGENT, outcome: "allow",
-        created_at: decidedAt, request: { grant_id: grantId, tool: "payments.send" }, reason_code: "decision.allow", mode: "observe",
+        ledger_id: ledgerId,
+        tree_id: grantId,
+        seq,
+        kind: "decision",
+        grant_id: grantId,
+        agent_id: BULK_AGENT,
+        outcome: "allow",
+        created_at: decidedAt,
+        request: { grant_id: grantId, tool: "payments.send" },
+        reason_code: "decision.allow",
+        mode: "observe",
       });
       const hash = linkHash(prev, record);
       sealed.push({ id: ledgerId, seq, record, prev_hash: prev, hash, created_at: decidedAt });
@@ -371,9 +447,15 @@ function generate(dbPath, grants, decisions) {
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");
   const now = Date.now();
-  db.prepare("INSERT INTO agents (id, name, description, created_at, created_by) VALUES (?, ?, NULL, ?, 'bench')").run(BULK_AGENT, "bulk-agent", now);
+  db.prepare("INSERT INTO agents (id, name, description, created_at, created_by) VALUES (?, ?, NULL, ?, 'bench')").run(
+    BULK_AGENT,
+    "bulk-agent",
+    now,
+  );
   const insertGrant = db.prepare(`INSERT INTO grants (${BULK_GRANT_COLUMNS}) VALUES (${bulkGrantValues("?", "?", "?", "?")})`);
-  const insertLedger = db.prepare("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', ?, ?, ?, ?)");
+  const insertLedger = db.prepare(
+    "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', ?, ?, ?, ?)",
+  );
   // Each decision's breaker signal (0: allow), as the server writes it in the decision's transaction.
   const insertSignal = db.prepare("INSERT INTO decision_signals (ledger_id, agent_id, at, signal) VALUES (?, ?, ?, 0)");
   const insertTotals = db.prepare("INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, ?, 0)");
@@ -429,7 +511,10 @@ async function generatePostgres(schema, grants, decisions) {
     // Only a superuser may: without it, the foreign keys are checked (slower, same rows).
     await client.query("SET session_replication_role = replica").catch(() => undefined);
     const now = Date.now();
-    await client.query("INSERT INTO agents (id, name, description, created_at, created_by) VALUES ($1, 'bulk-agent', NULL, $2, 'bench')", [BULK_AGENT, now]);
+    await client.query("INSERT INTO agents (id, name, description, created_at, created_by) VALUES ($1, 'bulk-agent', NULL, $2, 'bench')", [
+      BULK_AGENT,
+      now,
+    ]);
     const column = (n, type = "text") => `string_to_array($${n}, E'\\n')${type === "text" ? "" : `::${type}[]`}`;
     // Grants: $1 ids, $2 issue, $3 expiry, $4 uses. Decisions: $5 ids, $6 trees, $7 seqs, $8
     // records, $9 previous hashes, $10 hashes, $11 times. $12 the agent.
@@ -456,9 +541,18 @@ async function generatePostgres(schema, grants, decisions) {
       written += sealed.length;
       const lines = (list, name) => list.map((row) => row[name]).join("\n");
       return client.query(statement, [
-        lines(rows, "id"), lines(rows, "issued_at"), lines(rows, "expires_at"), rows.map((grant) => grant.decisions.length).join("\n"),
-        lines(sealed, "id"), lines(sealed, "tree_id"), lines(sealed, "seq"), lines(sealed, "record"), lines(sealed, "prev_hash"),
-        lines(sealed, "hash"), lines(sealed, "created_at"), BULK_AGENT,
+        lines(rows, "id"),
+        lines(rows, "issued_at"),
+        lines(rows, "expires_at"),
+        rows.map((grant) => grant.decisions.length).join("\n"),
+        lines(sealed, "id"),
+        lines(sealed, "tree_id"),
+        lines(sealed, "seq"),
+        lines(sealed, "record"),
+        lines(sealed, "prev_hash"),
+        lines(sealed, "hash"),
+        lines(sealed, "created_at"),
+        BULK_AGENT,
       ]);
     };
     let decisionsInBatch = 0;
@@ -489,7 +583,9 @@ async function generatePostgres(schema, grants, decisions) {
     await client.query("CHECKPOINT").catch(() => undefined);
     const size = await client.query(
       `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relkind = 'r'`, [schema]);
+        WHERE n.nspname = $1 AND c.relkind = 'r'`,
+      [schema],
+    );
     return { written, bytes: Number(size.rows[0].bytes) };
   } finally {
     await client.end();
@@ -506,9 +602,14 @@ function mean(turns) {
   const avg = (pick) => (turns.some((t) => pick(t) === undefined) ? undefined : turns.reduce((sum, t) => sum + pick(t), 0) / turns.length);
   const times = Float64Array.from(turns.flatMap((t) => t.times)).sort();
   return {
-    rps: avg((t) => t.rps), p50: quantile(times, 0.5), p99: quantile(times, 0.99),
-    mainCpu: avg((t) => t.mainCpu), workerCpu: avg((t) => t.workerCpu), databaseCpu: avg((t) => t.databaseCpu),
-    gcMsPerSecond: avg((t) => t.gc?.msPerSecond), gcLongestMs: turns.some((t) => t.gc === undefined) ? undefined : Math.max(...turns.map((t) => t.gc.longestMs)),
+    rps: avg((t) => t.rps),
+    p50: quantile(times, 0.5),
+    p99: quantile(times, 0.99),
+    mainCpu: avg((t) => t.mainCpu),
+    workerCpu: avg((t) => t.workerCpu),
+    databaseCpu: avg((t) => t.databaseCpu),
+    gcMsPerSecond: avg((t) => t.gc?.msPerSecond),
+    gcLongestMs: turns.some((t) => t.gc === undefined) ? undefined : Math.max(...turns.map((t) => t.gc.longestMs)),
     // Each turn's ratio to the Express route measured in the same turn: how far one turn can stray.
     turnRatios: turns.map((t) => t.turnRatio).filter((r) => r !== undefined),
   };
@@ -526,7 +627,10 @@ async function run(databases) {
   const servers = [];
   try {
     for (const database of databases) {
-      const server = database.start === undefined ? await startChild(database.webhooks === undefined ? "authority" : "authority-webhooks", database.path) : await database.start();
+      const server =
+        database.start === undefined
+          ? await startChild(database.webhooks === undefined ? "authority" : "authority-webhooks", database.path)
+          : await database.start();
       servers.push({ title: database.title, server });
     }
     const requests = [];
@@ -548,13 +652,21 @@ async function run(databases) {
         for (const i of order) {
           const { server } = servers[i];
           const { key, body, bodies } = requests[i];
-          const measured = await measure(`${server.base}/v1/authorize`, connections, { authorization: `Bearer ${key}` }, body, server, bodies);
+          const measured = await measure(
+            `${server.base}/v1/authorize`,
+            connections,
+            { authorization: `Bearer ${key}` },
+            body,
+            server,
+            bodies,
+          );
           turns[i].push({ ...measured, turnRatio: measured.rps / express.rps });
         }
       }
       const bareRow = mean(bareTurns);
       const expressRow = mean(expressTurns);
-      for (const [i, measured] of turns.entries()) rows[i].push({ connections, bare: bareRow, express: expressRow, authorize: mean(measured) });
+      for (const [i, measured] of turns.entries())
+        rows[i].push({ connections, bare: bareRow, express: expressRow, authorize: mean(measured) });
     }
     for (const [i, { title }] of servers.entries()) table(title, rows[i]);
     return rows;
@@ -601,7 +713,13 @@ async function startSlowReceiver() {
     req.on("end", () => setTimeout(() => res.writeHead(204).end(), SLOW_RECEIVER_DELAY_MS));
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${server.address().port}/hook`, close: () => { server.closeAllConnections(); server.close(); } };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hook`,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }
 
 /**
@@ -610,12 +728,31 @@ async function startSlowReceiver() {
  * slow receiver throughout the measurements.
  */
 async function subscribeSlowly(base, receiverUrl) {
-  const types = ["grant.issued", "grant.approved", "grant.delegated", "grant.revoked", "grant.enforcement_changed", "decision.gated", "decision.approved",
-    "certificate.issued", "certificate.revoked", "contract.breached", "breaker.tripped", "breaker.armed", "finding.raised"];
+  const types = [
+    "grant.issued",
+    "grant.approved",
+    "grant.delegated",
+    "grant.revoked",
+    "grant.enforcement_changed",
+    "decision.gated",
+    "decision.approved",
+    "certificate.issued",
+    "certificate.revoked",
+    "contract.breached",
+    "breaker.tripped",
+    "breaker.armed",
+    "finding.raised",
+  ];
   for (let i = 0; i < WEBHOOKS; i += 1) await call(base, "/webhooks", ADMIN_KEY, { url: `${receiverUrl}/${i}`, event_types: types });
   const agent = await call(base, "/agents", ADMIN_KEY, { name: `bench-backlog-${Date.now()}` });
   for (let i = 0; i < WEBHOOK_BACKLOG_GRANTS; i += 1) {
-    await call(base, "/grants", ADMIN_KEY, { agent_id: agent.id, principal_type: "service", principal_id: "bench", scope: { tool: ["x.*"] }, enforcement_mode: "observe" });
+    await call(base, "/grants", ADMIN_KEY, {
+      agent_id: agent.id,
+      principal_type: "service",
+      principal_id: "bench",
+      scope: { tool: ["x.*"] },
+      enforcement_mode: "observe",
+    });
   }
 }
 
@@ -659,7 +796,9 @@ async function postgresDatabases(schemas) {
   const one = fresh();
   /** A server on a PostgreSQL schema, whose database backends' CPU the measurements read. */
   const onPostgres = async (schema) => ({ ...(await startChild("authority", PG_URL, schema)), postgres: true });
-  const databases = [{ name: "pg-one", title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: () => onPostgres(one) }];
+  const databases = [
+    { name: "pg-one", title: `PostgreSQL, one replica (${PG_GRANTS} grants)`, grants: PG_GRANTS, start: () => onPostgres(one) },
+  ];
   if (ONLY === "postgres-one") return databases;
   if (LARGE) {
     const large = fresh();
@@ -667,11 +806,15 @@ async function postgresDatabases(schemas) {
     await migrateDatabase(PG_URL, { schema: large });
     const started = performance.now();
     const { written, bytes } = await generatePostgres(large, LARGE_GRANTS, LARGE_DECISIONS);
-    process.stdout.write(`PostgreSQL large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
-      `(generated, vacuumed, analysed and checkpointed in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
-      `tables and indexes ${(bytes / 2 ** 30).toFixed(2)} GiB)\n`);
+    process.stdout.write(
+      `PostgreSQL large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
+        `(generated, vacuumed, analysed and checkpointed in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+        `tables and indexes ${(bytes / 2 ** 30).toFixed(2)} GiB)\n`,
+    );
     databases.push({
-      name: "pg-large", title: `PostgreSQL, one replica, large database (${PG_GRANTS} grants of a new agent)`, grants: PG_GRANTS,
+      name: "pg-large",
+      title: `PostgreSQL, one replica, large database (${PG_GRANTS} grants of a new agent)`,
+      grants: PG_GRANTS,
       start: () => onPostgres(large),
     });
   }
@@ -679,7 +822,12 @@ async function postgresDatabases(schemas) {
   if (NGINX === undefined) process.stdout.write("PostgreSQL three-replica rows SKIPPED: nginx is not installed\n");
   else {
     const three = fresh();
-    databases.push({ name: "pg-three", title: `PostgreSQL, three replicas behind nginx (${PG_GRANTS} grants; CPU and GC of the replicas not shown)`, grants: PG_GRANTS, start: () => startReplicas(three) });
+    databases.push({
+      name: "pg-three",
+      title: `PostgreSQL, three replicas behind nginx (${PG_GRANTS} grants; CPU and GC of the replicas not shown)`,
+      grants: PG_GRANTS,
+      start: () => startReplicas(three),
+    });
   }
   return databases;
 }
@@ -696,11 +844,21 @@ async function signingCostUs() {
   const signer = new Signer(randomBytes(32));
   await signer.load(store, Date.now());
   await store.close();
-  const body = { grant_id: "grt_01jz0000000000000000000000", tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { to: "ACME", memo: "invoice 42" }, nonce: "Zm9vYmFyYmF6cXV4cXV1eA" };
+  const body = {
+    grant_id: "grt_01jz0000000000000000000000",
+    tool: "payments.send",
+    amount_minor: 1200,
+    currency: "EUR",
+    args: { to: "ACME", memo: "invoice 42" },
+    nonce: "Zm9vYmFyYmF6cXV4cXV1eA",
+  };
   const runs = [];
   for (let run = 0; run < 5; run += 1) {
     const started = process.cpuUsage();
-    for (let i = 0; i < 2_000; i += 1) JSON.stringify(signer.sign(decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now())));
+    for (let i = 0; i < 2_000; i += 1)
+      JSON.stringify(
+        signer.sign(decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now())),
+      );
     const used = process.cpuUsage(started);
     runs.push((used.user + used.system) / 2_000);
   }
@@ -715,13 +873,19 @@ function ratios(numerator, denominator) {
 let closeReceiver;
 
 async function main() {
-  process.stdout.write(`server benchmark: ${TURNS} turns of ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`);
+  process.stdout.write(
+    `server benchmark: ${TURNS} turns of ${SECONDS} s per measurement, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(2)}\n`,
+  );
   process.stdout.write("authorize: SQLite, synchronous=FULL, group commit, each answer after its commit; hot path in front of Express\n");
-  process.stdout.write("PostgreSQL: group commit (decision 0311), synchronous_commit as the server is configured, each answer after its commit\n");
+  process.stdout.write(
+    "PostgreSQL: group commit (decision 0311), synchronous_commit as the server is configured, each answer after its commit\n",
+  );
   const dir = mkdtempSync(join(tmpdir(), "authority-bench-"));
   const schemas = [];
   const sync = syncLatencyMs(dir);
-  process.stdout.write(`disk: one 4 KiB append + fdatasync takes ${sync.p50.toFixed(2)} ms (median), ${sync.p99.toFixed(2)} ms (p99); every durable answer waits for at least one\n`);
+  process.stdout.write(
+    `disk: one 4 KiB append + fdatasync takes ${sync.p50.toFixed(2)} ms (median), ${sync.p99.toFixed(2)} ms (p99); every durable answer waits for at least one\n`,
+  );
   try {
     const sqlite = ONLY === "all" || ONLY === "sqlite";
     const databases = sqlite ? [{ name: "sqlite-empty", title: "empty database", path: join(dir, "empty.db") }] : [];
@@ -729,8 +893,10 @@ async function main() {
     closeReceiver = receiver?.close;
     if (receiver !== undefined) {
       databases.push({
-        name: "sqlite-webhooks", title: `empty database, ${WEBHOOKS} webhooks delivering to a receiver that answers after ${SLOW_RECEIVER_DELAY_MS} ms`,
-        path: join(dir, "webhooks.db"), webhooks: receiver.url,
+        name: "sqlite-webhooks",
+        title: `empty database, ${WEBHOOKS} webhooks delivering to a receiver that answers after ${SLOW_RECEIVER_DELAY_MS} ms`,
+        path: join(dir, "webhooks.db"),
+        webhooks: receiver.url,
       });
     }
     if (sqlite && LARGE) {
@@ -747,8 +913,10 @@ async function main() {
       } finally {
         closeSync(file);
       }
-      process.stdout.write(`large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
-        `(generated in ${((generated - started) / 1000).toFixed(1)} s, on disk ${((performance.now() - generated) / 1000).toFixed(1)} s later)\n`);
+      process.stdout.write(
+        `large database: ${LARGE_GRANTS.toLocaleString("en")} grants, ${written.toLocaleString("en")} decisions ` +
+          `(generated in ${((generated - started) / 1000).toFixed(1)} s, on disk ${((performance.now() - generated) / 1000).toFixed(1)} s later)\n`,
+      );
       databases.push({ name: "sqlite-large", title: "large database", path: largePath });
     }
     const postgres = ONLY === "sqlite" ? [] : await postgresDatabases(schemas);
@@ -760,39 +928,58 @@ async function main() {
     const one = rows.get("sqlite-empty")?.find((r) => r.connections === 1);
     if (one !== undefined) {
       const bound = 1 / (1 / one.bare.rps + sync.p50 / 1000);
-      process.stdout.write(`\nat 1 conn no server that answers after a sync of its own can exceed about ${bound.toFixed(0)} req/s here ` +
-        `(a bare node:http answer plus one median sync): ${(bound / one.express.rps).toFixed(2)}× the express no-op route\n`);
+      process.stdout.write(
+        `\nat 1 conn no server that answers after a sync of its own can exceed about ${bound.toFixed(0)} req/s here ` +
+          `(a bare node:http answer plus one median sync): ${(bound / one.express.rps).toFixed(2)}× the express no-op route\n`,
+      );
     }
     if (rows.has("sqlite-webhooks")) {
-      process.stdout.write(`\nwith ${WEBHOOKS} webhooks at a slow receiver ÷ without, authorize throughput: ${ratios(rows.get("sqlite-webhooks"), rows.get("sqlite-empty"))}\n`);
+      process.stdout.write(
+        `\nwith ${WEBHOOKS} webhooks at a slow receiver ÷ without, authorize throughput: ${ratios(rows.get("sqlite-webhooks"), rows.get("sqlite-empty"))}\n`,
+      );
     }
     const empty = rows.get("sqlite-empty");
     if (empty !== undefined) {
       // Signing runs where the decision is sealed (the authorize thread on SQLite); its share is of
       // the CPU one decision costs the server in all, main thread and worker.
       const signing = await signingCostUs();
-      process.stdout.write(`\nsigning (statement, args hash, Ed25519, its JSON): ${signing.toFixed(1)} µs of CPU per decision; of the server's CPU per authorize (main + worker): ` +
-        empty.map((r) => {
-          const perDecision = (r.authorize.mainCpu ?? 0) + (r.authorize.workerCpu ?? 0);
-          return perDecision > 0 ? `${r.connections} conn ${((100 * signing) / perDecision).toFixed(1)}% of ${perDecision.toFixed(0)} µs` : `${r.connections} conn n/a`;
-        }).join(", ") + "\n");
+      process.stdout.write(
+        `\nsigning (statement, args hash, Ed25519, its JSON): ${signing.toFixed(1)} µs of CPU per decision; of the server's CPU per authorize (main + worker): ` +
+          empty
+            .map((r) => {
+              const perDecision = (r.authorize.mainCpu ?? 0) + (r.authorize.workerCpu ?? 0);
+              return perDecision > 0
+                ? `${r.connections} conn ${((100 * signing) / perDecision).toFixed(1)}% of ${perDecision.toFixed(0)} µs`
+                : `${r.connections} conn n/a`;
+            })
+            .join(", ") +
+          "\n",
+      );
     }
-    if (rows.has("sqlite-large")) process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
+    if (rows.has("sqlite-large"))
+      process.stdout.write(`\nlarge ÷ empty authorize throughput: ${ratios(rows.get("sqlite-large"), rows.get("sqlite-empty"))}\n`);
     if (rows.has("pg-large")) process.stdout.write(`\nPostgreSQL large ÷ empty: ${ratios(rows.get("pg-large"), rows.get("pg-one"))}\n`);
     const pgOne = rows.get("pg-one");
     if (pgOne?.every((r) => r.authorize.databaseCpu !== undefined && r.authorize.mainCpu !== undefined)) {
       // The server and PostgreSQL share this machine's cores: the CPU both spend on one decision
       // bounds the rate whatever either does while waiting for the other.
       const cores = availableParallelism();
-      process.stdout.write(`\nPostgreSQL, one replica: the CPU of one decision (server + its database backends) caps it on these ${cores} cores at ` +
-        pgOne.map((r) => {
-          const perDecision = r.authorize.mainCpu + (r.authorize.workerCpu ?? 0) + r.authorize.databaseCpu;
-          const cap = (cores * 1e6) / perDecision;
-          return `${r.connections} conn ${cap.toFixed(0)} req/s (${(cap / r.express.rps).toFixed(2)}× express; database ${r.authorize.databaseCpu.toFixed(0)} µs of ${perDecision.toFixed(0)})`;
-        }).join(", ") + ", before the load generator's own share\n");
+      process.stdout.write(
+        `\nPostgreSQL, one replica: the CPU of one decision (server + its database backends) caps it on these ${cores} cores at ` +
+          pgOne
+            .map((r) => {
+              const perDecision = r.authorize.mainCpu + (r.authorize.workerCpu ?? 0) + r.authorize.databaseCpu;
+              const cap = (cores * 1e6) / perDecision;
+              return `${r.connections} conn ${cap.toFixed(0)} req/s (${(cap / r.express.rps).toFixed(2)}× express; database ${r.authorize.databaseCpu.toFixed(0)} µs of ${perDecision.toFixed(0)})`;
+            })
+            .join(", ") +
+          ", before the load generator's own share\n",
+      );
     }
     if (rows.has("pg-three")) {
-      process.stdout.write(`\nPostgreSQL three replicas ÷ one replica (all on this machine's cores): ${ratios(rows.get("pg-three"), rows.get("pg-one"))}\n`);
+      process.stdout.write(
+        `\nPostgreSQL three replicas ÷ one replica (all on this machine's cores): ${ratios(rows.get("pg-three"), rows.get("pg-one"))}\n`,
+      );
     }
   } finally {
     closeReceiver?.();
@@ -808,7 +995,9 @@ async function main() {
 /** Posts without throwing: the status and the answer. */
 async function post(base, path, key, body) {
   const response = await fetch(`${base}/v1${path}`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
   });
   return { status: response.status, json: await response.json() };
 }
@@ -829,11 +1018,21 @@ async function latencies(base, key, body, count = 60) {
 /** A chain of `links` grants (root first), each with `policy(i)`, the last held by the bench agent. */
 async function chainOf(base, agentId, links, policy) {
   let grant = await call(base, "/grants", ADMIN_KEY, {
-    agent_id: agentId, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24,
-    delegation_policy: "attenuating", delegation_depth_max: 64, policy: policy(0),
+    agent_id: agentId,
+    principal_type: "service",
+    principal_id: "bench",
+    scope: { tool: ["payments.*"] },
+    ttl_hours: 24,
+    delegation_policy: "attenuating",
+    delegation_depth_max: 64,
+    policy: policy(0),
   });
   for (let i = 1; i < links; i += 1) {
-    grant = await call(base, `/grants/${grant.id}/delegate`, ADMIN_KEY, { agent_id: agentId, policy: policy(i), delegation_policy: "attenuating" });
+    grant = await call(base, `/grants/${grant.id}/delegate`, ADMIN_KEY, {
+      agent_id: agentId,
+      policy: policy(i),
+      delegation_policy: "attenuating",
+    });
   }
   return grant;
 }
@@ -844,18 +1043,44 @@ async function hostileRows() {
   try {
     const agent = (await call(server.base, "/agents", ADMIN_KEY, { name: `bench-hostile-${Date.now()}` })).id;
     await call(server.base, `/agents/${agent}/certification`, ADMIN_KEY, CERTIFICATION);
-    const agentKey = (await call(server.base, "/keys", ADMIN_KEY, { identity: `bench-hostile-${agent}`, kind: "service", roles: ["agent"], agent_id: agent })).key;
+    const agentKey = (
+      await call(server.base, "/keys", ADMIN_KEY, {
+        identity: `bench-hostile-${agent}`,
+        kind: "service",
+        roles: ["agent"],
+        agent_id: agent,
+      })
+    ).key;
     const large = Array.from({ length: 1024 }, () => Array.from({ length: 27 }, () => 0));
     const addresses = Array.from({ length: 1024 }, (_, i) => `user${i}@example.com`);
     const repeatWithin = (part, sep) => Array.from({ length: Math.floor(4000 / (part.length + sep.length)) }, () => part).join(sep);
     const shapes = [
       { name: "baseline: `amount_minor <= 100000`, small args", policy: () => "amount_minor <= 100000", args: { invoice: "INV-1" } },
-      { name: "`args.l == args.m`, two lists of 28 KB", policy: () => "args.l == args.m", args: { l: large.slice(0, 512), m: large.slice(0, 512) } },
+      {
+        name: "`args.l == args.m`, two lists of 28 KB",
+        policy: () => "args.l == args.m",
+        args: { l: large.slice(0, 512), m: large.slice(0, 512) },
+      },
       { name: "`approver in args.l`, 1,024 addresses (gated)", policy: () => "approver in args.l", args: { l: addresses } },
       { name: "`args.l == args.l && …` 3.8 KB, 56 KB args", policy: () => repeatWithin("args.l == args.l", " && "), args: { l: large } },
-      { name: "32 links of `approver in args.l && args.k != …`", links: 32, policy: (i) => `approver in args.l && args.k != "v${i}"`, args: { l: addresses, k: "v" } },
-      { name: "64 links of `approver in args.l && args.k != …`", links: 64, policy: (i) => `approver in args.l && args.k != "v${i}"`, args: { l: addresses, k: "v" } },
-      { name: "64 links of `args.l == args.m`, two lists of 28 KB", links: 64, policy: () => "args.l == args.m", args: { l: large.slice(0, 512), m: large.slice(0, 512) } },
+      {
+        name: "32 links of `approver in args.l && args.k != …`",
+        links: 32,
+        policy: (i) => `approver in args.l && args.k != "v${i}"`,
+        args: { l: addresses, k: "v" },
+      },
+      {
+        name: "64 links of `approver in args.l && args.k != …`",
+        links: 64,
+        policy: (i) => `approver in args.l && args.k != "v${i}"`,
+        args: { l: addresses, k: "v" },
+      },
+      {
+        name: "64 links of `args.l == args.m`, two lists of 28 KB",
+        links: 64,
+        policy: () => "args.l == args.m",
+        args: { l: large.slice(0, 512), m: large.slice(0, 512) },
+      },
     ];
     process.stdout.write("\nhostile requests (issue 33), SQLite, one request at a time: latency of POST /v1/authorize\n");
     process.stdout.write(`  ${"shape".padEnd(56)} ${"body".padEnd(9)} ${"p50".padEnd(10)} ${"p99".padEnd(10)} answer\n`);
@@ -863,11 +1088,25 @@ async function hostileRows() {
     for (const shape of shapes) {
       let grant;
       try {
-        grant = shape.links === undefined
-          ? await call(server.base, "/grants", ADMIN_KEY, { agent_id: agent, principal_type: "service", principal_id: "bench", scope: { tool: ["payments.*"] }, ttl_hours: 24, policy: shape.policy(0) })
-          : await chainOf(server.base, agent, shape.links, shape.policy);
+        grant =
+          shape.links === undefined
+            ? await call(server.base, "/grants", ADMIN_KEY, {
+                agent_id: agent,
+                principal_type: "service",
+                principal_id: "bench",
+                scope: { tool: ["payments.*"] },
+                ttl_hours: 24,
+                policy: shape.policy(0),
+              })
+            : await chainOf(server.base, agent, shape.links, shape.policy);
       } catch (error) {
-        process.stdout.write(`  ${shape.name.padEnd(56)} refused when written: ${String(error.message).match(/"code":"([^"]+)"/g)?.slice(-1)[0] ?? error.message}\n`);
+        process.stdout.write(
+          `  ${shape.name.padEnd(56)} refused when written: ${
+            String(error.message)
+              .match(/"code":"([^"]+)"/g)
+              ?.slice(-1)[0] ?? error.message
+          }\n`,
+        );
         continue;
       }
       const body = { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, args: shape.args };
@@ -875,7 +1114,9 @@ async function hostileRows() {
       const { p50, p99, last } = await latencies(server.base, agentKey, body, shape.links === undefined ? 60 : 30);
       baseline ??= p50;
       const answer = last.status === 200 ? `${last.json.outcome} (${last.json.reason_code})` : `${last.status} ${last.json.code}`;
-      process.stdout.write(`  ${shape.name.padEnd(56)} ${`${(bytes / 1024).toFixed(1)} KiB`.padEnd(9)} ${`${p50.toFixed(2)} ms`.padEnd(10)} ${`${p99.toFixed(2)} ms`.padEnd(10)} ${answer}; ${(p50 / baseline).toFixed(1)}x baseline\n`);
+      process.stdout.write(
+        `  ${shape.name.padEnd(56)} ${`${(bytes / 1024).toFixed(1)} KiB`.padEnd(9)} ${`${p50.toFixed(2)} ms`.padEnd(10)} ${`${p99.toFixed(2)} ms`.padEnd(10)} ${answer}; ${(p50 / baseline).toFixed(1)}x baseline\n`,
+      );
     }
   } finally {
     await stop(server);

@@ -13,7 +13,21 @@ describe("authority --help and the command table", () => {
   it("lists every command, each available", () => {
     const run = authority(["--help"]);
     expect(run.code).toBe(0);
-    for (const name of ["lint", "fmt", "compile", "preview", "test", "push", "keys create", "keys list", "keys revoke", "migrate", "manifest", "ledger verify", "serve"]) {
+    for (const name of [
+      "lint",
+      "fmt",
+      "compile",
+      "preview",
+      "test",
+      "push",
+      "keys create",
+      "keys list",
+      "keys revoke",
+      "migrate",
+      "manifest",
+      "ledger verify",
+      "serve",
+    ]) {
       expect(run.stdout).toContain(`  ${name} `);
     }
     expect(run.stdout).not.toContain("Not yet available");
@@ -37,7 +51,12 @@ describe("authority --help and the command table", () => {
     for (const flag of ["--help", "-h"]) {
       const run = authority(["keys", flag]);
       expect(run.code, run.stderr).toBe(0);
-      for (const usage of ["authority keys create --identity", "authority keys create --admin --database URL", "authority keys list", "authority keys revoke KEY_ID"]) {
+      for (const usage of [
+        "authority keys create --identity",
+        "authority keys create --admin --database URL",
+        "authority keys list",
+        "authority keys revoke KEY_ID",
+      ]) {
         expect(run.stdout).toContain(usage);
       }
     }
@@ -113,8 +132,20 @@ describe("the families in policies/", () => {
 
   it("preview takes an action from flags and parameters", () => {
     const run = authority([
-      "preview", "policies/procurement-agent.yaml", "--param", "approval_threshold_minor=20000",
-      "--tool", "purchase.create", "--amount", "15000", "--currency", "EUR", "--audience", "erp.example.com", "--args", '{"supplier":"globex-it"}',
+      "preview",
+      "policies/procurement-agent.yaml",
+      "--param",
+      "approval_threshold_minor=20000",
+      "--tool",
+      "purchase.create",
+      "--amount",
+      "15000",
+      "--currency",
+      "EUR",
+      "--audience",
+      "erp.example.com",
+      "--args",
+      '{"supplier":"globex-it"}',
     ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("outcome: allow");
@@ -124,7 +155,20 @@ describe("the families in policies/", () => {
     const embedded = authority(["preview", "test/cli/fixtures/grant.json"]);
     expect(embedded.code, embedded.stderr).toBe(0);
     expect(embedded.stdout).toContain('outcome: gated; approvable by: approver in ["cfo@example.com"]');
-    const approved = authority(["preview", "test/cli/fixtures/grant.json", "--tool", "invoice.pay", "--amount", "70000", "--currency", "EUR", "--approver", "cfo@example.com", "--format", "json"]);
+    const approved = authority([
+      "preview",
+      "test/cli/fixtures/grant.json",
+      "--tool",
+      "invoice.pay",
+      "--amount",
+      "70000",
+      "--currency",
+      "EUR",
+      "--approver",
+      "cfo@example.com",
+      "--format",
+      "json",
+    ]);
     expect(approved.code, approved.stderr).toBe(0);
     expect((JSON.parse(approved.stdout) as { outcome: string }[]).map((r) => r.outcome)).toEqual(["allow"]);
   });
@@ -148,7 +192,14 @@ describe("the families in policies/", () => {
   });
 
   it("preview rejects a parameter out of bounds", () => {
-    const run = authority(["preview", "policies/procurement-agent.yaml", "--param", "budget_amount_minor=90000", "--tool", "purchase.quote"]);
+    const run = authority([
+      "preview",
+      "policies/procurement-agent.yaml",
+      "--param",
+      "budget_amount_minor=90000",
+      "--tool",
+      "purchase.quote",
+    ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("above its maximum 50000");
   });
@@ -166,7 +217,11 @@ describe("the corpus of broken families", () => {
     { file: "schema-error.yaml", code: /error\[schema\]: unknown field `tools`/, at: "11:5" },
     { file: "bad-policy.yaml", code: /error\[policy\/[^\]]+\]/, at: "16:10" },
     { file: "bad-policy-quoted.yaml", code: /error\[policy\/[^\]]+\]/, at: "11:36" },
-    { file: "out-of-bounds.yaml", code: /error\[example\/parameter-bounds\]: example `a budget above the bound`: parameter `budget_amount_minor` is 60000, above its maximum 50000/, at: "16:39" },
+    {
+      file: "out-of-bounds.yaml",
+      code: /error\[example\/parameter-bounds\]: example `a budget above the bound`: parameter `budget_amount_minor` is 60000, above its maximum 50000/,
+      at: "16:39",
+    },
     { file: "unknown-placeholder.yaml", code: /error\[placeholder-unknown\]: `\$\{tema\}` names no declared parameter/, at: "9:21" },
     { file: "bad.policy", code: /error\[policy\/[^\]]+\]/, at: "3:6" },
     { file: "placeholder-in-string.yaml", code: /error\[placeholder-in-string\]/, at: "12:41" },
@@ -200,19 +255,37 @@ describe("the corpus of broken families", () => {
   it("json output carries file, line and column", () => {
     const run = authority(["lint", "--format", "json", "test/cli/fixtures/broken/unknown-placeholder.yaml"]);
     expect(run.code).toBe(1);
-    const report = JSON.parse(run.stdout) as { errors: number; diagnostics: { file: string; line: number; column: number; code: string }[] };
+    const report = JSON.parse(run.stdout) as {
+      errors: number;
+      diagnostics: { file: string; line: number; column: number; code: string }[];
+    };
     expect(report.errors).toBe(1);
-    expect(report.diagnostics[0]).toMatchObject({ file: "test/cli/fixtures/broken/unknown-placeholder.yaml", line: 9, column: 21, code: "placeholder-unknown" });
+    expect(report.diagnostics[0]).toMatchObject({
+      file: "test/cli/fixtures/broken/unknown-placeholder.yaml",
+      line: 9,
+      column: 21,
+      code: "placeholder-unknown",
+    });
   });
 
   it("sarif output is valid SARIF 2.1.0 and points at the same places", () => {
     const run = authority(["lint", "--format", "sarif", "test/cli/fixtures/broken/"]);
     expect(run.code).toBe(1);
-    const log = JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } } }[] }[] }[] };
+    const log = JSON.parse(run.stdout) as {
+      runs: {
+        results: {
+          ruleId: string;
+          locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } } }[];
+        }[];
+      }[];
+    };
     const schema = JSON.parse(readFileSync(join(fixtures, "sarif-2.1.0-subset.schema.json"), "utf8")) as object;
     const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
     expect(validate(log), JSON.stringify(validate.errors)).toBe(true);
-    const places = log.runs[0]!.results.map((r) => `${r.locations[0]!.physicalLocation.artifactLocation.uri}:${r.locations[0]!.physicalLocation.region.startLine}:${r.locations[0]!.physicalLocation.region.startColumn}`);
+    const places = log.runs[0]!.results.map(
+      (r) =>
+        `${r.locations[0]!.physicalLocation.artifactLocation.uri}:${r.locations[0]!.physicalLocation.region.startLine}:${r.locations[0]!.physicalLocation.region.startColumn}`,
+    );
     expect(places).toContain("test/cli/fixtures/broken/unknown-placeholder.yaml:9:21");
     expect(places).toContain("test/cli/fixtures/broken/schema-error.yaml:8:19");
   });
@@ -240,7 +313,9 @@ describe("output on a terminal and when piped", () => {
   it.skipIf(!scriptTool)("on a terminal there are colours and a progress line, and NO_COLOR removes the colours", () => {
     const onTerminal = (extra: string): string =>
       spawnSync("script", ["-qec", `${extra} node cli/bin/authority.js lint test/cli/fixtures/broken/bad.policy`, "/dev/null"], {
-        cwd: root, encoding: "utf8", env: { ...process.env, CI: "", FORCE_COLOR: "", NO_COLOR: "" },
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, CI: "", FORCE_COLOR: "", NO_COLOR: "" },
       }).stdout;
     const coloured = onTerminal("env -u CI -u NO_COLOR -u FORCE_COLOR");
     expect(coloured).toContain("\x1b[31m");
@@ -273,7 +348,7 @@ describe("authority fmt", () => {
       expect(after.split("\n").slice(0, 10)).toEqual(before.split("\n").slice(0, 10));
       expect(authority(["fmt", "--check", "family.yaml"], { cwd: dir }).code).toBe(0);
       expect(authority(["lint", "family.yaml"], { cwd: dir }).code).toBe(0);
-      writeFileSync(join(dir, "p.policy"), "amount_minor<=5000&&currency==\"EUR\"");
+      writeFileSync(join(dir, "p.policy"), 'amount_minor<=5000&&currency=="EUR"');
       expect(authority(["fmt", "p.policy"], { cwd: dir }).code).toBe(0);
       expect(authority(["fmt", "--check", "p.policy"], { cwd: dir }).code).toBe(0);
     } finally {

@@ -10,7 +10,15 @@ import { authority, buildCli } from "./run-cli.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "authority-offline-"));
 /** The server's own settings emptied, so that each run sees only what the test gives it. */
-const NO_SETTINGS = { AUTHORITY_DATA_DIR: "", AUTHORITY_DATABASE_URL: "", AUTHORITY_DATABASE_SCHEMA: "", AUTHORITY_DATABASE_ENGINE: "", AUTHORITY_ADMIN_KEY: "", AUTHORITY_SERVER: "", AUTHORITY_KEY: "" };
+const NO_SETTINGS = {
+  AUTHORITY_DATA_DIR: "",
+  AUTHORITY_DATABASE_URL: "",
+  AUTHORITY_DATABASE_SCHEMA: "",
+  AUTHORITY_DATABASE_ENGINE: "",
+  AUTHORITY_ADMIN_KEY: "",
+  AUTHORITY_SERVER: "",
+  AUTHORITY_KEY: "",
+};
 
 beforeAll(() => buildCli(), 180_000);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -24,13 +32,21 @@ forEachStore("authority keys create --admin", (target) => {
         // A SQLite database must exist already: the server made it on its first start.
         expect(authority(["migrate"], { env: { ...NO_SETTINGS, AUTHORITY_DATABASE_URL: db.url } }).code).toBe(0);
       }
-      const created = authority(["keys", "create", "--admin", "--database", db.url, ...schemaArgs, "--identity", "ops@example.com", "--format", "json"], { env: NO_SETTINGS });
+      const created = authority(
+        ["keys", "create", "--admin", "--database", db.url, ...schemaArgs, "--identity", "ops@example.com", "--format", "json"],
+        { env: NO_SETTINGS },
+      );
       expect(created.code, created.stderr).toBe(0);
       const key = JSON.parse(created.stdout) as { key: string; id: string; identity: string; roles: string[]; kind: string };
       expect(key).toMatchObject({ identity: "ops@example.com", kind: "human", roles: ["admin"] });
       expect(key.key).toMatch(/^aa_[A-Za-z0-9_-]{43}$/);
 
-      const settings = { AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: db.url, AUTHORITY_LOG_LEVEL: "silent", ...(db.schema === undefined ? {} : { AUTHORITY_DATABASE_SCHEMA: db.schema }) };
+      const settings = {
+        AUTHORITY_PORT: "0",
+        AUTHORITY_DATABASE_URL: db.url,
+        AUTHORITY_LOG_LEVEL: "silent",
+        ...(db.schema === undefined ? {} : { AUTHORITY_DATABASE_SCHEMA: db.schema }),
+      };
       const server = await startServer(loadConfig(settings, scratch));
       try {
         // The database had a key now, so this start generated none; the offline key is the admin.
@@ -57,7 +73,9 @@ describe("authority keys create --admin: refusals", () => {
   });
 
   it("refuses an unknown AUTHORITY_DATABASE_ENGINE before opening anything", () => {
-    const run = authority(["keys", "create", "--admin", "--database", "postgres://nobody@127.0.0.1:1/none"], { env: { ...NO_SETTINGS, AUTHORITY_DATABASE_ENGINE: "oracle" } });
+    const run = authority(["keys", "create", "--admin", "--database", "postgres://nobody@127.0.0.1:1/none"], {
+      env: { ...NO_SETTINGS, AUTHORITY_DATABASE_ENGINE: "oracle" },
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("AUTHORITY_DATABASE_ENGINE must be postgresql, cockroachdb or yugabytedb, got `oracle`");
   });
@@ -76,9 +94,13 @@ describe("authority keys create --admin: refusals", () => {
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain(message);
     }
-    const edge = authority(["keys", "create", "--admin", "--database", url, "--identity", "x".repeat(254), "--format", "json"], { env: NO_SETTINGS });
+    const edge = authority(["keys", "create", "--admin", "--database", url, "--identity", "x".repeat(254), "--format", "json"], {
+      env: NO_SETTINGS,
+    });
     expect(edge.code, edge.stderr).toBe(0);
-    const server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: url, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_DATA_DIR: folder }, scratch));
+    const server = await startServer(
+      loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: url, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_DATA_DIR: folder }, scratch),
+    );
     try {
       // Only the key at the edge was written: the refused identities left the database as it was.
       const key = (JSON.parse(edge.stdout) as { key: string }).key;
@@ -96,7 +118,9 @@ describe("authority keys create --admin: refusals", () => {
     const mixed = authority(["keys", "create", "--admin", "--database", "x.db", "--role", "issuer"], { env: NO_SETTINGS });
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain("`--role` does not go with `--admin`");
-    const online = authority(["keys", "create", "--identity", "a", "--kind", "human", "--role", "admin", "--database", "x.db"], { env: NO_SETTINGS });
+    const online = authority(["keys", "create", "--identity", "a", "--kind", "human", "--role", "admin", "--database", "x.db"], {
+      env: NO_SETTINGS,
+    });
     expect(online.code).toBe(2);
     expect(online.stderr).toContain("`--database` goes with `--admin`");
   });

@@ -14,7 +14,13 @@ let serve: ChildProcess | undefined;
 let base = "";
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  return { AUTHORITY_DATA_DIR: dataDir, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_ADMIN_KEY: ADMIN_KEY, AUTHORITY_DATABASE_URL: "", ...extra };
+  return {
+    AUTHORITY_DATA_DIR: dataDir,
+    AUTHORITY_LOG_LEVEL: "silent",
+    AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+    AUTHORITY_DATABASE_URL: "",
+    ...extra,
+  };
 }
 
 beforeAll(async () => {
@@ -25,7 +31,9 @@ beforeAll(async () => {
   expect(migrated.stdout).toMatch(/^applied migrations? /);
   serve = spawn(process.execPath, [join(root, "cli", "bin", "authority.js"), "serve", "--port", "0"], {
     // The URL is in the `listening` log line (stdout carries JSON lines only), so this one logs.
-    cwd: root, env: { ...process.env, ...env(), NO_COLOR: "1", AUTHORITY_LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "pipe"],
+    cwd: root,
+    env: { ...process.env, ...env(), NO_COLOR: "1", AUTHORITY_LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
   });
   base = await new Promise<string>((resolve, reject) => {
     let out = "";
@@ -60,7 +68,10 @@ describe("the server commands", () => {
 
   it("keys create, list and revoke manage keys over HTTP", async () => {
     const admin = env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY });
-    const created = await authorityAsync(["keys", "create", "--identity", "ci@example.com", "--kind", "service", "--role", "issuer", "--format", "json"], { env: admin });
+    const created = await authorityAsync(
+      ["keys", "create", "--identity", "ci@example.com", "--kind", "service", "--role", "issuer", "--format", "json"],
+      { env: admin },
+    );
     expect(created.code, created.stderr).toBe(0);
     const key = JSON.parse(created.stdout) as { id: string; key: string; roles: string[] };
     expect(key.roles).toEqual(["issuer"]);
@@ -93,24 +104,35 @@ describe("the server commands", () => {
     expect(before.keys.filter((k) => k.status === "active")).toHaveLength(1);
     const refused = await authorityAsync(["signing-keys", "rotate"], { env: env({ AUTHORITY_SERVER: base }) });
     expect(refused.code).toBe(2);
-    const rotated = await authorityAsync(["signing-keys", "rotate", "--reason", "drill"], { env: env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY }) });
+    const rotated = await authorityAsync(["signing-keys", "rotate", "--reason", "drill"], {
+      env: env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY }),
+    });
     expect(rotated.code, rotated.stderr).toBe(0);
     const old = before.keys.find((k) => k.status === "active")!.kid;
     expect(rotated.stdout).toContain(`retired ${old}; now signing with `);
-    const after = JSON.parse((await authorityAsync(["signing-keys", "list", "--format", "json"], { env: env({ AUTHORITY_SERVER: base }) })).stdout) as { keys: { kid: string; status: string }[] };
+    const after = JSON.parse(
+      (await authorityAsync(["signing-keys", "list", "--format", "json"], { env: env({ AUTHORITY_SERVER: base }) })).stdout,
+    ) as { keys: { kid: string; status: string }[] };
     expect(after.keys).toHaveLength(before.keys.length + 1);
     expect(after.keys.find((k) => k.kid === old)!.status).toBe("retired");
   });
 
   it("keys create refuses an incomplete request before sending it", async () => {
-    const run = await authorityAsync(["keys", "create", "--identity", "x@example.com", "--kind", "human"], { env: env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY }) });
+    const run = await authorityAsync(["keys", "create", "--identity", "x@example.com", "--kind", "human"], {
+      env: env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY }),
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("at least one `--role`");
   });
 });
 
 /** A JSON call to the served API with the admin key, or another key. */
-async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; body: T }> {
+async function api<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  body?: unknown,
+  key = ADMIN_KEY,
+): Promise<{ status: number; body: T }> {
   const v1 = base.endsWith("/v1") ? base : `${base}/v1`;
   const response = await fetch(`${v1}${path}`, {
     method,
@@ -127,14 +149,20 @@ describe("authority push against the real server", () => {
     const first = await authorityAsync(["push", "policies/"], { env: admin() });
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(first.stdout).toContain("5 pushed, 0 not pushed");
-    expect(first.stdout).toMatch(/pushed support-agent v1 \(sha256:[0-9a-f]{12}…\) from policies\/support-agent\.yaml: new version 1 of `fam_[0-9a-z]{26}`/);
+    expect(first.stdout).toMatch(
+      /pushed support-agent v1 \(sha256:[0-9a-f]{12}…\) from policies\/support-agent\.yaml: new version 1 of `fam_[0-9a-z]{26}`/,
+    );
     const again = await authorityAsync(["push", "policies/support-agent.yaml"], { env: admin() });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/unchanged, already version 1 of `fam_/);
     const listed = await api<GrantFamilyList>("GET", "/grant-families");
-    expect(listed.body.families.map((f: { name: string }) => f.name).sort()).toEqual(
-      ["code-review-bot", "data-export-agent", "procurement-agent", "research-orchestrator", "support-agent"],
-    );
+    expect(listed.body.families.map((f: { name: string }) => f.name).sort()).toEqual([
+      "code-review-bot",
+      "data-export-agent",
+      "procurement-agent",
+      "research-orchestrator",
+      "support-agent",
+    ]);
   });
 
   it("reports a changed family under the same version as a conflict, and pushes it once the version is raised", async () => {
@@ -159,7 +187,14 @@ describe("authority push against the real server", () => {
 
 describe("authority push: refusals and usage", () => {
   it("reports a refusal with the problem's code and exits 1", async () => {
-    const denied = await authorityAsync(["push", "policies/procurement-agent.yaml", "--server", base, "--key", "aa_not-a-key-of-this-server-0123456789"]);
+    const denied = await authorityAsync([
+      "push",
+      "policies/procurement-agent.yaml",
+      "--server",
+      base,
+      "--key",
+      "aa_not-a-key-of-this-server-0123456789",
+    ]);
     expect(denied.code).toBe(1);
     expect(denied.stdout).toContain("HTTP 401: unauthenticated");
     expect(denied.stdout).toContain("0 pushed, 1 not pushed");
@@ -167,18 +202,32 @@ describe("authority push: refusals and usage", () => {
 
   it("sends nothing when a family has errors, and needs a server and a key", async () => {
     const before = (await api<GrantFamilyList>("GET", "/grant-families")).body.families.length;
-    const run = await authorityAsync(["push", "test/cli/fixtures/broken/schema-error.yaml", "policies/support-agent.yaml", "--server", base, "--key", ADMIN_KEY]);
+    const run = await authorityAsync([
+      "push",
+      "test/cli/fixtures/broken/schema-error.yaml",
+      "policies/support-agent.yaml",
+      "--server",
+      base,
+      "--key",
+      ADMIN_KEY,
+    ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("nothing was pushed");
     expect((await api<GrantFamilyList>("GET", "/grant-families")).body.families.length).toBe(before);
     expect((await authorityAsync(["push", "policies/"], { env: { AUTHORITY_SERVER: "", AUTHORITY_KEY: "" } })).code).toBe(2);
-    expect((await authorityAsync(["push", "policies/", "--server", base], { env: { AUTHORITY_KEY: "" } })).stderr).toContain("AUTHORITY_KEY");
+    expect((await authorityAsync(["push", "policies/", "--server", base], { env: { AUTHORITY_KEY: "" } })).stderr).toContain(
+      "AUTHORITY_KEY",
+    );
   });
 
   it("--dry-run compiles and lists what would be sent, sending nothing", async () => {
-    const run = await authorityAsync(["push", "policies/code-review-bot.yaml", "--dry-run", "--server", base], { env: { AUTHORITY_KEY: "" } });
+    const run = await authorityAsync(["push", "policies/code-review-bot.yaml", "--dry-run", "--server", base], {
+      env: { AUTHORITY_KEY: "" },
+    });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^would push code-review-bot v1 \(sha256:[0-9a-f]{12}…\) from policies\/code-review-bot\.yaml to http:\/\/127\.0\.0\.1:\d+\/v1\/grant-families\n$/);
+    expect(run.stdout).toMatch(
+      /^would push code-review-bot v1 \(sha256:[0-9a-f]{12}…\) from policies\/code-review-bot\.yaml to http:\/\/127\.0\.0\.1:\d+\/v1\/grant-families\n$/,
+    );
   });
 });
 
@@ -186,17 +235,28 @@ describe("authority ledger verify", () => {
   it("verifies the chains the server sealed, reading the database and asking the server", async () => {
     const agent = await api<Agent>("POST", "/agents", { name: "ledger-agent" });
     const grant = await api<Grant>("POST", "/grants", {
-      agent_id: agent.body.id, principal_type: "team", principal_id: "ops", scope: { tool: ["status.check"] }, enforcement_mode: "observe",
+      agent_id: agent.body.id,
+      principal_type: "team",
+      principal_id: "ops",
+      scope: { tool: ["status.check"] },
+      enforcement_mode: "observe",
     });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    const key = await api<KeyCreated>("POST", "/keys", { identity: "ledger-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
+    const key = await api<KeyCreated>("POST", "/keys", {
+      identity: "ledger-agent-key",
+      kind: "service",
+      roles: ["agent"],
+      agent_id: agent.body.id,
+    });
     for (const tool of ["status.check", "status.check", "mail.send"]) {
       expect((await api("POST", "/authorize", { grant_id: grant.body.id, tool }, key.body.key)).status).toBe(200);
     }
     const fromDatabase = await authorityAsync(["ledger", "verify"], { env: env() });
     expect(fromDatabase.code, fromDatabase.stderr).toBe(0);
     expect(fromDatabase.stdout).toMatch(/^verified: [1-9][0-9]* records in [1-9][0-9]* chains\n$/);
-    const overHttp = await authorityAsync(["ledger", "verify", "--server", base, "--format", "json"], { env: { AUTHORITY_KEY: ADMIN_KEY } });
+    const overHttp = await authorityAsync(["ledger", "verify", "--server", base, "--format", "json"], {
+      env: { AUTHORITY_KEY: ADMIN_KEY },
+    });
     expect(overHttp.code, overHttp.stderr).toBe(0);
     expect(JSON.parse(overHttp.stdout)).toMatchObject({ ok: true, broken: null });
     expect(JSON.parse(overHttp.stdout).records).toBeGreaterThanOrEqual(3);
@@ -236,21 +296,46 @@ examples:
       const agent = await api<Agent>("POST", "/agents", { name: "impact-agent" });
       const grant = await api<Grant>("POST", `/grant-families/${famId}/instantiate`, { parameters: { agent_id: agent.body.id } });
       expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-      const key = await api<KeyCreated>("POST", "/keys", { identity: "impact-agent-key", kind: "service", roles: ["agent"], agent_id: agent.body.id });
-      const certificate = { basis: "review", provenance_version: "model-1", manifest_hash: "sha256:11", content_hash: "sha256:22", market_profile: "EU", checks: ["reviewed"] };
+      const key = await api<KeyCreated>("POST", "/keys", {
+        identity: "impact-agent-key",
+        kind: "service",
+        roles: ["agent"],
+        agent_id: agent.body.id,
+      });
+      const certificate = {
+        basis: "review",
+        provenance_version: "model-1",
+        manifest_hash: "sha256:11",
+        content_hash: "sha256:22",
+        market_profile: "EU",
+        checks: ["reviewed"],
+      };
       expect((await api("POST", `/agents/${agent.body.id}/certification`, certificate)).status).toBe(201);
       const attestation = { manifest_hash: "sha256:11", content_hash: "sha256:22", provenance_version: "model-1" };
       for (const rows of [500, 1500]) {
-        const decided = await api<Decision>("POST", "/authorize", { grant_id: grant.body.id, tool: "export.run", args: { rows }, attestation }, key.body.key);
+        const decided = await api<Decision>(
+          "POST",
+          "/authorize",
+          { grant_id: grant.body.id, tool: "export.run", args: { rows }, attestation },
+          key.body.key,
+        );
         expect(decided.body.would_outcome).toBe("allow");
       }
       writeFileSync(join(dir, "cli-impact.yaml"), family(2, "args.rows <= ${limit_rows} && args.rows < 1000"));
       const run = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--days", "7"], { env: admin });
       expect(run.code, run.stdout + run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/^cli-impact \(`fam_[0-9a-z]{26}`\): candidate v2 \(sha256:[0-9a-f]{12}…\) against v1, sealed decisions of the last 7 days\n/);
+      expect(run.stdout).toMatch(
+        /^cli-impact \(`fam_[0-9a-z]{26}`\): candidate v2 \(sha256:[0-9a-f]{12}…\) against v1, sealed decisions of the last 7 days\n/,
+      );
       // The outcome printed is enforce's; the candidate runs in observe, which says what it answers there.
-      expect(run.stdout).toMatch(new RegExp(`changes led_[0-9a-z]{26} \\S+ \`export\\.run\` on ${grant.body.id}: allow -> deny \\(policy\\) \\(in \`observe\` it answers allow\\): `));
-      expect(run.stdout).toContain("the candidate runs 1 grant in `observe`, which refuses only unusable grants (0 of 2 replayed decisions); `enforce` would refuse 1\n");
+      expect(run.stdout).toMatch(
+        new RegExp(
+          `changes led_[0-9a-z]{26} \\S+ \`export\\.run\` on ${grant.body.id}: allow -> deny \\(policy\\) \\(in \`observe\` it answers allow\\): `,
+        ),
+      );
+      expect(run.stdout).toContain(
+        "the candidate runs 1 grant in `observe`, which refuses only unusable grants (0 of 2 replayed decisions); `enforce` would refuse 1\n",
+      );
       expect(run.stdout).toMatch(/\n2 replayed, 1 would change under `enforce`\n$/);
       const strict = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--fail-on-change", "--format", "json"], { env: admin });
       expect(strict.code).toBe(1);

@@ -16,22 +16,64 @@ const dir = mkdtempSync(join(tmpdir(), "authority-verification-"));
 const doc = readFileSync(join(root, "docs", "verification.md"), "utf8");
 
 async function post<T = Record<string, unknown>>(base: string, path: string, key: string, body: unknown): Promise<T> {
-  const reply = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const reply = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return (await reply.json()) as T;
 }
 
 beforeAll(async () => {
   buildCli();
-  const server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: join(dir, "data"), AUTHORITY_ADMIN_KEY: ADMIN, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000" }));
+  const server = await startServer(
+    loadConfig({
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATA_DIR: join(dir, "data"),
+      AUTHORITY_ADMIN_KEY: ADMIN,
+      AUTHORITY_LOG_LEVEL: "silent",
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
+    }),
+  );
   try {
     const agent = await post<Agent>(server.baseUrl, "/agents", ADMIN, { name: "payer" });
-    await post(server.baseUrl, `/agents/${agent.id}/certification`, ADMIN, { environment: "development", basis: "review", ...ATTESTATION, checks: ["manual"] });
-    const key = (await post<KeyCreated>(server.baseUrl, "/keys", ADMIN, { identity: "payer-agent", kind: "service", roles: ["agent"], agent_id: agent.id })).key;
-    const grant = await post<Grant>(server.baseUrl, "/grants", ADMIN, { agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 10_000, budget_currency: "EUR" });
-    const answer = await post<Decision>(server.baseUrl, "/authorize", key, { grant_id: grant.id, tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { invoice: "INV-7" }, attestation: ATTESTATION, nonce: "counterparty-nonce-1" });
+    await post(server.baseUrl, `/agents/${agent.id}/certification`, ADMIN, {
+      environment: "development",
+      basis: "review",
+      ...ATTESTATION,
+      checks: ["manual"],
+    });
+    const key = (
+      await post<KeyCreated>(server.baseUrl, "/keys", ADMIN, {
+        identity: "payer-agent",
+        kind: "service",
+        roles: ["agent"],
+        agent_id: agent.id,
+      })
+    ).key;
+    const grant = await post<Grant>(server.baseUrl, "/grants", ADMIN, {
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "ops@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 10_000,
+      budget_currency: "EUR",
+    });
+    const answer = await post<Decision>(server.baseUrl, "/authorize", key, {
+      grant_id: grant.id,
+      tool: "payments.send",
+      amount_minor: 1200,
+      currency: "EUR",
+      args: { invoice: "INV-7" },
+      attestation: ATTESTATION,
+      nonce: "counterparty-nonce-1",
+    });
     expect(answer.outcome).toBe("allow");
     writeFileSync(join(dir, "answer.json"), JSON.stringify(answer));
-    writeFileSync(join(dir, "settlement.json"), JSON.stringify(await post(server.baseUrl, `/decisions/${answer.ledger_id}/settle`, key, { amount_minor: 1000 })));
+    writeFileSync(
+      join(dir, "settlement.json"),
+      JSON.stringify(await post(server.baseUrl, `/decisions/${answer.ledger_id}/settle`, key, { amount_minor: 1000 })),
+    );
     // The page's command, its output redirected to keys.json.
     const listed = await authorityAsync(["signing-keys", "list", "--server", server.baseUrl.replace(/\/v1$/, ""), "--format", "json"]);
     expect(listed.code, listed.stderr).toBe(0);
@@ -61,8 +103,20 @@ describe("docs/verification.md, with the server stopped", () => {
     expect(other.code).toBe(1);
     expect(other.stdout).toContain("not verified (mismatch): the signed `amount_minor` is `1200`, not `120000`");
     const answer = JSON.parse(readFileSync(join(dir, "answer.json"), "utf8"));
-    for (const [name, value] of Object.entries({ amount_minor: 120000, tool: "payments.refund", outcome: "deny", nonce: "mine", grant_id: "grt_other", args_sha256: "0".repeat(64), ledger_id: "led_x", decided_at: "2020-01-01T00:00:00.000Z" })) {
-      writeFileSync(join(dir, "tampered.json"), JSON.stringify({ ...answer, signature: { ...answer.signature, statement: { ...answer.signature.statement, [name]: value } } }));
+    for (const [name, value] of Object.entries({
+      amount_minor: 120000,
+      tool: "payments.refund",
+      outcome: "deny",
+      nonce: "mine",
+      grant_id: "grt_other",
+      args_sha256: "0".repeat(64),
+      ledger_id: "led_x",
+      decided_at: "2020-01-01T00:00:00.000Z",
+    })) {
+      writeFileSync(
+        join(dir, "tampered.json"),
+        JSON.stringify({ ...answer, signature: { ...answer.signature, statement: { ...answer.signature.statement, [name]: value } } }),
+      );
       const run = await verifyCli(["tampered.json", "--keys", "keys.json"]);
       expect(run.code, name).toBe(1);
       expect(run.stdout, name).toContain("bad_signature");

@@ -15,21 +15,38 @@ const ATTESTATION = { manifest_hash: "sha256:m", content_hash: "sha256:c", prove
 const dir = mkdtempSync(join(tmpdir(), "authority-witness-"));
 const doc = readFileSync(join(root, "docs", "verification.md"), "utf8");
 /** The server's own settings emptied but the data directory: the offline commands read that database. */
-const ENV = { AUTHORITY_DATA_DIR: join(dir, "data"), AUTHORITY_DATABASE_URL: "", AUTHORITY_DATABASE_SCHEMA: "", AUTHORITY_SERVER: "", AUTHORITY_KEY: "" };
+const ENV = {
+  AUTHORITY_DATA_DIR: join(dir, "data"),
+  AUTHORITY_DATABASE_URL: "",
+  AUTHORITY_DATABASE_SCHEMA: "",
+  AUTHORITY_SERVER: "",
+  AUTHORITY_KEY: "",
+};
 let consistent: { code: number | null; stdout: string; stderr: string };
 let grown: { code: number | null; stdout: string; stderr: string };
 
 /** A JSON answer read by member name: every member these calls read is a string id or key. */
 type Json = Record<string, string>;
 
-async function call(base: string, method: "GET" | "POST", path: string, key: string, body?: unknown): Promise<{ status: number; text: string; json: Json }> {
+async function call(
+  base: string,
+  method: "GET" | "POST",
+  path: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; text: string; json: Json }> {
   const reply = await fetch(`${base}${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await reply.text();
   let json: Json = {};
-  try { json = JSON.parse(text) as Json; } catch { json = {}; }
+  try {
+    json = JSON.parse(text) as Json;
+  } catch {
+    json = {};
+  }
   return { status: reply.status, text, json };
 }
 
@@ -37,15 +54,41 @@ const run = (args: string[]) => authorityAsync(args, { cwd: dir, env: ENV });
 
 beforeAll(async () => {
   buildCli();
-  const server = await startServer(loadConfig({ AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: join(dir, "data"), AUTHORITY_ADMIN_KEY: ADMIN, AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000" }));
+  const server = await startServer(
+    loadConfig({
+      AUTHORITY_PORT: "0",
+      AUTHORITY_DATA_DIR: join(dir, "data"),
+      AUTHORITY_ADMIN_KEY: ADMIN,
+      AUTHORITY_LOG_LEVEL: "silent",
+      AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "1000000",
+    }),
+  );
   try {
     const base = server.baseUrl;
     const agent = (await call(base, "POST", "/agents", ADMIN, { name: "payer" })).json;
-    await call(base, "POST", `/agents/${agent.id}/certification`, ADMIN, { environment: "development", basis: "review", ...ATTESTATION, checks: ["manual"] });
-    const key = (await call(base, "POST", "/keys", ADMIN, { identity: "payer-agent", kind: "service", roles: ["agent"], agent_id: agent.id })).json.key;
-    const auditor = (await call(base, "POST", "/keys", ADMIN, { identity: "witness@example.com", kind: "human", roles: ["auditor"] })).json.key;
-    const grant = (await call(base, "POST", "/grants", ADMIN, { agent_id: agent.id, principal_type: "human", principal_id: "ops@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 10_000, budget_currency: "EUR" })).json;
-    const pay = (extra: Record<string, unknown> = {}) => call(base, "POST", "/authorize", key, { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, ...extra });
+    await call(base, "POST", `/agents/${agent.id}/certification`, ADMIN, {
+      environment: "development",
+      basis: "review",
+      ...ATTESTATION,
+      checks: ["manual"],
+    });
+    const key = (
+      await call(base, "POST", "/keys", ADMIN, { identity: "payer-agent", kind: "service", roles: ["agent"], agent_id: agent.id })
+    ).json.key;
+    const auditor = (await call(base, "POST", "/keys", ADMIN, { identity: "witness@example.com", kind: "human", roles: ["auditor"] })).json
+      .key;
+    const grant = (
+      await call(base, "POST", "/grants", ADMIN, {
+        agent_id: agent.id,
+        principal_type: "human",
+        principal_id: "ops@example.com",
+        scope: { tool: ["payments.*"] },
+        budget_amount_minor: 10_000,
+        budget_currency: "EUR",
+      })
+    ).json;
+    const pay = (extra: Record<string, unknown> = {}) =>
+      call(base, "POST", "/authorize", key, { grant_id: grant.id, tool: "payments.send", attestation: ATTESTATION, ...extra });
     const allow = (await pay({ amount_minor: 1200, currency: "EUR" })).json;
     expect(allow.outcome).toBe("allow");
     expect((await call(base, "POST", `/decisions/${allow.ledger_id}/settle`, key, { amount_minor: 1000 })).status).toBe(200);
@@ -61,9 +104,33 @@ beforeAll(async () => {
     writeFileSync(join(dir, "checkpoint-1.txt"), checkpoint.text);
     // The ledger grows; the witness asks whether it only grew.
     for (const tool of ["payments.send", "mail.send"]) await pay({ tool });
-    consistent = await run(["ledger", "verify", "--server", base.replace(/\/v1$/, ""), "--key", auditor, "--checkpoint", "checkpoint-1.txt", "--keys", "keys.json"]);
+    consistent = await run([
+      "ledger",
+      "verify",
+      "--server",
+      base.replace(/\/v1$/, ""),
+      "--key",
+      auditor,
+      "--checkpoint",
+      "checkpoint-1.txt",
+      "--keys",
+      "keys.json",
+    ]);
     writeFileSync(join(dir, "checkpoint-2.txt"), (await call(base, "GET", "/ledger/checkpoint", auditor)).text);
-    grown = await run(["ledger", "verify", "--server", base.replace(/\/v1$/, ""), "--key", auditor, "--checkpoint", "checkpoint-2.txt", "--keys", "keys.json", "--format", "json"]);
+    grown = await run([
+      "ledger",
+      "verify",
+      "--server",
+      base.replace(/\/v1$/, ""),
+      "--key",
+      auditor,
+      "--checkpoint",
+      "checkpoint-2.txt",
+      "--keys",
+      "keys.json",
+      "--format",
+      "json",
+    ]);
   } finally {
     // Everything below runs with the server stopped.
     await server.close();
@@ -123,8 +190,13 @@ describe("docs/verification.md, receipts and checkpoints", () => {
     const out = execFileSync(process.execPath, ["verify-checkpoint.mjs", "checkpoint-1.txt", "keys.json"], { cwd: dir, encoding: "utf8" });
     expect(out).toMatch(/^verified: agent-authority\/\S+ holds \d+ records, root [A-Za-z0-9+/]{43}=/);
     const note = readFileSync(join(dir, "checkpoint-1.txt"), "utf8");
-    writeFileSync(join(dir, "forged-checkpoint.txt"), note.replace(/\n(\d+)\n/, (_: string, n: string) => `\n${Number(n) + 5}\n`));
-    expect(() => execFileSync(process.execPath, ["verify-checkpoint.mjs", "forged-checkpoint.txt", "keys.json"], { cwd: dir, stdio: "pipe" })).toThrow();
+    writeFileSync(
+      join(dir, "forged-checkpoint.txt"),
+      note.replace(/\n(\d+)\n/, (_: string, n: string) => `\n${Number(n) + 5}\n`),
+    );
+    expect(() =>
+      execFileSync(process.execPath, ["verify-checkpoint.mjs", "forged-checkpoint.txt", "keys.json"], { cwd: dir, stdio: "pipe" }),
+    ).toThrow();
   });
 
   it("refuses a checkpoint with any field tampered with before it reads a record", async () => {

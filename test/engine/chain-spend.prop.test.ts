@@ -31,8 +31,20 @@ type Op =
   | { kind: "wait"; minutes: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("delegate" as const), parent: fc.nat(20), share: fc.constantFrom(0.3, 0.6, 1, 1.2), count: fc.constantFrom(null, 3, 20), mode: fc.constantFrom("enforce" as const, "observe" as const) }) },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant("act" as const), node: fc.nat(20), amount: fc.constantFrom(0, 1, 700, 2_500, 4_000, 9_999) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("delegate" as const),
+      parent: fc.nat(20),
+      share: fc.constantFrom(0.3, 0.6, 1, 1.2),
+      count: fc.constantFrom(null, 3, 20),
+      mode: fc.constantFrom("enforce" as const, "observe" as const),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({ kind: fc.constant("act" as const), node: fc.nat(20), amount: fc.constantFrom(0, 1, 700, 2_500, 4_000, 9_999) }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("settle" as const), decision: fc.nat(50), share: fc.constantFrom(0, 0.5, 1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("wait" as const), minutes: fc.constantFrom(5, 60, 600) }) },
 );
@@ -54,7 +66,13 @@ function simulate(ops: readonly Op[], state: DecisionState): void {
   let captured = 0;
   const link = (i: number): ChainLink => {
     const n = nodes[i]!;
-    return { grant_id: n.id, agent_id: AGENT, status: "active", terms: n.terms, usage: { uses: n.uses, settled_minor: n.settled, holds: n.holds } };
+    return {
+      grant_id: n.id,
+      agent_id: AGENT,
+      status: "active",
+      terms: n.terms,
+      usage: { uses: n.uses, settled_minor: n.settled, holds: n.holds },
+    };
   };
   for (const op of ops) {
     if (op.kind === "wait") now += op.minutes * 60_000;
@@ -62,14 +80,29 @@ function simulate(ops: readonly Op[], state: DecisionState): void {
       const parent = nodes[op.parent % nodes.length]!;
       const usage = { uses: parent.uses, spent_minor: parent.settled + liveHeldMinor(link(parent.path.at(-1)!), now) };
       const remaining = Math.max(0, parent.terms.budget_amount_minor - usage.spent_minor);
-      const child = inheritChildTerms(parent.terms, { budget_amount_minor: Math.floor(remaining * op.share), budget_count: op.count, enforcement_mode: op.mode, window: { start: now, end: parent.terms.window.end } }, usage);
+      const child = inheritChildTerms(
+        parent.terms,
+        {
+          budget_amount_minor: Math.floor(remaining * op.share),
+          budget_count: op.count,
+          enforcement_mode: op.mode,
+          window: { start: now, end: parent.terms.window.end },
+        },
+        usage,
+      );
       // A widening request creates nothing, exactly as the server's 422.
-      if (checkAttenuation(parent.terms, child, usage).ok) nodes.push({ id: `grt_${nodes.length}`, path: [...parent.path, nodes.length], terms: child, uses: 0, settled: 0, holds: [] });
+      if (checkAttenuation(parent.terms, child, usage).ok)
+        nodes.push({ id: `grt_${nodes.length}`, path: [...parent.path, nodes.length], terms: child, uses: 0, settled: 0, holds: [] });
     }
     if (op.kind === "act") {
       const node = nodes[op.node % nodes.length]!;
       const chain = node.path.map(link);
-      const d = decide({ grant_id: node.id, agent_id: AGENT, tool: "pay.send", amount_minor: op.amount, currency: "EUR", attestation: STATE.certificate }, chain, state, now);
+      const d = decide(
+        { grant_id: node.id, agent_id: AGENT, tool: "pay.send", amount_minor: op.amount, currency: "EUR", attestation: STATE.certificate },
+        chain,
+        state,
+        now,
+      );
       if (d.counted) {
         // INVARIANT (budget-monotone): one atomic step debits the grant and every ancestor.
         const index = decisions.push({ chain: node.path, amount: op.amount, settled: false }) - 1;

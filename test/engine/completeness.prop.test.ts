@@ -46,7 +46,13 @@ const BASE_REQUEST: DecisionRequest = {
 };
 
 function outcome(terms: Partial<GrantTerms>, usage: Partial<ChainLink["usage"]>, request: Partial<DecisionRequest>, now = EPOCH): string {
-  const link: ChainLink = { grant_id: "grt_w", agent_id: AGENT, status: "active", terms: { ...BASE, ...terms }, usage: { uses: 0, settled_minor: 0, holds: [], ...usage } };
+  const link: ChainLink = {
+    grant_id: "grt_w",
+    agent_id: AGENT,
+    status: "active",
+    terms: { ...BASE, ...terms },
+    usage: { uses: 0, settled_minor: 0, holds: [], ...usage },
+  };
   return decide({ ...BASE_REQUEST, ...request }, [link], STATE, now).outcome;
 }
 
@@ -74,14 +80,20 @@ function expectWitness(w: Widening, parent: GrantTerms, child: GrantTerms, usage
     }
     case "budget_currency": {
       const request = { amount_minor: 1, currency: child.budget_currency };
-      expect(outcome({ budget_amount_minor: child.budget_amount_minor, budget_currency: child.budget_currency }, {}, request)).toBe("allow");
-      expect(outcome({ budget_amount_minor: parent.budget_amount_minor, budget_currency: parent.budget_currency }, {}, request)).not.toBe("allow");
+      expect(outcome({ budget_amount_minor: child.budget_amount_minor, budget_currency: child.budget_currency }, {}, request)).toBe(
+        "allow",
+      );
+      expect(outcome({ budget_amount_minor: parent.budget_amount_minor, budget_currency: parent.budget_currency }, {}, request)).not.toBe(
+        "allow",
+      );
       return;
     }
     case "budget_count": {
       const left = Math.max(0, parent.budget_count! - usage.uses);
       expect(outcome({ budget_count: child.budget_count }, { uses: left }, {})).toBe("allow");
-      expect(outcome({ budget_count: parent.budget_count }, { uses: Math.max(usage.uses + left, parent.budget_count!) }, {})).toBe("exhausted");
+      expect(outcome({ budget_count: parent.budget_count }, { uses: Math.max(usage.uses + left, parent.budget_count!) }, {})).toBe(
+        "exhausted",
+      );
       return;
     }
     case "conditions.clean_context": {

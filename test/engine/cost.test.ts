@@ -30,8 +30,22 @@ describe("gate 8: the decision's budget of work units", () => {
     expect(decision).toMatchObject({ outcome: "deny", reason_code: "policy.cost_exceeded" });
     // One comparison costs 28,679 units: nine fit the decision's budget of 262,144, ten do not.
     const args = { l: LARGE, m: structuredClone(LARGE) };
-    expect(decide(request({ args }), chainOfLength(9, () => "args.l == args.m"), stateFor(), NOW).outcome).toBe("allow");
-    expect(decide(request({ args }), chainOfLength(10, () => "args.l == args.m"), stateFor(), NOW).reason_code).toBe("policy.cost_exceeded");
+    expect(
+      decide(
+        request({ args }),
+        chainOfLength(9, () => "args.l == args.m"),
+        stateFor(),
+        NOW,
+      ).outcome,
+    ).toBe("allow");
+    expect(
+      decide(
+        request({ args }),
+        chainOfLength(10, () => "args.l == args.m"),
+        stateFor(),
+        NOW,
+      ).reason_code,
+    ).toBe("policy.cost_exceeded");
   });
 
   it("a 64-link chain of `approver in args.l` over 1,024 addresses is gated on the reference, and the listed approver's retry is allowed", () => {
@@ -40,7 +54,14 @@ describe("gate 8: the decision's budget of work units", () => {
     const gated = decide(request({ args: { l } }), chain, stateFor(), NOW);
     expect(gated).toMatchObject({ outcome: "gated", reason_code: "policy.gated" });
     expect(gated.residual!.length).toBeLessThan(64 * 40);
-    const approval = { approval_id: "apv_1", approver: "user7@example.com", grant_id: "grt_child", tool: "payments.send", amount_ceiling_minor: 1_000, expires_at: NOW + 60_000 };
+    const approval = {
+      approval_id: "apv_1",
+      approver: "user7@example.com",
+      grant_id: "grt_child",
+      tool: "payments.send",
+      amount_ceiling_minor: 1_000,
+      expires_at: NOW + 60_000,
+    };
     expect(decide(request({ args: { l }, approval }), chain, stateFor(), NOW).outcome).toBe("allow");
   });
 });

@@ -16,7 +16,11 @@ describe("docs/decisions.md", () => {
   it("names each row's gate and outcome as the catalogue does", () => {
     for (const match of doc.matchAll(/^\| `([a-z_]+\.[a-z_]+)` \| ([a-z—]+) \| ([a-z—]+)/gm)) {
       const entry = REASONS[match[1] as keyof typeof REASONS];
-      expect([match[1], match[2] === "—" ? null : match[2], match[3] === "—" ? null : match[3]]).toEqual([match[1], entry.gate, entry.outcome]);
+      expect([match[1], match[2] === "—" ? null : match[2], match[3] === "—" ? null : match[3]]).toEqual([
+        match[1],
+        entry.gate,
+        entry.outcome,
+      ]);
     }
   });
 

@@ -6,7 +6,9 @@ import { certificate, chainOf, HOUR, link, NOW, request, stateFor, T0 } from "./
 function expectDecided(decision: Decision, gate: string, code: string, outcome: string): void {
   expect(decision).toMatchObject({ outcome, decided_by: gate, reason_code: code });
   const index = GATES.indexOf(gate as (typeof GATES)[number]);
-  expect(decision.gates.map((g) => g.result)).toEqual(GATES.map((_, i) => (i < index ? expect.stringMatching(/pass|skipped/) : i === index ? "fail" : "not_reached")));
+  expect(decision.gates.map((g) => g.result)).toEqual(
+    GATES.map((_, i) => (i < index ? expect.stringMatching(/pass|skipped/) : i === index ? "fail" : "not_reached")),
+  );
   expect(decision.gates[index]).toMatchObject({ gate, code, outcome });
   expect(REASONS[code as keyof typeof REASONS]).toMatchObject({ gate, outcome });
   expect(decision.reason.length).toBeGreaterThan(0);
@@ -17,7 +19,14 @@ function expectDecided(decision: Decision, gate: string, code: string, outcome: 
 describe("decide: every gate passes", () => {
   it("allows, counts the use and places a hold on the grant and every ancestor", () => {
     const decision = decide(request(), chainOf(), stateFor(), NOW);
-    expect(decision).toMatchObject({ outcome: "allow", decided_by: null, reason_code: "decision.allow", counted: true, mode: "enforce", approver: null });
+    expect(decision).toMatchObject({
+      outcome: "allow",
+      decided_by: null,
+      reason_code: "decision.allow",
+      counted: true,
+      mode: "enforce",
+      approver: null,
+    });
     expect(decision.would_outcome).toBeUndefined();
     expect(decision.gates.map((g) => [g.gate, g.result, g.code])).toEqual([
       ["grant", "pass", "grant.held"],
@@ -30,10 +39,12 @@ describe("decide: every gate passes", () => {
       ["policy", "pass", "policy.allow"],
       ["budget", "pass", "budget.fits"],
     ]);
-    expect(decision.holds).toEqual([
-      { grant_id: "grt_root", amount_minor: 1_000, currency: "EUR", expires_at: NOW + 24 * HOUR },
-      { grant_id: "grt_child", amount_minor: 1_000, currency: "EUR", expires_at: NOW + 24 * HOUR },
-    ].map((h) => ({ ...h, expires_at: Math.min(h.expires_at, T0 + 24 * HOUR) })));
+    expect(decision.holds).toEqual(
+      [
+        { grant_id: "grt_root", amount_minor: 1_000, currency: "EUR", expires_at: NOW + 24 * HOUR },
+        { grant_id: "grt_child", amount_minor: 1_000, currency: "EUR", expires_at: NOW + 24 * HOUR },
+      ].map((h) => ({ ...h, expires_at: Math.min(h.expires_at, T0 + 24 * HOUR) })),
+    );
   });
 
   it("lets a hold expire with the grant, or after the configured lifetime if sooner", () => {
@@ -95,9 +106,17 @@ describe("gate 2: status", () => {
 
 describe("gate 3: window", () => {
   it("denies before the start and at or after the expiry of any link", () => {
-    expectDecided(decide(request(), chainOf({}, { window: { start: NOW + 1, end: NOW + HOUR } }), stateFor(), NOW), "window", "window.not_yet_valid", "deny");
+    expectDecided(
+      decide(request(), chainOf({}, { window: { start: NOW + 1, end: NOW + HOUR } }), stateFor(), NOW),
+      "window",
+      "window.not_yet_valid",
+      "deny",
+    );
     expectDecided(decide(request(), chainOf({ window: { start: T0, end: NOW } }), stateFor(), NOW), "window", "window.expired", "deny");
-    expect(decide(request(), chainOf({ window: { start: NOW, end: NOW + 1 } }, { window: { start: NOW, end: NOW + 1 } }), stateFor(), NOW).outcome).toBe("allow");
+    expect(
+      decide(request(), chainOf({ window: { start: NOW, end: NOW + 1 } }, { window: { start: NOW, end: NOW + 1 } }), stateFor(), NOW)
+        .outcome,
+    ).toBe("allow");
   });
 });
 
@@ -116,7 +135,12 @@ describe("gate 4: audience", () => {
 
 describe("gate 5: certification", () => {
   it("denies in enforce without a certificate for this environment", () => {
-    expectDecided(decide(request(), chainOf(), stateFor("agt_child", { certificate: null }), NOW), "certification", "certification.missing", "deny");
+    expectDecided(
+      decide(request(), chainOf(), stateFor("agt_child", { certificate: null }), NOW),
+      "certification",
+      "certification.missing",
+      "deny",
+    );
     const elsewhere = { environment: "production", certificate: certificate("agt_child", { environment: "staging" }) };
     expectDecided(decide(request(), chainOf(), elsewhere, NOW), "certification", "certification.missing", "deny");
     const someoneElse = { environment: "production", certificate: certificate("agt_root") };
@@ -129,8 +153,18 @@ describe("gate 5: certification", () => {
   });
 
   it("denies without an attestation, and when any attested field differs, naming each", () => {
-    expectDecided(decide(request({ attestation: null }), chainOf(), stateFor(), NOW), "certification", "certification.attestation_missing", "deny");
-    const swapped = decide(request({ attestation: { manifest_hash: "sha256:m2", content_hash: "sha256:c1", provenance_version: "model-2026-02" } }), chainOf(), stateFor(), NOW);
+    expectDecided(
+      decide(request({ attestation: null }), chainOf(), stateFor(), NOW),
+      "certification",
+      "certification.attestation_missing",
+      "deny",
+    );
+    const swapped = decide(
+      request({ attestation: { manifest_hash: "sha256:m2", content_hash: "sha256:c1", provenance_version: "model-2026-02" } }),
+      chainOf(),
+      stateFor(),
+      NOW,
+    );
     expectDecided(swapped, "certification", "certification.attestation_mismatch", "deny");
     expect(swapped.reason).toContain("`manifest_hash`");
     expect(swapped.reason).toContain("`provenance_version`");
@@ -181,7 +215,10 @@ describe("gate 9: budget", () => {
 
   it("counts live holds and ignores expired ones, without a sweeper", () => {
     const chain = chainOf();
-    const held = (expires_at: number): ChainLink => ({ ...chain[1]!, usage: { uses: 0, settled_minor: 0, holds: [{ amount_minor: 9_500, expires_at }] } });
+    const held = (expires_at: number): ChainLink => ({
+      ...chain[1]!,
+      usage: { uses: 0, settled_minor: 0, holds: [{ amount_minor: 9_500, expires_at }] },
+    });
     expect(decide(request(), [chain[0]!, held(NOW + 1)], stateFor(), NOW).outcome).toBe("exhausted");
     expect(decide(request(), [chain[0]!, held(NOW)], stateFor(), NOW).outcome).toBe("allow");
   });
@@ -216,7 +253,13 @@ describe("observe", () => {
 
   it("never refuses on the grant's terms, and says what enforce would have said", () => {
     const decision = decide(request({ tool: "mail.read" }), observed(), stateFor(), NOW);
-    expect(decision).toMatchObject({ outcome: "allow", would_outcome: "deny", decided_by: "scope", reason_code: "scope.out_of_scope", mode: "observe" });
+    expect(decision).toMatchObject({
+      outcome: "allow",
+      would_outcome: "deny",
+      decided_by: "scope",
+      reason_code: "scope.out_of_scope",
+      mode: "observe",
+    });
     expect(decision.reason).toMatch(/^in `observe`: enforce would answer `deny`/);
     expect(decision).toMatchObject({ counted: false, holds: [] });
   });
@@ -226,7 +269,12 @@ describe("observe", () => {
     expect(decision).toMatchObject({ outcome: "allow", would_outcome: "allow", counted: true });
     expect(decision.holds).toHaveLength(2);
     const spent = observed().map((l) => ({ ...l, usage: { uses: 0, settled_minor: 10_000, holds: [] } }));
-    expect(decide(request(), spent, stateFor(), NOW)).toMatchObject({ outcome: "allow", would_outcome: "exhausted", counted: false, holds: [] });
+    expect(decide(request(), spent, stateFor(), NOW)).toMatchObject({
+      outcome: "allow",
+      would_outcome: "exhausted",
+      counted: false,
+      holds: [],
+    });
   });
 
   it("still refuses a grant that is not usable at all: not held, revoked, pending or outside its window", () => {
@@ -239,14 +287,22 @@ describe("observe", () => {
   });
 
   it("decides in the strictest mode on the chain", () => {
-    const decision = decide(request({ tool: "mail.read" }), chainOf({ enforcement_mode: "enforce" }, { enforcement_mode: "observe" }), stateFor(), NOW);
+    const decision = decide(
+      request({ tool: "mail.read" }),
+      chainOf({ enforcement_mode: "enforce" }, { enforcement_mode: "observe" }),
+      stateFor(),
+      NOW,
+    );
     expect(decision).toMatchObject({ mode: "enforce", outcome: "deny" });
   });
 });
 
 describe("reasons", () => {
   it("each gate's result is its own: named in the order of GATES, with a code of that gate", () => {
-    const decisions = [decide(request(), chainOf(), stateFor(), NOW), decide(request(), chainOf({ enforcement_mode: "observe" }, { enforcement_mode: "observe" }), stateFor(), NOW)];
+    const decisions = [
+      decide(request(), chainOf(), stateFor(), NOW),
+      decide(request(), chainOf({ enforcement_mode: "observe" }, { enforcement_mode: "observe" }), stateFor(), NOW),
+    ];
     for (const decision of decisions) {
       expect(decision.gates.map((g) => g.gate)).toEqual([...GATES]);
       for (const g of decision.gates) expect(REASONS[g.code as keyof typeof REASONS], g.code).toMatchObject({ gate: g.gate });

@@ -22,7 +22,12 @@ describe("gate 8: policy", () => {
   });
 
   it("denies when an ancestor's policy refuses, whatever the child's says", () => {
-    const decision = decide(request({ amount_minor: 6_000 }), chainOf({ policy: "amount_minor <= 5000" }, { policy: "true" }), stateFor(), NOW);
+    const decision = decide(
+      request({ amount_minor: 6_000 }),
+      chainOf({ policy: "amount_minor <= 5000" }, { policy: "true" }),
+      stateFor(),
+      NOW,
+    );
     expect(decision).toMatchObject({ outcome: "deny", decided_by: "policy", reason_code: "policy.deny" });
     expect(decision.gates[7]!.grant_id).toBe("grt_root");
     expect(decision.reason).toContain("ancestor grant `grt_root`");
@@ -30,7 +35,12 @@ describe("gate 8: policy", () => {
 
   it("gates with the residual that says who can approve", () => {
     const decision = decide(request({ amount_minor: 6_000 }), chainOf({}, { policy: CFO }), stateFor(), NOW);
-    expect(decision).toMatchObject({ outcome: "gated", decided_by: "policy", reason_code: "policy.gated", residual: 'approver in ["cfo@example.com"]' });
+    expect(decision).toMatchObject({
+      outcome: "gated",
+      decided_by: "policy",
+      reason_code: "policy.gated",
+      residual: 'approver in ["cfo@example.com"]',
+    });
     expect(decision.reason).toContain('approver in ["cfo@example.com"]');
     expect(decision).toMatchObject({ counted: false, holds: [] });
   });
@@ -41,7 +51,10 @@ describe("gate 8: policy", () => {
     expect(gated).toMatchObject({ outcome: "gated", reason_code: "policy.gated" });
     expect(gated.residual).toContain("cfo@example.com");
     const apart = chainOf({ policy: 'approver == "ceo@example.com"' }, { policy: CFO });
-    expect(decide(request({ amount_minor: 6_000 }), apart, stateFor(), NOW)).toMatchObject({ outcome: "deny", reason_code: "policy.no_single_approver" });
+    expect(decide(request({ amount_minor: 6_000 }), apart, stateFor(), NOW)).toMatchObject({
+      outcome: "deny",
+      reason_code: "policy.no_single_approver",
+    });
   });
 
   it("fails closed on a run-time error and says why", () => {
@@ -52,14 +65,20 @@ describe("gate 8: policy", () => {
   });
 
   it("fails closed on a stored policy that does not compile", () => {
-    expect(decide(request(), chainOf({}, { policy: "amount_minor <=" }), stateFor(), NOW)).toMatchObject({ outcome: "deny", reason_code: "policy.invalid" });
+    expect(decide(request(), chainOf({}, { policy: "amount_minor <=" }), stateFor(), NOW)).toMatchObject({
+      outcome: "deny",
+      reason_code: "policy.invalid",
+    });
   });
 
   it("reads uses and spent_minor from the grant whose policy it evaluates", () => {
     const chain: ChainLink[] = chainOf({ policy: "uses < 3 && spent_minor + amount_minor <= 4000" }, { policy: "uses < 3" });
     const busyRoot: ChainLink = { ...chain[0]!, usage: { uses: 3, settled_minor: 0, holds: [] } };
     expect(decide(request(), [busyRoot, chain[1]!], stateFor(), NOW)).toMatchObject({ outcome: "deny", reason_code: "policy.deny" });
-    const spentRoot: ChainLink = { ...chain[0]!, usage: { uses: 0, settled_minor: 2_000, holds: [{ amount_minor: 1_500, expires_at: NOW + 1 }] } };
+    const spentRoot: ChainLink = {
+      ...chain[0]!,
+      usage: { uses: 0, settled_minor: 2_000, holds: [{ amount_minor: 1_500, expires_at: NOW + 1 }] },
+    };
     expect(decide(request({ amount_minor: 600 }), [spentRoot, chain[1]!], stateFor(), NOW).outcome).toBe("deny");
     expect(decide(request({ amount_minor: 500 }), [spentRoot, chain[1]!], stateFor(), NOW).outcome).toBe("allow");
     const expiredHold: ChainLink = { ...spentRoot, usage: { ...spentRoot.usage, holds: [{ amount_minor: 1_500, expires_at: NOW }] } };
@@ -99,7 +118,12 @@ describe("gate 8: policy", () => {
   it("is recorded, not enforced, in observe", () => {
     const chain = chainOf({ enforcement_mode: "observe" }, { enforcement_mode: "observe", policy: CFO });
     const decision = decide(request({ amount_minor: 6_000 }), chain, stateFor(), NOW);
-    expect(decision).toMatchObject({ outcome: "allow", would_outcome: "gated", residual: 'approver in ["cfo@example.com"]', counted: false });
+    expect(decision).toMatchObject({
+      outcome: "allow",
+      would_outcome: "gated",
+      residual: 'approver in ["cfo@example.com"]',
+      counted: false,
+    });
   });
 });
 
@@ -114,7 +138,12 @@ describe("approvals of gated decisions", () => {
   });
 
   it("denies when the approver does not satisfy the policy", () => {
-    const decision = decide(request({ amount_minor: 6_000, approval: approval({ approver: "intern@example.com" }) }), chain(), stateFor(), NOW);
+    const decision = decide(
+      request({ amount_minor: 6_000, approval: approval({ approver: "intern@example.com" }) }),
+      chain(),
+      stateFor(),
+      NOW,
+    );
     expect(decision).toMatchObject({ outcome: "deny", reason_code: "policy.deny", approver: null });
     expect(decision.reason).toContain("intern@example.com");
   });

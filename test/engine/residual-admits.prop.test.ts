@@ -8,7 +8,7 @@ import { approverEnvironment, approverExprs, approverUniverse } from "../../pack
 import { chainOf, HOUR, NOW, request, stateFor } from "./fixtures.js";
 
 const params = { numRuns: 1_500, seed: Number(process.env["FC_SEED"] ?? 20261126) };
-const NAMES = ["bob@example.com", "cfo@example.com", "dave@example.com", "", "bob@example.com ", "BOB@example.com", "b\"ob", "\u0000"];
+const NAMES = ["bob@example.com", "cfo@example.com", "dave@example.com", "", "bob@example.com ", "BOB@example.com", 'b"ob', "\u0000"];
 const POLICIES = [
   'amount_minor <= 5000 || approver == "bob@example.com"',
   'amount_minor <= 5000 || approver in ["cfo@example.com", "bob@example.com"]',
@@ -16,12 +16,23 @@ const POLICIES = [
   'approver != null && approver != "bob@example.com"',
 ];
 const approval = (approver: string, amount = 8_000): ApprovalRecord => ({
-  approval_id: "apv_1", approver, grant_id: "grt_child", tool: "payments.send", amount_ceiling_minor: amount, expires_at: NOW + HOUR,
+  approval_id: "apv_1",
+  approver,
+  grant_id: "grt_child",
+  tool: "payments.send",
+  amount_ceiling_minor: amount,
+  expires_at: NOW + HOUR,
 });
 const approvers = fc.oneof(fc.constantFrom(...approverUniverse), fc.constantFrom(...NAMES), fc.string({ maxLength: 12 }));
 
 /** Decides the action, and when it is gated, compares admission with the retry for `who`. */
-function admissionMatchesRetry(rootPolicy: string | null, childPolicy: string | null, args: Record<string, unknown>, amount: number, who: string): boolean | undefined {
+function admissionMatchesRetry(
+  rootPolicy: string | null,
+  childPolicy: string | null,
+  args: Record<string, unknown>,
+  amount: number,
+  who: string,
+): boolean | undefined {
   const chain = chainOf({ policy: rootPolicy }, { policy: childPolicy });
   const gated = decide(request({ amount_minor: amount, args }), chain, stateFor(), NOW);
   if (gated.outcome !== "gated" || gated.residual === undefined) return undefined;
@@ -35,9 +46,12 @@ function admissionMatchesRetry(rootPolicy: string | null, childPolicy: string | 
 
 describe("residualAdmits", () => {
   it("admits exactly the approvers whose approval the policy gate then accepts", () => {
-    fc.assert(fc.property(fc.constantFrom(...POLICIES), approvers, (policy, who) => {
-      expect(admissionMatchesRetry(null, policy, {}, 6_000, who)).toBeDefined();
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.constantFrom(...POLICIES), approvers, (policy, who) => {
+        expect(admissionMatchesRetry(null, policy, {}, 6_000, who)).toBeDefined();
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("over random policies, actions and approvers: admitted exactly when the retry allows", () => {

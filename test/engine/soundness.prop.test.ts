@@ -8,7 +8,13 @@ import { actionArb, AGENT, delegationArb, requestFor, STATE, usagePairArb, verdi
 import { PERMANENT_SOUNDNESS, PERMANENT_STANDALONE } from "./counterexamples.js";
 
 /** The property for one case; a child the checker refuses is outside it (nothing is created). */
-function soundnessCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, pair: { parent: ChainLink["usage"]; child: ChainLink["usage"] }, a: Action): void {
+function soundnessCase(
+  parent: GrantTerms,
+  child: GrantTerms,
+  usage: ParentUsage,
+  pair: { parent: ChainLink["usage"]; child: ChainLink["usage"] },
+  a: Action,
+): void {
   if (!checkAttenuation(parent, child, usage).ok) return;
   const parentLink: ChainLink = { grant_id: "grt_p", agent_id: AGENT, status: a.statuses[0], terms: parent, usage: pair.parent };
   const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: a.statuses[1], terms: child, usage: pair.child };
@@ -22,7 +28,13 @@ function soundnessCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage
 function standaloneCase(parent: GrantTerms, child: GrantTerms, usage: ParentUsage, a: Action): void {
   if (!checkAttenuation(parent, child, usage).ok) return;
   const standalone: GrantTerms = { ...child, policy: conjoinPolicyText([parent.policy, child.policy]) };
-  const childLink: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: "active", terms: standalone, usage: { uses: 0, settled_minor: 0, holds: [] } };
+  const childLink: ChainLink = {
+    grant_id: "grt_c",
+    agent_id: AGENT,
+    status: "active",
+    terms: standalone,
+    usage: { uses: 0, settled_minor: 0, holds: [] },
+  };
   const parentLink: ChainLink = {
     grant_id: "grt_p",
     agent_id: AGENT,
@@ -52,7 +64,11 @@ describe("soundness: checkAttenuation against decide", () => {
     const usageFree = (policy: string | null): string | null =>
       conjoinPolicyText(policyConjuncts(policy).filter((c) => !/\b(uses|spent_minor)\b/.test(c)));
     const arb = delegationArb
-      .map(({ parent, usage, child }) => ({ parent: { ...parent, policy: usageFree(parent.policy) }, usage, child: { ...child, policy: usageFree(child.policy) } }))
+      .map(({ parent, usage, child }) => ({
+        parent: { ...parent, policy: usageFree(parent.policy) },
+        usage,
+        child: { ...child, policy: usageFree(child.policy) },
+      }))
       .chain((d) => fc.tuple(fc.constant(d), actionArb(d.child)));
     fc.assert(
       fc.property(arb, ([{ parent, usage, child }, a]) => standaloneCase(parent, child, usage, a)),
@@ -70,11 +86,16 @@ describe("soundness: checkAttenuation against decide", () => {
 
   it("generates children the engine actually allows", () => {
     // Guards the generators: a suite whose children never allow anything would prove nothing.
-    const allowed = fc.sample(delegationArb.chain((d) => fc.tuple(fc.constant(d), usagePairArb, actionArb(d.child))), { numRuns: 2_000, seed: 7 }).filter(([{ parent, child }, pair, a]) => {
-      const p: ChainLink = { grant_id: "grt_p", agent_id: AGENT, status: "active", terms: parent, usage: pair.parent };
-      const c: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: "active", terms: child, usage: pair.child };
-      return decide(requestFor("grt_c", a), [p, c], STATE, a.now).outcome === "allow";
-    });
+    const allowed = fc
+      .sample(
+        delegationArb.chain((d) => fc.tuple(fc.constant(d), usagePairArb, actionArb(d.child))),
+        { numRuns: 2_000, seed: 7 },
+      )
+      .filter(([{ parent, child }, pair, a]) => {
+        const p: ChainLink = { grant_id: "grt_p", agent_id: AGENT, status: "active", terms: parent, usage: pair.parent };
+        const c: ChainLink = { grant_id: "grt_c", agent_id: AGENT, status: "active", terms: child, usage: pair.child };
+        return decide(requestFor("grt_c", a), [p, c], STATE, a.now).outcome === "allow";
+      });
     expect(allowed.length).toBeGreaterThan(200);
   });
 });

@@ -28,7 +28,9 @@ function naiveTrips(history: readonly DecisionRecord[], contract: ContractSpec):
   history.forEach((r, i) => {
     const window = history
       .slice(0, i + 1)
-      .filter((_, j) => (contract.window_decisions != null ? j > i - contract.window_decisions : history[j]!.at > r.at - contract.window_hours! * HOUR_MS));
+      .filter((_, j) =>
+        contract.window_decisions != null ? j > i - contract.window_decisions : history[j]!.at > r.at - contract.window_hours! * HOUR_MS,
+      );
     const status = contractStatus(window.filter((x) => countsTowards(contract.metric, x)).length, window.length, contract.ceiling);
     if (status === "breached" && previous !== "breached") out.push(i);
     previous = status;
@@ -93,11 +95,16 @@ describe("detectTrips", () => {
       let at = T0;
       return steps.map(([gap, outcome]) => record((at += gap), outcome, outcome === "deny" ? "scope.out_of_scope" : undefined));
     });
-    const contractArb = fc.record({
-      metric: fc.constantFrom("refusal_rate", "deny_rate", "gated_rate", "exhausted_rate", "out_of_scope_rate" as const),
-      ceiling: fc.constantFrom(0, 0.05, 0.1, 0.3, 0.5, 1),
-      window: fc.oneof(fc.integer({ min: 1, max: 60 }).map((n) => ({ window_decisions: n })), fc.constantFrom(0.5, 1, 3).map((h) => ({ window_hours: h }))),
-    }).map(({ metric, ceiling, window }): ContractSpec => ({ metric, ceiling, ...window }));
+    const contractArb = fc
+      .record({
+        metric: fc.constantFrom("refusal_rate", "deny_rate", "gated_rate", "exhausted_rate", "out_of_scope_rate" as const),
+        ceiling: fc.constantFrom(0, 0.05, 0.1, 0.3, 0.5, 1),
+        window: fc.oneof(
+          fc.integer({ min: 1, max: 60 }).map((n) => ({ window_decisions: n })),
+          fc.constantFrom(0.5, 1, 3).map((h) => ({ window_hours: h })),
+        ),
+      })
+      .map(({ metric, ceiling, window }): ContractSpec => ({ metric, ceiling, ...window }));
     fc.assert(
       fc.property(historyArb, contractArb, (history, c) => {
         expect(detectTrips(history, c).map((t) => t.index)).toEqual(naiveTrips(history, c));
@@ -119,7 +126,10 @@ describe("detectTrips", () => {
 
   it("replays 1,000,000 decisions in well under two seconds", () => {
     const outcomes: Outcome[] = ["allow", "allow", "allow", "allow", "deny", "allow", "gated", "allow", "exhausted", "allow"];
-    const history: DecisionRecord[] = Array.from({ length: 1_000_000 }, (_, i) => ({ at: T0 + i * 1_000, outcome: outcomes[(i * 7) % 10]! }));
+    const history: DecisionRecord[] = Array.from({ length: 1_000_000 }, (_, i) => ({
+      at: T0 + i * 1_000,
+      outcome: outcomes[(i * 7) % 10]!,
+    }));
     for (const c of [
       { metric: "refusal_rate", ceiling: 0.25, window_decisions: 1_000 },
       { metric: "deny_rate", ceiling: 0.05, window_hours: 24 },
@@ -138,6 +148,10 @@ describe("measureContract", () => {
     expect(last40).toMatchObject({ successes: 0, n: 40, status: "within" });
     const hour = measureContract(history, { metric: "deny_rate", ceiling: 0.1, window_hours: 1 }, T0 + 99 * 60_000);
     expect(hour).toMatchObject({ n: 60, successes: 10, status: "not_demonstrated" });
-    expect(measureContract([], { metric: "deny_rate", ceiling: 0.1, window_hours: 1 }, T0)).toMatchObject({ n: 0, rate: null, status: "not_demonstrated" });
+    expect(measureContract([], { metric: "deny_rate", ceiling: 0.1, window_hours: 1 }, T0)).toMatchObject({
+      n: 0,
+      rate: null,
+      status: "not_demonstrated",
+    });
   });
 });

@@ -22,7 +22,8 @@ describe(`decision vectors (${engineAdapter.name})`, () => {
     it(vector.name, async () => {
       const observed = await engineAdapter.decide(inputOf(file, vector));
       expect(observed).toMatchObject(vector.expect);
-      if (vector.expect.would_outcome === undefined) expect(observed.would_outcome === undefined || observed.outcome === "allow").toBe(true);
+      if (vector.expect.would_outcome === undefined)
+        expect(observed.would_outcome === undefined || observed.outcome === "allow").toBe(true);
     });
   }
 });

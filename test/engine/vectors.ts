@@ -48,7 +48,13 @@ export interface DecisionVector {
 
 interface VectorFile {
   readonly description: string;
-  readonly defaults: { now: string; terms: Record<string, unknown>; chain: readonly LinkSpec[]; request: Record<string, unknown>; state: Record<string, unknown> };
+  readonly defaults: {
+    now: string;
+    terms: Record<string, unknown>;
+    chain: readonly LinkSpec[];
+    request: Record<string, unknown>;
+    state: Record<string, unknown>;
+  };
   readonly vectors: readonly DecisionVector[];
 }
 
@@ -70,14 +76,15 @@ export function loadVectors(): VectorFile {
 /** The engine's arguments for one vector: the file's defaults with the vector's changes applied. */
 export function inputOf(file: VectorFile, vector: DecisionVector): DecisionInput {
   const d = file.defaults;
-  const chain = (vector.chain ?? d.chain).map((link) =>
-    withTimes({
-      grant_id: link.grant_id,
-      agent_id: link.agent_id,
-      status: link.status ?? "active",
-      terms: { ...d.terms, ...link.terms },
-      usage: { uses: 0, settled_minor: 0, holds: [], ...link.usage },
-    }) as ChainLink,
+  const chain = (vector.chain ?? d.chain).map(
+    (link) =>
+      withTimes({
+        grant_id: link.grant_id,
+        agent_id: link.agent_id,
+        status: link.status ?? "active",
+        terms: { ...d.terms, ...link.terms },
+        usage: { uses: 0, settled_minor: 0, holds: [], ...link.usage },
+      }) as ChainLink,
   );
   return {
     chain,
@@ -98,8 +105,11 @@ export function observeDecision(decision: Decision): ObservedDecision {
     ...(decision.residual !== undefined ? { residual: decision.residual } : {}),
     approver: decision.approver,
     counted: decision.counted,
-    holds: decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, expires_at: new Date(h.expires_at).toISOString() })),
+    holds: decision.holds.map((h) => ({
+      grant_id: h.grant_id,
+      amount_minor: h.amount_minor,
+      expires_at: new Date(h.expires_at).toISOString(),
+    })),
     ...(deciding?.grant_id !== undefined ? { grant_id: deciding.grant_id } : {}),
   };
 }
-

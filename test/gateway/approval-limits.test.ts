@@ -64,7 +64,9 @@ describe.skipIf(!SERVER_BUILT)("gateway: approvals, waits and limits", () => {
         resetTimeoutOnProgress: true,
       });
       const pending = await until(async () =>
-        (await get<PendingDecisionList>(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
+        (await get<PendingDecisionList>(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find(
+          (d: PendingDecision) => d.grant_id === grantId,
+        ),
       );
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect((await post(world().server.baseUrl, `/decisions/${pending.ledger_id}/approve`, ADMIN_KEY, {})).status).toBe(201);

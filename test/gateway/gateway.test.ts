@@ -167,7 +167,9 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
         timeout: 60_000,
       });
       const pending = await until(async () =>
-        (await get<PendingDecisionList>(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find((d: PendingDecision) => d.grant_id === grantId),
+        (await get<PendingDecisionList>(world().server.baseUrl, "/decisions/pending", ADMIN_KEY)).decisions.find(
+          (d: PendingDecision) => d.grant_id === grantId,
+        ),
       );
       expect(existsSync(path)).toBe(false);
       // The client asked for progress (the SDK sends a progressToken with `onprogress`): it gets some while it waits.

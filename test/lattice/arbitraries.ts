@@ -35,7 +35,12 @@ export const windowArb = fc.oneof(
 );
 export const policyArb = fc.oneof(
   { weight: 2, arbitrary: fc.constant(null) },
-  { weight: 3, arbitrary: fc.uniqueArray(fc.constantFrom(...POLICY_ATOMS), { minLength: 1, maxLength: 3 }).map((atoms) => atoms.map((a) => `(${a})`).join(" && ")) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .uniqueArray(fc.constantFrom(...POLICY_ATOMS), { minLength: 1, maxLength: 3 })
+      .map((atoms) => atoms.map((a) => `(${a})`).join(" && ")),
+  },
 );
 const modeArb: fc.Arbitrary<EnforcementMode> = fc.constantFrom("observe", "enforce");
 
@@ -91,14 +96,16 @@ export function narrowerThan(parent: GrantTerms): fc.Arbitrary<GrantTerms> {
     n === null ? fc.constantFrom(null, 0, 1, 2, 5) : fc.integer({ min: Math.min(1, n), max: n });
   return fc
     .record({
-      scope: covered.length === 0 ? fc.constant([] as string[]) : fc.uniqueArray(fc.constantFrom(...covered), { minLength: 1, maxLength: 4 }),
+      scope:
+        covered.length === 0 ? fc.constant([] as string[]) : fc.uniqueArray(fc.constantFrom(...covered), { minLength: 1, maxLength: 4 }),
       shrinkStart: fc.constantFrom(0, 0, 1, 3),
       shrinkEnd: fc.constantFrom(0, 0, 1, 3),
       amount: fc.integer({ min: 0, max: parent.budget_amount_minor }),
       count: minusOne(parent.budget_count),
       clean: parent.conditions.clean_context ? fc.constant(true) : fc.boolean(),
       mode: parent.enforcement_mode === "enforce" ? fc.constant("enforce" as const) : modeArb,
-      delegation: parent.delegation_policy === "none" ? fc.constant("none" as const) : fc.constantFrom("none" as const, "attenuating" as const),
+      delegation:
+        parent.delegation_policy === "none" ? fc.constant("none" as const) : fc.constantFrom("none" as const, "attenuating" as const),
       depth: minusOne(parent.delegation_depth_max),
       extra: fc.uniqueArray(fc.constantFrom(...POLICY_ATOMS), { maxLength: 2 }),
     })

@@ -98,7 +98,11 @@ describe("checkAttenuation", () => {
   });
 
   it("compares the use count against the parent's remaining, and no limit only under no limit", () => {
-    expect(only(PARENT, childOf({ budget_count: 8 }), { uses: 3, spent_minor: 0 })).toMatchObject({ axis: "budget_count", parent: 7, child: 8 });
+    expect(only(PARENT, childOf({ budget_count: 8 }), { uses: 3, spent_minor: 0 })).toMatchObject({
+      axis: "budget_count",
+      parent: 7,
+      child: 8,
+    });
     expect(only(PARENT, childOf({ budget_count: null }))).toMatchObject({ axis: "budget_count", parent: 10, child: null });
     expect(checkAttenuation(withTerms({ budget_count: null }), childOf({ budget_count: null }), NONE).ok).toBe(true);
   });
@@ -114,7 +118,11 @@ describe("checkAttenuation", () => {
   });
 
   it("reports a less strict enforcement mode", () => {
-    expect(only(PARENT, childOf({ enforcement_mode: "observe" }))).toMatchObject({ axis: "enforcement_mode", parent: "enforce", child: "observe" });
+    expect(only(PARENT, childOf({ enforcement_mode: "observe" }))).toMatchObject({
+      axis: "enforcement_mode",
+      parent: "enforce",
+      child: "observe",
+    });
     expect(checkAttenuation(withTerms({ enforcement_mode: "observe" }), childOf({ enforcement_mode: "enforce" }), NONE).ok).toBe(true);
   });
 
@@ -125,7 +133,11 @@ describe("checkAttenuation", () => {
 
   it("lets only an attenuating parent delegate", () => {
     const parent = withTerms({ delegation_policy: "none" });
-    expect(only(parent, childOf({ delegation_policy: "none" }))).toMatchObject({ axis: "delegation_policy", parent: "none", child: "none" });
+    expect(only(parent, childOf({ delegation_policy: "none" }))).toMatchObject({
+      axis: "delegation_policy",
+      parent: "none",
+      child: "none",
+    });
   });
 
   it("uses one level of the parent's depth cap", () => {
@@ -258,7 +270,10 @@ describe("policyConjuncts", () => {
 
   it("keeps a top-level disjunction, brackets and string literals whole", () => {
     expect(policyConjuncts("a && b || c")).toEqual(["a && b || c"]);
-    expect(policyConjuncts('tool in ["x && y", "(z"] && args.q == "a) && (b"')).toEqual(['tool in ["x && y", "(z"]', 'args.q == "a) && (b"']);
+    expect(policyConjuncts('tool in ["x && y", "(z"] && args.q == "a) && (b"')).toEqual([
+      'tool in ["x && y", "(z"]',
+      'args.q == "a) && (b"',
+    ]);
     expect(policyConjuncts("(a) || (b)")).toEqual(["(a) || (b)"]);
     expect(policyConjuncts("!(a && b) && c")).toEqual(["!(a && b)", "c"]);
   });

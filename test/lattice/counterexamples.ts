@@ -25,11 +25,20 @@ export const PERMANENT_PAIRS: (readonly [GrantTerms, GrantTerms])[] = [
   // A currency without spending: equivalent, so the canonical form must drop it.
   [BASE, { ...BASE, budget_currency: null }],
   // Scope entries covered by another entry, in another order.
-  [{ ...BASE, scope: { tool: ["pay.*", "pay.send"] } }, { ...BASE, scope: { tool: ["pay.*"] } }],
+  [
+    { ...BASE, scope: { tool: ["pay.*", "pay.send"] } },
+    { ...BASE, scope: { tool: ["pay.*"] } },
+  ],
   // The same conjuncts in another order and with parentheses.
-  [{ ...BASE, policy: "(a == 1) && (b == 2)" }, { ...BASE, policy: "b == 2 && a == 1" }],
+  [
+    { ...BASE, policy: "(a == 1) && (b == 2)" },
+    { ...BASE, policy: "b == 2 && a == 1" },
+  ],
   // Two void grants (an empty window): both are BOTTOM.
-  [{ ...BASE, window: { start: EPOCH, end: EPOCH } }, { ...BASE, audience: null, window: { start: EPOCH + HOUR, end: EPOCH } }],
+  [
+    { ...BASE, window: { start: EPOCH, end: EPOCH } },
+    { ...BASE, audience: null, window: { start: EPOCH + HOUR, end: EPOCH } },
+  ],
 ];
 
 /** Delegations for completeness: each reported axis must have a witness. */

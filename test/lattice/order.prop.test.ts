@@ -10,7 +10,10 @@ const mixedArb = fc.oneof(termsArb, alignedTermsArb);
 
 describe("the order ≤ on grants", () => {
   it("is reflexive", () => {
-    fc.assert(fc.property(mixedArb, (a) => leq(a, a)), propertyOptions());
+    fc.assert(
+      fc.property(mixedArb, (a) => leq(a, a)),
+      propertyOptions(),
+    );
   });
 
   it("is transitive", () => {
@@ -23,7 +26,10 @@ describe("the order ≤ on grants", () => {
   });
 
   it("is transitive on unrelated triples too", () => {
-    fc.assert(fc.property(mixedArb, mixedArb, mixedArb, (a, b, c) => !(leq(a, b) && leq(b, c)) || leq(a, c)), propertyOptions());
+    fc.assert(
+      fc.property(mixedArb, mixedArb, mixedArb, (a, b, c) => !(leq(a, b) && leq(b, c)) || leq(a, c)),
+      propertyOptions(),
+    );
   });
 
   it("is antisymmetric on canonical terms", () => {
@@ -37,11 +43,17 @@ describe("the order ≤ on grants", () => {
   });
 
   it("keeps canonical forms equivalent to their terms", () => {
-    fc.assert(fc.property(mixedArb, (a) => leq(a, normalizeTerms(a)) && leq(normalizeTerms(a), a)), propertyOptions());
+    fc.assert(
+      fc.property(mixedArb, (a) => leq(a, normalizeTerms(a)) && leq(normalizeTerms(a), a)),
+      propertyOptions(),
+    );
   });
 
   it("has BOTTOM below everything", () => {
-    fc.assert(fc.property(mixedArb, (a) => leq(BOTTOM, a)), propertyOptions());
+    fc.assert(
+      fc.property(mixedArb, (a) => leq(BOTTOM, a)),
+      propertyOptions(),
+    );
   });
 });
 
@@ -52,11 +64,16 @@ describe("meet, the greatest lower bound", () => {
   );
 
   it("is below both arguments", () => {
-    fc.assert(fc.property(pairArb, ([a, b]) => leq(meet(a, b), a) && leq(meet(a, b), b)), propertyOptions());
+    fc.assert(
+      fc.property(pairArb, ([a, b]) => leq(meet(a, b), a) && leq(meet(a, b), b)),
+      propertyOptions(),
+    );
   });
 
   it("is above every common lower bound", () => {
-    const triple = pairArb.chain(([a, b]) => fc.oneof(narrowerThan(a), narrowerThan(b), narrowerThan(meet(a, b)), childOf(meet(a, b)), mixedArb).map((c) => [a, b, c] as const));
+    const triple = pairArb.chain(([a, b]) =>
+      fc.oneof(narrowerThan(a), narrowerThan(b), narrowerThan(meet(a, b)), childOf(meet(a, b)), mixedArb).map((c) => [a, b, c] as const),
+    );
     fc.assert(
       fc.property(triple, ([a, b, c]) => !(leq(c, a) && leq(c, b)) || leq(c, meet(a, b))),
       propertyOptions(),
@@ -89,9 +106,14 @@ describe("meet, the greatest lower bound", () => {
 describe("effectiveGrant", () => {
   it("is below every link of the chain, and equal to a lone grant", () => {
     const chainArb = alignedTermsArb.chain((root) =>
-      fc.array(fc.constant(null), { minLength: 0, maxLength: 3 }).chain((steps) =>
-        steps.reduce<fc.Arbitrary<GrantTerms[]>>((acc) => acc.chain((chain) => narrowerThan(chain[chain.length - 1]!).map((next) => [...chain, next])), fc.constant([root])),
-      ),
+      fc
+        .array(fc.constant(null), { minLength: 0, maxLength: 3 })
+        .chain((steps) =>
+          steps.reduce<fc.Arbitrary<GrantTerms[]>>(
+            (acc) => acc.chain((chain) => narrowerThan(chain[chain.length - 1]!).map((next) => [...chain, next])),
+            fc.constant([root]),
+          ),
+        ),
     );
     fc.assert(
       fc.property(chainArb, (chain) => {

@@ -223,7 +223,8 @@ function replicaPromises(pooler: boolean): void {
     );
     const gated = await post<Decision>(replica(1), "/authorize", agent.key, payment(grantId, 2_000));
     expect(gated.body.outcome).toBe("gated");
-    const approver = (await post<KeyCreated>(front, "/keys", admin, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
+    const approver = (await post<KeyCreated>(front, "/keys", admin, { identity: "cfo@example.com", kind: "human", roles: ["approver"] }))
+      .body.key;
     const approvals = await Promise.all([0, 1, 2].map((i) => post(replica(i), `/decisions/${gated.body.ledger_id}/approve`, approver, {})));
     const approved = approvals.filter((r) => r.status === 201 || r.status === 200);
     expect(approved, JSON.stringify(approvals.map((r) => r.body))).toHaveLength(1);
@@ -244,7 +245,8 @@ function replicaPromises(pooler: boolean): void {
   it("a breaker fed from three replicas at once trips exactly once and revokes once", async () => {
     const agent = await agentWithKey(front, "breacher", admin);
     const grants = [await grant(front, agent.id, MONEY, admin), await grant(front, agent.id, MONEY, admin)];
-    const approver = (await post<KeyCreated>(front, "/keys", admin, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
+    const approver = (await post<KeyCreated>(front, "/keys", admin, { identity: "risk@example.com", kind: "human", roles: ["approver"] }))
+      .body.key;
     const contract = await post(front, `/agents/${agent.id}/contracts`, admin, {
       metric: "out_of_scope_rate",
       ceiling: 0.1,
@@ -281,7 +283,12 @@ function replicaPromises(pooler: boolean): void {
     const agent = await agentWithKey(front, "revoked", admin);
     const grantId = await grant(front, agent.id, MONEY, admin);
     const other = await grant(front, agent.id, MONEY, admin);
-    const spare = await post<KeyCreated>(front, "/keys", admin, { identity: "revoked-spare", kind: "service", roles: ["agent"], agent_id: agent.id });
+    const spare = await post<KeyCreated>(front, "/keys", admin, {
+      identity: "revoked-spare",
+      kind: "service",
+      roles: ["agent"],
+      agent_id: agent.id,
+    });
     // Every replica has decided with each before the revocations, so whatever it keeps is warm.
     for (let i = 0; i < 3; i += 1) {
       for (const key of [agent.key, spare.body.key])

@@ -9,7 +9,11 @@ import { describe, expect, it } from "vitest";
 function keyPair(): { jwk: CheckpointKey; raw: Buffer; signText: (text: string) => Buffer } {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
   const x = publicKey.export({ format: "jwk" }).x!;
-  return { jwk: { kty: "OKP", crv: "Ed25519", x, kid: `kid-${x.slice(0, 8)}` }, raw: Buffer.from(x, "base64url"), signText: (text) => sign(null, Buffer.from(text), privateKey) };
+  return {
+    jwk: { kty: "OKP", crv: "Ed25519", x, kid: `kid-${x.slice(0, 8)}` },
+    raw: Buffer.from(x, "base64url"),
+    signText: (text) => sign(null, Buffer.from(text), privateKey),
+  };
 }
 
 const server = keyPair();
@@ -27,7 +31,10 @@ describe("checkpoint notes", () => {
     const blob = Buffer.from(lines[4]!.split(" ")[2]!, "base64");
     expect(blob).toHaveLength(68);
     // C2SP signed-note: the key id is SHA-256(name || "\n" || 0x01 || key)[:4].
-    const expected = createHash("sha256").update(Buffer.concat([Buffer.from(`${ORIGIN}\n`), Buffer.from([1]), server.raw])).digest().subarray(0, 4);
+    const expected = createHash("sha256")
+      .update(Buffer.concat([Buffer.from(`${ORIGIN}\n`), Buffer.from([1]), server.raw]))
+      .digest()
+      .subarray(0, 4);
     expect(blob.subarray(0, 4)).toEqual(expected);
     expect(noteKeyId(ORIGIN, server.raw)).toEqual(expected);
   });
@@ -55,7 +62,16 @@ describe("checkpoint notes", () => {
       "root not 32 bytes": [build([origin, size, root.subarray(1).toString("base64"), blank, signature]), "root"],
       signature: [build([origin, size, rootLine, blank, `\u2014 ${ORIGIN} ${badSignature.toString("base64")}`]), "bad_signature"],
       "key name": [build([origin, size, rootLine, blank, `\u2014 ${ORIGIN}x ${blob.toString("base64")}`]), "unknown_key"],
-      "key id": [build([origin, size, rootLine, blank, `\u2014 ${ORIGIN} ${Buffer.concat([Buffer.from([0, 0, 0, 0]), blob.subarray(4)]).toString("base64")}`]), "unknown_key"],
+      "key id": [
+        build([
+          origin,
+          size,
+          rootLine,
+          blank,
+          `\u2014 ${ORIGIN} ${Buffer.concat([Buffer.from([0, 0, 0, 0]), blob.subarray(4)]).toString("base64")}`,
+        ]),
+        "unknown_key",
+      ],
       "extension line": [build([origin, size, rootLine, "ext", blank, signature]), "extension"],
       "no signature": [build([origin, size, rootLine]), "unsigned"],
       "signature without its dash": [build([origin, size, rootLine, blank, signature.slice(2)]), "malformed"],
@@ -71,13 +87,19 @@ describe("checkpoint notes", () => {
   });
 
   it("refuse any other text without throwing, and text over the limit before reading it", () => {
-    fc.assert(fc.property(fc.string({ maxLength: 400 }), fc.nat(), (noise, at) => {
-      // Random text, and the real note with random text spliced in.
-      const spliced = note.slice(0, at % note.length) + noise + note.slice(at % note.length);
-      expect(verifyCheckpoint(noise, [server.jwk]).ok).toBe(false);
-      if (noise.length > 0) expect(verifyCheckpoint(spliced, [server.jwk]).ok).toBe(false);
-    }), { numRuns: 500 });
-    expect(verifyCheckpoint(note + "x".repeat(CHECKPOINT_LIMITS.noteBytesMax), [server.jwk])).toMatchObject({ ok: false, fault: "too_long" });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), fc.nat(), (noise, at) => {
+        // Random text, and the real note with random text spliced in.
+        const spliced = note.slice(0, at % note.length) + noise + note.slice(at % note.length);
+        expect(verifyCheckpoint(noise, [server.jwk]).ok).toBe(false);
+        if (noise.length > 0) expect(verifyCheckpoint(spliced, [server.jwk]).ok).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+    expect(verifyCheckpoint(note + "x".repeat(CHECKPOINT_LIMITS.noteBytesMax), [server.jwk])).toMatchObject({
+      ok: false,
+      fault: "too_long",
+    });
     expect(verifyCheckpoint(42 as unknown as string, [server.jwk])).toMatchObject({ ok: false, fault: "malformed" });
   });
 });

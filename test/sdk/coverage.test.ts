@@ -23,11 +23,13 @@ const calls: Record<string, (client: AuthorityClient) => Promise<unknown>> = {
   "get /agents": (c) => c.agents.list(),
   "get /agents/{}": (c) => c.agents.get("p1"),
   "get /agents/{}/certification": (c) => c.agents.certification("p1"),
-  "post /agents/{}/certification": (c) => c.agents.certify("p1", { basis: "b", provenance_version: "v", manifest_hash: "m", content_hash: "c", checks: ["x"] }),
+  "post /agents/{}/certification": (c) =>
+    c.agents.certify("p1", { basis: "b", provenance_version: "v", manifest_hash: "m", content_hash: "c", checks: ["x"] }),
   "get /certificates": (c) => c.certificates.list(),
   "post /certificates/{}/revoke": (c) => c.certificates.revoke("p1"),
   "post /grants": (c) => c.grants.issue({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] } }),
-  "post /grants/preview": (c) => c.grants.preview({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] }, action: { tool: "t" } }),
+  "post /grants/preview": (c) =>
+    c.grants.preview({ agent_id: "a", principal_type: "human", principal_id: "p", scope: { tool: ["t"] }, action: { tool: "t" } }),
   "get /grants": (c) => c.grants.list({ status: "active", limit: 10 }),
   "get /grants/pending": (c) => c.grants.pending(),
   "get /grants/{}": (c) => c.grants.get("p1"),
@@ -88,7 +90,9 @@ let server: RecordingServer;
 let client: AuthorityClient;
 
 beforeAll(async () => {
-  server = await startRecordingServer((_request, response) => sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "" }));
+  server = await startRecordingServer((_request, response) =>
+    sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "" }),
+  );
   client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1 });
 });
 
@@ -96,7 +100,9 @@ afterAll(() => server.close());
 
 describe("SDK coverage of the v1 endpoint table", () => {
   it("has a call for every endpoint @agent-authority/api lists", () => {
-    const missing = ENDPOINTS.map((endpoint) => keyOf(endpoint.method, endpoint.path)).filter((key) => calls[key] === undefined && leftOut[key] === undefined);
+    const missing = ENDPOINTS.map((endpoint) => keyOf(endpoint.method, endpoint.path)).filter(
+      (key) => calls[key] === undefined && leftOut[key] === undefined,
+    );
     expect(missing, "add an SDK call (and a line here) for each").toEqual([]);
   });
 
@@ -105,7 +111,10 @@ describe("SDK coverage of the v1 endpoint table", () => {
       const before = server.received.length;
       await call(client);
       const sent = server.received[before]!;
-      const path = sent.url.replace(/^\/v1/, "").replace(/\?.*$/, "").replace(/\/p1(?=\/|$)/g, "/{}");
+      const path = sent.url
+        .replace(/^\/v1/, "")
+        .replace(/\?.*$/, "")
+        .replace(/\/p1(?=\/|$)/g, "/{}");
       expect(keyOf(sent.method, path)).toBe(key);
     }
   });

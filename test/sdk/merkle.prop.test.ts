@@ -2,7 +2,16 @@
 // inclusion and consistency proof verifies and that any altered hash, size or index fails.
 
 import {
-  consistencyProof, emptyRoot, inclusionProof, leafHash, MerkleFrontier, perfectParts, foldParts, treeHash, verifyConsistency, verifyInclusion,
+  consistencyProof,
+  emptyRoot,
+  inclusionProof,
+  leafHash,
+  MerkleFrontier,
+  perfectParts,
+  foldParts,
+  treeHash,
+  verifyConsistency,
+  verifyInclusion,
 } from "@agent-authority/sdk";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -53,26 +62,29 @@ describe("tree hashes", () => {
   });
 
   it("keep the same root when built leaf by leaf from a frontier, and from a frontier rebuilt from stored parts", () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 300 }), (n, more) => {
-      const leaves = leavesOf(n + more);
-      const frontier = new MerkleFrontier();
-      const nodes = new Map<string, Buffer>();
-      leaves.slice(0, n).forEach((leaf, i) => {
-        nodes.set(`0:${i}`, leaf);
-        for (const node of frontier.push(leaf)) nodes.set(`${node.level}:${node.index}`, node.hash);
-      });
-      expect(frontier.root().equals(treeHash(leaves.slice(0, n)))).toBe(true);
-      // Every stored node is the hash of the perfect subtree it names.
-      for (const [key, hash] of nodes) {
-        const [level, index] = key.split(":").map(Number) as [number, number];
-        expect(hash.equals(treeHash(leaves.slice(index * 2 ** level, (index + 1) * 2 ** level)))).toBe(true);
-      }
-      const parts = perfectParts({ start: 0, end: n }).map((p) => nodes.get(`${p.level}:${p.index}`)!);
-      expect(foldParts(parts).equals(frontier.root())).toBe(true);
-      const rebuilt = MerkleFrontier.of(n, parts);
-      for (const leaf of leaves.slice(n)) rebuilt.push(leaf);
-      expect(rebuilt.root().equals(treeHash(leaves))).toBe(true);
-    }), { numRuns: 60 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 300 }), (n, more) => {
+        const leaves = leavesOf(n + more);
+        const frontier = new MerkleFrontier();
+        const nodes = new Map<string, Buffer>();
+        leaves.slice(0, n).forEach((leaf, i) => {
+          nodes.set(`0:${i}`, leaf);
+          for (const node of frontier.push(leaf)) nodes.set(`${node.level}:${node.index}`, node.hash);
+        });
+        expect(frontier.root().equals(treeHash(leaves.slice(0, n)))).toBe(true);
+        // Every stored node is the hash of the perfect subtree it names.
+        for (const [key, hash] of nodes) {
+          const [level, index] = key.split(":").map(Number) as [number, number];
+          expect(hash.equals(treeHash(leaves.slice(index * 2 ** level, (index + 1) * 2 ** level)))).toBe(true);
+        }
+        const parts = perfectParts({ start: 0, end: n }).map((p) => nodes.get(`${p.level}:${p.index}`)!);
+        expect(foldParts(parts).equals(frontier.root())).toBe(true);
+        const rebuilt = MerkleFrontier.of(n, parts);
+        for (const leaf of leaves.slice(n)) rebuilt.push(leaf);
+        expect(rebuilt.root().equals(treeHash(leaves))).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 
@@ -86,30 +98,41 @@ describe("inclusion proofs", () => {
   });
 
   it("fail for any altered leaf, proof hash, index, size or root, and for a proof with a hash added or dropped", () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 2_000 }), fc.nat(), fc.nat(), fc.nat(), (n, at, bit, which) => {
-      const leaves = leavesOf(n, 1);
-      const index = at % n;
-      const root = treeHash(leaves);
-      const proof = inclusionProof(leaves, index);
-      expect(verifyInclusion(index, n, leaves[index]!, proof, root)).toBe(true);
-      expect(verifyInclusion(index, n, flipped(leaves[index]!, bit), proof, root)).toBe(false);
-      expect(verifyInclusion(index, n, leaves[index]!, proof, flipped(root, bit))).toBe(false);
-      if (proof.length > 0) {
-        const k = which % proof.length;
-        expect(verifyInclusion(index, n, leaves[index]!, proof.map((p, i) => (i === k ? flipped(p, bit) : p)), root)).toBe(false);
-        expect(verifyInclusion(index, n, leaves[index]!, proof.slice(0, -1), root)).toBe(false);
-      }
-      expect(verifyInclusion(index, n, leaves[index]!, [...proof, leaves[0]!], root)).toBe(false);
-      // Another index or size: the same leaf is not proved there (unless the leaf is there too, which distinct leaves exclude).
-      const otherIndex = (index + 1 + (which % n)) % n;
-      if (otherIndex !== index) expect(verifyInclusion(otherIndex, n, leaves[index]!, proof, root)).toBe(false);
-      // Another size: a size is signed with its root, so the proof is checked against that size's root.
-      const larger = leavesOf(n + 1 + (which % 5), 1);
-      expect(verifyInclusion(index, larger.length, leaves[index]!, proof, treeHash(larger))).toBe(false);
-      if (n > 1 && index < n - 1) expect(verifyInclusion(index, n - 1, leaves[index]!, proof, treeHash(leaves.slice(0, -1)))).toBe(false);
-      expect(verifyInclusion(n, n, leaves[index]!, proof, root)).toBe(false);
-      expect(verifyInclusion(-1, n, leaves[index]!, proof, root)).toBe(false);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2_000 }), fc.nat(), fc.nat(), fc.nat(), (n, at, bit, which) => {
+        const leaves = leavesOf(n, 1);
+        const index = at % n;
+        const root = treeHash(leaves);
+        const proof = inclusionProof(leaves, index);
+        expect(verifyInclusion(index, n, leaves[index]!, proof, root)).toBe(true);
+        expect(verifyInclusion(index, n, flipped(leaves[index]!, bit), proof, root)).toBe(false);
+        expect(verifyInclusion(index, n, leaves[index]!, proof, flipped(root, bit))).toBe(false);
+        if (proof.length > 0) {
+          const k = which % proof.length;
+          expect(
+            verifyInclusion(
+              index,
+              n,
+              leaves[index]!,
+              proof.map((p, i) => (i === k ? flipped(p, bit) : p)),
+              root,
+            ),
+          ).toBe(false);
+          expect(verifyInclusion(index, n, leaves[index]!, proof.slice(0, -1), root)).toBe(false);
+        }
+        expect(verifyInclusion(index, n, leaves[index]!, [...proof, leaves[0]!], root)).toBe(false);
+        // Another index or size: the same leaf is not proved there (unless the leaf is there too, which distinct leaves exclude).
+        const otherIndex = (index + 1 + (which % n)) % n;
+        if (otherIndex !== index) expect(verifyInclusion(otherIndex, n, leaves[index]!, proof, root)).toBe(false);
+        // Another size: a size is signed with its root, so the proof is checked against that size's root.
+        const larger = leavesOf(n + 1 + (which % 5), 1);
+        expect(verifyInclusion(index, larger.length, leaves[index]!, proof, treeHash(larger))).toBe(false);
+        if (n > 1 && index < n - 1) expect(verifyInclusion(index, n - 1, leaves[index]!, proof, treeHash(leaves.slice(0, -1)))).toBe(false);
+        expect(verifyInclusion(n, n, leaves[index]!, proof, root)).toBe(false);
+        expect(verifyInclusion(-1, n, leaves[index]!, proof, root)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -125,30 +148,41 @@ describe("consistency proofs", () => {
   });
 
   it("fail for any altered root, proof hash, size, for a proof with a hash added or dropped, and for a tree that is not an extension", () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 2_000 }), fc.nat(), fc.nat(), fc.nat(), (n, at, bit, which) => {
-      const leaves = leavesOf(n, 3);
-      const m = 1 + (at % n);
-      const first = treeHash(leaves.slice(0, m));
-      const second = treeHash(leaves);
-      const proof = consistencyProof(leaves, m);
-      expect(verifyConsistency(m, n, first, second, proof)).toBe(true);
-      expect(verifyConsistency(m, n, flipped(first, bit), second, proof)).toBe(false);
-      expect(verifyConsistency(m, n, first, flipped(second, bit), proof)).toBe(false);
-      if (proof.length > 0) {
-        const k = which % proof.length;
-        expect(verifyConsistency(m, n, first, second, proof.map((p, i) => (i === k ? flipped(p, bit) : p)))).toBe(false);
-        expect(verifyConsistency(m, n, first, second, proof.slice(1))).toBe(false);
-      }
-      expect(verifyConsistency(m, n, first, second, [...proof, first])).toBe(false);
-      if (m < n) {
-        // Another size, with the root a checkpoint of that size would sign.
-        expect(verifyConsistency(m, n + 1, first, treeHash(leavesOf(n + 1, 3)), proof)).toBe(false);
-        if (m > 1) expect(verifyConsistency(m - 1, n, treeHash(leaves.slice(0, m - 1)), second, proof)).toBe(false);
-        // A tree whose first m leaves were rewritten is no extension of the first.
-        const rewritten = leaves.map((leaf, i) => (i === which % m ? flipped(leaf, bit) : leaf));
-        expect(verifyConsistency(m, n, first, treeHash(rewritten), consistencyProof(rewritten, m))).toBe(false);
-      }
-      expect(verifyConsistency(n + 1, n, first, second, proof)).toBe(false);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2_000 }), fc.nat(), fc.nat(), fc.nat(), (n, at, bit, which) => {
+        const leaves = leavesOf(n, 3);
+        const m = 1 + (at % n);
+        const first = treeHash(leaves.slice(0, m));
+        const second = treeHash(leaves);
+        const proof = consistencyProof(leaves, m);
+        expect(verifyConsistency(m, n, first, second, proof)).toBe(true);
+        expect(verifyConsistency(m, n, flipped(first, bit), second, proof)).toBe(false);
+        expect(verifyConsistency(m, n, first, flipped(second, bit), proof)).toBe(false);
+        if (proof.length > 0) {
+          const k = which % proof.length;
+          expect(
+            verifyConsistency(
+              m,
+              n,
+              first,
+              second,
+              proof.map((p, i) => (i === k ? flipped(p, bit) : p)),
+            ),
+          ).toBe(false);
+          expect(verifyConsistency(m, n, first, second, proof.slice(1))).toBe(false);
+        }
+        expect(verifyConsistency(m, n, first, second, [...proof, first])).toBe(false);
+        if (m < n) {
+          // Another size, with the root a checkpoint of that size would sign.
+          expect(verifyConsistency(m, n + 1, first, treeHash(leavesOf(n + 1, 3)), proof)).toBe(false);
+          if (m > 1) expect(verifyConsistency(m - 1, n, treeHash(leaves.slice(0, m - 1)), second, proof)).toBe(false);
+          // A tree whose first m leaves were rewritten is no extension of the first.
+          const rewritten = leaves.map((leaf, i) => (i === which % m ? flipped(leaf, bit) : leaf));
+          expect(verifyConsistency(m, n, first, treeHash(rewritten), consistencyProof(rewritten, m))).toBe(false);
+        }
+        expect(verifyConsistency(n + 1, n, first, second, proof)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -3,7 +3,17 @@
 
 import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import {
-  canonicalJson, checkpointText, inclusionProof, leafHash, receiptDigest, recordLeaf, sealedHash, signedNote, treeHash, verifyReceipt, type CheckpointKey,
+  canonicalJson,
+  checkpointText,
+  inclusionProof,
+  leafHash,
+  receiptDigest,
+  recordLeaf,
+  sealedHash,
+  signedNote,
+  treeHash,
+  verifyReceipt,
+  type CheckpointKey,
 } from "@agent-authority/sdk";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -19,7 +29,14 @@ function buildReceipt(size: number, at: number, later: number): Record<string, u
   const genesis = "0".repeat(64);
   const decision = canonicalJson({ agent_id: "agt_1", kind: "decision", ledger_id: "led_d", outcome: "allow", seq: 1, tree_id: "grt_t" });
   const decisionHash = sealedHash(genesis, decision);
-  const settlement = canonicalJson({ amount_minor: 5, decision_ledger_id: "led_d", kind: "settlement", ledger_id: "led_s", seq: 2, tree_id: "grt_t" });
+  const settlement = canonicalJson({
+    amount_minor: 5,
+    decision_ledger_id: "led_d",
+    kind: "settlement",
+    ledger_id: "led_s",
+    seq: 2,
+    tree_id: "grt_t",
+  });
   const settlementHash = sealedHash(decisionHash, settlement);
   const leaves = Array.from({ length: size }, (_, i) => leafHash(Buffer.from(`other record ${i}`)));
   leaves[at] = recordLeaf(decisionHash);
@@ -27,14 +44,25 @@ function buildReceipt(size: number, at: number, later: number): Record<string, u
   const text = checkpointText({ origin: ORIGIN, size, root: treeHash(leaves) });
   const note = signedNote(text, ORIGIN, Buffer.from(x, "base64url"), sign(null, Buffer.from(text), privateKey));
   const entry = (index: number, prev: string, hash: string, record: string) => ({
-    leaf_index: index, prev_hash: prev, hash, record, inclusion_proof: inclusionProof(leaves, index).map((h) => h.toString("base64")),
+    leaf_index: index,
+    prev_hash: prev,
+    hash,
+    record,
+    inclusion_proof: inclusionProof(leaves, index).map((h) => h.toString("base64")),
   });
   const body = {
-    format: "agent-authority.receipt.v1", ledger_id: "led_d", kid, checkpoint: note,
-    record: entry(at, genesis, decisionHash, decision), settlements: [entry(later, decisionHash, settlementHash, settlement)],
+    format: "agent-authority.receipt.v1",
+    ledger_id: "led_d",
+    kid,
+    checkpoint: note,
+    record: entry(at, genesis, decisionHash, decision),
+    settlements: [entry(later, decisionHash, settlementHash, settlement)],
   };
   const statement = { ledger_id: "led_d", receipt_sha256: receiptDigest(body), type: "authority.receipt.v1" };
-  return { ...body, signature: { alg: "EdDSA", kid, statement, value: sign(null, Buffer.from(canonicalJson(statement)), privateKey).toString("base64url") } };
+  return {
+    ...body,
+    signature: { alg: "EdDSA", kid, statement, value: sign(null, Buffer.from(canonicalJson(statement)), privateKey).toString("base64url") },
+  };
 }
 
 /** Every path to a member at every depth. */
@@ -53,36 +81,59 @@ function replaced(value: unknown, path: (string | number)[], member: unknown): u
   return copy;
 }
 
-const receipts = fc.integer({ min: 2, max: 300 }).chain((size) => fc.tuple(fc.constant(size), fc.integer({ min: 0, max: size - 2 })).chain(([n, at]) =>
-  fc.tuple(fc.constant(n), fc.constant(at), fc.integer({ min: at + 1, max: n - 1 }))));
+const receipts = fc
+  .integer({ min: 2, max: 300 })
+  .chain((size) =>
+    fc
+      .tuple(fc.constant(size), fc.integer({ min: 0, max: size - 2 }))
+      .chain(([n, at]) => fc.tuple(fc.constant(n), fc.constant(at), fc.integer({ min: at + 1, max: n - 1 }))),
+  );
 
 describe("verifyReceipt", () => {
   it("verifies a receipt built from the published rules, wherever its records sit in the tree", () => {
-    fc.assert(fc.property(receipts, ([size, at, later]) => {
-      const result = verifyReceipt(buildReceipt(size, at, later), keys);
-      expect(result).toMatchObject({ ok: true, ledger_id: "led_d", tree_size: size, leaf_index: at, origin: ORIGIN });
-    }), { numRuns: 40 });
+    fc.assert(
+      fc.property(receipts, ([size, at, later]) => {
+        const result = verifyReceipt(buildReceipt(size, at, later), keys);
+        expect(result).toMatchObject({ ok: true, ledger_id: "led_d", tree_size: size, leaf_index: at, origin: ORIGIN });
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it("fails on any member replaced by any other JSON value, at any depth", () => {
     const receipt = buildReceipt(37, 5, 30);
     const all = paths(receipt);
-    fc.assert(fc.property(fc.constantFrom(...all), fc.jsonValue({ maxDepth: 2 }), (path, value) => {
-      fc.pre(canonicalJson(value) !== canonicalJson(path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], receipt)));
-      expect(verifyReceipt(replaced(receipt, path, value), keys).ok, path.join(".")).toBe(false);
-    }), { numRuns: 1_000 });
+    fc.assert(
+      fc.property(fc.constantFrom(...all), fc.jsonValue({ maxDepth: 2 }), (path, value) => {
+        fc.pre(canonicalJson(value) !== canonicalJson(path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], receipt)));
+        expect(verifyReceipt(replaced(receipt, path, value), keys).ok, path.join(".")).toBe(false);
+      }),
+      { numRuns: 1_000 },
+    );
   });
 
   it("fails closed on anything that is not a receipt, and with keys other than the signer's", () => {
-    fc.assert(fc.property(fc.anything(), (value) => {
-      expect(verifyReceipt(value, keys).ok).toBe(false);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        expect(verifyReceipt(value, keys).ok).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
     const receipt = buildReceipt(9, 0, 8);
     const other = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" }).x!;
     expect(verifyReceipt(receipt, [{ kty: "OKP", crv: "Ed25519", x: other, kid }])).toMatchObject({ ok: false, field: "checkpoint" });
-    expect(verifyReceipt(receipt, [{ kty: "RSA", kid }, { kty: "OKP", crv: "Ed25519", x: "short", kid }])).toMatchObject({ ok: false, field: "checkpoint" });
+    expect(
+      verifyReceipt(receipt, [
+        { kty: "RSA", kid },
+        { kty: "OKP", crv: "Ed25519", x: "short", kid },
+      ]),
+    ).toMatchObject({ ok: false, field: "checkpoint" });
     // A proof longer than any tree's is refused before it is hashed.
-    const long = replaced(receipt, ["record", "inclusion_proof"], Array.from({ length: 65 }, () => `${"A".repeat(43)}=`));
+    const long = replaced(
+      receipt,
+      ["record", "inclusion_proof"],
+      Array.from({ length: 65 }, () => `${"A".repeat(43)}=`),
+    );
     expect(verifyReceipt(long, keys)).toMatchObject({ ok: false, field: "record.inclusion_proof" });
   });
 });

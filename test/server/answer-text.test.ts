@@ -13,74 +13,110 @@ const GATES = ["grant", "status", "window", "audience", "certification", "scope"
 const OUTCOMES = ["allow", "deny", "exhausted", "gated"] as const;
 
 /** A gate as the engine builds one: `gate`, `result`, `code`, `reason`, then `outcome` and `grant_id` when present. */
-const gate: fc.Arbitrary<GateResult> = fc.record({
-  gate: fc.constantFrom(...GATES),
-  result: fc.constantFrom("pass", "fail", "skipped", "not_reached" as const),
-  code: fc.oneof(fc.constantFrom("scope.covered", "budget.fits"), fc.string({ maxLength: 6 })),
-  // A small pool of reasons, so that gates that differ only in another member share one.
-  reason: fc.oneof(
-    fc.constantFrom("every condition of the chain holds", "tool `a\"b` is in scope", "é \u2028 \\ </script>", "x".repeat(512), "y".repeat(513)),
-    fc.string({ maxLength: 12 }),
-  ),
-  outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
-  grant_id: fc.option(fc.constantFrom("grt_a", "grt_b"), { nil: undefined }),
-}).map(({ gate, result, code, reason, outcome, grant_id }) => ({
-  gate, result, code, reason, ...(outcome === undefined ? {} : { outcome }), ...(grant_id === undefined ? {} : { grant_id }),
-}));
+const gate: fc.Arbitrary<GateResult> = fc
+  .record({
+    gate: fc.constantFrom(...GATES),
+    result: fc.constantFrom("pass", "fail", "skipped", "not_reached" as const),
+    code: fc.oneof(fc.constantFrom("scope.covered", "budget.fits"), fc.string({ maxLength: 6 })),
+    // A small pool of reasons, so that gates that differ only in another member share one.
+    reason: fc.oneof(
+      fc.constantFrom(
+        "every condition of the chain holds",
+        'tool `a"b` is in scope',
+        "é \u2028 \\ </script>",
+        "x".repeat(512),
+        "y".repeat(513),
+      ),
+      fc.string({ maxLength: 12 }),
+    ),
+    outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
+    grant_id: fc.option(fc.constantFrom("grt_a", "grt_b"), { nil: undefined }),
+  })
+  .map(({ gate, result, code, reason, outcome, grant_id }) => ({
+    gate,
+    result,
+    code,
+    reason,
+    ...(outcome === undefined ? {} : { outcome }),
+    ...(grant_id === undefined ? {} : { grant_id }),
+  }));
 
 describe("gateTexts", () => {
   it("writes JSON.stringify of the engine's gates for the answer and their canonical JSON for the record, however often a reason comes back", () => {
-    fc.assert(fc.property(fc.array(gate, { maxLength: 12 }), (gates) => {
-      const texts = gateTexts(gates);
-      expect(texts.answer).toBe(JSON.stringify(gates));
-      expect(texts.sealed).toBe(canonicalJson(gates));
-    }), { numRuns: 1_000 });
+    fc.assert(
+      fc.property(fc.array(gate, { maxLength: 12 }), (gates) => {
+        const texts = gateTexts(gates);
+        expect(texts.answer).toBe(JSON.stringify(gates));
+        expect(texts.sealed).toBe(canonicalJson(gates));
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });
 
 describe("decisionAnswerText", () => {
-  const decision: fc.Arbitrary<Decision> = fc.record({
-    outcome: fc.constantFrom(...OUTCOMES),
-    would_outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
-    mode: fc.constantFrom("enforce", "observe" as const),
-    decided_by: fc.option(fc.constantFrom(...GATES), { nil: null }),
-    reason_code: fc.string({ maxLength: 8 }),
-    reason: fc.string({ maxLength: 16 }),
-    gates: fc.array(gate, { maxLength: 9 }),
-    residual: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
-    approver: fc.option(fc.string({ maxLength: 8 }), { nil: null }),
-    approval_id: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
-    counted: fc.boolean(),
-    holds: fc.array(fc.record({
-      grant_id: fc.constantFrom("grt_a", "grt_b"), amount_minor: fc.nat(), currency: fc.option(fc.constantFrom("EUR"), { nil: null }),
-      expires_at: fc.integer({ min: 0, max: 4_102_444_800_000 }),
-    }), { maxLength: 3 }),
-  }, { requiredKeys: ["outcome", "mode", "decided_by", "reason_code", "reason", "gates", "approver", "counted", "holds"] }) as fc.Arbitrary<Decision>;
+  const decision: fc.Arbitrary<Decision> = fc.record(
+    {
+      outcome: fc.constantFrom(...OUTCOMES),
+      would_outcome: fc.option(fc.constantFrom(...OUTCOMES), { nil: undefined }),
+      mode: fc.constantFrom("enforce", "observe" as const),
+      decided_by: fc.option(fc.constantFrom(...GATES), { nil: null }),
+      reason_code: fc.string({ maxLength: 8 }),
+      reason: fc.string({ maxLength: 16 }),
+      gates: fc.array(gate, { maxLength: 9 }),
+      residual: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+      approver: fc.option(fc.string({ maxLength: 8 }), { nil: null }),
+      approval_id: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+      counted: fc.boolean(),
+      holds: fc.array(
+        fc.record({
+          grant_id: fc.constantFrom("grt_a", "grt_b"),
+          amount_minor: fc.nat(),
+          currency: fc.option(fc.constantFrom("EUR"), { nil: null }),
+          expires_at: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+        }),
+        { maxLength: 3 },
+      ),
+    },
+    { requiredKeys: ["outcome", "mode", "decided_by", "reason_code", "reason", "gates", "approver", "counted", "holds"] },
+  ) as fc.Arbitrary<Decision>;
 
   /** The answer as a value, in API order: what the text must be the serialisation of. */
   const answer = (ledgerId: string, d: Decision, now: number) => ({
     ledger_id: ledgerId,
     ...decisionOutcomeFields(d),
     ...(d.approval_id === undefined ? {} : { approval_id: d.approval_id }),
-    holds: d.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: new Date(h.expires_at).toISOString() })),
+    holds: d.holds.map((h) => ({
+      grant_id: h.grant_id,
+      amount_minor: h.amount_minor,
+      currency: h.currency,
+      expires_at: new Date(h.expires_at).toISOString(),
+    })),
     decided_at: new Date(now).toISOString(),
   });
 
   it("is JSON.stringify of the answer's value, the gates written by gateTexts", () => {
-    fc.assert(fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), (d, now) => {
-      expect(decisionAnswerText("led_x", d, now, gateTexts(d.gates).answer)).toBe(JSON.stringify(answer("led_x", d, now)));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), (d, now) => {
+        expect(decisionAnswerText("led_x", d, now, gateTexts(d.gates).answer)).toBe(JSON.stringify(answer("led_x", d, now)));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("ends with the signature when there is one, as JSON.stringify writes it", () => {
     const signature = fc.record({
-      alg: fc.constant("EdDSA" as const), kid: fc.string({ maxLength: 8 }),
+      alg: fc.constant("EdDSA" as const),
+      kid: fc.string({ maxLength: 8 }),
       statement: fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.constant(null))),
       value: fc.base64String({ maxLength: 20 }),
     });
-    fc.assert(fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), signature, (d, now, sig) => {
-      const text = decisionAnswerText("led_y", d, now, gateTexts(d.gates).answer, sig);
-      expect(text).toBe(JSON.stringify({ ...answer("led_y", d, now), signature: sig }));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), signature, (d, now, sig) => {
+        const text = decisionAnswerText("led_y", d, now, gateTexts(d.gates).answer, sig);
+        expect(text).toBe(JSON.stringify({ ...answer("led_y", d, now), signature: sig }));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

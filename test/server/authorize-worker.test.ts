@@ -9,7 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NEW_DATABASE_PAGE_SIZE, THREAD_CHECKPOINT_STEP, THREADED_WRITER_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/sqlite-driver.js";
+import {
+  NEW_DATABASE_PAGE_SIZE,
+  THREAD_CHECKPOINT_STEP,
+  THREADED_WRITER_CHECKPOINT_FRAMES,
+  WRITER_CHECKPOINT_FRAMES,
+} from "../../server/src/store/sqlite-driver.js";
 import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY } from "./http-harness.js";
 import { nestedList } from "./hostile-http.js";
@@ -42,7 +47,9 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
 
   const authorize = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     fetch(`${server.baseUrl}/authorize`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body),
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
     });
 
   it("says where authorize runs, and is ready while the worker runs", async () => {
@@ -93,10 +100,20 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const agent = await agentWithKey(server.baseUrl, "worker-deep");
     const grantId = await grant(server.baseUrl, agent.id, { budget_count: 10, policy: "args.a == args.b" });
     const deep = nestedList(API_LIMITS.requestJsonDepthMax - 2);
-    const decided = await authorize(agent.key, { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION, args: { a: deep, b: deep } });
+    const decided = await authorize(agent.key, {
+      grant_id: grantId,
+      tool: "payments.send",
+      attestation: ATTESTATION,
+      args: { a: deep, b: deep },
+    });
     expect(decided.status).toBe(200);
     expect((await decided.json()).outcome).toBe("allow");
-    const over = await authorize(agent.key, { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION, args: { a: [deep], b: 1 } });
+    const over = await authorize(agent.key, {
+      grant_id: grantId,
+      tool: "payments.send",
+      attestation: ATTESTATION,
+      args: { a: [deep], b: 1 },
+    });
     expect(over.status).toBe(400);
     expect((await over.json()).code).toBe("body_too_deep");
     expect((await get(server.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(1);
@@ -123,9 +140,16 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
     const keyId = (await get(server.baseUrl, "/whoami", agent.key)).id as string;
     expect(keyId).toMatch(/^key_/);
-    const answers = [await authorize(agent.key, body, { "idempotency-key": "logged-once" }), await authorize(agent.key, body, { "idempotency-key": "logged-once" })];
+    const answers = [
+      await authorize(agent.key, body, { "idempotency-key": "logged-once" }),
+      await authorize(agent.key, body, { "idempotency-key": "logged-once" }),
+    ];
     const ids = answers.map((answer) => answer.headers.get("x-request-id"));
-    const logged = (): string[] => server.output().split("\n").filter((line) => ids.some((id) => id !== null && line.includes(id)));
+    const logged = (): string[] =>
+      server
+        .output()
+        .split("\n")
+        .filter((line) => ids.some((id) => id !== null && line.includes(id)));
     // The line is written once the answer has gone out; wait for it, a bounded number of times.
     for (let tries = 0; tries < 100 && logged().length < 2; tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
     const lines = logged();
@@ -138,7 +162,12 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     const agent = await agentWithKey(base, "worker-keys");
     const grantId = await grant(base, agent.id, { budget_count: 100 });
     const body = { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION };
-    const rotated = await post<KeyCreated>(base, "/keys", ADMIN_KEY, { identity: "worker-keys-rotated", kind: "service", roles: ["agent"], agent_id: agent.id });
+    const rotated = await post<KeyCreated>(base, "/keys", ADMIN_KEY, {
+      identity: "worker-keys-rotated",
+      kind: "service",
+      roles: ["agent"],
+      agent_id: agent.id,
+    });
     // Twice, so that the key's row is in the worker's cache when the main thread revokes it.
     for (let i = 0; i < 2; i += 1) expect((await (await authorize(rotated.body.key, body)).json()).outcome).toBe("allow");
     expect((await post(base, `/keys/${rotated.body.id}/revoke`, ADMIN_KEY, { reason: "rotated" })).status).toBe(200);
@@ -148,7 +177,11 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect((await revoked.json()).detail).toBe("the key is unknown or revoked");
 
     // A key without the agent role: 403, with a good body or a bad one.
-    const auditor = await post<KeyCreated>(base, "/keys", ADMIN_KEY, { identity: "worker-keys-auditor", kind: "service", roles: ["auditor"] });
+    const auditor = await post<KeyCreated>(base, "/keys", ADMIN_KEY, {
+      identity: "worker-keys-auditor",
+      kind: "service",
+      roles: ["auditor"],
+    });
     expect((await authorize(auditor.body.key, body)).status).toBe(403);
     expect((await authorize(auditor.body.key, { tool: 1 })).status).toBe(403);
     // An unknown key is a 401 before a bad body's 400; a good key with a bad body is the 400.
@@ -157,7 +190,11 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect(unknown.headers.get("www-authenticate")).toMatch(/^Bearer /);
     expect((await authorize(agent.key, { tool: 1 })).status).toBe(400);
     expect((await authorize(agent.key, body, { "idempotency-key": "" })).status).toBe(400);
-    const keyless = await fetch(`${base}/authorize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const keyless = await fetch(`${base}/authorize`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     expect(keyless.status).toBe(401);
     // Only the two allowed decisions counted.
     expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(2);
@@ -196,7 +233,7 @@ describe.skipIf(!SERVER_BUILT)("authorize on the worker thread (SQLite, compiled
     expect(passed).toBe(true);
     expect(restarted).toBe(true);
     // Never longer than the writer's checkpoint and the last commits: about 20 MiB of 2 KiB pages.
-    expect(statSync(`${database}-wal`).size).toBeLessThan(((THREADED_WRITER_CHECKPOINT_FRAMES + 1_000) * (NEW_DATABASE_PAGE_SIZE + 24)) + 32);
+    expect(statSync(`${database}-wal`).size).toBeLessThan((THREADED_WRITER_CHECKPOINT_FRAMES + 1_000) * (NEW_DATABASE_PAGE_SIZE + 24) + 32);
     expect((await get(base, `/grants/${grantId}`, ADMIN_KEY)).uses).toBe(decisions);
   });
 

@@ -2,7 +2,16 @@
 
 import { API_LIMITS } from "@agent-authority/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, CERTIFICATION, certifiedAgentId, expectProblem, startTestServer, type CallOptions, type Reply, type TestServer } from "./http-harness.js";
+import {
+  ADMIN_KEY,
+  CERTIFICATION,
+  certifiedAgentId,
+  expectProblem,
+  startTestServer,
+  type CallOptions,
+  type Reply,
+  type TestServer,
+} from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 import type { Problem } from "@agent-authority/sdk";
 
@@ -52,7 +61,13 @@ export function badInputSuite(target: StoreTarget): void {
     });
 
     it("refuses wrong types and says where", async () => {
-      const reply = await refused("POST", "/grants", { body: valid({ budget_amount_minor: "100", budget_currency: "EUR", ttl_hours: 1.5 }) }, 400, "invalid_body");
+      const reply = await refused(
+        "POST",
+        "/grants",
+        { body: valid({ budget_amount_minor: "100", budget_currency: "EUR", ttl_hours: 1.5 }) },
+        400,
+        "invalid_body",
+      );
       expect(reply.body.errors.map((e: ProblemError) => e.pointer)).toEqual(expect.arrayContaining(["/budget_amount_minor", "/ttl_hours"]));
       await refused("POST", "/grants", { body: [valid()] }, 400, "invalid_body");
       await refused("POST", "/grants", { body: valid({ scope: { tool: "payments.refund" } }) }, 400, "invalid_body");
@@ -63,14 +78,22 @@ export function badInputSuite(target: StoreTarget): void {
 
     it("refuses missing fields and names each one", async () => {
       const reply = await refused("POST", "/grants", { body: { agent_id: agentId } }, 400, "invalid_body");
-      expect(reply.body.errors.map((e: ProblemError) => e.pointer)).toEqual(expect.arrayContaining(["/principal_type", "/principal_id", "/scope"]));
+      expect(reply.body.errors.map((e: ProblemError) => e.pointer)).toEqual(
+        expect.arrayContaining(["/principal_type", "/principal_id", "/scope"]),
+      );
       await refused("POST", "/grants", { body: valid({ budget_amount_minor: 100 }) }, 400, "invalid_body");
     });
 
     it("refuses unknown fields with a clear error, at any depth", async () => {
       const top = await refused("POST", "/grants", { body: valid({ budget: 5 }) }, 400, "unknown_field");
       expect(top.body.detail).toContain("/budget");
-      const nested = await refused("POST", "/grants", { body: valid({ conditions: { clean_context: true, sober: true } }) }, 400, "unknown_field");
+      const nested = await refused(
+        "POST",
+        "/grants",
+        { body: valid({ conditions: { clean_context: true, sober: true } }) },
+        400,
+        "unknown_field",
+      );
       expect(nested.body.errors[0].pointer).toBe("/conditions/sober");
       await refused("POST", `/grants/${grantId}/enforcement`, { body: { enforcement_mode: "enforce", force: true } }, 400, "unknown_field");
     });
@@ -160,7 +183,13 @@ export function badInputSuite(target: StoreTarget): void {
       const typed = await refused("POST", "/grants", { body: valid({ policy: 'amount_minor <= "100"' }) }, 422, "invalid_policy");
       expect(typed.body.diagnostics.length).toBeGreaterThan(0);
       await refused("POST", `/grants/${grantId}/delegate`, { body: { agent_id: agentId, policy: "tool ==" } }, 422, "invalid_policy");
-      await refused("POST", "/grants/preview", { body: valid({ policy: "(((", action: { tool: "payments.refund" } }) }, 422, "invalid_policy");
+      await refused(
+        "POST",
+        "/grants/preview",
+        { body: valid({ policy: "(((", action: { tool: "payments.refund" } }) },
+        422,
+        "invalid_policy",
+      );
     });
   });
 

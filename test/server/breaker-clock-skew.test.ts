@@ -22,10 +22,23 @@ describe("a breaker fed by two replicas whose clocks disagree", () => {
   beforeAll(async () => {
     db = await postgresTarget.create();
     for (const which of ["behind", "ahead"] as const) {
-      servers.push(await startServer({
-        host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, databaseSchema: db.schema, environment: ENVIRONMENT,
-        adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 1_000_000, logLevel: "silent", serverKey: TEST_SERVER_KEY,
-      }, { now: () => (clocks[which] += 1_000) }));
+      servers.push(
+        await startServer(
+          {
+            host: "127.0.0.1",
+            port: 0,
+            dataDir: "unused",
+            databaseUrl: db.url,
+            databaseSchema: db.schema,
+            environment: ENVIRONMENT,
+            adminKey: ADMIN_KEY,
+            autoApprovalCeilingMinor: 1_000_000,
+            logLevel: "silent",
+            serverKey: TEST_SERVER_KEY,
+          },
+          { now: () => (clocks[which] += 1_000) },
+        ),
+      );
     }
   });
   afterAll(async () => {
@@ -37,11 +50,19 @@ describe("a breaker fed by two replicas whose clocks disagree", () => {
     const [behind, ahead] = servers.map((s) => s.baseUrl) as [string, string];
     const agent = await agentWithKey(behind, "skewed");
     const grantId = await grant(behind, agent.id, { budget_count: 1_000 });
-    const contract = await post(behind, `/agents/${agent.id}/contracts`, ADMIN_KEY, { metric: "out_of_scope_rate", ceiling: 0.1, window_decisions: 20 });
+    const contract = await post(behind, `/agents/${agent.id}/contracts`, ADMIN_KEY, {
+      metric: "out_of_scope_rate",
+      ceiling: 0.1,
+      window_decisions: 20,
+    });
     const breaker = await post(behind, `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: contract.body.id, action: "notify" });
     expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
     const decide = async (base: string, inScope: boolean): Promise<void> => {
-      const reply = await post(base, "/authorize", agent.key, { grant_id: grantId, tool: inScope ? "payments.send" : "mail.send", attestation: ATTESTATION });
+      const reply = await post(base, "/authorize", agent.key, {
+        grant_id: grantId,
+        tool: inScope ? "payments.send" : "mail.send",
+        attestation: ATTESTATION,
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     };
     // Sealed by the replica whose clock is ahead: a clear breach, one trip.

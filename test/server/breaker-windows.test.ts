@@ -39,14 +39,38 @@ function windowsSuite(target: StoreTarget): void {
   it("records live exactly the trips the replay finds", async () => {
     const store = db.store;
     const t0 = Date.now() - 10 * 86_400_000;
-    const { agent } = await store.createAgentIfAbsent({ id: "agt_0000000000000000000000000b", name: "windows", description: null, created_at: t0, created_by: "test" });
+    const { agent } = await store.createAgentIfAbsent({
+      id: "agt_0000000000000000000000000b",
+      name: "windows",
+      description: null,
+      created_at: t0,
+      created_by: "test",
+    });
     const paths = store.breakerPath();
     for (const [i, c] of CONTRACTS.entries()) {
       const id = `ctr_00000000000000000000000${String(i).padStart(3, "0")}`;
-      await paths.insertContract({ ...c, id, agent_id: agent.id, description: null, declared_by: "owner@example.com", declared_by_email: null, declared_at: t0 });
+      await paths.insertContract({
+        ...c,
+        id,
+        agent_id: agent.id,
+        description: null,
+        declared_by: "owner@example.com",
+        declared_by_email: null,
+        declared_at: t0,
+      });
       await paths.insertBreaker({
-        id: `brk_00000000000000000000000${String(i).padStart(3, "0")}`, agent_id: agent.id, contract_id: id, action: "notify", mode: "observe",
-        breached: false, created_at: t0, created_by: "test", armed_at: null, armed_by: null, basis: null, expecting_trips: null,
+        id: `brk_00000000000000000000000${String(i).padStart(3, "0")}`,
+        agent_id: agent.id,
+        contract_id: id,
+        action: "notify",
+        mode: "observe",
+        breached: false,
+        created_at: t0,
+        created_by: "test",
+        armed_at: null,
+        armed_by: null,
+        basis: null,
+        expecting_trips: null,
       });
     }
     const next = random(20_261_122);
@@ -63,10 +87,23 @@ function windowsSuite(target: StoreTarget): void {
       await store.transaction(async (tx) => {
         const watched = await watchBreakers(tx, agent.id);
         await sealRecord(tx.decisionPath(), {
-          id: ledgerId, tree_id: agent.id, kind: "decision", grant_id: "grt_none", agent_id: agent.id, outcome, created_at: at,
+          id: ledgerId,
+          tree_id: agent.id,
+          kind: "decision",
+          grant_id: "grt_none",
+          agent_id: agent.id,
+          outcome,
+          created_at: at,
           body: { would_outcome: null, reason_code: reason },
         });
-        await evaluateBreakersAfterDecision(tx, watched, { ledger_id: ledgerId, agent_id: agent.id, at, outcome, would_outcome: null, reason_code: reason });
+        await evaluateBreakersAfterDecision(tx, watched, {
+          ledger_id: ledgerId,
+          agent_id: agent.id,
+          at,
+          outcome,
+          would_outcome: null,
+          reason_code: reason,
+        });
       });
       history.push({ at, outcome, reason_code: reason });
     }

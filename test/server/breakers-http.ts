@@ -11,7 +11,9 @@ type Finding = FindingList["findings"][number];
 type BreakerEvent = NonNullable<Breaker["history"]>[number];
 
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 
 type Agent = { id: string; key: string };
@@ -21,7 +23,9 @@ export function breakersHttpSuite(target: StoreTarget): void {
   let approverKey: string;
   beforeAll(async () => {
     s = await startDecisionServer(target);
-    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "risk@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (
+      await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "risk@example.com", kind: "human", roles: ["approver"] })
+    ).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -30,7 +34,11 @@ export function breakersHttpSuite(target: StoreTarget): void {
   /** One decision a second: `allow` in scope, `deny` (scope.out_of_scope) outside it. */
   async function decide(agent: Agent, grantId: string, allow: boolean): Promise<Decision> {
     s.clock.now += 1_000;
-    const reply = await s.call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: allow ? "payments.send" : "mail.send", attestation: ATTESTATION });
+    const reply = await s.call<Decision>("POST", "/authorize", agent.key, {
+      grant_id: grantId,
+      tool: allow ? "payments.send" : "mail.send",
+      attestation: ATTESTATION,
+    });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return reply.body;
   }
@@ -62,24 +70,42 @@ export function breakersHttpSuite(target: StoreTarget): void {
       expect(c).toMatchObject({ status: "not_demonstrated", n: 0, rate: null, declared_by: "admin" });
       const b = await breaker(agent.id, c.id, "revoke");
       // 5 refusals in 40 decisions measure 12.5% against a 10% ceiling.
-      await run(agent, grant.id, [[7, true], [1, false], [7, true], [1, false], [7, true], [1, false], [7, true], [1, false], [7, true], [1, false]]);
+      await run(agent, grant.id, [
+        [7, true],
+        [1, false],
+        [7, true],
+        [1, false],
+        [7, true],
+        [1, false],
+        [7, true],
+        [1, false],
+        [7, true],
+        [1, false],
+      ]);
       const list = await s.call<ContractList>("GET", `/agents/${agent.id}/contracts`, ADMIN_KEY);
       expect(list.body.contracts).toHaveLength(1);
       const read = list.body.contracts[0];
       expect(read).toMatchObject({ status: "not_demonstrated", n: 40, successes: 5, rate: 0.125 });
       expect(read.interval.lower).toBeCloseTo(0.0546, 3);
-      expect(read.interval.upper).toBeCloseTo(0.2610, 3);
+      expect(read.interval.upper).toBeCloseTo(0.261, 3);
       expect((await s.call("GET", `/breakers/${b.id}`, ADMIN_KEY)).body.trips).toEqual([]);
       expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body.status).toBe("active");
     });
 
     it("needs exactly one window, and names its declarer", async () => {
       const agent = await certifiedAgent(s, "windows");
-      const both = await s.call("POST", `/agents/${agent.id}/contracts`, ADMIN_KEY, { metric: "deny_rate", ceiling: 0.2, window_decisions: 10, window_hours: 1 });
+      const both = await s.call("POST", `/agents/${agent.id}/contracts`, ADMIN_KEY, {
+        metric: "deny_rate",
+        ceiling: 0.2,
+        window_decisions: 10,
+        window_hours: 1,
+      });
       expect(both.status).toBe(400);
       const none = await s.call("POST", `/agents/${agent.id}/contracts`, ADMIN_KEY, { metric: "deny_rate", ceiling: 0.2 });
       expect(none.status).toBe(400);
-      expect((await s.call("POST", `/agents/${agent.id}/contracts`, ADMIN_KEY, { metric: "deny_rate", ceiling: 1.5, window_hours: 1 })).status).toBe(400);
+      expect(
+        (await s.call("POST", `/agents/${agent.id}/contracts`, ADMIN_KEY, { metric: "deny_rate", ceiling: 1.5, window_hours: 1 })).status,
+      ).toBe(400);
       const c = await contract(agent.id, { metric: "deny_rate", ceiling: 0.2, window_hours: 24 }, approverKey);
       expect(c).toMatchObject({ declared_by: "risk@example.com", window_hours: 24, window_decisions: null });
     });
@@ -103,12 +129,22 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const rowsBefore = await s.db.store.countRows();
       const trips = async (action: string): Promise<number> => {
         const text = (await s.call("GET", "/metrics", ADMIN_KEY)).text;
-        return Number(/^authority_breaker_trips_total\{action="(\w+)",mode="observe"\} (\d+)$/m.exec(text.split("\n").filter((l) => l.includes(`action="${action}",mode="observe"`)).join("\n"))?.[2]);
+        return Number(
+          /^authority_breaker_trips_total\{action="(\w+)",mode="observe"\} (\d+)$/m.exec(
+            text
+              .split("\n")
+              .filter((l) => l.includes(`action="${action}",mode="observe"`))
+              .join("\n"),
+          )?.[2],
+        );
       };
       const tripsBefore = { revoke: await trips("revoke"), notify: await trips("notify") };
       await run(agent, root.id, [[30, false]]);
       // Each breaker's one trip is counted by its action and mode in /v1/metrics.
-      expect({ revoke: await trips("revoke"), notify: await trips("notify") }).toEqual({ revoke: tripsBefore.revoke + 1, notify: tripsBefore.notify + 1 });
+      expect({ revoke: await trips("revoke"), notify: await trips("notify") }).toEqual({
+        revoke: tripsBefore.revoke + 1,
+        notify: tripsBefore.notify + 1,
+      });
       // Refusals count no use: the grants read exactly as before, and no grant event was written.
       expect(await view()).toEqual(before);
       const rowsAfter = await s.db.store.countRows();
@@ -142,10 +178,16 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const b = await breaker(agent.id, c.id, "revoke");
       const cf = await s.call("GET", `/agents/${agent.id}/breakers/counterfactual?breaker_id=${b.id}`, ADMIN_KEY);
       expect(cf.body).toEqual({ window_days: 90, breakers: [{ breaker_id: b.id, trips: 0, trip_times: [] }] });
-      const armed = await s.call("POST", `/breakers/${b.id}/arm`, approverKey, { basis: "no trips in 90 days of history", expecting_trips: 0 });
+      const armed = await s.call("POST", `/breakers/${b.id}/arm`, approverKey, {
+        basis: "no trips in 90 days of history",
+        expecting_trips: 0,
+      });
       expect(armed.status, JSON.stringify(armed.body)).toBe(200);
       expect(armed.body).toMatchObject({ mode: "armed", armed_by: "risk@example.com", expecting_trips: 0 });
-      await run(agent, root.id, [[5, true], [6, false]]);
+      await run(agent, root.id, [
+        [5, true],
+        [6, false],
+      ]);
       const got = (await s.call<Breaker>("GET", `/breakers/${b.id}`, ADMIN_KEY)).body;
       expect(got.trips).toHaveLength(1);
       expect(got.trips[0]).toMatchObject({ mode: "armed", performed: true, declared_by: "admin", armed_by: "risk@example.com" });
@@ -162,7 +204,14 @@ export function breakersHttpSuite(target: StoreTarget): void {
 
   describe("counterfactual and arming", () => {
     // Three bursts of refusals, each well past the ceiling, each followed by a clean run.
-    const pattern: [number, boolean][] = [[15, false], [30, true], [15, false], [30, true], [15, false], [30, true]];
+    const pattern: [number, boolean][] = [
+      [15, false],
+      [30, true],
+      [15, false],
+      [30, true],
+      [15, false],
+      [30, true],
+    ];
     const spec = { metric: "refusal_rate", ceiling: 0.2, window_decisions: 20 };
 
     it("equals the trips an armed breaker then performs on the same history replayed live", async () => {
@@ -190,7 +239,9 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const c2 = await contract(second.id, spec);
       const armed = await breaker(second.id, c2.id, "notify");
       s.clock.now += 1;
-      expect((await s.call("POST", `/breakers/${armed.id}/arm`, approverKey, { basis: "fresh agent", expecting_trips: 0 })).status).toBe(200);
+      expect((await s.call("POST", `/breakers/${armed.id}/arm`, approverKey, { basis: "fresh agent", expecting_trips: 0 })).status).toBe(
+        200,
+      );
       await run(second, secondGrant.id, pattern);
       const trips = (await s.call<Breaker>("GET", `/breakers/${armed.id}`, ADMIN_KEY)).body.trips;
       expect(trips).toHaveLength(cf.breakers[0].trips);
@@ -221,20 +272,30 @@ export function breakersHttpSuite(target: StoreTarget): void {
       const viaHeader = await fetch(`${s.server.baseUrl}/breakers/${b.id}`, { headers: { "x-api-key": ADMIN_KEY } });
       expect(viaHeader.status).toBe(200);
       const text = await fetch(`${s.server.baseUrl}/breakers/${b.id}/arm`, {
-        method: "POST", headers: { "x-api-key": approverKey, "content-type": "text/plain" }, body: JSON.stringify({ basis: "x", expecting_trips: 0 }),
+        method: "POST",
+        headers: { "x-api-key": approverKey, "content-type": "text/plain" },
+        body: JSON.stringify({ basis: "x", expecting_trips: 0 }),
       });
       expect(text.status).toBe(415);
       const armViaHeader = await fetch(`${s.server.baseUrl}/breakers/${b.id}/arm`, {
-        method: "POST", headers: { "x-api-key": approverKey, "content-type": "application/json" }, body: JSON.stringify({ basis: "x", expecting_trips: 0 }),
+        method: "POST",
+        headers: { "x-api-key": approverKey, "content-type": "application/json" },
+        body: JSON.stringify({ basis: "x", expecting_trips: 0 }),
       });
       expect(armViaHeader.status).toBe(200);
-      expect((await s.call("POST", `/breakers/${b.id}/arm`, approverKey, { basis: "x", expecting_trips: 0 })).body.code).toBe("breaker_already_armed");
+      expect((await s.call("POST", `/breakers/${b.id}/arm`, approverKey, { basis: "x", expecting_trips: 0 })).body.code).toBe(
+        "breaker_already_armed",
+      );
       expect((await s.call("GET", "/breakers/brk_nope", ADMIN_KEY)).status).toBe(400);
       expect((await s.call("GET", "/breakers/brk_0000000000000000000000000a", ADMIN_KEY)).status).toBe(404);
       const other = await certifiedAgent(s, "transport-other");
-      expect((await s.call("POST", `/agents/${other.id}/breakers`, ADMIN_KEY, { contract_id: c.id, action: "revoke" })).body.code).toBe("contract_not_found");
+      expect((await s.call("POST", `/agents/${other.id}/breakers`, ADMIN_KEY, { contract_id: c.id, action: "revoke" })).body.code).toBe(
+        "contract_not_found",
+      );
       expect((await s.call("POST", `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: c.id, action: "widen" })).status).toBe(400);
-      expect((await s.call("POST", `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: c.id, action: "revoke", mode: "armed" })).status).toBe(400);
+      expect(
+        (await s.call("POST", `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: c.id, action: "revoke", mode: "armed" })).status,
+      ).toBe(400);
     });
   });
 }

@@ -2,11 +2,17 @@
 // the sealed records, consistency proofs, receipts verified offline with every member tampered
 // with, and a witness's check of the database that reports each tamper with its position.
 
-import {
-  recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey,
-} from "@agent-authority/sdk";
+import { recordLeaf, treeHash, verifyCheckpoint, verifyConsistency, verifyReceipt, type CheckpointKey } from "@agent-authority/sdk";
 import type { DecisionReceipt, KeyCreated, SigningKeySet } from "@agent-authority/sdk";
-import { CheckpointRefused, logPending, openStore, startLedgerLogger, treeHead, verifyCheckpointAgainst, verifyLedger } from "@agent-authority/server";
+import {
+  CheckpointRefused,
+  logPending,
+  openStore,
+  startLedgerLogger,
+  treeHead,
+  verifyCheckpointAgainst,
+  verifyLedger,
+} from "@agent-authority/server";
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +31,11 @@ function expectProblem(reply: { status: number; body: unknown }, status: number,
   expect({ status: reply.status, code: body["code"] }, JSON.stringify(reply.body)).toEqual({ status, code });
 }
 
-const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
+};
 
 /** Every path to a leaf value of a JSON value, and every object and array. */
 function paths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
@@ -60,8 +70,14 @@ function checkpointSuite(target: StoreTarget): void {
   let agent: { id: string; key: string };
   let auditorKey: string;
   let keys: readonly CheckpointKey[];
-  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) =>
-    ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION, ...extra });
+  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) => ({
+    grant_id: grantId,
+    tool: "payments.send",
+    amount_minor: amount,
+    currency: "EUR",
+    attestation: ATTESTATION,
+    ...extra,
+  });
   const checkpoint = async (): Promise<string> => {
     const reply = await s.call("GET", "/ledger/checkpoint", auditorKey);
     expect(reply.status, reply.text).toBe(200);
@@ -79,7 +95,9 @@ function checkpointSuite(target: StoreTarget): void {
       try {
         db.pragma("foreign_keys = OFF");
         // Triggers are dropped and made again around the statements: SQLite has no switch for them.
-        const guards = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('ledger', 'ledger_leaves')").all() as { name: string; sql: string }[];
+        const guards = db
+          .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('ledger', 'ledger_leaves')")
+          .all() as { name: string; sql: string }[];
         db.transaction(() => {
           for (const guard of guards) db.exec(`DROP TRIGGER ${guard.name}`);
           for (const sql of statements) db.exec(sql);
@@ -103,7 +121,9 @@ function checkpointSuite(target: StoreTarget): void {
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "witnessed");
-    auditorKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "audit@example.com", kind: "human", roles: ["auditor"] })).body.key;
+    auditorKey = (
+      await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "audit@example.com", kind: "human", roles: ["auditor"] })
+    ).body.key;
     keys = (await s.call<SigningKeySet>("GET", "/signing-keys", ADMIN_KEY)).body.keys;
   });
   afterAll(async () => {
@@ -112,7 +132,8 @@ function checkpointSuite(target: StoreTarget): void {
 
   it("signs a tree head of every sealed record, for auditors and admins only, that the JWKS verifies", async () => {
     const grant = await issueGrant(s, agent.id);
-    for (const amount of [100, 200]) expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, amount))).body.outcome).toBe("allow");
+    for (const amount of [100, 200])
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, amount))).body.outcome).toBe("allow");
     const note = await checkpoint();
     const checked = verifyCheckpoint(note, keys);
     expect(checked.ok, JSON.stringify(checked)).toBe(true);
@@ -120,7 +141,9 @@ function checkpointSuite(target: StoreTarget): void {
     expect(checked.origin).toBe(`agent-authority/${keys[0]!.kid}`);
     expect(checked.kid).toBe(keys.find((k) => (k as { status?: string }).status === "active")!.kid);
     // The root is the tree of every sealed record's leaf, in the log's order.
-    const rows = (await s.db.raw("SELECT g.position AS position, l.hash AS hash FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position")) as { position: number; hash: string }[];
+    const rows = (await s.db.raw(
+      "SELECT g.position AS position, l.hash AS hash FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position",
+    )) as { position: number; hash: string }[];
     const count = (await s.db.raw("SELECT COUNT(*) AS n FROM ledger")) as { n: number | string }[];
     expect(checked.size).toBe(Number(count[0]!.n));
     expect(rows.map((r) => Number(r.position))).toEqual([...Array(checked.size).keys()]);
@@ -152,7 +175,8 @@ function checkpointSuite(target: StoreTarget): void {
     const grant = await issueGrant(s, agent.id, { budget_count: 40 });
     const heads: { size: number; root: Buffer }[] = [];
     for (let round = 0; round < 4; round += 1) {
-      for (let i = 0; i <= round * 3; i += 1) await s.call("POST", "/authorize", agent.key, pay(grant.id, 1, i % 2 === 0 ? {} : { tool: "mail.send" }));
+      for (let i = 0; i <= round * 3; i += 1)
+        await s.call("POST", "/authorize", agent.key, pay(grant.id, 1, i % 2 === 0 ? {} : { tool: "mail.send" }));
       const checked = verifyCheckpoint(await checkpoint(), keys);
       if (!checked.ok) throw new Error(checked.message);
       heads.push({ size: checked.size, root: checked.root });
@@ -167,23 +191,46 @@ function checkpointSuite(target: StoreTarget): void {
       }
     }
     const last = heads[heads.length - 1]!.size;
-    for (const query of ["", "?first=1", `?first=2&second=1`, `?first=0&second=${last + 1_000}`, "?first=-1&second=2", "?first=01&second=2", "?first=x&second=2"]) {
+    for (const query of [
+      "",
+      "?first=1",
+      `?first=2&second=1`,
+      `?first=0&second=${last + 1_000}`,
+      "?first=-1&second=2",
+      "?first=01&second=2",
+      "?first=x&second=2",
+    ]) {
       expectProblem(await s.call("GET", `/ledger/consistency${query}`, auditorKey), 400, "invalid_query");
     }
   });
 
   it("answers any first and second with a proof or a 400, never a 5xx, and any id with a receipt or a 404", async () => {
     const size = Number((await checkpoint()).split("\n")[1]);
-    const sizeText = fc.oneof(fc.string({ maxLength: 20 }), fc.integer({ min: -5, max: size + 5 }).map(String), fc.constant("9".repeat(30)));
-    await fc.assert(fc.asyncProperty(sizeText, sizeText, async (first, second) => {
-      const reply = await s.call("GET", `/ledger/consistency?first=${encodeURIComponent(first)}&second=${encodeURIComponent(second)}`, auditorKey);
-      const valid = /^(0|[1-9]\d*)$/.test(first) && /^(0|[1-9]\d*)$/.test(second) && Number(first) <= Number(second) && Number(second) <= size;
-      expect(reply.status, `${first} ${second}: ${reply.text}`).toBe(valid ? 200 : 400);
-    }), { numRuns: 60 });
-    await fc.assert(fc.asyncProperty(fc.string({ maxLength: 40 }), async (id) => {
-      const reply = await s.call("GET", `/decisions/${encodeURIComponent(id)}/receipt`, auditorKey);
-      expect([400, 404], `${id}: ${reply.text}`).toContain(reply.status);
-    }), { numRuns: 40 });
+    const sizeText = fc.oneof(
+      fc.string({ maxLength: 20 }),
+      fc.integer({ min: -5, max: size + 5 }).map(String),
+      fc.constant("9".repeat(30)),
+    );
+    await fc.assert(
+      fc.asyncProperty(sizeText, sizeText, async (first, second) => {
+        const reply = await s.call(
+          "GET",
+          `/ledger/consistency?first=${encodeURIComponent(first)}&second=${encodeURIComponent(second)}`,
+          auditorKey,
+        );
+        const valid =
+          /^(0|[1-9]\d*)$/.test(first) && /^(0|[1-9]\d*)$/.test(second) && Number(first) <= Number(second) && Number(second) <= size;
+        expect(reply.status, `${first} ${second}: ${reply.text}`).toBe(valid ? 200 : 400);
+      }),
+      { numRuns: 60 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 40 }), async (id) => {
+        const reply = await s.call("GET", `/decisions/${encodeURIComponent(id)}/receipt`, auditorKey);
+        expect([400, 404], `${id}: ${reply.text}`).toContain(reply.status);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it("answers a receipt that verifies offline, and fails on every member tampered with", async () => {
@@ -197,7 +244,11 @@ function checkpointSuite(target: StoreTarget): void {
     const verified = verifyReceipt(receipt, keys);
     expect(verified, JSON.stringify(verified)).toMatchObject({ ok: true, ledger_id: ledgerId, kid: receipt.kid });
     expect(receipt.settlements).toHaveLength(1);
-    expect(JSON.parse(receipt.settlements[0].record)).toMatchObject({ kind: "settlement", decision_ledger_id: ledgerId, amount_minor: 300 });
+    expect(JSON.parse(receipt.settlements[0].record)).toMatchObject({
+      kind: "settlement",
+      decision_ledger_id: ledgerId,
+      amount_minor: 300,
+    });
     const all = paths(receipt);
     // Every member at every depth, and the receipt with a member added.
     expect(all.length).toBeGreaterThan(20);
@@ -227,12 +278,15 @@ function checkpointSuite(target: StoreTarget): void {
       const grant = await issueGrant(s, agent.id, { budget_count: 3 });
       // Decisions without an amount hold nothing: no charge row refers to them, so they can be deleted alone.
       const free = { amount_minor: undefined, currency: undefined };
-      for (const extra of [{}, { tool: "mail.send" }, {}, {}, { tool: "mail.send" }, {}]) await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, { ...free, ...extra }));
+      for (const extra of [{}, { tool: "mail.send" }, {}, {}, { tool: "mail.send" }, {}])
+        await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, { ...free, ...extra }));
       note = await checkpoint();
       const checked = verifyCheckpoint(note, keys);
       if (!checked.ok) throw new Error(checked.message);
       size = checked.size;
-      order = ((await s.db.raw("SELECT l.id AS id, l.outcome AS outcome FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position")) as { id: string; outcome: string | null }[]);
+      order = (await s.db.raw(
+        "SELECT l.id AS id, l.outcome AS outcome FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position",
+      )) as { id: string; outcome: string | null }[];
       // Records sealed after the checkpoint are beyond it: they change nothing.
       await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
       await checkpoint();
@@ -247,11 +301,18 @@ function checkpointSuite(target: StoreTarget): void {
         await intrude(undo);
       }
     }
-    const rowOf = async (table: string, where: string, id: string | number): Promise<Record<string, unknown>> => ((await s.db.raw(`SELECT * FROM ${table} WHERE ${where} = ?`, [id])) as Record<string, unknown>[])[0]!;
+    const rowOf = async (table: string, where: string, id: string | number): Promise<Record<string, unknown>> =>
+      ((await s.db.raw(`SELECT * FROM ${table} WHERE ${where} = ?`, [id])) as Record<string, unknown>[])[0]!;
     const insertOf = (table: string, row: Record<string, unknown>): string => {
       const columns = Object.keys(row);
       // Numbers as they are; text quoted (both engines convert a quoted number into an integer column).
-      const values = columns.map((c) => (row[c] === null ? "NULL" : typeof row[c] === "number" || typeof row[c] === "bigint" ? String(row[c]) : `'${String(row[c]).replace(/'/g, "''")}'`));
+      const values = columns.map((c) =>
+        row[c] === null
+          ? "NULL"
+          : typeof row[c] === "number" || typeof row[c] === "bigint"
+            ? String(row[c])
+            : `'${String(row[c]).replace(/'/g, "''")}'`,
+      );
       return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${values.join(", ")})`;
     };
 
@@ -270,8 +331,14 @@ function checkpointSuite(target: StoreTarget): void {
       const ledgerRow = await rowOf("ledger", "id", last);
       const leafRow = await rowOf("ledger_leaves", "ledger_id", last);
       const deleted = await tamper([`DELETE FROM ledger WHERE id = '${last}'`], [insertOf("ledger", ledgerRow)]);
-      expect(deleted).toMatchObject({ ok: false, broken: { position: size - 1, ledger_id: last, problem: expect.stringContaining("missing from the ledger") } });
-      const cut = await tamper([`DELETE FROM ledger WHERE id = '${last}'`, `DELETE FROM ledger_leaves WHERE ledger_id = '${last}'`], [insertOf("ledger", ledgerRow), insertOf("ledger_leaves", leafRow)]);
+      expect(deleted).toMatchObject({
+        ok: false,
+        broken: { position: size - 1, ledger_id: last, problem: expect.stringContaining("missing from the ledger") },
+      });
+      const cut = await tamper(
+        [`DELETE FROM ledger WHERE id = '${last}'`, `DELETE FROM ledger_leaves WHERE ledger_id = '${last}'`],
+        [insertOf("ledger", ledgerRow), insertOf("ledger_leaves", leafRow)],
+      );
       expect(cut.ok).toBe(false);
       expect(cut.broken).toMatchObject({ position: size - 1 });
       expect(await check()).toMatchObject({ ok: true });
@@ -286,9 +353,16 @@ function checkpointSuite(target: StoreTarget): void {
       const deleted = await tamper([`DELETE FROM ledger WHERE id = '${id}'`], [insertOf("ledger", ledgerRow)]);
       expect(deleted).toMatchObject({ ok: false, broken: { position, ledger_id: id } });
       // The thorough intruder: the record and its leaf deleted, the later leaves moved down one.
-      const later = (await s.db.raw("SELECT * FROM ledger_leaves WHERE position > ? ORDER BY position", [position])) as Record<string, unknown>[];
-      const renumber = later.map((row) => `UPDATE ledger_leaves SET position = ${Number(row["position"]) - 1} WHERE ledger_id = '${String(row["ledger_id"])}'`);
-      const restore = [...later].reverse().map((row) => `UPDATE ledger_leaves SET position = ${Number(row["position"])} WHERE ledger_id = '${String(row["ledger_id"])}'`);
+      const later = (await s.db.raw("SELECT * FROM ledger_leaves WHERE position > ? ORDER BY position", [position])) as Record<
+        string,
+        unknown
+      >[];
+      const renumber = later.map(
+        (row) => `UPDATE ledger_leaves SET position = ${Number(row["position"]) - 1} WHERE ledger_id = '${String(row["ledger_id"])}'`,
+      );
+      const restore = [...later]
+        .reverse()
+        .map((row) => `UPDATE ledger_leaves SET position = ${Number(row["position"])} WHERE ledger_id = '${String(row["ledger_id"])}'`);
       const renumbered = await tamper(
         [`DELETE FROM ledger WHERE id = '${id}'`, `DELETE FROM ledger_leaves WHERE ledger_id = '${id}'`, ...renumber],
         [...restore, insertOf("ledger", ledgerRow), insertOf("ledger_leaves", leafRow)],
@@ -309,13 +383,24 @@ function checkpointSuite(target: StoreTarget): void {
       const rewritten = record.replace('"outcome":"deny"', '"outcome":"allow"');
       expect(rewritten).not.toBe(record);
       const quote = (t: string) => `'${t.replace(/'/g, "''")}'`;
-      const plain = await tamper([`UPDATE ledger SET record = ${quote(rewritten)} WHERE id = '${id}'`], [`UPDATE ledger SET record = ${quote(record)} WHERE id = '${id}'`]);
+      const plain = await tamper(
+        [`UPDATE ledger SET record = ${quote(rewritten)} WHERE id = '${id}'`],
+        [`UPDATE ledger SET record = ${quote(record)} WHERE id = '${id}'`],
+      );
       expect(plain).toMatchObject({ ok: false, broken: { position, ledger_id: id, problem: expect.stringContaining("rewritten") } });
       const { createHash } = await import("node:crypto");
-      const hash = createHash("sha256").update(`${String(row["prev_hash"])}\n${rewritten}`).digest("hex");
+      const hash = createHash("sha256")
+        .update(`${String(row["prev_hash"])}\n${rewritten}`)
+        .digest("hex");
       const thorough = await tamper(
-        [`UPDATE ledger SET record = ${quote(rewritten)}, hash = '${hash}' WHERE id = '${id}'`, `UPDATE ledger_leaves SET leaf_hash = '${recordLeaf(hash).toString("hex")}' WHERE ledger_id = '${id}'`],
-        [`UPDATE ledger SET record = ${quote(record)}, hash = '${String(row["hash"])}' WHERE id = '${id}'`, `UPDATE ledger_leaves SET leaf_hash = '${String(leaf["leaf_hash"])}' WHERE ledger_id = '${id}'`],
+        [
+          `UPDATE ledger SET record = ${quote(rewritten)}, hash = '${hash}' WHERE id = '${id}'`,
+          `UPDATE ledger_leaves SET leaf_hash = '${recordLeaf(hash).toString("hex")}' WHERE ledger_id = '${id}'`,
+        ],
+        [
+          `UPDATE ledger SET record = ${quote(record)}, hash = '${String(row["hash"])}' WHERE id = '${id}'`,
+          `UPDATE ledger_leaves SET leaf_hash = '${String(leaf["leaf_hash"])}' WHERE ledger_id = '${id}'`,
+        ],
       );
       expect(thorough.ok).toBe(false);
       expect(thorough.broken!.position).toBeLessThanOrEqual(position);
@@ -327,7 +412,8 @@ function checkpointSuite(target: StoreTarget): void {
       const [a, b] = [1, size - 2];
       const rowA = await rowOf("ledger_leaves", "position", a);
       const rowB = await rowOf("ledger_leaves", "position", b);
-      const set = (position: number, row: Record<string, unknown>) => `UPDATE ledger_leaves SET ledger_id = '${String(row["ledger_id"])}', leaf_hash = '${String(row["leaf_hash"])}' WHERE position = ${position}`;
+      const set = (position: number, row: Record<string, unknown>) =>
+        `UPDATE ledger_leaves SET ledger_id = '${String(row["ledger_id"])}', leaf_hash = '${String(row["leaf_hash"])}' WHERE position = ${position}`;
       const park = `UPDATE ledger_leaves SET ledger_id = 'parked' WHERE position = ${a}`;
       // The order alone swapped: each record's logged leaf goes with it.
       const swapped = await tamper([park, set(b, rowA), set(a, rowB)], [park, set(b, rowB), set(a, rowA)]);
@@ -336,7 +422,11 @@ function checkpointSuite(target: StoreTarget): void {
       expect(swapped.broken!.through).toBeGreaterThanOrEqual(a);
       // Only the ids swapped: the record at the position is not the one logged there.
       const idsOnly = await tamper(
-        [park, `UPDATE ledger_leaves SET ledger_id = '${String(rowA["ledger_id"])}' WHERE position = ${b}`, `UPDATE ledger_leaves SET ledger_id = '${String(rowB["ledger_id"])}' WHERE position = ${a}`],
+        [
+          park,
+          `UPDATE ledger_leaves SET ledger_id = '${String(rowA["ledger_id"])}' WHERE position = ${b}`,
+          `UPDATE ledger_leaves SET ledger_id = '${String(rowB["ledger_id"])}' WHERE position = ${a}`,
+        ],
         [park, set(b, rowB), set(a, rowA)],
       );
       expect(idsOnly).toMatchObject({ ok: false, broken: { position: a, problem: expect.stringContaining("not the one logged") } });
@@ -345,14 +435,22 @@ function checkpointSuite(target: StoreTarget): void {
 
     it("finds a chain's newest record, a refusal, deleted even without a checkpoint, once it was logged", async () => {
       const grant = await issueGrant(s, agent.id);
-      const refusal = (await s.call("POST", "/authorize", agent.key, pay(grant.id, 1, { tool: "mail.send", amount_minor: undefined, currency: undefined }))).body.ledger_id as string;
+      const refusal = (
+        await s.call("POST", "/authorize", agent.key, pay(grant.id, 1, { tool: "mail.send", amount_minor: undefined, currency: undefined }))
+      ).body.ledger_id as string;
       await checkpoint();
-      const position = Number(((await s.db.raw("SELECT position FROM ledger_leaves WHERE ledger_id = ?", [refusal])) as { position: number | string }[])[0]!.position);
+      const position = Number(
+        ((await s.db.raw("SELECT position FROM ledger_leaves WHERE ledger_id = ?", [refusal])) as { position: number | string }[])[0]!
+          .position,
+      );
       const row = await rowOf("ledger", "id", refusal);
       await intrude([`DELETE FROM ledger WHERE id = '${refusal}'`]);
       try {
         // The chain that is left verifies and the refusal counted nothing: only the log knows.
-        expect(await verifyLedger(s.db.store)).toMatchObject({ ok: false, broken: { position, ledger_id: refusal, problem: expect.stringContaining("missing from the ledger") } });
+        expect(await verifyLedger(s.db.store)).toMatchObject({
+          ok: false,
+          broken: { position, ledger_id: refusal, problem: expect.stringContaining("missing from the ledger") },
+        });
       } finally {
         await intrude([insertOf("ledger", row)]);
       }
@@ -366,10 +464,18 @@ function checkpointSuite(target: StoreTarget): void {
         writeFileSync(join(dir, "checkpoint.txt"), note);
         writeFileSync(join(dir, "keys.json"), JSON.stringify({ keys }));
         const env = {
-          AUTHORITY_DATA_DIR: "", AUTHORITY_DATABASE_URL: s.db.url, AUTHORITY_DATABASE_SCHEMA: s.db.schema ?? "", AUTHORITY_DATABASE_ENGINE: "",
-          AUTHORITY_SERVER: "", AUTHORITY_KEY: "",
+          AUTHORITY_DATA_DIR: "",
+          AUTHORITY_DATABASE_URL: s.db.url,
+          AUTHORITY_DATABASE_SCHEMA: s.db.schema ?? "",
+          AUTHORITY_DATABASE_ENGINE: "",
+          AUTHORITY_SERVER: "",
+          AUTHORITY_KEY: "",
         };
-        const run = () => authorityAsync(["ledger", "verify", "--checkpoint", "checkpoint.txt", "--keys", "keys.json", "--format", "json"], { cwd: dir, env });
+        const run = () =>
+          authorityAsync(["ledger", "verify", "--checkpoint", "checkpoint.txt", "--keys", "keys.json", "--format", "json"], {
+            cwd: dir,
+            env,
+          });
         const clean = await run();
         expect(clean.code, clean.stdout + clean.stderr).toBe(0);
         expect(JSON.parse(clean.stdout).checkpoint).toMatchObject({ ok: true, size });
@@ -391,11 +497,16 @@ function checkpointSuite(target: StoreTarget): void {
     it("reports a log truncated from a position on as cut there", async () => {
       const from = size - 3;
       const ids = order.slice(from).map((r) => r.id);
-      const everything = (await s.db.raw("SELECT g.ledger_id AS id FROM ledger_leaves g WHERE g.position >= ? ORDER BY g.position", [from])) as { id: string }[];
+      const everything = (await s.db.raw("SELECT g.ledger_id AS id FROM ledger_leaves g WHERE g.position >= ? ORDER BY g.position", [
+        from,
+      ])) as { id: string }[];
       const ledgerRows = await Promise.all(everything.map((r) => rowOf("ledger", "id", r.id)));
       const leafRows = await Promise.all(everything.map((r) => rowOf("ledger_leaves", "ledger_id", r.id)));
       const cut = await tamper(
-        [`DELETE FROM ledger WHERE id IN (${everything.map((r) => `'${r.id}'`).join(", ")})`, `DELETE FROM ledger_leaves WHERE position >= ${from}`],
+        [
+          `DELETE FROM ledger WHERE id IN (${everything.map((r) => `'${r.id}'`).join(", ")})`,
+          `DELETE FROM ledger_leaves WHERE position >= ${from}`,
+        ],
         [...ledgerRows.map((r) => insertOf("ledger", r)), ...leafRows.map((r) => insertOf("ledger_leaves", r))],
       );
       expect(ids.length).toBe(3);
@@ -413,12 +524,18 @@ forEachStore("checkpoints under a configured origin", (target) => {
   it("name the ledger with AUTHORITY_LEDGER_ORIGIN, and the signature line with it", async () => {
     const s = await startDecisionServer(target, { ledgerOrigin: "ledger.example.com/payments" });
     try {
-      const auditor = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "origin@example.com", kind: "human", roles: ["auditor"] })).body.key;
+      const auditor = (
+        await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "origin@example.com", kind: "human", roles: ["auditor"] })
+      ).body.key;
       const note = (await s.call("GET", "/ledger/checkpoint", auditor)).text;
       const keys = (await s.call<SigningKeySet>("GET", "/signing-keys", ADMIN_KEY)).body.keys;
       expect(note.split("\n")[0]).toBe("ledger.example.com/payments");
       expect(note).toContain("\n\n\u2014 ledger.example.com/payments ");
-      expect(verifyCheckpoint(note, keys, "ledger.example.com/payments")).toMatchObject({ ok: true, origin: "ledger.example.com/payments", size: 0 });
+      expect(verifyCheckpoint(note, keys, "ledger.example.com/payments")).toMatchObject({
+        ok: true,
+        origin: "ledger.example.com/payments",
+        size: 0,
+      });
     } finally {
       await s.close();
     }
@@ -438,7 +555,11 @@ describe("migration 11 on a database an earlier release wrote", () => {
       let rows: { position: number; created_at: number; hash: string }[];
       let sealed: number;
       try {
-        rows = db.prepare("SELECT g.position AS position, l.created_at AS created_at, l.hash AS hash FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position").all() as typeof rows;
+        rows = db
+          .prepare(
+            "SELECT g.position AS position, l.created_at AS created_at, l.hash AS hash FROM ledger_leaves g JOIN ledger l ON l.id = g.ledger_id ORDER BY g.position",
+          )
+          .all() as typeof rows;
         sealed = (db.prepare("SELECT COUNT(*) AS n FROM ledger").get() as { n: number }).n;
       } finally {
         db.close();

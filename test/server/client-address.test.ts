@@ -9,7 +9,10 @@ import { clientAddress, ConfigError, FORWARDED_FOR_LIMITS, loadConfig } from "@a
 
 /** A request as node:http gives it, reduced to the two members read: the socket's peer and the headers. */
 function from(peer: string, forwardedFor?: string | string[]): IncomingMessage {
-  return { socket: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor } } as unknown as IncomingMessage;
+  return {
+    socket: { remoteAddress: peer },
+    headers: forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor },
+  } as unknown as IncomingMessage;
 }
 
 const proxies = new Set(["127.0.0.1", "10.0.0.2"]);
@@ -41,13 +44,20 @@ describe("clientAddress", () => {
   it("answers an IP address or the peer for any header text (hostile text)", () => {
     const hostile = fc.oneof(
       fc.string({ unit: "binary", maxLength: 200 }),
-      fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom("127.0.0.1", "10.0.0.2", "", " ", "x", "\u0000", "1.2.3.4:80")), { maxLength: 8 }).map((a) => a.join(",")),
+      fc
+        .array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom("127.0.0.1", "10.0.0.2", "", " ", "x", "\u0000", "1.2.3.4:80")), {
+          maxLength: 8,
+        })
+        .map((a) => a.join(",")),
     );
-    fc.assert(fc.property(hostile, (header) => {
-      const logged = clientAddress(from("127.0.0.1", header), proxies)!;
-      expect(logged === "127.0.0.1" || (isIP(logged) !== 0 && !proxies.has(logged))).toBe(true);
-      expect(header.includes(logged) || logged === "127.0.0.1").toBe(true);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(hostile, (header) => {
+        const logged = clientAddress(from("127.0.0.1", header), proxies)!;
+        expect(logged === "127.0.0.1" || (isIP(logged) !== 0 && !proxies.has(logged))).toBe(true);
+        expect(header.includes(logged) || logged === "127.0.0.1").toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("reads AUTHORITY_TRUSTED_PROXIES and refuses anything but IP addresses", () => {

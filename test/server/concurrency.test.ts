@@ -7,7 +7,15 @@ import { openStore, verifyLedger } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY } from "./http-harness.js";
 import {
-  agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase,
+  agentWithKey,
+  ATTESTATION,
+  get,
+  grant,
+  post,
+  SERVER_BUILT,
+  startServerProcess,
+  type ServerProcess,
+  type SharedDatabase,
 } from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 import type { Grant } from "@agent-authority/sdk";
@@ -43,7 +51,13 @@ function concurrencySuite(target: StoreTarget): void {
     const agent = await agentWithKey(base, "racer");
     const byCount = await grant(base, agent.id, { budget_count: 50, budget_amount_minor: 1_000_000, budget_currency: "EUR" });
     const byAmount = await grant(base, agent.id, { budget_amount_minor: 5_000, budget_currency: "EUR" });
-    const request = (grantId: string) => ({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
+    const request = (grantId: string) => ({
+      grant_id: grantId,
+      tool: "payments.send",
+      amount_minor: 100,
+      currency: "EUR",
+      attestation: ATTESTATION,
+    });
     // 200 on each grant, all 400 in flight at once, alternating between the two processes.
     const bodies = Array.from({ length: 400 }, (_, i) => request(i % 2 === 0 ? byCount : byAmount));
     const outcomes = await race(agent.key, bodies);
@@ -69,7 +83,11 @@ function concurrencySuite(target: StoreTarget): void {
       children.push(child.body.id);
     }
     const bodies = Array.from({ length: 150 }, (_, i) => ({
-      grant_id: children[i % 3]!, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
+      grant_id: children[i % 3]!,
+      tool: "payments.send",
+      amount_minor: 100,
+      currency: "EUR",
+      attestation: ATTESTATION,
     }));
     const outcomes = await race(agent.key, bodies);
     expect(outcomes.filter((o) => o === "allow")).toHaveLength(30);
@@ -85,13 +103,17 @@ function concurrencySuite(target: StoreTarget): void {
     const agent = await agentWithKey(base, "retrier");
     const grantId = await grant(base, agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
     const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
-    const texts = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
-      const response = await fetch(`${servers[i % 2]!.baseUrl}/authorize`, {
-        method: "POST", body, headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": "one-payment" },
-      });
-      expect(response.status).toBe(200);
-      return response.text();
-    }));
+    const texts = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const response = await fetch(`${servers[i % 2]!.baseUrl}/authorize`, {
+          method: "POST",
+          body,
+          headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": "one-payment" },
+        });
+        expect(response.status).toBe(200);
+        return response.text();
+      }),
+    );
     expect(new Set(texts).size).toBe(1);
     expect(await get(base, `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 1, held_minor: 100 });
   });

@@ -13,8 +13,14 @@ describe("loadConfig", () => {
   it("has the documented defaults", () => {
     const config = loadConfig({}, "/srv/authority");
     expect(config).toMatchObject({
-      host: "127.0.0.1", port: 8080, dataDir: "/srv/authority/data", databaseUrl: "/srv/authority/data/authority.db",
-      environment: "development", adminKey: undefined, autoApprovalCeilingMinor: 0, logLevel: "info",
+      host: "127.0.0.1",
+      port: 8080,
+      dataDir: "/srv/authority/data",
+      databaseUrl: "/srv/authority/data/authority.db",
+      environment: "development",
+      adminKey: undefined,
+      autoApprovalCeilingMinor: 0,
+      logLevel: "info",
     });
   });
 
@@ -23,13 +29,25 @@ describe("loadConfig", () => {
     try {
       const file = join(dir, "authority.json");
       writeFileSync(file, JSON.stringify({ AUTHORITY_PORT: 9000, AUTHORITY_ENVIRONMENT: "staging", AUTHORITY_HOST: "0.0.0.0" }));
-      const config = loadConfig({
-        AUTHORITY_CONFIG_FILE: file, AUTHORITY_PORT: "9100", AUTHORITY_DATA_DIR: "/var/lib/a",
-        AUTHORITY_DATABASE_URL: "postgres://db/authority", AUTHORITY_ADMIN_KEY: LONG_ENOUGH, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "5000",
-      }, "/");
+      const config = loadConfig(
+        {
+          AUTHORITY_CONFIG_FILE: file,
+          AUTHORITY_PORT: "9100",
+          AUTHORITY_DATA_DIR: "/var/lib/a",
+          AUTHORITY_DATABASE_URL: "postgres://db/authority",
+          AUTHORITY_ADMIN_KEY: LONG_ENOUGH,
+          AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "5000",
+        },
+        "/",
+      );
       expect(config).toMatchObject({
-        host: "0.0.0.0", port: 9100, environment: "staging", dataDir: "/var/lib/a",
-        databaseUrl: "postgres://db/authority", adminKey: LONG_ENOUGH, autoApprovalCeilingMinor: 5000,
+        host: "0.0.0.0",
+        port: 9100,
+        environment: "staging",
+        dataDir: "/var/lib/a",
+        databaseUrl: "postgres://db/authority",
+        adminKey: LONG_ENOUGH,
+        autoApprovalCeilingMinor: 5000,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -38,7 +56,9 @@ describe("loadConfig", () => {
 
   it("reads the server key from AUTHORITY_SERVER_KEY or a file, beside the data by default, and refuses a malformed one", () => {
     expect(loadConfig({}, "/srv/authority").serverKeyFile).toBe("/srv/authority/data/server.key");
-    expect(loadConfig({ AUTHORITY_SERVER_KEY_FILE: "keys/server.key" }, "/etc/authority").serverKeyFile).toBe("/etc/authority/keys/server.key");
+    expect(loadConfig({ AUTHORITY_SERVER_KEY_FILE: "keys/server.key" }, "/etc/authority").serverKeyFile).toBe(
+      "/etc/authority/keys/server.key",
+    );
     const key = "A".repeat(43);
     expect(loadConfig({ AUTHORITY_SERVER_KEY: key }).serverKey).toBe(key);
     for (const bad of ["A".repeat(42), "A".repeat(44), `${"A".repeat(42)}=`, "not a key"]) {
@@ -89,7 +109,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ AUTHORITY_ENVIRONMENT: "Prod Env" })).toThrow(/AUTHORITY_ENVIRONMENT/);
     expect(() => loadConfig({ AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "-1" })).toThrow(/CEILING/);
     expect(() => loadConfig({ AUTHORITY_LOG_LEVEL: "loud" })).toThrow(/AUTHORITY_LOG_LEVEL/);
-    expect(() => loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "yes" })).toThrow(/AUTHORITY_DATABASE_NAMED_STATEMENTS must be on or off/);
+    expect(() => loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "yes" })).toThrow(
+      /AUTHORITY_DATABASE_NAMED_STATEMENTS must be on or off/,
+    );
   });
 
   it("takes the checkpoints' origin from AUTHORITY_LEDGER_ORIGIN, and refuses one a signed note cannot name", () => {
@@ -108,7 +130,9 @@ describe("loadConfig", () => {
 
   it("refuses an AUTHORITY_ADMIN_KEY under 32 printable characters, at the edge, before any database is opened", () => {
     expect(loadConfig({ AUTHORITY_ADMIN_KEY: LONG_ENOUGH }).adminKey).toBe(LONG_ENOUGH);
-    expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: LONG_ENOUGH.slice(1) })).toThrow(/^AUTHORITY_ADMIN_KEY must be at least 32 printable characters/);
+    expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: LONG_ENOUGH.slice(1) })).toThrow(
+      /^AUTHORITY_ADMIN_KEY must be at least 32 printable characters/,
+    );
     expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: `${LONG_ENOUGH.slice(1)} ` })).toThrow(ConfigError);
     expect(() => loadConfig({ AUTHORITY_ADMIN_KEY: `${LONG_ENOUGH}\u00e9` })).toThrow(ConfigError);
   });
@@ -124,8 +148,15 @@ forEachStore("startServer from a database URL", (target) => {
     const databaseUrl = target.name === "postgres" ? PG_URL : join(dir, "nested", "a.db");
     try {
       const server = await startServer({
-        host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl, databaseSchema: target.name === "postgres" ? schema : undefined,
-        environment: "development", adminKey: undefined, autoApprovalCeilingMinor: 0, logLevel: "silent",
+        host: "127.0.0.1",
+        port: 0,
+        dataDir: dir,
+        databaseUrl,
+        databaseSchema: target.name === "postgres" ? schema : undefined,
+        environment: "development",
+        adminKey: undefined,
+        autoApprovalCeilingMinor: 0,
+        logLevel: "silent",
       });
       expect(server.store.dialect).toBe(target.name);
       expect(server.generatedAdminKey).toMatch(/^aa_/);

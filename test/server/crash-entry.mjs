@@ -5,5 +5,6 @@ import { failedToStart, runServerProcess } from "../../server/dist/run.js";
 
 const crashBeforeCommitKey = process.env["AUTHORITY_TEST_CRASH_BEFORE_COMMIT"];
 const crashAfterCommitKey = process.env["AUTHORITY_TEST_CRASH_AFTER_COMMIT"];
-const faults = crashBeforeCommitKey === undefined && crashAfterCommitKey === undefined ? undefined : { crashBeforeCommitKey, crashAfterCommitKey };
+const faults =
+  crashBeforeCommitKey === undefined && crashAfterCommitKey === undefined ? undefined : { crashBeforeCommitKey, crashAfterCommitKey };
 runServerProcess(faults).catch(failedToStart);

@@ -6,7 +6,15 @@ import { openStore, verifyLedger } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY } from "./http-harness.js";
 import {
-  agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase,
+  agentWithKey,
+  ATTESTATION,
+  get,
+  grant,
+  post,
+  SERVER_BUILT,
+  startServerProcess,
+  type ServerProcess,
+  type SharedDatabase,
 } from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 import type { Decision, Settlement } from "@agent-authority/sdk";
@@ -22,7 +30,10 @@ interface SealedRecord {
 const WORKERS = 16;
 const LOAD_MS = 1_500;
 
-interface Received { decisions: Map<string, { outcome: string; amount: number }>; settlements: Map<string, { decision: string; amount: number }> }
+interface Received {
+  decisions: Map<string, { outcome: string; amount: number }>;
+  settlements: Map<string, { decision: string; amount: number }>;
+}
 
 function crashSuite(target: StoreTarget): void {
   let db: SharedDatabase & { dispose(): Promise<void> };
@@ -41,11 +52,19 @@ function crashSuite(target: StoreTarget): void {
     for (let i = 0; ; i += 1) {
       const amount = 1 + ((seed * 31 + i * 17) % 100);
       try {
-        const decision = await post<Decision>(baseUrl, "/authorize", key, { grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+        const decision = await post<Decision>(baseUrl, "/authorize", key, {
+          grant_id: grantId,
+          tool: "payments.send",
+          amount_minor: amount,
+          currency: "EUR",
+          attestation: ATTESTATION,
+        });
         if (decision.status !== 200) throw new Error(`authorize answered ${decision.status}: ${JSON.stringify(decision.body)}`);
         received.decisions.set(decision.body.ledger_id, { outcome: decision.body.outcome, amount });
         if (decision.body.outcome === "allow" && i % 2 === 0) {
-          const settled = await post<Settlement>(baseUrl, `/decisions/${decision.body.ledger_id}/settle`, key, { amount_minor: Math.floor(amount / 2) });
+          const settled = await post<Settlement>(baseUrl, `/decisions/${decision.body.ledger_id}/settle`, key, {
+            amount_minor: Math.floor(amount / 2),
+          });
           if (settled.status !== 200) throw new Error(`settle answered ${settled.status}: ${JSON.stringify(settled.body)}`);
           received.settlements.set(settled.body.ledger_id, { decision: decision.body.ledger_id, amount: Math.floor(amount / 2) });
         }
@@ -78,11 +97,16 @@ function crashSuite(target: StoreTarget): void {
       const sealed = new Map(rows.map((row) => [row.id, { row, record: JSON.parse(row.record) as SealedRecord }]));
       for (const [id, answer] of received.decisions) expect(sealed.get(id)?.row.outcome, id).toBe(answer.outcome);
       for (const [id, answer] of received.settlements) {
-        expect(sealed.get(id)?.record, id).toMatchObject({ kind: "settlement", decision_ledger_id: answer.decision, amount_minor: answer.amount });
+        expect(sealed.get(id)?.record, id).toMatchObject({
+          kind: "settlement",
+          decision_ledger_id: answer.decision,
+          amount_minor: answer.amount,
+        });
       }
       // Usage is what the sealed records say: each allow holds its amount until settled, then counts what was captured.
       const settledBy = new Map<string, number>();
-      for (const { record } of sealed.values()) if (record.kind === "settlement") settledBy.set(record.decision_ledger_id, record.amount_minor);
+      for (const { record } of sealed.values())
+        if (record.kind === "settlement") settledBy.set(record.decision_ledger_id, record.amount_minor);
       let uses = 0;
       let held = 0;
       let settled = 0;

@@ -5,7 +5,10 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { CacheKind, DecisionCache } from "../../server/src/store/decision-cache.js";
 
-interface Head { readonly seq: number; readonly hash: string }
+interface Head {
+  readonly seq: number;
+  readonly hash: string;
+}
 
 describe("the decision cache", () => {
   const HEADS = new CacheKind<Head>();

@@ -7,11 +7,22 @@ import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer, type Reply } from "./decisions-http.js";
 import type { StoreTarget } from "./targets.js";
-import type { Decision, GateResult, Grant, LedgerRecord, PendingDecision, PendingDecisionList, Settlement, TreeLedger } from "@agent-authority/sdk";
+import type {
+  Decision,
+  GateResult,
+  Grant,
+  LedgerRecord,
+  PendingDecision,
+  PendingDecisionList,
+  Settlement,
+  TreeLedger,
+} from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"];
 const CFO = "cfo@example.com";
@@ -28,8 +39,14 @@ export function decisionReadsSuite(target: StoreTarget): void {
   let approverKey: string;
   let auditorKey: string;
   let issuerKey: string;
-  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) =>
-    ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION, ...extra });
+  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) => ({
+    grant_id: grantId,
+    tool: "payments.send",
+    amount_minor: amount,
+    currency: "EUR",
+    attestation: ATTESTATION,
+    ...extra,
+  });
   const gatedOn = async (grantId: string, amount = 2500): Promise<string> => {
     const reply = await s.call("POST", "/authorize", agent.key, pay(grantId, amount));
     expect(reply.body.outcome, reply.text).toBe("gated");
@@ -41,7 +58,11 @@ export function decisionReadsSuite(target: StoreTarget): void {
     const out: PendingDecision[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 1000; pages += 1) {
-      const reply: Reply<PendingDecisionList> = await s.call<PendingDecisionList>("GET", `/decisions/pending?limit=${limit}${after === null ? "" : `&after=${after}`}`, key);
+      const reply: Reply<PendingDecisionList> = await s.call<PendingDecisionList>(
+        "GET",
+        `/decisions/pending?limit=${limit}${after === null ? "" : `&after=${after}`}`,
+        key,
+      );
       expect(reply.status, reply.text).toBe(200);
       expect(reply.body.decisions.length).toBeLessThanOrEqual(limit);
       out.push(...reply.body.decisions);
@@ -71,8 +92,13 @@ export function decisionReadsSuite(target: StoreTarget): void {
       const ledgerId = await gatedOn(grant.id);
       const listed = (await allPending(100)).find((d) => d.ledger_id === ledgerId);
       expect(listed).toMatchObject({
-        ledger_id: ledgerId, outcome: "gated", decided_by: "policy", residual: `approver == "${CFO}"`,
-        grant_id: grant.id, agent_id: agent.id, request: { tool: "payments.send", amount_minor: 2500, currency: "EUR" },
+        ledger_id: ledgerId,
+        outcome: "gated",
+        decided_by: "policy",
+        residual: `approver == "${CFO}"`,
+        grant_id: grant.id,
+        agent_id: agent.id,
+        request: { tool: "payments.send", amount_minor: 2500, currency: "EUR" },
       });
       expect(listed!.gates.map((g: GateResult) => g.gate)).toEqual(GATES);
       expect(listed!.gates.find((g: GateResult) => g.gate === "policy")!.result).toBe("fail");
@@ -125,19 +151,42 @@ export function decisionReadsSuite(target: StoreTarget): void {
       const ledgerId = await gatedOn(grant.id);
       expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "later", waited_ms: 5 }), 400, "invalid_body");
-      problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax + 1 }), 400, "invalid_body");
+      problem(
+        await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, {
+          reason: "timeout",
+          waited_ms: API_LIMITS.abandonWaitMsMax + 1,
+        }),
+        400,
+        "invalid_body",
+      );
       problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, approverKey, { reason: "timeout", waited_ms: 5 }), 403, "forbidden");
       expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
-      const first = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
+      const first = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, {
+        reason: "timeout",
+        waited_ms: API_LIMITS.abandonWaitMsMax,
+      });
       expect(first.status, first.text).toBe(200);
-      expect(first.body).toMatchObject({ ledger_id: ledgerId, grant_id: grant.id, reason: "timeout", waited_ms: API_LIMITS.abandonWaitMsMax });
+      expect(first.body).toMatchObject({
+        ledger_id: ledgerId,
+        grant_id: grant.id,
+        reason: "timeout",
+        waited_ms: API_LIMITS.abandonWaitMsMax,
+      });
       const again = await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, { reason: "cancelled", waited_ms: 1 });
       expect(again.body).toEqual(first.body);
       expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toEqual(first.body);
       // An allowed decision had nothing to wait for; an unknown one is not found.
       const allowed = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10));
-      problem(await s.call("POST", `/decisions/${allowed.body.ledger_id}/abandoned`, agent.key, { reason: "timeout", waited_ms: 5 }), 409, "decision_not_gated");
-      problem(await s.call("POST", "/decisions/led_00000000000000000000000000/abandoned", agent.key, { reason: "timeout", waited_ms: 5 }), 404, "decision_not_found");
+      problem(
+        await s.call("POST", `/decisions/${allowed.body.ledger_id}/abandoned`, agent.key, { reason: "timeout", waited_ms: 5 }),
+        409,
+        "decision_not_gated",
+      );
+      problem(
+        await s.call("POST", "/decisions/led_00000000000000000000000000/abandoned", agent.key, { reason: "timeout", waited_ms: 5 }),
+        404,
+        "decision_not_found",
+      );
     });
 
     it("is read by approvers and admins only", async () => {
@@ -155,7 +204,10 @@ export function decisionReadsSuite(target: StoreTarget): void {
     beforeAll(async () => {
       const helper = await certifiedAgent(s, "reader-helper");
       root = await issueGrant(s, agent.id, { policy: GATED_POLICY, budget_amount_minor: 100_000, delegation_policy: "attenuating" });
-      const delegated = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: helper.id, budget_amount_minor: 5_000 });
+      const delegated = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, {
+        agent_id: helper.id,
+        budget_amount_minor: 5_000,
+      });
       expect(delegated.status, delegated.text).toBe(201);
       child = delegated.body;
       const allow = await s.call<Decision>("POST", "/authorize", agent.key, pay(root.id, 500));
@@ -182,7 +234,8 @@ export function decisionReadsSuite(target: StoreTarget): void {
         expect(records.map((r: LedgerRecord) => r.outcome)).toEqual(["allow", null, "deny", "gated", "allow"]);
         expect(records[0].prev_hash).toBe("0".repeat(64));
         for (let i = 1; i < records.length; i += 1) expect(records[i].prev_hash).toBe(records[i - 1].hash);
-        for (const r of records.filter((x: LedgerRecord) => x.kind === "decision")) expect(r.gates?.map((g: GateResult) => g.gate)).toEqual(GATES);
+        for (const r of records.filter((x: LedgerRecord) => x.kind === "decision"))
+          expect(r.gates?.map((g: GateResult) => g.gate)).toEqual(GATES);
         expect(records[2]).toMatchObject({ decided_by: "scope", request: { tool: "mail.send" } });
         expect(records[3]).toMatchObject({ residual: `approver == "${CFO}"`, mode: "enforce" });
         expect(records[4].grant_id).toBe(child.id);
@@ -210,17 +263,25 @@ export function decisionReadsSuite(target: StoreTarget): void {
       const victim = sealed[2]!;
       await s.db.raw(target.name === "sqlite" ? "DROP TRIGGER ledger_sealed" : "DROP TRIGGER ledger_sealed ON ledger");
       try {
-        await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"deny\"', '\"outcome\":\"allow\"'), outcome = 'allow' WHERE id = ?", [victim]);
+        await s.db.raw(
+          'UPDATE ledger SET record = replace(record, \'"outcome":"deny"\', \'"outcome":"allow"\'), outcome = \'allow\' WHERE id = ?',
+          [victim],
+        );
         const reply = await s.call<TreeLedger>("GET", `/grants/${child.id}/ledger?limit=1`, auditorKey);
         expect(reply.body.verification).toMatchObject({ ok: false, broken: { tree_id: root.id, seq: 3, ledger_id: victim } });
         expect(reply.body.verification.broken?.problem).toMatch(/changed after sealing/);
         const tampered = (await s.call<TreeLedger>("GET", `/grants/${root.id}/ledger?after=2&limit=1`, auditorKey)).body.records[0];
         expect(tampered).toMatchObject({ ledger_id: victim, outcome: "allow" }); // shown as stored, flagged by verification
       } finally {
-        await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"allow\"', '\"outcome\":\"deny\"'), outcome = 'deny' WHERE id = ?", [victim]);
-        await s.db.raw(target.name === "sqlite"
-          ? "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END"
-          : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()");
+        await s.db.raw(
+          'UPDATE ledger SET record = replace(record, \'"outcome":"allow"\', \'"outcome":"deny"\'), outcome = \'deny\' WHERE id = ?',
+          [victim],
+        );
+        await s.db.raw(
+          target.name === "sqlite"
+            ? "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END"
+            : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()",
+        );
       }
       expect((await s.call<TreeLedger>("GET", `/grants/${root.id}/ledger`, auditorKey)).body.verification.ok).toBe(true);
     });

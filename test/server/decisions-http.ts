@@ -10,11 +10,18 @@ import type { Decision, Grant, KeyCreated, PendingDecision, PendingDecisionList,
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 
 /** An answer of the API; `T` names the wire type the caller expects of its body (the SDK's types). */
-export interface Reply<T = Record<string, unknown>> { status: number; body: T; text: string; headers: Headers }
+export interface Reply<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
 
 export interface DecisionServer {
   readonly db: TestStore;
@@ -22,21 +29,45 @@ export interface DecisionServer {
   clock: { now: number };
   /** Every answer `call` received; checked against the served OpenAPI document on `close()`. */
   readonly recorder: ResponseRecorder;
-  call<T = Record<string, unknown>>(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    key: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Reply<T>>;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startDecisionServer(target: StoreTarget, config: { holdLifetimeHours?: number; ledgerOrigin?: string } = {}): Promise<DecisionServer> {
+export async function startDecisionServer(
+  target: StoreTarget,
+  config: { holdLifetimeHours?: number; ledgerOrigin?: string } = {},
+): Promise<DecisionServer> {
   const db = await openTestStore(target);
   const clock = { now: Date.now() };
-  const start = () => startServer({
-    host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, environment: ENVIRONMENT,
-    adminKey: ADMIN_KEY, serverKey: TEST_SERVER_KEY, autoApprovalCeilingMinor: 100_000, logLevel: "silent", ...config,
-  }, { store: db.store, ownsStore: false, now: () => clock.now });
+  const start = () =>
+    startServer(
+      {
+        host: "127.0.0.1",
+        port: 0,
+        dataDir: "unused",
+        databaseUrl: db.url,
+        environment: ENVIRONMENT,
+        adminKey: ADMIN_KEY,
+        serverKey: TEST_SERVER_KEY,
+        autoApprovalCeilingMinor: 100_000,
+        logLevel: "silent",
+        ...config,
+      },
+      { store: db.store, ownsStore: false, now: () => clock.now },
+    );
   const recorder = new ResponseRecorder();
   const s: DecisionServer = {
-    db, clock, recorder, server: await start(),
+    db,
+    clock,
+    recorder,
+    server: await start(),
     async call<T>(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
       const init: RequestInit = {
         method,
@@ -47,7 +78,11 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
       const response = await fetch(url, init);
       const text = await response.text();
       let parsed: unknown;
-      try { parsed = JSON.parse(text); } catch { parsed = text; }
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
       recorder.record(s.server.baseUrl, method, url, response, parsed);
       return { status: response.status, body: parsed as T, text, headers: response.headers };
     },
@@ -71,14 +106,24 @@ export async function startDecisionServer(target: StoreTarget, config: { holdLif
 export async function certifiedAgent(s: DecisionServer, name: string, certified = true): Promise<{ id: string; key: string }> {
   const agent = await s.call("POST", "/agents", ADMIN_KEY, { name });
   if (certified) expect((await s.call("POST", `/agents/${agent.body.id}/certification`, ADMIN_KEY, CERTIFICATION)).status).toBe(201);
-  const key = await s.call("POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
+  const key = await s.call("POST", "/keys", ADMIN_KEY, {
+    identity: `${name}-key`,
+    kind: "service",
+    roles: ["agent"],
+    agent_id: agent.body.id,
+  });
   return { id: agent.body.id as string, key: key.body.key as string };
 }
 
 export async function issueGrant(s: DecisionServer, agentId: string, extra: Record<string, unknown> = {}): Promise<Grant> {
   const reply = await s.call<Grant>("POST", "/grants", ADMIN_KEY, {
-    agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
-    budget_amount_minor: 10_000, budget_currency: "EUR", ...extra,
+    agent_id: agentId,
+    principal_type: "human",
+    principal_id: "alice@example.com",
+    scope: { tool: ["payments.*"] },
+    budget_amount_minor: 10_000,
+    budget_currency: "EUR",
+    ...extra,
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body;
@@ -89,13 +134,21 @@ export function decisionsHttpSuite(target: StoreTarget): void {
   let agent: { id: string; key: string };
   let other: { id: string; key: string };
   let approverKey: string;
-  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) =>
-    ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION, ...extra });
+  const pay = (grantId: string, amount: number, extra: Record<string, unknown> = {}) => ({
+    grant_id: grantId,
+    tool: "payments.send",
+    amount_minor: amount,
+    currency: "EUR",
+    attestation: ATTESTATION,
+    ...extra,
+  });
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "buyer");
     other = await certifiedAgent(s, "other");
-    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (
+      await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })
+    ).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -117,7 +170,10 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect(exhausted.body).toMatchObject({ outcome: "exhausted", reason_code: "budget.count_exhausted" });
       const view = await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY);
       expect(view.body).toMatchObject({ uses: 2, held_minor: 200, settled_minor: 0 });
-      const sealed = (await s.db.raw("SELECT id, outcome FROM ledger WHERE grant_id = ? ORDER BY seq", [grant.id])) as { id: string; outcome: string }[];
+      const sealed = (await s.db.raw("SELECT id, outcome FROM ledger WHERE grant_id = ? ORDER BY seq", [grant.id])) as {
+        id: string;
+        outcome: string;
+      }[];
       expect(sealed.map((r) => r.outcome)).toEqual(["allow", "deny", "allow", "exhausted"]);
       expect(sealed[0]!.id).toBe(allow.body.ledger_id);
     });
@@ -133,7 +189,9 @@ export function decisionsHttpSuite(target: StoreTarget): void {
     });
 
     it("seals racing refusals on grants the agent does not hold in the agent's own chain, unforked", async () => {
-      const replies = await Promise.all(Array.from({ length: 20 }, () => s.call("POST", "/authorize", other.key, pay("grt_0000000000000000000000000b", 1))));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () => s.call("POST", "/authorize", other.key, pay("grt_0000000000000000000000000b", 1))),
+      );
       for (const reply of replies) expect(reply.body, reply.text).toMatchObject({ outcome: "deny", reason_code: "grant.not_held" });
       const chain = (await s.db.raw("SELECT seq FROM ledger WHERE tree_id = ? ORDER BY seq", [other.id])) as { seq: number }[];
       expect(chain.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -144,7 +202,12 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       const uncertified = await certifiedAgent(s, "observer", false);
       const grant = await issueGrant(s, uncertified.id, { enforcement_mode: "observe" });
       const reply = await s.call("POST", "/authorize", uncertified.key, { grant_id: grant.id, tool: "mail.send" });
-      expect(reply.body).toMatchObject({ outcome: "allow", would_outcome: "deny", enforcement_mode: "observe", reason_code: "scope.out_of_scope" });
+      expect(reply.body).toMatchObject({
+        outcome: "allow",
+        would_outcome: "deny",
+        enforcement_mode: "observe",
+        reason_code: "scope.out_of_scope",
+      });
       expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body.uses).toBe(0);
     });
 
@@ -162,31 +225,51 @@ export function decisionsHttpSuite(target: StoreTarget): void {
   describe("holds and settlement", () => {
     it("holds on the grant and every ancestor; settle captures, releases the rest, replays, and refuses another amount", async () => {
       const root = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
-      const child = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
+      const child = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, {
+        agent_id: agent.id,
+        budget_amount_minor: 5_000,
+      });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
       const allow = await s.call<Decision>("POST", "/authorize", agent.key, pay(child.body.id, 1_000));
       expect(allow.body.holds?.map((h) => h.grant_id)).toEqual([root.id, child.body.id]);
       expect((await s.call("GET", `/grants/${root.id}`, ADMIN_KEY)).body.held_minor).toBe(1_000);
       const settle = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 600 });
       expect(settle.status, settle.text).toBe(200);
-      expect(settle.body).toMatchObject({ decision_ledger_id: allow.body.ledger_id, amount_minor: 600, held_minor: 1_000, released_minor: 400, currency: "EUR" });
+      expect(settle.body).toMatchObject({
+        decision_ledger_id: allow.body.ledger_id,
+        amount_minor: 600,
+        held_minor: 1_000,
+        released_minor: 400,
+        currency: "EUR",
+      });
       for (const id of [root.id, child.body.id]) {
         expect((await s.call("GET", `/grants/${id}`, ADMIN_KEY)).body).toMatchObject({ held_minor: 0, settled_minor: 600 });
       }
       const again = await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 600 });
       expect(again.text).toBe(settle.text);
-      expect((await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 500 })).body.code).toBe("already_settled");
+      expect((await s.call("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 500 })).body.code).toBe(
+        "already_settled",
+      );
       const next = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 100));
-      expect((await s.call("POST", `/decisions/${next.body.ledger_id}/settle`, agent.key, { amount_minor: 101 })).body.code).toBe("settle_exceeds_hold");
-      expect((await s.call("POST", `/decisions/${next.body.ledger_id}/settle`, other.key, { amount_minor: 1 })).body.code).toBe("decision_not_found");
+      expect((await s.call("POST", `/decisions/${next.body.ledger_id}/settle`, agent.key, { amount_minor: 101 })).body.code).toBe(
+        "settle_exceeds_hold",
+      );
+      expect((await s.call("POST", `/decisions/${next.body.ledger_id}/settle`, other.key, { amount_minor: 1 })).body.code).toBe(
+        "decision_not_found",
+      );
       const deny = await s.call("POST", "/authorize", agent.key, pay(child.body.id, 1, { tool: "mail.send" }));
-      expect((await s.call("POST", `/decisions/${deny.body.ledger_id}/settle`, agent.key, { amount_minor: 0 })).body.code).toBe("nothing_held");
+      expect((await s.call("POST", `/decisions/${deny.body.ledger_id}/settle`, agent.key, { amount_minor: 0 })).body.code).toBe(
+        "nothing_held",
+      );
       expect((await s.call("POST", "/decisions/led_0000000000000000000000000a/settle", agent.key, { amount_minor: 0 })).status).toBe(404);
     });
 
     it("counts a use without an amount on the grant and every ancestor, and writes charges only for holds", async () => {
       const root = await issueGrant(s, agent.id, { delegation_policy: "attenuating" });
-      const child = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, budget_amount_minor: 5_000 });
+      const child = await s.call<Grant>("POST", `/grants/${root.id}/delegate`, ADMIN_KEY, {
+        agent_id: agent.id,
+        budget_amount_minor: 5_000,
+      });
       expect(child.status, JSON.stringify(child.body)).toBe(201);
       const bare = { grant_id: child.body.id, tool: "payments.send", attestation: ATTESTATION };
       const use = await s.call<Decision>("POST", "/authorize", agent.key, bare);
@@ -196,16 +279,24 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       for (const id of [root.id, child.body.id]) {
         expect((await s.call("GET", `/grants/${id}`, ADMIN_KEY)).body).toMatchObject({ uses: 2, held_minor: 300 });
       }
-      const charges = async (ledgerId: string) => ((await s.db.raw("SELECT grant_id FROM charges WHERE ledger_id = ? ORDER BY grant_id", [ledgerId])) as { grant_id: string }[]).map((r) => r.grant_id);
+      const charges = async (ledgerId: string) =>
+        ((await s.db.raw("SELECT grant_id FROM charges WHERE ledger_id = ? ORDER BY grant_id", [ledgerId])) as { grant_id: string }[]).map(
+          (r) => r.grant_id,
+        );
       expect(await charges(use.body.ledger_id)).toEqual([]);
       expect(await charges(held.body.ledger_id)).toEqual([root.id, child.body.id].sort());
-      expect((await s.call("POST", `/decisions/${use.body.ledger_id}/settle`, agent.key, { amount_minor: 0 })).body.code).toBe("nothing_held");
+      expect((await s.call("POST", `/decisions/${use.body.ledger_id}/settle`, agent.key, { amount_minor: 0 })).body.code).toBe(
+        "nothing_held",
+      );
     });
 
     it("an expired hold stops counting at once, without a sweeper", async () => {
       const grant = await issueGrant(s, agent.id, { budget_amount_minor: 1_000, ttl_hours: 72 });
       expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1_000))).body.outcome).toBe("allow");
-      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1))).body).toMatchObject({ outcome: "exhausted", reason_code: "budget.amount_exhausted" });
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 1))).body).toMatchObject({
+        outcome: "exhausted",
+        reason_code: "budget.amount_exhausted",
+      });
       s.clock.now += 24 * HOUR + 1;
       try {
         expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body.held_minor).toBe(0);
@@ -247,8 +338,15 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect((await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, agent.key, {})).body.code).toBe("forbidden");
       const approval = await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, { note: "quarterly licence" });
       expect(approval.status, approval.text).toBe(201);
-      expect(approval.body).toMatchObject({ grant_id: grant.id, tool: "payments.send", amount_minor_max: 2_000, approver: "cfo@example.com" });
-      expect((await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, {})).body.code).toBe("decision_already_approved");
+      expect(approval.body).toMatchObject({
+        grant_id: grant.id,
+        tool: "payments.send",
+        amount_minor_max: 2_000,
+        approver: "cfo@example.com",
+      });
+      expect((await s.call("POST", `/decisions/${gated.body.ledger_id}/approve`, approverKey, {})).body.code).toBe(
+        "decision_already_approved",
+      );
       const over = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_001, { approval_id: approval.body.approval_id }));
       expect(over.body).toMatchObject({ outcome: "deny", reason_code: "approval.over_ceiling" });
       const retry = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { approval_id: approval.body.approval_id }));
@@ -274,14 +372,21 @@ export function decisionsHttpSuite(target: StoreTarget): void {
     });
 
     it("refuses an approver the residual does not admit with 422 and the residual, leaving the decision for one it admits", async () => {
-      const bob = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "bob@example.com", kind: "human", roles: ["approver"] })).body.key;
-      const dave = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "dave@example.com", kind: "human", roles: ["approver"] })).body.key;
+      const bob = (
+        await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "bob@example.com", kind: "human", roles: ["approver"] })
+      ).body.key;
+      const dave = (
+        await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "dave@example.com", kind: "human", roles: ["approver"] })
+      ).body.key;
       const grant = await issueGrant(s, agent.id, { policy: 'amount_minor <= 500 || approver == "bob@example.com"' });
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { args: { invoice: "INV-7" } }));
       expect(gated.body).toMatchObject({ outcome: "gated", residual: 'approver == "bob@example.com"' });
       const path = `/decisions/${gated.body.ledger_id}/approve`;
       // The queue tells each caller whether it may approve, with the agent's name and the action's arguments.
-      const listed = async (key: string) => (await s.call<PendingDecisionList>("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: PendingDecision) => d.ledger_id === gated.body.ledger_id);
+      const listed = async (key: string) =>
+        (await s.call<PendingDecisionList>("GET", "/decisions/pending?limit=1000", key)).body.decisions.find(
+          (d: PendingDecision) => d.ledger_id === gated.body.ledger_id,
+        );
       expect(await listed(dave)).toMatchObject({ caller_admitted: false, agent_name: "buyer", request: { args: { invoice: "INV-7" } } });
       expect(await listed(bob)).toMatchObject({ caller_admitted: true, agent_name: "buyer" });
       const refused = await s.call("POST", path, dave, {});
@@ -293,19 +398,28 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       const approval = await s.call("POST", path, bob, {});
       expect(approval.status, approval.text).toBe(201);
       expect(approval.body.approver).toBe("bob@example.com");
-      const retry = await s.call("POST", "/authorize", agent.key, pay(grant.id, 2_000, { args: { invoice: "INV-7" }, approval_id: approval.body.approval_id }));
+      const retry = await s.call(
+        "POST",
+        "/authorize",
+        agent.key,
+        pay(grant.id, 2_000, { args: { invoice: "INV-7" }, approval_id: approval.body.approval_id }),
+      );
       expect(retry.body).toMatchObject({ outcome: "allow", approver: "bob@example.com" });
     });
 
     it("admits on the decision's own action: a part that fails on its `args` admits nobody but the one named (issue 33)", async () => {
-      const keyOf = async (identity: string) => (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key;
+      const keyOf = async (identity: string) =>
+        (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key;
       const [h7, h9, mallory] = [await keyOf("h7"), await keyOf("h9"), await keyOf("mallory@example.com")];
       const grant = await issueGrant(s, agent.id, { policy: 'approver == "h7" || !(args.x == 5) && approver == "h9"' });
       const action = { args: { x: "s" } };
       const gated = await s.call("POST", "/authorize", agent.key, pay(grant.id, 10, action));
       expect(gated.body).toMatchObject({ outcome: "gated" });
       const path = `/decisions/${gated.body.ledger_id}/approve`;
-      const listed = async (key: string) => (await s.call<PendingDecisionList>("GET", "/decisions/pending?limit=1000", key)).body.decisions.find((d: PendingDecision) => d.ledger_id === gated.body.ledger_id);
+      const listed = async (key: string) =>
+        (await s.call<PendingDecisionList>("GET", "/decisions/pending?limit=1000", key)).body.decisions.find(
+          (d: PendingDecision) => d.ledger_id === gated.body.ledger_id,
+        );
       expect(await listed(mallory)).toMatchObject({ caller_admitted: false });
       expect(await listed(h9)).toMatchObject({ caller_admitted: false });
       expect(await listed(h7)).toMatchObject({ caller_admitted: true });
@@ -350,13 +464,19 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), key)).text).toBe(first.text);
       const settleKey = { "idempotency-key": "settle-1" };
       const settled = await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 5 }, settleKey);
-      expect((await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 5 }, settleKey)).text).toBe(settled.text);
-      expect((await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 4 }, settleKey)).status).toBe(422);
+      expect((await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 5 }, settleKey)).text).toBe(
+        settled.text,
+      );
+      expect((await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 4 }, settleKey)).status).toBe(
+        422,
+      );
       const agentReply = await s.call("POST", "/agents", ADMIN_KEY, { name: "idem-agent" }, { "idempotency-key": "agent-1" });
       const agentAgain = await s.call("POST", "/agents", ADMIN_KEY, { name: "idem-agent" }, { "idempotency-key": "agent-1" });
       expect(agentAgain.status).toBe(agentReply.status);
       expect(agentAgain.text).toBe(agentReply.text);
-      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), { "idempotency-key": "bad key" })).body.code).toBe("invalid_idempotency_key");
+      expect((await s.call("POST", "/authorize", agent.key, pay(grant.id, 10), { "idempotency-key": "bad key" })).body.code).toBe(
+        "invalid_idempotency_key",
+      );
     });
   });
 
@@ -369,16 +489,24 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       await expect(s.db.raw("DELETE FROM ledger WHERE id = ?", [allow.body.ledger_id])).rejects.toThrow(/never deleted/);
       await s.db.raw(target.name === "sqlite" ? "DROP TRIGGER ledger_sealed" : "DROP TRIGGER ledger_sealed ON ledger");
       try {
-        await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"allow\"', '\"outcome\":\"deny\"'), outcome = 'deny' WHERE id = ?", [allow.body.ledger_id]);
+        await s.db.raw(
+          'UPDATE ledger SET record = replace(record, \'"outcome":"allow"\', \'"outcome":"deny"\'), outcome = \'deny\' WHERE id = ?',
+          [allow.body.ledger_id],
+        );
         const result = await verifyLedger(s.db.store);
         expect(result.ok).toBe(false);
         expect(result.broken).toMatchObject({ ledger_id: allow.body.ledger_id, tree_id: grant.id });
         expect(result.broken!.problem).toMatch(/changed after sealing/);
       } finally {
-        await s.db.raw("UPDATE ledger SET record = replace(record, '\"outcome\":\"deny\"', '\"outcome\":\"allow\"'), outcome = 'allow' WHERE id = ?", [allow.body.ledger_id]);
-        await s.db.raw(target.name === "sqlite"
-          ? "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END"
-          : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()");
+        await s.db.raw(
+          'UPDATE ledger SET record = replace(record, \'"outcome":"deny"\', \'"outcome":"allow"\'), outcome = \'allow\' WHERE id = ?',
+          [allow.body.ledger_id],
+        );
+        await s.db.raw(
+          target.name === "sqlite"
+            ? "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are sealed'); END"
+            : "CREATE TRIGGER ledger_sealed BEFORE UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()",
+        );
       }
       expect((await verifyLedger(s.db.store)).ok).toBe(true);
     });
@@ -393,12 +521,17 @@ export function decisionsHttpSuite(target: StoreTarget): void {
       expect(await verifyLedger(s.db.store, s.clock.now)).toMatchObject({ ok: true, broken: null });
       const guarded = ["ledger", "charges", "decision_signals"];
       const dropKept = guarded.map((t) => (target.name === "sqlite" ? `DROP TRIGGER ${t}_kept` : `DROP TRIGGER ${t}_kept ON ${t}`));
-      const restore = guarded.map((t) => (target.name === "sqlite"
-        ? `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END`
-        : `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete()`));
+      const restore = guarded.map((t) =>
+        target.name === "sqlite"
+          ? `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END`
+          : `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete()`,
+      );
       const saved = (await s.db.raw("SELECT * FROM ledger WHERE id = ?", [newest.body.ledger_id]))[0] as Record<string, unknown>;
-      const charges = await s.db.raw("SELECT * FROM charges WHERE ledger_id = ?", [newest.body.ledger_id]) as Record<string, unknown>[];
-      const signals = await s.db.raw("SELECT * FROM decision_signals WHERE ledger_id = ?", [newest.body.ledger_id]) as Record<string, unknown>[];
+      const charges = (await s.db.raw("SELECT * FROM charges WHERE ledger_id = ?", [newest.body.ledger_id])) as Record<string, unknown>[];
+      const signals = (await s.db.raw("SELECT * FROM decision_signals WHERE ledger_id = ?", [newest.body.ledger_id])) as Record<
+        string,
+        unknown
+      >[];
       for (const sql of dropKept) await s.db.raw(sql);
       try {
         // The intruder deletes the newest decision and its hold, as if it had never been made: the
@@ -412,11 +545,21 @@ export function decisionsHttpSuite(target: StoreTarget): void {
         expect(result.broken!.problem).toMatch(new RegExp(`grant \`${grant.id}\` counts uses 2 but its sealed records show 1`));
       } finally {
         const columns = Object.keys(saved);
-        if ((await s.db.raw("SELECT id FROM ledger WHERE id = ?", [newest.body.ledger_id])).length === 0) await s.db.raw(`INSERT INTO ledger (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, columns.map((c) => saved[c]));
-        for (const [table, rows] of [["charges", charges], ["decision_signals", signals]] as const) {
+        if ((await s.db.raw("SELECT id FROM ledger WHERE id = ?", [newest.body.ledger_id])).length === 0)
+          await s.db.raw(
+            `INSERT INTO ledger (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+            columns.map((c) => saved[c]),
+          );
+        for (const [table, rows] of [
+          ["charges", charges],
+          ["decision_signals", signals],
+        ] as const) {
           for (const row of rows) {
             const names = Object.keys(row);
-            await s.db.raw(`INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`, names.map((c) => row[c]));
+            await s.db.raw(
+              `INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`,
+              names.map((c) => row[c]),
+            );
           }
         }
         for (const sql of restore) await s.db.raw(sql);

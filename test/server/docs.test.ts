@@ -19,7 +19,12 @@ describe("docs/api.md", () => {
 describe("the docs' shell commands", () => {
   it("name the server's port by AUTHORITY_PORT (8080 only as its default), never as a bare 8080", async () => {
     const { readdirSync } = await import("node:fs");
-    const pages = ["README.md", ...readdirSync(new URL("../../docs/", import.meta.url)).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+    const pages = [
+      "README.md",
+      ...readdirSync(new URL("../../docs/", import.meta.url))
+        .filter((f) => f.endsWith(".md"))
+        .map((f) => `docs/${f}`),
+    ];
     const bare: string[] = [];
     for (const page of pages) {
       const text = readFileSync(new URL(`../../${page}`, import.meta.url), "utf8");

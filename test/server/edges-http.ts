@@ -11,7 +11,9 @@ import type { Decision, Grant } from "@agent-authority/sdk";
 
 const HOUR = 3_600_000;
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 
 function expectCode(reply: Reply, status: number, code: string): void {
@@ -28,7 +30,13 @@ function expectSafetyHeaders(reply: Reply, what: string): void {
 export function edgesHttpSuite(target: StoreTarget): void {
   let s: DecisionServer;
   let agent: { id: string; key: string };
-  const pay = (grantId: string, amount: number) => ({ grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+  const pay = (grantId: string, amount: number) => ({
+    grant_id: grantId,
+    tool: "payments.send",
+    amount_minor: amount,
+    currency: "EUR",
+    attestation: ATTESTATION,
+  });
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "edge-agent");
@@ -63,7 +71,11 @@ export function edgesHttpSuite(target: StoreTarget): void {
       const second = await s.call("POST", "/authorize", agent.key, pay(grant.id, 1_000));
       expect(second.body.outcome).toBe("allow");
       const before = await s.db.store.countRows();
-      expectCode(await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 1_000 }), 409, "hold_expired");
+      expectCode(
+        await s.call("POST", `/decisions/${first.body.ledger_id}/settle`, agent.key, { amount_minor: 1_000 }),
+        409,
+        "hold_expired",
+      );
       expect(await s.db.store.countRows()).toEqual(before);
       expect((await s.call("POST", `/decisions/${second.body.ledger_id}/settle`, agent.key, { amount_minor: 1_000 })).status).toBe(200);
       expect((await s.call("GET", `/grants/${grant.id}`, ADMIN_KEY)).body).toMatchObject({ settled_minor: 1_000, held_minor: 0 });
@@ -78,23 +90,28 @@ export function edgesHttpSuite(target: StoreTarget): void {
         settle: fc.option(fc.record({ pick: fc.nat({ max: 5 }), percent: fc.integer({ min: 1, max: 100 }) }), { nil: undefined }),
       });
       const budget = 1_000;
-      await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 6 }), async (steps) => {
-        const grant = await issueGrant(s, agent.id, { budget_amount_minor: budget, ttl_hours: 8_000 });
-        const allowed: { ledgerId: string; amount: number }[] = [];
-        for (const each of steps) {
-          const decision = await s.call<Decision>("POST", "/authorize", agent.key, pay(grant.id, each.amount));
-          expect(decision.status).toBe(200);
-          if (decision.body.outcome === "allow") allowed.push({ ledgerId: decision.body.ledger_id, amount: each.amount });
-          s.clock.now += each.waitHours * HOUR;
-          if (each.settle !== undefined && allowed.length > 0) {
-            const held = allowed[each.settle.pick % allowed.length]!;
-            const settled = await s.call("POST", `/decisions/${held.ledgerId}/settle`, agent.key, { amount_minor: Math.floor((held.amount * each.settle.percent) / 100) });
-            expect([200, 409], settled.text).toContain(settled.status);
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 6 }), async (steps) => {
+          const grant = await issueGrant(s, agent.id, { budget_amount_minor: budget, ttl_hours: 8_000 });
+          const allowed: { ledgerId: string; amount: number }[] = [];
+          for (const each of steps) {
+            const decision = await s.call<Decision>("POST", "/authorize", agent.key, pay(grant.id, each.amount));
+            expect(decision.status).toBe(200);
+            if (decision.body.outcome === "allow") allowed.push({ ledgerId: decision.body.ledger_id, amount: each.amount });
+            s.clock.now += each.waitHours * HOUR;
+            if (each.settle !== undefined && allowed.length > 0) {
+              const held = allowed[each.settle.pick % allowed.length]!;
+              const settled = await s.call("POST", `/decisions/${held.ledgerId}/settle`, agent.key, {
+                amount_minor: Math.floor((held.amount * each.settle.percent) / 100),
+              });
+              expect([200, 409], settled.text).toContain(settled.status);
+            }
+            const view = (await s.call<Grant>("GET", `/grants/${grant.id}`, ADMIN_KEY)).body;
+            expect(view.settled_minor + view.held_minor).toBeLessThanOrEqual(budget);
           }
-          const view = (await s.call<Grant>("GET", `/grants/${grant.id}`, ADMIN_KEY)).body;
-          expect(view.settled_minor + view.held_minor).toBeLessThanOrEqual(budget);
-        }
-      }), { numRuns: 30 });
+        }),
+        { numRuns: 30 },
+      );
       expect((await s.call("GET", "/ledger/verify", ADMIN_KEY)).body.ok).toBe(true);
     });
   });

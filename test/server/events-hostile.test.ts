@@ -25,39 +25,51 @@ function hostileSuite(target: StoreTarget): void {
   });
 
   it("answers any Last-Event-ID, `types` and `after` with 200 or a 4xx problem", async () => {
-    await fc.assert(fc.asyncProperty(headerText, headerText, headerText, async (lastId, types, after) => {
-      const query = `?types=${encodeURIComponent(types)}&after=${encodeURIComponent(after)}`;
-      const stream = await openStream(t.baseUrl, ADMIN_KEY, query, lastId.trim() === "" ? {} : { "last-event-id": lastId });
-      stream.close();
-      expect([200, 400, 403]).toContain(stream.status);
-      if (stream.status !== 200) expect(stream.problem?.code).toMatch(/^(invalid_query|invalid_last_event_id|forbidden)$/);
-    }), { numRuns: 60, seed: 3602 });
+    await fc.assert(
+      fc.asyncProperty(headerText, headerText, headerText, async (lastId, types, after) => {
+        const query = `?types=${encodeURIComponent(types)}&after=${encodeURIComponent(after)}`;
+        const stream = await openStream(t.baseUrl, ADMIN_KEY, query, lastId.trim() === "" ? {} : { "last-event-id": lastId });
+        stream.close();
+        expect([200, 400, 403]).toContain(stream.status);
+        if (stream.status !== 200) expect(stream.problem?.code).toMatch(/^(invalid_query|invalid_last_event_id|forbidden)$/);
+      }),
+      { numRuns: 60, seed: 3602 },
+    );
   });
 
   it("creates a webhook only for an http(s) URL, and answers anything else with a 4xx problem", async () => {
     const before = (await t.call("GET", "/webhooks", { key: ADMIN_KEY })).body.webhooks.length;
     let created = 0;
-    const url = fc.oneof(fc.string({ maxLength: 80 }), fc.webUrl(), fc.constantFrom("gopher://x", "data:text/plain,hi", "http://[::1", "https://%zz", "HTTP://EXAMPLE.COM/"));
-    await fc.assert(fc.asyncProperty(url, async (raw) => {
-      const reply = await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url: raw, event_types: ["grant.issued"] } });
-      expect(reply.status, JSON.stringify(reply.body)).toBeLessThan(500);
-      if (reply.status === 201) {
-        created += 1;
-        expect(new URL(reply.body.url).protocol).toMatch(/^https?:$/);
-        await t.call("POST", `/webhooks/${reply.body.id}/delete`, { key: ADMIN_KEY, body: {} });
-      } else {
-        expect([400, 422]).toContain(reply.status);
-      }
-    }), { numRuns: 80, seed: 3603 });
+    const url = fc.oneof(
+      fc.string({ maxLength: 80 }),
+      fc.webUrl(),
+      fc.constantFrom("gopher://x", "data:text/plain,hi", "http://[::1", "https://%zz", "HTTP://EXAMPLE.COM/"),
+    );
+    await fc.assert(
+      fc.asyncProperty(url, async (raw) => {
+        const reply = await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url: raw, event_types: ["grant.issued"] } });
+        expect(reply.status, JSON.stringify(reply.body)).toBeLessThan(500);
+        if (reply.status === 201) {
+          created += 1;
+          expect(new URL(reply.body.url).protocol).toMatch(/^https?:$/);
+          await t.call("POST", `/webhooks/${reply.body.id}/delete`, { key: ADMIN_KEY, body: {} });
+        } else {
+          expect([400, 422]).toContain(reply.status);
+        }
+      }),
+      { numRuns: 80, seed: 3603 },
+    );
     expect(created).toBeGreaterThan(0);
     expect((await t.call("GET", "/webhooks", { key: ADMIN_KEY })).body.webhooks).toHaveLength(before);
   });
 
   it("answers a replay of a webhook's creation without its secret", async () => {
-    const send = () => fetch(`${t.baseUrl}/webhooks`, {
-      method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", "idempotency-key": "hook-once" },
-      body: JSON.stringify({ url: "https://hooks.example.com/in", event_types: ["grant.issued"] }),
-    });
+    const send = () =>
+      fetch(`${t.baseUrl}/webhooks`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", "idempotency-key": "hook-once" },
+        body: JSON.stringify({ url: "https://hooks.example.com/in", event_types: ["grant.issued"] }),
+      });
     const first = await send();
     expect(first.status).toBe(201);
     const secret = (await first.json()).secret as string;
@@ -75,12 +87,18 @@ function hostileSuite(target: StoreTarget): void {
     const receiver = await startReceiver();
     try {
       const port = new URL(receiver.url).port;
-      const hook = await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url: `http://${name}:${port}/hook`, event_types: ["grant.issued"] } });
+      const hook = await t.call("POST", "/webhooks", {
+        key: ADMIN_KEY,
+        body: { url: `http://${name}:${port}/hook`, event_types: ["grant.issued"] },
+      });
       expect(hook.status).toBe(201);
       const agent = await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "resolved-agent" } });
-      await t.call("POST", "/grants", { key: ADMIN_KEY, body: { agent_id: agent.body.id, principal_type: "human", principal_id: "p", scope: { tool: ["x"] }, enforcement_mode: "observe" } });
+      await t.call("POST", "/grants", {
+        key: ADMIN_KEY,
+        body: { agent_id: agent.body.id, principal_type: "human", principal_id: "p", scope: { tool: ["x"] }, enforcement_mode: "observe" },
+      });
       let deliveries: WebhookDelivery[] = [];
-      for (let i = 0; i < 200 && !(deliveries[0]?.last_error); i += 1) {
+      for (let i = 0; i < 200 && !deliveries[0]?.last_error; i += 1) {
         await new Promise((r) => setTimeout(r, 25));
         deliveries = (await t.call("GET", `/webhooks/${hook.body.id}/deliveries`, { key: ADMIN_KEY })).body.deliveries;
       }

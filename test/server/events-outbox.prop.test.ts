@@ -11,7 +11,9 @@ import { forEachStore, type StoreTarget } from "./targets.js";
 import type { Agent, Certificate, Decision, Grant, KeyCreated } from "@agent-authority/sdk";
 
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 
 async function installDoomTrigger(s: DecisionServer, target: StoreTarget): Promise<void> {
@@ -68,7 +70,9 @@ export function outboxSuite(target: StoreTarget): void {
   let approverKey: string;
   beforeAll(async () => {
     s = await startDecisionServer(target);
-    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "approver@example.com", kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (
+      await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: "approver@example.com", kind: "human", roles: ["approver"] })
+    ).body.key;
     await installDoomTrigger(s, target);
   });
   afterAll(async () => {
@@ -81,10 +85,17 @@ export function outboxSuite(target: StoreTarget): void {
       const doomed = i % 2 === 1;
       const name = `${doomed ? "doomed" : "fine"}-${run}-${i}`;
       const agent = (await s.call<Agent>("POST", "/agents", ADMIN_KEY, { name })).body;
-      const key = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.id })).body.key;
+      const key = (
+        await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, {
+          identity: `${name}-key`,
+          kind: "service",
+          roles: ["agent"],
+          agent_id: agent.id,
+        })
+      ).body.key;
       world.agents.push({ id: agent.id, key, doomed, certificate: null });
       // The agents that can be certified are, so that refusing modes are reachable.
-      if (!doomed) expected.push(...await apply(world, { kind: "certify", agent: i }));
+      if (!doomed) expected.push(...(await apply(world, { kind: "certify", agent: i })));
     }
     return world;
   }
@@ -99,9 +110,16 @@ export function outboxSuite(target: StoreTarget): void {
       case "issue": {
         const agent = agentOf(op.agent);
         const r = await s.call<Grant>("POST", "/grants", ADMIN_KEY, {
-          agent_id: agent.id, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] },
-          budget_amount_minor: 1_000, budget_currency: "EUR", delegation_policy: "attenuating", policy: "amount_minor < 500 || approver == \"approver@example.com\"",
-          enforcement_mode: op.observe ? "observe" : "enforce", ...(op.pending ? { require_approval: true } : {}),
+          agent_id: agent.id,
+          principal_type: "human",
+          principal_id: "p@example.com",
+          scope: { tool: ["payments.*"] },
+          budget_amount_minor: 1_000,
+          budget_currency: "EUR",
+          delegation_policy: "attenuating",
+          policy: 'amount_minor < 500 || approver == "approver@example.com"',
+          enforcement_mode: op.observe ? "observe" : "enforce",
+          ...(op.pending ? { require_approval: true } : {}),
         });
         if (r.status !== 201) return [];
         world.grants.push({ id: r.body.id, agent: op.agent });
@@ -131,7 +149,10 @@ export function outboxSuite(target: StoreTarget): void {
         if (r.status !== 201) return [];
         const before = agent.certificate;
         agent.certificate = r.body.id;
-        return [...(before === null ? [] : [{ type: "certificate.revoked", subject: before }]), { type: "certificate.issued", subject: r.body.id }];
+        return [
+          ...(before === null ? [] : [{ type: "certificate.revoked", subject: before }]),
+          { type: "certificate.issued", subject: r.body.id },
+        ];
       }
       case "revokeCertificate": {
         const agent = agentOf(op.agent);
@@ -144,7 +165,13 @@ export function outboxSuite(target: StoreTarget): void {
       }
       case "gate": {
         const agent = agentOf(grant!.agent);
-        const r = await s.call<Decision>("POST", "/authorize", agent.key, { grant_id: grant!.id, tool: "payments.send", amount_minor: 700, currency: "EUR", attestation: ATTESTATION });
+        const r = await s.call<Decision>("POST", "/authorize", agent.key, {
+          grant_id: grant!.id,
+          tool: "payments.send",
+          amount_minor: 700,
+          currency: "EUR",
+          attestation: ATTESTATION,
+        });
         if (r.status !== 200 || r.body.outcome !== "gated") return [];
         // Only a decision its policy gated can be approved by a human; one gated by a pending grant waits for the grant.
         if (r.body.decided_by === "policy") world.decisions.push(r.body.ledger_id);
@@ -162,28 +189,38 @@ export function outboxSuite(target: StoreTarget): void {
   it("writes exactly the events of committed effects, in commit order, numbered without gaps", async () => {
     let run = 0;
     const seen = new Set<string>();
-    await fc.assert(fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 40 }), async (ops) => {
-      run += 1;
-      const before = await s.db.store.eventPath().lastSeq();
-      const expected: Expected = [];
-      const world = await newWorld(run, expected);
-      for (const op of ops) {
-        const events = await apply(world, op);
-        expected.push(...events);
-        for (const e of events) seen.add(e.type);
-      }
-      const written = await s.db.store.eventPath().eventsAfter(before, 10_000);
-      expect(written.map((e) => ({ type: e.type, subject: e.subject }))).toEqual(expected);
-      expect(written.map((e) => e.seq)).toEqual(expected.map((_, i) => before + i + 1));
-      // No event of a doomed agent ever commits; their effects are undone with them.
-      const doomed = new Set(world.agents.filter((a) => a.doomed).map((a) => a.id));
-      expect(written.filter((e) => e.agent_id !== null && doomed.has(e.agent_id))).toEqual([]);
-      for (const g of world.grants) expect(world.agents[g.agent]!.doomed).toBe(false);
-    }), { numRuns: 15, seed: 3601 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 40 }), async (ops) => {
+        run += 1;
+        const before = await s.db.store.eventPath().lastSeq();
+        const expected: Expected = [];
+        const world = await newWorld(run, expected);
+        for (const op of ops) {
+          const events = await apply(world, op);
+          expected.push(...events);
+          for (const e of events) seen.add(e.type);
+        }
+        const written = await s.db.store.eventPath().eventsAfter(before, 10_000);
+        expect(written.map((e) => ({ type: e.type, subject: e.subject }))).toEqual(expected);
+        expect(written.map((e) => e.seq)).toEqual(expected.map((_, i) => before + i + 1));
+        // No event of a doomed agent ever commits; their effects are undone with them.
+        const doomed = new Set(world.agents.filter((a) => a.doomed).map((a) => a.id));
+        expect(written.filter((e) => e.agent_id !== null && doomed.has(e.agent_id))).toEqual([]);
+        for (const g of world.grants) expect(world.agents[g.agent]!.doomed).toBe(false);
+      }),
+      { numRuns: 15, seed: 3601 },
+    );
     // The programs reached every kind of effect, so the property was tested on each.
     expect([...seen].sort()).toEqual([
-      "certificate.issued", "certificate.revoked", "decision.approved", "decision.gated", "grant.approved", "grant.delegated",
-      "grant.enforcement_changed", "grant.issued", "grant.revoked",
+      "certificate.issued",
+      "certificate.revoked",
+      "decision.approved",
+      "decision.gated",
+      "grant.approved",
+      "grant.delegated",
+      "grant.enforcement_changed",
+      "grant.issued",
+      "grant.revoked",
     ]);
   });
 
@@ -192,7 +229,11 @@ export function outboxSuite(target: StoreTarget): void {
     const doomed = world.agents[1]!;
     const before = await s.db.store.countRows();
     const issued = await s.call("POST", "/grants", ADMIN_KEY, {
-      agent_id: doomed.id, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] }, enforcement_mode: "observe",
+      agent_id: doomed.id,
+      principal_type: "human",
+      principal_id: "p@example.com",
+      scope: { tool: ["payments.*"] },
+      enforcement_mode: "observe",
     });
     expect(issued.status).toBe(500);
     const certified = await s.call("POST", `/agents/${doomed.id}/certification`, ADMIN_KEY, CERTIFICATION);

@@ -23,7 +23,8 @@ function streamSuite(target: StoreTarget): void {
 
   async function issue(agent = agentId): Promise<string> {
     const reply = await t.call("POST", "/grants", {
-      key: ADMIN_KEY, body: { agent_id: agent, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] } },
+      key: ADMIN_KEY,
+      body: { agent_id: agent, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] } },
     });
     expect(reply.status).toBe(201);
     return reply.body.id;
@@ -42,7 +43,11 @@ function streamSuite(target: StoreTarget): void {
       expect(stream.events.map((e) => e.data.subject)).toEqual(ids);
       expect(stream.events.map((e) => Number(e.id))).toEqual([start + 1, start + 2, start + 3]);
       expect(stream.events.map((e) => e.event)).toEqual(["grant.issued", "grant.issued", "grant.issued"]);
-      expect(stream.events[0]!.data).toMatchObject({ type: "grant.issued", sequence: start + 1, data: { grant_id: ids[0], agent_id: agentId } });
+      expect(stream.events[0]!.data).toMatchObject({
+        type: "grant.issued",
+        sequence: start + 1,
+        data: { grant_id: ids[0], agent_id: agentId },
+      });
     } finally {
       stream.close();
     }
@@ -162,7 +167,8 @@ function streamSuite(target: StoreTarget): void {
 
   it(`holds ${EVENT_LIMITS.streamsMax} streams in the process and refuses one more with 429`, async () => {
     const keys: string[] = [];
-    for (let i = 0; i < EVENT_LIMITS.streamsMax / EVENT_LIMITS.streamsPerKeyMax + 1; i += 1) keys.push(await t.key(`reader-${i}@example.com`, ["auditor"]));
+    for (let i = 0; i < EVENT_LIMITS.streamsMax / EVENT_LIMITS.streamsPerKeyMax + 1; i += 1)
+      keys.push(await t.key(`reader-${i}@example.com`, ["auditor"]));
     const open: SseStream[] = [];
     try {
       for (const key of keys.slice(0, -1)) {
@@ -197,8 +203,12 @@ function streamSuite(target: StoreTarget): void {
     await t.db.store.transaction(async (tx) => {
       for (let i = 0; i < count; i += 1) {
         await tx.eventPath().appendEvent({
-          id: `evn_${String(i).padStart(10, "0")}${"abcdefghjkmnpqrs"}`, type: "grant.issued", at: Date.now(), subject: `grt_${String(i).padStart(26, "0")}`,
-          agent_id: null, data: { pad: "x".repeat(65_536) },
+          id: `evn_${String(i).padStart(10, "0")}${"abcdefghjkmnpqrs"}`,
+          type: "grant.issued",
+          at: Date.now(),
+          subject: `grt_${String(i).padStart(26, "0")}`,
+          agent_id: null,
+          data: { pad: "x".repeat(65_536) },
         });
       }
     });
@@ -218,7 +228,10 @@ function streamSuite(target: StoreTarget): void {
           for (const match of buffer.slice(0, complete).matchAll(/^id: (\d+)$/gm)) ids.push(Number(match[1]));
           buffer = buffer.slice(complete + 2);
         });
-        const ended = new Promise<void>((done) => { res.on("close", () => done()); res.on("error", () => done()); });
+        const ended = new Promise<void>((done) => {
+          res.on("close", () => done());
+          res.on("error", () => done());
+        });
         resolve({ ended, resume: () => res.resume(), ids: () => [...new Set(ids)] });
       });
       req.on("error", reject);
@@ -245,7 +258,9 @@ function streamSuite(target: StoreTarget): void {
     } finally {
       rest.close();
     }
-    expect([...received.keys()].filter((id) => id > start).sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, i) => start + i + 1));
+    expect([...received.keys()].filter((id) => id > start).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: count }, (_, i) => start + i + 1),
+    );
   });
 
   it("sends a heartbeat comment on an idle stream", async () => {

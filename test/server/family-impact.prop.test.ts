@@ -11,7 +11,9 @@ import { CERTIFICATION, startTestServer, type TestServer } from "./http-harness.
 import { forEachStore, type StoreTarget } from "./targets.js";
 
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 const FORGED = { ...ATTESTATION, content_hash: `sha256:${"f".repeat(64)}` };
 const APPROVER = "approver@example.com";
@@ -46,9 +48,20 @@ examples:
 }
 
 type Standing = "certified" | "uncertified" | "revoked_later";
-interface AgentPlan { readonly standing: Standing; readonly enforceOriginal: boolean; readonly child: boolean }
+interface AgentPlan {
+  readonly standing: Standing;
+  readonly enforceOriginal: boolean;
+  readonly child: boolean;
+}
 type Step =
-  | { readonly kind: "pay"; readonly who: number; readonly viaChild: boolean; readonly amount: number; readonly attest: "valid" | "forged" | "none"; readonly settle: number | null }
+  | {
+      readonly kind: "pay";
+      readonly who: number;
+      readonly viaChild: boolean;
+      readonly amount: number;
+      readonly attest: "valid" | "forged" | "none";
+      readonly settle: number | null;
+    }
   | { readonly kind: "revoke"; readonly who: number };
 
 const agentPlan: fc.Arbitrary<AgentPlan> = fc.record({
@@ -57,18 +70,38 @@ const agentPlan: fc.Arbitrary<AgentPlan> = fc.record({
   child: fc.boolean(),
 });
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({
-    kind: fc.constant("pay" as const), who: fc.nat({ max: 3 }), viaChild: fc.boolean(),
-    amount: fc.integer({ min: 1, max: 35 }).map((n) => n * 100),
-    attest: fc.constantFrom("valid" as const, "valid" as const, "forged" as const, "none" as const),
-    settle: fc.option(fc.integer({ min: 0, max: 100 }), { nil: null }),
-  }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("pay" as const),
+      who: fc.nat({ max: 3 }),
+      viaChild: fc.boolean(),
+      amount: fc.integer({ min: 1, max: 35 }).map((n) => n * 100),
+      attest: fc.constantFrom("valid" as const, "valid" as const, "forged" as const, "none" as const),
+      settle: fc.option(fc.integer({ min: 0, max: 100 }), { nil: null }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("revoke" as const), who: fc.nat({ max: 3 }) }) },
 );
 
-interface Decided { readonly ledger_id: string; readonly outcome: string; readonly would_outcome?: string; readonly reason_code: string; readonly decided_by: string | null }
-interface Change { readonly ledger_id: string; readonly before: { outcome: string }; readonly after: { outcome: string; reason_code: string; mode: string; answer: string } }
-interface Preview { readonly replayed: number; readonly changed: number; readonly changes: readonly Change[]; readonly candidate_modes: readonly Record<string, unknown>[] }
+interface Decided {
+  readonly ledger_id: string;
+  readonly outcome: string;
+  readonly would_outcome?: string;
+  readonly reason_code: string;
+  readonly decided_by: string | null;
+}
+interface Change {
+  readonly ledger_id: string;
+  readonly before: { outcome: string };
+  readonly after: { outcome: string; reason_code: string; mode: string; answer: string };
+}
+interface Preview {
+  readonly replayed: number;
+  readonly changed: number;
+  readonly changes: readonly Change[];
+  readonly candidate_modes: readonly Record<string, unknown>[];
+}
 
 /** The outcome a preview predicts for each sealed decision: the changed one, else the one sealed. */
 function predicted(preview: Preview, sealed: readonly Decided[]): string[] {
@@ -108,7 +141,10 @@ function impactSuite(target: StoreTarget): void {
   }
 
   async function delegate(grantId: string, agentId: string): Promise<string> {
-    const child = await t.call("POST", `/grants/${grantId}/delegate`, { key: issuer, body: { agent_id: agentId, budget_amount_minor: 3000 } });
+    const child = await t.call("POST", `/grants/${grantId}/delegate`, {
+      key: issuer,
+      body: { agent_id: agentId, budget_amount_minor: 3000 },
+    });
     expect(child.status, JSON.stringify(child.body)).toBe(201);
     return child.body.id as string;
   }
@@ -120,12 +156,24 @@ function impactSuite(target: StoreTarget): void {
   }
 
   async function revoke(certificateId: string): Promise<void> {
-    expect((await t.call("POST", `/certificates/${certificateId}/revoke`, { key: certifier, body: { reason: "withdrawn" } })).status).toBe(200);
+    expect((await t.call("POST", `/certificates/${certificateId}/revoke`, { key: certifier, body: { reason: "withdrawn" } })).status).toBe(
+      200,
+    );
   }
 
   /** One timeline's grants of an agent: the root and, when planned, a delegated child. */
-  interface Grants { root: string; child: string | null }
-  interface Agent { id: string; key: string; plan: AgentPlan; certificate: string | null; original: Grants; real: Grants }
+  interface Grants {
+    root: string;
+    child: string | null;
+  }
+  interface Agent {
+    id: string;
+    key: string;
+    plan: AgentPlan;
+    certificate: string | null;
+    original: Grants;
+    real: Grants;
+  }
 
   /**
    * The agent, its grant of the current version (the original timeline) and its grant of the
@@ -166,7 +214,10 @@ function impactSuite(target: StoreTarget): void {
       const gated = first.body.outcome === "gated" && first.body.decided_by === "policy";
       const approval = gated ? await t.call("POST", `/decisions/${first.body.ledger_id}/approve`, { key: approver, body: {} }) : undefined;
       if (approval !== undefined) expect(approval.status, JSON.stringify(approval.body)).toBe(201);
-      const again = await t.call("POST", "/authorize", { key: agent.key, body: { ...body, ...(approval === undefined ? {} : { approval_id: approval.body.approval_id }) } });
+      const again = await t.call("POST", "/authorize", {
+        key: agent.key,
+        body: { ...body, ...(approval === undefined ? {} : { approval_id: approval.body.approval_id }) },
+      });
       decided.push(again.body);
     }
     return decided;
@@ -178,70 +229,81 @@ function impactSuite(target: StoreTarget): void {
   }
 
   it("predicts, for an observe and an enforce candidate alike, exactly what a real enforce replay of the same requests decides", async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.array(agentPlan, { minLength: 1, maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 14 }),
-      async (plans, steps) => {
-        run += 1;
-        const name = `impact-prop-${run}`;
-        const currentId = await push(family(name, 1, 6000));
-        const realId = await push(family(`${name}-real`, 1, 4500, "enforce"));
-        const agents: Agent[] = [];
-        for (const plan of plans) agents.push(await setUpAgent(plan, currentId, realId));
-        const sealed: Decided[] = [];
-        const real: Decided[] = [];
-        // The agents whose grant trees have records: the grants a preview replays.
-        const paid = new Set<string>();
-        for (const s of steps) {
-          const agent = agents[s.who % agents.length]!;
-          if (s.kind === "revoke") {
-            if (agent.plan.standing === "revoked_later" && agent.certificate !== null) {
-              await revoke(agent.certificate);
-              agent.certificate = null;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(agentPlan, { minLength: 1, maxLength: 4 }),
+        fc.array(step, { minLength: 1, maxLength: 14 }),
+        async (plans, steps) => {
+          run += 1;
+          const name = `impact-prop-${run}`;
+          const currentId = await push(family(name, 1, 6000));
+          const realId = await push(family(`${name}-real`, 1, 4500, "enforce"));
+          const agents: Agent[] = [];
+          for (const plan of plans) agents.push(await setUpAgent(plan, currentId, realId));
+          const sealed: Decided[] = [];
+          const real: Decided[] = [];
+          // The agents whose grant trees have records: the grants a preview replays.
+          const paid = new Set<string>();
+          for (const s of steps) {
+            const agent = agents[s.who % agents.length]!;
+            if (s.kind === "revoke") {
+              if (agent.plan.standing === "revoked_later" && agent.certificate !== null) {
+                await revoke(agent.certificate);
+                agent.certificate = null;
+              }
+              continue;
             }
-            continue;
+            paid.add(agent.id);
+            const viaChild = s.viaChild && agent.original.child !== null;
+            // Only an enforce decision can be approved; the real replay asks for the same approvals.
+            const original = await pay(agent, viaChild ? agent.original.child! : agent.original.root, s, agent.plan.enforceOriginal);
+            const replayed = await pay(agent, viaChild ? agent.real.child! : agent.real.root, s, agent.plan.enforceOriginal);
+            sealed.push(...original);
+            real.push(...replayed);
+            const last = original.length - 1;
+            // A settlement the original ledger sealed is sent to the real replay as well.
+            if (s.settle !== null && original[last]!.outcome === "allow") {
+              const amount = Math.floor((s.amount * s.settle) / 100);
+              if (await settle(agent, original[last]!, amount)) await settle(agent, replayed[last]!, amount);
+            }
           }
-          paid.add(agent.id);
-          const viaChild = s.viaChild && agent.original.child !== null;
-          // Only an enforce decision can be approved; the real replay asks for the same approvals.
-          const original = await pay(agent, viaChild ? agent.original.child! : agent.original.root, s, agent.plan.enforceOriginal);
-          const replayed = await pay(agent, viaChild ? agent.real.child! : agent.real.root, s, agent.plan.enforceOriginal);
-          sealed.push(...original);
-          real.push(...replayed);
-          const last = original.length - 1;
-          // A settlement the original ledger sealed is sent to the real replay as well.
-          if (s.settle !== null && original[last]!.outcome === "allow") {
-            const amount = Math.floor((s.amount * s.settle) / 100);
-            if (await settle(agent, original[last]!, amount)) await settle(agent, replayed[last]!, amount);
+          const ask = async (mode: "observe" | "enforce"): Promise<Preview> => {
+            const reply = await t.call("POST", `/grant-families/${currentId}/impact`, {
+              key: auditor,
+              body: { family: family(name, 2, 4500, mode), days: 1 },
+            });
+            expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+            return reply.body as Preview;
+          };
+          const observe = await ask("observe");
+          const enforce = await ask("enforce");
+          // Both previews answer what enforce would decide: the same changes, outcome for outcome.
+          const enforceView = (p: Preview) => p.changes.map((c) => ({ ...c, after: { ...c.after, mode: undefined, answer: undefined } }));
+          expect(enforceView(observe)).toEqual(enforceView(enforce));
+          expect([observe.replayed, observe.changed]).toEqual([sealed.length, enforce.changed]);
+          expect(enforce.replayed).toBe(sealed.length);
+          // And that is what the real enforce replay decided, request for request.
+          expect(predicted(enforce, sealed)).toEqual(real.map((d) => d.outcome));
+          for (const change of enforce.changes) {
+            const index = sealed.findIndex((d) => d.ledger_id === change.ledger_id);
+            expect(change.after.reason_code).toBe(real[index]!.reason_code);
           }
-        }
-        const ask = async (mode: "observe" | "enforce"): Promise<Preview> => {
-          const reply = await t.call("POST", `/grant-families/${currentId}/impact`, { key: auditor, body: { family: family(name, 2, 4500, mode), days: 1 } });
-          expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-          return reply.body as Preview;
-        };
-        const observe = await ask("observe");
-        const enforce = await ask("enforce");
-        // Both previews answer what enforce would decide: the same changes, outcome for outcome.
-        const enforceView = (p: Preview) => p.changes.map((c) => ({ ...c, after: { ...c.after, mode: undefined, answer: undefined } }));
-        expect(enforceView(observe)).toEqual(enforceView(enforce));
-        expect([observe.replayed, observe.changed]).toEqual([sealed.length, enforce.changed]);
-        expect(enforce.replayed).toBe(sealed.length);
-        // And that is what the real enforce replay decided, request for request.
-        expect(predicted(enforce, sealed)).toEqual(real.map((d) => d.outcome));
-        for (const change of enforce.changes) {
-          const index = sealed.findIndex((d) => d.ledger_id === change.ledger_id);
-          expect(change.after.reason_code).toBe(real[index]!.reason_code);
-        }
-        // Each says which mode the candidate runs in and what that mode answers: observe refuses nothing here.
-        const refusals = real.filter((d) => d.outcome !== "allow").length;
-        // A mode is listed once some grant replayed runs in it: none when nothing was decided.
-        const listed = (summary: Record<string, unknown>) => (paid.size === 0 ? [] : [summary]);
-        expect(observe.candidate_modes).toEqual(listed({ mode: "observe", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals: 0 }));
-        expect(enforce.candidate_modes).toEqual(listed({ mode: "enforce", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals }));
-        expect(observe.changes.every((c) => c.after.mode === "observe" && c.after.answer === "allow")).toBe(true);
-        expect(enforce.changes.every((c) => c.after.mode === "enforce" && c.after.answer === c.after.outcome)).toBe(true);
-      },
-    ), { numRuns: 12 });
+          // Each says which mode the candidate runs in and what that mode answers: observe refuses nothing here.
+          const refusals = real.filter((d) => d.outcome !== "allow").length;
+          // A mode is listed once some grant replayed runs in it: none when nothing was decided.
+          const listed = (summary: Record<string, unknown>) => (paid.size === 0 ? [] : [summary]);
+          expect(observe.candidate_modes).toEqual(
+            listed({ mode: "observe", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals: 0 }),
+          );
+          expect(enforce.candidate_modes).toEqual(
+            listed({ mode: "enforce", grants: paid.size, replayed: sealed.length, enforce_refusals: refusals, refusals }),
+          );
+          expect(observe.changes.every((c) => c.after.mode === "observe" && c.after.answer === "allow")).toBe(true);
+          expect(enforce.changes.every((c) => c.after.mode === "enforce" && c.after.answer === c.after.outcome)).toBe(true);
+        },
+      ),
+      { numRuns: 12 },
+    );
   }, 600_000);
 }
 

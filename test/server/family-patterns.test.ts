@@ -8,9 +8,16 @@ import { forEachStore, type StoreTarget } from "./targets.js";
 /** A family body written by hand, as a client may send it, with one string parameter `code`. */
 function body(name: string, code: Record<string, unknown>): Record<string, unknown> {
   return {
-    id: name, version: 1, reviewed_by: ["reviewer@example.com"],
+    id: name,
+    version: 1,
+    reviewed_by: ["reviewer@example.com"],
     parameters: { code: { type: "string", ...code } },
-    grant: { agent_id: "agt_nwj47tan9zt24mnpzx45hy43kw", principal_type: "team", principal_id: "${code}", scope: { tool: ["payments.send"] } },
+    grant: {
+      agent_id: "agt_nwj47tan9zt24mnpzx45hy43kw",
+      principal_type: "team",
+      principal_id: "${code}",
+      scope: { tool: ["payments.send"] },
+    },
   };
 }
 
@@ -44,7 +51,10 @@ function suite(target: StoreTarget): void {
     const hostile = body("redos", { pattern: "(a+)+$", example: `${"a".repeat(40)}!` });
     const { reply, health } = await withHealth(t, t.call("POST", "/grant-families", { key: issuer, body: hostile }));
     expectProblem(reply, 422, "invalid_family");
-    expect(reply.body.diagnostics[0]).toMatchObject({ code: "parameter-bounds", message: expect.stringContaining("does not match `(a+)+$`") });
+    expect(reply.body.diagnostics[0]).toMatchObject({
+      code: "parameter-bounds",
+      message: expect.stringContaining("does not match `(a+)+$`"),
+    });
     expect(health.length).toBeGreaterThan(0);
     for (const h of health) expect(h.status).toBe(200);
   });
@@ -57,7 +67,10 @@ function suite(target: StoreTarget): void {
       expect(diagnostic, pattern).toMatchObject({ field: "parameters.code.pattern", line: expect.any(Number), column: expect.any(Number) });
       expect(reply.body.detail).toContain("parameter `code`");
     }
-    const tooLong = await t.call("POST", "/grant-families", { key: issuer, body: body("long", { pattern: "a".repeat(FAMILY_LIMITS.patternCharsMax + 1), example: "a" }) });
+    const tooLong = await t.call("POST", "/grant-families", {
+      key: issuer,
+      body: body("long", { pattern: "a".repeat(FAMILY_LIMITS.patternCharsMax + 1), example: "a" }),
+    });
     expect(tooLong.status).toBe(400);
   });
 
@@ -65,7 +78,10 @@ function suite(target: StoreTarget): void {
     const pushed = await t.call("POST", "/grant-families", { key: issuer, body: body("nested", { pattern: "(a|aa)+", example: "aa" }) });
     expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
     const value = `${"a".repeat(FAMILY_LIMITS.stringParameterCharsMax - 1)}!`;
-    const { reply, health } = await withHealth(t, t.call("POST", `/grant-families/${pushed.body.id}/instantiate`, { key: issuer, body: { parameters: { code: value } } }));
+    const { reply, health } = await withHealth(
+      t,
+      t.call("POST", `/grant-families/${pushed.body.id}/instantiate`, { key: issuer, body: { parameters: { code: value } } }),
+    );
     expectProblem(reply, 422, "family_parameters_invalid");
     expect(reply.body.problems).toEqual([expect.objectContaining({ parameter: "code", code: "parameter-bounds" })]);
     for (const h of health) expect(h.status).toBe(200);

@@ -76,7 +76,13 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(reply.body).toContain('authority_http_request_duration_seconds_bucket{method="GET",route="/v1/health",le="+Inf"}');
       expect(reply.body).not.toContain("grt_0000000000000000000000000c");
       // The process's own metrics come from prom-client: CPU, memory, GC and event-loop delay.
-      for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_gc_duration_seconds", "nodejs_heap_size_used_bytes"]) {
+      for (const name of [
+        "process_cpu_user_seconds_total",
+        "process_resident_memory_bytes",
+        "nodejs_eventloop_lag_seconds",
+        "nodejs_gc_duration_seconds",
+        "nodejs_heap_size_used_bytes",
+      ]) {
         expect(reply.body).toContain(`# TYPE ${name} `);
       }
       // Each metric is described once: the hand-counted and the library's series never share a name.
@@ -92,7 +98,9 @@ export function grantsHttpSuite(target: StoreTarget): void {
 
   describe("agents", () => {
     it("registers one agent when the same name races", async () => {
-      const replies = await Promise.all(Array.from({ length: 10 }, () => t.call("POST", "/agents", { key: issuer, body: { name: "racing-agent" } })));
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, () => t.call("POST", "/agents", { key: issuer, body: { name: "racing-agent" } })),
+      );
       expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
       expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
       expect(replies.filter((r) => r.status === 200)).toHaveLength(9);
@@ -130,12 +138,18 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const logs: import("./http-harness.js").LogLine[] = [];
       const logged = await startTestServer(target, {}, logs);
       try {
-        const secret = (await logged.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "log@example.com", kind: "human", roles: ["auditor"] } })).body.key;
+        const secret = (
+          await logged.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "log@example.com", kind: "human", roles: ["auditor"] } })
+        ).body.key;
         const reply = await logged.call("GET", "/certificates", { key: secret, via: "x-api-key" });
         await logged.call("GET", "/certificates", { key: "aa_wrong-key-0000000000000000000000000000" });
         const requests = logs.filter((l) => l.msg === "request");
         expect(requests.map((l) => l.fields["status"])).toEqual([201, 200, 401]);
-        expect(requests[1]!.fields).toMatchObject({ method: "GET", path: "/v1/certificates", request_id: reply.headers.get("x-request-id") });
+        expect(requests[1]!.fields).toMatchObject({
+          method: "GET",
+          path: "/v1/certificates",
+          request_id: reply.headers.get("x-request-id"),
+        });
         expect(requests[1]!.fields["key_id"]).toMatch(/^key_/);
         const text = JSON.stringify(logs);
         expect(text).not.toContain(secret);
@@ -149,7 +163,11 @@ export function grantsHttpSuite(target: StoreTarget): void {
 
   describe("keys", () => {
     it("accepts the key as a bearer token and as x-api-key, shows the secret once, and revokes", async () => {
-      const created = await t.call("POST", "/keys", { key: ADMIN_KEY, via: "x-api-key", body: { identity: "auditor@example.com", kind: "human", roles: ["auditor"] } });
+      const created = await t.call("POST", "/keys", {
+        key: ADMIN_KEY,
+        via: "x-api-key",
+        body: { identity: "auditor@example.com", kind: "human", roles: ["auditor"] },
+      });
       expect(created.status).toBe(201);
       expect(created.body.key).toMatch(/^aa_/);
       const secret = created.body.key as string;
@@ -160,26 +178,48 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(JSON.stringify(listed)).not.toContain(secret);
       const rows = (await t.db.raw("SELECT hash FROM api_keys WHERE id = ?", [created.body.id])) as { hash: string }[];
       expect(rows[0]!.hash).not.toContain(secret);
-      expect((await t.call("POST", `/keys/${created.body.id}/revoke`, { key: ADMIN_KEY, body: { reason: "left" } })).body.status).toBe("revoked");
+      expect((await t.call("POST", `/keys/${created.body.id}/revoke`, { key: ADMIN_KEY, body: { reason: "left" } })).body.status).toBe(
+        "revoked",
+      );
       expectProblem(await t.call("GET", "/certificates", { key: secret }), 401, "unauthenticated");
       expectProblem(await t.call("POST", `/keys/${created.body.id}/revoke`, { key: ADMIN_KEY }), 409, "key_already_revoked");
     });
 
     it("refuses to revoke the last admin key and binds agent keys to one agent", async () => {
-      const admins = ((await t.call("GET", "/keys?limit=1000", { key: ADMIN_KEY })).body.keys as Key[]).filter((k) => k.roles.includes("admin") && k.status === "active");
+      const admins = ((await t.call("GET", "/keys?limit=1000", { key: ADMIN_KEY })).body.keys as Key[]).filter(
+        (k) => k.roles.includes("admin") && k.status === "active",
+      );
       expect(admins).toHaveLength(1);
       expectProblem(await t.call("POST", `/keys/${admins[0].id}/revoke`, { key: ADMIN_KEY }), 409, "last_admin_key");
-      expectProblem(await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["agent"] } }), 422, "invalid_key_request");
+      expectProblem(
+        await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["agent"] } }),
+        422,
+        "invalid_key_request",
+      );
       const id = await agent();
-      expectProblem(await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["issuer"], agent_id: id } }), 422, "invalid_key_request");
-      expectProblem(await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["agent"], agent_id: "agt_0000000000zzzzzzzzzzzzzzzz" } }), 404, "agent_not_found");
+      expectProblem(
+        await t.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "bot", kind: "service", roles: ["issuer"], agent_id: id } }),
+        422,
+        "invalid_key_request",
+      );
+      expectProblem(
+        await t.call("POST", "/keys", {
+          key: ADMIN_KEY,
+          body: { identity: "bot", kind: "service", roles: ["agent"], agent_id: "agt_0000000000zzzzzzzzzzzzzzzz" },
+        }),
+        404,
+        "agent_not_found",
+      );
     });
 
     it("never revokes the last admin key, even when two admins revoke each other at once", async () => {
       // On a server of its own: whichever admin key survives, the other tests keep theirs.
       const own = await startTestServer(target);
       try {
-        const created = await own.call("POST", "/keys", { key: ADMIN_KEY, body: { identity: "second-admin@example.com", kind: "human", roles: ["admin"] } });
+        const created = await own.call("POST", "/keys", {
+          key: ADMIN_KEY,
+          body: { identity: "second-admin@example.com", kind: "human", roles: ["admin"] },
+        });
         const firstId = ((await own.call("GET", "/keys", { key: ADMIN_KEY })).body.keys as Key[]).find((k) => k.identity === "admin")!.id;
         const replies = await Promise.all([
           own.call("POST", `/keys/${created.body.id}/revoke`, { key: ADMIN_KEY }),
@@ -204,22 +244,37 @@ export function grantsHttpSuite(target: StoreTarget): void {
   describe("certification", () => {
     it("takes issued_by from the authenticated human and supersedes the previous certificate", async () => {
       const id = await agent();
-      expectProblem(await t.call("POST", `/agents/${id}/certification`, { key: certifier, body: { ...CERTIFICATION, issued_by: "someone-else" } }), 400, "unknown_field");
+      expectProblem(
+        await t.call("POST", `/agents/${id}/certification`, { key: certifier, body: { ...CERTIFICATION, issued_by: "someone-else" } }),
+        400,
+        "unknown_field",
+      );
       const first = await certify(id);
-      expect(first).toMatchObject({ agent_id: id, environment: ENVIRONMENT, issued_by: "certifier@example.com", issued_by_email: "certifier@example.com", status: "valid" });
+      expect(first).toMatchObject({
+        agent_id: id,
+        environment: ENVIRONMENT,
+        issued_by: "certifier@example.com",
+        issued_by_email: "certifier@example.com",
+        status: "valid",
+      });
       expect(first.id).toMatch(/^crt_/);
       const second = await certify(id);
       const status = (await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body;
       expect(status).toMatchObject({ certified: true, environment: ENVIRONMENT, certificate: { id: second.id } });
-      expect(status.certificates.find((c: Certificate) => c.id === first.id)).toMatchObject({ status: "revoked", superseded_by: second.id, revoked_by: "certifier@example.com" });
+      expect(status.certificates.find((c: Certificate) => c.id === first.id)).toMatchObject({
+        status: "revoked",
+        superseded_by: second.id,
+        revoked_by: "certifier@example.com",
+      });
       const listed = (await t.call("GET", `/certificates?agent_id=${id}`, { key: ADMIN_KEY })).body.certificates;
       expect(listed.map((c: Certificate) => c.id)).toEqual([first.id, second.id]);
     });
 
     it("keeps exactly one valid certificate when certifications race", async () => {
       const id = await agent();
-      const replies = await Promise.all(Array.from({ length: 8 }, () =>
-        t.call("POST", `/agents/${id}/certification`, { key: certifier, body: CERTIFICATION })));
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, () => t.call("POST", `/agents/${id}/certification`, { key: certifier, body: CERTIFICATION })),
+      );
       expect(replies.map((r) => r.status)).toEqual(Array(8).fill(201));
       const all = (await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body.certificates;
       expect(all).toHaveLength(8);
@@ -237,9 +292,17 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const id = await agent();
       const cert = await certify(id);
       const revoked = await t.call("POST", `/certificates/${cert.id}/revoke`, { key: certifier, body: { reason: "model changed" } });
-      expect(revoked.body).toMatchObject({ id: cert.id, status: "revoked", revoked_by: "certifier@example.com", revocation_reason: "model changed" });
+      expect(revoked.body).toMatchObject({
+        id: cert.id,
+        status: "revoked",
+        revoked_by: "certifier@example.com",
+        revocation_reason: "model changed",
+      });
       expect(revoked.body.revoked_at).toEqual(expect.any(String));
-      expect((await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body).toMatchObject({ certified: false, certificate: null });
+      expect((await t.call("GET", `/agents/${id}/certification`, { key: issuer })).body).toMatchObject({
+        certified: false,
+        certificate: null,
+      });
       expectProblem(await t.call("POST", `/certificates/${cert.id}/revoke`, { key: certifier }), 409, "certificate_already_revoked");
     });
 
@@ -258,9 +321,22 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const g = await issue(id);
       expect(g.id).toMatch(/^grt_[0-9a-z]{26}$/);
       expect(g).toMatchObject({
-        status: "active", enforcement_mode: "enforce", ttl_hours: 24, delegation_policy: "none", budget_amount_minor: 0,
-        budget_count: null, budget_currency: null, conditions: { clean_context: false }, policy: null, parent_id: null,
-        root_id: g.id, issued_by: "issuer@example.com", approved_by: null, uses: 0, held_minor: 0, settled_minor: 0,
+        status: "active",
+        enforcement_mode: "enforce",
+        ttl_hours: 24,
+        delegation_policy: "none",
+        budget_amount_minor: 0,
+        budget_count: null,
+        budget_currency: null,
+        conditions: { clean_context: false },
+        policy: null,
+        parent_id: null,
+        root_id: g.id,
+        issued_by: "issuer@example.com",
+        approved_by: null,
+        uses: 0,
+        held_minor: 0,
+        settled_minor: 0,
       });
       expect(Date.parse(g.expires_at) - Date.parse(g.issued_at)).toBe(24 * HOUR);
       expect((await t.call("GET", `/grants/${g.id}`, { key: approver })).body).toEqual(g);
@@ -299,14 +375,30 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const before = await t.db.store.countRows();
       // Issue.
       expectProblem(await t.call("POST", "/grants", { key: issuer, body: grantBody(id) }), 403, "certification_required");
-      expectProblem(await t.call("POST", "/grants", { key: issuer, body: grantBody(id, { enforcement_mode: "enforce" }) }), 403, "certification_required");
+      expectProblem(
+        await t.call("POST", "/grants", { key: issuer, body: grantBody(id, { enforcement_mode: "enforce" }) }),
+        403,
+        "certification_required",
+      );
       const observed = await issue(id, { enforcement_mode: "observe", delegation_policy: "attenuating" });
       // Enforcement escalation.
-      expectProblem(await t.call("POST", `/grants/${observed.id}/enforcement`, { key: issuer, body: { enforcement_mode: "enforce" } }), 403, "certification_required");
+      expectProblem(
+        await t.call("POST", `/grants/${observed.id}/enforcement`, { key: issuer, body: { enforcement_mode: "enforce" } }),
+        403,
+        "certification_required",
+      );
       // Delegation to a different agent, and to the same agent in a stricter mode.
       const parent = await issue(certifiedParentAgent, { delegation_policy: "attenuating" });
-      expectProblem(await t.call("POST", `/grants/${parent.id}/delegate`, { key: issuer, body: { agent_id: id } }), 403, "certification_required");
-      expectProblem(await t.call("POST", `/grants/${observed.id}/delegate`, { key: issuer, body: { agent_id: id, enforcement_mode: "enforce" } }), 403, "certification_required");
+      expectProblem(
+        await t.call("POST", `/grants/${parent.id}/delegate`, { key: issuer, body: { agent_id: id } }),
+        403,
+        "certification_required",
+      );
+      expectProblem(
+        await t.call("POST", `/grants/${observed.id}/delegate`, { key: issuer, body: { agent_id: id, enforcement_mode: "enforce" } }),
+        403,
+        "certification_required",
+      );
       const observeParent = await issue(certifiedParentAgent, { delegation_policy: "attenuating", enforcement_mode: "observe" });
       const observeChild = await t.call("POST", `/grants/${observeParent.id}/delegate`, { key: issuer, body: { agent_id: id } });
       expect(observeChild.status, JSON.stringify(observeChild.body)).toBe(201);
@@ -331,8 +423,16 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const promoted = await t.call("POST", `/grants/${g.id}/enforcement`, { key: issuer, body: { enforcement_mode: "enforce" } });
       expect(promoted.status).toBe(200);
       expect(promoted.body.enforcement_mode).toBe("enforce");
-      expectProblem(await t.call("POST", `/grants/${g.id}/enforcement`, { key: issuer, body: { enforcement_mode: "observe" } }), 422, "not_an_escalation");
-      expectProblem(await t.call("POST", `/grants/${g.id}/enforcement`, { key: issuer, body: { enforcement_mode: "enforce" } }), 422, "not_an_escalation");
+      expectProblem(
+        await t.call("POST", `/grants/${g.id}/enforcement`, { key: issuer, body: { enforcement_mode: "observe" } }),
+        422,
+        "not_an_escalation",
+      );
+      expectProblem(
+        await t.call("POST", `/grants/${g.id}/enforcement`, { key: issuer, body: { enforcement_mode: "enforce" } }),
+        422,
+        "not_an_escalation",
+      );
     });
 
     it("covers every endpoint that issues or escalates authority", async () => {
@@ -353,7 +453,9 @@ export function grantsHttpSuite(target: StoreTarget): void {
         pushGrantFamily: "grants no authority (defines a template)",
         previewFamilyImpact: "creates nothing",
       };
-      const posts = ENDPOINTS.filter((e) => e.method === "post" && /^\/(grants|agents|grant-families)/.test(e.path)).map((e) => e.operationId);
+      const posts = ENDPOINTS.filter((e) => e.method === "post" && /^\/(grants|agents|grant-families)/.test(e.path)).map(
+        (e) => e.operationId,
+      );
       expect(posts.filter((op) => classified[op] === undefined)).toEqual([]);
     });
   });
@@ -368,8 +470,13 @@ export function grantsHttpSuite(target: StoreTarget): void {
       await certify(parentAgent);
       await certify(childAgent);
       parent = await issue(parentAgent, {
-        delegation_policy: "attenuating", budget_amount_minor: 5_000, budget_currency: "EUR", budget_count: 10,
-        scope: { tool: ["payments.*", "email.send"] }, policy: undefined, conditions: { clean_context: true },
+        delegation_policy: "attenuating",
+        budget_amount_minor: 5_000,
+        budget_currency: "EUR",
+        budget_count: 10,
+        scope: { tool: ["payments.*", "email.send"] },
+        policy: undefined,
+        conditions: { clean_context: true },
       });
     });
 
@@ -378,10 +485,20 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(reply.status, JSON.stringify(reply.body)).toBe(201);
       const child = reply.body;
       expect(child).toMatchObject({
-        parent_id: parent.id, root_id: parent.id, agent_id: childAgent, status: "active",
-        scope: parent.scope, budget_amount_minor: 5_000, budget_currency: "EUR", budget_count: 10,
-        conditions: { clean_context: true }, enforcement_mode: "enforce", delegation_policy: "attenuating",
-        expires_at: parent.expires_at, principal_id: parent.principal_id, audience: parent.audience,
+        parent_id: parent.id,
+        root_id: parent.id,
+        agent_id: childAgent,
+        status: "active",
+        scope: parent.scope,
+        budget_amount_minor: 5_000,
+        budget_currency: "EUR",
+        budget_count: 10,
+        conditions: { clean_context: true },
+        enforcement_mode: "enforce",
+        delegation_policy: "attenuating",
+        expires_at: parent.expires_at,
+        principal_id: parent.principal_id,
+        audience: parent.audience,
       });
     });
 
@@ -397,29 +514,54 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const reply = await t.call("POST", `/grants/${parent.id}/delegate`, {
         key: issuer,
         body: {
-          agent_id: childAgent, scope: { tool: ["payments.*", "shell.exec"] }, budget_amount_minor: 9_000,
-          budget_count: 11, ttl_hours: 48, conditions: { clean_context: false }, enforcement_mode: "observe",
+          agent_id: childAgent,
+          scope: { tool: ["payments.*", "shell.exec"] },
+          budget_amount_minor: 9_000,
+          budget_count: 11,
+          ttl_hours: 48,
+          conditions: { clean_context: false },
+          enforcement_mode: "observe",
         },
       });
       expectProblem(reply, 422, "delegation_widens");
       const axes = reply.body.widenings.map((w: Widening) => w.axis);
-      expect(axes).toEqual(expect.arrayContaining(["scope.tool", "budget_amount_minor", "budget_count", "window", "conditions.clean_context", "enforcement_mode"]));
+      expect(axes).toEqual(
+        expect.arrayContaining([
+          "scope.tool",
+          "budget_amount_minor",
+          "budget_count",
+          "window",
+          "conditions.clean_context",
+          "enforcement_mode",
+        ]),
+      );
       expect(await t.db.store.countRows()).toEqual(before);
     });
 
     it("lets an agent key delegate only from its own agent's grants", async () => {
       const agentKey = await t.key(`svc-${parentAgent}`, ["agent"], { kind: "service", agent_id: parentAgent });
-      const own = await t.call("POST", `/grants/${parent.id}/delegate`, { key: agentKey, body: { agent_id: childAgent, budget_amount_minor: 100 } });
+      const own = await t.call("POST", `/grants/${parent.id}/delegate`, {
+        key: agentKey,
+        body: { agent_id: childAgent, budget_amount_minor: 100 },
+      });
       expect(own.status).toBe(201);
       expect(own.body.issued_by).toBe(`svc-${parentAgent}`);
       const otherKey = await t.key(`svc-${childAgent}`, ["agent"], { kind: "service", agent_id: childAgent });
-      expectProblem(await t.call("POST", `/grants/${parent.id}/delegate`, { key: otherKey, body: { agent_id: childAgent } }), 404, "grant_not_found");
+      expectProblem(
+        await t.call("POST", `/grants/${parent.id}/delegate`, { key: otherKey, body: { agent_id: childAgent } }),
+        404,
+        "grant_not_found",
+      );
       expectProblem(await t.call("GET", `/grants/${parent.id}`, { key: otherKey }), 404, "grant_not_found");
     });
 
     it("refuses to delegate from a pending parent", async () => {
       const pending = await issue(parentAgent, { delegation_policy: "attenuating", require_approval: true });
-      expectProblem(await t.call("POST", `/grants/${pending.id}/delegate`, { key: issuer, body: { agent_id: childAgent } }), 409, "grant_not_active");
+      expectProblem(
+        await t.call("POST", `/grants/${pending.id}/delegate`, { key: issuer, body: { agent_id: childAgent } }),
+        409,
+        "grant_not_active",
+      );
     });
   });
 
@@ -453,7 +595,9 @@ export function grantsHttpSuite(target: StoreTarget): void {
       await certify(a);
       const root = await issue(a, { delegation_policy: "attenuating" });
       const child = (await t.call("POST", `/grants/${root.id}/delegate`, { key: issuer, body: { agent_id: a } })).body;
-      const delegations = Array.from({ length: 12 }, () => t.call("POST", `/grants/${child.id}/delegate`, { key: issuer, body: { agent_id: a } }));
+      const delegations = Array.from({ length: 12 }, () =>
+        t.call("POST", `/grants/${child.id}/delegate`, { key: issuer, body: { agent_id: a } }),
+      );
       const revocation = t.call("POST", `/grants/${root.id}/revoke`, { key: issuer });
       const [revoked, ...created] = await Promise.all([revocation, ...delegations]);
       expect(revoked.status).toBe(200);
@@ -485,7 +629,11 @@ export function grantsHttpSuite(target: StoreTarget): void {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const reply = await t.call("GET", `/grants?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, { key });
+        const reply = await t.call(
+          "GET",
+          `/grants?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+          { key },
+        );
         expect(reply.status, JSON.stringify(reply.body)).toBe(200);
         ids.push(...reply.body.grants.map((g: { id: string }) => g.id));
         cursor = reply.body.next_cursor;
@@ -513,7 +661,8 @@ export function grantsHttpSuite(target: StoreTarget): void {
       expect(list.body.grants.map((g: { id: string }) => g.id)).toEqual(all);
       expect(list.body.grants[0]).toMatchObject({ id: first.id, agent_id: a, status: "active", uses: 0, held_minor: 0, settled_minor: 0 });
       expect(list.body.next_cursor).toBeNull();
-      const ids = async (query: string) => (await t.call("GET", `/grants?${query}`, { key: issuer })).body.grants.map((g: { id: string }) => g.id);
+      const ids = async (query: string) =>
+        (await t.call("GET", `/grants?${query}`, { key: issuer })).body.grants.map((g: { id: string }) => g.id);
       expect(await ids(`agent_id=${a}&status=active`)).toEqual([first.id, bobs.id]);
       expect(await ids(`agent_id=${a}&status=pending_approval`)).toEqual([pending.id]);
       expect(await ids(`agent_id=${a}&status=revoked`)).toEqual([revoked.id]);
@@ -550,10 +699,15 @@ export function grantsHttpSuite(target: StoreTarget): void {
       }
       expectProblem(await t.call("GET", "/grants?status=lost", { key: issuer }), 400, "invalid_query");
       const forged = [
-        "grt_01jz0000000000000000000000", "not a cursor", "%00", "x".repeat(129),
-        Buffer.from("grants:grt_nope").toString("base64url"), Buffer.from("agents:grt_01jz0000000000000000000000").toString("base64url"),
+        "grt_01jz0000000000000000000000",
+        "not a cursor",
+        "%00",
+        "x".repeat(129),
+        Buffer.from("grants:grt_nope").toString("base64url"),
+        Buffer.from("agents:grt_01jz0000000000000000000000").toString("base64url"),
       ];
-      for (const cursor of forged) expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
+      for (const cursor of forged)
+        expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
     });
 
     it("refuses a cursor it made once altered anywhere, re-pointed at another id, or made under another server key", async () => {
@@ -567,18 +721,23 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const foreign = encodeCursor(randomBytes(32), "grants", id);
       // A shrunk counterexample: the body's last character respelled with the same decoded bytes.
       const ALIKE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-      const respelled = [...ALIKE].map((c) => `${body.slice(0, -1)}${c}`).filter((b) => b !== body && Buffer.from(b, "base64url").equals(Buffer.from(body, "base64url")));
+      const respelled = [...ALIKE]
+        .map((c) => `${body.slice(0, -1)}${c}`)
+        .filter((b) => b !== body && Buffer.from(b, "base64url").equals(Buffer.from(body, "base64url")));
       for (const cursor of [repointed, foreign, `${body}.`, body, `${body}.${tag}x`, ...respelled.map((b) => `${b}.${tag}`)]) {
         expectProblem(await t.call("GET", `/grants?cursor=${encodeURIComponent(cursor)}`, { key: issuer }), 400, "invalid_cursor");
       }
       const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.";
-      await fc.assert(fc.asyncProperty(fc.nat({ max: real.length - 1 }), fc.constantFrom(...ALPHABET), async (at, character) => {
-        fc.pre(real[at] !== character);
-        // Every character counts, those whose low bits base64url decoding drops included (0619).
-        const altered = `${real.slice(0, at)}${character}${real.slice(at + 1)}`;
-        const reply = await t.call("GET", `/grants?cursor=${encodeURIComponent(altered)}`, { key: issuer });
-        expectProblem(reply, 400, "invalid_cursor");
-      }), { numRuns: 40 });
+      await fc.assert(
+        fc.asyncProperty(fc.nat({ max: real.length - 1 }), fc.constantFrom(...ALPHABET), async (at, character) => {
+          fc.pre(real[at] !== character);
+          // Every character counts, those whose low bits base64url decoding drops included (0619).
+          const altered = `${real.slice(0, at)}${character}${real.slice(at + 1)}`;
+          const reply = await t.call("GET", `/grants?cursor=${encodeURIComponent(altered)}`, { key: issuer });
+          expectProblem(reply, 400, "invalid_cursor");
+        }),
+        { numRuns: 40 },
+      );
     });
   });
 }

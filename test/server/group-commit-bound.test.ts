@@ -50,7 +50,10 @@ describe("the group commit's queue bound [sqlite]", () => {
     const group = new GroupCommit(open, { onFailure: (error) => failures.push(error) });
     const accepted = Array.from({ length: LIMIT }, (_, i) => insert(group, i));
     let settledSoFar = 0;
-    for (const p of accepted) void p.then(() => { settledSoFar += 1; });
+    for (const p of accepted)
+      void p.then(() => {
+        settledSoFar += 1;
+      });
     let refusedAt: number | undefined;
     const refused = insert(group, LIMIT).catch((error: unknown) => {
       refusedAt = settledSoFar;

@@ -22,7 +22,14 @@ export function nestedList(levels: number): unknown {
   return value;
 }
 
-const PROTOTYPE_POLICIES = ["__proto__ != null", "constructor != null", "hasOwnProperty != null", "valueOf != null", "constructor == 1", 'toString == "x"'];
+const PROTOTYPE_POLICIES = [
+  "__proto__ != null",
+  "constructor != null",
+  "hasOwnProperty != null",
+  "valueOf != null",
+  "constructor == 1",
+  'toString == "x"',
+];
 
 /** A well-formed id for a path parameter `<kind>_id` that names nothing. */
 function unknownId(parameter: string): string {
@@ -39,7 +46,10 @@ export function hostileHttpSuite(target: StoreTarget): void {
     t = await startTestServer(target);
     agentId = await certifiedAgentId(t, "hostile-agent");
     agentKey = await t.key("hostile-agent-key", ["agent"], { kind: "service", agent_id: agentId });
-    const grant = await t.call("POST", "/grants", { key: ADMIN_KEY, body: issue({ delegation_policy: "attenuating", policy: "args.a == args.b" }) });
+    const grant = await t.call("POST", "/grants", {
+      key: ADMIN_KEY,
+      body: issue({ delegation_policy: "attenuating", policy: "args.a == args.b" }),
+    });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
     grantId = grant.body.id;
   });
@@ -58,13 +68,27 @@ export function hostileHttpSuite(target: StoreTarget): void {
       expectProblem(issued, 422, "invalid_policy");
       expect(issued.body.diagnostics[0].code).toBe("unknown-name");
       expect(issued.body.diagnostics[0].span).toEqual({ start: 0, end: policy.indexOf(" ") });
-      expectProblem(await t.call("POST", `/grants/${grantId}/delegate`, { key: ADMIN_KEY, body: { agent_id: agentId, policy } }), 422, "invalid_policy");
-      expectProblem(await t.call("POST", "/grants/preview", { key: ADMIN_KEY, body: issue({ policy, action: { tool: "payments.refund" } }) }), 422, "invalid_policy");
+      expectProblem(
+        await t.call("POST", `/grants/${grantId}/delegate`, { key: ADMIN_KEY, body: { agent_id: agentId, policy } }),
+        422,
+        "invalid_policy",
+      );
+      expectProblem(
+        await t.call("POST", "/grants/preview", { key: ADMIN_KEY, body: issue({ policy, action: { tool: "payments.refund" } }) }),
+        422,
+        "invalid_policy",
+      );
       const family = {
-        id: "prototype-family", version: 1, reviewed_by: ["alice@example.com"], parameters: {},
+        id: "prototype-family",
+        version: 1,
+        reviewed_by: ["alice@example.com"],
+        parameters: {},
         grant: { agent_id: agentId, principal_type: "team", principal_id: "finance", scope: { tool: ["payments.refund"] }, policy },
       };
-      const pushed = await t.call("POST", "/grant-families", { key: ADMIN_KEY, body: { ...family, content_hash: familyContentHash(family as never) } });
+      const pushed = await t.call("POST", "/grant-families", {
+        key: ADMIN_KEY,
+        body: { ...family, content_hash: familyContentHash(family as never) },
+      });
       expect(pushed.status, JSON.stringify(pushed.body)).toBe(422);
       expect(await t.db.store.countRows()).toEqual(before);
     });
@@ -76,29 +100,52 @@ export function hostileHttpSuite(target: StoreTarget): void {
     });
 
     it("on /v1/authorize: args at the limit are decided, one level more is 400 and leaves no record", async () => {
-      const attestation = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
-      const atLimit = { grant_id: grantId, tool: "payments.refund", attestation, args: { a: nestedList(API_LIMITS.requestJsonDepthMax - 2), b: nestedList(API_LIMITS.requestJsonDepthMax - 2) } };
+      const attestation = {
+        manifest_hash: CERTIFICATION.manifest_hash,
+        content_hash: CERTIFICATION.content_hash,
+        provenance_version: CERTIFICATION.provenance_version,
+      };
+      const atLimit = {
+        grant_id: grantId,
+        tool: "payments.refund",
+        attestation,
+        args: { a: nestedList(API_LIMITS.requestJsonDepthMax - 2), b: nestedList(API_LIMITS.requestJsonDepthMax - 2) },
+      };
       const decided = await t.call("POST", "/authorize", { key: agentKey, body: atLimit });
       expect(decided.status, JSON.stringify(decided.body)).toBe(200);
       expect(decided.body.outcome, JSON.stringify(decided.body)).toBe("allow");
       const before = await t.db.store.countRows();
       const over = { ...atLimit, args: { a: nestedList(API_LIMITS.requestJsonDepthMax - 1), b: 1 } };
       expectProblem(await t.call("POST", "/authorize", { key: agentKey, body: over }), 400, "body_too_deep");
-      expectProblem(await t.call("POST", "/authorize", { key: agentKey, raw: `{"args":${"[".repeat(100_000)}${"]".repeat(100_000)}}`.slice(0, API_LIMITS.requestBodyBytesMax) }), 400, "malformed_json");
-      expectProblem(await t.call("POST", "/authorize", { key: agentKey, raw: `{"args":{"a":${"[".repeat(30_000)}${"]".repeat(30_000)}}}` }), 400, "body_too_deep");
+      expectProblem(
+        await t.call("POST", "/authorize", {
+          key: agentKey,
+          raw: `{"args":${"[".repeat(100_000)}${"]".repeat(100_000)}}`.slice(0, API_LIMITS.requestBodyBytesMax),
+        }),
+        400,
+        "malformed_json",
+      );
+      expectProblem(
+        await t.call("POST", "/authorize", { key: agentKey, raw: `{"args":{"a":${"[".repeat(30_000)}${"]".repeat(30_000)}}}` }),
+        400,
+        "body_too_deep",
+      );
       expect(await t.db.store.countRows()).toEqual(before);
     });
 
     const posts = ENDPOINTS.filter((e) => e.method === "post" && e.body !== null);
-    it.each(posts.map((e) => [e.operationId, e.path]))("%s (%s) refuses one level past the limit and accepts the limit", async (operationId, path) => {
-      const url = (path as string).replace(/\{([a-z_]+)\}/g, (_m, name: string) => unknownId(name));
-      const key = operationId === "authorize" ? agentKey : ADMIN_KEY;
-      const before = await t.db.store.countRows();
-      expectProblem(await t.call("POST", url, { key, body: nestedObject(API_LIMITS.requestJsonDepthMax + 1) }), 400, "body_too_deep");
-      const edge = await t.call("POST", url, { key, body: nestedObject(API_LIMITS.requestJsonDepthMax) });
-      expect(edge.body?.code).not.toBe("body_too_deep");
-      expect(edge.status).toBeLessThan(500);
-      expect(await t.db.store.countRows()).toEqual(before);
-    });
+    it.each(posts.map((e) => [e.operationId, e.path]))(
+      "%s (%s) refuses one level past the limit and accepts the limit",
+      async (operationId, path) => {
+        const url = (path as string).replace(/\{([a-z_]+)\}/g, (_m, name: string) => unknownId(name));
+        const key = operationId === "authorize" ? agentKey : ADMIN_KEY;
+        const before = await t.db.store.countRows();
+        expectProblem(await t.call("POST", url, { key, body: nestedObject(API_LIMITS.requestJsonDepthMax + 1) }), 400, "body_too_deep");
+        const edge = await t.call("POST", url, { key, body: nestedObject(API_LIMITS.requestJsonDepthMax) });
+        expect(edge.body?.code).not.toBe("body_too_deep");
+        expect(edge.status).toBeLessThan(500);
+        expect(await t.db.store.countRows()).toEqual(before);
+      },
+    );
   });
 }

@@ -6,7 +6,9 @@ import { ADMIN_KEY, startTestServer, type LogLine, type TestServer } from "./htt
 import { forEachStore, type StoreTarget } from "./targets.js";
 
 const series = (text: string, status: number): number => {
-  const line = text.split("\n").find((l) => l.startsWith(`authority_http_requests_total{method="POST",route="/v1/authorize",status="${status}"}`));
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`authority_http_requests_total{method="POST",route="/v1/authorize",status="${status}"}`));
   return line === undefined ? 0 : Number(line.split(" ").pop());
 };
 
@@ -25,7 +27,10 @@ function observeSuite(target: StoreTarget): void {
     const agent = await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "observed" } });
     const agentKey = await t.key("observed-key", ["agent"], { kind: "service", agent_id: agent.body.id });
     logs.length = 0;
-    const ok = await t.call("POST", "/authorize", { key: agentKey, body: { grant_id: "grt_0000000000000000000000000a", tool: "payments.send" } });
+    const ok = await t.call("POST", "/authorize", {
+      key: agentKey,
+      body: { grant_id: "grt_0000000000000000000000000a", tool: "payments.send" },
+    });
     expect(ok.status).toBe(200);
     expect((await t.call("POST", "/authorize", { key: "aa_unknown" })).status).toBe(401);
     expect((await t.call("POST", "/authorize", { key: agentKey, raw: "{", contentType: "application/json" })).status).toBe(400);
@@ -40,7 +45,11 @@ function observeSuite(target: StoreTarget): void {
     expect(denied(after) - denied(before)).toBe(1);
     expect(after).toMatch(/^authority_gated_decisions_waiting 0$/m);
     const lines = logs.filter((l) => l.msg === "request" && l.fields["path"] === "/v1/authorize");
-    expect(lines.map((l) => [l.level, l.fields["status"]])).toEqual([["info", 200], ["info", 401], ["info", 400]]);
+    expect(lines.map((l) => [l.level, l.fields["status"]])).toEqual([
+      ["info", 200],
+      ["info", 401],
+      ["info", 400],
+    ]);
     expect(lines[0]!.fields["request_id"]).toBe(ok.headers.get("x-request-id"));
     expect(typeof lines[0]!.fields["duration_ms"]).toBe("number");
     // The key that asked is named by its id (never its secret), as on every other endpoint; an

@@ -48,22 +48,25 @@ export interface LogLine {
 
 export async function startTestServer(target: StoreTarget, config: Partial<ServerConfig> = {}, logs?: LogLine[]): Promise<TestServer> {
   const db = await openTestStore(target);
-  const server = await startServer({
-    host: "127.0.0.1",
-    port: 0,
-    dataDir: "unused",
-    databaseUrl: db.url,
-    environment: ENVIRONMENT,
-    adminKey: ADMIN_KEY,
-    serverKey: TEST_SERVER_KEY,
-    autoApprovalCeilingMinor: 10_000,
-    logLevel: "silent",
-    ...config,
-  }, {
-    store: db.store,
-    ownsStore: false,
-    ...(logs === undefined ? {} : { logger: { log: (level, msg, fields = {}) => logs.push({ level, msg, fields }) } }),
-  });
+  const server = await startServer(
+    {
+      host: "127.0.0.1",
+      port: 0,
+      dataDir: "unused",
+      databaseUrl: db.url,
+      environment: ENVIRONMENT,
+      adminKey: ADMIN_KEY,
+      serverKey: TEST_SERVER_KEY,
+      autoApprovalCeilingMinor: 10_000,
+      logLevel: "silent",
+      ...config,
+    },
+    {
+      store: db.store,
+      ownsStore: false,
+      ...(logs === undefined ? {} : { logger: { log: (level, msg, fields = {}) => logs.push({ level, msg, fields }) } }),
+    },
+  );
   const recorder = new ResponseRecorder();
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
     const headers: Record<string, string> = {};
@@ -129,7 +132,8 @@ export function expectProblem(reply: Reply, status: number, code: string): void 
   if (reply.status !== status || reply.contentType?.startsWith("application/problem+json") !== true || reply.body?.code !== code) {
     throw new Error(where);
   }
-  if (reply.body.status !== status || typeof reply.body.title !== "string" || typeof reply.body.type !== "string") throw new Error(`not RFC 9457: ${where}`);
+  if (reply.body.status !== status || typeof reply.body.title !== "string" || typeof reply.body.type !== "string")
+    throw new Error(`not RFC 9457: ${where}`);
 }
 
 export const CERTIFICATION = {

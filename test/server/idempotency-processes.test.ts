@@ -9,7 +9,14 @@ import { openStore, type Store } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY } from "./http-harness.js";
 import { PREVIEW_ENDPOINTS, postCases, APPROVER_IDENTITY, type Post } from "./post-cases.js";
-import { agentWithKey, post as postJson, SERVER_BUILT, startServerProcess, type ServerProcess, type SharedDatabase } from "./server-processes.js";
+import {
+  agentWithKey,
+  post as postJson,
+  SERVER_BUILT,
+  startServerProcess,
+  type ServerProcess,
+  type SharedDatabase,
+} from "./server-processes.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 
 const RACERS = 20;
@@ -21,16 +28,25 @@ const KEY_CREATION = "POST /v1/keys";
  * one process by idempotency.test.ts, where the claim's wait is the same unique index or lock.
  */
 const RACED_ACROSS_PROCESSES: ReadonlySet<string> = new Set([
-  "POST /v1/grants", KEY_CREATION, "POST /v1/agents/{id}/certification", "POST /v1/grants/{id}/delegate", "POST /v1/decisions/{id}/settle",
+  "POST /v1/grants",
+  KEY_CREATION,
+  "POST /v1/agents/{id}/certification",
+  "POST /v1/grants/{id}/delegate",
+  "POST /v1/decisions/{id}/settle",
 ]);
 
-interface Sent { readonly status: number; readonly text: string; readonly replayed: boolean }
+interface Sent {
+  readonly status: number;
+  readonly text: string;
+  readonly replayed: boolean;
+}
 
 /** One POST with an Idempotency-Key; a dropped connection (the process died) answers undefined. */
 async function send(baseUrl: string, request: Post, idempotencyKey: string): Promise<Sent | undefined> {
   try {
     const response = await fetch(`${baseUrl}${request.path}`, {
-      method: "POST", body: JSON.stringify(request.body),
+      method: "POST",
+      body: JSON.stringify(request.body),
       headers: { authorization: `Bearer ${request.key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
     });
     return { status: response.status, text: await response.text(), replayed: response.headers.get("idempotent-replayed") === "true" };
@@ -47,7 +63,11 @@ function delta(before: Record<string, number>, after: Record<string, number>): R
 }
 
 type CrashPoint = "before-commit" | "after-commit";
-interface CrashCase { readonly name: string; readonly point: CrashPoint; readonly key: string }
+interface CrashCase {
+  readonly name: string;
+  readonly point: CrashPoint;
+  readonly key: string;
+}
 
 const CRASH_VARIABLE: Record<CrashPoint, string> = {
   "before-commit": "AUTHORITY_TEST_CRASH_BEFORE_COMMIT",
@@ -57,7 +77,10 @@ const CRASH_VARIABLE: Record<CrashPoint, string> = {
 /** The crashing processes of a suite, one per case, each started `CRASHING_AHEAD` cases before its own. */
 class CrashingProcesses {
   readonly #started = new Map<number, Promise<ServerProcess>>();
-  constructor(private readonly db: SharedDatabase, private readonly cases: readonly CrashCase[]) {}
+  constructor(
+    private readonly db: SharedDatabase,
+    private readonly cases: readonly CrashCase[],
+  ) {}
 
   /** The process that dies on case `index`, starting those of the next cases meanwhile. */
   take(index: number): Promise<ServerProcess> {
@@ -99,10 +122,17 @@ function processesSuite(target: StoreTarget): void {
   };
   const CASES: Record<string, () => Promise<Post>> = {
     ...postCases({ post, agent: () => agent, approverKey: () => approverKey, unique }),
-    [KEY_CREATION]: async () => ({ key: ADMIN_KEY, path: "/keys", body: { identity: unique("raced"), kind: "service", roles: ["auditor"] } }),
+    [KEY_CREATION]: async () => ({
+      key: ADMIN_KEY,
+      path: "/keys",
+      body: { identity: unique("raced"), kind: "service", roles: ["auditor"] },
+    }),
   };
   const crashCases: CrashCase[] = (["before-commit", "after-commit"] as const).flatMap((point) =>
-    Object.keys(CASES).filter((name) => !PREVIEW_ENDPOINTS.has(name)).map((name, i) => ({ name, point, key: `crash-${point}-${i}` })));
+    Object.keys(CASES)
+      .filter((name) => !PREVIEW_ENDPOINTS.has(name))
+      .map((name, i) => ({ name, point, key: `crash-${point}-${i}` })),
+  );
   let crashing: CrashingProcesses;
 
   beforeAll(async () => {
@@ -147,7 +177,8 @@ function processesSuite(target: StoreTarget): void {
       const replays = new Set(replies.filter((r) => r?.replayed).map((r) => `${r!.status}\n${r!.text}`));
       expect(replays.size).toBe(1);
       // A key's secret is in the first answer alone; any other answer is replayed as sent.
-      if (name !== KEY_CREATION) expect(replays).toEqual(new Set(replies.filter((r) => !r?.replayed).map((r) => `${r!.status}\n${r!.text}`)));
+      if (name !== KEY_CREATION)
+        expect(replays).toEqual(new Set(replies.filter((r) => !r?.replayed).map((r) => `${r!.status}\n${r!.text}`)));
     });
   }
 

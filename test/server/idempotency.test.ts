@@ -30,7 +30,9 @@ function idempotencySuite(target: StoreTarget): void {
   beforeAll(async () => {
     s = await startDecisionServer(target);
     agent = await certifiedAgent(s, "idem-agent");
-    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (
+      await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })
+    ).body.key;
   });
   afterAll(async () => {
     await s?.close();
@@ -41,7 +43,8 @@ function idempotencySuite(target: StoreTarget): void {
     expect(reply.status, reply.text).toBe(status);
     return reply;
   };
-  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> => ok(await s.call("POST", path, key, body), status).body;
+  const post = async (key: string, path: string, body: unknown, status: number): Promise<Record<string, unknown>> =>
+    ok(await s.call("POST", path, key, body), status).body;
   /** Each POST endpoint, with a fresh request of it: every call prepares its own resources. */
   const CASES = postCases({ post, agent: () => agent, approverKey: () => approverKey, unique });
 
@@ -84,12 +87,18 @@ function idempotencySuite(target: StoreTarget): void {
 
   describe("a key's secret", () => {
     it("is never stored: no row of any table holds it, and what the database holds does not authenticate", async () => {
-      const created = await send({ key: ADMIN_KEY, path: "/keys", body: { identity: "secret-scan", kind: "service", roles: ["auditor"] } }, "scan-key");
+      const created = await send(
+        { key: ADMIN_KEY, path: "/keys", body: { identity: "secret-scan", kind: "service", roles: ["auditor"] } },
+        "scan-key",
+      );
       expect(created.status).toBe(201);
       const secret = created.body.key as string;
       // The secret authenticates; its replay answers the problem and not the secret.
       expect((await s.call("GET", "/whoami", secret)).status).toBe(200);
-      const replay = await send({ key: ADMIN_KEY, path: "/keys", body: { identity: "secret-scan", kind: "service", roles: ["auditor"] } }, "scan-key");
+      const replay = await send(
+        { key: ADMIN_KEY, path: "/keys", body: { identity: "secret-scan", kind: "service", roles: ["auditor"] } },
+        "scan-key",
+      );
       expect(replay.status).toBe(409);
       expect(replay.headers.get("idempotent-replayed")).toBe("true");
       expect(replay.body).toMatchObject({ code: "key_secret_shown_once", key_id: created.body.id });
@@ -116,7 +125,10 @@ function idempotencySuite(target: StoreTarget): void {
       const admin = new AuthorityClient({ baseUrl: s.server.baseUrl, apiKey: ADMIN_KEY, timeoutMs: 5_000, attempts: 1 });
       const body = { identity: "sdk-retried", kind: "service", roles: ["auditor"] } as const;
       const created = await admin.keys.create(body, { idempotencyKey: "sdk-key" });
-      const retried = await admin.keys.create(body, { idempotencyKey: "sdk-key" }).then(() => undefined, (error: unknown) => error);
+      const retried = await admin.keys.create(body, { idempotencyKey: "sdk-key" }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(retried).toBeInstanceOf(AuthorityProblemError);
       const problem = retried as AuthorityProblemError;
       expect(problem).toMatchObject({ status: 409, code: "key_secret_shown_once", problem: { key_id: created.id } });
@@ -156,14 +168,19 @@ function idempotencySuite(target: StoreTarget): void {
   });
 
   describe("pruning", () => {
-    const insertAnswers = async (count: number, createdAt: number, prefix: string) => s.db.raw(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+    const insertAnswers = async (count: number, createdAt: number, prefix: string) =>
+      s.db.raw(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
        INSERT INTO idempotency_keys (caller_key_id, idempotency_key, method, path, request_hash, status, response, created_at)
        SELECT 'key_pruned', ? || i, 'POST', '/v1/agents', 'h', 201, 'application/json; charset=utf-8\n{}', ? FROM n`,
-      [count, prefix, createdAt],
-    );
+        [count, prefix, createdAt],
+      );
     const kept = async (prefix: string) =>
-      Number(((await s.db.raw("SELECT COUNT(*) AS n FROM idempotency_keys WHERE idempotency_key LIKE ?", [`${prefix}%`])) as { n: unknown }[])[0]!.n);
+      Number(
+        (
+          (await s.db.raw("SELECT COUNT(*) AS n FROM idempotency_keys WHERE idempotency_key LIKE ?", [`${prefix}%`])) as { n: unknown }[]
+        )[0]!.n,
+      );
 
     it("deletes answers from the moment they expire, not before", async () => {
       const now = s.clock.now;
@@ -193,11 +210,16 @@ function idempotencySuite(target: StoreTarget): void {
       await insertAnswers(passMax + 1, now - IDEMPOTENCY_LIMITS.retentionMs, "timer-");
       const passes: number[] = [];
       let passed: () => void = () => undefined;
-      const logger = { log: (_level: string, msg: string, fields: Record<string, unknown> = {}) => {
-        if (msg === "expired idempotency answers pruned") passes.push(fields["deleted"] as number);
-        passed();
-      } };
-      const nextPass = () => new Promise<void>((resolve) => { passed = resolve; });
+      const logger = {
+        log: (_level: string, msg: string, fields: Record<string, unknown> = {}) => {
+          if (msg === "expired idempotency answers pruned") passes.push(fields["deleted"] as number);
+          passed();
+        },
+      };
+      const nextPass = () =>
+        new Promise<void>((resolve) => {
+          passed = resolve;
+        });
       vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
       try {
         let pass = nextPass();

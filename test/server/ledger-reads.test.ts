@@ -41,7 +41,8 @@ function plans(): string[][] {
   const db = new Database(path, { readonly: true });
   try {
     return statements.map(({ sql, params }) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((step) => step.detail));
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((step) => step.detail),
+    );
   } finally {
     db.close();
   }
@@ -65,8 +66,14 @@ describe("ledger reads on SQLite", () => {
     const steps = plans();
     expect(steps).toHaveLength(2);
     for (const plan of steps) {
-      expect(plan.find((step) => / l USING INDEX ledger_gated\b/.test(step)), plan.join(" | ")).toBeDefined();
-      expect(plan.some((step) => /^SCAN l$/.test(step)), plan.join(" | ")).toBe(false);
+      expect(
+        plan.find((step) => / l USING INDEX ledger_gated\b/.test(step)),
+        plan.join(" | "),
+      ).toBeDefined();
+      expect(
+        plan.some((step) => /^SCAN l$/.test(step)),
+        plan.join(" | "),
+      ).toBe(false);
     }
   });
 
@@ -74,7 +81,13 @@ describe("ledger reads on SQLite", () => {
     statements.length = 0;
     await new FamilySql(recording(driver)).sealedRecordsOfFamily("fam_00000000000000000000000000", 0, 10);
     const [plan] = plans();
-    expect(plan!.find((step) => /^SEARCH l USING INDEX \S+ \(tree_id=\?\)/.test(step)), plan!.join(" | ")).toBeDefined();
-    expect(plan!.some((step) => /^SCAN l\b/.test(step)), plan!.join(" | ")).toBe(false);
+    expect(
+      plan!.find((step) => /^SEARCH l USING INDEX \S+ \(tree_id=\?\)/.test(step)),
+      plan!.join(" | "),
+    ).toBeDefined();
+    expect(
+      plan!.some((step) => /^SCAN l\b/.test(step)),
+      plan!.join(" | "),
+    ).toBe(false);
   });
 });

@@ -15,15 +15,20 @@ function reference(value: unknown): string {
 
 describe("canonicalJson", () => {
   it("sorts keys at every level and drops undefined members", () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: 0, y: undefined }], c: "x" }, e: undefined })).toBe('{"a":{"c":"x","d":[1,{"z":0}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 0, y: undefined }], c: "x" }, e: undefined })).toBe(
+      '{"a":{"c":"x","d":[1,{"z":0}]},"b":1}',
+    );
   });
 
   it("equals the plain definition and parses back to an equal value", () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => {
-      const text = canonicalJson(value);
-      expect(text).toBe(reference(value));
-      expect(canonicalJson(JSON.parse(text))).toBe(text);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = canonicalJson(value);
+        expect(text).toBe(reference(value));
+        expect(canonicalJson(JSON.parse(text))).toBe(text);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("writes objects built in key order, out of order, or with keys objects enumerate first exactly as defined", () => {
@@ -31,16 +36,23 @@ describe("canonicalJson", () => {
     // key, undefined members and deep nesting all take the member-by-member path or a sorted copy.
     const key = fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom("0", "9", "10", "__proto__", "a", "b", "B", ""));
     const { tree } = fc.letrec((tie) => ({
-      tree: fc.oneof({ depthSize: "small" }, fc.constantFrom(null, true, 0, -0, 1.5, "x", undefined), fc.array(tie("tree"), { maxLength: 4 }),
+      tree: fc.oneof(
+        { depthSize: "small" },
+        fc.constantFrom(null, true, 0, -0, 1.5, "x", undefined),
+        fc.array(tie("tree"), { maxLength: 4 }),
         fc.array(fc.tuple(key, tie("tree")), { maxLength: 5 }).map((entries) => {
           const out: Record<string, unknown> = {};
           for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
           return out;
-        })),
+        }),
+      ),
     }));
-    fc.assert(fc.property(tree, (value) => {
-      expect(canonicalJson(value)).toBe(reference(value));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(tree, (value) => {
+        expect(canonicalJson(value)).toBe(reference(value));
+      }),
+      { numRuns: 500 },
+    );
     const deep: unknown[] = [];
     let cursor = deep;
     for (let i = 0; i < 100; i += 1) cursor.push((cursor = []));
@@ -57,22 +69,34 @@ describe("canonicalMerge", () => {
       for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
       return out;
     });
-    fc.assert(fc.property(record, record, fc.jsonValue(), (body, fields, other) => {
-      expect(canonicalMerge(body, fields)).toBe(reference({ ...body, ...fields }));
-      // The same names again, other values: the order found for these names is reused.
-      const again: Record<string, unknown> = {};
-      for (const k of Object.keys(body)) Object.defineProperty(again, k, { value: body[k] === undefined ? undefined : other, enumerable: true, writable: true, configurable: true });
-      expect(canonicalMerge(again, fields)).toBe(reference({ ...again, ...fields }));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(record, record, fc.jsonValue(), (body, fields, other) => {
+        expect(canonicalMerge(body, fields)).toBe(reference({ ...body, ...fields }));
+        // The same names again, other values: the order found for these names is reused.
+        const again: Record<string, unknown> = {};
+        for (const k of Object.keys(body))
+          Object.defineProperty(again, k, {
+            value: body[k] === undefined ? undefined : other,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        expect(canonicalMerge(again, fields)).toBe(reference({ ...again, ...fields }));
+      }),
+      { numRuns: 500 },
+    );
     expect(canonicalMerge({ b: 1, seq: 0, a: undefined }, { seq: 2, a: [{ y: 1, x: 2 }] })).toBe('{"a":[{"x":2,"y":1}],"b":1,"seq":2}');
   });
 
   it("copies a member given as canonical text as it is, the same record as the value would give", () => {
-    fc.assert(fc.property(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue(), { maxKeys: 6 }), fc.jsonValue(), (body, value) => {
-      const asText = canonicalMerge(body, { gates: new CanonicalText(canonicalJson(value)) });
-      expect(asText).toBe(canonicalMerge(body, { gates: value }));
-      expect(asText).toBe(reference({ ...body, gates: value }));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue(), { maxKeys: 6 }), fc.jsonValue(), (body, value) => {
+        const asText = canonicalMerge(body, { gates: new CanonicalText(canonicalJson(value)) });
+        expect(asText).toBe(canonicalMerge(body, { gates: value }));
+        expect(asText).toBe(reference({ ...body, gates: value }));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

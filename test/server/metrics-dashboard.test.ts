@@ -16,17 +16,30 @@ import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const main = join(root, "server", "dist", "main.js");
 const DASHBOARD = join(root, "docs", "grafana", "agent-authority.json");
-const ATTESTATION = { manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version };
+const ATTESTATION = {
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
+};
 
-interface Panel { id: number; type: string; title: string; gridPos: Record<string, number>; targets?: { expr: string; refId: string }[]; panels?: Panel[] }
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  gridPos: Record<string, number>;
+  targets?: { expr: string; refId: string }[];
+  panels?: Panel[];
+}
 
 /** A free TCP port on the loopback interface. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const probe = createServer().once("error", reject).listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
+    const probe = createServer()
+      .once("error", reject)
+      .listen(0, "127.0.0.1", () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+      });
   });
 }
 
@@ -52,9 +65,15 @@ describe.skipIf(!existsSync(main))("metrics of a real server, and the Grafana da
   let child: ChildProcess;
   let output = "";
   let base: string;
-  const call = async (method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+  const call = async (
+    method: string,
+    path: string,
+    key: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> => {
     const response = await fetch(`${base}${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, body: await response.json() };
@@ -65,13 +84,29 @@ describe.skipIf(!existsSync(main))("metrics of a real server, and the Grafana da
     const port = await freePort();
     base = `http://127.0.0.1:${port}/v1`;
     child = spawn(process.execPath, [main], {
-      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: String(port), AUTHORITY_DATA_DIR: dataDir, AUTHORITY_ADMIN_KEY: ADMIN_KEY, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "100000" },
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        AUTHORITY_PORT: String(port),
+        AUTHORITY_DATA_DIR: dataDir,
+        AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+        AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "100000",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    child.stdout!.on("data", (chunk) => { output += String(chunk); });
-    child.stderr!.on("data", (chunk) => { output += String(chunk); });
+    child.stdout!.on("data", (chunk) => {
+      output += String(chunk);
+    });
+    child.stderr!.on("data", (chunk) => {
+      output += String(chunk);
+    });
     for (let i = 0; i < 400; i += 1) {
-      if (await fetch(`${base}/health`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${base}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       if (child.exitCode !== null) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -92,17 +127,34 @@ describe.skipIf(!existsSync(main))("metrics of a real server, and the Grafana da
     expect(output).toContain('"authorize_thread":"worker"');
     const agent = (await call("POST", "/agents", ADMIN_KEY, { name: "watched" })).body;
     expect((await call("POST", `/agents/${agent.id}/certification`, ADMIN_KEY, CERTIFICATION)).status).toBe(201);
-    const agentKey = (await call("POST", "/keys", ADMIN_KEY, { identity: "watched-key", kind: "service", roles: ["agent"], agent_id: agent.id })).body.key as string;
-    const approverKey = (await call("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body.key as string;
+    const agentKey = (
+      await call("POST", "/keys", ADMIN_KEY, { identity: "watched-key", kind: "service", roles: ["agent"], agent_id: agent.id })
+    ).body.key as string;
+    const approverKey = (await call("POST", "/keys", ADMIN_KEY, { identity: "cfo@example.com", kind: "human", roles: ["approver"] })).body
+      .key as string;
     const grant = await call("POST", "/grants", ADMIN_KEY, {
-      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
-      budget_amount_minor: 10_000, budget_currency: "EUR", policy: 'amount_minor <= 500 || approver == "cfo@example.com"',
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "alice@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 10_000,
+      budget_currency: "EUR",
+      policy: 'amount_minor <= 500 || approver == "cfo@example.com"',
     });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
-    const pay = (amount: number, tool = "payments.send") => ({ grant_id: grant.body.id, tool, amount_minor: amount, currency: "EUR", attestation: ATTESTATION });
+    const pay = (amount: number, tool = "payments.send") => ({
+      grant_id: grant.body.id,
+      tool,
+      amount_minor: amount,
+      currency: "EUR",
+      attestation: ATTESTATION,
+    });
     const allowed = await call("POST", "/authorize", agentKey, pay(100));
     expect(allowed.body.outcome).toBe("allow");
-    expect((await call("POST", "/authorize", agentKey, pay(100, "mail.send"))).body).toMatchObject({ outcome: "deny", decided_by: "scope" });
+    expect((await call("POST", "/authorize", agentKey, pay(100, "mail.send"))).body).toMatchObject({
+      outcome: "deny",
+      decided_by: "scope",
+    });
     const gated = await call("POST", "/authorize", agentKey, pay(2_000));
     expect(gated.body).toMatchObject({ outcome: "gated", decided_by: "policy" });
 
@@ -131,22 +183,34 @@ describe.skipIf(!existsSync(main))("metrics of a real server, and the Grafana da
     expect(delta(after, "authority_decision_approval_latency_seconds_count")).toBe(1);
     expect(delta(after, 'authority_decision_approval_latency_seconds_bucket{le="+Inf"}')).toBe(1);
     expect(delta(after, 'authority_ledger_records_total{kind="settlement"}')).toBe(1);
-    for (const kind of ["retried", "contention", "failed"]) expect(sample(after, `authority_database_errors_total{kind="${kind}"}`)).toBe(0);
-    for (const action of ["notify", "revoke"]) expect(sample(after, `authority_breaker_trips_total{action="${action}",mode="armed"}`)).toBe(0);
+    for (const kind of ["retried", "contention", "failed"])
+      expect(sample(after, `authority_database_errors_total{kind="${kind}"}`)).toBe(0);
+    for (const action of ["notify", "revoke"])
+      expect(sample(after, `authority_breaker_trips_total{action="${action}",mode="armed"}`)).toBe(0);
   }, 60_000);
 
   it("has a dashboard whose every query reads a metric the server exposes, and which shows every metric of the server's own", async () => {
-    const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as { title: string; uid: string; schemaVersion: number; panels: Panel[]; templating: { list: { name: string; type: string }[] } };
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as {
+      title: string;
+      uid: string;
+      schemaVersion: number;
+      panels: Panel[];
+      templating: { list: { name: string; type: string }[] };
+    };
     expect(dashboard).toMatchObject({ title: expect.any(String), uid: expect.stringMatching(/^[a-z0-9-]{1,40}$/) });
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(36);
-    expect(dashboard.templating.list).toEqual(expect.arrayContaining([expect.objectContaining({ name: "datasource", type: "datasource" })]));
+    expect(dashboard.templating.list).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: "datasource", type: "datasource" })]),
+    );
     const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
     expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
     const exposed = families(await scrape());
     const read = new Set<string>();
     for (const panel of panels.filter((p) => p.type !== "row")) {
       expect(panel.targets?.length ?? 0, panel.title).toBeGreaterThan(0);
-      expect(panel.gridPos, panel.title).toEqual(expect.objectContaining({ h: expect.any(Number), w: expect.any(Number), x: expect.any(Number), y: expect.any(Number) }));
+      expect(panel.gridPos, panel.title).toEqual(
+        expect.objectContaining({ h: expect.any(Number), w: expect.any(Number), x: expect.any(Number), y: expect.any(Number) }),
+      );
       for (const target of panel.targets!) {
         const names = metricNames(target.expr);
         expect(names.length, `${panel.title}: ${target.expr}`).toBeGreaterThan(0);
@@ -155,7 +219,8 @@ describe.skipIf(!existsSync(main))("metrics of a real server, and the Grafana da
           read.add(name);
         }
         // A histogram is read through its buckets, sums or counts, never by its bare name.
-        for (const name of names.filter((n) => exposed.get(n) === "histogram")) expect(target.expr, panel.title).toMatch(new RegExp(`${name}_(bucket|sum|count)\\b`));
+        for (const name of names.filter((n) => exposed.get(n) === "histogram"))
+          expect(target.expr, panel.title).toMatch(new RegExp(`${name}_(bucket|sum|count)\\b`));
       }
     }
     const own = [...exposed.keys()].filter((n) => n.startsWith("authority_"));

@@ -18,16 +18,26 @@ export interface RecordedResponse {
 }
 
 /** The parts of an OpenAPI document the checks read; the rest of it is left unread. */
-interface MediaObject { readonly schema?: { readonly $ref?: string; readonly [keyword: string]: unknown } }
-interface ResponseObject { readonly content?: Readonly<Record<string, MediaObject>> }
-interface Operation { readonly responses?: Readonly<Record<string, ResponseObject>> }
+interface MediaObject {
+  readonly schema?: { readonly $ref?: string; readonly [keyword: string]: unknown };
+}
+interface ResponseObject {
+  readonly content?: Readonly<Record<string, MediaObject>>;
+}
+interface Operation {
+  readonly responses?: Readonly<Record<string, ResponseObject>>;
+}
 type PathItem = { readonly [method in (typeof METHODS)[number]]?: Operation };
 interface OpenApiDocument {
   readonly paths: Readonly<Record<string, PathItem>>;
   readonly components?: { readonly responses?: Readonly<Record<string, ResponseObject>>; readonly [section: string]: unknown };
 }
 
-interface Template { readonly template: string; readonly pattern: RegExp; readonly item: PathItem }
+interface Template {
+  readonly template: string;
+  readonly pattern: RegExp;
+  readonly item: PathItem;
+}
 
 function parameterCount(template: string): number {
   return template.split("{").length - 1;
@@ -46,12 +56,14 @@ export class OpenApiConformance {
     this.#doc = doc;
     // The document itself is the schema resource, so `#/components/schemas/…` references resolve in it.
     this.#ajv.addSchema({ $id: "openapi", components: doc.components }, "openapi");
-    this.#templates = Object.entries(doc.paths).map(([template, item]) => ({
-      template,
-      item,
-      // A literal segment beats a parameter: `/grants/pending` is not `/grants/{grant_id}`.
-      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[a-z_]+\}/g, "[^/]+")}/?$`),
-    })).sort((a, b) => parameterCount(a.template) - parameterCount(b.template));
+    this.#templates = Object.entries(doc.paths)
+      .map(([template, item]) => ({
+        template,
+        item,
+        // A literal segment beats a parameter: `/grants/pending` is not `/grants/{grant_id}`.
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[a-z_]+\}/g, "[^/]+")}/?$`),
+      }))
+      .sort((a, b) => parameterCount(a.template) - parameterCount(b.template));
   }
 
   #validator(ref: string): ValidateFunction {
@@ -102,7 +114,10 @@ export class OpenApiConformance {
     const ref = media.schema?.$ref;
     const validate = ref === undefined ? this.#ajv.compile(media.schema ?? {}) : this.#validator(ref);
     if (validate(r.body)) return [];
-    const errors = (validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`).join("; ");
+    const errors = (validate.errors ?? [])
+      .slice(0, 3)
+      .map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`)
+      .join("; ");
     return [`${found.where}: the body does not match ${ref ?? "its schema"}: ${errors}`];
   }
 }
@@ -117,8 +132,12 @@ export class ResponseRecorder {
     const path = new URL(url).pathname;
     if (!path.startsWith(base.pathname)) return;
     this.responses.push({
-      method: method.toUpperCase(), path: path.slice(base.pathname.length) || "/", status: response.status,
-      contentType: response.headers.get("content-type"), body, allow: response.headers.get("allow"),
+      method: method.toUpperCase(),
+      path: path.slice(base.pathname.length) || "/",
+      status: response.status,
+      contentType: response.headers.get("content-type"),
+      body,
+      allow: response.headers.get("allow"),
     });
   }
 

@@ -10,7 +10,9 @@ import { OpenApiConformance } from "./openapi-conformance.js";
 import { forEachStore } from "./targets.js";
 
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 
 forEachStore("the OpenAPI document", (target) => {
@@ -29,21 +31,41 @@ forEachStore("the OpenAPI document", (target) => {
     const agent = (await t.call("POST", "/agents", { key: ADMIN_KEY, body: { name: "ledger-agent" } })).body.id;
     await t.call("POST", `/agents/${agent}/certification`, { key: ADMIN_KEY, body: CERTIFICATION });
     const agentKey = await t.key("ledger-agent-key", ["agent"], { kind: "service", agent_id: agent });
-    const grant = (await t.call("POST", "/grants", {
-      key: ADMIN_KEY,
-      body: { agent_id: agent, principal_type: "team", principal_id: "ops", scope: { tool: ["pay"] }, budget_amount_minor: 100, budget_currency: "EUR" },
-    })).body.id;
-    const decision = await t.call("POST", "/authorize", { key: agentKey, body: { grant_id: grant, tool: "pay", amount_minor: 10, currency: "EUR", attestation: ATTESTATION } });
+    const grant = (
+      await t.call("POST", "/grants", {
+        key: ADMIN_KEY,
+        body: {
+          agent_id: agent,
+          principal_type: "team",
+          principal_id: "ops",
+          scope: { tool: ["pay"] },
+          budget_amount_minor: 100,
+          budget_currency: "EUR",
+        },
+      })
+    ).body.id;
+    const decision = await t.call("POST", "/authorize", {
+      key: agentKey,
+      body: { grant_id: grant, tool: "pay", amount_minor: 10, currency: "EUR", attestation: ATTESTATION },
+    });
     expect(decision.body.outcome).toBe("allow");
-    expect((await t.call("POST", `/decisions/${decision.body.ledger_id}/settle`, { key: agentKey, body: { amount_minor: 5 } })).status).toBe(200);
+    expect(
+      (await t.call("POST", `/decisions/${decision.body.ledger_id}/settle`, { key: agentKey, body: { amount_minor: 5 } })).status,
+    ).toBe(200);
     const ledger = await t.call("GET", `/grants/${grant}/ledger`, { key: ADMIN_KEY });
-    expect(ledger.body.records.map((r: { kind: string; request: unknown }) => [r.kind, r.request === null])).toEqual([["decision", false], ["settlement", true]]);
+    expect(ledger.body.records.map((r: { kind: string; request: unknown }) => [r.kind, r.request === null])).toEqual([
+      ["decision", false],
+      ["settlement", true],
+    ]);
     expect(await violations()).toEqual([]);
   });
 
   it("describes a grant family's errors with their severity, line and column", async () => {
     const broken = { ...familyBody(1), grant: { ...familyBody(1).grant, principal_id: "${nobody}" } };
-    const refused = await t.call("POST", "/grant-families", { key: ADMIN_KEY, body: { ...broken, content_hash: familyContentHash(broken as never) } });
+    const refused = await t.call("POST", "/grant-families", {
+      key: ADMIN_KEY,
+      body: { ...broken, content_hash: familyContentHash(broken as never) },
+    });
     expect(refused.body.code).toBe("invalid_family");
     expect(refused.body.diagnostics[0]).toMatchObject({ severity: "error", line: expect.any(Number), column: expect.any(Number) });
     expect(await violations()).toEqual([]);
@@ -77,7 +99,13 @@ forEachStore("the OpenAPI document", (target) => {
       const index = await t.call("GET", path);
       expect(index.status, path).toBe(200);
       expect(index.body).toMatchObject({ api_version: "v1", server_version: expect.any(String), docs: { api: "docs/api.md" } });
-      expect(index.body.links).toEqual({ openapi: "/v1/openapi.json", health: "/v1/health", ready: "/v1/ready", metrics: "/v1/metrics", console: "/console/" });
+      expect(index.body.links).toEqual({
+        openapi: "/v1/openapi.json",
+        health: "/v1/health",
+        ready: "/v1/ready",
+        metrics: "/v1/metrics",
+        console: "/console/",
+      });
     }
     const index = (await t.call("GET", "")).body as { links: Record<string, string> };
     const origin = new URL(t.baseUrl).origin;
@@ -109,10 +137,21 @@ forEachStore("the OpenAPI document", (target) => {
       expect(conformance.violations(answer)).toEqual([]);
       expect(conformance.violations({ ...answer, status: 418 })).toEqual([expect.stringContaining("status 418 is not documented")]);
       expect(conformance.violations({ ...answer, contentType: "text/html" })).toEqual([expect.stringContaining("media type `text/html`")]);
-      expect(conformance.violations({ ...answer, body: { agents: [{ id: 1 }] } })).toEqual([expect.stringContaining("does not match #/components/schemas/AgentList")]);
-      expect(conformance.violations({ ...answer, method: "DELETE", status: 405, contentType: "application/problem+json", body: { type: "t", title: "t", status: 405, code: "method_not_allowed" } }))
-        .toEqual([expect.stringContaining("405 must list")]);
-      expect(conformance.violations({ ...answer, path: "/nowhere", status: 500 })).toEqual([expect.stringContaining("no path of the document matches")]);
+      expect(conformance.violations({ ...answer, body: { agents: [{ id: 1 }] } })).toEqual([
+        expect.stringContaining("does not match #/components/schemas/AgentList"),
+      ]);
+      expect(
+        conformance.violations({
+          ...answer,
+          method: "DELETE",
+          status: 405,
+          contentType: "application/problem+json",
+          body: { type: "t", title: "t", status: 405, code: "method_not_allowed" },
+        }),
+      ).toEqual([expect.stringContaining("405 must list")]);
+      expect(conformance.violations({ ...answer, path: "/nowhere", status: 500 })).toEqual([
+        expect.stringContaining("no path of the document matches"),
+      ]);
     });
   });
 });

@@ -10,7 +10,9 @@ import { forEachStore, type StoreTarget } from "./targets.js";
 import type { Decision, Problem } from "@agent-authority/sdk";
 
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 const FOUR_LISTS = "approver in args.a || approver in args.b || approver in args.c || approver in args.d";
 
@@ -35,12 +37,23 @@ function suite(target: StoreTarget): void {
   it("finding 1: an 18-level residual family is gated with a residual no longer than its policy, and the next issue answers 201", async () => {
     for (const policy of [negationFamily(18), alternationFamily(18)]) {
       const grant = await issueGrant(s, agent.id, { policy });
-      const reply = await s.call<Decision>("POST", "/authorize", agent.key, { grant_id: grant.id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
+      const reply = await s.call<Decision>("POST", "/authorize", agent.key, {
+        grant_id: grant.id,
+        tool: "payments.send",
+        amount_minor: 100,
+        currency: "EUR",
+        attestation: ATTESTATION,
+      });
       expect(reply.status).toBe(200);
       expect(reply.body).toMatchObject({ outcome: "gated", decided_by: "policy" });
       expect(Buffer.byteLength(reply.body.residual!)).toBeLessThanOrEqual(Buffer.byteLength(policy));
       const next = await s.call("POST", "/grants", ADMIN_KEY, {
-        agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 100, budget_currency: "EUR",
+        agent_id: agent.id,
+        principal_type: "human",
+        principal_id: "alice@example.com",
+        scope: { tool: ["payments.*"] },
+        budget_amount_minor: 100,
+        budget_currency: "EUR",
       });
       expect(next.status, next.text).toBe(201);
     }
@@ -53,11 +66,19 @@ function suite(target: StoreTarget): void {
   it("a policy whose approver search could exceed its limits is refused when it is written: 422 with the code and the span, on issue, delegate and family push", async () => {
     const before = await s.db.store.countRows();
     const issued = await s.call("POST", "/grants", ADMIN_KEY, {
-      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 100, budget_currency: "EUR", policy: FOUR_LISTS,
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "alice@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 100,
+      budget_currency: "EUR",
+      policy: FOUR_LISTS,
     });
     expect(issued.status).toBe(422);
     expect(issued.body.code).toBe("invalid_policy");
-    expect(issued.body.diagnostics).toEqual([expect.objectContaining({ code: "approver-search-too-large", span: { start: 0, end: FOUR_LISTS.length } })]);
+    expect(issued.body.diagnostics).toEqual([
+      expect.objectContaining({ code: "approver-search-too-large", span: { start: 0, end: FOUR_LISTS.length } }),
+    ]);
     const parent = await issueGrant(s, agent.id);
     const countAfterParent = await s.db.store.countRows();
     const delegated = await s.call<Problem>("POST", `/grants/${parent.id}/delegate`, ADMIN_KEY, { agent_id: agent.id, policy: FOUR_LISTS });
@@ -74,12 +95,24 @@ function suite(target: StoreTarget): void {
     const costly = "args.a == args.b && args.c == args.d";
     const before = await s.db.store.countRows();
     const issued = await s.call("POST", "/grants", ADMIN_KEY, {
-      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 100, budget_currency: "EUR", policy: costly,
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "alice@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 100,
+      budget_currency: "EUR",
+      policy: costly,
     });
     expect([issued.status, issued.body.code], issued.text).toEqual([422, "invalid_policy"]);
-    expect(issued.body.diagnostics).toEqual([expect.objectContaining({ code: "policy-too-costly", span: { start: 0, end: costly.length } })]);
+    expect(issued.body.diagnostics).toEqual([
+      expect.objectContaining({ code: "policy-too-costly", span: { start: 0, end: costly.length } }),
+    ]);
     const preview = await s.call("POST", "/grants/preview", ADMIN_KEY, {
-      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, policy: costly,
+      agent_id: agent.id,
+      principal_type: "human",
+      principal_id: "alice@example.com",
+      scope: { tool: ["payments.*"] },
+      policy: costly,
       action: { tool: "payments.send", amount_minor: 1, currency: "EUR" },
     });
     expect(preview.status, preview.text).toBe(422);
@@ -99,7 +132,8 @@ function suite(target: StoreTarget): void {
 
   /** Gates `args` under `policy`, approves as `member` (201) after `outsider` is refused (422), and retries. */
   async function approveLarge(policy: string, args: Record<string, unknown>, member: string, outsider: string): Promise<string> {
-    const keyOf = async (identity: string) => (await s.call("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key as string;
+    const keyOf = async (identity: string) =>
+      (await s.call("POST", "/keys", ADMIN_KEY, { identity, kind: "human", roles: ["approver"] })).body.key as string;
     const [memberKey, outsiderKey] = [await keyOf(member), await keyOf(outsider)];
     const grant = await issueGrant(s, agent.id, { policy });
     const action = { grant_id: grant.id, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION, args };

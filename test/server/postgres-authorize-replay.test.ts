@@ -43,7 +43,9 @@ describe("authorize: the replay after two lost races for its idempotency key", (
     sql = new pg.Client({ connectionString: t.db.url, options: `-c search_path=${schema}` });
     await sql.connect();
     await sql.query(`CREATE EXTENSION IF NOT EXISTS dblink WITH SCHEMA ${schema}`);
-    const extension = (await sql.query("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'")).rows[0].nspname as string;
+    const extension = (
+      await sql.query("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'")
+    ).rows[0].nspname as string;
     const racer = `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}application_name=racer`;
     await sql.query(`
       CREATE SEQUENCE raced_tries;
@@ -67,22 +69,33 @@ describe("authorize: the replay after two lost races for its idempotency key", (
     `);
     const agentId = await certifiedAgentId(t, "raced-agent");
     agentKey = await t.key("raced-agent-key", ["agent"], { kind: "service", agent_id: agentId });
-    grantId = (await t.call("POST", "/grants", {
-      key: ADMIN_KEY,
-      body: { agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] }, budget_amount_minor: 10_000, budget_currency: "EUR" },
-    })).body.id;
+    grantId = (
+      await t.call("POST", "/grants", {
+        key: ADMIN_KEY,
+        body: {
+          agent_id: agentId,
+          principal_type: "human",
+          principal_id: "alice@example.com",
+          scope: { tool: ["payments.*"] },
+          budget_amount_minor: 10_000,
+          budget_currency: "EUR",
+        },
+      })
+    ).body.id;
   });
   afterAll(async () => {
     await sql?.end();
     await t?.close();
   });
 
-  const decide = (key: string) => fetch(`${t.baseUrl}/authorize`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${agentKey}`, "content-type": "application/json", "idempotency-key": key },
-    body: JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION }),
-  });
-  const count = async (table: string, where: string, params: unknown[]) => Number((await sql.query(`SELECT COUNT(*)::int AS n FROM ${table} WHERE ${where}`, params)).rows[0].n);
+  const decide = (key: string) =>
+    fetch(`${t.baseUrl}/authorize`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${agentKey}`, "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION }),
+    });
+  const count = async (table: string, where: string, params: unknown[]) =>
+    Number((await sql.query(`SELECT COUNT(*)::int AS n FROM ${table} WHERE ${where}`, params)).rows[0].n);
 
   it("replays the answer the other process committed with the key, and decides nothing itself", async () => {
     const stored = '{"outcome":"allow","ledger_id":"led_of_the_other_process"}';
@@ -105,7 +118,10 @@ describe("authorize: the replay after two lost races for its idempotency key", (
     expect(reply.status).toBe(500);
     expect(await reply.json()).toMatchObject({ code: "internal_error" });
     const logged = logs.filter((line) => line.msg === "internal error").map((line) => String(line.fields["error"]));
-    expect(logged.some((error) => error.includes("idempotency key taken but no answer found")), logged.join("\n")).toBe(true);
+    expect(
+      logged.some((error) => error.includes("idempotency key taken but no answer found")),
+      logged.join("\n"),
+    ).toBe(true);
     expect(await count("ledger", "grant_id = $1", [grantId])).toBe(0);
     // The server answers the next request as before.
     const next = await decide("after-the-race");

@@ -16,7 +16,8 @@ import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
 import type { KeyCreated } from "@agent-authority/sdk";
 
 /** Every table of the store that a request may write. */
-const TABLES_OF = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename NOT IN ('schema_migrations', 'contention_switch')";
+const TABLES_OF =
+  "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename NOT IN ('schema_migrations', 'contention_switch')";
 
 describe("409 contention after exhausted retries on PostgreSQL", () => {
   if (pgProblem !== null) {
@@ -34,14 +35,17 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
   const force = async (tables: readonly string[]): Promise<void> => {
     await sql.query("INSERT INTO contention_switch VALUES (true)");
     for (const table of tables) {
-      await sql.query(`CREATE TRIGGER forced_contention BEFORE INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION forced_contention()`);
+      await sql.query(
+        `CREATE TRIGGER forced_contention BEFORE INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION forced_contention()`,
+      );
     }
   };
   const release = async (tables: readonly string[]): Promise<void> => {
     await sql.query("DELETE FROM contention_switch");
     for (const table of tables) await sql.query(`DROP TRIGGER IF EXISTS forced_contention ON ${table}`);
   };
-  const raises = async (): Promise<number> => Number((await sql.query("SELECT last_value, is_called FROM contention_raises")).rows.map((r) => (r.is_called ? r.last_value : 0))[0]);
+  const raises = async (): Promise<number> =>
+    Number((await sql.query("SELECT last_value, is_called FROM contention_raises")).rows.map((r) => (r.is_called ? r.last_value : 0))[0]);
   /** Sends the request while every write to `tables` raises 40001: its answer, and how many times the server tried. */
   const sendContended = async (tables: readonly string[], post: Post, key?: string): Promise<{ reply: Reply; raised: number }> => {
     const raisedBefore = await raises();
@@ -73,7 +77,9 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
     `);
     allTables = (await sql.query(TABLES_OF)).rows.map((row) => String(row.tablename));
     agent = await certifiedAgent(s, "contention-agent");
-    approverKey = (await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })).body.key;
+    approverKey = (
+      await s.call<KeyCreated>("POST", "/keys", ADMIN_KEY, { identity: APPROVER_IDENTITY, kind: "human", roles: ["approver"] })
+    ).body.key;
   });
   afterAll(async () => {
     await sql?.end();
@@ -89,7 +95,11 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
   };
   const CASES: Record<string, () => Promise<Post>> = {
     ...postCases({ post, agent: () => agent, approverKey: () => approverKey, unique }),
-    "POST /v1/keys": async (): Promise<Post> => ({ key: ADMIN_KEY, path: "/keys", body: { identity: unique("key"), kind: "service", roles: ["auditor"] } }),
+    "POST /v1/keys": async (): Promise<Post> => ({
+      key: ADMIN_KEY,
+      path: "/keys",
+      body: { identity: unique("key"), kind: "service", roles: ["auditor"] },
+    }),
   };
 
   const expectContention = (reply: Reply): void => {
@@ -123,13 +133,27 @@ describe("409 contention after exhausted retries on PostgreSQL", () => {
   }
 
   it("authorize: the decision's group transaction is tried transactionAttempts times, then 409; no record, hold or key is left", async () => {
-    const grant = await post(ADMIN_KEY, "/grants", {
-      agent_id: agent.id, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
-      budget_amount_minor: 1_000, budget_currency: "EUR",
-    }, 201);
-    const request: Post = { key: agent.key, path: "/authorize", body: { grant_id: grant.id, tool: "payments.send", amount_minor: 400, currency: "EUR", attestation: ATTESTATION } };
+    const grant = await post(
+      ADMIN_KEY,
+      "/grants",
+      {
+        agent_id: agent.id,
+        principal_type: "human",
+        principal_id: "alice@example.com",
+        scope: { tool: ["payments.*"] },
+        budget_amount_minor: 1_000,
+        budget_currency: "EUR",
+      },
+      201,
+    );
+    const request: Post = {
+      key: agent.key,
+      path: "/authorize",
+      body: { grant_id: grant.id, tool: "payments.send", amount_minor: 400, currency: "EUR", attestation: ATTESTATION },
+    };
     const ledgerOnly = ["ledger"];
-    const count = async (table: string, where = "TRUE", params: unknown[] = []) => Number((await sql.query(`SELECT COUNT(*)::int AS n FROM ${table} WHERE ${where}`, params)).rows[0].n);
+    const count = async (table: string, where = "TRUE", params: unknown[] = []) =>
+      Number((await sql.query(`SELECT COUNT(*)::int AS n FROM ${table} WHERE ${where}`, params)).rows[0].n);
     for (const key of [undefined, "decision-contended"]) {
       const { reply: contended, raised } = await sendContended(ledgerOnly, request, key);
       expectContention(contended);

@@ -8,7 +8,14 @@
 import type { Grant } from "@agent-authority/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ENGINE_PROFILES, loadConfig, openStore, PostgresDriver, SqlStore, startServer, verifyLedger, type AuthorityServer,
+  ENGINE_PROFILES,
+  loadConfig,
+  openStore,
+  PostgresDriver,
+  SqlStore,
+  startServer,
+  verifyLedger,
+  type AuthorityServer,
 } from "@agent-authority/server";
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
@@ -31,8 +38,13 @@ describe("a batch of decisions read, decided and written once per kind of row on
       const driver = new PostgresDriver(db.url, { schema: db.schema! });
       drivers.push(driver);
       const config = loadConfig({
-        AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_SCHEMA: db.schema!, AUTHORITY_PORT: "0", AUTHORITY_LOG_LEVEL: "silent",
-        AUTHORITY_ENVIRONMENT: "test-env", AUTHORITY_ADMIN_KEY: ADMIN_KEY, AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000000",
+        AUTHORITY_DATABASE_URL: PG_URL,
+        AUTHORITY_DATABASE_SCHEMA: db.schema!,
+        AUTHORITY_PORT: "0",
+        AUTHORITY_LOG_LEVEL: "silent",
+        AUTHORITY_ENVIRONMENT: "test-env",
+        AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+        AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000000",
       });
       servers.push(await startServer(config, { store: new SqlStore(driver, db.schema, ENGINE_PROFILES.postgresql), ownsStore: true }));
     }
@@ -52,9 +64,23 @@ describe("a batch of decisions read, decided and written once per kind of row on
       children.push(child.body.id);
     }
     const before = stepped();
-    const replies = await Promise.all(Array.from({ length: 240 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, {
-      grant_id: i % 4 === 3 ? parent : children[i % 4]!, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-    }, `batch-tree-${i}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 240 }, (_, i) =>
+        postRetryingContention(
+          base(i),
+          "/authorize",
+          agent.key,
+          {
+            grant_id: i % 4 === 3 ? parent : children[i % 4]!,
+            tool: "payments.send",
+            amount_minor: 100,
+            currency: "EUR",
+            attestation: ATTESTATION,
+          },
+          `batch-tree-${i}`,
+        ),
+      ),
+    );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(40);
     expect(replies.filter((r) => r.body.outcome === "exhausted")).toHaveLength(200);
@@ -72,20 +98,27 @@ describe("a batch of decisions read, decided and written once per kind of row on
     const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
     const keys = Array.from({ length: 10 }, (_, k) => `batch-payment-${k}`);
     const before = stepped();
-    const texts = await Promise.all(keys.flatMap((key) => Array.from({ length: 6 }, async (_, i) => {
-      const response = await fetch(`${base(i)}/authorize`, {
-        method: "POST", body, headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
-      });
-      expect(response.status).toBe(200);
-      return { key, text: await response.text() };
-    })));
+    const texts = await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: 6 }, async (_, i) => {
+          const response = await fetch(`${base(i)}/authorize`, {
+            method: "POST",
+            body,
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
+          });
+          expect(response.status).toBe(200);
+          return { key, text: await response.text() };
+        }),
+      ),
+    );
     for (const key of keys) expect(new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size).toBe(1);
     expect(new Set(texts.map((t) => t.text)).size).toBe(keys.length);
     expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: keys.length, held_minor: 100 * keys.length });
     expect(stepped() - before).toBeGreaterThan(0);
     // The same key with another body is refused, in a batch or not.
     const reused = await fetch(`${base(0)}/authorize`, {
-      method: "POST", body: JSON.stringify({ ...JSON.parse(body), amount_minor: 101 }),
+      method: "POST",
+      body: JSON.stringify({ ...JSON.parse(body), amount_minor: 101 }),
       headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": keys[0]! },
     });
     expect(reused.status).toBe(422);
@@ -94,7 +127,11 @@ describe("a batch of decisions read, decided and written once per kind of row on
   it("leaves an agent with breakers and a grant not held to their own transactions, in the same bursts", async () => {
     const watched = await agentWithKey(base(0), "batch-watched");
     const plain = await agentWithKey(base(0), "batch-plain");
-    const contract = await post(base(0), `/agents/${watched.id}/contracts`, ADMIN_KEY, { metric: "out_of_scope_rate", ceiling: 0.5, window_decisions: 20 });
+    const contract = await post(base(0), `/agents/${watched.id}/contracts`, ADMIN_KEY, {
+      metric: "out_of_scope_rate",
+      ceiling: 0.5,
+      window_decisions: 20,
+    });
     expect(contract.status, JSON.stringify(contract.body)).toBe(201);
     // A breaker in `observe` is still watched: its agent's decisions are evaluated one at a time.
     const breaker = await post(base(0), `/agents/${watched.id}/breakers`, ADMIN_KEY, { contract_id: contract.body.id, action: "notify" });
@@ -102,13 +139,26 @@ describe("a batch of decisions read, decided and written once per kind of row on
     const watchedGrant = await grant(base(0), watched.id, { budget_amount_minor: 1_000, budget_currency: "EUR" });
     const plainGrant = await grant(base(0), plain.id, { budget_amount_minor: 1_000, budget_currency: "EUR" });
     const before = stepped();
-    const replies = await Promise.all(Array.from({ length: 90 }, (_, i) => {
-      // A third of the requests present the other agent's grant: not held, denied, sealed in the caller's own chain.
-      const [key, grantId] = i % 3 === 0 ? [watched.key, watchedGrant] : i % 3 === 1 ? [plain.key, plainGrant] : [plain.key, watchedGrant];
-      return postRetryingContention(base(i), "/authorize", key, {
-        grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-      }, `batch-mixed-${i}`);
-    }));
+    const replies = await Promise.all(
+      Array.from({ length: 90 }, (_, i) => {
+        // A third of the requests present the other agent's grant: not held, denied, sealed in the caller's own chain.
+        const [key, grantId] =
+          i % 3 === 0 ? [watched.key, watchedGrant] : i % 3 === 1 ? [plain.key, plainGrant] : [plain.key, watchedGrant];
+        return postRetryingContention(
+          base(i),
+          "/authorize",
+          key,
+          {
+            grant_id: grantId,
+            tool: "payments.send",
+            amount_minor: 100,
+            currency: "EUR",
+            attestation: ATTESTATION,
+          },
+          `batch-mixed-${i}`,
+        );
+      }),
+    );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(replies.filter((r, i) => i % 3 === 0 && r.body.outcome === "allow")).toHaveLength(10);
     expect(replies.filter((r, i) => i % 3 === 1 && r.body.outcome === "allow")).toHaveLength(10);
@@ -129,9 +179,23 @@ describe("a batch of decisions read, decided and written once per kind of row on
     try {
       const before = await store.countRows();
       const steppedBefore = stepped();
-      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, {
-        grant_id: i % 2 === 0 ? pending : live, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-      }, `batch-gated-${i}`)));
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          postRetryingContention(
+            base(i),
+            "/authorize",
+            agent.key,
+            {
+              grant_id: i % 2 === 0 ? pending : live,
+              tool: "payments.send",
+              amount_minor: 100,
+              currency: "EUR",
+              attestation: ATTESTATION,
+            },
+            `batch-gated-${i}`,
+          ),
+        ),
+      );
       expect(replies.map((r) => r.body.outcome)).toEqual(replies.map((_, i) => (i % 2 === 0 ? "gated" : "allow")));
       const after = await store.countRows();
       expect(after["events"]! - before["events"]!).toBe(20);
@@ -147,9 +211,24 @@ describe("a batch of decisions read, decided and written once per kind of row on
   it("denies every decision of the next burst once a grant is revoked on the other server, and the ledger verifies", async () => {
     const agent = await agentWithKey(base(0), "batch-revoked");
     const grantId = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
-    const burst = (tag: string) => Promise.all(Array.from({ length: 40 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, {
-      grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-    }, `${tag}-${i}`)));
+    const burst = (tag: string) =>
+      Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          postRetryingContention(
+            base(i),
+            "/authorize",
+            agent.key,
+            {
+              grant_id: grantId,
+              tool: "payments.send",
+              amount_minor: 100,
+              currency: "EUR",
+              attestation: ATTESTATION,
+            },
+            `${tag}-${i}`,
+          ),
+        ),
+      );
     expect(new Set((await burst("batch-live")).map((r) => r.body.outcome))).toEqual(new Set(["allow"]));
     expect((await post(base(1), `/grants/${grantId}/revoke`, ADMIN_KEY, { reason: "done" })).status).toBe(200);
     const after = await burst("batch-dead");

@@ -6,8 +6,18 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ENGINE_PROFILES, LATEST_MIGRATION, loadConfig, MIGRATIONS, openStore, PostgresDriver, SignalSequenceUnordered, SqlStore, startServer,
-  verifyLedger, type AuthorityServer, type KeyRecord,
+  ENGINE_PROFILES,
+  LATEST_MIGRATION,
+  loadConfig,
+  MIGRATIONS,
+  openStore,
+  PostgresDriver,
+  SignalSequenceUnordered,
+  SqlStore,
+  startServer,
+  verifyLedger,
+  type AuthorityServer,
+  type KeyRecord,
 } from "@agent-authority/server";
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
@@ -18,8 +28,18 @@ const ENGINE = ENGINE_PROFILES.cockroachdb;
 
 function key(): KeyRecord {
   return {
-    id: `key_${randomBytes(13).toString("hex")}`, hash: randomBytes(16).toString("hex"), identity: "ops@example.com", kind: "human",
-    roles: ["admin"], agent_id: null, email: null, created_at: Date.now(), created_by: null, revoked_at: null, revoked_by: null, revocation_reason: null,
+    id: `key_${randomBytes(13).toString("hex")}`,
+    hash: randomBytes(16).toString("hex"),
+    identity: "ops@example.com",
+    kind: "human",
+    roles: ["admin"],
+    agent_id: null,
+    email: null,
+    created_at: Date.now(),
+    created_by: null,
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
   };
 }
 
@@ -36,8 +56,13 @@ async function query(schema: string, sql: string, params: unknown[] = []): Promi
 /** A server on `schema` with the cockroachdb profile, from the configuration a replica would read. */
 function startReplica(schema: string, store?: SqlStore): Promise<AuthorityServer> {
   const config = loadConfig({
-    AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_SCHEMA: schema, AUTHORITY_DATABASE_ENGINE: "cockroachdb",
-    AUTHORITY_PORT: "0", AUTHORITY_LOG_LEVEL: "silent", AUTHORITY_ENVIRONMENT: "test-env", AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+    AUTHORITY_DATABASE_URL: PG_URL,
+    AUTHORITY_DATABASE_SCHEMA: schema,
+    AUTHORITY_DATABASE_ENGINE: "cockroachdb",
+    AUTHORITY_PORT: "0",
+    AUTHORITY_LOG_LEVEL: "silent",
+    AUTHORITY_ENVIRONMENT: "test-env",
+    AUTHORITY_ADMIN_KEY: ADMIN_KEY,
     AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000000",
   });
   return startServer(config, store === undefined ? {} : { store, ownsStore: true });
@@ -47,8 +72,9 @@ describe("AUTHORITY_DATABASE_ENGINE", () => {
   it("selects the engine profile, postgresql by default, and refuses an unknown engine or a SQLite file", () => {
     expect(loadConfig({}).databaseEngine).toBe("postgresql");
     expect(loadConfig({ AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_ENGINE: "yugabytedb" }).databaseEngine).toBe("yugabytedb");
-    expect(() => loadConfig({ AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_ENGINE: "CockroachDB" }))
-      .toThrow("AUTHORITY_DATABASE_ENGINE must be postgresql, cockroachdb or yugabytedb, got `CockroachDB`");
+    expect(() => loadConfig({ AUTHORITY_DATABASE_URL: PG_URL, AUTHORITY_DATABASE_ENGINE: "CockroachDB" })).toThrow(
+      "AUTHORITY_DATABASE_ENGINE must be postgresql, cockroachdb or yugabytedb, got `CockroachDB`",
+    );
     expect(() => loadConfig({ AUTHORITY_DATABASE_ENGINE: "cockroachdb" })).toThrow(/needs a postgres:\/\/ AUTHORITY_DATABASE_URL/);
     expect(() => openStore(":memory:", { engine: "cockroachdb" })).toThrow(/needs a `postgres:\/\/` database URL/);
   });
@@ -64,14 +90,22 @@ describe("the cockroachdb engine profile on PostgreSQL", () => {
     const engine = await openTestStore(cockroachProfileTarget);
     const plain = await openTestStore(postgresTarget);
     try {
-      const triggers = async (schema: string) => (await query(schema,
-        `SELECT t.tgname AS name, (t.tgtype & 32) <> 0 AS on_truncate FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-          WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`)) as { name: string; on_truncate: boolean }[];
+      const triggers = async (schema: string) =>
+        (await query(
+          schema,
+          `SELECT t.tgname AS name, (t.tgtype & 32) <> 0 AS on_truncate FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+          WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`,
+        )) as { name: string; on_truncate: boolean }[];
       const withProfile = await triggers(engine.schema!);
       const without = await triggers(plain.schema!);
       expect(without.filter((t) => t.on_truncate).length).toBeGreaterThan(0);
       expect(withProfile.filter((t) => t.on_truncate)).toEqual([]);
-      expect(withProfile.map((t) => t.name).sort()).toEqual(without.filter((t) => !t.on_truncate).map((t) => t.name).sort());
+      expect(withProfile.map((t) => t.name).sort()).toEqual(
+        without
+          .filter((t) => !t.on_truncate)
+          .map((t) => t.name)
+          .sort(),
+      );
       // The migration lock was a row; the plain profile makes no lock table at all.
       expect(await engine.raw("SELECT name, taken FROM authority_locks ORDER BY name")).toEqual([{ name: "migrations", taken: "1" }]);
       expect(await plain.raw("SELECT to_regclass('authority_locks') AS t")).toEqual([{ t: null }]);
@@ -81,8 +115,11 @@ describe("the cockroachdb engine profile on PostgreSQL", () => {
         let seen: unknown[] = [];
         await db.store.batchedTransaction(async (tx) => {
           await tx.countKeys();
-          seen = await query(db.schema!, `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-            WHERE l.mode = 'SIReadLock' AND c.relname = 'api_keys' AND c.relnamespace = current_schema()::regnamespace`);
+          seen = await query(
+            db.schema!,
+            `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+            WHERE l.mode = 'SIReadLock' AND c.relname = 'api_keys' AND c.relnamespace = current_schema()::regnamespace`,
+          );
         });
         return seen.length;
       };
@@ -111,9 +148,13 @@ describe("the cockroachdb engine profile on PostgreSQL", () => {
     const other = openStore(db.url, db.options);
     try {
       let release!: () => void;
-      const held = new Promise<void>((resolve) => { release = resolve; });
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       let locked!: () => void;
-      const taken = new Promise<void>((resolve) => { locked = resolve; });
+      const taken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
       const holder = db.store.transaction(async (tx) => {
         await tx.decisionPath().lockChain("agt_own");
         locked();
@@ -144,9 +185,13 @@ describe("the cockroachdb engine profile on PostgreSQL", () => {
       // The lock's row exists already, as after any earlier start: the waiter waits on the row alone.
       await db.store.transaction((tx) => tx.lockKeyBootstrap());
       let release!: () => void;
-      const held = new Promise<void>((resolve) => { release = resolve; });
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       let locked!: () => void;
-      const taken = new Promise<void>((resolve) => { locked = resolve; });
+      const taken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
       const holder = db.store.transaction(async (tx) => {
         await tx.lockKeyBootstrap();
         locked();
@@ -177,7 +222,9 @@ describe("the cockroachdb engine profile on PostgreSQL", () => {
     try {
       await db.raw("ALTER SEQUENCE decision_signals_seq_seq CACHE 50");
       await db.store.migrate(Date.now());
-      expect(await db.raw("SELECT seqcache FROM pg_sequence WHERE seqrelid = 'decision_signals_seq_seq'::regclass")).toEqual([{ seqcache: "1" }]);
+      expect(await db.raw("SELECT seqcache FROM pg_sequence WHERE seqrelid = 'decision_signals_seq_seq'::regclass")).toEqual([
+        { seqcache: "1" },
+      ]);
       // What CockroachDB makes of BIGSERIAL without `serial_normalization = sql_sequence`.
       await db.raw("ALTER TABLE decision_signals ALTER COLUMN seq SET DEFAULT (floor(random() * 1e15))::bigint");
       await expect(db.store.migrate(Date.now())).rejects.toThrow(SignalSequenceUnordered);
@@ -262,9 +309,23 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const before = retries();
     // Sent as a client sends them: a request that used up its retries in the store is answered 409
     // `contention`, nothing written, and is sent again under its idempotency key.
-    const replies = await Promise.all(Array.from({ length: 240 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, {
-      grant_id: i % 4 === 3 ? parent : children[i % 4]!, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-    }, `tree-${i}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 240 }, (_, i) =>
+        postRetryingContention(
+          base(i),
+          "/authorize",
+          agent.key,
+          {
+            grant_id: i % 4 === 3 ? parent : children[i % 4]!,
+            tool: "payments.send",
+            amount_minor: 100,
+            currency: "EUR",
+            attestation: ATTESTATION,
+          },
+          `tree-${i}`,
+        ),
+      ),
+    );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(40);
     expect(replies.filter((r) => r.body.outcome === "exhausted")).toHaveLength(200);
@@ -276,8 +337,10 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const direct = replies.filter((r, i) => i % 4 === 3 && r.body.outcome === "allow").length;
     expect(childUses + direct).toBe(40);
     // SERIALIZABLE answered conflicts between the servers with 40001, retried inside the store.
-    console.info(`cockroachdb profile: ${retries() - before} transactions retried for 240 authorizes on one tree, ` +
-      `${replies.reduce((sum, r) => sum + r.contended, 0)} answers 409 contention sent again`);
+    console.info(
+      `cockroachdb profile: ${retries() - before} transactions retried for 240 authorizes on one tree, ` +
+        `${replies.reduce((sum, r) => sum + r.contended, 0)} answers 409 contention sent again`,
+    );
     expect(retries() - before).toBeGreaterThan(0);
   });
 
@@ -287,13 +350,19 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
     const keys = Array.from({ length: 8 }, (_, k) => `payment-${k}`);
     const before = retries();
-    const texts = await Promise.all(keys.flatMap((key) => Array.from({ length: 6 }, async (_, i) => {
-      const response = await fetch(`${base(i)}/authorize`, {
-        method: "POST", body, headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
-      });
-      expect(response.status).toBe(200);
-      return { key, text: await response.text() };
-    })));
+    const texts = await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: 6 }, async (_, i) => {
+          const response = await fetch(`${base(i)}/authorize`, {
+            method: "POST",
+            body,
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
+          });
+          expect(response.status).toBe(200);
+          return { key, text: await response.text() };
+        }),
+      ),
+    );
     for (const key of keys) expect(new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size).toBe(1);
     expect(new Set(texts.map((t) => t.text)).size).toBe(keys.length);
     expect(await get(base(2), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: keys.length, held_minor: 100 * keys.length });
@@ -305,9 +374,23 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const stranger = await agentWithKey(base(2), "stranger");
     const theirs = await grant(base(0), owner.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
     const before = retries();
-    const replies = await Promise.all(Array.from({ length: 90 }, (_, i) => postRetryingContention(base(i), "/authorize", stranger.key, {
-      grant_id: theirs, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION,
-    }, `own-${i}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 90 }, (_, i) =>
+        postRetryingContention(
+          base(i),
+          "/authorize",
+          stranger.key,
+          {
+            grant_id: theirs,
+            tool: "payments.send",
+            amount_minor: 100,
+            currency: "EUR",
+            attestation: ATTESTATION,
+          },
+          `own-${i}`,
+        ),
+      ),
+    );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(new Set(replies.map((r) => r.body.outcome))).toEqual(new Set(["deny"]));
     console.info(`cockroachdb profile: ${retries() - before} transactions retried for 90 authorizes on one agent's own chain`);

@@ -24,7 +24,9 @@ describe("group commit and retries on PostgreSQL", () => {
     db = await postgresTarget.create();
     driver = new PostgresDriver(db.url, { schema: db.schema! });
     await driver.exec(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
-    await driver.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, txid TEXT NOT NULL); CREATE TABLE locks (id INTEGER PRIMARY KEY); INSERT INTO locks VALUES (1), (2)");
+    await driver.exec(
+      "CREATE TABLE items (id INTEGER PRIMARY KEY, txid TEXT NOT NULL); CREATE TABLE locks (id INTEGER PRIMARY KEY); INSERT INTO locks VALUES (1), (2)",
+    );
     observer = new pg.Client({ connectionString: db.url, options: `-c search_path=${db.schema}` });
     await observer.connect();
   });
@@ -35,15 +37,21 @@ describe("group commit and retries on PostgreSQL", () => {
   });
 
   it("runs 60 concurrent transactions in a few shared transactions, each answered after its commit", async () => {
-    const answered = await Promise.all(Array.from({ length: 60 }, (_, i) => driver.groupTransaction(async (tx) => {
-      const row = await tx.get("SELECT txid_current()::text AS txid");
-      await tx.run("INSERT INTO items (id, txid) VALUES (?, ?)", [i, String(row!["txid"])]);
-      return i;
-    }).then(async (id) => {
-      // Committed before the answer: another connection sees the row the moment it resolves.
-      const seen = await observer.query("SELECT 1 FROM items WHERE id = $1", [id]);
-      return seen.rowCount;
-    })));
+    const answered = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        driver
+          .groupTransaction(async (tx) => {
+            const row = await tx.get("SELECT txid_current()::text AS txid");
+            await tx.run("INSERT INTO items (id, txid) VALUES (?, ?)", [i, String(row!["txid"])]);
+            return i;
+          })
+          .then(async (id) => {
+            // Committed before the answer: another connection sees the row the moment it resolves.
+            const seen = await observer.query("SELECT 1 FROM items WHERE id = $1", [id]);
+            return seen.rowCount;
+          }),
+      ),
+    );
     expect(answered).toEqual(Array.from({ length: 60 }, () => 1));
     const shared = await observer.query("SELECT COUNT(DISTINCT txid)::int AS n FROM items");
     // At most as many transactions as batches in flight at once, and a few more as they turn over.
@@ -56,18 +64,23 @@ describe("group commit and retries on PostgreSQL", () => {
     const other = new PostgresDriver(db.url, { schema: db.schema! });
     let aLocked!: () => void;
     let bLocked!: () => void;
-    const aHolds = new Promise<void>((r) => { aLocked = r; });
-    const bHolds = new Promise<void>((r) => { bLocked = r; });
+    const aHolds = new Promise<void>((r) => {
+      aLocked = r;
+    });
+    const bHolds = new Promise<void>((r) => {
+      bLocked = r;
+    });
     let tries = 0;
     /** Locks row `first`, tells it, waits for the other's news, then locks row `second`. */
-    const crossing = (on: PostgresDriver, name: string, first: number, second: number, held: () => void, wait: Promise<void>) => on.groupTransaction(async (tx) => {
-      tries += 1;
-      await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [first]);
-      held();
-      await wait;
-      await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [second]);
-      return name;
-    });
+    const crossing = (on: PostgresDriver, name: string, first: number, second: number, held: () => void, wait: Promise<void>) =>
+      on.groupTransaction(async (tx) => {
+        tries += 1;
+        await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [first]);
+        held();
+        await wait;
+        await tx.get("SELECT id FROM locks WHERE id = ? FOR UPDATE", [second]);
+        return name;
+      });
     try {
       const a = crossing(driver, "a", 1, 2, aLocked, bHolds);
       await aHolds;
@@ -82,11 +95,13 @@ describe("group commit and retries on PostgreSQL", () => {
   it("retries a serialization failure, in a plain and in a grouped transaction, and gives up after the limit", async () => {
     for (const run of [driver.transaction.bind(driver), driver.groupTransaction.bind(driver)]) {
       let tries = 0;
-      expect(await run(async (tx) => {
-        tries += 1;
-        if (tries < 3) await tx.exec(raise("40001"));
-        return tries;
-      })).toBe(3);
+      expect(
+        await run(async (tx) => {
+          tries += 1;
+          if (tries < 3) await tx.exec(raise("40001"));
+          return tries;
+        }),
+      ).toBe(3);
       let always = 0;
       const exhausted = await run(async (tx) => {
         always += 1;
@@ -98,10 +113,12 @@ describe("group commit and retries on PostgreSQL", () => {
       expect(always).toBe(POSTGRES_LIMITS.transactionAttempts);
       // Any other failure is the caller's at once.
       let once = 0;
-      await expect(run(async (tx) => {
-        once += 1;
-        await tx.exec(raise("23505"));
-      })).rejects.toMatchObject({ code: "23505" });
+      await expect(
+        run(async (tx) => {
+          once += 1;
+          await tx.exec(raise("23505"));
+        }),
+      ).rejects.toMatchObject({ code: "23505" });
       expect(once).toBe(1);
     }
   });
@@ -109,7 +126,9 @@ describe("group commit and retries on PostgreSQL", () => {
   it("retries a statement outside any transaction like a transaction of its own", async () => {
     await driver.exec("CREATE SEQUENCE statement_tries");
     // Fails on its first two runs, then succeeds: a statement PostgreSQL rolled back runs again.
-    await driver.run("DO $$ BEGIN IF nextval('statement_tries') < 3 THEN RAISE EXCEPTION 'transient' USING ERRCODE = '40001'; END IF; END $$");
+    await driver.run(
+      "DO $$ BEGIN IF nextval('statement_tries') < 3 THEN RAISE EXCEPTION 'transient' USING ERRCODE = '40001'; END IF; END $$",
+    );
     expect((await observer.query("SELECT last_value::int AS n FROM statement_tries")).rows[0].n).toBe(3);
     const failure = await driver.run(raise("40P01")).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ContentionError);
@@ -137,21 +156,26 @@ describe("group commit and retries on PostgreSQL", () => {
   });
 
   it("retries a real write-skew conflict under SERIALIZABLE: both transactions commit, one of them twice tried", async () => {
-    await driver.exec("CREATE TABLE doctors (id INTEGER PRIMARY KEY, on_call BOOLEAN NOT NULL); INSERT INTO doctors VALUES (1, true), (2, true)");
+    await driver.exec(
+      "CREATE TABLE doctors (id INTEGER PRIMARY KEY, on_call BOOLEAN NOT NULL); INSERT INTO doctors VALUES (1, true), (2, true)",
+    );
     let tries = 0;
     let bothRead!: () => void;
     let reads = 0;
-    const together = new Promise<void>((r) => { bothRead = r; });
-    const leave = (id: number) => driver.transaction(async (tx) => {
-      tries += 1;
-      await tx.exec("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-      const on = await tx.get("SELECT COUNT(*)::int AS n FROM doctors WHERE on_call");
-      reads += 1;
-      if (reads === 2) bothRead();
-      // Both first tries read before either writes: the conflict is certain, not a matter of timing.
-      await together;
-      if (Number(on!["n"]) > 1) await tx.run("UPDATE doctors SET on_call = false WHERE id = ?", [id]);
+    const together = new Promise<void>((r) => {
+      bothRead = r;
     });
+    const leave = (id: number) =>
+      driver.transaction(async (tx) => {
+        tries += 1;
+        await tx.exec("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+        const on = await tx.get("SELECT COUNT(*)::int AS n FROM doctors WHERE on_call");
+        reads += 1;
+        if (reads === 2) bothRead();
+        // Both first tries read before either writes: the conflict is certain, not a matter of timing.
+        await together;
+        if (Number(on!["n"]) > 1) await tx.run("UPDATE doctors SET on_call = false WHERE id = ?", [id]);
+      });
     await Promise.all([leave(1), leave(2)]);
     expect(tries).toBe(3);
     // The retried one saw the other's commit: one doctor stays on call.

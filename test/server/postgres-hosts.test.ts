@@ -37,7 +37,9 @@ describe("database URLs with several hosts", () => {
   it.skipIf(!SERVER_BUILT)("a server given too many hosts stops at its start, naming the limit", () => {
     const hosts = Array.from({ length: HOST_LIMITS.hosts + 1 }, (_, i) => `h${i}:${5000 + i}`).join(",");
     const run = spawnSync(process.execPath, [SERVER_MAIN], {
-      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: `postgres://u@${hosts}/d` }, encoding: "utf8", timeout: 20_000,
+      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATABASE_URL: `postgres://u@${hosts}/d` },
+      encoding: "utf8",
+      timeout: 20_000,
     });
     expect(run.status).not.toBe(0);
     expect(run.stdout + run.stderr).toContain(`names ${HOST_LIMITS.hosts + 1} hosts; at most ${HOST_LIMITS.hosts}`);
@@ -50,17 +52,20 @@ describe("database URLs with several hosts", () => {
   });
 
   it("reads any text in linear time and either answers hosts or refuses with DatabaseUrlError", () => {
-    fc.assert(fc.property(fc.string({ maxLength: 2_000 }), fc.string({ maxLength: 200 }), (tail, hosts) => {
-      for (const url of [`postgres://${hosts}/${tail}`, `postgres://u@${hosts}`, tail]) {
-        try {
-          const parsed = databaseHosts(url);
-          expect(parsed.urls.length).toBeGreaterThan(0);
-          expect(parsed.urls.length).toBeLessThanOrEqual(HOST_LIMITS.hosts);
-        } catch (error) {
-          expect(error).toBeInstanceOf(DatabaseUrlError);
+    fc.assert(
+      fc.property(fc.string({ maxLength: 2_000 }), fc.string({ maxLength: 200 }), (tail, hosts) => {
+        for (const url of [`postgres://${hosts}/${tail}`, `postgres://u@${hosts}`, tail]) {
+          try {
+            const parsed = databaseHosts(url);
+            expect(parsed.urls.length).toBeGreaterThan(0);
+            expect(parsed.urls.length).toBeLessThanOrEqual(HOST_LIMITS.hosts);
+          } catch (error) {
+            expect(error).toBeInstanceOf(DatabaseUrlError);
+          }
         }
-      }
-    }), { numRuns: 300 });
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -87,7 +92,8 @@ describe("several hosts on the real PostgreSQL", () => {
     const url = `postgres://${live.username}@127.0.0.1:${dead},${live.hostname}:${live.port || 5432}${live.pathname}`;
     const driver = new PostgresDriver(url, { poolSize: 2 });
     try {
-      for (let i = 0; i < 4; i += 1) expect(await driver.get("SELECT inet_server_port() AS port")).toEqual({ port: Number(live.port || 5432) });
+      for (let i = 0; i < 4; i += 1)
+        expect(await driver.get("SELECT inet_server_port() AS port")).toEqual({ port: Number(live.port || 5432) });
       expect(await driver.transaction(async (tx) => tx.get("SELECT 1 AS one"))).toEqual({ one: 1 });
     } finally {
       await driver.close();
@@ -97,7 +103,10 @@ describe("several hosts on the real PostgreSQL", () => {
   it("refuses every host when none is reachable: unavailable, not an unexpected error", async () => {
     const driver = new PostgresDriver(`postgres://u@127.0.0.1:${await deadPort()},127.0.0.1:${await deadPort()}/d`, { poolSize: 1 });
     try {
-      const failure = await driver.get("SELECT 1").then(() => undefined, (error: unknown) => error);
+      const failure = await driver.get("SELECT 1").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(isDatabaseUnavailable(failure)).toBe(true);
       expect(String(failure)).toMatch(/none of the 2 database hosts/);
     } finally {
@@ -111,10 +120,16 @@ describe("several hosts on the real PostgreSQL", () => {
     await client.connect();
     try {
       await client.query("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
-      const readOnly = await client.query("CREATE TEMP TABLE nope (x int)").then(() => undefined, (error: unknown) => error);
+      const readOnly = await client.query("CREATE TEMP TABLE nope (x int)").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect((readOnly as { code?: string }).code).toBe("25006");
       expect(isDatabaseUnavailable(readOnly)).toBe(true);
-      const syntax = await client.query("SELEC 1").then(() => undefined, (error: unknown) => error);
+      const syntax = await client.query("SELEC 1").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(isDatabaseUnavailable(syntax)).toBe(false);
       // Terminated by the server as an administrator would (57P01), then used again (connection lost).
       const killer = new pg.Client({ connectionString: PG_URL });
@@ -122,7 +137,10 @@ describe("several hosts on the real PostgreSQL", () => {
       const pid = (await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
       await killer.query("SELECT pg_terminate_backend($1)", [pid]);
       await killer.end();
-      const lost = await client.query("SELECT 1").then(() => undefined, (error: unknown) => error);
+      const lost = await client.query("SELECT 1").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(lost).toBeDefined();
       expect(isDatabaseUnavailable(lost)).toBe(true);
     } finally {

@@ -12,12 +12,36 @@ const POLLS_MAX = 1_000;
 
 function grant(id: string, agentId: string): GrantRecord {
   return {
-    id, root_id: id, parent_id: null, depth: 0, agent_id: agentId, principal_type: "human", principal_id: "alice@example.com",
-    scope: { tool: ["payments.*"] }, budget_amount_minor: 5_000, budget_currency: "EUR", budget_count: null,
-    ttl_hours: 24, conditions: { clean_context: false }, policy: null, delegation_policy: "attenuating", delegation_depth_max: null,
-    audience: null, enforcement_mode: "enforce", status: "active", approval_required: false, issued_at: T0, expires_at: T0 + 86_400_000,
-    issued_by: "issuer@example.com", approved_by: null, approved_at: null, family_id: null, family_version: null,
-    revoked_at: null, revoked_by: null, revocation_reason: null,
+    id,
+    root_id: id,
+    parent_id: null,
+    depth: 0,
+    agent_id: agentId,
+    principal_type: "human",
+    principal_id: "alice@example.com",
+    scope: { tool: ["payments.*"] },
+    budget_amount_minor: 5_000,
+    budget_currency: "EUR",
+    budget_count: null,
+    ttl_hours: 24,
+    conditions: { clean_context: false },
+    policy: null,
+    delegation_policy: "attenuating",
+    delegation_depth_max: null,
+    audience: null,
+    enforcement_mode: "enforce",
+    status: "active",
+    approval_required: false,
+    issued_at: T0,
+    expires_at: T0 + 86_400_000,
+    issued_by: "issuer@example.com",
+    approved_by: null,
+    approved_at: null,
+    family_id: null,
+    family_version: null,
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
   };
 }
 
@@ -43,8 +67,24 @@ describe("pipelined decision reads on PostgreSQL", () => {
   });
 
   it("reads the chain's usage after the tree's lock, as its holder committed it; a grant not held waits for no lock", async () => {
-    const holder = (await db.store.createAgentIfAbsent({ id: "agt_0000000000pipelineholder0", name: "pipeline-holder", description: null, created_at: T0, created_by: "admin" })).agent;
-    const stranger = (await db.store.createAgentIfAbsent({ id: "agt_000000000pipelinestranger0", name: "pipeline-stranger", description: null, created_at: T0, created_by: "admin" })).agent;
+    const holder = (
+      await db.store.createAgentIfAbsent({
+        id: "agt_0000000000pipelineholder0",
+        name: "pipeline-holder",
+        description: null,
+        created_at: T0,
+        created_by: "admin",
+      })
+    ).agent;
+    const stranger = (
+      await db.store.createAgentIfAbsent({
+        id: "agt_000000000pipelinestranger0",
+        name: "pipeline-stranger",
+        description: null,
+        created_at: T0,
+        created_by: "admin",
+      })
+    ).agent;
     const g = grant("grt_0000000000000pipelinegrant0", holder.id);
     await db.store.insertGrant(g);
     const locker = await client();
@@ -58,7 +98,8 @@ describe("pipelined decision reads on PostgreSQL", () => {
     const lockerPid = (await locker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
     let waiting = 0;
     for (let poll = 0; poll < POLLS_MAX && waiting === 0; poll += 1) {
-      waiting = (await watcher.query("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [lockerPid])).rows[0].n as number;
+      waiting = (await watcher.query("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [lockerPid]))
+        .rows[0].n as number;
       if (waiting === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(waiting).toBe(1);

@@ -75,8 +75,9 @@ describe("named statements on PostgreSQL", () => {
         // What every later request would meet without the recovery.
         await raw.query({ name: "stale", text: "SELECT * FROM shifting WHERE id = $1", values: [1] });
         await raw.query("ALTER TABLE shifting ADD COLUMN c TEXT NOT NULL DEFAULT 'z'");
-        await expect(raw.query({ name: "stale", text: "SELECT * FROM shifting WHERE id = $1", values: [1] }))
-          .rejects.toMatchObject({ code: "0A000" });
+        await expect(raw.query({ name: "stale", text: "SELECT * FROM shifting WHERE id = $1", values: [1] })).rejects.toMatchObject({
+          code: "0A000",
+        });
       } finally {
         await raw.end();
       }

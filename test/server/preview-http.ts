@@ -21,9 +21,15 @@ export function previewSuite(target: StoreTarget): void {
 
   function body(agentId: string, action: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
     return {
-      agent_id: agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
-      budget_amount_minor: 50_000, budget_currency: "EUR",
-      policy: 'amount_minor <= 1000 || approver in ["cfo@example.com"]', action, ...extra,
+      agent_id: agentId,
+      principal_type: "human",
+      principal_id: "alice@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 50_000,
+      budget_currency: "EUR",
+      policy: 'amount_minor <= 1000 || approver in ["cfo@example.com"]',
+      action,
+      ...extra,
     };
   }
 
@@ -40,7 +46,17 @@ export function previewSuite(target: StoreTarget): void {
   it("allows an action the grant covers", async () => {
     const decision = await preview(body(certified, { tool: "payments.refund", amount_minor: 500, currency: "EUR" }));
     expect(decision).toMatchObject({ outcome: "allow", enforcement_mode: "enforce", decided_by: null, approval_required: true });
-    expect(decision.gates.map((g: GateResult) => g.gate)).toEqual(["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"]);
+    expect(decision.gates.map((g: GateResult) => g.gate)).toEqual([
+      "grant",
+      "status",
+      "window",
+      "audience",
+      "certification",
+      "scope",
+      "conditions",
+      "policy",
+      "budget",
+    ]);
   });
 
   it("denies a tool out of scope", async () => {
@@ -52,7 +68,9 @@ export function previewSuite(target: StoreTarget): void {
     const gated = await preview(body(certified, { tool: "payments.refund", amount_minor: 5_000, currency: "EUR" }));
     expect(gated.outcome).toBe("gated");
     expect(gated.residual).toContain("cfo@example.com");
-    const approved = await preview(body(certified, { tool: "payments.refund", amount_minor: 5_000, currency: "EUR", approver: "cfo@example.com" }));
+    const approved = await preview(
+      body(certified, { tool: "payments.refund", amount_minor: 5_000, currency: "EUR", approver: "cfo@example.com" }),
+    );
     expect(approved.outcome).toBe("allow");
   });
 

@@ -18,7 +18,9 @@ import { ContentionError } from "../../server/src/store/driver.js";
 const CODES = Object.keys(PROBLEM_CODES) as ProblemCode[];
 
 /** A logger that keeps what it is told, at or above `threshold`. */
-function keptLogger(threshold: LogLevel = "debug"): Logger & { lines: { level: LogLevel; msg: string; fields: Record<string, unknown> }[] } {
+function keptLogger(
+  threshold: LogLevel = "debug",
+): Logger & { lines: { level: LogLevel; msg: string; fields: Record<string, unknown> }[] } {
   const rank: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
   const lines: { level: LogLevel; msg: string; fields: Record<string, unknown> }[] = [];
   return {
@@ -32,19 +34,28 @@ function keptLogger(threshold: LogLevel = "debug"): Logger & { lines: { level: L
 
 describe("problemAnswer", () => {
   it("gives every code its status and title from the one table, its members in order, and keeps only what a retry may replay", () => {
-    fc.assert(fc.property(fc.constantFrom(...CODES), fc.option(fc.string({ maxLength: 40 }), { nil: undefined }), (code, detail) => {
-      const answer = problemAnswer(new Refusal(code, detail, { errors: [{ path: "/x" }] }), "/v1/x");
-      const { status, title } = PROBLEM_CODES[code];
-      expect(answer.status).toBe(status);
-      expect(answer.contentType).toBe(PROBLEM_TYPE);
-      const body = JSON.parse(answer.text) as Record<string, unknown>;
-      expect(Object.keys(body)).toEqual([
-        "type", "title", "status", "code", ...(detail === undefined ? [] : ["detail"]), "instance", ...(status >= 500 ? [] : ["errors"]),
-      ]);
-      expect(body).toMatchObject({ type: problemTypeUri(code), title, status, code, instance: "/v1/x" });
-      expect(answer.keepable).toBe(status < 500 && code !== "contention");
-      expect(answer.headers["www-authenticate"]).toBe(code === "unauthenticated" ? BEARER_CHALLENGE : undefined);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.constantFrom(...CODES), fc.option(fc.string({ maxLength: 40 }), { nil: undefined }), (code, detail) => {
+        const answer = problemAnswer(new Refusal(code, detail, { errors: [{ path: "/x" }] }), "/v1/x");
+        const { status, title } = PROBLEM_CODES[code];
+        expect(answer.status).toBe(status);
+        expect(answer.contentType).toBe(PROBLEM_TYPE);
+        const body = JSON.parse(answer.text) as Record<string, unknown>;
+        expect(Object.keys(body)).toEqual([
+          "type",
+          "title",
+          "status",
+          "code",
+          ...(detail === undefined ? [] : ["detail"]),
+          "instance",
+          ...(status >= 500 ? [] : ["errors"]),
+        ]);
+        expect(body).toMatchObject({ type: problemTypeUri(code), title, status, code, instance: "/v1/x" });
+        expect(answer.keepable).toBe(status < 500 && code !== "contention");
+        expect(answer.headers["www-authenticate"]).toBe(code === "unauthenticated" ? BEARER_CHALLENGE : undefined);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("answers anything unexpected as a 500 without its internals, and logs it under the request's id", () => {
@@ -90,10 +101,20 @@ describe("presentedSecret", () => {
   });
 
   it("never throws and never answers a key with a space in it, whatever the headers", () => {
-    fc.assert(fc.property(fc.option(fc.string({ maxLength: 80 }), { nil: undefined }), fc.option(fc.string({ maxLength: 80 }), { nil: undefined }), (authorization, apiKey) => {
-      const secret = presentedSecret({ ...(authorization === undefined ? {} : { authorization }), ...(apiKey === undefined ? {} : { "x-api-key": apiKey }) });
-      if (authorization !== undefined) expect(secret === undefined || !/\s/.test(secret)).toBe(true);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.option(fc.string({ maxLength: 80 }), { nil: undefined }),
+        fc.option(fc.string({ maxLength: 80 }), { nil: undefined }),
+        (authorization, apiKey) => {
+          const secret = presentedSecret({
+            ...(authorization === undefined ? {} : { authorization }),
+            ...(apiKey === undefined ? {} : { "x-api-key": apiKey }),
+          });
+          if (authorization !== undefined) expect(secret === undefined || !/\s/.test(secret)).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -109,7 +130,14 @@ describe("requestLog", () => {
       ["info", "request", ["request_id", "method", "path", "status", "duration_ms", "key_id", "client"]],
       ["error", "request", ["request_id", "method", "path", "status", "duration_ms", "key_id", "client"]],
     ]);
-    expect(logger.lines[0]!.fields).toMatchObject({ request_id: "req-3", method: "POST", path: "/v1/authorize", status: 200, duration_ms: 12.35, key_id: "key_1" });
+    expect(logger.lines[0]!.fields).toMatchObject({
+      request_id: "req-3",
+      method: "POST",
+      path: "/v1/authorize",
+      status: 200,
+      duration_ms: 12.35,
+      key_id: "key_1",
+    });
   });
 
   it("writes nothing below the logger's level, and still the 5xx at `error`", () => {

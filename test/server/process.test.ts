@@ -33,8 +33,12 @@ async function startIn(dir: string, env: Record<string, string>): Promise<Runnin
   });
   let out = "";
   let err = "";
-  child.stdout!.on("data", (chunk) => { out += String(chunk); });
-  child.stderr!.on("data", (chunk) => { err += String(chunk); });
+  child.stdout!.on("data", (chunk) => {
+    out += String(chunk);
+  });
+  child.stderr!.on("data", (chunk) => {
+    err += String(chunk);
+  });
   const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const deadline = Date.now() + 20_000;
   while (!/"msg":"listening"/.test(out)) {
@@ -56,7 +60,8 @@ describe.skipIf(!existsSync(main))("the server process", () => {
     expect(key).toMatch(/^aa_[A-Za-z0-9_-]{43}$/);
     // The secret is in no stream, and both streams carry JSON lines only.
     expect(first.stderr() + first.stdout()).not.toContain(key);
-    for (const line of (first.stdout() + first.stderr()).split("\n").filter((l) => l !== "")) expect(() => JSON.parse(line), line).not.toThrow();
+    for (const line of (first.stdout() + first.stderr()).split("\n").filter((l) => l !== ""))
+      expect(() => JSON.parse(line), line).not.toThrow();
     const keys = await fetch(`${first.baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } });
     expect(keys.status).toBe(200);
     rmSync(path!);
@@ -76,34 +81,39 @@ describe.skipIf(!existsSync(main))("the server process", () => {
   });
 
   // `script` gives the server a terminal, as an operator starting it by hand has.
-  it.skipIf(spawnSync("script", ["--version"]).error !== undefined)("shows a generated admin key on the terminal when one is attached, and writes no file", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "authority-tty-"));
-    const child = spawn("script", ["-qec", `"${process.execPath}" "${main}"`, "/dev/null"], {
-      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout!.on("data", (chunk) => { out += String(chunk); });
-    const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    try {
-      const deadline = Date.now() + 20_000;
-      while (!/"msg":"first admin key shown on the terminal"/.test(out)) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start: ${out}`);
-        await new Promise((r) => setTimeout(r, 50));
+  it.skipIf(spawnSync("script", ["--version"]).error !== undefined)(
+    "shows a generated admin key on the terminal when one is attached, and writes no file",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "authority-tty-"));
+      const child = spawn("script", ["-qec", `"${process.execPath}" "${main}"`, "/dev/null"], {
+        env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "0", AUTHORITY_DATA_DIR: dir },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout!.on("data", (chunk) => {
+        out += String(chunk);
+      });
+      const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      try {
+        const deadline = Date.now() + 20_000;
+        while (!/"msg":"first admin key shown on the terminal"/.test(out)) {
+          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start: ${out}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const key = /First start: an admin key was created[^\n]*\r?\n\s*\r?\n\s*(aa_[A-Za-z0-9_-]{43})/.exec(out)?.[1];
+        expect(key, out).toBeDefined();
+        const baseUrl = /"url":"([^"]+)"/.exec(out)![1]!;
+        expect((await fetch(`${baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+        expect(existsSync(join(dir, "first-admin-key"))).toBe(false);
+        // The log line says where the key went, never the key.
+        expect(out.split("\n").find((l) => l.includes("first admin key shown"))).not.toContain(key!);
+      } finally {
+        child.kill("SIGTERM");
+        await exit;
+        rmSync(dir, { recursive: true, force: true });
       }
-      const key = /First start: an admin key was created[^\n]*\r?\n\s*\r?\n\s*(aa_[A-Za-z0-9_-]{43})/.exec(out)?.[1];
-      expect(key, out).toBeDefined();
-      const baseUrl = /"url":"([^"]+)"/.exec(out)![1]!;
-      expect((await fetch(`${baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
-      expect(existsSync(join(dir, "first-admin-key"))).toBe(false);
-      // The log line says where the key went, never the key.
-      expect(out.split("\n").find((l) => l.includes("first admin key shown"))).not.toContain(key!);
-    } finally {
-      child.kill("SIGTERM");
-      await exit;
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it("refuses a short AUTHORITY_ADMIN_KEY with exit 2 naming the variable, before anything is written", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "authority-short-key-")), "data");
@@ -113,7 +123,9 @@ describe.skipIf(!existsSync(main))("the server process", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let err = "";
-      child.stderr!.on("data", (chunk) => { err += String(chunk); });
+      child.stderr!.on("data", (chunk) => {
+        err += String(chunk);
+      });
       expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(2);
       expect(err).toContain("AUTHORITY_ADMIN_KEY must be at least 32 printable characters");
       // Not even the data directory was made, so no database file exists either.
@@ -134,8 +146,12 @@ describe.skipIf(!existsSync(main))("the server process", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";
-      child.stdout!.on("data", (chunk) => { out += String(chunk); });
-      child.stderr!.on("data", (chunk) => { out += String(chunk); });
+      child.stdout!.on("data", (chunk) => {
+        out += String(chunk);
+      });
+      child.stderr!.on("data", (chunk) => {
+        out += String(chunk);
+      });
       expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(1);
       expect(out).toContain("EADDRINUSE");
       // One JSON line, with a hint naming the variable that picks another port.
@@ -160,9 +176,14 @@ describe.skipIf(!existsSync(main))("the server process", () => {
   });
 
   it("refuses an invalid configuration with a message naming the variable", async () => {
-    const child = spawn(process.execPath, [main], { env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "eighty" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [main], {
+      env: { PATH: process.env["PATH"] ?? "", AUTHORITY_PORT: "eighty" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let err = "";
-    child.stderr!.on("data", (chunk) => { err += String(chunk); });
+    child.stderr!.on("data", (chunk) => {
+      err += String(chunk);
+    });
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
     expect(code).toBe(2);
     expect(err).toContain("AUTHORITY_PORT");

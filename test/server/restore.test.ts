@@ -25,14 +25,27 @@ function block(marker: string): string {
 
 function serve(dataDir: string): Promise<AuthorityServer> {
   return startServer({
-    host: "127.0.0.1", port: 0, dataDir, databaseUrl: join(dataDir, "authority.db"), environment: "restore",
-    adminKey: ADMIN, autoApprovalCeilingMinor: 0, logLevel: "silent", serverKeyFile: join(dataDir, "server.key"),
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+    databaseUrl: join(dataDir, "authority.db"),
+    environment: "restore",
+    adminKey: ADMIN,
+    autoApprovalCeilingMinor: 0,
+    logLevel: "silent",
+    serverKeyFile: join(dataDir, "server.key"),
   } as Parameters<typeof startServer>[0]);
 }
 
-async function call<T = Record<string, unknown>>(server: AuthorityServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function call<T = Record<string, unknown>>(
+  server: AuthorityServer,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const reply = await fetch(`${server.baseUrl}${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: reply.status, body: (await reply.json()) as T };
@@ -54,7 +67,11 @@ describe.skipIf(spawnSync("sqlite3", ["-version"]).error !== undefined)("docs/op
     expect([existsSync(join(data, "authority.db-wal")), existsSync(join(data, "authority.db-shm"))]).toEqual([false, false]);
 
     const restore = block("authority.db-wal").replace(BACKUP, join(backups, "authority-2026-11-25.db"));
-    execFileSync("bash", ["-euo", "pipefail", "-c", restore], { cwd: root, env: { ...process.env, AUTHORITY_DATA_DIR: data }, encoding: "utf8" });
+    execFileSync("bash", ["-euo", "pipefail", "-c", restore], {
+      cwd: root,
+      env: { ...process.env, AUTHORITY_DATA_DIR: data },
+      encoding: "utf8",
+    });
     expect(existsSync(join(data, "replaced", "authority.db"))).toBe(true);
 
     const second = await serve(data);

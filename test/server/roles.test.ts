@@ -68,7 +68,8 @@ function matrixSuite(target: StoreTarget): void {
       const method = endpoint.method.toUpperCase();
       const path = pathOf(endpoint);
       // A stream that opens is answered by its status and headers alone, then closed.
-      const call = endpoint.mediaType === "text/event-stream" ? (m: string, p: string, o?: CallOptions) => headOfStream(t, m, p, o) : t.call;
+      const call =
+        endpoint.mediaType === "text/event-stream" ? (m: string, p: string, o?: CallOptions) => headOfStream(t, m, p, o) : t.call;
       const noKey = await call(method, path);
       if (endpoint.roles === null) {
         expect(noKey.status, label).toBe(200);

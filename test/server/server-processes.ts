@@ -25,7 +25,10 @@ export interface SharedDatabase {
 }
 
 /** Starts `node server/dist/main.js` on the database; `env` adds variables (the test-only fault hooks, say), and a variable given as undefined is left out. */
-export async function startServerProcess(db: SharedDatabase, env: Readonly<Record<string, string | undefined>> = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  db: SharedDatabase,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<ServerProcess> {
   const merged: Record<string, string | undefined> = {
     PATH: process.env["PATH"] ?? "",
     AUTHORITY_PORT: "0",
@@ -43,22 +46,34 @@ export async function startServerProcess(db: SharedDatabase, env: Readonly<Recor
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  child.stdout!.on("data", (chunk) => { out += String(chunk); });
-  child.stderr!.on("data", (chunk) => { out += String(chunk); });
+  child.stdout!.on("data", (chunk) => {
+    out += String(chunk);
+  });
+  child.stderr!.on("data", (chunk) => {
+    out += String(chunk);
+  });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const deadline = Date.now() + 20_000;
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setInterval(() => {
       const match = /"url":"http:\/\/127\.0\.0\.1:(\d+)\/v1"/.exec(out);
-      if (match !== null) { clearInterval(timer); resolve(Number(match[1])); }
-      else if (Date.now() > deadline || child.exitCode !== null) { clearInterval(timer); reject(new Error(`server did not start: ${out}`)); }
+      if (match !== null) {
+        clearInterval(timer);
+        resolve(Number(match[1]));
+      } else if (Date.now() > deadline || child.exitCode !== null) {
+        clearInterval(timer);
+        reject(new Error(`server did not start: ${out}`));
+      }
     }, 25);
   });
   return { child, baseUrl: `http://127.0.0.1:${port}/v1`, exited, output: () => out };
 }
 
 /** An answer of the API; `T` names the wire type the caller expects of its body (the SDK's types). */
-export interface Answer<T = Record<string, unknown>> { readonly status: number; readonly body: T }
+export interface Answer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+}
 
 export async function post<T = Record<string, unknown>>(baseUrl: string, path: string, key: string, body: unknown): Promise<Answer<T>> {
   const response = await fetch(`${baseUrl}${path}`, {
@@ -77,7 +92,13 @@ const CONTENTION_TRIES = 10;
  * same key after `Retry-After` when it is answered 409 `contention` (nothing was written), as the
  * SDK does. Answers the last answer and how many contention answers came before it.
  */
-export async function postRetryingContention(baseUrl: string, path: string, key: string, body: unknown, idempotencyKey: string): Promise<Answer & { contended: number }> {
+export async function postRetryingContention(
+  baseUrl: string,
+  path: string,
+  key: string,
+  body: unknown,
+  idempotencyKey: string,
+): Promise<Answer & { contended: number }> {
   for (let contended = 0; ; contended += 1) {
     const response = await fetch(`${baseUrl}${path}`, {
       method: "POST",
@@ -99,18 +120,29 @@ export async function get<T = Record<string, unknown>>(baseUrl: string, path: st
 export async function agentWithKey(baseUrl: string, name: string, admin = ADMIN_KEY): Promise<{ id: string; key: string }> {
   const agent = await post<Agent>(baseUrl, "/agents", admin, { name });
   await post(baseUrl, `/agents/${agent.body.id}/certification`, admin, CERTIFICATION);
-  const key = await post<KeyCreated>(baseUrl, "/keys", admin, { identity: `${name}-key`, kind: "service", roles: ["agent"], agent_id: agent.body.id });
+  const key = await post<KeyCreated>(baseUrl, "/keys", admin, {
+    identity: `${name}-key`,
+    kind: "service",
+    roles: ["agent"],
+    agent_id: agent.body.id,
+  });
   return { id: agent.body.id, key: key.body.key };
 }
 
 export async function grant(baseUrl: string, agentId: string, extra: Record<string, unknown>, admin = ADMIN_KEY): Promise<string> {
   const reply = await post<Grant>(baseUrl, "/grants", admin, {
-    agent_id: agentId, principal_type: "service", principal_id: "proof", scope: { tool: ["payments.*"] }, ...extra,
+    agent_id: agentId,
+    principal_type: "service",
+    principal_id: "proof",
+    scope: { tool: ["payments.*"] },
+    ...extra,
   });
   if (reply.status !== 201) throw new Error(`grant not issued: ${JSON.stringify(reply.body)}`);
   return reply.body.id;
 }
 
 export const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };

@@ -8,13 +8,20 @@ import { settledInOrder } from "../../server/src/store/driver.js";
 function deferred<T>() {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => { resolve = yes; reject = no; });
+  const promise = new Promise<T>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
   return { promise, resolve, reject };
 }
 
 describe("settledInOrder", () => {
   it("answers every value in the order sent", async () => {
-    await expect(settledInOrder([Promise.resolve(1), Promise.resolve("b"), Promise.resolve(undefined)])).resolves.toEqual([1, "b", undefined]);
+    await expect(settledInOrder([Promise.resolve(1), Promise.resolve("b"), Promise.resolve(undefined)])).resolves.toEqual([
+      1,
+      "b",
+      undefined,
+    ]);
   });
 
   it("throws the failure that came first, and only after every statement is answered", async () => {
@@ -22,7 +29,9 @@ describe("settledInOrder", () => {
     const read = deferred<unknown>();
     const write = deferred<unknown>();
     let settled = false;
-    const all = settledInOrder([lock.promise, read.promise, write.promise]).finally(() => { settled = true; });
+    const all = settledInOrder([lock.promise, read.promise, write.promise]).finally(() => {
+      settled = true;
+    });
     all.catch(() => undefined);
     lock.reject(new Error("lock timeout"));
     read.reject(new Error("current transaction is aborted"));

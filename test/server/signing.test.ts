@@ -14,7 +14,12 @@ import { agentWithKey, ATTESTATION, grant, SERVER_BUILT, startServerProcess } fr
 import { forEachStore, openTestStore, sqliteTarget, type StoreTarget, type TestStore } from "./targets.js";
 import type { Decision, Settlement } from "@agent-authority/sdk";
 
-interface Jwk { kid: string; x: string; status: string; [name: string]: unknown }
+interface Jwk {
+  kid: string;
+  x: string;
+  status: string;
+  [name: string]: unknown;
+}
 
 /** Whether `signature` verifies under the key of its kid in `keys`, done as a counterparty would. */
 function verifies(signature: { kid: string; statement: unknown; value: string }, keys: readonly Jwk[]): boolean {
@@ -28,8 +33,16 @@ const sha256 = (text: string): string => createHash("sha256").update(text).diges
 
 function configFor(db: TestStore, serverKey: string): ServerConfig {
   return {
-    host: "127.0.0.1", port: 0, dataDir: "unused", databaseUrl: db.url, databaseSchema: db.schema, environment: ENVIRONMENT,
-    adminKey: ADMIN_KEY, autoApprovalCeilingMinor: 1_000_000, logLevel: "silent", serverKey,
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: "unused",
+    databaseUrl: db.url,
+    databaseSchema: db.schema,
+    environment: ENVIRONMENT,
+    adminKey: ADMIN_KEY,
+    autoApprovalCeilingMinor: 1_000_000,
+    logLevel: "silent",
+    serverKey,
   };
 }
 
@@ -38,10 +51,21 @@ function signingSuite(target: StoreTarget): void {
   let server: AuthorityServer;
   const serverKey = randomBytes(32).toString("base64url");
   const recorder = new ResponseRecorder();
-  const call = async <T = Record<string, unknown>>(method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    key: string | undefined,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const url = `${server.baseUrl}${path}`;
     const response = await fetch(url, {
-      method, headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      method,
+      headers: {
+        ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -80,15 +104,31 @@ function signingSuite(target: StoreTarget): void {
   it("signs every decision over its statement: ledger id, outcome, grant, agent, tool, amount, args hash, time and nonce", async () => {
     const keys = (await call("GET", "/signing-keys", undefined)).body.keys as Jwk[];
     const args = { to: "ACME", memo: "ünïcode", n: [1, 2.5, { b: 1, a: 2 }] };
-    const asked = { grant_id: grantId, tool: "payments.send", amount_minor: 1200, currency: "EUR", args, attestation: ATTESTATION, nonce: "n-0123456789abcdef" };
+    const asked = {
+      grant_id: grantId,
+      tool: "payments.send",
+      amount_minor: 1200,
+      currency: "EUR",
+      args,
+      attestation: ATTESTATION,
+      nonce: "n-0123456789abcdef",
+    };
     const allow = await call<Decision>("POST", "/authorize", agent.key, asked);
     expect(allow.body.outcome).toBe("allow");
     const signature = allow.body.signature;
     expect(signature).toMatchObject({ alg: "EdDSA", kid: keys[0]!.kid });
     expect(signature.statement).toEqual({
-      type: "authority.decision.v1", ledger_id: allow.body.ledger_id, outcome: "allow", grant_id: grantId, agent_id: agent.id,
-      tool: "payments.send", amount_minor: 1200, currency: "EUR", args_sha256: sha256(canonicalJson(args)),
-      decided_at: allow.body.decided_at, nonce: "n-0123456789abcdef",
+      type: "authority.decision.v1",
+      ledger_id: allow.body.ledger_id,
+      outcome: "allow",
+      grant_id: grantId,
+      agent_id: agent.id,
+      tool: "payments.send",
+      amount_minor: 1200,
+      currency: "EUR",
+      args_sha256: sha256(canonicalJson(args)),
+      decided_at: allow.body.decided_at,
+      nonce: "n-0123456789abcdef",
     });
     expect(verifies(signature, keys)).toBe(true);
     // A refusal is signed too, and without a nonce or args the statement says null.
@@ -97,13 +137,26 @@ function signingSuite(target: StoreTarget): void {
     expect(deny.body.signature.statement).toMatchObject({ outcome: "deny", nonce: null, args_sha256: null, amount_minor: null });
     expect(verifies(deny.body.signature, keys)).toBe(true);
     // Any change to the statement breaks the signature.
-    for (const [name, value] of Object.entries({ outcome: "deny", amount_minor: 1, nonce: "other", tool: "payments.refund", grant_id: "grt_x" })) {
+    for (const [name, value] of Object.entries({
+      outcome: "deny",
+      amount_minor: 1,
+      nonce: "other",
+      tool: "payments.refund",
+      grant_id: "grt_x",
+    })) {
       expect(verifies({ ...signature, statement: { ...signature.statement, [name]: value } }, keys)).toBe(false);
     }
   });
 
   it("replays an idempotent answer byte for byte, signature included", async () => {
-    const body = { grant_id: grantId, tool: "payments.send", amount_minor: 5, currency: "EUR", attestation: ATTESTATION, nonce: "replayed" };
+    const body = {
+      grant_id: grantId,
+      tool: "payments.send",
+      amount_minor: 5,
+      currency: "EUR",
+      attestation: ATTESTATION,
+      nonce: "replayed",
+    };
     const first = await call<Decision>("POST", "/authorize", agent.key, body, { "idempotency-key": "signed-replay" });
     const again = await call<Decision>("POST", "/authorize", agent.key, body, { "idempotency-key": "signed-replay" });
     expect(again.text).toBe(first.text);
@@ -111,16 +164,37 @@ function signingSuite(target: StoreTarget): void {
 
   it("signs settlements, binding the nonce of each request", async () => {
     const keys = (await call("GET", "/signing-keys", undefined)).body.keys as Jwk[];
-    const allow = await call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: "payments.send", amount_minor: 900, currency: "EUR", attestation: ATTESTATION });
-    const settled = await call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 700, nonce: "settle-1" });
+    const allow = await call<Decision>("POST", "/authorize", agent.key, {
+      grant_id: grantId,
+      tool: "payments.send",
+      amount_minor: 900,
+      currency: "EUR",
+      attestation: ATTESTATION,
+    });
+    const settled = await call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, {
+      amount_minor: 700,
+      nonce: "settle-1",
+    });
     expect(settled.status).toBe(200);
     expect(settled.body.signature.statement).toEqual({
-      type: "authority.settlement.v1", ledger_id: settled.body.ledger_id, decision_ledger_id: allow.body.ledger_id, grant_id: grantId,
-      agent_id: agent.id, tool: "payments.send", amount_minor: 700, held_minor: 900, released_minor: 200, currency: "EUR",
-      settled_at: settled.body.settled_at, nonce: "settle-1",
+      type: "authority.settlement.v1",
+      ledger_id: settled.body.ledger_id,
+      decision_ledger_id: allow.body.ledger_id,
+      grant_id: grantId,
+      agent_id: agent.id,
+      tool: "payments.send",
+      amount_minor: 700,
+      held_minor: 900,
+      released_minor: 200,
+      currency: "EUR",
+      settled_at: settled.body.settled_at,
+      nonce: "settle-1",
     });
     expect(verifies(settled.body.signature, keys)).toBe(true);
-    const again = await call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, { amount_minor: 700, nonce: "settle-2" });
+    const again = await call<Settlement>("POST", `/decisions/${allow.body.ledger_id}/settle`, agent.key, {
+      amount_minor: 700,
+      nonce: "settle-2",
+    });
     expect(again.body.ledger_id).toBe(settled.body.ledger_id);
     expect(again.body.signature.statement.nonce).toBe("settle-2");
     expect(verifies(again.body.signature, keys)).toBe(true);
@@ -132,7 +206,9 @@ function signingSuite(target: StoreTarget): void {
       const reply = await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "payments.send", nonce });
       expect(reply.status).toBe(400);
     }
-    expect((await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send", nonce: "x".repeat(128) })).status).toBe(200);
+    expect((await call("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send", nonce: "x".repeat(128) })).status).toBe(
+      200,
+    );
     const after = await db.store.countRows();
     expect(after["ledger"]).toBe(before["ledger"]! + 1);
   });
@@ -153,7 +229,10 @@ function signingSuite(target: StoreTarget): void {
     const keys = rotated.body.keys as Jwk[];
     expect(keys).toHaveLength(before.length + 1);
     expect(keys.filter((k) => k.status === "active")).toHaveLength(1);
-    expect(keys.find((k) => k.kid === before.find((b) => b.status === "active")!.kid)).toMatchObject({ status: "retired", retired_at: expect.any(String) });
+    expect(keys.find((k) => k.kid === before.find((b) => b.status === "active")!.kid)).toMatchObject({
+      status: "retired",
+      retired_at: expect.any(String),
+    });
     const fresh = await call<Decision>("POST", "/authorize", agent.key, { grant_id: grantId, tool: "mail.send" });
     expect(fresh.body.signature.kid).toBe(keys.find((k) => k.status === "active")!.kid);
     expect(verifies(fresh.body.signature, keys)).toBe(true);
@@ -161,7 +240,7 @@ function signingSuite(target: StoreTarget): void {
   });
 
   it("keeps private keys only sealed: no column holds a private key in any encoding, and a planted row is never listed", async () => {
-    const rows = await db.raw("SELECT * FROM signing_keys") as Record<string, unknown>[];
+    const rows = (await db.raw("SELECT * FROM signing_keys")) as Record<string, unknown>[];
     const seal = derivedKey(Buffer.from(serverKey, "base64url"), "signing-key-seal");
     for (const row of rows) {
       const pkcs8 = openSealed(seal, String(row["sealed_private_key"]), `signing-key ${String(row["kid"])}`)!;
@@ -174,7 +253,10 @@ function signingSuite(target: StoreTarget): void {
     }
     // Whoever can write the database plants a key of their own: it opens under no server key, so it is never listed.
     const planted = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" }).x!;
-    await db.raw("INSERT INTO signing_keys (kid, alg, public_key, sealed_private_key, status, created_at, retired_at) VALUES (?, 'EdDSA', ?, 'v1.AAAAAAAAAAAAAAAA.AAAA.AAAAAAAAAAAAAAAAAAAAAA', 'retired', 0, 0)", ["planted", planted]);
+    await db.raw(
+      "INSERT INTO signing_keys (kid, alg, public_key, sealed_private_key, status, created_at, retired_at) VALUES (?, 'EdDSA', ?, 'v1.AAAAAAAAAAAAAAAA.AAAA.AAAAAAAAAAAAAAAAAAAAAA', 'retired', 0, 0)",
+      ["planted", planted],
+    );
     const replica = await startServer(configFor(db, serverKey));
     try {
       const listed = (await (await fetch(`${replica.baseUrl}/signing-keys`)).json()) as { keys: Jwk[] };
@@ -209,15 +291,21 @@ describe.skipIf(!SERVER_BUILT)("signing on the authorize thread (SQLite, compile
     try {
       const agent = await agentWithKey(proc.baseUrl, "threaded");
       const grantId = await grant(proc.baseUrl, agent.id, {});
-      const decide = async () => (await (await fetch(`${proc.baseUrl}/authorize`, {
-        method: "POST", headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ grant_id: grantId, tool: "payments.send", attestation: ATTESTATION, nonce: "worker" }),
-      })).json()) as { signature: { kid: string; statement: unknown; value: string } };
+      const decide = async () =>
+        (await (
+          await fetch(`${proc.baseUrl}/authorize`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
+            body: JSON.stringify({ grant_id: grantId, tool: "payments.send", attestation: ATTESTATION, nonce: "worker" }),
+          })
+        ).json()) as { signature: { kid: string; statement: unknown; value: string } };
       const keys = async () => ((await (await fetch(`${proc.baseUrl}/signing-keys`)).json()) as { keys: Jwk[] }).keys;
       const first = await decide();
       expect(verifies(first.signature, await keys())).toBe(true);
       const rotated = await fetch(`${proc.baseUrl}/signing-keys/rotate`, {
-        method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ retire_kid: first.signature.kid }),
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ retire_kid: first.signature.kid }),
       });
       expect(rotated.status).toBe(200);
       const active = (await keys()).find((k) => k.status === "active")!.kid;
@@ -230,7 +318,7 @@ describe.skipIf(!SERVER_BUILT)("signing on the authorize thread (SQLite, compile
       }
       expect(second.signature.kid).toBe(active);
       expect(verifies(second.signature, await keys())).toBe(true);
-      expect(proc.output()).toContain("authorize_thread\":\"worker");
+      expect(proc.output()).toContain('authorize_thread":"worker');
     } finally {
       proc.child.kill("SIGTERM");
       await proc.exited;

@@ -26,8 +26,9 @@ describe("SQLite checkpoint lengths", () => {
   it("keeps SQLite's 1,000 frames by default, and takes the length it is told", async () => {
     expect(WRITER_CHECKPOINT_FRAMES).toBe(1_000);
     expect(await checkpointFrames(new SqliteDriver(join(dir, "plain.db")))).toBe(WRITER_CHECKPOINT_FRAMES);
-    expect(await checkpointFrames(new SqliteDriver(join(dir, "told.db"), { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES })))
-      .toBe(THREADED_WRITER_CHECKPOINT_FRAMES);
+    expect(await checkpointFrames(new SqliteDriver(join(dir, "told.db"), { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES }))).toBe(
+      THREADED_WRITER_CHECKPOINT_FRAMES,
+    );
   });
 
   it("without the compiled checkpoint thread (sources), a connection asking for one keeps 1,000 frames", async () => {
@@ -37,6 +38,8 @@ describe("SQLite checkpoint lengths", () => {
   it.skipIf(!SERVER_BUILT)("with the compiled checkpoint thread, the writer checkpoints at 10,000 frames", async () => {
     const compiled = pathToFileURL(join(dirname(SERVER_MAIN), "store", "sqlite-driver.js")).href;
     const { SqliteDriver: CompiledDriver } = (await import(compiled)) as { SqliteDriver: typeof SqliteDriver };
-    expect(await checkpointFrames(new CompiledDriver(join(dir, "threaded.db"), { checkpointThread: true }))).toBe(THREADED_WRITER_CHECKPOINT_FRAMES);
+    expect(await checkpointFrames(new CompiledDriver(join(dir, "threaded.db"), { checkpointThread: true }))).toBe(
+      THREADED_WRITER_CHECKPOINT_FRAMES,
+    );
   });
 });

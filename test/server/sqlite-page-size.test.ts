@@ -57,14 +57,24 @@ describe("SQLite page size", () => {
 
     // Decisions are sealed on it as on a new one, and their chain verifies.
     const server = await startServer({
-      host: "127.0.0.1", port: 0, dataDir: dir, databaseUrl: path, environment: ENVIRONMENT, adminKey: ADMIN_KEY,
-      autoApprovalCeilingMinor: 10_000, logLevel: "silent",
+      host: "127.0.0.1",
+      port: 0,
+      dataDir: dir,
+      databaseUrl: path,
+      environment: ENVIRONMENT,
+      adminKey: ADMIN_KEY,
+      autoApprovalCeilingMinor: 10_000,
+      logLevel: "silent",
     });
     try {
       const agent = await agentWithKey(server.baseUrl, "older-pages");
       const grantId = await grant(server.baseUrl, agent.id, { ttl_hours: 1 });
       for (let i = 0; i < 3; i += 1) {
-        const reply = await post(server.baseUrl, "/authorize", agent.key, { grant_id: grantId, tool: "payments.send", attestation: ATTESTATION });
+        const reply = await post(server.baseUrl, "/authorize", agent.key, {
+          grant_id: grantId,
+          tool: "payments.send",
+          attestation: ATTESTATION,
+        });
         expect(reply.body.outcome).toBe("allow");
       }
     } finally {

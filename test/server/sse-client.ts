@@ -35,7 +35,9 @@ export function openStream(baseUrl: string, key: string, query = "", headers: Re
       let buffer = "";
       let problemText = "";
       let endResolve: () => void = () => undefined;
-      const ended = new Promise<void>((r) => { endResolve = r; });
+      const ended = new Promise<void>((r) => {
+        endResolve = r;
+      });
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => {
         if (res.statusCode !== 200) {
@@ -66,17 +68,21 @@ export function openStream(baseUrl: string, key: string, query = "", headers: Re
       res.on("end", finish);
       res.on("close", finish);
       res.on("error", finish);
-      const until = (check: () => boolean, what: string, timeoutMs: number) => new Promise<void>((ok, fail) => {
-        if (check()) return ok();
-        const timer = setTimeout(() => { listeners.delete(listener); fail(new Error(`timed out waiting for ${what}; got ${events.length} events`)); }, timeoutMs);
-        const listener = () => {
-          if (!check()) return;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          ok();
-        };
-        listeners.add(listener);
-      });
+      const until = (check: () => boolean, what: string, timeoutMs: number) =>
+        new Promise<void>((ok, fail) => {
+          if (check()) return ok();
+          const timer = setTimeout(() => {
+            listeners.delete(listener);
+            fail(new Error(`timed out waiting for ${what}; got ${events.length} events`));
+          }, timeoutMs);
+          const listener = () => {
+            if (!check()) return;
+            clearTimeout(timer);
+            listeners.delete(listener);
+            ok();
+          };
+          listeners.add(listener);
+        });
       const stream: SseStream = {
         status: res.statusCode ?? 0,
         headers: res.headers,

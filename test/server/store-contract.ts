@@ -4,7 +4,15 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Signer } from "../../server/src/services/signing.js";
 import {
-  bootstrapAdminKey, LATEST_MIGRATION, openStore, sealRecord, verifyLedger, type AgentRecord, type CertificateRecord, type GrantRecord, type KeyRecord,
+  bootstrapAdminKey,
+  LATEST_MIGRATION,
+  openStore,
+  sealRecord,
+  verifyLedger,
+  type AgentRecord,
+  type CertificateRecord,
+  type GrantRecord,
+  type KeyRecord,
 } from "@agent-authority/server";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
@@ -24,32 +32,77 @@ function agent(name: string): AgentRecord {
 function grant(agentId: string, over: Partial<GrantRecord> = {}): GrantRecord {
   const gid = over.id ?? id("grt");
   return {
-    id: gid, root_id: gid, parent_id: null, depth: 0, agent_id: agentId,
-    principal_type: "human", principal_id: "alice@example.com",
-    scope: { tool: ["payments.*"] }, budget_amount_minor: 5_000, budget_currency: "EUR", budget_count: null,
-    ttl_hours: 24, conditions: { clean_context: false }, policy: "amount_minor <= 1000",
-    delegation_policy: "attenuating", delegation_depth_max: null, audience: null, enforcement_mode: "enforce",
-    status: "active", approval_required: false, issued_at: T0, expires_at: T0 + 24 * HOUR, issued_by: "issuer@example.com",
-    approved_by: null, approved_at: null, family_id: null, family_version: null,
-    revoked_at: null, revoked_by: null, revocation_reason: null,
+    id: gid,
+    root_id: gid,
+    parent_id: null,
+    depth: 0,
+    agent_id: agentId,
+    principal_type: "human",
+    principal_id: "alice@example.com",
+    scope: { tool: ["payments.*"] },
+    budget_amount_minor: 5_000,
+    budget_currency: "EUR",
+    budget_count: null,
+    ttl_hours: 24,
+    conditions: { clean_context: false },
+    policy: "amount_minor <= 1000",
+    delegation_policy: "attenuating",
+    delegation_depth_max: null,
+    audience: null,
+    enforcement_mode: "enforce",
+    status: "active",
+    approval_required: false,
+    issued_at: T0,
+    expires_at: T0 + 24 * HOUR,
+    issued_by: "issuer@example.com",
+    approved_by: null,
+    approved_at: null,
+    family_id: null,
+    family_version: null,
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
     ...over,
   };
 }
 
 function certificate(agentId: string, over: Partial<CertificateRecord> = {}): CertificateRecord {
   return {
-    id: id("crt"), agent_id: agentId, environment: "development", issued_by: "cert@example.com",
-    issued_by_email: "cert@example.com", issued_at: T0, basis: "evaluation report 7", provenance_version: "m-1",
-    manifest_hash: "sha256:aa", content_hash: "sha256:bb", market_profile: "EU", checks: ["red-team"],
-    revoked_at: null, revoked_by: null, revocation_reason: null, superseded_by: null, ...over,
+    id: id("crt"),
+    agent_id: agentId,
+    environment: "development",
+    issued_by: "cert@example.com",
+    issued_by_email: "cert@example.com",
+    issued_at: T0,
+    basis: "evaluation report 7",
+    provenance_version: "m-1",
+    manifest_hash: "sha256:aa",
+    content_hash: "sha256:bb",
+    market_profile: "EU",
+    checks: ["red-team"],
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
+    superseded_by: null,
+    ...over,
   };
 }
 
 function key(over: Partial<KeyRecord> = {}): KeyRecord {
   return {
-    id: id("key"), hash: `hash-${counter}-${Math.random()}`, identity: "ops@example.com", kind: "human", roles: ["issuer"],
-    agent_id: null, email: "ops@example.com", created_at: T0, created_by: "admin",
-    revoked_at: null, revoked_by: null, revocation_reason: null, ...over,
+    id: id("key"),
+    hash: `hash-${counter}-${Math.random()}`,
+    identity: "ops@example.com",
+    kind: "human",
+    roles: ["issuer"],
+    agent_id: null,
+    email: "ops@example.com",
+    created_at: T0,
+    created_by: "admin",
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
+    ...over,
   };
 }
 
@@ -70,9 +123,11 @@ export function storeContract(target: StoreTarget): void {
     });
 
     it("index the ledger by id, by tree, and the gated decisions alone by id: three entries for each sealed decision at most", async () => {
-      const rows = (await db.raw(target.name === "postgres"
-        ? "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'ledger' AND schemaname = current_schema()"
-        : "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ledger'")) as { name: string }[];
+      const rows = (await db.raw(
+        target.name === "postgres"
+          ? "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'ledger' AND schemaname = current_schema()"
+          : "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ledger'",
+      )) as { name: string }[];
       const names = rows.map((r) => r.name);
       expect(names).toHaveLength(3);
       expect(names).toContain("ledger_gated");
@@ -185,10 +240,11 @@ export function storeContract(target: StoreTarget): void {
       try {
         const g = grant(a.id);
         await db.store.insertGrant(g);
-        const read = () => db.store.batchedTransaction(async (tx) => ({
-          status: (await tx.grantChain(g.id)).map((x) => x.status),
-          certificate: (await tx.validCertificate(a.id, "staging"))?.id ?? null,
-        }));
+        const read = () =>
+          db.store.batchedTransaction(async (tx) => ({
+            status: (await tx.grantChain(g.id)).map((x) => x.status),
+            certificate: (await tx.validCertificate(a.id, "staging"))?.id ?? null,
+          }));
         expect(await read()).toEqual({ status: ["active"], certificate: null });
         expect(await read()).toEqual({ status: ["active"], certificate: null });
         // Another connection revokes the grant and certifies the agent.
@@ -202,7 +258,10 @@ export function storeContract(target: StoreTarget): void {
         // A child delegated meanwhile has the revoked parent in its chain.
         const child = grant(a.id, { root_id: g.id, parent_id: g.id, depth: 1 });
         await other.insertGrant(child);
-        expect(await db.store.batchedTransaction(async (tx) => (await tx.grantChain(child.id)).map((x) => [x.id, x.status]))).toEqual([[g.id, "revoked"], [child.id, "active"]]);
+        expect(await db.store.batchedTransaction(async (tx) => (await tx.grantChain(child.id)).map((x) => [x.id, x.status]))).toEqual([
+          [g.id, "revoked"],
+          [child.id, "active"],
+        ]);
       } finally {
         await other.close();
       }
@@ -216,12 +275,32 @@ export function storeContract(target: StoreTarget): void {
       await db.store.insertCertificate(c);
       const sealed = await db.store.transaction(async (tx) => {
         // What the decision path seals with its use and hold, so that the ledger reconciles with the counts.
-        const body = { counted: true, chain: [root.id, child.id], holds: [{ grant_id: child.id, amount_minor: 40, currency: null, expires_at: T0 + HOUR }] };
-        const row = await sealRecord(tx.decisionPath(), { id: id("led"), tree_id: root.id, kind: "decision", grant_id: child.id, agent_id: a.id, outcome: "allow", created_at: T0, body });
+        const body = {
+          counted: true,
+          chain: [root.id, child.id],
+          holds: [{ grant_id: child.id, amount_minor: 40, currency: null, expires_at: T0 + HOUR }],
+        };
+        const row = await sealRecord(tx.decisionPath(), {
+          id: id("led"),
+          tree_id: root.id,
+          kind: "decision",
+          grant_id: child.id,
+          agent_id: a.id,
+          outcome: "allow",
+          created_at: T0,
+          body,
+        });
         await tx.decisionPath().countUses([root.id, child.id]);
         await tx.decisionPath().insertCharge({
-          id: id("chg"), ledger_id: row.id, grant_id: child.id, amount_minor: 40, expires_at: T0 + HOUR,
-          settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+          id: id("chg"),
+          ledger_id: row.id,
+          grant_id: child.id,
+          amount_minor: 40,
+          expires_at: T0 + HOUR,
+          settled_minor: null,
+          settled_at: null,
+          released_at: null,
+          settlement_ledger_id: null,
         });
         return row;
       });
@@ -229,7 +308,8 @@ export function storeContract(target: StoreTarget): void {
       const held = await read(a.id, T0 + 1);
       expect(held.chain).toEqual([root, child]);
       expect(Object.fromEntries(held.usage)).toEqual({
-        [root.id]: { uses: 1, held_minor: 0, settled_minor: 0 }, [child.id]: { uses: 1, held_minor: 40, settled_minor: 0 },
+        [root.id]: { uses: 1, held_minor: 0, settled_minor: 0 },
+        [child.id]: { uses: 1, held_minor: 40, settled_minor: 0 },
       });
       expect(held.certificate?.id).toBe(c.id);
       expect(held.head).toEqual({ seq: sealed.seq, hash: sealed.hash });
@@ -246,9 +326,17 @@ export function storeContract(target: StoreTarget): void {
         const g = grant(a.id);
         await db.store.insertGrant(g);
         let n = 0;
-        const seal = (store: typeof db.store) => sealRecord(store.decisionPath(), {
-          id: id("led"), tree_id: g.id, kind: "decision", grant_id: g.id, agent_id: a.id, outcome: "allow", created_at: T0 + n++, body: { n },
-        });
+        const seal = (store: typeof db.store) =>
+          sealRecord(store.decisionPath(), {
+            id: id("led"),
+            tree_id: g.id,
+            kind: "decision",
+            grant_id: g.id,
+            agent_id: a.id,
+            outcome: "allow",
+            created_at: T0 + n++,
+            body: { n },
+          });
         const seqs: number[] = [];
         seqs.push((await db.store.batchedTransaction(seal)).seq);
         seqs.push((await db.store.batchedTransaction(seal)).seq);
@@ -275,12 +363,13 @@ export function storeContract(target: StoreTarget): void {
 
     it("undo only the failing transaction of a batch, and run each transaction once when none fails", async () => {
       const runs = new Map<string, number>();
-      const write = (k: KeyRecord, fail = false) => db.store.batchedTransaction(async (tx) => {
-        runs.set(k.id, (runs.get(k.id) ?? 0) + 1);
-        await tx.insertKey(k);
-        if (fail) throw new Error(`refused after writing ${k.id}`);
-        return k.id;
-      });
+      const write = (k: KeyRecord, fail = false) =>
+        db.store.batchedTransaction(async (tx) => {
+          runs.set(k.id, (runs.get(k.id) ?? 0) + 1);
+          await tx.insertKey(k);
+          if (fail) throw new Error(`refused after writing ${k.id}`);
+          return k.id;
+        });
       // Submitted in one turn: on SQLite they share one commit.
       const calm = [key(), key(), key()];
       expect(await Promise.all(calm.map((k) => write(k)))).toEqual(calm.map((k) => k.id));
@@ -299,14 +388,30 @@ export function storeContract(target: StoreTarget): void {
       const k = key({ roles: ["agent"] });
       await db.store.insertKey(k);
       const claim = { callerKeyId: k.id, key: `reused-${counter}`, method: "POST", path: "/v1/authorize", requestHash: "first-request" };
-      await db.store.decisionPath().putIdempotency({
-        caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
-        request_hash: claim.requestHash, status: 200, response: "application/json\n{}", created_at: T0,
-      }, 0);
+      await db.store.decisionPath().putIdempotency(
+        {
+          caller_key_id: claim.callerKeyId,
+          idempotency_key: claim.key,
+          method: claim.method,
+          path: claim.path,
+          request_hash: claim.requestHash,
+          status: 200,
+          response: "application/json\n{}",
+          created_at: T0,
+        },
+        0,
+      );
       const caller = { keyId: k.id, identity: k.identity, kind: k.kind, email: k.email, roles: k.roles, agentId: null };
       const signer = new Signer(randomBytes(32));
       await signer.load(db.store, T0);
-      const ctx = { store: db.store, environment: "development", autoApprovalCeilingMinor: 0, now: () => T0, signer, cursorKey: randomBytes(32) };
+      const ctx = {
+        store: db.store,
+        environment: "development",
+        autoApprovalCeilingMinor: 0,
+        now: () => T0,
+        signer,
+        cursorKey: randomBytes(32),
+      };
       let runs = 0;
       const neighbour = key();
       // Submitted in one turn, the neighbour first: on SQLite they share one batch.
@@ -339,7 +444,9 @@ export function storeContract(target: StoreTarget): void {
         keys.push(await paths.insertSignal(led, a.id, T0 + 10, signal));
       }
       expect(keys[0]! < keys[1]! && keys[1]! < keys[2]!).toBe(true);
-      expect(await paths.signalsFrom(a.id, [T0 + 10, keys[0]!], 10)).toEqual(signals.map((signal, i) => ({ at: T0 + 10, seq: keys[i], signal })));
+      expect(await paths.signalsFrom(a.id, [T0 + 10, keys[0]!], 10)).toEqual(
+        signals.map((signal, i) => ({ at: T0 + 10, seq: keys[i], signal })),
+      );
     });
 
     it("approve only a pending grant, once", async () => {
@@ -369,7 +476,8 @@ export function storeContract(target: StoreTarget): void {
     it("compute usage from live holds only: an expired hold stops counting at once", async () => {
       const g = grant(a.id);
       await db.store.insertGrant(g);
-      const ledger = "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', '{}', '', 'h', ?)";
+      const ledger =
+        "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, ?, 'decision', ?, ?, 'allow', '{}', '', 'h', ?)";
       // Amount, expiry, settled amount: a use without an amount places no hold at all.
       const decisions: Array<[number, number, number | null]> = [
         [100, T0 + HOUR, null], // live hold
@@ -384,8 +492,15 @@ export function storeContract(target: StoreTarget): void {
         await path.countUses([g.id]);
         if (amount === 0) continue;
         await path.insertCharge({
-          id: id("chg"), ledger_id: led, grant_id: g.id, amount_minor: amount, expires_at: expires,
-          settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+          id: id("chg"),
+          ledger_id: led,
+          grant_id: g.id,
+          amount_minor: amount,
+          expires_at: expires,
+          settled_minor: null,
+          settled_at: null,
+          released_at: null,
+          settlement_ledger_id: null,
         });
         if (settled !== null) expect(await path.settleCharges(led, settled, T0 + 5, id("led"))).toBe(1);
       }
@@ -403,27 +518,45 @@ export function storeContract(target: StoreTarget): void {
       try {
         const g = grant(a.id);
         await db.store.insertGrant(g);
-        const usageAt = (now: number) => db.store.batchedTransaction(async (tx) => (await tx.decisionPath().liveUsage([g.id], now)).get(g.id));
+        const usageAt = (now: number) =>
+          db.store.batchedTransaction(async (tx) => (await tx.decisionPath().liveUsage([g.id], now)).get(g.id));
         let seq = 0;
         /** A decision sealed in a batch: one use, and a hold when it has an amount. */
-        const decide = (amount: number, expiresAt: number) => db.store.batchedTransaction(async (tx) => {
-          const path = tx.decisionPath();
-          await path.liveUsage([g.id], T0);
-          const led = id("led");
-          seq += 1;
-          await path.appendLedger({
-            id: led, tree_id: g.root_id, seq, kind: "decision", grant_id: g.id, agent_id: a.id, outcome: "allow", record: "{}",
-            prev_hash: "", hash: `h${seq}`, created_at: T0,
-          });
-          await path.countUses([g.id]);
-          if (amount > 0) {
-            await path.insertCharge({
-              id: id("chg"), ledger_id: led, grant_id: g.id, amount_minor: amount, expires_at: expiresAt,
-              settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+        const decide = (amount: number, expiresAt: number) =>
+          db.store.batchedTransaction(async (tx) => {
+            const path = tx.decisionPath();
+            await path.liveUsage([g.id], T0);
+            const led = id("led");
+            seq += 1;
+            await path.appendLedger({
+              id: led,
+              tree_id: g.root_id,
+              seq,
+              kind: "decision",
+              grant_id: g.id,
+              agent_id: a.id,
+              outcome: "allow",
+              record: "{}",
+              prev_hash: "",
+              hash: `h${seq}`,
+              created_at: T0,
             });
-          }
-          return led;
-        });
+            await path.countUses([g.id]);
+            if (amount > 0) {
+              await path.insertCharge({
+                id: id("chg"),
+                ledger_id: led,
+                grant_id: g.id,
+                amount_minor: amount,
+                expires_at: expiresAt,
+                settled_minor: null,
+                settled_at: null,
+                released_at: null,
+                settlement_ledger_id: null,
+              });
+            }
+            return led;
+          });
         expect(await usageAt(T0)).toEqual({ uses: 0, held_minor: 0, settled_minor: 0 });
         await decide(0, 0);
         expect(await usageAt(T0 + 1)).toEqual({ uses: 1, held_minor: 0, settled_minor: 0 });
@@ -455,10 +588,12 @@ export function storeContract(target: StoreTarget): void {
   describe("integrity", () => {
     it("rolls a failed transaction back whole", async () => {
       const before = await db.store.countRows();
-      await expect(db.store.transaction(async (tx) => {
-        await tx.createAgentIfAbsent(agent("rolled-back"));
-        throw new Error("boom");
-      })).rejects.toThrow("boom");
+      await expect(
+        db.store.transaction(async (tx) => {
+          await tx.createAgentIfAbsent(agent("rolled-back"));
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
       expect(await db.store.countRows()).toEqual(before);
     });
 
@@ -470,7 +605,10 @@ export function storeContract(target: StoreTarget): void {
       await expect(db.raw("DELETE FROM agents WHERE id = ?", [a.id])).rejects.toThrow(/never deleted/);
       await db.store.appendGrantEvent({ id: id("evt"), grant_id: g.id, kind: "issued", actor: "x", at: T0, detail: {} });
       await expect(db.raw("UPDATE grant_events SET actor = 'mallory' WHERE grant_id = ?", [g.id])).rejects.toThrow(/sealed/);
-      await db.raw("INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, 1, 'decision', ?, ?, 'deny', '{}', '', 'h', ?)", [id("led"), "tree-x", g.id, a.id, T0]);
+      await db.raw(
+        "INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at) VALUES (?, ?, 1, 'decision', ?, ?, 'deny', '{}', '', 'h', ?)",
+        [id("led"), "tree-x", g.id, a.id, T0],
+      );
       await expect(db.raw("UPDATE ledger SET outcome = 'allow' WHERE tree_id = 'tree-x'")).rejects.toThrow(/sealed/);
       await expect(db.raw("DELETE FROM ledger WHERE tree_id = 'tree-x'")).rejects.toThrow(/never deleted/);
       const led = ((await db.raw("SELECT id FROM ledger WHERE tree_id = 'tree-x'")) as { id: string }[])[0]!.id;
@@ -487,10 +625,14 @@ export function storeContract(target: StoreTarget): void {
       const { agent: a } = await db.store.createAgentIfAbsent(agent("race-agent"));
       const g = grant(a.id, { status: "pending_approval", approval_required: true });
       await db.store.insertGrant(g);
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => db.store.transaction(async (tx) => {
-        await tx.lockGrant(g.id);
-        return tx.approveGrant(g.id, `approver${i}@example.com`, T0 + i);
-      })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          db.store.transaction(async (tx) => {
+            await tx.lockGrant(g.id);
+            return tx.approveGrant(g.id, `approver${i}@example.com`, T0 + i);
+          }),
+        ),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
     });
   });

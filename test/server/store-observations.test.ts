@@ -22,7 +22,11 @@ describe("store observations", () => {
     const observations = new StoreObservations();
     const driver = new SqliteDriver(":memory:", { observations });
     await expect(driver.groupTransaction((tx) => tx.run("INSERT INTO missing (n) VALUES (1)"))).rejects.toThrow(/no such table/);
-    await expect(driver.groupTransaction(async () => { throw new Error("refused on purpose"); })).rejects.toThrow("refused on purpose");
+    await expect(
+      driver.groupTransaction(async () => {
+        throw new Error("refused on purpose");
+      }),
+    ).rejects.toThrow("refused on purpose");
     expect(observations.errors).toEqual([0, 0, 1]);
     observeFailure(observations, new ContentionError(Object.assign(new Error("could not serialize"), { code: "40001" }), 12, 2_000));
     expect(observations.errors).toEqual([0, 1, 1]);

@@ -15,18 +15,45 @@ const nextId = (prefix: string): string => `${prefix}_${String((counter += 1)).p
 function grant(agentId: string): GrantRecord {
   const id = nextId("grt");
   return {
-    id, root_id: id, parent_id: null, depth: 0, agent_id: agentId, principal_type: "human", principal_id: "alice@example.com",
-    scope: { tool: ["payments.*"] }, budget_amount_minor: 5_000, budget_currency: "EUR", budget_count: null, ttl_hours: 24,
-    conditions: { clean_context: false }, policy: null, delegation_policy: "attenuating", delegation_depth_max: null, audience: null,
-    enforcement_mode: "enforce", status: "active", approval_required: false, issued_at: T0, expires_at: T0 + 86_400_000,
-    issued_by: "issuer@example.com", approved_by: null, approved_at: null, family_id: null, family_version: null,
-    revoked_at: null, revoked_by: null, revocation_reason: null,
+    id,
+    root_id: id,
+    parent_id: null,
+    depth: 0,
+    agent_id: agentId,
+    principal_type: "human",
+    principal_id: "alice@example.com",
+    scope: { tool: ["payments.*"] },
+    budget_amount_minor: 5_000,
+    budget_currency: "EUR",
+    budget_count: null,
+    ttl_hours: 24,
+    conditions: { clean_context: false },
+    policy: null,
+    delegation_policy: "attenuating",
+    delegation_depth_max: null,
+    audience: null,
+    enforcement_mode: "enforce",
+    status: "active",
+    approval_required: false,
+    issued_at: T0,
+    expires_at: T0 + 86_400_000,
+    issued_by: "issuer@example.com",
+    approved_by: null,
+    approved_at: null,
+    family_id: null,
+    family_version: null,
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
   };
 }
 
 /** Reading `read()` fails with the decoder's error for `table`.`column`. */
 async function refused(read: () => Promise<unknown>, table: string, column: string): Promise<void> {
-  const error = await read().then(() => undefined, (e: unknown) => e);
+  const error = await read().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(StoreRowError);
   expect(error).toMatchObject({ table, column });
 }
@@ -36,7 +63,9 @@ function damagedRows(target: StoreTarget): void {
   let agentId: string;
   beforeAll(async () => {
     db = await openTestStore(target, T0);
-    agentId = (await db.store.createAgentIfAbsent({ id: nextId("agt"), name: "damaged", description: null, created_at: T0, created_by: "admin" })).agent.id;
+    agentId = (
+      await db.store.createAgentIfAbsent({ id: nextId("agt"), name: "damaged", description: null, created_at: T0, created_by: "admin" })
+    ).agent.id;
   });
   afterAll(async () => {
     await db?.close();
@@ -45,13 +74,13 @@ function damagedRows(target: StoreTarget): void {
   it("a grant whose JSON no longer parses, or no longer has its shape, is refused", async () => {
     const broken = grant(agentId);
     await db.store.insertGrant(broken);
-    await db.raw("UPDATE grants SET scope = ? WHERE id = ?", ["{\"tool\": [\"payments.*\"", broken.id]);
+    await db.raw("UPDATE grants SET scope = ? WHERE id = ?", ['{"tool": ["payments.*"', broken.id]);
     await refused(() => db.store.getGrant(broken.id), "grants", "scope");
-    await db.raw("UPDATE grants SET scope = ? WHERE id = ?", ["{\"tool\": \"payments.*\"}", broken.id]);
+    await db.raw("UPDATE grants SET scope = ? WHERE id = ?", ['{"tool": "payments.*"}', broken.id]);
     await refused(() => db.store.getGrant(broken.id), "grants", "scope");
     // The chain the decision path reads is refused the same way.
     await refused(() => db.store.grantChain(broken.id), "grants", "scope");
-    await db.raw("UPDATE grants SET scope = ?, conditions = ? WHERE id = ?", ["{\"tool\": []}", "{\"clean_context\": \"no\"}", broken.id]);
+    await db.raw("UPDATE grants SET scope = ?, conditions = ? WHERE id = ?", ['{"tool": []}', '{"clean_context": "no"}', broken.id]);
     await refused(() => db.store.getGrant(broken.id), "grants", "conditions");
   });
 
@@ -63,12 +92,30 @@ function damagedRows(target: StoreTarget): void {
 
     const breakers = db.store.breakerPath();
     const contract: ContractRow = {
-      id: nextId("ctr"), agent_id: agentId, metric: "deny_rate", ceiling: 0.5, window_decisions: 10, window_hours: null, description: null,
-      declared_by: "ops", declared_by_email: null, declared_at: T0,
+      id: nextId("ctr"),
+      agent_id: agentId,
+      metric: "deny_rate",
+      ceiling: 0.5,
+      window_decisions: 10,
+      window_hours: null,
+      description: null,
+      declared_by: "ops",
+      declared_by_email: null,
+      declared_at: T0,
     };
     const breaker: BreakerRow = {
-      id: nextId("brk"), agent_id: agentId, contract_id: contract.id, action: "notify", mode: "observe", breached: false, created_at: T0,
-      created_by: "ops", armed_at: null, armed_by: null, basis: null, expecting_trips: null,
+      id: nextId("brk"),
+      agent_id: agentId,
+      contract_id: contract.id,
+      action: "notify",
+      mode: "observe",
+      breached: false,
+      created_at: T0,
+      created_by: "ops",
+      armed_at: null,
+      armed_by: null,
+      basis: null,
+      expecting_trips: null,
     };
     await breakers.insertContract(contract);
     await breakers.insertBreaker(breaker);
@@ -78,11 +125,21 @@ function damagedRows(target: StoreTarget): void {
 
   it("a role outside the known roles is refused: a key never gains a word by a hand edit", async () => {
     const key: KeyRecord = {
-      id: nextId("key"), hash: `hash-${counter}`, identity: "ops@example.com", kind: "human", roles: ["auditor"], agent_id: null,
-      email: null, created_at: T0, created_by: "admin", revoked_at: null, revoked_by: null, revocation_reason: null,
+      id: nextId("key"),
+      hash: `hash-${counter}`,
+      identity: "ops@example.com",
+      kind: "human",
+      roles: ["auditor"],
+      agent_id: null,
+      email: null,
+      created_at: T0,
+      created_by: "admin",
+      revoked_at: null,
+      revoked_by: null,
+      revocation_reason: null,
     };
     await db.store.insertKey(key);
-    await db.raw("UPDATE api_keys SET roles = ? WHERE id = ?", ["[\"auditor\", \"root\"]", key.id]);
+    await db.raw("UPDATE api_keys SET roles = ? WHERE id = ?", ['["auditor", "root"]', key.id]);
     await refused(() => db.store.getKey(key.id), "api_keys", "roles");
     await refused(() => db.store.findKeyByHash(key.hash), "api_keys", "roles");
   });
@@ -92,9 +149,14 @@ function damagedRows(target: StoreTarget): void {
       const broken = grant(agentId);
       await db.store.insertGrant(broken);
       await db.raw("UPDATE grants SET depth = 'deep' WHERE id = ?", [broken.id]);
-      const error = await db.store.getGrant(broken.id).then(() => undefined, (e: unknown) => e);
+      const error = await db.store.getGrant(broken.id).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(StoreRowError);
-      expect(String(error)).toBe("StoreRowError: the database returned a row of `grants` whose column `depth` is not a safe integer: `\"deep\"`");
+      expect(String(error)).toBe(
+        'StoreRowError: the database returned a row of `grants` whose column `depth` is not a safe integer: `"deep"`',
+      );
       // A real where an integer belongs is refused too: 2.5 uses are not a count.
       await db.raw("UPDATE grants SET depth = 0, issued_at = 2.5 WHERE id = ?", [broken.id]);
       await refused(() => db.store.getGrant(broken.id), "grants", "issued_at");
@@ -122,13 +184,15 @@ describe("a damaged row over HTTP [sqlite]", () => {
 
     // Past the recorder: a 500 is not an answer of the API document, and this one is expected.
     const reply = await fetch(`${t.baseUrl}/agents/${damaged.body.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-    const body = await reply.json() as Record<string, unknown>;
+    const body = (await reply.json()) as Record<string, unknown>;
     expect(reply.status).toBe(500);
     expect(reply.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expect(body["code"]).toBe("internal_error");
     expect(JSON.stringify(body)).not.toMatch(/created_at|yesterday|StoreRowError/);
     // The operator's log names the table and the column.
-    expect(logs.some((line) => line.level === "error" && String(line.fields["error"]).includes("`agents` whose column `created_at`"))).toBe(true);
+    expect(logs.some((line) => line.level === "error" && String(line.fields["error"]).includes("`agents` whose column `created_at`"))).toBe(
+      true,
+    );
 
     // The same process answers every other request as before.
     expect((await t.call("GET", `/agents/${sound.body.id}`, { key: ADMIN_KEY })).status).toBe(200);

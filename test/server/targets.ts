@@ -56,14 +56,16 @@ export function storeOptions(target: StoreTarget, db: { schema?: string | undefi
 /** Why PostgreSQL cannot be reached, or null when it can. */
 export const pgProblem = await postgresProblem(PG_URL);
 if (pgProblem !== null) {
-  console.error([
-    "",
-    "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
-    `!!  PostgreSQL is unreachable at ${PG_URL}: ${pgProblem}`,
-    "!!  Every PostgreSQL suite is SKIPPED. Set AUTHORITY_TEST_DATABASE_URL to run them.",
-    "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
-    "",
-  ].join("\n"));
+  console.error(
+    [
+      "",
+      "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+      `!!  PostgreSQL is unreachable at ${PG_URL}: ${pgProblem}`,
+      "!!  Every PostgreSQL suite is SKIPPED. Set AUTHORITY_TEST_DATABASE_URL to run them.",
+      "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+      "",
+    ].join("\n"),
+  );
 }
 
 /** Defines `suite` once per database; an unreachable PostgreSQL shows as a skipped test with the reason. */
@@ -119,7 +121,12 @@ async function rawQuery(url: string, schema: string | undefined, sql: string, pa
   await client.connect();
   try {
     let n = 0;
-    return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params as unknown[])).rows;
+    return (
+      await client.query(
+        sql.replace(/\?/g, () => `$${++n}`),
+        params as unknown[],
+      )
+    ).rows;
   } finally {
     await client.end();
   }

@@ -12,13 +12,41 @@ import { ADMIN_KEY, CERTIFICATION, startTestServer, type TestServer } from "./ht
 import type { StoreTarget } from "./targets.js";
 
 const ATTESTATION = {
-  manifest_hash: CERTIFICATION.manifest_hash, content_hash: CERTIFICATION.content_hash, provenance_version: CERTIFICATION.provenance_version,
+  manifest_hash: CERTIFICATION.manifest_hash,
+  content_hash: CERTIFICATION.content_hash,
+  provenance_version: CERTIFICATION.provenance_version,
 };
 
 /** Pieces that have broken text handling somewhere: NUL, lone surrogates, combining marks, bidi controls, emoji. */
 const PIECES = [
-  "\u0000", "\ud800", "\udfff", "a\ud83d", "\ude00b", "e\u0301", "\u00e9", "\u212b", "\u202e", "\u200f", "\u2066", "שלום", "مرحبا",
-  "👩‍👩‍👧", "🔑", "\ufeff", "\uffff", "\ufffd", "\u2028", "\\", "\"", "'", "${x}", "%00", " ", "\t", "\n", "a",
+  "\u0000",
+  "\ud800",
+  "\udfff",
+  "a\ud83d",
+  "\ude00b",
+  "e\u0301",
+  "\u00e9",
+  "\u212b",
+  "\u202e",
+  "\u200f",
+  "\u2066",
+  "שלום",
+  "مرحبا",
+  "👩‍👩‍👧",
+  "🔑",
+  "\ufeff",
+  "\uffff",
+  "\ufffd",
+  "\u2028",
+  "\\",
+  '"',
+  "'",
+  "${x}",
+  "%00",
+  " ",
+  "\t",
+  "\n",
+  "a",
 ];
 const piece = fc.constantFrom(...PIECES);
 const anyUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
@@ -47,7 +75,10 @@ function stringLeaves(value: Json, pointer = ""): string[] {
 
 function withLeaf(value: Json, pointer: string, text: string): Json {
   const copy = structuredClone(value) as { [key: string]: Json };
-  const names = pointer.slice(1).split("/").map((n) => n.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const names = pointer
+    .slice(1)
+    .split("/")
+    .map((n) => n.replace(/~1/g, "/").replace(/~0/g, "~"));
   let node: { [key: string]: Json } = copy;
   for (const name of names.slice(0, -1)) node = node[name] as { [key: string]: Json };
   node[names.at(-1)!] = text;
@@ -85,13 +116,26 @@ export function textHttpSuite(target: StoreTarget): void {
     return id;
   };
   const grantBody = (extra: Record<string, Json> = {}): Json => ({
-    agent_id: agentId, principal_type: "team", principal_id: "payments", scope: { tool: ["payments.*"] },
-    budget_amount_minor: 5_000, budget_currency: "EUR", audience: "shop", policy: "amount_minor <= 4000", ...extra,
+    agent_id: agentId,
+    principal_type: "team",
+    principal_id: "payments",
+    scope: { tool: ["payments.*"] },
+    budget_amount_minor: 5_000,
+    budget_currency: "EUR",
+    audience: "shop",
+    policy: "amount_minor <= 4000",
+    ...extra,
   });
   const freshAgent = async (): Promise<string> => idOf(await post("/agents", { name: `text-agent-${(n += 1)}` }));
   const payment = (grantId: string, amount = 100): Json => ({
-    grant_id: grantId, tool: "payments.send", amount_minor: amount, currency: "EUR", audience: "shop",
-    args: { memo: "coffee", to: "alice" }, context: { clean: true }, attestation: ATTESTATION,
+    grant_id: grantId,
+    tool: "payments.send",
+    amount_minor: amount,
+    currency: "EUR",
+    audience: "shop",
+    args: { memo: "coffee", to: "alice" },
+    context: { clean: true },
+    attestation: ATTESTATION,
   });
 
   beforeAll(async () => {
@@ -101,7 +145,14 @@ export function textHttpSuite(target: StoreTarget): void {
     agentKey = await t.key("text-agent-key", ["agent"], { kind: "service", agent_id: agentId });
     approverKey = await t.key("cfo@example.com", ["approver"]);
     rootGrantId = idOf(await post("/grants", grantBody({ delegation_policy: "attenuating" })));
-    contractId = idOf(await post(`/agents/${agentId}/contracts`, { metric: "deny_rate", ceiling: 1, window_decisions: 20, description: "a ceiling no window can break, so arming expects no trips" }));
+    contractId = idOf(
+      await post(`/agents/${agentId}/contracts`, {
+        metric: "deny_rate",
+        ceiling: 1,
+        window_decisions: 20,
+        description: "a ceiling no window can break, so arming expects no trips",
+      }),
+    );
     familyId = idOf(await post("/grant-families", familyBody(1)));
     // A webhook with one delivery, for the webhook endpoints' cases.
     hookId = idOf(await post("/webhooks", { url: "https://hooks.example.com/in", event_types: ["grant.issued"] }));
@@ -116,10 +167,17 @@ export function textHttpSuite(target: StoreTarget): void {
   });
 
   const cases: PostCase[] = [
-    { operationId: "createAgent", target: async () => ({ path: "/agents", key: ADMIN_KEY }), body: () => ({ name: `text-agent-${(n += 1)}`, description: "an agent" }) },
+    {
+      operationId: "createAgent",
+      target: async () => ({ path: "/agents", key: ADMIN_KEY }),
+      body: () => ({ name: `text-agent-${(n += 1)}`, description: "an agent" }),
+    },
     {
       operationId: "certifyAgent",
-      target: async () => { const id = await freshAgent(); return { path: `/agents/${id}/certification`, id, key: ADMIN_KEY }; },
+      target: async () => {
+        const id = await freshAgent();
+        return { path: `/agents/${id}/certification`, id, key: ADMIN_KEY };
+      },
       body: () => ({ ...CERTIFICATION, environment: "test-env" }),
     },
     {
@@ -134,26 +192,54 @@ export function textHttpSuite(target: StoreTarget): void {
     {
       operationId: "previewGrant",
       target: async () => ({ path: "/grants/preview", key: ADMIN_KEY }),
-      body: () => ({ ...(grantBody() as object), action: { tool: "payments.send", amount_minor: 10, currency: "EUR", audience: "shop", approver: "cfo@example.com", args: { memo: "tea" } } }),
+      body: () => ({
+        ...(grantBody() as object),
+        action: {
+          tool: "payments.send",
+          amount_minor: 10,
+          currency: "EUR",
+          audience: "shop",
+          approver: "cfo@example.com",
+          args: { memo: "tea" },
+        },
+      }),
     },
     {
       operationId: "approveGrant",
-      target: async () => { const id = idOf(await post("/grants", grantBody({ require_approval: true }))); return { path: `/grants/${id}/approve`, id, key: approverKey }; },
+      target: async () => {
+        const id = idOf(await post("/grants", grantBody({ require_approval: true })));
+        return { path: `/grants/${id}/approve`, id, key: approverKey };
+      },
       body: () => ({ note: "looks right" }),
     },
     {
       operationId: "delegateGrant",
       target: async () => ({ path: `/grants/${rootGrantId}/delegate`, id: rootGrantId, key: ADMIN_KEY }),
-      body: () => ({ agent_id: agentId, principal_type: "team", principal_id: "payments", audience: "shop", budget_amount_minor: 10, budget_currency: "EUR", scope: { tool: ["payments.send"] }, policy: "amount_minor <= 5" }),
+      body: () => ({
+        agent_id: agentId,
+        principal_type: "team",
+        principal_id: "payments",
+        audience: "shop",
+        budget_amount_minor: 10,
+        budget_currency: "EUR",
+        scope: { tool: ["payments.send"] },
+        policy: "amount_minor <= 5",
+      }),
     },
     {
       operationId: "escalateEnforcement",
-      target: async () => { const id = idOf(await post("/grants", grantBody({ enforcement_mode: "observe" }))); return { path: `/grants/${id}/enforcement`, id, key: ADMIN_KEY }; },
+      target: async () => {
+        const id = idOf(await post("/grants", grantBody({ enforcement_mode: "observe" })));
+        return { path: `/grants/${id}/enforcement`, id, key: ADMIN_KEY };
+      },
       body: () => ({ enforcement_mode: "enforce" }),
     },
     {
       operationId: "revokeGrant",
-      target: async () => { const id = idOf(await post("/grants", grantBody())); return { path: `/grants/${id}/revoke`, id, key: ADMIN_KEY }; },
+      target: async () => {
+        const id = idOf(await post("/grants", grantBody()));
+        return { path: `/grants/${id}/revoke`, id, key: ADMIN_KEY };
+      },
       body: () => ({ reason: "no longer needed" }),
     },
     { operationId: "authorize", target: async () => ({ path: "/authorize", key: agentKey }), body: () => payment(rootGrantId) },
@@ -189,10 +275,17 @@ export function textHttpSuite(target: StoreTarget): void {
       target: async () => ({ path: `/agents/${agentId}/contracts`, id: agentId, key: ADMIN_KEY }),
       body: () => ({ metric: "refusal_rate", ceiling: 0.25, window_hours: 24, description: "rarely refused" }),
     },
-    { operationId: "createBreaker", target: async () => ({ path: `/agents/${agentId}/breakers`, id: agentId, key: ADMIN_KEY }), body: () => ({ contract_id: contractId, action: "notify" }) },
+    {
+      operationId: "createBreaker",
+      target: async () => ({ path: `/agents/${agentId}/breakers`, id: agentId, key: ADMIN_KEY }),
+      body: () => ({ contract_id: contractId, action: "notify" }),
+    },
     {
       operationId: "armBreaker",
-      target: async () => { const id = idOf(await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" })); return { path: `/breakers/${id}/arm`, id, key: ADMIN_KEY }; },
+      target: async () => {
+        const id = idOf(await post(`/agents/${agentId}/breakers`, { contract_id: contractId, action: "notify" }));
+        return { path: `/breakers/${id}/arm`, id, key: ADMIN_KEY };
+      },
       body: () => ({ basis: "no trips in 90 days", expecting_trips: 0 }),
     },
     {
@@ -204,7 +297,11 @@ export function textHttpSuite(target: StoreTarget): void {
       },
       body: () => ({ reason: "maintenance" }),
     },
-    { operationId: "pushGrantFamily", target: async () => ({ path: "/grant-families", key: ADMIN_KEY }), body: () => familyBody((n += 1) + 1) as unknown as Json },
+    {
+      operationId: "pushGrantFamily",
+      target: async () => ({ path: "/grant-families", key: ADMIN_KEY }),
+      body: () => familyBody((n += 1) + 1) as unknown as Json,
+    },
     {
       operationId: "instantiateGrantFamily",
       target: async () => ({ path: `/grant-families/${familyId}/instantiate`, id: familyId, key: ADMIN_KEY }),
@@ -220,10 +317,17 @@ export function textHttpSuite(target: StoreTarget): void {
       target: async () => ({ path: "/keys", key: ADMIN_KEY }),
       body: () => ({ identity: `person-${(n += 1)}@example.com`, kind: "human", roles: ["auditor"], email: "person@example.com" }),
     },
-    { operationId: "createWebhook", target: async () => ({ path: "/webhooks", key: ADMIN_KEY }), body: () => ({ url: "https://hooks.example.com/in", event_types: ["grant.issued"], description: "a hook" }) },
+    {
+      operationId: "createWebhook",
+      target: async () => ({ path: "/webhooks", key: ADMIN_KEY }),
+      body: () => ({ url: "https://hooks.example.com/in", event_types: ["grant.issued"], description: "a hook" }),
+    },
     {
       operationId: "pauseWebhook",
-      target: async () => { const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/p", event_types: ["grant.issued"] })); return { path: `/webhooks/${id}/pause`, id, key: ADMIN_KEY }; },
+      target: async () => {
+        const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/p", event_types: ["grant.issued"] }));
+        return { path: `/webhooks/${id}/pause`, id, key: ADMIN_KEY };
+      },
       body: () => ({ reason: "maintenance" }),
     },
     {
@@ -237,7 +341,10 @@ export function textHttpSuite(target: StoreTarget): void {
     },
     {
       operationId: "deleteWebhook",
-      target: async () => { const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/d", event_types: ["grant.issued"] })); return { path: `/webhooks/${id}/delete`, id, key: ADMIN_KEY }; },
+      target: async () => {
+        const id = idOf(await post("/webhooks", { url: "https://hooks.example.com/d", event_types: ["grant.issued"] }));
+        return { path: `/webhooks/${id}/delete`, id, key: ADMIN_KEY };
+      },
       body: () => ({ reason: "gone" }),
     },
     {
@@ -276,16 +383,25 @@ export function textHttpSuite(target: StoreTarget): void {
 
   describe("hostile text", () => {
     it("reaches every POST endpoint", () => {
-      const posts = ENDPOINTS.filter((e) => e.method === "post").map((e) => e.operationId).sort();
+      const posts = ENDPOINTS.filter((e) => e.method === "post")
+        .map((e) => e.operationId)
+        .sort();
       expect(cases.map((c) => c.operationId).sort()).toEqual(posts);
     });
 
     it("refuses NUL in each field that once answered 500 on PostgreSQL, naming it, and changes nothing", async () => {
       const byOperation = new Map(cases.map((c) => [c.operationId, c]));
       const audited: [string, string][] = [
-        ["createAgent", "/description"], ["declareContract", "/description"], ["certifyAgent", "/basis"],
-        ["certifyAgent", "/provenance_version"], ["certifyAgent", "/manifest_hash"], ["certifyAgent", "/content_hash"],
-        ["certifyAgent", "/market_profile"], ["issueGrant", "/principal_id"], ["issueGrant", "/audience"], ["createKey", "/identity"],
+        ["createAgent", "/description"],
+        ["declareContract", "/description"],
+        ["certifyAgent", "/basis"],
+        ["certifyAgent", "/provenance_version"],
+        ["certifyAgent", "/manifest_hash"],
+        ["certifyAgent", "/content_hash"],
+        ["certifyAgent", "/market_profile"],
+        ["issueGrant", "/principal_id"],
+        ["issueGrant", "/audience"],
+        ["createKey", "/identity"],
       ];
       for (const [operationId, pointer] of audited) {
         const c = byOperation.get(operationId)!;
@@ -303,7 +419,9 @@ export function textHttpSuite(target: StoreTarget): void {
       for (const e of ENDPOINTS.filter((each) => each.method === "get" && each.query.length > 0)) {
         const path = e.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => ids[name]!);
         for (const name of e.query) {
-          expect((await t.call("GET", `${path}?${name}=a%00b`, { key: ADMIN_KEY })).body.code, `${e.operationId} ${name}`).toBe("invalid_query");
+          expect((await t.call("GET", `${path}?${name}=a%00b`, { key: ADMIN_KEY })).body.code, `${e.operationId} ${name}`).toBe(
+            "invalid_query",
+          );
           for (const value of ["%ED%A0%80", "%F0%9F%94%91", "e%CC%81", "%E2%80%AE", "%ZZ", "%"]) {
             const reply = await t.call("GET", `${path}?${name}=${value}`, { key: ADMIN_KEY });
             expect(reply.status, `${e.operationId} ${name}=${value}`).toBeLessThan(500);
@@ -313,51 +431,62 @@ export function textHttpSuite(target: StoreTarget): void {
     });
 
     it("is never a 5xx: NUL and lone surrogates are 400 `invalid_text` naming the field, anything else is answered", async () => {
-      await fc.assert(fc.asyncProperty(mutation, async ({ index, leaf, where, text, escape: badEscape }) => {
-        const c = cases[index]!;
-        const { path, id, key } = await c.target();
-        const body = c.body();
-        const leaves = stringLeaves(body);
-        let pointer: string | undefined;
-        let sent: Json = body;
-        let sentPath = path;
-        // A path segment is kept short: a URL over the server's header limit is refused by the transport (431) first.
-        if (where === "path" && id !== undefined) sentPath = path.replace(id, pathSegment(text.slice(0, 100)));
-        else if (where === "escape" && id !== undefined) sentPath = path.replace(id, `${id.slice(0, 8)}${badEscape}`);
-        else if (where === "member" || leaves.length === 0) {
-          sent = { ...(body as object), [text]: "x" };
-          pointer = `/${text.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-        } else {
-          pointer = leaves[leaf % leaves.length]!;
-          sent = withLeaf(body, pointer, text);
-        }
-        const reply = await t.call("POST", sentPath, { key, body: sent });
-        expect(reply.status, `${c.operationId} ${sentPath} ${JSON.stringify(reply.body)}`).toBeLessThan(500);
-        if (reply.status >= 400) expect(reply.contentType ?? "", `${c.operationId} ${reply.status}`).toMatch(/^application\/problem\+json/);
-        if (pointer !== undefined && unstorableCharacter(text) !== undefined) {
-          expect(reply.status, c.operationId).toBe(400);
-          expect(reply.body.code).toBe("invalid_text");
-          expect(reply.body.errors[0].pointer).toBe(pointer);
-        }
-      }), { numRuns: 250 });
+      await fc.assert(
+        fc.asyncProperty(mutation, async ({ index, leaf, where, text, escape: badEscape }) => {
+          const c = cases[index]!;
+          const { path, id, key } = await c.target();
+          const body = c.body();
+          const leaves = stringLeaves(body);
+          let pointer: string | undefined;
+          let sent: Json = body;
+          let sentPath = path;
+          // A path segment is kept short: a URL over the server's header limit is refused by the transport (431) first.
+          if (where === "path" && id !== undefined) sentPath = path.replace(id, pathSegment(text.slice(0, 100)));
+          else if (where === "escape" && id !== undefined) sentPath = path.replace(id, `${id.slice(0, 8)}${badEscape}`);
+          else if (where === "member" || leaves.length === 0) {
+            sent = { ...(body as object), [text]: "x" };
+            pointer = `/${text.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+          } else {
+            pointer = leaves[leaf % leaves.length]!;
+            sent = withLeaf(body, pointer, text);
+          }
+          const reply = await t.call("POST", sentPath, { key, body: sent });
+          expect(reply.status, `${c.operationId} ${sentPath} ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+          if (reply.status >= 400)
+            expect(reply.contentType ?? "", `${c.operationId} ${reply.status}`).toMatch(/^application\/problem\+json/);
+          if (pointer !== undefined && unstorableCharacter(text) !== undefined) {
+            expect(reply.status, c.operationId).toBe(400);
+            expect(reply.body.code).toBe("invalid_text");
+            expect(reply.body.errors[0].pointer).toBe(pointer);
+          }
+        }),
+        { numRuns: 250 },
+      );
       expect(await verifyLedger(t.db.store)).toMatchObject({ ok: true });
       expect((await t.call("GET", "/ledger/verify", { key: ADMIN_KEY })).body.ok).toBe(true);
     });
 
     it("stores any text but NUL and lone surrogates faithfully, and seals it in records that verify", async () => {
       const storable = hostileText.filter((text) => text.length > 0 && unstorableCharacter(text) === undefined);
-      await fc.assert(fc.asyncProperty(storable, storable, async (description, memo) => {
-        const agent = await post("/agents", { name: `faithful-${(n += 1)}`, description });
-        expect((await t.call("GET", `/agents/${agent.id}`, { key: ADMIN_KEY })).body.description).toBe(description);
-        // The schema counts code points, so the profile is cut at a code point, never inside a pair.
-        const profile = Array.from(memo).slice(0, 200).join("");
-        const certificate = await post(`/agents/${agent.id}/certification`, { ...CERTIFICATION, basis: description, market_profile: profile });
-        const status = (await t.call("GET", `/agents/${agent.id}/certification`, { key: ADMIN_KEY })).body;
-        expect(status.certificate).toMatchObject({ id: certificate.id, basis: description, market_profile: profile });
-        const grantId = idOf(await post("/grants", grantBody()));
-        const decision = await post("/authorize", { ...(payment(grantId, 1) as object), args: { memo, [memo]: description } }, agentKey);
-        expect(decision.outcome).toBe("allow");
-      }), { numRuns: 40 });
+      await fc.assert(
+        fc.asyncProperty(storable, storable, async (description, memo) => {
+          const agent = await post("/agents", { name: `faithful-${(n += 1)}`, description });
+          expect((await t.call("GET", `/agents/${agent.id}`, { key: ADMIN_KEY })).body.description).toBe(description);
+          // The schema counts code points, so the profile is cut at a code point, never inside a pair.
+          const profile = Array.from(memo).slice(0, 200).join("");
+          const certificate = await post(`/agents/${agent.id}/certification`, {
+            ...CERTIFICATION,
+            basis: description,
+            market_profile: profile,
+          });
+          const status = (await t.call("GET", `/agents/${agent.id}/certification`, { key: ADMIN_KEY })).body;
+          expect(status.certificate).toMatchObject({ id: certificate.id, basis: description, market_profile: profile });
+          const grantId = idOf(await post("/grants", grantBody()));
+          const decision = await post("/authorize", { ...(payment(grantId, 1) as object), args: { memo, [memo]: description } }, agentKey);
+          expect(decision.outcome).toBe("allow");
+        }),
+        { numRuns: 40 },
+      );
       expect(await verifyLedger(t.db.store)).toMatchObject({ ok: true });
     });
   });

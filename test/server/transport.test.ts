@@ -16,7 +16,10 @@ const HEADERS_TIMEOUT_MS = 400;
 /** How far past the timeout a cut may come: the server's checking interval, with room for a busy machine. */
 const CUT_LAG_MS_MAX = 5_000;
 
-interface SlowClient { readonly answer: string; readonly closedAfterMs: number }
+interface SlowClient {
+  readonly answer: string;
+  readonly closedAfterMs: number;
+}
 
 /** Sends a request line, then one header line every `dripMs` for `lines` lines, then ends the headers. */
 function slowClient(url: URL, dripMs: number, lines: number): Promise<SlowClient> {
@@ -27,7 +30,9 @@ function slowClient(url: URL, dripMs: number, lines: number): Promise<SlowClient
     let sent = 0;
     let timer: NodeJS.Timeout | undefined;
     socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => { answer += chunk; });
+    socket.on("data", (chunk: string) => {
+      answer += chunk;
+    });
     socket.on("error", reject);
     socket.on("close", () => {
       clearInterval(timer);
@@ -53,7 +58,9 @@ function rawExchange(url: URL, request: string): Promise<string> {
     const socket = connect(Number(url.port), url.hostname);
     let answer = "";
     socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => { answer += chunk; });
+    socket.on("data", (chunk: string) => {
+      answer += chunk;
+    });
     socket.on("error", reject);
     socket.on("close", () => resolve(answer));
     socket.write(request);
@@ -105,12 +112,16 @@ forEachStore("transport bounds", (target) => {
     });
 
     it("a header line that is not a header is 400 `malformed_request`", async () => {
-      expectParserProblem(await rawExchange(new URL(t.baseUrl), "GET /v1/health HTTP/1.1\r\nHost: authority\r\nno colon here\r\n\r\n"), "malformed_request");
+      expectParserProblem(
+        await rawExchange(new URL(t.baseUrl), "GET /v1/health HTTP/1.1\r\nHost: authority\r\nno colon here\r\n\r\n"),
+        "malformed_request",
+      );
     });
 
     it("headers over Node's limit are 431 `headers_too_large`, and headers just under it are served", async () => {
       const url = new URL(t.baseUrl);
-      const head = (size: number) => `GET /v1/health HTTP/1.1\r\nHost: authority\r\nConnection: close\r\nX-Fill: ${"a".repeat(size)}\r\n\r\n`;
+      const head = (size: number) =>
+        `GET /v1/health HTTP/1.1\r\nHost: authority\r\nConnection: close\r\nX-Fill: ${"a".repeat(size)}\r\n\r\n`;
       expectParserProblem(await rawExchange(url, head(maxHeaderSize)), "headers_too_large");
       expect(await rawExchange(url, head(maxHeaderSize - 200))).toMatch(/^HTTP\/1\.1 200 /);
     });

@@ -67,18 +67,31 @@ describe.skipIf(!SERVER_BUILT)("upgrade of a database an earlier release wrote (
     // Root: the allowed 400 (settled at 300), the approved 2000, and the child's 100 count on it.
     // (Its holds lapse a day after the fixture was made, and the grant a year after: neither is asserted.)
     expect(await get(base, `/grants/${RELEASE.grantId}`, RELEASE.adminKey)).toMatchObject({
-      uses: 3, settled_minor: 300, delegation_policy: "attenuating", issued_by: "admin",
+      uses: 3,
+      settled_minor: 300,
+      delegation_policy: "attenuating",
+      issued_by: "admin",
     });
     expect(await get(base, `/grants/${RELEASE.childId}`, RELEASE.adminKey)).toMatchObject({ parent_id: RELEASE.grantId, uses: 1 });
     const tree = await get<TreeLedger>(base, `/grants/${RELEASE.grantId}/ledger`, RELEASE.adminKey);
-    expect(tree.records.map((r: { kind: string; outcome: string | null }) => r.outcome ?? r.kind)).toEqual(["allow", "settlement", "gated", "allow", "allow"]);
+    expect(tree.records.map((r: { kind: string; outcome: string | null }) => r.outcome ?? r.kind)).toEqual([
+      "allow",
+      "settlement",
+      "gated",
+      "allow",
+      "allow",
+    ]);
   });
 
   it("decides new actions with the old agent key and the old certificate, and the ledger still verifies", async () => {
     const base = server!.baseUrl;
     const grant = await post(base, "/grants", RELEASE.adminKey, {
-      agent_id: RELEASE.agentId, principal_type: "human", principal_id: "alice@example.com", scope: { tool: ["payments.*"] },
-      budget_amount_minor: 1_000, budget_currency: "EUR",
+      agent_id: RELEASE.agentId,
+      principal_type: "human",
+      principal_id: "alice@example.com",
+      scope: { tool: ["payments.*"] },
+      budget_amount_minor: 1_000,
+      budget_currency: "EUR",
     });
     expect(grant.status, JSON.stringify(grant.body)).toBe(201);
     const body = { grant_id: grant.body.id, tool: "payments.send", amount_minor: 500, currency: "EUR", attestation: RELEASE.attestation };
@@ -93,11 +106,23 @@ describe.skipIf(!SERVER_BUILT)("upgrade of a database an earlier release wrote (
     await server!.exited;
     server = undefined;
     const db = new Database(file);
-    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(LATEST_MIGRATION + 1, "from a newer release", Date.now());
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+      LATEST_MIGRATION + 1,
+      "from a newer release",
+      Date.now(),
+    );
     db.close();
     const before = versions(file);
-    const refused = await startServerProcess({ url: file }, { AUTHORITY_ENVIRONMENT: RELEASE.environment, AUTHORITY_ADMIN_KEY: RELEASE.adminKey })
-      .then(async (started) => { server = started; return "started"; }, (error: unknown) => String(error));
+    const refused = await startServerProcess(
+      { url: file },
+      { AUTHORITY_ENVIRONMENT: RELEASE.environment, AUTHORITY_ADMIN_KEY: RELEASE.adminKey },
+    ).then(
+      async (started) => {
+        server = started;
+        return "started";
+      },
+      (error: unknown) => String(error),
+    );
     expect(refused).toContain(`\`${LATEST_MIGRATION + 1}\`, which this release does not know`);
     expect(versions(file)).toEqual(before);
   });

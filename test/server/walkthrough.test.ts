@@ -67,8 +67,14 @@ forEachStore("docs/walkthrough.md", (target) => {
         '{"uses":2,"held_minor":12000,"settled_minor":30000}',
         'replayed byte for byte\n{"uses":3}',
         '{"ok":true,"broken":null}',
-      ]) expect(out).toContain(line);
-      const revoked = JSON.parse(out.trim().split("\n").find((l) => l.includes('"revoked":['))!);
+      ])
+        expect(out).toContain(line);
+      const revoked = JSON.parse(
+        out
+          .trim()
+          .split("\n")
+          .find((l) => l.includes('"revoked":['))!,
+      );
       expect(revoked.revoked).toHaveLength(2);
     });
 

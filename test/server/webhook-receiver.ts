@@ -62,7 +62,10 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         res.end();
       };
       if (receiver.mode === "hang") {
-        held.add(() => { inFlight.now -= 1; res.destroy(); });
+        held.add(() => {
+          inFlight.now -= 1;
+          res.destroy();
+        });
         return;
       }
       setTimeout(answer, receiver.delayMs);

@@ -26,7 +26,11 @@ async function setUp(server: ServerProcess, receiver: Receiver): Promise<string>
 
 async function issue(server: ServerProcess, agentId: string): Promise<string> {
   const reply = await post<Grant>(server.baseUrl, "/grants", ADMIN_KEY, {
-    agent_id: agentId, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] }, enforcement_mode: "observe",
+    agent_id: agentId,
+    principal_type: "human",
+    principal_id: "p@example.com",
+    scope: { tool: ["payments.*"] },
+    enforcement_mode: "observe",
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.id;
@@ -56,7 +60,10 @@ function crashSuite(target: StoreTarget): void {
     cleanups.push(() => receiver.close());
     receiver.delayMs = 3_000;
     const first = await startServerProcess(shared, WEBHOOK_ENV);
-    cleanups.push(async () => { first.child.kill("SIGKILL"); await first.exited; });
+    cleanups.push(async () => {
+      first.child.kill("SIGKILL");
+      await first.exited;
+    });
     const agentId = await setUp(first, receiver);
     const grants: string[] = [];
     for (let i = 0; i < 12; i += 1) grants.push(await issue(first, agentId));
@@ -66,7 +73,10 @@ function crashSuite(target: StoreTarget): void {
     await first.exited;
     receiver.delayMs = 0;
     const second = await startServerProcess(shared, WEBHOOK_ENV);
-    cleanups.push(async () => { second.child.kill("SIGKILL"); await second.exited; });
+    cleanups.push(async () => {
+      second.child.kill("SIGKILL");
+      await second.exited;
+    });
     await receiver.waitFor(() => bySubject(receiver).size === grants.length, 30_000);
     const seen = bySubject(receiver);
     expect([...seen.keys()].sort()).toEqual([...grants].sort());
@@ -98,7 +108,10 @@ describe("three replicas on one PostgreSQL schema", () => {
     for (let i = 0; i < 3; i += 1) {
       const replica = await startServerProcess(shared, env);
       replicas.push(replica);
-      cleanups.push(async () => { replica.child.kill("SIGKILL"); await replica.exited; });
+      cleanups.push(async () => {
+        replica.child.kill("SIGKILL");
+        await replica.exited;
+      });
     }
     const agentId = await setUp(replicas[0]!, receiver);
     const grants = await Promise.all(Array.from({ length: 30 }, (_, i) => issue(replicas[i % 3]!, agentId)));

@@ -19,7 +19,11 @@ function webhookSuite(target: StoreTarget): void {
   let receiver: Receiver;
   beforeAll(async () => {
     t = await startTestServer(target, {
-      eventPollMs: 20, webhookAllowPrivate: true, webhookRetryScheduleMs: SHORT_SCHEDULE, webhookAttemptTimeoutMs: 300, webhookConcurrency: 2,
+      eventPollMs: 20,
+      webhookAllowPrivate: true,
+      webhookRetryScheduleMs: SHORT_SCHEDULE,
+      webhookAttemptTimeoutMs: 300,
+      webhookConcurrency: 2,
     });
     agentId = await certifiedAgentId(t, "webhook-agent");
   });
@@ -35,7 +39,8 @@ function webhookSuite(target: StoreTarget): void {
 
   async function issue(): Promise<string> {
     const reply = await t.call("POST", "/grants", {
-      key: ADMIN_KEY, body: { agent_id: agentId, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] } },
+      key: ADMIN_KEY,
+      body: { agent_id: agentId, principal_type: "human", principal_id: "p@example.com", scope: { tool: ["payments.*"] } },
     });
     expect(reply.status).toBe(201);
     return reply.body.id;
@@ -129,8 +134,12 @@ function webhookSuite(target: StoreTarget): void {
     const [dead] = await settle(hook.id, (d) => d.length === 1 && d[0].status === "dead");
     expect(dead.attempts).toBe(SHORT_SCHEDULE.length + 1);
     expect(dead.last_status).toBe(500);
-    const letters = (await t.db.store.eventPath().eventsAfter(before, 100)).filter((e) => e.type === "webhook.delivery_dead_lettered" && e.data["webhook_id"] === hook.id);
-    expect(letters.map((e) => e.data)).toEqual([expect.objectContaining({ webhook_id: hook.id, delivery_id: dead.id, attempts: SHORT_SCHEDULE.length + 1 })]);
+    const letters = (await t.db.store.eventPath().eventsAfter(before, 100)).filter(
+      (e) => e.type === "webhook.delivery_dead_lettered" && e.data["webhook_id"] === hook.id,
+    );
+    expect(letters.map((e) => e.data)).toEqual([
+      expect.objectContaining({ webhook_id: hook.id, delivery_id: dead.id, attempts: SHORT_SCHEDULE.length + 1 }),
+    ]);
     receiver.mode = { status: 200 };
     // The watcher, on the same receiver, gets the dead letter once the receiver answers again.
     const again = await t.call("POST", `/webhooks/${hook.id}/deliveries/${dead.id}/redeliver`, { key: ADMIN_KEY, body: {} });
@@ -139,7 +148,11 @@ function webhookSuite(target: StoreTarget): void {
     expect(redelivered.id).toBe(dead.id);
     const last = receiver.received.filter((r) => r.headers["webhook-id"] === dead.id);
     expect(last.length).toBe(SHORT_SCHEDULE.length + 2);
-    expectProblem(await t.call("POST", `/webhooks/${hook.id}/deliveries/whd_0000000000000000000000000a/redeliver`, { key: ADMIN_KEY, body: {} }), 404, "delivery_not_found");
+    expectProblem(
+      await t.call("POST", `/webhooks/${hook.id}/deliveries/whd_0000000000000000000000000a/redeliver`, { key: ADMIN_KEY, body: {} }),
+      404,
+      "delivery_not_found",
+    );
     for (const id of [hook.id, watcher.id]) await t.call("POST", `/webhooks/${id}/delete`, { key: ADMIN_KEY, body: {} });
     await receiver.close();
   });
@@ -183,15 +196,42 @@ function webhookSuite(target: StoreTarget): void {
 
   it("refuses URLs that are not http(s) or carry credentials, and private addresses unless allowed", async () => {
     for (const url of ["ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)", "not a url", "http://user:pw@example.com/"]) {
-      expectProblem(await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url, event_types: ["grant.issued"] } }), 422, "webhook_url_refused");
+      expectProblem(
+        await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url, event_types: ["grant.issued"] } }),
+        422,
+        "webhook_url_refused",
+      );
     }
-    expectProblem(await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url: "https://example.com", event_types: ["grant.exploded"] } }), 400, "invalid_body");
+    expectProblem(
+      await t.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url: "https://example.com", event_types: ["grant.exploded"] } }),
+      400,
+      "invalid_body",
+    );
     const strict = await startTestServer(target, { webhookAllowPrivate: false });
     try {
-      for (const url of ["http://127.0.0.1:9/x", "http://localhost/x", "http://[::1]/x", "http://169.254.169.254/latest", "http://10.0.0.7/", "http://192.168.1.1/", "http://[::ffff:127.0.0.1]/"]) {
-        expectProblem(await strict.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url, event_types: ["grant.issued"] } }), 422, "webhook_url_refused");
+      for (const url of [
+        "http://127.0.0.1:9/x",
+        "http://localhost/x",
+        "http://[::1]/x",
+        "http://169.254.169.254/latest",
+        "http://10.0.0.7/",
+        "http://192.168.1.1/",
+        "http://[::ffff:127.0.0.1]/",
+      ]) {
+        expectProblem(
+          await strict.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url, event_types: ["grant.issued"] } }),
+          422,
+          "webhook_url_refused",
+        );
       }
-      expect((await strict.call("POST", "/webhooks", { key: ADMIN_KEY, body: { url: "https://hooks.example.com/in", event_types: ["grant.issued"] } })).status).toBe(201);
+      expect(
+        (
+          await strict.call("POST", "/webhooks", {
+            key: ADMIN_KEY,
+            body: { url: "https://hooks.example.com/in", event_types: ["grant.issued"] },
+          })
+        ).status,
+      ).toBe(201);
     } finally {
       await strict.close();
     }

@@ -18,7 +18,12 @@ interface CheckpointResult {
   readonly size?: number;
   readonly kid?: string;
   /** Offline: the first position that differs. */
-  readonly broken?: { readonly position: number; readonly through: number; readonly ledger_id: string | null; readonly problem: string } | null;
+  readonly broken?: {
+    readonly position: number;
+    readonly through: number;
+    readonly ledger_id: string | null;
+    readonly problem: string;
+  } | null;
   /** Against a server: the size of its current tree, which extends the checkpoint when `ok`. */
   readonly current_size?: number;
   /** Why the checkpoint itself, or the server's proof, was refused. */
@@ -29,20 +34,35 @@ interface Verification {
   readonly ok: boolean;
   readonly trees: number;
   readonly records: number;
-  readonly broken: { readonly tree_id: string; readonly seq: number; readonly ledger_id: string; readonly problem: string; readonly position?: number } | null;
+  readonly broken: {
+    readonly tree_id: string;
+    readonly seq: number;
+    readonly ledger_id: string;
+    readonly problem: string;
+    readonly position?: number;
+  } | null;
 }
 
 /** The database named by the server's configuration, opened read-only in spirit: nothing is written or created. */
-async function withDatabase<T>(terminal: Terminal, work: (server: Awaited<ReturnType<typeof serverConfig>>["server"], store: ReturnType<Awaited<ReturnType<typeof serverConfig>>["server"]["openStore"]>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(
+  terminal: Terminal,
+  work: (
+    server: Awaited<ReturnType<typeof serverConfig>>["server"],
+    store: ReturnType<Awaited<ReturnType<typeof serverConfig>>["server"]["openStore"]>,
+  ) => Promise<T>,
+): Promise<T> {
   const { server, config: settings } = await serverConfig("ledger verify", terminal);
   let store: ReturnType<typeof server.openStore>;
   try {
     store = server.openExistingStore(settings.databaseUrl, {
-      ...(settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {}), engine: settings.databaseEngine,
+      ...(settings.databaseSchema !== undefined ? { schema: settings.databaseSchema } : {}),
+      engine: settings.databaseEngine,
     });
   } catch (error) {
     if (!(error instanceof server.DatabaseNotFound)) throw error;
-    throw new UsageError(`${error.message}: set AUTHORITY_DATA_DIR or AUTHORITY_DATABASE_URL to the server's database, or ask a running server with \`--server URL\``);
+    throw new UsageError(
+      `${error.message}: set AUTHORITY_DATA_DIR or AUTHORITY_DATABASE_URL to the server's database, or ask a running server with \`--server URL\``,
+    );
   }
   try {
     return await work(server, store);
@@ -52,13 +72,20 @@ async function withDatabase<T>(terminal: Terminal, work: (server: Awaited<Return
 }
 
 /** The database's chains, and the first N records of its log against the checkpoint when one is given. */
-async function verifyDatabase(terminal: Terminal, note: string | undefined, keys: CheckpointKey[] | undefined): Promise<{ chains: Verification; checkpoint?: CheckpointResult }> {
+async function verifyDatabase(
+  terminal: Terminal,
+  note: string | undefined,
+  keys: CheckpointKey[] | undefined,
+): Promise<{ chains: Verification; checkpoint?: CheckpointResult }> {
   return withDatabase(terminal, async (server, store) => {
     const chains = await server.verifyLedger(store);
     if (note === undefined) return { chains };
     try {
       const checked = await server.verifyCheckpointAgainst(store, note, keys);
-      return { chains, checkpoint: { ok: checked.ok, origin: checked.origin, size: checked.size, kid: checked.kid, broken: checked.broken } };
+      return {
+        chains,
+        checkpoint: { ok: checked.ok, origin: checked.origin, size: checked.size, kid: checked.kid, broken: checked.broken },
+      };
     } catch (error) {
       if (error instanceof server.CheckpointRefused) return { chains, checkpoint: { ok: false, refused: error.message } };
       throw error;
@@ -67,7 +94,11 @@ async function verifyDatabase(terminal: Terminal, note: string | undefined, keys
 }
 
 /** Against a running server: its current checkpoint, signed by a key given, and a proof that its tree extends the saved one. */
-async function checkServer(target: ReturnType<typeof serverTarget>, note: string, keys: CheckpointKey[] | undefined): Promise<CheckpointResult | string> {
+async function checkServer(
+  target: ReturnType<typeof serverTarget>,
+  note: string,
+  keys: CheckpointKey[] | undefined,
+): Promise<CheckpointResult | string> {
   let trusted = keys;
   if (trusted === undefined) {
     const jwks = await request(target, "GET", "/signing-keys");
@@ -81,13 +112,22 @@ async function checkServer(target: ReturnType<typeof serverTarget>, note: string
   const current = verifyCheckpoint(String(answer.body), trusted, saved.origin);
   if (!current.ok) return { ok: false, origin: saved.origin, size: saved.size, refused: `the server's checkpoint: ${current.message}` };
   const result = { origin: saved.origin, size: saved.size, kid: saved.kid, current_size: current.size };
-  if (current.size < saved.size) return { ok: false, ...result, refused: `the server's tree has ${current.size} records, fewer than the ${saved.size} of the saved checkpoint: the ledger was cut` };
+  if (current.size < saved.size)
+    return {
+      ok: false,
+      ...result,
+      refused: `the server's tree has ${current.size} records, fewer than the ${saved.size} of the saved checkpoint: the ledger was cut`,
+    };
   const proof = await request(target, "GET", `/ledger/consistency?first=${saved.size}&second=${current.size}`);
   if (!proof.ok) return proof.message;
-  const hashes = ((proof.body as { proof?: unknown }).proof as unknown[] | undefined ?? []).map((h) => Buffer.from(String(h), "base64"));
+  const hashes = (((proof.body as { proof?: unknown }).proof as unknown[] | undefined) ?? []).map((h) => Buffer.from(String(h), "base64"));
   return verifyConsistency(saved.size, current.size, saved.root, current.root, hashes)
     ? { ok: true, ...result }
-    : { ok: false, ...result, refused: `the server's tree of ${current.size} records does not extend the saved checkpoint of ${saved.size}: records it covered were changed, moved or deleted` };
+    : {
+        ok: false,
+        ...result,
+        refused: `the server's tree of ${current.size} records does not extend the saved checkpoint of ${saved.size}: records it covered were changed, moved or deleted`,
+      };
 }
 
 function printCheckpoint(terminal: Terminal, result: CheckpointResult): void {
@@ -99,9 +139,13 @@ function printCheckpoint(terminal: Terminal, result: CheckpointResult): void {
     const where = b.through === b.position ? `position ${b.position}` : `positions ${b.position} to ${b.through}`;
     terminal.out.write(`${p.red("checkpoint broken")}: ${where}${b.ledger_id === null ? "" : ` (\`${b.ledger_id}\`)`}: ${b.problem}\n`);
   } else if (result.current_size !== undefined) {
-    terminal.out.write(`${p.green("consistent")}: the server's tree of ${result.current_size} records extends the checkpoint of ${result.size} (\`${result.origin}\`)\n`);
+    terminal.out.write(
+      `${p.green("consistent")}: the server's tree of ${result.current_size} records extends the checkpoint of ${result.size} (\`${result.origin}\`)\n`,
+    );
   } else {
-    terminal.out.write(`${p.green("checkpoint verified")}: the first ${result.size} records are those of the checkpoint (\`${result.origin}\`, key \`${result.kid}\`)\n`);
+    terminal.out.write(
+      `${p.green("checkpoint verified")}: the first ${result.size} records are those of the checkpoint (\`${result.origin}\`, key \`${result.kid}\`)\n`,
+    );
   }
 }
 
@@ -139,10 +183,15 @@ not hold or the ledger could not be read, 2 usage error.
     if (format !== "text" && format !== "json") throw new UsageError("`--format` is `text` or `json`");
     const checkpointPath = option(args, "checkpoint");
     const keysPath = option(args, "keys");
-    if (keysPath !== undefined && checkpointPath === undefined) throw new UsageError("`--keys` checks a checkpoint: give it with `--checkpoint FILE`");
-    const note = checkpointPath === undefined ? undefined : readJson(terminal.cwd, checkpointPath, CHECKPOINT_FILE_BYTES_MAX, "checkpoint", false) as string;
+    if (keysPath !== undefined && checkpointPath === undefined)
+      throw new UsageError("`--keys` checks a checkpoint: give it with `--checkpoint FILE`");
+    const note =
+      checkpointPath === undefined
+        ? undefined
+        : (readJson(terminal.cwd, checkpointPath, CHECKPOINT_FILE_BYTES_MAX, "checkpoint", false) as string);
     const keysFile = keysPath === undefined ? undefined : readJson(terminal.cwd, keysPath, SIGNATURE_VERIFY_LIMITS.keysBytesMax, "key set");
-    if (keysFile !== undefined && !Array.isArray((keysFile as { keys?: unknown } | null)?.keys)) throw new UsageError(`${keysPath}: the key set is a JWKS, an object with \`keys\``);
+    if (keysFile !== undefined && !Array.isArray((keysFile as { keys?: unknown } | null)?.keys))
+      throw new UsageError(`${keysPath}: the key set is a JWKS, an object with \`keys\``);
     const keys = keysFile === undefined ? undefined : (keysFile as { keys: CheckpointKey[] }).keys;
     let result: Verification;
     let checkpoint: CheckpointResult | undefined;
@@ -169,17 +218,21 @@ not hold or the ledger could not be read, 2 usage error.
         checkpoint = verified.checkpoint;
       } catch (error) {
         if (error instanceof UsageError) throw error;
-        terminal.err.write(`authority ledger verify: the ledger could not be read: ${error instanceof Error ? error.message : String(error)}\n`);
+        terminal.err.write(
+          `authority ledger verify: the ledger could not be read: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
         return EXIT.failed;
       }
     }
     const p = paint(terminal.color);
-    if (format === "json") terminal.out.write(`${JSON.stringify(checkpoint === undefined ? result : { ...result, checkpoint }, null, 2)}\n`);
+    if (format === "json")
+      terminal.out.write(`${JSON.stringify(checkpoint === undefined ? result : { ...result, checkpoint }, null, 2)}\n`);
     else {
       if (result.broken === null) terminal.out.write(`${p.green("verified")}: ${result.records} records in ${result.trees} chains\n`);
       else {
         const b = result.broken;
-        if (b.position !== undefined) terminal.out.write(`${p.red("broken")}: position ${b.position} of the Merkle log (\`${b.ledger_id}\`): ${b.problem}\n`);
+        if (b.position !== undefined)
+          terminal.out.write(`${p.red("broken")}: position ${b.position} of the Merkle log (\`${b.ledger_id}\`): ${b.problem}\n`);
         else terminal.out.write(`${p.red("broken")}: chain \`${b.tree_id}\`, record ${b.seq} (\`${b.ledger_id}\`): ${b.problem}\n`);
         terminal.out.write(`checked ${result.records} records in ${result.trees} chains up to the break\n`);
       }

@@ -37,10 +37,16 @@ Exit status: 0 verified, 1 not verified (the member that fails is named), 2 usag
     if (format === "json") terminal.out.write(`${JSON.stringify(result, null, 2)}\n`);
     else if (result.ok) {
       const record = result.record;
-      terminal.out.write(`${p.green("verified")}: decision \`${result.ledger_id}\` is leaf ${result.leaf_index} of the tree of ${result.tree_size} records signed as \`${result.origin}\` by \`${result.kid}\`\n`);
-      terminal.out.write(`  outcome: ${JSON.stringify(record["outcome"])}, grant: ${JSON.stringify(record["grant_id"])}, agent: ${JSON.stringify(record["agent_id"])}\n`);
+      terminal.out.write(
+        `${p.green("verified")}: decision \`${result.ledger_id}\` is leaf ${result.leaf_index} of the tree of ${result.tree_size} records signed as \`${result.origin}\` by \`${result.kid}\`\n`,
+      );
+      terminal.out.write(
+        `  outcome: ${JSON.stringify(record["outcome"])}, grant: ${JSON.stringify(record["grant_id"])}, agent: ${JSON.stringify(record["agent_id"])}\n`,
+      );
       for (const settlement of result.settlements) {
-        terminal.out.write(`  settled: ${JSON.stringify(settlement["amount_minor"])} ${settlement["currency"] === null ? "" : String(settlement["currency"])} (\`${String(settlement["ledger_id"])}\`)\n`);
+        terminal.out.write(
+          `  settled: ${JSON.stringify(settlement["amount_minor"])} ${settlement["currency"] === null ? "" : String(settlement["currency"])} (\`${String(settlement["ledger_id"])}\`)\n`,
+        );
       }
     } else {
       terminal.out.write(`${p.red("not verified")}: ${result.field === "" ? "the receipt" : `\`${result.field}\``}: ${result.message}\n`);

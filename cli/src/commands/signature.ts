@@ -41,7 +41,14 @@ export function readJson(cwd: string, path: string, bytesMax: number, what: stri
 }
 
 /** The statement members a caller may require, by option name. */
-const EXPECTED = { tool: "tool", grant: "grant_id", outcome: "outcome", nonce: "nonce", "ledger-id": "ledger_id", currency: "currency" } as const;
+const EXPECTED = {
+  tool: "tool",
+  grant: "grant_id",
+  outcome: "outcome",
+  nonce: "nonce",
+  "ledger-id": "ledger_id",
+  currency: "currency",
+} as const;
 
 export const signatureVerifyCommand: Command = {
   name: "signature verify",
@@ -63,31 +70,54 @@ Exit status: 0 verified, 1 not signed by these keys or not what was expected, 2 
 `,
   available: true,
   async run(argv, terminal) {
-    const args = parseArgs(argv, { keys: "string", amount: "string", tool: "string", grant: "string", outcome: "string", nonce: "string", "ledger-id": "string", currency: "string", format: "string" });
+    const args = parseArgs(argv, {
+      keys: "string",
+      amount: "string",
+      tool: "string",
+      grant: "string",
+      outcome: "string",
+      nonce: "string",
+      "ledger-id": "string",
+      currency: "string",
+      format: "string",
+    });
     const format = choice(args, "format", ["text", "json"] as const, "text");
     if (args.positionals.length !== 1) throw new UsageError("name one answer file to verify");
     const keysPath = option(args, "keys");
     if (keysPath === undefined) throw new UsageError("give the server's JWKS with `--keys FILE`");
     const amountText = option(args, "amount");
-    if (amountText !== undefined && !/^(0|[1-9][0-9]{0,15})$/.test(amountText)) throw new UsageError(`\`--amount\` must be a whole number of minor units, not \`${amountText}\``);
+    if (amountText !== undefined && !/^(0|[1-9][0-9]{0,15})$/.test(amountText))
+      throw new UsageError(`\`--amount\` must be a whole number of minor units, not \`${amountText}\``);
     const answer = readJson(terminal.cwd, args.positionals[0]!, SIGNATURE_VERIFY_LIMITS.answerBytesMax, "answer");
     const keys = readJson(terminal.cwd, keysPath, SIGNATURE_VERIFY_LIMITS.keysBytesMax, "key set");
-    if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return report(terminal, format, { ok: false, reason: "unsigned", message: "the answer is not a JSON object" });
+    if (typeof answer !== "object" || answer === null || Array.isArray(answer))
+      return report(terminal, format, { ok: false, reason: "unsigned", message: "the answer is not a JSON object" });
     const checked = await signedStatement(answer as Record<string, unknown>, new SigningKeyring(keys as SigningKeySet));
-    if ("failure" in checked) return report(terminal, format, { ok: false, reason: checked.failure.reason, message: checked.failure.message });
+    if ("failure" in checked)
+      return report(terminal, format, { ok: false, reason: checked.failure.reason, message: checked.failure.message });
     const expected: Record<string, unknown> = {};
     for (const [name, member] of Object.entries(EXPECTED)) if (option(args, name) !== undefined) expected[member] = option(args, name);
     if (amountText !== undefined) expected["amount_minor"] = Number(amountText);
     for (const [member, value] of Object.entries(expected)) {
       if (checked.statement[member] !== value) {
-        return report(terminal, format, { ok: false, reason: "mismatch", message: `the signed \`${member}\` is \`${JSON.stringify(checked.statement[member])}\`, not \`${JSON.stringify(value)}\``, statement: checked.statement });
+        return report(terminal, format, {
+          ok: false,
+          reason: "mismatch",
+          message: `the signed \`${member}\` is \`${JSON.stringify(checked.statement[member])}\`, not \`${JSON.stringify(value)}\``,
+          statement: checked.statement,
+        });
       }
     }
     return report(terminal, format, { ok: true, statement: checked.statement });
   },
 };
 
-interface Outcome { ok: boolean; reason?: string; message?: string; statement?: Record<string, unknown> }
+interface Outcome {
+  ok: boolean;
+  reason?: string;
+  message?: string;
+  statement?: Record<string, unknown>;
+}
 
 function report(terminal: Terminal, format: "text" | "json", outcome: Outcome): number {
   if (format === "json") terminal.out.write(`${JSON.stringify(outcome, null, 2)}\n`);

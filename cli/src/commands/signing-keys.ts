@@ -17,7 +17,10 @@ function writeKeys(jwks: { keys: readonly SigningKeyView[] }, format: "text" | "
     terminal.out.write(`${JSON.stringify(jwks, null, 2)}\n`);
     return;
   }
-  for (const key of jwks.keys) terminal.out.write(`${key.kid}  ${key.status.padEnd(7)}  created ${key.created_at}${key.retired_at === null ? "" : `  retired ${key.retired_at}`}\n`);
+  for (const key of jwks.keys)
+    terminal.out.write(
+      `${key.kid}  ${key.status.padEnd(7)}  created ${key.created_at}${key.retired_at === null ? "" : `  retired ${key.retired_at}`}\n`,
+    );
 }
 
 async function readKeys(target: ServerTarget, command: string, terminal: Terminal): Promise<{ keys: SigningKeyView[] } | undefined> {
@@ -84,13 +87,17 @@ Exit status: 0 rotated, 1 refused or unreachable, 2 usage error.
       return EXIT.failed;
     }
     const reason = option(args, "reason");
-    const answer = await request(target, "POST", "/signing-keys/rotate", { retire_kid: active.kid, ...(reason === undefined ? {} : { reason }) });
+    const answer = await request(target, "POST", "/signing-keys/rotate", {
+      retire_kid: active.kid,
+      ...(reason === undefined ? {} : { reason }),
+    });
     if (!answer.ok) {
       terminal.err.write(`authority signing-keys rotate: ${answer.message}\n`);
       return EXIT.failed;
     }
     const after = answer.body as { keys: SigningKeyView[] };
-    if (format === "text") terminal.out.write(`retired ${active.kid}; now signing with ${after.keys.find((key) => key.status === "active")?.kid}\n`);
+    if (format === "text")
+      terminal.out.write(`retired ${active.kid}; now signing with ${after.keys.find((key) => key.status === "active")?.kid}\n`);
     writeKeys(after, format, terminal);
     return EXIT.ok;
   },

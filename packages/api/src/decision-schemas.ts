@@ -187,8 +187,15 @@ export const ledgerVerificationSchema = {
           type: "object",
           required: ["tree_id", "seq", "ledger_id", "problem"],
           properties: {
-            tree_id: { type: "string" }, seq: { type: "integer" }, ledger_id: { type: "string" }, problem: { type: "string" },
-            position: { type: "integer", description: "Set when the break is in the ledger's Merkle log: the leaf's position (`tree_id` is empty when the record is gone)." },
+            tree_id: { type: "string" },
+            seq: { type: "integer" },
+            ledger_id: { type: "string" },
+            problem: { type: "string" },
+            position: {
+              type: "integer",
+              description:
+                "Set when the break is in the ledger's Merkle log: the leaf's position (`tree_id` is empty when the record is gone).",
+            },
           },
         },
       ],

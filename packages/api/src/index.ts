@@ -104,7 +104,15 @@ export {
   webhookDeliveryListSchema,
   type EventType,
 } from "./event-schemas.js";
-export { decisionReceiptSchema, ledgerConsistencySchema, nonceField, signatureSchema, signingKeySchema, signingKeySetSchema, signingKeyRotateBodySchema } from "./signing-schemas.js";
+export {
+  decisionReceiptSchema,
+  ledgerConsistencySchema,
+  nonceField,
+  signatureSchema,
+  signingKeySchema,
+  signingKeySetSchema,
+  signingKeyRotateBodySchema,
+} from "./signing-schemas.js";
 export { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN, keyIdentityFault } from "./key-identity.js";
 export { ENDPOINTS, ROLES, type Endpoint, type Role } from "./endpoints.js";
 export { buildOpenApiDocument } from "./openapi.js";

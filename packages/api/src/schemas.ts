@@ -6,7 +6,14 @@
 import { API_LIMITS } from "./limits.js";
 import { WEBHOOK_SCHEMAS, webhookActionBodySchema, webhookCreateBodySchema } from "./event-schemas.js";
 import { KEY_EMAIL_PATTERN, KEY_IDENTITY_PATTERN } from "./key-identity.js";
-import { decisionReceiptSchema, ledgerConsistencySchema, signatureSchema, signingKeyRotateBodySchema, signingKeySchema, signingKeySetSchema } from "./signing-schemas.js";
+import {
+  decisionReceiptSchema,
+  ledgerConsistencySchema,
+  signatureSchema,
+  signingKeyRotateBodySchema,
+  signingKeySchema,
+  signingKeySetSchema,
+} from "./signing-schemas.js";
 import {
   authorizeBodySchema,
   decisionAbandonBodySchema,

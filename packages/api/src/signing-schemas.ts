@@ -150,7 +150,11 @@ export const ledgerConsistencySchema = {
   properties: {
     first: { type: "integer", minimum: 0 },
     second: { type: "integer", minimum: 0 },
-    proof: { type: "array", items: { type: "string" }, description: "Base64 SHA-256 hashes in the order of RFC 9162 §2.1.4 (SUBPROOF); empty when `first` is 0 or equals `second`." },
+    proof: {
+      type: "array",
+      items: { type: "string" },
+      description: "Base64 SHA-256 hashes in the order of RFC 9162 §2.1.4 (SUBPROOF); empty when `first` is 0 or equals `second`.",
+    },
   },
 } as const;
 
@@ -159,11 +163,27 @@ const receiptEntry = {
   additionalProperties: false,
   required: ["leaf_index", "prev_hash", "hash", "record", "inclusion_proof"],
   properties: {
-    leaf_index: { type: "integer", minimum: 0, description: "The record's position in the ledger's global order: its leaf in the Merkle tree." },
-    prev_hash: { type: "string", pattern: "^[0-9a-f]{64}$", description: "The hash of the previous record of its chain (64 zeros for the first)." },
-    hash: { type: "string", pattern: "^[0-9a-f]{64}$", description: "SHA-256 of `prev_hash`, a newline and `record`; the leaf is SHA-256(0x00 || these 32 bytes)." },
+    leaf_index: {
+      type: "integer",
+      minimum: 0,
+      description: "The record's position in the ledger's global order: its leaf in the Merkle tree.",
+    },
+    prev_hash: {
+      type: "string",
+      pattern: "^[0-9a-f]{64}$",
+      description: "The hash of the previous record of its chain (64 zeros for the first).",
+    },
+    hash: {
+      type: "string",
+      pattern: "^[0-9a-f]{64}$",
+      description: "SHA-256 of `prev_hash`, a newline and `record`; the leaf is SHA-256(0x00 || these 32 bytes).",
+    },
     record: { type: "string", description: "The sealed record: its canonical JSON, exactly the text its hash covers." },
-    inclusion_proof: { type: "array", items: { type: "string" }, description: "Base64 SHA-256 hashes from the leaf up to the checkpoint's root (RFC 9162 §2.1.3)." },
+    inclusion_proof: {
+      type: "array",
+      items: { type: "string" },
+      description: "Base64 SHA-256 hashes from the leaf up to the checkpoint's root (RFC 9162 §2.1.3).",
+    },
   },
 } as const;
 
@@ -179,20 +199,28 @@ export const decisionReceiptSchema = {
     format: { const: "agent-authority.receipt.v1" },
     ledger_id: { type: "string" },
     kid: { type: "string", description: "The key of GET /v1/signing-keys that signed the checkpoint and the receipt." },
-    checkpoint: { type: "string", description: "A signed checkpoint (C2SP tlog-checkpoint signed note) whose tree holds every record of the receipt." },
+    checkpoint: {
+      type: "string",
+      description: "A signed checkpoint (C2SP tlog-checkpoint signed note) whose tree holds every record of the receipt.",
+    },
     record: receiptEntry,
     settlements: { type: "array", items: receiptEntry, description: "The settlement records of the decision (at most one)." },
     signature: {
       type: "object",
       required: ["alg", "kid", "statement", "value"],
-      description: "Ed25519 over the canonical JSON of `statement`, whose `receipt_sha256` is the SHA-256 of the canonical JSON of the receipt without `signature`.",
+      description:
+        "Ed25519 over the canonical JSON of `statement`, whose `receipt_sha256` is the SHA-256 of the canonical JSON of the receipt without `signature`.",
       properties: {
         alg: { const: "EdDSA" },
         kid: { type: "string" },
         statement: {
           type: "object",
           required: ["ledger_id", "receipt_sha256", "type"],
-          properties: { ledger_id: { type: "string" }, receipt_sha256: { type: "string", pattern: "^[0-9a-f]{64}$" }, type: { const: "authority.receipt.v1" } },
+          properties: {
+            ledger_id: { type: "string" },
+            receipt_sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
+            type: { const: "authority.receipt.v1" },
+          },
         },
         value: { type: "string", pattern: "^[A-Za-z0-9_-]{86}$" },
       },

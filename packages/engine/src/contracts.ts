@@ -75,7 +75,8 @@ export function countsTowards(metric: ContractMetric, record: DecisionRecord): b
 function windowOf(contract: ContractSpec): { kind: "decisions"; size: number } | { kind: "hours"; spanMs: number } {
   const decisions = contract.window_decisions ?? null;
   const hours = contract.window_hours ?? null;
-  if ((decisions === null) === (hours === null)) throw new RangeError("a contract has exactly one of `window_decisions` and `window_hours`");
+  if ((decisions === null) === (hours === null))
+    throw new RangeError("a contract has exactly one of `window_decisions` and `window_hours`");
   if (decisions !== null) {
     if (!Number.isSafeInteger(decisions) || decisions < 1) throw new RangeError("`window_decisions` must be a positive integer");
     return { kind: "decisions", size: decisions };
@@ -86,7 +87,13 @@ function windowOf(contract: ContractSpec): { kind: "decisions"; size: number } |
 
 function measure(successes: number, n: number, ceiling: number): ContractMeasure {
   const interval = wilsonInterval(successes, n);
-  return { successes, n, rate: n === 0 ? null : successes / n, ...interval, status: n === 0 ? "not_demonstrated" : statusOf(interval, ceiling) };
+  return {
+    successes,
+    n,
+    rate: n === 0 ? null : successes / n,
+    ...interval,
+    status: n === 0 ? "not_demonstrated" : statusOf(interval, ceiling),
+  };
 }
 
 /**

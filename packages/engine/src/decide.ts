@@ -73,7 +73,11 @@ export function decide(request: DecisionRequest, chain: readonly ChainLink[], st
 }
 
 function tooDeep(chain: readonly ChainLink[]): Verdict {
-  return fail("deny", "grant.chain_too_deep", `the delegation chain has \`${chain.length}\` grants; at most \`${ENGINE_LIMITS.chainLinksMax}\` are decided on`);
+  return fail(
+    "deny",
+    "grant.chain_too_deep",
+    `the delegation chain has \`${chain.length}\` grants; at most \`${ENGINE_LIMITS.chainLinksMax}\` are decided on`,
+  );
 }
 
 function gateResult(gate: GateName, verdict: Verdict): GateResult {
@@ -105,7 +109,8 @@ function assemble(
   const residual = verdict?.residual;
   const policyError = verdict?.policy_error;
   const baseReason = verdict?.reason ?? (approver !== null ? `every gate passed; approved by \`${approver}\`` : "every gate passed");
-  const reason = observing && enforced !== "allow" ? `in \`observe\`: enforce would answer \`${enforced}\` because ${baseReason}` : baseReason;
+  const reason =
+    observing && enforced !== "allow" ? `in \`observe\`: enforce would answer \`${enforced}\` because ${baseReason}` : baseReason;
   return Object.freeze({
     outcome: observing ? "allow" : enforced,
     ...(observing ? { would_outcome: enforced } : {}),
@@ -131,5 +136,12 @@ function holdsFor(request: DecisionRequest, chain: readonly ChainLink[], state: 
   const lifetime = state.hold_lifetime_ms ?? DEFAULT_HOLD_LIFETIME_MS;
   let expires = now + lifetime;
   for (const link of chain) expires = Math.min(expires, link.terms.window.end);
-  return chain.map((link) => Object.freeze({ grant_id: link.grant_id, amount_minor: amount, currency: request.currency ?? link.terms.budget_currency, expires_at: expires }));
+  return chain.map((link) =>
+    Object.freeze({
+      grant_id: link.grant_id,
+      amount_minor: amount,
+      currency: request.currency ?? link.terms.budget_currency,
+      expires_at: expires,
+    }),
+  );
 }

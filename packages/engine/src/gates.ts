@@ -28,11 +28,15 @@ export function grantGate(request: DecisionRequest, chain: readonly ChainLink[])
 export function statusGate(chain: readonly ChainLink[]): Verdict {
   const revoked = chain.findIndex((link) => link.status === "revoked");
   if (revoked >= 0) {
-    return fail("deny", "status.revoked", `${describeLink(chain, revoked)} has been revoked; ask its issuer for a new grant`, { grant_id: chain[revoked]!.grant_id });
+    return fail("deny", "status.revoked", `${describeLink(chain, revoked)} has been revoked; ask its issuer for a new grant`, {
+      grant_id: chain[revoked]!.grant_id,
+    });
   }
   const pending = chain.findIndex((link) => link.status === "pending_approval");
   if (pending >= 0) {
-    return fail("gated", "status.pending_approval", `${describeLink(chain, pending)} awaits a human's approval before it can be used`, { grant_id: chain[pending]!.grant_id });
+    return fail("gated", "status.pending_approval", `${describeLink(chain, pending)} awaits a human's approval before it can be used`, {
+      grant_id: chain[pending]!.grant_id,
+    });
   }
   return pass("status.active", "the grant and every ancestor are active");
 }
@@ -41,8 +45,12 @@ export function statusGate(chain: readonly ChainLink[]): Verdict {
 export function windowGate(chain: readonly ChainLink[], now: number): Verdict {
   for (let i = 0; i < chain.length; i += 1) {
     const { start, end } = chain[i]!.terms.window;
-    if (now < start) return fail("deny", "window.not_yet_valid", `${describeLink(chain, i)} is valid from ${iso(start)}`, { grant_id: chain[i]!.grant_id });
-    if (now >= end) return fail("deny", "window.expired", `${describeLink(chain, i)} expired at ${iso(end)}`, { grant_id: chain[i]!.grant_id });
+    if (now < start)
+      return fail("deny", "window.not_yet_valid", `${describeLink(chain, i)} is valid from ${iso(start)}`, {
+        grant_id: chain[i]!.grant_id,
+      });
+    if (now >= end)
+      return fail("deny", "window.expired", `${describeLink(chain, i)} expired at ${iso(end)}`, { grant_id: chain[i]!.grant_id });
   }
   return pass("window.inside", "now lies inside the window of the grant and every ancestor");
 }
@@ -57,12 +65,19 @@ export function audienceGate(request: DecisionRequest, chain: readonly ChainLink
     const audience = chain[i]!.terms.audience;
     if (audience === asked) continue;
     if (asked === null) {
-      return fail("deny", "audience.missing", `${describeLink(chain, i)} is for audience \`${audience}\`; name it in the request`, { grant_id: chain[i]!.grant_id });
+      return fail("deny", "audience.missing", `${describeLink(chain, i)} is for audience \`${audience}\`; name it in the request`, {
+        grant_id: chain[i]!.grant_id,
+      });
     }
     const expected = audience === null ? "no audience" : `audience \`${audience}\``;
-    return fail("deny", "audience.mismatch", `${describeLink(chain, i)} is for ${expected}, not \`${asked}\``, { grant_id: chain[i]!.grant_id });
+    return fail("deny", "audience.mismatch", `${describeLink(chain, i)} is for ${expected}, not \`${asked}\``, {
+      grant_id: chain[i]!.grant_id,
+    });
   }
-  return pass("audience.match", asked === null ? "neither the request nor the chain names an audience" : `the chain is for audience \`${asked}\``);
+  return pass(
+    "audience.match",
+    asked === null ? "neither the request nor the chain names an audience" : `the chain is for audience \`${asked}\``,
+  );
 }
 
 const ATTESTED_FIELDS = ["manifest_hash", "content_hash", "provenance_version"] as const;
@@ -74,19 +89,35 @@ export function certificationGate(request: DecisionRequest, state: DecisionState
   }
   const cert = state.certificate;
   if (cert === null || cert.agent_id !== request.agent_id || cert.environment !== state.environment) {
-    return fail("deny", "certification.missing", `agent \`${request.agent_id}\` holds no certificate for environment \`${state.environment}\`; a certifier must certify it`);
+    return fail(
+      "deny",
+      "certification.missing",
+      `agent \`${request.agent_id}\` holds no certificate for environment \`${state.environment}\`; a certifier must certify it`,
+    );
   }
   if (cert.revoked_at !== null) {
-    return fail("deny", "certification.revoked", `the certificate \`${cert.certificate_id}\` of agent \`${request.agent_id}\` was revoked at ${iso(cert.revoked_at)}`);
+    return fail(
+      "deny",
+      "certification.revoked",
+      `the certificate \`${cert.certificate_id}\` of agent \`${request.agent_id}\` was revoked at ${iso(cert.revoked_at)}`,
+    );
   }
   const presented = request.attestation ?? null;
   if (presented === null) {
-    return fail("deny", "certification.attestation_missing", "the request presents no attestation; send `manifest_hash`, `content_hash` and `provenance_version`");
+    return fail(
+      "deny",
+      "certification.attestation_missing",
+      "the request presents no attestation; send `manifest_hash`, `content_hash` and `provenance_version`",
+    );
   }
   const differing = ATTESTED_FIELDS.filter((field) => presented[field] !== cert[field]);
   if (differing.length > 0) {
     const list = differing.map((f) => `\`${f}\``).join(", ");
-    return fail("deny", "certification.attestation_mismatch", `the attestation differs from certificate \`${cert.certificate_id}\` on ${list}; the changed agent must be certified again`);
+    return fail(
+      "deny",
+      "certification.attestation_mismatch",
+      `the attestation differs from certificate \`${cert.certificate_id}\` on ${list}; the changed agent must be certified again`,
+    );
   }
   return pass("certification.valid", `certificate \`${cert.certificate_id}\` is valid here and the attestation matches it`);
 }
@@ -96,7 +127,9 @@ export function scopeGate(request: DecisionRequest, chain: readonly ChainLink[])
   for (let i = 0; i < chain.length; i += 1) {
     if (!toolCovered(request.tool, chain[i]!.terms.scope.tool)) {
       const scope = chain[i]!.terms.scope.tool.map((t) => `\`${t}\``).join(", ") || "no tool";
-      return fail("deny", "scope.out_of_scope", `tool \`${request.tool}\` is not in the scope of ${describeLink(chain, i)} (${scope})`, { grant_id: chain[i]!.grant_id });
+      return fail("deny", "scope.out_of_scope", `tool \`${request.tool}\` is not in the scope of ${describeLink(chain, i)} (${scope})`, {
+        grant_id: chain[i]!.grant_id,
+      });
     }
   }
   return pass("scope.covered", `tool \`${request.tool}\` is in scope on the whole chain`);
@@ -106,7 +139,12 @@ export function scopeGate(request: DecisionRequest, chain: readonly ChainLink[])
 export function conditionsGate(request: DecisionRequest, chain: readonly ChainLink[]): Verdict {
   for (let i = 0; i < chain.length; i += 1) {
     if (chain[i]!.terms.conditions.clean_context && request.context?.clean !== true) {
-      return fail("deny", "conditions.clean_context_required", `${describeLink(chain, i)} requires a clean context; send \`context.clean: true\` only from a clean context`, { grant_id: chain[i]!.grant_id });
+      return fail(
+        "deny",
+        "conditions.clean_context_required",
+        `${describeLink(chain, i)} requires a clean context; send \`context.clean: true\` only from a clean context`,
+        { grant_id: chain[i]!.grant_id },
+      );
     }
   }
   return pass("conditions.met", "every condition of the chain holds");
@@ -135,7 +173,12 @@ export function budgetGate(request: DecisionRequest, chain: readonly ChainLink[]
       const currency = chain[i]!.terms.budget_currency;
       if ((request.currency ?? null) !== currency) {
         const asked = request.currency == null ? "no currency" : `\`${request.currency}\``;
-        return fail("deny", "budget.currency_mismatch", `${describeLink(chain, i)} budgets in \`${currency ?? "none"}\` and the request names ${asked}`, { grant_id: chain[i]!.grant_id });
+        return fail(
+          "deny",
+          "budget.currency_mismatch",
+          `${describeLink(chain, i)} budgets in \`${currency ?? "none"}\` and the request names ${asked}`,
+          { grant_id: chain[i]!.grant_id },
+        );
       }
     }
   }
@@ -143,12 +186,22 @@ export function budgetGate(request: DecisionRequest, chain: readonly ChainLink[]
     const link = chain[i]!;
     const remaining = Math.max(0, remainingMinor(link, now));
     if (amount > remaining) {
-      return fail("exhausted", "budget.amount_exhausted", `${describeLink(chain, i)} has \`${remaining}\` left of its amount budget and the action needs \`${amount}\``, { grant_id: link.grant_id });
+      return fail(
+        "exhausted",
+        "budget.amount_exhausted",
+        `${describeLink(chain, i)} has \`${remaining}\` left of its amount budget and the action needs \`${amount}\``,
+        { grant_id: link.grant_id },
+      );
     }
     const count = link.terms.budget_count;
     if (count !== null && link.usage.uses >= count) {
-      return fail("exhausted", "budget.count_exhausted", `${describeLink(chain, i)} has used all \`${count}\` of its uses`, { grant_id: link.grant_id });
+      return fail("exhausted", "budget.count_exhausted", `${describeLink(chain, i)} has used all \`${count}\` of its uses`, {
+        grant_id: link.grant_id,
+      });
     }
   }
-  return pass("budget.fits", amount > 0 ? `\`${amount}\` and one more use fit on the grant and every ancestor` : "one more use fits on the grant and every ancestor");
+  return pass(
+    "budget.fits",
+    amount > 0 ? `\`${amount}\` and one more use fit on the grant and every ancestor` : "one more use fits on the grant and every ancestor",
+  );
 }

@@ -1,6 +1,15 @@
 // Gate 8: the chain's policies, each evaluated against its own grant's usage, conjoined.
 
-import { compilePolicy, costMeter, decideChain, LIMITS, type ChainLinkPolicy, type ChainOutcome, type CompileResult, type Diagnostic } from "@agent-authority/language";
+import {
+  compilePolicy,
+  costMeter,
+  decideChain,
+  LIMITS,
+  type ChainLinkPolicy,
+  type ChainOutcome,
+  type CompileResult,
+  type Diagnostic,
+} from "@agent-authority/language";
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
@@ -44,7 +53,11 @@ function approvalProblem(request: DecisionRequest, now: number): Verdict | null 
     return fail("deny", "approval.wrong_tool", `approval ${id} was given for tool \`${approval.tool}\`, not \`${request.tool}\``);
   }
   if (requestAmount(request) > approval.amount_ceiling_minor) {
-    return fail("deny", "approval.over_ceiling", `the amount \`${requestAmount(request)}\` exceeds the ceiling \`${approval.amount_ceiling_minor}\` of approval ${id}`);
+    return fail(
+      "deny",
+      "approval.over_ceiling",
+      `the amount \`${requestAmount(request)}\` exceeds the ceiling \`${approval.amount_ceiling_minor}\` of approval ${id}`,
+    );
   }
   if (approval.expires_at <= now) {
     return fail("deny", "approval.expired", `approval ${id} has expired; retry without it to ask for a new approval`);
@@ -67,7 +80,12 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
     if (link.terms.policy === null) continue;
     const result = compileCached(link.terms.policy);
     if (!result.ok) {
-      invalid = fail("deny", "policy.invalid", `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`, { grant_id: link.grant_id });
+      invalid = fail(
+        "deny",
+        "policy.invalid",
+        `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`,
+        { grant_id: link.grant_id },
+      );
       break;
     }
     const env = policyEnvironment(request, link, now);
@@ -79,16 +97,24 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
     const value = result.policy.evaluate({ ...env, approver }, budget);
     if (!value.ok) return runtimeError(chain, i, value.error);
     if (!value.value) {
-      return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, { grant_id: link.grant_id });
+      return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, {
+        grant_id: link.grant_id,
+      });
     }
   }
-  if (approver !== null) return invalid ?? pass("policy.approved", `every policy of the chain allows this action with approver \`${approver}\``, approver);
+  if (approver !== null)
+    return invalid ?? pass("policy.approved", `every policy of the chain allows this action with approver \`${approver}\``, approver);
   // The links before one that does not compile still decide first: a refusal among them stands.
   return chainVerdict(chain, decideChain(links, budget), positions, invalid);
 }
 
 /** The verdict of the chain's links decided with `approver` unknown (language `decideChain`). */
-function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positions: readonly number[], invalid: Verdict | undefined): Verdict {
+function chainVerdict(
+  chain: readonly ChainLink[],
+  outcome: ChainOutcome,
+  positions: readonly number[],
+  invalid: Verdict | undefined,
+): Verdict {
   switch (outcome.outcome) {
     case "deny": {
       const i = positions[outcome.link]!;
@@ -104,15 +130,24 @@ function chainVerdict(chain: readonly ChainLink[], outcome: ChainOutcome, positi
     case "allow":
       return pass("policy.allow", "every policy of the chain allows this action", null);
     case "gated":
-      return fail("gated", "policy.gated", `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``, { residual: outcome.residual });
+      return fail("gated", "policy.gated", `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``, {
+        residual: outcome.residual,
+      });
     default:
-      return fail("deny", "policy.no_single_approver", `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`);
+      return fail(
+        "deny",
+        "policy.no_single_approver",
+        `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`,
+      );
   }
 }
 
 function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): Verdict {
   if (error.code === "cost-exceeded") return costExceeded(error, chain[i]!.grant_id);
-  return fail("deny", "policy.error", `the policy of ${describeLink(chain, i)} failed at run time and fails closed: ${error.message}`, { grant_id: chain[i]!.grant_id, policy_error: error });
+  return fail("deny", "policy.error", `the policy of ${describeLink(chain, i)} failed at run time and fails closed: ${error.message}`, {
+    grant_id: chain[i]!.grant_id,
+    policy_error: error,
+  });
 }
 
 /** The decision's budget of work units ran out: it denies, whatever the policies would have said. */
@@ -123,8 +158,17 @@ function costExceeded(error: Diagnostic, grantId?: string): Verdict {
 
 /** The names a residual is read with, but for `args`: it names no other (its values are stated in it). */
 const RESIDUAL_ENVIRONMENT = Object.freeze({
-  amount_minor: 0, currency: "", tool: "", approver: null, agent: "", principal: "", audience: "",
-  uses: 0, spent_minor: 0, hour_utc: 0, weekday_utc: "mon" as const,
+  amount_minor: 0,
+  currency: "",
+  tool: "",
+  approver: null,
+  agent: "",
+  principal: "",
+  audience: "",
+  uses: 0,
+  spent_minor: 0,
+  hour_utc: 0,
+  weekday_utc: "mon" as const,
 });
 
 /**

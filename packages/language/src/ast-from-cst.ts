@@ -94,7 +94,14 @@ function climb(
     result = binary(op, result, right);
     if (precedence === COMPARISON && state.next - 1 < operators.length && precedenceOf(operators[state.next - 1]!) === COMPARISON) {
       const again = operators[state.next - 1]!;
-      out.push(error("unexpected-token", `unexpected \`${again.image}\`: comparisons do not chain`, spanOfToken(again), "join two comparisons with `&&`"));
+      out.push(
+        error(
+          "unexpected-token",
+          `unexpected \`${again.image}\`: comparisons do not chain`,
+          spanOfToken(again),
+          "join two comparisons with `&&`",
+        ),
+      );
       return result;
     }
   }
@@ -165,7 +172,14 @@ function integer(token: IToken, out: Diagnostic[]): Expr {
   const span = spanOfToken(token);
   const value = Number(token.image);
   if (!Number.isSafeInteger(value)) {
-    out.push(error("integer-out-of-range", `integer \`${token.image}\` is larger than ${LIMITS.integerMax}`, span, "integers are safe integers, at most 2^53 - 1"));
+    out.push(
+      error(
+        "integer-out-of-range",
+        `integer \`${token.image}\` is larger than ${LIMITS.integerMax}`,
+        span,
+        "integers are safe integers, at most 2^53 - 1",
+      ),
+    );
     return { kind: "int", value: 0, span };
   }
   return { kind: "int", value, span };
@@ -177,7 +191,12 @@ function list(node: ListCstNode, out: Diagnostic[]): Expr {
   const span: Span = { start: c.LBracket[0]!.startOffset, end: spanOfToken(c.RBracket[0]!).end };
   if (elements.length > LIMITS.listElementsMax) {
     const first = elements[LIMITS.listElementsMax]!.span;
-    out.push(error("list-too-long", `list of ${elements.length} elements is longer than ${LIMITS.listElementsMax}`, { start: first.start, end: span.end }));
+    out.push(
+      error("list-too-long", `list of ${elements.length} elements is longer than ${LIMITS.listElementsMax}`, {
+        start: first.start,
+        end: span.end,
+      }),
+    );
   }
   return { kind: "list", elements, span };
 }
@@ -232,7 +251,14 @@ function decodeString(token: IToken, out: Diagnostic[]): string {
     } else {
       const start = token.startOffset + i;
       const width = next === "u" ? Math.min(2 + countHex(image, i + 2), image.length - 1 - i) : 2;
-      out.push(error("invalid-escape", `invalid escape \`${image.slice(i, i + width)}\` in string`, { start, end: start + width }, 'the escapes are \\", \\\\, \\n, \\r, \\t and \\uXXXX'));
+      out.push(
+        error(
+          "invalid-escape",
+          `invalid escape \`${image.slice(i, i + width)}\` in string`,
+          { start, end: start + width },
+          'the escapes are \\", \\\\, \\n, \\r, \\t and \\uXXXX',
+        ),
+      );
       i += width - 1;
     }
   }

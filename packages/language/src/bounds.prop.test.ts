@@ -43,7 +43,12 @@ describe("partial evaluation on hostile chains", () => {
         const compiled = compilePolicy(text);
         if (!compiled.ok) {
           // Only the limits may refuse a generated chain: nesting, size, or the approver search.
-          expect(compiled.diagnostics.map((d) => d.code).every((c) => c === "nesting-too-deep" || c === "policy-too-long" || c === "approver-search-too-large"), text).toBe(true);
+          expect(
+            compiled.diagnostics
+              .map((d) => d.code)
+              .every((c) => c === "nesting-too-deep" || c === "policy-too-long" || c === "approver-search-too-large"),
+            text,
+          ).toBe(true);
           return;
         }
         const parsed = parsePolicy(text);
@@ -115,7 +120,9 @@ function refutes(root: Expr, w: { code: string; message: string; span: Span }, e
     case "never-allows":
       return isTrue(root, env) ? "allows" : undefined;
     case "redundant-disjunct":
-      return sameResult(referenceEvaluate(root, env), referenceEvaluate(withoutNode(root, node), env)) ? undefined : "removing it changes the outcome";
+      return sameResult(referenceEvaluate(root, env), referenceEvaluate(withoutNode(root, node), env))
+        ? undefined
+        : "removing it changes the outcome";
     default:
       return undefined;
   }

@@ -117,7 +117,8 @@ describe("the approver search limits, at their edges", () => {
     expect(compilePolicy(under).ok).toBe(true);
     const refused = compilePolicy(over);
     expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.diagnostics.map((d) => [d.code, d.span.start, d.span.end])).toEqual([["approver-search-too-large", 0, over.length]]);
+    if (!refused.ok)
+      expect(refused.diagnostics.map((d) => [d.code, d.span.start, d.span.end])).toEqual([["approver-search-too-large", 0, over.length]]);
   });
 });
 

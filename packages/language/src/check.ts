@@ -39,7 +39,6 @@ export interface CheckResult {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-
 /**
  * Checks `root` and returns the type of every node. The policy must be a `bool` (or a dynamic
  * value, checked at run time).
@@ -53,7 +52,12 @@ export function checkPolicy(root: Expr): CheckResult {
   const checker = new Checker();
   const type = checker.check(root, false);
   if (type.kind !== "bool" && type.kind !== "dyn" && type.kind !== "error") {
-    checker.report("type-mismatch", `a policy must be a condition, but this is \`${typeName(type)}\``, root, "compare it with something, as in `amount_minor <= 50000`");
+    checker.report(
+      "type-mismatch",
+      `a policy must be a condition, but this is \`${typeName(type)}\``,
+      root,
+      "compare it with something, as in `amount_minor <= 50000`",
+    );
   }
   return { types: checker.types, diagnostics: checker.diagnostics };
 }
@@ -116,7 +120,11 @@ class Checker {
       } else if (element === null) element = t;
       else if (!sameType(t, element)) {
         failed = true;
-        this.report("list-element-type", `a list holds one type: this is \`${typeName(t)}\`, the first element is \`${typeName(element)}\``, item);
+        this.report(
+          "list-element-type",
+          `a list holds one type: this is \`${typeName(t)}\`, the first element is \`${typeName(element)}\``,
+          item,
+        );
       }
     }
     if (failed) return TYPES.error;
@@ -169,7 +177,12 @@ class Checker {
         this.diagnostics.push(hint);
         return TYPES.error;
       }
-      return this.report("unknown-function", `unknown function \`${e.callee}\``, { span: e.calleeSpan }, didYouMean(e.callee, FUNCTION_NAMES));
+      return this.report(
+        "unknown-function",
+        `unknown function \`${e.callee}\``,
+        { span: e.calleeSpan },
+        didYouMean(e.callee, FUNCTION_NAMES),
+      );
     }
     if (e.args.length !== arity) {
       for (const a of e.args) this.check(a, false);
@@ -257,7 +270,12 @@ class Checker {
     const r = rightIsApprover ? this.check(e.right, true) : this.checkOperand(e.right, false);
     if (l.kind === "error" || r.kind === "error") return TYPES.error;
     if (comparable(l, r)) return TYPES.bool;
-    return this.report("type-mismatch", `cannot compare \`${typeName(l)}\` with \`${typeName(r)}\``, e, "values of different types are never equal; only `null` compares with every type");
+    return this.report(
+      "type-mismatch",
+      `cannot compare \`${typeName(l)}\` with \`${typeName(r)}\``,
+      e,
+      "values of different types are never equal; only `null` compares with every type",
+    );
   }
 
   private membership(e: ExprOf<"binary">): Type {
@@ -265,7 +283,8 @@ class Checker {
     const l = isApprover ? this.check(e.left, true) : this.checkOperand(e.left, false);
     const r = this.checkOperand(e.right, false);
     if (l.kind === "error" || r.kind === "error") return TYPES.error;
-    if (r.kind !== "dyn" && r.kind !== "list") return this.report("type-mismatch", `\`in\` takes a list on its right, not \`${typeName(r)}\``, e.right);
+    if (r.kind !== "dyn" && r.kind !== "list")
+      return this.report("type-mismatch", `\`in\` takes a list on its right, not \`${typeName(r)}\``, e.right);
     // `approver` is looked for as a string.
     const needle = l.kind === "approver" ? TYPES.string : l;
     if (needle.kind === "dyn" || r.kind === "dyn" || r.element === null) {
@@ -280,7 +299,12 @@ class Checker {
     if (l.kind === "error" || r.kind === "error") return TYPES.error;
     const ordered = (t: Type): boolean => t.kind === "int" || t.kind === "string" || t.kind === "dyn";
     if (ordered(l) && ordered(r) && (l.kind === r.kind || l.kind === "dyn" || r.kind === "dyn")) return TYPES.bool;
-    return this.report("type-mismatch", `cannot order \`${typeName(l)}\` and \`${typeName(r)}\``, e, "ordering is defined on two ints or two strings");
+    return this.report(
+      "type-mismatch",
+      `cannot order \`${typeName(l)}\` and \`${typeName(r)}\``,
+      e,
+      "ordering is defined on two ints or two strings",
+    );
   }
 }
 

@@ -6,7 +6,22 @@ import { TYPES, type Type, type TypeKind } from "./types.js";
 import type { FunctionName, PolicyEnvironment } from "./environment.js";
 import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
 import { PATH_URL_FUNCTIONS, type PathUrlFunction } from "./paths.js";
-import { charge, codePointLength, compareStrings, describe, equals, type Evaluated, fail, Failure, isInt, listTooLong, member, type Meter, readPath, type Value } from "./values.js";
+import {
+  charge,
+  codePointLength,
+  compareStrings,
+  describe,
+  equals,
+  type Evaluated,
+  fail,
+  Failure,
+  isInt,
+  listTooLong,
+  member,
+  type Meter,
+  readPath,
+  type Value,
+} from "./values.js";
 
 /** The environment as evaluation sees it; `approver` may be absent (read as null). */
 export type EvalEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?: string | null };
@@ -185,7 +200,9 @@ class Compiler {
     const callee = e.callee;
     const cost = starts ? FUNCTION_COSTS.startsWith : FUNCTION_COSTS.endsWith;
     if (this.kind(e.args[0]!) === "string" && this.kind(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
-      const fn: Evaluator = starts ? (env, meter) => (s(env, meter) as string).startsWith(p(env, meter) as string) : (env, meter) => (s(env, meter) as string).endsWith(p(env, meter) as string);
+      const fn: Evaluator = starts
+        ? (env, meter) => (s(env, meter) as string).startsWith(p(env, meter) as string)
+        : (env, meter) => (s(env, meter) as string).endsWith(p(env, meter) as string);
       return { fn, canFail: false };
     }
     return {
@@ -224,7 +241,10 @@ class Compiler {
       if (fns.length === 2) {
         const a = fns[0]!;
         const b = fns[1]!;
-        return { fn: isAnd ? (env, meter) => a(env, meter) && b(env, meter) : (env, meter) => a(env, meter) || b(env, meter), canFail: false };
+        return {
+          fn: isAnd ? (env, meter) => a(env, meter) && b(env, meter) : (env, meter) => a(env, meter) || b(env, meter),
+          canFail: false,
+        };
       }
       return {
         fn: isAnd
@@ -367,7 +387,13 @@ function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, ints: boolean
   const rf = r.fn;
   if (ints && !l.canFail && !r.canFail) {
     // Two static ints: only overflow can fail.
-    const overflow = (): Failure => fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
+    const overflow = (): Failure =>
+      fail(
+        "integer-overflow",
+        `\`${op}\` overflows the safe integer range`,
+        span,
+        "integers are safe integers, between -(2^53 - 1) and 2^53 - 1",
+      );
     const fn: Evaluator =
       op === "+"
         ? (env, meter) => {
@@ -393,7 +419,13 @@ function arithmetic(op: "+" | "-" | "*", l: Compiled, r: Compiled, ints: boolean
       if (b instanceof Failure) return b;
       if (!isInt(a) || !isInt(b)) return fail("runtime-type", `\`${op}\` takes ints, not \`${describe(isInt(a) ? b : a)}\``, span);
       const v = op === "+" ? a + b : op === "-" ? a - b : a * b;
-      if (!Number.isSafeInteger(v)) return fail("integer-overflow", `\`${op}\` overflows the safe integer range`, span, "integers are safe integers, between -(2^53 - 1) and 2^53 - 1");
+      if (!Number.isSafeInteger(v))
+        return fail(
+          "integer-overflow",
+          `\`${op}\` overflows the safe integer range`,
+          span,
+          "integers are safe integers, between -(2^53 - 1) and 2^53 - 1",
+        );
       return v || 0;
     },
     canFail: true,
@@ -412,11 +444,15 @@ function equality(negate: boolean, l: Compiled, r: Compiled, lt: TypeKind, rt: T
   const lf = l.fn;
   const rf = r.fn;
   if (scalar(lt) && scalar(rt) && !l.canFail && !r.canFail) {
-    return { fn: negate ? (env, meter) => lf(env, meter) !== rf(env, meter) : (env, meter) => lf(env, meter) === rf(env, meter), canFail: false };
+    return {
+      fn: negate ? (env, meter) => lf(env, meter) !== rf(env, meter) : (env, meter) => lf(env, meter) === rf(env, meter),
+      canFail: false,
+    };
   }
   // A dynamic value against a static int, string or bool: null is unequal, the same type compares
   // with `===`, anything else is the general rule (a run-time type error).
-  const staticSide = lt === "dyn" && !l.canFail && !r.canFail ? jsType[rt] : rt === "dyn" && !l.canFail && !r.canFail ? jsType[lt] : undefined;
+  const staticSide =
+    lt === "dyn" && !l.canFail && !r.canFail ? jsType[rt] : rt === "dyn" && !l.canFail && !r.canFail ? jsType[lt] : undefined;
   if (staticSide !== undefined) {
     return {
       fn: (env, meter) => {
@@ -494,7 +530,8 @@ function ordering(op: string, l: Compiled, r: Compiled, lt: TypeKind, rt: TypeKi
         return { fn: (env, meter) => (lf(env, meter) as number) >= (rf(env, meter) as number), canFail: false };
     }
   }
-  const test = op === "<" ? (c: number) => c < 0 : op === "<=" ? (c: number) => c <= 0 : op === ">" ? (c: number) => c > 0 : (c: number) => c >= 0;
+  const test =
+    op === "<" ? (c: number) => c < 0 : op === "<=" ? (c: number) => c <= 0 : op === ">" ? (c: number) => c > 0 : (c: number) => c >= 0;
   return {
     fn: (env, meter) => {
       const a = lf(env, meter);
@@ -502,8 +539,14 @@ function ordering(op: string, l: Compiled, r: Compiled, lt: TypeKind, rt: TypeKi
       const b = rf(env, meter);
       if (b instanceof Failure) return b;
       if (isInt(a) && isInt(b)) return test(a - b);
-      if (typeof a === "string" && typeof b === "string") return charge(meter, stringUnits(Math.min(a.length, b.length)), span) ?? test(compareStrings(a, b));
-      return fail("runtime-type", `cannot order \`${describe(a)}\` and \`${describe(b)}\``, span, "ordering is defined on two ints or two strings");
+      if (typeof a === "string" && typeof b === "string")
+        return charge(meter, stringUnits(Math.min(a.length, b.length)), span) ?? test(compareStrings(a, b));
+      return fail(
+        "runtime-type",
+        `cannot order \`${describe(a)}\` and \`${describe(b)}\``,
+        span,
+        "ordering is defined on two ints or two strings",
+      );
     },
     canFail: true,
   };

@@ -18,7 +18,9 @@ const { approver: _none, ...undecided } = SAMPLE_ENVIRONMENT;
 const LARGEST_CHARGE = 4 * stringUnits(LIMITS.argsBytesMax);
 
 const longString = fc.integer({ min: 0, max: 60_000 }).map((n) => "é".repeat(n));
-const stringList = fc.integer({ min: 0, max: 1_024 }).chain((n) => fc.constant(Array.from({ length: n }, (_, i) => `user${i}@example.com`)));
+const stringList = fc
+  .integer({ min: 0, max: 1_024 })
+  .chain((n) => fc.constant(Array.from({ length: n }, (_, i) => `user${i}@example.com`)));
 const listOfLists = fc.integer({ min: 1, max: 1_024 }).map((n) => Array.from({ length: n }, () => Array.from({ length: 27 }, () => 0)));
 
 /** Actions up to about 64 KiB of JSON, and the hostile ones (deep, cyclic, too long). */
@@ -30,11 +32,21 @@ const largeArgs: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
 );
 
 /** Policies the generators draw, and the shapes of the issue, joined by `&&` or `||`. */
-const ISSUE_SHAPES = ["args.l == args.l", "args.a == args.b", "approver in args.l", "args.s in args.l", 'lower(args.s) == "x"', "size(args.s) > 2", "startsWith(args.s, args.s)"];
+const ISSUE_SHAPES = [
+  "args.l == args.l",
+  "args.a == args.b",
+  "approver in args.l",
+  "args.s in args.l",
+  'lower(args.s) == "x"',
+  "size(args.s) > 2",
+  "startsWith(args.s, args.s)",
+];
 const policyTexts: fc.Arbitrary<string> = fc.oneof(
   typedExprs.b.map((e: Expr) => formatExpr(e)),
   approverExprs.map((e: Expr) => formatExpr(e)),
-  fc.tuple(fc.array(fc.constantFrom(...ISSUE_SHAPES), { minLength: 1, maxLength: 120 }), fc.constantFrom(" && ", " || ")).map(([parts, op]) => parts.join(op)),
+  fc
+    .tuple(fc.array(fc.constantFrom(...ISSUE_SHAPES), { minLength: 1, maxLength: 120 }), fc.constantFrom(" && ", " || "))
+    .map(([parts, op]) => parts.join(op)),
 );
 
 function stored(text: string): CompiledPolicy | undefined {
@@ -45,21 +57,26 @@ function stored(text: string): CompiledPolicy | undefined {
 describe("the cost model on hostile policies and actions", () => {
   it("a policy that is issued is never charged more than its static estimate, which is within the budget", () => {
     fc.assert(
-      fc.property(policyTexts, largeArgs, fc.option(fc.constantFrom("user3@example.com", "é".repeat(40_000)), { nil: null }), (text, args, approver) => {
-        const result = compilePolicy(text);
-        if (!result.ok) return;
-        const policy = result.policy;
-        expect(Math.max(policy.cost.evaluation, policy.cost.decision)).toBeLessThanOrEqual(LIMITS.evaluationUnitsMax);
-        const evaluated = costMeter();
-        const value = policy.evaluate({ ...SAMPLE_ENVIRONMENT, approver, args }, evaluated);
-        const decided = costMeter();
-        const outcome = policy.decide({ ...undecided, args }, decided);
-        // A cyclic or over-long value fails on its own limits first; any other action stays within the estimate.
-        expect(evaluated.spent).toBeLessThanOrEqual(policy.cost.evaluation);
-        expect(decided.spent).toBeLessThanOrEqual(policy.cost.decision);
-        if (!value.ok) expect(value.error.code).not.toBe("cost-exceeded");
-        if (outcome.outcome === "deny") expect(outcome.error?.code).not.toBe("cost-exceeded");
-      }),
+      fc.property(
+        policyTexts,
+        largeArgs,
+        fc.option(fc.constantFrom("user3@example.com", "é".repeat(40_000)), { nil: null }),
+        (text, args, approver) => {
+          const result = compilePolicy(text);
+          if (!result.ok) return;
+          const policy = result.policy;
+          expect(Math.max(policy.cost.evaluation, policy.cost.decision)).toBeLessThanOrEqual(LIMITS.evaluationUnitsMax);
+          const evaluated = costMeter();
+          const value = policy.evaluate({ ...SAMPLE_ENVIRONMENT, approver, args }, evaluated);
+          const decided = costMeter();
+          const outcome = policy.decide({ ...undecided, args }, decided);
+          // A cyclic or over-long value fails on its own limits first; any other action stays within the estimate.
+          expect(evaluated.spent).toBeLessThanOrEqual(policy.cost.evaluation);
+          expect(decided.spent).toBeLessThanOrEqual(policy.cost.decision);
+          if (!value.ok) expect(value.error.code).not.toBe("cost-exceeded");
+          if (outcome.outcome === "deny") expect(outcome.error?.code).not.toBe("cost-exceeded");
+        },
+      ),
       params(400),
     );
   });
@@ -87,7 +104,10 @@ describe("the cost model on hostile policies and actions", () => {
       fc.property(fc.array(policyTexts, { minLength: 1, maxLength: 64 }), largeArgs, (texts, args) => {
         const policies = texts.map(stored).filter((p): p is CompiledPolicy => p !== undefined);
         const meter = costMeter();
-        const outcome = decideChain(policies.map((policy) => ({ policy, env: { ...undecided, args } })), meter);
+        const outcome = decideChain(
+          policies.map((policy) => ({ policy, env: { ...undecided, args } })),
+          meter,
+        );
         expect(meter.spent).toBeLessThanOrEqual(LIMITS.decisionUnitsMax + LARGEST_CHARGE + Math.ceil(LIMITS.approverSearchStepsMax / 8));
         if (meter.spent > LIMITS.decisionUnitsMax) expect(outcome.outcome).toBe("cost-exceeded");
       }),

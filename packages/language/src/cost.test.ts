@@ -40,7 +40,10 @@ function policyCosting(target: number): string | undefined {
   let left = target - estimate(first);
   for (let b = 0; b < BLOCKS.length; b++) {
     // Keep room for the small blocks to land exactly: 3s and 5s make every number from 8 on.
-    while (left - marginal[b]! >= (b < 3 ? 8 : 0) && (b < 3 || left % marginal[b]! === 0 || left - marginal[b]! >= 8 || (left - marginal[b]!) % marginal[4]! === 0)) {
+    while (
+      left - marginal[b]! >= (b < 3 ? 8 : 0) &&
+      (b < 3 || left % marginal[b]! === 0 || left - marginal[b]! >= 8 || (left - marginal[b]!) % marginal[4]! === 0)
+    ) {
       parts.push(BLOCKS[b]!(parts.length));
       left -= marginal[b]!;
     }
@@ -66,7 +69,8 @@ describe("the static worst case", () => {
     expect(estimate(over)).toBe(LIMITS.evaluationUnitsMax + 1);
     const refused = compilePolicy(over);
     expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.diagnostics.map((d) => [d.code, d.span])).toEqual([["policy-too-costly", { start: 0, end: over.length }]]);
+    if (!refused.ok)
+      expect(refused.diagnostics.map((d) => [d.code, d.span])).toEqual([["policy-too-costly", { start: 0, end: over.length }]]);
   });
 
   it("the worst cases docs/policy-language.md states", () => {
@@ -131,7 +135,15 @@ describe("the run-time budget", () => {
 
   it("the static estimate bounds what an evaluation of the largest values is charged", () => {
     const strings = { s: "x".repeat(60_000), t: "x".repeat(60_000), l: addresses(1024), m: LARGE };
-    for (const text of ['lower(args.s) == "x"', "size(args.s) > 3", "args.s < args.t", "startsWith(args.s, args.t)", "args.s in args.l", "approver in args.l", "args.m == args.m"]) {
+    for (const text of [
+      'lower(args.s) == "x"',
+      "size(args.s) > 3",
+      "args.s < args.t",
+      "startsWith(args.s, args.t)",
+      "args.s in args.l",
+      "approver in args.l",
+      "args.m == args.m",
+    ]) {
       const policy = compiled(text);
       for (const approver of [null, "user1023@example.com", "x".repeat(60_000)]) {
         const meter = costMeter();
@@ -163,7 +175,11 @@ describe("large residuals (issue 33 item 4)", () => {
     const residual = compilePolicy(decided.residual, { origin: "residual" });
     expect(residual.ok).toBe(true);
     if (!residual.ok) return;
-    for (const member of list) expect(residual.policy.evaluate({ ...env, approver: member }).ok && residual.policy.evaluate({ ...env, approver: member })).toEqual({ ok: true, value: true });
+    for (const member of list)
+      expect(residual.policy.evaluate({ ...env, approver: member }).ok && residual.policy.evaluate({ ...env, approver: member })).toEqual({
+        ok: true,
+        value: true,
+      });
     expect(residual.policy.evaluate({ ...env, approver: "zz" })).toEqual({ ok: true, value: false });
   });
 
@@ -173,15 +189,24 @@ describe("large residuals (issue 33 item 4)", () => {
     const decided = policy.decide({ ...undecided, args: { l } });
     expect(decided).toEqual({ outcome: "gated", residual: "approver in args.l" });
     // A short list fits in the policy's size as values, and is stated.
-    expect(compiled("approver in args.longer_name").decide({ ...undecided, args: { longer_name: ["a@b"] } })).toEqual({ outcome: "gated", residual: 'approver in ["a@b"]' });
-    expect(compiled("approver in args.l").decide({ ...undecided, args: { l: ["a@b"] } })).toEqual({ outcome: "gated", residual: "approver in args.l" });
+    expect(compiled("approver in args.longer_name").decide({ ...undecided, args: { longer_name: ["a@b"] } })).toEqual({
+      outcome: "gated",
+      residual: 'approver in ["a@b"]',
+    });
+    expect(compiled("approver in args.l").decide({ ...undecided, args: { l: ["a@b"] } })).toEqual({
+      outcome: "gated",
+      residual: "approver in args.l",
+    });
   });
 
   it("a chain of 64 such links is gated with a residual no larger than its policies together", () => {
     const policies = Array.from({ length: 64 }, (_, i) => compiled(`approver in args.l && args.k != "v${i}"`));
     const l = addresses(1024);
     const meter = costMeter();
-    const outcome = decideChain(policies.map((policy) => ({ policy, env: { ...undecided, args: { l } } })), meter);
+    const outcome = decideChain(
+      policies.map((policy) => ({ policy, env: { ...undecided, args: { l } } })),
+      meter,
+    );
     expect(outcome.outcome).toBe("gated");
     if (outcome.outcome !== "gated") return;
     expect(utf8Length(outcome.residual)).toBeLessThanOrEqual(utf8Length(conjoin(policies).text));
@@ -190,8 +215,14 @@ describe("large residuals (issue 33 item 4)", () => {
 
   it("states the values when they fit: who can approve reads as names where it can", () => {
     const policy = compiled("approver == args.manager || amount_minor < 10");
-    expect(policy.decide({ ...undecided, amount_minor: 100, args: { manager: "bob@example.com" } })).toEqual({ outcome: "gated", residual: 'approver == "bob@example.com"' });
+    expect(policy.decide({ ...undecided, amount_minor: 100, args: { manager: "bob@example.com" } })).toEqual({
+      outcome: "gated",
+      residual: 'approver == "bob@example.com"',
+    });
     const long = `${"b".repeat(60)}@example.com`;
-    expect(policy.decide({ ...undecided, amount_minor: 100, args: { manager: long } })).toEqual({ outcome: "gated", residual: "approver == args.manager" });
+    expect(policy.decide({ ...undecided, amount_minor: 100, args: { manager: long } })).toEqual({
+      outcome: "gated",
+      residual: "approver == args.manager",
+    });
   });
 });

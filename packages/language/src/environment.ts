@@ -65,7 +65,9 @@ export type FunctionName = keyof typeof FUNCTION_ARITY;
  * as `constructor` or `__proto__` is an own key of no Map, whereas a plain object would answer it
  * from `Object.prototype` (docs/decisions/0115-no-inherited-names.md).
  */
-export const ENVIRONMENT_TYPE_OF: ReadonlyMap<string, (typeof ENVIRONMENT_TYPES)[keyof typeof ENVIRONMENT_TYPES]> = new Map(Object.entries(ENVIRONMENT_TYPES));
+export const ENVIRONMENT_TYPE_OF: ReadonlyMap<string, (typeof ENVIRONMENT_TYPES)[keyof typeof ENVIRONMENT_TYPES]> = new Map(
+  Object.entries(ENVIRONMENT_TYPES),
+);
 export const FUNCTION_ARITY_OF: ReadonlyMap<string, number> = new Map(Object.entries(FUNCTION_ARITY));
 export const FUNCTION_NAMES: readonly string[] = Object.freeze(Object.keys(FUNCTION_ARITY));
 
@@ -79,24 +81,29 @@ export type EnvironmentInput = Omit<PolicyEnvironment, "approver"> & { approver?
  * as `POST /v1/authorize` refuses it: absent means no arguments, null is not an object.
  */
 export function checkEnvironment(input: unknown): { env: EnvironmentInput } | { problem: string } {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) return { problem: "the input must be a JSON object of the names a policy reads" };
+  if (input === null || typeof input !== "object" || Array.isArray(input))
+    return { problem: "the input must be a JSON object of the names a policy reads" };
   const given = input as Record<string, unknown>;
   const unknown = Object.keys(given).find((k) => !ENVIRONMENT_TYPE_OF.has(k) && k !== "args");
   if (unknown !== undefined) return { problem: `unknown name \`${unknown}\` in the input` };
   for (const [name, type] of ENVIRONMENT_TYPE_OF) {
     const value = given[name];
     if (type === "approver") {
-      if (value !== undefined && value !== null && typeof value !== "string") return { problem: "`approver` must be a string or null (or absent: unknown)" };
+      if (value !== undefined && value !== null && typeof value !== "string")
+        return { problem: "`approver` must be a string or null (or absent: unknown)" };
       continue;
     }
     if (value === undefined) return { problem: `the input has no \`${name}\`` };
-    if (type === "int" && !(Number.isSafeInteger(value) && (value as number) >= 0)) return { problem: `\`${name}\` must be a whole number, 0 or more` };
+    if (type === "int" && !(Number.isSafeInteger(value) && (value as number) >= 0))
+      return { problem: `\`${name}\` must be a whole number, 0 or more` };
     if (type === "string" && typeof value !== "string") return { problem: `\`${name}\` must be a string` };
   }
   if ((given["hour_utc"] as number) > 23) return { problem: "`hour_utc` must be 0 to 23" };
-  if (!(WEEKDAYS as readonly unknown[]).includes(given["weekday_utc"])) return { problem: `\`weekday_utc\` must be one of ${WEEKDAYS.map((d) => `\`${d}\``).join(", ")}` };
+  if (!(WEEKDAYS as readonly unknown[]).includes(given["weekday_utc"]))
+    return { problem: `\`weekday_utc\` must be one of ${WEEKDAYS.map((d) => `\`${d}\``).join(", ")}` };
   const args = given["args"];
   if (args === undefined) return { env: { ...(given as unknown as EnvironmentInput), args: {} } };
-  if (args === null || typeof args !== "object" || Array.isArray(args)) return { problem: "`args` must be an object (leave it out for no arguments)" };
+  if (args === null || typeof args !== "object" || Array.isArray(args))
+    return { problem: "`args` must be an object (leave it out for no arguments)" };
   return { env: given as unknown as EnvironmentInput };
 }

@@ -46,7 +46,10 @@ describe("evaluation without module state", () => {
     const narrow = meter(50);
     const over = compileExpr(ast, types)(env, narrow);
     expect(over).toBeInstanceOf(Failure);
-    expect((over as Failure).diagnostic).toMatchObject({ code: "cost-exceeded", message: "evaluation used more than its budget of 50 work units" });
+    expect((over as Failure).diagnostic).toMatchObject({
+      code: "cost-exceeded",
+      message: "evaluation used more than its budget of 50 work units",
+    });
     // Each meter counts its own evaluation only.
     expect(narrow.spent).toBeLessThan(wide.spent);
   });
@@ -74,7 +77,7 @@ describe("evaluation without module state", () => {
   });
 
   it("keeps the first run-time error of a partial evaluation in its own run", () => {
-    const { ast, types } = checked('approver == args.a || approver == args.b');
+    const { ast, types } = checked("approver == args.a || approver == args.b");
     const run = unmeteredRun();
     const formula = compileResidual(ast, (e) => compileExpr(e, types))({ ...SAMPLE_ENVIRONMENT, args: { a: 1, b: true } }, run);
     expect(formula).toMatchObject({ k: "error" });

@@ -47,7 +47,8 @@ export function formatExpr(e: Expr): string {
       // `- -x` rather than `--x`, which reads like a decrement, or `-(-x)`, whose parentheses
       // would add a level of nesting per sign (docs/decisions/0117-format-never-breaks-a-policy.md).
       const wrap = precedenceOf(e.operand) < UNARY;
-      const spaced = e.op === "-" && ((e.operand.kind === "unary" && e.operand.op === "-") || (e.operand.kind === "int" && e.operand.value < 0));
+      const spaced =
+        e.op === "-" && ((e.operand.kind === "unary" && e.operand.op === "-") || (e.operand.kind === "int" && e.operand.value < 0));
       const inner = formatExpr(e.operand);
       return `${e.op}${wrap ? `(${inner})` : spaced ? ` ${inner}` : inner}`;
     }
@@ -92,7 +93,12 @@ export function quote(value: string): string {
     else if (codePoint === 0x0a) out += "\\n";
     else if (codePoint === 0x0d) out += "\\r";
     else if (codePoint === 0x09) out += "\\t";
-    else for (let k = 0; k < width; k++) out += `\\u${value.charCodeAt(i + k).toString(16).padStart(4, "0")}`;
+    else
+      for (let k = 0; k < width; k++)
+        out += `\\u${value
+          .charCodeAt(i + k)
+          .toString(16)
+          .padStart(4, "0")}`;
     i += width;
     from = i;
   }

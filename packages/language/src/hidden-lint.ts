@@ -21,9 +21,10 @@ export function hiddenCharacterWarnings(text: string): Diagnostic[] {
     const span = { start: first.offset, end };
     const escaped = escapeHidden(text.slice(span.start, span.end));
     const count = j - i;
-    const message = count === 1
-      ? `hidden character ${codePointName(first.codePoint)} \`${escaped}\`: invisible, or it changes how the text around it reads`
-      : `${count} hidden characters from ${codePointName(first.codePoint)} \`${escaped}\`: invisible, or they change how the text around them reads`;
+    const message =
+      count === 1
+        ? `hidden character ${codePointName(first.codePoint)} \`${escaped}\`: invisible, or it changes how the text around it reads`
+        : `${count} hidden characters from ${codePointName(first.codePoint)} \`${escaped}\`: invisible, or they change how the text around them reads`;
     const hint = "if it is meant, write it as its escape, which shows it; otherwise delete it";
     out.push(withFix(warning("hidden-character", message, span, hint), { title: `write \`${escaped}\``, span, text: escaped }));
     i = j;
@@ -68,8 +69,14 @@ export function mixedScriptWarnings(root: Expr): Diagnostic[] {
     for (const word of e.value.match(/[\p{L}\p{M}]+/gu) ?? []) {
       const scripts = scriptsOf(word);
       if (scripts.length < 2) continue;
-      out.push(warning("mixed-script", `string ${quote(e.value)} mixes ${scripts.join(" and ")} letters in the word ${quote(word)}`, e.span,
-        "letters of one script that look like another's make a different name; write the word in one script"));
+      out.push(
+        warning(
+          "mixed-script",
+          `string ${quote(e.value)} mixes ${scripts.join(" and ")} letters in the word ${quote(word)}`,
+          e.span,
+          "letters of one script that look like another's make a different name; write the word in one script",
+        ),
+      );
       break;
     }
   }

@@ -18,15 +18,39 @@ const NOT_HELP = "write `!`; it binds tighter than a comparison, so negate one i
 
 const cases: readonly { text: string; code: string; at: string; help: string; fixed: string }[] = [
   { text: "amount_minor = 5", code: "unexpected-character", at: "=", help: "compare with `==`", fixed: "amount_minor == 5" },
-  { text: "amount_minor < 5 and tool == \"x\"", code: "unexpected-token", at: "and", help: "write `&&`", fixed: "amount_minor < 5 && tool == \"x\"" },
-  { text: "amount_minor < 5 or tool == \"x\"", code: "unexpected-token", at: "or", help: "write `||`", fixed: "amount_minor < 5 || tool == \"x\"" },
-  { text: "not (amount_minor < 5)", code: "unknown-function", at: "not", help: "negate with `!`, as in `!(a && b)`", fixed: "! (amount_minor < 5)" },
+  {
+    text: 'amount_minor < 5 and tool == "x"',
+    code: "unexpected-token",
+    at: "and",
+    help: "write `&&`",
+    fixed: 'amount_minor < 5 && tool == "x"',
+  },
+  {
+    text: 'amount_minor < 5 or tool == "x"',
+    code: "unexpected-token",
+    at: "or",
+    help: "write `||`",
+    fixed: 'amount_minor < 5 || tool == "x"',
+  },
+  {
+    text: "not (amount_minor < 5)",
+    code: "unknown-function",
+    at: "not",
+    help: "negate with `!`, as in `!(a && b)`",
+    fixed: "! (amount_minor < 5)",
+  },
   { text: "not args.blocked", code: "unexpected-token", at: "not", help: NOT_HELP, fixed: "! args.blocked" },
   { text: "approver != nil", code: "unknown-name", at: "nil", help: "the policy language writes `null`", fixed: "approver != null" },
   { text: "approver != nul", code: "unknown-name", at: "nul", help: "the policy language writes `null`", fixed: "approver != null" },
   { text: "approver != None", code: "unknown-name", at: "None", help: "the policy language writes `null`", fixed: "approver != null" },
-  { text: "currency == 'EUR'", code: "unexpected-character", at: "'EUR'", help: "strings take double quotes: `\"EUR\"`", fixed: "currency == \"EUR\"" },
-  { text: "currency == EUR", code: "unknown-name", at: "EUR", help: "a currency is a string: `\"EUR\"`", fixed: "currency == \"EUR\"" },
+  {
+    text: "currency == 'EUR'",
+    code: "unexpected-character",
+    at: "'EUR'",
+    help: 'strings take double quotes: `"EUR"`',
+    fixed: 'currency == "EUR"',
+  },
+  { text: "currency == EUR", code: "unknown-name", at: "EUR", help: 'a currency is a string: `"EUR"`', fixed: 'currency == "EUR"' },
 ];
 
 describe("hints", () => {
@@ -47,7 +71,7 @@ describe("hints", () => {
     const text = "currency == 'EUR' && tool == 'a\\'b'";
     const found = diagnosticsOf(text);
     expect(found.map((d) => d.message)).toEqual(["single-quoted string `'EUR'`", "single-quoted string `'a\\'b'`"]);
-    expect(applyFixes(text, found)).toBe("currency == \"EUR\" && tool == \"a'b\"");
+    expect(applyFixes(text, found)).toBe('currency == "EUR" && tool == "a\'b"');
   });
 
   it("leaves `and` alone as a field of `args`", () => {
@@ -55,11 +79,11 @@ describe("hints", () => {
   });
 
   it("reports an unclosed `(` or `[` at itself, not at the end of the policy", () => {
-    const text = "amount_minor < 5 && (tool == \"a\" ||\n  tool == \"b\"";
+    const text = 'amount_minor < 5 && (tool == "a" ||\n  tool == "b"';
     const [paren] = diagnosticsOf(text);
     expect(paren).toMatchObject({ code: "unexpected-end", span: { start: text.indexOf("("), end: text.indexOf("(") + 1 } });
     expect(paren!.message).toBe("`(` is never closed: the policy ends before its `)`");
-    const list = "tool in [\"a\", (\"b\")";
+    const list = 'tool in ["a", ("b")';
     expect(diagnosticsOf(list)[0]).toMatchObject({ code: "unexpected-end", span: { start: 8, end: 9 } });
   });
 

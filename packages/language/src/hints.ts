@@ -49,7 +49,12 @@ export function hintLexErrors(text: string, errors: readonly Diagnostic[]): Diag
     if (d.code === "unexpected-character" && single !== null) {
       const span = { start: d.span.start, end: d.span.start + single[0].length };
       const replacement = quote(single[1]!.replace(/\\'/g, "'"));
-      const hinted = error("unexpected-character", `single-quoted string \`${single[0]}\``, span, `strings take double quotes: \`${replacement}\``);
+      const hinted = error(
+        "unexpected-character",
+        `single-quoted string \`${single[0]}\``,
+        span,
+        `strings take double quotes: \`${replacement}\``,
+      );
       out.push(withFix(hinted, { title: `write ${replacement}`, span, text: replacement }));
       coveredUntil = span.end;
       continue;
@@ -66,7 +71,10 @@ export function wordOperatorHints(tokens: readonly IToken[]): Diagnostic[] {
     const operator = WORD_OPERATORS.get(token.image);
     if (operator === undefined || token.tokenType.name !== "Identifier" || tokens[i - 1]?.image === ".") return;
     const span: Span = { start: token.startOffset, end: token.startOffset + token.image.length };
-    const help = operator === "!" ? "write `!`; it binds tighter than a comparison, so negate one in parentheses, as in `!(a < b)`" : `write \`${operator}\``;
+    const help =
+      operator === "!"
+        ? "write `!`; it binds tighter than a comparison, so negate one in parentheses, as in `!(a < b)`"
+        : `write \`${operator}\``;
     const hinted = error("unexpected-token", `\`${token.image}\` is not an operator`, span, help);
     out.push(withFix(hinted, { title: `replace \`${token.image}\` with \`${operator}\``, span, text: operator }));
   });

@@ -107,7 +107,9 @@ describe("the formatter never breaks a policy", () => {
           return;
         }
         if (!formatted.ok) {
-          expect(formatted.diagnostics.map((d) => d.code)).toEqual(expect.arrayContaining([expect.stringMatching(/^(policy-too-long|nesting-too-deep)$/)]));
+          expect(formatted.diagnostics.map((d) => d.code)).toEqual(
+            expect.arrayContaining([expect.stringMatching(/^(policy-too-long|nesting-too-deep)$/)]),
+          );
           return;
         }
         expect(utf8Length(formatted.text)).toBeLessThanOrEqual(LIMITS.policyBytesMax);
@@ -132,7 +134,9 @@ describe("the formatter never breaks a policy", () => {
         for (const env of envs) {
           const full = { ...env, approver: null } as PolicyEnvironment;
           expect(observed(after.policy.evaluate(full))).toEqual(observed(before.policy.evaluate(full)));
-          expect(observed(after.policy.evaluate({ ...full, approver: "a" }))).toEqual(observed(before.policy.evaluate({ ...full, approver: "a" })));
+          expect(observed(after.policy.evaluate({ ...full, approver: "a" }))).toEqual(
+            observed(before.policy.evaluate({ ...full, approver: "a" })),
+          );
           const [x, y] = [before.policy.decide(full), after.policy.decide(full)];
           expect(y.outcome).toBe(x.outcome);
         }

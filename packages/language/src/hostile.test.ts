@@ -19,7 +19,18 @@ function codes(text: string): string[] {
 }
 
 /** Every name `Object.prototype` answers for a plain object. */
-const PROTOTYPE_NAMES = ["__proto__", "constructor", "hasOwnProperty", "valueOf", "toString", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString", "__defineGetter__", "__lookupSetter__"];
+const PROTOTYPE_NAMES = [
+  "__proto__",
+  "constructor",
+  "hasOwnProperty",
+  "valueOf",
+  "toString",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+  "toLocaleString",
+  "__defineGetter__",
+  "__lookupSetter__",
+];
 
 describe("finding 3: names of Object.prototype are unknown names", () => {
   it.each(PROTOTYPE_NAMES)("`%s != null` does not compile", (name) => {
@@ -28,7 +39,7 @@ describe("finding 3: names of Object.prototype are unknown names", () => {
     if (!result.ok) expect(result.diagnostics.map((d) => [d.code, d.span])).toEqual([["unknown-name", { start: 0, end: name.length }]]);
   });
 
-  it("`constructor == 1` and `toString == \"x\"` are errors with spans, not a thrown TypeError", () => {
+  it('`constructor == 1` and `toString == "x"` are errors with spans, not a thrown TypeError', () => {
     expect(() => lintPolicy("constructor == 1")).not.toThrow();
     expect(lintPolicy("constructor == 1").map((d) => d.code)).toEqual(["unknown-name"]);
     expect(lintPolicy('toString == "x"').map((d) => d.code)).toEqual(["unknown-name"]);
@@ -37,7 +48,7 @@ describe("finding 3: names of Object.prototype are unknown names", () => {
   });
 
   it("keeps the usual did-you-mean hint for names near a real one", () => {
-    const result = compilePolicy("tools == \"x\" && toString != null");
+    const result = compilePolicy('tools == "x" && toString != null');
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.diagnostics.map((d) => d.help)).toEqual(["did you mean `tool`?", undefined]);
   });
@@ -121,7 +132,10 @@ describe("finding 4: long chains and deep values never overflow the stack", () =
       return v;
     };
     const policy = compiled("args.a == args.b");
-    expect(policy.evaluate({ ...env, args: { a: nest(LIMITS.valueDepthMax), b: nest(LIMITS.valueDepthMax) } })).toEqual({ ok: true, value: true });
+    expect(policy.evaluate({ ...env, args: { a: nest(LIMITS.valueDepthMax), b: nest(LIMITS.valueDepthMax) } })).toEqual({
+      ok: true,
+      value: true,
+    });
     const over = policy.evaluate({ ...env, args: { a: nest(LIMITS.valueDepthMax + 1), b: nest(LIMITS.valueDepthMax + 1) } });
     expect(over.ok ? over : over.error.code).toBe("value-too-deep");
   });
@@ -143,7 +157,8 @@ describe("finding 5: fmt never writes a policy that breaks a limit", () => {
     expect(compilePolicy(compact).ok).toBe(true);
     const formatted = formatPolicy(compact);
     expect(formatted.ok).toBe(false);
-    if (!formatted.ok) expect(formatted.diagnostics.map((d) => [d.code, d.span])).toEqual([["policy-too-long", { start: 0, end: compact.length }]]);
+    if (!formatted.ok)
+      expect(formatted.diagnostics.map((d) => [d.code, d.span])).toEqual([["policy-too-long", { start: 0, end: compact.length }]]);
   });
 });
 

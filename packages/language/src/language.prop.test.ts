@@ -53,20 +53,24 @@ const commentBody = fc.string({ maxLength: 12 }).map((s) => s.replace(/[\r\n]/g,
 describe("formatter with comments", () => {
   it("keeps every comment, the same tree, and is idempotent", () => {
     fc.assert(
-      fc.property(anyExpr, fc.array(fc.record({ after: fc.nat(), body: commentBody, ownLine: fc.boolean() }), { minLength: 1, maxLength: 4 }), (tree, inserts) => {
-        const plain = formatExpr(tree);
-        const text = withComments(plain, inserts);
-        const parsed = parsePolicy(text);
-        if (!parsed.ok) return;
-        const formatted = formatPolicy(text);
-        if (!formatted.ok) return;
-        const again = parsePolicy(formatted.text);
-        expect(again.ok).toBe(true);
-        if (!again.ok) return;
-        expect(formatExpr(again.ast)).toBe(formatExpr(parsed.ast));
-        for (const insert of inserts) expect(formatted.text).toContain(`// ${insert.body}`.trimEnd());
-        expect(formatPolicy(formatted.text)).toEqual({ ok: true, text: formatted.text });
-      }),
+      fc.property(
+        anyExpr,
+        fc.array(fc.record({ after: fc.nat(), body: commentBody, ownLine: fc.boolean() }), { minLength: 1, maxLength: 4 }),
+        (tree, inserts) => {
+          const plain = formatExpr(tree);
+          const text = withComments(plain, inserts);
+          const parsed = parsePolicy(text);
+          if (!parsed.ok) return;
+          const formatted = formatPolicy(text);
+          if (!formatted.ok) return;
+          const again = parsePolicy(formatted.text);
+          expect(again.ok).toBe(true);
+          if (!again.ok) return;
+          expect(formatExpr(again.ast)).toBe(formatExpr(parsed.ast));
+          for (const insert of inserts) expect(formatted.text).toContain(`// ${insert.body}`.trimEnd());
+          expect(formatPolicy(formatted.text)).toEqual({ ok: true, text: formatted.text });
+        },
+      ),
       params(),
     );
   });
@@ -87,7 +91,11 @@ describe("compiled evaluator", () => {
         const expected = referenceEvaluate(parsed.ast, full as unknown as Record<string, unknown>);
         const actual = compiled.policy.evaluate(full);
         if (expected.ok) expect(actual).toEqual({ ok: true, value: expected.value });
-        else expect(actual.ok ? actual : { code: actual.error.code, span: actual.error.span }).toEqual({ code: expected.code, span: expected.span });
+        else
+          expect(actual.ok ? actual : { code: actual.error.code, span: actual.error.span }).toEqual({
+            code: expected.code,
+            span: expected.span,
+          });
       }),
       params(),
     );
@@ -151,7 +159,9 @@ describe("conjoin", () => {
         const chain = conjoin(parts);
         const parsed = parsePolicy(chain.text, { skipTextLimit: true });
         if (!parsed.ok) throw new Error(`conjunction must parse: ${chain.text}`);
-        expect(chain.decide(env).outcome, chain.text).toBe(oracleDecide(parsed.ast, env as unknown as Record<string, unknown>, approverUniverse));
+        expect(chain.decide(env).outcome, chain.text).toBe(
+          oracleDecide(parsed.ast, env as unknown as Record<string, unknown>, approverUniverse),
+        );
       }),
       params(),
     );
@@ -160,14 +170,68 @@ describe("conjoin", () => {
 
 const tokenSoup = fc
   .array(
-    fc.constantFrom("amount_minor", "approver", "args", ".", "x", "(", ")", "[", "]", ",", "!", "-", "+", "*", "==", "!=", "<", ">=", "in", "&&", "||", "1", "0", '"a"', "null", "true", "size", "startsWith", " ", '"', "\\", "#", "approver in args.l", "approver ==", "startsWith(approver,", "args.n", "hour_utc", "weekday_utc", '"mon"', "[]", "9007199254740991"),
+    fc.constantFrom(
+      "amount_minor",
+      "approver",
+      "args",
+      ".",
+      "x",
+      "(",
+      ")",
+      "[",
+      "]",
+      ",",
+      "!",
+      "-",
+      "+",
+      "*",
+      "==",
+      "!=",
+      "<",
+      ">=",
+      "in",
+      "&&",
+      "||",
+      "1",
+      "0",
+      '"a"',
+      "null",
+      "true",
+      "size",
+      "startsWith",
+      " ",
+      '"',
+      "\\",
+      "#",
+      "approver in args.l",
+      "approver ==",
+      "startsWith(approver,",
+      "args.n",
+      "hour_utc",
+      "weekday_utc",
+      '"mon"',
+      "[]",
+      "9007199254740991",
+    ),
     { maxLength: 40 },
   )
   .map((parts) => parts.join(" "));
 
 describe("robustness", () => {
   it("the parser, checker, formatter and lint never throw on arbitrary strings", () => {
-    const env = { amount_minor: 1, currency: "EUR", tool: "t", agent: "a", principal: "p", audience: "x", uses: 0, spent_minor: 0, hour_utc: 1, weekday_utc: "mon", args: {} } as const;
+    const env = {
+      amount_minor: 1,
+      currency: "EUR",
+      tool: "t",
+      agent: "a",
+      principal: "p",
+      audience: "x",
+      uses: 0,
+      spent_minor: 0,
+      hour_utc: 1,
+      weekday_utc: "mon",
+      args: {},
+    } as const;
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 80 }), tokenSoup), (text) => {
         const compiled = compilePolicy(text);

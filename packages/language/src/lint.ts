@@ -20,11 +20,17 @@ export function lintAst(root: Expr, types: TypeTable): readonly Diagnostic[] {
  * steps from `budget`; once it is spent they answer "unknown", so lint stays silent rather than
  * claim what it did not prove (docs/decisions/0112).
  */
-export function lintWithSteps(root: Expr, types: TypeTable, budget: number = LIMITS.lintStepsMax): { readonly warnings: readonly Diagnostic[]; readonly steps: number; readonly exhausted: boolean } {
+export function lintWithSteps(
+  root: Expr,
+  types: TypeTable,
+  budget: number = LIMITS.lintStepsMax,
+): { readonly warnings: readonly Diagnostic[]; readonly steps: number; readonly exhausted: boolean } {
   const lint = new Linter(root, types, budget);
   lint.visit(root, true);
   if (lint.unsatisfiable(root)) {
-    lint.out.push(warning("never-allows", "this policy can never allow", root.span, "some of its conditions contradict each other or can never hold"));
+    lint.out.push(
+      warning("never-allows", "this policy can never allow", root.span, "some of its conditions contradict each other or can never hold"),
+    );
   }
   return { warnings: lint.out.sort(byPosition), steps: lint.steps, exhausted: lint.exhausted };
 }
@@ -221,17 +227,28 @@ class Linter {
     }
     disjuncts.forEach((d, j) => {
       if (alwaysBefore) {
-        this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` is never evaluated: an earlier alternative always holds`, d.span));
+        this.out.push(
+          warning("redundant-disjunct", `\`${formatExpr(d)}\` is never evaluated: an earlier alternative always holds`, d.span),
+        );
         return;
       }
       if (constant[j] && this.constantValue(d) === true) alwaysBefore = true;
       if (constant[j] || !total[j] || this.exhausted) return;
       // A later alternative covers `d` only if every alternative between them never fails.
       const reachable = (i: number): boolean => i < j || i <= nextFailing[j]!;
-      const covering = disjuncts.findIndex((other, i) => i !== j && !constant[i] && reachable(i) && this.implies(d, other) && (i < j || !this.implies(other, d)));
+      const covering = disjuncts.findIndex(
+        (other, i) => i !== j && !constant[i] && reachable(i) && this.implies(d, other) && (i < j || !this.implies(other, d)),
+      );
       if (covering >= 0) {
         const other = disjuncts[covering]!;
-        this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: whenever it holds, \`${formatExpr(other)}\` holds too`, d.span, "remove it, or correct the condition it was meant to be"));
+        this.out.push(
+          warning(
+            "redundant-disjunct",
+            `\`${formatExpr(d)}\` can never matter: whenever it holds, \`${formatExpr(other)}\` holds too`,
+            d.span,
+            "remove it, or correct the condition it was meant to be",
+          ),
+        );
       } else if (!(mentionsApprover(d) && this.approverOnly(d)) && this.unsatisfiable(d)) {
         // (A condition on `approver` alone that never holds has its own warning.)
         this.out.push(warning("redundant-disjunct", `\`${formatExpr(d)}\` can never matter: it never holds`, d.span));
@@ -260,9 +277,23 @@ class Linter {
     const range = this.rangeOf(bound.subject, e);
     if (range === undefined) return;
     if (bound.high < range[0] || bound.low > range[1]) {
-      this.out.push(warning("impossible-comparison", `\`${formatExpr(e)}\` can never hold`, e.span, `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`));
+      this.out.push(
+        warning(
+          "impossible-comparison",
+          `\`${formatExpr(e)}\` can never hold`,
+          e.span,
+          `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`,
+        ),
+      );
     } else if (bound.low <= range[0] && bound.high >= range[1] && !this.mayFail(e)) {
-      this.out.push(warning("constant-condition", `\`${formatExpr(e)}\` always holds`, e.span, `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`));
+      this.out.push(
+        warning(
+          "constant-condition",
+          `\`${formatExpr(e)}\` always holds`,
+          e.span,
+          `\`${bound.subject}\` is always between ${range[0]} and ${range[1]}`,
+        ),
+      );
     }
   }
 
@@ -288,7 +319,14 @@ class Linter {
     if (e.op === "in" && isWeekday(e.left) && e.right.kind === "list") {
       const bad = e.right.elements.filter((x) => x.kind === "string" && !days.includes(x.value));
       for (const x of bad) {
-        this.out.push(warning("impossible-comparison", `\`weekday_utc\` is never \`${formatExpr(x)}\``, x.span, "`weekday_utc` is one of `mon`, `tue`, `wed`, `thu`, `fri`, `sat`, `sun`"));
+        this.out.push(
+          warning(
+            "impossible-comparison",
+            `\`weekday_utc\` is never \`${formatExpr(x)}\``,
+            x.span,
+            "`weekday_utc` is one of `mon`, `tue`, `wed`, `thu`, `fri`, `sat`, `sun`",
+          ),
+        );
       }
       return true;
     }
@@ -506,7 +544,14 @@ class Linter {
     collect(e);
     for (const l of lists) this.duplicates(l);
     if (this.unsatisfiable(e)) {
-      this.out.push(warning("approver-unsatisfiable", `no approval can satisfy \`${formatExpr(e)}\``, e.span, "without an approval `approver` is unknown, and an approval always names one approver: no name satisfies this"));
+      this.out.push(
+        warning(
+          "approver-unsatisfiable",
+          `no approval can satisfy \`${formatExpr(e)}\``,
+          e.span,
+          "without an approval `approver` is unknown, and an approval always names one approver: no name satisfies this",
+        ),
+      );
     }
   }
 
@@ -524,7 +569,12 @@ function membership(e: Expr): { subject: Expr; values: string[] } | undefined {
     if (isConstant(subject) || (value.kind !== "string" && value.kind !== "int")) return undefined;
     return { subject, values: [formatExpr(value)] };
   }
-  if (e.op === "in" && !isConstant(e.left) && e.right.kind === "list" && e.right.elements.every((x) => x.kind === "string" || x.kind === "int")) {
+  if (
+    e.op === "in" &&
+    !isConstant(e.left) &&
+    e.right.kind === "list" &&
+    e.right.elements.every((x) => x.kind === "string" || x.kind === "int")
+  ) {
     return { subject: e.left, values: e.right.elements.map(formatExpr) };
   }
   return undefined;

@@ -20,15 +20,34 @@ export function parsePolicy(text: string, options: { readonly skipTextLimit?: bo
     const cut = utf8Cut(text, LIMITS.policyBytesMax);
     return {
       ok: false,
-      diagnostics: [error("policy-too-long", `policy of ${utf8Length(text)} bytes is longer than ${LIMITS.policyBytesMax}`, { start: cut, end: text.length }, "split the condition across a grant and its delegations, or simplify it")],
+      diagnostics: [
+        error(
+          "policy-too-long",
+          `policy of ${utf8Length(text)} bytes is longer than ${LIMITS.policyBytesMax}`,
+          { start: cut, end: text.length },
+          "split the condition across a grant and its delegations, or simplify it",
+        ),
+      ],
     };
   }
   const { cst, tokens, comments, lexErrors, parseErrors } = parseCst(text);
   if (lexErrors.length > 0) {
-    return { ok: false, diagnostics: hintLexErrors(text, lexErrors.map((e) => error(e.code, e.message, e.span))).sort(byPosition) };
+    return {
+      ok: false,
+      diagnostics: hintLexErrors(
+        text,
+        lexErrors.map((e) => error(e.code, e.message, e.span)),
+      ).sort(byPosition),
+    };
   }
   if (parseErrors.length > 0 || cst === undefined) {
-    return { ok: false, diagnostics: syntaxDiagnostics(tokens, parseErrors.map((e) => error(e.code, e.message, e.span))) };
+    return {
+      ok: false,
+      diagnostics: syntaxDiagnostics(
+        tokens,
+        parseErrors.map((e) => error(e.code, e.message, e.span)),
+      ),
+    };
   }
   const diagnostics: Diagnostic[] = [];
   const ast = astFromCst(cst as PolicyCstNode, diagnostics);
@@ -37,7 +56,17 @@ export function parsePolicy(text: string, options: { readonly skipTextLimit?: bo
   const deep = text.length > LIMITS.expressionDepthMax ? nodeDeeperThan(ast, LIMITS.expressionDepthMax) : undefined;
   if (deep !== undefined) {
     const message = `expression nested deeper than ${LIMITS.expressionDepthMax} levels`;
-    return { ok: false, diagnostics: [error("nesting-too-deep", message, deep.span, "each `+`, `-` and `*` counts one level; split a long sum, or use `&&` and `||`, whose chains count little")] };
+    return {
+      ok: false,
+      diagnostics: [
+        error(
+          "nesting-too-deep",
+          message,
+          deep.span,
+          "each `+`, `-` and `*` counts one level; split a long sum, or use `&&` and `||`, whose chains count little",
+        ),
+      ],
+    };
   }
   return { ok: true, ast, comments };
 }

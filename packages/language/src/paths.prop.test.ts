@@ -11,11 +11,37 @@ import { normalizePath, parseUrl, pathWithin, urlWithin } from "./paths.js";
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261126) });
 
 const DIR = "/tmp/agent-files/notes";
-const SEGMENTS = ["tmp", "agent-files", "notes", "secret.txt", "..", ".", "", "...", "..x", "%2e%2e", "%2E.", ".%2e", "%2f", "a\\..\\b", "\\", "\u0000", "a\u0000b", "\n", "x y", "ü", "~"];
+const SEGMENTS = [
+  "tmp",
+  "agent-files",
+  "notes",
+  "secret.txt",
+  "..",
+  ".",
+  "",
+  "...",
+  "..x",
+  "%2e%2e",
+  "%2E.",
+  ".%2e",
+  "%2f",
+  "a\\..\\b",
+  "\\",
+  "\u0000",
+  "a\u0000b",
+  "\n",
+  "x y",
+  "ü",
+  "~",
+];
 
 /** Hostile POSIX paths: absolute or not, built from traversal, escapes and control characters. */
 const hostilePath = fc
-  .tuple(fc.constantFrom("/", "", "./", "//", "/tmp/agent-files/notes/"), fc.array(fc.constantFrom(...SEGMENTS), { maxLength: 8 }), fc.boolean())
+  .tuple(
+    fc.constantFrom("/", "", "./", "//", "/tmp/agent-files/notes/"),
+    fc.array(fc.constantFrom(...SEGMENTS), { maxLength: 8 }),
+    fc.boolean(),
+  )
   .map(([lead, segments, trailing]) => lead + segments.join("/") + (trailing ? "/" : ""));
 
 /** node:path's answer: the normalized path without a trailing slash. */
@@ -60,12 +86,17 @@ describe("path functions against node:path", () => {
 
   it("pathWithin agrees with posix.relative, and no reading of an accepted path escapes", () => {
     fc.assert(
-      fc.property(hostilePath, fc.constantFrom(DIR, `${DIR}/`, "/tmp", "/", "/tmp/agent-files/notes/./", "//tmp//agent-files"), (path, dir) => {
-        const r = pathWithin(path, dir);
-        if (!r.ok) return;
-        expect(r.value).toBe(nodeWithin(posix.normalize(path), posix.normalize(dir)));
-        if (r.value) for (const reading of readings(path)) expect(nodeWithin(posix.resolve("/", reading), posix.normalize(dir))).toBe(true);
-      }),
+      fc.property(
+        hostilePath,
+        fc.constantFrom(DIR, `${DIR}/`, "/tmp", "/", "/tmp/agent-files/notes/./", "//tmp//agent-files"),
+        (path, dir) => {
+          const r = pathWithin(path, dir);
+          if (!r.ok) return;
+          expect(r.value).toBe(nodeWithin(posix.normalize(path), posix.normalize(dir)));
+          if (r.value)
+            for (const reading of readings(path)) expect(nodeWithin(posix.resolve("/", reading), posix.normalize(dir))).toBe(true);
+        },
+      ),
       params(3000),
     );
   });
@@ -102,8 +133,49 @@ describe("path functions against node:path", () => {
   });
 });
 
-const HOSTS = ["example.com", "EXAMPLE.com", "example.com.", "example.com..", ".example.com", "exa%6dple.com", "xn--e1afmkfd.com", "пример.com", "ｅｘａｍｐｌｅ.com", "[::1]", "[::ffff:127.0.0.1]", "[0:0::1]", "127.0.0.1", "2130706433", "0x7f.1", "evil.com", "example.com\\.evil.com", "ex\tample.com", "", "example.com%2f.evil.com"];
-const URL_SEGMENTS = ["docs", "..%2f..", "%2e%2e%2f%2e%2e", "..%5c..", "%2E%2E%5C", "..", ".", "%2e%2e", ".%2E", "%2e", "%2f", "", "a b", "\\", "%00", "x", "%5c", "..;", "\u0000"];
+const HOSTS = [
+  "example.com",
+  "EXAMPLE.com",
+  "example.com.",
+  "example.com..",
+  ".example.com",
+  "exa%6dple.com",
+  "xn--e1afmkfd.com",
+  "пример.com",
+  "ｅｘａｍｐｌｅ.com",
+  "[::1]",
+  "[::ffff:127.0.0.1]",
+  "[0:0::1]",
+  "127.0.0.1",
+  "2130706433",
+  "0x7f.1",
+  "evil.com",
+  "example.com\\.evil.com",
+  "ex\tample.com",
+  "",
+  "example.com%2f.evil.com",
+];
+const URL_SEGMENTS = [
+  "docs",
+  "..%2f..",
+  "%2e%2e%2f%2e%2e",
+  "..%5c..",
+  "%2E%2E%5C",
+  "..",
+  ".",
+  "%2e%2e",
+  ".%2E",
+  "%2e",
+  "%2f",
+  "",
+  "a b",
+  "\\",
+  "%00",
+  "x",
+  "%5c",
+  "..;",
+  "\u0000",
+];
 
 /** Hostile URLs: odd schemes, userinfo, IDNA and IPv6 hosts, trailing dots, traversal and escapes. */
 const hostileUrl = fc
@@ -121,7 +193,19 @@ const hostileUrl = fc
 /** URLs near the prefix `https://example.com/docs`, so that urlWithin is often asked about a real candidate. */
 const nearUrl = fc
   .tuple(
-    fc.constantFrom("https://example.com", "https://EXAMPLE.com.", "https://example.com:443", "https://user@example.com", "https://example.com@evil.com", "https://evil.com", "https://example.com.evil.com", "https://[::1]", "https://ex%61mple.com", "http://example.com", "https:\\\\example.com"),
+    fc.constantFrom(
+      "https://example.com",
+      "https://EXAMPLE.com.",
+      "https://example.com:443",
+      "https://user@example.com",
+      "https://example.com@evil.com",
+      "https://evil.com",
+      "https://example.com.evil.com",
+      "https://[::1]",
+      "https://ex%61mple.com",
+      "http://example.com",
+      "https:\\\\example.com",
+    ),
     fc.constantFrom("/docs/", "/docs", "/", "/docs//", "/docs/./", "/docsx/"),
     fc.array(fc.constantFrom(...URL_SEGMENTS), { maxLength: 5 }),
     fc.constantFrom("", "?q=/../", "#/../x"),
@@ -154,20 +238,24 @@ describe("URL functions against the WHATWG URL parser", () => {
 
   it("urlWithin never admits another origin or a path a decoding server reads outside the prefix", () => {
     fc.assert(
-      fc.property(fc.oneof(hostileUrl, nearUrl), fc.constantFrom("https://example.com/docs", "https://example.com/docs/", "https://example.com"), (text, prefix) => {
-        const r = urlWithin(text, prefix);
-        if (!r.ok || !r.value) return;
-        const u = new URL(text);
-        const base = new URL(prefix).pathname.replace(/\/$/, "");
-        expect(u.protocol).toBe("https:");
-        expect(u.hostname.replace(/\.$/, "")).toBe("example.com");
-        expect(effectivePort(u)).toBe(443);
-        expect(text.slice(0, text.indexOf(u.hostname.replace(/\.$/, "")))).not.toContain("@");
-        for (const reading of readings(u.pathname)) {
-          const resolved = posix.normalize(reading);
-          expect(base === "" || resolved === base || resolved.startsWith(`${base}/`), `${text} → ${reading}`).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.oneof(hostileUrl, nearUrl),
+        fc.constantFrom("https://example.com/docs", "https://example.com/docs/", "https://example.com"),
+        (text, prefix) => {
+          const r = urlWithin(text, prefix);
+          if (!r.ok || !r.value) return;
+          const u = new URL(text);
+          const base = new URL(prefix).pathname.replace(/\/$/, "");
+          expect(u.protocol).toBe("https:");
+          expect(u.hostname.replace(/\.$/, "")).toBe("example.com");
+          expect(effectivePort(u)).toBe(443);
+          expect(text.slice(0, text.indexOf(u.hostname.replace(/\.$/, "")))).not.toContain("@");
+          for (const reading of readings(u.pathname)) {
+            const resolved = posix.normalize(reading);
+            expect(base === "" || resolved === base || resolved.startsWith(`${base}/`), `${text} → ${reading}`).toBe(true);
+          }
+        },
+      ),
       params(4000),
     );
   });
@@ -202,9 +290,15 @@ describe("URL functions against the WHATWG URL parser", () => {
   });
 
   it("IDNA, IPv6 and trailing dots are normalized as the parser does", () => {
-    expect(parseUrl("https://пример.com/").ok && (parseUrl("https://пример.com/") as { value: { host: string } }).value.host).toBe("xn--e1afmkfd.com");
-    expect(parseUrl("https://[0:0::1]:8443/").ok && (parseUrl("https://[0:0::1]:8443/") as { value: { host: string; port: number } }).value).toMatchObject({ host: "[::1]", port: 8443 });
-    expect(parseUrl("https://example.com./").ok && (parseUrl("https://example.com./") as { value: { host: string } }).value.host).toBe("example.com");
+    expect(parseUrl("https://пример.com/").ok && (parseUrl("https://пример.com/") as { value: { host: string } }).value.host).toBe(
+      "xn--e1afmkfd.com",
+    );
+    expect(
+      parseUrl("https://[0:0::1]:8443/").ok && (parseUrl("https://[0:0::1]:8443/") as { value: { host: string; port: number } }).value,
+    ).toMatchObject({ host: "[::1]", port: 8443 });
+    expect(parseUrl("https://example.com./").ok && (parseUrl("https://example.com./") as { value: { host: string } }).value.host).toBe(
+      "example.com",
+    );
     expect(parseUrl("https://example.com../").ok).toBe(false);
   });
 

@@ -37,7 +37,8 @@ function refuse<T>(problem: string): Normalized<T> {
 function badCharacter(text: string, spaceAllowed: boolean): string | undefined {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f || (c === 0x20 && !spaceAllowed)) return c === 0 ? "NUL" : `U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
+    if (c < 0x20 || c === 0x7f || (c === 0x20 && !spaceAllowed))
+      return c === 0 ? "NUL" : `U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
     if (c === 0x5c) return "a backslash";
   }
   return undefined;
@@ -140,7 +141,16 @@ export function parseUrl(text: string): Normalized<ParsedUrl> {
   if (path.includes("//")) return refuse("the path has an empty segment");
   if (DANGEROUS_ESCAPE.test(path)) return refuse("the path contains an escaped `.`, `/`, `\\` or NUL");
   const port = url.port === "" ? defaultPort : Number(url.port);
-  return { ok: true, value: { scheme, host, port, path, hasQueryOrFragment: url.search !== "" || url.hash !== "" || text.includes("#") || text.includes("?") } };
+  return {
+    ok: true,
+    value: {
+      scheme,
+      host,
+      port,
+      path,
+      hasQueryOrFragment: url.search !== "" || url.hash !== "" || text.includes("#") || text.includes("?"),
+    },
+  };
 }
 
 /**
@@ -154,7 +164,8 @@ export function urlWithin(text: string, prefix: string): Normalized<boolean> {
   const p = parseUrl(prefix);
   if (!p.ok) return refuse(`the prefix is refused: ${p.problem}`);
   if (p.value.hasQueryOrFragment) return refuse("the prefix has a query or a fragment");
-  if (u.value.scheme !== p.value.scheme || u.value.host !== p.value.host || u.value.port !== p.value.port) return { ok: true, value: false };
+  if (u.value.scheme !== p.value.scheme || u.value.host !== p.value.host || u.value.port !== p.value.port)
+    return { ok: true, value: false };
   const base = p.value.path.endsWith("/") ? p.value.path.slice(0, -1) : p.value.path;
   const path = u.value.path;
   return { ok: true, value: base === "" || path === base || path.startsWith(`${base}/`) };

@@ -9,7 +9,10 @@ const env: PolicyEnvironment = SAMPLE_ENVIRONMENT;
 describe("compiled policies", () => {
   it("decide treats approver as unknown even when the environment carries one", () => {
     const policy = compiled('approver == "cfo@example.com"');
-    expect(policy.decide({ ...env, approver: "cfo@example.com" } as PolicyEnvironment)).toEqual({ outcome: "gated", residual: 'approver == "cfo@example.com"' });
+    expect(policy.decide({ ...env, approver: "cfo@example.com" } as PolicyEnvironment)).toEqual({
+      outcome: "gated",
+      residual: 'approver == "cfo@example.com"',
+    });
     expect(policy.evaluate({ ...env, approver: "cfo@example.com" })).toEqual({ ok: true, value: true });
   });
 
@@ -18,7 +21,7 @@ describe("compiled policies", () => {
   });
 
   it("conjoins a chain into canonical text whose spans point into it", () => {
-    const chain = conjoin([compiled("uses < 5 || tool == \"x\""), compiled("args.n > 1")]);
+    const chain = conjoin([compiled('uses < 5 || tool == "x"'), compiled("args.n > 1")]);
     expect(chain.text).toBe('(uses < 5 || tool == "x") && args.n > 1');
     const result = chain.evaluate({ ...env, args: { n: "x" } });
     expect(result).toEqual({ ok: false, error: expect.objectContaining({ code: "runtime-type", span: { start: 29, end: 39 } }) });
@@ -29,7 +32,11 @@ describe("compiled policies", () => {
     expect(conjoin([]).decide(env)).toEqual({ outcome: "allow" });
     const one = compiled("uses < 5");
     expect(conjoin([one])).toBe(one);
-    const foreign = { text: "true", evaluate: () => ({ ok: true, value: true }), decide: () => ({ outcome: "allow" }) } as unknown as CompiledPolicy;
+    const foreign = {
+      text: "true",
+      evaluate: () => ({ ok: true, value: true }),
+      decide: () => ({ outcome: "allow" }),
+    } as unknown as CompiledPolicy;
     expect(() => conjoin([one, foreign])).toThrow(TypeError);
   });
 
@@ -65,15 +72,20 @@ describe("the candidate bound", () => {
     const text = "approver in args.a || approver in args.b || approver in args.c || approver in args.d";
     const result = compilePolicy(text);
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.diagnostics.map((d) => [d.code, d.span.start, d.span.end])).toEqual([["approver-search-too-large", 0, text.length]]);
+    if (!result.ok)
+      expect(result.diagnostics.map((d) => [d.code, d.span.start, d.span.end])).toEqual([["approver-search-too-large", 0, text.length]]);
     // Three lists (3,073 candidates) compile, and their decision is exhaustive.
     const three = compiled('approver in args.a || approver in args.b || approver in args.c && approver != "a0@example.com"');
     expect(three.decide({ ...env, args: { a: many("a"), b: many("b"), c: many("c") } }).outcome).toBe("gated");
   });
 
   it("a conjoined chain past the bound can still be gated on a witness it finds, and otherwise denies rather than guess", () => {
-    const parent = compiled('(approver in args.a && approver == "nobody") || (approver in args.b && approver == "nobody") || startsWith(approver, "z")');
-    const child = compiled('(approver in args.c && approver == "nobody") || (approver in args.d && approver == "nobody") || approver == "z@example.com"');
+    const parent = compiled(
+      '(approver in args.a && approver == "nobody") || (approver in args.b && approver == "nobody") || startsWith(approver, "z")',
+    );
+    const child = compiled(
+      '(approver in args.c && approver == "nobody") || (approver in args.d && approver == "nobody") || approver == "z@example.com"',
+    );
     const chain = conjoin([parent, child]);
     const withLists = { ...env, args: { a: many("a"), b: many("b"), c: many("c"), d: many("d") } };
     expect(LIMITS.approverCandidatesMax).toBeLessThan(4 * 1024 + 2);

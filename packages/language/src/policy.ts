@@ -14,7 +14,17 @@ import { hiddenCharacterWarnings, mixedScriptWarnings } from "./hidden-lint.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { parsePolicy } from "./parse.js";
 import { approverCost, approverCostError } from "./approver-cost.js";
-import { and, compileResidual, residualText, sameFormula, search, type Formula, type ListCache, type PartialEvaluator, type ResidualRun } from "./residual.js";
+import {
+  and,
+  compileResidual,
+  residualText,
+  sameFormula,
+  search,
+  type Formula,
+  type ListCache,
+  type PartialEvaluator,
+  type ResidualRun,
+} from "./residual.js";
 import { costError, costEstimate, searchUnits, type CostEstimate } from "./cost.js";
 import { charge, describe, type Evaluated, Failure, type Meter, NEVER_CHARGED } from "./values.js";
 
@@ -110,7 +120,12 @@ class Policy implements CompiledPolicy {
 
   private exceeded(limit: number): Diagnostic {
     const message = `evaluation used more than its budget of ${limit} work units`;
-    return error("cost-exceeded", message, this.ast.span, "the action's `args` are too large for what this policy does with them; the policy refuses");
+    return error(
+      "cost-exceeded",
+      message,
+      this.ast.span,
+      "the action's `args` are too large for what this policy does with them; the policy refuses",
+    );
   }
 
   private residualOf(): PartialEvaluator | null {
@@ -165,7 +180,8 @@ class Policy implements CompiledPolicy {
 
   decide(env: Omit<PolicyEnvironment, "approver">, budget?: CostMeter): PolicyOutcome {
     const part = this.partial(env, budget);
-    if (part.kind !== "gated") return part.kind === "allow" ? ALLOW : part.error === undefined ? DENY : { outcome: "deny", error: part.error };
+    if (part.kind !== "gated")
+      return part.kind === "allow" ? ALLOW : part.error === undefined ? DENY : { outcome: "deny", error: part.error };
     return { outcome: "gated", residual: residualText(part.formula, part.everyone, this.textBytes) };
   }
 
@@ -242,7 +258,9 @@ export function compilePolicy(text: string, options: { readonly origin?: PolicyO
     ok: true,
     policy,
     get warnings(): readonly Diagnostic[] {
-      return (warnings ??= [...lintAst(ast, checked.types), ...hiddenCharacterWarnings(text), ...mixedScriptWarnings(ast)].sort(byPosition));
+      return (warnings ??= [...lintAst(ast, checked.types), ...hiddenCharacterWarnings(text), ...mixedScriptWarnings(ast)].sort(
+        byPosition,
+      ));
     },
   };
 }
@@ -339,7 +357,12 @@ export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter
 }
 
 function costExceededError(budget: CostMeter): Diagnostic {
-  return error("cost-exceeded", `evaluation used more than its budget of ${budget.limit} work units`, { start: 0, end: 0 }, "the action's `args` are too large for what these policies do with them; the decision refuses");
+  return error(
+    "cost-exceeded",
+    `evaluation used more than its budget of ${budget.limit} work units`,
+    { start: 0, end: 0 },
+    "the action's `args` are too large for what these policies do with them; the decision refuses",
+  );
 }
 
 /**
@@ -361,7 +384,10 @@ export function formatPolicy(text: string): { ok: true; text: string } | { ok: f
   const again = parsePolicy(formatted);
   if (!again.ok) {
     const first = again.diagnostics[0]!;
-    return { ok: false, diagnostics: [error(first.code, `formatted, this policy would not parse: ${first.message}`, whole, "keep its present form")] };
+    return {
+      ok: false,
+      diagnostics: [error(first.code, `formatted, this policy would not parse: ${first.message}`, whole, "keep its present form")],
+    };
   }
   return { ok: true, text: formatted };
 }

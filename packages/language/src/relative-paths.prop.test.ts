@@ -11,7 +11,24 @@ import { normalizeRelativePath, relativePathWithin } from "./paths.js";
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261126) });
 
 const DIR = ".github/workflows";
-const SEGMENTS = [".github", "workflows", "workflows-old", "src", "x.yml", "..", ".", "", "...", "%2e%2e", "%2f", "a\\..\\b", "\u0000", "\n", "x y", "ü"];
+const SEGMENTS = [
+  ".github",
+  "workflows",
+  "workflows-old",
+  "src",
+  "x.yml",
+  "..",
+  ".",
+  "",
+  "...",
+  "%2e%2e",
+  "%2f",
+  "a\\..\\b",
+  "\u0000",
+  "\n",
+  "x y",
+  "ü",
+];
 
 /** Hostile paths relative to a base, and a few absolute ones. */
 const hostilePath = fc

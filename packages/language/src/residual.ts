@@ -182,7 +182,8 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
     const v = other(env, run);
     if (v instanceof Failure) return failed(run, b, env, v);
     if (v === null) return negate;
-    if (typeof v !== "string") return failed(run, b, env, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
+    if (typeof v !== "string")
+      return failed(run, b, env, fail("runtime-type", `cannot compare \`string\` with \`${describe(v)}\``, b.span));
     const atom: Formula = dynamic ? { k: "eq", value: v, source: { expr: otherExpr, env } } : { k: "eq", value: v };
     return negate ? not(atom) : atom;
   };
@@ -305,7 +306,12 @@ export function sameFormula(a: Formula, b: Formula): boolean {
   if (typeof a === "boolean" || typeof b === "boolean" || a.k !== b.k) return false;
   switch (a.k) {
     case "error":
-      return b.k === "error" && a.expr === b.expr && a.env === b.env && (a.unless === b.unless || (a.unless !== undefined && b.unless !== undefined && sameFormula(a.unless, b.unless)));
+      return (
+        b.k === "error" &&
+        a.expr === b.expr &&
+        a.env === b.env &&
+        (a.unless === b.unless || (a.unless !== undefined && b.unless !== undefined && sameFormula(a.unless, b.unless)))
+      );
     case "eq":
     case "startsWith":
     case "endsWith":
@@ -414,7 +420,10 @@ function constantsOf(f: Formula): Constants {
  * use every UTF-16 code unit so that no `x` exists, the set is marked incomplete: a search over it
  * can still find a witness, but can no longer prove that none exists.
  */
-export function candidates(f: Formula, max: number = LIMITS.approverCandidatesMax): { readonly list: readonly string[]; readonly complete: boolean } {
+export function candidates(
+  f: Formula,
+  max: number = LIMITS.approverCandidatesMax,
+): { readonly list: readonly string[]; readonly complete: boolean } {
   const { equal, prefixes, suffixes } = constantsOf(f);
   // The fresh strings first: against a long list of constants one of them is the exception (or
   // the witness) a search looks for, so it stops after a few candidates instead of the whole list.

@@ -24,7 +24,12 @@ export class Failure {
 /** What evaluating a node gives: its value, or the failure that stopped it. */
 export type Evaluated = Value | Failure;
 
-export function fail(code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded" | "invalid-path" | "invalid-url", message: string, span: Span, help?: string): Failure {
+export function fail(
+  code: "runtime-type" | "integer-overflow" | "list-too-long" | "value-too-deep" | "cost-exceeded" | "invalid-path" | "invalid-url",
+  message: string,
+  span: Span,
+  help?: string,
+): Failure {
   return new Failure(error(code, message, span, help));
 }
 
@@ -60,7 +65,12 @@ export function charge(meter: Meter, units: number, span: Span): Failure | undef
 }
 
 export function costExceeded(meter: Meter, span: Span): Failure {
-  return fail("cost-exceeded", `evaluation used more than its budget of ${meter.limit} work units`, span, "the action's `args` are too large for what this policy does with them; the policy refuses");
+  return fail(
+    "cost-exceeded",
+    `evaluation used more than its budget of ${meter.limit} work units`,
+    span,
+    "the action's `args` are too large for what this policy does with them; the policy refuses",
+  );
 }
 
 /** The units of comparing two scalars: a scan of the shorter string, or one. */
@@ -153,13 +163,19 @@ function comparePair(a: Value, b: Value, depth: number, meter: Meter, span: Span
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   // The common pairs first, without describing their types.
   const t = typeof a;
-  if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b)))) return a === b;
+  if (t === typeof b && (t === "string" || t === "boolean" || (t === "number" && Number.isSafeInteger(a) && Number.isSafeInteger(b))))
+    return a === b;
   const tooLong = listTooLong(a, span) ?? listTooLong(b, span);
   if (tooLong !== undefined) return tooLong;
   const ta = describe(a);
   const tb = describe(b);
   if (ta !== tb || ta === "object" || ta.startsWith("number")) {
-    return fail("runtime-type", `cannot compare \`${ta}\` with \`${tb}\``, span, "a value from `args` has a type the policy did not expect");
+    return fail(
+      "runtime-type",
+      `cannot compare \`${ta}\` with \`${tb}\``,
+      span,
+      "a value from `args` has a type the policy did not expect",
+    );
   }
   if (ta !== "list") return a === b;
   if (depth >= LIMITS.valueDepthMax) return tooDeep(span);

@@ -63,7 +63,12 @@ export const typedExprs = fc.letrec<{ b: Expr; i: Expr; s: Expr; l: Expr }>((tie
     fc.tuple(tie("s"), tie("l")).map(([l, r]) => bin("in", l, r)),
     fc.tuple(tie("i"), tie("l")).map(([l, r]) => bin("in", l, r)),
     fc.tuple(fc.constantFrom("startsWith", "endsWith"), tie("s"), tie("s")).map(([c, a, b]) => call(c, [a, b])),
-    fc.tuple(fc.constantFrom(name("args", ["n"]), name("args", ["s"]), name("args", ["o", "x"])), fc.constantFrom<Expr>({ kind: "null", span: S }, str("a"), int(1))).map(([l, r]) => bin("==", l, r)),
+    fc
+      .tuple(
+        fc.constantFrom(name("args", ["n"]), name("args", ["s"]), name("args", ["o", "x"])),
+        fc.constantFrom<Expr>({ kind: "null", span: S }, str("a"), int(1)),
+      )
+      .map(([l, r]) => bin("==", l, r)),
     tie("b").map(not),
     fc.tuple(fc.constantFrom<BinaryOperator>("&&", "||", "==", "!="), tie("b"), tie("b")).map(([op, l, r]) => bin(op, l, r)),
   ),
@@ -111,7 +116,10 @@ export const environment = fc.record({
   spent_minor: fc.integer({ min: 0, max: 100_000 }),
   hour_utc: fc.integer({ min: 0, max: 23 }),
   weekday_utc: fc.constantFrom("mon", "tue", "wed", "thu", "fri", "sat", "sun"),
-  args: fc.record({ n: jsonValue, s: jsonValue, b: fc.oneof(fc.boolean(), jsonValue), l: jsonValue, o: fc.oneof(jsonValue, fc.record({ x: jsonValue })) }, { requiredKeys: [] }),
+  args: fc.record(
+    { n: jsonValue, s: jsonValue, b: fc.oneof(fc.boolean(), jsonValue), l: jsonValue, o: fc.oneof(jsonValue, fc.record({ x: jsonValue })) },
+    { requiredKeys: [] },
+  ),
 });
 
 /** Constants of approver atoms: short strings over {a, b}, so a universe of strings over {a, b, z} up to length 5 is exhaustive. */
@@ -160,7 +168,12 @@ export const approverExprs = fc.letrec<{ b: Expr }>((tie) => {
   };
 }).b;
 
-const approverJson: fc.Arbitrary<unknown> = fc.oneof(fc.constantFrom(...approverConstants), fc.constant(null), fc.integer({ min: 0, max: 5 }), fc.boolean());
+const approverJson: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(...approverConstants),
+  fc.constant(null),
+  fc.integer({ min: 0, max: 5 }),
+  fc.boolean(),
+);
 
 /** Environments for partial evaluation: `args.s`, `args.l`, `args.n`, `args.b` drawn to matter. */
 export const approverEnvironment = fc.record({

@@ -70,16 +70,32 @@ export const approverChains: fc.Arbitrary<Expr> = fc
 
 /** Comparisons lint reasons about, over names that are never null and `args` fields that may be anything. */
 const lintAtom: fc.Arbitrary<Expr> = fc.oneof(
-  fc.tuple(fc.constantFrom<BinaryOperator>("<", "<=", ">", ">=", "=="), fc.constantFrom("amount_minor", "hour_utc", "uses"), fc.integer({ min: -2, max: 120 })).map(([op, n, k]) => bin(op, name(n), int(k))),
-  fc.tuple(fc.constantFrom<BinaryOperator>("<", ">", "==", ">="), fc.integer({ min: -2, max: 6 })).map(([op, k]) => bin(op, name("args", ["n"]), int(k))),
-  fc.tuple(fc.constantFrom<BinaryOperator>(">=", "<"), fc.integer({ min: -1, max: 2 })).map(([op, k]) => bin(op, call("size", [name("args", ["l"])]), int(k))),
-  fc.tuple(fc.constantFrom<BinaryOperator>(">=", "<"), fc.integer({ min: -1, max: 2 })).map(([op, k]) => bin(op, call("size", [name("tool")]), int(k))),
+  fc
+    .tuple(
+      fc.constantFrom<BinaryOperator>("<", "<=", ">", ">=", "=="),
+      fc.constantFrom("amount_minor", "hour_utc", "uses"),
+      fc.integer({ min: -2, max: 120 }),
+    )
+    .map(([op, n, k]) => bin(op, name(n), int(k))),
+  fc
+    .tuple(fc.constantFrom<BinaryOperator>("<", ">", "==", ">="), fc.integer({ min: -2, max: 6 }))
+    .map(([op, k]) => bin(op, name("args", ["n"]), int(k))),
+  fc
+    .tuple(fc.constantFrom<BinaryOperator>(">=", "<"), fc.integer({ min: -1, max: 2 }))
+    .map(([op, k]) => bin(op, call("size", [name("args", ["l"])]), int(k))),
+  fc
+    .tuple(fc.constantFrom<BinaryOperator>(">=", "<"), fc.integer({ min: -1, max: 2 }))
+    .map(([op, k]) => bin(op, call("size", [name("tool")]), int(k))),
   fc.constantFrom<BinaryOperator>("==", "!=", "<=").map((op) => bin(op, name("args", ["n"]), name("args", ["n"]))),
   fc.constantFrom<BinaryOperator>("==", "!=").map((op) => bin(op, name("tool"), name("tool"))),
   fc.constantFrom(...constants, "mon", "funday").map((c) => bin("==", name("tool"), str(c))),
   fc.constantFrom("mon", "funday").map((c) => bin("!=", name("weekday_utc"), str(c))),
-  fc.array(fc.constantFrom("a", "b", "mon"), { maxLength: 3 }).map((cs) => bin("in", name("tool"), { kind: "list", elements: cs.map(str), span: S })),
-  fc.array(fc.constantFrom("a", "b"), { maxLength: 2 }).map((cs) => bin("in", name("args", ["s"]), { kind: "list", elements: cs.map(str), span: S })),
+  fc
+    .array(fc.constantFrom("a", "b", "mon"), { maxLength: 3 })
+    .map((cs) => bin("in", name("tool"), { kind: "list", elements: cs.map(str), span: S })),
+  fc
+    .array(fc.constantFrom("a", "b"), { maxLength: 2 })
+    .map((cs) => bin("in", name("args", ["s"]), { kind: "list", elements: cs.map(str), span: S })),
   fc.constant(name("args", ["b"])),
   fc.boolean().map((value): Expr => ({ kind: "bool", value, span: S })),
 );

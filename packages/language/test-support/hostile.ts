@@ -38,12 +38,22 @@ const fineAtom = fc.constantFrom(
   'lower(currency) == "eur"',
 );
 
-const prototypeAtom = fc.constantFrom(...PROTOTYPE_NAMES).chain((name) =>
-  fc.constantFrom(`${name} != null`, `${name} == 1`, `args.${name} == null`, `${name}(1)`, `args.x.${name} == 1`, `${name}.x == "y"`),
-);
+const prototypeAtom = fc
+  .constantFrom(...PROTOTYPE_NAMES)
+  .chain((name) =>
+    fc.constantFrom(`${name} != null`, `${name} == 1`, `args.${name} == null`, `${name}(1)`, `args.x.${name} == 1`, `${name}.x == "y"`),
+  );
 
 /** Names and text outside ASCII: every one is a lexical error or a plain string. */
-const unicodeAtom = fc.constantFrom("tôol == 1", "ａrgs.x == 1", "args.ü == 1", "uses\u00a0> 1", 'tool == "\u202e"', 'tool == "\\u0000"', "uses > ٣");
+const unicodeAtom = fc.constantFrom(
+  "tôol == 1",
+  "ａrgs.x == 1",
+  "args.ü == 1",
+  "uses\u00a0> 1",
+  'tool == "\u202e"',
+  'tool == "\\u0000"',
+  "uses > ٣",
+);
 
 /** `args.a<i> == <i>`: many distinct atoms. */
 const distinctAtom = fc.nat({ max: 9_999 }).map((i) => `args.a${i} == ${i}`);
@@ -51,12 +61,14 @@ const distinctAtom = fc.nat({ max: 9_999 }).map((i) => `args.a${i} == ${i}`);
 export const hostileAtom = fc.oneof(fineAtom, prototypeAtom, unicodeAtom, distinctAtom);
 
 /** Parentheses, brackets or calls nested around the edge of the nesting limit. */
-const deepNesting = fc.tuple(fc.integer({ min: 50, max: 80 }), fineAtom, fc.constantFrom("(", "[", "size(", "!(")).map(([n, atom, open]) => {
-  const close = open === "[" ? "]" : ")";
-  const inner = open === "[" ? "1" : open === "size(" ? "args.l" : atom;
-  const body = `${open.repeat(n)}${inner}${close.repeat(n)}`;
-  return open === "[" ? `1 in ${body}` : open === "size(" ? `${body} > 0` : body;
-});
+const deepNesting = fc
+  .tuple(fc.integer({ min: 50, max: 80 }), fineAtom, fc.constantFrom("(", "[", "size(", "!("))
+  .map(([n, atom, open]) => {
+    const close = open === "[" ? "]" : ")";
+    const inner = open === "[" ? "1" : open === "size(" ? "args.l" : atom;
+    const body = `${open.repeat(n)}${inner}${close.repeat(n)}`;
+    return open === "[" ? `1 in ${body}` : open === "size(" ? `${body} > 0` : body;
+  });
 
 /** Runs of prefix operators, the shape that once formatted past the nesting limit. */
 const prefixChain = fc.tuple(fc.integer({ min: 1, max: 90 }), fc.constantFrom("-", "!", "- ", "-!", "!-")).map(([n, op]) => {
@@ -66,7 +78,11 @@ const prefixChain = fc.tuple(fc.integer({ min: 1, max: 90 }), fc.constantFrom("-
 
 /** One operator repeated up to the size limit: chains of `&&`, `||` and arithmetic. */
 const longChain = fc
-  .tuple(fc.constantFrom("&&", "||", " && ", " || ", "+", "-", "*"), fc.integer({ min: 2, max: 2_000 }), fc.constantFrom("uses > 0", "1", "args.n", 'approver == "a"', "true"))
+  .tuple(
+    fc.constantFrom("&&", "||", " && ", " || ", "+", "-", "*"),
+    fc.integer({ min: 2, max: 2_000 }),
+    fc.constantFrom("uses > 0", "1", "args.n", 'approver == "a"', "true"),
+  )
   .map(([op, n, operand]) => {
     const arithmetic = op === "+" || op === "-" || op === "*";
     const unit = arithmetic ? (operand === "1" || operand === "args.n" ? operand : "1") : operand;
@@ -84,7 +100,11 @@ const nearLimit = fc.tuple(fc.integer({ min: -6, max: 6 }), fc.constantFrom("a",
 });
 
 /** A compact policy that fits in 4 KiB but not once formatted with its spaces. */
-const compactNearLimit = fc.integer({ min: 480, max: 520 }).map((n) => Array.from({ length: n }, (_, i) => `uses>${i % 10}`).join("&&").slice(0, BYTES_MAX));
+const compactNearLimit = fc.integer({ min: 480, max: 520 }).map((n) =>
+  Array.from({ length: n }, (_, i) => `uses>${i % 10}`)
+    .join("&&")
+    .slice(0, BYTES_MAX),
+);
 
 /** Well-formed pieces joined by random operators, grouped now and then. */
 const combined = fc
@@ -94,7 +114,12 @@ const combined = fc
 /** Text broken at random: a slice, or characters of the grammar spliced in. */
 function mutated(source: fc.Arbitrary<string>): fc.Arbitrary<string> {
   return fc
-    .tuple(source, fc.nat(), fc.nat(), fc.string({ unit: fc.constantFrom("(", ")", "[", "]", "!", "-", "&", "|", '"', "\\", ",", ".", "=", " ", "x", "1"), maxLength: 6 }))
+    .tuple(
+      source,
+      fc.nat(),
+      fc.nat(),
+      fc.string({ unit: fc.constantFrom("(", ")", "[", "]", "!", "-", "&", "|", '"', "\\", ",", ".", "=", " ", "x", "1"), maxLength: 6 }),
+    )
     .map(([text, a, b, insert]) => {
       const at = text.length === 0 ? 0 : a % text.length;
       const cut = b % 3 === 0 ? text.length : Math.min(text.length, at + (b % 8));
@@ -126,7 +151,11 @@ export const hostileArgs: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.constant({}),
   fc.constant({ x: 1, n: 3, s: "é😀", l: ["a", "b"], a: [1, [2]], b: [1, [2]] }),
   fc.integer({ min: 0, max: 100_000 }).map((levels) => ({ a: nestedList(levels), b: nestedList(levels), l: nestedList(levels) })),
-  fc.integer({ min: 1_020, max: 1_030 }).map((n) => ({ l: Array.from({ length: n }, (_, i) => String(i)), a: Array.from({ length: n }, () => 0), b: Array.from({ length: n }, () => 0) })),
+  fc.integer({ min: 1_020, max: 1_030 }).map((n) => ({
+    l: Array.from({ length: n }, (_, i) => String(i)),
+    a: Array.from({ length: n }, () => 0),
+    b: Array.from({ length: n }, () => 0),
+  })),
   fc.constant(JSON.parse('{"__proto__": 1, "constructor": "x", "toString": [1], "x": {"__proto__": {"y": 1}}}') as Record<string, unknown>),
   fc.constant(
     (() => {

@@ -96,7 +96,11 @@ function amountAxis(parent: GrantTerms, child: GrantTerms, usage: ParentUsage): 
   const remaining = remainingAmount(parent, usage);
   const base = { axis: "budget_amount_minor" as const, parent: remaining, child: child.budget_amount_minor };
   if (child.budget_amount_minor <= remaining) {
-    return { ...base, ok: true, message: `the child's amount ${fmt(child.budget_amount_minor)} fits the parent's remaining ${fmt(remaining)}` };
+    return {
+      ...base,
+      ok: true,
+      message: `the child's amount ${fmt(child.budget_amount_minor)} fits the parent's remaining ${fmt(remaining)}`,
+    };
   }
   const detail = usage.spent_minor > 0 ? ` (budget ${fmt(parent.budget_amount_minor)}, spent or held ${fmt(usage.spent_minor)})` : "";
   return {
@@ -130,11 +134,19 @@ function countAxis(parent: GrantTerms, child: GrantTerms, usage: ParentUsage): A
   if (child.budget_count <= remaining) {
     return { ...base, ok: true, message: `the child's ${fmt(child.budget_count)} uses fit the parent's remaining ${fmt(remaining)}` };
   }
-  return { ...base, ok: false, message: `the child's ${fmt(child.budget_count)} uses exceed the parent's remaining ${countText(remaining)}` };
+  return {
+    ...base,
+    ok: false,
+    message: `the child's ${fmt(child.budget_count)} uses exceed the parent's remaining ${countText(remaining)}`,
+  };
 }
 
 function conditionsAxis(parent: GrantTerms, child: GrantTerms): AxisReport {
-  const base = { axis: "conditions.clean_context" as const, parent: parent.conditions.clean_context, child: child.conditions.clean_context };
+  const base = {
+    axis: "conditions.clean_context" as const,
+    parent: parent.conditions.clean_context,
+    child: child.conditions.clean_context,
+  };
   if (!parent.conditions.clean_context || child.conditions.clean_context) {
     return { ...base, ok: true, message: "the child requires every condition the parent requires" };
   }
@@ -192,7 +204,11 @@ function depthAxis(parent: GrantTerms, child: GrantTerms, delegation: boolean): 
     return { ...base, ok: false, message: `the child has no delegation depth cap but at most ${fmt(allowed)} further levels are allowed` };
   }
   if (child.delegation_depth_max <= allowed) {
-    return { ...base, ok: true, message: `the child's depth cap ${fmt(child.delegation_depth_max)} is within the ${fmt(allowed)} levels allowed` };
+    return {
+      ...base,
+      ok: true,
+      message: `the child's depth cap ${fmt(child.delegation_depth_max)} is within the ${fmt(allowed)} levels allowed`,
+    };
   }
   return {
     ...base,
@@ -214,7 +230,8 @@ function policyAxis(parent: GrantTerms, child: GrantTerms, delegation: boolean):
     };
   }
   const base = { axis: "policy" as const, parent: parent.policy, child: child.policy };
-  if (policyLeq(child.policy, parent.policy)) return { ...base, ok: true, message: "the child's policy contains every conjunct of the parent's" };
+  if (policyLeq(child.policy, parent.policy))
+    return { ...base, ok: true, message: "the child's policy contains every conjunct of the parent's" };
   const own = new Set(policyConjuncts(child.policy));
   const missing = policyConjuncts(parent.policy).filter((c) => !own.has(c));
   return { ...base, ok: false, message: `the child's policy lacks the parent's conjunct ${missing.map(fmt).join(", ")}` };
@@ -223,4 +240,3 @@ function policyAxis(parent: GrantTerms, child: GrantTerms, delegation: boolean):
 function iso(ms: number): string {
   return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? `\`${new Date(ms).toISOString()}\`` : fmt(ms);
 }
-

@@ -69,7 +69,13 @@ export async function authorizeFailClosed(
   if (decision !== undefined) {
     const failure = check === undefined ? undefined : await check(decision as unknown as Record<string, unknown>);
     if (failure === undefined) return { ...decision, unavailable: null };
-    return unavailable(false, { cause: "unverified_answer", attempts: 1, status: result.status, message: `${failure.reason}: ${failure.message}`, verification: failure });
+    return unavailable(false, {
+      cause: "unverified_answer",
+      attempts: 1,
+      status: result.status,
+      message: `${failure.reason}: ${failure.message}`,
+      verification: failure,
+    });
   }
   return unavailable(failOpen, {
     cause: "unreadable_response",

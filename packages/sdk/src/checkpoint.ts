@@ -56,7 +56,15 @@ export function signedNote(text: string, name: string, publicKey: Uint8Array, si
 }
 
 export type CheckpointFault =
-  | "too_long" | "malformed" | "origin" | "size" | "root" | "extension" | "unsigned" | "unknown_key" | "bad_signature";
+  | "too_long"
+  | "malformed"
+  | "origin"
+  | "size"
+  | "root"
+  | "extension"
+  | "unsigned"
+  | "unknown_key"
+  | "bad_signature";
 
 /** A checkpoint whose signature verified: its body and the key (its JWKS `kid`) and name that signed it. */
 export interface VerifiedCheckpoint extends CheckpointBody {
@@ -79,16 +87,21 @@ export function parseCheckpointText(text: string): CheckpointBody | { fault: Che
   if (lines.length > 3) return { fault: "extension", message: "this checkpoint has extension lines, which these checkpoints never have" };
   const [origin, sizeText, rootText] = lines as [string, string, string];
   if (!isCheckpointName(origin)) return { fault: "origin", message: "line 1: the origin is 1 to 255 printable characters without spaces" };
-  if (!SIZE.test(sizeText) || !Number.isSafeInteger(Number(sizeText))) return { fault: "size", message: "line 2: the tree size is a decimal integer without leading zeros" };
+  if (!SIZE.test(sizeText) || !Number.isSafeInteger(Number(sizeText)))
+    return { fault: "size", message: "line 2: the tree size is a decimal integer without leading zeros" };
   const root = BASE64.test(rootText) ? Buffer.from(rootText, "base64") : Buffer.alloc(0);
-  if (root.length !== 32 || root.toString("base64") !== rootText) return { fault: "root", message: "line 3: the root hash is 32 bytes in standard base64" };
+  if (root.length !== 32 || root.toString("base64") !== rootText)
+    return { fault: "root", message: "line 3: the root hash is 32 bytes in standard base64" };
   return { origin, size: Number(sizeText), root };
 }
 
 function ed25519(key: CheckpointKey): { raw: Buffer; verifier: ReturnType<typeof createPublicKey> } | undefined {
   if (key.kty !== "OKP" || key.crv !== "Ed25519" || typeof key.x !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(key.x)) return undefined;
   try {
-    return { raw: Buffer.from(key.x, "base64url"), verifier: createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.x }, format: "jwk" }) };
+    return {
+      raw: Buffer.from(key.x, "base64url"),
+      verifier: createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.x }, format: "jwk" }),
+    };
   } catch {
     return undefined;
   }
@@ -101,21 +114,25 @@ function ed25519(key: CheckpointKey): { raw: Buffer; verifier: ReturnType<typeof
  */
 export function verifyCheckpoint(note: string, keys: readonly CheckpointKey[], origin?: string): CheckpointCheck {
   if (typeof note !== "string") return fail("malformed", "a checkpoint is text");
-  if (Buffer.byteLength(note, "utf8") > CHECKPOINT_LIMITS.noteBytesMax) return fail("too_long", `a checkpoint is at most ${CHECKPOINT_LIMITS.noteBytesMax} bytes`);
+  if (Buffer.byteLength(note, "utf8") > CHECKPOINT_LIMITS.noteBytesMax)
+    return fail("too_long", `a checkpoint is at most ${CHECKPOINT_LIMITS.noteBytesMax} bytes`);
   const split = note.indexOf("\n\n");
   if (split < 0 || !note.endsWith("\n")) return fail("unsigned", "the note has no signature block (a blank line, then signature lines)");
   const text = note.slice(0, split + 1);
   const body = parseCheckpointText(text);
   if ("fault" in body) return fail(body.fault, body.message);
-  if (origin !== undefined && body.origin !== origin) return fail("origin", `the checkpoint's origin is \`${body.origin}\`, not \`${origin}\``);
+  if (origin !== undefined && body.origin !== origin)
+    return fail("origin", `the checkpoint's origin is \`${body.origin}\`, not \`${origin}\``);
   const signatureLines = note.slice(split + 2, -1).split("\n");
-  if (signatureLines.length > CHECKPOINT_LIMITS.signaturesMax) return fail("malformed", `a checkpoint has at most ${CHECKPOINT_LIMITS.signaturesMax} signatures`);
+  if (signatureLines.length > CHECKPOINT_LIMITS.signaturesMax)
+    return fail("malformed", `a checkpoint has at most ${CHECKPOINT_LIMITS.signaturesMax} signatures`);
   const usable = keys.map((key) => ({ key, ed: ed25519(key) })).filter((k) => k.ed !== undefined);
   let named = false;
   for (const line of signatureLines) {
     if (!line.startsWith(SIGNATURE_PREFIX)) return fail("malformed", "a signature line starts with `— ` (an em dash and a space)");
     const parts = line.slice(SIGNATURE_PREFIX.length).split(" ");
-    if (parts.length !== 2 || !isCheckpointName(parts[0]!) || !BASE64.test(parts[1]!)) return fail("malformed", "a signature line is `— <key name> <base64 signature>`");
+    if (parts.length !== 2 || !isCheckpointName(parts[0]!) || !BASE64.test(parts[1]!))
+      return fail("malformed", "a signature line is `— <key name> <base64 signature>`");
     const [name, encoded] = parts as [string, string];
     const blob = Buffer.from(encoded, "base64");
     if (blob.toString("base64") !== encoded || blob.length !== 4 + 64) continue;

@@ -7,8 +7,19 @@ import { Transport, type CallOptions, type HttpResult, type KeyHeader, type Requ
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
 import {
-  agentsCalls, breakersCalls, certificatesCalls, contractsCalls, decisionsCalls, familiesCalls, findingsCalls, grantsCalls, keysCalls, ledgerCalls, serviceCalls,
-  signingKeysCalls, webhooksCalls,
+  agentsCalls,
+  breakersCalls,
+  certificatesCalls,
+  contractsCalls,
+  decisionsCalls,
+  familiesCalls,
+  findingsCalls,
+  grantsCalls,
+  keysCalls,
+  ledgerCalls,
+  serviceCalls,
+  signingKeysCalls,
+  webhooksCalls,
   type Verbs,
 } from "./resources.js";
 
@@ -87,20 +98,28 @@ export class AuthorityClient {
     });
     this.#failOpen = options.failOpen ?? false;
     this.#attestation = options.attestation;
-    if (options.signingKeys !== undefined && options.signingKeys !== "fetch-once" && (typeof options.signingKeys !== "object" || !Array.isArray(options.signingKeys.keys))) {
-      throw new TypeError("signingKeys must be a JWKS ({\"keys\": [...]}) or \"fetch-once\"");
+    if (
+      options.signingKeys !== undefined &&
+      options.signingKeys !== "fetch-once" &&
+      (typeof options.signingKeys !== "object" || !Array.isArray(options.signingKeys.keys))
+    ) {
+      throw new TypeError('signingKeys must be a JWKS ({"keys": [...]}) or "fetch-once"');
     }
     this.#signingKeys = options.signingKeys;
 
     const verbs: Verbs = {
-      get: <T>(path: string, query?: object, call?: CallOptions): Promise<T> => this.#call<T>("GET", withQuery(path, query), undefined, call),
+      get: <T>(path: string, query?: object, call?: CallOptions): Promise<T> =>
+        this.#call<T>("GET", withQuery(path, query), undefined, call),
       post: <T>(path: string, body: unknown, call?: CallOptions): Promise<T> => this.#call<T>("POST", path, body, call),
     };
     this.agents = agentsCalls(verbs);
     this.grants = grantsCalls(verbs);
     this.families = familiesCalls(verbs);
     const decisions = decisionsCalls(verbs);
-    this.decisions = this.#signingKeys === undefined ? decisions : { ...decisions, settle: (ledgerId, body, call) => this.#verifiedSettle(decisions.settle, ledgerId, body, call) };
+    this.decisions =
+      this.#signingKeys === undefined
+        ? decisions
+        : { ...decisions, settle: (ledgerId, body, call) => this.#verifiedSettle(decisions.settle, ledgerId, body, call) };
     this.certificates = certificatesCalls(verbs);
     this.keys = keysCalls(verbs);
     this.contracts = contractsCalls(verbs);
@@ -129,11 +148,14 @@ export class AuthorityClient {
       (call) => this.#transport.request("POST", "/authorize", sent, call),
       options.failOpen ?? this.#failOpen,
       options,
-      this.#signingKeys === undefined ? undefined : async (decision) => {
-        const keyring = await this.#keys();
-        if (keyring === undefined) return { reason: "unknown_key", message: "the server's signing keys could not be fetched, so no answer can be verified" };
-        return verifyDecision(decision, sent, sent.nonce, keyring);
-      },
+      this.#signingKeys === undefined
+        ? undefined
+        : async (decision) => {
+            const keyring = await this.#keys();
+            if (keyring === undefined)
+              return { reason: "unknown_key", message: "the server's signing keys could not be fetched, so no answer can be verified" };
+            return verifyDecision(decision, sent, sent.nonce, keyring);
+          },
     );
   }
 
@@ -153,18 +175,28 @@ export class AuthorityClient {
     const sent = { ...body, nonce };
     const answer = await settle(ledgerId, sent, call);
     const keyring = await this.#keys();
-    const failure = keyring === undefined
-      ? { reason: "unknown_key" as const, message: "the server's signing keys could not be fetched, so no answer can be verified" }
-      : typeof answer === "object" && answer !== null ? await verifySettlement(answer as unknown as Record<string, unknown>, ledgerId, sent, nonce, keyring)
-      : { reason: "unsigned" as const, message: "the answer is not a settlement" };
-    if (failure !== undefined) throw new AuthorityUnavailableError("unverified_answer", `the settlement was not verified: ${failure.reason}: ${failure.message}`, 1, undefined, failure);
+    const failure =
+      keyring === undefined
+        ? { reason: "unknown_key" as const, message: "the server's signing keys could not be fetched, so no answer can be verified" }
+        : typeof answer === "object" && answer !== null
+          ? await verifySettlement(answer as unknown as Record<string, unknown>, ledgerId, sent, nonce, keyring)
+          : { reason: "unsigned" as const, message: "the answer is not a settlement" };
+    if (failure !== undefined)
+      throw new AuthorityUnavailableError(
+        "unverified_answer",
+        `the settlement was not verified: ${failure.reason}: ${failure.message}`,
+        1,
+        undefined,
+        failure,
+      );
     return answer;
   }
 
   /** The keys answers are verified with: given, or fetched at the first use and pinned once fetched. */
   #keys(): Promise<SigningKeyring | undefined> {
     const option = this.#signingKeys;
-    if (option !== "fetch-once") return Promise.resolve(option === undefined ? undefined : (this.#keyring ??= Promise.resolve(new SigningKeyring(option))));
+    if (option !== "fetch-once")
+      return Promise.resolve(option === undefined ? undefined : (this.#keyring ??= Promise.resolve(new SigningKeyring(option))));
     this.#keyring ??= this.#transport.request("GET", "/signing-keys", undefined, {}).then((result) => {
       const keyring = result.kind === "ok" ? new SigningKeyring(result.body as wire.SigningKeySet) : undefined;
       // A failed fetch is not pinned: the next call tries again, and until then nothing verifies.
@@ -193,12 +225,7 @@ function unwrap<T>(result: HttpResult, method: string, path: string): T {
     case "problem":
       throw new AuthorityProblemError(result.problem, method, path);
     case "unavailable":
-      throw new AuthorityUnavailableError(
-        result.cause,
-        `the platform is unavailable: ${result.message}`,
-        result.attempts,
-        result.status,
-      );
+      throw new AuthorityUnavailableError(result.cause, `the platform is unavailable: ${result.message}`, result.attempts, result.status);
   }
 }
 
@@ -210,7 +237,8 @@ function checkedBaseUrl(baseUrl: string): string {
     throw new TypeError("baseUrl must be an absolute URL ending in /v1");
   }
   const trimmed = url.href.replace(/\/+$/, "");
-  if (!trimmed.endsWith("/v1") || url.search !== "" || url.hash !== "") throw new TypeError("baseUrl must be an absolute URL ending in /v1");
+  if (!trimmed.endsWith("/v1") || url.search !== "" || url.hash !== "")
+    throw new TypeError("baseUrl must be an absolute URL ending in /v1");
   if (url.username !== "" || url.password !== "") throw new TypeError("baseUrl must not carry credentials; pass apiKey");
   return trimmed;
 }

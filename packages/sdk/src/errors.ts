@@ -21,7 +21,14 @@ export interface ProblemDetails {
  * unsigned, signed by an unknown key, mis-signed, replayed or about another request; it is never
  * taken for `allow`, whatever `failOpen` says.
  */
-export type UnavailableCause = "network" | "timeout" | "server_error" | "contention" | "unreadable_response" | "aborted" | "unverified_answer";
+export type UnavailableCause =
+  | "network"
+  | "timeout"
+  | "server_error"
+  | "contention"
+  | "unreadable_response"
+  | "aborted"
+  | "unverified_answer";
 
 /** The common base of every error this package throws, so callers can catch them in one place. */
 export class AuthorityError extends Error {

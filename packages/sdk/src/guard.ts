@@ -39,7 +39,13 @@ export interface GuardClient {
   readonly decisions: { settle(ledgerId: string, body: SettleBody, call?: CallOptions): Promise<Settlement> };
 }
 
-export async function runGuard<T>(client: GuardClient, grant: string, tool: string, fn: GuardedTool<T>, request: GuardRequest): Promise<GuardResult<T>> {
+export async function runGuard<T>(
+  client: GuardClient,
+  grant: string,
+  tool: string,
+  fn: GuardedTool<T>,
+  request: GuardRequest,
+): Promise<GuardResult<T>> {
   const { idempotencyKey, timeoutMs, signal, failOpen, ...action } = request;
   const options: AuthorizeOptions = {
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),

@@ -13,7 +13,17 @@ export {
 export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
-export { newNonce, signedStatement, SigningKeyring, verifyDecision, verifySettlement, VERIFY_LIMITS, type SigningKeysOption, type VerificationFailure, type VerificationReason } from "./verify.js";
+export {
+  newNonce,
+  signedStatement,
+  SigningKeyring,
+  verifyDecision,
+  verifySettlement,
+  VERIFY_LIMITS,
+  type SigningKeysOption,
+  type VerificationFailure,
+  type VerificationReason,
+} from "./verify.js";
 export type { DecisionCheck } from "./authorize.js";
 export {
   refusalOf,
@@ -30,18 +40,61 @@ export {
   type ToolRefusal,
 } from "./tool-call.js";
 export {
-  canonicalManifest, compareText, manifestHash, MANIFEST_DEFINITIONS_VERSION, MANIFEST_VERSION, toolDefinition, type ManifestTool, type ToolDefinition, type ToolKind,
+  canonicalManifest,
+  compareText,
+  manifestHash,
+  MANIFEST_DEFINITIONS_VERSION,
+  MANIFEST_VERSION,
+  toolDefinition,
+  type ManifestTool,
+  type ToolDefinition,
+  type ToolKind,
 } from "./manifest-hash.js";
 export { CANONICAL_DEPTH_MAX, canonicalJson } from "./canonical-json.js";
 export {
-  consistencyProof, consistencyRanges, emptyRoot, foldParts, inclusionProof, inclusionRanges, leafHash, MERKLE_LIMITS, MerkleFrontier, nodeHash,
-  perfectParts, rangeHash, splitPoint, treeHash, verifyConsistency, verifyInclusion, type CompletedNode, type LeafRange,
+  consistencyProof,
+  consistencyRanges,
+  emptyRoot,
+  foldParts,
+  inclusionProof,
+  inclusionRanges,
+  leafHash,
+  MERKLE_LIMITS,
+  MerkleFrontier,
+  nodeHash,
+  perfectParts,
+  rangeHash,
+  splitPoint,
+  treeHash,
+  verifyConsistency,
+  verifyInclusion,
+  type CompletedNode,
+  type LeafRange,
 } from "./merkle.js";
 export {
-  CHECKPOINT_LIMITS, checkpointText, isCheckpointName, noteKeyId, parseCheckpointText, signedNote, verifyCheckpoint,
-  type CheckpointBody, type CheckpointCheck, type CheckpointFault, type CheckpointKey, type VerifiedCheckpoint,
+  CHECKPOINT_LIMITS,
+  checkpointText,
+  isCheckpointName,
+  noteKeyId,
+  parseCheckpointText,
+  signedNote,
+  verifyCheckpoint,
+  type CheckpointBody,
+  type CheckpointCheck,
+  type CheckpointFault,
+  type CheckpointKey,
+  type VerifiedCheckpoint,
 } from "./checkpoint.js";
 export {
-  RECEIPT_FORMAT, RECEIPT_LIMITS, RECEIPT_STATEMENT_TYPE, receiptDigest, recordLeaf, sealedHash, verifyReceipt,
-  type Receipt, type ReceiptEntry, type ReceiptFailure, type VerifiedReceipt,
+  RECEIPT_FORMAT,
+  RECEIPT_LIMITS,
+  RECEIPT_STATEMENT_TYPE,
+  receiptDigest,
+  recordLeaf,
+  sealedHash,
+  verifyReceipt,
+  type Receipt,
+  type ReceiptEntry,
+  type ReceiptFailure,
+  type VerifiedReceipt,
 } from "./receipt.js";

@@ -34,7 +34,12 @@ export interface ManifestTool {
  */
 export function toolDefinition(tool: ToolDefinition): ToolDefinition {
   return {
-    name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations,
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+    annotations: tool.annotations,
   };
 }
 
@@ -66,11 +71,17 @@ export function canonicalManifest(tools: readonly ManifestTool[]): string {
 function canonicalDefinitions(tools: readonly ManifestTool[]): string {
   const entries = new Map<string, { name: string; kind: ToolKind; text: string }>();
   for (const tool of tools) {
-    const entry = { kind: tool.kind, name: tool.name, definition: tool.definition === undefined ? undefined : toolDefinition(tool.definition) };
+    const entry = {
+      kind: tool.kind,
+      name: tool.name,
+      definition: tool.definition === undefined ? undefined : toolDefinition(tool.definition),
+    };
     const text = canonicalJson(entry);
     entries.set(text, { name: tool.name, kind: tool.kind, text });
   }
-  const sorted = [...entries.values()].sort((a, b) => compareText(a.name, b.name) || compareText(a.kind, b.kind) || compareText(a.text, b.text));
+  const sorted = [...entries.values()].sort(
+    (a, b) => compareText(a.name, b.name) || compareText(a.kind, b.kind) || compareText(a.text, b.text),
+  );
   return `{"manifest_version":${MANIFEST_DEFINITIONS_VERSION},"tools":[${sorted.map((entry) => entry.text).join(",")}]}`;
 }
 

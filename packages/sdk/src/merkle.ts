@@ -48,7 +48,8 @@ const isSize = (n: number): boolean => Number.isSafeInteger(n) && n >= 0 && n <=
  * lowest first (RFC 9162 §2.1.3.1, PATH). Each range is a subtree of the RFC's own recursion.
  */
 export function inclusionRanges(index: number, size: number): LeafRange[] {
-  if (!isSize(size) || !Number.isSafeInteger(index) || index < 0 || index >= size) throw new RangeError(`no leaf ${index} in a tree of ${size}`);
+  if (!isSize(size) || !Number.isSafeInteger(index) || index < 0 || index >= size)
+    throw new RangeError(`no leaf ${index} in a tree of ${size}`);
   const out: LeafRange[] = [];
   let start = 0;
   let end = size;
@@ -231,7 +232,13 @@ export function verifyInclusion(index: number, size: number, leaf: Uint8Array, p
  * `second` leaves hashing to `secondRoot` (RFC 9162 §2.1.4.2). From the empty tree every tree is
  * consistent, with an empty proof; equal sizes need equal roots and an empty proof.
  */
-export function verifyConsistency(first: number, second: number, firstRoot: Uint8Array, secondRoot: Uint8Array, proof: readonly Uint8Array[]): boolean {
+export function verifyConsistency(
+  first: number,
+  second: number,
+  firstRoot: Uint8Array,
+  secondRoot: Uint8Array,
+  proof: readonly Uint8Array[],
+): boolean {
   if (!isSize(first) || !isSize(second) || first > second) return false;
   if (!isHash(firstRoot) || !isHash(secondRoot) || proof.length > MERKLE_LIMITS.proofHashesMax || !proof.every(isHash)) return false;
   if (first === 0) return proof.length === 0 && equalHash(firstRoot, emptyRoot());

@@ -98,13 +98,19 @@ export function receiptDigest(receipt: Readonly<Record<string, unknown>>): strin
 }
 
 /** Checks one entry: its shape, its hash, its canonical record, its inclusion in the tree. Answers the parsed record. */
-function checkEntry(value: unknown, at: string, size: number, root: Buffer): { readonly ok: true; readonly parsed: Record<string, unknown> } | ReceiptFailure {
+function checkEntry(
+  value: unknown,
+  at: string,
+  size: number,
+  root: Buffer,
+): { readonly ok: true; readonly parsed: Record<string, unknown> } | ReceiptFailure {
   if (!isObject(value) || !sameKeys(value, ENTRY_KEYS)) return failure(at, `an entry has exactly ${ENTRY_KEYS.join(", ")}`);
   const { leaf_index: index, prev_hash: prev, hash, record, inclusion_proof: proof } = value;
   if (typeof prev !== "string" || !HEX64.test(prev)) return failure(`${at}.prev_hash`, "64 lower-case hex digits");
   if (typeof hash !== "string" || !HEX64.test(hash)) return failure(`${at}.hash`, "64 lower-case hex digits");
   if (typeof record !== "string") return failure(`${at}.record`, "the sealed record's text");
-  if (sealedHash(prev, record) !== hash) return failure(`${at}.hash`, "the record does not match its hash: SHA-256(prev_hash, newline, record) differs");
+  if (sealedHash(prev, record) !== hash)
+    return failure(`${at}.hash`, "the record does not match its hash: SHA-256(prev_hash, newline, record) differs");
   let parsed: Record<string, unknown>;
   try {
     const json: unknown = JSON.parse(record);
@@ -113,8 +119,13 @@ function checkEntry(value: unknown, at: string, size: number, root: Buffer): { r
   } catch {
     return failure(`${at}.record`, "the record is not canonical JSON");
   }
-  if (typeof index !== "number" || !Number.isSafeInteger(index) || index < 0 || index >= size) return failure(`${at}.leaf_index`, `a leaf index below the checkpoint's size ${size}`);
-  if (!Array.isArray(proof) || proof.length > MERKLE_LIMITS.proofHashesMax || !proof.every((p) => typeof p === "string" && /^[A-Za-z0-9+/]{43}=$/.test(p))) {
+  if (typeof index !== "number" || !Number.isSafeInteger(index) || index < 0 || index >= size)
+    return failure(`${at}.leaf_index`, `a leaf index below the checkpoint's size ${size}`);
+  if (
+    !Array.isArray(proof) ||
+    proof.length > MERKLE_LIMITS.proofHashesMax ||
+    !proof.every((p) => typeof p === "string" && /^[A-Za-z0-9+/]{43}=$/.test(p))
+  ) {
     return failure(`${at}.inclusion_proof`, "a list of base64 SHA-256 hashes");
   }
   const hashes = (proof as string[]).map((p) => Buffer.from(p, "base64"));
@@ -131,7 +142,8 @@ function checkEntry(value: unknown, at: string, size: number, root: Buffer): { r
  * Answers the first member that does not hold.
  */
 export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): VerifiedReceipt | ReceiptFailure {
-  if (!isObject(value) || !sameKeys(value, RECEIPT_KEYS)) return failure("", `a receipt is an object with exactly ${RECEIPT_KEYS.join(", ")}`);
+  if (!isObject(value) || !sameKeys(value, RECEIPT_KEYS))
+    return failure("", `a receipt is an object with exactly ${RECEIPT_KEYS.join(", ")}`);
   if (value["format"] !== RECEIPT_FORMAT) return failure("format", `the format is \`${RECEIPT_FORMAT}\``);
   const ledgerId = value["ledger_id"];
   if (typeof ledgerId !== "string") return failure("ledger_id", "a ledger id");
@@ -148,7 +160,8 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
   if (decision["kind"] !== "decision") return failure("record.record", "the sealed record is not a decision");
 
   const settlementsValue = value["settlements"];
-  if (!Array.isArray(settlementsValue) || settlementsValue.length > RECEIPT_LIMITS.settlementsMax) return failure("settlements", `a list of at most ${RECEIPT_LIMITS.settlementsMax} entries`);
+  if (!Array.isArray(settlementsValue) || settlementsValue.length > RECEIPT_LIMITS.settlementsMax)
+    return failure("settlements", `a list of at most ${RECEIPT_LIMITS.settlementsMax} entries`);
   const settlements: Record<string, unknown>[] = [];
   const seen = new Set<unknown>();
   for (const [i, entry] of settlementsValue.entries()) {
@@ -156,7 +169,8 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
     const checked = checkEntry(entry, at, checkpoint.size, checkpoint.root);
     if (!checked.ok) return checked;
     const settlement = checked.parsed;
-    if (settlement["kind"] !== "settlement" || settlement["decision_ledger_id"] !== ledgerId) return failure(`${at}.record`, "the record is not a settlement of this decision");
+    if (settlement["kind"] !== "settlement" || settlement["decision_ledger_id"] !== ledgerId)
+      return failure(`${at}.record`, "the record is not a settlement of this decision");
     if (settlement["tree_id"] !== decision["tree_id"] || !(Number(settlement["seq"]) > Number(decision["seq"]))) {
       return failure(`${at}.record`, "the settlement is not later in the decision's chain");
     }
@@ -166,24 +180,46 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
   }
 
   const signature = value["signature"];
-  if (!isObject(signature) || !sameKeys(signature, ["alg", "kid", "statement", "value"]) || signature["alg"] !== "EdDSA") return failure("signature", "an EdDSA signature with its kid, statement and value");
+  if (!isObject(signature) || !sameKeys(signature, ["alg", "kid", "statement", "value"]) || signature["alg"] !== "EdDSA")
+    return failure("signature", "an EdDSA signature with its kid, statement and value");
   if (signature["kid"] !== kid) return failure("signature.kid", "the receipt is signed by the key that signed the checkpoint");
   const statement = signature["statement"];
-  if (!isObject(statement) || !sameKeys(statement, ["ledger_id", "receipt_sha256", "type"]) || statement["type"] !== RECEIPT_STATEMENT_TYPE || statement["ledger_id"] !== ledgerId) {
+  if (
+    !isObject(statement) ||
+    !sameKeys(statement, ["ledger_id", "receipt_sha256", "type"]) ||
+    statement["type"] !== RECEIPT_STATEMENT_TYPE ||
+    statement["ledger_id"] !== ledgerId
+  ) {
     return failure("signature.statement", `the statement is \`${RECEIPT_STATEMENT_TYPE}\` of this ledger id with the receipt's SHA-256`);
   }
-  if (statement["receipt_sha256"] !== receiptDigest(value)) return failure("signature.statement", "the receipt's members are not those the signature covers");
+  if (statement["receipt_sha256"] !== receiptDigest(value))
+    return failure("signature.statement", "the receipt's members are not those the signature covers");
   const key = keys.find((k) => k.kid === kid && k.kty === "OKP" && k.crv === "Ed25519" && typeof k.x === "string");
-  const signed = typeof signature["value"] === "string" && /^[A-Za-z0-9_-]{86}$/.test(signature["value"]) && key !== undefined && (() => {
-    try {
-      return verify(null, Buffer.from(canonicalJson(statement), "utf8"), createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.x! }, format: "jwk" }), Buffer.from(signature["value"] as string, "base64url"));
-    } catch {
-      return false;
-    }
-  })();
+  const signed =
+    typeof signature["value"] === "string" &&
+    /^[A-Za-z0-9_-]{86}$/.test(signature["value"]) &&
+    key !== undefined &&
+    (() => {
+      try {
+        return verify(
+          null,
+          Buffer.from(canonicalJson(statement), "utf8"),
+          createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.x! }, format: "jwk" }),
+          Buffer.from(signature["value"] as string, "base64url"),
+        );
+      } catch {
+        return false;
+      }
+    })();
   if (!signed) return failure("signature.value", "the receipt's signature does not verify with the key it names");
   return {
-    ok: true, ledger_id: ledgerId, kid, origin: checkpoint.origin, tree_size: checkpoint.size,
-    leaf_index: (value["record"] as { leaf_index: number }).leaf_index, record: decision, settlements,
+    ok: true,
+    ledger_id: ledgerId,
+    kid,
+    origin: checkpoint.origin,
+    tree_size: checkpoint.size,
+    leaf_index: (value["record"] as { leaf_index: number }).leaf_index,
+    record: decision,
+    settlements,
   };
 }

@@ -55,7 +55,7 @@ export function grantsCalls({ get, post }: Verbs) {
     list: (query?: GrantListQuery, call?: CallOptions) => get<wire.GrantPage>("/grants", query, call),
     /** Every grant the filters match, page after page, following `next_cursor`. */
     all: async function* (query: Omit<GrantListQuery, "cursor"> = {}, call?: CallOptions): AsyncGenerator<wire.Grant> {
-      for (let cursor: string | undefined; ;) {
+      for (let cursor: string | undefined; ; ) {
         const page: wire.GrantPage = await get<wire.GrantPage>("/grants", cursor === undefined ? query : { ...query, cursor }, call);
         yield* page.grants;
         if (page.next_cursor === null) return;
@@ -164,7 +164,8 @@ export function breakersCalls({ get, post }: Verbs) {
       post<wire.Breaker>(`/agents/${id(agentId)}/breakers`, body, call),
     get: (breakerId: string, call?: CallOptions) => get<wire.Breaker>(`/breakers/${id(breakerId)}`, undefined, call),
     /** Arms a breaker; `expecting_trips` must equal the counterfactual count or the server answers 409. */
-    arm: (breakerId: string, body: wire.BreakerArmBody, call?: CallOptions) => post<wire.Breaker>(`/breakers/${id(breakerId)}/arm`, body, call),
+    arm: (breakerId: string, body: wire.BreakerArmBody, call?: CallOptions) =>
+      post<wire.Breaker>(`/breakers/${id(breakerId)}/arm`, body, call),
     /** Returns an armed breaker to `observe`. */
     disarm: (breakerId: string, body: wire.BreakerDisarmBody = {}, call?: CallOptions) =>
       post<wire.Breaker>(`/breakers/${id(breakerId)}/disarm`, body, call),
@@ -189,7 +190,8 @@ export function ledgerCalls({ get }: Verbs) {
     /** The signed tree head of the ledger's Merkle tree: a C2SP checkpoint note, as text (check it with `verifyCheckpoint`). */
     checkpoint: (call?: CallOptions) => get<string>("/ledger/checkpoint", undefined, call),
     /** The RFC 9162 proof that the tree of `first` records is a prefix of the tree of `second` (check it with `verifyConsistency`). */
-    consistency: (first: number, second: number, call?: CallOptions) => get<wire.LedgerConsistency>("/ledger/consistency", { first, second }, call),
+    consistency: (first: number, second: number, call?: CallOptions) =>
+      get<wire.LedgerConsistency>("/ledger/consistency", { first, second }, call),
     /** The sealed records of a grant's tree in chain order (`after` is a `seq`), with the tree's verification. */
     tree: (grantId: string, query?: ListQuery, call?: CallOptions) => get<wire.TreeLedger>(`/grants/${id(grantId)}/ledger`, query, call),
   };
@@ -200,7 +202,8 @@ export function serviceCalls({ get }: Verbs) {
   return {
     health: (call?: CallOptions) => get<wire.Health>("/health", undefined, call),
     ready: (call?: CallOptions) => get<wire.Health>("/ready", undefined, call),
-    openapi: (call?: CallOptions) => get<{ readonly openapi: string; readonly [member: string]: unknown }>("/openapi.json", undefined, call),
+    openapi: (call?: CallOptions) =>
+      get<{ readonly openapi: string; readonly [member: string]: unknown }>("/openapi.json", undefined, call),
     /** The API's index: its version and the links to the OpenAPI document, health, the console and the docs. */
     index: (call?: CallOptions) => get<wire.ApiIndex>("/", undefined, call),
   };
@@ -214,9 +217,12 @@ export function webhooksCalls({ get, post }: Verbs) {
     create: (body: wire.WebhookCreateBody, call?: CallOptions) => post<wire.WebhookCreated>("/webhooks", body, call),
     list: (call?: CallOptions) => get<wire.WebhookList>("/webhooks", undefined, call),
     get: (webhookId: string, call?: CallOptions) => get<wire.Webhook>(one(webhookId), undefined, call),
-    pause: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) => post<wire.Webhook>(`${one(webhookId)}/pause`, body, call),
-    resume: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) => post<wire.Webhook>(`${one(webhookId)}/resume`, body, call),
-    delete: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) => post<wire.Webhook>(`${one(webhookId)}/delete`, body, call),
+    pause: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) =>
+      post<wire.Webhook>(`${one(webhookId)}/pause`, body, call),
+    resume: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) =>
+      post<wire.Webhook>(`${one(webhookId)}/resume`, body, call),
+    delete: (webhookId: string, body: wire.WebhookActionBody = {}, call?: CallOptions) =>
+      post<wire.Webhook>(`${one(webhookId)}/delete`, body, call),
     /** The webhook's deliveries, oldest first (`limit`, `after` page through them). */
     deliveries: (webhookId: string, query?: { readonly limit?: number; readonly after?: string }, call?: CallOptions) =>
       get<wire.WebhookDeliveryList>(`${one(webhookId)}/deliveries`, query, call),

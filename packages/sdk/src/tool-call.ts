@@ -107,8 +107,14 @@ function checkedOptions(options: ToolGovernanceOptions): Required<Pick<ToolGover
   if (!Number.isSafeInteger(approvalWaitMs) || approvalWaitMs < 0 || approvalWaitMs > TOOL_CALL_LIMITS.approvalWaitMsMax) {
     throw new RangeError(`approvalWaitMs must be an integer from 0 to ${TOOL_CALL_LIMITS.approvalWaitMsMax}`);
   }
-  if (!Number.isSafeInteger(approvalPollMs) || approvalPollMs < TOOL_CALL_LIMITS.approvalPollMsMin || approvalPollMs > TOOL_CALL_LIMITS.approvalPollMsMax) {
-    throw new RangeError(`approvalPollMs must be an integer from ${TOOL_CALL_LIMITS.approvalPollMsMin} to ${TOOL_CALL_LIMITS.approvalPollMsMax}`);
+  if (
+    !Number.isSafeInteger(approvalPollMs) ||
+    approvalPollMs < TOOL_CALL_LIMITS.approvalPollMsMin ||
+    approvalPollMs > TOOL_CALL_LIMITS.approvalPollMsMax
+  ) {
+    throw new RangeError(
+      `approvalPollMs must be an integer from ${TOOL_CALL_LIMITS.approvalPollMsMin} to ${TOOL_CALL_LIMITS.approvalPollMsMax}`,
+    );
   }
   for (const [tool, mapping] of Object.entries(options.tools ?? {})) {
     if (mapping.action !== undefined) checkedAction(mapping.action, `tools.${tool}.action`);
@@ -118,7 +124,9 @@ function checkedOptions(options: ToolGovernanceOptions): Required<Pick<ToolGover
 
 function checkedAction(action: string, where: string): string {
   if (typeof action !== "string" || action.length > TOOL_CALL_LIMITS.actionCharsMax || !actionPattern.test(action)) {
-    throw new TypeError(`${where}: \`${String(action).slice(0, 80)}\` is no action name (1 to ${TOOL_CALL_LIMITS.actionCharsMax} letters, digits, \`_\`, \`.\`, \`:\` or \`-\`)`);
+    throw new TypeError(
+      `${where}: \`${String(action).slice(0, 80)}\` is no action name (1 to ${TOOL_CALL_LIMITS.actionCharsMax} letters, digits, \`_\`, \`.\`, \`:\` or \`-\`)`,
+    );
   }
   return action;
 }
@@ -152,12 +160,20 @@ export function toolGovernor(client: GovernorClient, options: ToolGovernanceOpti
       if (approval !== undefined) result = await decide(client, options.grant, action, described, mapping, run, signal, approval);
     }
     options.onDecision?.({
-      tool, action, outcome: result.decision.outcome, ledger_id: result.decision.ledger_id, ran: result.ran,
-      settlement: result.ran ? result.settlement : null, settle_error: result.ran ? result.settle_error : null,
+      tool,
+      action,
+      outcome: result.decision.outcome,
+      ledger_id: result.decision.ledger_id,
+      ran: result.ran,
+      settlement: result.ran ? result.settlement : null,
+      settle_error: result.ran ? result.settle_error : null,
     });
     if (result.ran) return { ran: true, value: result.value };
     if (approvable(result) && asked !== undefined) {
-      pending.set(asked, { ledgerId: result.decision.ledger_id, residual: result.decision.unavailable === null ? result.decision.residual : undefined });
+      pending.set(asked, {
+        ledgerId: result.decision.ledger_id,
+        residual: result.decision.unavailable === null ? result.decision.residual : undefined,
+      });
       if (pending.size > TOOL_CALL_LIMITS.pendingApprovalsMax) pending.delete(pending.keys().next().value!);
     }
     return { ran: false, refusal: refusalOf(tool, result.decision) };
@@ -182,8 +198,12 @@ async function digestOf(action: string, args: unknown): Promise<string | undefin
 }
 
 /** A call the policy gated: a human can approve it, and the same call made again then runs. */
-function approvable<T>(result: GuardResult<T>): result is GuardResult<T> & { readonly ran: false; readonly decision: { readonly ledger_id: string } } {
-  return !result.ran && result.decision.outcome === "gated" && result.decision.ledger_id !== null && result.decision.decided_by === "policy";
+function approvable<T>(
+  result: GuardResult<T>,
+): result is GuardResult<T> & { readonly ran: false; readonly decision: { readonly ledger_id: string } } {
+  return (
+    !result.ran && result.decision.outcome === "gated" && result.decision.ledger_id !== null && result.decision.decided_by === "policy"
+  );
 }
 
 interface Described {
@@ -221,8 +241,14 @@ function describe(mapping: ToolActionOptions | undefined, args: unknown): Descri
 
 /** One guard call; a 4xx (the request itself was wrong) is a refusal without a record, never an exception. */
 async function decide<T>(
-  client: GovernorClient, grant: string, action: string, described: Described, mapping: ToolActionOptions | undefined,
-  run: () => Promise<T> | T, signal: AbortSignal | undefined, approvalId: string | undefined,
+  client: GovernorClient,
+  grant: string,
+  action: string,
+  described: Described,
+  mapping: ToolActionOptions | undefined,
+  run: () => Promise<T> | T,
+  signal: AbortSignal | undefined,
+  approvalId: string | undefined,
 ): Promise<GuardResult<T>> {
   const request: GuardRequest = {
     ...described.request,
@@ -231,11 +257,17 @@ async function decide<T>(
   };
   let started = false;
   try {
-    return await runGuard(client, grant, action, async () => {
-      started = true;
-      const value = await run();
-      return { value, ...spentOf(mapping, value, described.heldMinor) };
-    }, request);
+    return await runGuard(
+      client,
+      grant,
+      action,
+      async () => {
+        started = true;
+        const value = await run();
+        return { value, ...spentOf(mapping, value, described.heldMinor) };
+      },
+      request,
+    );
   } catch (error) {
     // Only the decision's own 4xx is a refusal; whatever the tool throws is the tool's, for the framework to handle.
     if (started || !(error instanceof AuthorityProblemError)) throw error;
@@ -243,7 +275,10 @@ async function decide<T>(
     return {
       ran: false,
       decision: {
-        outcome: "deny", ledger_id: null, gates: [], reason: `the authority server refused the request (${cause})`,
+        outcome: "deny",
+        ledger_id: null,
+        gates: [],
+        reason: `the authority server refused the request (${cause})`,
         unavailable: { cause: "unreadable_response", attempts: 1, status: error.status, message: cause },
       },
     };
@@ -273,7 +308,13 @@ async function readApproval(client: GovernorClient, ledgerId: string, signal: Ab
 }
 
 /** Polls the approval until a human gave it, the wait is over or the caller aborted. */
-async function waitForApproval(client: GovernorClient, ledgerId: string, waitMs: number, pollMs: number, signal: AbortSignal | undefined): Promise<string | undefined> {
+async function waitForApproval(
+  client: GovernorClient,
+  ledgerId: string,
+  waitMs: number,
+  pollMs: number,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const approval = await readApproval(client, ledgerId, signal);
@@ -303,15 +344,32 @@ function cut(text: string): string {
 /** The refusal of a call whose arguments cannot become an action: nothing was decided and nothing ran. */
 export function undescribedRefusal(tool: string, why: string): ToolRefusal {
   const reason = `\`${tool}\` cannot be described to the authority server: ${why}`;
-  return { refused: true, outcome: "deny", gate: null, reason_code: null, reason: cut(reason), ledger_id: null, waiting_for_approval: false, message: cut(`refused: ${reason}; it was not run`) };
+  return {
+    refused: true,
+    outcome: "deny",
+    gate: null,
+    reason_code: null,
+    reason: cut(reason),
+    ledger_id: null,
+    waiting_for_approval: false,
+    message: cut(`refused: ${reason}; it was not run`),
+  };
 }
 
 function waiting(tool: string, ledgerId: string, residual: string | undefined): ToolRefusal {
   const who = residual === undefined ? "" : ` (${residual})`;
   return {
-    refused: true, outcome: "gated", gate: "policy", reason_code: null, reason: cut(`decision ${ledgerId} is waiting for a human's approval${who}`),
-    ledger_id: ledgerId, waiting_for_approval: true, ...(residual === undefined ? {} : { approvable_by: residual }),
-    message: cut(`waiting for approval: \`${tool}\` was not run; decision ${ledgerId} needs a human's approval${who}; call it again with the same arguments once approved`),
+    refused: true,
+    outcome: "gated",
+    gate: "policy",
+    reason_code: null,
+    reason: cut(`decision ${ledgerId} is waiting for a human's approval${who}`),
+    ledger_id: ledgerId,
+    waiting_for_approval: true,
+    ...(residual === undefined ? {} : { approvable_by: residual }),
+    message: cut(
+      `waiting for approval: \`${tool}\` was not run; decision ${ledgerId} needs a human's approval${who}; call it again with the same arguments once approved`,
+    ),
   };
 }
 
@@ -320,7 +378,13 @@ export function refusalOf(tool: string, decision: AuthorizeResult): ToolRefusal 
   const outcome = decision.outcome === "allow" ? "deny" : decision.outcome;
   if (decision.ledger_id === null) {
     return {
-      refused: true, outcome, gate: null, reason_code: null, reason: cut(decision.reason), ledger_id: null, waiting_for_approval: false,
+      refused: true,
+      outcome,
+      gate: null,
+      reason_code: null,
+      reason: cut(decision.reason),
+      ledger_id: null,
+      waiting_for_approval: false,
       message: cut(`refused: \`${tool}\` was not run because the authority server could not decide (${decision.reason})`),
     };
   }
@@ -329,8 +393,15 @@ export function refusalOf(tool: string, decision: AuthorizeResult): ToolRefusal 
   }
   const gate = decision.decided_by ?? "unknown";
   return {
-    refused: true, outcome, gate: decision.decided_by, reason_code: decision.reason_code, reason: cut(decision.reason), ledger_id: decision.ledger_id,
+    refused: true,
+    outcome,
+    gate: decision.decided_by,
+    reason_code: decision.reason_code,
+    reason: cut(decision.reason),
+    ledger_id: decision.ledger_id,
     waiting_for_approval: false,
-    message: cut(`refused: ${outcome} by the ${gate} gate (${decision.reason_code}): ${decision.reason}; \`${tool}\` was not run (decision ${decision.ledger_id})`),
+    message: cut(
+      `refused: ${outcome} by the ${gate} gate (${decision.reason_code}): ${decision.reason}; \`${tool}\` was not run (decision ${decision.ledger_id})`,
+    ),
   };
 }

@@ -48,14 +48,16 @@ export type HttpResult =
       readonly status?: number;
     };
 
-type AttemptResult = HttpResult | {
-  readonly kind: "retry";
-  readonly cause: Exclude<UnavailableCause, "aborted">;
-  readonly message: string;
-  readonly status?: number;
-  /** The server's `retry-after`, in milliseconds: the next attempt waits at least this long (at most `retryDelayMaxMs`). */
-  readonly retryAfterMs?: number;
-};
+type AttemptResult =
+  | HttpResult
+  | {
+      readonly kind: "retry";
+      readonly cause: Exclude<UnavailableCause, "aborted">;
+      readonly message: string;
+      readonly status?: number;
+      /** The server's `retry-after`, in milliseconds: the next attempt waits at least this long (at most `retryDelayMaxMs`). */
+      readonly retryAfterMs?: number;
+    };
 
 /** The problem code of the server's answer that nothing was written and the same call may be sent again. */
 const CONTENTION = "contention";
@@ -90,7 +92,7 @@ export class Transport {
     for (let attempt = 1; attempt <= settings.attempts; attempt += 1) {
       if (options.signal?.aborted) return aborted(attempt - 1);
       if (attempt > 1) {
-        const asked = last?.kind === "retry" ? last.retryAfterMs ?? 0 : 0;
+        const asked = last?.kind === "retry" ? (last.retryAfterMs ?? 0) : 0;
         const delay = Math.min(Math.max(settings.retryDelayMs * 2 ** (attempt - 2), asked), retryDelayMaxMs);
         if (!(await pause(delay, options.signal))) return aborted(attempt - 1);
       }
@@ -110,7 +112,8 @@ export class Transport {
 
   #headers(path: string, method: string, idempotencyKey: string | undefined): Record<string, string> {
     const headers: Record<string, string> = { accept: "application/json, application/problem+json" };
-    const header = this.#settings.keyHeader === "auto" ? (breakerPath.test(path) ? "x-api-key" : "authorization") : this.#settings.keyHeader;
+    const header =
+      this.#settings.keyHeader === "auto" ? (breakerPath.test(path) ? "x-api-key" : "authorization") : this.#settings.keyHeader;
     if (header === "x-api-key") headers["x-api-key"] = this.#apiKey;
     else headers["authorization"] = `Bearer ${this.#apiKey}`;
     if (method === "POST") headers["content-type"] = "application/json";
@@ -164,9 +167,23 @@ export class Transport {
       const text = await readBounded(response);
       report("response", response.status);
       if (text === undefined) {
-        return { kind: "unavailable", cause: "unreadable_response", message: `${method} ${path} answered more than ${responseBytesMax} bytes`, attempts: attempt, status: response.status };
+        return {
+          kind: "unavailable",
+          cause: "unreadable_response",
+          message: `${method} ${path} answered more than ${responseBytesMax} bytes`,
+          attempts: attempt,
+          status: response.status,
+        };
       }
-      return classify(response.status, response.statusText, text, method, path, response.headers.get("retry-after"), response.headers.get("content-type"));
+      return classify(
+        response.status,
+        response.statusText,
+        text,
+        method,
+        path,
+        response.headers.get("retry-after"),
+        response.headers.get("content-type"),
+      );
     } catch (error) {
       if (signal?.aborted && !timedOut) {
         report("network");
@@ -183,17 +200,29 @@ export class Transport {
   }
 }
 
-function classify(status: number, statusText: string, text: string, method: string, path: string, retryAfter: string | null, contentType: string | null = null): AttemptResult {
+function classify(
+  status: number,
+  statusText: string,
+  text: string,
+  method: string,
+  path: string,
+  retryAfter: string | null,
+  contentType: string | null = null,
+): AttemptResult {
   if (status >= 500) {
     // A 503 with Retry-After (the database failing over, say) asks for the wait before the next attempt.
     const seconds = status === 503 && retryAfter !== null ? Number(retryAfter) : Number.NaN;
     return {
-      kind: "retry", cause: "server_error", message: `${method} ${path} answered ${status}`, status,
+      kind: "retry",
+      cause: "server_error",
+      message: `${method} ${path} answered ${status}`,
+      status,
       ...(Number.isFinite(seconds) && seconds >= 0 ? { retryAfterMs: seconds * 1000 } : {}),
     };
   }
   // A document the server sends as plain text (a ledger checkpoint) is answered as that text.
-  if (status >= 200 && status < 300 && contentType !== null && /^text\/plain\b/i.test(contentType)) return { kind: "ok", status, body: text };
+  if (status >= 200 && status < 300 && contentType !== null && /^text\/plain\b/i.test(contentType))
+    return { kind: "ok", status, body: text };
   const parsed = parseJson(text);
   if (status >= 400) {
     const problem = problemFrom(status, statusText, parsed.ok ? parsed.value : undefined);
@@ -201,7 +230,9 @@ function classify(status: number, statusText: string, text: string, method: stri
     if (status === 409 && problem.code === CONTENTION) {
       const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
       return {
-        kind: "retry", cause: "contention", status,
+        kind: "retry",
+        cause: "contention",
+        status,
         message: `${method} ${path} answered 409 \`contention\`: nothing was written`,
         ...(Number.isFinite(seconds) && seconds >= 0 ? { retryAfterMs: seconds * 1000 } : {}),
       };

@@ -37,7 +37,9 @@ export function newNonce(): string {
 
 /** The nonce of a call repeated under the caller's Idempotency-Key: SHA-256 of the key, 128 bits in base64url. */
 export async function nonceOfKey(idempotencyKey: string): Promise<string> {
-  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(`authority nonce\n${idempotencyKey}`)));
+  const digest = new Uint8Array(
+    await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(`authority nonce\n${idempotencyKey}`)),
+  );
   let text = "";
   for (const byte of digest.subarray(0, VERIFY_LIMITS.nonceBytes)) text += String.fromCharCode(byte);
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -83,7 +85,12 @@ export class SigningKeyring {
     for (const key of keys) {
       if (key?.kty !== "OKP" || key.crv !== "Ed25519" || typeof key.x !== "string" || typeof key.kid !== "string") continue;
       const x = key.x;
-      this.#keys.set(key.kid, globalThis.crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x }, { name: "Ed25519" }, false, ["verify"]).catch(() => undefined));
+      this.#keys.set(
+        key.kid,
+        globalThis.crypto.subtle
+          .importKey("jwk", { kty: "OKP", crv: "Ed25519", x }, { name: "Ed25519" }, false, ["verify"])
+          .catch(() => undefined),
+      );
     }
   }
 
@@ -96,7 +103,11 @@ export class SigningKeyring {
   }
 }
 
-const fail = (reason: VerificationReason, message: string, field?: string): VerificationFailure => ({ reason, message, ...(field === undefined ? {} : { field }) });
+const fail = (reason: VerificationReason, message: string, field?: string): VerificationFailure => ({
+  reason,
+  message,
+  ...(field === undefined ? {} : { field }),
+});
 
 /** The signature member of an answer, checked to be well formed; undefined when it is not. */
 function signatureOf(answer: Record<string, unknown>): { kid: string; statement: Record<string, unknown>; value: string } | undefined {
@@ -109,34 +120,61 @@ function signatureOf(answer: Record<string, unknown>): { kid: string; statement:
 }
 
 /** Whether the answer (a decision or a settlement) is signed by a key of `keyring`; the signed statement when it is. */
-export async function signedStatement(answer: Record<string, unknown>, keyring: SigningKeyring): Promise<{ statement: Record<string, unknown> } | { failure: VerificationFailure }> {
+export async function signedStatement(
+  answer: Record<string, unknown>,
+  keyring: SigningKeyring,
+): Promise<{ statement: Record<string, unknown> } | { failure: VerificationFailure }> {
   const signature = signatureOf(answer);
   if (signature === undefined) return { failure: fail("unsigned", "the answer carries no well-formed signature") };
   const key = await keyring.key(signature.kid);
-  if (key === undefined) return { failure: fail("unknown_key", `the answer is signed by \`${signature.kid}\`, which is not one of the server's keys given to this client`) };
+  if (key === undefined)
+    return {
+      failure: fail(
+        "unknown_key",
+        `the answer is signed by \`${signature.kid}\`, which is not one of the server's keys given to this client`,
+      ),
+    };
   const bytes = fromBase64url(signature.value);
   const signed = canonicalOrUndefined(signature.statement);
-  const valid = bytes !== undefined && bytes.length === 64 && signed !== undefined
-    && await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(signed));
-  return valid ? { statement: signature.statement } : { failure: fail("bad_signature", "the signature does not verify over the answer's statement") };
+  const valid =
+    bytes !== undefined &&
+    bytes.length === 64 &&
+    signed !== undefined &&
+    (await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(signed)));
+  return valid
+    ? { statement: signature.statement }
+    : { failure: fail("bad_signature", "the signature does not verify over the answer's statement") };
 }
 
 /**
  * Checks a decision answer to `body`, sent with `nonce`: undefined when the server signed it for
  * this request, otherwise why not.
  */
-export async function verifyDecision(answer: Record<string, unknown>, body: AuthorizeBody, nonce: string, keyring: SigningKeyring): Promise<VerificationFailure | undefined> {
+export async function verifyDecision(
+  answer: Record<string, unknown>,
+  body: AuthorizeBody,
+  nonce: string,
+  keyring: SigningKeyring,
+): Promise<VerificationFailure | undefined> {
   const checked = await signedStatement(answer, keyring);
   if ("failure" in checked) return checked.failure;
   const signed = checked.statement;
-  if (signed["nonce"] !== nonce) return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
+  if (signed["nonce"] !== nonce)
+    return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
   const expected: Record<string, unknown> = {
-    type: "authority.decision.v1", grant_id: body.grant_id, tool: body.tool, amount_minor: body.amount_minor ?? null, currency: body.currency ?? null,
+    type: "authority.decision.v1",
+    grant_id: body.grant_id,
+    tool: body.tool,
+    amount_minor: body.amount_minor ?? null,
+    currency: body.currency ?? null,
     args_sha256: body.args === undefined ? null : await sha256HexOf(body.args),
-    ledger_id: answer["ledger_id"], outcome: answer["outcome"], decided_at: answer["decided_at"],
+    ledger_id: answer["ledger_id"],
+    outcome: answer["outcome"],
+    decided_at: answer["decided_at"],
   };
   for (const [field, value] of Object.entries(expected)) {
-    if (signed[field] !== value) return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
+    if (signed[field] !== value)
+      return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
   }
   return undefined;
 }
@@ -147,21 +185,39 @@ export async function verifyDecision(answer: Record<string, unknown>, body: Auth
  * statement must name the decision and the amount asked for, and every figure the answer shows
  * (held, released, currency, grant, time, its own ledger id) must be the signed one.
  */
-export async function verifySettlement(answer: Record<string, unknown>, decisionLedgerId: string, body: SettleBody, nonce: string, keyring: SigningKeyring): Promise<VerificationFailure | undefined> {
+export async function verifySettlement(
+  answer: Record<string, unknown>,
+  decisionLedgerId: string,
+  body: SettleBody,
+  nonce: string,
+  keyring: SigningKeyring,
+): Promise<VerificationFailure | undefined> {
   const checked = await signedStatement(answer, keyring);
   if ("failure" in checked) return checked.failure;
   const signed = checked.statement;
-  if (signed["nonce"] !== nonce) return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
+  if (signed["nonce"] !== nonce)
+    return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
   const expected: Record<string, unknown> = {
-    type: "authority.settlement.v1", decision_ledger_id: decisionLedgerId, amount_minor: body.amount_minor,
-    ledger_id: answer["ledger_id"], grant_id: answer["grant_id"], currency: answer["currency"] ?? null,
-    held_minor: answer["held_minor"], released_minor: answer["released_minor"], settled_at: answer["settled_at"],
+    type: "authority.settlement.v1",
+    decision_ledger_id: decisionLedgerId,
+    amount_minor: body.amount_minor,
+    ledger_id: answer["ledger_id"],
+    grant_id: answer["grant_id"],
+    currency: answer["currency"] ?? null,
+    held_minor: answer["held_minor"],
+    released_minor: answer["released_minor"],
+    settled_at: answer["settled_at"],
   };
   for (const [field, value] of Object.entries(expected)) {
-    if (signed[field] !== value) return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
+    if (signed[field] !== value)
+      return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
   }
   if (answer["decision_ledger_id"] !== decisionLedgerId || answer["amount_minor"] !== body.amount_minor) {
-    return fail("mismatch", "the settlement answered is not the one asked for", answer["decision_ledger_id"] !== decisionLedgerId ? "decision_ledger_id" : "amount_minor");
+    return fail(
+      "mismatch",
+      "the settlement answered is not the one asked for",
+      answer["decision_ledger_id"] !== decisionLedgerId ? "decision_ledger_id" : "amount_minor",
+    );
   }
   return undefined;
 }

@@ -4,8 +4,14 @@
 
 import { randomUUID } from "node:crypto";
 import {
-  API_LIMITS, ENDPOINTS, buildOpenApiDocument, idPattern, ID_PREFIXES, unstorableCharacter,
-  type Endpoint, type RequestSchemaName,
+  API_LIMITS,
+  ENDPOINTS,
+  buildOpenApiDocument,
+  idPattern,
+  ID_PREFIXES,
+  unstorableCharacter,
+  type Endpoint,
+  type RequestSchemaName,
 } from "@agent-authority/api";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../log.js";
@@ -51,7 +57,11 @@ const PARAM_PREFIX: Readonly<Record<string, string>> = {
 };
 const PARAM_PATTERN = new Map(Object.entries(PARAM_PREFIX).map(([name, prefix]) => [name, new RegExp(idPattern(prefix))]));
 
-interface Locals { caller?: Caller; requestId: string; keyId?: string }
+interface Locals {
+  caller?: Caller;
+  requestId: string;
+  keyId?: string;
+}
 
 /** The Express route of a table path: `{name}` becomes `:name`, and the index `/` is `/v1` itself (`/v1/` too). */
 function expressPath(path: string): string {
@@ -92,7 +102,10 @@ function paramsOf(req: Request): Record<string, string> {
   for (const [name, value] of Object.entries(req.params as Record<string, string>)) {
     const pattern = PARAM_PATTERN.get(name);
     if (pattern !== undefined && !pattern.test(value)) {
-      throw new Refusal("invalid_id", `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``);
+      throw new Refusal(
+        "invalid_id",
+        `\`${name}\` must look like \`${PARAM_PREFIX[name]}_…\` (26 characters after the underscore), got \`${value.slice(0, 80)}\``,
+      );
     }
     params[name] = value;
   }
@@ -140,9 +153,19 @@ function queryString(req: Request, name: string): string | undefined {
 /** A handler's result as the exact text sent, and the answer a replay gets instead when that must not be stored. */
 function rendered(endpoint: Endpoint, result: HandlerResult, path: string): FreshAnswer {
   // Metrics are the Prometheus text format (version 0.0.4); a checkpoint is a plain signed note.
-  if (endpoint.mediaType === "text/plain") return { status: result.status, contentType: endpoint.operationId === "metrics" ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8", text: String(result.body) };
+  if (endpoint.mediaType === "text/plain")
+    return {
+      status: result.status,
+      contentType: endpoint.operationId === "metrics" ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8",
+      text: String(result.body),
+    };
   const kept = keptInstead(result.replayInstead, path);
-  return { status: result.status, contentType: "application/json; charset=utf-8", text: JSON.stringify(result.body), ...(kept === undefined ? {} : { kept }) };
+  return {
+    status: result.status,
+    contentType: "application/json; charset=utf-8",
+    text: JSON.stringify(result.body),
+    ...(kept === undefined ? {} : { kept }),
+  };
 }
 
 function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metrics: HttpMetrics) {
@@ -153,7 +176,7 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
     // is the transaction that claims the key.
     const run = async (ctx: ServiceContext): Promise<FreshAnswer> => {
       const params = paramsOf(req);
-      let body: unknown ;
+      let body: unknown;
       if (endpoint.body !== null) {
         const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
         body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);
@@ -174,9 +197,10 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
       return rendered(endpoint, await handler(request), req.originalUrl.split("?")[0]!);
     };
     const caller = locals(res).caller;
-    const answer = endpoint.method === "post" && caller !== undefined
-      ? await answerPost(options.ctx, req, endpoint.operationId, caller, run)
-      : { ...(await run(options.ctx)), replayed: false };
+    const answer =
+      endpoint.method === "post" && caller !== undefined
+        ? await answerPost(options.ctx, req, endpoint.operationId, caller, run)
+        : { ...(await run(options.ctx)), replayed: false };
     if (answer.replayed) res.setHeader("idempotent-replayed", "true");
     res.status(answer.status).type(answer.contentType).send(answer.text);
   };
@@ -245,18 +269,29 @@ export function createApp(options: AppOptions): express.Express {
     if (endpoint.operationId === "streamEvents") {
       app.get(path, authenticate(options.ctx), authorize(endpoint), async (req, res) => {
         if (options.streams === undefined) throw new Refusal("not_ready", "the event stream is not running");
-        await streamEvents(options.ctx, options.streams, locals(res).caller!, {
-          headers: req.headers, query: queryString(req, documentedQuery(endpoint, "types")), after: queryString(req, documentedQuery(endpoint, "after")),
-        }, res);
+        await streamEvents(
+          options.ctx,
+          options.streams,
+          locals(res).caller!,
+          {
+            headers: req.headers,
+            query: queryString(req, documentedQuery(endpoint, "types")),
+            after: queryString(req, documentedQuery(endpoint, "after")),
+          },
+          res,
+        );
       });
       continue;
     }
-    const chain = endpoint.roles === null
-      ? [route(endpoint, options, openapi, metrics)]
-      : [
-        authenticate(options.ctx), authorize(endpoint), ...(endpoint.body === null ? [] : [readRawBody]),
-        route(endpoint, options, openapi, metrics),
-      ];
+    const chain =
+      endpoint.roles === null
+        ? [route(endpoint, options, openapi, metrics)]
+        : [
+            authenticate(options.ctx),
+            authorize(endpoint),
+            ...(endpoint.body === null ? [] : [readRawBody]),
+            route(endpoint, options, openapi, metrics),
+          ];
     app[endpoint.method](path, ...chain);
   }
 

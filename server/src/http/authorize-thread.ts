@@ -82,7 +82,11 @@ export class AuthorizeWorker {
    * Starts the worker; `onFailure` hears once if it stops without being closed. What the worker's
    * store counts (batch sizes, retries, database errors) is added to `observations`.
    */
-  static async start(settings: WorkerSettings, onFailure: (error: Error) => void = () => undefined, observations?: StoreObservations): Promise<AuthorizeWorker> {
+  static async start(
+    settings: WorkerSettings,
+    onFailure: (error: Error) => void = () => undefined,
+    observations?: StoreObservations,
+  ): Promise<AuthorizeWorker> {
     keepYoungGenerationFull();
     const worker = new Worker(WORKER_FILE, { workerData: settings });
     const thread = new AuthorizeWorker(worker, onFailure, observations);
@@ -116,7 +120,8 @@ export class AuthorizeWorker {
 
   /** Has the worker read the signing keys again (after a rotation, here or on another replica). */
   refreshSigningKeys(): void {
-    if (this.#failure === undefined && this.#closed === undefined) this.#worker.postMessage({ type: "refresh-signing-keys" } satisfies WorkerRequest);
+    if (this.#failure === undefined && this.#closed === undefined)
+      this.#worker.postMessage({ type: "refresh-signing-keys" } satisfies WorkerRequest);
   }
 
   /** Sends the requests of this turn in one message (they then share one batch on the worker). */

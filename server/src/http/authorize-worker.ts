@@ -31,8 +31,12 @@ const serverKey = parseServerKey(settings.serverKey, "the server key");
 const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
 await signer.load(store, Date.now());
 const ctx: ServiceContext = {
-  store, environment: settings.environment, autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor, now: Date.now,
-  signer, cursorKey: derivedKey(serverKey, "cursor"),
+  store,
+  environment: settings.environment,
+  autoApprovalCeilingMinor: settings.autoApprovalCeilingMinor,
+  now: Date.now,
+  signer,
+  cursorKey: derivedKey(serverKey, "cursor"),
   ...(settings.holdLifetimeMs === undefined ? {} : { holdLifetimeMs: settings.holdLifetimeMs }),
   ...(settings.faults === undefined ? {} : { faults: settings.faults }),
 };
@@ -44,7 +48,11 @@ function send(answer: Answer): void {
     setImmediate(() => {
       const answers = outbox;
       outbox = [];
-      port.postMessage({ type: "answers", answers, ...(observations.touched ? { observed: observations.take() } : {}) } satisfies WorkerReply);
+      port.postMessage({
+        type: "answers",
+        answers,
+        ...(observations.touched ? { observed: observations.take() } : {}),
+      } satisfies WorkerReply);
     });
   }
   outbox.push(answer);
@@ -66,9 +74,11 @@ port.on("message", (message: WorkerRequest) => {
       (error: unknown) => {
         // A refusal thrown, and contention, cross the thread as the refusal they answer (a class does not survive the message).
         const refusal = error instanceof Refusal || error instanceof ContentionError ? knownProblem(error)! : undefined;
-        send(refusal !== undefined
-          ? { id, refusal: refusalFields(refusal) }
-          : { id, message: error instanceof Error ? error.stack ?? error.message : String(error) });
+        send(
+          refusal !== undefined
+            ? { id, refusal: refusalFields(refusal) }
+            : { id, message: error instanceof Error ? (error.stack ?? error.message) : String(error) },
+        );
       },
     );
   }

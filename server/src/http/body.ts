@@ -75,11 +75,16 @@ function pointerOf(error: ErrorObject): string {
 function messageOf(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case "additionalProperties": return `unknown field \`${String(params["additionalProperty"])}\``;
-    case "required": return `missing required field \`${String(params["missingProperty"])}\``;
-    case "dependentRequired": return `\`${String(params["property"])}\` needs \`${String(params["missingProperty"])}\``;
-    case "enum": return `must be one of ${(params["allowedValues"] as unknown[]).map((v) => `\`${String(v)}\``).join(", ")}`;
-    default: return error.message ?? "is invalid";
+    case "additionalProperties":
+      return `unknown field \`${String(params["additionalProperty"])}\``;
+    case "required":
+      return `missing required field \`${String(params["missingProperty"])}\``;
+    case "dependentRequired":
+      return `\`${String(params["property"])}\` needs \`${String(params["missingProperty"])}\``;
+    case "enum":
+      return `must be one of ${(params["allowedValues"] as unknown[]).map((v) => `\`${String(v)}\``).join(", ")}`;
+    default:
+      return error.message ?? "is invalid";
   }
 }
 
@@ -90,7 +95,11 @@ export function validateBody<T>(name: RequestSchemaName, value: unknown): T {
   const raw = validate.errors ?? [];
   const errors = raw
     .filter((e) => e.keyword !== "if")
-    .map((e) => ({ pointer: pointerOf(e), message: messageOf(e), code: e.keyword === "additionalProperties" ? "unknown_field" : e.keyword }));
+    .map((e) => ({
+      pointer: pointerOf(e),
+      message: messageOf(e),
+      code: e.keyword === "additionalProperties" ? "unknown_field" : e.keyword,
+    }));
   const unknown = errors.filter((e) => e.code === "unknown_field");
   if (unknown.length > 0 && unknown.length === errors.length) {
     throw new Refusal("unknown_field", `v1 does not define ${unknown.map((e) => `\`${e.pointer}\``).join(", ")}`, { errors });

@@ -8,7 +8,11 @@ import type { ProblemCode } from "@agent-authority/api";
 import { PROBLEM_TYPE, problemHead } from "./problem.js";
 
 /** The reason phrase of each status this module answers. */
-const REASON: Readonly<Record<number, string>> = Object.freeze({ 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" });
+const REASON: Readonly<Record<number, string>> = Object.freeze({
+  400: "Bad Request",
+  408: "Request Timeout",
+  431: "Request Header Fields Too Large",
+});
 
 /** The problem code of a parser error, by Node's error code. */
 export function clientErrorCode(errorCode: string | undefined): "malformed_request" | "request_timeout" | "headers_too_large" {

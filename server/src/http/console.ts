@@ -41,7 +41,10 @@ const CONSOLE_FILES_MAX = 64;
 /** server/console, from server/src/http (tests) and from server/dist/http (npm start) alike. */
 const CONSOLE_DIR = fileURLToPath(new URL("../../console/", import.meta.url));
 
-interface Asset { readonly body: Buffer; readonly type: string }
+interface Asset {
+  readonly body: Buffer;
+  readonly type: string;
+}
 
 /** Reads the console once at start: only the files found then are served, so no path is ever resolved from a request. */
 function loadAssets(dir: string): Map<string, Asset> {

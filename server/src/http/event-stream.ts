@@ -24,10 +24,15 @@ export function readableTypes(caller: Caller): EventType[] {
 export function requestedTypes(caller: Caller, raw: string | undefined): EventType[] {
   const readable = readableTypes(caller);
   if (raw === undefined) return readable;
-  const asked = raw.split(",").map((name) => name.trim()).filter((name) => name !== "");
-  if (asked.length === 0 || asked.length > EVENT_TYPE_NAMES.length) throw new Refusal("invalid_query", `\`types\` must name 1 to ${EVENT_TYPE_NAMES.length} event types, separated by commas`);
+  const asked = raw
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  if (asked.length === 0 || asked.length > EVENT_TYPE_NAMES.length)
+    throw new Refusal("invalid_query", `\`types\` must name 1 to ${EVENT_TYPE_NAMES.length} event types, separated by commas`);
   for (const name of asked) {
-    if (!(EVENT_TYPE_NAMES as readonly string[]).includes(name)) throw new Refusal("invalid_query", `\`${name.slice(0, 80)}\` is not an event type`);
+    if (!(EVENT_TYPE_NAMES as readonly string[]).includes(name))
+      throw new Refusal("invalid_query", `\`${name.slice(0, 80)}\` is not an event type`);
     if (!readable.includes(name as EventType)) throw new Refusal("forbidden", `the key's roles may not read \`${name}\` events`);
   }
   return [...new Set(asked)] as EventType[];
@@ -36,11 +41,13 @@ export function requestedTypes(caller: Caller, raw: string | undefined): EventTy
 /** A sequence from `Last-Event-ID` or `?after=`: decimal digits, a safe integer. */
 export function resumeSequence(header: string | undefined, query: string | undefined): number | undefined {
   if (header !== undefined) {
-    if (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) throw new Refusal("invalid_last_event_id", "`Last-Event-ID` must be the `id:` of an event this stream sent");
+    if (!/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header)))
+      throw new Refusal("invalid_last_event_id", "`Last-Event-ID` must be the `id:` of an event this stream sent");
     return Number(header);
   }
   if (query === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(query) || !Number.isSafeInteger(Number(query))) throw new Refusal("invalid_query", "`after` must be an event sequence");
+  if (!/^\d{1,16}$/.test(query) || !Number.isSafeInteger(Number(query)))
+    throw new Refusal("invalid_query", "`after` must be an event sequence");
   return Number(query);
 }
 
@@ -58,9 +65,12 @@ export class StreamRegistry {
   open(keyId: string): () => void {
     const held = this.#byKey.get(keyId) ?? 0;
     if (held >= EVENT_LIMITS.streamsPerKeyMax || this.#total >= EVENT_LIMITS.streamsMax) {
-      throw new Refusal("too_many_streams", held >= EVENT_LIMITS.streamsPerKeyMax
-        ? `a key may hold ${EVENT_LIMITS.streamsPerKeyMax} event streams at once; close one first`
-        : `the server holds its most event streams (${EVENT_LIMITS.streamsMax})`);
+      throw new Refusal(
+        "too_many_streams",
+        held >= EVENT_LIMITS.streamsPerKeyMax
+          ? `a key may hold ${EVENT_LIMITS.streamsPerKeyMax} event streams at once; close one first`
+          : `the server holds its most event streams (${EVENT_LIMITS.streamsMax})`,
+      );
     }
     this.#byKey.set(keyId, held + 1);
     this.#total += 1;
@@ -115,7 +125,15 @@ async function send(res: ServerResponse, text: string, stallMs: number, signal: 
 }
 
 /** One open stream: sends events after `from` until the client leaves, the feed stops or the client stalls. */
-async function pump(ctx: ServiceContext, settings: StreamSettings, res: ServerResponse, caller: Caller, types: readonly EventType[], from: number, signal: AbortSignal): Promise<void> {
+async function pump(
+  ctx: ServiceContext,
+  settings: StreamSettings,
+  res: ServerResponse,
+  caller: Caller,
+  types: readonly EventType[],
+  from: number,
+  signal: AbortSignal,
+): Promise<void> {
   let cursor = from;
   const confined = confinedToAgent(caller);
   const stallMs = settings.heartbeatMs * EVENT_LIMITS.stallHeartbeats;
@@ -140,7 +158,13 @@ async function pump(ctx: ServiceContext, settings: StreamSettings, res: ServerRe
 }
 
 /** The handler of `GET /v1/events`, after authentication and the role check. */
-export async function streamEvents(ctx: ServiceContext, settings: StreamSettings, caller: Caller, req: { headers: Record<string, string | string[] | undefined>; query: string | undefined; after: string | undefined }, res: ServerResponse): Promise<void> {
+export async function streamEvents(
+  ctx: ServiceContext,
+  settings: StreamSettings,
+  caller: Caller,
+  req: { headers: Record<string, string | string[] | undefined>; query: string | undefined; after: string | undefined },
+  res: ServerResponse,
+): Promise<void> {
   const types = requestedTypes(caller, req.query);
   const header = req.headers["last-event-id"];
   const resume = resumeSequence(typeof header === "string" ? header : undefined, req.after);
@@ -155,7 +179,7 @@ export async function streamEvents(ctx: ServiceContext, settings: StreamSettings
   // Registered before the first wait: a client gone meanwhile ends the stream at once.
   res.on("close", () => aborter.abort());
   try {
-    const cursor = resume ?? await ctx.store.eventPath().lastSeq();
+    const cursor = resume ?? (await ctx.store.eventPath().lastSeq());
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
     res.write(`retry: 1000\n: stream from sequence ${cursor}\n\n`);
     await pump(ctx, settings, res, caller, types, cursor, aborter.signal);

@@ -2,8 +2,17 @@
 
 import { CONSOLE_PATH } from "./console.js";
 import type {
-  AgentCreateBody, CertificationBody, DecisionAbandonBody, DecisionApproveBody, SettleBody, GrantDelegateBody, GrantEnforcementBody, GrantIssueBody,
-  GrantPreviewBody, KeyCreateBody, ReasonBody,
+  AgentCreateBody,
+  CertificationBody,
+  DecisionAbandonBody,
+  DecisionApproveBody,
+  SettleBody,
+  GrantDelegateBody,
+  GrantEnforcementBody,
+  GrantIssueBody,
+  GrantPreviewBody,
+  KeyCreateBody,
+  ReasonBody,
 } from "@agent-authority/api";
 import type { BreakerArmBody, BreakerCreateBody, ContractCreateBody } from "@agent-authority/api";
 import { armBreaker, createBreaker, disarmBreaker, getBreaker, listFindings } from "../services/breakers.js";
@@ -12,9 +21,26 @@ import { breakerCounterfactual } from "../services/counterfactual.js";
 import { getFamily, instantiate, listFamilies, pushFamily, versionQuery } from "../services/families.js";
 import { previewFamilyImpact } from "../services/family-impact.js";
 import type { GrantFamilyBody } from "@agent-authority/families";
-import { certificationStatus, certifyAgent, createAgent, listAgents, listCertificates, revokeCertificate, visibleAgent } from "../services/agents.js";
+import {
+  certificationStatus,
+  certifyAgent,
+  createAgent,
+  listAgents,
+  listCertificates,
+  revokeCertificate,
+  visibleAgent,
+} from "../services/agents.js";
 import type { Caller, ServiceContext } from "../services/context.js";
-import { approveGrant, delegateGrant, escalateEnforcement, getGrant, issueGrant, listGrants, listPendingGrants, revokeGrant } from "../services/grants.js";
+import {
+  approveGrant,
+  delegateGrant,
+  escalateEnforcement,
+  getGrant,
+  issueGrant,
+  listGrants,
+  listPendingGrants,
+  revokeGrant,
+} from "../services/grants.js";
 import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys.js";
 import { abandonDecisionWait, approveDecision, decisionApproval } from "../services/decision-approvals.js";
 import { previewGrant } from "../services/preview.js";
@@ -22,7 +48,15 @@ import { verifyLedger } from "../services/ledger.js";
 import { decisionReceipt, ledgerCheckpoint, ledgerConsistency } from "../services/checkpoints.js";
 import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
 import { settleDecision } from "../services/settle.js";
-import { changeWebhook, createWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, type WebhookCreateBody } from "../services/webhooks.js";
+import {
+  changeWebhook,
+  createWebhook,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliver,
+  type WebhookCreateBody,
+} from "../services/webhooks.js";
 import { agentView, keyView } from "../services/views.js";
 import type { Page } from "../store/store.js";
 import type { HttpMetrics } from "./metrics.js";
@@ -96,20 +130,29 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   getAgent: async (r) => ok(agentView(await visibleAgent(r.ctx.store, who(r), r.params["agent_id"]!))),
   getCertification: async (r) => ok(await certificationStatus(r.ctx, who(r), r.params["agent_id"]!)),
   certifyAgent: async (r) => created(await certifyAgent(r.ctx, who(r), r.params["agent_id"]!, r.body as CertificationBody)),
-  listCertificates: async (r) => ok(await listCertificates(r.ctx, { agent_id: r.query("agent_id"), environment: r.query("environment") }, r.page())),
+  listCertificates: async (r) =>
+    ok(await listCertificates(r.ctx, { agent_id: r.query("agent_id"), environment: r.query("environment") }, r.page())),
   revokeCertificate: async (r) => ok(await revokeCertificate(r.ctx, who(r), r.params["certificate_id"]!, reason(r))),
 
   issueGrant: async (r) => created(await issueGrant(r.ctx, who(r), r.body as GrantIssueBody)),
-  listGrants: async (r) => ok(await listGrants(r.ctx, who(r), {
-    agent_id: r.query("agent_id"), status: r.query("status"), family_id: r.query("family_id"), principal_id: r.query("principal_id"),
-    limit: r.limit(), cursor: r.query("cursor"),
-  })),
+  listGrants: async (r) =>
+    ok(
+      await listGrants(r.ctx, who(r), {
+        agent_id: r.query("agent_id"),
+        status: r.query("status"),
+        family_id: r.query("family_id"),
+        principal_id: r.query("principal_id"),
+        limit: r.limit(),
+        cursor: r.query("cursor"),
+      }),
+    ),
   previewGrant: async (r) => ok(await previewGrant(r.ctx, r.body as GrantPreviewBody)),
   listPendingGrants: async (r) => ok(await listPendingGrants(r.ctx, r.page())),
   getGrant: async (r) => ok(await getGrant(r.ctx, who(r), r.params["grant_id"]!)),
   approveGrant: async (r) => ok(await approveGrant(r.ctx, who(r), r.params["grant_id"]!, (r.body as { note?: string }).note)),
   delegateGrant: async (r) => created(await delegateGrant(r.ctx, who(r), r.params["grant_id"]!, r.body as GrantDelegateBody)),
-  escalateEnforcement: async (r) => ok(await escalateEnforcement(r.ctx, who(r), r.params["grant_id"]!, (r.body as GrantEnforcementBody).enforcement_mode)),
+  escalateEnforcement: async (r) =>
+    ok(await escalateEnforcement(r.ctx, who(r), r.params["grant_id"]!, (r.body as GrantEnforcementBody).enforcement_mode)),
   revokeGrant: async (r) => ok(await revokeGrant(r.ctx, who(r), r.params["grant_id"]!, reason(r))),
 
   settleDecision: async (r) => ok(await settleDecision(r.ctx, who(r), r.params["ledger_id"]!, r.body as SettleBody)),
@@ -141,14 +184,19 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   },
   listGrantFamilies: async (r) => ok(await listFamilies(r.ctx, r.query("name"), r.page())),
   getGrantFamily: async (r) => ok(await getFamily(r.ctx, r.params["family_id"]!, versionQuery(r.query("version")))),
-  instantiateGrantFamily: async (r) => created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
-  previewFamilyImpact: async (r) => ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number }, r.sentText)),
+  instantiateGrantFamily: async (r) =>
+    created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
+  previewFamilyImpact: async (r) =>
+    ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family: GrantFamilyBody; days?: number }, r.sentText)),
 
   listSigningKeys: async (r) => ok(r.ctx.signer.jwks()),
   rotateSigningKey: async (r) => {
     const retireKid = (r.body as { retire_kid: string }).retire_kid;
     if ((await r.ctx.signer.rotate(r.ctx.store, retireKid, r.ctx.now())) === undefined) {
-      throw new Refusal("signing_key_not_active", `\`${retireKid}\` is not the active signing key; read GET /v1/signing-keys and name the active one`);
+      throw new Refusal(
+        "signing_key_not_active",
+        `\`${retireKid}\` is not the active signing key; read GET /v1/signing-keys and name the active one`,
+      );
     }
     // This replica's authorize thread signs with the new key from its next batch on.
     r.ctx.authorizeWorker?.refreshSigningKeys();
@@ -163,7 +211,14 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
 
   createWebhook: async (r) => {
     const webhook = await createWebhook(r.ctx, who(r), r.body as WebhookCreateBody);
-    return { ...created(webhook), replayInstead: new Refusal("key_secret_shown_once", `the webhook \`${String(webhook["id"])}\` was created by the first request with this idempotency key; its secret is shown only once`, { webhook_id: webhook["id"] }) };
+    return {
+      ...created(webhook),
+      replayInstead: new Refusal(
+        "key_secret_shown_once",
+        `the webhook \`${String(webhook["id"])}\` was created by the first request with this idempotency key; its secret is shown only once`,
+        { webhook_id: webhook["id"] },
+      ),
+    };
   },
   listWebhooks: async (r) => ok(await listWebhooks(r.ctx)),
   getWebhook: async (r) => ok(await getWebhook(r.ctx, r.params["webhook_id"]!)),

@@ -53,7 +53,9 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });
     // A client that goes away mid-body settles the read too, so nothing waits on it forever.
-    const cutShort = (): void => { if (!ended) reject(new Refusal("malformed_json", "the request body was cut short")); };
+    const cutShort = (): void => {
+      if (!ended) reject(new Refusal("malformed_json", "the request body was cut short"));
+    };
     req.on("error", cutShort);
     req.on("close", cutShort);
   });
@@ -76,7 +78,12 @@ export function setSafetyHeaders(res: ServerResponse): void {
 }
 
 /** Answers one authorize request; never throws (every failure becomes a problem answer). */
-export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+export async function handleAuthorize(
+  ctx: ServiceContext,
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<string | undefined> {
   if (!res.hasHeader("x-request-id")) res.setHeader("x-request-id", randomUUID());
   setSafetyHeaders(res);
   const notes: RequestNotes = {};
@@ -84,7 +91,10 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
   try {
     // One call into the services: authenticate, read, decide.
     const answered = await authorize(ctx, { secret: presentedSecret(req.headers), read: () => checkedRequest(req) }, notes);
-    prepared = answered instanceof Refusal ? problemAnswer(answered, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") }) : answered;
+    prepared =
+      answered instanceof Refusal
+        ? problemAnswer(answered, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") })
+        : answered;
   } catch (error) {
     prepared = problemAnswer(error, AUTHORIZE_PATH, { logger, requestId: res.getHeader("x-request-id") });
   }
@@ -110,7 +120,10 @@ export async function handleAuthorize(ctx: ServiceContext, logger: Logger, req: 
  * log line (request-log.ts).
  */
 export function authorizeServer(
-  ctx: ServiceContext, logger: Logger, metrics: HttpMetrics, trusted: ReadonlySet<string> = new Set(),
+  ctx: ServiceContext,
+  logger: Logger,
+  metrics: HttpMetrics,
+  trusted: ReadonlySet<string> = new Set(),
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const record = metrics.recorder("POST", AUTHORIZE_PATH);
   const log = requestLog(logger, trusted);

@@ -4,9 +4,7 @@
 // inside its decision's transaction (services/authorize.ts).
 
 import type { Request } from "express";
-import {
-  IDEMPOTENCY_HEADER, answerOnce, idempotencyClaim, type ClaimedWork, type FreshAnswer,
-} from "../services/idempotency.js";
+import { IDEMPOTENCY_HEADER, answerOnce, idempotencyClaim, type ClaimedWork, type FreshAnswer } from "../services/idempotency.js";
 import type { PreparedAnswer } from "../services/answers.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { problemAnswer } from "./problem.js";
@@ -30,7 +28,10 @@ function keptProblem(error: unknown, path: string): FreshAnswer | undefined {
  * store is the transaction the key is claimed in.
  */
 export async function answerPost(
-  ctx: ServiceContext, req: Request, operationId: string, caller: Caller,
+  ctx: ServiceContext,
+  req: Request,
+  operationId: string,
+  caller: Caller,
   run: (ctx: ServiceContext) => Promise<FreshAnswer>,
 ): Promise<PreparedAnswer> {
   const path = req.originalUrl.split("?")[0]!;

@@ -41,14 +41,26 @@ const OUTCOMES: readonly Outcome[] = ["allow", "deny", "exhausted", "gated"];
 /** The gate label: each gate, and `none` when every gate passed. */
 const GATE_LABELS: readonly string[] = [...GATES, "none"];
 const GATE_INDEX = new Map<GateName | null, number>([...GATES.map((g, i): [GateName, number] => [g, i]), [null, GATES.length]]);
-const TRIP_LABELS = [["notify", "observe"], ["notify", "armed"], ["revoke", "observe"], ["revoke", "armed"]] as const;
+const TRIP_LABELS = [
+  ["notify", "observe"],
+  ["notify", "armed"],
+  ["revoke", "observe"],
+  ["revoke", "armed"],
+] as const;
 const LEDGER_KINDS = ["decision", "settlement"] as const;
 
 /** The gated decisions waiting for an approval, read at scrape time: how many and when the oldest was made. */
 export type WaitingReader = () => Promise<{ count: number; oldestAt: number | null }>;
 
 /** Cumulative bucket lines of a histogram kept per bucket (not cumulative). */
-function histogramLines(name: string, bounds: readonly number[], perBucket: readonly number[], sum: number, count: number, last: "+Inf" | "none"): string[] {
+function histogramLines(
+  name: string,
+  bounds: readonly number[],
+  perBucket: readonly number[],
+  sum: number,
+  count: number,
+  last: "+Inf" | "none",
+): string[] {
   const lines: string[] = [];
   let running = 0;
   bounds.forEach((bound, i) => {
@@ -172,7 +184,14 @@ export class HttpMetrics implements ServiceObserver {
     lines.push(
       "# HELP authority_decision_approval_latency_seconds From a gated decision to its approval by a human.",
       "# TYPE authority_decision_approval_latency_seconds histogram",
-      ...histogramLines("authority_decision_approval_latency_seconds", APPROVAL_BUCKETS_SECONDS, this.#approvals.buckets, this.#approvals.sum, this.#approvals.count, "+Inf"),
+      ...histogramLines(
+        "authority_decision_approval_latency_seconds",
+        APPROVAL_BUCKETS_SECONDS,
+        this.#approvals.buckets,
+        this.#approvals.sum,
+        this.#approvals.count,
+        "+Inf",
+      ),
       "# HELP authority_breaker_trips_total Breaker trips, by the breaker's action and mode (observe: what it would have done).",
       "# TYPE authority_breaker_trips_total counter",
       ...TRIP_LABELS.map(([action, mode], i) => `authority_breaker_trips_total{action="${action}",mode="${mode}"} ${this.#trips[i]}`),
@@ -237,7 +256,8 @@ export class HttpMetrics implements ServiceObserver {
       "# TYPE authority_http_request_duration_seconds histogram",
     );
     for (const [labels, h] of this.#durations) {
-      for (const [i, bound] of BUCKETS_SECONDS.entries()) lines.push(`authority_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${h.counts[i]}`);
+      for (const [i, bound] of BUCKETS_SECONDS.entries())
+        lines.push(`authority_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${h.counts[i]}`);
       lines.push(`authority_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${h.count}`);
       lines.push(`authority_http_request_duration_seconds_sum{${labels}} ${h.sum}`);
       lines.push(`authority_http_request_duration_seconds_count{${labels}} ${h.count}`);

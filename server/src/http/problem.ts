@@ -4,7 +4,13 @@
 // answer sent (Express's error handler, the authorize hot path and the idempotent POSTs' kept
 // refusals all use it), and a 5xx never carries internals.
 
-import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, problemTypeUri, UNAVAILABLE_RETRY_AFTER_SECONDS, type ProblemCode } from "@agent-authority/api";
+import {
+  CONTENTION_RETRY_AFTER_SECONDS,
+  PROBLEM_CODES,
+  problemTypeUri,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+  type ProblemCode,
+} from "@agent-authority/api";
 import { ContentionError, isDatabaseUnavailable } from "../store/driver.js";
 import { BEARER_CHALLENGE } from "../services/keys.js";
 import { Refusal } from "../services/refusal.js";
@@ -30,7 +36,8 @@ interface ProblemResponse {
 function transportProblem(error: { type?: unknown; status?: unknown }): Refusal | undefined {
   if (error instanceof URIError) return new Refusal("invalid_id", "the path holds a malformed percent-encoding");
   if (error.type === "entity.too.large") return new Refusal("body_too_large");
-  if (error.type === "request.aborted" || error.type === "request.size.invalid") return new Refusal("malformed_json", "the request body was cut short");
+  if (error.type === "request.aborted" || error.type === "request.size.invalid")
+    return new Refusal("malformed_json", "the request body was cut short");
   if (error.type === "encoding.unsupported" || error.type === "charset.unsupported") return new Refusal("unsupported_media_type");
   return undefined;
 }
@@ -43,8 +50,8 @@ function transportProblem(error: { type?: unknown; status?: unknown }): Refusal 
 export function contentionProblem(): Refusal {
   return new Refusal(
     "contention",
-    "the transactions this request needed were busy with others; it was tried again up to its limit, rolled back each time, and nothing was written, "
-      + "its `Idempotency-Key` included. Send the same request again after `Retry-After` seconds; with the same `Idempotency-Key` that is safe",
+    "the transactions this request needed were busy with others; it was tried again up to its limit, rolled back each time, and nothing was written, " +
+      "its `Idempotency-Key` included. Send the same request again after `Retry-After` seconds; with the same `Idempotency-Key` that is safe",
   );
 }
 
@@ -56,8 +63,8 @@ export function contentionProblem(): Refusal {
 export function unavailableProblem(): Refusal {
   return new Refusal(
     "unavailable",
-    "the database could not be reached or is failing over to its standby. Send the same request again after `Retry-After` seconds "
-      + "with the same `Idempotency-Key`: if it was committed, that replays its answer; if not, it runs once",
+    "the database could not be reached or is failing over to its standby. Send the same request again after `Retry-After` seconds " +
+      "with the same `Idempotency-Key`: if it was committed, that replays its answer; if not, it runs once",
   );
 }
 
@@ -71,7 +78,12 @@ export function knownProblem(error: unknown): Refusal | undefined {
 }
 
 /** The members every problem of a code opens with, in order: `type`, `title`, `status` and `code`. */
-export function problemHead(code: ProblemCode): { readonly type: string; readonly title: string; readonly status: number; readonly code: ProblemCode } {
+export function problemHead(code: ProblemCode): {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly code: ProblemCode;
+} {
   const { status, title } = PROBLEM_CODES[code];
   return { type: problemTypeUri(code), title, status, code };
 }
@@ -87,10 +99,13 @@ function problemResponse(error: unknown, instance: string): ProblemResponse {
     instance,
     ...(status >= 500 ? {} : problem.extensions),
   };
-  if (problem.code === "unavailable") return { status, body, headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, unavailable: true };
+  if (problem.code === "unavailable")
+    return { status, body, headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, unavailable: true };
   if (problem.code !== "contention") return { status, body, headers: {} };
   return {
-    status, body, headers: { "retry-after": String(CONTENTION_RETRY_AFTER_SECONDS) },
+    status,
+    body,
+    headers: { "retry-after": String(CONTENTION_RETRY_AFTER_SECONDS) },
     ...(error instanceof ContentionError ? { contention: error } : {}),
   };
 }
@@ -133,9 +148,13 @@ export function problemAnswer(error: unknown, instance: string, log?: ProblemLog
     const { logger, requestId } = log;
     if (problem.internal !== undefined) {
       const internal = problem.internal;
-      logger.log("error", "internal error", { request_id: requestId, error: internal instanceof Error ? internal.stack ?? internal.message : String(internal) });
+      logger.log("error", "internal error", {
+        request_id: requestId,
+        error: internal instanceof Error ? (internal.stack ?? internal.message) : String(internal),
+      });
     }
-    if (problem.contention !== undefined) logger.log("warn", "contention", { request_id: requestId, ...contentionFields(problem.contention) });
+    if (problem.contention !== undefined)
+      logger.log("warn", "contention", { request_id: requestId, ...contentionFields(problem.contention) });
     if (problem.unavailable === true) logger.log("warn", "database unavailable", { request_id: requestId, error: String(error) });
   }
   const code = problem.body["code"];

@@ -8,7 +8,13 @@ import { clientAddress } from "./client-address.js";
 
 /** Writes one request's line: `seconds` is its duration, `keyId` the key that asked, once known. */
 export type RequestLog = (
-  req: IncomingMessage, requestId: unknown, method: string, path: string, status: number, seconds: number, keyId: string | undefined,
+  req: IncomingMessage,
+  requestId: unknown,
+  method: string,
+  path: string,
+  status: number,
+  seconds: number,
+  keyId: string | undefined,
 ) => void;
 
 /** The request log of a server: `trusted` are the reverse proxies whose X-Forwarded-For names the client. */
@@ -18,8 +24,13 @@ export function requestLog(logger: Logger, trusted: ReadonlySet<string>): Reques
   return (req, requestId, method, path, status, seconds, keyId) => {
     if (!(status >= 500 ? errorOn : infoOn)) return;
     logger.log(status >= 500 ? "error" : "info", "request", {
-      request_id: requestId, method, path, status,
-      duration_ms: Math.round(seconds * 100_000) / 100, key_id: keyId, client: clientAddress(req, trusted),
+      request_id: requestId,
+      method,
+      path,
+      status,
+      duration_ms: Math.round(seconds * 100_000) / 100,
+      key_id: keyId,
+      client: clientAddress(req, trusted),
     });
   };
 }

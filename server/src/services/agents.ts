@@ -11,7 +11,11 @@ import { agentView, certificateView } from "./views.js";
 export async function createAgent(ctx: ServiceContext, caller: Caller, body: AgentCreateBody): Promise<{ agent: Agent; created: boolean }> {
   const now = ctx.now();
   const { agent, created } = await ctx.store.createAgentIfAbsent({
-    id: newId("agt", now), name: body.name, description: body.description ?? null, created_at: now, created_by: caller.identity,
+    id: newId("agt", now),
+    name: body.name,
+    description: body.description ?? null,
+    created_at: now,
+    created_by: caller.identity,
   });
   return { agent: agentView(agent), created };
 }
@@ -65,15 +69,30 @@ export async function certifyAgent(ctx: ServiceContext, caller: Caller, agentId:
       const reason = `superseded by ${certificate.id}`;
       await tx.revokeCertificate(previous.id, { at: now, by: caller.identity, reason }, certificate.id);
       await emitEvent(tx, "certificate.revoked", {
-        subject: previous.id, agentId, at: now, data: {
-          certificate_id: previous.id, agent_id: agentId, environment, revoked_by: caller.identity, reason, superseded_by: certificate.id,
+        subject: previous.id,
+        agentId,
+        at: now,
+        data: {
+          certificate_id: previous.id,
+          agent_id: agentId,
+          environment,
+          revoked_by: caller.identity,
+          reason,
+          superseded_by: certificate.id,
         },
       });
     }
     await tx.insertCertificate(certificate);
     await emitEvent(tx, "certificate.issued", {
-      subject: certificate.id, agentId, at: now, data: {
-        certificate_id: certificate.id, agent_id: agentId, environment, issued_by: caller.identity, supersedes: previous?.id ?? null,
+      subject: certificate.id,
+      agentId,
+      at: now,
+      data: {
+        certificate_id: certificate.id,
+        agent_id: agentId,
+        environment,
+        issued_by: caller.identity,
+        supersedes: previous?.id ?? null,
       },
     });
     return certificateView(certificate);
@@ -94,7 +113,9 @@ export async function certificationStatus(ctx: ServiceContext, caller: Caller, a
 }
 
 export async function listCertificates(
-  ctx: ServiceContext, filter: { agent_id?: string | undefined; environment?: string | undefined }, page: Page,
+  ctx: ServiceContext,
+  filter: { agent_id?: string | undefined; environment?: string | undefined },
+  page: Page,
 ): Promise<{ certificates: Certificate[]; next_after: string | null }> {
   const records = await ctx.store.listCertificates(filter, page);
   return { certificates: records.map(certificateView), next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
@@ -108,9 +129,16 @@ export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id:
     const now = ctx.now();
     await tx.revokeCertificate(id, { at: now, by: caller.identity, reason: reason ?? null });
     await emitEvent(tx, "certificate.revoked", {
-      subject: id, agentId: certificate.agent_id, at: now, data: {
-        certificate_id: id, agent_id: certificate.agent_id, environment: certificate.environment, revoked_by: caller.identity,
-        reason: reason ?? null, superseded_by: null,
+      subject: id,
+      agentId: certificate.agent_id,
+      at: now,
+      data: {
+        certificate_id: id,
+        agent_id: certificate.agent_id,
+        environment: certificate.environment,
+        revoked_by: caller.identity,
+        reason: reason ?? null,
+        superseded_by: null,
       },
     });
     return certificateView((await tx.getCertificate(id))!);
@@ -122,7 +150,12 @@ export async function revokeCertificate(ctx: ServiceContext, caller: Caller, id:
  * valid certificate for this server's environment. Every path that issues, delegates or escalates
  * authority calls this with the mode the result would have (docs/security.md, rule 3).
  */
-export async function requireCertificationFor(store: Store, environment: string, agentId: string, mode: "observe" | "enforce"): Promise<void> {
+export async function requireCertificationFor(
+  store: Store,
+  environment: string,
+  agentId: string,
+  mode: "observe" | "enforce",
+): Promise<void> {
   if (mode === "observe") return;
   if ((await store.validCertificate(agentId, environment)) !== undefined) return;
   throw new Refusal(

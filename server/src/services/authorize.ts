@@ -45,7 +45,10 @@ const NO_TRIPS: readonly TripRow[] = Object.freeze([]);
 /** Thrown inside a transaction to roll it back when another request took the idempotency key first. */
 class KeyTakenMeanwhile extends Error {}
 
-async function presentedApproval(tx: Store, approvalId: string | undefined): Promise<{ record: ApprovalRecord | null; status: ApprovalStatus | null }> {
+async function presentedApproval(
+  tx: Store,
+  approvalId: string | undefined,
+): Promise<{ record: ApprovalRecord | null; status: ApprovalStatus | null }> {
   if (approvalId === undefined) return { record: null, status: null };
   const row = await tx.decisionPath().getApproval(approvalId);
   if (row === undefined) return { record: null, status: "unknown" };
@@ -53,8 +56,12 @@ async function presentedApproval(tx: Store, approvalId: string | undefined): Pro
   if (row.used_at !== null) return { record: null, status: "used" };
   return {
     record: {
-      approval_id: row.id, approver: row.approver, grant_id: row.grant_id, tool: row.tool,
-      amount_ceiling_minor: row.amount_ceiling_minor, expires_at: row.expires_at,
+      approval_id: row.id,
+      approver: row.approver,
+      grant_id: row.grant_id,
+      tool: row.tool,
+      amount_ceiling_minor: row.amount_ceiling_minor,
+      expires_at: row.expires_at,
     },
     status: "usable",
   };
@@ -95,7 +102,12 @@ interface DecisionReads {
  */
 function notHeldReads(agentId: string, body: AuthorizeBody, breakers: readonly WatchedBreaker[], now: number): DecisionReads {
   return {
-    breakers, now, treeId: agentId, chain: [], usage: new Map(), certificate: undefined,
+    breakers,
+    now,
+    treeId: agentId,
+    chain: [],
+    usage: new Map(),
+    certificate: undefined,
     approval: { record: null, status: body.approval_id === undefined ? null : "unknown" },
   };
 }
@@ -116,8 +128,11 @@ async function readInTurn(tx: Store, ctx: ServiceContext, caller: Caller, agentI
   // INVARIANT (tree-serial): the read-decide-write of a delegation tree runs under its root's
   // lock (a row lock on PostgreSQL; BEGIN IMMEDIATE holds the database on SQLite).
   await tx.lockGrant(grant.root_id);
-  const chain = early ?? await tx.grantChain(grant.id);
-  const usage = await tx.decisionPath().liveUsage(chain.map((g) => g.id), now);
+  const chain = early ?? (await tx.grantChain(grant.id));
+  const usage = await tx.decisionPath().liveUsage(
+    chain.map((g) => g.id),
+    now,
+  );
   const approval = await presentedApproval(tx, body.approval_id);
   const certificate = await tx.validCertificate(agentId, ctx.environment);
   return { breakers, now, treeId: grant.root_id, chain, usage, certificate, approval };
@@ -131,21 +146,30 @@ async function readInTurn(tx: Store, ctx: ServiceContext, caller: Caller, agentI
 async function readPipelined(tx: Store, ctx: ServiceContext, agentId: string, body: AuthorizeBody): Promise<DecisionReads> {
   const clock = ctx.now();
   // INVARIANT (breaker-lock-first): the breakers' statement is sent, and so runs, first.
-  const [breakers, tree, approval] = await settledInOrder([
+  const [breakers, tree, approval] = (await settledInOrder([
     watchBreakers(tx, agentId),
     tx.heldTree(body.grant_id, agentId, ctx.environment, clock),
     presentedApproval(tx, body.approval_id),
-  ]) as [readonly WatchedBreaker[], HeldTree, DecisionReads["approval"]];
+  ])) as [readonly WatchedBreaker[], HeldTree, DecisionReads["approval"]];
   const now = await decisionTime(tx, clock, agentId, breakers.length > 0);
   const chain = tree.chain;
   if (chain.length === 0) {
     // The agent's own chain: its lock, then its head, in one round trip too.
     const ledger = tx.decisionPath();
-    const [, head] = await settledInOrder([ledger.lockChain(agentId), ledger.ledgerHead(agentId)]) as [unknown, { seq: number; hash: string } | undefined];
+    const [, head] = (await settledInOrder([ledger.lockChain(agentId), ledger.ledgerHead(agentId)])) as [
+      unknown,
+      { seq: number; hash: string } | undefined,
+    ];
     return { ...notHeldReads(agentId, body, breakers, now), head: head ?? null };
   }
   // INVARIANT (live-holds): usage counts the holds live at the decision's own time.
-  const usage = now === clock ? tree.usage : await tx.decisionPath().liveUsage(chain.map((g) => g.id), now);
+  const usage =
+    now === clock
+      ? tree.usage
+      : await tx.decisionPath().liveUsage(
+          chain.map((g) => g.id),
+          now,
+        );
   return { breakers, now, treeId: chain[0]!.root_id, chain, usage, certificate: tree.certificate, approval, head: tree.head ?? null };
 }
 
@@ -154,13 +178,24 @@ async function readPipelined(tx: Store, ctx: ServiceContext, agentId: string, bo
  * `claim`, when given, stores the answer under its idempotency key as the last write and answers
  * whether it did.
  */
-async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, body: AuthorizeBody, claim?: (text: string) => Promise<boolean>): Promise<PreparedAnswer> {
+async function decideAndSeal(
+  tx: Store,
+  ctx: ServiceContext,
+  caller: Caller,
+  body: AuthorizeBody,
+  claim?: (text: string) => Promise<boolean>,
+): Promise<PreparedAnswer> {
   // An agent key speaks for exactly one agent; any other caller holds no grant.
   const agentId = caller.agentId ?? caller.identity;
   const pipelined = tx.dialect === "postgres" && caller.agentId !== null;
   const reads = pipelined ? await readPipelined(tx, ctx, agentId, body) : await readInTurn(tx, ctx, caller, agentId, body);
   const { breakers, now, chain, approval } = reads;
-  const decision = decide(engineRequest(body, agentId, approval.record), chainLinks(chain, reads.usage), engineState(ctx, reads.certificate), now);
+  const decision = decide(
+    engineRequest(body, agentId, approval.record),
+    chainLinks(chain, reads.usage),
+    engineState(ctx, reads.certificate),
+    now,
+  );
   const ledgerId = newId("led", now);
   const gates = gateTexts(decision.gates);
   const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
@@ -171,32 +206,62 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
   const together = pipelined && breakers.length === 0;
   let trips: readonly TripRow[] = NO_TRIPS;
   const seen = {
-    ledger_id: ledgerId, agent_id: agentId, at: now, outcome: decision.outcome,
-    would_outcome: decision.would_outcome ?? null, reason_code: decision.reason_code,
+    ledger_id: ledgerId,
+    agent_id: agentId,
+    at: now,
+    outcome: decision.outcome,
+    would_outcome: decision.would_outcome ?? null,
+    reason_code: decision.reason_code,
   };
   const writes: (() => Promise<unknown>)[] = [
-    () => sealRecord(ledger, {
-      id: ledgerId, tree_id: reads.treeId, kind: "decision", grant_id: body.grant_id, agent_id: agentId,
-      outcome: decision.outcome, created_at: now, body: sealed,
-    }, reads.head),
+    () =>
+      sealRecord(
+        ledger,
+        {
+          id: ledgerId,
+          tree_id: reads.treeId,
+          kind: "decision",
+          grant_id: body.grant_id,
+          agent_id: agentId,
+          outcome: decision.outcome,
+          created_at: now,
+          body: sealed,
+        },
+        reads.head,
+      ),
     // Breakers read the sealed decision in its own transaction: a trip commits with it or not at all.
     // Only watched breakers can trip; without any, no closure waits to keep the (empty) result.
     breakers.length === 0
       ? () => evaluateBreakersAfterDecision(tx, breakers, seen)
-      : async () => { trips = await evaluateBreakersAfterDecision(tx, breakers, seen); },
+      : async () => {
+          trips = await evaluateBreakersAfterDecision(tx, breakers, seen);
+        },
   ];
   if (decision.outcome === "gated") writes.push(() => emitGated(tx, ledgerId, agentId, body, decision, now));
   if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, chain, decision, now, together));
   if (decision.counted && decision.approval_id !== undefined) {
     const approvalId = decision.approval_id;
     // Single use: under the tree lock nobody else can have used it since it was read.
-    writes.push(async () => { if (!(await ledger.useApproval(approvalId, now, ledgerId))) throw new Error("approval used concurrently under the tree lock"); });
+    writes.push(async () => {
+      if (!(await ledger.useApproval(approvalId, now, ledgerId))) throw new Error("approval used concurrently under the tree lock");
+    });
   }
-  if (claim !== undefined) writes.push(async () => { if (!(await claim(text))) throw new KeyTakenMeanwhile(); });
+  if (claim !== undefined)
+    writes.push(async () => {
+      if (!(await claim(text))) throw new KeyTakenMeanwhile();
+    });
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
   // The answer carries what the metrics count of the decision: two references it already holds.
-  const answer: PreparedAnswer = { status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId, outcome: decision.outcome, gate: decision.decided_by };
+  const answer: PreparedAnswer = {
+    status: 200,
+    contentType: JSON_TYPE,
+    text,
+    replayed: false,
+    keyId: caller.keyId,
+    outcome: decision.outcome,
+    gate: decision.decided_by,
+  };
   return trips.length === 0 ? answer : { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
 }
 
@@ -205,14 +270,30 @@ async function decideAndSeal(tx: Store, ctx: ServiceContext, caller: Caller, bod
  * budget-monotone). The engine gives holds only to a decision with an amount, one per grant.
  * `together`: the statements are sent at once (a pipelining PostgreSQL connection).
  */
-async function placeCharges(tx: Store, ledgerId: string, chain: readonly GrantRecord[], decision: Decision, now: number, together: boolean): Promise<void> {
+async function placeCharges(
+  tx: Store,
+  ledgerId: string,
+  chain: readonly GrantRecord[],
+  decision: Decision,
+  now: number,
+  together: boolean,
+): Promise<void> {
   const ledger = tx.decisionPath();
   const writes: (() => Promise<void>)[] = [() => ledger.countUses(chain.map((grant) => grant.id))];
   for (const hold of decision.holds) {
-    writes.push(() => ledger.insertCharge({
-      id: newId("chg", now), ledger_id: ledgerId, grant_id: hold.grant_id, amount_minor: hold.amount_minor, expires_at: hold.expires_at,
-      settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
-    }));
+    writes.push(() =>
+      ledger.insertCharge({
+        id: newId("chg", now),
+        ledger_id: ledgerId,
+        grant_id: hold.grant_id,
+        amount_minor: hold.amount_minor,
+        expires_at: hold.expires_at,
+        settled_minor: null,
+        settled_at: null,
+        released_at: null,
+        settlement_ledger_id: null,
+      }),
+    );
   }
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
@@ -233,10 +314,20 @@ function batchOrder(asker: Asker, body: AuthorizeBody): string {
  * On PostgreSQL, an agent key's decision may be decided with the others of its batch in three
  * statements' flights (decision 0318); its own function remains for every other case.
  */
-function batchable(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request: RequestClaim | undefined, expiredUpTo: number): StoreBatchable | undefined {
+function batchable(
+  ctx: ServiceContext,
+  asker: Asker,
+  body: AuthorizeBody,
+  request: RequestClaim | undefined,
+  expiredUpTo: number,
+): StoreBatchable | undefined {
   if (ctx.store.dialect !== "postgres" || "keyHash" in asker || asker.agentId === null) return undefined;
   const input: BatchInput = {
-    ctx, caller: asker, body, expiredUpTo, claim: request === undefined ? undefined : { ...request, callerKeyId: asker.keyId },
+    ctx,
+    caller: asker,
+    body,
+    expiredUpTo,
+    claim: request === undefined ? undefined : { ...request, callerKeyId: asker.keyId },
   };
   return { step: authorizeBatchStep, input };
 }
@@ -248,43 +339,71 @@ function batchable(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, reque
  * looked up there too; one that may not authorize writes nothing and is answered its refusal
  * after the transaction (401 or 403), like a reused idempotency key (422).
  */
-export async function authorizeAction(ctx: ServiceContext, asker: Asker, body: AuthorizeBody, request?: RequestClaim): Promise<PreparedAnswer | Refusal> {
+export async function authorizeAction(
+  ctx: ServiceContext,
+  asker: Asker,
+  body: AuthorizeBody,
+  request?: RequestClaim,
+): Promise<PreparedAnswer | Refusal> {
   // A caller known before the transaction has its claim now: a batch step (decision 0318) answers
   // without running the transaction's own function, and the claim is still needed after it.
-  let claim: IdempotencyClaim | undefined = "keyHash" in asker || request === undefined ? undefined : { ...request, callerKeyId: asker.keyId };
+  let claim: IdempotencyClaim | undefined =
+    "keyHash" in asker || request === undefined ? undefined : { ...request, callerKeyId: asker.keyId };
   // Stored answers expire (IDEMPOTENCY_LIMITS): an expired key is looked up as absent and taken as new.
   const expiredUpTo = request === undefined ? 0 : answersExpiredUpTo(ctx.now());
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
-      const answer = await ctx.store.batchedTransaction(async (tx): Promise<PreparedAnswer | Refusal> => {
-        let caller: Caller;
-        if ("keyHash" in asker) {
-          const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
-          const refusal = authorizeRefusal(presented, true);
-          if (refusal !== undefined) return refusal;
-          caller = presented!;
-        } else {
-          caller = asker;
-        }
-        claim = request === undefined ? undefined : { ...request, callerKeyId: caller.keyId };
-        if (claim !== undefined) {
-          // A key reused with another request has written nothing: it fails after the transaction,
-          // so that the other transactions of its batch need not run again (group-commit.ts).
-          const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
-          if (stored instanceof Refusal) return stored;
-          if (stored !== undefined) return { ...stored, keyId: caller.keyId };
-        }
-        const taken = claim;
-        // The key is stored as the decision's last write; a key taken meanwhile rolls it back.
-        const prepared = await decideAndSeal(tx, ctx, caller, body, taken === undefined ? undefined : (answer) => tx.decisionPath().putIdempotency({
-          caller_key_id: taken.callerKeyId, idempotency_key: taken.key, method: taken.method, path: taken.path,
-          request_hash: taken.requestHash, status: 200, response: `${JSON_TYPE}\n${answer}`, created_at: ctx.now(),
-        }, expiredUpTo));
-        // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
-        if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
-        return prepared;
-      }, batchOrder(asker, body), batchable(ctx, asker, body, request, expiredUpTo));
+      const answer = await ctx.store.batchedTransaction(
+        async (tx): Promise<PreparedAnswer | Refusal> => {
+          let caller: Caller;
+          if ("keyHash" in asker) {
+            const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
+            const refusal = authorizeRefusal(presented, true);
+            if (refusal !== undefined) return refusal;
+            caller = presented!;
+          } else {
+            caller = asker;
+          }
+          claim = request === undefined ? undefined : { ...request, callerKeyId: caller.keyId };
+          if (claim !== undefined) {
+            // A key reused with another request has written nothing: it fails after the transaction,
+            // so that the other transactions of its batch need not run again (group-commit.ts).
+            const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
+            if (stored instanceof Refusal) return stored;
+            if (stored !== undefined) return { ...stored, keyId: caller.keyId };
+          }
+          const taken = claim;
+          // The key is stored as the decision's last write; a key taken meanwhile rolls it back.
+          const prepared = await decideAndSeal(
+            tx,
+            ctx,
+            caller,
+            body,
+            taken === undefined
+              ? undefined
+              : (answer) =>
+                  tx.decisionPath().putIdempotency(
+                    {
+                      caller_key_id: taken.callerKeyId,
+                      idempotency_key: taken.key,
+                      method: taken.method,
+                      path: taken.path,
+                      request_hash: taken.requestHash,
+                      status: 200,
+                      response: `${JSON_TYPE}\n${answer}`,
+                      created_at: ctx.now(),
+                    },
+                    expiredUpTo,
+                  ),
+          );
+          // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
+          if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
+          return prepared;
+        },
+        batchOrder(asker, body),
+        batchable(ctx, asker, body, request, expiredUpTo),
+      );
       if (answer instanceof Refusal) return answer;
       if (ctx.faults !== undefined && claim !== undefined && !answer.replayed) crashPoint(ctx, "after-commit", claim);
       return answer;

@@ -5,7 +5,14 @@
 // decision); the incremental step reads one or two index entries per window.
 
 import { HOUR_MS } from "@agent-authority/engine";
-import { SIGNAL_COUNT, type BreakerStore, type ContractRow, type SignalCounts, type SignalKey, type WindowState } from "../store/breaker-sql.js";
+import {
+  SIGNAL_COUNT,
+  type BreakerStore,
+  type ContractRow,
+  type SignalCounts,
+  type SignalKey,
+  type WindowState,
+} from "../store/breaker-sql.js";
 import { windowKey } from "./contracts.js";
 
 /** The decision just sealed, as the windows see it. */
@@ -23,7 +30,11 @@ const same = (a: SignalKey | null, b: SignalKey | null): boolean => a !== null &
 async function recount(store: BreakerStore, contract: ContractRow, d: NewSignal): Promise<WindowState["windows"][string]> {
   if (contract.window_decisions !== null) {
     const counts = await store.countLastDecisions(d.agent_id, contract.window_decisions, d.at);
-    return { n: counts.reduce((a, b) => a + b, 0), counts: [...counts], tail: await store.oldestOfLast(d.agent_id, contract.window_decisions, d.at) };
+    return {
+      n: counts.reduce((a, b) => a + b, 0),
+      counts: [...counts],
+      tail: await store.oldestOfLast(d.agent_id, contract.window_decisions, d.at),
+    };
   }
   const from = d.at - contract.window_hours! * HOUR_MS;
   const counts = await store.countBetween(d.agent_id, from, d.at);
@@ -31,7 +42,12 @@ async function recount(store: BreakerStore, contract: ContractRow, d: NewSignal)
 }
 
 /** Adds the new decision to a window and subtracts every decision that left it. */
-async function advance(store: BreakerStore, contract: ContractRow, w: WindowState["windows"][string], d: NewSignal): Promise<WindowState["windows"][string]> {
+async function advance(
+  store: BreakerStore,
+  contract: ContractRow,
+  w: WindowState["windows"][string],
+  d: NewSignal,
+): Promise<WindowState["windows"][string]> {
   const counts = [...w.counts];
   let n = w.n + 1;
   counts[d.signal] = (counts[d.signal] ?? 0) + 1;
@@ -66,7 +82,11 @@ async function advance(store: BreakerStore, contract: ContractRow, w: WindowStat
  * the agent had no breaker, or a decision sealed out of time order) the windows are counted afresh,
  * so the state can never drift from the sealed signals.
  */
-export async function windowCounts(store: BreakerStore, contracts: readonly ContractRow[], d: NewSignal): Promise<Map<string, SignalCounts>> {
+export async function windowCounts(
+  store: BreakerStore,
+  contracts: readonly ContractRow[],
+  d: NewSignal,
+): Promise<Map<string, SignalCounts>> {
   const state = await store.windowState(d.agent_id);
   const previous = await store.previousSignal(d.agent_id, [d.at, d.seq]);
   const continues = state !== undefined && (previous === null ? state.head === null : same(state.head, previous));

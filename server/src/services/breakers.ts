@@ -45,12 +45,20 @@ export function watchBreakers(tx: Store, agentId: string): Promise<readonly Watc
  * records the decision's signal, measures each contract once per distinct window, and records and
  * performs each trip. Answers the trips. `watched` is what `watchBreakers` answered for the agent.
  */
-export async function evaluateBreakersAfterDecision(tx: Store, watched: readonly WatchedBreaker[], decision: SealedDecision): Promise<TripRow[]> {
+export async function evaluateBreakersAfterDecision(
+  tx: Store,
+  watched: readonly WatchedBreaker[],
+  decision: SealedDecision,
+): Promise<TripRow[]> {
   const paths = tx.breakerPath();
   const signal = signalOf(decision.outcome, decision.would_outcome, decision.reason_code);
   const seq = await paths.insertSignal(decision.ledger_id, decision.agent_id, decision.at, signal);
   if (watched.length === 0) return [];
-  const windows = await windowCounts(paths, watched.map((w) => w.contract), { agent_id: decision.agent_id, at: decision.at, seq, signal });
+  const windows = await windowCounts(
+    paths,
+    watched.map((w) => w.contract),
+    { agent_id: decision.agent_id, at: decision.at, seq, signal },
+  );
   const trips: TripRow[] = [];
   const announced = new Set<string>();
   for (const { breaker, contract } of watched) {
@@ -71,11 +79,27 @@ export async function evaluateBreakersAfterDecision(tx: Store, watched: readonly
   return trips;
 }
 
-async function emitContractBreached(tx: Store, contract: ContractRow, decision: SealedDecision, successes: number, n: number): Promise<void> {
+async function emitContractBreached(
+  tx: Store,
+  contract: ContractRow,
+  decision: SealedDecision,
+  successes: number,
+  n: number,
+): Promise<void> {
   await emitEvent(tx, "contract.breached", {
-    subject: contract.id, agentId: contract.agent_id, at: decision.at, data: {
-      contract_id: contract.id, agent_id: contract.agent_id, metric: contract.metric, ceiling: contract.ceiling, declared_by: contract.declared_by,
-      ledger_id: decision.ledger_id, n, successes, lower_bound: wilsonInterval(successes, n).lower,
+    subject: contract.id,
+    agentId: contract.agent_id,
+    at: decision.at,
+    data: {
+      contract_id: contract.id,
+      agent_id: contract.agent_id,
+      metric: contract.metric,
+      ceiling: contract.ceiling,
+      declared_by: contract.declared_by,
+      ledger_id: decision.ledger_id,
+      n,
+      successes,
+      lower_bound: wilsonInterval(successes, n).lower,
     },
   });
 }
@@ -84,23 +108,50 @@ async function emitContractBreached(tx: Store, contract: ContractRow, decision: 
 async function emitTrip(tx: Store, row: TripRow, wouldRevoke: readonly string[], findingMessage: string): Promise<void> {
   if (row.finding_id !== null) {
     await emitEvent(tx, "finding.raised", {
-      subject: row.finding_id, agentId: row.agent_id, at: row.at, data: {
-        finding_id: row.finding_id, kind: "breaker_trip", agent_id: row.agent_id, breaker_id: row.breaker_id, trip_id: row.id, message: findingMessage,
+      subject: row.finding_id,
+      agentId: row.agent_id,
+      at: row.at,
+      data: {
+        finding_id: row.finding_id,
+        kind: "breaker_trip",
+        agent_id: row.agent_id,
+        breaker_id: row.breaker_id,
+        trip_id: row.id,
+        message: findingMessage,
       },
     });
   }
   await emitEvent(tx, "breaker.tripped", {
-    subject: row.breaker_id, agentId: row.agent_id, at: row.at, data: {
-      breaker_id: row.breaker_id, trip_id: row.id, agent_id: row.agent_id, contract_id: row.contract_id, ledger_id: row.ledger_id,
-      action: row.action, mode: row.mode, performed: row.mode === "armed",
+    subject: row.breaker_id,
+    agentId: row.agent_id,
+    at: row.at,
+    data: {
+      breaker_id: row.breaker_id,
+      trip_id: row.id,
+      agent_id: row.agent_id,
+      contract_id: row.contract_id,
+      ledger_id: row.ledger_id,
+      action: row.action,
+      mode: row.mode,
+      performed: row.mode === "armed",
       would: row.action === "revoke" ? { revoke: [...wouldRevoke] } : { raise_finding: true },
-      declared_by: row.declared_by, grant_ids: row.grant_ids, finding_id: row.finding_id,
+      declared_by: row.declared_by,
+      grant_ids: row.grant_ids,
+      finding_id: row.finding_id,
     },
   });
 }
 
 /** Records one trip and, when armed, performs its action. No action widens anything. */
-async function trip(tx: Store, paths: BreakerStore, breaker: BreakerRow, contract: ContractRow, decision: SealedDecision, successes: number, n: number): Promise<TripRow> {
+async function trip(
+  tx: Store,
+  paths: BreakerStore,
+  breaker: BreakerRow,
+  contract: ContractRow,
+  decision: SealedDecision,
+  successes: number,
+  n: number,
+): Promise<TripRow> {
   const id = newId("trp", decision.at);
   const armed = breaker.mode === "armed";
   let grantIds: string[] = [];
@@ -114,21 +165,50 @@ async function trip(tx: Store, paths: BreakerStore, breaker: BreakerRow, contrac
     } else {
       const revocation = { at: decision.at, by: breaker.id, reason: why };
       for (const root of trees.roots) {
-        grantIds.push(...await revokeSubtreeWithin(tx, root, revocation, { breaker_id: breaker.id, trip_id: id, declared_by: contract.declared_by }));
+        grantIds.push(
+          ...(await revokeSubtreeWithin(tx, root, revocation, { breaker_id: breaker.id, trip_id: id, declared_by: contract.declared_by })),
+        );
       }
     }
   } else if (armed) {
     findingId = newId("fnd", decision.at);
     await paths.insertFinding({
-      id: findingId, kind: "breaker_trip", agent_id: breaker.agent_id, breaker_id: breaker.id, trip_id: id, at: decision.at,
-      detail: { message: why, contract_id: contract.id, metric: contract.metric, ceiling: contract.ceiling, declared_by: contract.declared_by, ledger_id: decision.ledger_id, successes, n },
+      id: findingId,
+      kind: "breaker_trip",
+      agent_id: breaker.agent_id,
+      breaker_id: breaker.id,
+      trip_id: id,
+      at: decision.at,
+      detail: {
+        message: why,
+        contract_id: contract.id,
+        metric: contract.metric,
+        ceiling: contract.ceiling,
+        declared_by: contract.declared_by,
+        ledger_id: decision.ledger_id,
+        successes,
+        n,
+      },
     });
   }
   const interval = wilsonInterval(successes, n);
   const row: TripRow = {
-    id, breaker_id: breaker.id, agent_id: breaker.agent_id, contract_id: contract.id, ledger_id: decision.ledger_id, at: decision.at,
-    mode: breaker.mode, action: breaker.action, declared_by: contract.declared_by, armed_by: breaker.armed_by, successes, n,
-    lower_bound: interval.lower, upper_bound: interval.upper, grant_ids: grantIds, finding_id: findingId,
+    id,
+    breaker_id: breaker.id,
+    agent_id: breaker.agent_id,
+    contract_id: contract.id,
+    ledger_id: decision.ledger_id,
+    at: decision.at,
+    mode: breaker.mode,
+    action: breaker.action,
+    declared_by: contract.declared_by,
+    armed_by: breaker.armed_by,
+    successes,
+    n,
+    lower_bound: interval.lower,
+    upper_bound: interval.upper,
+    grant_ids: grantIds,
+    finding_id: findingId,
   };
   await paths.insertTrip(row);
   await emitTrip(tx, row, grantIds, why);
@@ -137,9 +217,21 @@ async function trip(tx: Store, paths: BreakerStore, breaker: BreakerRow, contrac
 
 export function tripView(t: TripRow): Record<string, unknown> {
   return {
-    id: t.id, breaker_id: t.breaker_id, contract_id: t.contract_id, ledger_id: t.ledger_id, at: iso(t.at), mode: t.mode, action: t.action,
-    performed: t.mode === "armed", declared_by: t.declared_by, armed_by: t.armed_by, n: t.n, successes: t.successes,
-    interval: { lower: t.lower_bound, upper: t.upper_bound }, grant_ids: t.grant_ids, finding_id: t.finding_id,
+    id: t.id,
+    breaker_id: t.breaker_id,
+    contract_id: t.contract_id,
+    ledger_id: t.ledger_id,
+    at: iso(t.at),
+    mode: t.mode,
+    action: t.action,
+    performed: t.mode === "armed",
+    declared_by: t.declared_by,
+    armed_by: t.armed_by,
+    n: t.n,
+    successes: t.successes,
+    interval: { lower: t.lower_bound, upper: t.upper_bound },
+    grant_ids: t.grant_ids,
+    finding_id: t.finding_id,
   };
 }
 
@@ -147,9 +239,16 @@ async function breakerView(store: Store, breaker: BreakerRow, now: number): Prom
   const paths = store.breakerPath();
   const contract = (await paths.getContract(breaker.contract_id))!;
   return {
-    id: breaker.id, agent_id: breaker.agent_id, contract_id: breaker.contract_id, action: breaker.action, mode: breaker.mode,
-    created_at: iso(breaker.created_at), created_by: breaker.created_by,
-    armed_at: breaker.armed_at === null ? null : iso(breaker.armed_at), armed_by: breaker.armed_by, basis: breaker.basis,
+    id: breaker.id,
+    agent_id: breaker.agent_id,
+    contract_id: breaker.contract_id,
+    action: breaker.action,
+    mode: breaker.mode,
+    created_at: iso(breaker.created_at),
+    created_by: breaker.created_by,
+    armed_at: breaker.armed_at === null ? null : iso(breaker.armed_at),
+    armed_by: breaker.armed_by,
+    basis: breaker.basis,
     expecting_trips: breaker.expecting_trips,
     contract: contractView(contract, measureCounts(contract, await countWindow(paths, contract, breaker.agent_id, now)), now),
     trips: (await paths.listTrips(breaker.id)).map(tripView),
@@ -158,22 +257,45 @@ async function breakerView(store: Store, breaker: BreakerRow, now: number): Prom
 }
 
 /** `POST /v1/agents/{agent_id}/breakers`: always in `observe`, whatever is asked. */
-export async function createBreaker(ctx: ServiceContext, caller: Caller, agentId: string, body: BreakerCreateBody): Promise<Record<string, unknown>> {
+export async function createBreaker(
+  ctx: ServiceContext,
+  caller: Caller,
+  agentId: string,
+  body: BreakerCreateBody,
+): Promise<Record<string, unknown>> {
   await visibleAgent(ctx.store, caller, agentId);
   return ctx.store.transaction(async (tx) => {
     const paths = tx.breakerPath();
     const contract = await paths.getContract(body.contract_id);
-    if (contract === undefined || contract.agent_id !== agentId) throw new Refusal("contract_not_found", `no contract \`${body.contract_id}\` of agent \`${agentId}\``);
+    if (contract === undefined || contract.agent_id !== agentId)
+      throw new Refusal("contract_not_found", `no contract \`${body.contract_id}\` of agent \`${agentId}\``);
     const now = ctx.now();
     // A breaker starts from the contract's present reading: a contract already breached trips only
     // after it has left `breached`, as the counterfactual replay would see it.
     const breached = measureCounts(contract, await countWindow(paths, contract, agentId, now)).status === "breached";
     const breaker: BreakerRow = {
-      id: newId("brk", now), agent_id: agentId, contract_id: contract.id, action: body.action, mode: "observe", breached,
-      created_at: now, created_by: caller.identity, armed_at: null, armed_by: null, basis: null, expecting_trips: null,
+      id: newId("brk", now),
+      agent_id: agentId,
+      contract_id: contract.id,
+      action: body.action,
+      mode: "observe",
+      breached,
+      created_at: now,
+      created_by: caller.identity,
+      armed_at: null,
+      armed_by: null,
+      basis: null,
+      expecting_trips: null,
     };
     await paths.insertBreaker(breaker);
-    await paths.appendEvent({ id: newId("bev", now), breaker_id: breaker.id, kind: "created", actor: caller.identity, at: now, detail: { action: body.action } });
+    await paths.appendEvent({
+      id: newId("bev", now),
+      breaker_id: breaker.id,
+      kind: "created",
+      actor: caller.identity,
+      at: now,
+      detail: { action: body.action },
+    });
     return breakerView(tx, breaker, now);
   });
 }
@@ -195,17 +317,40 @@ export async function armBreaker(ctx: ServiceContext, caller: Caller, id: string
   const contract = (await ctx.store.breakerPath().getContract(breaker.contract_id))!;
   const computed = await countTrips(ctx.store, breaker.agent_id, [{ breaker, contract }], now);
   if (computed[0]!.trip_times.length !== body.expecting_trips) {
-    throw new Refusal("trip_count_mismatch", "`expecting_trips` differs from the trip count of the last 90 days; read the counterfactual again");
+    throw new Refusal(
+      "trip_count_mismatch",
+      "`expecting_trips` differs from the trip count of the last 90 days; read the counterfactual again",
+    );
   }
   return ctx.store.transaction(async (tx) => {
     const paths = tx.breakerPath();
-    const changed = await paths.setMode(id, "observe", "armed", { at: now, by: caller.identity, basis: body.basis, expecting_trips: body.expecting_trips });
+    const changed = await paths.setMode(id, "observe", "armed", {
+      at: now,
+      by: caller.identity,
+      basis: body.basis,
+      expecting_trips: body.expecting_trips,
+    });
     if (!changed) throw new Refusal("breaker_already_armed", `breaker \`${id}\` is already armed`);
-    await paths.appendEvent({ id: newId("bev", now), breaker_id: id, kind: "armed", actor: caller.identity, at: now, detail: { basis: body.basis, expecting_trips: body.expecting_trips } });
+    await paths.appendEvent({
+      id: newId("bev", now),
+      breaker_id: id,
+      kind: "armed",
+      actor: caller.identity,
+      at: now,
+      detail: { basis: body.basis, expecting_trips: body.expecting_trips },
+    });
     await emitEvent(tx, "breaker.armed", {
-      subject: id, agentId: breaker.agent_id, at: now, data: {
-        breaker_id: id, agent_id: breaker.agent_id, contract_id: breaker.contract_id, action: breaker.action, armed_by: caller.identity,
-        basis: body.basis, expecting_trips: body.expecting_trips,
+      subject: id,
+      agentId: breaker.agent_id,
+      at: now,
+      data: {
+        breaker_id: id,
+        agent_id: breaker.agent_id,
+        contract_id: breaker.contract_id,
+        action: breaker.action,
+        armed_by: caller.identity,
+        basis: body.basis,
+        expecting_trips: body.expecting_trips,
       },
     });
     return breakerView(tx, (await paths.getBreaker(id))!, now);
@@ -213,23 +358,48 @@ export async function armBreaker(ctx: ServiceContext, caller: Caller, id: string
 }
 
 /** `POST /v1/breakers/{breaker_id}/disarm`: back to `observe`, where it changes nothing. */
-export async function disarmBreaker(ctx: ServiceContext, caller: Caller, id: string, reason: string | undefined): Promise<Record<string, unknown>> {
+export async function disarmBreaker(
+  ctx: ServiceContext,
+  caller: Caller,
+  id: string,
+  reason: string | undefined,
+): Promise<Record<string, unknown>> {
   await findBreaker(ctx.store, id);
   const now = ctx.now();
   return ctx.store.transaction(async (tx) => {
     const paths = tx.breakerPath();
     const changed = await paths.setMode(id, "armed", "observe", { at: null, by: null, basis: null, expecting_trips: null });
     if (!changed) throw new Refusal("breaker_not_armed", `breaker \`${id}\` is in \`observe\``);
-    await paths.appendEvent({ id: newId("bev", now), breaker_id: id, kind: "disarmed", actor: caller.identity, at: now, detail: { reason: reason ?? null } });
+    await paths.appendEvent({
+      id: newId("bev", now),
+      breaker_id: id,
+      kind: "disarmed",
+      actor: caller.identity,
+      at: now,
+      detail: { reason: reason ?? null },
+    });
     return breakerView(tx, (await paths.getBreaker(id))!, now);
   });
 }
 
 /** `GET /v1/findings`: findings of armed `notify` breakers, oldest first. */
-export async function listFindings(ctx: ServiceContext, agentId: string | undefined, after: string | undefined, limit: number): Promise<{ findings: Record<string, unknown>[]; next_after: string | null }> {
+export async function listFindings(
+  ctx: ServiceContext,
+  agentId: string | undefined,
+  after: string | undefined,
+  limit: number,
+): Promise<{ findings: Record<string, unknown>[]; next_after: string | null }> {
   const rows = await ctx.store.breakerPath().listFindings({ agent_id: agentId }, after, limit);
   return {
-    findings: rows.map((f) => ({ id: f.id, kind: f.kind, agent_id: f.agent_id, breaker_id: f.breaker_id, trip_id: f.trip_id, at: iso(f.at), detail: f.detail })),
+    findings: rows.map((f) => ({
+      id: f.id,
+      kind: f.kind,
+      agent_id: f.agent_id,
+      breaker_id: f.breaker_id,
+      trip_id: f.trip_id,
+      at: iso(f.at),
+      detail: f.detail,
+    })),
     next_after: rows.length === limit ? rows[rows.length - 1]!.id : null,
   };
 }

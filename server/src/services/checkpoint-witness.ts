@@ -3,7 +3,15 @@
 // the signed root; a difference is located by descending the subtrees the log stored.
 
 import {
-  nodeHash, perfectParts, recordLeaf, sealedHash, treeHash, verifyCheckpoint, type CheckpointFault, type CheckpointKey, type LeafRange,
+  nodeHash,
+  perfectParts,
+  recordLeaf,
+  sealedHash,
+  treeHash,
+  verifyCheckpoint,
+  type CheckpointFault,
+  type CheckpointKey,
+  type LeafRange,
 } from "@agent-authority/sdk";
 import { partKey, type LedgerLogStore } from "../store/ledger-log-sql.js";
 import type { Store } from "../store/store.js";
@@ -14,7 +22,10 @@ const PAGE = 1_000;
 const UNKNOWN_LEAF: Buffer = Buffer.alloc(32);
 
 export class CheckpointRefused extends Error {
-  constructor(readonly fault: CheckpointFault, message: string) {
+  constructor(
+    readonly fault: CheckpointFault,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -60,7 +71,8 @@ interface LocalFault {
  * the range is the one the signed tree says differs.
  */
 async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: number): Promise<LeafRange | null> {
-  const computed = (range: LeafRange): Buffer | undefined => (range.end <= leaves.length ? treeHash(leaves.slice(range.start, range.end)) : undefined);
+  const computed = (range: LeafRange): Buffer | undefined =>
+    range.end <= leaves.length ? treeHash(leaves.slice(range.start, range.end)) : undefined;
   const span = (level: number, index: number): LeafRange => ({ start: index * 2 ** level, end: (index + 1) * 2 ** level });
   const top = perfectParts({ start: 0, end: size });
   const stored = await log.nodes(top);
@@ -72,12 +84,18 @@ async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: numb
     let trusted = Buffer.from(hash, "hex");
     if (computed(span(level, index))?.equals(trusted) === true) continue;
     while (level > 0) {
-      const children = [{ level: level - 1, index: index * 2 }, { level: level - 1, index: index * 2 + 1 }];
+      const children = [
+        { level: level - 1, index: index * 2 },
+        { level: level - 1, index: index * 2 + 1 },
+      ];
       const found = await log.nodes(children);
       const [left, right] = children.map((c) => found.get(partKey(c.level, c.index)));
       if (left === undefined) return span(level, index);
       // The right part's log was cut: it is the difference when the left part still agrees.
-      if (right === undefined) return computed(span(children[0]!.level, children[0]!.index))?.equals(Buffer.from(left, "hex")) === true ? span(children[1]!.level, children[1]!.index) : span(level, index);
+      if (right === undefined)
+        return computed(span(children[0]!.level, children[0]!.index))?.equals(Buffer.from(left, "hex")) === true
+          ? span(children[1]!.level, children[1]!.index)
+          : span(level, index);
       // Below here the stored subtrees were rewritten too: they vouch for nothing smaller.
       if (!nodeHash(Buffer.from(left, "hex"), Buffer.from(right, "hex")).equals(trusted)) return span(level, index);
       const goLeft = computed(span(children[0]!.level, children[0]!.index))?.equals(Buffer.from(left, "hex")) !== true;
@@ -97,8 +115,12 @@ async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: numb
  * again from its sealed text. Reports the first position that differs: a record deleted, rewritten
  * or moved, a log cut short. Holds 32 bytes per record of the checkpoint in memory.
  */
-export async function verifyCheckpointAgainst(store: Store, note: string, keys?: readonly CheckpointKey[]): Promise<CheckpointVerification> {
-  const checked = verifyCheckpoint(note, keys ?? await databaseKeys(store));
+export async function verifyCheckpointAgainst(
+  store: Store,
+  note: string,
+  keys?: readonly CheckpointKey[],
+): Promise<CheckpointVerification> {
+  const checked = verifyCheckpoint(note, keys ?? (await databaseKeys(store)));
   if (!checked.ok) throw new CheckpointRefused(checked.fault, checked.message);
   const { origin, size, root, kid } = checked;
   const log = store.ledgerLog();
@@ -122,11 +144,26 @@ export async function verifyCheckpointAgainst(store: Store, note: string, keys?:
         ids.push(null);
       }
       let leaf: Buffer = UNKNOWN_LEAF;
-      if (row.record === undefined) noteFault({ position: next, ledger_id: row.ledger_id, problem: "the record logged here is missing from the ledger: it was deleted" });
-      else if (sealedHash(row.record.prev_hash, row.record.record) !== row.record.hash) noteFault({ position: next, ledger_id: row.ledger_id, problem: "the record does not match its hash: it was rewritten after sealing" });
+      if (row.record === undefined)
+        noteFault({
+          position: next,
+          ledger_id: row.ledger_id,
+          problem: "the record logged here is missing from the ledger: it was deleted",
+        });
+      else if (sealedHash(row.record.prev_hash, row.record.record) !== row.record.hash)
+        noteFault({
+          position: next,
+          ledger_id: row.ledger_id,
+          problem: "the record does not match its hash: it was rewritten after sealing",
+        });
       else {
         leaf = recordLeaf(row.record.hash) as Buffer;
-        if (leaf.toString("hex") !== row.leaf_hash) noteFault({ position: next, ledger_id: row.ledger_id, problem: "the record is not the one logged at this position: it was rewritten or moved" });
+        if (leaf.toString("hex") !== row.leaf_hash)
+          noteFault({
+            position: next,
+            ledger_id: row.ledger_id,
+            problem: "the record is not the one logged at this position: it was rewritten or moved",
+          });
       }
       leaves.push(leaf);
       ids.push(row.ledger_id);
@@ -144,7 +181,9 @@ export async function verifyCheckpointAgainst(store: Store, note: string, keys?:
   if (range !== null && range.start < leaves.length) {
     const exact = range.end - range.start === 1;
     candidates.push({
-      position: range.start, through: range.end - 1, ledger_id: ids[range.start] ?? null,
+      position: range.start,
+      through: range.end - 1,
+      ledger_id: ids[range.start] ?? null,
       problem: exact
         ? "the record at this position is not the one the checkpoint's tree holds: it was rewritten, moved, or a record before it was deleted"
         : `the records at positions ${range.start} to ${range.end - 1} are not those the checkpoint's tree holds: one was rewritten, moved or deleted`,
@@ -152,14 +191,18 @@ export async function verifyCheckpointAgainst(store: Store, note: string, keys?:
   }
   if (short) {
     candidates.push({
-      position: leaves.length, through: size - 1, ledger_id: null,
+      position: leaves.length,
+      through: size - 1,
+      ledger_id: null,
       problem: `the log holds ${leaves.length} of the checkpoint's ${size} records: it was cut from this position on`,
     });
   }
   if (candidates.length === 0) {
     // The stored subtrees were rewritten with the records: the root says only that the tree differs.
     candidates.push({
-      position: 0, through: size - 1, ledger_id: ids[0] ?? null,
+      position: 0,
+      through: size - 1,
+      ledger_id: ids[0] ?? null,
       problem: `the records do not make the checkpoint's tree, and the log's stored subtrees were rewritten to match them: the difference lies in positions 0 to ${size - 1}`,
     });
   }

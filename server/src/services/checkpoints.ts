@@ -3,8 +3,20 @@
 // proofs between two sizes, and receipts that prove one decision and its settlements offline.
 
 import {
-  checkpointText, consistencyRanges, foldParts, inclusionRanges, MerkleFrontier, perfectParts, RECEIPT_FORMAT,
-  RECEIPT_STATEMENT_TYPE, receiptDigest, recordLeaf, signedNote, type LeafRange, type Receipt, type ReceiptEntry,
+  checkpointText,
+  consistencyRanges,
+  foldParts,
+  inclusionRanges,
+  MerkleFrontier,
+  perfectParts,
+  RECEIPT_FORMAT,
+  RECEIPT_STATEMENT_TYPE,
+  receiptDigest,
+  recordLeaf,
+  signedNote,
+  type LeafRange,
+  type Receipt,
+  type ReceiptEntry,
 } from "@agent-authority/sdk";
 import type { LedgerRow } from "../store/decision-sql.js";
 import { partKey, type LedgerLogStore } from "../store/ledger-log-sql.js";
@@ -34,11 +46,14 @@ export function ledgerOrigin(ctx: Pick<ServiceContext, "signer" | "ledgerOrigin"
 async function frontierOf(log: LedgerLogStore, size: number): Promise<MerkleFrontier> {
   const shape = perfectParts({ start: 0, end: size });
   const stored = await log.nodes(shape);
-  return MerkleFrontier.of(size, shape.map((part) => {
-    const hash = stored.get(partKey(part.level, part.index));
-    if (hash === undefined) throw new Error(`the ledger log has no subtree ${part.level}:${part.index} of its ${size} leaves`);
-    return Buffer.from(hash, "hex");
-  }));
+  return MerkleFrontier.of(
+    size,
+    shape.map((part) => {
+      const hash = stored.get(partKey(part.level, part.index));
+      if (hash === undefined) throw new Error(`the ledger log has no subtree ${part.level}:${part.index} of its ${size} leaves`);
+      return Buffer.from(hash, "hex");
+    }),
+  );
 }
 
 /**
@@ -63,7 +78,11 @@ export async function logPending(store: Store, max: number = LEDGER_LOG_LIMITS.p
         leaves.push({ position: frontier.size, ledger_id: record.ledger_id, leaf_hash: leaf.toString("hex") });
         for (const node of frontier.push(leaf)) nodes.push({ level: node.level, index: node.index, hash: node.hash.toString("hex") });
       }
-      await log.append(leaves, nodes, pending.map((record) => record.ledger_id));
+      await log.append(
+        leaves,
+        nodes,
+        pending.map((record) => record.ledger_id),
+      );
       return pending.length;
     });
     if (n === 0) break;
@@ -93,12 +112,16 @@ export function startLedgerLogger(store: Store, logger: Logger, intervalMs: numb
       if (logged >= LEDGER_LOG_LIMITS.perRequest) delayMs = 0;
       if (logged > 0) logger.log("debug", "sealed records logged in the ledger's Merkle tree", { logged });
     } catch (error) {
-      logger.log("error", "logging sealed records in the ledger's Merkle tree failed", { error: error instanceof Error ? error.message : String(error) });
+      logger.log("error", "logging sealed records in the ledger's Merkle tree failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
     if (!stopped) schedule(delayMs);
   };
   const schedule = (delayMs: number): void => {
-    timer = setTimeout(() => { running = pass(); }, delayMs);
+    timer = setTimeout(() => {
+      running = pass();
+    }, delayMs);
     timer.unref();
   };
   schedule(intervalMs);
@@ -115,11 +138,15 @@ export function startLedgerLogger(store: Store, logger: Logger, intervalMs: numb
 async function rangeHashes(log: LedgerLogStore, ranges: readonly LeafRange[]): Promise<Buffer[]> {
   const shapes = ranges.map((range) => perfectParts(range));
   const stored = await log.nodes(shapes.flat());
-  return shapes.map((shape) => foldParts(shape.map((part) => {
-    const hash = stored.get(partKey(part.level, part.index));
-    if (hash === undefined) throw new Error(`the ledger log has no subtree ${part.level}:${part.index}`);
-    return Buffer.from(hash, "hex");
-  })));
+  return shapes.map((shape) =>
+    foldParts(
+      shape.map((part) => {
+        const hash = stored.get(partKey(part.level, part.index));
+        if (hash === undefined) throw new Error(`the ledger log has no subtree ${part.level}:${part.index}`);
+        return Buffer.from(hash, "hex");
+      }),
+    ),
+  );
 }
 
 /** The logged tree's size and root hash. */
@@ -146,18 +173,27 @@ export async function ledgerCheckpoint(ctx: ServiceContext): Promise<string> {
 
 function treeSize(name: string, text: string | undefined): number {
   if (text === undefined) throw new Refusal("invalid_query", `\`${name}\` is required: a tree size`);
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) throw new Refusal("invalid_query", `\`${name}\` is a tree size, a decimal integer`);
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw new Refusal("invalid_query", `\`${name}\` is a tree size, a decimal integer`);
   return Number(text);
 }
 
 /** `GET /v1/ledger/consistency?first=M&second=N`: the RFC 9162 proof that the tree of M leaves is a prefix of the tree of N. */
-export async function ledgerConsistency(ctx: ServiceContext, firstText: string | undefined, secondText: string | undefined): Promise<{ first: number; second: number; proof: string[] }> {
+export async function ledgerConsistency(
+  ctx: ServiceContext,
+  firstText: string | undefined,
+  secondText: string | undefined,
+): Promise<{ first: number; second: number; proof: string[] }> {
   const first = treeSize("first", firstText);
   const second = treeSize("second", secondText);
   if (first > second) throw new Refusal("invalid_query", "`first` is at most `second`");
   const log = ctx.store.ledgerLog();
   const size = await log.size();
-  if (second > size) throw new Refusal("invalid_query", `\`second\` is at most the logged tree's size, ${size}: GET /v1/ledger/checkpoint logs what was sealed since`);
+  if (second > size)
+    throw new Refusal(
+      "invalid_query",
+      `\`second\` is at most the logged tree's size, ${size}: GET /v1/ledger/checkpoint logs what was sealed since`,
+    );
   const proof = await rangeHashes(log, consistencyRanges(first, second));
   return { first, second, proof: proof.map((hash) => hash.toString("base64")) };
 }
@@ -189,17 +225,33 @@ export async function decisionReceipt(ctx: ServiceContext, caller: Caller, ledge
   const positions: number[] = [];
   for (const row of rows) {
     const position = await log.positionOf(row.id);
-    if (position === undefined) throw new Refusal("unavailable", `record \`${row.id}\` is not in the ledger's Merkle log yet (more than ${LEDGER_LOG_LIMITS.perRequest} records waited for a position): ask again`);
+    if (position === undefined)
+      throw new Refusal(
+        "unavailable",
+        `record \`${row.id}\` is not in the ledger's Merkle log yet (more than ${LEDGER_LOG_LIMITS.perRequest} records waited for a position): ask again`,
+      );
     positions.push(position);
   }
   const head = await treeHead(ctx.store);
-  const proofs = await Promise.all(positions.map(async (position) => (await rangeHashes(log, inclusionRanges(position, head.size))).map((h) => h.toString("base64"))));
-  const entry = (row: LedgerRow, i: number): ReceiptEntry => ({ leaf_index: positions[i]!, prev_hash: row.prev_hash, hash: row.hash, record: row.record, inclusion_proof: proofs[i]! });
+  const proofs = await Promise.all(
+    positions.map(async (position) => (await rangeHashes(log, inclusionRanges(position, head.size))).map((h) => h.toString("base64"))),
+  );
+  const entry = (row: LedgerRow, i: number): ReceiptEntry => ({
+    leaf_index: positions[i]!,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
+    record: row.record,
+    inclusion_proof: proofs[i]!,
+  });
   // The checkpoint and the receipt are signed one after the other without a pause, so by one key.
   const checkpoint = signedCheckpoint(ctx, head);
   const body = {
-    format: RECEIPT_FORMAT, ledger_id: decision.id, kid: checkpoint.kid, checkpoint: checkpoint.note,
-    record: entry(decision, 0), settlements: settlements.map((row, i) => entry(row, i + 1)),
+    format: RECEIPT_FORMAT,
+    ledger_id: decision.id,
+    kid: checkpoint.kid,
+    checkpoint: checkpoint.note,
+    record: entry(decision, 0),
+    settlements: settlements.map((row, i) => entry(row, i + 1)),
   } as const;
   const statement = { ledger_id: decision.id, receipt_sha256: receiptDigest(body), type: RECEIPT_STATEMENT_TYPE } as const;
   const signature = ctx.signer.sign(statement);

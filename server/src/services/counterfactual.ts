@@ -25,7 +25,11 @@ export async function signalHistory(store: Store, agentId: string, from: number,
     const page = await paths.signalPage(agentId, from, to, after, PAGE);
     for (const row of page) {
       const proto = SIGNAL_RECORDS[Number(row.signal)]!;
-      history.push(proto.reason_code === undefined ? { at: Number(row.at), outcome: proto.outcome } : { at: Number(row.at), outcome: proto.outcome, reason_code: proto.reason_code });
+      history.push(
+        proto.reason_code === undefined
+          ? { at: Number(row.at), outcome: proto.outcome }
+          : { at: Number(row.at), outcome: proto.outcome, reason_code: proto.reason_code },
+      );
     }
     if (page.length < PAGE) return history;
     const last = page[page.length - 1]!;
@@ -45,11 +49,19 @@ export interface BreakerCount {
  */
 export async function countTrips(store: Store, agentId: string, breakers: readonly WatchedBreaker[], now: number): Promise<BreakerCount[]> {
   const history = await signalHistory(store, agentId, now - COUNTERFACTUAL_DAYS * DAY_MS, now);
-  return breakers.map(({ breaker, contract }) => ({ breaker_id: breaker.id, trip_times: detectTrips(history, contractSpec(contract)).map((t) => t.at) }));
+  return breakers.map(({ breaker, contract }) => ({
+    breaker_id: breaker.id,
+    trip_times: detectTrips(history, contractSpec(contract)).map((t) => t.at),
+  }));
 }
 
 /** `GET /v1/agents/{agent_id}/breakers/counterfactual`, narrowed by `?breaker_id=`. */
-export async function breakerCounterfactual(ctx: ServiceContext, caller: Caller, agentId: string, breakerId: string | undefined): Promise<Record<string, unknown>> {
+export async function breakerCounterfactual(
+  ctx: ServiceContext,
+  caller: Caller,
+  agentId: string,
+  breakerId: string | undefined,
+): Promise<Record<string, unknown>> {
   await visibleAgent(ctx.store, caller, agentId);
   let watched = await ctx.store.breakerPath().watchedBreakers(agentId, false);
   if (breakerId !== undefined) {

@@ -30,9 +30,16 @@ export interface DecisionApprovalView {
 
 function approvalView(row: DecisionApprovalRow, note: string | null): DecisionApprovalView {
   return {
-    approval_id: row.id, ledger_id: row.ledger_id, grant_id: row.grant_id, tool: row.tool,
-    amount_minor_max: row.amount_ceiling_minor, currency: row.currency, approver: row.approver,
-    approved_at: iso(row.approved_at), expires_at: iso(row.expires_at), note,
+    approval_id: row.id,
+    ledger_id: row.ledger_id,
+    grant_id: row.grant_id,
+    tool: row.tool,
+    amount_minor_max: row.amount_ceiling_minor,
+    currency: row.currency,
+    approver: row.approver,
+    approved_at: iso(row.approved_at),
+    expires_at: iso(row.expires_at),
+    note,
   };
 }
 
@@ -43,7 +50,12 @@ interface SealedRequest {
   readonly request?: { tool?: string; amount_minor?: number; currency?: string; args?: unknown };
 }
 
-export async function approveDecision(ctx: ServiceContext, caller: Caller, ledgerId: string, body: DecisionApproveBody): Promise<DecisionApprovalView> {
+export async function approveDecision(
+  ctx: ServiceContext,
+  caller: Caller,
+  ledgerId: string,
+  body: DecisionApproveBody,
+): Promise<DecisionApprovalView> {
   // From the decision to its approval, told to the metrics once the approval has committed.
   let latencyMs = 0;
   const view = await ctx.store.transaction(async (tx) => {
@@ -63,7 +75,11 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
     // retries, after it had used up the decision's one approval: it is refused here instead. The
     // residual is read on the decision's own action, as the retry will be (decision 0130).
     if (!residualAdmits(sealed.residual, caller.identity, sealed.request?.args)) {
-      throw new Refusal("approver_not_admitted", `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``, { residual: sealed.residual });
+      throw new Refusal(
+        "approver_not_admitted",
+        `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``,
+        { residual: sealed.residual },
+      );
     }
     const now = ctx.now();
     const row: DecisionApprovalRow = {
@@ -82,9 +98,19 @@ export async function approveDecision(ctx: ServiceContext, caller: Caller, ledge
     await ledger.insertApproval(row);
     latencyMs = now - decision.created_at;
     await emitEvent(tx, "decision.approved", {
-      subject: ledgerId, agentId: decision.agent_id, at: now, data: {
-        ledger_id: ledgerId, approval_id: row.id, grant_id: row.grant_id, agent_id: decision.agent_id, approver: caller.identity, tool: row.tool,
-        amount_ceiling_minor: row.amount_ceiling_minor, currency: row.currency, expires_at: iso(row.expires_at),
+      subject: ledgerId,
+      agentId: decision.agent_id,
+      at: now,
+      data: {
+        ledger_id: ledgerId,
+        approval_id: row.id,
+        grant_id: row.grant_id,
+        agent_id: decision.agent_id,
+        approver: caller.identity,
+        tool: row.tool,
+        amount_ceiling_minor: row.amount_ceiling_minor,
+        currency: row.currency,
+        expires_at: iso(row.expires_at),
       },
     });
     return approvalView(row, body.note ?? null);
@@ -111,7 +137,13 @@ export interface DecisionAbandonmentView {
 
 function abandonmentView(event: GrantEventRecord): DecisionAbandonmentView {
   const detail = event.detail as { ledger_id: string; reason: "timeout" | "cancelled"; waited_ms: number };
-  return { ledger_id: detail.ledger_id, grant_id: event.grant_id, reason: detail.reason, waited_ms: detail.waited_ms, abandoned_at: iso(event.at) };
+  return {
+    ledger_id: detail.ledger_id,
+    grant_id: event.grant_id,
+    reason: detail.reason,
+    waited_ms: detail.waited_ms,
+    abandoned_at: iso(event.at),
+  };
 }
 
 /** The abandonments recorded on `grantId`'s history, by ledger id (the first report of each). */
@@ -130,7 +162,12 @@ export async function abandonmentsOf(store: Store, grantId: string): Promise<Map
  * gated decision. Appended to the grant's history (no approval is created or refused by it); the
  * console shows it beside the decision. The first report stands: a repeat answers it unchanged.
  */
-export async function abandonDecisionWait(ctx: ServiceContext, caller: Caller, ledgerId: string, body: DecisionAbandonBody): Promise<DecisionAbandonmentView> {
+export async function abandonDecisionWait(
+  ctx: ServiceContext,
+  caller: Caller,
+  ledgerId: string,
+  body: DecisionAbandonBody,
+): Promise<DecisionAbandonmentView> {
   return ctx.store.transaction(async (tx) => {
     const decision = await visibleDecision(tx, caller, ledgerId);
     await lockRecordTree(tx, decision);
@@ -142,7 +179,11 @@ export async function abandonDecisionWait(ctx: ServiceContext, caller: Caller, l
     if (earlier !== undefined) return earlier;
     const at = ctx.now();
     const event: GrantEventRecord = {
-      id: newId("evt", at), grant_id: decision.grant_id, kind: "approval_wait_abandoned", actor: caller.identity, at,
+      id: newId("evt", at),
+      grant_id: decision.grant_id,
+      kind: "approval_wait_abandoned",
+      actor: caller.identity,
+      at,
       detail: { ledger_id: ledgerId, reason: body.reason, waited_ms: body.waited_ms },
     };
     await tx.appendGrantEvent(event);

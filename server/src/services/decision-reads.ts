@@ -18,7 +18,7 @@ type Sealed = Record<string, unknown>;
 function sealedOf(row: LedgerRow): Sealed {
   try {
     const value = JSON.parse(row.record) as unknown;
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? value as Sealed : {};
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Sealed) : {};
   } catch {
     return {};
   }
@@ -57,7 +57,11 @@ export interface PendingDecisionView {
  * gated for any other reason than its policy (nothing to approve) is skipped, so a page may hold
  * fewer than `limit` decisions; `next_after` still moves past every record the page read.
  */
-export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, page: Page): Promise<{ decisions: PendingDecisionView[]; next_after: string | null }> {
+export async function listPendingDecisions(
+  ctx: ServiceContext,
+  caller: Caller,
+  page: Page,
+): Promise<{ decisions: PendingDecisionView[]; next_after: string | null }> {
   if (page.after !== undefined && !LEDGER_ID.test(page.after)) throw new Refusal("invalid_query", "`after` must be a ledger id, `led_…`");
   const rows = await ctx.store.decisionPath().pendingGated(ctx.now(), page.after ?? null, page.limit);
   const decisions: PendingDecisionView[] = [];
@@ -70,11 +74,20 @@ export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, 
     if (!agentNames.has(row.agent_id)) agentNames.set(row.agent_id, (await ctx.store.getAgent(row.agent_id))?.name ?? null);
     if (!abandonments.has(row.grant_id)) abandonments.set(row.grant_id, await abandonmentsOf(ctx.store, row.grant_id));
     decisions.push({
-      ledger_id: row.id, outcome: "gated", enforcement_mode: sealed["mode"] ?? null, decided_by: "policy",
-      reason_code: str(sealed["reason_code"]), reason: str(sealed["reason"]), gates: sealed["gates"] ?? [], residual,
+      ledger_id: row.id,
+      outcome: "gated",
+      enforcement_mode: sealed["mode"] ?? null,
+      decided_by: "policy",
+      reason_code: str(sealed["reason_code"]),
+      reason: str(sealed["reason"]),
+      gates: sealed["gates"] ?? [],
+      residual,
       caller_admitted: residualAdmits(residual, caller.identity, argsOf(sealed)),
-      grant_id: row.grant_id, agent_id: row.agent_id, agent_name: agentNames.get(row.agent_id) ?? null,
-      request: sealed["request"] ?? {}, decided_at: iso(row.created_at),
+      grant_id: row.grant_id,
+      agent_id: row.agent_id,
+      agent_name: agentNames.get(row.agent_id) ?? null,
+      request: sealed["request"] ?? {},
+      decided_at: iso(row.created_at),
       abandoned: abandonments.get(row.grant_id)?.get(row.id) ?? null,
     });
   }
@@ -85,13 +98,26 @@ export async function listPendingDecisions(ctx: ServiceContext, caller: Caller, 
 export function ledgerRecordView(row: LedgerRow): Record<string, unknown> {
   const sealed = sealedOf(row);
   return {
-    seq: row.seq, ledger_id: row.id, kind: row.kind, grant_id: row.grant_id, agent_id: row.agent_id,
-    request: sealed["request"] ?? null, outcome: row.outcome, would_outcome: sealed["would_outcome"] ?? null,
-    mode: sealed["mode"] ?? null, decided_by: sealed["decided_by"] ?? null, reason_code: sealed["reason_code"] ?? null,
-    reason: sealed["reason"] ?? null, gates: Array.isArray(sealed["gates"]) ? sealed["gates"] : [],
-    residual: sealed["residual"] ?? null, approver: sealed["approver"] ?? null, approval_id: sealed["approval_id"] ?? null,
+    seq: row.seq,
+    ledger_id: row.id,
+    kind: row.kind,
+    grant_id: row.grant_id,
+    agent_id: row.agent_id,
+    request: sealed["request"] ?? null,
+    outcome: row.outcome,
+    would_outcome: sealed["would_outcome"] ?? null,
+    mode: sealed["mode"] ?? null,
+    decided_by: sealed["decided_by"] ?? null,
+    reason_code: sealed["reason_code"] ?? null,
+    reason: sealed["reason"] ?? null,
+    gates: Array.isArray(sealed["gates"]) ? sealed["gates"] : [],
+    residual: sealed["residual"] ?? null,
+    approver: sealed["approver"] ?? null,
+    approval_id: sealed["approval_id"] ?? null,
     ...(row.kind === "settlement" ? { settlement: sealed } : {}),
-    decided_at: iso(row.created_at), prev_hash: row.prev_hash, hash: row.hash,
+    decided_at: iso(row.created_at),
+    prev_hash: row.prev_hash,
+    hash: row.hash,
   };
 }
 
@@ -103,7 +129,8 @@ export async function verifyTree(store: Store, treeId: string): Promise<LedgerVe
 
 /** `GET /v1/grants/{grant_id}/ledger`: the records of the grant's whole tree, in chain order. */
 export async function grantLedger(ctx: ServiceContext, grantId: string, page: Page): Promise<Record<string, unknown>> {
-  if (page.after !== undefined && !SEQ.test(page.after)) throw new Refusal("invalid_query", "`after` must be a record's `seq`, a whole number");
+  if (page.after !== undefined && !SEQ.test(page.after))
+    throw new Refusal("invalid_query", "`after` must be a record's `seq`, a whole number");
   const grant = await ctx.store.getGrant(grantId);
   if (grant === undefined) throw new Refusal("grant_not_found", `no grant \`${grantId}\``);
   const treeId = grant.root_id;

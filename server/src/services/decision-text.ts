@@ -13,11 +13,18 @@ import { iso } from "./views.js";
 export function decisionState(environment: string, certificate: CertificateRecord | undefined): DecisionState {
   return {
     environment,
-    certificate: certificate === undefined ? null : {
-      certificate_id: certificate.id, agent_id: certificate.agent_id, environment: certificate.environment,
-      revoked_at: certificate.revoked_at, manifest_hash: certificate.manifest_hash,
-      content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
-    },
+    certificate:
+      certificate === undefined
+        ? null
+        : {
+            certificate_id: certificate.id,
+            agent_id: certificate.agent_id,
+            environment: certificate.environment,
+            revoked_at: certificate.revoked_at,
+            manifest_hash: certificate.manifest_hash,
+            content_hash: certificate.content_hash,
+            provenance_version: certificate.provenance_version,
+          },
   };
 }
 
@@ -58,21 +65,31 @@ function member(name: string, value: unknown): string {
  * gates go in as their text (`gateTexts(decision.gates).answer`) instead of being serialised again.
  */
 export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string, signature?: SignatureField): string {
-  return `{"ledger_id":${JSON.stringify(ledgerId)}`
-    + member("outcome", decision.outcome)
-    + member("would_outcome", decision.would_outcome)
-    + member("enforcement_mode", decision.mode)
-    + member("decided_by", decision.decided_by)
-    + member("reason_code", decision.reason_code)
-    + member("reason", decision.reason)
-    + `,"gates":${gates}`
-    + member("residual", decision.residual)
-    + member("approver", decision.approver)
-    + member("approval_id", decision.approval_id)
-    + member("holds", decision.holds.map((h) => ({ grant_id: h.grant_id, amount_minor: h.amount_minor, currency: h.currency, expires_at: iso(h.expires_at) })))
-    + member("decided_at", iso(now))
-    + member("signature", signature)
-    + "}";
+  return (
+    `{"ledger_id":${JSON.stringify(ledgerId)}` +
+    member("outcome", decision.outcome) +
+    member("would_outcome", decision.would_outcome) +
+    member("enforcement_mode", decision.mode) +
+    member("decided_by", decision.decided_by) +
+    member("reason_code", decision.reason_code) +
+    member("reason", decision.reason) +
+    `,"gates":${gates}` +
+    member("residual", decision.residual) +
+    member("approver", decision.approver) +
+    member("approval_id", decision.approval_id) +
+    member(
+      "holds",
+      decision.holds.map((h) => ({
+        grant_id: h.grant_id,
+        amount_minor: h.amount_minor,
+        currency: h.currency,
+        expires_at: iso(h.expires_at),
+      })),
+    ) +
+    member("decided_at", iso(now)) +
+    member("signature", signature) +
+    "}"
+  );
 }
 
 /**

@@ -19,7 +19,12 @@ export interface EventFacts {
 /** Writes one event in the open transaction `tx`. */
 export async function emitEvent(tx: Store, type: EventType, facts: EventFacts): Promise<void> {
   await tx.eventPath().appendEvent({
-    id: newId("evn", facts.at), type, at: facts.at, subject: facts.subject, agent_id: facts.agentId, data: facts.data,
+    id: newId("evn", facts.at),
+    type,
+    at: facts.at,
+    subject: facts.subject,
+    agent_id: facts.agentId,
+    data: facts.data,
   });
 }
 

@@ -4,7 +4,14 @@
 // module recomputes the content hash, keeps versions and records instances.
 
 import type { Grant, GrantIssueBody } from "@agent-authority/api";
-import { compileFamily, familyContentHash, familyTextAt, instantiateFamily, type FamilyDiagnostic, type GrantFamilyBody } from "@agent-authority/families";
+import {
+  compileFamily,
+  familyContentHash,
+  familyTextAt,
+  instantiateFamily,
+  type FamilyDiagnostic,
+  type GrantFamilyBody,
+} from "@agent-authority/families";
 import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import type { FamilyVersionRow } from "../store/family-sql.js";
@@ -23,7 +30,15 @@ export interface FamilyView extends Record<string, unknown> {
 /** The answer for one stored version: the body as reviewed, under the server's id. */
 export function familyView(row: FamilyVersionRow): FamilyView {
   const { id: name, content_hash: _hash, ...body } = JSON.parse(row.body) as GrantFamilyBody;
-  return { ...body, id: row.id, name, version: row.version, content_hash: row.content_hash, pushed_at: iso(row.pushed_at), pushed_by: row.pushed_by };
+  return {
+    ...body,
+    id: row.id,
+    name,
+    version: row.version,
+    content_hash: row.content_hash,
+    pushed_at: iso(row.pushed_at),
+    pushed_by: row.pushed_by,
+  };
 }
 
 /** The text a client sent and where in it the family is (`[]`: the whole body; `["family"]`: that member). */
@@ -35,9 +50,13 @@ export interface SentFamily {
 /** One compiler diagnostic as the API answers it. */
 function diagnosticView(d: FamilyDiagnostic) {
   return {
-    code: d.code, severity: d.severity, message: d.message, ...(d.help === undefined ? {} : { help: d.help }),
+    code: d.code,
+    severity: d.severity,
+    message: d.message,
+    ...(d.help === undefined ? {} : { help: d.help }),
     ...(d.field === undefined ? {} : { field: d.field }),
-    line: d.range.start.line, column: d.range.start.column,
+    line: d.range.start.line,
+    column: d.range.start.column,
   };
 }
 
@@ -55,7 +74,11 @@ export function checkFamilyBody(body: GrantFamilyBody, sent?: SentFamily): void 
   if (errors.length === 0) return;
   const masked = sent === undefined ? undefined : familyTextAt(sent.text, sent.path);
   const inSent = masked === undefined ? [] : errorsOf(masked);
-  const keys = (list: readonly FamilyDiagnostic[]) => list.map((d) => `${d.code}\n${d.message}`).sort().join("\n\n");
+  const keys = (list: readonly FamilyDiagnostic[]) =>
+    list
+      .map((d) => `${d.code}\n${d.message}`)
+      .sort()
+      .join("\n\n");
   const same = inSent.length > 0 && keys(inSent) === keys(errors);
   const located = same ? inSent : errors;
   throw new Refusal("invalid_family", `${located[0]!.code}: ${located[0]!.message}`, { diagnostics: located.map(diagnosticView) });
@@ -68,7 +91,9 @@ export function checkFamilyBody(body: GrantFamilyBody, sent?: SentFamily): void 
 function pinnedHash(body: GrantFamilyBody): string {
   const hash = familyContentHash(body as unknown as Record<string, unknown>);
   if (body.content_hash !== undefined && body.content_hash !== hash) {
-    throw new Refusal("invalid_family", `\`content_hash\` is \`${body.content_hash}\` but the content hashes to \`${hash}\``, { content_hash: hash });
+    throw new Refusal("invalid_family", `\`content_hash\` is \`${body.content_hash}\` but the content hashes to \`${hash}\``, {
+      content_hash: hash,
+    });
   }
   return hash;
 }
@@ -77,7 +102,12 @@ function pinnedHash(body: GrantFamilyBody): string {
  * `POST /v1/grant-families`. The same content as the latest version answers that version (200);
  * new content needs a version above the latest (201), else 409; a version number is never reused.
  */
-export async function pushFamily(ctx: ServiceContext, caller: Caller, body: GrantFamilyBody, sentText?: string): Promise<{ created: boolean; family: FamilyView }> {
+export async function pushFamily(
+  ctx: ServiceContext,
+  caller: Caller,
+  body: GrantFamilyBody,
+  sentText?: string,
+): Promise<{ created: boolean; family: FamilyView }> {
   checkFamilyBody(body, sentText === undefined ? undefined : { text: sentText, path: [] });
   const hash = pinnedHash(body);
   const now = ctx.now();
@@ -94,15 +124,24 @@ export async function pushFamily(ctx: ServiceContext, caller: Caller, body: Gran
       );
     }
     const row: FamilyVersionRow = {
-      id: latest?.id ?? newId("fam", now), name: body.id, version: body.version, content_hash: hash,
-      body: JSON.stringify({ ...body, content_hash: hash }), pushed_at: now, pushed_by: caller.identity,
+      id: latest?.id ?? newId("fam", now),
+      name: body.id,
+      version: body.version,
+      content_hash: hash,
+      body: JSON.stringify({ ...body, content_hash: hash }),
+      pushed_at: now,
+      pushed_by: caller.identity,
     };
     await families.insertVersion(row);
     return { created: true, family: familyView(row) };
   });
 }
 
-export async function listFamilies(ctx: ServiceContext, name: string | undefined, page: Page): Promise<{ families: FamilyView[]; next_after: string | null }> {
+export async function listFamilies(
+  ctx: ServiceContext,
+  name: string | undefined,
+  page: Page,
+): Promise<{ families: FamilyView[]; next_after: string | null }> {
   const rows = await ctx.store.familyPath().listLatest({ name }, page.after, page.limit);
   return { families: rows.map(familyView), next_after: rows.length === page.limit ? rows[rows.length - 1]!.id : null };
 }
@@ -111,13 +150,15 @@ export async function listFamilies(ctx: ServiceContext, name: string | undefined
 export function versionQuery(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const version = Number(raw);
-  if (!/^[1-9][0-9]{0,6}$/.test(raw) || !Number.isSafeInteger(version)) throw new Refusal("invalid_query", "`version` must be a positive integer");
+  if (!/^[1-9][0-9]{0,6}$/.test(raw) || !Number.isSafeInteger(version))
+    throw new Refusal("invalid_query", "`version` must be a positive integer");
   return version;
 }
 
 export async function familyVersion(ctx: ServiceContext, id: string, version: number | undefined): Promise<FamilyVersionRow> {
   const row = await ctx.store.familyPath().getVersion(id, version);
-  if (row === undefined) throw new Refusal("family_not_found", version === undefined ? `no family \`${id}\`` : `no version ${version} of family \`${id}\``);
+  if (row === undefined)
+    throw new Refusal("family_not_found", version === undefined ? `no family \`${id}\`` : `no version ${version} of family \`${id}\``);
   return row;
 }
 
@@ -131,7 +172,10 @@ export async function getFamily(ctx: ServiceContext, id: string, version: number
  * its certification check, recording the family and version it came from.
  */
 export async function instantiate(
-  ctx: ServiceContext, caller: Caller, id: string, body: { parameters?: Record<string, unknown>; version?: number },
+  ctx: ServiceContext,
+  caller: Caller,
+  id: string,
+  body: { parameters?: Record<string, unknown>; version?: number },
 ): Promise<Grant & { warnings?: unknown[] }> {
   const row = await familyVersion(ctx, id, body.version);
   const family = JSON.parse(row.body) as GrantFamilyBody;
@@ -145,7 +189,8 @@ export async function instantiate(
     throw new Refusal("family_parameters_invalid", problems.map((p) => p.message).join("; "), { problems });
   }
   return issueGrant(ctx, caller, result.value.grant as unknown as GrantIssueBody, {
-    family_id: row.id, family_version: row.version, parameters,
+    family_id: row.id,
+    family_version: row.version,
+    parameters,
   });
 }
-

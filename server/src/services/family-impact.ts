@@ -7,8 +7,18 @@
 import { API_LIMITS, type GrantIssueBody } from "@agent-authority/api";
 import type { EnforcementMode } from "@agent-authority/lattice";
 import {
-  ABSOLUTE_GATES, decide, HOUR_MS, type ApprovalRecord, type CertificateState, type ChainLink, type Decision, type DecisionRequest, type DecisionState,
-  type GateResult, type LiveHold, type Outcome,
+  ABSOLUTE_GATES,
+  decide,
+  HOUR_MS,
+  type ApprovalRecord,
+  type CertificateState,
+  type ChainLink,
+  type Decision,
+  type DecisionRequest,
+  type DecisionState,
+  type GateResult,
+  type LiveHold,
+  type Outcome,
 } from "@agent-authority/engine";
 import { instantiateFamily, type GrantFamilyBody } from "@agent-authority/families";
 import { Refusal } from "./refusal.js";
@@ -34,8 +44,12 @@ const DAY_MS = 24 * HOUR_MS;
 /** What a sealed decision record keeps that a replay needs (see authorize.ts). */
 interface SealedDecision {
   readonly request: {
-    readonly tool: string; readonly amount_minor?: number; readonly currency?: string; readonly audience?: string;
-    readonly args?: Record<string, unknown>; readonly context?: { clean?: boolean };
+    readonly tool: string;
+    readonly amount_minor?: number;
+    readonly currency?: string;
+    readonly audience?: string;
+    readonly args?: Record<string, unknown>;
+    readonly context?: { clean?: boolean };
     readonly attestation?: { manifest_hash: string; content_hash: string; provenance_version: string };
   };
   readonly would_outcome: Outcome | null;
@@ -71,7 +85,14 @@ interface Change {
   readonly tool: string;
   readonly before: { outcome: string; decided_by: string | null; reason_code: string };
   /** What enforce would decide; `mode` is the one the candidate runs the grant in, `answer` what that mode answers. */
-  readonly after: { outcome: string; decided_by: string | null; reason_code: string; reason: string; mode: EnforcementMode; answer: Outcome };
+  readonly after: {
+    outcome: string;
+    decided_by: string | null;
+    reason_code: string;
+    reason: string;
+    mode: EnforcementMode;
+    answer: Outcome;
+  };
 }
 
 /** The grant as the candidate would have issued it: same id, agent, time and place in its tree. */
@@ -79,8 +100,13 @@ function candidateGrant(stored: GrantRecord, issueBody: GrantIssueBody, ceilingM
   const fresh = grantFromIssueBody(issueBody, stored.issued_by, ceilingMinor, stored.issued_at);
   return {
     ...fresh,
-    id: stored.id, root_id: stored.root_id, parent_id: stored.parent_id, depth: stored.depth,
-    status: stored.status, family_id: stored.family_id, family_version: stored.family_version,
+    id: stored.id,
+    root_id: stored.root_id,
+    parent_id: stored.parent_id,
+    depth: stored.depth,
+    status: stored.status,
+    family_id: stored.family_id,
+    family_version: stored.family_version,
   };
 }
 
@@ -113,9 +139,10 @@ class CertificatesAt {
   /** Only for an agent that is not `tooMany`. */
   async at(row: LedgerRow, sealed: SealedDecision): Promise<CertificateState | null> {
     const history = (await this.#of(row.agent_id))!;
-    const found = sealed.certificate_id !== undefined
-      ? history.find((c) => c.id === sealed.certificate_id)
-      : history.find((c) => c.issued_at <= row.created_at && (c.revoked_at === null || c.revoked_at > row.created_at));
+    const found =
+      sealed.certificate_id !== undefined
+        ? history.find((c) => c.id === sealed.certificate_id)
+        : history.find((c) => c.issued_at <= row.created_at && (c.revoked_at === null || c.revoked_at > row.created_at));
     return found === undefined ? null : { ...decisionState(this.ctx.environment, found).certificate!, revoked_at: null };
   }
 
@@ -135,7 +162,7 @@ class CertificatesAt {
  */
 async function certificateHistory(ctx: ServiceContext, agentId: string): Promise<CertificateRecord[] | undefined> {
   const all: CertificateRecord[] = [];
-  for (let after: string | undefined; ;) {
+  for (let after: string | undefined; ; ) {
     const limit = Math.min(API_LIMITS.listLimitMax, IMPACT_CERTIFICATES_PER_AGENT_MAX + 1 - all.length);
     const page = await ctx.store.listCertificates({ agent_id: agentId, environment: ctx.environment }, { after, limit });
     all.push(...page);
@@ -146,15 +173,28 @@ async function certificateHistory(ctx: ServiceContext, agentId: string): Promise
 }
 
 function replayRequest(row: LedgerRow, sealed: SealedDecision): DecisionRequest {
-  const approval: ApprovalRecord | null = sealed.approver === null || sealed.approval_id === null ? null : {
-    approval_id: sealed.approval_id, approver: sealed.approver, grant_id: row.grant_id, tool: sealed.request.tool,
-    amount_ceiling_minor: sealed.request.amount_minor ?? 0, expires_at: Number.MAX_SAFE_INTEGER,
-  };
+  const approval: ApprovalRecord | null =
+    sealed.approver === null || sealed.approval_id === null
+      ? null
+      : {
+          approval_id: sealed.approval_id,
+          approver: sealed.approver,
+          grant_id: row.grant_id,
+          tool: sealed.request.tool,
+          amount_ceiling_minor: sealed.request.amount_minor ?? 0,
+          expires_at: Number.MAX_SAFE_INTEGER,
+        };
   return {
-    grant_id: row.grant_id, agent_id: row.agent_id, tool: sealed.request.tool,
-    amount_minor: sealed.request.amount_minor ?? null, currency: sealed.request.currency ?? null,
-    audience: sealed.request.audience ?? null, args: sealed.request.args ?? null, context: sealed.request.context ?? null,
-    attestation: sealed.request.attestation ?? null, approval,
+    grant_id: row.grant_id,
+    agent_id: row.agent_id,
+    tool: sealed.request.tool,
+    amount_minor: sealed.request.amount_minor ?? null,
+    currency: sealed.request.currency ?? null,
+    audience: sealed.request.audience ?? null,
+    args: sealed.request.args ?? null,
+    context: sealed.request.context ?? null,
+    attestation: sealed.request.attestation ?? null,
+    approval,
   };
 }
 
@@ -165,7 +205,10 @@ function replayRequest(row: LedgerRow, sealed: SealedDecision): DecisionRequest 
 class TreeReplay {
   readonly #usages = new Map<string, ReplayUsage>();
   readonly #charged = new Map<string, readonly string[]>();
-  constructor(readonly candidate: GrantRecord, private readonly grants: ReadonlyMap<string, GrantRecord>) {}
+  constructor(
+    readonly candidate: GrantRecord,
+    private readonly grants: ReadonlyMap<string, GrantRecord>,
+  ) {}
 
   /**
    * The chain the sealed decision was made on, with the candidate as its root and every link in
@@ -180,7 +223,9 @@ class TreeReplay {
       if (grant === undefined) return undefined;
       const usage = this.#usage(id);
       links.push({
-        grant_id: id, agent_id: grant.agent_id, status: statusAt(sealed, grant, id === row.grant_id && index === sealed.chain.length - 1),
+        grant_id: id,
+        agent_id: grant.agent_id,
+        status: statusAt(sealed, grant, id === row.grant_id && index === sealed.chain.length - 1),
         terms: { ...grantTerms(grant), enforcement_mode: "enforce" },
         // The engine itself leaves out the holds that expired before the decision.
         usage: { uses: usage.uses, settled_minor: usage.settled_minor, holds: [...usage.holds.values()] },
@@ -190,13 +235,19 @@ class TreeReplay {
   }
 
   /** Counts a decision as a live store does: one use and its hold on every grant of its chain. */
-  count(ledgerId: string, counted: boolean, chain: readonly string[], holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[]): void {
+  count(
+    ledgerId: string,
+    counted: boolean,
+    chain: readonly string[],
+    holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[],
+  ): void {
     if (!counted) return;
     for (const id of chain) {
       const usage = this.#usage(id);
       usage.uses += 1;
       const hold = holds.find((h) => h.grant_id === id);
-      if (hold !== undefined && hold.amount_minor > 0) usage.holds.set(ledgerId, { amount_minor: hold.amount_minor, expires_at: hold.expires_at });
+      if (hold !== undefined && hold.amount_minor > 0)
+        usage.holds.set(ledgerId, { amount_minor: hold.amount_minor, expires_at: hold.expires_at });
     }
     this.#charged.set(ledgerId, chain);
   }
@@ -219,7 +270,7 @@ class TreeReplay {
 
   #usage(grantId: string): ReplayUsage {
     let usage = this.#usages.get(grantId);
-    if (usage === undefined) this.#usages.set(grantId, usage = { uses: 0, settled_minor: 0, holds: new Map() });
+    if (usage === undefined) this.#usages.set(grantId, (usage = { uses: 0, settled_minor: 0, holds: new Map() }));
     return usage;
   }
 }
@@ -233,11 +284,21 @@ function answerInMode(mode: EnforcementMode, decision: Decision): Outcome {
 }
 
 /** Per mode the candidate runs its grants in: grants, decisions replayed, and refusals by enforce and by that mode. */
-interface ModeSummary { mode: EnforcementMode; grants: number; replayed: number; enforce_refusals: number; refusals: number }
+interface ModeSummary {
+  mode: EnforcementMode;
+  grants: number;
+  replayed: number;
+  enforce_refusals: number;
+  refusals: number;
+}
 
 /** The replay of every record of the family's replayable trees, oldest first; changes are reported from `since` on. */
 async function replayRecords(
-  ctx: ServiceContext, rows: readonly LedgerRow[], trees: ReadonlyMap<string, TreeReplay>, since: number, certificates: CertificatesAt,
+  ctx: ServiceContext,
+  rows: readonly LedgerRow[],
+  trees: ReadonlyMap<string, TreeReplay>,
+  since: number,
+  certificates: CertificatesAt,
 ): Promise<{ replayed: number; changes: Change[]; modes: ModeSummary[] }> {
   const changes: Change[] = [];
   const modes = new Map<EnforcementMode, ModeSummary>();
@@ -262,7 +323,8 @@ async function replayRecords(
     const chain = tree.chain(row, sealed);
     if (chain === undefined) continue;
     const state: DecisionState = {
-      environment: ctx.environment, certificate: await certificates.at(row, sealed),
+      environment: ctx.environment,
+      certificate: await certificates.at(row, sealed),
       ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
     };
     const decision = decide(replayRequest(row, sealed), chain, state, row.created_at);
@@ -278,9 +340,19 @@ async function replayRecords(
     const before = sealed.would_outcome ?? (row.outcome as Outcome);
     if (before !== decision.outcome) {
       changes.push({
-        ledger_id: row.id, grant_id: row.grant_id, decided_at: iso(row.created_at), tool: sealed.request.tool,
+        ledger_id: row.id,
+        grant_id: row.grant_id,
+        decided_at: iso(row.created_at),
+        tool: sealed.request.tool,
         before: { outcome: before, decided_by: sealed.decided_by, reason_code: sealed.reason_code },
-        after: { outcome: decision.outcome, decided_by: decision.decided_by, reason_code: decision.reason_code, reason: decision.reason, mode, answer },
+        after: {
+          outcome: decision.outcome,
+          decided_by: decision.decided_by,
+          reason_code: decision.reason_code,
+          reason: decision.reason,
+          mode,
+          answer,
+        },
       });
     }
   }
@@ -293,7 +365,10 @@ async function replayRecords(
  * `skipped`. Usage before each decision is what the sealed records counted (uses and held amounts).
  */
 export async function previewFamilyImpact(
-  ctx: ServiceContext, id: string, body: { family: GrantFamilyBody; days?: number }, sentText?: string,
+  ctx: ServiceContext,
+  id: string,
+  body: { family: GrantFamilyBody; days?: number },
+  sentText?: string,
 ): Promise<Record<string, unknown>> {
   const current = await familyVersion(ctx, id, undefined);
   const candidate = body.family;
@@ -348,7 +423,12 @@ export async function previewFamilyImpact(
  * one preview reads (each decision is replayed under its agent's certificate of the time).
  */
 async function prepareTree(
-  ctx: ServiceContext, candidate: GrantFamilyBody, parameters: string, rootId: string, treeRows: readonly LedgerRow[], certificates: CertificatesAt,
+  ctx: ServiceContext,
+  candidate: GrantFamilyBody,
+  parameters: string,
+  rootId: string,
+  treeRows: readonly LedgerRow[],
+  certificates: CertificatesAt,
 ): Promise<TreeReplay | string | undefined> {
   const stored = await ctx.store.getGrant(rootId);
   if (stored === undefined) return undefined;

@@ -25,21 +25,33 @@ const KEPT_MAX = 4_096;
 const KEPT_REASON_MAX = 512;
 
 function sameGate(a: GateResult, b: GateResult): boolean {
-  return a.reason === b.reason && a.code === b.code && a.gate === b.gate && a.result === b.result && a.outcome === b.outcome && a.grant_id === b.grant_id;
+  return (
+    a.reason === b.reason &&
+    a.code === b.code &&
+    a.gate === b.gate &&
+    a.result === b.result &&
+    a.outcome === b.outcome &&
+    a.grant_id === b.grant_id
+  );
 }
 
 function written(g: GateResult): GateTexts {
   // A copy in the engine's order: what the answer shows, and what later gates are compared with.
   const gate: GateResult = Object.freeze({
-    gate: g.gate, result: g.result, code: g.code, reason: g.reason,
+    gate: g.gate,
+    result: g.result,
+    code: g.code,
+    reason: g.reason,
     ...(g.outcome === undefined ? {} : { outcome: g.outcome }),
     ...(g.grant_id === undefined ? {} : { grant_id: g.grant_id }),
   });
   const sealed = JSON.stringify({
-    code: g.code, gate: g.gate,
+    code: g.code,
+    gate: g.gate,
     ...(g.grant_id === undefined ? {} : { grant_id: g.grant_id }),
     ...(g.outcome === undefined ? {} : { outcome: g.outcome }),
-    reason: g.reason, result: g.result,
+    reason: g.reason,
+    result: g.result,
   });
   return { gate, answer: JSON.stringify(gate), sealed };
 }

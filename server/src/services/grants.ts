@@ -34,7 +34,14 @@ export function grantTerms(grant: GrantRecord): GrantTerms {
   };
 }
 
-async function event(store: Store, grantId: string, kind: GrantEventRecord["kind"], actor: string, at: number, detail: Record<string, unknown> = {}): Promise<void> {
+async function event(
+  store: Store,
+  grantId: string,
+  kind: GrantEventRecord["kind"],
+  actor: string,
+  at: number,
+  detail: Record<string, unknown> = {},
+): Promise<void> {
   await store.appendGrantEvent({ id: newId("evt", at), grant_id: grantId, kind, actor, at, detail });
 }
 
@@ -72,7 +79,10 @@ export function grantFromIssueBody(body: GrantIssueBody, issuedBy: string, autoA
   const ttlHours = body.ttl_hours ?? DEFAULT_TTL_HOURS;
   const id = newId("grt", now);
   return {
-    id, root_id: id, parent_id: null, depth: 0,
+    id,
+    root_id: id,
+    parent_id: null,
+    depth: 0,
     agent_id: body.agent_id,
     principal_type: body.principal_type,
     principal_id: body.principal_id,
@@ -92,8 +102,13 @@ export function grantFromIssueBody(body: GrantIssueBody, issuedBy: string, autoA
     issued_at: now,
     expires_at: now + ttlHours * HOUR_MS,
     issued_by: issuedBy,
-    approved_by: null, approved_at: null, family_id: null, family_version: null,
-    revoked_at: null, revoked_by: null, revocation_reason: null,
+    approved_by: null,
+    approved_at: null,
+    family_id: null,
+    family_version: null,
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
   };
 }
 
@@ -105,27 +120,45 @@ export interface FamilyOrigin {
 }
 
 /** The one issue path: a plain issue, and an instantiation of a family (`origin`), both run it. */
-export async function issueGrant(ctx: ServiceContext, caller: Caller, body: GrantIssueBody, origin?: FamilyOrigin): Promise<Grant & { warnings?: unknown[] }> {
+export async function issueGrant(
+  ctx: ServiceContext,
+  caller: Caller,
+  body: GrantIssueBody,
+  origin?: FamilyOrigin,
+): Promise<Grant & { warnings?: unknown[] }> {
   const warnings = checkPolicy(body.policy);
   const now = ctx.now();
   const plain = grantFromIssueBody(body, caller.identity, ctx.autoApprovalCeilingMinor, now);
-  const grant: GrantRecord = origin === undefined ? plain : { ...plain, family_id: origin.family_id, family_version: String(origin.family_version) };
+  const grant: GrantRecord =
+    origin === undefined ? plain : { ...plain, family_id: origin.family_id, family_version: String(origin.family_version) };
   const issued = await ctx.store.transaction(async (tx) => {
     if ((await tx.getAgent(grant.agent_id)) === undefined) throw new Refusal("agent_not_found", `no agent \`${grant.agent_id}\``);
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.insertGrant(grant);
     if (origin !== undefined) {
       await tx.familyPath().insertInstance({
-        grant_id: grant.id, family_id: origin.family_id, family_version: origin.family_version,
-        parameters: JSON.stringify(origin.parameters), created_at: now,
+        grant_id: grant.id,
+        family_id: origin.family_id,
+        family_version: origin.family_version,
+        parameters: JSON.stringify(origin.parameters),
+        created_at: now,
       });
     }
     const from = origin === undefined ? {} : { family_id: origin.family_id, family_version: origin.family_version };
     await event(tx, grant.id, "issued", caller.identity, now, { approval_required: grant.approval_required, ...from });
     await emitEvent(tx, "grant.issued", {
-      subject: grant.id, agentId: grant.agent_id, at: now, data: {
-        grant_id: grant.id, agent_id: grant.agent_id, status: grant.status, enforcement_mode: grant.enforcement_mode, issued_by: caller.identity,
-        approval_required: grant.approval_required, family_id: origin?.family_id ?? null, family_version: origin?.family_version ?? null,
+      subject: grant.id,
+      agentId: grant.agent_id,
+      at: now,
+      data: {
+        grant_id: grant.id,
+        agent_id: grant.agent_id,
+        status: grant.status,
+        enforcement_mode: grant.enforcement_mode,
+        issued_by: caller.identity,
+        approval_required: grant.approval_required,
+        family_id: origin?.family_id ?? null,
+        family_version: origin?.family_version ?? null,
       },
     });
     return view(tx, grant, now);
@@ -141,7 +174,10 @@ export async function getGrant(ctx: ServiceContext, caller: Caller, id: string):
 export async function listPendingGrants(ctx: ServiceContext, page: Page): Promise<{ grants: Grant[]; next_after: string | null }> {
   const now = ctx.now();
   const records = await ctx.store.listGrantsByStatus("pending_approval", page);
-  const usage = await ctx.store.usage(records.map((g) => g.id), now);
+  const usage = await ctx.store.usage(
+    records.map((g) => g.id),
+    now,
+  );
   // An expired grant can no longer be approved, so it is not awaiting approval any more.
   const grants = records.filter((g) => grantStatus(g, now) === "pending_approval").map((g) => grantView(g, usage.get(g.id)!, now));
   return { grants, next_after: records.length === page.limit ? records[records.length - 1]!.id : null };
@@ -167,7 +203,11 @@ export interface GrantListQuery {
  * family and principal, one page at a time behind an opaque cursor. An agent key lists only its
  * own agent's grants, whatever `agent_id` it asks for.
  */
-export async function listGrants(ctx: ServiceContext, caller: Caller, query: GrantListQuery): Promise<{ grants: Grant[]; next_cursor: string | null }> {
+export async function listGrants(
+  ctx: ServiceContext,
+  caller: Caller,
+  query: GrantListQuery,
+): Promise<{ grants: Grant[]; next_cursor: string | null }> {
   const status = query.status;
   if (status !== undefined && !(GRANT_STATUSES as readonly string[]).includes(status)) {
     throw new Refusal("invalid_query", `\`status\` must be one of ${GRANT_STATUSES.map((s) => `\`${s}\``).join(", ")}`);
@@ -177,10 +217,16 @@ export async function listGrants(ctx: ServiceContext, caller: Caller, query: Gra
   if (confined !== null && query.agent_id !== undefined && query.agent_id !== confined) return { grants: [], next_cursor: null };
   const now = ctx.now();
   const filter = {
-    agent_id: confined ?? query.agent_id, status: status as GrantFilter["status"], family_id: query.family_id, principal_id: query.principal_id,
+    agent_id: confined ?? query.agent_id,
+    status: status as GrantFilter["status"],
+    family_id: query.family_id,
+    principal_id: query.principal_id,
   };
   const records = await ctx.store.listGrants(filter, now, { after, limit: query.limit });
-  const usage = await ctx.store.usage(records.map((g) => g.id), now);
+  const usage = await ctx.store.usage(
+    records.map((g) => g.id),
+    now,
+  );
   return {
     grants: records.map((g) => grantView(g, usage.get(g.id)!, now)),
     next_cursor: records.length === query.limit ? encodeCursor(ctx.cursorKey, "grants", records[records.length - 1]!.id) : null,
@@ -195,13 +241,17 @@ export async function approveGrant(ctx: ServiceContext, caller: Caller, id: stri
     const now = ctx.now();
     const status = grantStatus(grant, now);
     if (status !== "pending_approval") throw new Refusal("grant_not_pending", `grant \`${id}\` is ${status.replace("_", " ")}`);
-    if (grant.issued_by === caller.identity) throw new Refusal("self_approval", `\`${caller.identity}\` issued this grant; another human must approve it`);
+    if (grant.issued_by === caller.identity)
+      throw new Refusal("self_approval", `\`${caller.identity}\` issued this grant; another human must approve it`);
     // Approval makes the authority live, so the agent must still be certified for a refusing mode.
     await requireCertificationFor(tx, ctx.environment, grant.agent_id, grant.enforcement_mode);
     await tx.approveGrant(id, caller.identity, now);
     await event(tx, id, "approved", caller.identity, now, note === undefined ? {} : { note });
     await emitEvent(tx, "grant.approved", {
-      subject: id, agentId: grant.agent_id, at: now, data: { grant_id: id, agent_id: grant.agent_id, approved_by: caller.identity, note: note ?? null },
+      subject: id,
+      agentId: grant.agent_id,
+      at: now,
+      data: { grant_id: id, agent_id: grant.agent_id, approved_by: caller.identity, note: note ?? null },
     });
     return view(tx, (await tx.getGrant(id))!, now);
   });
@@ -218,11 +268,19 @@ function requireLiveChain(chain: readonly GrantRecord[], now: number): void {
 /** A child must leave its chain within the length the engine decides on, or it could never authorize. */
 function requireRoomInChain(chain: readonly GrantRecord[]): void {
   if (chain.length + 1 > ENGINE_LIMITS.chainLinksMax) {
-    throw new Refusal("delegation_chain_too_long", `the child would be link \`${chain.length + 1}\` of its chain; a chain holds at most \`${ENGINE_LIMITS.chainLinksMax}\` grants`);
+    throw new Refusal(
+      "delegation_chain_too_long",
+      `the child would be link \`${chain.length + 1}\` of its chain; a chain holds at most \`${ENGINE_LIMITS.chainLinksMax}\` grants`,
+    );
   }
 }
 
-export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentId: string, body: GrantDelegateBody): Promise<Grant & { warnings?: unknown[] }> {
+export async function delegateGrant(
+  ctx: ServiceContext,
+  caller: Caller,
+  parentId: string,
+  body: GrantDelegateBody,
+): Promise<Grant & { warnings?: unknown[] }> {
   const warnings = checkPolicy(body.policy);
   const child = await ctx.store.transaction(async (tx) => {
     await lockTree(tx, parentId);
@@ -236,22 +294,28 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
     const usage: ParentUsage = { uses: parentUsage.uses, spent_minor: parentUsage.held_minor + parentUsage.settled_minor };
     const parentTerms = grantTerms(parent);
     const ttlHours = body.ttl_hours;
-    const terms = inheritChildTerms(parentTerms, {
-      window: { start: now, end: ttlHours === undefined ? parent.expires_at : now + ttlHours * HOUR_MS },
-      ...(body.scope === undefined ? {} : { scope: body.scope }),
-      ...(body.budget_amount_minor === undefined ? {} : { budget_amount_minor: body.budget_amount_minor }),
-      ...(body.budget_currency === undefined ? {} : { budget_currency: body.budget_currency }),
-      ...(body.budget_count === undefined ? {} : { budget_count: body.budget_count }),
-      ...(body.conditions === undefined ? {} : { conditions: { clean_context: body.conditions.clean_context ?? false } }),
-      ...(body.enforcement_mode === undefined ? {} : { enforcement_mode: body.enforcement_mode }),
-      ...(body.audience === undefined ? {} : { audience: body.audience }),
-      ...(body.principal_type === undefined && body.principal_id === undefined ? {} : {
-        principal: { type: body.principal_type ?? parent.principal_type, id: body.principal_id ?? parent.principal_id },
-      }),
-      ...(body.delegation_policy === undefined ? {} : { delegation_policy: body.delegation_policy }),
-      ...(body.delegation_depth_max === undefined ? {} : { delegation_depth_max: body.delegation_depth_max }),
-      ...(body.policy === undefined ? {} : { policy: body.policy }),
-    }, usage);
+    const terms = inheritChildTerms(
+      parentTerms,
+      {
+        window: { start: now, end: ttlHours === undefined ? parent.expires_at : now + ttlHours * HOUR_MS },
+        ...(body.scope === undefined ? {} : { scope: body.scope }),
+        ...(body.budget_amount_minor === undefined ? {} : { budget_amount_minor: body.budget_amount_minor }),
+        ...(body.budget_currency === undefined ? {} : { budget_currency: body.budget_currency }),
+        ...(body.budget_count === undefined ? {} : { budget_count: body.budget_count }),
+        ...(body.conditions === undefined ? {} : { conditions: { clean_context: body.conditions.clean_context ?? false } }),
+        ...(body.enforcement_mode === undefined ? {} : { enforcement_mode: body.enforcement_mode }),
+        ...(body.audience === undefined ? {} : { audience: body.audience }),
+        ...(body.principal_type === undefined && body.principal_id === undefined
+          ? {}
+          : {
+              principal: { type: body.principal_type ?? parent.principal_type, id: body.principal_id ?? parent.principal_id },
+            }),
+        ...(body.delegation_policy === undefined ? {} : { delegation_policy: body.delegation_policy }),
+        ...(body.delegation_depth_max === undefined ? {} : { delegation_depth_max: body.delegation_depth_max }),
+        ...(body.policy === undefined ? {} : { policy: body.policy }),
+      },
+      usage,
+    );
     // Certification first: who may hold refusing authority, then what the authority may be.
     // Also for the same agent: otherwise an observe grant delegated to its own agent in enforce
     // would be an escalation that skipped the check (INVARIANT certified-to-refuse).
@@ -264,7 +328,10 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
     }
     const id = newId("grt", now);
     const record: GrantRecord = {
-      id, root_id: parent.root_id, parent_id: parent.id, depth: parent.depth + 1,
+      id,
+      root_id: parent.root_id,
+      parent_id: parent.id,
+      depth: parent.depth + 1,
       agent_id: body.agent_id,
       principal_type: terms.principal.type,
       principal_id: terms.principal.id,
@@ -284,14 +351,26 @@ export async function delegateGrant(ctx: ServiceContext, caller: Caller, parentI
       issued_at: terms.window.start,
       expires_at: terms.window.end,
       issued_by: caller.identity,
-      approved_by: null, approved_at: null, family_id: parent.family_id, family_version: parent.family_version,
-      revoked_at: null, revoked_by: null, revocation_reason: null,
+      approved_by: null,
+      approved_at: null,
+      family_id: parent.family_id,
+      family_version: parent.family_version,
+      revoked_at: null,
+      revoked_by: null,
+      revocation_reason: null,
     };
     await tx.insertGrant(record);
     await event(tx, id, "delegated", caller.identity, now, { parent_id: parent.id });
     await emitEvent(tx, "grant.delegated", {
-      subject: id, agentId: record.agent_id, at: now, data: {
-        grant_id: id, parent_id: parent.id, root_id: record.root_id, agent_id: record.agent_id, issued_by: caller.identity,
+      subject: id,
+      agentId: record.agent_id,
+      at: now,
+      data: {
+        grant_id: id,
+        parent_id: parent.id,
+        root_id: record.root_id,
+        agent_id: record.agent_id,
+        issued_by: caller.identity,
         enforcement_mode: record.enforcement_mode,
       },
     });
@@ -316,7 +395,10 @@ export async function escalateEnforcement(ctx: ServiceContext, caller: Caller, i
     await tx.setEnforcementMode(id, grant.enforcement_mode, mode);
     await event(tx, id, "enforcement_escalated", caller.identity, now, { from: grant.enforcement_mode, to: mode });
     await emitEvent(tx, "grant.enforcement_changed", {
-      subject: id, agentId: grant.agent_id, at: now, data: { grant_id: id, agent_id: grant.agent_id, from: grant.enforcement_mode, to: mode, changed_by: caller.identity },
+      subject: id,
+      agentId: grant.agent_id,
+      at: now,
+      data: { grant_id: id, agent_id: grant.agent_id, from: grant.enforcement_mode, to: mode, changed_by: caller.identity },
     });
     return view(tx, (await tx.getGrant(id))!, now);
   });
@@ -344,15 +426,28 @@ export async function revokeGrant(ctx: ServiceContext, caller: Caller, id: strin
  * Revokes the grant and its whole subtree inside an open transaction, recording each revocation in
  * the grant's history; answers exactly the ids it revoked. Circuit breakers revoke through it too.
  */
-export async function revokeSubtreeWithin(tx: Store, id: string, revocation: Revocation, detail: Record<string, unknown> = {}): Promise<string[]> {
+export async function revokeSubtreeWithin(
+  tx: Store,
+  id: string,
+  revocation: Revocation,
+  detail: Record<string, unknown> = {},
+): Promise<string[]> {
   const revoked = await tx.revokeGrants(await tx.subtreeIds(id), revocation);
   for (const revokedId of revoked) await event(tx, revokedId, "revoked", revocation.by, revocation.at, { via: id, ...detail });
   if (revoked.length > 0) {
     const grant = (await tx.getGrant(id))!;
     await emitEvent(tx, "grant.revoked", {
-      subject: id, agentId: grant.agent_id, at: revocation.at, data: {
-        grant_id: id, agent_id: grant.agent_id, revoked, revoked_by: revocation.by, reason: revocation.reason,
-        breaker_id: typeof detail["breaker_id"] === "string" ? detail["breaker_id"] : null, trip_id: typeof detail["trip_id"] === "string" ? detail["trip_id"] : null,
+      subject: id,
+      agentId: grant.agent_id,
+      at: revocation.at,
+      data: {
+        grant_id: id,
+        agent_id: grant.agent_id,
+        revoked,
+        revoked_by: revocation.by,
+        reason: revocation.reason,
+        breaker_id: typeof detail["breaker_id"] === "string" ? detail["breaker_id"] : null,
+        trip_id: typeof detail["trip_id"] === "string" ? detail["trip_id"] : null,
       },
     });
   }

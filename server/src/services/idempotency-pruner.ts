@@ -45,7 +45,9 @@ export function startIdempotencyPruner(store: Store, now: () => number, logger: 
     if (!stopped) schedule(delayMs);
   };
   const schedule = (delayMs: number): void => {
-    timer = setTimeout(() => { running = pass(); }, delayMs);
+    timer = setTimeout(() => {
+      running = pass();
+    }, delayMs);
     // The pruner never keeps the process alive on its own.
     timer.unref();
   };

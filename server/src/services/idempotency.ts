@@ -44,13 +44,22 @@ export function requestClaim(header: string | string[] | undefined, method: stri
 }
 
 /** The claim of a request under its caller's key, or undefined when it carries no key; a malformed key is a 400. */
-export function idempotencyClaim(header: string | string[] | undefined, callerKeyId: string, method: string, path: string, body: Buffer): IdempotencyClaim | undefined {
+export function idempotencyClaim(
+  header: string | string[] | undefined,
+  callerKeyId: string,
+  method: string,
+  path: string,
+  body: Buffer,
+): IdempotencyClaim | undefined {
   const claim = requestClaim(header, method, path, body);
   return claim === undefined ? undefined : { ...claim, callerKeyId };
 }
 
 export function reusedKey(claim: RequestClaim): Refusal {
-  return new Refusal("idempotency_key_reused", `\`Idempotency-Key\` \`${claim.key.slice(0, 80)}\` was used with another request; use a new key for a new request`);
+  return new Refusal(
+    "idempotency_key_reused",
+    `\`Idempotency-Key\` \`${claim.key.slice(0, 80)}\` was used with another request; use a new key for a new request`,
+  );
 }
 
 function replayOf(row: IdempotencyRow): PreparedAnswer {
@@ -155,8 +164,14 @@ export async function replayStored(ctx: ServiceContext, claim: IdempotencyClaim,
 
 function rowOf(claim: IdempotencyClaim, status: number, response: string, now: number): IdempotencyRow {
   return {
-    caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
-    request_hash: claim.requestHash, status, response, created_at: now,
+    caller_key_id: claim.callerKeyId,
+    idempotency_key: claim.key,
+    method: claim.method,
+    path: claim.path,
+    request_hash: claim.requestHash,
+    status,
+    response,
+    created_at: now,
   };
 }
 

@@ -19,13 +19,21 @@ export interface NewKey {
 }
 
 /** Creates a key in the store; answers the record and the secret, which is never stored. */
-export async function createKey(store: Store, spec: NewKey, createdBy: string | null, now: number): Promise<{ record: KeyRecord; secret: string }> {
+export async function createKey(
+  store: Store,
+  spec: NewKey,
+  createdBy: string | null,
+  now: number,
+): Promise<{ record: KeyRecord; secret: string }> {
   // The same identity rule as the KeyCreateBody schema, for keys created without a request body.
   const identityFault = keyIdentityFault(spec.identity, spec.email);
   if (identityFault !== undefined) throw new Refusal("invalid_key_request", identityFault);
   const hasAgentRole = spec.roles.includes("agent");
   if (hasAgentRole !== (spec.agentId !== undefined)) {
-    throw new Refusal("invalid_key_request", hasAgentRole ? "the `agent` role needs `agent_id`" : "`agent_id` is only for the `agent` role");
+    throw new Refusal(
+      "invalid_key_request",
+      hasAgentRole ? "the `agent` role needs `agent_id`" : "`agent_id` is only for the `agent` role",
+    );
   }
   if (hasAgentRole && (spec.roles.length > 1 || spec.kind !== "service")) {
     throw new Refusal("invalid_key_request", "an `agent` key is a service key with the `agent` role alone");
@@ -105,7 +113,11 @@ export async function revokeKey(ctx: ServiceContext, caller: Caller, id: string,
  * AUTHORITY_ADMIN_KEY, or a generated secret that the caller prints once. Answers the generated
  * secret, or null when none was generated.
  */
-export async function bootstrapAdminKey(store: Store, adminKey: string | undefined, now: number): Promise<{ created: boolean; generatedSecret: string | null }> {
+export async function bootstrapAdminKey(
+  store: Store,
+  adminKey: string | undefined,
+  now: number,
+): Promise<{ created: boolean; generatedSecret: string | null }> {
   return store.transaction(async (tx) => {
     await tx.lockKeyBootstrap();
     if ((await tx.countKeys()) > 0) return { created: false, generatedSecret: null };
@@ -130,7 +142,10 @@ export const BEARER_CHALLENGE = 'Bearer realm="agent-authority"';
 
 /** The 401 of a request without a usable key: none presented, or one unknown or revoked. */
 export function unauthenticated(presented: boolean): Refusal {
-  return new Refusal("unauthenticated", presented ? "the key is unknown or revoked" : "send `authorization: Bearer <key>` or `x-api-key: <key>`");
+  return new Refusal(
+    "unauthenticated",
+    presented ? "the key is unknown or revoked" : "send `authorization: Bearer <key>` or `x-api-key: <key>`",
+  );
 }
 
 /** The 403 of a caller that holds none of the roles an endpoint needs. */

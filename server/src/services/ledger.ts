@@ -24,7 +24,7 @@ const VERIFY_PAGE = 1_000;
  */
 export function canonicalJson(value: unknown): string {
   const ordered = inKeyOrder(value, 0);
-  return ordered === NOT_PLAIN ? canonicalJsonSlow(value) : JSON.stringify(ordered) ?? "null";
+  return ordered === NOT_PLAIN ? canonicalJsonSlow(value) : (JSON.stringify(ordered) ?? "null");
 }
 
 const NOT_PLAIN: unique symbol = Symbol("not plain JSON data");
@@ -129,10 +129,14 @@ export function canonicalMerge(body: Readonly<Record<string, unknown>>, fields: 
     const member = Object.hasOwn(fields, key) ? fields[key] : body[key];
     if (member === undefined) continue;
     // Strings and nulls, most of a record's members, are written at once.
-    const text = typeof member === "string" ? JSON.stringify(member)
-      : member === null ? "null"
-      : member instanceof CanonicalText ? member.text
-      : canonicalJson(member);
+    const text =
+      typeof member === "string"
+        ? JSON.stringify(member)
+        : member === null
+          ? "null"
+          : member instanceof CanonicalText
+            ? member.text
+            : canonicalJson(member);
     out += `${first ? "" : ","}${quotedKey(key)}:${text}`;
     first = false;
   }
@@ -188,10 +192,14 @@ export interface SealInput {
  * (INVARIANT tree-serial), so the head read here is still the head when the record is written;
  * the unique (tree_id, seq) index refuses a second writer that slipped past anyway.
  */
-export async function sealRecord(ledger: DecisionStore, input: SealInput, known?: { seq: number; hash: string } | null): Promise<LedgerRow> {
+export async function sealRecord(
+  ledger: DecisionStore,
+  input: SealInput,
+  known?: { seq: number; hash: string } | null,
+): Promise<LedgerRow> {
   // `known`: the tree's head already read under its lock (null: the tree has none), so that the
   // record's insert is sent at once.
-  const head = known === undefined ? await ledger.ledgerHead(input.tree_id) : known ?? undefined;
+  const head = known === undefined ? await ledger.ledgerHead(input.tree_id) : (known ?? undefined);
   const row = sealedRow(input, head ?? null);
   await ledger.appendLedger(row);
   return row;
@@ -202,12 +210,27 @@ export function sealedRow(input: SealInput, head: { readonly seq: number; readon
   const seq = (head?.seq ?? 0) + 1;
   const prevHash = head?.hash ?? GENESIS_HASH;
   const record = canonicalMerge(input.body, {
-    agent_id: input.agent_id, created_at: input.created_at, grant_id: input.grant_id, kind: input.kind,
-    ledger_id: input.id, outcome: input.outcome, seq, tree_id: input.tree_id,
+    agent_id: input.agent_id,
+    created_at: input.created_at,
+    grant_id: input.grant_id,
+    kind: input.kind,
+    ledger_id: input.id,
+    outcome: input.outcome,
+    seq,
+    tree_id: input.tree_id,
   });
   return {
-    id: input.id, tree_id: input.tree_id, seq, kind: input.kind, grant_id: input.grant_id, agent_id: input.agent_id,
-    outcome: input.outcome, record, prev_hash: prevHash, hash: linkHash(prevHash, record), created_at: input.created_at,
+    id: input.id,
+    tree_id: input.tree_id,
+    seq,
+    kind: input.kind,
+    grant_id: input.grant_id,
+    agent_id: input.agent_id,
+    outcome: input.outcome,
+    record,
+    prev_hash: prevHash,
+    hash: linkHash(prevHash, record),
+    created_at: input.created_at,
   };
 }
 
@@ -242,8 +265,14 @@ export function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: str
   }
   if (canonicalJson(sealed) !== row.record) return "the record is not in canonical form";
   const columns: Record<string, unknown> = {
-    ledger_id: row.id, tree_id: row.tree_id, seq: row.seq, kind: row.kind, grant_id: row.grant_id,
-    agent_id: row.agent_id, outcome: row.outcome, created_at: row.created_at,
+    ledger_id: row.id,
+    tree_id: row.tree_id,
+    seq: row.seq,
+    kind: row.kind,
+    grant_id: row.grant_id,
+    agent_id: row.agent_id,
+    outcome: row.outcome,
+    created_at: row.created_at,
   };
   for (const [name, value] of Object.entries(columns)) {
     if (sealed[name] !== value) return `column \`${name === "ledger_id" ? "id" : name}\` differs from the sealed record`;
@@ -266,7 +295,8 @@ export class UsageTally {
       const holds = (sealed["holds"] as { grant_id: string; amount_minor: number; expires_at: number }[] | undefined) ?? [];
       if (holds.length > 0) this.holds.set(row.id, holds);
     } else if (row.kind === "settlement") {
-      for (const grant of (sealed["grants"] as string[] | undefined) ?? []) this.settled.set(grant, (this.settled.get(grant) ?? 0) + Number(sealed["amount_minor"]));
+      for (const grant of (sealed["grants"] as string[] | undefined) ?? [])
+        this.settled.set(grant, (this.settled.get(grant) ?? 0) + Number(sealed["amount_minor"]));
       this.holds.delete(String(sealed["decision_ledger_id"]));
     }
   }
@@ -282,7 +312,11 @@ export class UsageTally {
 }
 
 /** One tree's chain recomputed, in pages: how many records were read, the last one, and the first broken link if any. */
-export async function checkTreeChain(ledger: DecisionStore, treeId: string, tally?: UsageTally): Promise<{ records: number; broken: LedgerBreak | null; last: LedgerRow | undefined }> {
+export async function checkTreeChain(
+  ledger: DecisionStore,
+  treeId: string,
+  tally?: UsageTally,
+): Promise<{ records: number; broken: LedgerBreak | null; last: LedgerRow | undefined }> {
   let records = 0;
   let seq = 0;
   let prev = GENESIS_HASH;
@@ -326,7 +360,11 @@ async function checkGrantTree(store: Store, treeId: string, now: number): Promis
         const where = chain.last === undefined ? { seq: 0, ledger_id: "" } : { seq: chain.last.seq, ledger_id: chain.last.id };
         return {
           records: chain.records,
-          broken: { tree_id: treeId, ...where, problem: `grant \`${grant}\` counts ${field} ${counted[field]} but its sealed records show ${recorded[field]}: a record is missing from the chain, or the count was changed` },
+          broken: {
+            tree_id: treeId,
+            ...where,
+            problem: `grant \`${grant}\` counts ${field} ${counted[field]} but its sealed records show ${recorded[field]}: a record is missing from the chain, or the count was changed`,
+          },
         };
       }
     }
@@ -375,11 +413,29 @@ async function checkLog(store: Store): Promise<LedgerBreak | null> {
     if (rows.length === 0) return null;
     for (const row of rows) {
       const at = { position: next, ledger_id: row.ledger_id };
-      if (row.position !== next) return { tree_id: "", seq: 0, ...at, ledger_id: "", problem: `no record is logged at position ${next} of the Merkle log: its row was deleted` };
-      if (row.record === undefined) return { tree_id: "", seq: 0, ...at, problem: `the record logged at position ${next} of the Merkle log is missing from the ledger: it was deleted` };
+      if (row.position !== next)
+        return {
+          tree_id: "",
+          seq: 0,
+          ...at,
+          ledger_id: "",
+          problem: `no record is logged at position ${next} of the Merkle log: its row was deleted`,
+        };
+      if (row.record === undefined)
+        return {
+          tree_id: "",
+          seq: 0,
+          ...at,
+          problem: `the record logged at position ${next} of the Merkle log is missing from the ledger: it was deleted`,
+        };
       if (recordLeaf(row.record.hash).toString("hex") !== row.leaf_hash) {
         const sealed = JSON.parse(row.record.record) as { tree_id?: unknown; seq?: unknown };
-        return { tree_id: String(sealed.tree_id ?? ""), seq: Number(sealed.seq ?? 0), ...at, problem: `the record does not hash to the leaf logged for it at position ${next} of the Merkle log: it was rewritten` };
+        return {
+          tree_id: String(sealed.tree_id ?? ""),
+          seq: Number(sealed.seq ?? 0),
+          ...at,
+          problem: `the record does not hash to the leaf logged for it at position ${next} of the Merkle log: it was rewritten`,
+        };
       }
       next += 1;
     }

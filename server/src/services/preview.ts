@@ -31,13 +31,15 @@ export async function previewGrant(ctx: ServiceContext, body: GrantPreviewBody):
   const { action, ...issueBody } = body;
   const grant = grantFromIssueBody(issueBody, "preview", ctx.autoApprovalCeilingMinor, now);
   // Decided as if issued and approved now, with no usage.
-  const chain: ChainLink[] = [{
-    grant_id: grant.id,
-    agent_id: grant.agent_id,
-    status: "active",
-    terms: grantTerms(grant),
-    usage: { uses: 0, settled_minor: 0, holds: [] },
-  }];
+  const chain: ChainLink[] = [
+    {
+      grant_id: grant.id,
+      agent_id: grant.agent_id,
+      status: "active",
+      terms: grantTerms(grant),
+      usage: { uses: 0, settled_minor: 0, holds: [] },
+    },
+  ];
   // The agent's real certificate, presented as its attestation: the certification gate answers
   // what it would answer for this agent as certified today.
   const certificate = await ctx.store.validCertificate(grant.agent_id, ctx.environment);
@@ -50,13 +52,25 @@ export async function previewGrant(ctx: ServiceContext, body: GrantPreviewBody):
     audience: action.audience ?? null,
     args: action.args ?? null,
     context: action.context ?? null,
-    attestation: certificate === undefined ? null : {
-      manifest_hash: certificate.manifest_hash, content_hash: certificate.content_hash, provenance_version: certificate.provenance_version,
-    },
-    approval: action.approver === undefined || action.approver === null ? null : {
-      approval_id: "preview", approver: action.approver, grant_id: grant.id, tool: action.tool,
-      amount_ceiling_minor: action.amount_minor ?? 0, expires_at: now + HOUR_MS,
-    },
+    attestation:
+      certificate === undefined
+        ? null
+        : {
+            manifest_hash: certificate.manifest_hash,
+            content_hash: certificate.content_hash,
+            provenance_version: certificate.provenance_version,
+          },
+    approval:
+      action.approver === undefined || action.approver === null
+        ? null
+        : {
+            approval_id: "preview",
+            approver: action.approver,
+            grant_id: grant.id,
+            tool: action.tool,
+            amount_ceiling_minor: action.amount_minor ?? 0,
+            expires_at: now + HOUR_MS,
+          },
   };
   const state: DecisionState = decisionState(ctx.environment, certificate);
   const decision = decide(request, chain, state, now);

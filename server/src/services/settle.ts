@@ -58,9 +58,18 @@ function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow
   };
   // Members in canonical order (RFC 8785), as the signer expects them.
   const signature = ctx.signer.sign({
-    agent_id: row.agent_id, amount_minor: view.amount_minor, currency: view.currency, decision_ledger_id: view.decision_ledger_id,
-    grant_id: view.grant_id, held_minor: view.held_minor, ledger_id: view.ledger_id, nonce: nonce ?? null,
-    released_minor: view.released_minor, settled_at: view.settled_at, tool: String(request?.tool ?? ""), type: "authority.settlement.v1",
+    agent_id: row.agent_id,
+    amount_minor: view.amount_minor,
+    currency: view.currency,
+    decision_ledger_id: view.decision_ledger_id,
+    grant_id: view.grant_id,
+    held_minor: view.held_minor,
+    ledger_id: view.ledger_id,
+    nonce: nonce ?? null,
+    released_minor: view.released_minor,
+    settled_at: view.settled_at,
+    tool: String(request?.tool ?? ""),
+    type: "authority.settlement.v1",
   });
   return { ...view, signature };
 }
@@ -73,7 +82,10 @@ function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow
 function requireLiveHold(ledgerId: string, charges: readonly ChargeRow[], now: number): void {
   const expiresAt = charges.reduce((min, c) => Math.min(min, c.expires_at), Number.POSITIVE_INFINITY);
   if (expiresAt <= now) {
-    throw new Refusal("hold_expired", `the hold of decision \`${ledgerId}\` expired at \`${iso(expiresAt)}\`; its amount went back to the budget`);
+    throw new Refusal(
+      "hold_expired",
+      `the hold of decision \`${ledgerId}\` expired at \`${iso(expiresAt)}\`; its amount went back to the budget`,
+    );
   }
 }
 
@@ -87,11 +99,15 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
     const ledger = tx.decisionPath();
     const charges = await ledger.chargesOf(ledgerId);
     const held = charges.reduce((max, c) => Math.max(max, c.amount_minor), 0);
-    if (held === 0) throw new Refusal("nothing_held", `decision \`${ledgerId}\` placed no hold: only an \`allow\` with an amount can be settled`);
+    if (held === 0)
+      throw new Refusal("nothing_held", `decision \`${ledgerId}\` placed no hold: only an \`allow\` with an amount can be settled`);
     const settled = charges.find((c) => c.settled_at !== null);
     if (settled !== undefined) {
       if (settled.settled_minor !== body.amount_minor) {
-        throw new Refusal("already_settled", `decision \`${ledgerId}\` was settled with \`${settled.settled_minor}\`; a settlement is final`);
+        throw new Refusal(
+          "already_settled",
+          `decision \`${ledgerId}\` was settled with \`${settled.settled_minor}\`; a settlement is final`,
+        );
       }
       return settlementView(ctx, (await ledger.getLedger(settled.settlement_ledger_id!))!, decision, body.nonce);
     }
@@ -104,8 +120,13 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
     requireLiveHold(ledgerId, charges, now);
     const id = newId("led", now);
     const row = await sealRecord(ledger, {
-      id, tree_id: decision.tree_id, kind: "settlement", grant_id: decision.grant_id, agent_id: decision.agent_id,
-      outcome: null, created_at: now,
+      id,
+      tree_id: decision.tree_id,
+      kind: "settlement",
+      grant_id: decision.grant_id,
+      agent_id: decision.agent_id,
+      outcome: null,
+      created_at: now,
       body: {
         decision_ledger_id: ledgerId,
         amount_minor: body.amount_minor,

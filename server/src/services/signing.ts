@@ -49,7 +49,15 @@ function newKeyRow(sealKey: Buffer, now: number): SigningKeyRow {
   const x = publicKey.export({ format: "jwk" }).x!;
   const kid = keyId(x);
   const pkcs8 = privateKey.export({ format: "der", type: "pkcs8" });
-  return { kid, alg: "EdDSA", public_key: x, sealed_private_key: sealBytes(sealKey, pkcs8, sealContext(kid)), status: "active", created_at: now, retired_at: null };
+  return {
+    kid,
+    alg: "EdDSA",
+    public_key: x,
+    sealed_private_key: sealBytes(sealKey, pkcs8, sealContext(kid)),
+    status: "active",
+    created_at: now,
+    retired_at: null,
+  };
 }
 
 /** The private key of a row when the server key opens it and it matches the row's public key. */
@@ -63,8 +71,15 @@ function openRow(sealKey: Buffer, row: SigningKeyRow): KeyObject | undefined {
 
 function publicView(row: SigningKeyRow): PublicSigningKey {
   return {
-    kty: "OKP", crv: "Ed25519", x: row.public_key, kid: row.kid, alg: "EdDSA", use: "sig", status: row.status,
-    created_at: new Date(row.created_at).toISOString(), retired_at: row.retired_at === null ? null : new Date(row.retired_at).toISOString(),
+    kty: "OKP",
+    crv: "Ed25519",
+    x: row.public_key,
+    kid: row.kid,
+    alg: "EdDSA",
+    use: "sig",
+    status: row.status,
+    created_at: new Date(row.created_at).toISOString(),
+    retired_at: row.retired_at === null ? null : new Date(row.retired_at).toISOString(),
   };
 }
 
@@ -102,7 +117,9 @@ export class Signer {
     for (const row of rows) {
       const key = openRow(this.#sealKey, row);
       if (row.status === "active" && key === undefined) {
-        throw new ServerKeyError(`the server key does not open the active signing key \`${row.kid}\`: every replica needs the server key the first one made (AUTHORITY_SERVER_KEY_FILE or AUTHORITY_SERVER_KEY; docs/operations.md)`);
+        throw new ServerKeyError(
+          `the server key does not open the active signing key \`${row.kid}\`: every replica needs the server key the first one made (AUTHORITY_SERVER_KEY_FILE or AUTHORITY_SERVER_KEY; docs/operations.md)`,
+        );
       }
       if (key === undefined) continue;
       listed.push(publicView(row));

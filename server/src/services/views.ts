@@ -41,7 +41,8 @@ export function grantView(grant: GrantRecord, usage: GrantUsage, now: number): G
     approved_at: isoOrNull(grant.approved_at),
     family_id: grant.family_id,
     // Stored as text; families number their versions, so the answer carries the integer.
-    family_version: grant.family_version === null || !/^[0-9]+$/.test(grant.family_version) ? grant.family_version : Number(grant.family_version),
+    family_version:
+      grant.family_version === null || !/^[0-9]+$/.test(grant.family_version) ? grant.family_version : Number(grant.family_version),
     revoked_at: isoOrNull(grant.revoked_at),
     revoked_by: grant.revoked_by,
     revocation_reason: grant.revocation_reason,
@@ -52,7 +53,13 @@ export function grantView(grant: GrantRecord, usage: GrantUsage, now: number): G
 }
 
 export function agentView(agent: AgentRecord): Agent {
-  return { id: agent.id, name: agent.name, description: agent.description, created_at: iso(agent.created_at), created_by: agent.created_by };
+  return {
+    id: agent.id,
+    name: agent.name,
+    description: agent.description,
+    created_at: iso(agent.created_at),
+    created_by: agent.created_by,
+  };
 }
 
 export function certificateView(c: CertificateRecord): Certificate {

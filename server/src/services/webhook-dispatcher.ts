@@ -30,7 +30,18 @@ export const WEBHOOK_DELIVERY_LIMITS = Object.freeze({
    * The waits before the 2nd, 3rd, … attempt, in milliseconds; after the last the delivery is
    * dead-lettered. Together about 25.7 hours: a receiver down for a day still gets everything.
    */
-  retryScheduleMsDefault: Object.freeze([5_000, 30_000, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 10 * HOUR]),
+  retryScheduleMsDefault: Object.freeze([
+    5_000,
+    30_000,
+    2 * MINUTE,
+    10 * MINUTE,
+    30 * MINUTE,
+    HOUR,
+    2 * HOUR,
+    4 * HOUR,
+    8 * HOUR,
+    10 * HOUR,
+  ]),
   /**
    * Each wait is drawn from its value up to this fraction more, so that retries of many deliveries
    * part; never less, so the schedule's sum is the least time a delivery is retried for.
@@ -83,7 +94,8 @@ function guardedLookup(allowPrivate: boolean): RequestOptions["lookup"] {
     dnsLookup(host, { ...options, all: true }, (error, addresses) => {
       if (error !== null) return callback(error, []);
       const list = addresses as LookupAddress[];
-      if (!allowPrivate && list.some((a) => isPrivateAddress(a.address))) return callback(new Error(`\`${host}\` resolves to a private address`), []);
+      if (!allowPrivate && list.some((a) => isPrivateAddress(a.address)))
+        return callback(new Error(`\`${host}\` resolves to a private address`), []);
       if ((options as { all?: boolean }).all === true) return callback(null, list);
       callback(null, list[0]!.address, list[0]!.family);
     });
@@ -91,7 +103,13 @@ function guardedLookup(allowPrivate: boolean): RequestOptions["lookup"] {
 }
 
 /** One POST of a signed message; answers the status, or an error text. */
-function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number, allowPrivate: boolean): Promise<{ status: number } | { error: string }> {
+function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  allowPrivate: boolean,
+): Promise<{ status: number } | { error: string }> {
   return new Promise((resolve) => {
     const target = new URL(url);
     const send = target.protocol === "https:" ? httpsRequest : httpRequest;
@@ -102,18 +120,24 @@ function post(url: string, headers: Record<string, string>, body: string, timeou
       clearTimeout(timer);
       resolve(result);
     };
-    const req = send(target, {
-      method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup: guardedLookup(allowPrivate),
-    }, (res) => {
-      let read = 0;
-      res.on("data", (chunk: Buffer) => {
-        read += chunk.length;
-        if (read > WEBHOOK_DELIVERY_LIMITS.responseBytesMax) res.destroy();
-      });
-      res.on("end", () => finish({ status: res.statusCode ?? 0 }));
-      res.on("close", () => finish({ status: res.statusCode ?? 0 }));
-      res.on("error", () => finish({ status: res.statusCode ?? 0 }));
-    });
+    const req = send(
+      target,
+      {
+        method: "POST",
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        lookup: guardedLookup(allowPrivate),
+      },
+      (res) => {
+        let read = 0;
+        res.on("data", (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > WEBHOOK_DELIVERY_LIMITS.responseBytesMax) res.destroy();
+        });
+        res.on("end", () => finish({ status: res.statusCode ?? 0 }));
+        res.on("close", () => finish({ status: res.statusCode ?? 0 }));
+        res.on("error", () => finish({ status: res.statusCode ?? 0 }));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       finish({ error: `no answer within ${timeoutMs} ms` });
@@ -165,15 +189,17 @@ export class WebhookDispatcher {
       return;
     }
     this.#running = true;
-    void this.#pass().catch((error: unknown) => {
-      this.#logger.log("warn", "webhook dispatch pass failed", { error: error instanceof Error ? error.message : String(error) });
-    }).finally(() => {
-      this.#running = false;
-      if (this.#again) {
-        this.#again = false;
-        this.nudge();
-      }
-    });
+    void this.#pass()
+      .catch((error: unknown) => {
+        this.#logger.log("warn", "webhook dispatch pass failed", { error: error instanceof Error ? error.message : String(error) });
+      })
+      .finally(() => {
+        this.#running = false;
+        if (this.#again) {
+          this.#again = false;
+          this.nudge();
+        }
+      });
   }
 
   /**
@@ -221,18 +247,25 @@ export class WebhookDispatcher {
     if (limit <= 0) return;
     const now = this.#now();
     const leaseUntil = now + this.#settings.attemptTimeoutMs + WEBHOOK_DELIVERY_LIMITS.leaseMarginMs;
-    const leased = await this.#store.transaction((tx) => tx.eventPath().leaseDue(webhook.id, this.#owner, now, leaseUntil, limit, this.#settings.concurrencyPerWebhook));
+    const leased = await this.#store.transaction((tx) =>
+      tx.eventPath().leaseDue(webhook.id, this.#owner, now, leaseUntil, limit, this.#settings.concurrencyPerWebhook),
+    );
     for (const delivery of leased) {
       this.#inFlight.set(webhook.id, (this.#inFlight.get(webhook.id) ?? 0) + 1);
       this.#total += 1;
-      const send = this.#attempt(webhook, delivery).catch((error: unknown) => {
-        this.#logger.log("warn", "webhook attempt not recorded", { delivery_id: delivery.id, error: error instanceof Error ? error.message : String(error) });
-      }).finally(() => {
-        this.#inFlight.set(webhook.id, (this.#inFlight.get(webhook.id) ?? 1) - 1);
-        this.#total -= 1;
-        this.#sends.delete(send);
-        this.nudge();
-      });
+      const send = this.#attempt(webhook, delivery)
+        .catch((error: unknown) => {
+          this.#logger.log("warn", "webhook attempt not recorded", {
+            delivery_id: delivery.id,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        })
+        .finally(() => {
+          this.#inFlight.set(webhook.id, (this.#inFlight.get(webhook.id) ?? 1) - 1);
+          this.#total -= 1;
+          this.#sends.delete(send);
+          this.nudge();
+        });
       this.#sends.add(send);
     }
   }
@@ -256,20 +289,34 @@ export class WebhookDispatcher {
   async #record(delivery: DeliveryRow, event: StoredEvent, answer: { status: number } | { error: string }): Promise<void> {
     const now = this.#now();
     if ("status" in answer && answer.status >= 200 && answer.status < 300) {
-      await this.#store.transaction((tx) => tx.eventPath().finishAttempt(delivery.id, this.#owner, { kind: "delivered", status: answer.status, at: now }));
+      await this.#store.transaction((tx) =>
+        tx.eventPath().finishAttempt(delivery.id, this.#owner, { kind: "delivered", status: answer.status, at: now }),
+      );
       return;
     }
     const status = "status" in answer ? answer.status : null;
-    const error = ("error" in answer ? answer.error : `the receiver answered ${answer.status}`).slice(0, WEBHOOK_DELIVERY_LIMITS.errorCharsMax);
+    const error = ("error" in answer ? answer.error : `the receiver answered ${answer.status}`).slice(
+      0,
+      WEBHOOK_DELIVERY_LIMITS.errorCharsMax,
+    );
     const wait = retryDelayMs(this.#settings.retryScheduleMs, delivery.attempts);
-    const result: AttemptResult = wait === undefined ? { kind: "dead", status, error, at: now } : { kind: "retry", status, error, nextAt: now + wait };
+    const result: AttemptResult =
+      wait === undefined ? { kind: "dead", status, error, at: now } : { kind: "retry", status, error, nextAt: now + wait };
     await this.#store.transaction(async (tx) => {
       const recorded = await tx.eventPath().finishAttempt(delivery.id, this.#owner, result);
       // The dead letter's event commits with the dead state; deliveries of webhook events raise none (no loop).
       if (!recorded || result.kind !== "dead" || event.type.startsWith("webhook.")) return;
       await emitEvent(tx, "webhook.delivery_dead_lettered", {
-        subject: delivery.id, agentId: null, at: now, data: {
-          webhook_id: delivery.webhook_id, delivery_id: delivery.id, event_id: event.id, event_type: event.type, attempts: delivery.attempts, last_error: error,
+        subject: delivery.id,
+        agentId: null,
+        at: now,
+        data: {
+          webhook_id: delivery.webhook_id,
+          delivery_id: delivery.id,
+          event_id: event.id,
+          event_type: event.type,
+          attempts: delivery.attempts,
+          last_error: error,
         },
       });
     });

@@ -127,14 +127,18 @@ function backfill(dialect: Dialect): string {
 function guards(dialect: Dialect): string {
   if (dialect === "sqlite") {
     return [
-      ...[...KEPT, ...SEALED].map((t) => `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`),
+      ...[...KEPT, ...SEALED].map(
+        (t) => `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`,
+      ),
       ...SEALED.map((t) => `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`),
     ].join("\n");
   }
   return [
-    ...[...KEPT, ...SEALED].map((t) => `
+    ...[...KEPT, ...SEALED].map(
+      (t) => `
 CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
-CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`),
+CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`,
+    ),
     ...SEALED.map((t) => `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`),
   ].join("\n");
 }
@@ -145,7 +149,15 @@ export function breakersMigrationSql(dialect: Dialect): string {
 }
 
 /** Tables of this module, for `Store.countRows`. */
-export const BREAKER_TABLES = ["decision_signals", "breaker_windows", "contracts", "breakers", "breaker_events", "breaker_trips", "findings"] as const;
+export const BREAKER_TABLES = [
+  "decision_signals",
+  "breaker_windows",
+  "contracts",
+  "breakers",
+  "breaker_events",
+  "breaker_trips",
+  "findings",
+] as const;
 
 export type ContractMetricName = "refusal_rate" | "deny_rate" | "gated_rate" | "exhausted_rate" | "out_of_scope_rate";
 
@@ -262,7 +274,13 @@ export interface BreakerStore {
   /** Counts of each signal from `key` on (inclusive) with time at most `until`. */
   countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts>;
   /** The agent's signals with time in (`from`, `to`], in order of time then ledger id: one page after the cursor. */
-  signalPage(agentId: string, from: number, to: number, after: SignalKey | null, limit: number): Promise<{ at: number; seq: number; signal: number }[]>;
+  signalPage(
+    agentId: string,
+    from: number,
+    to: number,
+    after: SignalKey | null,
+    limit: number,
+  ): Promise<{ at: number; seq: number; signal: number }[]>;
 
   insertContract(row: ContractRow): Promise<void>;
   getContract(id: string): Promise<ContractRow | undefined>;
@@ -275,7 +293,12 @@ export interface BreakerStore {
   watchedBreakers(agentId: string, lock: boolean): Promise<readonly WatchedBreaker[]>;
   setBreached(id: string, breached: boolean): Promise<void>;
   /** Moves the mode from `from` to `to` with the arming fields; answers whether it did. */
-  setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], arming: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean>;
+  setMode(
+    id: string,
+    from: BreakerRow["mode"],
+    to: BreakerRow["mode"],
+    arming: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null },
+  ): Promise<boolean>;
   appendEvent(row: BreakerEventRow): Promise<void>;
   listEvents(breakerId: string): Promise<BreakerEventRow[]>;
 
@@ -305,42 +328,104 @@ const MODES: readonly BreakerRow["mode"][] = ["observe", "armed"];
 const EVENT_KINDS: readonly BreakerEventRow["kind"][] = ["created", "armed", "disarmed"];
 const FINDING_KINDS: readonly FindingRow["kind"][] = ["breaker_trip"];
 
-const CONTRACT_COLUMNS = ["id", "agent_id", "metric", "ceiling", "window_decisions", "window_hours", "description", "declared_by", "declared_by_email", "declared_at"] as const;
-const BREAKER_COLUMNS = ["id", "agent_id", "contract_id", "action", "mode", "breached", "created_at", "created_by", "armed_at", "armed_by", "basis", "expecting_trips"] as const;
-const TRIP_COLUMNS = [
-  "id", "breaker_id", "agent_id", "contract_id", "ledger_id", "at", "mode", "action", "declared_by", "armed_by", "successes", "n",
-  "lower_bound", "upper_bound", "grant_ids", "finding_id",
+const CONTRACT_COLUMNS = [
+  "id",
+  "agent_id",
+  "metric",
+  "ceiling",
+  "window_decisions",
+  "window_hours",
+  "description",
+  "declared_by",
+  "declared_by_email",
+  "declared_at",
 ] as const;
-
+const BREAKER_COLUMNS = [
+  "id",
+  "agent_id",
+  "contract_id",
+  "action",
+  "mode",
+  "breached",
+  "created_at",
+  "created_by",
+  "armed_at",
+  "armed_by",
+  "basis",
+  "expecting_trips",
+] as const;
+const TRIP_COLUMNS = [
+  "id",
+  "breaker_id",
+  "agent_id",
+  "contract_id",
+  "ledger_id",
+  "at",
+  "mode",
+  "action",
+  "declared_by",
+  "armed_by",
+  "successes",
+  "n",
+  "lower_bound",
+  "upper_bound",
+  "grant_ids",
+  "finding_id",
+] as const;
 
 function contractFromRow(row: Row, prefix = ""): ContractRow {
   const c = CONTRACTS;
   const k = (column: string): string => prefix + column;
   return {
-    id: c.text(row, k("id")), agent_id: c.text(row, k("agent_id")), metric: c.oneOf(row, k("metric"), METRICS), ceiling: c.real(row, k("ceiling")),
-    window_decisions: c.integerOrNull(row, k("window_decisions")), window_hours: c.realOrNull(row, k("window_hours")),
-    description: c.textOrNull(row, k("description")), declared_by: c.text(row, k("declared_by")),
-    declared_by_email: c.textOrNull(row, k("declared_by_email")), declared_at: c.integer(row, k("declared_at")),
+    id: c.text(row, k("id")),
+    agent_id: c.text(row, k("agent_id")),
+    metric: c.oneOf(row, k("metric"), METRICS),
+    ceiling: c.real(row, k("ceiling")),
+    window_decisions: c.integerOrNull(row, k("window_decisions")),
+    window_hours: c.realOrNull(row, k("window_hours")),
+    description: c.textOrNull(row, k("description")),
+    declared_by: c.text(row, k("declared_by")),
+    declared_by_email: c.textOrNull(row, k("declared_by_email")),
+    declared_at: c.integer(row, k("declared_at")),
   };
 }
 
 function breakerFromRow(row: Row): BreakerRow {
   const c = BREAKERS;
   return {
-    id: c.text(row, "id"), agent_id: c.text(row, "agent_id"), contract_id: c.text(row, "contract_id"), action: c.oneOf(row, "action", ACTIONS),
-    mode: c.oneOf(row, "mode", MODES), breached: c.flag(row, "breached"), created_at: c.integer(row, "created_at"),
-    created_by: c.text(row, "created_by"), armed_at: c.integerOrNull(row, "armed_at"), armed_by: c.textOrNull(row, "armed_by"),
-    basis: c.textOrNull(row, "basis"), expecting_trips: c.integerOrNull(row, "expecting_trips"),
+    id: c.text(row, "id"),
+    agent_id: c.text(row, "agent_id"),
+    contract_id: c.text(row, "contract_id"),
+    action: c.oneOf(row, "action", ACTIONS),
+    mode: c.oneOf(row, "mode", MODES),
+    breached: c.flag(row, "breached"),
+    created_at: c.integer(row, "created_at"),
+    created_by: c.text(row, "created_by"),
+    armed_at: c.integerOrNull(row, "armed_at"),
+    armed_by: c.textOrNull(row, "armed_by"),
+    basis: c.textOrNull(row, "basis"),
+    expecting_trips: c.integerOrNull(row, "expecting_trips"),
   };
 }
 
 function tripFromRow(row: Row): TripRow {
   const c = TRIPS;
   return {
-    id: c.text(row, "id"), breaker_id: c.text(row, "breaker_id"), agent_id: c.text(row, "agent_id"), contract_id: c.text(row, "contract_id"),
-    ledger_id: c.text(row, "ledger_id"), at: c.integer(row, "at"), mode: c.oneOf(row, "mode", MODES), action: c.oneOf(row, "action", ACTIONS),
-    declared_by: c.text(row, "declared_by"), armed_by: c.textOrNull(row, "armed_by"), successes: c.integer(row, "successes"), n: c.integer(row, "n"),
-    lower_bound: c.real(row, "lower_bound"), upper_bound: c.real(row, "upper_bound"), grant_ids: c.jsonStrings(row, "grant_ids"),
+    id: c.text(row, "id"),
+    breaker_id: c.text(row, "breaker_id"),
+    agent_id: c.text(row, "agent_id"),
+    contract_id: c.text(row, "contract_id"),
+    ledger_id: c.text(row, "ledger_id"),
+    at: c.integer(row, "at"),
+    mode: c.oneOf(row, "mode", MODES),
+    action: c.oneOf(row, "action", ACTIONS),
+    declared_by: c.text(row, "declared_by"),
+    armed_by: c.textOrNull(row, "armed_by"),
+    successes: c.integer(row, "successes"),
+    n: c.integer(row, "n"),
+    lower_bound: c.real(row, "lower_bound"),
+    upper_bound: c.real(row, "upper_bound"),
+    grant_ids: c.jsonStrings(row, "grant_ids"),
     finding_id: c.textOrNull(row, "finding_id"),
   };
 }
@@ -348,23 +433,33 @@ function tripFromRow(row: Row): TripRow {
 function eventFromRow(row: Row): BreakerEventRow {
   const c = EVENTS;
   return {
-    id: c.text(row, "id"), breaker_id: c.text(row, "breaker_id"), kind: c.oneOf(row, "kind", EVENT_KINDS), actor: c.text(row, "actor"),
-    at: c.integer(row, "at"), detail: c.jsonObject(row, "detail"),
+    id: c.text(row, "id"),
+    breaker_id: c.text(row, "breaker_id"),
+    kind: c.oneOf(row, "kind", EVENT_KINDS),
+    actor: c.text(row, "actor"),
+    at: c.integer(row, "at"),
+    detail: c.jsonObject(row, "detail"),
   };
 }
 
 function findingFromRow(row: Row): FindingRow {
   const c = FINDINGS;
   return {
-    id: c.text(row, "id"), kind: c.oneOf(row, "kind", FINDING_KINDS), agent_id: c.text(row, "agent_id"), breaker_id: c.text(row, "breaker_id"),
-    trip_id: c.text(row, "trip_id"), at: c.integer(row, "at"), detail: c.jsonObject(row, "detail"),
+    id: c.text(row, "id"),
+    kind: c.oneOf(row, "kind", FINDING_KINDS),
+    agent_id: c.text(row, "agent_id"),
+    breaker_id: c.text(row, "breaker_id"),
+    trip_id: c.text(row, "trip_id"),
+    at: c.integer(row, "at"),
+    detail: c.jsonObject(row, "detail"),
   };
 }
 
 /** A signal's code: one of the SIGNAL codes. */
 function signalCode(row: Row): number {
   const signal = SIGNALS.integer(row, "signal");
-  if (signal < 0 || signal >= SIGNAL_COUNT) throw new StoreRowError("decision_signals", "signal", `a signal code below ${SIGNAL_COUNT}`, signal);
+  if (signal < 0 || signal >= SIGNAL_COUNT)
+    throw new StoreRowError("decision_signals", "signal", `a signal code below ${SIGNAL_COUNT}`, signal);
   return signal;
 }
 
@@ -386,8 +481,13 @@ function countsOf(rows: readonly Row[]): number[] {
 function isWindowState(value: Record<string, unknown>): value is Record<string, unknown> & WindowState {
   const head = value["head"];
   const windows = value["windows"];
-  return (head === null || isSignalKey(head)) && windows !== null && typeof windows === "object" && !Array.isArray(windows)
-    && Object.values(windows).every((w: unknown) => w !== null && typeof w === "object" && isWindow(w));
+  return (
+    (head === null || isSignalKey(head)) &&
+    windows !== null &&
+    typeof windows === "object" &&
+    !Array.isArray(windows) &&
+    Object.values(windows).every((w: unknown) => w !== null && typeof w === "object" && isWindow(w))
+  );
 }
 
 function isSignalKey(value: unknown): value is SignalKey {
@@ -398,7 +498,9 @@ function isWindow(w: object): boolean {
   const n: unknown = "n" in w ? w.n : undefined;
   const counts: unknown = "counts" in w ? w.counts : undefined;
   const tail: unknown = "tail" in w ? w.tail : undefined;
-  return Number.isSafeInteger(n) && Array.isArray(counts) && counts.every((x) => Number.isSafeInteger(x)) && (tail === null || isSignalKey(tail));
+  return (
+    Number.isSafeInteger(n) && Array.isArray(counts) && counts.every((x) => Number.isSafeInteger(x)) && (tail === null || isSignalKey(tail))
+  );
 }
 
 export class BreakerSql implements BreakerStore {
@@ -416,32 +518,47 @@ export class BreakerSql implements BreakerStore {
   }
 
   async countLastDecisions(agentId: string, size: number, at: number): Promise<SignalCounts> {
-    return countsOf(await this.#db.all(
-      `SELECT signal, COUNT(*) AS c FROM (
+    return countsOf(
+      await this.#db.all(
+        `SELECT signal, COUNT(*) AS c FROM (
          SELECT signal FROM decision_signals WHERE agent_id = ? AND at <= ? ORDER BY at DESC, seq DESC LIMIT ?
        ) w GROUP BY signal`,
-      [agentId, at, size],
-    ));
+        [agentId, at, size],
+      ),
+    );
   }
 
   async countBetween(agentId: string, from: number, to: number): Promise<SignalCounts> {
-    return countsOf(await this.#db.all(
-      "SELECT signal, COUNT(*) AS c FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? GROUP BY signal",
-      [agentId, from, to],
-    ));
+    return countsOf(
+      await this.#db.all("SELECT signal, COUNT(*) AS c FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? GROUP BY signal", [
+        agentId,
+        from,
+        to,
+      ]),
+    );
   }
 
-  async signalPage(agentId: string, from: number, to: number, after: SignalKey | null, limit: number): Promise<{ at: number; seq: number; signal: number }[]> {
-    const rows = after === null
-      ? await this.#db.all("SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, seq LIMIT ?", [agentId, from, to, limit])
-      : await this.#db.all(
-        `SELECT at, seq, signal FROM (
+  async signalPage(
+    agentId: string,
+    from: number,
+    to: number,
+    after: SignalKey | null,
+    limit: number,
+  ): Promise<{ at: number; seq: number; signal: number }[]> {
+    const rows =
+      after === null
+        ? await this.#db.all(
+            "SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, seq LIMIT ?",
+            [agentId, from, to, limit],
+          )
+        : await this.#db.all(
+            `SELECT at, seq, signal FROM (
            SELECT * FROM (SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at = ? AND seq > ? ORDER BY seq LIMIT ?) same_time
            UNION ALL
            SELECT * FROM (SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ? ORDER BY at, seq LIMIT ?) later
          ) w ORDER BY at, seq LIMIT ?`,
-        [agentId, after[0], after[1], limit, agentId, after[0], to, limit, limit],
-      );
+            [agentId, after[0], after[1], limit, agentId, after[0], to, limit, limit],
+          );
     return rows.map(signalFromRow);
   }
 
@@ -480,10 +597,13 @@ export class BreakerSql implements BreakerStore {
       [agentId, key[0], key[1], limit],
     );
     if (rows.length < limit) {
-      rows.push(...await this.#db.all(
-        "SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT ?",
-        [agentId, key[0], limit - rows.length],
-      ));
+      rows.push(
+        ...(await this.#db.all("SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT ?", [
+          agentId,
+          key[0],
+          limit - rows.length,
+        ])),
+      );
     }
     return rows.map(signalFromRow);
   }
@@ -499,19 +619,24 @@ export class BreakerSql implements BreakerStore {
   }
 
   async firstAfter(agentId: string, from: number): Promise<SignalKey | null> {
-    const row = await this.#db.get("SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT 1", [agentId, from]);
+    const row = await this.#db.get("SELECT at, seq FROM decision_signals WHERE agent_id = ? AND at > ? ORDER BY at, seq LIMIT 1", [
+      agentId,
+      from,
+    ]);
     return row === undefined ? null : keyFromRow(row);
   }
 
   async countFromUntil(agentId: string, key: SignalKey, until: number): Promise<SignalCounts> {
-    return countsOf(await this.#db.all(
-      `SELECT signal, COUNT(*) AS c FROM (
+    return countsOf(
+      await this.#db.all(
+        `SELECT signal, COUNT(*) AS c FROM (
          SELECT signal FROM decision_signals WHERE agent_id = ? AND at = ? AND seq >= ? AND at <= ?
          UNION ALL
          SELECT signal FROM decision_signals WHERE agent_id = ? AND at > ? AND at <= ?
        ) w GROUP BY signal`,
-      [agentId, key[0], key[1], until, agentId, key[0], until],
-    ));
+        [agentId, key[0], key[1], until, agentId, key[0], until],
+      ),
+    );
   }
 
   async insertContract(row: ContractRow): Promise<void> {
@@ -555,7 +680,9 @@ export class BreakerSql implements BreakerStore {
          FROM breakers b JOIN contracts c ON c.id = b.contract_id WHERE b.agent_id = ? ORDER BY b.id${forUpdate}`,
       [agentId],
     );
-    const watched = rows.map((row) => Object.freeze({ breaker: Object.freeze(breakerFromRow(row)), contract: Object.freeze(contractFromRow(row, "c_")) }));
+    const watched = rows.map((row) =>
+      Object.freeze({ breaker: Object.freeze(breakerFromRow(row)), contract: Object.freeze(contractFromRow(row, "c_")) }),
+    );
     if (cache !== undefined) WATCHED_BREAKERS.set(cache, agentId, Object.freeze(watched));
     return watched;
   }
@@ -566,7 +693,12 @@ export class BreakerSql implements BreakerStore {
     await this.#db.run("UPDATE breakers SET breached = ? WHERE id = ?", [parameter(breached, "breached"), id]);
   }
 
-  async setMode(id: string, from: BreakerRow["mode"], to: BreakerRow["mode"], a: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null }): Promise<boolean> {
+  async setMode(
+    id: string,
+    from: BreakerRow["mode"],
+    to: BreakerRow["mode"],
+    a: { at: number | null; by: string | null; basis: string | null; expecting_trips: number | null },
+  ): Promise<boolean> {
     const changed = await this.#db.run(
       "UPDATE breakers SET mode = ?, armed_at = ?, armed_by = ?, basis = ?, expecting_trips = ? WHERE id = ? AND mode = ?",
       [to, a.at, a.by, a.basis, a.expecting_trips, id, from],
@@ -600,15 +732,26 @@ export class BreakerSql implements BreakerStore {
   async listFindings(filter: { agent_id?: string | undefined }, after: string | undefined, limit: number): Promise<FindingRow[]> {
     const where: string[] = [];
     const params: SqlValue[] = [];
-    if (filter.agent_id !== undefined) { where.push("agent_id = ?"); params.push(filter.agent_id); }
-    if (after !== undefined) { where.push("id > ?"); params.push(after); }
+    if (filter.agent_id !== undefined) {
+      where.push("agent_id = ?");
+      params.push(filter.agent_id);
+    }
+    if (after !== undefined) {
+      where.push("id > ?");
+      params.push(after);
+    }
     params.push(limit);
-    const rows = await this.#db.all(`SELECT * FROM findings${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`, params);
+    const rows = await this.#db.all(
+      `SELECT * FROM findings${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`,
+      params,
+    );
     return rows.map(findingFromRow);
   }
 
   async liveGrantTreesOf(agentId: string): Promise<{ roots: string[]; all: string[] }> {
-    const roots = (await this.#db.all("SELECT id FROM grants WHERE agent_id = ? AND status <> 'revoked' ORDER BY depth, id", [agentId])).map((r) => GRANTS.text(r, "id"));
+    const roots = (
+      await this.#db.all("SELECT id FROM grants WHERE agent_id = ? AND status <> 'revoked' ORDER BY depth, id", [agentId])
+    ).map((r) => GRANTS.text(r, "id"));
     if (roots.length === 0) return { roots, all: [] };
     const rows = await this.#db.all(
       `WITH RECURSIVE tree AS (

@@ -7,7 +7,13 @@ import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { ColumnReader } from "./rows.js";
 import { idempotencyFromRow, OPEN_HOLD_AT } from "./decision-sql.js";
 import type {
-  BatchReads, BatchWrites, CertificateRecord, ClaimedKey, DecisionBatchStore, GrantRecord, GrantUsage,
+  BatchReads,
+  BatchWrites,
+  CertificateRecord,
+  ClaimedKey,
+  DecisionBatchStore,
+  GrantRecord,
+  GrantUsage,
   PresentedGrant,
 } from "./store.js";
 
@@ -20,13 +26,15 @@ const BREAKERS = new ColumnReader("breakers");
 const CERTIFICATES = new ColumnReader("certificates");
 
 /** The grants held as presented (one JSON parameter). */
-const HELD = "SELECT h.id, h.root_id FROM grants h JOIN json_to_recordset(?::json) AS p(grant_id text, agent_id text) ON h.id = p.grant_id AND h.agent_id = p.agent_id";
+const HELD =
+  "SELECT h.id, h.root_id FROM grants h JOIN json_to_recordset(?::json) AS p(grant_id text, agent_id text) ON h.id = p.grant_id AND h.agent_id = p.agent_id";
 
 const READ_ANSWERS = `SELECT k.* FROM idempotency_keys k
   JOIN json_to_recordset(?::json) AS p(caller_key_id text, idempotency_key text, expired_up_to bigint)
     ON k.caller_key_id = p.caller_key_id AND k.idempotency_key = p.idempotency_key AND k.created_at > p.expired_up_to`;
 // INVARIANT (breaker-lock-first): the breakers of every agent of the batch, in id order, before any tree.
-const LOCK_BREAKERS = "SELECT b.id, b.agent_id FROM breakers b WHERE b.agent_id IN (SELECT value FROM json_array_elements_text(?::json)) ORDER BY b.id FOR UPDATE OF b";
+const LOCK_BREAKERS =
+  "SELECT b.id, b.agent_id FROM breakers b WHERE b.agent_id IN (SELECT value FROM json_array_elements_text(?::json)) ORDER BY b.id FOR UPDATE OF b";
 // INVARIANT (tree-serial): the trees' roots, in id order (rows are locked after the sort), before their reads.
 const LOCK_TREES = `SELECT g.id FROM grants g WHERE g.id IN (SELECT held.root_id FROM (${HELD}) held) ORDER BY g.id FOR UPDATE OF g`;
 const READ_CHAINS = `WITH RECURSIVE chain AS (
@@ -38,9 +46,11 @@ const READ_CHAINS = `WITH RECURSIVE chain AS (
       FROM chain LEFT JOIN grant_totals t ON t.grant_id = chain.id ORDER BY chain.id`;
 const READ_HEADS = `SELECT r.tree_id, l.seq, l.hash FROM (SELECT DISTINCT held.root_id AS tree_id FROM (${HELD}) held) r
   CROSS JOIN LATERAL (SELECT seq, hash FROM ledger WHERE tree_id = r.tree_id ORDER BY seq DESC LIMIT 1) l`;
-const READ_CERTIFICATES = "SELECT * FROM certificates WHERE agent_id IN (SELECT value FROM json_array_elements_text(?::json)) AND environment = ? AND revoked_at IS NULL ORDER BY id";
+const READ_CERTIFICATES =
+  "SELECT * FROM certificates WHERE agent_id IN (SELECT value FROM json_array_elements_text(?::json)) AND environment = ? AND revoked_at IS NULL ORDER BY id";
 
-const LEDGER_RECORD = "id text, tree_id text, seq bigint, kind text, grant_id text, agent_id text, outcome text, record text, prev_hash text, hash text, created_at bigint";
+const LEDGER_RECORD =
+  "id text, tree_id text, seq bigint, kind text, grant_id text, agent_id text, outcome text, record text, prev_hash text, hash text, created_at bigint";
 const LEDGER_NAMES = "id, tree_id, seq, kind, grant_id, agent_id, outcome, record, prev_hash, hash, created_at";
 // Each sealed record waits for its place in the Merkle log (decision 0621), in sealing order.
 const WRITE_LEDGER = `WITH sealed AS (
@@ -62,9 +72,10 @@ const ANSWER_NAMES = ["caller_key_id", "idempotency_key", "method", "path", "req
 const WRITE_ANSWERS = `INSERT INTO idempotency_keys (${ANSWER_NAMES.join(", ")}) SELECT ${ANSWER_NAMES.join(", ")} FROM json_to_recordset(?::json)
   AS r(caller_key_id text, idempotency_key text, method text, path text, request_hash text, status integer, response text, created_at bigint)
   ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET
-    ${ANSWER_NAMES.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}
+    ${ANSWER_NAMES.slice(2)
+      .map((c) => `${c} = excluded.${c}`)
+      .join(", ")}
   WHERE idempotency_keys.created_at <= ?`;
-
 
 export class DecisionBatchSql implements DecisionBatchStore {
   readonly #db: SqlDriver;
@@ -86,30 +97,42 @@ export class DecisionBatchSql implements DecisionBatchStore {
     const db = this.#db;
     const agents = JSON.stringify([...new Set(presented.map((p) => p.agent_id))]);
     const held = JSON.stringify(presented);
-    const [answerRows, breakerRows, , chainRows, headRows, certificateRows] = await settledInOrder([
+    const [answerRows, breakerRows, , chainRows, headRows, certificateRows] = (await settledInOrder([
       claims.length === 0 ? Promise.resolve([]) : db.all(READ_ANSWERS, [JSON.stringify(claims)]),
       db.all(LOCK_BREAKERS, [agents]),
       db.all(LOCK_TREES, [held]),
       db.all(READ_CHAINS, [held, now]),
       db.all(READ_HEADS, [held]),
       db.all(READ_CERTIFICATES, [agents, environment]),
-    ]) as Row[][];
+    ])) as Row[][];
     const answers = answerRows!.map(idempotencyFromRow);
     const grants = new Map<string, GrantRecord>();
     const usage = new Map<string, GrantUsage>();
     for (const row of chainRows!) {
       const grant = this.#grantFromRow(row);
       grants.set(grant.id, grant);
-      usage.set(grant.id, { uses: GRANTS.integer(row, "usage_uses"), held_minor: GRANTS.integer(row, "usage_held"), settled_minor: GRANTS.integer(row, "usage_settled") });
+      usage.set(grant.id, {
+        uses: GRANTS.integer(row, "usage_uses"),
+        held_minor: GRANTS.integer(row, "usage_held"),
+        settled_minor: GRANTS.integer(row, "usage_settled"),
+      });
     }
     const heads = new Map<string, { seq: number; hash: string }>();
-    for (const row of headRows!) heads.set(LEDGER.text(row, "tree_id"), { seq: LEDGER.integer(row, "seq"), hash: LEDGER.text(row, "hash") });
+    for (const row of headRows!)
+      heads.set(LEDGER.text(row, "tree_id"), { seq: LEDGER.integer(row, "seq"), hash: LEDGER.text(row, "hash") });
     const certificates = new Map<string, CertificateRecord>();
     for (const row of certificateRows!) {
       const agentId = CERTIFICATES.text(row, "agent_id");
       if (!certificates.has(agentId)) certificates.set(agentId, this.#certificateFromRow(row));
     }
-    return { answers, watchedAgents: new Set(breakerRows!.map((row) => BREAKERS.text(row, "agent_id"))), grants, usage, heads, certificates };
+    return {
+      answers,
+      watchedAgents: new Set(breakerRows!.map((row) => BREAKERS.text(row, "agent_id"))),
+      grants,
+      usage,
+      heads,
+      certificates,
+    };
   }
 
   /**
@@ -119,13 +142,16 @@ export class DecisionBatchSql implements DecisionBatchStore {
   async write(writes: BatchWrites): Promise<void> {
     const db = this.#db;
     const uses = [...writes.uses].map(([grant_id, n]) => ({ grant_id, uses: n }));
-    const [, , , , stored] = await settledInOrder([
-      writes.ledger.length === 0 ? Promise.resolve(0) : db.run(WRITE_LEDGER, [JSON.stringify(writes.ledger), JSON.stringify(writes.ledger.map((row) => row.id))]),
+    const [, , , , stored] = (await settledInOrder([
+      writes.ledger.length === 0
+        ? Promise.resolve(0)
+        : db.run(WRITE_LEDGER, [JSON.stringify(writes.ledger), JSON.stringify(writes.ledger.map((row) => row.id))]),
       writes.signals.length === 0 ? Promise.resolve(0) : db.run(WRITE_SIGNALS, [JSON.stringify(writes.signals)]),
       uses.length === 0 ? Promise.resolve(0) : db.run(WRITE_USES, [JSON.stringify(uses)]),
       writes.charges.length === 0 ? Promise.resolve(0) : db.run(WRITE_CHARGES, [JSON.stringify(writes.charges)]),
       writes.answers.length === 0 ? Promise.resolve(0) : db.run(WRITE_ANSWERS, [JSON.stringify(writes.answers), writes.answersExpiredUpTo]),
-    ]) as number[];
-    if (stored !== writes.answers.length) throw new BatchWriteConflict(`${writes.answers.length - stored!} idempotency keys of the batch were taken meanwhile`);
+    ])) as number[];
+    if (stored !== writes.answers.length)
+      throw new BatchWriteConflict(`${writes.answers.length - stored!} idempotency keys of the batch were taken meanwhile`);
   }
 }

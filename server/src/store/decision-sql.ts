@@ -137,22 +137,66 @@ export interface DecisionStore {
   pruneIdempotency(expiredUpTo: number, rowsMax: number): Promise<number>;
 }
 
-const LEDGER_COLUMNS = ["id", "tree_id", "seq", "kind", "grant_id", "agent_id", "outcome", "record", "prev_hash", "hash", "created_at"] as const;
-const CHARGE_COLUMNS = ["id", "ledger_id", "grant_id", "amount_minor", "expires_at", "settled_minor", "settled_at", "released_at", "settlement_ledger_id"] as const;
-const APPROVAL_COLUMNS = [
-  "id", "ledger_id", "grant_id", "tool", "amount_ceiling_minor", "currency", "approver", "approved_at", "expires_at", "used_at", "used_by_ledger_id",
+const LEDGER_COLUMNS = [
+  "id",
+  "tree_id",
+  "seq",
+  "kind",
+  "grant_id",
+  "agent_id",
+  "outcome",
+  "record",
+  "prev_hash",
+  "hash",
+  "created_at",
 ] as const;
-const IDEMPOTENCY_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
+const CHARGE_COLUMNS = [
+  "id",
+  "ledger_id",
+  "grant_id",
+  "amount_minor",
+  "expires_at",
+  "settled_minor",
+  "settled_at",
+  "released_at",
+  "settlement_ledger_id",
+] as const;
+const APPROVAL_COLUMNS = [
+  "id",
+  "ledger_id",
+  "grant_id",
+  "tool",
+  "amount_ceiling_minor",
+  "currency",
+  "approver",
+  "approved_at",
+  "expires_at",
+  "used_at",
+  "used_by_ledger_id",
+] as const;
+const IDEMPOTENCY_COLUMNS = [
+  "caller_key_id",
+  "idempotency_key",
+  "method",
+  "path",
+  "request_hash",
+  "status",
+  "response",
+  "created_at",
+] as const;
 /** An insert that takes a free key or replaces an expired answer, and leaves a live one alone. */
 const PUT_IDEMPOTENCY = `${insertSql("idempotency_keys", IDEMPOTENCY_COLUMNS)}
   ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET
-    ${IDEMPOTENCY_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}
+    ${IDEMPOTENCY_COLUMNS.slice(2)
+      .map((c) => `${c} = excluded.${c}`)
+      .join(", ")}
   WHERE idempotency_keys.created_at <= ?`;
 
 /** An open hold of charges `h` that still counts at the time given as its one parameter (INVARIANT live-holds). */
 export const OPEN_HOLD_AT = "h.settled_at IS NULL AND h.released_at IS NULL AND h.amount_minor > 0 AND h.expires_at > ?";
 
-const COUNT_USE = "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
+const COUNT_USE =
+  "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
 
 const INSERT_LEDGER = insertSql("ledger", LEDGER_COLUMNS);
 const INSERT_PENDING = "INSERT INTO ledger_pending (ledger_id) VALUES (?)";
@@ -187,27 +231,48 @@ const LEDGER_HEAD = new CacheKind<{ readonly seq: number; readonly hash: string 
 export function ledgerFromRow(row: Row): LedgerRow {
   const c = LEDGER;
   return {
-    id: c.text(row, "id"), tree_id: c.text(row, "tree_id"), seq: c.integer(row, "seq"), kind: c.oneOf(row, "kind", LEDGER_KINDS),
-    grant_id: c.text(row, "grant_id"), agent_id: c.text(row, "agent_id"), outcome: c.textOrNull(row, "outcome"), record: c.text(row, "record"),
-    prev_hash: c.text(row, "prev_hash"), hash: c.text(row, "hash"), created_at: c.integer(row, "created_at"),
+    id: c.text(row, "id"),
+    tree_id: c.text(row, "tree_id"),
+    seq: c.integer(row, "seq"),
+    kind: c.oneOf(row, "kind", LEDGER_KINDS),
+    grant_id: c.text(row, "grant_id"),
+    agent_id: c.text(row, "agent_id"),
+    outcome: c.textOrNull(row, "outcome"),
+    record: c.text(row, "record"),
+    prev_hash: c.text(row, "prev_hash"),
+    hash: c.text(row, "hash"),
+    created_at: c.integer(row, "created_at"),
   };
 }
 
 function chargeFromRow(row: Row): ChargeRow {
   const c = CHARGES;
   return {
-    id: c.text(row, "id"), ledger_id: c.text(row, "ledger_id"), grant_id: c.text(row, "grant_id"), amount_minor: c.integer(row, "amount_minor"),
-    expires_at: c.integer(row, "expires_at"), settled_minor: c.integerOrNull(row, "settled_minor"), settled_at: c.integerOrNull(row, "settled_at"),
-    released_at: c.integerOrNull(row, "released_at"), settlement_ledger_id: c.textOrNull(row, "settlement_ledger_id"),
+    id: c.text(row, "id"),
+    ledger_id: c.text(row, "ledger_id"),
+    grant_id: c.text(row, "grant_id"),
+    amount_minor: c.integer(row, "amount_minor"),
+    expires_at: c.integer(row, "expires_at"),
+    settled_minor: c.integerOrNull(row, "settled_minor"),
+    settled_at: c.integerOrNull(row, "settled_at"),
+    released_at: c.integerOrNull(row, "released_at"),
+    settlement_ledger_id: c.textOrNull(row, "settlement_ledger_id"),
   };
 }
 
 function approvalFromRow(row: Row): DecisionApprovalRow {
   const c = APPROVALS;
   return {
-    id: c.text(row, "id"), ledger_id: c.text(row, "ledger_id"), grant_id: c.text(row, "grant_id"), tool: c.text(row, "tool"),
-    amount_ceiling_minor: c.integer(row, "amount_ceiling_minor"), currency: c.textOrNull(row, "currency"), approver: c.text(row, "approver"),
-    approved_at: c.integer(row, "approved_at"), expires_at: c.integer(row, "expires_at"), used_at: c.integerOrNull(row, "used_at"),
+    id: c.text(row, "id"),
+    ledger_id: c.text(row, "ledger_id"),
+    grant_id: c.text(row, "grant_id"),
+    tool: c.text(row, "tool"),
+    amount_ceiling_minor: c.integer(row, "amount_ceiling_minor"),
+    currency: c.textOrNull(row, "currency"),
+    approver: c.text(row, "approver"),
+    approved_at: c.integer(row, "approved_at"),
+    expires_at: c.integer(row, "expires_at"),
+    used_at: c.integerOrNull(row, "used_at"),
     used_by_ledger_id: c.textOrNull(row, "used_by_ledger_id"),
   };
 }
@@ -215,8 +280,13 @@ function approvalFromRow(row: Row): DecisionApprovalRow {
 export function idempotencyFromRow(row: Row): IdempotencyRow {
   const c = IDEMPOTENCY;
   return {
-    caller_key_id: c.text(row, "caller_key_id"), idempotency_key: c.text(row, "idempotency_key"), method: c.text(row, "method"),
-    path: c.text(row, "path"), request_hash: c.text(row, "request_hash"), status: c.integer(row, "status"), response: c.text(row, "response"),
+    caller_key_id: c.text(row, "caller_key_id"),
+    idempotency_key: c.text(row, "idempotency_key"),
+    method: c.text(row, "method"),
+    path: c.text(row, "path"),
+    request_hash: c.text(row, "request_hash"),
+    status: c.integer(row, "status"),
+    response: c.text(row, "response"),
     created_at: c.integer(row, "created_at"),
   };
 }
@@ -266,9 +336,10 @@ export class DecisionSql implements DecisionStore {
   }
 
   async ledgerTrees(after: string | null, limit: number): Promise<string[]> {
-    const rows = after === null
-      ? await this.#db.all("SELECT DISTINCT tree_id FROM ledger ORDER BY tree_id LIMIT ?", [limit])
-      : await this.#db.all("SELECT DISTINCT tree_id FROM ledger WHERE tree_id > ? ORDER BY tree_id LIMIT ?", [after, limit]);
+    const rows =
+      after === null
+        ? await this.#db.all("SELECT DISTINCT tree_id FROM ledger ORDER BY tree_id LIMIT ?", [limit])
+        : await this.#db.all("SELECT DISTINCT tree_id FROM ledger WHERE tree_id > ? ORDER BY tree_id LIMIT ?", [after, limit]);
     return rows.map((row) => LEDGER.text(row, "tree_id"));
   }
 
@@ -312,13 +383,30 @@ export class DecisionSql implements DecisionStore {
     const cache = this.#db.decisionCache;
     const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, row.grant_id);
     // An open hold counts from now until it expires; one already expired at `at` never counts.
-    if (cache === undefined || cached === undefined || row.amount_minor <= 0 || row.settled_at !== null || row.released_at !== null || row.expires_at <= cached.at) return;
-    GRANT_USAGE.set(cache, row.grant_id, Object.freeze({
-      ...cached, held_minor: cached.held_minor + row.amount_minor, heldUntil: Math.min(cached.heldUntil, row.expires_at),
-    }));
+    if (
+      cache === undefined ||
+      cached === undefined ||
+      row.amount_minor <= 0 ||
+      row.settled_at !== null ||
+      row.released_at !== null ||
+      row.expires_at <= cached.at
+    )
+      return;
+    GRANT_USAGE.set(
+      cache,
+      row.grant_id,
+      Object.freeze({
+        ...cached,
+        held_minor: cached.held_minor + row.amount_minor,
+        heldUntil: Math.min(cached.heldUntil, row.expires_at),
+      }),
+    );
   }
 
-  async liveUsage(grantIds: readonly string[], now: number): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>> {
+  async liveUsage(
+    grantIds: readonly string[],
+    now: number,
+  ): Promise<Map<string, { uses: number; held_minor: number; settled_minor: number }>> {
     const result = new Map<string, { uses: number; held_minor: number; settled_minor: number }>();
     const cache = this.#db.decisionCache;
     if (cache !== undefined && grantIds.length > 0) {
@@ -336,7 +424,8 @@ export class DecisionSql implements DecisionStore {
     // One statement for the whole chain. INVARIANT (live-holds): only open holds that have not
     // expired at `now` count, read through the index of open holds, which also gives the first
     // of them to expire (one step in that index).
-    const open = "FROM charges c WHERE c.grant_id = g.id AND c.settled_at IS NULL AND c.released_at IS NULL AND c.amount_minor > 0 AND c.expires_at > ?";
+    const open =
+      "FROM charges c WHERE c.grant_id = g.id AND c.settled_at IS NULL AND c.released_at IS NULL AND c.amount_minor > 0 AND c.expires_at > ?";
     const rows = await this.#db.all(
       `SELECT g.id AS grant_id, COALESCE(t.uses, 0) AS uses, COALESCE(t.settled_minor, 0) AS settled,
               (SELECT COALESCE(SUM(c.amount_minor), 0) ${open}) AS held${cache === undefined ? "" : `, (SELECT MIN(c.expires_at) ${open}) AS held_until`}
@@ -397,7 +486,11 @@ export class DecisionSql implements DecisionStore {
   }
 
   async getIdempotency(callerKeyId: string, key: string, expiredUpTo: number): Promise<IdempotencyRow | undefined> {
-    const row = await this.#db.get("SELECT * FROM idempotency_keys WHERE caller_key_id = ? AND idempotency_key = ? AND created_at > ?", [callerKeyId, key, expiredUpTo]);
+    const row = await this.#db.get("SELECT * FROM idempotency_keys WHERE caller_key_id = ? AND idempotency_key = ? AND created_at > ?", [
+      callerKeyId,
+      key,
+      expiredUpTo,
+    ]);
     return row === undefined ? undefined : idempotencyFromRow(row);
   }
 

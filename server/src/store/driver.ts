@@ -69,10 +69,14 @@ export interface SqlDriver {
  */
 export async function settledInOrder(promises: readonly Promise<unknown>[]): Promise<unknown[]> {
   let first: { error: unknown } | undefined;
-  const values = await Promise.all(promises.map((promise) => promise.catch((error: unknown) => {
-    first ??= { error };
-    return undefined;
-  })));
+  const values = await Promise.all(
+    promises.map((promise) =>
+      promise.catch((error: unknown) => {
+        first ??= { error };
+        return undefined;
+      }),
+    ),
+  );
   if (first !== undefined) throw first.error;
   return values;
 }
@@ -92,7 +96,10 @@ export class ContentionError extends Error {
   /** `message`: another account of the same outcome (a transaction refused before it ran, group-commit.ts). */
   constructor(cause: unknown, attempts: number, elapsedMs: number, message?: string) {
     const code = (cause as { code?: unknown } | null)?.code;
-    super(message ?? `the transaction met contention on each of its ${attempts} tries over ${Math.round(elapsedMs)} ms and was rolled back`, { cause });
+    super(
+      message ?? `the transaction met contention on each of its ${attempts} tries over ${Math.round(elapsedMs)} ms and was rolled back`,
+      { cause },
+    );
     this.name = "ContentionError";
     this.code = typeof code === "string" ? code : undefined;
     this.attempts = attempts;
@@ -107,11 +114,22 @@ export class ContentionError extends Error {
  * a standby, or a node being promoted). During a failover every write meets one of them.
  */
 const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
-  "57P01", "57P02", "57P03", "25006", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN",
+  "57P01",
+  "57P02",
+  "57P03",
+  "25006",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
 ]);
 
 /** What node-postgres says, without a code, when a connection ends under a query or waits too long. */
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect/;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect/;
 
 /**
  * The database could not be reached, or the server reached was not the primary. The request's

@@ -128,9 +128,10 @@ export async function checkSignalSequence(db: SqlDriver, profile: EngineProfile)
   );
   const fill = column === undefined ? "" : String(column["column_default"] ?? "");
   if (!/^nextval\(/i.test(fill)) {
-    const remedy = profile.engine === "cockroachdb"
-      ? "set `serial_normalization = 'sql_sequence'` for the server's role before its first start (docs/operations.md)"
-      : "create the schema with a sequence for it";
+    const remedy =
+      profile.engine === "cockroachdb"
+        ? "set `serial_normalization = 'sql_sequence'` for the server's role before its first start (docs/operations.md)"
+        : "create the schema with a sequence for it";
     throw new SignalSequenceUnordered(
       `decision_signals.seq is filled by \`${fill || "nothing"}\`, not by a sequence, so an agent's signals within one millisecond could be read out of order: ${remedy}`,
     );

@@ -17,8 +17,9 @@ export const EVENT_TABLES = ["events", "webhooks", "webhook_deliveries"] as cons
 
 /** Safe to apply again over its own tables (an upgrade raced by replicas runs it once; a test reapplies it). */
 export function eventsMigrationSql(dialect: Dialect): string {
-  const events = dialect === "sqlite"
-    ? `CREATE TABLE IF NOT EXISTS events (
+  const events =
+    dialect === "sqlite"
+      ? `CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
   type TEXT NOT NULL,
@@ -27,7 +28,7 @@ export function eventsMigrationSql(dialect: Dialect): string {
   agent_id TEXT,
   data TEXT NOT NULL
 );`
-    : `CREATE TABLE IF NOT EXISTS events (
+      : `CREATE TABLE IF NOT EXISTS events (
   id TEXT PRIMARY KEY,
   pos BIGSERIAL NOT NULL,
   seq BIGINT UNIQUE,
@@ -183,27 +184,47 @@ const WEBHOOK_COLUMNS = ["id", "url", "event_types", "secret", "status", "descri
 function eventFromRow(row: Row): StoredEvent {
   const c = EVENTS;
   return {
-    seq: c.integer(row, "seq"), id: c.text(row, "id"), type: c.text(row, "type"), at: c.integer(row, "at"), subject: c.text(row, "subject"),
-    agent_id: c.textOrNull(row, "agent_id"), data: c.jsonObject(row, "data"),
+    seq: c.integer(row, "seq"),
+    id: c.text(row, "id"),
+    type: c.text(row, "type"),
+    at: c.integer(row, "at"),
+    subject: c.text(row, "subject"),
+    agent_id: c.textOrNull(row, "agent_id"),
+    data: c.jsonObject(row, "data"),
   };
 }
 
 function webhookFromRow(row: Row): WebhookRow {
   const c = WEBHOOKS;
   return {
-    id: c.text(row, "id"), url: c.text(row, "url"), event_types: c.jsonStrings(row, "event_types"), secret: c.text(row, "secret"),
-    status: c.oneOf(row, "status", WEBHOOK_STATUSES), description: c.textOrNull(row, "description"), cursor_seq: c.integer(row, "cursor_seq"),
-    created_at: c.integer(row, "created_at"), created_by: c.text(row, "created_by"),
+    id: c.text(row, "id"),
+    url: c.text(row, "url"),
+    event_types: c.jsonStrings(row, "event_types"),
+    secret: c.text(row, "secret"),
+    status: c.oneOf(row, "status", WEBHOOK_STATUSES),
+    description: c.textOrNull(row, "description"),
+    cursor_seq: c.integer(row, "cursor_seq"),
+    created_at: c.integer(row, "created_at"),
+    created_by: c.text(row, "created_by"),
   };
 }
 
 function deliveryFromRow(row: Row): DeliveryRow {
   const c = DELIVERIES;
   return {
-    id: c.text(row, "id"), webhook_id: c.text(row, "webhook_id"), event_seq: c.integer(row, "event_seq"), event_id: c.text(row, "event_id"),
-    event_type: c.text(row, "event_type"), status: c.oneOf(row, "status", DELIVERY_STATUSES), attempts: c.integer(row, "attempts"),
-    next_attempt_at: c.integerOrNull(row, "next_attempt_at"), lease_owner: c.textOrNull(row, "lease_owner"), lease_until: c.integerOrNull(row, "lease_until"),
-    last_status: c.integerOrNull(row, "last_status"), last_error: c.textOrNull(row, "last_error"), created_at: c.integer(row, "created_at"),
+    id: c.text(row, "id"),
+    webhook_id: c.text(row, "webhook_id"),
+    event_seq: c.integer(row, "event_seq"),
+    event_id: c.text(row, "event_id"),
+    event_type: c.text(row, "event_type"),
+    status: c.oneOf(row, "status", DELIVERY_STATUSES),
+    attempts: c.integer(row, "attempts"),
+    next_attempt_at: c.integerOrNull(row, "next_attempt_at"),
+    lease_owner: c.textOrNull(row, "lease_owner"),
+    lease_until: c.integerOrNull(row, "lease_until"),
+    last_status: c.integerOrNull(row, "last_status"),
+    last_error: c.textOrNull(row, "last_error"),
+    created_at: c.integer(row, "created_at"),
     delivered_at: c.integerOrNull(row, "delivered_at"),
   };
 }
@@ -246,7 +267,7 @@ export class EventSql implements EventStore {
 
   async lastSeq(): Promise<number> {
     const row = await this.#db.get("SELECT MAX(seq) AS m FROM events");
-    return row === undefined ? 0 : EVENTS.integerOrNull(row, "m") ?? 0;
+    return row === undefined ? 0 : (EVENTS.integerOrNull(row, "m") ?? 0);
   }
 
   async eventBySeq(seq: number): Promise<StoredEvent | undefined> {
@@ -271,7 +292,13 @@ export class EventSql implements EventStore {
     return WEBHOOKS.integer((await this.#db.get("SELECT COUNT(*) AS c FROM webhooks WHERE status <> 'deleted'")) ?? {}, "c");
   }
 
-  async setWebhookStatus(id: string, from: readonly WebhookRow["status"][], to: WebhookRow["status"], at: number, by: string): Promise<boolean> {
+  async setWebhookStatus(
+    id: string,
+    from: readonly WebhookRow["status"][],
+    to: WebhookRow["status"],
+    at: number,
+    by: string,
+  ): Promise<boolean> {
     const changed = await this.#db.run(
       `UPDATE webhooks SET status = ?, changed_at = ?, changed_by = ? WHERE id = ? AND status IN (${from.map(() => "?").join(", ")})`,
       [to, at, by, id, ...from],
@@ -296,14 +323,24 @@ export class EventSql implements EventStore {
     await this.#db.run("UPDATE webhooks SET cursor_seq = ? WHERE id = ? AND cursor_seq < ?", [cursor, webhook.id, cursor]);
   }
 
-  async leaseDue(webhookId: string, owner: string, now: number, leaseUntil: number, limit: number, inFlightMax: number): Promise<DeliveryRow[]> {
+  async leaseDue(
+    webhookId: string,
+    owner: string,
+    now: number,
+    leaseUntil: number,
+    limit: number,
+    inFlightMax: number,
+  ): Promise<DeliveryRow[]> {
     // The webhook's row serialises leasing across replicas, so the in-flight bound holds for all of them.
     const lock = this.#db.dialect === "postgres" ? " FOR UPDATE" : "";
     if ((await this.#db.get(`SELECT id FROM webhooks WHERE id = ? AND status = 'active'${lock}`, [webhookId])) === undefined) return [];
-    const inFlight = DELIVERIES.integer((await this.#db.get(
-      "SELECT COUNT(*) AS c FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' AND lease_until IS NOT NULL AND lease_until > ?",
-      [webhookId, now],
-    )) ?? {}, "c");
+    const inFlight = DELIVERIES.integer(
+      (await this.#db.get(
+        "SELECT COUNT(*) AS c FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' AND lease_until IS NOT NULL AND lease_until > ?",
+        [webhookId, now],
+      )) ?? {},
+      "c",
+    );
     const room = Math.min(limit, inFlightMax - inFlight);
     if (room <= 0) return [];
     const due = await this.#db.all(
@@ -325,21 +362,27 @@ export class EventSql implements EventStore {
   async finishAttempt(id: string, owner: string, r: AttemptResult): Promise<boolean> {
     const owned = "WHERE id = ? AND lease_owner = ? AND status = 'pending'";
     if (r.kind === "delivered") {
-      return (await this.#db.run(
-        `UPDATE webhook_deliveries SET status = 'delivered', last_status = ?, last_error = NULL, delivered_at = ?, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL ${owned}`,
-        [r.status, r.at, id, owner],
-      )) === 1;
+      return (
+        (await this.#db.run(
+          `UPDATE webhook_deliveries SET status = 'delivered', last_status = ?, last_error = NULL, delivered_at = ?, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL ${owned}`,
+          [r.status, r.at, id, owner],
+        )) === 1
+      );
     }
     if (r.kind === "retry") {
-      return (await this.#db.run(
-        `UPDATE webhook_deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL ${owned}`,
-        [r.status, r.error, r.nextAt, id, owner],
-      )) === 1;
+      return (
+        (await this.#db.run(
+          `UPDATE webhook_deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL ${owned}`,
+          [r.status, r.error, r.nextAt, id, owner],
+        )) === 1
+      );
     }
-    return (await this.#db.run(
-      `UPDATE webhook_deliveries SET status = 'dead', last_status = ?, last_error = ?, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL ${owned}`,
-      [r.status, r.error, id, owner],
-    )) === 1;
+    return (
+      (await this.#db.run(
+        `UPDATE webhook_deliveries SET status = 'dead', last_status = ?, last_error = ?, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL ${owned}`,
+        [r.status, r.error, id, owner],
+      )) === 1
+    );
   }
 
   async nextDue(webhookId: string, now: number): Promise<number | null> {
@@ -360,13 +403,17 @@ export class EventSql implements EventStore {
     const afterClause = after === undefined ? "" : " AND id > ?";
     if (after !== undefined) params.push(after);
     params.push(limit);
-    return (await this.#db.all(`SELECT * FROM webhook_deliveries WHERE webhook_id = ?${afterClause} ORDER BY id LIMIT ?`, params)).map(deliveryFromRow);
+    return (await this.#db.all(`SELECT * FROM webhook_deliveries WHERE webhook_id = ?${afterClause} ORDER BY id LIMIT ?`, params)).map(
+      deliveryFromRow,
+    );
   }
 
   async redeliver(id: string, now: number): Promise<boolean> {
-    return (await this.#db.run(
-      "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
-      [now, id],
-    )) === 1;
+    return (
+      (await this.#db.run(
+        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?",
+        [now, id],
+      )) === 1
+    );
   }
 }

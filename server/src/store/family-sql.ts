@@ -30,13 +30,15 @@ CREATE TABLE family_instances (
 );
 CREATE INDEX family_instances_family ON family_instances (family_id, grant_id);
 `;
-  const guards = FAMILY_TABLES.map((t) => dialect === "sqlite"
-    ? `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;
+  const guards = FAMILY_TABLES.map((t) =>
+    dialect === "sqlite"
+      ? `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;
 CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`
-    // The trigger functions come from migration 1.
-    : `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
+      : // The trigger functions come from migration 1.
+        `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
 CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();
-CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`);
+CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`,
+  );
   return `${tables}\n${guards.join("\n")}`;
 }
 
@@ -91,16 +93,24 @@ const INSTANCES = new ColumnReader("family_instances");
 function familyFromRow(row: Row): FamilyVersionRow {
   const c = FAMILIES;
   return {
-    id: c.text(row, "id"), name: c.text(row, "name"), version: c.integer(row, "version"), content_hash: c.text(row, "content_hash"),
-    body: c.text(row, "body"), pushed_at: c.integer(row, "pushed_at"), pushed_by: c.text(row, "pushed_by"),
+    id: c.text(row, "id"),
+    name: c.text(row, "name"),
+    version: c.integer(row, "version"),
+    content_hash: c.text(row, "content_hash"),
+    body: c.text(row, "body"),
+    pushed_at: c.integer(row, "pushed_at"),
+    pushed_by: c.text(row, "pushed_by"),
   };
 }
 
 function instanceFromRow(row: Row): FamilyInstanceRow {
   const c = INSTANCES;
   return {
-    grant_id: c.text(row, "grant_id"), family_id: c.text(row, "family_id"), family_version: c.integer(row, "family_version"),
-    parameters: c.text(row, "parameters"), created_at: c.integer(row, "created_at"),
+    grant_id: c.text(row, "grant_id"),
+    family_id: c.text(row, "family_id"),
+    family_version: c.integer(row, "family_version"),
+    parameters: c.text(row, "parameters"),
+    created_at: c.integer(row, "created_at"),
   };
 }
 
@@ -122,9 +132,10 @@ export class FamilySql implements FamilyStore {
   }
 
   async getVersion(id: string, version?: number): Promise<FamilyVersionRow | undefined> {
-    const row = version === undefined
-      ? await this.#db.get("SELECT * FROM grant_families WHERE id = ? ORDER BY version DESC LIMIT 1", [id])
-      : await this.#db.get("SELECT * FROM grant_families WHERE id = ? AND version = ?", [id, version]);
+    const row =
+      version === undefined
+        ? await this.#db.get("SELECT * FROM grant_families WHERE id = ? ORDER BY version DESC LIMIT 1", [id])
+        : await this.#db.get("SELECT * FROM grant_families WHERE id = ? AND version = ?", [id, version]);
     return row === undefined ? undefined : familyFromRow(row);
   }
 
@@ -143,7 +154,10 @@ export class FamilySql implements FamilyStore {
       where.push("f.id > ?");
       params.push(after);
     }
-    const rows = await this.#db.all(`SELECT f.* FROM grant_families f WHERE ${where.join(" AND ")} ORDER BY f.id LIMIT ?`, [...params, limit]);
+    const rows = await this.#db.all(`SELECT f.* FROM grant_families f WHERE ${where.join(" AND ")} ORDER BY f.id LIMIT ?`, [
+      ...params,
+      limit,
+    ]);
     return rows.map(familyFromRow);
   }
 

@@ -40,11 +40,17 @@ export interface RetryPolicy {
  * caller: the error itself when it is not transient, a ContentionError when it was but the tries
  * (`attempts` made so far) or the time since `startedAt` (performance.now()) ran out.
  */
-export function afterFailure(policy: RetryPolicy, error: unknown, attempts: number, startedAt: number): { retryInMs: number } | { fail: unknown } {
+export function afterFailure(
+  policy: RetryPolicy,
+  error: unknown,
+  attempts: number,
+  startedAt: number,
+): { retryInMs: number } | { fail: unknown } {
   if (!policy.retryable(error)) return { fail: error };
   const elapsedMs = performance.now() - startedAt;
   const retryInMs = policy.delayMs(attempts + 1);
-  if (attempts >= policy.attempts || elapsedMs + retryInMs >= policy.budgetMs) return { fail: new ContentionError(error, attempts, elapsedMs) };
+  if (attempts >= policy.attempts || elapsedMs + retryInMs >= policy.budgetMs)
+    return { fail: new ContentionError(error, attempts, elapsedMs) };
   policy.onRetry?.();
   return { retryInMs };
 }
@@ -71,7 +77,12 @@ export class GroupCommitFull extends ContentionError {
   readonly queuedMax: number;
 
   constructor(queuedMax: number) {
-    super(undefined, 0, 0, `the server holds ${queuedMax} transactions waiting for their commit, its limit, and refused this one before it ran`);
+    super(
+      undefined,
+      0,
+      0,
+      `the server holds ${queuedMax} transactions waiting for their commit, its limit, and refused this one before it ran`,
+    );
     this.name = "GroupCommitFull";
     this.queuedMax = queuedMax;
   }
@@ -179,7 +190,12 @@ export class GroupCommit {
     this.#ordered = options.ordered ?? false;
     this.#onBatch = options.onBatch;
     this.#onFailure = options.onFailure;
-    this.#lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => ({ queue: [], scheduled: false, inFlight: 0, admitted: 0 }));
+    this.#lanes = Array.from({ length: Math.max(1, options.lanes ?? 1) }, () => ({
+      queue: [],
+      scheduled: false,
+      inFlight: 0,
+      admitted: 0,
+    }));
     this.#queuedMax = options.queuedMax ?? GROUP_COMMIT_LIMITS.queuedMax;
   }
 
@@ -198,7 +214,16 @@ export class GroupCommit {
     }
     lane.admitted += 1;
     return new Promise<T>((resolve, reject) => {
-      this.#enqueue({ fn, attempts: 0, submittedAt: performance.now(), order, batchable, lane, resolve: resolve as (value: unknown) => void, reject });
+      this.#enqueue({
+        fn,
+        attempts: 0,
+        submittedAt: performance.now(),
+        order,
+        batchable,
+        lane,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
     });
   }
 
@@ -219,13 +244,15 @@ export class GroupCommit {
       const batch = lane.queue.splice(0, BATCH_MAX);
       if (this.#ordered) batch.sort(byOrder);
       lane.inFlight += 1;
-      void this.#open((connection) => this.#commit(connection, batch)).catch((error: unknown) => {
-        // The connection could not be had: the batch never began.
-        for (const item of batch) this.#settle(item, { ok: false, error });
-      }).finally(() => {
-        lane.inFlight -= 1;
-        this.#flush(lane);
-      });
+      void this.#open((connection) => this.#commit(connection, batch))
+        .catch((error: unknown) => {
+          // The connection could not be had: the batch never began.
+          for (const item of batch) this.#settle(item, { ok: false, error });
+        })
+        .finally(() => {
+          lane.inFlight -= 1;
+          this.#flush(lane);
+        });
     }
   }
 
@@ -236,7 +263,8 @@ export class GroupCommit {
       item.resolve(outcome.value);
       return;
     }
-    const next = this.#retry === undefined ? { fail: outcome.error } : afterFailure(this.#retry, outcome.error, item.attempts, item.submittedAt);
+    const next =
+      this.#retry === undefined ? { fail: outcome.error } : afterFailure(this.#retry, outcome.error, item.attempts, item.submittedAt);
     // Still counted while it waits to be tried again: it was admitted, and will be answered.
     if ("retryInMs" in next) setTimeout(() => this.#enqueue(item), next.retryInMs);
     else {
@@ -279,7 +307,10 @@ export class GroupCommit {
       await db.beginBatch();
       const done = new Map<Pending, { value: unknown } | undefined>();
       if (stepped !== undefined) {
-        const values = await stepped.step(db, stepped.items.map((item) => item.batchable!.input));
+        const values = await stepped.step(
+          db,
+          stepped.items.map((item) => item.batchable!.input),
+        );
         for (const [i, item] of stepped.items.entries()) done.set(item, values[i]);
       }
       for (const [index, item] of batch.entries()) {

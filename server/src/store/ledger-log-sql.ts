@@ -16,9 +16,10 @@ export const LEDGER_LOG_TABLES = ["ledger_pending", "ledger_leaves", "ledger_nod
  * sealed. Safe to apply twice.
  */
 export function ledgerLogMigrationSql(dialect: Dialect): string {
-  const pending = dialect === "sqlite"
-    ? "CREATE TABLE IF NOT EXISTS ledger_pending (pos INTEGER PRIMARY KEY AUTOINCREMENT, ledger_id TEXT NOT NULL UNIQUE);"
-    : "CREATE TABLE IF NOT EXISTS ledger_pending (pos BIGSERIAL PRIMARY KEY, ledger_id TEXT NOT NULL UNIQUE);";
+  const pending =
+    dialect === "sqlite"
+      ? "CREATE TABLE IF NOT EXISTS ledger_pending (pos INTEGER PRIMARY KEY AUTOINCREMENT, ledger_id TEXT NOT NULL UNIQUE);"
+      : "CREATE TABLE IF NOT EXISTS ledger_pending (pos BIGSERIAL PRIMARY KEY, ledger_id TEXT NOT NULL UNIQUE);";
   const tables = `${pending}
 CREATE TABLE IF NOT EXISTS ledger_leaves (
   position BIGINT PRIMARY KEY,
@@ -36,20 +37,21 @@ INSERT INTO ledger_pending (ledger_id) SELECT id FROM ledger
   ORDER BY created_at, tree_id, seq;
 `;
   const sealed = ["ledger_leaves", "ledger_nodes"];
-  const guards = dialect === "sqlite"
-    ? sealed.flatMap((t) => [
-      `CREATE TRIGGER IF NOT EXISTS ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`,
-      `CREATE TRIGGER IF NOT EXISTS ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`,
-    ])
-    // The trigger functions come from migration 1.
-    : sealed.flatMap((t) => [
-      `DROP TRIGGER IF EXISTS ${t}_sealed ON ${t};`,
-      `DROP TRIGGER IF EXISTS ${t}_kept ON ${t};`,
-      `DROP TRIGGER IF EXISTS ${t}_kept_truncate ON ${t};`,
-      `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`,
-      `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();`,
-      `CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`,
-    ]);
+  const guards =
+    dialect === "sqlite"
+      ? sealed.flatMap((t) => [
+          `CREATE TRIGGER IF NOT EXISTS ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`,
+          `CREATE TRIGGER IF NOT EXISTS ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`,
+        ])
+      : // The trigger functions come from migration 1.
+        sealed.flatMap((t) => [
+          `DROP TRIGGER IF EXISTS ${t}_sealed ON ${t};`,
+          `DROP TRIGGER IF EXISTS ${t}_kept ON ${t};`,
+          `DROP TRIGGER IF EXISTS ${t}_kept_truncate ON ${t};`,
+          `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`,
+          `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();`,
+          `CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`,
+        ]);
   return `${tables}${guards.join("\n")}\n`;
 }
 
@@ -75,7 +77,11 @@ export interface LedgerLogStore {
   /** The oldest records waiting for a position, at most `limit`. */
   pending(limit: number): Promise<PendingRecord[]>;
   /** Logs leaves and the perfect subtrees they complete, and takes their records off the waiting list. */
-  append(leaves: readonly { position: number; ledger_id: string; leaf_hash: string }[], nodes: readonly { level: number; index: number; hash: string }[], done: readonly string[]): Promise<void>;
+  append(
+    leaves: readonly { position: number; ledger_id: string; leaf_hash: string }[],
+    nodes: readonly { level: number; index: number; hash: string }[],
+    done: readonly string[],
+  ): Promise<void>;
   /** Hex hashes of perfect subtrees (`level` 0: leaves), by `level:index`; absent ones are left out. */
   nodes(parts: readonly { level: number; index: number }[]): Promise<Map<string, string>>;
   /** The position of a record's leaf; undefined until it is logged. */
@@ -123,15 +129,25 @@ export class LedgerLogSql implements LedgerLogStore {
     return rows.map((row: Row) => ({ ledger_id: PENDING.text(row, "ledger_id"), hash: PENDING.textOrNull(row, "hash") }));
   }
 
-  async append(leaves: readonly { position: number; ledger_id: string; leaf_hash: string }[], nodes: readonly { level: number; index: number; hash: string }[], done: readonly string[]): Promise<void> {
+  async append(
+    leaves: readonly { position: number; ledger_id: string; leaf_hash: string }[],
+    nodes: readonly { level: number; index: number; hash: string }[],
+    done: readonly string[],
+  ): Promise<void> {
     // Rows a statement, so that a batch is a few statements and not one per row.
     for (let i = 0; i < leaves.length; i += ROWS_PER_STATEMENT) {
       const chunk = leaves.slice(i, i + ROWS_PER_STATEMENT);
-      await this.#db.run(`INSERT INTO ledger_leaves (position, ledger_id, leaf_hash) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}`, chunk.flatMap((l) => [l.position, l.ledger_id, l.leaf_hash]));
+      await this.#db.run(
+        `INSERT INTO ledger_leaves (position, ledger_id, leaf_hash) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}`,
+        chunk.flatMap((l) => [l.position, l.ledger_id, l.leaf_hash]),
+      );
     }
     for (let i = 0; i < nodes.length; i += ROWS_PER_STATEMENT) {
       const chunk = nodes.slice(i, i + ROWS_PER_STATEMENT);
-      await this.#db.run(`INSERT INTO ledger_nodes (level, idx, hash) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}`, chunk.flatMap((n) => [n.level, n.index, n.hash]));
+      await this.#db.run(
+        `INSERT INTO ledger_nodes (level, idx, hash) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}`,
+        chunk.flatMap((n) => [n.level, n.index, n.hash]),
+      );
     }
     for (let i = 0; i < done.length; i += ROWS_PER_STATEMENT) {
       const chunk = done.slice(i, i + ROWS_PER_STATEMENT);
@@ -145,7 +161,10 @@ export class LedgerLogSql implements LedgerLogStore {
     const inner = parts.filter((p) => p.level > 0);
     for (let i = 0; i < leaves.length; i += PARTS_PER_QUERY) {
       const chunk = leaves.slice(i, i + PARTS_PER_QUERY);
-      const rows = await this.#db.all(`SELECT position, leaf_hash FROM ledger_leaves WHERE position IN (${chunk.map(() => "?").join(", ")})`, chunk);
+      const rows = await this.#db.all(
+        `SELECT position, leaf_hash FROM ledger_leaves WHERE position IN (${chunk.map(() => "?").join(", ")})`,
+        chunk,
+      );
       for (const row of rows) found.set(partKey(0, LEAVES.integer(row, "position")), LEAVES.text(row, "leaf_hash"));
     }
     for (let i = 0; i < inner.length; i += PARTS_PER_QUERY / 2) {
@@ -171,10 +190,14 @@ export class LedgerLogSql implements LedgerLogStore {
       [from, limit],
     );
     return rows.map((row) => ({
-      position: LEAVES.integer(row, "position"), ledger_id: LEAVES.text(row, "ledger_id"), leaf_hash: LEAVES.text(row, "leaf_hash"),
+      position: LEAVES.integer(row, "position"),
+      ledger_id: LEAVES.text(row, "ledger_id"),
+      leaf_hash: LEAVES.text(row, "leaf_hash"),
       // A logged record missing from the ledger reads as no record: the check reports it at its position.
-      record: row["hash"] === null ? undefined
-        : { prev_hash: LEDGER.text(row, "prev_hash"), hash: LEDGER.text(row, "hash"), record: LEDGER.text(row, "record") },
+      record:
+        row["hash"] === null
+          ? undefined
+          : { prev_hash: LEDGER.text(row, "prev_hash"), hash: LEDGER.text(row, "hash"), record: LEDGER.text(row, "record") },
     }));
   }
 }

@@ -168,11 +168,14 @@ CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
 `;
 
 function sqliteGuards(): string {
-  const keep = KEPT_TABLES.map((t) =>
-    `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`);
-  const seal = SEALED_TABLES.map((t) =>
-    `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`);
-  const ledgerDelete = "CREATE TRIGGER ledger_kept BEFORE DELETE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are never deleted'); END;";
+  const keep = KEPT_TABLES.map(
+    (t) => `CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are never deleted'); END;`,
+  );
+  const seal = SEALED_TABLES.map(
+    (t) => `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} BEGIN SELECT RAISE(ABORT, '${t} records are sealed'); END;`,
+  );
+  const ledgerDelete =
+    "CREATE TRIGGER ledger_kept BEFORE DELETE ON ledger BEGIN SELECT RAISE(ABORT, 'ledger records are never deleted'); END;";
   return [...keep, ...seal, ledgerDelete].join("\n");
 }
 
@@ -182,11 +185,14 @@ CREATE FUNCTION authority_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION '% records are never deleted', TG_TABLE_NAME; END $$;
 CREATE FUNCTION authority_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION '% records are sealed', TG_TABLE_NAME; END $$;`;
-  const keep = [...KEPT_TABLES, "ledger"].map((t) => `
+  const keep = [...KEPT_TABLES, "ledger"].map(
+    (t) => `
 CREATE TRIGGER ${t}_kept BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
-CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`);
-  const seal = SEALED_TABLES.map((t) =>
-    `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`);
+CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`,
+  );
+  const seal = SEALED_TABLES.map(
+    (t) => `CREATE TRIGGER ${t}_sealed BEFORE UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update();`,
+  );
   return [functions, ...keep, ...seal].join("\n");
 }
 
@@ -267,7 +273,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
 const MIGRATION_LOCK = 727_274_001;
 
 /** The statement triggers refusing TRUNCATE, one a line in migrations 1 and 4. */
-const TRUNCATE_GUARD = /^CREATE TRIGGER \w+_kept_truncate BEFORE TRUNCATE ON \w+ FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete\(\);$\n?/gm;
+const TRUNCATE_GUARD =
+  /^CREATE TRIGGER \w+_kept_truncate BEFORE TRUNCATE ON \w+ FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete\(\);$\n?/gm;
 
 /** A migration's SQL for the engine: without the TRUNCATE guard where the engine has no statement triggers. */
 function migrationSql(migration: Migration, dialect: Dialect, engine: EngineProfile): string {
@@ -278,12 +285,19 @@ function migrationSql(migration: Migration, dialect: Dialect, engine: EngineProf
 /** A database holding migrations this release does not know: a newer release wrote it. */
 export class SchemaTooNew extends Error {
   constructor(readonly versions: readonly number[]) {
-    super(`the database has schema migration${versions.length === 1 ? "" : "s"} ${versions.map((v) => `\`${v}\``).join(", ")}, which this release does not know (it knows 1 to ${MIGRATIONS[MIGRATIONS.length - 1]!.version}): run the release that applied them, or restore the backup taken before the upgrade`);
+    super(
+      `the database has schema migration${versions.length === 1 ? "" : "s"} ${versions.map((v) => `\`${v}\``).join(", ")}, which this release does not know (it knows 1 to ${MIGRATIONS[MIGRATIONS.length - 1]!.version}): run the release that applied them, or restore the backup taken before the upgrade`,
+    );
   }
 }
 
 /** Applies every migration not yet applied; answers the versions it applied. Refuses a database a newer release migrated. */
-export async function runMigrations(db: SqlDriver, now: number, schema?: string, engine: EngineProfile = POSTGRESQL_PROFILE): Promise<number[]> {
+export async function runMigrations(
+  db: SqlDriver,
+  now: number,
+  schema?: string,
+  engine: EngineProfile = POSTGRESQL_PROFILE,
+): Promise<number[]> {
   // A lock row needs its table before the lock: the schema and the table are made first, each
   // on its own and safe to race (engine.ts).
   if (db.dialect === "postgres" && engine.locks === "rows") await prepareLockTable(db, schema);

@@ -58,8 +58,12 @@ export class StoreObservations {
 
   /** Adds another thread's counts. */
   add(delta: ObservationDelta): void {
-    delta.batchBuckets.forEach((n, i) => { if (i < this.batchBuckets.length) this.batchBuckets[i]! += n; });
-    delta.errors.forEach((n, i) => { if (i < this.errors.length) this.errors[i]! += n; });
+    delta.batchBuckets.forEach((n, i) => {
+      if (i < this.batchBuckets.length) this.batchBuckets[i]! += n;
+    });
+    delta.errors.forEach((n, i) => {
+      if (i < this.errors.length) this.errors[i]! += n;
+    });
     this.batchSum += delta.batchSum;
     this.batchCount += delta.batchCount;
   }

@@ -88,12 +88,18 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   if (engine.engine !== "postgresql") throw new EngineNeedsPostgresUrl(engine.engine);
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  return new SqlStore(new SqliteDriver(path, {
-    temporaryInMemory: options.temporaryInMemory ?? false, checkpointThread: options.checkpointThread ?? false,
-    ...(options.walCheckpointFrames === undefined ? {} : { walCheckpointFrames: options.walCheckpointFrames }),
-    ...(options.observations === undefined ? {} : { observations: options.observations }),
-    ...(options.durability === undefined ? {} : { durability: options.durability }),
-  }), undefined, undefined, options.observations);
+  return new SqlStore(
+    new SqliteDriver(path, {
+      temporaryInMemory: options.temporaryInMemory ?? false,
+      checkpointThread: options.checkpointThread ?? false,
+      ...(options.walCheckpointFrames === undefined ? {} : { walCheckpointFrames: options.walCheckpointFrames }),
+      ...(options.observations === undefined ? {} : { observations: options.observations }),
+      ...(options.durability === undefined ? {} : { durability: options.durability }),
+    }),
+    undefined,
+    undefined,
+    options.observations,
+  );
 }
 
 /** Opens the database, applies pending migrations and closes it; answers the versions applied. */

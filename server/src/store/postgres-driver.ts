@@ -137,7 +137,9 @@ type Connect = () => Promise<pg.PoolClient>;
  * then costs one system call instead of one each.
  */
 function corked(client: pg.PoolClient): void {
-  const socket = (client as unknown as pg.Client).connection?.stream as { cork?: () => void; uncork?: () => void; writableCorked?: number } | undefined;
+  const socket = (client as unknown as pg.Client).connection?.stream as
+    | { cork?: () => void; uncork?: () => void; writableCorked?: number }
+    | undefined;
   if (socket?.cork === undefined || socket.uncork === undefined || (socket.writableCorked ?? 0) > 0) return;
   socket.cork();
   process.nextTick(() => socket.uncork!());
@@ -210,12 +212,18 @@ class PostgresSession implements SqlDriver {
   async exec(sql: string): Promise<void> {
     const client = this.#client;
     if (!(client instanceof pg.Pool)) {
-      await client.query(sql).catch((error: unknown) => { watch(client, error); throw error; });
+      await client.query(sql).catch((error: unknown) => {
+        watch(client, error);
+        throw error;
+      });
       return;
     }
     const connection = await (this.#connect ?? (() => client.connect()))();
     try {
-      await connection.query(sql).catch((error: unknown) => { watch(connection, error); throw error; });
+      await connection.query(sql).catch((error: unknown) => {
+        watch(connection, error);
+        throw error;
+      });
     } finally {
       release(connection);
     }
@@ -228,7 +236,9 @@ class PostgresSession implements SqlDriver {
   /** Only a transaction's connection may write events: a statement on the pool would commit one unnumbered. */
   get markOutboxWritten(): (() => void) | undefined {
     if (this.#client instanceof pg.Pool) return undefined;
-    return () => { this.outboxWritten = true; };
+    return () => {
+      this.outboxWritten = true;
+    };
   }
 
   async close(): Promise<void> {}
@@ -248,7 +258,10 @@ async function committedWithOutbox(client: pg.PoolClient, session: PostgresSessi
 
 /** COMMIT, which PostgreSQL answers with ROLLBACK, not an error, when the transaction had failed. */
 async function committed(client: pg.PoolClient): Promise<void> {
-  const result = await client.query("COMMIT").catch((error: unknown) => { watch(client, error); throw error; });
+  const result = await client.query("COMMIT").catch((error: unknown) => {
+    watch(client, error);
+    throw error;
+  });
   if (result.command === "ROLLBACK") throw new Error("the transaction had failed and was rolled back");
 }
 
@@ -266,7 +279,10 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   }
 
   async beginBatch(): Promise<void> {
-    await this.#client.query(this.#begin).catch((error: unknown) => { watch(this.#client, error); throw error; });
+    await this.#client.query(this.#begin).catch((error: unknown) => {
+      watch(this.#client, error);
+      throw error;
+    });
   }
 
   async endBatch(commit: boolean): Promise<void> {
@@ -342,19 +358,28 @@ export class PostgresDriver implements SqlDriver {
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
     this.#session = new PostgresSession(this.#pool, this.#named, this.#retry, () => this.#connect());
-    this.#group = new GroupCommit(async (work) => {
-      const client = await this.#connect();
-      try {
-        await work(new PostgresBatch(client, this.#named, this.#begin));
-      } finally {
-        release(client);
-      }
-    }, {
-      lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes, concurrency: 1, retry: this.#retry, ordered: true,
-      ...(options.observations === undefined ? {} : {
-        onBatch: (size: number) => options.observations!.batch(size), onFailure: (error: unknown) => observeFailure(options.observations, error),
-      }),
-    });
+    this.#group = new GroupCommit(
+      async (work) => {
+        const client = await this.#connect();
+        try {
+          await work(new PostgresBatch(client, this.#named, this.#begin));
+        } finally {
+          release(client);
+        }
+      },
+      {
+        lanes: options.groupLanes ?? POSTGRES_LIMITS.groupLanes,
+        concurrency: 1,
+        retry: this.#retry,
+        ordered: true,
+        ...(options.observations === undefined
+          ? {}
+          : {
+              onBatch: (size: number) => options.observations!.batch(size),
+              onFailure: (error: unknown) => observeFailure(options.observations, error),
+            }),
+      },
+    );
   }
 
   /** Transactions answered by a batch step (decision 0318) in a committed batch since the driver was made. */
@@ -426,13 +451,19 @@ export class PostgresDriver implements SqlDriver {
     }
     const hosts = this.#ring.hosts.urls.length;
     const why = last instanceof Error ? `: ${last.message}` : "";
-    throw new DatabaseUnavailableError(`${hosts === 1 ? "the database does not accept connections" : `none of the ${hosts} database hosts is a primary that accepts connections`}${why}`, last);
+    throw new DatabaseUnavailableError(
+      `${hosts === 1 ? "the database does not accept connections" : `none of the ${hosts} database hosts is a primary that accepts connections`}${why}`,
+      last,
+    );
   }
 
   async #once<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
     const client = await this.#connect();
     try {
-      await client.query(this.#begin).catch((error: unknown) => { watch(client, error); throw error; });
+      await client.query(this.#begin).catch((error: unknown) => {
+        watch(client, error);
+        throw error;
+      });
       const session = new PostgresSession(client, this.#named);
       const result = await fn(session);
       await committedWithOutbox(client, session, this.#named);

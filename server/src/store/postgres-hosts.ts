@@ -42,7 +42,8 @@ export function databaseHosts(url: string): DatabaseHosts {
   if (parts === null) throw new DatabaseUrlError("the database URL is not a postgres:// URL");
   const [, scheme, user = "", hostList = "", rest = ""] = parts;
   const hosts = hostList === "" ? [] : hostList.split(",");
-  if (hosts.length > HOST_LIMITS.hosts) throw new DatabaseUrlError(`the database URL names ${hosts.length} hosts; at most ${HOST_LIMITS.hosts}`);
+  if (hosts.length > HOST_LIMITS.hosts)
+    throw new DatabaseUrlError(`the database URL names ${hosts.length} hosts; at most ${HOST_LIMITS.hosts}`);
   const query = rest.indexOf("?");
   const params = new URLSearchParams(query < 0 ? "" : rest.slice(query + 1));
   const attrs = params.get("target_session_attrs");
@@ -105,14 +106,17 @@ export function ringClient(ring: HostRing): typeof pg.Client {
       const done = this.#connectWritable().then(() => this as pg.Client);
       if (callback === undefined) return done;
       const answer = callback as (error: Error | null, client?: pg.Client) => void;
-      done.then((client) => answer(null, client), (error: Error) => answer(error));
+      done.then(
+        (client) => answer(null, client),
+        (error: Error) => answer(error),
+      );
       return undefined;
     }
 
     async #connectWritable(): Promise<void> {
       try {
         await super.connect();
-        if (!ring.hosts.primaryOnly || await writable(this as pg.Client)) return;
+        if (!ring.hosts.primaryOnly || (await writable(this as pg.Client))) return;
       } catch (error) {
         if (isDatabaseUnavailable(error)) ring.failed(this.#host);
         throw error;

@@ -63,7 +63,10 @@ export class StoreRowError extends Error {
   readonly column: string;
 
   constructor(table: string, column: string, expected: string, value: unknown, cause?: unknown) {
-    super(`the database returned a row of \`${table}\` whose column \`${column}\` is not ${expected}: ${quoted(value)}`, cause === undefined ? undefined : { cause });
+    super(
+      `the database returned a row of \`${table}\` whose column \`${column}\` is not ${expected}: ${quoted(value)}`,
+      cause === undefined ? undefined : { cause },
+    );
     this.name = "StoreRowError";
     this.table = table;
     this.column = column;

@@ -19,10 +19,11 @@ CREATE TABLE IF NOT EXISTS signing_keys (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS signing_keys_one_active ON signing_keys (status) WHERE status = 'active';
 `;
-  const guard = dialect === "sqlite"
-    ? "CREATE TRIGGER IF NOT EXISTS signing_keys_kept BEFORE DELETE ON signing_keys BEGIN SELECT RAISE(ABORT, 'signing_keys records are never deleted'); END;"
-    // The trigger function comes from migration 1.
-    : `DROP TRIGGER IF EXISTS signing_keys_kept ON signing_keys;
+  const guard =
+    dialect === "sqlite"
+      ? "CREATE TRIGGER IF NOT EXISTS signing_keys_kept BEFORE DELETE ON signing_keys BEGIN SELECT RAISE(ABORT, 'signing_keys records are never deleted'); END;"
+      : // The trigger function comes from migration 1.
+        `DROP TRIGGER IF EXISTS signing_keys_kept ON signing_keys;
 DROP TRIGGER IF EXISTS signing_keys_kept_truncate ON signing_keys;
 CREATE TRIGGER signing_keys_kept BEFORE DELETE ON signing_keys FOR EACH ROW EXECUTE FUNCTION authority_refuse_delete();
 CREATE TRIGGER signing_keys_kept_truncate BEFORE TRUNCATE ON signing_keys FOR EACH STATEMENT EXECUTE FUNCTION authority_refuse_delete();`;
@@ -62,8 +63,13 @@ const STATUSES: readonly SigningKeyRow["status"][] = ["active", "retired"];
 function rowToKey(row: Row): SigningKeyRow {
   const c = KEYS;
   return {
-    kid: c.text(row, "kid"), alg: c.oneOf(row, "alg", ALGS), public_key: c.text(row, "public_key"), sealed_private_key: c.text(row, "sealed_private_key"),
-    status: c.oneOf(row, "status", STATUSES), created_at: c.integer(row, "created_at"), retired_at: c.integerOrNull(row, "retired_at"),
+    kid: c.text(row, "kid"),
+    alg: c.oneOf(row, "alg", ALGS),
+    public_key: c.text(row, "public_key"),
+    sealed_private_key: c.text(row, "sealed_private_key"),
+    status: c.oneOf(row, "status", STATUSES),
+    created_at: c.integer(row, "created_at"),
+    retired_at: c.integerOrNull(row, "retired_at"),
   };
 }
 
@@ -90,6 +96,9 @@ export class SigningKeySql implements SigningKeyStore {
   }
 
   async retire(kid: string, at: number): Promise<boolean> {
-    return (await this.#db.run("UPDATE signing_keys SET status = 'retired', retired_at = ? WHERE kid = ? AND status = 'active'", [at, kid])) === 1;
+    return (
+      (await this.#db.run("UPDATE signing_keys SET status = 'retired', retired_at = ? WHERE kid = ? AND status = 'active'", [at, kid])) ===
+      1
+    );
   }
 }

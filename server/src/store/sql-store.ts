@@ -15,13 +15,34 @@ import { ColumnReader, insertSql, parameters, StoreRowError } from "./rows.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
 import type {
-  AgentRecord, CertificateRecord, EnforcementMode, GrantEventRecord, GrantRecord, GrantUsage, HeldTree, KeyRecord,
-  DecisionBatchStore, GrantFilter, Page, Revocation, Store, StoreBatchable, StoredGrantStatus,
+  AgentRecord,
+  CertificateRecord,
+  EnforcementMode,
+  GrantEventRecord,
+  GrantRecord,
+  GrantUsage,
+  HeldTree,
+  KeyRecord,
+  DecisionBatchStore,
+  GrantFilter,
+  Page,
+  Revocation,
+  Store,
+  StoreBatchable,
+  StoredGrantStatus,
 } from "./store.js";
 import { DecisionBatchSql } from "./decision-batch-sql.js";
 
 const TABLES = [
-  "agents", "api_keys", "certificates", "grants", "grant_events", "ledger", "charges", "decision_approvals", "idempotency_keys",
+  "agents",
+  "api_keys",
+  "certificates",
+  "grants",
+  "grant_events",
+  "ledger",
+  "charges",
+  "decision_approvals",
+  "idempotency_keys",
   ...BREAKER_TABLES,
   ...FAMILY_TABLES,
   ...EVENT_TABLES,
@@ -40,7 +61,14 @@ const PRINCIPAL_TYPES: readonly GrantRecord["principal_type"][] = ["human", "tea
 const DELEGATION_POLICIES: readonly GrantRecord["delegation_policy"][] = ["none", "attenuating"];
 const ENFORCEMENT_MODES: readonly EnforcementMode[] = ["observe", "enforce"];
 const GRANT_STATUSES: readonly StoredGrantStatus[] = ["pending_approval", "active", "revoked"];
-const GRANT_EVENT_KINDS: readonly GrantEventRecord["kind"][] = ["issued", "delegated", "approved", "enforcement_escalated", "revoked", "approval_wait_abandoned"];
+const GRANT_EVENT_KINDS: readonly GrantEventRecord["kind"][] = [
+  "issued",
+  "delegated",
+  "approved",
+  "enforcement_escalated",
+  "revoked",
+  "approval_wait_abandoned",
+];
 
 /** Keys by the hash of their secret; null: no key has it. */
 const KEY_BY_HASH = new CacheKind<KeyRecord | null>();
@@ -61,11 +89,17 @@ function deepFreeze<T>(value: T): T {
 function keyFromRow(row: Row): KeyRecord {
   const c = KEYS;
   return {
-    id: c.text(row, "id"), hash: c.text(row, "hash"), identity: c.text(row, "identity"),
-    kind: c.oneOf(row, "kind", KEY_KINDS), roles: c.jsonWords(row, "roles", ROLES),
-    agent_id: c.textOrNull(row, "agent_id"), email: c.textOrNull(row, "email"),
-    created_at: c.integer(row, "created_at"), created_by: c.textOrNull(row, "created_by"),
-    revoked_at: c.integerOrNull(row, "revoked_at"), revoked_by: c.textOrNull(row, "revoked_by"),
+    id: c.text(row, "id"),
+    hash: c.text(row, "hash"),
+    identity: c.text(row, "identity"),
+    kind: c.oneOf(row, "kind", KEY_KINDS),
+    roles: c.jsonWords(row, "roles", ROLES),
+    agent_id: c.textOrNull(row, "agent_id"),
+    email: c.textOrNull(row, "email"),
+    created_at: c.integer(row, "created_at"),
+    created_by: c.textOrNull(row, "created_by"),
+    revoked_at: c.integerOrNull(row, "revoked_at"),
+    revoked_by: c.textOrNull(row, "revoked_by"),
     revocation_reason: c.textOrNull(row, "revocation_reason"),
   };
 }
@@ -73,21 +107,32 @@ function keyFromRow(row: Row): KeyRecord {
 function agentFromRow(row: Row): AgentRecord {
   const c = AGENTS;
   return {
-    id: c.text(row, "id"), name: c.text(row, "name"), description: c.textOrNull(row, "description"),
-    created_at: c.integer(row, "created_at"), created_by: c.text(row, "created_by"),
+    id: c.text(row, "id"),
+    name: c.text(row, "name"),
+    description: c.textOrNull(row, "description"),
+    created_at: c.integer(row, "created_at"),
+    created_by: c.text(row, "created_by"),
   };
 }
 
 function certificateFromRow(row: Row): CertificateRecord {
   const c = CERTIFICATES;
   return {
-    id: c.text(row, "id"), agent_id: c.text(row, "agent_id"), environment: c.text(row, "environment"),
-    issued_by: c.text(row, "issued_by"), issued_by_email: c.textOrNull(row, "issued_by_email"),
-    issued_at: c.integer(row, "issued_at"), basis: c.text(row, "basis"),
-    provenance_version: c.text(row, "provenance_version"), manifest_hash: c.text(row, "manifest_hash"),
-    content_hash: c.text(row, "content_hash"), market_profile: c.textOrNull(row, "market_profile"),
-    checks: c.jsonStrings(row, "checks"), revoked_at: c.integerOrNull(row, "revoked_at"),
-    revoked_by: c.textOrNull(row, "revoked_by"), revocation_reason: c.textOrNull(row, "revocation_reason"),
+    id: c.text(row, "id"),
+    agent_id: c.text(row, "agent_id"),
+    environment: c.text(row, "environment"),
+    issued_by: c.text(row, "issued_by"),
+    issued_by_email: c.textOrNull(row, "issued_by_email"),
+    issued_at: c.integer(row, "issued_at"),
+    basis: c.text(row, "basis"),
+    provenance_version: c.text(row, "provenance_version"),
+    manifest_hash: c.text(row, "manifest_hash"),
+    content_hash: c.text(row, "content_hash"),
+    market_profile: c.textOrNull(row, "market_profile"),
+    checks: c.jsonStrings(row, "checks"),
+    revoked_at: c.integerOrNull(row, "revoked_at"),
+    revoked_by: c.textOrNull(row, "revoked_by"),
+    revocation_reason: c.textOrNull(row, "revocation_reason"),
     superseded_by: c.textOrNull(row, "superseded_by"),
   };
 }
@@ -106,23 +151,38 @@ function grantFromRow(row: Row): GrantRecord {
   const scope = c.jsonObject(row, "scope");
   if (!isScope(scope)) throw new StoreRowError("grants", "scope", "a scope with a `tool` list of strings", row["scope"]);
   const conditions = c.jsonObject(row, "conditions");
-  if (!isConditions(conditions)) throw new StoreRowError("grants", "conditions", "conditions with a boolean `clean_context`", row["conditions"]);
+  if (!isConditions(conditions))
+    throw new StoreRowError("grants", "conditions", "conditions with a boolean `clean_context`", row["conditions"]);
   return {
-    id: c.text(row, "id"), root_id: c.text(row, "root_id"), parent_id: c.textOrNull(row, "parent_id"),
-    depth: c.integer(row, "depth"), agent_id: c.text(row, "agent_id"),
+    id: c.text(row, "id"),
+    root_id: c.text(row, "root_id"),
+    parent_id: c.textOrNull(row, "parent_id"),
+    depth: c.integer(row, "depth"),
+    agent_id: c.text(row, "agent_id"),
     principal_type: c.oneOf(row, "principal_type", PRINCIPAL_TYPES),
-    principal_id: c.text(row, "principal_id"), scope,
-    budget_amount_minor: c.integer(row, "budget_amount_minor"), budget_currency: c.textOrNull(row, "budget_currency"),
-    budget_count: c.integerOrNull(row, "budget_count"), ttl_hours: c.integer(row, "ttl_hours"),
-    conditions, policy: c.textOrNull(row, "policy"),
+    principal_id: c.text(row, "principal_id"),
+    scope,
+    budget_amount_minor: c.integer(row, "budget_amount_minor"),
+    budget_currency: c.textOrNull(row, "budget_currency"),
+    budget_count: c.integerOrNull(row, "budget_count"),
+    ttl_hours: c.integer(row, "ttl_hours"),
+    conditions,
+    policy: c.textOrNull(row, "policy"),
     delegation_policy: c.oneOf(row, "delegation_policy", DELEGATION_POLICIES),
-    delegation_depth_max: c.integerOrNull(row, "delegation_depth_max"), audience: c.textOrNull(row, "audience"),
+    delegation_depth_max: c.integerOrNull(row, "delegation_depth_max"),
+    audience: c.textOrNull(row, "audience"),
     enforcement_mode: c.oneOf(row, "enforcement_mode", ENFORCEMENT_MODES),
-    status: c.oneOf(row, "status", GRANT_STATUSES), approval_required: c.flag(row, "approval_required"),
-    issued_at: c.integer(row, "issued_at"), expires_at: c.integer(row, "expires_at"), issued_by: c.text(row, "issued_by"),
-    approved_by: c.textOrNull(row, "approved_by"), approved_at: c.integerOrNull(row, "approved_at"),
-    family_id: c.textOrNull(row, "family_id"), family_version: c.textOrNull(row, "family_version"),
-    revoked_at: c.integerOrNull(row, "revoked_at"), revoked_by: c.textOrNull(row, "revoked_by"),
+    status: c.oneOf(row, "status", GRANT_STATUSES),
+    approval_required: c.flag(row, "approval_required"),
+    issued_at: c.integer(row, "issued_at"),
+    expires_at: c.integer(row, "expires_at"),
+    issued_by: c.text(row, "issued_by"),
+    approved_by: c.textOrNull(row, "approved_by"),
+    approved_at: c.integerOrNull(row, "approved_at"),
+    family_id: c.textOrNull(row, "family_id"),
+    family_version: c.textOrNull(row, "family_version"),
+    revoked_at: c.integerOrNull(row, "revoked_at"),
+    revoked_by: c.textOrNull(row, "revoked_by"),
     revocation_reason: c.textOrNull(row, "revocation_reason"),
   };
 }
@@ -130,8 +190,12 @@ function grantFromRow(row: Row): GrantRecord {
 function grantEventFromRow(row: Row): GrantEventRecord {
   const c = GRANT_EVENTS;
   return {
-    id: c.text(row, "id"), grant_id: c.text(row, "grant_id"), kind: c.oneOf(row, "kind", GRANT_EVENT_KINDS),
-    actor: c.text(row, "actor"), at: c.integer(row, "at"), detail: c.jsonObject(row, "detail"),
+    id: c.text(row, "id"),
+    grant_id: c.text(row, "grant_id"),
+    kind: c.oneOf(row, "kind", GRANT_EVENT_KINDS),
+    actor: c.text(row, "actor"),
+    at: c.integer(row, "at"),
+    detail: c.jsonObject(row, "detail"),
   };
 }
 
@@ -152,22 +216,70 @@ function pageClause(page: Page, params: SqlValue[], hasWhere: boolean): string {
 }
 
 const GRANT_COLUMNS = [
-  "id", "root_id", "parent_id", "depth", "agent_id", "principal_type", "principal_id", "scope",
-  "budget_amount_minor", "budget_currency", "budget_count", "ttl_hours", "conditions", "policy",
-  "delegation_policy", "delegation_depth_max", "audience", "enforcement_mode", "status",
-  "approval_required", "issued_at", "expires_at", "issued_by", "approved_by", "approved_at",
-  "family_id", "family_version", "revoked_at", "revoked_by", "revocation_reason",
+  "id",
+  "root_id",
+  "parent_id",
+  "depth",
+  "agent_id",
+  "principal_type",
+  "principal_id",
+  "scope",
+  "budget_amount_minor",
+  "budget_currency",
+  "budget_count",
+  "ttl_hours",
+  "conditions",
+  "policy",
+  "delegation_policy",
+  "delegation_depth_max",
+  "audience",
+  "enforcement_mode",
+  "status",
+  "approval_required",
+  "issued_at",
+  "expires_at",
+  "issued_by",
+  "approved_by",
+  "approved_at",
+  "family_id",
+  "family_version",
+  "revoked_at",
+  "revoked_by",
+  "revocation_reason",
 ] as const;
 
 const CERTIFICATE_COLUMNS = [
-  "id", "agent_id", "environment", "issued_by", "issued_by_email", "issued_at", "basis",
-  "provenance_version", "manifest_hash", "content_hash", "market_profile", "checks", "revoked_at",
-  "revoked_by", "revocation_reason", "superseded_by",
+  "id",
+  "agent_id",
+  "environment",
+  "issued_by",
+  "issued_by_email",
+  "issued_at",
+  "basis",
+  "provenance_version",
+  "manifest_hash",
+  "content_hash",
+  "market_profile",
+  "checks",
+  "revoked_at",
+  "revoked_by",
+  "revocation_reason",
+  "superseded_by",
 ] as const;
 
 const KEY_COLUMNS = [
-  "id", "hash", "identity", "kind", "roles", "agent_id", "email", "created_at", "created_by",
-  "revoked_at", "revoked_by", "revocation_reason",
+  "id",
+  "hash",
+  "identity",
+  "kind",
+  "roles",
+  "agent_id",
+  "email",
+  "created_at",
+  "created_by",
+  "revoked_at",
+  "revoked_by",
+  "revocation_reason",
 ] as const;
 
 export class SqlStore implements Store {
@@ -214,9 +326,14 @@ export class SqlStore implements Store {
     if (this.#db.groupTransaction === undefined) return this.transaction(fn);
     // The step is the kind: transactions handing the same step are done together. Only on
     // PostgreSQL itself: the distributed engines' profiles keep one transaction per decision.
-    const batchable = batch === undefined || this.#engine.engine !== "postgresql" ? undefined : {
-      kind: batch.step, input: batch.input, step: (db: SqlDriver, inputs: readonly unknown[]) => batch.step(new SqlStore(db, this.#schema, this.#engine), inputs),
-    };
+    const batchable =
+      batch === undefined || this.#engine.engine !== "postgresql"
+        ? undefined
+        : {
+            kind: batch.step,
+            input: batch.input,
+            step: (db: SqlDriver, inputs: readonly unknown[]) => batch.step(new SqlStore(db, this.#schema, this.#engine), inputs),
+          };
     return this.#db.groupTransaction((tx) => fn(new SqlStore(tx, this.#schema, this.#engine)), order, batchable);
   }
 
@@ -314,11 +431,20 @@ export class SqlStore implements Store {
     return row && certificateFromRow(row);
   }
 
-  async listCertificates(filter: { agent_id?: string | undefined; environment?: string | undefined }, page: Page): Promise<CertificateRecord[]> {
+  async listCertificates(
+    filter: { agent_id?: string | undefined; environment?: string | undefined },
+    page: Page,
+  ): Promise<CertificateRecord[]> {
     const where: string[] = [];
     const params: SqlValue[] = [];
-    if (filter.agent_id !== undefined) { where.push("agent_id = ?"); params.push(filter.agent_id); }
-    if (filter.environment !== undefined) { where.push("environment = ?"); params.push(filter.environment); }
+    if (filter.agent_id !== undefined) {
+      where.push("agent_id = ?");
+      params.push(filter.agent_id);
+    }
+    if (filter.environment !== undefined) {
+      where.push("environment = ?");
+      params.push(filter.environment);
+    }
     const whereSql = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
     const rows = await this.#db.all(`SELECT * FROM certificates${whereSql}${pageClause(page, params, where.length > 0)}`, params);
     return rows.map(certificateFromRow);
@@ -329,10 +455,10 @@ export class SqlStore implements Store {
     const key = `${agentId}\n${environment}`;
     const cached = cache === undefined ? undefined : VALID_CERTIFICATE.get(cache, key);
     if (cached !== undefined) return cached ?? undefined;
-    const row = await this.#db.get(
-      "SELECT * FROM certificates WHERE agent_id = ? AND environment = ? AND revoked_at IS NULL",
-      [agentId, environment],
-    );
+    const row = await this.#db.get("SELECT * FROM certificates WHERE agent_id = ? AND environment = ? AND revoked_at IS NULL", [
+      agentId,
+      environment,
+    ]);
     const certificate = row && deepFreeze(certificateFromRow(row));
     if (cache !== undefined) VALID_CERTIFICATE.set(cache, key, certificate ?? null);
     return certificate;
@@ -367,7 +493,7 @@ export class SqlStore implements Store {
     const forUpdate = this.#db.dialect === "postgres" ? " FOR UPDATE" : "";
     // Sent one after another without waiting; each statement after the lock reads what was
     // committed before the lock was granted (READ COMMITTED takes a snapshot per statement).
-    const [, chainRows, certificate, headRow] = await settledInOrder([
+    const [, chainRows, certificate, headRow] = (await settledInOrder([
       this.#db.get(`SELECT id FROM grants WHERE id = (${held})${forUpdate}`, [grantId, agentId]),
       this.#db.all(
         `WITH RECURSIVE chain AS (
@@ -381,14 +507,20 @@ export class SqlStore implements Store {
       ),
       this.validCertificate(agentId, environment),
       this.#db.get(`SELECT seq, hash FROM ledger WHERE tree_id = (${held}) ORDER BY seq DESC LIMIT 1`, [grantId, agentId]),
-    ]) as [unknown, Row[], CertificateRecord | undefined, Row | undefined];
+    ])) as [unknown, Row[], CertificateRecord | undefined, Row | undefined];
     const usage = new Map<string, GrantUsage>();
     const g = GRANTS;
     for (const row of chainRows) {
-      usage.set(g.text(row, "id"), { uses: g.integer(row, "usage_uses"), held_minor: g.integer(row, "usage_held"), settled_minor: g.integer(row, "usage_settled") });
+      usage.set(g.text(row, "id"), {
+        uses: g.integer(row, "usage_uses"),
+        held_minor: g.integer(row, "usage_held"),
+        settled_minor: g.integer(row, "usage_settled"),
+      });
     }
     return {
-      chain: chainRows.map(grantFromRow), usage, certificate,
+      chain: chainRows.map(grantFromRow),
+      usage,
+      certificate,
       head: headRow === undefined ? undefined : { seq: LEDGER.integer(headRow, "seq"), hash: LEDGER.text(headRow, "hash") },
     };
   }
@@ -437,12 +569,20 @@ export class SqlStore implements Store {
     const params: SqlValue[] = [];
     for (const column of ["agent_id", "family_id", "principal_id"] as const) {
       const value = filter[column];
-      if (value !== undefined) { where.push(`${column} = ?`); params.push(value); }
+      if (value !== undefined) {
+        where.push(`${column} = ?`);
+        params.push(value);
+      }
     }
     // The status a grant reads at `now` (views.ts grantStatus): revoked first, then expired.
     if (filter.status === "revoked") where.push("status = 'revoked'");
-    else if (filter.status === "expired") { where.push("status <> 'revoked' AND expires_at <= ?"); params.push(now); }
-    else if (filter.status !== undefined) { where.push("status = ? AND expires_at > ?"); params.push(filter.status, now); }
+    else if (filter.status === "expired") {
+      where.push("status <> 'revoked' AND expires_at <= ?");
+      params.push(now);
+    } else if (filter.status !== undefined) {
+      where.push("status = ? AND expires_at > ?");
+      params.push(filter.status, now);
+    }
     const whereSql = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
     const rows = await this.#db.all(`SELECT * FROM grants${whereSql}${pageClause(page, params, where.length > 0)}`, params);
     return rows.map(grantFromRow);

@@ -21,7 +21,10 @@ class AsyncLock {
 
   run<T>(fn: () => Promise<T> | T): Promise<T> {
     const result = this.#tail.then(fn);
-    this.#tail = result.then(() => undefined, () => undefined);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
     return result;
   }
 }
@@ -45,7 +48,8 @@ const DECISION_CACHE_MAX = 4_096;
  * head, set after its append). Any other write, any write outside a batch, any ROLLBACK and any
  * `exec` empties it.
  */
-const DECISION_PATH_WRITE = /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys|events)\s/i;
+const DECISION_PATH_WRITE =
+  /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys|events)\s/i;
 const ROLLBACK = /^\s*ROLLBACK\b/i;
 
 interface Prepared {
@@ -85,9 +89,12 @@ export class SqliteConnection implements SqlDriver {
     let prepared = this.#statements.get(sql);
     if (prepared === undefined) {
       const statement = this.#db.prepare(sql);
-      const invalidates = ROLLBACK.test(sql) || (!statement.readonly && !DECISION_PATH_WRITE.test(sql))
-        ? "always"
-        : statement.readonly ? "never" : "outside-batch";
+      const invalidates =
+        ROLLBACK.test(sql) || (!statement.readonly && !DECISION_PATH_WRITE.test(sql))
+          ? "always"
+          : statement.readonly
+            ? "never"
+            : "outside-batch";
       prepared = { statement, invalidates };
       // Statements with `IN (?, …)` lists vary in length; the cache stays bounded all the same.
       if (this.#statements.size >= STATEMENT_CACHE_MAX) this.#statements.clear();
@@ -190,12 +197,17 @@ export class SqliteDriver implements SqlDriver {
     db.defaultSafeIntegers(false);
     this.#connection = new SqliteConnection(db);
     const observations = options.observations;
-    this.#group = new GroupCommit((work) => this.#lock.run(() => work(this.#connection)), observations === undefined ? {} : {
-      onBatch: (size) => observations.batch(size), onFailure: (error) => observeFailure(observations, error),
-    });
+    this.#group = new GroupCommit(
+      (work) => this.#lock.run(() => work(this.#connection)),
+      observations === undefined
+        ? {}
+        : {
+            onBatch: (size) => observations.batch(size),
+            onFailure: (error) => observeFailure(observations, error),
+          },
+    );
     this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path, db) : undefined;
   }
-
 
   /** A transaction committed together with the others of its event-loop turn (group commit). */
   groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
@@ -275,7 +287,9 @@ export const THREAD_CHECKPOINT_STEP = 750;
 function startCheckpointThread(path: string, db: Database.Database): { stop: Int32Array; exited: Promise<void> } | undefined {
   if (!existsSync(CHECKPOINT_THREAD_FILE)) return undefined;
   const stop = new SharedArrayBuffer(4);
-  const thread = new Worker(CHECKPOINT_THREAD_FILE, { workerData: { path, step: THREAD_CHECKPOINT_STEP, stop } satisfies CheckpointThreadData });
+  const thread = new Worker(CHECKPOINT_THREAD_FILE, {
+    workerData: { path, step: THREAD_CHECKPOINT_STEP, stop } satisfies CheckpointThreadData,
+  });
   db.pragma(`wal_autocheckpoint = ${THREADED_WRITER_CHECKPOINT_FRAMES}`);
   // A thread that fails leaves the checkpoints to the connection, at SQLite's usual length.
   thread.on("error", () => {

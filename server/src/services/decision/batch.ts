@@ -22,5 +22,5 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   await writeBatch(tx, decided);
   // The crash tests' hook (decision 0605), as in a decision's own transaction.
   if (ctx.faults !== undefined) for (const input of decided.claimed) crashPoint(ctx, "before-commit", input.claim!);
-  return decided.answers.map((answer) => answer === undefined ? undefined : { value: answer });
+  return decided.answers.map((answer) => (answer === undefined ? undefined : { value: answer }));
 };

@@ -3,7 +3,14 @@
 // in order, each seeing the effects of those before it. Pure: it reads and writes no database.
 
 import type { AuthorizeBody } from "@agent-authority/api";
-import { decide, type ApprovalRecord, type ChainLink, type Decision, type DecisionRequest, type DecisionState } from "@agent-authority/engine";
+import {
+  decide,
+  type ApprovalRecord,
+  type ChainLink,
+  type Decision,
+  type DecisionRequest,
+  type DecisionState,
+} from "@agent-authority/engine";
 import { newId } from "../../ids.js";
 import type { ChargeRow, IdempotencyRow, LedgerRow } from "../../store/decision-sql.js";
 import type { BatchReads, BatchWrites, CertificateRecord, GrantRecord, GrantUsage, SignalRow } from "../../store/store.js";
@@ -29,16 +36,27 @@ export function chainLinks(chain: readonly GrantRecord[], usage: ReadonlyMap<str
       status: grant.status,
       terms: grantTerms(grant),
       // The store sums live holds at `now` (INVARIANT live-holds); one aggregate hold says the same.
-      usage: { uses: used.uses, settled_minor: used.settled_minor, holds: used.held_minor > 0 ? [{ amount_minor: used.held_minor, expires_at: Number.MAX_SAFE_INTEGER }] : [] },
+      usage: {
+        uses: used.uses,
+        settled_minor: used.settled_minor,
+        holds: used.held_minor > 0 ? [{ amount_minor: used.held_minor, expires_at: Number.MAX_SAFE_INTEGER }] : [],
+      },
     };
   });
 }
 
 export function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalRecord | null): DecisionRequest {
   return {
-    grant_id: body.grant_id, agent_id: agentId, tool: body.tool,
-    amount_minor: body.amount_minor ?? null, currency: body.currency ?? null, audience: body.audience ?? null,
-    args: body.args ?? null, context: body.context ?? null, attestation: body.attestation ?? null, approval,
+    grant_id: body.grant_id,
+    agent_id: agentId,
+    tool: body.tool,
+    amount_minor: body.amount_minor ?? null,
+    currency: body.currency ?? null,
+    audience: body.audience ?? null,
+    args: body.args ?? null,
+    context: body.context ?? null,
+    attestation: body.attestation ?? null,
+    approval,
   };
 }
 
@@ -52,8 +70,13 @@ export function engineState(ctx: ServiceContext, certificate: CertificateRecord 
 
 /** What the ledger keeps of a decision besides the fields every record has. */
 export function sealedBody(
-  caller: Caller, body: AuthorizeBody, decision: Decision, gates: string, approvalStatus: ApprovalStatus | null,
-  certificate: CertificateRecord | undefined, chain: readonly GrantRecord[],
+  caller: Caller,
+  body: AuthorizeBody,
+  decision: Decision,
+  gates: string,
+  approvalStatus: ApprovalStatus | null,
+  certificate: CertificateRecord | undefined,
+  chain: readonly GrantRecord[],
 ) {
   return {
     request: body,
@@ -120,7 +143,7 @@ function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, ag
   const leaf = grants.get(grantId);
   if (leaf === undefined || leaf.agent_id !== agentId) return undefined;
   const chain = [leaf];
-  for (let grant = leaf; grant.parent_id !== null;) {
+  for (let grant = leaf; grant.parent_id !== null; ) {
     const parent = grants.get(grant.parent_id);
     // The chain is bounded by the grants read; a loop or a gap is left to the one-at-a-time path.
     if (parent === undefined || chain.length > grants.size) return undefined;
@@ -157,7 +180,10 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
         continue;
       }
     }
-    const chain = agentId === null || body.approval_id !== undefined || reads.watchedAgents.has(agentId) ? undefined : heldChain(reads.grants, body.grant_id, agentId);
+    const chain =
+      agentId === null || body.approval_id !== undefined || reads.watchedAgents.has(agentId)
+        ? undefined
+        : heldChain(reads.grants, body.grant_id, agentId);
     if (chain === undefined || agentId === null) {
       answers.push(undefined);
       continue;
@@ -174,13 +200,27 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
     const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
     const text = decisionAnswerText(ledgerId, decision, now, gates.answer, signature);
     const treeId = chain[0]!.root_id;
-    const row = sealedRow({
-      id: ledgerId, tree_id: treeId, kind: "decision", grant_id: body.grant_id, agent_id: agentId, outcome: decision.outcome, created_at: now,
-      body: sealedBody(caller, body, decision, gates.sealed, null, certificate, chain),
-    }, heads.get(treeId) ?? null);
+    const row = sealedRow(
+      {
+        id: ledgerId,
+        tree_id: treeId,
+        kind: "decision",
+        grant_id: body.grant_id,
+        agent_id: agentId,
+        outcome: decision.outcome,
+        created_at: now,
+        body: sealedBody(caller, body, decision, gates.sealed, null, certificate, chain),
+      },
+      heads.get(treeId) ?? null,
+    );
     heads.set(treeId, { seq: row.seq, hash: row.hash });
     ledger.push(row);
-    signals.push({ ledger_id: ledgerId, agent_id: agentId, at: now, signal: signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code) });
+    signals.push({
+      ledger_id: ledgerId,
+      agent_id: agentId,
+      at: now,
+      signal: signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code),
+    });
     if (decision.outcome === "gated") gated.push({ ledgerId, agentId, body, decision, now });
     if (decision.counted) {
       // INVARIANT (budget-monotone): one use of every grant of the chain, and the decision's holds.
@@ -191,24 +231,46 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
       }
       for (const hold of decision.holds) {
         charges.push({
-          id: newId("chg", now), ledger_id: ledgerId, grant_id: hold.grant_id, amount_minor: hold.amount_minor, expires_at: hold.expires_at,
-          settled_minor: null, settled_at: null, released_at: null, settlement_ledger_id: null,
+          id: newId("chg", now),
+          ledger_id: ledgerId,
+          grant_id: hold.grant_id,
+          amount_minor: hold.amount_minor,
+          expires_at: hold.expires_at,
+          settled_minor: null,
+          settled_at: null,
+          released_at: null,
+          settlement_ledger_id: null,
         });
         // INVARIANT (live-holds): an open hold counts while it has not expired at the batch's time.
         const used = usage.get(hold.grant_id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
-        if (hold.amount_minor > 0 && hold.expires_at > now) usage.set(hold.grant_id, { ...used, held_minor: used.held_minor + hold.amount_minor });
+        if (hold.amount_minor > 0 && hold.expires_at > now)
+          usage.set(hold.grant_id, { ...used, held_minor: used.held_minor + hold.amount_minor });
       }
     }
     if (claim !== undefined) {
       const answerRow: IdempotencyRow = {
-        caller_key_id: claim.callerKeyId, idempotency_key: claim.key, method: claim.method, path: claim.path,
-        request_hash: claim.requestHash, status: 200, response: `${JSON_TYPE}\n${text}`, created_at: now,
+        caller_key_id: claim.callerKeyId,
+        idempotency_key: claim.key,
+        method: claim.method,
+        path: claim.path,
+        request_hash: claim.requestHash,
+        status: 200,
+        response: `${JSON_TYPE}\n${text}`,
+        created_at: now,
       };
       answerRows.push(answerRow);
       stored.set(answerKey(claim.callerKeyId, claim.key), answerRow);
       claimed.push(input);
     }
-    answers.push({ status: 200, contentType: JSON_TYPE, text, replayed: false, keyId: caller.keyId, outcome: decision.outcome, gate: decision.decided_by });
+    answers.push({
+      status: 200,
+      contentType: JSON_TYPE,
+      text,
+      replayed: false,
+      keyId: caller.keyId,
+      outcome: decision.outcome,
+      gate: decision.decided_by,
+    });
   }
   return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed };
 }

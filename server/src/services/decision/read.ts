@@ -10,7 +10,8 @@ export function readBatch(tx: Store, inputs: readonly BatchInput[], environment:
   const presented = new Map<string, PresentedGrant>();
   for (const { caller, body, claim, expiredUpTo } of inputs) {
     if (claim !== undefined) claims.push({ caller_key_id: claim.callerKeyId, idempotency_key: claim.key, expired_up_to: expiredUpTo });
-    if (caller.agentId !== null) presented.set(`${caller.agentId}\n${body.grant_id}`, { grant_id: body.grant_id, agent_id: caller.agentId });
+    if (caller.agentId !== null)
+      presented.set(`${caller.agentId}\n${body.grant_id}`, { grant_id: body.grant_id, agent_id: caller.agentId });
   }
   return tx.decisionBatch().read(claims, [...presented.values()], environment, now);
 }

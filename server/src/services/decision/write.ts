@@ -8,11 +8,27 @@ import { emitEvent } from "../events.js";
 import type { BatchDecisions } from "./decide.js";
 
 /** `decision.gated`, in the decision's own transaction: a human is needed before the action can go on. */
-export function emitGated(tx: Store, ledgerId: string, agentId: string, body: AuthorizeBody, decision: Decision, now: number): Promise<void> {
+export function emitGated(
+  tx: Store,
+  ledgerId: string,
+  agentId: string,
+  body: AuthorizeBody,
+  decision: Decision,
+  now: number,
+): Promise<void> {
   return emitEvent(tx, "decision.gated", {
-    subject: ledgerId, agentId, at: now, data: {
-      ledger_id: ledgerId, grant_id: body.grant_id, agent_id: agentId, tool: body.tool, amount_minor: body.amount_minor ?? null,
-      currency: body.currency ?? null, residual: decision.residual ?? null, decided_by: decision.decided_by,
+    subject: ledgerId,
+    agentId,
+    at: now,
+    data: {
+      ledger_id: ledgerId,
+      grant_id: body.grant_id,
+      agent_id: agentId,
+      tool: body.tool,
+      amount_minor: body.amount_minor ?? null,
+      currency: body.currency ?? null,
+      residual: decision.residual ?? null,
+      decided_by: decision.decided_by,
     },
   });
 }
