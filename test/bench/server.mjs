@@ -109,8 +109,11 @@ const LARGE_DECISIONS = Number(flag("decisions") ?? process.env.BENCH_LARGE_DECI
 const LARGE = LARGE_GRANTS > 0 && LARGE_DECISIONS > 0;
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const ENVIRONMENT = "bench";
-/** One server key for every server of the run: the replicas of one schema must share it. */
-const SERVER_KEY = randomBytes(32).toString("base64url");
+/**
+ * One server key for every server of the run: the replicas of one schema must share it. Each
+ * server runs in a child process of this script, which takes the parent's key from its environment.
+ */
+const SERVER_KEY = process.env.BENCH_SERVER_KEY ?? randomBytes(32).toString("base64url");
 const CERTIFICATION = {
   basis: "benchmark",
   provenance_version: "model-1",
@@ -194,6 +197,7 @@ async function serve(kind, dbPath, schema) {
 function startChild(kind, dbPath = "", schema = "") {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", kind, dbPath, schema], {
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, BENCH_SERVER_KEY: SERVER_KEY },
   });
   const reports = [];
   const gc = () =>
