@@ -44,12 +44,12 @@ const DECISION_CACHE_MAX = 4_096;
 
 /**
  * Writes that leave the decision cache valid when made inside a batch: the decision path's own
- * records, of which the cache holds only what the decision path itself put there (a tree's ledger
+ * records (a sealed record's place in the Merkle log's queue included, decision 0621), of which the cache holds only what the decision path itself put there (a tree's ledger
  * head, set after its append). Any other write, any write outside a batch, any ROLLBACK and any
  * `exec` empties it.
  */
 const DECISION_PATH_WRITE =
-  /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys|events)\s/i;
+  /^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ledger|ledger_pending|charges|grant_totals|decision_signals|breaker_windows|breakers|decision_approvals|idempotency_keys|events)\s/i;
 const ROLLBACK = /^\s*ROLLBACK\b/i;
 
 interface Prepared {
