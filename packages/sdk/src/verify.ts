@@ -156,12 +156,7 @@ export async function verifyDecision(
   nonce: string,
   keyring: SigningKeyring,
 ): Promise<VerificationFailure | undefined> {
-  const checked = await signedStatement(answer, keyring);
-  if ("failure" in checked) return checked.failure;
-  const signed = checked.statement;
-  if (signed["nonce"] !== nonce)
-    return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
-  const expected: Record<string, unknown> = {
+  return statementFailure(answer, keyring, nonce, {
     type: "authority.decision.v1",
     grant_id: body.grant_id,
     tool: body.tool,
@@ -171,12 +166,7 @@ export async function verifyDecision(
     ledger_id: answer["ledger_id"],
     outcome: answer["outcome"],
     decided_at: answer["decided_at"],
-  };
-  for (const [field, value] of Object.entries(expected)) {
-    if (signed[field] !== value)
-      return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
-  }
-  return undefined;
+  });
 }
 
 /**
@@ -192,12 +182,7 @@ export async function verifySettlement(
   nonce: string,
   keyring: SigningKeyring,
 ): Promise<VerificationFailure | undefined> {
-  const checked = await signedStatement(answer, keyring);
-  if ("failure" in checked) return checked.failure;
-  const signed = checked.statement;
-  if (signed["nonce"] !== nonce)
-    return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
-  const expected: Record<string, unknown> = {
+  const failure = await statementFailure(answer, keyring, nonce, {
     type: "authority.settlement.v1",
     decision_ledger_id: decisionLedgerId,
     amount_minor: body.amount_minor,
@@ -207,17 +192,36 @@ export async function verifySettlement(
     held_minor: answer["held_minor"],
     released_minor: answer["released_minor"],
     settled_at: answer["settled_at"],
-  };
-  for (const [field, value] of Object.entries(expected)) {
-    if (signed[field] !== value)
-      return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
-  }
+  });
+  if (failure !== undefined) return failure;
   if (answer["decision_ledger_id"] !== decisionLedgerId || answer["amount_minor"] !== body.amount_minor) {
     return fail(
       "mismatch",
       "the settlement answered is not the one asked for",
       answer["decision_ledger_id"] !== decisionLedgerId ? "decision_ledger_id" : "amount_minor",
     );
+  }
+  return undefined;
+}
+
+/**
+ * Why a signed answer is not the server's word for this request: its signature, its nonce, or the
+ * first member of `expected` the signed statement does not hold; undefined when it is.
+ */
+async function statementFailure(
+  answer: Record<string, unknown>,
+  keyring: SigningKeyring,
+  nonce: string,
+  expected: Readonly<Record<string, unknown>>,
+): Promise<VerificationFailure | undefined> {
+  const checked = await signedStatement(answer, keyring);
+  if ("failure" in checked) return checked.failure;
+  const signed = checked.statement;
+  if (signed["nonce"] !== nonce)
+    return fail("replayed", "the signed statement answers another request (its nonce is not the one sent)", "nonce");
+  for (const [field, value] of Object.entries(expected)) {
+    if (signed[field] !== value)
+      return fail("mismatch", `the signed statement's \`${field}\` does not match the request or the answer`, field);
   }
   return undefined;
 }

@@ -18,7 +18,7 @@ import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { decisionAnswerText, decisionStatement } from "./decision-text.js";
 import { sealRecord } from "./ledger.js";
-import { chainLinks, engineRequest, engineState, sealedBody, type ApprovalStatus, type BatchInput } from "./decision/decide.js";
+import { chainLinks, engineRequest, engineState, holdCharge, sealedBody, type ApprovalStatus, type BatchInput } from "./decision/decide.js";
 import { emitGated } from "./decision/write.js";
 import { authorizeBatchStep } from "./decision/batch.js";
 import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "./idempotency.js";
@@ -280,21 +280,7 @@ async function placeCharges(
 ): Promise<void> {
   const ledger = tx.decisionPath();
   const writes: (() => Promise<void>)[] = [() => ledger.countUses(chain.map((grant) => grant.id))];
-  for (const hold of decision.holds) {
-    writes.push(() =>
-      ledger.insertCharge({
-        id: newId("chg", now),
-        ledger_id: ledgerId,
-        grant_id: hold.grant_id,
-        amount_minor: hold.amount_minor,
-        expires_at: hold.expires_at,
-        settled_minor: null,
-        settled_at: null,
-        released_at: null,
-        settlement_ledger_id: null,
-      }),
-    );
-  }
+  for (const hold of decision.holds) writes.push(() => ledger.insertCharge(holdCharge(ledgerId, hold, now)));
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
 }

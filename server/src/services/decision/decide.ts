@@ -230,17 +230,7 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
         usage.set(grant.id, { ...used, uses: used.uses + 1 });
       }
       for (const hold of decision.holds) {
-        charges.push({
-          id: newId("chg", now),
-          ledger_id: ledgerId,
-          grant_id: hold.grant_id,
-          amount_minor: hold.amount_minor,
-          expires_at: hold.expires_at,
-          settled_minor: null,
-          settled_at: null,
-          released_at: null,
-          settlement_ledger_id: null,
-        });
+        charges.push(holdCharge(ledgerId, hold, now));
         // INVARIANT (live-holds): an open hold counts while it has not expired at the batch's time.
         const used = usage.get(hold.grant_id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
         if (hold.amount_minor > 0 && hold.expires_at > now)
@@ -273,4 +263,19 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
     });
   }
   return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed };
+}
+
+/** The open charge of one hold of a counted decision, as both decision paths write it. */
+export function holdCharge(ledgerId: string, hold: Decision["holds"][number], now: number): ChargeRow {
+  return {
+    id: newId("chg", now),
+    ledger_id: ledgerId,
+    grant_id: hold.grant_id,
+    amount_minor: hold.amount_minor,
+    expires_at: hold.expires_at,
+    settled_minor: null,
+    settled_at: null,
+    released_at: null,
+    settlement_ledger_id: null,
+  };
 }
