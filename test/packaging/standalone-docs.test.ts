@@ -102,6 +102,25 @@ describe("documentation that stands alone", () => {
     expect(installed(`npm install $RELEASE/agent-authority-cli-${version}.tgz`)).toEqual(["@agent-authority/cli"]);
   });
 
+  it("tells no one to install a package of the project from the npm registry, where none is published", () => {
+    // A registry spec names the package (`@agent-authority/sdk`); a release install names a tarball path.
+    const registryInstall =
+      /\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^\n`]*?(?<![\w/.-])@agent-authority\/|\binstall\s+`@agent-authority\//;
+    const found = pages
+      .filter((page) => !page.endsWith("CHANGELOG.md"))
+      .flatMap((page) =>
+        readFileSync(page, "utf8")
+          .split("\n")
+          .map((line, i) => (registryInstall.test(line) ? `${relative(root, page)}:${i + 1}: ${line.trim()}` : undefined))
+          .filter((hit) => hit !== undefined),
+      );
+    expect(found).toEqual([]);
+    // The rule finds what it must find, and leaves a tarball install alone.
+    expect(registryInstall.test("npm install @agent-authority/sdk")).toBe(true);
+    expect(registryInstall.test("It comes with the CLI: install `@agent-authority/cli` and")).toBe(true);
+    expect(registryInstall.test("npm install $RELEASE/agent-authority-sdk-0.2.0.tgz")).toBe(false);
+  });
+
   it("no page and no source file points at a document outside the repository", () => {
     const offenders = [...pages, ...sources]
       .filter((file) => file !== fileURLToPath(import.meta.url))
