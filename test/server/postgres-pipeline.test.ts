@@ -4,46 +4,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GrantRecord } from "@agent-authority/server";
+import { grantRecord, T0 } from "./store-records.js";
 import { openTestStore, pgProblem, PG_URL, postgresTarget, type TestStore } from "./targets.js";
 
-const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
 /** Polls for a waiting backend at most this many times, 10 ms apart. */
 const POLLS_MAX = 1_000;
 
-function grant(id: string, agentId: string): GrantRecord {
-  return {
-    id,
-    root_id: id,
-    parent_id: null,
-    depth: 0,
-    agent_id: agentId,
-    principal_type: "human",
-    principal_id: "alice@example.com",
-    scope: { tool: ["payments.*"] },
-    budget_amount_minor: 5_000,
-    budget_currency: "EUR",
-    budget_count: null,
-    ttl_hours: 24,
-    conditions: { clean_context: false },
-    policy: null,
-    delegation_policy: "attenuating",
-    delegation_depth_max: null,
-    audience: null,
-    enforcement_mode: "enforce",
-    status: "active",
-    approval_required: false,
-    issued_at: T0,
-    expires_at: T0 + 86_400_000,
-    issued_by: "issuer@example.com",
-    approved_by: null,
-    approved_at: null,
-    family_id: null,
-    family_version: null,
-    revoked_at: null,
-    revoked_by: null,
-    revocation_reason: null,
-  };
-}
+const grant = (id: string, agentId: string): GrantRecord => grantRecord(agentId, { id });
 
 describe("pipelined decision reads on PostgreSQL", () => {
   if (pgProblem !== null) {

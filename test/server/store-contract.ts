@@ -14,56 +14,18 @@ import {
   type GrantRecord,
   type KeyRecord,
 } from "@agent-authority/server";
+import { grantRecord, recordId, T0 } from "./store-records.js";
 import { openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
-const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
 const HOUR = 3_600_000;
-let counter = 0;
-/** Ids of the right shape (26 characters after the prefix), unique within a run. */
-function id(prefix: string): string {
-  counter += 1;
-  return `${prefix}_${String(counter).padStart(10, "0")}${"abcdefghjkmnpqrs"}`;
-}
+const id = recordId;
 
 function agent(name: string): AgentRecord {
   return { id: id("agt"), name, description: null, created_at: T0, created_by: "admin" };
 }
 
 function grant(agentId: string, over: Partial<GrantRecord> = {}): GrantRecord {
-  const gid = over.id ?? id("grt");
-  return {
-    id: gid,
-    root_id: gid,
-    parent_id: null,
-    depth: 0,
-    agent_id: agentId,
-    principal_type: "human",
-    principal_id: "alice@example.com",
-    scope: { tool: ["payments.*"] },
-    budget_amount_minor: 5_000,
-    budget_currency: "EUR",
-    budget_count: null,
-    ttl_hours: 24,
-    conditions: { clean_context: false },
-    policy: "amount_minor <= 1000",
-    delegation_policy: "attenuating",
-    delegation_depth_max: null,
-    audience: null,
-    enforcement_mode: "enforce",
-    status: "active",
-    approval_required: false,
-    issued_at: T0,
-    expires_at: T0 + 24 * HOUR,
-    issued_by: "issuer@example.com",
-    approved_by: null,
-    approved_at: null,
-    family_id: null,
-    family_version: null,
-    revoked_at: null,
-    revoked_by: null,
-    revocation_reason: null,
-    ...over,
-  };
+  return grantRecord(agentId, { policy: "amount_minor <= 1000", ...over });
 }
 
 function certificate(agentId: string, over: Partial<CertificateRecord> = {}): CertificateRecord {
@@ -91,7 +53,7 @@ function certificate(agentId: string, over: Partial<CertificateRecord> = {}): Ce
 function key(over: Partial<KeyRecord> = {}): KeyRecord {
   return {
     id: id("key"),
-    hash: `hash-${counter}-${Math.random()}`,
+    hash: `hash-${recordId("h")}`,
     identity: "ops@example.com",
     kind: "human",
     roles: ["issuer"],
@@ -387,7 +349,13 @@ export function storeContract(target: StoreTarget): void {
       const { Refusal } = await import("../../server/src/services/refusal.js");
       const k = key({ roles: ["agent"] });
       await db.store.insertKey(k);
-      const claim = { callerKeyId: k.id, key: `reused-${counter}`, method: "POST", path: "/v1/authorize", requestHash: "first-request" };
+      const claim = {
+        callerKeyId: k.id,
+        key: `reused-${recordId("k")}`,
+        method: "POST",
+        path: "/v1/authorize",
+        requestHash: "first-request",
+      };
       await db.store.decisionPath().putIdempotency(
         {
           caller_key_id: claim.callerKeyId,

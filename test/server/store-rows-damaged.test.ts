@@ -6,47 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BreakerRow, ContractRow, GrantRecord, KeyRecord } from "@agent-authority/server";
 import { StoreRowError } from "../../server/src/store/rows.js";
 import { ADMIN_KEY, startTestServer, type LogLine, type TestServer } from "./http-harness.js";
+import { grantRecord, recordId, T0 } from "./store-records.js";
 import { forEachStore, openTestStore, sqliteTarget, type StoreTarget, type TestStore } from "./targets.js";
 
-const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);
-let counter = 0;
-const nextId = (prefix: string): string => `${prefix}_${String((counter += 1)).padStart(10, "0")}abcdefghjkmnpqrs`;
-
-function grant(agentId: string): GrantRecord {
-  const id = nextId("grt");
-  return {
-    id,
-    root_id: id,
-    parent_id: null,
-    depth: 0,
-    agent_id: agentId,
-    principal_type: "human",
-    principal_id: "alice@example.com",
-    scope: { tool: ["payments.*"] },
-    budget_amount_minor: 5_000,
-    budget_currency: "EUR",
-    budget_count: null,
-    ttl_hours: 24,
-    conditions: { clean_context: false },
-    policy: null,
-    delegation_policy: "attenuating",
-    delegation_depth_max: null,
-    audience: null,
-    enforcement_mode: "enforce",
-    status: "active",
-    approval_required: false,
-    issued_at: T0,
-    expires_at: T0 + 86_400_000,
-    issued_by: "issuer@example.com",
-    approved_by: null,
-    approved_at: null,
-    family_id: null,
-    family_version: null,
-    revoked_at: null,
-    revoked_by: null,
-    revocation_reason: null,
-  };
-}
+const nextId = recordId;
+const grant = (agentId: string): GrantRecord => grantRecord(agentId);
 
 /** Reading `read()` fails with the decoder's error for `table`.`column`. */
 async function refused(read: () => Promise<unknown>, table: string, column: string): Promise<void> {
@@ -126,7 +90,7 @@ function damagedRows(target: StoreTarget): void {
   it("a role outside the known roles is refused: a key never gains a word by a hand edit", async () => {
     const key: KeyRecord = {
       id: nextId("key"),
-      hash: `hash-${counter}`,
+      hash: `hash-${recordId("h")}`,
       identity: "ops@example.com",
       kind: "human",
       roles: ["auditor"],
