@@ -70,7 +70,8 @@ describe("module-level state", () => {
     expect(found).toEqual([]);
     // An exception that no longer matches anything is removed from the list.
     expect([...EXCEPTIONS.keys()].filter((k) => !excused.has(k))).toEqual([]);
-  });
+    // Parsing every package takes seconds, several more on a busy machine.
+  }, 120_000);
 
   it("catches a module-level slot written by a function, as the old evaluation failure was", () => {
     const found = plant(

@@ -1,11 +1,13 @@
 // A batch of decisions in three steps on PostgreSQL (decision 0318): two servers on one schema,
 // each deciding its batches with one read and one write per kind of row. Budgets stay exact, a
 // key decides once, gated decisions write their events, the sealed chains verify, a revoked
-// grant denies the next batch, and decisions the batch step leaves (an agent with breakers, a
-// grant not held) are decided by their own transaction in the same batch. Each test also proves
-// that the batch step decided requests.
+// grant denies the next batch, an agent's breakers are evaluated after each of its decisions and
+// trip once (decision 0321), and decisions the batch step leaves (a grant not held) are decided by
+// their own transaction in the same batch. Each test also proves that the batch step decided
+// requests.
 
 import type { Grant } from "@agent-authority/sdk";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ENGINE_PROFILES,
@@ -53,6 +55,19 @@ describe("a batch of decisions read, decided and written once per kind of row on
     await Promise.all(servers.map((server) => server.close()));
     await db?.dispose();
   });
+
+  /** Rows read straight from the test's schema. */
+  async function pgRows<T>(sql: string, values: readonly unknown[]): Promise<T[]> {
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO "${db.schema!}"`);
+      return (await client.query(sql, [...values])).rows as T[];
+    } finally {
+      await client.end();
+    }
+  }
+  const pgCount = async (sql: string, values: readonly unknown[]) => Number((await pgRows<{ n: string }>(sql, values))[0]!.n);
 
   it("spends a tree's budget exactly under 240 concurrent authorizes on two servers, most decided by the batch step", async () => {
     const agent = await agentWithKey(base(0), "batch-racer");
@@ -124,7 +139,7 @@ describe("a batch of decisions read, decided and written once per kind of row on
     expect(reused.status).toBe(422);
   });
 
-  it("leaves an agent with breakers and a grant not held to their own transactions, in the same bursts", async () => {
+  it("decides an agent with breakers in the step and leaves a grant not held to its own transaction, in the same bursts", async () => {
     const watched = await agentWithKey(base(0), "batch-watched");
     const plain = await agentWithKey(base(0), "batch-plain");
     const contract = await post(base(0), `/agents/${watched.id}/contracts`, ADMIN_KEY, {
@@ -133,8 +148,11 @@ describe("a batch of decisions read, decided and written once per kind of row on
       window_decisions: 20,
     });
     expect(contract.status, JSON.stringify(contract.body)).toBe(201);
-    // A breaker in `observe` is still watched: its agent's decisions are evaluated one at a time.
-    const breaker = await post(base(0), `/agents/${watched.id}/breakers`, ADMIN_KEY, { contract_id: contract.body.id, action: "notify" });
+    // A breaker in `observe` is still watched: its agent's decisions are evaluated one after another.
+    const breaker = await post<{ id: string }>(base(0), `/agents/${watched.id}/breakers`, ADMIN_KEY, {
+      contract_id: contract.body.id,
+      action: "notify",
+    });
     expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
     const watchedGrant = await grant(base(0), watched.id, { budget_amount_minor: 1_000, budget_currency: "EUR" });
     const plainGrant = await grant(base(0), plain.id, { budget_amount_minor: 1_000, budget_currency: "EUR" });
@@ -165,9 +183,77 @@ describe("a batch of decisions read, decided and written once per kind of row on
     expect(replies.filter((r, i) => i % 3 === 2 && r.body.outcome === "allow")).toHaveLength(0);
     expect(await get(base(1), `/grants/${watchedGrant}`, ADMIN_KEY)).toMatchObject({ uses: 10, held_minor: 1_000 });
     expect(await get(base(1), `/grants/${plainGrant}`, ADMIN_KEY)).toMatchObject({ uses: 10, held_minor: 1_000 });
+    // The watched agent's thirty and the plain agent's own grant's thirty may be stepped; the grant not held never is.
     expect(stepped() - before).toBeGreaterThan(0);
-    // Only the plain agent's own grant is stepped: at most its thirty requests.
-    expect(stepped() - before).toBeLessThanOrEqual(30);
+    expect(stepped() - before).toBeLessThanOrEqual(60);
+    // A notify breaker whose window stays below its ceiling: evaluated after every decision, it never trips.
+    expect((await get<{ trips: unknown[] }>(base(1), `/breakers/${breaker.body.id}`, ADMIN_KEY)).trips).toEqual([]);
+    const signals = await pgCount(`SELECT count(*) AS n FROM decision_signals WHERE agent_id = $1`, [watched.id]);
+    expect(signals).toBe(30);
+  });
+
+  it("trips an armed revoke breaker once in a burst on two servers, and denies every decision sealed after its trip", async () => {
+    const agent = await agentWithKey(base(0), "batch-tripping");
+    const approver = await post<{ key: string }>(base(0), "/keys", ADMIN_KEY, {
+      identity: "risk@example.com",
+      kind: "human",
+      roles: ["approver"],
+    });
+    expect(approver.status, JSON.stringify(approver.body)).toBe(201);
+    const contract = await post(base(0), `/agents/${agent.id}/contracts`, ADMIN_KEY, {
+      metric: "exhausted_rate",
+      ceiling: 0.2,
+      window_decisions: 20,
+    });
+    expect(contract.status, JSON.stringify(contract.body)).toBe(201);
+    const breaker = await post<{ id: string }>(base(0), `/agents/${agent.id}/breakers`, ADMIN_KEY, {
+      contract_id: contract.body.id,
+      action: "revoke",
+    });
+    expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
+    const armed = await post(base(0), `/breakers/${breaker.body.id}/arm`, approver.body.key, {
+      basis: "a fresh agent",
+      expecting_trips: 0,
+    });
+    expect(armed.status, JSON.stringify(armed.body)).toBe(200);
+    // A budget of forty payments: thirteen one at a time, twenty-seven more in the burst, then each is `exhausted`.
+    const grantId = await grant(base(0), agent.id, { budget_amount_minor: 4_000, budget_currency: "EUR" });
+    const payment = { grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION };
+    for (let i = 0; i < 13; i += 1) expect((await post(base(i), "/authorize", agent.key, payment)).body.outcome).toBe("allow");
+    const before = stepped();
+    // The window of twenty breaches at the eighth exhausted decision (a 95% lower bound above 0.2),
+    // the burst's thirty-fifth, usually within a batch: the decisions after it must see the revocation.
+    const replies = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, payment, `batch-trip-${i}`)),
+    );
+    for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(stepped() - before).toBeGreaterThan(0);
+    expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(27);
+    const trips = (
+      await get<{ trips: { ledger_id: string; at: string; grant_ids: string[] }[] }>(base(1), `/breakers/${breaker.body.id}`, ADMIN_KEY)
+    ).trips;
+    expect(trips).toHaveLength(1);
+    expect(trips[0]!.grant_ids).toEqual([grantId]);
+    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ status: "revoked", revoked_by: breaker.body.id, uses: 40 });
+    // In the tree's order: twenty-seven allowed, eight exhausted (the last of them tripped), then every one refused as revoked.
+    const answered = new Map(replies.map((r) => [r.body.ledger_id as string, r.body]));
+    const sealed = await pgRows<{ id: string }>("SELECT id FROM ledger WHERE tree_id = $1 AND kind = 'decision' ORDER BY seq", [grantId]);
+    expect(sealed).toHaveLength(133);
+    const burst = sealed.slice(13).map((r) => answered.get(r.id)!);
+    expect(burst.map((d) => (d.outcome === "deny" ? d.reason_code : d.outcome))).toEqual([
+      ...Array.from({ length: 27 }, () => "allow"),
+      ...Array.from({ length: 8 }, () => "exhausted"),
+      ...Array.from({ length: 85 }, () => "status.revoked"),
+    ]);
+    expect(sealed[13 + 27 + 7]!.id).toBe(trips[0]!.ledger_id);
+    // Every decision has its signal; the windows replayed trip at the same decision.
+    expect(await pgCount("SELECT count(*) AS n FROM decision_signals WHERE agent_id = $1", [agent.id])).toBe(133);
+    const replay = await get<{ breakers: { trips: number; trip_times: string[] }[] }>(
+      base(0),
+      `/agents/${agent.id}/breakers/counterfactual?breaker_id=${breaker.body.id}`,
+      ADMIN_KEY,
+    );
+    expect(replay.breakers[0]).toMatchObject({ trips: 1, trip_times: [trips[0]!.at] });
   });
 
   it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {

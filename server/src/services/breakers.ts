@@ -50,10 +50,23 @@ export async function evaluateBreakersAfterDecision(
   watched: readonly WatchedBreaker[],
   decision: SealedDecision,
 ): Promise<TripRow[]> {
+  return (await evaluateBreakers(tx, watched, decision)).trips;
+}
+
+/**
+ * What `evaluateBreakersAfterDecision` does, answering besides the trips the agent's breakers as
+ * they stand after it (each `breached` as it set it), for the next decision of the same agent in
+ * the same transaction (a batch of decisions, decision 0321).
+ */
+export async function evaluateBreakers(
+  tx: Store,
+  watched: readonly WatchedBreaker[],
+  decision: SealedDecision,
+): Promise<{ trips: TripRow[]; watched: readonly WatchedBreaker[] }> {
   const paths = tx.breakerPath();
   const signal = signalOf(decision.outcome, decision.would_outcome, decision.reason_code);
   const seq = await paths.insertSignal(decision.ledger_id, decision.agent_id, decision.at, signal);
-  if (watched.length === 0) return [];
+  if (watched.length === 0) return { trips: [], watched };
   const windows = await windowCounts(
     paths,
     watched.map((w) => w.contract),
@@ -61,11 +74,17 @@ export async function evaluateBreakersAfterDecision(
   );
   const trips: TripRow[] = [];
   const announced = new Set<string>();
-  for (const { breaker, contract } of watched) {
+  const after: WatchedBreaker[] = [];
+  for (const w of watched) {
+    const { breaker, contract } = w;
     const measure = measureCounts(contract, windows.get(windowKey(contract))!);
     const breached = measure.status === "breached";
-    if (breached === breaker.breached) continue;
+    if (breached === breaker.breached) {
+      after.push(w);
+      continue;
+    }
     await paths.setBreached(breaker.id, breached);
+    after.push(Object.freeze({ breaker: Object.freeze({ ...breaker, breached }), contract }));
     // INVARIANT (trip-on-entry): only the entry into `breached` trips; a breaker never acts on
     // `not_demonstrated` or `within`, and a run of breached decisions is one trip.
     if (!breached) continue;
@@ -76,7 +95,7 @@ export async function evaluateBreakersAfterDecision(
     }
     trips.push(await trip(tx, paths, breaker, contract, decision, measure.successes, measure.n));
   }
-  return trips;
+  return { trips, watched: after };
 }
 
 async function emitContractBreached(

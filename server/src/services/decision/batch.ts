@@ -1,12 +1,77 @@
 // A batch of authorize decisions in three steps (decision 0318): read everything once under the
 // batch's locks, decide in order in memory, write once per table. The group commit runs it in a
 // batch's first try on PostgreSQL; what it leaves undecided runs its own transaction afterwards.
+// An agent with breakers is decided here too; its breakers are evaluated after the writes, one
+// decision after another in batch order (decision 0321).
 
-import type { StoreBatchStep } from "../../store/store.js";
+import { settledInOrder } from "../../store/driver.js";
+import type { StoreBatchStep, Store } from "../../store/store.js";
+import type { TripRow, WatchedBreaker } from "../../store/breaker-sql.js";
+import { evaluateBreakers, watchBreakers } from "../breakers.js";
 import { crashPoint } from "../idempotency.js";
-import { decideBatch, type BatchInput } from "./decide.js";
+import { decideBatch, type BatchDecisions, type BatchInput } from "./decide.js";
 import { readBatch } from "./read.js";
-import { writeBatch } from "./write.js";
+import { emitGatedEvents, writeBatch } from "./write.js";
+import type { PreparedAnswer } from "../answers.js";
+import { Refusal } from "../refusal.js";
+
+/**
+ * A breaker tripped on a decision that others of the batch follow: they were decided before its
+ * action (a revocation) was known, so the batch is rolled back and decided one at a time.
+ */
+export class TripWithinBatch extends Error {}
+
+/** Last-signal keys beyond any decision's: `previousSignal` before them answers the agent's last signal. */
+const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
+
+/**
+ * The breakers of every agent of the batch that has any (their rows are already locked by the read
+ * step), and the agents whose decisions go to their own functions: on PostgreSQL, one whose last
+ * signal is later than the batch's time (INVARIANT signals-in-order: the own function moves its
+ * decision's time forward under the lock).
+ */
+async function watchedOf(
+  tx: Store,
+  agents: readonly string[],
+  now: number,
+): Promise<{ breakers: Map<string, readonly WatchedBreaker[]>; ownPath: Set<string> }> {
+  const paths = tx.breakerPath();
+  const reads = (await settledInOrder([
+    ...agents.map((agentId) => watchBreakers(tx, agentId)),
+    ...(tx.dialect === "postgres" ? agents.map((agentId) => paths.previousSignal(agentId, AFTER_EVERY_SIGNAL)) : []),
+  ])) as unknown[];
+  const breakers = new Map<string, readonly WatchedBreaker[]>();
+  const ownPath = new Set<string>();
+  for (const [i, agentId] of agents.entries()) {
+    breakers.set(agentId, reads[i] as readonly WatchedBreaker[]);
+    const last = reads[agents.length + i] as readonly [number, number] | null | undefined;
+    if (last !== undefined && last !== null && last[0] > now) ownPath.add(agentId);
+  }
+  return { breakers, ownPath };
+}
+
+/**
+ * Evaluates the breakers after each watched decision in batch order, each seeing the signals of
+ * those before it; answers each watched decision's trips by its place in the batch. A trip on a
+ * decision that a later decision of the batch follows throws TripWithinBatch.
+ */
+async function evaluateInOrder(
+  tx: Store,
+  decided: BatchDecisions,
+  breakers: Map<string, readonly WatchedBreaker[]>,
+): Promise<Map<number, TripRow[]>> {
+  const trips = new Map<number, TripRow[]>();
+  let lastDecided = -1;
+  for (const [i, answer] of decided.answers.entries()) if (answer !== undefined) lastDecided = i;
+  for (const { index, seen } of decided.watched) {
+    const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen);
+    breakers.set(seen.agent_id, result.watched);
+    if (result.trips.length === 0) continue;
+    if (index !== lastDecided) throw new TripWithinBatch(`a breaker of ${seen.agent_id} tripped within a batch`);
+    trips.set(index, result.trips);
+  }
+  return trips;
+}
 
 /** The group commit's step for authorize transactions: each input a BatchInput. */
 export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
@@ -16,11 +81,21 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   if (inputs.some((input) => input.ctx !== ctx)) return inputs.map(() => undefined);
   const now = ctx.now();
   const reads = await readBatch(tx, inputs, ctx.environment, now);
+  const { breakers, ownPath } = await watchedOf(tx, [...reads.watchedAgents], now);
   // A stored answer is replaced only when every claim of the batch sees it expired.
   const expiredUpTo = Math.min(...inputs.map((input) => input.expiredUpTo));
-  const decided = decideBatch(inputs, reads, now, expiredUpTo);
+  const decided = decideBatch(inputs, reads, now, expiredUpTo, ownPath);
   await writeBatch(tx, decided);
+  // Breakers read the sealed decisions in their transaction: a trip commits with them or not at all.
+  const trips = await evaluateInOrder(tx, decided, breakers);
+  await emitGatedEvents(tx, decided);
   // The crash tests' hook (decision 0605), as in a decision's own transaction.
   if (ctx.faults !== undefined) for (const input of decided.claimed) crashPoint(ctx, "before-commit", input.claim!);
-  return decided.answers.map((answer) => (answer === undefined ? undefined : { value: answer }));
+  return decided.answers.map((answer, i) => (answer === undefined ? undefined : { value: withTrips(answer, trips.get(i)) }));
 };
+
+/** An answer with the trips its decision caused, which the metrics count. */
+function withTrips(answer: PreparedAnswer | Refusal, trips: readonly TripRow[] | undefined): PreparedAnswer | Refusal {
+  if (trips === undefined || answer instanceof Refusal) return answer;
+  return { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
+}

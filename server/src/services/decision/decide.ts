@@ -15,6 +15,7 @@ import { newId } from "../../ids.js";
 import type { ChargeRow, IdempotencyRow, LedgerRow } from "../../store/decision-sql.js";
 import type { BatchReads, BatchWrites, CertificateRecord, GrantRecord, GrantUsage, SignalRow } from "../../store/store.js";
 import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer } from "../answers.js";
+import type { SealedDecision } from "../breakers.js";
 import type { Caller, ServiceContext } from "../context.js";
 import { signalOf } from "../contracts.js";
 import { decisionAnswerText, decisionState, decisionStatement } from "../decision-text.js";
@@ -119,6 +120,17 @@ export interface GatedDecision {
   readonly now: number;
 }
 
+/**
+ * A decision of an agent with breakers: its signal is not among the batch's writes, because the
+ * breakers' evaluation writes it and reads the windows it ends, one decision after another in
+ * batch order, once the batch's records are written (decision 0321).
+ */
+export interface WatchedDecision {
+  /** Its input's place in the batch. */
+  readonly index: number;
+  readonly seen: SealedDecision;
+}
+
 /** What the decide step answers for a batch. */
 export interface BatchDecisions {
   /**
@@ -131,6 +143,8 @@ export interface BatchDecisions {
   readonly gated: readonly GatedDecision[];
   /** The inputs decided here that stored an answer under their idempotency key. */
   readonly claimed: readonly BatchInput[];
+  /** The decisions of agents with breakers, in batch order, for their evaluation after the writes. */
+  readonly watched: readonly WatchedDecision[];
 }
 
 /** A stored answer's key: the caller's key id and the idempotency key. */
@@ -157,8 +171,16 @@ function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, ag
  * Decides a batch in order at `now`: each decision sees the uses, holds, chain heads and stored
  * answers of those before it, exactly as if it had read them from the database after their writes
  * (INVARIANT budget-monotone: a use or hold counts for every later decision of the batch).
+ * `ownPath`: agents whose decisions are left to their own functions (an agent with breakers whose
+ * last signal is later than `now`, INVARIANT signals-in-order).
  */
-export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, now: number, answersExpiredUpTo: number): BatchDecisions {
+export function decideBatch(
+  inputs: readonly BatchInput[],
+  reads: BatchReads,
+  now: number,
+  answersExpiredUpTo: number,
+  ownPath: ReadonlySet<string> = new Set(),
+): BatchDecisions {
   const usage = new Map(reads.usage);
   const heads = new Map(reads.heads);
   const stored = new Map(reads.answers.map((row) => [answerKey(row.caller_key_id, row.idempotency_key), row]));
@@ -170,7 +192,8 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
   const answerRows: IdempotencyRow[] = [];
   const gated: GatedDecision[] = [];
   const claimed: BatchInput[] = [];
-  for (const input of inputs) {
+  const watched: WatchedDecision[] = [];
+  for (const [index, input] of inputs.entries()) {
     const { ctx, caller, body, claim } = input;
     const agentId = caller.agentId;
     if (claim !== undefined) {
@@ -181,7 +204,7 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
       }
     }
     const chain =
-      agentId === null || body.approval_id !== undefined || reads.watchedAgents.has(agentId)
+      agentId === null || body.approval_id !== undefined || ownPath.has(agentId)
         ? undefined
         : heldChain(reads.grants, body.grant_id, agentId);
     if (chain === undefined || agentId === null) {
@@ -215,12 +238,25 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
     );
     heads.set(treeId, { seq: row.seq, hash: row.hash });
     ledger.push(row);
-    signals.push({
-      ledger_id: ledgerId,
-      agent_id: agentId,
-      at: now,
-      signal: signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code),
-    });
+    if (reads.watchedAgents.has(agentId))
+      watched.push({
+        index,
+        seen: {
+          ledger_id: ledgerId,
+          agent_id: agentId,
+          at: now,
+          outcome: decision.outcome,
+          would_outcome: decision.would_outcome ?? null,
+          reason_code: decision.reason_code,
+        },
+      });
+    else
+      signals.push({
+        ledger_id: ledgerId,
+        agent_id: agentId,
+        at: now,
+        signal: signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code),
+      });
     if (decision.outcome === "gated") gated.push({ ledgerId, agentId, body, decision, now });
     if (decision.counted) {
       // INVARIANT (budget-monotone): one use of every grant of the chain, and the decision's holds.
@@ -262,7 +298,7 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
       gate: decision.decided_by,
     });
   }
-  return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed };
+  return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
 }
 
 /** The open charge of one hold of a counted decision, as both decision paths write it. */

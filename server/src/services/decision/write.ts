@@ -35,10 +35,14 @@ export function emitGated(
 
 /**
  * Writes a decided batch: the sealed records with their places in the Merkle queue, the breaker
- * signals, the grants' totals, the holds and the stored answers, one statement each in one flight,
- * then one event per gated decision. Throws when an answer's key was taken meanwhile.
+ * signals of agents without breakers, the grants' totals, the holds and the stored answers, one
+ * statement each in one flight. Throws when an answer's key was taken meanwhile.
  */
-export async function writeBatch(tx: Store, decided: BatchDecisions): Promise<void> {
-  await tx.decisionBatch().write(decided.writes);
+export function writeBatch(tx: Store, decided: BatchDecisions): Promise<void> {
+  return tx.decisionBatch().write(decided.writes);
+}
+
+/** One `decision.gated` event per gated decision of a batch, in batch order. */
+export async function emitGatedEvents(tx: Store, decided: BatchDecisions): Promise<void> {
   for (const g of decided.gated) await emitGated(tx, g.ledgerId, g.agentId, g.body, g.decision, g.now);
 }
