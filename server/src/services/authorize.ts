@@ -18,7 +18,16 @@ import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { decisionAnswerText, decisionStatement } from "./decision-text.js";
 import { sealRecord } from "./ledger.js";
-import { chainLinks, engineRequest, engineState, holdCharge, sealedBody, type ApprovalStatus, type BatchInput } from "./decision/decide.js";
+import {
+  chainLinks,
+  engineRequest,
+  engineState,
+  holdCharge,
+  sealedBody,
+  sealedDecision,
+  type ApprovalStatus,
+  type BatchInput,
+} from "./decision/decide.js";
 import { emitGated } from "./decision/write.js";
 import { authorizeBatchStep } from "./decision/batch.js";
 import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "./idempotency.js";
@@ -205,14 +214,7 @@ async function decideAndSeal(
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.
   const together = pipelined && breakers.length === 0;
   let trips: readonly TripRow[] = NO_TRIPS;
-  const seen = {
-    ledger_id: ledgerId,
-    agent_id: agentId,
-    at: now,
-    outcome: decision.outcome,
-    would_outcome: decision.would_outcome ?? null,
-    reason_code: decision.reason_code,
-  };
+  const seen = sealedDecision(ledgerId, agentId, now, decision);
   const writes: (() => Promise<unknown>)[] = [
     () =>
       sealRecord(

@@ -238,18 +238,7 @@ export function decideBatch(
     );
     heads.set(treeId, { seq: row.seq, hash: row.hash });
     ledger.push(row);
-    if (reads.watchedAgents.has(agentId))
-      watched.push({
-        index,
-        seen: {
-          ledger_id: ledgerId,
-          agent_id: agentId,
-          at: now,
-          outcome: decision.outcome,
-          would_outcome: decision.would_outcome ?? null,
-          reason_code: decision.reason_code,
-        },
-      });
+    if (reads.watchedAgents.has(agentId)) watched.push({ index, seen: sealedDecision(ledgerId, agentId, now, decision) });
     else
       signals.push({
         ledger_id: ledgerId,
@@ -299,6 +288,18 @@ export function decideBatch(
     });
   }
   return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
+}
+
+/** What the breakers are told of a sealed decision, as both decision paths tell it. */
+export function sealedDecision(ledgerId: string, agentId: string, at: number, decision: Decision): SealedDecision {
+  return {
+    ledger_id: ledgerId,
+    agent_id: agentId,
+    at,
+    outcome: decision.outcome,
+    would_outcome: decision.would_outcome ?? null,
+    reason_code: decision.reason_code,
+  };
 }
 
 /** The open charge of one hold of a counted decision, as both decision paths write it. */
