@@ -1,0 +1,217 @@
+// The decide step's law (decision 0318): a batch decided at once answers exactly what its
+// decisions answer one after another, each reading what the ones before it wrote. The model of
+// "one after another" decides each request as a batch of one and applies its writes to the reads
+// the way the database would (uses and live holds added, the chain head moved on, the answer
+// stored), so a step that forgot a hold, a use, a head or a stored answer answers differently.
+
+import type { AuthorizeBody } from "@agent-authority/api";
+import fc from "fast-check";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore, type CertificateRecord, type GrantRecord, type Store } from "@agent-authority/server";
+import type { PreparedAnswer } from "../../server/src/services/answers.js";
+import type { Caller, ServiceContext } from "../../server/src/services/context.js";
+import { decideBatch, type BatchDecisions, type BatchInput } from "../../server/src/services/decision/decide.js";
+import { Refusal } from "../../server/src/services/refusal.js";
+import { Signer } from "../../server/src/services/signing.js";
+import type { BatchReads, GrantUsage } from "../../server/src/store/store.js";
+import { grantRecord, T0 } from "./store-records.js";
+
+const AGENT = "agt_0000000001abcdefghjkmnpqrs";
+const OTHER = "agt_0000000002abcdefghjkmnpqrs";
+const ROOT = "grt_0000000001abcdefghjkmnpqrs";
+const CHILD = "grt_0000000002abcdefghjkmnpqrs";
+const GRANDCHILD = "grt_0000000003abcdefghjkmnpqrs";
+const FOREIGN = "grt_0000000004abcdefghjkmnpqrs";
+const NOW = T0 + 60_000;
+const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
+
+const caller: Caller = {
+  keyId: "key_0000000001abcdefghjkmnpqrs",
+  identity: "agent-a",
+  kind: "service",
+  email: null,
+  roles: ["agent"],
+  agentId: AGENT,
+};
+
+const certificate: CertificateRecord = {
+  id: "crt_0000000001abcdefghjkmnpqrs",
+  agent_id: AGENT,
+  environment: "test-env",
+  issued_by: "admin",
+  issued_by_email: null,
+  issued_at: T0,
+  basis: "property",
+  provenance_version: "model-1",
+  manifest_hash: "sha256:aaaa",
+  content_hash: "sha256:bbbb",
+  market_profile: null,
+  checks: [],
+  revoked_at: null,
+  revoked_by: null,
+  revocation_reason: null,
+  superseded_by: null,
+};
+
+/** A tree of three grants of the agent, each within its parent's budget, and another agent's grant. */
+function tree(budgets: readonly [number, number, number], count: number | null, childRevoked: boolean): GrantRecord[] {
+  return [
+    grantRecord(AGENT, { id: ROOT, budget_amount_minor: budgets[0], budget_count: count }),
+    grantRecord(AGENT, {
+      id: CHILD,
+      root_id: ROOT,
+      parent_id: ROOT,
+      depth: 1,
+      budget_amount_minor: budgets[1],
+      ...(childRevoked ? { status: "revoked" as const, revoked_at: T0, revoked_by: "admin", revocation_reason: "property" } : {}),
+    }),
+    grantRecord(AGENT, { id: GRANDCHILD, root_id: ROOT, parent_id: CHILD, depth: 2, budget_amount_minor: budgets[2] }),
+    grantRecord(OTHER, { id: FOREIGN }),
+  ];
+}
+
+interface Request {
+  readonly grant: string;
+  readonly tool: string;
+  readonly amount: number | undefined;
+  readonly key: string | undefined;
+  readonly approval: boolean;
+}
+
+const request: fc.Arbitrary<Request> = fc.record({
+  grant: fc.constantFrom(ROOT, CHILD, GRANDCHILD, GRANDCHILD, FOREIGN),
+  tool: fc.constantFrom("payments.send", "payments.send", "payments.refund", "mail.send"),
+  amount: fc.option(fc.integer({ min: 0, max: 1_500 }), { nil: undefined }),
+  // A small pool of keys: repeats replay, or are refused when the request differs.
+  key: fc.option(fc.constantFrom("k1", "k2", "k3"), { nil: undefined, freq: 2 }),
+  approval: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+});
+
+function body(r: Request): AuthorizeBody {
+  return {
+    grant_id: r.grant,
+    tool: r.tool,
+    ...(r.amount === undefined ? {} : { amount_minor: r.amount, currency: "EUR" }),
+    ...(r.approval ? { approval_id: "apr_0000000001abcdefghjkmnpqrs" } : {}),
+    attestation: ATTESTATION,
+  };
+}
+
+function input(ctx: ServiceContext, r: Request): BatchInput {
+  return {
+    ctx,
+    caller,
+    body: body(r),
+    expiredUpTo: 0,
+    claim:
+      r.key === undefined
+        ? undefined
+        : { key: r.key, method: "POST", path: "/v1/authorize", requestHash: JSON.stringify(body(r)), callerKeyId: caller.keyId },
+  };
+}
+
+/** What the database holds after a batch's writes, as the next batch's reads would find it. */
+function applied(reads: BatchReads, decided: BatchDecisions): BatchReads {
+  const usage = new Map<string, GrantUsage>(reads.usage);
+  const bump = (id: string, change: Partial<GrantUsage>) => {
+    const used = usage.get(id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+    usage.set(id, { ...used, uses: used.uses + (change.uses ?? 0), held_minor: used.held_minor + (change.held_minor ?? 0) });
+  };
+  for (const [id, n] of decided.writes.uses) bump(id, { uses: n });
+  for (const charge of decided.writes.charges) if (charge.expires_at > NOW) bump(charge.grant_id, { held_minor: charge.amount_minor });
+  const heads = new Map(reads.heads);
+  for (const row of decided.writes.ledger) heads.set(row.tree_id, { seq: row.seq, hash: row.hash });
+  const answers = [
+    ...reads.answers.filter((a) => !decided.writes.answers.some((b) => b.idempotency_key === a.idempotency_key)),
+    ...decided.writes.answers,
+  ];
+  return { ...reads, usage, heads, answers };
+}
+
+/** What must be the same either way: the answer's kind and what it decided, not its fresh ids and signature. */
+function summary(answer: PreparedAnswer | Refusal | undefined): unknown {
+  if (answer === undefined) return "own path";
+  if (answer instanceof Refusal) return { refused: answer.code };
+  const parsed = JSON.parse(answer.text) as Record<string, unknown>;
+  return { status: answer.status, replayed: answer.replayed, outcome: parsed["outcome"], reason: parsed["reason_code"], gate: answer.gate };
+}
+
+describe("the decide step decides a batch as its decisions would one after another", () => {
+  let store: Store;
+  let ctx: ServiceContext;
+  beforeAll(async () => {
+    store = openStore(":memory:");
+    await store.migrate(T0);
+    const signer = new Signer(randomBytes(32));
+    await signer.load(store, T0);
+    ctx = { store, environment: "test-env", autoApprovalCeilingMinor: 1_000_000, now: () => NOW, signer, cursorKey: randomBytes(32) };
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it("answers, uses, holds, chain heads and stored answers agree with deciding one at a time", () => {
+    fc.assert(
+      fc.property(
+        fc.array(request, { minLength: 1, maxLength: 24 }),
+        fc.tuple(fc.integer({ min: 0, max: 6_000 }), fc.integer({ min: 0, max: 4_000 }), fc.integer({ min: 0, max: 3_000 })),
+        fc.option(fc.integer({ min: 1, max: 12 }), { nil: null }),
+        fc.boolean(),
+        fc.record({ uses: fc.nat(5), held: fc.nat(2_000), settled: fc.nat(2_000) }),
+        (requests, budgets, count, childRevoked, used) => {
+          const grants = tree(budgets, count, childRevoked);
+          const reads: BatchReads = {
+            answers: [],
+            watchedAgents: new Set(),
+            grants: new Map(grants.map((g) => [g.id, g])),
+            usage: new Map([[ROOT, { uses: used.uses, held_minor: used.held, settled_minor: used.settled }]]),
+            heads: new Map([[ROOT, { seq: 3, hash: "0".repeat(64) }]]),
+            certificates: new Map([[AGENT, certificate]]),
+          };
+          const inputs = requests.map((r) => input(ctx, r));
+          const batch = decideBatch(inputs, reads, NOW, 0);
+          let state = reads;
+          const oneByOne: (PreparedAnswer | Refusal | undefined)[] = [];
+          for (const one of inputs) {
+            const decided = decideBatch([one], state, NOW, 0);
+            oneByOne.push(decided.answers[0]);
+            state = applied(state, decided);
+          }
+          expect(batch.answers.map(summary)).toEqual(oneByOne.map(summary));
+          const after = applied(reads, batch);
+          expect(after.usage).toEqual(state.usage);
+          expect([...after.heads].map(([tree, head]) => [tree, head.seq])).toEqual(
+            [...state.heads].map(([tree, head]) => [tree, head.seq]),
+          );
+          expect(after.answers.map((a) => [a.idempotency_key, a.request_hash])).toEqual(
+            state.answers.map((a) => [a.idempotency_key, a.request_hash]),
+          );
+          // The batch's records chain on from the tree's head, one after another.
+          let head = reads.heads.get(ROOT)!;
+          for (const row of batch.writes.ledger) {
+            expect([row.seq, row.prev_hash]).toEqual([head.seq + 1, head.hash]);
+            head = { seq: row.seq, hash: row.hash };
+          }
+          // A key's replay in the batch is its first answer, byte for byte.
+          const first = new Map<string, string>();
+          for (const [i, r] of requests.entries()) {
+            const answer = batch.answers[i];
+            if (r.key === undefined || answer === undefined || answer instanceof Refusal) continue;
+            if (!first.has(r.key)) first.set(r.key, answer.text);
+            else expect(answer.text).toBe(first.get(r.key));
+          }
+          // The step never spends beyond a budget: the holds and uses it adds stay within each grant's.
+          for (const g of grants) {
+            const u = after.usage.get(g.id);
+            if (u === undefined || g.budget_amount_minor === null) continue;
+            const before = reads.usage.get(g.id) ?? { held_minor: 0, settled_minor: 0, uses: 0 };
+            if (u.held_minor > before.held_minor) expect(u.held_minor + u.settled_minor).toBeLessThanOrEqual(g.budget_amount_minor);
+            if (g.budget_count !== null && u.uses > before.uses) expect(u.uses).toBeLessThanOrEqual(g.budget_count);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
