@@ -192,14 +192,15 @@ describe("a batch of decisions read, decided and written once per kind of row on
     expect(signals).toBe(30);
   });
 
-  it("trips an armed revoke breaker once in a burst on two servers, and denies every decision sealed after its trip", async () => {
-    const agent = await agentWithKey(base(0), "batch-tripping");
-    const approver = await post<{ key: string }>(base(0), "/keys", ADMIN_KEY, {
-      identity: "risk@example.com",
-      kind: "human",
-      roles: ["approver"],
-    });
-    expect(approver.status, JSON.stringify(approver.body)).toBe(201);
+  /**
+   * An agent whose `revoke` breaker on `exhausted_rate` over a window of twenty (armed or observing)
+   * sees a budget of forty payments spent: thirteen one at a time, then a burst of 120 on both
+   * servers. The window breaches at the eighth exhausted decision (a 95% lower bound above 0.2),
+   * the burst's thirty-fifth, usually in the middle of a batch. Answers the burst's decisions in
+   * the tree's order, the breaker's trips and the trip's place among the tree's records.
+   */
+  async function tripInBurst(name: string, armed: boolean) {
+    const agent = await agentWithKey(base(0), name);
     const contract = await post(base(0), `/agents/${agent.id}/contracts`, ADMIN_KEY, {
       metric: "exhausted_rate",
       ceiling: 0.2,
@@ -211,49 +212,79 @@ describe("a batch of decisions read, decided and written once per kind of row on
       action: "revoke",
     });
     expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
-    const armed = await post(base(0), `/breakers/${breaker.body.id}/arm`, approver.body.key, {
-      basis: "a fresh agent",
-      expecting_trips: 0,
-    });
-    expect(armed.status, JSON.stringify(armed.body)).toBe(200);
-    // A budget of forty payments: thirteen one at a time, twenty-seven more in the burst, then each is `exhausted`.
+    if (armed) {
+      const approver = await post<{ key: string }>(base(0), "/keys", ADMIN_KEY, {
+        identity: `risk-${name}@example.com`,
+        kind: "human",
+        roles: ["approver"],
+      });
+      expect(approver.status, JSON.stringify(approver.body)).toBe(201);
+      const arm = await post(base(0), `/breakers/${breaker.body.id}/arm`, approver.body.key, {
+        basis: "a fresh agent",
+        expecting_trips: 0,
+      });
+      expect(arm.status, JSON.stringify(arm.body)).toBe(200);
+    }
     const grantId = await grant(base(0), agent.id, { budget_amount_minor: 4_000, budget_currency: "EUR" });
     const payment = { grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION };
     for (let i = 0; i < 13; i += 1) expect((await post(base(i), "/authorize", agent.key, payment)).body.outcome).toBe("allow");
     const before = stepped();
-    // The window of twenty breaches at the eighth exhausted decision (a 95% lower bound above 0.2),
-    // the burst's thirty-fifth, usually within a batch: the decisions after it must see the revocation.
     const replies = await Promise.all(
-      Array.from({ length: 120 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, payment, `batch-trip-${i}`)),
+      Array.from({ length: 120 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, payment, `${name}-${i}`)),
     );
     for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(stepped() - before).toBeGreaterThan(0);
-    expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(27);
     const trips = (
-      await get<{ trips: { ledger_id: string; at: string; grant_ids: string[] }[] }>(base(1), `/breakers/${breaker.body.id}`, ADMIN_KEY)
+      await get<{ trips: { ledger_id: string; at: string; grant_ids: string[]; mode: string }[] }>(
+        base(1),
+        `/breakers/${breaker.body.id}`,
+        ADMIN_KEY,
+      )
     ).trips;
-    expect(trips).toHaveLength(1);
-    expect(trips[0]!.grant_ids).toEqual([grantId]);
-    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ status: "revoked", revoked_by: breaker.body.id, uses: 40 });
-    // In the tree's order: twenty-seven allowed, eight exhausted (the last of them tripped), then every one refused as revoked.
     const answered = new Map(replies.map((r) => [r.body.ledger_id as string, r.body]));
     const sealed = await pgRows<{ id: string }>("SELECT id FROM ledger WHERE tree_id = $1 AND kind = 'decision' ORDER BY seq", [grantId]);
     expect(sealed).toHaveLength(133);
     const burst = sealed.slice(13).map((r) => answered.get(r.id)!);
-    expect(burst.map((d) => (d.outcome === "deny" ? d.reason_code : d.outcome))).toEqual([
-      ...Array.from({ length: 27 }, () => "allow"),
-      ...Array.from({ length: 8 }, () => "exhausted"),
-      ...Array.from({ length: 85 }, () => "status.revoked"),
-    ]);
-    expect(sealed[13 + 27 + 7]!.id).toBe(trips[0]!.ledger_id);
-    // Every decision has its signal; the windows replayed trip at the same decision.
+    // Every decision has its signal; the windows replayed trip at the same decisions as the live breaker.
     expect(await pgCount("SELECT count(*) AS n FROM decision_signals WHERE agent_id = $1", [agent.id])).toBe(133);
     const replay = await get<{ breakers: { trips: number; trip_times: string[] }[] }>(
       base(0),
       `/agents/${agent.id}/breakers/counterfactual?breaker_id=${breaker.body.id}`,
       ADMIN_KEY,
     );
-    expect(replay.breakers[0]).toMatchObject({ trips: 1, trip_times: [trips[0]!.at] });
+    expect(replay.breakers[0]).toMatchObject({ trips: trips.length, trip_times: trips.map((t) => t.at) });
+    return {
+      grantId,
+      breakerId: breaker.body.id,
+      trips,
+      tripAt: sealed.findIndex((r) => r.id === trips[0]?.ledger_id),
+      burst: burst.map((d) => (d.outcome === "deny" ? d.reason_code : d.outcome)),
+    };
+  }
+
+  const times = (n: number, what: string) => Array.from({ length: n }, () => what);
+
+  it("trips an armed revoke breaker once in a burst on two servers, and denies every decision sealed after its trip", async () => {
+    const { grantId, breakerId, trips, tripAt, burst } = await tripInBurst("batch-armed-trip", true);
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatchObject({ mode: "armed", grant_ids: [grantId] });
+    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ status: "revoked", revoked_by: breakerId, uses: 40 });
+    // In the tree's order: twenty-seven allowed, eight exhausted (the last of them tripped), then
+    // every one refused as revoked. Decided in a batch before the trip was known, the decisions
+    // after it would be exhausted: the batch is decided again one at a time.
+    expect(burst).toEqual([...times(27, "allow"), ...times(8, "exhausted"), ...times(85, "status.revoked")]);
+    expect(tripAt).toBe(13 + 27 + 7);
+  });
+
+  it("records an observing breaker's trip once within a batch, and the decisions after it stand", async () => {
+    const { grantId, trips, tripAt, burst } = await tripInBurst("batch-observed-trip", false);
+    // Observing changes nothing: the trip is recorded at the eighth exhausted decision, once,
+    // though the window stays breached for every decision after it in the same batch.
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatchObject({ mode: "observe", grant_ids: [grantId] });
+    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ status: "active", uses: 40 });
+    expect(burst).toEqual([...times(27, "allow"), ...times(93, "exhausted")]);
+    expect(tripAt).toBe(13 + 27 + 7);
   });
 
   it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {

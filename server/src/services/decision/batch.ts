@@ -16,10 +16,13 @@ import type { PreparedAnswer } from "../answers.js";
 import { Refusal } from "../refusal.js";
 
 /**
- * A breaker tripped on a decision that others of the batch follow: they were decided before its
- * action (a revocation) was known, so the batch is rolled back and decided one at a time.
+ * A breaker revoked grants on a decision that others of the batch follow: they were decided before
+ * the revocation was known, so the batch is rolled back and decided one at a time.
  */
 export class TripWithinBatch extends Error {}
+
+/** Whether a trip changed what a later decision reads: an armed `revoke` revokes grants; the rest record. */
+const revokes = (trip: TripRow): boolean => trip.mode === "armed" && trip.action === "revoke";
 
 /** Last-signal keys beyond any decision's: `previousSignal` before them answers the agent's last signal. */
 const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
@@ -52,8 +55,8 @@ async function watchedOf(
 
 /**
  * Evaluates the breakers after each watched decision in batch order, each seeing the signals of
- * those before it; answers each watched decision's trips by its place in the batch. A trip on a
- * decision that a later decision of the batch follows throws TripWithinBatch.
+ * those before it; answers each watched decision's trips by its place in the batch. A trip that
+ * revoked grants on a decision that a later decision of the batch follows throws TripWithinBatch.
  */
 async function evaluateInOrder(
   tx: Store,
@@ -67,7 +70,8 @@ async function evaluateInOrder(
     const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen);
     breakers.set(seen.agent_id, result.watched);
     if (result.trips.length === 0) continue;
-    if (index !== lastDecided) throw new TripWithinBatch(`a breaker of ${seen.agent_id} tripped within a batch`);
+    if (index !== lastDecided && result.trips.some(revokes))
+      throw new TripWithinBatch(`a breaker of ${seen.agent_id} revoked grants within a batch`);
     trips.set(index, result.trips);
   }
   return trips;
