@@ -19,6 +19,7 @@
 //                                                 large database)
 //   AUTHORITY_DATABASE_NAMED_STATEMENTS=off      PostgreSQL servers send every statement unnamed (decision 0313)
 //   BENCH_CONNECTIONS=10,50                       the connection counts (default 1,10,50)
+//   BENCH_BREAKERS=N                              the bench agents have N observing breakers (default 0)
 //   BENCH_LARGE_GRANTS=N BENCH_LARGE_DECISIONS=N  the large databases, SQLite's and PostgreSQL's
 //                                                 (default 1,000,000 grants and 10,000,000 decisions;
 //                                                 SQLite: 3 to 5 minutes to generate and several GB in
@@ -85,6 +86,7 @@ function positive(name, fallback) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got \`${process.env[name]}\``);
   return value;
 }
+const BREAKERS = Number(process.env.BENCH_BREAKERS ?? 0);
 const SECONDS = positive("BENCH_SECONDS", 4);
 const TURNS = positive("BENCH_TURNS", 4);
 /**
@@ -249,6 +251,17 @@ async function prepare(base, grants = 1) {
     roles: ["agent"],
     agent_id: agent.id,
   });
+  // With BENCH_BREAKERS=N the agent has N observing breakers, on one contract whose window is
+  // moved on, and whose breakers are evaluated, after every decision (decision 0321).
+  if (BREAKERS > 0) {
+    const contract = await call(base, `/agents/${agent.id}/contracts`, ADMIN_KEY, {
+      metric: "out_of_scope_rate",
+      ceiling: 0.5,
+      window_decisions: 1_000,
+    });
+    for (let i = 0; i < BREAKERS; i += 1)
+      await call(base, `/agents/${agent.id}/breakers`, ADMIN_KEY, { contract_id: contract.id, action: i % 2 === 0 ? "notify" : "revoke" });
+  }
   const bodies = [];
   for (let i = 0; i < grants; i += 1) {
     const grant = await call(base, "/grants", ADMIN_KEY, {
