@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { CheckpointThreadData } from "./checkpoint-thread.js";
 import { DecisionCache } from "./decision-cache.js";
-import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import type { Batchable, Row, SqlDriver, SqlValue } from "./driver.js";
 import { GroupCommit } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
 
@@ -209,9 +209,17 @@ export class SqliteDriver implements SqlDriver {
     this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path, db) : undefined;
   }
 
-  /** A transaction committed together with the others of its event-loop turn (group commit). */
-  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
-    return this.#group.submit(fn);
+  /**
+   * A transaction committed together with the others of its event-loop turn (group commit), in
+   * arrival order; a batch's transactions of one kind may be done by their step (decision 0319).
+   */
+  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, _order?: string, batchable?: Batchable): Promise<T> {
+    return this.#group.submit(fn, undefined, batchable);
+  }
+
+  /** Transactions answered by a batch step (decision 0319) in a committed batch since the driver was made. */
+  get stepped(): number {
+    return this.#group.stepped;
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
