@@ -21,7 +21,19 @@ import type {
 } from "./store.js";
 import type { IdempotencyRow } from "./decision-sql.js";
 
-const LEDGER_COLUMNS = ["id", "tree_id", "seq", "kind", "grant_id", "agent_id", "outcome", "record", "prev_hash", "hash", "created_at"] as const;
+const LEDGER_COLUMNS = [
+  "id",
+  "tree_id",
+  "seq",
+  "kind",
+  "grant_id",
+  "agent_id",
+  "outcome",
+  "record",
+  "prev_hash",
+  "hash",
+  "created_at",
+] as const;
 const CHARGE_COLUMNS = [
   "id",
   "ledger_id",

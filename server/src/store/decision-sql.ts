@@ -228,7 +228,11 @@ const GRANT_USAGE = new CacheKind<CachedUsage>();
 const LEDGER_HEAD = new CacheKind<{ readonly seq: number; readonly hash: string }>();
 
 /** Keeps the cache's head of a tree after this connection appended `head` to its chain (INVARIANT decision-cache). */
-export function keepLedgerHead(cache: DecisionCache | undefined, treeId: string, head: { readonly seq: number; readonly hash: string }): void {
+export function keepLedgerHead(
+  cache: DecisionCache | undefined,
+  treeId: string,
+  head: { readonly seq: number; readonly hash: string },
+): void {
   if (cache !== undefined) LEDGER_HEAD.set(cache, treeId, Object.freeze({ seq: head.seq, hash: head.hash }));
 }
 
