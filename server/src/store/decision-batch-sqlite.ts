@@ -60,15 +60,17 @@ function sizeClass(n: number): number {
 }
 
 /**
- * `INSERT INTO table (columns) SELECT … FROM (VALUES …)` for `size` rows, in the order given
- * (an ordinal in the text, sorted on: rows keyed by INTEGER PRIMARY KEY get ascending keys in it).
+ * `INSERT INTO table (columns) SELECT … FROM (VALUES …)` for `size` rows. `ordered`: in the order
+ * given, by an ordinal in the text (rows keyed by INTEGER PRIMARY KEY then get ascending keys in
+ * it); the sort costs about a microsecond a row, so only the tables whose keys say the order have it.
  * `tail` follows the WHERE clause (an upsert's ON CONFLICT).
  */
-function rowsInsert(table: string, columns: readonly string[], size: number, tail = ""): string {
+function rowsInsert(table: string, columns: readonly string[], size: number, ordered: boolean, tail = ""): string {
   const placeholders = columns.map(() => "?").join(", ");
-  const values = Array.from({ length: size }, (_, i) => `(${placeholders}, ${i})`).join(", ");
+  const values = Array.from({ length: size }, (_, i) => (ordered ? `(${placeholders}, ${i})` : `(${placeholders})`)).join(", ");
   const selected = columns.map((_, i) => `column${i + 1}`).join(", ");
-  return `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${selected} FROM (VALUES ${values}) WHERE column1 IS NOT NULL ORDER BY column${columns.length + 1}${tail}`;
+  const order = ordered ? ` ORDER BY column${columns.length + 1}` : "";
+  return `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${selected} FROM (VALUES ${values}) WHERE column1 IS NOT NULL${order}${tail}`;
 }
 
 /** Statement texts by table and size class, made once each. */
@@ -97,26 +99,28 @@ class ClassedStatements {
 }
 
 // Each text starts `INSERT INTO <decision path table> `: the decision cache stays whole (sqlite-driver.ts).
-const WRITE_LEDGER = new ClassedStatements(LEDGER_COLUMNS.length, (size) => rowsInsert("ledger", LEDGER_COLUMNS, size));
+const WRITE_LEDGER = new ClassedStatements(LEDGER_COLUMNS.length, (size) => rowsInsert("ledger", LEDGER_COLUMNS, size, false));
 // Each sealed record waits for its place in the Merkle log (decision 0621), in sealing order.
-const WRITE_PENDING = new ClassedStatements(1, (size) => rowsInsert("ledger_pending", ["ledger_id"], size));
+const WRITE_PENDING = new ClassedStatements(1, (size) => rowsInsert("ledger_pending", ["ledger_id"], size, true));
 // In order: an agent's breakers see its decisions in the order they were sealed (INVARIANT signals-in-order).
-const WRITE_SIGNALS = new ClassedStatements(SIGNAL_COLUMNS.length, (size) => rowsInsert("decision_signals", SIGNAL_COLUMNS, size));
+const WRITE_SIGNALS = new ClassedStatements(SIGNAL_COLUMNS.length, (size) => rowsInsert("decision_signals", SIGNAL_COLUMNS, size, true));
 const WRITE_USES = new ClassedStatements(3, (size) =>
   rowsInsert(
     "grant_totals",
     ["grant_id", "uses", "settled_minor"],
     size,
+    false,
     " ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + excluded.uses",
   ),
 );
-const WRITE_CHARGES = new ClassedStatements(CHARGE_COLUMNS.length, (size) => rowsInsert("charges", CHARGE_COLUMNS, size));
+const WRITE_CHARGES = new ClassedStatements(CHARGE_COLUMNS.length, (size) => rowsInsert("charges", CHARGE_COLUMNS, size, false));
 // A free key is taken, an expired answer replaced, a live one left alone (and then counted missing).
 const WRITE_ANSWERS = new ClassedStatements(ANSWER_COLUMNS.length, (size) =>
   rowsInsert(
     "idempotency_keys",
     ANSWER_COLUMNS,
     size,
+    false,
     ` ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET ${ANSWER_COLUMNS.slice(2)
       .map((c) => `${c} = excluded.${c}`)
       .join(", ")} WHERE idempotency_keys.created_at <= ?`,
