@@ -5,7 +5,16 @@
 
 import type { BreakerStore } from "./breaker-sql.js";
 import { BatchWriteConflict } from "./decision-batch-sql.js";
-import { keepCharge, keepLedgerHead, keepUses, type DecisionStore } from "./decision-sql.js";
+import {
+  CHARGE_COLUMNS,
+  IDEMPOTENCY_COLUMNS,
+  keepCharge,
+  keepLedgerHead,
+  keepUses,
+  LEDGER_COLUMNS,
+  type DecisionStore,
+  type IdempotencyRow,
+} from "./decision-sql.js";
 import type { SqlDriver, SqlValue } from "./driver.js";
 import { parameters } from "./rows.js";
 import type {
@@ -19,34 +28,8 @@ import type {
   PresentedGrant,
   Store,
 } from "./store.js";
-import type { IdempotencyRow } from "./decision-sql.js";
 
-const LEDGER_COLUMNS = [
-  "id",
-  "tree_id",
-  "seq",
-  "kind",
-  "grant_id",
-  "agent_id",
-  "outcome",
-  "record",
-  "prev_hash",
-  "hash",
-  "created_at",
-] as const;
-const CHARGE_COLUMNS = [
-  "id",
-  "ledger_id",
-  "grant_id",
-  "amount_minor",
-  "expires_at",
-  "settled_minor",
-  "settled_at",
-  "released_at",
-  "settlement_ledger_id",
-] as const;
 const SIGNAL_COLUMNS = ["ledger_id", "agent_id", "at", "signal"] as const;
-const ANSWER_COLUMNS = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
 
 /**
  * The size class of `n` rows: the next power of two. A statement carries that many rows, those
@@ -115,13 +98,13 @@ const WRITE_USES = new ClassedStatements(3, (size) =>
 );
 const WRITE_CHARGES = new ClassedStatements(CHARGE_COLUMNS.length, (size) => rowsInsert("charges", CHARGE_COLUMNS, size, false));
 // A free key is taken, an expired answer replaced, a live one left alone (and then counted missing).
-const WRITE_ANSWERS = new ClassedStatements(ANSWER_COLUMNS.length, (size) =>
+const WRITE_ANSWERS = new ClassedStatements(IDEMPOTENCY_COLUMNS.length, (size) =>
   rowsInsert(
     "idempotency_keys",
-    ANSWER_COLUMNS,
+    IDEMPOTENCY_COLUMNS,
     size,
     false,
-    ` ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET ${ANSWER_COLUMNS.slice(2)
+    ` ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET ${IDEMPOTENCY_COLUMNS.slice(2)
       .map((c) => `${c} = excluded.${c}`)
       .join(", ")} WHERE idempotency_keys.created_at <= ?`,
   ),
@@ -217,7 +200,7 @@ export class DecisionBatchSqlite implements DecisionBatchStore {
     );
     const stored = await run(
       WRITE_ANSWERS,
-      writes.answers.map((row) => parameters(row, ANSWER_COLUMNS)),
+      writes.answers.map((row) => parameters(row, IDEMPOTENCY_COLUMNS)),
       [writes.answersExpiredUpTo],
     );
     if (stored !== writes.answers.length)

@@ -137,7 +137,7 @@ export interface DecisionStore {
   pruneIdempotency(expiredUpTo: number, rowsMax: number): Promise<number>;
 }
 
-const LEDGER_COLUMNS = [
+export const LEDGER_COLUMNS = [
   "id",
   "tree_id",
   "seq",
@@ -150,7 +150,7 @@ const LEDGER_COLUMNS = [
   "hash",
   "created_at",
 ] as const;
-const CHARGE_COLUMNS = [
+export const CHARGE_COLUMNS = [
   "id",
   "ledger_id",
   "grant_id",
@@ -174,7 +174,7 @@ const APPROVAL_COLUMNS = [
   "used_at",
   "used_by_ledger_id",
 ] as const;
-const IDEMPOTENCY_COLUMNS = [
+export const IDEMPOTENCY_COLUMNS = [
   "caller_key_id",
   "idempotency_key",
   "method",

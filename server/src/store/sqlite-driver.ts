@@ -67,7 +67,8 @@ export class SqliteConnection implements SqlDriver {
    * INVARIANT (decision-cache): rows of `grants`, `certificates` and `api_keys` read by the
    * decision path, each agent's breakers with their contracts (emptied by the breaker path's own
    * change of one, breaker-sql.ts), the head of each ledger tree it appended to, and the usage of
-   * each grant it read, which its own uses and holds keep up to date (decision-sql.ts). Valid
+   * each grant it read, which its own uses and holds keep up to date (decision-sql.ts, and a
+   * batch step's writes in decision-batch-sqlite.ts, decision 0319). Valid
    * while only the decision path wrote:
    * emptied by any other write on this connection, any write outside a batch, any rollback (see
    * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
