@@ -5,7 +5,10 @@
 // the sealed chains verify, and what the step leaves (an agent with breakers, a grant not held, a
 // key that may not authorize) is decided or refused by its own function in the same batch. Keys
 // known only by their hash, as the authorize worker presents them, are resolved by the step.
-// Each test proves through `SqliteDriver.stepped` that the step decided requests.
+// Each test proves through `SqliteDriver.stepped` that the step decided requests. Through the
+// compiled server, whose worker decides a burst in one batch: a process killed just before or just
+// after that batch's commit (the crash tests' hooks, decision 0605) leaves retries that make one
+// effect per key.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,7 +32,17 @@ import { SqliteDriver } from "../../server/src/store/sqlite-driver.js";
 import { authorizeAction } from "../../server/src/services/authorize.js";
 import type { ServiceContext } from "../../server/src/services/context.js";
 import { ADMIN_KEY, TEST_SERVER_KEY } from "./http-harness.js";
-import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
+import {
+  agentWithKey,
+  ATTESTATION,
+  get,
+  grant,
+  post,
+  postRetryingContention,
+  SERVER_BUILT,
+  startServerProcess,
+  type ServerProcess,
+} from "./server-processes.js";
 
 describe("a batch of decisions read, decided and written once per kind of row on SQLite", () => {
   const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-batch-"));
@@ -290,4 +303,78 @@ describe("a batch of decisions read, decided and written once per kind of row on
       await store.close();
     }
   });
+});
+
+describe.skipIf(!SERVER_BUILT)("a burst on the authorize worker killed before or after its batch's commit (SQLite)", () => {
+  for (const point of ["before-commit", "after-commit"] as const) {
+    it(`${point}: the retries make one effect per key, and the killed key replays only after the commit`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-batch-crash-"));
+      const db = { url: join(dir, "authority.db") };
+      const crashKey = `burst-${point}-crash`;
+      let steady: ServerProcess | undefined;
+      let victim: ServerProcess | undefined;
+      try {
+        steady = await startServerProcess(db);
+        victim = await startServerProcess(db, {
+          [point === "before-commit" ? "AUTHORITY_TEST_CRASH_BEFORE_COMMIT" : "AUTHORITY_TEST_CRASH_AFTER_COMMIT"]: crashKey,
+        });
+        const agent = await agentWithKey(steady.baseUrl, `burst-${point}`);
+        const grantId = await grant(steady.baseUrl, agent.id, { budget_amount_minor: 100_000, budget_currency: "EUR" });
+        const body = JSON.stringify({
+          grant_id: grantId,
+          tool: "payments.send",
+          amount_minor: 100,
+          currency: "EUR",
+          attestation: ATTESTATION,
+        });
+        const send = async (base: string, key: string) => {
+          try {
+            const response = await fetch(`${base}/authorize`, {
+              method: "POST",
+              body,
+              headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
+            });
+            return {
+              status: response.status,
+              text: await response.text(),
+              replayed: response.headers.get("idempotent-replayed") === "true",
+            };
+          } catch (error) {
+            if (error instanceof TypeError) return undefined;
+            throw error;
+          }
+        };
+        // Connections opened first, so that the burst reaches the worker together.
+        const victimBase = victim.baseUrl;
+        await Promise.all(Array.from({ length: 12 }, () => get(victimBase, "/agents?limit=1", ADMIN_KEY)));
+        const keys = Array.from({ length: 12 }, (_, i) => (i === 5 ? crashKey : `burst-${point}-${i}`));
+        const replies = await Promise.all(keys.map((key) => send(victimBase, key)));
+        await victim.exited;
+        expect(victim.child.signalCode).toBe("SIGKILL");
+        expect(replies[5]).toBeUndefined();
+        const retried = await Promise.all(keys.map((key) => send(steady!.baseUrl, key)));
+        for (const reply of retried) expect(reply?.status, reply?.text).toBe(200);
+        expect(retried[5]!.replayed).toBe(point === "after-commit");
+        // An answer that left before the kill is the one replayed.
+        for (const [i, reply] of replies.entries())
+          if (reply !== undefined) expect(retried[i]).toMatchObject({ text: reply.text, replayed: true });
+        expect(await get(steady.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 12, held_minor: 1_200 });
+        const store = openStore(db.url);
+        try {
+          const result = await verifyLedger(store);
+          expect(result, JSON.stringify(result.broken)).toMatchObject({ ok: true, broken: null });
+        } finally {
+          await store.close();
+        }
+      } finally {
+        for (const server of [steady, victim]) {
+          if (server !== undefined && server.child.exitCode === null && server.child.signalCode === null) {
+            server.child.kill("SIGKILL");
+            await server.exited;
+          }
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
