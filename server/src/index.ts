@@ -15,6 +15,7 @@ export {
 export { SqlStore } from "./store/sql-store.js";
 export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/engine.js";
 export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/postgres-driver.js";
+export { SqliteDriver } from "./store/sqlite-driver.js";
 export { ContentionError, DatabaseUnavailableError, isDatabaseUnavailable } from "./store/driver.js";
 export { StoreRowError } from "./store/rows.js";
 export { GROUP_COMMIT_LIMITS, GroupCommitFull } from "./store/group-commit.js";

@@ -1,7 +1,8 @@
 // The decision cache is typed per kind of entry: what a reader gets back has the type it was put in
 // with, no cast; ids of two kinds never collide; emptying the cache empties every kind, and two
 // connections' caches share nothing (decision 0351); on SQLite the decision path's own writes, the
-// Merkle log's queue included, leave it whole.
+// Merkle log's queue included, leave it whole, and a batch step's writes (decision 0319) leave its
+// usage and chain heads what the database holds.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +12,10 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { openStore } from "../../server/src/store/open.js";
 import { CacheKind, DecisionCache } from "../../server/src/store/decision-cache.js";
 import { SqliteConnection } from "../../server/src/store/sqlite-driver.js";
+import { SqlStore } from "../../server/src/store/sql-store.js";
+import type { SqlDriver } from "../../server/src/store/driver.js";
+import type { LedgerRow } from "../../server/src/store/decision-sql.js";
+import { grantRecord, recordId, T0 } from "./store-records.js";
 
 interface Head {
   readonly seq: number;
@@ -85,6 +90,111 @@ describe("the SQLite connection's decision cache across the decision path's writ
       await connection.run("UPDATE agents SET name = name WHERE id = ?", ["agt_none"]);
       expect(HEADS_OF_TREES.get(cache, "tree-1")).toBeUndefined();
       connection.endBatch(false);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps the usage and chain heads a batch step wrote, equal to the database's, without reading it again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "authority-cache-"));
+    const path = join(dir, "batch.db");
+    const setup = openStore(path);
+    const agentId = recordId("agt");
+    const root = grantRecord(agentId);
+    const child = grantRecord(agentId, { id: recordId("grt"), root_id: root.id, parent_id: root.id, depth: 1, budget_amount_minor: 2_000 });
+    try {
+      await setup.migrate(Date.now());
+      await setup.createAgentIfAbsent({ id: agentId, name: "cache-batch", description: null, created_at: T0, created_by: "test" });
+      await setup.insertGrant(root);
+      await setup.insertGrant(child);
+    } finally {
+      await setup.close();
+    }
+    const db = new Database(path);
+    const connection = new SqliteConnection(db);
+    // The statements that reach the database through this store's reads.
+    const reads: string[] = [];
+    const counted: SqlDriver = {
+      dialect: "sqlite",
+      all: (sql, params) => {
+        reads.push(sql);
+        return connection.all(sql, params);
+      },
+      get: (sql, params) => {
+        reads.push(sql);
+        return connection.get(sql, params);
+      },
+      run: (sql, params) => connection.run(sql, params),
+      exec: (sql) => connection.exec(sql),
+      transaction: (fn) => connection.transaction(fn),
+      close: () => connection.close(),
+      get decisionCache() {
+        return connection.decisionCache;
+      },
+    };
+    const store = new SqlStore(counted);
+    const decisions = store.decisionPath();
+    const now = T0 + 1_000;
+    try {
+      connection.beginBatch();
+      const read = await store.decisionBatch().read([], [{ grant_id: child.id, agent_id: agentId }], "test-env", now);
+      expect(read.usage.get(root.id)).toEqual({ uses: 0, held_minor: 0, settled_minor: 0 });
+      expect(read.heads.has(root.id)).toBe(false);
+      const kept = connection.decisionCache!.size;
+      expect(kept).toBeGreaterThan(0);
+      const sealed = (seq: number): LedgerRow => ({
+        id: recordId("led"),
+        tree_id: root.id,
+        seq,
+        kind: "decision",
+        grant_id: child.id,
+        agent_id: agentId,
+        outcome: "allow",
+        record: "{}",
+        prev_hash: seq === 1 ? "0".repeat(64) : `h${seq - 1}`,
+        hash: `h${seq}`,
+        created_at: now,
+      });
+      const ledger = [sealed(1), sealed(2)];
+      const hold = (ledgerId: string, grantId: string, amount: number) => ({
+        id: recordId("chg"),
+        ledger_id: ledgerId,
+        grant_id: grantId,
+        amount_minor: amount,
+        expires_at: now + 60_000,
+        settled_minor: null,
+        settled_at: null,
+        released_at: null,
+        settlement_ledger_id: null,
+      });
+      await store.decisionBatch().write({
+        ledger,
+        signals: ledger.map((row) => ({ ledger_id: row.id, agent_id: agentId, at: now, signal: 0 })),
+        uses: new Map([
+          [root.id, 2],
+          [child.id, 2],
+        ]),
+        charges: ledger.flatMap((row) => [hold(row.id, root.id, 300), hold(row.id, child.id, 300)]),
+        answers: [],
+        answersExpiredUpTo: 0,
+      });
+      // The batch's writes left the cache whole, and it answers without a statement.
+      expect(connection.decisionCache!.size).toBeGreaterThanOrEqual(kept);
+      reads.length = 0;
+      const cachedUsage = await decisions.liveUsage([root.id, child.id], now + 10);
+      const cachedHead = await decisions.ledgerHead(root.id);
+      expect(reads).toEqual([]);
+      expect(cachedUsage.get(root.id)).toEqual({ uses: 2, held_minor: 600, settled_minor: 0 });
+      expect(cachedUsage.get(child.id)).toEqual({ uses: 2, held_minor: 600, settled_minor: 0 });
+      expect(cachedHead).toEqual({ seq: 2, hash: "h2" });
+      // What it answered is what the database holds.
+      connection.decisionCache!.clear();
+      expect(await decisions.liveUsage([root.id, child.id], now + 10)).toEqual(cachedUsage);
+      expect(await decisions.ledgerHead(root.id)).toEqual(cachedHead);
+      expect(reads.length).toBeGreaterThan(0);
+      expect(db.prepare("SELECT COUNT(*) AS n FROM ledger_pending").get()).toEqual({ n: 2 });
+      connection.endBatch(true);
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 // A batch of decisions in three steps on PostgreSQL (decision 0318): two servers on one schema,
 // each deciding its batches with one read and one write per kind of row. Budgets stay exact, a
 // key decides once, gated decisions write their events, the sealed chains verify, a revoked
-// grant denies the next batch, an agent's breakers are evaluated after each of its decisions and
-// trip once (decision 0321), and decisions the batch step leaves (a grant not held) are decided by
-// their own transaction in the same batch. Each test also proves that the batch step decided
-// requests.
+// grant denies the next batch, and an agent's breakers are evaluated after each of its decisions
+// and trip once (decision 0321, decision-batch-breakers.ts), while what the batch step leaves (a
+// grant not held) is decided by its own transaction in the same batch. Each test also proves that
+// the batch step decided requests.
 
 import type { Grant } from "@agent-authority/sdk";
 import pg from "pg";
@@ -22,6 +22,7 @@ import {
 import { ADMIN_KEY } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
 import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
+import { batchBreakerTests } from "./decision-batch-breakers.js";
 
 describe("a batch of decisions read, decided and written once per kind of row on PostgreSQL", () => {
   if (pgProblem !== null) {
@@ -56,18 +57,25 @@ describe("a batch of decisions read, decided and written once per kind of row on
     await db?.dispose();
   });
 
-  /** Rows read straight from the test's schema. */
-  async function pgRows<T>(sql: string, values: readonly unknown[]): Promise<T[]> {
+  /** Rows read straight from the test's schema; `?` parameters. */
+  async function rows<T>(sql: string, values: readonly unknown[]): Promise<T[]> {
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
     try {
       await client.query(`SET search_path TO "${db.schema!}"`);
-      return (await client.query(sql, [...values])).rows as T[];
+      let n = 0;
+      return (
+        await client.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          [...values],
+        )
+      ).rows as T[];
     } finally {
       await client.end();
     }
   }
-  const pgCount = async (sql: string, values: readonly unknown[]) => Number((await pgRows<{ n: string }>(sql, values))[0]!.n);
+
+  batchBreakerTests({ base, stepped, rows });
 
   it("spends a tree's budget exactly under 240 concurrent authorizes on two servers, most decided by the batch step", async () => {
     const agent = await agentWithKey(base(0), "batch-racer");
@@ -137,154 +145,6 @@ describe("a batch of decisions read, decided and written once per kind of row on
       headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": keys[0]! },
     });
     expect(reused.status).toBe(422);
-  });
-
-  it("decides an agent with breakers in the step and leaves a grant not held to its own transaction, in the same bursts", async () => {
-    const watched = await agentWithKey(base(0), "batch-watched");
-    const plain = await agentWithKey(base(0), "batch-plain");
-    const contract = await post(base(0), `/agents/${watched.id}/contracts`, ADMIN_KEY, {
-      metric: "out_of_scope_rate",
-      ceiling: 0.5,
-      window_decisions: 20,
-    });
-    expect(contract.status, JSON.stringify(contract.body)).toBe(201);
-    // A breaker in `observe` is still watched: its agent's decisions are evaluated one after another.
-    const breaker = await post<{ id: string }>(base(0), `/agents/${watched.id}/breakers`, ADMIN_KEY, {
-      contract_id: contract.body.id,
-      action: "notify",
-    });
-    expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
-    const watchedGrant = await grant(base(0), watched.id, { budget_amount_minor: 1_000, budget_currency: "EUR" });
-    const plainGrant = await grant(base(0), plain.id, { budget_amount_minor: 1_000, budget_currency: "EUR" });
-    const before = stepped();
-    const replies = await Promise.all(
-      Array.from({ length: 90 }, (_, i) => {
-        // A third of the requests present the other agent's grant: not held, denied, sealed in the caller's own chain.
-        const [key, grantId] =
-          i % 3 === 0 ? [watched.key, watchedGrant] : i % 3 === 1 ? [plain.key, plainGrant] : [plain.key, watchedGrant];
-        return postRetryingContention(
-          base(i),
-          "/authorize",
-          key,
-          {
-            grant_id: grantId,
-            tool: "payments.send",
-            amount_minor: 100,
-            currency: "EUR",
-            attestation: ATTESTATION,
-          },
-          `batch-mixed-${i}`,
-        );
-      }),
-    );
-    for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(replies.filter((r, i) => i % 3 === 0 && r.body.outcome === "allow")).toHaveLength(10);
-    expect(replies.filter((r, i) => i % 3 === 1 && r.body.outcome === "allow")).toHaveLength(10);
-    expect(replies.filter((r, i) => i % 3 === 2 && r.body.outcome === "allow")).toHaveLength(0);
-    expect(await get(base(1), `/grants/${watchedGrant}`, ADMIN_KEY)).toMatchObject({ uses: 10, held_minor: 1_000 });
-    expect(await get(base(1), `/grants/${plainGrant}`, ADMIN_KEY)).toMatchObject({ uses: 10, held_minor: 1_000 });
-    // The watched agent's thirty and the plain agent's own grant's thirty may be stepped; the grant not held never is.
-    expect(stepped() - before).toBeGreaterThan(0);
-    expect(stepped() - before).toBeLessThanOrEqual(60);
-    // A notify breaker whose window stays below its ceiling: evaluated after every decision, it never trips.
-    expect((await get<{ trips: unknown[] }>(base(1), `/breakers/${breaker.body.id}`, ADMIN_KEY)).trips).toEqual([]);
-    const signals = await pgCount(`SELECT count(*) AS n FROM decision_signals WHERE agent_id = $1`, [watched.id]);
-    expect(signals).toBe(30);
-  });
-
-  /**
-   * An agent whose `revoke` breaker on `exhausted_rate` over a window of twenty (armed or observing)
-   * sees a budget of forty payments spent: thirteen one at a time, then a burst of 120 on both
-   * servers. The window breaches at the eighth exhausted decision (a 95% lower bound above 0.2),
-   * the burst's thirty-fifth, usually in the middle of a batch. Answers the burst's decisions in
-   * the tree's order, the breaker's trips and the trip's place among the tree's records.
-   */
-  async function tripInBurst(name: string, armed: boolean) {
-    const agent = await agentWithKey(base(0), name);
-    const contract = await post(base(0), `/agents/${agent.id}/contracts`, ADMIN_KEY, {
-      metric: "exhausted_rate",
-      ceiling: 0.2,
-      window_decisions: 20,
-    });
-    expect(contract.status, JSON.stringify(contract.body)).toBe(201);
-    const breaker = await post<{ id: string }>(base(0), `/agents/${agent.id}/breakers`, ADMIN_KEY, {
-      contract_id: contract.body.id,
-      action: "revoke",
-    });
-    expect(breaker.status, JSON.stringify(breaker.body)).toBe(201);
-    if (armed) {
-      const approver = await post<{ key: string }>(base(0), "/keys", ADMIN_KEY, {
-        identity: `risk-${name}@example.com`,
-        kind: "human",
-        roles: ["approver"],
-      });
-      expect(approver.status, JSON.stringify(approver.body)).toBe(201);
-      const arm = await post(base(0), `/breakers/${breaker.body.id}/arm`, approver.body.key, {
-        basis: "a fresh agent",
-        expecting_trips: 0,
-      });
-      expect(arm.status, JSON.stringify(arm.body)).toBe(200);
-    }
-    const grantId = await grant(base(0), agent.id, { budget_amount_minor: 4_000, budget_currency: "EUR" });
-    const payment = { grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION };
-    for (let i = 0; i < 13; i += 1) expect((await post(base(i), "/authorize", agent.key, payment)).body.outcome).toBe("allow");
-    const before = stepped();
-    const replies = await Promise.all(
-      Array.from({ length: 120 }, (_, i) => postRetryingContention(base(i), "/authorize", agent.key, payment, `${name}-${i}`)),
-    );
-    for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(stepped() - before).toBeGreaterThan(0);
-    const trips = (
-      await get<{ trips: { ledger_id: string; at: string; grant_ids: string[]; mode: string }[] }>(
-        base(1),
-        `/breakers/${breaker.body.id}`,
-        ADMIN_KEY,
-      )
-    ).trips;
-    const answered = new Map(replies.map((r) => [r.body.ledger_id as string, r.body]));
-    const sealed = await pgRows<{ id: string }>("SELECT id FROM ledger WHERE tree_id = $1 AND kind = 'decision' ORDER BY seq", [grantId]);
-    expect(sealed).toHaveLength(133);
-    const burst = sealed.slice(13).map((r) => answered.get(r.id)!);
-    // Every decision has its signal; the windows replayed trip at the same decisions as the live breaker.
-    expect(await pgCount("SELECT count(*) AS n FROM decision_signals WHERE agent_id = $1", [agent.id])).toBe(133);
-    const replay = await get<{ breakers: { trips: number; trip_times: string[] }[] }>(
-      base(0),
-      `/agents/${agent.id}/breakers/counterfactual?breaker_id=${breaker.body.id}`,
-      ADMIN_KEY,
-    );
-    expect(replay.breakers[0]).toMatchObject({ trips: trips.length, trip_times: trips.map((t) => t.at) });
-    return {
-      grantId,
-      breakerId: breaker.body.id,
-      trips,
-      tripAt: sealed.findIndex((r) => r.id === trips[0]?.ledger_id),
-      burst: burst.map((d) => (d.outcome === "deny" ? d.reason_code : d.outcome)),
-    };
-  }
-
-  const times = (n: number, what: string) => Array.from({ length: n }, () => what);
-
-  it("trips an armed revoke breaker once in a burst on two servers, and denies every decision sealed after its trip", async () => {
-    const { grantId, breakerId, trips, tripAt, burst } = await tripInBurst("batch-armed-trip", true);
-    expect(trips).toHaveLength(1);
-    expect(trips[0]).toMatchObject({ mode: "armed", grant_ids: [grantId] });
-    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ status: "revoked", revoked_by: breakerId, uses: 40 });
-    // In the tree's order: twenty-seven allowed, eight exhausted (the last of them tripped), then
-    // every one refused as revoked. Decided in a batch before the trip was known, the decisions
-    // after it would be exhausted: the batch is decided again one at a time.
-    expect(burst).toEqual([...times(27, "allow"), ...times(8, "exhausted"), ...times(85, "status.revoked")]);
-    expect(tripAt).toBe(13 + 27 + 7);
-  });
-
-  it("records an observing breaker's trip once within a batch, and the decisions after it stand", async () => {
-    const { grantId, trips, tripAt, burst } = await tripInBurst("batch-observed-trip", false);
-    // Observing changes nothing: the trip is recorded at the eighth exhausted decision, once,
-    // though the window stays breached for every decision after it in the same batch.
-    expect(trips).toHaveLength(1);
-    expect(trips[0]).toMatchObject({ mode: "observe", grant_ids: [grantId] });
-    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ status: "active", uses: 40 });
-    expect(burst).toEqual([...times(27, "allow"), ...times(93, "exhausted")]);
-    expect(tripAt).toBe(13 + 27 + 7);
   });
 
   it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {

@@ -18,16 +18,8 @@ import { evaluateBreakersAfterDecision, watchBreakers } from "./breakers.js";
 import { gateTexts } from "./gate-text.js";
 import { decisionAnswerText, decisionStatement } from "./decision-text.js";
 import { sealRecord } from "./ledger.js";
-import {
-  chainLinks,
-  engineRequest,
-  engineState,
-  holdCharge,
-  sealedBody,
-  sealedDecision,
-  type ApprovalStatus,
-  type BatchInput,
-} from "./decision/decide.js";
+import { chainLinks, engineRequest, engineState, holdCharge, sealedBody, sealedDecision, type ApprovalStatus } from "./decision/decide.js";
+import type { StepInput } from "./decision/read.js";
 import { emitGated } from "./decision/write.js";
 import { authorizeBatchStep } from "./decision/batch.js";
 import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "./idempotency.js";
@@ -299,8 +291,10 @@ function batchOrder(asker: Asker, body: AuthorizeBody): string {
 }
 
 /**
- * On PostgreSQL, an agent key's decision may be decided with the others of its batch in three
- * statements' flights (decision 0318); its own function remains for every other case.
+ * An agent key's decision, or one by a key known only by its hash (the authorize worker's), may be
+ * decided with the others of its batch in three steps (decisions 0318 on PostgreSQL, 0319 on
+ * SQLite); its own function remains for every case the step leaves, a key that may not authorize
+ * among them.
  */
 function batchable(
   ctx: ServiceContext,
@@ -309,14 +303,8 @@ function batchable(
   request: RequestClaim | undefined,
   expiredUpTo: number,
 ): StoreBatchable | undefined {
-  if (ctx.store.dialect !== "postgres" || "keyHash" in asker || asker.agentId === null) return undefined;
-  const input: BatchInput = {
-    ctx,
-    caller: asker,
-    body,
-    expiredUpTo,
-    claim: request === undefined ? undefined : { ...request, callerKeyId: asker.keyId },
-  };
+  if (!("keyHash" in asker) && asker.agentId === null) return undefined;
+  const input: StepInput = { ctx, asker, body, request, expiredUpTo };
   return { step: authorizeBatchStep, input };
 }
 
@@ -393,6 +381,8 @@ export async function authorizeAction(
         batchable(ctx, asker, body, request, expiredUpTo),
       );
       if (answer instanceof Refusal) return answer;
+      // A key known by its hash and decided by the batch step: its claim is under the key that answered.
+      if (claim === undefined && request !== undefined && answer.keyId !== undefined) claim = { ...request, callerKeyId: answer.keyId };
       if (ctx.faults !== undefined && claim !== undefined && !answer.replayed) crashPoint(ctx, "after-commit", claim);
       return answer;
     } catch (error) {

@@ -3,7 +3,7 @@
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
 import { POSTGRESQL_PROFILE, takeNamedLock, type EngineProfile } from "./engine.js";
-import { CacheKind } from "./decision-cache.js";
+import { CacheKind, type DecisionCache } from "./decision-cache.js";
 import { ColumnReader, insertSql, parameters } from "./rows.js";
 
 /** Migration 2: what the decision path needs beyond migration 1. */
@@ -137,7 +137,7 @@ export interface DecisionStore {
   pruneIdempotency(expiredUpTo: number, rowsMax: number): Promise<number>;
 }
 
-const LEDGER_COLUMNS = [
+export const LEDGER_COLUMNS = [
   "id",
   "tree_id",
   "seq",
@@ -150,7 +150,7 @@ const LEDGER_COLUMNS = [
   "hash",
   "created_at",
 ] as const;
-const CHARGE_COLUMNS = [
+export const CHARGE_COLUMNS = [
   "id",
   "ledger_id",
   "grant_id",
@@ -174,7 +174,7 @@ const APPROVAL_COLUMNS = [
   "used_at",
   "used_by_ledger_id",
 ] as const;
-const IDEMPOTENCY_COLUMNS = [
+export const IDEMPOTENCY_COLUMNS = [
   "caller_key_id",
   "idempotency_key",
   "method",
@@ -226,6 +226,45 @@ interface CachedUsage {
 const GRANT_USAGE = new CacheKind<CachedUsage>();
 /** The last record this connection appended to a tree's chain, by tree id. */
 const LEDGER_HEAD = new CacheKind<{ readonly seq: number; readonly hash: string }>();
+
+/** Keeps the cache's head of a tree after this connection appended `head` to its chain (INVARIANT decision-cache). */
+export function keepLedgerHead(
+  cache: DecisionCache | undefined,
+  treeId: string,
+  head: { readonly seq: number; readonly hash: string },
+): void {
+  if (cache !== undefined) LEDGER_HEAD.set(cache, treeId, Object.freeze({ seq: head.seq, hash: head.hash }));
+}
+
+/** Keeps a grant's cached usage, if kept, up to date after this connection counted `uses` more uses of it. */
+export function keepUses(cache: DecisionCache | undefined, grantId: string, uses: number): void {
+  const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, grantId);
+  if (cache !== undefined && cached !== undefined) GRANT_USAGE.set(cache, grantId, Object.freeze({ ...cached, uses: cached.uses + uses }));
+}
+
+/** Keeps a grant's cached usage, if kept, up to date after this connection inserted the charge `row`. */
+export function keepCharge(cache: DecisionCache | undefined, row: ChargeRow): void {
+  const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, row.grant_id);
+  // An open hold counts from now until it expires; one already expired at `at` never counts.
+  if (
+    cache === undefined ||
+    cached === undefined ||
+    row.amount_minor <= 0 ||
+    row.settled_at !== null ||
+    row.released_at !== null ||
+    row.expires_at <= cached.at
+  )
+    return;
+  GRANT_USAGE.set(
+    cache,
+    row.grant_id,
+    Object.freeze({
+      ...cached,
+      held_minor: cached.held_minor + row.amount_minor,
+      heldUntil: Math.min(cached.heldUntil, row.expires_at),
+    }),
+  );
+}
 
 /** A row of `ledger` (the family path reads them too). */
 export function ledgerFromRow(row: Row): LedgerRow {
@@ -326,8 +365,7 @@ export class DecisionSql implements DecisionStore {
       await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
       await this.#db.run(INSERT_PENDING, [row.id]);
     }
-    const cache = this.#db.decisionCache;
-    if (cache !== undefined) LEDGER_HEAD.set(cache, row.tree_id, Object.freeze({ seq: row.seq, hash: row.hash }));
+    keepLedgerHead(this.#db.decisionCache, row.tree_id, row);
   }
 
   async getLedger(id: string): Promise<LedgerRow | undefined> {
@@ -373,34 +411,13 @@ export class DecisionSql implements DecisionStore {
     const cache = this.#db.decisionCache;
     for (const grantId of grantIds) {
       await this.#db.run(COUNT_USE, [grantId]);
-      const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, grantId);
-      if (cache !== undefined && cached !== undefined) GRANT_USAGE.set(cache, grantId, Object.freeze({ ...cached, uses: cached.uses + 1 }));
+      keepUses(cache, grantId, 1);
     }
   }
 
   async insertCharge(row: ChargeRow): Promise<void> {
     await this.#db.run(INSERT_CHARGE, parameters(row, CHARGE_COLUMNS));
-    const cache = this.#db.decisionCache;
-    const cached = cache === undefined ? undefined : GRANT_USAGE.get(cache, row.grant_id);
-    // An open hold counts from now until it expires; one already expired at `at` never counts.
-    if (
-      cache === undefined ||
-      cached === undefined ||
-      row.amount_minor <= 0 ||
-      row.settled_at !== null ||
-      row.released_at !== null ||
-      row.expires_at <= cached.at
-    )
-      return;
-    GRANT_USAGE.set(
-      cache,
-      row.grant_id,
-      Object.freeze({
-        ...cached,
-        held_minor: cached.held_minor + row.amount_minor,
-        heldUntil: Math.min(cached.heldUntil, row.expires_at),
-      }),
-    );
+    keepCharge(this.#db.decisionCache, row);
   }
 
   async liveUsage(

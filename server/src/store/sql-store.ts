@@ -32,6 +32,7 @@ import type {
   StoredGrantStatus,
 } from "./store.js";
 import { DecisionBatchSql } from "./decision-batch-sql.js";
+import { DecisionBatchSqlite } from "./decision-batch-sqlite.js";
 
 const TABLES = [
   "agents",
@@ -324,10 +325,11 @@ export class SqlStore implements Store {
 
   batchedTransaction<T>(fn: (tx: Store) => Promise<T>, order?: string, batch?: StoreBatchable): Promise<T> {
     if (this.#db.groupTransaction === undefined) return this.transaction(fn);
-    // The step is the kind: transactions handing the same step are done together. Only on
-    // PostgreSQL itself: the distributed engines' profiles keep one transaction per decision.
+    // The step is the kind: transactions handing the same step are done together. On SQLite
+    // (decision 0319) and PostgreSQL itself: the distributed engines' profiles keep one
+    // transaction per decision.
     const batchable =
-      batch === undefined || this.#engine.engine !== "postgresql"
+      batch === undefined || (this.#db.dialect === "postgres" && this.#engine.engine !== "postgresql")
         ? undefined
         : {
             kind: batch.step,
@@ -631,6 +633,8 @@ export class SqlStore implements Store {
   }
 
   decisionBatch(): DecisionBatchStore {
+    // SQLite reads through the decision cache, as one decision at a time does (decision 0319).
+    if (this.#db.dialect === "sqlite") return new DecisionBatchSqlite(this.#db, this, this.decisionPath(), this.breakerPath());
     return new DecisionBatchSql(this.#db, grantFromRow, certificateFromRow);
   }
 

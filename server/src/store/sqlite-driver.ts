@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { CheckpointThreadData } from "./checkpoint-thread.js";
 import { DecisionCache } from "./decision-cache.js";
-import type { Row, SqlDriver, SqlValue } from "./driver.js";
+import type { Batchable, Row, SqlDriver, SqlValue } from "./driver.js";
 import { GroupCommit } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "./observations.js";
 
@@ -67,7 +67,8 @@ export class SqliteConnection implements SqlDriver {
    * INVARIANT (decision-cache): rows of `grants`, `certificates` and `api_keys` read by the
    * decision path, each agent's breakers with their contracts (emptied by the breaker path's own
    * change of one, breaker-sql.ts), the head of each ledger tree it appended to, and the usage of
-   * each grant it read, which its own uses and holds keep up to date (decision-sql.ts). Valid
+   * each grant it read, which its own uses and holds keep up to date (decision-sql.ts, and a
+   * batch step's writes in decision-batch-sqlite.ts, decision 0319). Valid
    * while only the decision path wrote:
    * emptied by any other write on this connection, any write outside a batch, any rollback (see
    * DECISION_PATH_WRITE) and, at the start of each group-commit batch, by any commit of another
@@ -209,9 +210,17 @@ export class SqliteDriver implements SqlDriver {
     this.#checkpointer = options.checkpointThread === true && path !== ":memory:" ? startCheckpointThread(path, db) : undefined;
   }
 
-  /** A transaction committed together with the others of its event-loop turn (group commit). */
-  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
-    return this.#group.submit(fn);
+  /**
+   * A transaction committed together with the others of its event-loop turn (group commit), in
+   * arrival order; a batch's transactions of one kind may be done by their step (decision 0319).
+   */
+  groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, _order?: string, batchable?: Batchable): Promise<T> {
+    return this.#group.submit(fn, undefined, batchable);
+  }
+
+  /** Transactions answered by a batch step (decision 0319) in a committed batch since the driver was made. */
+  get stepped(): number {
+    return this.#group.stepped;
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {

@@ -165,7 +165,7 @@ export interface BatchWrites {
   readonly answersExpiredUpTo: number;
 }
 
-/** A batch of decisions on PostgreSQL in a fixed number of statements (`Store.decisionBatch`, decision 0318). */
+/** A batch of decisions in a fixed number of statements (`Store.decisionBatch`, decision 0318; on SQLite, decision 0319). */
 export interface DecisionBatchStore {
   /** The batch's reads, its locks first, in one flight. */
   read(claims: readonly ClaimedKey[], presented: readonly PresentedGrant[], environment: string, now: number): Promise<BatchReads>;
@@ -290,7 +290,7 @@ export interface Store {
 
   /** The decision path's records (ledger, charges, approvals, idempotency keys) on this connection. */
   decisionPath(): DecisionStore;
-  /** A batch of decisions' reads and writes, one statement per kind of row (PostgreSQL only, decision 0318). */
+  /** A batch of decisions' reads and writes, one statement per kind of row (decision 0318; SQLite's through its decision cache, 0319). */
   decisionBatch(): DecisionBatchStore;
 
   /** Contracts, breakers, trips, findings and decision signals on this connection. */

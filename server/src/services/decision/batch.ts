@@ -1,8 +1,8 @@
 // A batch of authorize decisions in three steps (decision 0318): read everything once under the
 // batch's locks, decide in order in memory, write once per table. The group commit runs it in a
-// batch's first try on PostgreSQL; what it leaves undecided runs its own transaction afterwards.
-// An agent with breakers is decided here too; its breakers are evaluated after the writes, one
-// decision after another in batch order (decision 0321).
+// batch's first try on PostgreSQL and on SQLite (decision 0319); what it leaves undecided runs its
+// own transaction afterwards. An agent with breakers is decided here too; its breakers are
+// evaluated after the writes, one decision after another in batch order (decision 0321).
 
 import { settledInOrder } from "../../store/driver.js";
 import type { StoreBatchStep, Store } from "../../store/store.js";
@@ -10,7 +10,7 @@ import type { TripRow, WatchedBreaker } from "../../store/breaker-sql.js";
 import { evaluateBreakers, watchBreakers } from "../breakers.js";
 import { crashPoint } from "../idempotency.js";
 import { decideBatch, type BatchDecisions, type BatchInput } from "./decide.js";
-import { readBatch } from "./read.js";
+import { batchCallers, readBatch, type StepInput } from "./read.js";
 import { emitGatedEvents, writeBatch } from "./write.js";
 import type { PreparedAnswer } from "../answers.js";
 import { Refusal } from "../refusal.js";
@@ -77,12 +77,15 @@ async function evaluateInOrder(
   return trips;
 }
 
-/** The group commit's step for authorize transactions: each input a BatchInput. */
+/** The group commit's step for authorize transactions: each input a StepInput. */
 export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
-  const inputs = batchInputs as readonly BatchInput[];
-  const ctx = inputs[0]!.ctx;
+  const requests = batchInputs as readonly StepInput[];
+  const ctx = requests[0]!.ctx;
   // One server's decisions share one context; anything else is decided one at a time.
-  if (inputs.some((input) => input.ctx !== ctx)) return inputs.map(() => undefined);
+  if (requests.some((request) => request.ctx !== ctx)) return requests.map(() => undefined);
+  const callers = await batchCallers(tx, requests);
+  const inputs = callers.filter((input): input is BatchInput => input !== undefined);
+  if (inputs.length === 0) return requests.map(() => undefined);
   const now = ctx.now();
   const reads = await readBatch(tx, inputs, ctx.environment, now);
   const { breakers, ownPath } = await watchedOf(tx, [...reads.watchedAgents], now);
@@ -95,7 +98,14 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   await emitGatedEvents(tx, decided);
   // The crash tests' hook (decision 0605), as in a decision's own transaction.
   if (ctx.faults !== undefined) for (const input of decided.claimed) crashPoint(ctx, "before-commit", input.claim!);
-  return decided.answers.map((answer, i) => (answer === undefined ? undefined : { value: withTrips(answer, trips.get(i)) }));
+  // Each request's answer, by its place in the batch; one not decided here runs its own function.
+  let next = 0;
+  return callers.map((input) => {
+    if (input === undefined) return undefined;
+    const i = next++;
+    const answer = decided.answers[i];
+    return answer === undefined ? undefined : { value: withTrips(answer, trips.get(i)) };
+  });
 };
 
 /** An answer with the trips its decision caused, which the metrics count. */

@@ -1,8 +1,55 @@
 // The read step of a batch of decisions (decision 0318): one statement per kind of row for the
-// whole batch, the breakers' and the trees' locks first, each in one global order.
+// whole batch on PostgreSQL, the breakers' and the trees' locks first, each in one global order;
+// on SQLite the decision cache's rows, read where one decision at a time reads them (decision 0319).
 
+import type { AuthorizeBody } from "@agent-authority/api";
 import type { BatchReads, ClaimedKey, PresentedGrant, Store } from "../../store/store.js";
+import type { RequestClaim } from "../answers.js";
+import type { Caller, ServiceContext } from "../context.js";
+import { callerOfKey } from "../keys.js";
 import type { BatchInput } from "./decide.js";
+
+/**
+ * A request handed to the batch step: by an authenticated caller, or by a key known only by the
+ * hash of its secret (the authorize worker's), which the read step looks up.
+ */
+export interface StepInput {
+  readonly ctx: ServiceContext;
+  readonly asker: Caller | { readonly keyHash: string };
+  readonly body: AuthorizeBody;
+  readonly request: RequestClaim | undefined;
+  /** A stored answer at or before this time has expired. */
+  readonly expiredUpTo: number;
+}
+
+/**
+ * Each request as a decision of the batch, its caller known; undefined for one the step leaves to
+ * its own function: a key unknown, revoked, or not an agent's, which that function refuses.
+ * A key presented by its hash is read once for the batch (on SQLite from the decision cache).
+ */
+export async function batchCallers(tx: Store, inputs: readonly StepInput[]): Promise<(BatchInput | undefined)[]> {
+  const byHash = new Map<string, Caller | undefined>();
+  const resolved: (BatchInput | undefined)[] = [];
+  for (const { ctx, asker, body, request, expiredUpTo } of inputs) {
+    let caller: Caller | undefined;
+    if ("keyHash" in asker) {
+      if (!byHash.has(asker.keyHash)) byHash.set(asker.keyHash, callerOfKey(await tx.findKeyByHash(asker.keyHash)));
+      caller = byHash.get(asker.keyHash);
+    } else caller = asker;
+    if (caller === undefined || caller.agentId === null || !caller.roles.includes("agent")) {
+      resolved.push(undefined);
+      continue;
+    }
+    resolved.push({
+      ctx,
+      caller,
+      body,
+      expiredUpTo,
+      claim: request === undefined ? undefined : { ...request, callerKeyId: caller.keyId },
+    });
+  }
+  return resolved;
+}
 
 /** Reads what every decision of the batch works from, under its locks, in one flight at `now`. */
 export function readBatch(tx: Store, inputs: readonly BatchInput[], environment: string, now: number): Promise<BatchReads> {

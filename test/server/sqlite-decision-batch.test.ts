@@ -1,0 +1,349 @@
+// A batch of decisions in three steps on SQLite (decision 0319): two servers on one database file,
+// each with its own connection, deciding the agent keys' requests of a group-commit batch with one
+// read through the decision cache and one write per table. Budgets stay exact, a key decides once,
+// gated decisions write their events, a revocation by the other server is seen by the next batch,
+// the sealed chains verify, an agent's breakers are evaluated after each of its decisions and trip
+// once (decision 0321, decision-batch-breakers.ts), and what the step leaves (a grant not held, a
+// key that may not authorize) is decided or refused by its own function in the same batch. Keys
+// known only by their hash, as the authorize worker presents them, are resolved by the step.
+// Each test proves through `SqliteDriver.stepped` that the step decided requests. Through the
+// compiled server, whose worker decides a burst in one batch: a process killed just before or just
+// after that batch's commit (the crash tests' hooks, decision 0605) leaves retries that make one
+// effect per key.
+
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Grant } from "@agent-authority/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig, openStore, SqliteDriver, SqlStore, startServer, verifyLedger, type AuthorityServer } from "@agent-authority/server";
+// The authorize worker's entry, as the worker calls it: the server's modules themselves.
+import { authorizeAction } from "../../server/src/services/authorize.js";
+import type { ServiceContext } from "../../server/src/services/context.js";
+import { Refusal } from "../../server/src/services/refusal.js";
+import { Signer } from "../../server/src/services/signing.js";
+import { hashSecret } from "../../server/src/secrets.js";
+import { derivedKey, parseServerKey } from "../../server/src/server-key.js";
+import { SqliteDriver as WorkerDriver } from "../../server/src/store/sqlite-driver.js";
+import { SqlStore as WorkerStore } from "../../server/src/store/sql-store.js";
+import { batchBreakerTests } from "./decision-batch-breakers.js";
+import { ADMIN_KEY, TEST_SERVER_KEY } from "./http-harness.js";
+import {
+  agentWithKey,
+  ATTESTATION,
+  get,
+  grant,
+  post,
+  postRetryingContention,
+  SERVER_BUILT,
+  startServerProcess,
+  type ServerProcess,
+} from "./server-processes.js";
+
+describe("a batch of decisions read, decided and written once per kind of row on SQLite", () => {
+  const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-batch-"));
+  const path = join(dir, "authority.db");
+  const drivers: SqliteDriver[] = [];
+  const servers: AuthorityServer[] = [];
+  const base = (i: number) => servers[i % servers.length]!.baseUrl;
+  const stepped = () => drivers.reduce((sum, driver) => sum + driver.stepped, 0);
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i += 1) {
+      const driver = new SqliteDriver(path);
+      drivers.push(driver);
+      const config = loadConfig({
+        AUTHORITY_DATABASE_URL: path,
+        AUTHORITY_PORT: "0",
+        AUTHORITY_LOG_LEVEL: "silent",
+        AUTHORITY_ENVIRONMENT: "test-env",
+        AUTHORITY_ADMIN_KEY: ADMIN_KEY,
+        AUTHORITY_SERVER_KEY: TEST_SERVER_KEY,
+        AUTHORITY_AUTO_APPROVAL_CEILING_MINOR: "10000000",
+      });
+      servers.push(await startServer(config, { store: new SqlStore(driver), ownsStore: true }));
+    }
+    // Connections opened first: a burst then arrives together, and a batch is what one turn of the
+    // event loop submitted (a burst that opens its connections arrives one request a turn).
+    await Promise.all(Array.from({ length: 240 }, (_, i) => get(base(i), "/agents?limit=1", ADMIN_KEY)));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Rows read straight from the database file, on a connection of their own. */
+  async function rows<T>(sql: string, values: readonly unknown[]): Promise<T[]> {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare(sql).all(...(values as unknown[])) as T[];
+    } finally {
+      db.close();
+    }
+  }
+
+  batchBreakerTests({ base, stepped, rows });
+
+  it("spends a tree's budget exactly under 240 concurrent authorizes on two servers, most decided by the batch step", async () => {
+    const agent = await agentWithKey(base(0), "batch-racer");
+    const parent = await grant(base(0), agent.id, { budget_amount_minor: 4_000, budget_currency: "EUR", delegation_policy: "attenuating" });
+    const children: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const child = await post<Grant>(base(i), `/grants/${parent}/delegate`, ADMIN_KEY, { agent_id: agent.id });
+      expect(child.status, JSON.stringify(child.body)).toBe(201);
+      children.push(child.body.id);
+    }
+    const before = stepped();
+    const replies = await Promise.all(
+      Array.from({ length: 240 }, (_, i) =>
+        postRetryingContention(
+          base(i),
+          "/authorize",
+          agent.key,
+          {
+            grant_id: i % 4 === 3 ? parent : children[i % 4]!,
+            tool: "payments.send",
+            amount_minor: 100,
+            currency: "EUR",
+            attestation: ATTESTATION,
+          },
+          `batch-tree-${i}`,
+        ),
+      ),
+    );
+    for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(40);
+    expect(replies.filter((r) => r.body.outcome === "exhausted")).toHaveLength(200);
+    expect(await get(base(1), `/grants/${parent}`, ADMIN_KEY)).toMatchObject({ uses: 40, held_minor: 4_000, settled_minor: 0 });
+    let childUses = 0;
+    for (const id of children) childUses += (await get<Grant>(base(0), `/grants/${id}`, ADMIN_KEY)).uses;
+    expect(childUses + replies.filter((r, i) => i % 4 === 3 && r.body.outcome === "allow").length).toBe(40);
+    // Without the step every decision runs its own function; with it, most of a burst is stepped.
+    expect(stepped() - before).toBeGreaterThan(120);
+  });
+
+  it("decides once per idempotency key sent to both servers at once, a replay in the same batch included", async () => {
+    const agent = await agentWithKey(base(1), "batch-keys");
+    const grantId = await grant(base(1), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
+    const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
+    const keys = Array.from({ length: 10 }, (_, k) => `batch-payment-${k}`);
+    const before = stepped();
+    const texts = await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: 6 }, async (_, i) => {
+          const response = await fetch(`${base(i)}/authorize`, {
+            method: "POST",
+            body,
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
+          });
+          expect(response.status).toBe(200);
+          return { key, text: await response.text() };
+        }),
+      ),
+    );
+    for (const key of keys) expect(new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size).toBe(1);
+    expect(new Set(texts.map((t) => t.text)).size).toBe(keys.length);
+    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: keys.length, held_minor: 100 * keys.length });
+    expect(stepped() - before).toBeGreaterThan(0);
+    // The same key with another body is refused, in a batch or not.
+    const reused = await Promise.all(
+      [0, 1].map((i) =>
+        fetch(`${base(i)}/authorize`, {
+          method: "POST",
+          body: JSON.stringify({ ...JSON.parse(body), amount_minor: 101 }),
+          headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": keys[0]! },
+        }),
+      ),
+    );
+    expect(reused.map((r) => r.status)).toEqual([422, 422]);
+  });
+
+  it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {
+    const agent = await agentWithKey(base(0), "batch-gated");
+    const live = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
+    // Above the auto-approval ceiling a grant waits for a human, and a decision on it is gated.
+    const pending = await grant(base(0), agent.id, { budget_amount_minor: 20_000_000, budget_currency: "EUR" });
+    const store = openStore(path);
+    try {
+      const before = await store.countRows();
+      const steppedBefore = stepped();
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          postRetryingContention(
+            base(i),
+            "/authorize",
+            agent.key,
+            {
+              grant_id: i % 2 === 0 ? pending : live,
+              tool: "payments.send",
+              amount_minor: 100,
+              currency: "EUR",
+              attestation: ATTESTATION,
+            },
+            `batch-gated-${i}`,
+          ),
+        ),
+      );
+      expect(replies.map((r) => r.body.outcome)).toEqual(replies.map((_, i) => (i % 2 === 0 ? "gated" : "allow")));
+      const after = await store.countRows();
+      expect(after["events"]! - before["events"]!).toBe(20);
+      expect(after["ledger"]! - before["ledger"]!).toBe(40);
+      expect(await get(base(1), `/grants/${live}`, ADMIN_KEY)).toMatchObject({ uses: 20, held_minor: 2_000 });
+      expect(await get(base(1), `/grants/${pending}`, ADMIN_KEY)).toMatchObject({ uses: 0, held_minor: 0 });
+      expect(stepped() - steppedBefore).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("denies every decision of the next burst once a grant is revoked on the other server, and the ledger verifies", async () => {
+    const agent = await agentWithKey(base(0), "batch-revoked");
+    const grantId = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
+    const burst = (tag: string) =>
+      Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          postRetryingContention(
+            base(i),
+            "/authorize",
+            agent.key,
+            { grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION },
+            `${tag}-${i}`,
+          ),
+        ),
+      );
+    const before = stepped();
+    expect(new Set((await burst("batch-live")).map((r) => r.body.outcome))).toEqual(new Set(["allow"]));
+    expect((await post(base(1), `/grants/${grantId}/revoke`, ADMIN_KEY, { reason: "done" })).status).toBe(200);
+    const after = await burst("batch-dead");
+    expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
+    expect(new Set(after.map((r) => r.body.outcome))).toEqual(new Set(["deny"]));
+    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 40 });
+    expect(stepped() - before).toBeGreaterThan(0);
+    const store = openStore(path);
+    try {
+      const result = await verifyLedger(store);
+      expect(result, JSON.stringify(result.broken)).toMatchObject({ ok: true, broken: null });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("resolves keys known only by their hash in the step, and leaves a revoked or non-agent key to be refused", async () => {
+    const agent = await agentWithKey(base(0), "batch-hashed");
+    const grantId = await grant(base(0), agent.id, { budget_amount_minor: 3_000, budget_currency: "EUR" });
+    const revoked = await agentWithKey(base(0), "batch-hashed-revoked");
+    const keys = await get<{ keys: { id: string; agent_id: string | null }[] }>(base(0), "/keys?limit=1000", ADMIN_KEY);
+    const revokedKeyId = keys.keys.find((k) => k.agent_id === revoked.id)!.id;
+    expect((await post(base(0), `/keys/${revokedKeyId}/revoke`, ADMIN_KEY, { reason: "gone" })).status).toBe(200);
+    // A connection of its own deciding as the authorize worker does: the key presented by its hash.
+    const driver = new WorkerDriver(path);
+    const store = new WorkerStore(driver);
+    const signer = new Signer(derivedKey(parseServerKey(TEST_SERVER_KEY, "test"), "signing-key-seal"));
+    await signer.load(store, Date.now());
+    const ctx: ServiceContext = {
+      store,
+      environment: "test-env",
+      autoApprovalCeilingMinor: 10_000_000,
+      now: Date.now,
+      signer,
+      cursorKey: derivedKey(parseServerKey(TEST_SERVER_KEY, "test"), "cursor"),
+    };
+    try {
+      const body = { grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION };
+      const claim = (key: string) => ({ key, method: "POST", path: "/v1/authorize", requestHash: `hash-of-${key}` });
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => {
+          const secret = i % 10 === 9 ? revoked.key : i % 10 === 8 ? ADMIN_KEY : agent.key;
+          // Two requests share each idempotency key, in the same batch.
+          return authorizeAction(ctx, { keyHash: hashSecret(secret) }, body, claim(`hashed-${Math.floor(i / 2)}`));
+        }),
+      );
+      const refused = answers.filter((a): a is Refusal => a instanceof Refusal);
+      expect(refused.map((r) => r.code).sort()).toEqual([...Array(6).fill("forbidden"), ...Array(6).fill("unauthenticated")].sort());
+      const decided = answers.filter((a) => !(a instanceof Refusal)).map((a) => JSON.parse((a as { text: string }).text));
+      expect(decided).toHaveLength(48);
+      // Twenty-four decisions under the budget; a key's two requests, in one batch, share one answer.
+      expect(new Set(decided.map((d) => d.ledger_id)).size).toBe(24);
+      expect(decided.filter((d) => d.outcome === "allow")).toHaveLength(48);
+      expect(await get(base(1), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 24, held_minor: 2_400 });
+      expect(driver.stepped).toBeGreaterThan(20);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!SERVER_BUILT)("a burst on the authorize worker killed before or after its batch's commit (SQLite)", () => {
+  for (const point of ["before-commit", "after-commit"] as const) {
+    it(`${point}: the retries make one effect per key, and the killed key replays only after the commit`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-batch-crash-"));
+      const db = { url: join(dir, "authority.db") };
+      const crashKey = `burst-${point}-crash`;
+      let steady: ServerProcess | undefined;
+      let victim: ServerProcess | undefined;
+      try {
+        steady = await startServerProcess(db);
+        victim = await startServerProcess(db, {
+          [point === "before-commit" ? "AUTHORITY_TEST_CRASH_BEFORE_COMMIT" : "AUTHORITY_TEST_CRASH_AFTER_COMMIT"]: crashKey,
+        });
+        const agent = await agentWithKey(steady.baseUrl, `burst-${point}`);
+        const grantId = await grant(steady.baseUrl, agent.id, { budget_amount_minor: 100_000, budget_currency: "EUR" });
+        const body = JSON.stringify({
+          grant_id: grantId,
+          tool: "payments.send",
+          amount_minor: 100,
+          currency: "EUR",
+          attestation: ATTESTATION,
+        });
+        const send = async (base: string, key: string) => {
+          try {
+            const response = await fetch(`${base}/authorize`, {
+              method: "POST",
+              body,
+              headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
+            });
+            return {
+              status: response.status,
+              text: await response.text(),
+              replayed: response.headers.get("idempotent-replayed") === "true",
+            };
+          } catch (error) {
+            if (error instanceof TypeError) return undefined;
+            throw error;
+          }
+        };
+        // Connections opened first, so that the burst reaches the worker together.
+        const victimBase = victim.baseUrl;
+        await Promise.all(Array.from({ length: 12 }, () => get(victimBase, "/agents?limit=1", ADMIN_KEY)));
+        const keys = Array.from({ length: 12 }, (_, i) => (i === 5 ? crashKey : `burst-${point}-${i}`));
+        const replies = await Promise.all(keys.map((key) => send(victimBase, key)));
+        await victim.exited;
+        expect(victim.child.signalCode).toBe("SIGKILL");
+        expect(replies[5]).toBeUndefined();
+        const retried = await Promise.all(keys.map((key) => send(steady!.baseUrl, key)));
+        for (const reply of retried) expect(reply?.status, reply?.text).toBe(200);
+        expect(retried[5]!.replayed).toBe(point === "after-commit");
+        // An answer that left before the kill is the one replayed.
+        for (const [i, reply] of replies.entries())
+          if (reply !== undefined) expect(retried[i]).toMatchObject({ text: reply.text, replayed: true });
+        expect(await get(steady.baseUrl, `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 12, held_minor: 1_200 });
+        const store = openStore(db.url);
+        try {
+          const result = await verifyLedger(store);
+          expect(result, JSON.stringify(result.broken)).toMatchObject({ ok: true, broken: null });
+        } finally {
+          await store.close();
+        }
+      } finally {
+        for (const server of [steady, victim]) {
+          if (server !== undefined && server.child.exitCode === null && server.child.signalCode === null) {
+            server.child.kill("SIGKILL");
+            await server.exited;
+          }
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
