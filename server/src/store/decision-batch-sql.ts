@@ -40,6 +40,20 @@ export function arrayLiteral(values: readonly (string | number | null)[]): strin
   return `${text}}`;
 }
 
+/**
+ * Long texts (a sealed record, a stored answer) as one parameter, separated by U+001E: split by
+ * `string_to_array`, which copies them, where an array literal's parser reads every character
+ * and the server escapes every quote. JSON text never holds a raw control character; a text that
+ * did would fail the batch, which then runs one decision at a time.
+ */
+const SEPARATOR = "\u001e";
+
+export function separated(values: readonly string[]): string {
+  for (const value of values)
+    if (value.includes(SEPARATOR) || value === "") throw new Error("a batch's long text is empty or holds U+001E");
+  return values.join(SEPARATOR);
+}
+
 /** The grants held as presented: the presented grant ids and agent ids, two arrays. */
 const HELD =
   "SELECT h.id, h.root_id, h.parent_id FROM grants h JOIN unnest(?::text[], ?::text[]) AS p(grant_id, agent_id) ON h.id = p.grant_id AND h.agent_id = p.agent_id";
@@ -79,7 +93,8 @@ const ANSWER_NAMES = ["caller_key_id", "idempotency_key", "method", "path", "req
  * and the holds are checked at the statement's end, when the sealed records are in place.
  */
 const WRITE_BATCH = `WITH sealing AS MATERIALIZED (
-    SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+    SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], string_to_array(?, chr(30)),
+        ?::text[], ?::text[], ?::bigint[])
       WITH ORDINALITY AS r(${LEDGER_NAMES}, n)
   ), sealed AS (
     INSERT INTO ledger (${LEDGER_NAMES}) SELECT ${LEDGER_NAMES} FROM sealing
@@ -98,7 +113,7 @@ const WRITE_BATCH = `WITH sealing AS MATERIALIZED (
       FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[]) AS r(${CHARGE_NAMES})
   ), stored AS (
     INSERT INTO idempotency_keys (${ANSWER_NAMES.join(", ")}) SELECT ${ANSWER_NAMES.join(", ")}
-      FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[], ?::text[], ?::bigint[]) AS r(${ANSWER_NAMES.join(", ")})
+      FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[], string_to_array(?, chr(30)), ?::bigint[]) AS r(${ANSWER_NAMES.join(", ")})
       ON CONFLICT (caller_key_id, idempotency_key) DO UPDATE SET
         ${ANSWER_NAMES.slice(2)
           .map((c) => `${c} = excluded.${c}`)
@@ -107,9 +122,13 @@ const WRITE_BATCH = `WITH sealing AS MATERIALIZED (
       RETURNING 1
   ) SELECT count(*) AS stored FROM stored`;
 
-/** Each named column of `rows` as an array literal, in the order named. */
-function columns<T>(rows: readonly T[], names: readonly (keyof T)[]): string[] {
-  return names.map((name) => arrayLiteral(rows.map((row) => row[name] as string | number | null)));
+/** Each named column of `rows` as an array literal, in the order named; the long ones (`separate`) as one separated text. */
+function columns<T>(rows: readonly T[], names: readonly (keyof T)[], separate?: keyof T): string[] {
+  return names.map((name) =>
+    name === separate
+      ? separated(rows.map((row) => row[name] as string))
+      : arrayLiteral(rows.map((row) => row[name] as string | number | null)),
+  );
 }
 
 const LEDGER_COLUMNS = LEDGER_NAMES.split(", ") as (keyof BatchWrites["ledger"][number])[];
@@ -178,11 +197,11 @@ export class DecisionBatchSql implements DecisionBatchStore {
   async write(writes: BatchWrites): Promise<void> {
     const uses = [...writes.uses].map(([grant_id, n]) => ({ grant_id, uses: n }));
     const row = await this.#db.get(WRITE_BATCH, [
-      ...columns(writes.ledger, LEDGER_COLUMNS),
+      ...columns(writes.ledger, LEDGER_COLUMNS, "record"),
       ...columns(writes.signals, SIGNAL_COLUMNS),
       ...columns(uses, ["grant_id", "uses"]),
       ...columns(writes.charges, CHARGE_COLUMNS),
-      ...columns(writes.answers, ANSWER_NAMES),
+      ...columns(writes.answers, ANSWER_NAMES, "response"),
       writes.answersExpiredUpTo,
     ]);
     const stored = GRANTS.integer(row ?? {}, "stored");
