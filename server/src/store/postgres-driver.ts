@@ -270,6 +270,7 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   readonly #client: pg.PoolClient;
   readonly #begin: string;
   readonly #named: boolean;
+  #begun: Promise<unknown> | undefined;
 
   constructor(client: pg.PoolClient, named: boolean, begin: string) {
     super(client, named);
@@ -278,16 +279,30 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
     this.#named = named;
   }
 
-  async beginBatch(): Promise<void> {
-    await this.#client.query(this.#begin).catch((error: unknown) => {
+  /**
+   * BEGIN goes out with the batch's first statements, not a round trip ahead of them (decision
+   * 0320): the connection runs them in order, so they run inside the transaction. BEGIN fails
+   * only with its connection, and then so does every statement after it; its answer is checked
+   * before COMMIT.
+   */
+  beginBatch(): void {
+    corked(this.#client);
+    const begun = this.#client.query(this.#begin).catch((error: unknown) => {
       watch(this.#client, error);
       throw error;
     });
+    // Heard by endBatch; a batch that fails first rolls back without it.
+    begun.catch(() => undefined);
+    this.#begun = begun;
   }
 
   async endBatch(commit: boolean): Promise<void> {
-    if (commit) await committedWithOutbox(this.#client, this, this.#named);
-    else {
+    const begun = this.#begun;
+    this.#begun = undefined;
+    if (commit) {
+      await begun;
+      await committedWithOutbox(this.#client, this, this.#named);
+    } else {
       this.outboxWritten = false;
       await this.#client.query("ROLLBACK");
     }
