@@ -83,11 +83,12 @@ export const POSTGRES_LIMITS = Object.freeze({
   transactionRetryMs: 2_000,
   /**
    * Group-commit lanes on one replica: each forms its own batches, one in flight at a time on a
-   * pooled connection of its own, and a decision's lane follows its key and grant. Two since a
-   * lane's authorize decisions are read and written once per batch (decision 0318): fewer lanes
-   * give larger batches, and two still keep both of the database's cores busy.
+   * pooled connection of its own, and a decision's lane follows its key and grant. One since a
+   * batch's decisions cost a fixed number of statements whatever its size (decision 0320): one
+   * lane gives the largest batches, and so the least work per decision for the database and the
+   * server, while the server forms the next batch as the database runs this one.
    */
-  groupLanes: 2,
+  groupLanes: 1,
   /** Statement texts given a name, and so prepared once on each connection that runs them. */
   namedStatements: 200,
   /** Statement texts whose numbered form the process keeps; longer lists are numbered at each call. */
