@@ -281,12 +281,18 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   }
 
   /**
-   * BEGIN goes out with the batch's first statements, not a round trip ahead of them (decision
-   * 0320): the connection runs them in order, so they run inside the transaction. BEGIN fails
-   * only with its connection, and then so does every statement after it; its answer is checked
-   * before COMMIT.
+   * BEGIN goes out in one write with the batch's first statements, not a round trip ahead of
+   * them (decision 0320): the connection runs them in order, so they run inside the transaction.
+   * BEGIN fails only with its connection, and then so does every statement after it; its answer
+   * is checked before COMMIT.
    */
   beginBatch(): void {
+    this.#begun = undefined;
+  }
+
+  /** Sends BEGIN ahead of the batch's first statement, in the same write. */
+  #open(): void {
+    if (this.#begun !== undefined) return;
     corked(this.#client);
     const begun = this.#client.query(this.#begin).catch((error: unknown) => {
       watch(this.#client, error);
@@ -297,9 +303,26 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
     this.#begun = begun;
   }
 
+  override all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    this.#open();
+    return super.all(sql, params);
+  }
+
+  override run(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    this.#open();
+    return super.run(sql, params);
+  }
+
+  override exec(sql: string): Promise<void> {
+    this.#open();
+    return super.exec(sql);
+  }
+
   async endBatch(commit: boolean): Promise<void> {
     const begun = this.#begun;
     this.#begun = undefined;
+    // A batch that sent no statement has no transaction to end.
+    if (begun === undefined) return;
     if (commit) {
       await begun;
       await committedWithOutbox(this.#client, this, this.#named);
