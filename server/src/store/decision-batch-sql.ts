@@ -23,13 +23,15 @@ export class BatchWriteConflict extends Error {}
 const GRANTS = new ColumnReader("grants");
 const CERTIFICATES = new ColumnReader("certificates");
 const BREAKERS = new ColumnReader("breakers");
+const LEDGER = new ColumnReader("ledger");
+const ANSWERS = new ColumnReader("idempotency_keys");
 
 /**
  * A column as one PostgreSQL array literal (`{"a","b",NULL}`), sent as text and cast in the
  * statement: parsed by the array's element type, far cheaper for the database than JSON whose
  * strings hold escaped JSON (a sealed record).
  */
-export function arrayLiteral(values: readonly (string | number | null)[]): string {
+function arrayLiteral(values: readonly (string | number | null)[]): string {
   let text = "{";
   for (const [i, value] of values.entries()) {
     if (i > 0) text += ",";
@@ -48,7 +50,7 @@ export function arrayLiteral(values: readonly (string | number | null)[]): strin
  */
 const SEPARATOR = "\u001e";
 
-export function separated(values: readonly string[]): string {
+function separated(values: readonly string[]): string {
   for (const value of values)
     if (value.includes(SEPARATOR) || value === "") throw new Error("a batch's long text is empty or holds U+001E");
   return values.join(SEPARATOR);
@@ -176,7 +178,7 @@ export class DecisionBatchSql implements DecisionBatchStore {
         held_minor: GRANTS.integer(row, "usage_held"),
         settled_minor: GRANTS.integer(row, "usage_settled"),
       });
-      if (row["head_seq"] !== null) heads.set(grant.id, { seq: GRANTS.integer(row, "head_seq"), hash: GRANTS.text(row, "head_hash") });
+      if (row["head_seq"] !== null) heads.set(grant.id, { seq: LEDGER.integer(row, "head_seq"), hash: LEDGER.text(row, "head_hash") });
     }
     const certificates = new Map<string, CertificateRecord>();
     for (const row of certificateRows!) {
@@ -204,7 +206,7 @@ export class DecisionBatchSql implements DecisionBatchStore {
       ...columns(writes.answers, ANSWER_NAMES, "response"),
       writes.answersExpiredUpTo,
     ]);
-    const stored = GRANTS.integer(row ?? {}, "stored");
+    const stored = ANSWERS.integer(row ?? {}, "stored");
     if (stored !== writes.answers.length)
       throw new BatchWriteConflict(`${writes.answers.length - stored} idempotency keys of the batch were taken meanwhile`);
   }
