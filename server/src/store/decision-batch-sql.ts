@@ -4,6 +4,7 @@
 // its text, and its named statement, is the same whatever the batch's size.
 
 import { settledInOrder, type Row, type SqlDriver } from "./driver.js";
+import { arrayLiteral } from "./pg-arrays.js";
 import { ColumnReader } from "./rows.js";
 import { idempotencyFromRow, OPEN_HOLD_AT } from "./decision-sql.js";
 import type {
@@ -25,22 +26,6 @@ const CERTIFICATES = new ColumnReader("certificates");
 const BREAKERS = new ColumnReader("breakers");
 const LEDGER = new ColumnReader("ledger");
 const ANSWERS = new ColumnReader("idempotency_keys");
-
-/**
- * A column as one PostgreSQL array literal (`{"a","b",NULL}`), sent as text and cast in the
- * statement: parsed by the array's element type, far cheaper for the database than JSON whose
- * strings hold escaped JSON (a sealed record).
- */
-function arrayLiteral(values: readonly (string | number | null)[]): string {
-  let text = "{";
-  for (const [i, value] of values.entries()) {
-    if (i > 0) text += ",";
-    if (value === null) text += "NULL";
-    else if (typeof value === "number") text += String(value);
-    else text += `"${value.replace(/[\\"]/g, "\\$&")}"`;
-  }
-  return `${text}}`;
-}
 
 /**
  * Long texts (a sealed record, a stored answer) as one parameter, separated by U+001E: split by
