@@ -119,7 +119,8 @@ describe("a batch of decisions read, decided and written once per kind of row on
     const agent = await agentWithKey(base(1), "batch-keys");
     const grantId = await grant(base(1), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
     const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
-    const keys = Array.from({ length: 10 }, (_, k) => `batch-payment-${k}`);
+    // Keys with what an array literal quotes and escapes: the step sends its rows as arrays (decision 0320).
+    const keys = Array.from({ length: 10 }, (_, k) => `batch,"payment"\\{${k}},NULL`);
     const before = stepped();
     const texts = await Promise.all(
       keys.flatMap((key) =>

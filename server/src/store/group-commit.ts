@@ -59,8 +59,8 @@ export const GROUP_COMMIT_LIMITS = Object.freeze({
   /**
    * The most transactions a lane holds that are not yet answered: waiting for a batch, in one, or
    * waiting to be tried again. Four full batches (BATCH_MAX). The slowest rate measured here is
-   * about 1,200 decisions per second on PostgreSQL (decision 0313), over its two lanes (decision
-   * 0318): a full server then holds 2,048 transactions, answered within about 1.7 s, inside the
+   * about 1,200 decisions per second on PostgreSQL (decision 0313), in its one lane (decision
+   * 0320): a full server then holds 1,024 transactions, answered within about 0.9 s, inside the
    * SDK's 5 s per attempt. One queued longer would be answered after its caller gave up and sent
    * it again, so the queue would only grow; refused at once, the caller waits `Retry-After` and the server
    * works through what it holds.

@@ -83,11 +83,12 @@ export const POSTGRES_LIMITS = Object.freeze({
   transactionRetryMs: 2_000,
   /**
    * Group-commit lanes on one replica: each forms its own batches, one in flight at a time on a
-   * pooled connection of its own, and a decision's lane follows its key and grant. Two since a
-   * lane's authorize decisions are read and written once per batch (decision 0318): fewer lanes
-   * give larger batches, and two still keep both of the database's cores busy.
+   * pooled connection of its own, and a decision's lane follows its key and grant. One since a
+   * batch's decisions cost a fixed number of statements whatever its size (decision 0320): one
+   * lane gives the largest batches, and so the least work per decision for the database and the
+   * server, while the server forms the next batch as the database runs this one.
    */
-  groupLanes: 2,
+  groupLanes: 1,
   /** Statement texts given a name, and so prepared once on each connection that runs them. */
   namedStatements: 200,
   /** Statement texts whose numbered form the process keeps; longer lists are numbered at each call. */
@@ -270,6 +271,7 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
   readonly #client: pg.PoolClient;
   readonly #begin: string;
   readonly #named: boolean;
+  #begun: Promise<unknown> | undefined;
 
   constructor(client: pg.PoolClient, named: boolean, begin: string) {
     super(client, named);
@@ -278,16 +280,53 @@ class PostgresBatch extends PostgresSession implements BatchConnection {
     this.#named = named;
   }
 
-  async beginBatch(): Promise<void> {
-    await this.#client.query(this.#begin).catch((error: unknown) => {
+  /**
+   * BEGIN goes out in one write with the batch's first statements, not a round trip ahead of
+   * them (decision 0320): the connection runs them in order, so they run inside the transaction.
+   * BEGIN fails only with its connection, and then so does every statement after it; its answer
+   * is checked before COMMIT.
+   */
+  beginBatch(): void {
+    this.#begun = undefined;
+  }
+
+  /** Sends BEGIN ahead of the batch's first statement, in the same write. */
+  #open(): void {
+    if (this.#begun !== undefined) return;
+    corked(this.#client);
+    const begun = this.#client.query(this.#begin).catch((error: unknown) => {
       watch(this.#client, error);
       throw error;
     });
+    // Heard by endBatch; a batch that fails first rolls back without it.
+    begun.catch(() => undefined);
+    this.#begun = begun;
+  }
+
+  override all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    this.#open();
+    return super.all(sql, params);
+  }
+
+  override run(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    this.#open();
+    return super.run(sql, params);
+  }
+
+  override exec(sql: string): Promise<void> {
+    this.#open();
+    return super.exec(sql);
   }
 
   async endBatch(commit: boolean): Promise<void> {
-    if (commit) await committedWithOutbox(this.#client, this, this.#named);
-    else {
+    const begun = this.#begun;
+    this.#begun = undefined;
+    // A batch that sent no statement has no transaction to end.
+    if (begun === undefined) return;
+    if (commit) {
+      await begun;
+      await committedWithOutbox(this.#client, this, this.#named);
+    } else {
       this.outboxWritten = false;
       await this.#client.query("ROLLBACK");
     }
@@ -357,6 +396,15 @@ export class PostgresDriver implements SqlDriver {
     });
     // An idle client that loses its connection must not crash the process; the next query reports it.
     this.#pool.on("error", () => undefined);
+    // PostgreSQL 14 and later compress long values (a sealed record is about 2 KB) with lz4 when
+    // built with it, several times cheaper than the default pglz, which was the largest single
+    // cost of a decision batch (decision 0320). Only a setting of this session; refused by a
+    // server without lz4, and then left at its default. Not sent for the other engine profiles
+    // (those that set an isolation level), which have no such setting.
+    if (options.isolation === undefined)
+      this.#pool.on("connect", (client) => {
+        client.query("SET default_toast_compression = lz4").catch(() => undefined);
+      });
     this.#session = new PostgresSession(this.#pool, this.#named, this.#retry, () => this.#connect());
     this.#group = new GroupCommit(
       async (work) => {
