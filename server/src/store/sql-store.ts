@@ -33,6 +33,7 @@ import type {
 } from "./store.js";
 import { DecisionBatchSql } from "./decision-batch-sql.js";
 import { DecisionBatchSqlite } from "./decision-batch-sqlite.js";
+import { arrayLiteral } from "./pg-arrays.js";
 
 const TABLES = [
   "agents",
@@ -366,6 +367,25 @@ export class SqlStore implements Store {
     const key = row && deepFreeze(keyFromRow(row));
     if (cache !== undefined) KEY_BY_HASH.set(cache, hash, key ?? null);
     return key;
+  }
+
+  async findKeysByHash(hashes: readonly string[]): Promise<Map<string, KeyRecord>> {
+    const found = new Map<string, KeyRecord>();
+    if (this.#db.dialect !== "postgres") {
+      // In-process, and kept by the decision cache inside a batch: one lookup each costs no round trip.
+      for (const hash of hashes) {
+        const key = await this.findKeyByHash(hash);
+        if (key !== undefined) found.set(hash, key);
+      }
+      return found;
+    }
+    if (hashes.length === 0) return found;
+    const rows = await this.#db.all("SELECT * FROM api_keys WHERE hash = ANY(?::text[])", [arrayLiteral(hashes)]);
+    for (const row of rows) {
+      const key = deepFreeze(keyFromRow(row));
+      found.set(key.hash, key);
+    }
+    return found;
   }
 
   async listKeys(page: Page): Promise<KeyRecord[]> {

@@ -234,6 +234,8 @@ export interface Store {
   insertKey(key: KeyRecord): Promise<void>;
   getKey(id: string): Promise<KeyRecord | undefined>;
   findKeyByHash(hash: string): Promise<KeyRecord | undefined>;
+  /** The keys of these hashes, by hash (one statement on PostgreSQL; the decision cache's on SQLite). */
+  findKeysByHash(hashes: readonly string[]): Promise<Map<string, KeyRecord>>;
   listKeys(page: Page): Promise<KeyRecord[]>;
   /** Counts active keys with the role, locking them until the transaction ends (PostgreSQL). */
   countActiveKeysWithRole(role: Role): Promise<number>;

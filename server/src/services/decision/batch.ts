@@ -29,28 +29,27 @@ const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as
 
 /**
  * The breakers of every agent of the batch that has any (their rows are already locked by the read
- * step), and the agents whose decisions go to their own functions: on PostgreSQL, one whose last
- * signal is later than the batch's time (INVARIANT signals-in-order: the own function moves its
- * decision's time forward under the lock).
+ * step) and, on PostgreSQL, the latest of those agents' last signals' times: INVARIANT
+ * signals-in-order wants each decision's time at or after its agent's last signal's, which another
+ * replica may have sealed, with a later clock, while this batch waited for the locks.
  */
 async function watchedOf(
   tx: Store,
   agents: readonly string[],
-  now: number,
-): Promise<{ breakers: Map<string, readonly WatchedBreaker[]>; ownPath: Set<string> }> {
+): Promise<{ breakers: Map<string, readonly WatchedBreaker[]>; latest: number }> {
   const paths = tx.breakerPath();
   const reads = (await settledInOrder([
     ...agents.map((agentId) => watchBreakers(tx, agentId)),
     ...(tx.dialect === "postgres" ? agents.map((agentId) => paths.previousSignal(agentId, AFTER_EVERY_SIGNAL)) : []),
   ])) as unknown[];
   const breakers = new Map<string, readonly WatchedBreaker[]>();
-  const ownPath = new Set<string>();
+  let latest = Number.NEGATIVE_INFINITY;
   for (const [i, agentId] of agents.entries()) {
     breakers.set(agentId, reads[i] as readonly WatchedBreaker[]);
     const last = reads[agents.length + i] as readonly [number, number] | null | undefined;
-    if (last !== undefined && last !== null && last[0] > now) ownPath.add(agentId);
+    if (last !== undefined && last !== null) latest = Math.max(latest, last[0]);
   }
-  return { breakers, ownPath };
+  return { breakers, latest };
 }
 
 /**
@@ -86,12 +85,16 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   const callers = await batchCallers(tx, requests);
   const inputs = callers.filter((input): input is BatchInput => input !== undefined);
   if (inputs.length === 0) return requests.map(() => undefined);
-  const now = ctx.now();
-  const reads = await readBatch(tx, inputs, ctx.environment, now);
-  const { breakers, ownPath } = await watchedOf(tx, [...reads.watchedAgents], now);
+  const clock = ctx.now();
+  let reads = await readBatch(tx, inputs, ctx.environment, clock);
+  const { breakers, latest } = await watchedOf(tx, [...reads.watchedAgents]);
+  // The batch's time moves on to an agent's later last signal; the usage is then read again at it
+  // (INVARIANT live-holds: a hold counts while it has not expired at the decision's own time).
+  const now = Math.max(clock, latest);
+  if (now > clock) reads = { ...reads, usage: await tx.decisionPath().liveUsage([...reads.grants.keys()], now) };
   // A stored answer is replaced only when every claim of the batch sees it expired.
   const expiredUpTo = Math.min(...inputs.map((input) => input.expiredUpTo));
-  const decided = decideBatch(inputs, reads, now, expiredUpTo, ownPath);
+  const decided = decideBatch(inputs, reads, now, expiredUpTo);
   await writeBatch(tx, decided);
   // Breakers read the sealed decisions in their transaction: a trip commits with them or not at all.
   const trips = await evaluateInOrder(tx, decided, breakers);

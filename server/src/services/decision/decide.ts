@@ -171,16 +171,8 @@ function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, ag
  * Decides a batch in order at `now`: each decision sees the uses, holds, chain heads and stored
  * answers of those before it, exactly as if it had read them from the database after their writes
  * (INVARIANT budget-monotone: a use or hold counts for every later decision of the batch).
- * `ownPath`: agents whose decisions are left to their own functions (an agent with breakers whose
- * last signal is later than `now`, INVARIANT signals-in-order).
  */
-export function decideBatch(
-  inputs: readonly BatchInput[],
-  reads: BatchReads,
-  now: number,
-  answersExpiredUpTo: number,
-  ownPath: ReadonlySet<string> = new Set(),
-): BatchDecisions {
+export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, now: number, answersExpiredUpTo: number): BatchDecisions {
   const usage = new Map(reads.usage);
   const heads = new Map(reads.heads);
   const stored = new Map(reads.answers.map((row) => [answerKey(row.caller_key_id, row.idempotency_key), row]));
@@ -203,10 +195,7 @@ export function decideBatch(
         continue;
       }
     }
-    const chain =
-      agentId === null || body.approval_id !== undefined || ownPath.has(agentId)
-        ? undefined
-        : heldChain(reads.grants, body.grant_id, agentId);
+    const chain = agentId === null || body.approval_id !== undefined ? undefined : heldChain(reads.grants, body.grant_id, agentId);
     if (chain === undefined || agentId === null) {
       answers.push(undefined);
       continue;

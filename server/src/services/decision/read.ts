@@ -25,30 +25,18 @@ export interface StepInput {
 /**
  * Each request as a decision of the batch, its caller known; undefined for one the step leaves to
  * its own function: a key unknown, revoked, or not an agent's, which that function refuses.
- * A key presented by its hash is read once for the batch (on SQLite from the decision cache).
+ * The keys presented by their hashes are read together, once for the batch (one statement on
+ * PostgreSQL, from the decision cache on SQLite).
  */
 export async function batchCallers(tx: Store, inputs: readonly StepInput[]): Promise<(BatchInput | undefined)[]> {
-  const byHash = new Map<string, Caller | undefined>();
-  const resolved: (BatchInput | undefined)[] = [];
-  for (const { ctx, asker, body, request, expiredUpTo } of inputs) {
-    let caller: Caller | undefined;
-    if ("keyHash" in asker) {
-      if (!byHash.has(asker.keyHash)) byHash.set(asker.keyHash, callerOfKey(await tx.findKeyByHash(asker.keyHash)));
-      caller = byHash.get(asker.keyHash);
-    } else caller = asker;
-    if (caller === undefined || caller.agentId === null || !caller.roles.includes("agent")) {
-      resolved.push(undefined);
-      continue;
-    }
-    resolved.push({
-      ctx,
-      caller,
-      body,
-      expiredUpTo,
-      claim: request === undefined ? undefined : { ...request, callerKeyId: caller.keyId },
-    });
-  }
-  return resolved;
+  const hashes = new Set<string>();
+  for (const { asker } of inputs) if ("keyHash" in asker) hashes.add(asker.keyHash);
+  const keys = hashes.size === 0 ? new Map() : await tx.findKeysByHash([...hashes]);
+  return inputs.map(({ ctx, asker, body, request, expiredUpTo }) => {
+    const caller = "keyHash" in asker ? callerOfKey(keys.get(asker.keyHash)) : asker;
+    if (caller === undefined || caller.agentId === null || !caller.roles.includes("agent")) return undefined;
+    return { ctx, caller, body, expiredUpTo, claim: request === undefined ? undefined : { ...request, callerKeyId: caller.keyId } };
+  });
 }
 
 /** Reads what every decision of the batch works from, under its locks, in one flight at `now`. */
