@@ -148,6 +148,38 @@ describe("a batch of decisions read, decided and written once per kind of row on
     expect(reused.status).toBe(422);
   });
 
+  it("authenticates a burst's keys in its batches: three agents decide, a revoked key is refused 401 and an admin key 403", async () => {
+    const agents = await Promise.all([0, 1, 2].map((i) => agentWithKey(base(i), `batch-keyed-${i}`)));
+    const grants = await Promise.all(agents.map((a) => grant(base(0), a.id, { budget_amount_minor: 2_000, budget_currency: "EUR" })));
+    const revoked = await agentWithKey(base(0), "batch-keyed-revoked");
+    const revokedGrant = await grant(base(0), revoked.id, { budget_amount_minor: 2_000, budget_currency: "EUR" });
+    const keys = await get<{ keys: { id: string; agent_id: string | null }[] }>(base(0), "/keys?limit=1000", ADMIN_KEY);
+    const revokedKeyId = keys.keys.find((k) => k.agent_id === revoked.id)!.id;
+    expect((await post(base(1), `/keys/${revokedKeyId}/revoke`, ADMIN_KEY, { reason: "gone" })).status).toBe(200);
+    const before = stepped();
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => {
+        const who = i % 5;
+        const [key, grantId] =
+          who < 3 ? [agents[who]!.key, grants[who]!] : who === 3 ? [revoked.key, revokedGrant] : [ADMIN_KEY, grants[0]!];
+        return post(base(i), "/authorize", key, {
+          grant_id: grantId,
+          tool: "payments.send",
+          amount_minor: 100,
+          currency: "EUR",
+          attestation: ATTESTATION,
+        });
+      }),
+    );
+    expect(replies.map((r) => r.status)).toEqual(replies.map((_, i) => [200, 200, 200, 401, 403][i % 5]));
+    for (const [who, grantId] of grants.entries()) {
+      expect(replies.filter((r, i) => i % 5 === who && r.body.outcome === "allow")).toHaveLength(20);
+      expect(await get(base(1), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 20, held_minor: 2_000 });
+    }
+    expect(await get(base(1), `/grants/${revokedGrant}`, ADMIN_KEY)).toMatchObject({ uses: 0, held_minor: 0 });
+    expect(stepped() - before).toBeGreaterThan(0);
+  });
+
   it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {
     const agent = await agentWithKey(base(0), "batch-gated");
     const live = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });

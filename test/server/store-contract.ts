@@ -120,6 +120,20 @@ export function storeContract(target: StoreTarget): void {
       expect(stored).toMatchObject({ revoked_at: T0 + 1, revoked_by: "admin", revocation_reason: "rotated" });
     });
 
+    it("are found by several hashes at once, each by its own, unknown ones left out", async () => {
+      const a = key({ roles: ["agent"] });
+      const b = key({ roles: ["auditor"] });
+      await db.store.insertKey(a);
+      await db.store.insertKey(b);
+      // A hash as an array literal would quote it: quotes, backslashes, commas and braces stay text.
+      const odd = 'x"\\,{}NULL';
+      const found = await db.store.findKeysByHash([a.hash, odd, b.hash, a.hash]);
+      expect([...found.keys()].sort()).toEqual([a.hash, b.hash].sort());
+      expect(found.get(a.hash)).toEqual(a);
+      expect(found.get(b.hash)).toEqual(b);
+      expect((await db.store.findKeysByHash([])).size).toBe(0);
+    });
+
     it("count active keys by role", async () => {
       const before = await db.store.countActiveKeysWithRole("auditor");
       await db.store.insertKey(key({ roles: ["auditor"] }));
