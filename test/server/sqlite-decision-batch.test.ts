@@ -1,21 +1,15 @@
-// A batch of decisions in three steps on SQLite (decision 0319): two servers on one database file,
-// each with its own connection, deciding the agent keys' requests of a group-commit batch with one
-// read through the decision cache and one write per table. Budgets stay exact, a key decides once,
-// gated decisions write their events, a revocation by the other server is seen by the next batch,
-// the sealed chains verify, an agent's breakers are evaluated after each of its decisions and trip
-// once (decision 0321, decision-batch-breakers.ts), and what the step leaves (a grant not held, a
-// key that may not authorize) is decided or refused by its own function in the same batch. Keys
-// known only by their hash, as the authorize worker presents them, are resolved by the step.
-// Each test proves through `SqliteDriver.stepped` that the step decided requests. Through the
-// compiled server, whose worker decides a burst in one batch: a process killed just before or just
-// after that batch's commit (the crash tests' hooks, decision 0605) leaves retries that make one
-// effect per key.
+// The batch step on SQLite (decision 0319): two servers on one database file, each with its own
+// connection, run the step's tests (decision-batch-suite.ts), their batches read through the
+// decision cache and written one statement per table. Keys known only by their hash, as the
+// authorize worker presents them, are resolved by the step, and a key that may not authorize is
+// refused by its own function in the same batch. Through the compiled server, whose worker
+// decides a burst in one batch: a process killed just before or just after that batch's commit
+// (the crash tests' hooks, decision 0605) leaves retries that make one effect per key.
 
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Grant } from "@agent-authority/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, openStore, SqliteDriver, SqlStore, startServer, verifyLedger, type AuthorityServer } from "@agent-authority/server";
 // The authorize worker's entry, as the worker calls it: the server's modules themselves.
@@ -27,19 +21,9 @@ import { hashSecret } from "../../server/src/secrets.js";
 import { derivedKey, parseServerKey } from "../../server/src/server-key.js";
 import { SqliteDriver as WorkerDriver } from "../../server/src/store/sqlite-driver.js";
 import { SqlStore as WorkerStore } from "../../server/src/store/sql-store.js";
-import { batchBreakerTests } from "./decision-batch-breakers.js";
+import { batchStepTests } from "./decision-batch-suite.js";
 import { ADMIN_KEY, TEST_SERVER_KEY } from "./http-harness.js";
-import {
-  agentWithKey,
-  ATTESTATION,
-  get,
-  grant,
-  post,
-  postRetryingContention,
-  SERVER_BUILT,
-  startServerProcess,
-  type ServerProcess,
-} from "./server-processes.js";
+import { agentWithKey, ATTESTATION, get, grant, post, SERVER_BUILT, startServerProcess, type ServerProcess } from "./server-processes.js";
 
 describe("a batch of decisions read, decided and written once per kind of row on SQLite", () => {
   const dir = mkdtempSync(join(tmpdir(), "authority-sqlite-batch-"));
@@ -83,151 +67,7 @@ describe("a batch of decisions read, decided and written once per kind of row on
     }
   }
 
-  batchBreakerTests({ base, stepped, rows });
-
-  it("spends a tree's budget exactly under 240 concurrent authorizes on two servers, most decided by the batch step", async () => {
-    const agent = await agentWithKey(base(0), "batch-racer");
-    const parent = await grant(base(0), agent.id, { budget_amount_minor: 4_000, budget_currency: "EUR", delegation_policy: "attenuating" });
-    const children: string[] = [];
-    for (let i = 0; i < 3; i += 1) {
-      const child = await post<Grant>(base(i), `/grants/${parent}/delegate`, ADMIN_KEY, { agent_id: agent.id });
-      expect(child.status, JSON.stringify(child.body)).toBe(201);
-      children.push(child.body.id);
-    }
-    const before = stepped();
-    const replies = await Promise.all(
-      Array.from({ length: 240 }, (_, i) =>
-        postRetryingContention(
-          base(i),
-          "/authorize",
-          agent.key,
-          {
-            grant_id: i % 4 === 3 ? parent : children[i % 4]!,
-            tool: "payments.send",
-            amount_minor: 100,
-            currency: "EUR",
-            attestation: ATTESTATION,
-          },
-          `batch-tree-${i}`,
-        ),
-      ),
-    );
-    for (const reply of replies) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(replies.filter((r) => r.body.outcome === "allow")).toHaveLength(40);
-    expect(replies.filter((r) => r.body.outcome === "exhausted")).toHaveLength(200);
-    expect(await get(base(1), `/grants/${parent}`, ADMIN_KEY)).toMatchObject({ uses: 40, held_minor: 4_000, settled_minor: 0 });
-    let childUses = 0;
-    for (const id of children) childUses += (await get<Grant>(base(0), `/grants/${id}`, ADMIN_KEY)).uses;
-    expect(childUses + replies.filter((r, i) => i % 4 === 3 && r.body.outcome === "allow").length).toBe(40);
-    // Without the step every decision runs its own function; with it, most of a burst is stepped.
-    expect(stepped() - before).toBeGreaterThan(120);
-  });
-
-  it("decides once per idempotency key sent to both servers at once, a replay in the same batch included", async () => {
-    const agent = await agentWithKey(base(1), "batch-keys");
-    const grantId = await grant(base(1), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
-    const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
-    const keys = Array.from({ length: 10 }, (_, k) => `batch-payment-${k}`);
-    const before = stepped();
-    const texts = await Promise.all(
-      keys.flatMap((key) =>
-        Array.from({ length: 6 }, async (_, i) => {
-          const response = await fetch(`${base(i)}/authorize`, {
-            method: "POST",
-            body,
-            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
-          });
-          expect(response.status).toBe(200);
-          return { key, text: await response.text() };
-        }),
-      ),
-    );
-    for (const key of keys) expect(new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size).toBe(1);
-    expect(new Set(texts.map((t) => t.text)).size).toBe(keys.length);
-    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: keys.length, held_minor: 100 * keys.length });
-    expect(stepped() - before).toBeGreaterThan(0);
-    // The same key with another body is refused, in a batch or not.
-    const reused = await Promise.all(
-      [0, 1].map((i) =>
-        fetch(`${base(i)}/authorize`, {
-          method: "POST",
-          body: JSON.stringify({ ...JSON.parse(body), amount_minor: 101 }),
-          headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": keys[0]! },
-        }),
-      ),
-    );
-    expect(reused.map((r) => r.status)).toEqual([422, 422]);
-  });
-
-  it("seals gated decisions in a batch with one decision.gated event each, holding nothing", async () => {
-    const agent = await agentWithKey(base(0), "batch-gated");
-    const live = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
-    // Above the auto-approval ceiling a grant waits for a human, and a decision on it is gated.
-    const pending = await grant(base(0), agent.id, { budget_amount_minor: 20_000_000, budget_currency: "EUR" });
-    const store = openStore(path);
-    try {
-      const before = await store.countRows();
-      const steppedBefore = stepped();
-      const replies = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          postRetryingContention(
-            base(i),
-            "/authorize",
-            agent.key,
-            {
-              grant_id: i % 2 === 0 ? pending : live,
-              tool: "payments.send",
-              amount_minor: 100,
-              currency: "EUR",
-              attestation: ATTESTATION,
-            },
-            `batch-gated-${i}`,
-          ),
-        ),
-      );
-      expect(replies.map((r) => r.body.outcome)).toEqual(replies.map((_, i) => (i % 2 === 0 ? "gated" : "allow")));
-      const after = await store.countRows();
-      expect(after["events"]! - before["events"]!).toBe(20);
-      expect(after["ledger"]! - before["ledger"]!).toBe(40);
-      expect(await get(base(1), `/grants/${live}`, ADMIN_KEY)).toMatchObject({ uses: 20, held_minor: 2_000 });
-      expect(await get(base(1), `/grants/${pending}`, ADMIN_KEY)).toMatchObject({ uses: 0, held_minor: 0 });
-      expect(stepped() - steppedBefore).toBeGreaterThan(0);
-    } finally {
-      await store.close();
-    }
-  });
-
-  it("denies every decision of the next burst once a grant is revoked on the other server, and the ledger verifies", async () => {
-    const agent = await agentWithKey(base(0), "batch-revoked");
-    const grantId = await grant(base(0), agent.id, { budget_amount_minor: 1_000_000, budget_currency: "EUR" });
-    const burst = (tag: string) =>
-      Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          postRetryingContention(
-            base(i),
-            "/authorize",
-            agent.key,
-            { grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION },
-            `${tag}-${i}`,
-          ),
-        ),
-      );
-    const before = stepped();
-    expect(new Set((await burst("batch-live")).map((r) => r.body.outcome))).toEqual(new Set(["allow"]));
-    expect((await post(base(1), `/grants/${grantId}/revoke`, ADMIN_KEY, { reason: "done" })).status).toBe(200);
-    const after = await burst("batch-dead");
-    expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
-    expect(new Set(after.map((r) => r.body.outcome))).toEqual(new Set(["deny"]));
-    expect(await get(base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: 40 });
-    expect(stepped() - before).toBeGreaterThan(0);
-    const store = openStore(path);
-    try {
-      const result = await verifyLedger(store);
-      expect(result, JSON.stringify(result.broken)).toMatchObject({ ok: true, broken: null });
-    } finally {
-      await store.close();
-    }
-  });
+  batchStepTests({ base, stepped, rows, openStore: () => openStore(path) });
 
   it("resolves keys known only by their hash in the step, and leaves a revoked or non-agent key to be refused", async () => {
     const agent = await agentWithKey(base(0), "batch-hashed");
