@@ -11,7 +11,7 @@ import type { Grant } from "@agent-authority/sdk";
 import { verifyLedger, type Store } from "@agent-authority/server";
 import { expect, it } from "vitest";
 import { ADMIN_KEY } from "./http-harness.js";
-import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
+import { sentSixTimesEach, agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
 
 /** Two servers on one database, the count of requests their batch steps decided, and the database's rows. */
 export interface BatchServers {
@@ -77,21 +77,7 @@ export function batchStepTests(env: BatchServers): void {
     // Keys with what an array literal quotes and escapes: the step sends its rows as arrays (decision 0320).
     const keys = Array.from({ length: 10 }, (_, k) => `batch,"payment"\\{${k}},NULL`);
     const before = env.stepped();
-    const texts = await Promise.all(
-      keys.flatMap((key) =>
-        Array.from({ length: 6 }, async (_, i) => {
-          const response = await fetch(`${env.base(i)}/authorize`, {
-            method: "POST",
-            body,
-            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
-          });
-          expect(response.status).toBe(200);
-          return { key, text: await response.text() };
-        }),
-      ),
-    );
-    for (const key of keys) expect(new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size).toBe(1);
-    expect(new Set(texts.map((t) => t.text)).size).toBe(keys.length);
+    expect(await sentSixTimesEach(env.base, agent.key, body, keys)).toEqual({ oneAnswerPerKey: true, distinct: keys.length });
     expect(await get(env.base(0), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: keys.length, held_minor: 100 * keys.length });
     expect(env.stepped() - before).toBeGreaterThan(0);
     // The same key with another body is refused, in a batch or not.

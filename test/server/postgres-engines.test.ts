@@ -20,7 +20,7 @@ import {
   type KeyRecord,
 } from "@agent-authority/server";
 import { ADMIN_KEY } from "./http-harness.js";
-import { agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
+import { sentSixTimesEach, agentWithKey, ATTESTATION, get, grant, post, postRetryingContention } from "./server-processes.js";
 import { cockroachProfileTarget, openTestStore, pgProblem, PG_URL, postgresTarget } from "./targets.js";
 import type { Grant } from "@agent-authority/sdk";
 
@@ -350,21 +350,7 @@ describe("the promises under the cockroachdb profile: three servers on one Postg
     const body = JSON.stringify({ grant_id: grantId, tool: "payments.send", amount_minor: 100, currency: "EUR", attestation: ATTESTATION });
     const keys = Array.from({ length: 8 }, (_, k) => `payment-${k}`);
     const before = retries();
-    const texts = await Promise.all(
-      keys.flatMap((key) =>
-        Array.from({ length: 6 }, async (_, i) => {
-          const response = await fetch(`${base(i)}/authorize`, {
-            method: "POST",
-            body,
-            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json", "idempotency-key": key },
-          });
-          expect(response.status).toBe(200);
-          return { key, text: await response.text() };
-        }),
-      ),
-    );
-    for (const key of keys) expect(new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size).toBe(1);
-    expect(new Set(texts.map((t) => t.text)).size).toBe(keys.length);
+    expect(await sentSixTimesEach(base, agent.key, body, keys)).toEqual({ oneAnswerPerKey: true, distinct: keys.length });
     expect(await get(base(2), `/grants/${grantId}`, ADMIN_KEY)).toMatchObject({ uses: keys.length, held_minor: 100 * keys.length });
     console.info(`cockroachdb profile: ${retries() - before} transactions retried for 48 authorizes with 8 idempotency keys`);
   });

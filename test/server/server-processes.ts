@@ -112,6 +112,36 @@ export async function postRetryingContention(
   }
 }
 
+/**
+ * Sends the same authorize body six times under each idempotency key at once, request `i` to the
+ * server `base(i)`, each answered 200; answers whether every key got one answer, byte for byte,
+ * and the keys different answers.
+ */
+export async function sentSixTimesEach(
+  base: (i: number) => string,
+  agentKey: string,
+  body: string,
+  keys: readonly string[],
+): Promise<{ oneAnswerPerKey: boolean; distinct: number }> {
+  const texts = await Promise.all(
+    keys.flatMap((key) =>
+      Array.from({ length: 6 }, async (_, i) => {
+        const response = await fetch(`${base(i)}/authorize`, {
+          method: "POST",
+          body,
+          headers: { authorization: `Bearer ${agentKey}`, "content-type": "application/json", "idempotency-key": key },
+        });
+        if (response.status !== 200) throw new Error(`answered ${response.status}: ${await response.text()}`);
+        return { key, text: await response.text() };
+      }),
+    ),
+  );
+  return {
+    oneAnswerPerKey: keys.every((key) => new Set(texts.filter((t) => t.key === key).map((t) => t.text)).size === 1),
+    distinct: new Set(texts.map((t) => t.text)).size,
+  };
+}
+
 export async function get<T = Record<string, unknown>>(baseUrl: string, path: string, key: string): Promise<T> {
   return (await (await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as T;
 }
