@@ -398,7 +398,7 @@ export class PostgresDriver implements SqlDriver {
     this.#pool.on("error", () => undefined);
     // PostgreSQL 14 and later compress long values (a sealed record is about 2 KB) with lz4 when
     // built with it, several times cheaper than the default pglz, which was the largest single
-    // cost of a decision batch (decision 0320). Only a setting of this session; refused by a
+    // cost of a decision batch (decision 0320). Only a setting of this connection; refused by a
     // server without lz4, and then left at its default. Not sent for the other engine profiles
     // (those that set an isolation level), which have no such setting.
     if (options.isolation === undefined)
