@@ -53,7 +53,12 @@ async function startIn(dir: string, env: Record<string, string>): Promise<Runnin
 describe.skipIf(!existsSync(main))("the server process", () => {
   it("writes a generated admin key to an owner-only file when no terminal is attached, logs its path only, serves with it, and stops on SIGTERM", async () => {
     const first = await start({});
-    const path = /"msg":"first admin key written to a file[^"]*","identity":"admin","path":"([^"]+)"/.exec(first.stderr())?.[1];
+    // The line comes on standard error once the server listens: after the listening line on
+    // standard output, but not ordered with it (two pipes), so it is waited for.
+    const written = /"msg":"first admin key written to a file[^"]*","identity":"admin","path":"([^"]+)"/;
+    for (const deadline = Date.now() + 10_000; !written.test(first.stderr()) && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 20));
+    const path = written.exec(first.stderr())?.[1];
     expect(path, first.stderr()).toBe(join(dataDir, "first-admin-key"));
     expect(statSync(path!).mode & 0o777).toBe(0o600);
     const key = readFileSync(path!, "utf8").trim();
