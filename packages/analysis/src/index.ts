@@ -1,3 +1,15 @@
 // Public face of the analysis package: named re-exports only.
 export { ANALYSIS_LIMITS } from "./limits.js";
 export { createAnalyzer, type Analyzer } from "./solver.js";
+export {
+  allowsInput,
+  checkedPolicy,
+  diffChecked,
+  diffPolicies,
+  relationOf,
+  type CheckedPolicy,
+  type DiffResult,
+  type Difference,
+  type Relation,
+} from "./diff.js";
+export type { WitnessInput } from "./witness.js";
