@@ -23,6 +23,12 @@ export class Encoder {
     return this.c.And(v.ok, v.tag.eq(TAG.bool), v.bool);
   }
 
+  /** Whether the policy allows, and whether it evaluates without a run-time error. */
+  outcome(root: Expr): { allows: B; ok: B } {
+    const v = this.expr(root);
+    return { allows: this.c.And(v.ok, v.tag.eq(TAG.bool), v.bool), ok: v.ok };
+  }
+
   /** The symbolic value of `e`. */
   expr(e: Expr): Sym {
     const c = this.c;

@@ -66,8 +66,9 @@ function size(encoder: Encoder, v: Sym): Sym {
   const f = sharedFunctions(c);
   const listSize = f.sizeVal.call(v.ref) as Arith<"main">;
   const isString = v.tag.eq(TAG.string);
-  const ok = c.And(v.ok, c.Or(isString, c.And(v.tag.eq(TAG.list), c.Not(f.sizeErr.call(v.ref) as B), listSize.ge(0))));
-  return encoder.integer(ok, c.If(isString, v.str.length(), listSize) as Arith<"main">);
+  const ok = c.And(v.ok, c.Or(isString, c.And(v.tag.eq(TAG.list), c.Not(f.sizeErr.call(v.ref) as B), listSize.ge(0), listSize.le(1024))));
+  // A length is never outside the safe range: no range test, which the string solver could only search for in vain.
+  return { ...constant(c, TAG.int), ok, int: c.If(isString, v.str.length(), listSize) as Arith<"main"> };
 }
 
 /** An uninterpreted function of `arity` strings to `range`, applied to `strs`. */

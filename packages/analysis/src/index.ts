@@ -13,3 +13,4 @@ export {
   type Relation,
 } from "./diff.js";
 export type { WitnessInput } from "./witness.js";
+export { proveLint } from "./prove.js";

@@ -10,6 +10,8 @@ export const ANALYSIS_LIMITS = Object.freeze({
   solverMemoryMegabytes: 1_024,
   /** How many candidate witnesses a question tries before it answers `unknown` because none was confirmed. */
   witnessAttemptsMax: 4,
+  /** How many operands of `&&` and `||` lint tests for redundancy, one solver call each. */
+  redundancyOperandsMax: 64,
   /** The highest code point the solver's strings hold (Z3's Unicode range); a literal above it is not analysed. */
   codePointMax: 0x2ffff,
 });

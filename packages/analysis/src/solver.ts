@@ -38,6 +38,14 @@ export function deadlineIn(ms: number = ANALYSIS_LIMITS.questionMs): Deadline {
   return { at: Date.now() + ms };
 }
 
+/** What `check` needs of a solver or an optimizer. */
+export interface Checkable {
+  set(key: string, value: number): void;
+  check(...exprs: Bool<"main">[]): Promise<"sat" | "unsat" | "unknown">;
+  model(): Model<"main">;
+  reasonUnknown(): string;
+}
+
 /** A fresh solver with the per-call budget. */
 export function newSolver(ctx: Context<"main">): Solver<"main"> {
   const solver = new ctx.Solver();
@@ -50,7 +58,7 @@ export function newSolver(ctx: Context<"main">): Solver<"main"> {
  * question's; past either the answer is `unknown`, and a call that outlives its own timeout is
  * interrupted by a timer, so no call hangs.
  */
-export async function check(ctx: Context<"main">, solver: Solver<"main">, deadline: Deadline, extra: readonly Bool<"main">[] = []): Promise<Verdict> {
+export async function check(ctx: Context<"main">, solver: Checkable, deadline: Deadline, extra: readonly Bool<"main">[] = []): Promise<Verdict> {
   const left = deadline.at - Date.now();
   if (left <= 0) return { kind: "unknown", reason: "the time budget of the question ran out" };
   const budget = Math.min(left, ANALYSIS_LIMITS.solverCallMs);

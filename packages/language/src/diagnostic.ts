@@ -38,6 +38,8 @@ export const DIAGNOSTIC_CODES = [
   "constant-condition",
   "redundant-disjunct",
   "never-allows",
+  "always-allows",
+  "redundant-condition",
   "impossible-comparison",
   "duplicate-list-entry",
   "approver-unsatisfiable",
