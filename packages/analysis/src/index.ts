@@ -14,3 +14,4 @@ export {
 } from "./diff.js";
 export type { WitnessInput } from "./witness.js";
 export { proveLint } from "./prove.js";
+export { nearestAllowed, type Explanation } from "./explain.js";
