@@ -61,10 +61,7 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "redundant-disjunct": ["Redundant alternative", "An alternative of `||` that never changes the outcome."],
   "never-allows": ["Policy never allows", "Some conditions of the policy contradict each other, so it never allows."],
   "always-allows": ["Policy always allows", "The solver proved that every action, approver included, satisfies the policy."],
-  "redundant-condition": [
-    "Redundant condition",
-    "The solver proved that removing this operand of `&&` or `||` changes no decision.",
-  ],
+  "redundant-condition": ["Redundant condition", "The solver proved that removing this operand of `&&` or `||` changes no decision."],
   "impossible-comparison": ["Impossible comparison", "A comparison no value of its name can satisfy, such as `hour_utc > 23`."],
   "duplicate-list-entry": ["Duplicate list entry", "A list literal holds the same value twice."],
   "approver-unsatisfiable": ["Approver condition unsatisfiable", "No approver can satisfy the condition on `approver`."],

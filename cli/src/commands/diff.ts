@@ -103,7 +103,15 @@ export function diffSarif(result: DiffResult, path: string): string {
       locations: location,
     })),
     ...(result.relation === "unknown"
-      ? [{ ruleId: "policy-diff-unknown", ruleIndex: 2, level: "warning", message: { text: result.reason ?? "unknown" }, locations: location }]
+      ? [
+          {
+            ruleId: "policy-diff-unknown",
+            ruleIndex: 2,
+            level: "warning",
+            message: { text: result.reason ?? "unknown" },
+            locations: location,
+          },
+        ]
       : []),
   ];
   const log = {

@@ -35,9 +35,13 @@ describe("classic rewrites", () => {
   const equivalent: readonly [string, string, string][] = [
     ["De Morgan over &&", '!(tool == "a" && amount_minor < 5)', 'tool != "a" || amount_minor >= 5'],
     ["`in` and `||`", 'tool in ["a", "b"]', 'tool == "a" || tool == "b"'],
-    ["the hour's domain", "hour_utc <= 23 && tool == \"x\"", 'tool == "x"'],
+    ["the hour's domain", 'hour_utc <= 23 && tool == "x"', 'tool == "x"'],
     ["the weekday's domain", 'weekday_utc in ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]', "true"],
-    ["a sum below the edge is ordered as its parts", "amount_minor < 1000 && amount_minor + 1 > 10", "amount_minor < 1000 && amount_minor > 9"],
+    [
+      "a sum below the edge is ordered as its parts",
+      "amount_minor < 1000 && amount_minor + 1 > 10",
+      "amount_minor < 1000 && amount_minor > 9",
+    ],
     ["null guards are the same", "args.n != null && args.n > 3", "args.n > 3"],
     ["size counts code points", 'size(tool) == 1 && tool == "😀"', 'tool == "😀"'],
   ];

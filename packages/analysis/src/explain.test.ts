@@ -28,7 +28,7 @@ const action: PolicyEnvironment = {
 
 describe("nearest allowed input", () => {
   it("changes one int by the least amount", async () => {
-    const r = await nearestAllowed(analyzer, "amount_minor <= 50000 && currency == \"EUR\"", action);
+    const r = await nearestAllowed(analyzer, 'amount_minor <= 50000 && currency == "EUR"', action);
     expect(r).toEqual({ kind: "nearest", input: { ...action, amount_minor: 50_000 }, changed: ["amount_minor"] });
   });
 

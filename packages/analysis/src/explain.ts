@@ -52,7 +52,10 @@ export async function nearestAllowed(analyzer: Analyzer, text: string, input: Po
 }
 
 function unconfirmed(): Explanation {
-  return { kind: "unknown", reason: "the solver's candidate inputs were not confirmed by the evaluator (the policy uses a function the analysis approximates)" };
+  return {
+    kind: "unknown",
+    reason: "the solver's candidate inputs were not confirmed by the evaluator (the policy uses a function the analysis approximates)",
+  };
 }
 
 /** The value of a name (`amount_minor`, `args.a.b`) in an input; an absent argument is null. */
@@ -118,4 +121,3 @@ function setPath(root: Record<string, unknown>, path: readonly string[], value: 
   if (value === null) delete at[last];
   else Object.defineProperty(at, last, { value, enumerable: true, writable: true, configurable: true });
 }
-

@@ -126,7 +126,14 @@ export function pathKey(path: readonly string[]): string {
 
 /** A value of a known run-time type whose payload is still to be filled in. */
 export function constant(c: Context<"main">, tag: number): Sym {
-  return { ok: c.Bool.val(true), tag: c.Int.val(tag), int: c.Int.val(0), str: c.String.val(""), bool: c.Bool.val(false), ref: c.Int.val(0) };
+  return {
+    ok: c.Bool.val(true),
+    tag: c.Int.val(tag),
+    int: c.Int.val(0),
+    str: c.String.val(""),
+    bool: c.Bool.val(false),
+    ref: c.Int.val(0),
+  };
 }
 
 /** Whether `x` is a safe integer. */

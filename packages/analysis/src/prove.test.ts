@@ -43,6 +43,6 @@ describe("proved lint", () => {
     const found = await proveLint(analyzer, 'startsWith(tool, "pay.") && tool != "" && amount_minor < 10');
     expect(found.map((d) => [d.code, d.span.start])).toEqual([["redundant-condition", 28]]);
     expect(await codes("args.n != null && args.n > 3")).toEqual([]);
-    expect(await codes('amount_minor < 10 || args.n > 3 || amount_minor < 5')).toEqual(["redundant-condition"]);
+    expect(await codes("amount_minor < 10 || args.n > 3 || amount_minor < 5")).toEqual(["redundant-condition"]);
   });
 });

@@ -49,7 +49,9 @@ export async function proveLint(analyzer: Analyzer, text: string): Promise<reado
     ];
   }
   if (!(ast.kind === "bool" && ast.value) && (await satisfiable(analyzer, inputs, c.Not(allows), deadline)) === false) {
-    return [warning("always-allows", "this policy allows every action", ast, "proved by the solver: no input, approver included, is refused")];
+    return [
+      warning("always-allows", "this policy allows every action", ast, "proved by the solver: no input, approver included, is refused"),
+    ];
   }
   const out: Diagnostic[] = [];
   for (const { operand, identity } of logicalOperands(ast).slice(0, ANALYSIS_LIMITS.redundancyOperandsMax)) {

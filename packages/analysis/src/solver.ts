@@ -27,7 +27,10 @@ export async function createAnalyzer(): Promise<Analyzer> {
 }
 
 /** A solver's answer, a model with `sat`. */
-export type Verdict = { readonly kind: "sat"; readonly model: Model<"main"> } | { readonly kind: "unsat" } | { readonly kind: "unknown"; readonly reason: string };
+export type Verdict =
+  | { readonly kind: "sat"; readonly model: Model<"main"> }
+  | { readonly kind: "unsat" }
+  | { readonly kind: "unknown"; readonly reason: string };
 
 /** A deadline shared by every call of one question. */
 export interface Deadline {
@@ -58,7 +61,12 @@ export function newSolver(ctx: Context<"main">): Solver<"main"> {
  * question's; past either the answer is `unknown`, and a call that outlives its own timeout is
  * interrupted by a timer, so no call hangs.
  */
-export async function check(ctx: Context<"main">, solver: Checkable, deadline: Deadline, extra: readonly Bool<"main">[] = []): Promise<Verdict> {
+export async function check(
+  ctx: Context<"main">,
+  solver: Checkable,
+  deadline: Deadline,
+  extra: readonly Bool<"main">[] = [],
+): Promise<Verdict> {
   const left = deadline.at - Date.now();
   if (left <= 0) return { kind: "unknown", reason: "the time budget of the question ran out" };
   const budget = Math.min(left, ANALYSIS_LIMITS.solverCallMs);

@@ -26,7 +26,7 @@ export function stringValue(model: Model<"main">, s: Seq<"main">): string {
   let out = "";
   for (let i = 0; i < length; i++) {
     const code = Number(model.eval(s.at(i).toCode(), true).toString());
-    out += String.fromCodePoint(code < 0 ? 0 : code);
+    out += String.fromCodePoint(Math.max(0, code));
   }
   return out;
 }

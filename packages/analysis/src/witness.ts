@@ -59,7 +59,11 @@ export async function findWitness(q: Question, deadline: Deadline): Promise<Sear
 }
 
 /** The least k for which at most k of `flags` hold in some model, by trying k = 0, 1, …; undefined past the budget. */
-async function fewestNames(solver: import("z3-solver").Solver<"main">, flags: readonly Bool<"main">[], deadline: Deadline): Promise<number | undefined> {
+async function fewestNames(
+  solver: import("z3-solver").Solver<"main">,
+  flags: readonly Bool<"main">[],
+  deadline: Deadline,
+): Promise<number | undefined> {
   if (flags.length === 0) return 0;
   const c = solver.ctx;
   for (let k = 0; k < flags.length; k++) {
@@ -92,13 +96,13 @@ export function readInput(inputs: Inputs, model: Model<"main">): WitnessInput {
 }
 
 function scalarOf(model: Model<"main">, sym: Sym, dynamic: boolean): unknown {
-  if (dynamic) return valueOf(model, sym);
+  if (dynamic) return jsonOf(model, sym);
   const tag = Number(model.eval(sym.tag, true).toString());
   return tag === TAG.int ? Number(model.eval(sym.int, true).toString()) : stringValue(model, sym.str);
 }
 
 /** A value read from `args`, as JSON: an opaque list is empty, an object is filled by its fields' paths, a non-integer number is 0.5. */
-function valueOf(model: Model<"main">, sym: Sym): unknown {
+function jsonOf(model: Model<"main">, sym: Sym): unknown {
   const tag = Number(model.eval(sym.tag, true).toString());
   switch (tag) {
     case TAG.int:
@@ -124,7 +128,7 @@ function argsOf(inputs: Inputs, model: Model<"main">): Record<string, unknown> {
   const keys = [...inputs.args.keys()].sort((a, b) => a.split(".").length - b.split(".").length);
   const values = new Map<string, unknown>();
   for (const key of keys) {
-    const value = valueOf(model, inputs.args.get(key)!);
+    const value = jsonOf(model, inputs.args.get(key)!);
     values.set(key, value);
     if (value === null) continue;
     const path = key.split(".").slice(1);
