@@ -3,6 +3,7 @@ import type { Arith, Bool, Context } from "z3-solver";
 import { formatExpr, LIMITS, type Expr } from "@agent-authority/language";
 import { constant, type EnvName, type Inputs, safe, type Sym, TAG } from "./inputs.js";
 import { stringTerm, Unsupported } from "./strings.js";
+import { and, ite, not, or, tagIs } from "./logic.js";
 import { callFunction, sharedFunctions, type SharedFunctions } from "./functions.js";
 
 type B = Bool<"main">;
@@ -20,13 +21,13 @@ export class Encoder {
   /** Whether the policy allows: it evaluates, without a run-time error, to `true`. */
   allows(root: Expr): B {
     const v = this.expr(root);
-    return this.c.And(v.ok, v.tag.eq(TAG.bool), v.bool);
+    return and(this.c, v.ok, tagIs(this.c, v.tag, TAG.bool), v.bool);
   }
 
   /** Whether the policy allows, and whether it evaluates without a run-time error. */
   outcome(root: Expr): { allows: B; ok: B } {
     const v = this.expr(root);
-    return { allows: this.c.And(v.ok, v.tag.eq(TAG.bool), v.bool), ok: v.ok };
+    return { allows: and(this.c, v.ok, tagIs(this.c, v.tag, TAG.bool), v.bool), ok: v.ok };
   }
 
   /** The symbolic value of `e`. */
@@ -67,7 +68,7 @@ export class Encoder {
 
   /** An int result that fails unless `ok` and the result is a safe integer. */
   integer(ok: B, value: Arith<"main">): Sym {
-    return { ...constant(this.c, TAG.int), ok: this.c.And(ok, safe(this.c, value)), int: value };
+    return { ...constant(this.c, TAG.int), ok: and(this.c, ok, safe(this.c, value)), int: value };
   }
 
   private list(e: Extract<Expr, { kind: "list" }>): Sym {
@@ -77,7 +78,7 @@ export class Encoder {
     const ref = literal === undefined ? -1 : this.literalId(literal);
     return {
       ...constant(this.c, TAG.list),
-      ok: this.c.And(...elements.map((x) => x.ok)),
+      ok: and(this.c, ...elements.map((x) => x.ok)),
       ref: this.c.Int.val(ref),
       elements,
       ...(literal !== undefined ? { literal } : {}),
@@ -96,8 +97,8 @@ export class Encoder {
 
   private unary(op: "!" | "-", v: Sym): Sym {
     const c = this.c;
-    if (op === "!") return this.boolean(c.And(v.ok, v.tag.eq(TAG.bool)), c.Not(v.bool));
-    return this.integer(c.And(v.ok, v.tag.eq(TAG.int)), v.int.neg());
+    if (op === "!") return this.boolean(and(c, v.ok, tagIs(c, v.tag, TAG.bool)), not(c, v.bool));
+    return this.integer(and(c, v.ok, tagIs(c, v.tag, TAG.int)), v.int.neg());
   }
 
   private binary(e: BinaryExpr): Sym {
@@ -105,22 +106,22 @@ export class Encoder {
     const l = this.expr(e.left);
     const r = this.expr(e.right);
     const c = this.c;
-    const both = c.And(l.ok, r.ok);
+    const both = and(c, l.ok, r.ok);
     switch (e.op) {
       case "+":
       case "-":
       case "*": {
-        const ints = c.And(both, l.tag.eq(TAG.int), r.tag.eq(TAG.int));
+        const ints = and(c, both, tagIs(c, l.tag, TAG.int), tagIs(c, r.tag, TAG.int));
         return this.integer(ints, e.op === "+" ? l.int.add(r.int) : e.op === "-" ? l.int.sub(r.int) : l.int.mul(r.int));
       }
       case "==":
       case "!=": {
         const eq = this.equality(l, r);
-        return this.boolean(c.And(both, c.Not(eq.err)), e.op === "==" ? eq.val : c.Not(eq.val));
+        return this.boolean(and(c, both, not(c, eq.err)), e.op === "==" ? eq.val : not(c, eq.val));
       }
       case "in": {
         const m = this.membership(l, r);
-        return this.boolean(c.And(both, c.Not(m.err)), m.val);
+        return this.boolean(and(c, both, not(c, m.err)), m.val);
       }
       default:
         return this.ordering(e.op, l, r);
@@ -139,47 +140,56 @@ export class Encoder {
     return out;
   }
 
-  /** `&&` and `||`, left to right: the first operand that decides stops, a failure or non-condition before it fails. */
+  /**
+   * `&&` and `||`, left to right: the first operand that decides stops, a failure or non-condition
+   * before it fails. When it evaluates, its value is the plain conjunction (disjunction) of the
+   * operands' values, which is kept flat; only whether it evaluates is built operand by operand.
+   */
   private chain(op: "&&" | "||", operands: readonly Expr[]): Sym {
     const c = this.c;
     const isAnd = op === "&&";
+    const values = operands.map((o) => this.expr(o));
     let ok: B = c.Bool.val(true);
-    let val: B = c.Bool.val(isAnd);
-    for (let i = operands.length - 1; i >= 0; i--) {
-      const v = this.expr(operands[i]!);
-      const isBool = c.And(v.ok, v.tag.eq(TAG.bool));
-      const decides = isAnd ? c.Not(v.bool) : v.bool;
-      ok = c.And(isBool, c.Or(decides, ok));
-      val = isAnd ? c.And(v.bool, val) : c.Or(v.bool, val);
+    for (let i = values.length - 1; i >= 0; i--) {
+      const v = values[i]!;
+      const isBool = and(c, v.ok, tagIs(c, v.tag, TAG.bool));
+      ok = and(c, isBool, or(c, isAnd ? not(c, v.bool) : v.bool, ok));
     }
-    return this.boolean(ok, val);
+    const bools = values.map((v) => v.bool);
+    return this.boolean(ok, isAnd ? and(c, ...bools) : or(c, ...bools));
   }
 
   private ordering(op: string, l: Sym, r: Sym): Sym {
     const c = this.c;
-    const ints = c.And(l.tag.eq(TAG.int), r.tag.eq(TAG.int));
-    const strings = c.And(l.tag.eq(TAG.string), r.tag.eq(TAG.string));
-    const ok = c.And(l.ok, r.ok, c.Or(ints, strings));
+    const ints = and(c, tagIs(c, l.tag, TAG.int), tagIs(c, r.tag, TAG.int));
+    const strings = and(c, tagIs(c, l.tag, TAG.string), tagIs(c, r.tag, TAG.string));
+    const ok = and(c, l.ok, r.ok, or(c, ints, strings));
     const [a, b, strict] = op === "<" ? [l, r, true] : op === "<=" ? [l, r, false] : op === ">" ? [r, l, true] : [r, l, false];
     const intTest = strict ? a.int.lt(b.int) : a.int.le(b.int);
     const strTest = strict ? a.str.lt(b.str) : a.str.le(b.str);
-    return this.boolean(ok, c.If(ints, intTest, strTest));
+    return this.boolean(ok, ite(c, ints, intTest, strTest));
   }
 
   /** Equality of two evaluated values: null equals only null, one scalar type compares, lists element by element, the rest fails. */
   equality(l: Sym, r: Sym): { err: B; val: B } {
     const c = this.c;
-    const eitherNull = c.Or(l.tag.eq(TAG.null), r.tag.eq(TAG.null));
-    const bothNull = c.And(l.tag.eq(TAG.null), r.tag.eq(TAG.null));
-    const same = (tag: number): B => c.And(l.tag.eq(tag), r.tag.eq(tag));
+    const eitherNull = or(c, tagIs(c, l.tag, TAG.null), tagIs(c, r.tag, TAG.null));
+    const bothNull = and(c, tagIs(c, l.tag, TAG.null), tagIs(c, r.tag, TAG.null));
+    const same = (tag: number): B => and(c, tagIs(c, l.tag, tag), tagIs(c, r.tag, tag));
     const lists = this.listEquality(l, r);
-    const scalar = c.Or(same(TAG.int), same(TAG.string), same(TAG.bool));
-    const val = c.If(
+    const scalar = or(c, same(TAG.int), same(TAG.string), same(TAG.bool));
+    const val = ite(
+      c,
       eitherNull,
       bothNull,
-      c.If(same(TAG.int), l.int.eq(r.int), c.If(same(TAG.string), l.str.eq(r.str), c.If(same(TAG.bool), l.bool.eq(r.bool), lists.val))),
+      ite(
+        c,
+        same(TAG.int),
+        l.int.eq(r.int),
+        ite(c, same(TAG.string), l.str.eq(r.str), ite(c, same(TAG.bool), l.bool.eq(r.bool), lists.val)),
+      ),
     );
-    const err = c.And(c.Not(eitherNull), c.Not(scalar), c.Or(c.Not(same(TAG.list)), lists.err));
+    const err = and(c, not(c, eitherNull), not(c, scalar), or(c, not(c, same(TAG.list)), lists.err));
     return { err, val };
   }
 
@@ -188,7 +198,7 @@ export class Encoder {
     if (l.elements !== undefined && r.elements !== undefined) {
       if (l.elements.length !== r.elements.length) return { err: c.Bool.val(false), val: c.Bool.val(false) };
       const pairs = l.elements.map((x, i) => this.equality(x, r.elements![i]!));
-      return { err: c.Or(c.Bool.val(false), ...pairs.map((p) => p.err)), val: c.And(c.Bool.val(true), ...pairs.map((p) => p.val)) };
+      return { err: or(c, c.Bool.val(false), ...pairs.map((p) => p.err)), val: and(c, c.Bool.val(true), ...pairs.map((p) => p.val)) };
     }
     for (const side of [l, r]) {
       if (side.elements !== undefined && side.literal === undefined)
@@ -198,23 +208,35 @@ export class Encoder {
     return { err: f.listEqErr.call(l.ref, r.ref), val: f.listEqVal.call(l.ref, r.ref) };
   }
 
+  /**
+   * `needle in [e1, e2, …]`: a list literal holds one type, so a null needle is never found, a needle
+   * of that type is found by any equal element (kept flat, so a long list stays a shallow formula),
+   * and a needle of another type fails at the first element.
+   */
+  private literalMembership(needle: Sym, elements: readonly Sym[]): { err: B; val: B } {
+    const c = this.c;
+    if (elements.length === 0) return { err: c.Bool.val(false), val: c.Bool.val(false) };
+    const first = elements[0]!;
+    if (!c.isIntVal(first.tag) || elements.some((e) => !c.isIntVal(e.tag) || e.elements !== undefined)) {
+      throw new Unsupported("a list literal whose elements are not of one scalar type");
+    }
+    const tag = Number(first.tag.value());
+    const payload = (s: Sym) => (tag === TAG.int ? s.int : tag === TAG.string ? s.str : s.bool) as Arith<"main">;
+    const same = tagIs(c, needle.tag, tag);
+    return {
+      err: and(c, not(c, tagIs(c, needle.tag, TAG.null)), not(c, same)),
+      val: and(c, same, or(c, ...elements.map((e) => payload(needle).eq(payload(e))))),
+    };
+  }
+
   /** `needle in list`: a literal list is a chain of equalities left to right; a list from `args` is left to the solver. */
   private membership(needle: Sym, list: Sym): { err: B; val: B } {
     const c = this.c;
-    if (list.elements !== undefined) {
-      let err: B = c.Bool.val(false);
-      let val: B = c.Bool.val(false);
-      for (let i = list.elements.length - 1; i >= 0; i--) {
-        const eq = this.equality(needle, list.elements[i]!);
-        err = c.If(eq.err, c.Bool.val(true), c.If(eq.val, c.Bool.val(false), err));
-        val = c.If(eq.err, c.Bool.val(false), c.If(eq.val, c.Bool.val(true), val));
-      }
-      return { err, val };
-    }
+    if (list.elements !== undefined) return this.literalMembership(needle, list.elements);
     const f = functions(this);
     const key = [needle.tag, needle.int, needle.str, needle.bool, needle.ref, list.ref] as const;
     return {
-      err: c.Or(list.tag.neq(TAG.list), f.memberErr.call(...key)),
+      err: or(c, not(c, tagIs(c, list.tag, TAG.list)), f.memberErr.call(...key)),
       val: f.memberVal.call(...key),
     };
   }

@@ -1,5 +1,6 @@
 // The language's functions: startsWith, endsWith and size exactly; lower, the path and URL functions, and what lists read from `args` do, as uninterpreted functions.
 import type { Arith, Bool, Context, Expr, FuncDecl, Seq, Sort } from "z3-solver";
+import { and, ite, not, or, tagIs } from "./logic.js";
 import { constant, type Sym, TAG } from "./inputs.js";
 import type { Encoder } from "./encode.js";
 import { Unsupported } from "./strings.js";
@@ -44,8 +45,8 @@ const PATH_URL = Object.freeze({
 /** The symbolic value of a call of `callee` on evaluated arguments. */
 export function callFunction(encoder: Encoder, callee: string, args: readonly Sym[]): Sym {
   const c = encoder.c;
-  const ok = c.And(...args.map((a) => a.ok));
-  const strings = c.And(ok, ...args.map((a) => a.tag.eq(TAG.string)));
+  const ok = and(c, ...args.map((a) => a.ok));
+  const strings = and(c, ok, ...args.map((a) => tagIs(c, a.tag, TAG.string)));
   switch (callee) {
     case "startsWith":
       return encoder.boolean(strings, args[1]!.str.prefixOf(args[0]!.str));
@@ -65,10 +66,14 @@ function size(encoder: Encoder, v: Sym): Sym {
   if (v.elements !== undefined) return encoder.integer(v.ok, c.Int.val(v.elements.length));
   const f = sharedFunctions(c);
   const listSize = f.sizeVal.call(v.ref) as Arith<"main">;
-  const isString = v.tag.eq(TAG.string);
-  const ok = c.And(v.ok, c.Or(isString, c.And(v.tag.eq(TAG.list), c.Not(f.sizeErr.call(v.ref) as B), listSize.ge(0), listSize.le(1024))));
+  const isString = tagIs(c, v.tag, TAG.string);
+  const ok = and(
+    c,
+    v.ok,
+    or(c, isString, and(c, tagIs(c, v.tag, TAG.list), not(c, f.sizeErr.call(v.ref) as B), listSize.ge(0), listSize.le(1024))),
+  );
   // A length is never outside the safe range: no range test, which the string solver could only search for in vain.
-  return { ...constant(c, TAG.int), ok, int: c.If(isString, v.str.length(), listSize) as Arith<"main"> };
+  return { ...constant(c, TAG.int), ok, int: ite(c, isString, v.str.length(), listSize) as Arith<"main"> };
 }
 
 /** An uninterpreted function of `arity` strings to `range`, applied to `strs`. */
@@ -85,11 +90,11 @@ function pathUrl(encoder: Encoder, callee: string, args: readonly Sym[], strings
   if (spec === undefined) throw new Unsupported(`the function \`${callee}\``);
   const strs = args.map((a) => a.str);
   const failed = apply(c, `${callee}_err`, c.Bool.sort(), strs) as B;
-  const ok = c.And(strings, c.Not(failed));
+  const ok = and(c, strings, not(c, failed));
   if (spec.result === "bool") return encoder.boolean(ok, apply(c, `${callee}_val`, c.Bool.sort(), strs) as B);
   if (spec.result === "string")
     return { ...constant(c, TAG.string), ok, str: apply(c, `${callee}_val`, c.String.sort(), strs) as Seq<"main"> };
   const port = apply(c, `${callee}_val`, c.Int.sort(), strs) as Arith<"main">;
   // A port is a number from 0 to 65535: the one property of urlPort the encoding states.
-  return encoder.integer(c.And(ok, port.ge(0), port.le(65535)), port);
+  return encoder.integer(and(c, ok, port.ge(0), port.le(65535)), port);
 }

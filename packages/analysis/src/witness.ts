@@ -1,5 +1,5 @@
 // Witnesses: an input read from a solver's model, the fewest names away from a default action, kept only when the evaluator confirms it.
-import type { Bool, Model } from "z3-solver";
+import type { Bool, Model, Solver } from "z3-solver";
 import type { PolicyEnvironment } from "@agent-authority/language";
 import { DEFAULT_ACTION, ENV_NAMES, type Inputs, type Sym, TAG } from "./inputs.js";
 import { ANALYSIS_LIMITS } from "./limits.js";
@@ -22,8 +22,6 @@ export interface Question {
   readonly confirm: (input: WitnessInput) => boolean;
   /** Per name, whether it differs from where the count starts (by default the default action). */
   readonly distance?: (name: string) => Bool<"main">;
-  /** Further objectives after the count of names, each minimised in turn (an int's change, say). */
-  readonly refine?: (solver: import("z3-solver").Solver<"main">, model: Model<"main">) => Promise<Model<"main">>;
 }
 
 /**
@@ -33,45 +31,51 @@ export interface Question {
  */
 export async function findWitness(q: Question, deadline: Deadline): Promise<Search> {
   const c = q.inputs.ctx;
-  const solver = newSolver(c);
-  solver.add(...q.inputs.domain, q.goal);
-  const first = await check(c, solver, deadline);
-  if (first.kind !== "sat") return first.kind === "unsat" ? { kind: "none" } : first;
   const names = q.inputs.names();
   const distance = q.distance ?? ((n: string) => q.inputs.differs(n));
   const flags = names.map(distance);
-  const k = await fewestNames(solver, flags, deadline);
-  if (k === undefined) return { kind: "unknown", reason: "the solver could not decide within its budget (minimising the witness)" };
-  if (flags.length > 0) solver.add(c.AtMost(flags as [Bool<"main">, ...Bool<"main">[]], k));
+  const solver = newSolver(c);
+  solver.add(...q.inputs.domain, q.goal);
   for (let attempt = 0; attempt < ANALYSIS_LIMITS.witnessAttemptsMax; attempt++) {
     const v = await check(c, solver, deadline);
-    if (v.kind === "unsat") break;
+    if (v.kind === "unsat") return attempt === 0 ? { kind: "none" } : unconfirmed();
     if (v.kind === "unknown") return v;
-    const model = q.refine === undefined ? v.model : await q.refine(solver, v.model);
+    const model = await fewestNames(solver, flags, v.model, deadline);
+    if (model === undefined) return { kind: "unknown", reason: "the solver could not decide within its budget (minimising the witness)" };
     const input = readInput(q.inputs, model);
     if (q.confirm(input)) return { kind: "found", input };
     solver.add(excluding(q.inputs, model));
   }
+  return unconfirmed();
+}
+
+/**
+ * A model with the fewest of `flags` true: from a first model, ask for one with fewer until
+ * there is none, so that only the last call must prove a bound (undefined past the budget).
+ */
+async function fewestNames(
+  solver: Solver<"main">,
+  flags: readonly Bool<"main">[],
+  first: Model<"main">,
+  deadline: Deadline,
+): Promise<Model<"main"> | undefined> {
+  const c = solver.ctx;
+  let best = first;
+  const countIn = (m: Model<"main">) => flags.filter((f) => m.eval(f, true).toString() === "true").length;
+  for (let k = countIn(best) - 1; k >= 0; k = countIn(best) - 1) {
+    const v = await check(c, solver, deadline, [c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0)))).le(k)]);
+    if (v.kind === "unsat") break;
+    if (v.kind === "unknown") return undefined;
+    best = v.model;
+  }
+  return best;
+}
+
+function unconfirmed(): Search {
   return {
     kind: "unknown",
     reason: "the solver's candidate inputs were not confirmed by the evaluator (the policy uses a function the analysis approximates)",
   };
-}
-
-/** The least k for which at most k of `flags` hold in some model, by trying k = 0, 1, …; undefined past the budget. */
-async function fewestNames(
-  solver: import("z3-solver").Solver<"main">,
-  flags: readonly Bool<"main">[],
-  deadline: Deadline,
-): Promise<number | undefined> {
-  if (flags.length === 0) return 0;
-  const c = solver.ctx;
-  for (let k = 0; k < flags.length; k++) {
-    const v = await check(c, solver, deadline, [c.AtMost(flags as [Bool<"main">, ...Bool<"main">[]], k)]);
-    if (v.kind === "sat") return k;
-    if (v.kind === "unknown") return undefined;
-  }
-  return flags.length;
 }
 
 /** A constraint that rules out the model's values of the names the policies read. */
