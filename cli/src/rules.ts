@@ -13,8 +13,10 @@ export interface RuleText {
 const POLICY_HELP = `See the section Diagnostics of docs/policy-language.md ${DOCS_PLACE}.`;
 const FAMILY_HELP = `See the section Errors of docs/families.md ${DOCS_PLACE}.`;
 
-/** Each policy-language code: a short description, and a full one. */
-const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly [string, string]>> = {
+/** Each policy-language code (and the solver's proved lint codes, `authority lint --prove`): a short description, and a full one. */
+const POLICY_RULES: Readonly<
+  Record<(typeof DIAGNOSTIC_CODES)[number] | "always-allows" | "redundant-condition", readonly [string, string]>
+> = {
   "policy-too-long": ["Policy too long", "The policy text is longer than the language's limit of 4,096 bytes."],
   "nesting-too-deep": ["Policy nested too deeply", "Parentheses, brackets and operators nest deeper than the language allows."],
   "list-too-long": ["List too long", "A list has more elements than the language allows."],

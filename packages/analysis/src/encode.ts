@@ -1,7 +1,7 @@
 // A checked policy as a formula: each node's value and whether evaluating it fails, exactly as the evaluator runs it.
 import type { Arith, Bool, Context } from "z3-solver";
 import { formatExpr, LIMITS, type Expr } from "@agent-authority/language";
-import { constant, type EnvName, type Inputs, safe, type Sym, TAG } from "./inputs.js";
+import { constant, type EnvName, type Inputs, safe, type Sym, type SymBuilder, TAG } from "./inputs.js";
 import { stringTerm, Unsupported } from "./strings.js";
 import { and, ite, not, or, tagIs } from "./logic.js";
 import { callFunction, sharedFunctions, type SharedFunctions } from "./functions.js";
@@ -10,7 +10,7 @@ type B = Bool<"main">;
 type BinaryExpr = Extract<Expr, { kind: "binary" }>;
 
 /** Encodes policies over one set of inputs; the functions it leaves uninterpreted are shared, so two policies agree on them. */
-export class Encoder {
+export class Encoder implements SymBuilder {
   readonly c: Context<"main">;
   private readonly literals = new Map<string, number>();
 

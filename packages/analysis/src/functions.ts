@@ -1,8 +1,7 @@
 // The language's functions: startsWith, endsWith and size exactly; lower, the path and URL functions, and what lists read from `args` do, as uninterpreted functions.
 import type { Arith, Bool, Context, Expr, FuncDecl, Seq, Sort } from "z3-solver";
 import { and, ite, not, or, tagIs } from "./logic.js";
-import { constant, type Sym, TAG } from "./inputs.js";
-import type { Encoder } from "./encode.js";
+import { constant, type Sym, type SymBuilder, TAG } from "./inputs.js";
 import { Unsupported } from "./strings.js";
 
 type B = Bool<"main">;
@@ -43,7 +42,7 @@ const PATH_URL = Object.freeze({
 } as const);
 
 /** The symbolic value of a call of `callee` on evaluated arguments. */
-export function callFunction(encoder: Encoder, callee: string, args: readonly Sym[]): Sym {
+export function callFunction(encoder: SymBuilder, callee: string, args: readonly Sym[]): Sym {
   const c = encoder.c;
   const ok = and(c, ...args.map((a) => a.ok));
   const strings = and(c, ok, ...args.map((a) => tagIs(c, a.tag, TAG.string)));
@@ -61,7 +60,7 @@ export function callFunction(encoder: Encoder, callee: string, args: readonly Sy
   }
 }
 
-function size(encoder: Encoder, v: Sym): Sym {
+function size(encoder: SymBuilder, v: Sym): Sym {
   const c = encoder.c;
   if (v.elements !== undefined) return encoder.integer(v.ok, c.Int.val(v.elements.length));
   const f = sharedFunctions(c);
@@ -84,7 +83,7 @@ function apply(c: Context<"main">, name: string, range: Sort<"main">, strs: read
   return (f.call as (...args: Expr<"main">[]) => Expr<"main">)(...strs);
 }
 
-function pathUrl(encoder: Encoder, callee: string, args: readonly Sym[], strings: B): Sym {
+function pathUrl(encoder: SymBuilder, callee: string, args: readonly Sym[], strings: B): Sym {
   const c = encoder.c;
   const spec = PATH_URL[callee as keyof typeof PATH_URL];
   if (spec === undefined) throw new Unsupported(`the function \`${callee}\``);

@@ -13,5 +13,5 @@ export {
   type Relation,
 } from "./diff.js";
 export type { WitnessInput } from "./witness.js";
-export { proveLint } from "./prove.js";
+export { proveLint, type ProvedCode, type ProvedDiagnostic } from "./prove.js";
 export { nearestAllowed, type Explanation } from "./explain.js";

@@ -140,3 +140,10 @@ export function constant(c: Context<"main">, tag: number): Sym {
 export function safe(c: Context<"main">, x: Arith<"main">): Bool<"main"> {
   return c.And(x.ge(LIMITS.integerMin), x.le(LIMITS.integerMax));
 }
+
+/** What the functions' encoding needs of an encoder: its context and its result builders. */
+export interface SymBuilder {
+  readonly c: Context<"main">;
+  boolean(ok: Bool<"main">, value: Bool<"main">): Sym;
+  integer(ok: Bool<"main">, value: Arith<"main">): Sym;
+}

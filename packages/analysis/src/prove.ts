@@ -10,6 +10,12 @@ import { Unsupported } from "./strings.js";
 
 type BinaryExpr = Extract<Expr, { kind: "binary" }>;
 
+/** The codes of the proved warnings: `never-allows` is the language's own; the other two only a solver can give. */
+export type ProvedCode = "never-allows" | "always-allows" | "redundant-condition";
+
+/** A warning proved by the solver, shaped as the language's diagnostics are. */
+export type ProvedDiagnostic = Omit<Diagnostic, "code" | "fix"> & { readonly code: ProvedCode };
+
 /** Whether `f` can hold: true, false, or undefined when the solver cannot tell in time. */
 async function satisfiable(analyzer: Analyzer, inputs: Inputs, f: Bool<"main">, deadline: Deadline): Promise<boolean | undefined> {
   const solver = newSolver(analyzer.ctx);
@@ -24,7 +30,7 @@ async function satisfiable(analyzer: Analyzer, inputs: Inputs, f: Bool<"main">, 
  * for each operand of a `&&` or `||` whose removal changes no decision. A question the solver cannot
  * settle within its budget gives no warning: lint stays silent rather than guess.
  */
-export async function proveLint(analyzer: Analyzer, text: string): Promise<readonly Diagnostic[]> {
+export async function proveLint(analyzer: Analyzer, text: string): Promise<readonly ProvedDiagnostic[]> {
   const { ast } = checkedPolicy(text);
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
@@ -53,7 +59,7 @@ export async function proveLint(analyzer: Analyzer, text: string): Promise<reado
       warning("always-allows", "this policy allows every action", ast, "proved by the solver: no input, approver included, is refused"),
     ];
   }
-  const out: Diagnostic[] = [];
+  const out: ProvedDiagnostic[] = [];
   for (const { operand, identity } of logicalOperands(ast).slice(0, ANALYSIS_LIMITS.redundancyOperandsMax)) {
     let mutated: { allows: Bool<"main">; ok: Bool<"main"> };
     try {
@@ -78,7 +84,7 @@ export async function proveLint(analyzer: Analyzer, text: string): Promise<reado
   return out;
 }
 
-function warning(code: Diagnostic["code"], message: string, at: Expr, help: string): Diagnostic {
+function warning(code: ProvedCode, message: string, at: Expr, help: string): ProvedDiagnostic {
   return { code, severity: "warning", message, span: at.span, help };
 }
 

@@ -38,8 +38,6 @@ export const DIAGNOSTIC_CODES = [
   "constant-condition",
   "redundant-disjunct",
   "never-allows",
-  "always-allows",
-  "redundant-condition",
   "impossible-comparison",
   "duplicate-list-entry",
   "approver-unsatisfiable",
