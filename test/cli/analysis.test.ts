@@ -1,8 +1,8 @@
 // `authority diff`, `lint --prove` and `eval --explain`: the solver's answers as a user and a CI job see them.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { authority, cliScratchDir } from "./run-cli.js";
+import { authority, cliScratchDir, root } from "./run-cli.js";
 
 const dir = cliScratchDir("authority-analysis-");
 
@@ -67,6 +67,39 @@ describe("authority diff", () => {
     const log = JSON.parse(run.stdout) as { version: string; runs: { results: { ruleId: string; level: string }[] }[] };
     expect(log.version).toBe("2.1.0");
     expect(log.runs[0]!.results.map((r) => [r.ruleId, r.level])).toEqual([["policy-widening", "error"]]);
+  });
+});
+
+describe("authority diff of two families", () => {
+  const family = readFileSync(join(root, "policies", "procurement-agent.yaml"), "utf8");
+
+  it("an unchanged family is equivalent; raising a parameter's max widens at that axis, with the value", () => {
+    const old = file("old.yaml", family);
+    expect(authority(["diff", old, old]).code).toBe(0);
+    const next = file("ttl.yaml", family.replace("    max: 72", "    max: 96"));
+    const run = authority(["diff", old, next, "--format", "json"]);
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout) as { relation: string; widening: (Witness & { axis: string; parameters: object })[] };
+    expect(result.relation).toBe("widens");
+    expect(result.widening.map((w) => [w.axis, w.parameters])).toEqual([["ttl_hours", { ttl_hours: 96 }]]);
+  });
+
+  it("a supplier added to the policy widens, with a witness whose parameters instantiate both families", () => {
+    const old = file("old.yaml", family);
+    const next = file("supplier.yaml", family.replace('"initech-facilities"]', '"initech-facilities", "evil-corp"]'));
+    const run = authority(["diff", old, next, "--format", "json"]);
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout) as { widening: (Witness & { axis: string; parameters: Record<string, number> })[] };
+    const [w] = result.widening;
+    expect(w!.axis).toBe("policy");
+    expect(w!.input["args"]).toEqual({ supplier: "evil-corp" });
+    expect(authority(["diff", next, old]).code).toBe(0);
+  });
+
+  it("a family with errors exits 2, and a policy file cannot be compared with a family", () => {
+    const old = file("old.yaml", family);
+    expect(authority(["diff", old, file("broken.yaml", "id: [")]).code).toBe(2);
+    expect(authority(["diff", old, file("p.policy", "true")]).code).toBe(2);
   });
 });
 

@@ -2,10 +2,11 @@
 import type { Bool } from "z3-solver";
 import { compilePolicy, parsePolicy, type CompiledPolicy, type Expr } from "@agent-authority/language";
 import { Encoder } from "./encode.js";
-import { Inputs } from "./inputs.js";
+import { Inputs, TAG } from "./inputs.js";
+import { and, or } from "./logic.js";
 import type { Analyzer } from "./solver.js";
 import { deadlineIn } from "./solver.js";
-import { Unsupported } from "./strings.js";
+import { stringTerm, Unsupported } from "./strings.js";
 import { findWitness, type Search, type WitnessInput } from "./witness.js";
 
 export type Relation = "equivalent" | "narrows" | "widens" | "incomparable" | "unknown";
@@ -25,6 +26,22 @@ export interface DiffResult {
   readonly narrowing: readonly Difference[];
   /** Why the answer is `unknown`. */
   readonly reason?: string;
+}
+
+/** A domain an `args` value is held to on one side of a diff: a family parameter's type and bounds. */
+export interface ArgDomain {
+  readonly path: readonly string[];
+  readonly type: "int" | "string" | "bool";
+  readonly min?: number;
+  readonly max?: number;
+  readonly oneOf?: readonly string[];
+}
+
+/** What a caller may add to a diff: domains per side, and its own confirmation of a witness. */
+export interface DiffOptions {
+  readonly assume?: { readonly old: readonly ArgDomain[]; readonly new: readonly ArgDomain[] };
+  /** Whether an input really is a widening (a narrowing), in place of evaluating the two policies (a family instantiates them first). */
+  readonly confirm?: { readonly widening: (input: WitnessInput) => boolean; readonly narrowing: (input: WitnessInput) => boolean };
 }
 
 /** A policy ready for the solver: its checked tree and its compiled evaluator. */
@@ -56,14 +73,14 @@ export async function diffPolicies(analyzer: Analyzer, oldText: string, newText:
   return diffChecked(analyzer, checkedPolicy(oldText), checkedPolicy(newText));
 }
 
-export async function diffChecked(analyzer: Analyzer, before: CheckedPolicy, after: CheckedPolicy): Promise<DiffResult> {
+export async function diffChecked(analyzer: Analyzer, before: CheckedPolicy, after: CheckedPolicy, options: DiffOptions = {}): Promise<DiffResult> {
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
   let oldAllows: Bool<"main">;
   let newAllows: Bool<"main">;
   try {
-    oldAllows = encoder.allows(before.ast);
-    newAllows = encoder.allows(after.ast);
+    oldAllows = and(analyzer.ctx, ...(options.assume?.old ?? []).map((d) => domainOf(inputs, d)), encoder.allows(before.ast));
+    newAllows = and(analyzer.ctx, ...(options.assume?.new ?? []).map((d) => domainOf(inputs, d)), encoder.allows(after.ast));
   } catch (error) {
     if (error instanceof Unsupported) return unknown(`the analysis cannot encode ${error.message}`);
     throw error;
@@ -74,7 +91,7 @@ export async function diffChecked(analyzer: Analyzer, before: CheckedPolicy, aft
     {
       inputs,
       goal: c.And(newAllows, c.Not(oldAllows)),
-      confirm: (x) => allowsInput(after.policy, x) && !allowsInput(before.policy, x),
+      confirm: options.confirm?.widening ?? ((x) => allowsInput(after.policy, x) && !allowsInput(before.policy, x)),
     },
     deadline,
   );
@@ -82,11 +99,21 @@ export async function diffChecked(analyzer: Analyzer, before: CheckedPolicy, aft
     {
       inputs,
       goal: c.And(oldAllows, c.Not(newAllows)),
-      confirm: (x) => allowsInput(before.policy, x) && !allowsInput(after.policy, x),
+      confirm: options.confirm?.narrowing ?? ((x) => allowsInput(before.policy, x) && !allowsInput(after.policy, x)),
     },
     deadline,
   );
   return relationOf(wider, narrower);
+}
+
+/** The condition that the `args` value at `d.path` lies in its domain. */
+function domainOf(inputs: Inputs, d: ArgDomain): Bool<"main"> {
+  const c = inputs.ctx;
+  const v = inputs.arg(d.path);
+  if (d.type === "bool") return v.tag.eq(TAG.bool);
+  if (d.type === "string")
+    return and(c, v.tag.eq(TAG.string), d.oneOf === undefined ? c.Bool.val(true) : or(c, ...d.oneOf.map((x) => v.str.eq(stringTerm(c, x)))));
+  return and(c, v.tag.eq(TAG.int), d.min === undefined ? c.Bool.val(true) : v.int.ge(d.min), d.max === undefined ? c.Bool.val(true) : v.int.le(d.max));
 }
 
 function unknown(reason: string): DiffResult {
