@@ -144,3 +144,19 @@ describe("authority eval --explain", () => {
     expect(authority(["eval", policy, "--input", nearest]).stdout).toBe("true\n");
   });
 });
+
+describe("authority preview --explain", () => {
+  it("adds the nearest allowed input to each example the policy refused, and to none other", () => {
+    const run = authority(["preview", join(root, "policies", "procurement-agent.yaml"), "--explain", "--format", "json"]);
+    expect(run.code).toBe(0);
+    const cases = JSON.parse(run.stdout) as {
+      outcome: string;
+      decision: { decided_by: string | null };
+      explain?: { nearest?: { changed: string[] } };
+    }[];
+    const refusedByPolicy = cases.filter((c) => c.outcome !== "allow" && c.decision.decided_by === "policy");
+    expect(refusedByPolicy.length).toBeGreaterThan(0);
+    for (const c of cases) expect(c.explain !== undefined).toBe(refusedByPolicy.includes(c));
+    expect(refusedByPolicy.every((c) => (c.explain?.nearest?.changed.length ?? 0) > 0)).toBe(true);
+  });
+});
