@@ -73,7 +73,12 @@ export async function diffPolicies(analyzer: Analyzer, oldText: string, newText:
   return diffChecked(analyzer, checkedPolicy(oldText), checkedPolicy(newText));
 }
 
-export async function diffChecked(analyzer: Analyzer, before: CheckedPolicy, after: CheckedPolicy, options: DiffOptions = {}): Promise<DiffResult> {
+export async function diffChecked(
+  analyzer: Analyzer,
+  before: CheckedPolicy,
+  after: CheckedPolicy,
+  options: DiffOptions = {},
+): Promise<DiffResult> {
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
   let oldAllows: Bool<"main">;
@@ -86,7 +91,7 @@ export async function diffChecked(analyzer: Analyzer, before: CheckedPolicy, aft
     throw error;
   }
   const c = analyzer.ctx;
-  const deadline = deadlineIn();
+  const deadline = deadlineIn(analyzer.budget);
   const wider = await findWitness(
     {
       inputs,
@@ -112,8 +117,17 @@ function domainOf(inputs: Inputs, d: ArgDomain): Bool<"main"> {
   const v = inputs.arg(d.path);
   if (d.type === "bool") return v.tag.eq(TAG.bool);
   if (d.type === "string")
-    return and(c, v.tag.eq(TAG.string), d.oneOf === undefined ? c.Bool.val(true) : or(c, ...d.oneOf.map((x) => v.str.eq(stringTerm(c, x)))));
-  return and(c, v.tag.eq(TAG.int), d.min === undefined ? c.Bool.val(true) : v.int.ge(d.min), d.max === undefined ? c.Bool.val(true) : v.int.le(d.max));
+    return and(
+      c,
+      v.tag.eq(TAG.string),
+      d.oneOf === undefined ? c.Bool.val(true) : or(c, ...d.oneOf.map((x) => v.str.eq(stringTerm(c, x)))),
+    );
+  return and(
+    c,
+    v.tag.eq(TAG.int),
+    d.min === undefined ? c.Bool.val(true) : v.int.ge(d.min),
+    d.max === undefined ? c.Bool.val(true) : v.int.le(d.max),
+  );
 }
 
 function unknown(reason: string): DiffResult {

@@ -35,7 +35,7 @@ export async function proveLint(analyzer: Analyzer, text: string): Promise<reado
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
   const c = analyzer.ctx;
-  const deadline = deadlineIn();
+  const deadline = deadlineIn(analyzer.budget);
   let allows: Bool<"main">;
   let ok: Bool<"main">;
   try {

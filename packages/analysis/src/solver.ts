@@ -2,15 +2,29 @@
 import type { Bool, Context, Model, Solver } from "z3-solver";
 import { ANALYSIS_LIMITS } from "./limits.js";
 
-/** One loaded solver: a Z3 context and the means to release its threads. */
+/** One loaded solver: a Z3 context, its time budgets, and the means to release its threads. */
 export interface Analyzer {
   readonly ctx: Context<"main">;
+  readonly budget: Budget;
   /** Ends the solver's worker threads, so that a process can exit. The analyzer is unusable after. */
   close(): Promise<void>;
 }
 
-/** Loads Z3 (about half a second) and makes one context; the caller owns it and closes it. */
-export async function createAnalyzer(): Promise<Analyzer> {
+/** The time budgets of an analyzer's questions, in milliseconds. */
+export interface Budget {
+  readonly questionMs: number;
+  readonly solverCallMs: number;
+}
+
+/**
+ * Loads Z3 (about half a second) and makes one context; the caller owns it and closes it. A
+ * budget may be lowered below ANALYSIS_LIMITS (a test, an editor), never raised above it.
+ */
+export async function createAnalyzer(options: Partial<Budget> = {}): Promise<Analyzer> {
+  const budget: Budget = {
+    questionMs: Math.min(options.questionMs ?? ANALYSIS_LIMITS.questionMs, ANALYSIS_LIMITS.questionMs),
+    solverCallMs: Math.min(options.solverCallMs ?? ANALYSIS_LIMITS.solverCallMs, ANALYSIS_LIMITS.solverCallMs),
+  };
   const z3 = await import("z3-solver");
   const api = await z3.init();
   api.setParam("memory_max_size", ANALYSIS_LIMITS.solverMemoryMegabytes);
@@ -18,6 +32,7 @@ export async function createAnalyzer(): Promise<Analyzer> {
   let closed = false;
   return {
     ctx,
+    budget,
     async close() {
       if (closed) return;
       closed = true;
@@ -32,13 +47,14 @@ export type Verdict =
   | { readonly kind: "unsat" }
   | { readonly kind: "unknown"; readonly reason: string };
 
-/** A deadline shared by every call of one question. */
+/** A deadline shared by every call of one question, and the budget of each call. */
 export interface Deadline {
   readonly at: number;
+  readonly callMs: number;
 }
 
-export function deadlineIn(ms: number = ANALYSIS_LIMITS.questionMs): Deadline {
-  return { at: Date.now() + ms };
+export function deadlineIn(budget: Budget): Deadline {
+  return { at: Date.now() + budget.questionMs, callMs: budget.solverCallMs };
 }
 
 /** What `check` needs of a solver or an optimizer. */
@@ -69,7 +85,7 @@ export async function check(
 ): Promise<Verdict> {
   const left = deadline.at - Date.now();
   if (left <= 0) return { kind: "unknown", reason: "the time budget of the question ran out" };
-  const budget = Math.min(left, ANALYSIS_LIMITS.solverCallMs);
+  const budget = Math.min(left, deadline.callMs);
   solver.set("timeout", Math.max(1, Math.floor(budget)));
   let timer: NodeJS.Timeout | undefined;
   const guard = new Promise<"timeout">((resolve) => {
