@@ -13,7 +13,7 @@ export interface RuleText {
 const POLICY_HELP = `See the section Diagnostics of docs/policy-language.md ${DOCS_PLACE}.`;
 const FAMILY_HELP = `See the section Errors of docs/families.md ${DOCS_PLACE}.`;
 
-/** Each policy-language code (and the solver's proved lint codes, `authority lint --prove`): a short description, and a full one. */
+/** Each policy-language code (and the codes only the solver proves in `authority lint`): a short description, and a full one. */
 const POLICY_RULES: Readonly<
   Record<(typeof DIAGNOSTIC_CODES)[number] | "always-allows" | "redundant-condition", readonly [string, string]>
 > = {

@@ -103,11 +103,12 @@ describe("authority diff of two families", () => {
   });
 });
 
-describe("authority lint --prove", () => {
-  it("adds the proved contradiction the interval check cannot see, with the proof in help", () => {
+describe("authority lint proves", () => {
+  it("adds the proved contradiction the interval check cannot see, with the proof in help; --no-prove skips the solver", () => {
     const path = file("never.policy", "amount_minor * 2 > 100 && amount_minor < 50\n");
-    expect(authority(["lint", path]).stdout).toMatch(/0 warnings/);
-    const run = authority(["lint", path, "--prove", "--format", "json"]);
+    expect(authority(["lint", path, "--no-prove"]).stdout).toMatch(/0 warnings/);
+    expect(authority(["lint", path, "--prove", "--no-prove"]).code).toBe(2);
+    const run = authority(["lint", path, "--format", "json"]);
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as { diagnostics: { code: string; help?: string }[] };
     expect(report.diagnostics.map((d) => d.code)).toEqual(["policy/never-allows"]);

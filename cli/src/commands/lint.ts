@@ -1,6 +1,6 @@
 // `authority lint`: check families and policy files; exit 1 when any has an error.
 import { type FamilyDiagnostic, sortDiagnostics } from "@agent-authority/families";
-import { choice, count, flag, parseArgs } from "../args.js";
+import { choice, count, flag, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs } from "../files.js";
 import { type CheckedFile, checkFileOrReport, INTERNAL_ERROR_CODE } from "../load.js";
@@ -12,7 +12,7 @@ import { CLI_VERSION } from "../version.js";
 export const lintCommand: Command = {
   name: "lint",
   summary: "check grant families (.yaml) and policy files (.policy)",
-  usage: `authority lint [PATH...] [--format text|json|sarif] [--strict] [--max-errors N] [--prove]
+  usage: `authority lint [PATH...] [--format text|json|sarif] [--strict] [--max-errors N] [--no-prove]
 
 Checks every family and policy file under the given paths (default: the current directory):
 YAML syntax, the family schema, parameter bounds, placeholders, the grant shape and the policy,
@@ -20,9 +20,10 @@ each error at its file, line and column.
 
   --format FORMAT   text (default; a code frame under each error), json or sarif
   --strict          treat warnings as errors
-  --prove           also prove, by an SMT solver, that a policy file never allows, always allows, or
-                    has a redundant condition, where the interval check cannot tell (about half a
-                    second to start the solver)
+  --no-prove        skip the SMT solver: by default a valid policy file is also proved never to
+                    allow, always to allow, or to hold a redundant condition where the interval
+                    check cannot tell (the solver starts in about half a second, only when a
+                    policy file is linted; \`--prove\` is accepted and is the default)
   --max-errors N    report at most N errors per file (default 10; 0 reports all); the exit
                     status and the summary count every error
 
@@ -33,7 +34,7 @@ Exit status: 0 no errors, 1 errors found, 2 usage error or an internal error in 
 `,
   available: true,
   async run(argv, terminal) {
-    const args = parseArgs(argv, { format: "string", strict: "boolean", "max-errors": "string", prove: "boolean" });
+    const args = parseArgs(argv, { format: "string", strict: "boolean", "max-errors": "string", prove: "boolean", "no-prove": "boolean" });
     const maxErrors = count(args, "max-errors", MAX_ERRORS_DEFAULT);
     const format = choice(args, "format", REPORT_FORMATS, "text");
     const inputs = collectInputs(terminal.cwd, args.positionals.length > 0 ? args.positionals : ["."], ["family", "policy"]);
@@ -43,7 +44,8 @@ Exit status: 0 no errors, 1 errors found, 2 usage error or an internal error in 
       return checkFileOrReport(input);
     });
     progress.done();
-    const reports = flag(args, "prove") ? await withProofs(checked) : checked;
+    if (flag(args, "prove") && flag(args, "no-prove")) throw new UsageError("`--prove` and `--no-prove` contradict each other");
+    const reports = flag(args, "no-prove") ? checked : await withProofs(checked);
     const strict = flag(args, "strict");
     const all = reports.flatMap((r) => r.diagnostics);
     const errors = all.filter((d) => d.severity === "error").length;
