@@ -1,13 +1,12 @@
 // `authority diff`: the semantic diff of two policy files, proved by the solver: can the new one allow what the old refused?
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { DiffResult } from "@agent-authority/analysis";
+import type { DiffResult, FamilyDifference, FamilyDiffResult } from "@agent-authority/analysis";
 import { choice, parseArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { displayPath } from "../files.js";
 import { type PolicyInput, reportPolicyErrors } from "../policy-input.js";
 import { compileFamily } from "@agent-authority/families";
-import { diffFamilies, type FamilyDifference, type FamilyDiffResult } from "../family-diff.js";
 import { formatText, SARIF_SCHEMA_URI } from "../report.js";
 import { paint, type Terminal } from "../terminal.js";
 import { CLI_VERSION } from "../version.js";
@@ -82,7 +81,7 @@ async function diffFamilyFiles(
   const analyzer = await analysis.createAnalyzer();
   let result: FamilyDiffResult;
   try {
-    result = await diffFamilies(analysis, analyzer, compiled[0]!.body!, compiled[1]!.body!);
+    result = await analysis.diffFamilies(analyzer, compiled[0]!.body!, compiled[1]!.body!);
   } finally {
     await analyzer.close();
   }

@@ -8,7 +8,7 @@ import { formatText } from "../report.js";
 import { request, serverTarget } from "../server-client.js";
 import { paint } from "../terminal.js";
 import type { GrantFamilyBody } from "@agent-authority/families";
-import { diffFamilies, type FamilyDiffResult } from "../family-diff.js";
+import type { FamilyDiffResult } from "@agent-authority/analysis";
 import { diffText } from "./diff.js";
 
 interface Impact {
@@ -30,6 +30,8 @@ interface Impact {
   /** Absent from the answers of servers older than this field. */
   readonly candidate_modes?: readonly { mode: string; grants: number; replayed: number; enforce_refusals: number; refusals: number }[];
   readonly skipped: readonly { grant_id: string; decisions?: number; reason: string }[];
+  /** Absent from the answers of servers older than this field. */
+  readonly symbolic?: FamilyDiffResult;
 }
 
 export const impactCommand: Command = {
@@ -77,7 +79,8 @@ on the server, the server refused, or an outcome would change with --fail-on-cha
     const answer = await request(target, "POST", `/grant-families/${family.id}/impact`, { family: body, days });
     if (!answer.ok) return fail(terminal.err, answer.message);
     const impact = answer.body as Impact;
-    const symbolic = await symbolicDiff(family as unknown as GrantFamilyBody, body);
+    // A server of this version answers the symbolic diff itself; an older one is diffed here.
+    const symbolic = impact.symbolic ?? (await symbolicDiff(family as unknown as GrantFamilyBody, body));
     if (format === "json") terminal.out.write(`${JSON.stringify({ ...impact, symbolic }, null, 2)}\n`);
     else terminal.out.write(render(body.id, family.id, impact, paint(terminal.color), symbolic));
     return flag(args, "fail-on-change") && impact.changed > 0 ? EXIT.failed : EXIT.ok;
@@ -97,7 +100,7 @@ async function symbolicDiff(current: GrantFamilyBody, candidate: GrantFamilyBody
   const analysis = await import("@agent-authority/analysis");
   const analyzer = await analysis.createAnalyzer();
   try {
-    return await diffFamilies(analysis, analyzer, current, candidate);
+    return await analysis.diffFamilies(analyzer, current, candidate);
   } finally {
     await analyzer.close();
   }

@@ -17,3 +17,4 @@ export {
 export type { WitnessInput } from "./witness.js";
 export { proveLint, type ProvedCode, type ProvedDiagnostic } from "./prove.js";
 export { nearestAllowed, type Explanation } from "./explain.js";
+export { diffFamilies, type FamilyDiffResult, type FamilyDifference } from "./family.js";

@@ -1,9 +1,9 @@
 // The semantic diff of two grant families: each grant axis compared, family parameters symbolic within their declared bounds.
-import type { Analyzer, ArgDomain, DiffResult, Relation, WitnessInput } from "@agent-authority/analysis";
 import { checkParameter, type GrantFamilyBody, type ParameterSpec, placeholdersIn, substituteText } from "@agent-authority/families";
 import { compilePolicy } from "@agent-authority/language";
-
-type Analysis = typeof import("@agent-authority/analysis");
+import { type ArgDomain, checkedPolicy, diffChecked, type DiffResult, type Relation } from "./diff.js";
+import type { Analyzer } from "./solver.js";
+import type { WitnessInput } from "./witness.js";
 
 /** One family witness: the input (for the policy axis), the axis that differs, and the parameter values that show it. */
 export interface FamilyDifference {
@@ -25,20 +25,23 @@ export interface FamilyDiffResult {
 const NUMERIC_AXES = ["budget_count", "budget_amount_minor", "ttl_hours"] as const;
 const PARAMETER_PREFIX = "__family_parameter_";
 
-const DEFAULT_INPUT: WitnessInput = Object.freeze({
-  amount_minor: 0,
-  currency: "",
-  tool: "",
-  approver: null,
-  agent: "",
-  principal: "",
-  audience: "",
-  uses: 0,
-  spent_minor: 0,
-  hour_utc: 0,
-  weekday_utc: "mon",
-  args: {},
-});
+/** The default action (ints 0, strings empty, Monday, no approver, no arguments), fresh each time. */
+function defaultInput(): WitnessInput {
+  return {
+    amount_minor: 0,
+    currency: "",
+    tool: "",
+    approver: null,
+    agent: "",
+    principal: "",
+    audience: "",
+    uses: 0,
+    spent_minor: 0,
+    hour_utc: 0,
+    weekday_utc: "mon",
+    args: {},
+  };
+}
 
 interface Partial {
   widening: FamilyDifference[];
@@ -47,12 +50,7 @@ interface Partial {
 }
 
 /** Compares two valid families axis by axis: tools, budgets, TTL, audience, every other field, and the policy. */
-export async function diffFamilies(
-  analysis: Analysis,
-  analyzer: Analyzer,
-  before: GrantFamilyBody,
-  after: GrantFamilyBody,
-): Promise<FamilyDiffResult> {
+export async function diffFamilies(analyzer: Analyzer, before: GrantFamilyBody, after: GrantFamilyBody): Promise<FamilyDiffResult> {
   const out: Partial = { widening: [], narrowing: [], unknown: [] };
   const a = before.grant;
   const b = after.grant;
@@ -76,7 +74,7 @@ export async function diffFamilies(
   }
   const scopeRest = (g: Readonly<Record<string, unknown>>) => JSON.stringify({ ...(g["scope"] as object), tool: undefined });
   if (scopeRest(a) !== scopeRest(b)) out.unknown.push("the grant's scope changed beyond its tools, which the diff does not compare");
-  await comparePolicies(analysis, analyzer, before, after, out);
+  await comparePolicies(analyzer, before, after, out);
   return relationOf(out);
 }
 
@@ -95,7 +93,7 @@ function difference(
   old: boolean,
   now: boolean,
 ): FamilyDifference {
-  return { axis, input: { ...DEFAULT_INPUT, ...input }, parameters, old, new: now };
+  return { axis, input: { ...defaultInput(), ...input }, parameters, old, new: now };
 }
 type Partial_<T> = { [K in keyof T]?: T[K] };
 
@@ -218,13 +216,7 @@ function sameStringRules(
 }
 
 /** The policy axis: both policies with their parameters as symbols within the declared bounds, diffed by the solver. */
-async function comparePolicies(
-  analysis: Analysis,
-  analyzer: Analyzer,
-  before: GrantFamilyBody,
-  after: GrantFamilyBody,
-  out: Partial,
-): Promise<void> {
+async function comparePolicies(analyzer: Analyzer, before: GrantFamilyBody, after: GrantFamilyBody, out: Partial): Promise<void> {
   const ta = typeof before.grant["policy"] === "string" ? (before.grant["policy"] as string) : "true";
   const tb = typeof after.grant["policy"] === "string" ? (after.grant["policy"] as string) : "true";
   const da = domains(ta, before.parameters);
@@ -237,7 +229,7 @@ async function comparePolicies(
   }
   let result: DiffResult;
   try {
-    result = await analysis.diffChecked(analyzer, analysis.checkedPolicy(symbolic(ta)), analysis.checkedPolicy(symbolic(tb)), {
+    result = await diffChecked(analyzer, checkedPolicy(symbolic(ta)), checkedPolicy(symbolic(tb)), {
       assume: { old: da, new: db },
       confirm: {
         widening: (x) => familyAllows(tb, after.parameters, x) && !familyAllows(ta, before.parameters, x),
