@@ -96,6 +96,23 @@ describe("authority diff of two families", () => {
     expect(authority(["diff", next, old]).code).toBe(0);
   });
 
+  it("a changed declaration the diff cannot compare is unknown (exit 3); a raised minimum narrows", () => {
+    const old = file("old.yaml", family);
+    const agent = file("agent.yaml", family.replace('pattern: "agt_[0-9a-hjkmnp-tv-z]{26}"', 'pattern: "agt_[0-9a-z]{26}"'));
+    const run = authority(["diff", old, agent, "--format", "json"]);
+    expect(run.code).toBe(3);
+    expect(JSON.parse(run.stdout).reason).toContain("parameter `agent_id`");
+    const approval = file("approval.yaml", family.replace("above_budget_minor: 30000", "above_budget_minor: 40000"));
+    expect(authority(["diff", old, approval]).code).toBe(3);
+    const ttl = file("min-ttl.yaml", family.replace("    min: 1\n    max: 72", "    min: 2\n    max: 72"));
+    const narrowed = authority(["diff", old, ttl, "--format", "json"]);
+    expect(narrowed.code).toBe(0);
+    expect(JSON.parse(narrowed.stdout)).toMatchObject({
+      relation: "narrows",
+      narrowing: [{ axis: "ttl_hours", parameters: { ttl_hours: 1 } }],
+    });
+  });
+
   it("a family with errors exits 2, and a policy file cannot be compared with a family", () => {
     const old = file("old.yaml", family);
     expect(authority(["diff", old, file("broken.yaml", "id: [")]).code).toBe(2);

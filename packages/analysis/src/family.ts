@@ -21,6 +21,30 @@ export interface FamilyDiffResult {
   readonly reason?: string;
 }
 
+/**
+ * A parameter named outside the policy and the numeric axes (an agent id, a principal, a tool) whose
+ * declaration changed admits other grants in a way the diff does not compare: `unknown`. The policy's
+ * parameters are compared by the solver, the numeric axes' by their bounds.
+ */
+function compareParameterSpecs(before: GrantFamilyBody, after: GrantFamilyBody, out: Partial): void {
+  const outside = (g: Readonly<Record<string, unknown>>): string[] => {
+    const rest = Object.fromEntries(Object.entries(g).filter(([k]) => k !== "policy" && !(NUMERIC_AXES as readonly string[]).includes(k)));
+    return placeholdersIn(JSON.stringify(rest)).map((u) => u.name);
+  };
+  for (const name of new Set([...outside(before.grant), ...outside(after.grant)])) {
+    const x = Object.hasOwn(before.parameters, name) ? before.parameters[name] : undefined;
+    const y = Object.hasOwn(after.parameters, name) ? after.parameters[name] : undefined;
+    if (JSON.stringify(specShape(x)) !== JSON.stringify(specShape(y)))
+      out.unknown.push(`the declaration of parameter \`${name}\` changed, which the diff does not compare`);
+  }
+}
+
+/** What of a parameter's declaration bounds its values (not its description, default or example). */
+function specShape(spec: ParameterSpec | undefined): unknown {
+  if (spec === undefined) return null;
+  return { type: spec.type, min: spec.min, max: spec.max, enum: spec.enum, pattern: spec.pattern, max_length: spec.max_length };
+}
+
 /** The axes compared as "more is wider": a larger upper bound widens. */
 const NUMERIC_AXES = ["budget_count", "budget_amount_minor", "ttl_hours"] as const;
 const PARAMETER_PREFIX = "__family_parameter_";
@@ -74,6 +98,9 @@ export async function diffFamilies(analyzer: Analyzer, before: GrantFamilyBody, 
   }
   const scopeRest = (g: Readonly<Record<string, unknown>>) => JSON.stringify({ ...(g["scope"] as object), tool: undefined });
   if (scopeRest(a) !== scopeRest(b)) out.unknown.push("the grant's scope changed beyond its tools, which the diff does not compare");
+  if (JSON.stringify(before.approval ?? null) !== JSON.stringify(after.approval ?? null))
+    out.unknown.push("the family's `approval` changed, which the diff does not compare");
+  compareParameterSpecs(before, after, out);
   await comparePolicies(analyzer, before, after, out);
   return relationOf(out);
 }
@@ -118,17 +145,20 @@ function compareTools(a: readonly string[], b: readonly string[], out: Partial):
   if (removed !== undefined) out.narrowing.push(difference("scope.tool", { tool: removed }, {}, true, false));
 }
 
-/** The largest value an axis can take: its literal, or the declared `max` of the parameter it names. */
-function upperBound(value: unknown, specs: Readonly<Record<string, ParameterSpec>>): { max: number; parameter?: string } | undefined {
+/** The values an axis can take: its literal, or the declared `min` and `max` of the parameter it names. */
+function upperBound(
+  value: unknown,
+  specs: Readonly<Record<string, ParameterSpec>>,
+): { max: number; min?: number; parameter?: string } | undefined {
   if (value === undefined) return { max: Number.POSITIVE_INFINITY };
-  if (typeof value === "number") return { max: value };
+  if (typeof value === "number") return { max: value, min: value };
   if (typeof value !== "string") return undefined;
   const uses = placeholdersIn(value);
   if (uses.length !== 1 || uses[0]!.start !== 0 || uses[0]!.end !== value.length) return undefined;
   const name = uses[0]!.name;
   const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
   if (spec === undefined || spec.type !== "int") return undefined;
-  return { max: spec.max ?? Number.MAX_SAFE_INTEGER, parameter: name };
+  return { max: spec.max ?? Number.MAX_SAFE_INTEGER, ...(spec.min !== undefined ? { min: spec.min } : {}), parameter: name };
 }
 
 function compareNumber(
@@ -146,6 +176,9 @@ function compareNumber(
       out.unknown.push(`\`${axis}\` changed in a way the diff does not compare`);
     return;
   }
+  // A raised minimum of a parameter refuses grants the old family made; a lowered one adds only grants weaker than one it made.
+  if (x.parameter !== undefined && y.parameter !== undefined && (y.min ?? 0) > (x.min ?? 0))
+    out.narrowing.push(difference(axis, {}, { [x.parameter]: x.min ?? 0 }, true, false));
   if (y.max > x.max) out.widening.push(difference(axis, {}, y.parameter !== undefined ? { [y.parameter]: y.max } : {}, false, true));
   if (y.max < x.max) out.narrowing.push(difference(axis, {}, x.parameter !== undefined ? { [x.parameter]: x.max } : {}, true, false));
 }
