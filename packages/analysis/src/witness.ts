@@ -41,7 +41,6 @@ export async function findWitness(q: Question, deadline: Deadline): Promise<Sear
     if (v.kind === "unsat") return attempt === 0 ? { kind: "none" } : unconfirmed();
     if (v.kind === "unknown") return v;
     const model = await fewestNames(solver, flags, v.model, deadline);
-    if (model === undefined) return { kind: "unknown", reason: "the solver could not decide within its budget (minimising the witness)" };
     const input = readInput(q.inputs, model);
     if (q.confirm(input)) return { kind: "found", input };
     solver.add(excluding(q.inputs, model));
@@ -51,21 +50,23 @@ export async function findWitness(q: Question, deadline: Deadline): Promise<Sear
 
 /**
  * A model with the fewest of `flags` true: from a first model, ask for one with fewer until
- * there is none, so that only the last call must prove a bound (undefined past the budget).
+ * there is none, so that only the last call must prove a bound. Minimising spends at most one
+ * call's budget, so the question keeps time for its other searches; past it, the fewest found so
+ * far is kept (still a model of the goal, to be confirmed like any other).
  */
 async function fewestNames(
   solver: Solver<"main">,
   flags: readonly Bool<"main">[],
   first: Model<"main">,
   deadline: Deadline,
-): Promise<Model<"main"> | undefined> {
+): Promise<Model<"main">> {
   const c = solver.ctx;
+  const budget: Deadline = { at: Math.min(deadline.at, Date.now() + deadline.callMs), callMs: deadline.callMs };
   let best = first;
   const countIn = (m: Model<"main">) => flags.filter((f) => m.eval(f, true).toString() === "true").length;
   for (let k = countIn(best) - 1; k >= 0; k = countIn(best) - 1) {
-    const v = await check(c, solver, deadline, [c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0)))).le(k)]);
-    if (v.kind === "unsat") break;
-    if (v.kind === "unknown") return undefined;
+    const v = await check(c, solver, budget, [c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0)))).le(k)]);
+    if (v.kind !== "sat") break;
     best = v.model;
   }
   return best;
