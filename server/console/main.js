@@ -6,6 +6,7 @@ import { h, message, replace } from "./dom.js";
 import { agentsView } from "./view-agents.js";
 import { breakersView, contractsView } from "./view-breakers.js";
 import { gatedView, ledgerView } from "./view-decisions.js";
+import { familiesView } from "./view-families.js";
 import { grantsView } from "./view-grants.js";
 import { pendingView } from "./view-pending.js";
 import { countText, landingView, waitingCounts } from "./waiting.js";
@@ -30,6 +31,7 @@ const VIEWS = [
   },
   { id: "pending", title: "Pending grants", uses: [["get", "/grants/pending"]], render: pendingView },
   { id: "grants", title: "Grants", uses: [["get", "/grants"]], render: grantsView },
+  { id: "families", title: "Grant families", uses: [["get", "/grant-families"]], render: familiesView },
   { id: "agents", title: "Agents and certificates", uses: [["get", "/agents"]], render: agentsView },
   { id: "contracts", title: "Contracts", uses: [["get", "/agents/{}/contracts"]], render: contractsView },
   { id: "breakers", title: "Breakers", uses: [["get", "/agents/{}/breakers/counterfactual"]], render: breakersView },
