@@ -285,9 +285,17 @@ function witnessList(kind, title, witnesses) {
           ["parameters", w.parameters ?? {}],
         ]),
         h("h6", {}, "Input"),
-        h("div", { class: "witness-input" }, renderValue(w.input ?? {})),
+        h("div", { class: "witness-input" }, witnessInput(w.input ?? {})),
       ),
     ),
     witnesses.length > WITNESSES_SHOWN ? h("p", { class: "muted" }, `and ${witnesses.length - WITNESSES_SHOWN} more`) : null,
   );
+}
+
+/**
+ * A witness's input, field by field; an empty string reads as `""`, so no field looks missing.
+ * @param {Record<string, unknown>} input
+ */
+function witnessInput(input) {
+  return fields(Object.entries(input).map(([name, value]) => [name, value === "" ? h("span", { class: "mono muted" }, '""') : value]));
 }

@@ -241,6 +241,7 @@ function consoleSuite(): void {
     expect(await page.locator("nav a[data-view]").evaluateAll((links) => links.map((a) => a.getAttribute("data-view")))).toEqual([
       "pending",
       "grants",
+      "families",
       "agents",
       "contracts",
       "breakers",

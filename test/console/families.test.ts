@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { familyBody } from "../server/families-http.js";
 import { ADMIN_KEY, startTestServer, type TestServer } from "../server/http-harness.js";
-import { browserSuite, launchBrowser, shot, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
+import { browserSuite, launchBrowser, shotOf, signIn, sqliteTarget, watchErrors, type ConsoleBrowser } from "./browser.js";
 
 browserSuite("console in a browser: grant families", () => {
   let t: TestServer;
@@ -84,7 +84,7 @@ browserSuite("console in a browser: grant families", () => {
     const amount = witness.locator(".witness-input dt", { hasText: /^amount_minor$/ }).locator("xpath=following-sibling::dd[1]");
     expect(Number(await amount.textContent())).toBeLessThanOrEqual(Number(await limit.textContent()));
     expect(await form.locator(".impact-result .changed-count").textContent()).toBe("0");
-    await shot(page, "families");
+    await shotOf(form.locator(".impact-result"), "families");
   }, 90_000);
 
   it("shows a refused candidate's problem and changes nothing", async () => {
