@@ -4,7 +4,7 @@
 // @ts-check
 
 import { api, problemText, seg } from "./api.js";
-import { badge, fields, h, message, renderValue, replace, time, viewLink } from "./dom.js";
+import { badge, fields, h, message, replace, time, viewLink } from "./dom.js";
 
 /**
  * The bodies this view reads (the server's schemas in packages/api are the authority).
