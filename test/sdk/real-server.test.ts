@@ -283,14 +283,7 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     const grant = await issuer.grants.issue(grantBody());
     const proxy = await lossyProxy(server.baseUrl);
     try {
-      const through = new AuthorityClient({
-        baseUrl: proxy.baseUrl,
-        apiKey: agentKey,
-        attempts: 3,
-        retryDelayMs: 10,
-        timeoutMs: 5_000,
-        attestation,
-      });
+      const through = new AuthorityClient({ baseUrl: proxy.baseUrl, apiKey: agentKey, attempts: 3, retryDelayMs: 10, timeoutMs: 5_000, attestation });
       const answered = await through.authorize({ grant_id: grant.id, tool: "payments.refund", amount_minor: 10, currency: "EUR" });
       expect(proxy.keys).toHaveLength(2);
       expect(answered).toMatchObject({ outcome: "allow", unavailable: null });
