@@ -28,6 +28,7 @@ const PUBLIC = Object.freeze({
   "@agent-authority/lattice": "packages/lattice",
   "@agent-authority/engine": "packages/engine",
   "@agent-authority/families": "packages/families",
+  "@agent-authority/analysis": "packages/analysis",
   "@agent-authority/sdk": "packages/sdk",
   "@agent-authority/gateway": "packages/gateway",
   "@agent-authority/ai-sdk": "packages/ai-sdk",
