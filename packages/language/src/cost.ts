@@ -26,32 +26,55 @@ export function stringUnits(n: number): number {
 export type FunctionCost = (sizes: readonly number[]) => number;
 
 /**
+ * Code units (of a string argument) that one unit of work pays for, per kind of work, measured on
+ * the reference machine by `npm run bench -- cost-table` with half the measured rate kept as margin
+ * for a loaded machine, so that a unit stays under about 15 ns (1 ms / LIMITS.evaluationUnitsMax).
+ * The table and its measurements are in docs/decisions/0144-measured-cost-table.md.
+ */
+export const CODE_UNITS_PER_UNIT = Object.freeze({
+  /** `size` of a string: counts code points one code unit at a time (measured about 9 a unit). */
+  codePoints: 4,
+  /** `startsWith`, `endsWith`: compare the shorter argument's code units (measured about 28). */
+  affix: 16,
+  /** `lower`: reads the string and writes a new one (measured about 135). */
+  lower: 16,
+  /** The path functions: check, split, rejoin and compare, per code unit of both arguments (measured 8 to 16). */
+  path: 4,
+  /** The URL functions: WHATWG parsing and comparing parts, per code unit of both arguments (measured 6 to 11). */
+  url: 3,
+});
+
+/** The units of work that reads `n` code units at `perUnit` code units a unit. */
+export function scanUnits(n: number, perUnit: number): number {
+  return 1 + Math.floor(n / perUnit);
+}
+
+const first = (sizes: readonly number[]): number => sizes[0] ?? 0;
+const both = (sizes: readonly number[]): number => (sizes[0] ?? 0) + (sizes[1] ?? 0);
+const shorter = (sizes: readonly number[]): number => Math.min(sizes[0] ?? 0, sizes[1] ?? 0);
+
+/**
  * INVARIANT (one-cost-table): every function of the language has its cost here and nowhere else;
  * the checker, the static estimate and the evaluator all read this table. A function added to
  * FUNCTION_ARITY without a cost here does not compile.
  */
 export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Object.freeze({
   /** Compares at most the prefix's length of the string. */
-  startsWith: (sizes: readonly number[]) => stringUnits(Math.min(sizes[0] ?? 0, sizes[1] ?? 0)),
+  startsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), CODE_UNITS_PER_UNIT.affix),
   /** Compares at most the suffix's length of the string. */
-  endsWith: (sizes: readonly number[]) => stringUnits(Math.min(sizes[0] ?? 0, sizes[1] ?? 0)),
+  endsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), CODE_UNITS_PER_UNIT.affix),
   /** Counts code points, reading the whole string (a list's length is read at once, charged the same). */
-  size: (sizes: readonly number[]) => stringUnits(sizes[0] ?? 0),
-  /** Reads the whole string and writes a new one: four times a scan. */
-  lower: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
-  /** Checks, splits and rejoins the path, then compares it with the directory, likewise: four scans of each. */
-  pathWithin: (sizes: readonly number[]) => 4 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
-  /** Checks, splits and rejoins the path: four scans. */
-  pathNormalize: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
-  relPathWithin: (sizes: readonly number[]) => 4 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
-  relPathNormalize: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
-  /** WHATWG parsing of both URLs and the comparison of their parts: eight scans of each. */
-  urlWithin: (sizes: readonly number[]) => 8 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
-  /** WHATWG parsing of the URL: eight scans. */
-  urlScheme: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
-  urlHost: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
-  urlPort: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
-  urlPath: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
+  size: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.codePoints),
+  lower: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.lower),
+  pathWithin: (sizes: readonly number[]) => scanUnits(both(sizes), CODE_UNITS_PER_UNIT.path),
+  pathNormalize: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.path),
+  relPathWithin: (sizes: readonly number[]) => scanUnits(both(sizes), CODE_UNITS_PER_UNIT.path),
+  relPathNormalize: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.path),
+  urlWithin: (sizes: readonly number[]) => scanUnits(both(sizes), CODE_UNITS_PER_UNIT.url),
+  urlScheme: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
+  urlHost: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
+  urlPort: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
+  urlPath: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
 });
 
 /**
