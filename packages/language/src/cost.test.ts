@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compiled } from "../test-support/fixtures.js";
-import { CODE_UNITS_PER_UNIT, FUNCTION_COSTS, stringUnits } from "./cost.js";
+import { CODE_UNITS_PER_UNIT, FUNCTION_COSTS } from "./cost.js";
 import { FUNCTION_ARITY } from "./environment.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { compilePolicy, conjoin, costMeter, decideChain, type CompiledPolicy } from "./policy.js";
