@@ -405,6 +405,13 @@ function cpuMs(f, calls = 21) {
 const LARGE = Array.from({ length: 1024 }, () => Array.from({ length: 27 }, () => 0));
 const ADDRESSES = Array.from({ length: 1024 }, (_, i) => `user${i}@example.com`);
 const bigArgs = { l: LARGE, m: structuredClone(LARGE), s: "é".repeat(20_000), addresses: ADDRESSES };
+// Bodies of 64 KiB made of one or two long strings (issue 50).
+const LONG = "a".repeat(32_700);
+const longArgs = { s: `${LONG}${LONG}` };
+const affixArgs = { s: LONG, t: LONG.split("").join("") };
+// A path is at most LIMITS.pathBytesMax bytes, a URL LIMITS.urlBytesMax: longer ones are refused.
+const pathArgs = { p: "/a".repeat(LIMITS.pathBytesMax / 2), d: "/a".repeat(LIMITS.pathBytesMax / 2 - 1) };
+const urlArgs = { u: `https://docs.example.com/${"a/".repeat(LIMITS.urlBytesMax / 2 - 20)}` };
 const stored = (text) => {
   const result = compilePolicy(text, { origin: "stored" });
   if (!result.ok) throw new Error(`${text.slice(0, 60)}: ${JSON.stringify(result.diagnostics[0])}`);
@@ -417,6 +424,18 @@ const requestShapes = [
   { name: '`lower(args.s) == "x" && …` (stored)', text: repeatWithin('lower(args.s) == "x"', " && "), args: bigArgs },
   { name: "`approver in args.l`, 1,024 addresses", text: "approver in args.l", args: { l: ADDRESSES } },
   { name: "`args.s in args.addresses || …` (stored)", text: repeatWithin("args.s in args.addresses", " || "), args: bigArgs },
+  // Issue 50's shapes: functions that read the whole of a long string from `args`, many times.
+  { name: "`size(args.s) > 0 && … > 62` (63 terms; stored)", text: range(63, (i) => `size(args.s) > ${i}`, " && "), args: longArgs },
+  { name: "`startsWith(args.s, args.s) && …` (stored)", text: repeatWithin("startsWith(args.s, args.s)", " && "), args: longArgs },
+  { name: "`endsWith(args.t, args.s) && …` (stored)", text: repeatWithin("endsWith(args.t, args.s)", " && "), args: affixArgs },
+  { name: "`pathWithin(args.p, args.d) && …` (stored)", text: repeatWithin("pathWithin(args.p, args.d)", " && "), args: pathArgs },
+  { name: '`urlPath(args.u) != "/x" && …` (stored)', text: repeatWithin('urlPath(args.u) != "/x"', " && "), args: urlArgs },
+  { name: "`size(args.s) > 0 && … > 2` (the most accepted)", text: range(3, (i) => `size(args.s) > ${i}`, " && "), args: longArgs },
+  {
+    name: "`pathWithin(args.p, args.d) && pathWithin(…)` (stored)",
+    text: "pathWithin(args.p, args.d) && pathWithin(args.d, args.p)",
+    args: pathArgs,
+  },
 ];
 const { approver: _unknownToo, ...bare } = hostileEnv;
 console.log("work bounded by the whole request: policies up to 4 KiB, args up to 64 KiB (median of 41 calls)");

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compiled } from "../test-support/fixtures.js";
-import { CODE_UNITS_PER_UNIT, FUNCTION_COSTS } from "./cost.js";
+import { UNITS_PER_64_CODE_UNITS, FUNCTION_COSTS } from "./cost.js";
 import { FUNCTION_ARITY } from "./environment.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { compilePolicy, conjoin, costMeter, decideChain, type CompiledPolicy } from "./policy.js";
@@ -55,8 +55,10 @@ function policyCosting(target: number): string | undefined {
 describe("the static worst case", () => {
   it("gives every function of the language a cost, in one table", () => {
     expect(Object.keys(FUNCTION_COSTS).sort()).toEqual(Object.keys(FUNCTION_ARITY).sort());
-    expect(FUNCTION_COSTS.lower([640])).toBe(1 + 640 / CODE_UNITS_PER_UNIT.lower);
-    expect(FUNCTION_COSTS.size([640])).toBe(1 + 640 / CODE_UNITS_PER_UNIT.codePoints);
+    expect(FUNCTION_COSTS.lower([640])).toBe(1 + 10 * UNITS_PER_64_CODE_UNITS.lower);
+    expect(FUNCTION_COSTS.size([640])).toBe(1 + 10 * UNITS_PER_64_CODE_UNITS.codePoints);
+    // A path or URL longer than its limit is refused before it is parsed: charged as one at the limit.
+    expect(FUNCTION_COSTS.pathWithin([65_536, 1])).toBe(FUNCTION_COSTS.pathWithin([LIMITS.pathBytesMax, 1]));
     expect(FUNCTION_COSTS.startsWith([65_536, 3])).toBe(1);
   });
 

@@ -26,32 +26,45 @@ export function stringUnits(n: number): number {
 export type FunctionCost = (sizes: readonly number[]) => number;
 
 /**
- * Code units (of a string argument) that one unit of work pays for, per kind of work, measured on
- * the reference machine by `npm run bench -- cost-table` with half the measured rate kept as margin
- * for a loaded machine, so that a unit stays under about 15 ns (1 ms / LIMITS.evaluationUnitsMax).
- * The table and its measurements are in docs/decisions/0144-measured-cost-table.md.
+ * Units of work per 64 code units of a string argument, per kind of work: the measured rate of
+ * `npm run bench -- cost-table` on the reference machine, rounded up to a power of two with at
+ * least 1.5 times margin for a loaded machine, so that a unit stays under about 15 ns
+ * (1 ms / LIMITS.evaluationUnitsMax). The measurements are in docs/decisions/0144-measured-cost-table.md.
  */
-export const CODE_UNITS_PER_UNIT = Object.freeze({
-  /** `size` of a string: counts code points one code unit at a time (measured about 9 a unit). */
-  codePoints: 4,
-  /** `startsWith`, `endsWith`: compare the shorter argument's code units (measured about 28). */
-  affix: 16,
-  /** `lower`: reads the string and writes a new one (measured about 135). */
-  lower: 16,
-  /** The path functions: check, split, rejoin and compare, per code unit of both arguments (measured 8 to 16). */
-  path: 4,
-  /** The URL functions: WHATWG parsing and comparing parts, per code unit of both arguments (measured 6 to 11). */
-  url: 3,
+export const UNITS_PER_64_CODE_UNITS = Object.freeze({
+  /** `size` of a string: counts code points one code unit at a time (measured about 7). */
+  codePoints: 16,
+  /** `startsWith`, `endsWith`: compare the shorter argument's code units (measured about 2.3). */
+  affix: 4,
+  /** `lower`: reads the string and writes a new one (measured about 0.5). */
+  lower: 4,
+  /** The path functions: check, split, rejoin and compare, per code unit of a path (measured 70 to 150). */
+  path: 256,
+  /** The URL functions: WHATWG parsing and comparing parts, per code unit of a URL (measured about 35). */
+  url: 64,
 });
 
-/** The units of work that reads `n` code units at `perUnit` code units a unit. */
-export function scanUnits(n: number, perUnit: number): number {
-  return 1 + Math.floor(n / perUnit);
+/** The units of work that reads `n` code units at `rate` units per 64 of them. */
+export function scanUnits(n: number, rate: number): number {
+  return 1 + Math.floor((n * rate) / 64);
+}
+
+/**
+ * The units of a path or URL function over arguments of the given sizes: a string longer than
+ * `max` code units is refused before it is read (its UTF-8 form is longer still), so no more than
+ * `max` of each is ever parsed.
+ */
+function parseUnits(sizes: readonly number[], max: number, rate: number): number {
+  const a = Math.min(sizes[0] ?? 0, max);
+  const b = Math.min(sizes[1] ?? 0, max);
+  return scanUnits(a + b, rate);
 }
 
 const first = (sizes: readonly number[]): number => sizes[0] ?? 0;
-const both = (sizes: readonly number[]): number => (sizes[0] ?? 0) + (sizes[1] ?? 0);
 const shorter = (sizes: readonly number[]): number => Math.min(sizes[0] ?? 0, sizes[1] ?? 0);
+const RATE = UNITS_PER_64_CODE_UNITS;
+const path = (sizes: readonly number[]): number => parseUnits(sizes, LIMITS.pathBytesMax, RATE.path);
+const url = (sizes: readonly number[]): number => parseUnits(sizes, LIMITS.urlBytesMax, RATE.url);
 
 /**
  * INVARIANT (one-cost-table): every function of the language has its cost here and nowhere else;
@@ -60,21 +73,21 @@ const shorter = (sizes: readonly number[]): number => Math.min(sizes[0] ?? 0, si
  */
 export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Object.freeze({
   /** Compares at most the prefix's length of the string. */
-  startsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), CODE_UNITS_PER_UNIT.affix),
+  startsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), RATE.affix),
   /** Compares at most the suffix's length of the string. */
-  endsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), CODE_UNITS_PER_UNIT.affix),
+  endsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), RATE.affix),
   /** Counts code points, reading the whole string (a list's length is read at once, charged the same). */
-  size: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.codePoints),
-  lower: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.lower),
-  pathWithin: (sizes: readonly number[]) => scanUnits(both(sizes), CODE_UNITS_PER_UNIT.path),
-  pathNormalize: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.path),
-  relPathWithin: (sizes: readonly number[]) => scanUnits(both(sizes), CODE_UNITS_PER_UNIT.path),
-  relPathNormalize: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.path),
-  urlWithin: (sizes: readonly number[]) => scanUnits(both(sizes), CODE_UNITS_PER_UNIT.url),
-  urlScheme: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
-  urlHost: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
-  urlPort: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
-  urlPath: (sizes: readonly number[]) => scanUnits(first(sizes), CODE_UNITS_PER_UNIT.url),
+  size: (sizes: readonly number[]) => scanUnits(first(sizes), RATE.codePoints),
+  lower: (sizes: readonly number[]) => scanUnits(first(sizes), RATE.lower),
+  pathWithin: path,
+  pathNormalize: path,
+  relPathWithin: path,
+  relPathNormalize: path,
+  urlWithin: url,
+  urlScheme: url,
+  urlHost: url,
+  urlPort: url,
+  urlPath: url,
 });
 
 /**
