@@ -11,7 +11,7 @@ import { compilePolicy, lintPolicy, type PolicyEnvironment } from "./index.js";
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261128) });
 
 /** The value of `text` as a policy of its own, or `error` when it fails at run time. */
-function valueOf(text: string, env: PolicyEnvironment): boolean | "error" {
+function evaluated(text: string, env: PolicyEnvironment): boolean | "error" {
   const compiled = compilePolicy(text, { origin: "stored" });
   if (!compiled.ok) throw new Error(`a part of a policy that compiles must compile: ${text}`);
   const value = compiled.policy.evaluate(env);
@@ -23,24 +23,24 @@ function checkClaim(text: string, w: Diagnostic, env: PolicyEnvironment): void {
   const part = text.slice(w.span.start, w.span.end);
   const claim = `${w.code} \`${part}\` in \`${text}\`: ${w.message}`;
   if (w.code === "constant-condition") {
-    const value = valueOf(part, env);
+    const value = evaluated(part, env);
     if (/always holds$/.test(w.message)) expect(value, claim).toBe(true);
     else if (/always `true`$/.test(w.message)) expect([true, "error"], claim).toContain(value);
     else if (/always `false`$/.test(w.message)) expect([false, "error"], claim).toContain(value);
     else if (/always fails at run time$/.test(w.message)) expect(value, claim).toBe("error");
   } else if (w.code === "impossible-comparison") {
     // A comparison claimed never to hold; a weekday list names one element only, which no claim of truth is made about.
-    if (/can never hold$/.test(w.message)) expect(valueOf(part, env), claim).not.toBe(true);
+    if (/can never hold$/.test(w.message)) expect(evaluated(part, env), claim).not.toBe(true);
   } else if (w.code === "redundant-disjunct") {
     // An alternative never evaluated may be anything; one that never holds may be `false`.
-    const whole = valueOf(text, env);
+    const whole = evaluated(text, env);
     const never = /it never holds$/.test(w.message);
-    if (never) expect(valueOf(part, env), claim).not.toBe(true);
+    if (never) expect(evaluated(part, env), claim).not.toBe(true);
     for (const replacement of never ? ["false"] : ["true", "false"]) {
-      expect(valueOf(`${text.slice(0, w.span.start)}(${replacement})${text.slice(w.span.end)}`, env), claim).toBe(whole);
+      expect(evaluated(`${text.slice(0, w.span.start)}(${replacement})${text.slice(w.span.end)}`, env), claim).toBe(whole);
     }
   } else if (w.code === "never-allows") {
-    expect(valueOf(text, env), claim).not.toBe(true);
+    expect(evaluated(text, env), claim).not.toBe(true);
   }
 }
 
