@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "../server/http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "../server/decisions-http.js";
 import type { StoreTarget } from "../server/targets.js";
+import { AUTHZEN_LIMITS } from "../../server/src/http/authzen.js";
 
 const FIXTURES = new URL("../fixtures/authzen/", import.meta.url);
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -163,6 +164,45 @@ export function authzenSuite(target: StoreTarget): void {
       // A new request id is a new decision: the budget of 500 has 100 left, so 400 more is refused.
       const third = await pep(origin(s), agent.key, "/access/v1/evaluation", request, "req-replay-2");
       expect(third.body.decision).toBe(false);
+    });
+
+    it("the same X-Request-ID with another body is refused 422 and decides nothing; the id's length is bounded at 240", async () => {
+      const grant = await issueGrant(s, agent.id);
+      const first = await pep(origin(s), agent.key, "/access/v1/evaluation", ask(grant.id, "payments.send"), "req-reused");
+      expect(first.body.decision).toBe(true);
+      const other = await pep(origin(s), agent.key, "/access/v1/evaluation", ask(grant.id, "payments.refund"), "req-reused");
+      expect(other.status).toBe(422);
+      expect(other.body.code).toBe("idempotency_key_reused");
+      const longest = await pep(
+        origin(s),
+        agent.key,
+        "/access/v1/evaluation",
+        ask(grant.id, "payments.send"),
+        "r".repeat(AUTHZEN_LIMITS.requestIdCharsMax),
+      );
+      expect(longest.status).toBe(200);
+      const tooLong = await pep(
+        origin(s),
+        agent.key,
+        "/access/v1/evaluation",
+        ask(grant.id, "payments.send"),
+        "r".repeat(AUTHZEN_LIMITS.requestIdCharsMax + 1),
+      );
+      expect(tooLong.status).toBe(400);
+      expect(tooLong.body.decision).toBeUndefined();
+    });
+
+    it(`an evaluations request holds at most ${AUTHZEN_LIMITS.evaluationsMax} members; one more is a 400 that decides nothing`, async () => {
+      const grant = await issueGrant(s, agent.id);
+      const request = (n: number) => ({ ...ask(grant.id, "payments.send"), evaluations: Array.from({ length: n }, () => ({})) });
+      const most = await pep(origin(s), agent.key, "/access/v1/evaluations", request(AUTHZEN_LIMITS.evaluationsMax));
+      expect(most.body.evaluations).toHaveLength(AUTHZEN_LIMITS.evaluationsMax);
+      const ledger = async () =>
+        (await s.call<{ records: unknown[] }>("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY)).body.records.length;
+      const before = await ledger();
+      const over = await pep(origin(s), agent.key, "/access/v1/evaluations", request(AUTHZEN_LIMITS.evaluationsMax + 1));
+      expect(over.status).toBe(400);
+      expect(await ledger()).toBe(before);
     });
 
     it("a key asking for an agent it does not speak for is refused as an unknown key, with nothing written", async () => {

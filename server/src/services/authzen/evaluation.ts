@@ -128,6 +128,9 @@ function userReason(decision: DecisionJson): string {
   return "this action is not allowed";
 }
 
+/** Refusals that answer the whole request (a problem, no decision) rather than one member. */
+const WHOLE_REQUEST_REFUSALS: ReadonlySet<string> = new Set(["idempotency_key_reused", "unauthenticated", "forbidden"]);
+
 /** Decides one member through the authorize service and maps its answer; a refusal is `decision: false`. */
 export async function evaluateOne(
   ctx: ServiceContext,
@@ -136,6 +139,8 @@ export async function evaluateOne(
   claim: RequestClaim | undefined,
 ): Promise<{ decision: AuthzenDecision; answer: PreparedAnswer | undefined }> {
   const answer = await authorizeAction(ctx, caller, body, claim);
+  // A request that is not the one its id first named, or a key that may not ask, is refused whole.
+  if (answer instanceof Refusal && WHOLE_REQUEST_REFUSALS.has(answer.code)) throw answer;
   if (answer instanceof Refusal) return { decision: undecided(refusalStatus(answer), answer.detail ?? answer.code), answer: undefined };
   return { decision: authzenOf(answer), answer };
 }
