@@ -71,14 +71,20 @@ function evaluationFault(value: Record<string, unknown>, required: boolean): str
   );
 }
 
+/** The key that asks: its caller, and its secret, which the authorize service is handed as `/v1/authorize` hands it. */
+interface Asking {
+  readonly caller: Caller;
+  readonly secret: string;
+}
+
 /** The agent key that asks, or the 401 of one that may not ask for these subjects (nothing written). */
-async function askingCaller(ctx: ServiceContext, req: Request, members: readonly AuthzenEvaluation[]): Promise<Caller> {
+async function askingCaller(ctx: ServiceContext, req: Request, members: readonly AuthzenEvaluation[]): Promise<Asking> {
   const secret = presentedSecret(req.headers);
   const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
   if (caller === undefined || !caller.roles.includes("agent")) throw unauthenticated(secret !== undefined);
   // A subject the key may not speak for is refused exactly as an unknown key is.
   if (!members.every((m) => speaksFor(caller, m.subject))) throw unauthenticated(true);
-  return caller;
+  return { caller, secret: secret! };
 }
 
 /** The request id sent, checked; echoed on the answer as the specification asks. */
@@ -105,7 +111,7 @@ function memberClaim(requestId: string | undefined, path: string, raw: Buffer, i
 /** Decides one mapped member; a member that does not map or fails the authorize schema is `decision: false`. */
 async function decideMember(
   ctx: ServiceContext,
-  caller: Caller,
+  asking: Asking,
   member: AuthzenEvaluation,
   claim: RequestClaim | undefined,
 ): Promise<AuthzenDecision> {
@@ -118,7 +124,7 @@ async function decideMember(
     if (error instanceof Refusal) return undecided(400, error.detail ?? error.code);
     throw error;
   }
-  return (await evaluateOne(ctx, caller, body, claim)).decision;
+  return (await evaluateOne(ctx, asking.secret, body, claim)).decision;
 }
 
 function parsedObject(req: Request): Record<string, unknown> {
@@ -133,8 +139,8 @@ async function evaluation(ctx: ServiceContext, req: Request, res: Response): Pro
   const fault = evaluationFault(body, true);
   if (fault !== undefined) throw new Refusal("invalid_body", fault);
   const member = body as AuthzenEvaluation;
-  const caller = await askingCaller(ctx, req, [member]);
-  const decision = await decideMember(ctx, caller, member, memberClaim(requestId, AUTHZEN_PATHS.evaluation, req.body as Buffer, undefined));
+  const asking = await askingCaller(ctx, req, [member]);
+  const decision = await decideMember(ctx, asking, member, memberClaim(requestId, AUTHZEN_PATHS.evaluation, req.body as Buffer, undefined));
   res.status(200).json(decision);
 }
 
@@ -177,11 +183,11 @@ async function evaluations(ctx: ServiceContext, req: Request, res: Response): Pr
   const body = parsedObject(req);
   const semantic = semanticOf(body);
   const members = membersOf(body);
-  const caller = await askingCaller(ctx, req, members);
+  const asking = await askingCaller(ctx, req, members);
   const answers: AuthzenDecision[] = [];
   // In order, each member committed before the next is decided; after a stop the rest have no effect.
   for (const [index, member] of members.entries()) {
-    const decided = await decideMember(ctx, caller, member, memberClaim(requestId, AUTHZEN_PATHS.evaluations, req.body as Buffer, index));
+    const decided = await decideMember(ctx, asking, member, memberClaim(requestId, AUTHZEN_PATHS.evaluations, req.body as Buffer, index));
     answers.push(decided);
     if ((semantic === "deny_on_first_deny" && !decided.decision) || (semantic === "permit_on_first_permit" && decided.decision)) break;
   }

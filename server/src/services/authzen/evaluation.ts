@@ -5,7 +5,7 @@
 import type { AuthorizeBody } from "@agent-authority/api";
 import { ID_PREFIXES } from "@agent-authority/api";
 import type { PreparedAnswer, RequestClaim } from "../answers.js";
-import { authorizeAction } from "../authorize.js";
+import { authorize } from "../authorize.js";
 import type { Caller, ServiceContext } from "../context.js";
 import { Refusal } from "../refusal.js";
 
@@ -134,11 +134,12 @@ const WHOLE_REQUEST_REFUSALS: ReadonlySet<string> = new Set(["idempotency_key_re
 /** Decides one member through the authorize service and maps its answer; a refusal is `decision: false`. */
 export async function evaluateOne(
   ctx: ServiceContext,
-  caller: Caller,
+  secret: string,
   body: AuthorizeBody,
   claim: RequestClaim | undefined,
 ): Promise<{ decision: AuthzenDecision; answer: PreparedAnswer | undefined }> {
-  const answer = await authorizeAction(ctx, caller, body, claim);
+  // The same entry as `POST /v1/authorize` (its thread on SQLite), with the key the request presented.
+  const answer = await authorize(ctx, { secret, read: async () => ({ body, claim }) }, {});
   // A request that is not the one its id first named, or a key that may not ask, is refused whole.
   if (answer instanceof Refusal && WHOLE_REQUEST_REFUSALS.has(answer.code)) throw answer;
   if (answer instanceof Refusal) return { decision: undecided(refusalStatus(answer), answer.detail ?? answer.code), answer: undefined };
