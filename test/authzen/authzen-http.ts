@@ -123,6 +123,22 @@ export function authzenSuite(target: StoreTarget): void {
       expect(typeof answer.body.context.reason_user["403"]).toBe("string");
     });
 
+    it("a gated action is decision false with who may approve and how to retry with the approval", async () => {
+      const grant = await issueGrant(s, agent.id, { policy: 'amount_minor <= 500 || approver == "cfo@example.com"' });
+      const answer = await pep(
+        origin(s),
+        agent.key,
+        "/access/v1/evaluation",
+        ask(grant.id, "payments.send", { amount_minor: 600, currency: "EUR" }),
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body.decision).toBe(false);
+      expect(answer.body.context.outcome).toBe("gated");
+      expect(answer.body.context.approval.approvers).toContain("cfo@example.com");
+      expect(answer.body.context.approval.approve).toBe(`POST /v1/decisions/${answer.body.context.ledger_id}/approve`);
+      expect(answer.body.context.approval.retry).toContain("context.approval_id");
+    });
+
     it("a request that names no grant is decision false with its reason, and nothing is sealed", async () => {
       const answer = await pep(origin(s), agent.key, "/access/v1/evaluation", {
         subject: { type: "agent", id: agent.id },
