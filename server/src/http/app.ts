@@ -19,6 +19,7 @@ import { callerForSecret, missingRole, unauthenticated } from "../services/keys.
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
+import { mountAuthzen } from "./authzen.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
 import { BEFORE_BODY, HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
@@ -41,6 +42,8 @@ export interface AppOptions {
   readonly trustedProxies?: ReadonlySet<string>;
   /** The event stream's feed, bounds and heartbeat; absent: `GET /v1/events` answers 503 `not_ready`. */
   readonly streams?: StreamSettings;
+  /** The AuthZEN `policy_decision_point` identifier; absent: the origin the request was sent to. */
+  readonly authzenPdp?: string;
 }
 
 /** Path parameters and the id prefix each must carry. */
@@ -258,6 +261,9 @@ export function createApp(options: AppOptions): express.Express {
 
   // The approvals console: static files with their own security headers, outside /v1.
   app.use(CONSOLE_PATH, consoleRouter());
+
+  // The AuthZEN 1.0 endpoints, beside v1 (docs/authzen.md).
+  mountAuthzen(app, options.ctx, options.authzenPdp);
 
   for (const endpoint of ENDPOINTS) {
     const path = expressPath(endpoint.path);
