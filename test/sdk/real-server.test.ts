@@ -38,8 +38,9 @@ async function lossyProxy(upstream: string): Promise<{ baseUrl: string; keys: st
   const keys: string[] = [];
   let forwarded = 0;
   const proxy: Server = createServer((incoming, outgoing) => {
-    const index = forwarded++;
-    keys.push(String(incoming.headers["idempotency-key"]));
+    // Only POSTs count: a verifying client's fetch of the signing keys is passed through untouched.
+    const index = incoming.method === "POST" ? forwarded++ : -1;
+    if (index >= 0) keys.push(String(incoming.headers["idempotency-key"]));
     const onward = httpRequest(
       {
         host: target.hostname,

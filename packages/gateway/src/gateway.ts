@@ -64,7 +64,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     timeoutMs: config.authority.timeoutMs,
     attempts: config.authority.attempts,
     retryDelayMs: 50,
+    // Verified by default (the SDK fetches the server's keys once when none are pinned).
     ...(signingKeys === undefined ? {} : { signingKeys }),
+    ...(config.authority.allowUnsignedAnswers ? { allowUnsignedAnswers: true } : {}),
   });
   const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
   const servers = new Set<Server>();
