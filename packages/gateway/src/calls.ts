@@ -65,7 +65,7 @@ export function handleCall(ctx: GatewayContext, session: Session, request: CallR
   const remembered: RememberedCall = { asked, answer };
   session.calls.set(key, remembered);
   if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
-  // A large result is not kept once answered: a retry after that replays the decision and runs the tool again.
+  // A large result is not kept once answered: a retry after that is refused as already run (alreadyRan).
   void answer.then((result) => {
     if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === remembered)
       session.calls.delete(key);
@@ -94,6 +94,7 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
     request.progress,
   );
   if (!decided.ok) return errorResult(decided.refusal);
+  if (decided.replayed) return alreadyRan(ctx, session, request.name, decided.ledgerId);
   return forwardAndSettle(ctx, session, key, route, request, decided.ledgerId, action.heldMinor);
 }
 
@@ -104,7 +105,13 @@ export interface Asked {
   readonly body: Omit<AuthorizeBody, "grant_id" | "attestation" | "approval_id">;
 }
 
-export type Decided = { readonly ok: true; readonly ledgerId: string } | { readonly ok: false; readonly refusal: string };
+/**
+ * `replayed`: the server answered the stored `allow` of an earlier request under the same key, so
+ * the decision may already have been acted on (docs/decisions/1309-a-decision-runs-once.md).
+ */
+export type Decided =
+  | { readonly ok: true; readonly ledgerId: string; readonly replayed: boolean }
+  | { readonly ok: false; readonly refusal: string };
 
 /**
  * Decides one request at the authority server: authorize, wait for a human when the policy gates
@@ -136,7 +143,7 @@ export async function decide(
     ...(decision.ledger_id !== null && decision.would_outcome !== undefined ? { would_outcome: decision.would_outcome } : {}),
   });
   if (decision.outcome !== "allow" || decision.ledger_id === null) return { ok: false, refusal: refusalText(asked.label, decision) };
-  return { ok: true, ledgerId: decision.ledger_id };
+  return { ok: true, ledgerId: decision.ledger_id, replayed: decision.replayed === true };
 }
 
 function attestationOf(ctx: GatewayContext, catalog: Catalog): Pick<AuthorizeBody, "attestation"> {
@@ -161,6 +168,17 @@ async function authorize(ctx: GatewayContext, body: AuthorizeBody, key: string):
       unavailable: { cause: "unreadable_response", attempts: 1, message: cause },
     };
   }
+}
+
+/**
+ * The answer to a retry whose decision was already answered and whose result the gateway no longer
+ * holds: the tool is not run a second time on one decision.
+ */
+function alreadyRan(ctx: GatewayContext, session: Session, tool: string, ledgerId: string): CallToolResult {
+  ctx.log.warn("call already ran", { session: session.id, tool, ledger_id: ledgerId });
+  return errorResult(
+    `refused: \`${tool}\` already ran on decision ${ledgerId} (this request id was answered before and its result is no longer held); it was not run again`,
+  );
 }
 
 async function forwardAndSettle(
