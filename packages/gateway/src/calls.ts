@@ -82,6 +82,8 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
     return errorResult(
       `refused: the upstream \`${route.upstream.name}\` of \`${request.name}\` is down (restarting); nothing was decided or forwarded`,
     );
+  if (route.unnameable !== undefined && route.action.length > GATEWAY_LIMITS.actionNameCharsMax)
+    return errorResult(`refused: \`${request.name}\` cannot be decided: ${route.unnameable}; nothing was forwarded`);
   const action = actionOf(route.action, route.mapping, request.args);
   if (!action.ok)
     return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
@@ -94,6 +96,11 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
     request.progress,
   );
   if (!decided.ok) return errorResult(decided.refusal);
+  // Decided only so that the refusal is sealed: in observe mode the server answers `allow`.
+  if (route.unnameable !== undefined)
+    return errorResult(
+      `refused: \`${request.name}\` cannot be decided: ${route.unnameable}; it was not run (decision ${decided.ledgerId})`,
+    );
   if (decided.replayed) return alreadyRan(ctx, session, request.name, decided.ledgerId);
   return forwardAndSettle(ctx, session, key, route, request, decided.ledgerId, action.heldMinor);
 }

@@ -9,8 +9,10 @@ export const GATEWAY_LIMITS = Object.freeze({
   /** Reference tokens of one JSON Pointer. */
   pointerTokensMax: 32,
   pointerCharsMax: 1_024,
-  /** Tools one upstream may list (all pages together); more and the upstream is refused. */
+  /** Tools one upstream may list (all pages together); more and that upstream's tools are dropped (logged). */
   upstreamToolsMax: 1_024,
+  /** An action's tool name, as the authority server bounds it; a longer one is never listed. */
+  actionNameCharsMax: 200,
   /** Pages of one upstream's tools/list. */
   toolPagesMax: 64,
   /** Pages of one upstream's resources, templates or prompts list. */
