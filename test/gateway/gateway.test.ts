@@ -356,6 +356,13 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       expect(textOf(revokedKey)).toMatch(
         /^refused: `create_entities` was not run because the authority server could not decide \(the authority server refused the request \(401 `unauthenticated`/,
       );
+      // The log line of the refusal carries the server's problem code.
+      const refusals = gateway
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes('"msg":"decision"') && line.includes('"ledger_id":null'))
+        .map((line) => JSON.parse(line) as { reason_code: string | null });
+      expect(refusals.at(-1)?.reason_code).toBe("unauthenticated");
       expect(memoryGraph(world())).not.toContain("after-");
     } finally {
       await gateway.close();

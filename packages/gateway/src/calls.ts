@@ -145,7 +145,9 @@ export async function decide(
     action: asked.action,
     outcome: decision.outcome,
     ledger_id: decision.ledger_id,
-    ...(decision.ledger_id === null ? { reason: decision.reason } : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
+    ...(decision.ledger_id === null
+      ? { reason: decision.reason, reason_code: decision.reason_code ?? null }
+      : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
     // In observe every decision is `allow`: what enforce would have said is the point of observing.
     ...(decision.ledger_id !== null && decision.would_outcome !== undefined ? { would_outcome: decision.would_outcome } : {}),
   });
@@ -172,6 +174,7 @@ async function authorize(ctx: GatewayContext, body: AuthorizeBody, key: string):
       ledger_id: null,
       gates: [],
       reason: `the authority server refused the request (${cause})`,
+      ...(error instanceof AuthorityProblemError ? { reason_code: error.problem.code } : {}),
       unavailable: { cause: "unreadable_response", attempts: 1, message: cause },
     };
   }

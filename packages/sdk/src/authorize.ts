@@ -38,6 +38,8 @@ export interface UnavailableDecision {
    * without first telling the two kinds of decision apart.
    */
   readonly residual?: undefined;
+  /** The server's problem code when a 4xx refused the request itself (`forbidden` for a revoked key); otherwise absent. */
+  readonly reason_code?: string;
   readonly unavailable: Unavailability;
 }
 
