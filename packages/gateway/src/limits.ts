@@ -47,6 +47,8 @@ export const GATEWAY_LIMITS = Object.freeze({
   /** The first and the longest wait before restarting an upstream that went away. */
   restartInitialMsMin: 10,
   restartMsMax: 600_000,
+  /** One line of an upstream's standard error as logged; a longer line is cut. */
+  upstreamStderrLineCharsMax: 4_096,
   /** The text of a refusal shown to the model. */
   refusalCharsMax: 2_000,
 });
