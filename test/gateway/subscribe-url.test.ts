@@ -71,14 +71,16 @@ describe.skipIf(!SERVER_BUILT)("subscriptions through each kind of upstream", ()
 
   it.each(["command", "url"])("subscribes to and unsubscribes from a resource of a %s upstream", async (kind) => {
     let upstream = `  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`;
-    let stop = () => undefined as void;
+    let stop: () => void = () => undefined;
     if (kind === "url") {
       const port = await freePort();
       const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
         env: { PATH: process.env["PATH"] ?? "", PORT: String(port) },
         stdio: ["ignore", "ignore", "pipe"],
       });
-      stop = () => void child.kill("SIGKILL");
+      stop = () => {
+        child.kill("SIGKILL");
+      };
       let log = "";
       child.stderr.on("data", (chunk) => {
         log += String(chunk);
