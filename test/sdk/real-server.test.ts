@@ -286,6 +286,9 @@ describe.skipIf(!has("/authorize"))("the decision path against the reference ser
     const replay = await agent.authorize(action, { idempotencyKey: "refund-order-1" });
     expect(first).toMatchObject({ outcome: "allow", unavailable: null });
     expect(replay.ledger_id).toBe(first.ledger_id);
+    // The stored answer is said to be a replay; the first is not.
+    expect("replayed" in first).toBe(false);
+    expect(replay).toMatchObject({ replayed: true });
     expect((await issuer.grants.get(grant.id)).held_minor).toBe(1_000);
     const guarded = await agent.guard(grant.id, "payments.refund", () => ({ value: "ok", spent_minor: 400 }), {
       amount_minor: 500,

@@ -70,10 +70,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
   const servers = new Set<Server>();
-  let catalog: Catalog = buildCatalog([], config.tools, log);
+  const reported = new Set<string>();
+  let catalog: Catalog = buildCatalog([], config.tools, log, reported);
   const refresh = (): void => {
     const before = catalog.manifestHash;
-    catalog = buildCatalog(upstreams, config.tools, log);
+    catalog = buildCatalog(upstreams, config.tools, log, reported);
     if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
     for (const server of servers) server.sendToolListChanged().catch(() => undefined);
   };

@@ -20,8 +20,12 @@ export interface Unavailability {
   readonly verification?: VerificationFailure;
 }
 
-/** A decision the platform made and sealed. */
-export type PlatformDecision = Decision & { readonly unavailable: null };
+/**
+ * A decision the platform made and sealed. `replayed` is true when the server answered the stored
+ * answer of an earlier request under the same Idempotency-Key (`idempotent-replayed: true`): an
+ * `allow` replayed may already have been acted on by whoever sent that earlier request.
+ */
+export type PlatformDecision = Decision & { readonly unavailable: null; readonly replayed?: boolean };
 
 /** A decision the client made because the platform could not: no ledger record exists for it. */
 export interface UnavailableDecision {
@@ -34,6 +38,8 @@ export interface UnavailableDecision {
    * without first telling the two kinds of decision apart.
    */
   readonly residual?: undefined;
+  /** The server's problem code when a 4xx refused the request itself (`forbidden` for a revoked key); otherwise absent. */
+  readonly reason_code?: string;
   readonly unavailable: Unavailability;
 }
 
@@ -68,7 +74,7 @@ export async function authorizeFailClosed(
   const decision = readDecision(result.body);
   if (decision !== undefined) {
     const failure = check === undefined ? undefined : await check(decision as unknown as Record<string, unknown>);
-    if (failure === undefined) return { ...decision, unavailable: null };
+    if (failure === undefined) return { ...decision, unavailable: null, ...(result.replayed === true ? { replayed: true } : {}) };
     return unavailable(false, {
       cause: "unverified_answer",
       attempts: 1,

@@ -38,7 +38,13 @@ export interface CallOptions {
 
 /** The result of a request: never an exception for anything the network or the server does. */
 export type HttpResult =
-  | { readonly kind: "ok"; readonly status: number; readonly body: unknown }
+  | {
+      readonly kind: "ok";
+      readonly status: number;
+      readonly body: unknown;
+      /** True when the server answered with the stored answer of an earlier request under the same Idempotency-Key. */
+      readonly replayed?: boolean;
+    }
   | { readonly kind: "problem"; readonly problem: ProblemDetails }
   | {
       readonly kind: "unavailable";
@@ -175,7 +181,7 @@ export class Transport {
           status: response.status,
         };
       }
-      return classify(
+      const classified = classify(
         response.status,
         response.statusText,
         text,
@@ -184,6 +190,10 @@ export class Transport {
         response.headers.get("retry-after"),
         response.headers.get("content-type"),
       );
+      // The server marks a stored answer it replays: the caller may have acted on it already.
+      return classified.kind === "ok" && response.headers.get("idempotent-replayed") === "true"
+        ? { ...classified, replayed: true }
+        : classified;
     } catch (error) {
       if (signal?.aborted && !timedOut) {
         report("network");
