@@ -52,6 +52,8 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
   urlHost: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
   urlPort: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
   urlPath: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
+  /** Checks, decodes and normalizes the URI's path, as a URL part: eight scans. */
+  fileUriPath: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
 });
 
 /**
@@ -59,7 +61,15 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
  * is never longer than the path; a URL's part never longer than the URL, in code units, except
  * for an IDNA host, which the URL byte limit bounds): the estimate carries that size on.
  */
-const STRING_RESULTS: ReadonlySet<string> = new Set(["lower", "pathNormalize", "relPathNormalize", "urlScheme", "urlHost", "urlPath"]);
+const STRING_RESULTS: ReadonlySet<string> = new Set([
+  "lower",
+  "pathNormalize",
+  "relPathNormalize",
+  "urlScheme",
+  "urlHost",
+  "urlPath",
+  "fileUriPath",
+]);
 
 /** The charge of calling `callee` on arguments of the given sizes (unknown callee: the dearest case). */
 export function functionUnits(callee: string, sizes: readonly number[]): number {
