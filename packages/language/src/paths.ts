@@ -317,6 +317,7 @@ function fileUriParts(text: string): Normalized<string> {
   const raw = rest.slice(slash);
   if (raw.includes("?") || raw.includes("#")) return refuse("the `file:` URI has a query or a fragment");
   if (raw.startsWith("//")) return refuse("the `file:` URI's path begins with `//`, a network share on some systems");
+  if (raw.includes("//")) return refuse("the `file:` URI's path has an empty segment, which readers resolve with `..` differently");
   if (raw.includes("|")) return refuse("the `file:` URI contains `|`, which some readers take for a drive's `:`");
   if (DANGEROUS_FILE_ESCAPE.test(raw)) return refuse("the `file:` URI contains an escaped `.`, `/`, `\\`, `%` or NUL");
   return { ok: true, value: raw };
@@ -325,7 +326,7 @@ function fileUriParts(text: string): Normalized<string> {
 /**
  * The absolute POSIX path a `file:` URI names, percent escapes decoded once, then normalized as
  * normalizePath normalizes (so it composes with pathWithin). Refused: a host other than none or
- * `localhost`; a query or fragment; an escaped `.`, `/`, `\\`, `%` or NUL; an escape that is not
+ * `localhost`; a query or fragment; an empty segment (`//`); an escaped `.`, `/`, `\\`, `%` or NUL; an escape that is not
  * UTF-8; `|` and a drive letter; a path beginning `//`; spaces, control characters and backslashes;
  * and whatever normalizePath refuses once decoded; and a URI over LIMITS.urlBytesMax bytes.
  */
