@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compilePolicy } from "./index.js";
 import { LIMITS } from "./limits.js";
-import { fileUriPath, normalizePath, pathWithin, relativePathWithin, urlWithin } from "./paths.js";
+import { isHidden } from "@agent-authority/grammar";
+import { fileUriPath, normalizePath, PLAIN_LETTER_RANGES, pathWithin, relativePathWithin, urlWithin } from "./paths.js";
 
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261128) });
 const env = (args: Record<string, unknown>) => ({ ...SAMPLE_ENVIRONMENT, args });
@@ -319,6 +320,10 @@ describe("file: URIs", () => {
 });
 
 describe("bounded work on hostile input", () => {
+  it("the ranges the hidden-character test skips hold no hidden character", () => {
+    for (const [low, high] of PLAIN_LETTER_RANGES) for (let cp = low; cp <= high; cp++) expect(isHidden(cp), cp.toString(16)).toBe(false);
+  });
+
   it("inputs at the limits, made of the dearest characters, are answered", () => {
     const pathish = ["．", "\u200c", "ß", "a.", "~1/", "::$DATA/", "é/"];
     for (const unit of pathish) {

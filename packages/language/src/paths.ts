@@ -57,6 +57,27 @@ function badCharacter(text: string, spaceAllowed: boolean): string | undefined {
   return undefined;
 }
 
+function codePointName(cp: number): string {
+  return `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/**
+ * Whether the code point lies in a block of letters with no hidden character (Latin-1 and Latin
+ * Extended letters, Greek and Cyrillic, CJK ideographs, Hangul syllables): the common case, which
+ * skips isHidden's per-character test. PLAIN_LETTER_RANGES is held to isHidden by a test.
+ */
+export const PLAIN_LETTER_RANGES: readonly (readonly [number, number])[] = Object.freeze([
+  [0xc0, 0x2ff],
+  [0x370, 0x4ff],
+  [0x4e00, 0x9fff],
+  [0xac00, 0xd7a3],
+]);
+
+function plainLetter(cp: number): boolean {
+  for (const [low, high] of PLAIN_LETTER_RANGES) if (cp >= low && cp <= high) return true;
+  return false;
+}
+
 function countSeparators(text: string): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
@@ -76,13 +97,13 @@ function lookAlikeCharacter(text: string): string | undefined {
   for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80;
   if (ascii) return undefined;
   const mapped = countSeparators(text.normalize("NFKC")) !== countSeparators(text);
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) ?? 0;
+  for (let i = 0; i < text.length; i++) {
+    const cp = text.codePointAt(i) ?? 0;
     if (cp < 0x80) continue;
-    const name = `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
-    if (isHidden(cp)) return `the hidden character ${name}`;
-    if (LOOK_ALIKES.has(cp) || (mapped && countSeparators(ch.normalize("NFKC")) > 0))
-      return `${name}, which reads as \`.\`, \`/\` or \`\\\``;
+    if (cp > 0xffff) i++;
+    if (!plainLetter(cp) && isHidden(cp)) return `the hidden character ${codePointName(cp)}`;
+    if (LOOK_ALIKES.has(cp) || (mapped && countSeparators(String.fromCodePoint(cp).normalize("NFKC")) > 0))
+      return `${codePointName(cp)}, which reads as \`.\`, \`/\` or \`\\\``;
   }
   return undefined;
 }
