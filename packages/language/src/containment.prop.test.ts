@@ -265,7 +265,11 @@ describe("file: URIs", () => {
       expect(viaPath.policy.decide(env({ uri })).outcome, uri).toBe("allow");
     }
     expect(fileUriPath("file:///srv/data/sub/../a%20b.txt")).toEqual({ ok: true, value: "/srv/data/a b.txt" });
-    expect(urlWithin("https://srv/data/x", root)).toEqual({ ok: true, value: false });
+    expect(urlWithin("https://srv/data/x", root).ok).toBe(false);
+    expect(urlWithin("file:///srv/data/x", "https://srv/data").ok).toBe(false);
+    const ssrf = compilePolicy('!urlWithin(args.url, "https://internal.example")');
+    if (!ssrf.ok) throw new Error("the policy compiles");
+    expect(ssrf.policy.decide(env({ url: "file:///etc/passwd" })).outcome).toBe("deny");
   });
 
   it("an accepted URI names the path Node reads, and careless readings agree with the answer", () => {

@@ -369,13 +369,19 @@ export function fileUriPath(text: string): Normalized<string> {
   return normalizePath(decoded);
 }
 
-/** urlWithin when either side is a `file:` URI: paths compared as pathWithin compares them. */
+/**
+ * urlWithin when either side is a `file:` URI: both must be, and their paths are compared as
+ * pathWithin compares them. A `file:` URI against a prefix of another scheme, or the reverse, is
+ * refused rather than `false`, so that `!urlWithin(args.url, "https://internal.example")` does not
+ * let `file:///etc/passwd` through (it refused every `file:` URI before they were read).
+ */
 function fileUriWithin(text: string, prefix: string): Normalized<boolean> {
-  const u = isFileUri(text) ? fileUriPath(text) : parseUrl(text);
+  if (!isFileUri(text)) return refuse("the URL is not a `file:` URI, and the prefix is");
+  const u = fileUriPath(text);
   if (!u.ok) return u;
-  const p = isFileUri(prefix) ? fileUriPath(prefix) : parseUrl(prefix);
+  if (!isFileUri(prefix)) return refuse("the URL is a `file:` URI, and the prefix is not");
+  const p = fileUriPath(prefix);
   if (!p.ok) return refuse(`the prefix is refused: ${p.problem}`);
-  if (typeof u.value !== "string" || typeof p.value !== "string") return { ok: true, value: false };
   return pathWithin(u.value, p.value);
 }
 
@@ -383,7 +389,7 @@ function fileUriWithin(text: string, prefix: string): Normalized<boolean> {
  * Whether `text` is at or under `prefix`: the same scheme, host and port, and a path equal to the
  * prefix's or under it segment by segment (`/docs` covers `/docs/a`, not `/docsx`). The query and
  * fragment of `text` are ignored; a prefix may have neither. A `file:` URI is read by fileUriPath
- * and compared as pathWithin compares paths; a `file:` URI is never under an http prefix, nor the reverse.
+ * and compared as pathWithin compares paths; a `file:` URI against a prefix of another scheme fails closed.
  */
 export function urlWithin(text: string, prefix: string): Normalized<boolean> {
   if (isFileUri(text) || isFileUri(prefix)) return fileUriWithin(text, prefix);

@@ -47,7 +47,7 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   },
   urlWithin: {
     signature: "urlWithin(url: string, prefix: string): bool",
-    doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing; a `file:` URI is compared as `pathWithin` compares paths. Userinfo, hidden characters, `//` or `;` in the path and escaped `.`, `/` or `%` fail closed.",
+    doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing; a `file:` URI is compared with a `file:` prefix as `pathWithin` compares paths (with another scheme it fails closed). Userinfo, hidden characters, `//` or `;` in the path and escaped `.`, `/` or `%` fail closed.",
   },
   urlScheme: {
     signature: "urlScheme(url: string): string",
