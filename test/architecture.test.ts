@@ -28,6 +28,8 @@ const allowedWorkspaceImports: Record<string, readonly string[]> = {
   "packages/families": ["grammar", "api", "language", "lattice", "engine"],
   "packages/sdk": ["api"],
   "packages/lsp": ["grammar", "language", "families"],
+  // The symbolic analysis: the language and the solver, loaded only by what uses it.
+  "packages/analysis": ["language", "families"],
   // The framework adapters: the SDK and their framework's types, no I/O of their own.
   "packages/ai-sdk": ["sdk"],
   "packages/openai-agents": ["sdk"],

@@ -12,6 +12,7 @@ export default defineConfig({
       "@agent-authority/grammar": source("grammar"),
       "@agent-authority/api": source("packages/api"),
       "@agent-authority/language": source("packages/language"),
+      "@agent-authority/analysis": source("packages/analysis"),
       "@agent-authority/lattice": source("packages/lattice"),
       "@agent-authority/engine": source("packages/engine"),
       "@agent-authority/families": source("packages/families"),

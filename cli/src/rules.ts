@@ -13,8 +13,10 @@ export interface RuleText {
 const POLICY_HELP = `See the section Diagnostics of docs/policy-language.md ${DOCS_PLACE}.`;
 const FAMILY_HELP = `See the section Errors of docs/families.md ${DOCS_PLACE}.`;
 
-/** Each policy-language code: a short description, and a full one. */
-const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly [string, string]>> = {
+/** Each policy-language code (and the codes only the solver proves in `authority lint`): a short description, and a full one. */
+const POLICY_RULES: Readonly<
+  Record<(typeof DIAGNOSTIC_CODES)[number] | "always-allows" | "redundant-condition", readonly [string, string]>
+> = {
   "policy-too-long": ["Policy too long", "The policy text is longer than the language's limit of 4,096 bytes."],
   "nesting-too-deep": ["Policy nested too deeply", "Parentheses, brackets and operators nest deeper than the language allows."],
   "list-too-long": ["List too long", "A list has more elements than the language allows."],
@@ -60,6 +62,8 @@ const POLICY_RULES: Readonly<Record<(typeof DIAGNOSTIC_CODES)[number], readonly 
   "constant-condition": ["Constant condition", "A condition whose value never depends on the action."],
   "redundant-disjunct": ["Redundant alternative", "An alternative of `||` that never changes the outcome."],
   "never-allows": ["Policy never allows", "Some conditions of the policy contradict each other, so it never allows."],
+  "always-allows": ["Policy always allows", "The solver proved that every action, approver included, satisfies the policy."],
+  "redundant-condition": ["Redundant condition", "The solver proved that removing this operand of `&&` or `||` changes no decision."],
   "impossible-comparison": ["Impossible comparison", "A comparison no value of its name can satisfy, such as `hour_utc > 23`."],
   "duplicate-list-entry": ["Duplicate list entry", "A list literal holds the same value twice."],
   "approver-unsatisfiable": ["Approver condition unsatisfiable", "No approver can satisfy the condition on `approver`."],

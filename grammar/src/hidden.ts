@@ -9,10 +9,10 @@
  * joiner, invisible operators, the byte-order mark, tags), the line and paragraph separators
  * U+2028 and U+2029, every space but U+0020, lone surrogates, and the invisible letters and marks
  * that render as nothing (combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
- * variation selectors).
+ * variation selectors, the blank Braille pattern U+2800).
  */
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone, combining marks included, on purpose.
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u2800\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 
 /** The line terminators editors honour besides line feed and carriage return: a `//` comment ends at each. */
 export const EXTRA_LINE_TERMINATORS = ["\u0085", "\u2028", "\u2029"] as const;

@@ -1,6 +1,9 @@
 // Building the page without ever parsing data as HTML: every value that came from a request is set
-// with textContent or as an attribute value, never through innerHTML.
+// with textContent or as an attribute value, never through innerHTML, and with its hidden
+// characters shown as escapes (hidden.js), so what an agent or an upstream sent reads as it is.
 // @ts-check
+
+import { showHidden } from "./hidden.js";
 
 /**
  * What an element is built from: nodes and values shown as text, in nested lists; null, undefined
@@ -19,7 +22,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 function appendChildren(el, children) {
   for (const child of /** @type {readonly Leaf[]} */ (children.flat(Infinity))) {
     if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    el.append(child instanceof Node ? child : document.createTextNode(showHidden(String(child))));
   }
 }
 
@@ -33,7 +36,7 @@ function setAttributes(el, attrs) {
     if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
     else if (name === "class") el.setAttribute("class", Array.isArray(value) ? value.filter(Boolean).join(" ") : String(value));
     else if (name === "style" || name === "href" || name === "src") throw new Error(`attribute ${name} is not set through h()`);
-    else el.setAttribute(name, value === true ? "" : String(value));
+    else el.setAttribute(name, value === true ? "" : showHidden(String(value)));
   }
 }
 

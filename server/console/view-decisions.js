@@ -4,7 +4,7 @@
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, replace, time } from "./dom.js";
-import { showHidden } from "./policy-layout.js";
+import { showHidden } from "./hidden.js";
 
 /**
  * @typedef {import("./api.js").PendingDecision} PendingDecision
@@ -33,7 +33,7 @@ export function gateStrip(gates) {
       const g = byName.get(name);
       const result = g?.result ?? "not_reached";
       const li = h("li", { class: result, "data-gate": name }, h("div", {}, name), h("div", {}, result));
-      li.title = g ? `${g.code ?? ""} ${g.reason ?? ""}`.trim() : "not reached";
+      li.title = g ? showHidden(`${g.code ?? ""} ${g.reason ?? ""}`.trim()) : "not reached";
       return li;
     }),
   );

@@ -4,7 +4,8 @@
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, time } from "./dom.js";
-import { layoutPolicy, showHidden } from "./policy-layout.js";
+import { showHidden } from "./hidden.js";
+import { layoutPolicy } from "./policy-layout.js";
 
 /**
  * @typedef {import("./api.js").Grant} Grant

@@ -127,3 +127,21 @@ describe("authority lint --format sarif", () => {
     expect(result.locations[0]!.physicalLocation.region).toEqual({ startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 });
   });
 });
+
+describe("authority diff --format sarif", () => {
+  it("is valid against the SARIF 2.1.0 schema, with a widening, a narrowing and an unknown answer", () => {
+    writeFileSync(join(dir, "old.policy"), 'hour_utc < 9 && tool != "x"');
+    writeFileSync(join(dir, "new.policy"), 'hour_utc < 10 && tool != "y"');
+    writeFileSync(join(dir, "lower.policy"), 'lower(tool) == "A"');
+    writeFileSync(join(dir, "false.policy"), "false");
+    const validate = officialSarifValidator();
+    const both = authority(["diff", "old.policy", "new.policy", "--format", "sarif"], { cwd: dir });
+    expect(both.code).toBe(1);
+    const log = JSON.parse(both.stdout) as SarifLog;
+    expect(validate(log)).toBe(true);
+    expect(log.runs[0]!.results.map((r) => r.ruleId).sort()).toEqual(["policy-narrowing", "policy-widening"]);
+    const unknown = authority(["diff", "false.policy", "lower.policy", "--format", "sarif"], { cwd: dir });
+    expect(unknown.code).toBe(3);
+    expect(validate(JSON.parse(unknown.stdout))).toBe(true);
+  });
+});

@@ -337,9 +337,11 @@ examples:
         "the candidate runs 1 grant in `observe`, which refuses only unusable grants (0 of 2 replayed decisions); `enforce` would refuse 1\n",
       );
       expect(run.stdout).toMatch(/\n2 replayed, 1 would change under `enforce`\n$/);
+      // Beside the replay, the symbolic diff: the new conjunct only narrows, for any action.
+      expect(run.stdout).toContain("\n  symbolic diff, for any action: narrows: ");
       const strict = await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--fail-on-change", "--format", "json"], { env: admin });
       expect(strict.code).toBe(1);
-      expect(JSON.parse(strict.stdout)).toMatchObject({ replayed: 2, changed: 1, candidate_version: 2 });
+      expect(JSON.parse(strict.stdout)).toMatchObject({ replayed: 2, changed: 1, candidate_version: 2, symbolic: { relation: "narrows" } });
       expect((await authorityAsync(["impact", join(dir, "cli-impact.yaml"), "--days", "91"], { env: admin })).code).toBe(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });

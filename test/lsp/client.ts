@@ -24,8 +24,10 @@ export class Editor {
   private readonly waiting: { uri: string; version: number | undefined; resolve: (p: Published) => void }[] = [];
   readonly published: Published[] = [];
 
-  constructor() {
-    this.child = spawn(process.execPath, [join(root, "cli", "bin", "authority.js"), "lsp", "--stdio"], { stdio: ["pipe", "pipe", "pipe"] });
+  constructor(extra: readonly string[] = []) {
+    this.child = spawn(process.execPath, [join(root, "cli", "bin", "authority.js"), "lsp", "--stdio", ...extra], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     this.connection = createMessageConnection(new StreamMessageReader(this.child.stdout!), new StreamMessageWriter(this.child.stdin!));
     this.connection.onNotification("textDocument/publishDiagnostics", (p: Published) => {
       this.published.push(p);

@@ -7,6 +7,9 @@ import { checkFile } from "../load.js";
 import { formatText } from "../report.js";
 import { request, serverTarget } from "../server-client.js";
 import { paint } from "../terminal.js";
+import type { GrantFamilyBody } from "@agent-authority/families";
+import type { FamilyDiffResult } from "@agent-authority/analysis";
+import { diffText } from "./diff.js";
 
 interface Impact {
   readonly current_version: number | null;
@@ -27,6 +30,8 @@ interface Impact {
   /** Absent from the answers of servers older than this field. */
   readonly candidate_modes?: readonly { mode: string; grants: number; replayed: number; enforce_refusals: number; refusals: number }[];
   readonly skipped: readonly { grant_id: string; decisions?: number; reason: string }[];
+  /** Absent from the answers of servers older than this field. */
+  readonly symbolic?: FamilyDiffResult;
 }
 
 export const impactCommand: Command = {
@@ -37,7 +42,9 @@ export const impactCommand: Command = {
 Compiles the family in FILE (the candidate, usually the version a pull request proposes), finds the
 family of the same id on the server, and asks it to replay the sealed decisions of that family's
 grants over the last N days under the candidate's terms. Prints every decision whose outcome would
-change. Nothing is written on the server.
+change, and beside it the symbolic diff of the server's version and the candidate (as
+\`authority diff\` compares two families): the replay says what would have changed in the past, the
+diff what could change for any action. Nothing is written on the server.
 
   --days N            the window, 1 to 90 days (default 30)
   --server URL        the server (or AUTHORITY_SERVER)
@@ -72,8 +79,10 @@ on the server, the server refused, or an outcome would change with --fail-on-cha
     const answer = await request(target, "POST", `/grant-families/${family.id}/impact`, { family: body, days });
     if (!answer.ok) return fail(terminal.err, answer.message);
     const impact = answer.body as Impact;
-    if (format === "json") terminal.out.write(`${JSON.stringify(impact, null, 2)}\n`);
-    else terminal.out.write(render(body.id, family.id, impact, paint(terminal.color)));
+    // A server of this version answers the symbolic diff itself; an older one is diffed here.
+    const symbolic = impact.symbolic ?? (await symbolicDiff(family as unknown as GrantFamilyBody, body));
+    if (format === "json") terminal.out.write(`${JSON.stringify({ ...impact, symbolic }, null, 2)}\n`);
+    else terminal.out.write(render(body.id, family.id, impact, paint(terminal.color), symbolic));
     return flag(args, "fail-on-change") && impact.changed > 0 ? EXIT.failed : EXIT.ok;
   },
 };
@@ -83,9 +92,27 @@ function fail(err: { write(text: string): void }, message: string): number {
   return EXIT.failed;
 }
 
-function render(name: string, id: string, impact: Impact, p: ReturnType<typeof paint>): string {
+/**
+ * The symbolic diff of the server's current version and the candidate, beside the replay: the
+ * replay says what would have changed in the past, the diff what could change for any action.
+ */
+async function symbolicDiff(current: GrantFamilyBody, candidate: GrantFamilyBody): Promise<FamilyDiffResult> {
+  const analysis = await import("@agent-authority/analysis");
+  const analyzer = await analysis.createAnalyzer();
+  try {
+    return await analysis.diffFamilies(analyzer, current, candidate);
+  } finally {
+    await analyzer.close();
+  }
+}
+
+function render(name: string, id: string, impact: Impact, p: ReturnType<typeof paint>, symbolic: FamilyDiffResult): string {
   const lines = [
     `${name} (\`${id}\`): candidate v${impact.candidate_version} (${impact.candidate_content_hash.slice(0, 19)}…) against v${impact.current_version ?? "-"}, sealed decisions of the last ${impact.days} days`,
+    ...diffText(symbolic)
+      .trimEnd()
+      .split("\n")
+      .map((line, i) => (i === 0 ? `  symbolic diff, for any action: ${line}` : `  ${line}`)),
   ];
   for (const c of impact.changes) {
     const gate = c.after.decided_by === null ? "" : ` (${c.after.decided_by})`;

@@ -1,6 +1,7 @@
 // The table of commands. To add one: write `commands/<name>.ts` exporting a `Command`, list it here.
 import type { Command } from "../command.js";
 import { compileCommand } from "./compile.js";
+import { diffCommand } from "./diff.js";
 import { fmtCommand } from "./fmt.js";
 import { gatewayCommand } from "./gateway.js";
 import { impactCommand } from "./impact.js";
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   fmtCommand,
   compileCommand,
   previewCommand,
+  diffCommand,
   testCommand,
   pushCommand,
   impactCommand,

@@ -22,6 +22,7 @@ import { checkFile } from "../load.js";
 import { formatText } from "../report.js";
 import { paint } from "../terminal.js";
 import { actionLine, decisionText } from "../decision-text.js";
+import { explainRefusals, explanationJson } from "../preview-explain.js";
 
 interface Case {
   readonly label: string;
@@ -44,6 +45,7 @@ const OPTIONS = {
   uses: "string",
   spent: "string",
   format: "string",
+  explain: "boolean",
 } as const;
 
 function integer(name: string, text: string | undefined): number | undefined {
@@ -117,7 +119,7 @@ function actionsFromFlags(args: ReturnType<typeof parseArgs>, cwd: string): Samp
 export const previewCommand: Command = {
   name: "preview",
   summary: "show what a family or grant decides for sample actions, gate by gate",
-  usage: `authority preview FILE [--param NAME=VALUE]... [ACTION] [--uses N] [--spent N] [--format text|json]
+  usage: `authority preview FILE [--param NAME=VALUE]... [ACTION] [--uses N] [--spent N] [--format text|json] [--explain]
 
 FILE is a family (.yaml, .yml) or a grant issue body (.json). ACTION is one of:
   --action FILE                  a JSON or YAML file with one action or a list of them
@@ -127,6 +129,8 @@ Without ACTION, a family previews the actions of its examples (each with its par
 
 The decision is the engine's own: the grant is active, issued a minute before the action, and
 its agent's certificate is taken as valid. --uses and --spent set the usage before the action.
+--explain adds, for each action the policy refused, the nearest input the policy allows (found by
+an SMT solver and confirmed by the evaluator).
 
 Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
 `,
@@ -176,10 +180,17 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
       if (failed) return EXIT.failed;
     }
     const results = cases.map((c) => ({ ...c, decision: previewAction(c.grant, c.action, c.usage) }));
+    const explained = flag(args, "explain") ? await explainRefusals(results) : results.map(() => undefined);
     if (format === "json") {
       terminal.out.write(
         `${JSON.stringify(
-          results.map((r) => ({ label: r.label, action: r.action, outcome: enforcedOutcome(r.decision), decision: r.decision })),
+          results.map((r, i) => ({
+            label: r.label,
+            action: r.action,
+            outcome: enforcedOutcome(r.decision),
+            decision: r.decision,
+            ...(explained[i] !== undefined ? { explain: explanationJson(explained[i]) } : {}),
+          })),
           null,
           2,
         )}\n`,
@@ -187,7 +198,13 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
       return EXIT.ok;
     }
     terminal.out.write(`${p.bold(heading)}\n`);
-    for (const r of results) terminal.out.write(`\n${r.label}\n${decisionText(r.decision as Decision, p)}`);
+    for (const [i, r] of results.entries()) {
+      terminal.out.write(`\n${r.label}\n${decisionText(r.decision as Decision, p)}`);
+      const e = explained[i];
+      if (e?.kind === "nearest")
+        terminal.out.write(`  nearest allowed input (changed: ${e.changed.join(", ")}): ${JSON.stringify(e.input)}\n`);
+      else if (e !== undefined) terminal.out.write(`  nearest allowed input: ${JSON.stringify(explanationJson(e))}\n`);
+    }
     return EXIT.ok;
   },
 };

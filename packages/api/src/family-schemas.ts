@@ -328,6 +328,18 @@ export const familyImpactSchema = {
     replayed: { type: "integer", description: "Sealed decisions replayed under the candidate's terms." },
     changed: { type: "integer", description: "How many of them would get another enforce outcome." },
     truncated: { type: "boolean", description: "Whether the window held more decisions than one preview replays." },
+    symbolic: {
+      type: "object",
+      description:
+        "The symbolic diff of the current version and the candidate, for any action (docs/analysis.md): `relation` (`equivalent`, `narrows`, `widens`, `incomparable`, `unknown`), `widening` and `narrowing` witnesses (each with its `axis`, `input` and `parameters`), and `reason` when unknown.",
+      required: ["relation", "widening", "narrowing"],
+      properties: {
+        relation: { type: "string", enum: ["equivalent", "narrows", "widens", "incomparable", "unknown"] },
+        widening: { type: "array", items: { type: "object" } },
+        narrowing: { type: "array", items: { type: "object" } },
+        reason: { type: "string" },
+      },
+    },
     candidate_modes: {
       type: "array",
       description:

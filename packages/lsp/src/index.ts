@@ -1,5 +1,5 @@
 // Public face of the language-server package: named re-exports only.
-export { SERVER_NAME, serveStreams, startServer, toLspDiagnostic } from "./server.js";
+export { type ProvedWarning, type Prover, type ServerOptions, SERVER_NAME, serveStreams, startServer, toLspDiagnostic } from "./server.js";
 export {
   analyse,
   DOCUMENT_TOO_LARGE,

@@ -44,9 +44,10 @@ export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
  * is bounded by the language's and the family format's limits, and the whole document by
  * LSP_LIMITS.
  */
-export function startServer(connection: Connection, version: string): void {
+export function startServer(connection: Connection, version: string, options: ServerOptions = {}): void {
   const documents = new TextDocuments(TextDocument);
   const analyses = new Map<string, Analysis>();
+  const proofs = options.prove === undefined ? undefined : new Proofs(options.prove, (uri) => publish(uri));
   const analysisOf = (uri: string): { analysis: Analysis; document: TextDocument } | undefined => {
     const document = documents.get(uri);
     const kind = kindOfUri(uri);
@@ -61,7 +62,13 @@ export function startServer(connection: Connection, version: string): void {
   const publish = (uri: string): void => {
     const found = analysisOf(uri);
     if (found === undefined) return;
-    void connection.sendDiagnostics({ uri, version: found.document.version, diagnostics: found.analysis.diagnostics.map(toLspDiagnostic) });
+    const text = found.document.getText();
+    const proved =
+      proofs !== undefined && found.analysis.kind === "policy" && !found.analysis.diagnostics.some((d) => d.severity === "error")
+        ? proofs.for(uri, text)
+        : [];
+    const diagnostics = [...found.analysis.diagnostics.map(toLspDiagnostic), ...proved.map((d) => provedDiagnostic(found.document, d))];
+    void connection.sendDiagnostics({ uri, version: found.document.version, diagnostics });
   };
   const pending = new PendingAnalyses(publish);
   connection.onInitialize(() => ({
@@ -81,6 +88,7 @@ export function startServer(connection: Connection, version: string): void {
   documents.onDidChangeContent(({ document }) => pending.schedule(document.uri));
   documents.onDidClose(({ document }) => {
     pending.cancel(document.uri);
+    proofs?.forget(document.uri);
     analyses.delete(document.uri);
     void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
   });
@@ -103,6 +111,84 @@ export function startServer(connection: Connection, version: string): void {
   connection.onCodeAction(({ textDocument, context }) => quickFixes(textDocument.uri, context.diagnostics));
   documents.listen(connection);
   connection.listen();
+}
+
+/** A warning a prover found in a policy document, at UTF-16 offsets of its text. */
+export interface ProvedWarning {
+  readonly code: string;
+  readonly message: string;
+  readonly help?: string;
+  readonly span: { readonly start: number; readonly end: number };
+}
+
+/** Proves warnings of one valid policy text, asynchronously (the CLI passes the solver's lint). */
+export type Prover = (text: string) => Promise<readonly ProvedWarning[]>;
+
+export interface ServerOptions {
+  /** When given, valid `.policy` documents also get the prover's warnings, once they are proved. */
+  readonly prove?: Prover;
+}
+
+function provedDiagnostic(document: TextDocument, d: ProvedWarning): Diagnostic {
+  return {
+    range: { start: document.positionAt(d.span.start), end: document.positionAt(d.span.end) },
+    severity: DiagnosticSeverity.Warning,
+    code: `policy/${d.code}`,
+    source: "authority",
+    message: d.help === undefined ? d.message : `${d.message}\nhelp: ${d.help}`,
+  };
+}
+
+/**
+ * Proofs run off the main loop (the prover is asynchronous), one at a time per document. A result
+ * is kept only for the text it was proved on: once the document changes it is dropped, and the
+ * newest text is proved next; the document is published again when a proof ends.
+ */
+class Proofs {
+  readonly #prove: Prover;
+  readonly #done: (uri: string) => void;
+  readonly #results = new Map<string, { text: string; warnings: readonly ProvedWarning[] }>();
+  readonly #running = new Map<string, string>();
+  readonly #wanted = new Map<string, string>();
+
+  constructor(prove: Prover, done: (uri: string) => void) {
+    this.#prove = prove;
+    this.#done = done;
+  }
+
+  /** The warnings proved for exactly this text, or none yet (a proof of it is then started). */
+  for(uri: string, text: string): readonly ProvedWarning[] {
+    const result = this.#results.get(uri);
+    if (result?.text === text) return result.warnings;
+    this.#wanted.set(uri, text);
+    if (!this.#running.has(uri)) this.#start(uri, text);
+    return [];
+  }
+
+  forget(uri: string): void {
+    this.#results.delete(uri);
+    this.#wanted.delete(uri);
+  }
+
+  #start(uri: string, text: string): void {
+    this.#running.set(uri, text);
+    this.#prove(text).then(
+      (warnings) => this.#finish(uri, text, warnings),
+      () => this.#finish(uri, text, []),
+    );
+  }
+
+  #finish(uri: string, text: string, warnings: readonly ProvedWarning[]): void {
+    this.#running.delete(uri);
+    const wanted = this.#wanted.get(uri);
+    if (wanted === undefined) return;
+    if (wanted !== text) {
+      this.#start(uri, wanted);
+      return;
+    }
+    this.#results.set(uri, { text, warnings });
+    this.#done(uri);
+  }
 }
 
 /**
@@ -159,11 +245,16 @@ class PendingAnalyses {
 }
 
 /** Serves one editor over a pair of streams (the CLI passes stdin and stdout); resolves when the input ends. */
-export function serveStreams(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, version: string): Promise<void> {
+export function serveStreams(
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+  version: string,
+  options: ServerOptions = {},
+): Promise<void> {
   const ended = new Promise<void>((resolve) => {
     input.on("end", resolve);
     input.on("close", resolve);
   });
-  startServer(createConnection(input, output), version);
+  startServer(createConnection(input, output), version, options);
   return ended;
 }

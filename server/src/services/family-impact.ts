@@ -401,6 +401,7 @@ export async function previewFamilyImpact(
     }
   }
   const { replayed, changes, modes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), trees, since, certificates);
+  const symbolic = await symbolicDiff(JSON.parse(current.body) as GrantFamilyBody, candidate);
   return {
     family_id: current.id,
     current_version: current.version,
@@ -414,7 +415,33 @@ export async function previewFamilyImpact(
     candidate_modes: modes,
     changes,
     skipped,
+    symbolic,
   };
+}
+
+/**
+ * The symbolic diff of the current version and the candidate (docs/analysis.md): what could change
+ * for any action, beside the replay of what would have changed in the past. The solver is loaded
+ * for this preview only, never on the authorize path, and released before the answer; a failure of
+ * the solver is an `unknown` answer with its reason, never an error of the preview.
+ */
+async function symbolicDiff(current: GrantFamilyBody, candidate: GrantFamilyBody): Promise<Record<string, unknown>> {
+  try {
+    const analysis = await import("@agent-authority/analysis");
+    const analyzer = await analysis.createAnalyzer();
+    try {
+      return { ...(await analysis.diffFamilies(analyzer, current, candidate)) };
+    } finally {
+      await analyzer.close();
+    }
+  } catch (error) {
+    return {
+      relation: "unknown",
+      widening: [],
+      narrowing: [],
+      reason: `the solver failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
 }
 
 /**

@@ -733,6 +733,13 @@ export interface FamilyImpact {
   readonly changed: number;
   /** Whether the window held more decisions than one preview replays. */
   readonly truncated?: boolean;
+  /** The symbolic diff of the current version and the candidate, for any action (docs/analysis.md): `relation` (`equivalent`, `narrows`, `widens`, `incomparable`, `unknown`), `widening` and `narrowing` witnesses (each with its `axis`, `input` and `parameters`), and `reason` when unknown. */
+  readonly symbolic?: {
+    readonly relation: "equivalent" | "narrows" | "widens" | "incomparable" | "unknown";
+    readonly widening: ReadonlyArray<{ readonly [key: string]: unknown }>;
+    readonly narrowing: ReadonlyArray<{ readonly [key: string]: unknown }>;
+    readonly reason?: string;
+  };
   /** Per mode the candidate runs the replayed grants in: how many grants, decisions replayed, decisions `enforce` would refuse, and decisions that mode itself refuses (in `observe`, only those on a grant that is not usable). */
   readonly candidate_modes: ReadonlyArray<{
     readonly mode: "observe" | "enforce";
