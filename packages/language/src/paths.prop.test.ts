@@ -36,6 +36,12 @@ const SEGMENTS = [
   "x y",
   "ü",
   "~",
+  "．．",
+  "\u2024\u2024",
+  "NOTES",
+  "notes.",
+  "notes::$DATA",
+  "\u200c",
 ];
 
 /** Hostile POSIX paths: absolute or not, built from traversal, escapes and control characters. */
@@ -50,6 +56,11 @@ const hostilePath = fc
 /** Whether a segment is dots and spaces only but not `.` or `..`: Windows reads `...` as something else. */
 function dotsOnlySegment(path: string): boolean {
   return path.split("/").some((s) => s !== "" && s !== "." && s !== ".." && [...s].every((c) => c === "." || c === " "));
+}
+
+/** Whether the path has a character that NFKC changes into a separator, or a hidden one (U+200C). */
+function lookAlike(path: string): boolean {
+  return [...path].some((c) => c === "\u200c" || (c.codePointAt(0)! > 0x7f && /[./\\]/.test(c.normalize("NFKC"))));
 }
 
 /** node:path's answer: the normalized path without a trailing slash. */
@@ -71,7 +82,7 @@ function readings(path: string): string[] {
   } catch {
     // A malformed escape stays as written.
   }
-  return [path, decoded, path.replaceAll("\\", "/"), decoded.replaceAll("\\", "/")];
+  return [path, decoded, path.replaceAll("\\", "/"), decoded.replaceAll("\\", "/")].flatMap((p) => [p, p.normalize("NFKC")]);
 }
 
 describe("path functions against node:path", () => {
@@ -83,7 +94,12 @@ describe("path functions against node:path", () => {
           expect(n.value).toBe(nodeNormalize(path));
           expect(posix.isAbsolute(path)).toBe(true);
         } else {
-          const hostile = !path.startsWith("/") || CONTROL_OR_BACKSLASH.test(path) || /%[0-9a-f]{2}/i.test(path) || dotsOnlySegment(path);
+          const hostile =
+            !path.startsWith("/") ||
+            CONTROL_OR_BACKSLASH.test(path) ||
+            /%[0-9a-f]{2}/i.test(path) ||
+            dotsOnlySegment(path) ||
+            lookAlike(path);
           expect(hostile).toBe(true);
         }
       }),
