@@ -78,6 +78,8 @@ describe("containment on case-insensitive file systems", () => {
       "GITHUB~1/WORKFL~1/x.yml",
       ".github\u200c/workflows/x.yml",
       ".github/workflowſ/x.yml",
+      "C:/repo/.github/workflows/x.yml",
+      "c:.github/workflows/x.yml",
     ];
     for (const path of bypasses) {
       expect(relativePathWithin(path, ".github/workflows").ok, path).toBe(false);

@@ -160,6 +160,7 @@ function relativeSegments(path: string): Normalized<string[]> {
   if (utf8Length(path) > LIMITS.pathBytesMax) return refuse(`the path is longer than ${LIMITS.pathBytesMax} bytes`);
   if (path === "") return refuse("the path is empty");
   if (path.startsWith("/")) return refuse("the path is not relative");
+  if (path[1] === ":" && /^[A-Za-z]$/.test(path[0] ?? "")) return refuse("the path names a Windows drive, so it is not relative there");
   const problem = pathCharacters(path);
   return problem === undefined ? resolveSegments(path, false) : refuse(problem);
 }
