@@ -261,7 +261,7 @@ describe("a session's memory of its calls", () => {
     if (!parsed.ok) throw new Error("the configuration is valid");
     // No upstream is connected, so no tool exists and nothing reaches the authority server.
     const ctx = { config: parsed.config, log, catalog: () => buildCatalog([], parsed.config.tools, log) } as unknown as GatewayContext;
-    const session: Session = { id: "s", calls: new Map(), ran: new Map() };
+    const session: Session = { id: "s", calls: new Map() };
     const call = (requestId: number, name = "nothing") =>
       handleCall(ctx, session, { name, args: {}, requestId, signal: new AbortController().signal, progress: undefined });
     const first = call(0);

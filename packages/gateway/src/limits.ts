@@ -23,12 +23,6 @@ export const GATEWAY_LIMITS = Object.freeze({
   resourceUriCharsMax: 2_048,
   /** Calls remembered per session, so a retried JSON-RPC id is answered without a second decision. */
   rememberedCallsMax: 256,
-  /**
-   * Calls of one session whose decision let them through, remembered by key without their result,
-   * so a retry after the result was forgotten is refused as already run. Past it the oldest is
-   * forgotten, and the server's replay of that key's decision still refuses it (decision 1309).
-   */
-  ranCallsMax: 16_384,
   /** A finished call's result is remembered only up to this size (its JSON); a larger one is forgotten once sent. */
   rememberedResultCharsMax: 16 * 1024,
   /** Sessions of the HTTP transport at once; past it the least recently used idle one is closed. */

@@ -20,13 +20,8 @@ export interface Unavailability {
   readonly verification?: VerificationFailure;
 }
 
-/**
- * A decision the platform made and sealed. `replayed` is true when the server answered with the
- * decision it had already made for this idempotency key, to a request that was not a retry of this
- * call's own: whatever that decision allowed may already have been done, so a caller that acts on
- * an `allow` must not act again (the MCP gateway refuses such a call as already run).
- */
-export type PlatformDecision = Decision & { readonly unavailable: null; readonly replayed?: true };
+/** A decision the platform made and sealed. */
+export type PlatformDecision = Decision & { readonly unavailable: null };
 
 /** A decision the client made because the platform could not: no ledger record exists for it. */
 export interface UnavailableDecision {
@@ -73,7 +68,7 @@ export async function authorizeFailClosed(
   const decision = readDecision(result.body);
   if (decision !== undefined) {
     const failure = check === undefined ? undefined : await check(decision as unknown as Record<string, unknown>);
-    if (failure === undefined) return { ...decision, unavailable: null, ...(result.replayed === true ? { replayed: true } : {}) };
+    if (failure === undefined) return { ...decision, unavailable: null };
     return unavailable(false, {
       cause: "unverified_answer",
       attempts: 1,

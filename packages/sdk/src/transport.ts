@@ -38,17 +38,7 @@ export interface CallOptions {
 
 /** The result of a request: never an exception for anything the network or the server does. */
 export type HttpResult =
-  | {
-      readonly kind: "ok";
-      readonly status: number;
-      readonly body: unknown;
-      /**
-       * The server answered with the answer it stored for this idempotency key when the key was
-       * first used (its `Idempotent-Replayed` header), on the first attempt of this call: the key
-       * had been sent before by someone other than this call's own retries.
-       */
-      readonly replayed?: true;
-    }
+  | { readonly kind: "ok"; readonly status: number; readonly body: unknown }
   | { readonly kind: "problem"; readonly problem: ProblemDetails }
   | {
       readonly kind: "unavailable";
@@ -107,11 +97,6 @@ export class Transport {
         if (!(await pause(delay, options.signal))) return aborted(attempt - 1);
       }
       last = await this.#attempt(method, path, headers, payload, timeoutMs, attempt, idempotencyKey, options.signal);
-      if (last.kind === "ok" && last.replayed === true && attempt > 1) {
-        // A replay after an attempt of this call's own may be the answer to that attempt: not flagged.
-        const { replayed: _ours, ...answer } = last;
-        return answer;
-      }
       if (last.kind !== "retry") return last.kind === "unavailable" ? { ...last, attempts: attempt } : last;
       if (options.signal?.aborted) return aborted(attempt);
     }
@@ -190,7 +175,7 @@ export class Transport {
           status: response.status,
         };
       }
-      const classified = classify(
+      return classify(
         response.status,
         response.statusText,
         text,
@@ -199,9 +184,6 @@ export class Transport {
         response.headers.get("retry-after"),
         response.headers.get("content-type"),
       );
-      return classified.kind === "ok" && response.headers.get("idempotent-replayed") === "true"
-        ? { ...classified, replayed: true }
-        : classified;
     } catch (error) {
       if (signal?.aborted && !timedOut) {
         report("network");

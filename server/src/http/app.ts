@@ -20,7 +20,7 @@ import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
-import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
+import { BEFORE_BODY, HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
 import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
@@ -177,13 +177,16 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
     const run = async (ctx: ServiceContext): Promise<FreshAnswer> => {
       const params = paramsOf(req);
       let body: unknown;
+      const before = BEFORE_BODY[endpoint.operationId];
+      const caller = locals(res).caller;
+      if (before !== undefined && caller !== undefined) await before(ctx, caller, params);
       if (endpoint.body !== null) {
         const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
         body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);
       }
       const request: HandlerRequest = {
         ctx,
-        caller: locals(res).caller,
+        caller,
         params,
         body,
         sentText: endpoint.body !== null && Buffer.isBuffer(req.body) ? req.body.toString("utf8") : undefined,
