@@ -88,6 +88,8 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
   urlHost: url,
   urlPort: url,
   urlPath: url,
+  /** Checks, decodes and normalizes a `file:` URI's path: priced as the URL functions. */
+  fileUriPath: url,
 });
 
 /**
@@ -95,7 +97,15 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
  * is never longer than the path; a URL's part never longer than the URL, in code units, except
  * for an IDNA host, which the URL byte limit bounds): the estimate carries that size on.
  */
-const STRING_RESULTS: ReadonlySet<string> = new Set(["lower", "pathNormalize", "relPathNormalize", "urlScheme", "urlHost", "urlPath"]);
+const STRING_RESULTS: ReadonlySet<string> = new Set([
+  "lower",
+  "pathNormalize",
+  "relPathNormalize",
+  "urlScheme",
+  "urlHost",
+  "urlPath",
+  "fileUriPath",
+]);
 
 /** The charge of calling `callee` on arguments of the given sizes (unknown callee: the dearest case). */
 export function functionUnits(callee: string, sizes: readonly number[]): number {
