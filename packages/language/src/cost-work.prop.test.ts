@@ -51,6 +51,7 @@ const WORK: Readonly<Record<FunctionName, { rate: number; work: (a: string, b: s
   urlHost: { rate: RATE.url, work: (a) => parseWork(a, "", LIMITS.urlBytesMax), arity: 1 },
   urlPort: { rate: RATE.url, work: (a) => parseWork(a, "", LIMITS.urlBytesMax), arity: 1 },
   urlPath: { rate: RATE.url, work: (a) => parseWork(a, "", LIMITS.urlBytesMax), arity: 1 },
+  fileUriPath: { rate: RATE.url, work: (a) => parseWork(a, "", LIMITS.urlBytesMax), arity: 1 },
 };
 
 /** Strings of paths, URLs and text, short and up to past the limits. */
