@@ -96,7 +96,8 @@ function charged(callee: FunctionName, a: string, b: string): number {
 
 /** Whether a path or URL function refuses an argument over its limit before charging for it. */
 function refusedUnread(callee: FunctionName, a: string, b: string): boolean {
-  const max = callee.startsWith("url") ? LIMITS.urlBytesMax : callee.includes("ath") ? LIMITS.pathBytesMax : Number.POSITIVE_INFINITY;
+  const url = callee.startsWith("url") || callee === "fileUriPath";
+  const max = url ? LIMITS.urlBytesMax : callee.includes("ath") ? LIMITS.pathBytesMax : Number.POSITIVE_INFINITY;
   return a.length > max || b.length > max;
 }
 
