@@ -13,6 +13,8 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "authority-frameworks-docs-"));
 let platform: Platform;
 let grantId: string;
+/** The server's public keys as the samples pin them (`authority signing-keys list --format json`). */
+let signingKeys: string;
 
 /** Writes the compiled example into the scratch project, whose node_modules are the repository's. */
 function write(file: string): string {
@@ -28,6 +30,7 @@ function run(path: string, args: string[], cwd = scratch): Promise<{ code: numbe
     AUTHORITY_AGENT_KEY: platform.agentKey,
     AUTHORITY_GRANT_ID: grantId,
     AGENT_ATTESTATION: JSON.stringify(ATTESTATION),
+    AUTHORITY_SIGNING_KEYS: signingKeys,
   };
   return new Promise((resolve) => {
     execFile(process.execPath, [path, ...args], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) => {
@@ -41,6 +44,7 @@ beforeAll(async () => {
   symlinkSync(join(root, "node_modules"), join(scratch, "node_modules"), "dir");
   platform = await startPlatform();
   grantId = (await platform.grant()).id;
+  signingKeys = await (await fetch(`${platform.baseUrl}/signing-keys`)).text();
 });
 
 afterAll(async () => {

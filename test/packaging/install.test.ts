@@ -523,6 +523,7 @@ describe("a project outside the repository that installed the framework adapters
         AUTHORITY_AGENT_KEY: platform.agentKey,
         AUTHORITY_GRANT_ID: grant.id,
         AGENT_ATTESTATION: JSON.stringify(ATTESTATION),
+        AUTHORITY_SIGNING_KEYS: await (await fetch(`${platform.baseUrl}/signing-keys`)).text(),
       };
       for (const file of EXAMPLES) {
         const path = join(frameworks, file.replace(/\.ts$/, ".mjs"));
