@@ -47,6 +47,7 @@ const INSTALLED: readonly PackageName[] = [
   "@agent-authority/lattice",
   "@agent-authority/engine",
   "@agent-authority/families",
+  "@agent-authority/analysis",
   "@agent-authority/sdk",
   "@agent-authority/lsp",
   "@agent-authority/cli",

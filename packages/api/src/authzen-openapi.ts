@@ -1,14 +1,18 @@
 // The AuthZEN 1.0 operations of the OpenAPI document: served beside v1 at the server's origin, so
 // each path item names its own server (the origin) instead of the document's `/v1` base.
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
 
 const entity: Json = {
   type: "object",
   required: ["type", "id"],
   properties: { type: { type: "string" }, id: { type: "string" }, properties: { type: "object" } },
-};
-const action: Json = { type: "object", required: ["name"], properties: { name: { type: "string" }, properties: { type: "object" } } };
+} as const;
+const action: Json = {
+  type: "object",
+  required: ["name"],
+  properties: { name: { type: "string" }, properties: { type: "object" } },
+} as const;
 const decision: Json = {
   type: "object",
   required: ["decision"],
@@ -16,18 +20,18 @@ const decision: Json = {
     decision: { type: "boolean", description: "`true` only for the outcome `allow`." },
     context: { type: "object", description: "The ledger id, outcome, gate, reasons and the signed decision (docs/authzen.md)." },
   },
-};
+} as const;
 const requestId: Json = {
   name: "x-request-id",
   in: "header",
   required: false,
   description: "Echoed on the answer; a retry with the same id from the same key replays the first answer.",
   schema: { type: "string", maxLength: 240 },
-};
+} as const;
 const problem: Json = {
   description: "An RFC 9457 problem; no decision",
   content: { "application/problem+json": { schema: { type: "object" } } },
-};
+} as const;
 
 function post(operationId: string, summary: string, request: Json, answer: Json): Json {
   return {

@@ -173,7 +173,8 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
   for (const schema of allSchemas) schemas[schema.$id] = toComponent(schema);
   const paths: { [path: string]: { [method: string]: Json } } = {};
   for (const e of ENDPOINTS) (paths[e.path] ??= {})[e.method] = operation(e);
-  const authzen = authzenPaths(serverUrl);
+  // The AuthZEN paths are read-only JSON (module-level literals, `as const`); the document copies them in.
+  const authzen = authzenPaths(serverUrl) as unknown as Record<string, Json>;
   return {
     openapi: "3.1.0",
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",

@@ -71,7 +71,7 @@ export const PLAIN_LETTER_RANGES: readonly (readonly [number, number])[] = Objec
   [0x370, 0x4ff],
   [0x4e00, 0x9fff],
   [0xac00, 0xd7a3],
-]);
+] as const);
 
 function plainLetter(cp: number): boolean {
   for (const [low, high] of PLAIN_LETTER_RANGES) if (cp >= low && cp <= high) return true;
