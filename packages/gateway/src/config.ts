@@ -275,14 +275,7 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   const attempts = c.integer(fields, "attempts", path, 1, GATEWAY_LIMITS.authorityAttemptsMax, GATEWAY_DEFAULTS.authorityAttempts);
   const consoleUrl = c.string(fields, "console_url", path, /^https?:\/\/\S+$/, false);
   const signingKeys = c.string(fields, "signing_keys", path, /^\S.{0,1023}$/, false);
-  const unsigned = fields["allow_unsigned_answers"];
-  if (unsigned !== undefined && typeof unsigned !== "boolean")
-    c.error(
-      [...path, "allow_unsigned_answers"],
-      `\`authority.allow_unsigned_answers\` must be \`true\` or \`false\`, not \`${shown(unsigned)}\``,
-    );
-  if (unsigned === true && signingKeys !== undefined)
-    c.error([...path, "allow_unsigned_answers"], "`authority.allow_unsigned_answers: true` and `signing_keys` exclude each other");
+  const unsigned = unsignedAnswers(c, fields, signingKeys);
   if (url === undefined || keyEnv === undefined || grantId === undefined || !isBaseUrl(url)) return undefined;
   return {
     url,
@@ -292,8 +285,19 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
     attempts,
     consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console`,
     signingKeys,
-    allowUnsignedAnswers: unsigned === true,
+    allowUnsignedAnswers: unsigned,
   };
+}
+
+/** `authority.allow_unsigned_answers`: the unsafe opt-out, a boolean that excludes pinned keys. */
+function unsignedAnswers(c: Checker, fields: Record<string, unknown>, signingKeys: string | undefined): boolean {
+  const path = ["authority", "allow_unsigned_answers"];
+  const unsigned = fields["allow_unsigned_answers"];
+  if (unsigned !== undefined && typeof unsigned !== "boolean")
+    c.error(path, `\`authority.allow_unsigned_answers\` must be \`true\` or \`false\`, not \`${shown(unsigned)}\``);
+  if (unsigned === true && signingKeys !== undefined)
+    c.error(path, "`authority.allow_unsigned_answers: true` and `signing_keys` exclude each other");
+  return unsigned === true;
 }
 
 /** https anywhere, or http to this machine (127.0.0.0/8, [::1], localhost). */
