@@ -1,6 +1,8 @@
 // The release: `npm pack` of every public workspace into one folder, a CycloneDX SBOM of what they
-// ship and need at run time (read from package-lock.json), and SHA256SUMS of every file made.
-// Usage: `npm run release` (builds first) or `node .ci/release.mjs [FOLDER]`; FOLDER defaults to ./release.
+// ship and need at run time (read from package-lock.json), the lock that installs exactly that, and
+// SHA256SUMS of every file made.
+// Usage: `npm run release [-- --out FOLDER]` (builds first) or `node .ci/release.mjs [--out FOLDER | FOLDER]`;
+// FOLDER defaults to ./release.
 import { spawnSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -8,9 +10,9 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const out = resolve(process.argv[2] ?? join(root, "release"));
 const SBOM_FILE = "sbom.cdx.json";
 const SUMS_FILE = "SHA256SUMS";
+const USAGE = "usage: npm run release [-- --out FOLDER]  (or: node .ci/release.mjs [--out FOLDER | FOLDER])";
 
 /** Reads a JSON file of the repository. */
 const readJson = (path) => JSON.parse(readFileSync(join(root, path), "utf8"));
@@ -19,6 +21,30 @@ const readJson = (path) => JSON.parse(readFileSync(join(root, path), "utf8"));
 function fail(message) {
   process.stderr.write(`release: ${message}\n`);
   process.exit(1);
+}
+
+/** The output folder from the command line: `--out FOLDER`, `--out=FOLDER` or one FOLDER; anything else stops the release. */
+function outFolder(args) {
+  let folder;
+  const take = (value) => {
+    if (folder !== undefined) fail(`one output folder only (got ${JSON.stringify(folder)} and ${JSON.stringify(value)})\n${USAGE}`);
+    if (value === undefined || value.length === 0) fail(`--out needs a folder\n${USAGE}`);
+    folder = value;
+  };
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i];
+    if (arg === "--help" || arg === "-h") {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    }
+    if (arg === "--out") {
+      i += 1;
+      take(args[i]);
+    } else if (arg.startsWith("--out=")) take(arg.slice("--out=".length));
+    else if (arg.startsWith("-")) fail(`unknown option ${JSON.stringify(arg)}\n${USAGE}`);
+    else take(arg);
+  }
+  return resolve(folder ?? join(root, "release"));
 }
 
 /** The public workspaces (no `private: true`), each with its folder and manifest. */
@@ -127,6 +153,7 @@ function bomGraph(workspaces, packs) {
     queue.push(folder);
   }
   const dependsOn = new Map();
+  const reached = [];
   while (queue.length > 0) {
     const from = queue.shift();
     const needs = [];
@@ -153,18 +180,61 @@ function bomGraph(workspaces, packs) {
           });
         }
         queue.push(found);
+        reached.push(found);
       }
       needs.push(refOf.get(found));
     }
     const ref = refOf.get(from);
     dependsOn.set(ref, [...new Set([...(dependsOn.get(ref) ?? []), ...needs])].sort());
   }
-  return { components, dependencies: [...dependsOn].map(([ref, refs]) => ({ ref, dependsOn: refs })) };
+  return { components, dependencies: [...dependsOn].map(([ref, refs]) => ({ ref, dependsOn: refs })), reached };
+}
+
+/** Fields of a lock entry that say where it sits in the repository's tree, or what only its development needs. */
+const TREE_FIELDS = ["dev", "devOptional", "peer", "extraneous", "inBundle", "devDependencies"];
+
+/** A lock entry without the repository's tree flags, with the registry tarball it came from when the lock leaves it out. */
+function installEntry(path, entry) {
+  const kept = Object.fromEntries(Object.entries(entry).filter(([field]) => !TREE_FIELDS.includes(field)));
+  if (typeof kept.resolved === "string" || typeof kept.version !== "string") return kept;
+  const name = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
+  return { ...kept, resolved: `https://registry.npmjs.org/${name}/-/${name.slice(name.lastIndexOf("/") + 1)}-${kept.version}.tgz` };
+}
+
+/**
+ * The package.json and package-lock.json of the release folder as a project: every tarball by its
+ * file name, every registry package at the version, tarball and integrity of the SBOM (the
+ * repository's lock), so that `npm ci` there installs exactly the SBOM's components.
+ */
+function installProject(top, workspaces, packs, reached) {
+  const entries = readJson("package-lock.json").packages;
+  const tarballs = workspaces.map(({ folder, manifest }) => ({
+    folder,
+    name: manifest.name,
+    file: `file:${packs.find((p) => p.name === manifest.name).filename}`,
+  }));
+  const dependencies = Object.fromEntries(tarballs.map((t) => [t.name, t.file]));
+  const name = `${top.name}-release`;
+  const manifest = {
+    name,
+    version: top.version,
+    private: true,
+    description: `Installs ${top.name} ${top.version} as its SBOM lists it: npm ci --omit=dev`,
+    dependencies,
+  };
+  const packages = { "": { name, version: top.version, dependencies } };
+  /** Where a repository lock path lands in the release's tree: a workspace's folder becomes its package's. */
+  const placed = (path) => {
+    const owner = tarballs.find((t) => path.startsWith(`${t.folder}/`));
+    return owner === undefined ? path : `node_modules/${owner.name}${path.slice(owner.folder.length)}`;
+  };
+  for (const t of tarballs) packages[`node_modules/${t.name}`] = { ...installEntry(t.folder, entries[t.folder]), resolved: t.file };
+  for (const path of reached) packages[placed(path)] = installEntry(path, entries[path]);
+  return { manifest, lock: { name, version: top.version, lockfileVersion: 3, requires: true, packages } };
 }
 
 /** The CycloneDX 1.6 SBOM of the release, as JSON. */
-function sbom(top, workspaces, packs) {
-  const { components, dependencies } = bomGraph(workspaces, packs);
+function sbom(top, workspaces, { components, dependencies }) {
   const rootRef = purl(top.name, top.version);
   const timestamp = process.env.SOURCE_DATE_EPOCH === undefined ? new Date() : new Date(Number(process.env.SOURCE_DATE_EPOCH) * 1000);
   return {
@@ -190,15 +260,20 @@ function sbom(top, workspaces, packs) {
   };
 }
 
+const out = outFolder(process.argv.slice(2));
 const top = readJson("package.json");
 const workspaces = publicWorkspaces(top);
 checkVersions(top, workspaces);
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const packs = pack(workspaces);
-writeFileSync(join(out, SBOM_FILE), `${JSON.stringify(sbom(top, workspaces, packs), null, 2)}\n`);
+const graph = bomGraph(workspaces, packs);
+writeFileSync(join(out, SBOM_FILE), `${JSON.stringify(sbom(top, workspaces, graph), null, 2)}\n`);
+const project = installProject(top, workspaces, packs, graph.reached);
+writeFileSync(join(out, "package.json"), `${JSON.stringify(project.manifest, null, 2)}\n`);
+writeFileSync(join(out, "package-lock.json"), `${JSON.stringify(project.lock, null, 2)}\n`);
 const sums = readdirSync(out)
-  .filter((name) => name !== SUMS_FILE)
+  .filter((name) => name !== SUMS_FILE && name !== "node_modules")
   .sort()
   .map(
     (name) =>

@@ -37,5 +37,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // vitest's default is one worker less than the cores: a single worker on a 2-core machine, while
+    // most files wait on the servers, databases and browsers they start. Three keep both cores busy.
+    maxWorkers: 3,
+    // A worker keeps the modules it has loaded from one file to the next instead of loading the
+    // sources again for each file (most of the suite's time): the packages hold no module state
+    // (test/no-module-state.test.ts), and every file builds its own servers and stores.
+    isolate: false,
   },
 });

@@ -9,10 +9,16 @@
  * joiner, invisible operators, the byte-order mark, tags), the line and paragraph separators
  * U+2028 and U+2029, every space but U+0020, lone surrogates, and the invisible letters and marks
  * that render as nothing (combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
- * variation selectors, the blank Braille pattern U+2800).
+ * variation selectors, U+2800 BRAILLE PATTERN BLANK, which renders as an empty cell).
  */
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone, combining marks included, on purpose.
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u2800\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
+
+/**
+ * The set's pattern source, for every other place that shows text to a reader: the approvals
+ * console (server/console/hidden.js) holds the same source, and a test holds the two equal.
+ */
+export const HIDDEN_PATTERN_SOURCE = HIDDEN.source;
 
 /** The line terminators editors honour besides line feed and carriage return: a `//` comment ends at each. */
 export const EXTRA_LINE_TERMINATORS = ["\u0085", "\u2028", "\u2029"] as const;

@@ -1,6 +1,6 @@
 // Building the page without ever parsing data as HTML: every value that came from a request is set
-// with textContent or as an attribute value, never through innerHTML, and with its hidden
-// characters shown as escapes (hidden.js), so what an agent or an upstream sent reads as it is.
+// with textContent or as an attribute value, never through innerHTML, and every text shown has its
+// hidden characters written as escapes (hidden.js).
 // @ts-check
 
 import { showHidden } from "./hidden.js";
@@ -22,6 +22,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 function appendChildren(el, children) {
   for (const child of /** @type {readonly Leaf[]} */ (children.flat(Infinity))) {
     if (child === null || child === undefined || child === false) continue;
+    // Whatever an agent, an upstream or a user sent is shown with its hidden characters as escapes.
     el.append(child instanceof Node ? child : document.createTextNode(showHidden(String(child))));
   }
 }
@@ -34,9 +35,10 @@ function setAttributes(el, attrs) {
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (value === null || value === undefined || value === false) continue;
     if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
+    else if (name === "title" || name === "aria-label") el.setAttribute(name, showHidden(String(value)));
     else if (name === "class") el.setAttribute("class", Array.isArray(value) ? value.filter(Boolean).join(" ") : String(value));
     else if (name === "style" || name === "href" || name === "src") throw new Error(`attribute ${name} is not set through h()`);
-    else el.setAttribute(name, value === true ? "" : showHidden(String(value)));
+    else el.setAttribute(name, value === true ? "" : String(value));
   }
 }
 

@@ -96,3 +96,6 @@ export function layoutPolicy(text) {
   lines.push("  ".repeat(lineDepth) + joinTokens(current));
   return lines.join("\n");
 }
+
+// Hidden characters are shown as escapes by hidden.js, which every text the console shows goes through.
+export { showHidden } from "./hidden.js";

@@ -4,7 +4,7 @@
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, replace, time } from "./dom.js";
-import { showHidden } from "./hidden.js";
+import { showHidden } from "./policy-layout.js";
 
 /**
  * @typedef {import("./api.js").PendingDecision} PendingDecision

@@ -85,7 +85,7 @@ function filterForm(params) {
  * @param {string} agentId
  * @param {Map<string, string>} names
  */
-function agentCell(agentId, names) {
+export function agentCell(agentId, names) {
   const name = names.get(agentId);
   const id = h("span", { class: "mono id" }, agentId);
   return name === undefined ? id : [h("strong", { class: "agent-name" }, name), h("br"), id];
@@ -147,7 +147,7 @@ function grantRow(g, mayReadLedger, names) {
  * @param {import("./api.js").Capabilities} caps
  * @returns {Promise<Map<string, string>>}
  */
-async function agentNames(caps) {
+export async function agentNames(caps) {
   if (!caps.can("get", "/agents")) return new Map();
   try {
     /** @type {import("./api.js").AgentList} */

@@ -4,8 +4,8 @@
 
 import { api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, money, renderValue, time } from "./dom.js";
-import { showHidden } from "./hidden.js";
-import { layoutPolicy } from "./policy-layout.js";
+import { layoutPolicy, showHidden } from "./policy-layout.js";
+import { agentCell, agentNames } from "./view-grants.js";
 
 /**
  * @typedef {import("./api.js").Grant} Grant
@@ -117,8 +117,10 @@ export async function pendingView(section, ctx) {
     section.append(message("notice", "Your roles do not include reading pending grants."));
     return;
   }
-  /** @type {import("./api.js").GrantPage} */
-  const { grants } = await api("GET", "/grants/pending?limit=100");
+  const [{ grants }, names] = await Promise.all([
+    /** @type {Promise<import("./api.js").GrantPage>} */ (api("GET", "/grants/pending?limit=100")),
+    agentNames(caps),
+  ]);
   const mayApprove = caps.can("post", "/grants/{}/approve");
   if (!mayApprove)
     section.append(h("p", { class: "muted" }, "Read only: approving a grant needs a human key with the approver or admin role."));
@@ -127,7 +129,8 @@ export async function pendingView(section, ctx) {
     const card = h(
       "article",
       { class: "card grant", "data-grant-id": grant.id },
-      h("h3", {}, "Grant ", h("span", { class: "mono id" }, grant.id), " for ", h("span", { class: "mono id" }, grant.agent_id)),
+      // The agent by its registered name, as every other view shows it, with its id under it.
+      h("h3", {}, "Grant ", h("span", { class: "mono id" }, grant.id), " for ", agentCell(grant.agent_id, names)),
       grantShape(grant),
     );
     if (mayApprove) card.append(approveForm(grant, ctx, card));

@@ -5,6 +5,7 @@
 // only when the engines disagree or a hostile policy breaks a bound that is not about time.
 import { compilePolicy, costMeter, decideChain, lintPolicy, LIMITS } from "@agent-authority/language";
 import { Environment } from "@marcbachmann/cel-js";
+import { policyGate } from "../../packages/engine/dist/policy-gate.js";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { availableParallelism, loadavg } from "node:os";
 
@@ -281,6 +282,56 @@ for (const [index, p] of policies.entries()) {
   );
 }
 
+// What a decision runs (issue 50): the engine's policy gate, which compiles from its cache, builds
+// the environment from the request and the link, makes a cost meter and decides, on each policy's
+// inputs; against cel-js given the same request, its values converted to what it takes (BigInt).
+const NOW = Date.UTC(2026, 10, 25, 12);
+const gateRatios = [];
+console.log("what a decision runs: the policy gate per call (environment, meter, decide) against cel-js on the same requests");
+for (const p of policies) {
+  const r = random(0x9a7e);
+  const inputs = Array.from({ length: 256 }, () => p.input(r));
+  const calls = inputs.map((env) => {
+    const link = {
+      grant_id: "grt_1",
+      agent_id: env.agent,
+      status: "active",
+      terms: { policy: p.ours, principal: { type: "user", id: env.principal }, audience: env.audience },
+      usage: { uses: env.uses, settled_minor: env.spent_minor, holds: [] },
+    };
+    const approval =
+      env.approver === null
+        ? null
+        : {
+            approval_id: "apv_1",
+            approver: env.approver,
+            grant_id: "grt_1",
+            tool: env.tool,
+            amount_ceiling_minor: 1e12,
+            expires_at: NOW + 1,
+          };
+    const request = {
+      grant_id: "grt_1",
+      agent_id: env.agent,
+      tool: env.tool,
+      amount_minor: env.amount_minor,
+      currency: env.currency,
+      audience: env.audience,
+      args: env.args,
+      approval,
+    };
+    return { request, chain: [link], env };
+  });
+  const cel = celEnvironment.parse(p.cel);
+  const gateRate = throughput(calls, (c) => policyGate(c.request, c.chain, NOW).ok);
+  const celRate = throughput(calls, (c) => cel(celContext(c.env)));
+  gateRatios.push(gateRate / celRate);
+  console.log(
+    `  ${pad(p.name, 48)} gate ${(1e9 / gateRate).toFixed(0).padStart(6)} ns/op   cel-js ${(1e9 / celRate).toFixed(0).padStart(6)} ns/op   ours is ${(gateRate / celRate).toFixed(1)}x`,
+  );
+}
+console.log("");
+
 // The worst case: hostile shapes grown to each size, the slowest of each measure reported.
 const UTF8 = new TextEncoder();
 const bytes = (text) => UTF8.encode(text).length;
@@ -405,6 +456,13 @@ function cpuMs(f, calls = 21) {
 const LARGE = Array.from({ length: 1024 }, () => Array.from({ length: 27 }, () => 0));
 const ADDRESSES = Array.from({ length: 1024 }, (_, i) => `user${i}@example.com`);
 const bigArgs = { l: LARGE, m: structuredClone(LARGE), s: "é".repeat(20_000), addresses: ADDRESSES };
+// Bodies of 64 KiB made of one or two long strings (issue 50).
+const LONG = "a".repeat(32_700);
+const longArgs = { s: `${LONG}${LONG}` };
+const affixArgs = { s: LONG, t: LONG.split("").join("") };
+// A path is at most LIMITS.pathBytesMax bytes, a URL LIMITS.urlBytesMax: longer ones are refused.
+const pathArgs = { p: "/a".repeat(LIMITS.pathBytesMax / 2), d: "/a".repeat(LIMITS.pathBytesMax / 2 - 1) };
+const urlArgs = { u: `https://docs.example.com/${"a/".repeat(LIMITS.urlBytesMax / 2 - 20)}` };
 const stored = (text) => {
   const result = compilePolicy(text, { origin: "stored" });
   if (!result.ok) throw new Error(`${text.slice(0, 60)}: ${JSON.stringify(result.diagnostics[0])}`);
@@ -417,6 +475,18 @@ const requestShapes = [
   { name: '`lower(args.s) == "x" && …` (stored)', text: repeatWithin('lower(args.s) == "x"', " && "), args: bigArgs },
   { name: "`approver in args.l`, 1,024 addresses", text: "approver in args.l", args: { l: ADDRESSES } },
   { name: "`args.s in args.addresses || …` (stored)", text: repeatWithin("args.s in args.addresses", " || "), args: bigArgs },
+  // Issue 50's shapes: functions that read the whole of a long string from `args`, many times.
+  { name: "`size(args.s) > 0 && … > 62` (63 terms; stored)", text: range(63, (i) => `size(args.s) > ${i}`, " && "), args: longArgs },
+  { name: "`startsWith(args.s, args.s) && …` (stored)", text: repeatWithin("startsWith(args.s, args.s)", " && "), args: longArgs },
+  { name: "`endsWith(args.t, args.s) && …` (stored)", text: repeatWithin("endsWith(args.t, args.s)", " && "), args: affixArgs },
+  { name: "`pathWithin(args.p, args.d) && …` (stored)", text: repeatWithin("pathWithin(args.p, args.d)", " && "), args: pathArgs },
+  { name: '`urlPath(args.u) != "/x" && …` (stored)', text: repeatWithin('urlPath(args.u) != "/x"', " && "), args: urlArgs },
+  { name: "`size(args.s) > 0 && … > 2` (the most accepted)", text: range(3, (i) => `size(args.s) > ${i}`, " && "), args: longArgs },
+  {
+    name: "`pathWithin(args.p, args.d) && pathWithin(…)` (stored)",
+    text: "pathWithin(args.p, args.d) && pathWithin(args.d, args.p)",
+    args: pathArgs,
+  },
 ];
 const { approver: _unknownToo, ...bare } = hostileEnv;
 console.log("work bounded by the whole request: policies up to 4 KiB, args up to 64 KiB (median of 41 calls)");
@@ -472,8 +542,12 @@ const compileCpu = cpuMs(() => {
 });
 
 const minRatio = Math.min(...ratios);
+const minGateRatio = Math.min(...gateRatios);
 console.log("targets");
 console.log(`  evaluation >= 2x cel-js typed on every policy: ${minRatio >= 2 ? "met" : "NOT met"} (lowest ratio ${minRatio.toFixed(1)}x)`);
+console.log(
+  `  the policy gate >= 2x cel-js on every policy:  ${minGateRatio >= 2 ? "met" : "NOT met"} (lowest ratio ${minGateRatio.toFixed(1)}x)`,
+);
 console.log(
   `  parse + check + compile median < 10 µs:        ${compileNs < 10_000 ? "met" : "NOT met"} (${(compileNs / 1000).toFixed(2)} µs)`,
 );

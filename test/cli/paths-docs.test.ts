@@ -61,8 +61,36 @@ describe("docs/policy-language.md: Paths and URLs", () => {
       "src\\..\\.github\\workflows\\x.yml",
       "../payments/.github/workflows/x.yml",
       "/.github/workflows/x.yml",
+      ".GITHUB/workflows/x.yml",
+      ".github/Workflows/x.yml",
+      ".github/workflows./x.yml",
+      ".github/workflows /x.yml",
+      ".github/workflows::$DATA/x.yml",
+      "GITHUB~1/WORKFL~1/x.yml",
     ]) {
       expect(evaluate(repoPolicy!, "git.read", { path }), path).toBe("false (invalid-path)");
+    }
+  });
+
+  it("containment on every file system: the page's claims about case, look-alikes and the allow-list", () => {
+    expect(section).toContain("### Containment on every file system");
+    expect(evaluate(repoPolicy!, "git.read", { path: ".GITHUB/README.md" })).toBe("true");
+    const allowList = 'relPathWithin(args.path, "docs")';
+    expect(section).toContain('`relPathWithin(args.path, "docs")`');
+    expect(evaluate(allowList, "git.read", { path: "docs/a.md" })).toBe("true");
+    expect(evaluate(allowList, "git.read", { path: "DOCS/a.md" })).toBe("false (invalid-path)");
+    expect(evaluate('pathWithin(args.path, "/tmp/notes")', "files.read", { path: "/TMP/notes/x" })).toBe("false (invalid-path)");
+    for (const path of ["/tmp/notes/\uff0e\uff0e/x", "/tmp/notes/\u2024\u2024/x", "/tmp/notes/.../x"])
+      expect(evaluate('pathWithin(args.path, "/tmp/notes")', "files.read", { path }), path).toBe("false (invalid-path)");
+  });
+
+  it("file: URIs: read as the path they name, escapes failing closed", () => {
+    for (const policy of ['urlWithin(args.uri, "file:///srv/data")', 'pathWithin(fileUriPath(args.uri), "/srv/data")']) {
+      if (policy.startsWith("pathWithin")) expect(section).toContain(policy);
+      expect(evaluate(policy, "resource:files", { uri: "file:///srv/data/a%20b.txt" }), policy).toBe("true");
+      expect(evaluate(policy, "resource:files", { uri: "file:///srv/data/../../etc/passwd" }), policy).toBe("false");
+      for (const uri of ["file:///srv/data/%2e%2e/%2e%2e/etc/passwd", "file:///srv/data/..%2f..%2fetc/passwd", "file://evil.example/x"])
+        expect(evaluate(policy, "resource:files", { uri }), uri).toBe("false (invalid-url)");
     }
   });
 
@@ -77,7 +105,14 @@ describe("docs/policy-language.md: Paths and URLs", () => {
     ]) {
       expect(evaluate(fetchPolicy!, "fetch", { url }), url).toBe("false");
     }
-    for (const url of ["https://docs.example.com/api/..%2fadmin", "https://docs.example.com@evil.com/api", "file:///etc/passwd"]) {
+    for (const url of [
+      "https://docs.example.com/api/..%2fadmin",
+      "https://docs.example.com/api/%252e%252e/admin",
+      "https://docs.example.com/api/..%252fadmin",
+      "https://docs.example.com/api/..;/admin",
+      "https://docs.example.com@evil.com/api",
+      "file:///etc/passwd",
+    ]) {
       expect(evaluate(fetchPolicy!, "fetch", { url }), url).toBe("false (invalid-url)");
     }
   });

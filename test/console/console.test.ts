@@ -14,12 +14,6 @@ const HOSTILE_IMG = "<img src=x onerror=window.__pwned=1>";
 const HOSTILE_SCRIPT = "</script><script>window.__pwned=2</script>";
 /** A right-to-left override and a zero-width space: raw, they would hide in what an approver reads. */
 const HIDDEN = "x\u202e\u200b";
-/**
- * What an agent can send in an action's arguments to make one account read as another: a
- * right-to-left override inside a value, a zero-width space inside a key, and a blank Braille
- * pattern that renders as an empty cell.
- */
-const HIDDEN_ARGS = { iban: "DE89\u202e3704", ["me\u200bmo2"]: "x\u2800y" };
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash,
   content_hash: CERTIFICATION.content_hash,
@@ -91,7 +85,7 @@ async function seed(t: TestServer): Promise<World> {
       amount_minor: 2500,
       currency: "EUR",
       attestation: ATTESTATION,
-      args: { order: "7", memo: HOSTILE_IMG, ...HIDDEN_ARGS },
+      args: { order: "7", memo: HOSTILE_IMG },
     },
     agentKey,
   );
@@ -274,10 +268,6 @@ function consoleSuite(): void {
     const args = await card.locator(".action-args dl.fields").textContent();
     expect(args).toContain("order7");
     expect(args).toContain(`memo${HOSTILE_IMG}`);
-    // Hidden characters in the arguments, keys and values alike, are shown as escapes, never raw.
-    expect(args).toContain("ibanDE89\\u202e3704");
-    expect(args).toContain("me\\u200bmo2x\\u2800y");
-    expect(await card.textContent()).not.toMatch(/[\u202e\u200b\u2800]/);
     // The ledger id comes from the list: the form asks only for the ceiling, prefilled with the amount.
     const form = card.locator("form.approve-decision");
     expect(await form.locator("input[name=ledger_id]").count()).toBe(0);
@@ -303,7 +293,7 @@ function consoleSuite(): void {
         currency: "EUR",
         attestation: ATTESTATION,
         approval_id: approvalId,
-        args: { order: "7", memo: HOSTILE_IMG, ...HIDDEN_ARGS },
+        args: { order: "7", memo: HOSTILE_IMG },
       },
     });
     expect(retry.body).toMatchObject({ outcome: "allow", approver: APPROVER });

@@ -188,6 +188,15 @@ describe("gate 6: scope", () => {
     expect(decision.reason).toContain("`payments.send`");
   });
 
+  it("denies a tool name no scope can hold, even under a pattern whose prefix starts it", () => {
+    const chain = chainOf({ scope: { tool: ["payments.*"] } }, { scope: { tool: ["payments.*"] } });
+    for (const tool of ["payments.\u0435cho", "payments./../send", "payments.a b"]) {
+      const decision = decide(request({ tool }), chain, stateFor(), NOW);
+      expectDecided(decision, "scope", "scope.out_of_scope", "deny");
+      expect(decision.reason).toContain("is not a name a scope can hold");
+    }
+  });
+
   it("checks the ancestors too, whatever the child's scope says", () => {
     const chain = chainOf({ scope: { tool: ["mail.send"] } }, { scope: { tool: ["payments.*"] } });
     expect(decide(request(), chain, stateFor(), NOW).gates[5]!.grant_id).toBe("grt_root");

@@ -208,6 +208,12 @@ export function describeAdapter(driver: Driver): void {
         () => broken(200, JSON.stringify({ outcome: "allow", gates: [] })),
         /platform unavailable \(unreadable_response\)/,
       ],
+      [
+        // The client below names no signing keys: verifying is the default (decision 0623).
+        "whatever answers at the URL makes up an allow that names a record, with no signing configuration at all",
+        () => broken(200, JSON.stringify({ outcome: "allow", ledger_id: "led_forged", gates: [], reason: "trust me" })),
+        /platform unavailable \(unverified_answer\)/,
+      ],
     ];
     for (const [what, baseUrl, reason] of failures) {
       it(`refuses the call when ${what}`, async () => {

@@ -90,6 +90,20 @@ describe("the OpenAI Agents SDK adapter", () => {
     expect(runs).toBe(0);
     expect(await platform.ledger(grant.id)).toEqual([]);
   });
+
+  it("names the server's problem code in `reason_code` when a 4xx refuses the request itself", async () => {
+    let runs = 0;
+    const [refund] = governAgents(platform.agent, { grant: "grt_not-an-id", namespace: "shop" }, [
+      agentTool({ name: "refund", description: "refund", parameters: schema, execute: async () => ++runs }),
+    ]);
+    if (refund?.type !== "function") throw new Error("not a function tool");
+    expect(await refund.invoke(new RunContext(), JSON.stringify({ order: "o-1" }))).toMatchObject({
+      refused: true,
+      ledger_id: null,
+      reason_code: "invalid_body",
+    });
+    expect(runs).toBe(0);
+  });
 });
 
 describe("the LangChain adapter", () => {

@@ -27,7 +27,14 @@ afterAll(() => server.close());
 describe("the Agents SDK adapter against hostile arguments", () => {
   it("decides only a JSON object, runs only what was decided and what the tool accepts, and answers every input", async () => {
     let runs = 0;
-    const authority = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "aa_hostile", timeoutMs: 2_000, attempts: 1 });
+    // This server signs nothing; the adapters verify by default against the real server (docs tests).
+    const authority = new AuthorityClient({
+      baseUrl: server.baseUrl,
+      apiKey: "aa_hostile",
+      timeoutMs: 2_000,
+      attempts: 1,
+      allowUnsignedAnswers: true,
+    });
     const [refund] = governTools(
       authority,
       {

@@ -38,6 +38,18 @@ function mappingOf(text: string): ToolMapping {
 }
 
 describe("gateway configuration", () => {
+  it("verifies answers unless `allow_unsigned_answers: true` says otherwise, which excludes pinned keys and takes only a boolean", () => {
+    const opted = parseGatewayConfig(head.replace("authority:\n", "authority:\n  allow_unsigned_answers: true\n") + upstream, "g.yaml");
+    expect(opted.ok && opted.config.authority.allowUnsignedAnswers).toBe(true);
+    const both = parseGatewayConfig(
+      head.replace("authority:\n", "authority:\n  allow_unsigned_answers: true\n  signing_keys: keys.json\n") + upstream,
+      "g.yaml",
+    );
+    expect(both.ok).toBe(false);
+    const text = parseGatewayConfig(head.replace("authority:\n", 'authority:\n  allow_unsigned_answers: "yes"\n') + upstream, "g.yaml");
+    expect(text.ok).toBe(false);
+  });
+
   it("reads a whole configuration with its defaults", () => {
     const result = parseGatewayConfig(`${head}${upstream}  remote:\n    url: http://127.0.0.1:9000/mcp\n`, "gateway.yaml");
     expect(result.ok).toBe(true);
@@ -49,6 +61,7 @@ describe("gateway configuration", () => {
       timeoutMs: 2000,
       attempts: 2,
       consoleUrl: "http://127.0.0.1:8080/console",
+      allowUnsignedAnswers: false,
     });
     expect(result.config.approval).toEqual({ waitSeconds: 55, pollMs: 1000 });
     expect(result.config.http).toEqual({ tokenEnv: undefined, sessionIdleSeconds: 300 });
@@ -261,7 +274,7 @@ describe("a session's memory of its calls", () => {
     if (!parsed.ok) throw new Error("the configuration is valid");
     // No upstream is connected, so no tool exists and nothing reaches the authority server.
     const ctx = { config: parsed.config, log, catalog: () => buildCatalog([], parsed.config.tools, log) } as unknown as GatewayContext;
-    const session: Session = { id: "s", calls: new Map(), ran: new Map() };
+    const session: Session = { id: "s", calls: new Map() };
     const call = (requestId: number, name = "nothing") =>
       handleCall(ctx, session, { name, args: {}, requestId, signal: new AbortController().signal, progress: undefined });
     const first = call(0);

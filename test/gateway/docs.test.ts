@@ -1,5 +1,6 @@
 // docs/mcp-gateway.md: its configuration is valid, and its refusal reads as the gateway writes it.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "@agent-authority/gateway";
@@ -86,6 +87,41 @@ describe("docs/mcp-gateway.md", () => {
         expect(readdirSync(notes).sort()).toEqual(["hello.md", "today.md"]);
       } finally {
         await gateway.close();
+      }
+    });
+
+    it("shows what docs/policy-language.md says of links: one to elsewhere in the server's root is followed, one out of it refused", async () => {
+      const root = join(world().files, "links");
+      const notes = join(root, "notes");
+      mkdirSync(notes, { recursive: true });
+      writeFileSync(join(root, "secret.txt"), "secret");
+      const outside = mkdtempSync(join(tmpdir(), "outside-"));
+      writeFileSync(join(outside, "far.txt"), "far");
+      symlinkSync(join(root, "secret.txt"), join(notes, "inside-link.txt"));
+      symlinkSync(join(outside, "far.txt"), join(notes, "outside-link.txt"));
+      const grantId = await issueGrant(world(), {
+        scope: { tool: ["files.read_text_file"] },
+        enforcement_mode: "enforce",
+        policy: notesPolicy.replaceAll("/tmp/agent-files", root),
+      });
+      const upstreams = yamlBlock
+        .slice(yamlBlock.indexOf("upstreams:"))
+        .replace("node_modules/", join(process.cwd(), "node_modules/"))
+        .replace("/tmp/agent-files", root);
+      const mapped = `${upstreams}  files.read_text_file:\n    args: [path]\n`;
+      const gateway = await connectGateway(world(), writeConfig(world(), grantId, `${ATTESTATION_BLOCK}${mapped}`, "links.yaml"));
+      try {
+        await certify(world(), await readyField(gateway.stderr, "manifest_hash"));
+        // The policy sees the text `notes/inside-link.txt`, inside the notes; the server follows the link within its root.
+        const inside = await gateway.client.callTool({ name: "read_text_file", arguments: { path: join(notes, "inside-link.txt") } });
+        expect(inside.isError, textOf(inside)).toBeFalsy();
+        expect(textOf(inside)).toBe("secret");
+        const far = await gateway.client.callTool({ name: "read_text_file", arguments: { path: join(notes, "outside-link.txt") } });
+        expect(far.isError).toBe(true);
+        expect(textOf(far)).toMatch(/denied/i);
+      } finally {
+        await gateway.close();
+        rmSync(outside, { recursive: true, force: true });
       }
     });
   });

@@ -261,7 +261,7 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
     }
   });
 
-  it("forgets a large result once answered: a retry after it is refused as already run, never run again", async () => {
+  it("forgets a large result once answered: a retry after it is refused as already run on the same decision", async () => {
     const { gateway, grantId } = await enforced(
       world(),
       { scope: { tool: ["files.read_text_file"] } },
@@ -284,10 +284,14 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       await until(async () => answers.length === 1 || undefined);
       await gateway.transport.send(request);
       await until(async () => answers.length === 2 || undefined);
-      expect(JSON.stringify(answers[0])).not.toContain('"isError":true');
-      expect(JSON.stringify(answers[1])).toContain('"isError":true');
-      const [decision] = await decisionsOf(world(), grantId);
-      expect(JSON.stringify(answers[1])).toContain(`already ran under this request id on decision ${decision!.ledger_id}`);
+      expect(JSON.stringify(answers[1])).toMatch(/refused: `read_text_file` already ran on decision led_\w+ /);
+      const logged = gateway
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes('"msg":"decision"'))
+        .map((line) => JSON.parse(line).ledger_id);
+      expect(logged.length).toBe(2);
+      expect(logged[1]).toBe(logged[0]);
       expect((await decisionsOf(world(), grantId)).length).toBe(1);
     } finally {
       await gateway.close();
@@ -352,6 +356,13 @@ describe.skipIf(!SERVER_BUILT)("MCP gateway with real upstreams over stdio", () 
       expect(textOf(revokedKey)).toMatch(
         /^refused: `create_entities` was not run because the authority server could not decide \(the authority server refused the request \(401 `unauthenticated`/,
       );
+      // The log line of the refusal carries the server's problem code.
+      const refusals = gateway
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes('"msg":"decision"') && line.includes('"ledger_id":null'))
+        .map((line) => JSON.parse(line) as { reason_code: string | null });
+      expect(refusals.at(-1)?.reason_code).toBe("unauthenticated");
       expect(memoryGraph(world())).not.toContain("after-");
     } finally {
       await gateway.close();

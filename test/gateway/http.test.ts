@@ -8,8 +8,48 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { GATEWAY_LIMITS } from "@agent-authority/gateway";
 import { describe, expect, it } from "vitest";
 import { SERVER_BUILT } from "../server/server-processes.js";
-import { CLI, connectGateway, decisionsOf, filesUpstream, issueGrant, KEY_ENV, textOf, useWorld, writeConfig } from "./harness.js";
-import { HTTP_BLOCK, listening, TOKEN, TOKEN_ENV, withToken } from "./listening.js";
+import {
+  CLI,
+  connectGateway,
+  decisionsOf,
+  filesUpstream,
+  issueGrant,
+  KEY_ENV,
+  textOf,
+  useWorld,
+  writeConfig,
+  type World,
+  readyField,
+} from "./harness.js";
+
+/** The listener's bearer token in these tests, and the configuration block that names its variable. */
+const TOKEN_ENV = "GATEWAY_TEST_LISTEN_TOKEN";
+const TOKEN = "listen-token-0123456789abcdefghijklmnopqrstuvwxyz";
+const HTTP_BLOCK = `http:\n  token_env: ${TOKEN_ENV}\n`;
+const withToken = { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } };
+
+/** Runs `authority gateway --listen 127.0.0.1:0` and answers its MCP URL once it is ready. */
+async function listening(world: World, config: string): Promise<{ url: string; stderr(): string; stop(): Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, "gateway", "--config", config, "--listen", "127.0.0.1:0"], {
+    env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world.agent.key, [TOKEN_ENV]: TOKEN },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const stop = () => {
+    child.kill("SIGTERM");
+    return exited;
+  };
+  try {
+    return { url: await readyField(() => stderr, "url"), stderr: () => stderr, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
 
 describe.skipIf(!SERVER_BUILT)("MCP gateway over streamable HTTP", () => {
   const world = useWorld("gateway-http");

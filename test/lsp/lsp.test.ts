@@ -144,7 +144,7 @@ describe("authority lsp", () => {
       await editor.request<{ label: string }[]>("textDocument/completion", { textDocument: { uri }, position: { line: 0, character: 0 } })
     ).map((i) => i.label);
     expect(names).toEqual(
-      expect.arrayContaining(["pathWithin", "pathNormalize", "urlWithin", "urlScheme", "urlHost", "urlPort", "urlPath"]),
+      expect.arrayContaining(["pathWithin", "pathNormalize", "urlWithin", "urlScheme", "urlHost", "urlPort", "urlPath", "fileUriPath"]),
     );
   });
 

@@ -28,6 +28,7 @@ const PUBLIC = Object.freeze({
   "@agent-authority/lattice": "packages/lattice",
   "@agent-authority/engine": "packages/engine",
   "@agent-authority/families": "packages/families",
+  "@agent-authority/analysis": "packages/analysis",
   "@agent-authority/sdk": "packages/sdk",
   "@agent-authority/gateway": "packages/gateway",
   "@agent-authority/ai-sdk": "packages/ai-sdk",
@@ -46,6 +47,7 @@ const INSTALLED: readonly PackageName[] = [
   "@agent-authority/lattice",
   "@agent-authority/engine",
   "@agent-authority/families",
+  "@agent-authority/analysis",
   "@agent-authority/sdk",
   "@agent-authority/lsp",
   "@agent-authority/cli",
@@ -84,6 +86,25 @@ function validateCycloneDx(bom: unknown): string[] {
     JSON.parse(readFileSync(join(CYCLONEDX_SCHEMAS, "bom-1.6.SNAPSHOT.schema.json"), "utf8")) as Record<string, unknown>,
   );
   return validate(bom) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ""}`);
+}
+
+/** What `npm ls --json` answers: each package with its version and what it depends on. */
+interface NpmTree {
+  readonly version?: string;
+  readonly dependencies?: Readonly<Record<string, NpmTree>>;
+}
+
+/** Every package of an `npm ls --all --json` tree as `name@version`, once each, sorted. */
+function installedPackages(tree: NpmTree): string[] {
+  const found = new Set<string>();
+  const walk = (node: NpmTree): void => {
+    for (const [name, child] of Object.entries(node.dependencies ?? {})) {
+      if (child.version !== undefined) found.add(`${name}@${child.version}`);
+      walk(child);
+    }
+  };
+  walk(tree);
+  return [...found].sort();
 }
 
 /** The tarball's file name for a package at the release's version. */
@@ -172,7 +193,7 @@ function writeProject(dir: string, names: readonly PackageName[], extra: Record<
 
 beforeAll(async () => {
   // The release command itself (`tsc -b`, then .ci/release.mjs), into a folder outside the repository.
-  const made = run(npm, ["run", "release", "--", release], root);
+  const made = run(npm, ["run", "release", "--", "--out", release], root);
   expect(made.code, made.stderr).toBe(0);
   writeProject(project, INSTALLED);
   // --offline: nothing is downloaded; a registry package missing from the cache fails the install.
@@ -199,15 +220,45 @@ afterAll(async () => {
 });
 
 describe("the release folder", () => {
-  it("is made outside the repository and holds one tarball for every public package, SHA256SUMS and the SBOM", () => {
+  it("is made outside the repository and holds one tarball for every public package, SHA256SUMS, the SBOM and its lock", () => {
     expect(relative(root, release).startsWith("..")).toBe(true);
     const names = (Object.keys(PUBLIC) as PackageName[]).map(tarballOf);
-    expect(readdirSync(release).sort()).toEqual([...names, "SHA256SUMS", "sbom.cdx.json"].sort());
+    expect(readdirSync(release).sort()).toEqual([...names, "SHA256SUMS", "package-lock.json", "package.json", "sbom.cdx.json"].sort());
   });
+
+  it("refuses an unknown option or a second folder with its usage, and makes no folder", () => {
+    for (const args of [["--bogus"], ["--out"], ["--out", join(scratch, "a"), join(scratch, "b")]]) {
+      const refused = run(npm, ["run", "release", "--", ...args], root);
+      expect(refused.code, args.join(" ")).not.toBe(0);
+      expect(refused.stderr, args.join(" ")).toMatch(/release: (unknown option "--bogus"|--out needs a folder|one output folder only)/);
+      expect(refused.stderr).toContain("usage: npm run release [-- --out FOLDER]");
+    }
+    for (const name of ["--bogus", "--out", "a", "b"]) {
+      expect(existsSync(join(root, name)), name).toBe(false);
+      expect(existsSync(join(scratch, name)), name).toBe(false);
+    }
+  }, 120_000);
+
+  it("installs with `npm ci` from its own lock, outside the repository, exactly the SBOM's components by name and version", () => {
+    // A copy of the release folder alone: no lock of this repository is in reach, only the release's own.
+    const installed = join(scratch, "installed");
+    mkdirSync(installed);
+    for (const name of readdirSync(release)) copyFileSync(join(release, name), join(installed, name));
+    const install = run(npm, ["ci", "--omit=dev", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund"], installed, 600_000);
+    expect(install.code, install.stderr).toBe(0);
+    const listed = run(npm, ["ls", "--all", "--omit=dev", "--json"], installed);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tree = JSON.parse(listed.stdout) as NpmTree;
+    const bom = JSON.parse(readFileSync(join(release, "sbom.cdx.json"), "utf8")) as CycloneDx;
+    const expected = [...new Set(bom.components.map((c) => `${c.name}@${c.version}`))].sort();
+    expect(installedPackages(tree)).toEqual(expected);
+    // A comparison that cannot fail would prove nothing: one package at another version is seen.
+    expect(installedPackages(tree)).not.toEqual(expected.map((p) => (p.startsWith("express@") ? "express@0.0.1" : p)));
+  }, 660_000);
 
   it("has checksums that `sha256sum -c` accepts, and refuses a tarball changed after the release", () => {
     const sums = readFileSync(join(release, "SHA256SUMS"), "utf8");
-    expect(sums.trim().split("\n")).toHaveLength(Object.keys(PUBLIC).length + 1);
+    expect(sums.trim().split("\n")).toHaveLength(Object.keys(PUBLIC).length + 3);
     const checked = run("sha256sum", ["-c", "SHA256SUMS"], release);
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     const copy = join(scratch, "tampered");
@@ -473,6 +524,7 @@ describe("a project outside the repository that installed the framework adapters
         AUTHORITY_AGENT_KEY: platform.agentKey,
         AUTHORITY_GRANT_ID: grant.id,
         AGENT_ATTESTATION: JSON.stringify(ATTESTATION),
+        AUTHORITY_SIGNING_KEYS: await (await fetch(`${platform.baseUrl}/signing-keys`)).text(),
       };
       for (const file of EXAMPLES) {
         const path = join(frameworks, file.replace(/\.ts$/, ".mjs"));

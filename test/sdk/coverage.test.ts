@@ -93,7 +93,7 @@ beforeAll(async () => {
   server = await startRecordingServer((_request, response) =>
     sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "" }),
   );
-  client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1 });
+  client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1, allowUnsignedAnswers: true });
 });
 
 afterAll(() => server.close());

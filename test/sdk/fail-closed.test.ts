@@ -18,7 +18,9 @@ async function serve(...args: Parameters<typeof startRecordingServer>): Promise<
 }
 
 function client(baseUrl: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient {
-  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 3, retryDelayMs: 10, ...options });
+  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
+  // against the real server and its forging proxy (forging-proxy.test.ts).
+  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 3, retryDelayMs: 10, allowUnsignedAnswers: true, ...options });
 }
 
 /** The server's answer when its database stayed too busy for the request: nothing was written. */

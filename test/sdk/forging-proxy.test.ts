@@ -133,7 +133,7 @@ afterAll(async () => {
 });
 
 /** A client through the proxy; a second attempt rides out a connection the loaded machine dropped (a retry resends the same request), and a long timeout a slow answer. */
-function client(signingKeys?: SigningKeySet | "fetch-once"): AuthorityClient {
+function client(signingKeys?: SigningKeySet | "fetch-once", unsafe = false): AuthorityClient {
   return new AuthorityClient({
     baseUrl: proxy.baseUrl,
     apiKey: agentKey,
@@ -142,6 +142,7 @@ function client(signingKeys?: SigningKeySet | "fetch-once"): AuthorityClient {
     timeoutMs: 30_000,
     attestation: ATTESTATION,
     ...(signingKeys === undefined ? {} : { signingKeys }),
+    ...(unsafe ? { allowUnsignedAnswers: true } : {}),
   });
 }
 
@@ -153,10 +154,16 @@ const pay = (amount: number, tool = "payments.send") => ({
   args: { to: "ACME" },
 });
 
-function expectRefused(result: AuthorizeResult, reason: string, field?: string): void {
+/**
+ * Refused as unverified, for `reason` when one is named. A client with no keys configured fetches
+ * them through the same proxy, which may forge that answer too: it is then refused for want of
+ * keys (`unknown_key`), which is a refusal all the same.
+ */
+function expectRefused(result: AuthorizeResult, reason?: string, field?: string): void {
   expect(result.outcome).toBe("deny");
   expect(result.ledger_id).toBeNull();
   expect(result.unavailable?.cause).toBe("unverified_answer");
+  if (reason === undefined) return;
   expect(result.unavailable?.verification?.reason).toBe(reason);
   if (field !== undefined) expect(result.unavailable?.verification?.field).toBe(field);
   expect(result.reason).toContain(reason);
@@ -186,18 +193,20 @@ describe("the SDK behind a forging proxy", () => {
     expect(refused).toMatchObject({ outcome: "deny", unavailable: null });
   });
 
-  it("refuses a forged allow with no signature (`led_forged`), where a client without keys would obey it", async () => {
+  it("refuses a forged allow with no signature (`led_forged`), with keys pinned or none configured; only a client that opted out obeys it", async () => {
     proxy.forgery.current = {
       replaceAnswer: () =>
         JSON.stringify({ outcome: "allow", ledger_id: "led_forged", gates: [], reason: "ok", decided_at: new Date().toISOString() }),
     };
     expectRefused(await client(jwks).authorize(pay(100)), "unsigned");
-    expect((await client().authorize(pay(100))).outcome).toBe("allow");
+    expectRefused(await client().authorize(pay(100)));
+    expect((await client(undefined, true).authorize(pay(100))).outcome).toBe("allow");
   });
 
   it("refuses a deny turned into allow (mismatch with the signed outcome) and a statement rewritten to allow (bad signature)", async () => {
     proxy.forgery.current = { answer: (json) => ({ ...json, outcome: "allow" }) };
     expectRefused(await client(jwks).authorize(pay(50_000)), "mismatch", "outcome");
+    expectRefused(await client().authorize(pay(50_000)));
     proxy.forgery.current = {
       answer: (json) => ({
         ...json,
@@ -206,6 +215,7 @@ describe("the SDK behind a forging proxy", () => {
       }),
     };
     expectRefused(await client(jwks).authorize(pay(50_000)), "bad_signature");
+    expectRefused(await client().authorize(pay(50_000)));
   });
 
   it("refuses an answer signed by a key of the forger's own, under its own kid or under the server's", async () => {
@@ -225,8 +235,10 @@ describe("the SDK behind a forging proxy", () => {
     };
     proxy.forgery.current = { answer: forge("forger-key") };
     expectRefused(await client(jwks).authorize(pay(50_000)), "unknown_key");
+    expectRefused(await client().authorize(pay(50_000)));
     proxy.forgery.current = { answer: forge(jwks.keys[0]!.kid) };
     expectRefused(await client(jwks).authorize(pay(50_000)), "bad_signature");
+    expectRefused(await client().authorize(pay(50_000)));
   });
 
   it("refuses an old allow replayed as the answer to a new request (nonce mismatch)", async () => {
@@ -241,6 +253,7 @@ describe("the SDK behind a forging proxy", () => {
     expect((await client(jwks).authorize(pay(100))).outcome).toBe("allow");
     proxy.forgery.current = { replaceAnswer: () => recorded! };
     expectRefused(await client(jwks).authorize(pay(100)), "replayed", "nonce");
+    expectRefused(await client().authorize(pay(100)));
   });
 
   it("refuses an allow the server gave to a rewritten request: another amount, tool, grant or args", async () => {
@@ -252,6 +265,7 @@ describe("the SDK behind a forging proxy", () => {
     for (const [field, request] of rewrites) {
       proxy.forgery.current = { request };
       expectRefused(await client(jwks).authorize(pay(9_000)), "mismatch", field);
+      expectRefused(await client().authorize(pay(9_000)), "mismatch", field);
     }
     // A grant the proxy swaps in: the server's answer is about that grant, not the one asked.
     const other = await post("/grants", ADMIN, {
@@ -268,6 +282,7 @@ describe("the SDK behind a forging proxy", () => {
     });
     proxy.forgery.current = { request: (json) => ({ ...json, grant_id: other.id }) };
     expectRefused(await client(jwks).authorize(pay(50_000)), "mismatch", "grant_id");
+    expectRefused(await client().authorize(pay(50_000)));
   });
 
   it("never takes an answer with any one member of its statement or signature changed for the server's", async () => {
@@ -361,13 +376,14 @@ describe("settlements behind the forging proxy", () => {
     return decision.ledger_id!;
   }
 
-  async function expectSettleRefused(settling: Promise<unknown>, reason: string, field?: string): Promise<void> {
+  async function expectSettleRefused(settling: Promise<unknown>, reason?: string, field?: string): Promise<void> {
     const error = await settling.then(
       () => undefined,
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(AuthorityUnavailableError);
     expect((error as AuthorityUnavailableError).kind).toBe("unverified_answer");
+    if (reason === undefined) return;
     expect((error as AuthorityUnavailableError).verification?.reason).toBe(reason);
     if (field !== undefined) expect((error as AuthorityUnavailableError).verification?.field).toBe(field);
   }
@@ -386,7 +402,7 @@ describe("settlements behind the forging proxy", () => {
     expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 
-  it("refuses an unsigned settlement the proxy made up, which a client without keys would take", async () => {
+  it("refuses an unsigned settlement the proxy made up, with keys pinned or none configured; only a client that opted out takes it", async () => {
     const ledgerId = await allowed();
     const forged = () =>
       JSON.stringify({
@@ -401,7 +417,8 @@ describe("settlements behind the forging proxy", () => {
       });
     proxy.forgery.current = { replaceAnswer: forged };
     await expectSettleRefused(client(jwks).decisions.settle(ledgerId, { amount_minor: 0 }), "unsigned");
-    expect((await client().decisions.settle(ledgerId, { amount_minor: 0 })).ledger_id).toBe("led_forged");
+    await expectSettleRefused(client().decisions.settle(ledgerId, { amount_minor: 0 }));
+    expect((await client(undefined, true).decisions.settle(ledgerId, { amount_minor: 0 })).ledger_id).toBe("led_forged");
   });
 
   it("refuses another settlement replayed as this one's answer (nonce), and a settlement of another amount (mismatch)", async () => {

@@ -39,7 +39,9 @@ async function platform(outcome: string, settleStatus = 200): Promise<RecordingS
 }
 
 function client(baseUrl: string): AuthorityClient {
-  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 2, retryDelayMs: 10 });
+  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
+  // against the real server and its forging proxy (forging-proxy.test.ts).
+  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 2, retryDelayMs: 10, allowUnsignedAnswers: true });
 }
 
 describe("guard", () => {

@@ -20,7 +20,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 function client(): AuthorityClient {
-  return new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "aa_prop", timeoutMs: 2_000, attempts: 1 });
+  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
+  // against the real server and its forging proxy (forging-proxy.test.ts).
+  return new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "aa_prop", timeoutMs: 2_000, attempts: 1, allowUnsignedAnswers: true });
 }
 
 const allow = JSON.stringify({

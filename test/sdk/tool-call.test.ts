@@ -38,7 +38,9 @@ async function gatingPlatform(reason = "needs the CFO"): Promise<RecordingServer
 }
 
 function client(baseUrl = "http://127.0.0.1:9/v1"): AuthorityClient {
-  return new AuthorityClient({ baseUrl, apiKey: "aa_tool_call", timeoutMs: 2_000, attempts: 1 });
+  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
+  // against the real server and its forging proxy (forging-proxy.test.ts).
+  return new AuthorityClient({ baseUrl, apiKey: "aa_tool_call", timeoutMs: 2_000, attempts: 1, allowUnsignedAnswers: true });
 }
 
 const base: ToolGovernanceOptions = { grant, namespace: "shop" };

@@ -189,6 +189,25 @@ export function decisionReadsSuite(target: StoreTarget): void {
       );
     });
 
+    it("answers another agent 404 for a decision not its own, whatever the body, as for one that does not exist", async () => {
+      const grant = await issueGrant(s, agent.id, { policy: GATED_POLICY });
+      const ledgerId = await gatedOn(grant.id);
+      const other = await certifiedAgent(s, "abandon-other-bot");
+      const unknown = "led_00000000000000000000000000";
+      for (const body of [undefined, {}, { reason: "later", waited_ms: 5 }, { reason: "timeout", waited_ms: 5 }]) {
+        for (const path of [`/decisions/${ledgerId}/abandoned`, `/decisions/${ledgerId}/settle`]) {
+          const refused = await s.call("POST", path, other.key, body);
+          problem(refused, 404, "decision_not_found");
+          // The same answer as for a decision that does not exist: nothing tells the two apart.
+          const missing = await s.call("POST", path.replace(ledgerId, unknown), other.key, body);
+          expect(String(refused.body["detail"]).replace(ledgerId, unknown), path).toBe(String(missing.body["detail"]));
+        }
+      }
+      // The owner still hears what is wrong with its body.
+      problem(await s.call("POST", `/decisions/${ledgerId}/abandoned`, agent.key, {}), 400, "invalid_body");
+      expect((await allPending(100)).find((d) => d.ledger_id === ledgerId)!.abandoned).toBeNull();
+    });
+
     it("is read by approvers and admins only", async () => {
       expect((await s.call("GET", "/decisions/pending", ADMIN_KEY)).status).toBe(200);
       problem(await s.call("GET", "/decisions/pending", auditorKey), 403, "forbidden");

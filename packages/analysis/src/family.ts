@@ -2,6 +2,7 @@
 import { checkParameter, type GrantFamilyBody, type ParameterSpec, placeholdersIn, substituteText } from "@agent-authority/families";
 import { compilePolicy } from "@agent-authority/language";
 import { type ArgDomain, checkedPolicy, diffChecked, type DiffResult, type Relation } from "./diff.js";
+import { DEFAULT_ACTION } from "./inputs.js";
 import type { Analyzer } from "./solver.js";
 import type { WitnessInput } from "./witness.js";
 
@@ -51,20 +52,7 @@ const PARAMETER_PREFIX = "__family_parameter_";
 
 /** The default action (ints 0, strings empty, Monday, no approver, no arguments), fresh each time. */
 function defaultInput(): WitnessInput {
-  return {
-    amount_minor: 0,
-    currency: "",
-    tool: "",
-    approver: null,
-    agent: "",
-    principal: "",
-    audience: "",
-    uses: 0,
-    spent_minor: 0,
-    hour_utc: 0,
-    weekday_utc: "mon",
-    args: {},
-  };
+  return { ...DEFAULT_ACTION, args: {} };
 }
 
 interface Partial {

@@ -39,6 +39,7 @@ const PATH_URL = Object.freeze({
   urlHost: { result: "string" },
   urlPath: { result: "string" },
   urlPort: { result: "int" },
+  fileUriPath: { result: "string" },
 } as const);
 
 /** The symbolic value of a call of `callee` on evaluated arguments. */

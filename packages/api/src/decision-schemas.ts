@@ -11,7 +11,16 @@ export const ledgerId = { type: "string", pattern: `^led_${idBody}$`, descriptio
 const approvalId = { type: "string", pattern: `^apv_${idBody}$`, description: "An approval of a gated decision, `apv_…`." } as const;
 const minorAmount = { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 const currency = { type: "string", pattern: "^[A-Z]{3}$", description: "ISO 4217 currency code, e.g. `EUR`." } as const;
-const toolName = { type: "string", minLength: 1, maxLength: API_LIMITS.toolNameCharsMax, pattern: "^[A-Za-z0-9_.:*-]+$" } as const;
+/**
+ * The tool of an authorize: any bounded text, so that a name no grant can name (`../a`, a Cyrillic
+ * letter) is still decided and sealed, refused by the scope gate (`scope.out_of_scope`).
+ */
+const requestedTool = {
+  type: "string",
+  minLength: 1,
+  maxLength: API_LIMITS.toolNameCharsMax,
+  description: "The action's tool. A name outside `A-Z a-z 0-9 _ . : * -` is decided `deny` by the scope gate (`scope.out_of_scope`).",
+} as const;
 /** The four outcomes of a decision (shared with the decision reads). */
 export const outcome = { type: "string", enum: ["allow", "deny", "exhausted", "gated"] } as const;
 const attestationField = { type: "string", minLength: 1, maxLength: 200 } as const;
@@ -25,7 +34,7 @@ export const authorizeBodySchema = {
   required: ["grant_id", "tool"],
   properties: {
     grant_id: grantId,
-    tool: toolName,
+    tool: requestedTool,
     amount_minor: minorAmount,
     currency,
     audience: { type: "string", maxLength: API_LIMITS.identityCharsMax },

@@ -3,6 +3,7 @@
 import { ENDPOINTS, type Endpoint } from "./endpoints.js";
 import { CONTENTION_RETRY_AFTER_SECONDS, PROBLEM_CODES, UNAVAILABLE_RETRY_AFTER_SECONDS, type ProblemCode } from "./problems.js";
 import { allSchemas } from "./schemas.js";
+import { authzenPaths } from "./authzen-openapi.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -172,6 +173,8 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
   for (const schema of allSchemas) schemas[schema.$id] = toComponent(schema);
   const paths: { [path: string]: { [method: string]: Json } } = {};
   for (const e of ENDPOINTS) (paths[e.path] ??= {})[e.method] = operation(e);
+  // The AuthZEN paths are read-only JSON (module-level literals, `as const`); the document copies them in.
+  const authzen = authzenPaths(serverUrl) as unknown as Record<string, Json>;
   return {
     openapi: "3.1.0",
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
@@ -212,6 +215,6 @@ export function buildOpenApiDocument(serverUrl = "http://127.0.0.1:8080/v1", ver
         apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
       },
     },
-    paths,
+    paths: { ...paths, ...authzen },
   };
 }

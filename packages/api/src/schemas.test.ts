@@ -55,7 +55,11 @@ describe("@agent-authority/api", () => {
     expect(doc.openapi).toBe("3.1.0");
     const refs = JSON.stringify(doc).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
     for (const ref of refs) expect(doc.components.schemas[ref.split("/").at(-1)!], ref).toBeDefined();
-    expect(Object.keys(doc.paths)).toHaveLength(new Set(ENDPOINTS.map((e) => e.path)).size);
+    // The v1 table's paths, and the three AuthZEN paths served beside v1 at the origin.
+    expect(Object.keys(doc.paths)).toHaveLength(new Set(ENDPOINTS.map((e) => e.path)).size + 3);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/access/v1/evaluation", "/access/v1/evaluations", "/.well-known/authzen-configuration"]),
+    );
   });
 
   it("gives every problem code a status in the 4xx or 5xx range", () => {

@@ -6,6 +6,8 @@ import { spentMinor } from "./usage.js";
 import type { ChainLink, DecisionRequest } from "./types.js";
 
 const WEEKDAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"] as const;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** The environment without `approver`, as the partial evaluation sees it. */
 export type PartialEnvironment = Omit<PolicyEnvironment, "approver">;
@@ -20,7 +22,9 @@ export type PartialEnvironment = Omit<PolicyEnvironment, "approver">;
  * parent refuses.
  */
 export function policyEnvironment(request: DecisionRequest, link: ChainLink, now: number): PartialEnvironment {
-  const date = new Date(now);
+  // The hour and weekday in UTC by arithmetic on epoch milliseconds (UTC has no leap seconds in
+  // them), rather than a Date built per decision: what `getUTCHours` and `getUTCDay` answer.
+  const days = Math.floor(now / DAY_MS);
   return {
     amount_minor: requestAmount(request),
     currency: request.currency ?? "",
@@ -30,8 +34,9 @@ export function policyEnvironment(request: DecisionRequest, link: ChainLink, now
     audience: request.audience ?? link.terms.audience ?? "",
     uses: link.usage.uses,
     spent_minor: spentMinor(link, now),
-    hour_utc: date.getUTCHours(),
-    weekday_utc: WEEKDAYS[date.getUTCDay()]!,
+    hour_utc: Math.floor((now - days * DAY_MS) / HOUR_MS),
+    // 1 January 1970 was a Thursday: day 0 is `thu`, the fourth after `sun`.
+    weekday_utc: WEEKDAYS[(((days + 4) % 7) + 7) % 7]!,
     args: request.args ?? {},
   };
 }

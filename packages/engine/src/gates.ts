@@ -122,8 +122,17 @@ export function certificationGate(request: DecisionRequest, state: DecisionState
   return pass("certification.valid", `certificate \`${cert.certificate_id}\` is valid here and the attestation matches it`);
 }
 
-/** Gate 6: every link's scope covers the tool. */
+/** The names a scope entry can name; a tool outside them is covered by no grant, whatever its prefix. */
+const NAMEABLE_TOOL = /^[A-Za-z0-9_.:*-]+$/;
+
+/** Gate 6: every link's scope covers the tool, and the tool is a name a scope can hold. */
 export function scopeGate(request: DecisionRequest, chain: readonly ChainLink[]): Verdict {
+  if (!NAMEABLE_TOOL.test(request.tool))
+    return fail(
+      "deny",
+      "scope.out_of_scope",
+      `tool ${JSON.stringify(request.tool)} is not a name a scope can hold (\`A-Z a-z 0-9 _ . : * -\` only), so no grant covers it`,
+    );
   for (let i = 0; i < chain.length; i += 1) {
     if (!toolCovered(request.tool, chain[i]!.terms.scope.tool)) {
       const scope = chain[i]!.terms.scope.tool.map((t) => `\`${t}\``).join(", ") || "no tool";

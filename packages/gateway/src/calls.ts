@@ -17,13 +17,6 @@ export type { GatewayContext } from "./context.js";
 export interface Session {
   readonly id: string;
   readonly calls: Map<string, RememberedCall>;
-  /** The key of each call a decision let through, with that decision's ledger id (bounded: `ranCallsMax`). */
-  readonly ran: Map<string, string>;
-}
-
-/** A new session's memory of its calls. */
-export function newSession(id: string): Session {
-  return { id, calls: new Map(), ran: new Map() };
 }
 
 /** A call the session remembers: what was asked (tool and arguments, as JSON) and its answer. */
@@ -50,9 +43,8 @@ export function callKey(sessionId: string, requestId: string | number): string {
 
 /**
  * Answers a tools/call; the same JSON-RPC id in the same session, asking the same, gets the first
- * call's answer while it is remembered. The same id asking another tool or other arguments is
- * refused, never answered with the earlier call's result, as the server refuses an Idempotency-Key
- * reused with another body. Once the answer is forgotten, the id is refused as already run.
+ * call's answer. The same id asking another tool or other arguments is refused, never answered
+ * with the earlier call's result, as the server refuses an Idempotency-Key reused with another body.
  */
 export function handleCall(ctx: GatewayContext, session: Session, request: CallRequest): Promise<CallToolResult> {
   const key = callKey(session.id, request.requestId);
@@ -64,8 +56,6 @@ export function handleCall(ctx: GatewayContext, session: Session, request: CallR
       errorResult(`refused: the request id of this call was already used for another call in this session; nothing was forwarded`),
     );
   }
-  const ran = session.ran.get(key);
-  if (ran !== undefined) return Promise.resolve(errorResult(alreadyRan(request.name, ran)));
   const answer = decideAndRun(ctx, session, key, request).catch((error: unknown) => {
     ctx.log.error("call failed inside the gateway", { session: session.id, tool: request.name, error: messageOf(error) });
     return errorResult(
@@ -75,7 +65,7 @@ export function handleCall(ctx: GatewayContext, session: Session, request: CallR
   const remembered: RememberedCall = { asked, answer };
   session.calls.set(key, remembered);
   if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
-  // A large result is not kept once answered: a retry after that is refused as already run (`ran`).
+  // A large result is not kept once answered: a retry after that is refused as already run (alreadyRan).
   void answer.then((result) => {
     if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === remembered)
       session.calls.delete(key);
@@ -92,6 +82,8 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
     return errorResult(
       `refused: the upstream \`${route.upstream.name}\` of \`${request.name}\` is down (restarting); nothing was decided or forwarded`,
     );
+  if (route.unnameable !== undefined && route.action.length > GATEWAY_LIMITS.actionNameCharsMax)
+    return errorResult(`refused: \`${request.name}\` cannot be decided: ${route.unnameable}; nothing was forwarded`);
   const action = actionOf(route.action, route.mapping, request.args);
   if (!action.ok)
     return errorResult(`refused: \`${request.name}\` cannot be described to the authority server: ${action.reason}; nothing was forwarded`);
@@ -104,10 +96,12 @@ async function decideAndRun(ctx: GatewayContext, session: Session, key: string, 
     request.progress,
   );
   if (!decided.ok) return errorResult(decided.refusal);
-  // INVARIANT (one-run-per-decision): a key is marked as run before its tool is forwarded; every
-  // later call under it is refused here, or by the server's replay of its decision (`decide`).
-  session.ran.set(key, decided.ledgerId);
-  if (session.ran.size > GATEWAY_LIMITS.ranCallsMax) session.ran.delete(session.ran.keys().next().value!);
+  // Decided only so that the refusal is sealed: in observe mode the server answers `allow`.
+  if (route.unnameable !== undefined)
+    return errorResult(
+      `refused: \`${request.name}\` cannot be decided: ${route.unnameable}; it was not run (decision ${decided.ledgerId})`,
+    );
+  if (decided.replayed) return alreadyRan(ctx, session, request.name, decided.ledgerId);
   return forwardAndSettle(ctx, session, key, route, request, decided.ledgerId, action.heldMinor);
 }
 
@@ -118,7 +112,13 @@ export interface Asked {
   readonly body: Omit<AuthorizeBody, "grant_id" | "attestation" | "approval_id">;
 }
 
-export type Decided = { readonly ok: true; readonly ledgerId: string } | { readonly ok: false; readonly refusal: string };
+/**
+ * `replayed`: the server answered the stored `allow` of an earlier request under the same key, so
+ * the decision may already have been acted on (docs/decisions/1309-a-decision-runs-once.md).
+ */
+export type Decided =
+  | { readonly ok: true; readonly ledgerId: string; readonly replayed: boolean }
+  | { readonly ok: false; readonly refusal: string };
 
 /**
  * Decides one request at the authority server: authorize, wait for a human when the policy gates
@@ -145,23 +145,14 @@ export async function decide(
     action: asked.action,
     outcome: decision.outcome,
     ledger_id: decision.ledger_id,
-    ...(decision.ledger_id === null ? { reason: decision.reason } : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
+    ...(decision.ledger_id === null
+      ? { reason: decision.reason, reason_code: decision.reason_code ?? null }
+      : { decided_by: decision.decided_by, mode: decision.enforcement_mode }),
     // In observe every decision is `allow`: what enforce would have said is the point of observing.
     ...(decision.ledger_id !== null && decision.would_outcome !== undefined ? { would_outcome: decision.would_outcome } : {}),
   });
   if (decision.outcome !== "allow" || decision.ledger_id === null) return { ok: false, refusal: refusalText(asked.label, decision) };
-  // The server answered a decision it had already made for this key: this session asked it before
-  // and what it allowed was done then (see one-run-per-decision). It is not done a second time.
-  if (decision.replayed === true) {
-    ctx.log.warn("replayed decision refused", { session: session.id, tool: asked.label, ledger_id: decision.ledger_id });
-    return { ok: false, refusal: alreadyRan(asked.label, decision.ledger_id) };
-  }
-  return { ok: true, ledgerId: decision.ledger_id };
-}
-
-/** The refusal of a call whose decision already let it through once. */
-function alreadyRan(label: string, ledgerId: string): string {
-  return `refused: \`${label}\` already ran under this request id on decision ${ledgerId}; a decision runs its call once, so nothing was forwarded again`;
+  return { ok: true, ledgerId: decision.ledger_id, replayed: decision.replayed === true };
 }
 
 function attestationOf(ctx: GatewayContext, catalog: Catalog): Pick<AuthorizeBody, "attestation"> {
@@ -183,9 +174,21 @@ async function authorize(ctx: GatewayContext, body: AuthorizeBody, key: string):
       ledger_id: null,
       gates: [],
       reason: `the authority server refused the request (${cause})`,
+      ...(error instanceof AuthorityProblemError ? { reason_code: error.problem.code } : {}),
       unavailable: { cause: "unreadable_response", attempts: 1, message: cause },
     };
   }
+}
+
+/**
+ * The answer to a retry whose decision was already answered and whose result the gateway no longer
+ * holds: the tool is not run a second time on one decision.
+ */
+function alreadyRan(ctx: GatewayContext, session: Session, tool: string, ledgerId: string): CallToolResult {
+  ctx.log.warn("call already ran", { session: session.id, tool, ledger_id: ledgerId });
+  return errorResult(
+    `refused: \`${tool}\` already ran on decision ${ledgerId} (this request id was answered before and its result is no longer held); it was not run again`,
+  );
 }
 
 async function forwardAndSettle(

@@ -5,6 +5,7 @@ import { manifestHash, toolDefinition, type ManifestTool } from "@agent-authorit
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { actionTool, DEFAULT_MAPPING } from "./action.js";
 import type { ToolMapping } from "./config.js";
+import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 import type { Upstream } from "./upstreams.js";
 
@@ -16,6 +17,11 @@ export interface Route {
   readonly mapping: ToolMapping;
   /** The action's `tool`, which the grant's scope and policy see. */
   readonly action: string;
+  /**
+   * Why no grant can name the action (characters a scope cannot hold, or too long), or undefined.
+   * Such a tool is never listed; a call to it is sealed when the server can record it, and refused.
+   */
+  readonly unnameable: string | undefined;
 }
 
 export interface Catalog {
@@ -31,7 +37,12 @@ export interface Catalog {
  * Builds the catalog from the upstreams' current tool lists. Two upstreams offering one name: the
  * upstream listed first in the configuration keeps it and the other's tool is not offered.
  */
-export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyMap<string, ToolMapping>, log: Log): Catalog {
+export function buildCatalog(
+  upstreams: readonly Upstream[],
+  mappings: ReadonlyMap<string, ToolMapping>,
+  log: Log,
+  reported: Set<string> = new Set(),
+): Catalog {
   const routes = new Map<string, Route>();
   const actions: ManifestTool[] = [];
   for (const upstream of upstreams) {
@@ -48,10 +59,27 @@ export function buildCatalog(upstreams: readonly Upstream[], mappings: ReadonlyM
         });
         continue;
       }
-      routes.set(tool.name, { exposed: tool.name, upstream, tool, mapping, action });
+      const unnameable = unnameableReason(action);
+      if (unnameable !== undefined && !reported.has(`${upstream.name}\u0000${tool.name}`)) {
+        // Logged once per upstream and name for the gateway's life, however often the list changes.
+        reported.add(`${upstream.name}\u0000${tool.name}`);
+        log.warn("tool not listed: the authority server cannot name it", { upstream: upstream.name, tool: tool.name, reason: unnameable });
+      }
+      routes.set(tool.name, { exposed: tool.name, upstream, tool, mapping, action, unnameable });
     }
   }
   return { routes, manifestHash: hashOf(actions, log) };
+}
+
+/** The names a grant's scope can hold, as the authority server checks them (linear, no backtracking). */
+const NAMEABLE = /^[A-Za-z0-9_.:*-]+$/;
+
+/** Why the authority server could never name `action` in a scope, or undefined when it can. */
+export function unnameableReason(action: string): string | undefined {
+  if (action.length > GATEWAY_LIMITS.actionNameCharsMax)
+    return `the action \`${action.slice(0, 40)}…\` is over ${GATEWAY_LIMITS.actionNameCharsMax} characters`;
+  if (!NAMEABLE.test(action)) return `the action ${JSON.stringify(action)} has characters outside \`A-Z a-z 0-9 _ . : * -\``;
+  return undefined;
 }
 
 /**
@@ -75,5 +103,7 @@ function hashOf(actions: readonly ManifestTool[], log: Log): string {
  * of the upstreams that are up: a down upstream's tools leave the list until it is back.
  */
 export function routesInScope(catalog: Catalog, scope: readonly string[]): Route[] {
-  return [...catalog.routes.values()].filter((route) => route.upstream.alive && scope.some((entry) => entryCovers(entry, route.action)));
+  return [...catalog.routes.values()].filter(
+    (route) => route.unnameable === undefined && route.upstream.alive && scope.some((entry) => entryCovers(entry, route.action)),
+  );
 }

@@ -59,8 +59,13 @@ export interface GatewayConfig {
     readonly timeoutMs: number;
     readonly attempts: number;
     readonly consoleUrl: string;
-    /** Verify every decision (docs/verification.md): a JWKS file, relative to the configuration's folder, or `fetch-once`. */
+    /**
+     * Verify every decision (docs/verification.md): a JWKS file, relative to the configuration's
+     * folder (pinned, the recommended form), or `fetch-once`, the default.
+     */
     readonly signingKeys: string | undefined;
+    /** UNSAFE, opt-in by name: obey answers without verifying them. */
+    readonly allowUnsignedAnswers: boolean;
   };
   readonly attestation: { readonly content_hash: string; readonly provenance_version: string } | undefined;
   readonly approval: { readonly waitSeconds: number; readonly pollMs: number };
@@ -228,7 +233,17 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   const fields = c.object(
     value,
     ["authority"],
-    ["url", "key_env", "grant_id", "timeout_ms", "attempts", "console_url", "signing_keys", "allow_insecure_http"],
+    [
+      "url",
+      "key_env",
+      "grant_id",
+      "timeout_ms",
+      "attempts",
+      "console_url",
+      "signing_keys",
+      "allow_insecure_http",
+      "allow_unsigned_answers",
+    ],
   );
   if (fields === undefined) return undefined;
   const path = ["authority"];
@@ -260,6 +275,7 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   const attempts = c.integer(fields, "attempts", path, 1, GATEWAY_LIMITS.authorityAttemptsMax, GATEWAY_DEFAULTS.authorityAttempts);
   const consoleUrl = c.string(fields, "console_url", path, /^https?:\/\/\S+$/, false);
   const signingKeys = c.string(fields, "signing_keys", path, /^\S.{0,1023}$/, false);
+  const unsigned = unsignedAnswers(c, fields, signingKeys);
   if (url === undefined || keyEnv === undefined || grantId === undefined || !isBaseUrl(url)) return undefined;
   return {
     url,
@@ -269,7 +285,19 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
     attempts,
     consoleUrl: consoleUrl ?? `${url.replace(/\/+$/, "").replace(/\/v1$/, "")}/console`,
     signingKeys,
+    allowUnsignedAnswers: unsigned,
   };
+}
+
+/** `authority.allow_unsigned_answers`: the unsafe opt-out, a boolean that excludes pinned keys. */
+function unsignedAnswers(c: Checker, fields: Record<string, unknown>, signingKeys: string | undefined): boolean {
+  const path = ["authority", "allow_unsigned_answers"];
+  const unsigned = fields["allow_unsigned_answers"];
+  if (unsigned !== undefined && typeof unsigned !== "boolean")
+    c.error(path, `\`authority.allow_unsigned_answers\` must be \`true\` or \`false\`, not \`${shown(unsigned)}\``);
+  if (unsigned === true && signingKeys !== undefined)
+    c.error(path, "`authority.allow_unsigned_answers: true` and `signing_keys` exclude each other");
+  return unsigned === true;
 }
 
 /** https anywhere, or http to this machine (127.0.0.0/8, [::1], localhost). */

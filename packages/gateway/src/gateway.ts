@@ -64,14 +64,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     timeoutMs: config.authority.timeoutMs,
     attempts: config.authority.attempts,
     retryDelayMs: 50,
+    // Verified by default (the SDK fetches the server's keys once when none are pinned).
     ...(signingKeys === undefined ? {} : { signingKeys }),
+    ...(config.authority.allowUnsignedAnswers ? { allowUnsignedAnswers: true } : {}),
   });
   const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
   const servers = new Set<Server>();
-  let catalog: Catalog = buildCatalog([], config.tools, log);
+  const reported = new Set<string>();
+  let catalog: Catalog = buildCatalog([], config.tools, log, reported);
   const refresh = (): void => {
     const before = catalog.manifestHash;
-    catalog = buildCatalog(upstreams, config.tools, log);
+    catalog = buildCatalog(upstreams, config.tools, log, reported);
     if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
     for (const server of servers) server.sendToolListChanged().catch(() => undefined);
   };

@@ -9,8 +9,10 @@ export const GATEWAY_LIMITS = Object.freeze({
   /** Reference tokens of one JSON Pointer. */
   pointerTokensMax: 32,
   pointerCharsMax: 1_024,
-  /** Tools one upstream may list (all pages together); more and the upstream is refused. */
+  /** Tools one upstream may list (all pages together); more and that upstream's tools are dropped (logged). */
   upstreamToolsMax: 1_024,
+  /** An action's tool name, as the authority server bounds it; a longer one is never listed. */
+  actionNameCharsMax: 200,
   /** Pages of one upstream's tools/list. */
   toolPagesMax: 64,
   /** Pages of one upstream's resources, templates or prompts list. */
@@ -23,12 +25,6 @@ export const GATEWAY_LIMITS = Object.freeze({
   resourceUriCharsMax: 2_048,
   /** Calls remembered per session, so a retried JSON-RPC id is answered without a second decision. */
   rememberedCallsMax: 256,
-  /**
-   * Calls of one session whose decision let them through, remembered by key without their result,
-   * so a retry after the result was forgotten is refused as already run. Past it the oldest is
-   * forgotten, and the server's replay of that key's decision still refuses it (decision 1309).
-   */
-  ranCallsMax: 16_384,
   /** A finished call's result is remembered only up to this size (its JSON); a larger one is forgotten once sent. */
   rememberedResultCharsMax: 16 * 1024,
   /** Sessions of the HTTP transport at once; past it the least recently used idle one is closed. */
@@ -51,6 +47,8 @@ export const GATEWAY_LIMITS = Object.freeze({
   /** The first and the longest wait before restarting an upstream that went away. */
   restartInitialMsMin: 10,
   restartMsMax: 600_000,
+  /** One line of an upstream's standard error as logged; a longer line is cut. */
+  upstreamStderrLineCharsMax: 4_096,
   /** The text of a refusal shown to the model. */
   refusalCharsMax: 2_000,
 });

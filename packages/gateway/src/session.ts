@@ -16,7 +16,7 @@ import {
   type Tool,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { handleCall, newSession, type GatewayContext, type Session } from "./calls.js";
+import { handleCall, type GatewayContext, type Session } from "./calls.js";
 import { routesInScope } from "./catalog.js";
 import { ProgressRelay } from "./progress.js";
 import {
@@ -71,7 +71,7 @@ function capabilitiesOf(ctx: GatewayContext): ServerCapabilities {
 
 /** A new MCP server for one client session; the caller connects it to a transport. */
 export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUID()): { server: Server; session: Session } {
-  const session = newSession(sessionId);
+  const session: Session = { id: sessionId, calls: new Map() };
   const capabilities = capabilitiesOf(ctx);
   const server = new Server(GATEWAY_INFO, {
     capabilities,

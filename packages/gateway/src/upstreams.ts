@@ -1,5 +1,6 @@
 // The MCP clients towards the upstream servers: their tools, their changes, and calls forwarded to them.
 import { resolve } from "node:path";
+import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -26,6 +27,7 @@ import {
 import type { UpstreamConfig } from "./config.js";
 import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
+import { wrapStderr } from "./stderr-lines.js";
 import { boundReadBuffer } from "./stdio-buffer.js";
 
 export const GATEWAY_INFO = Object.freeze({ name: "agent-authority-gateway", version: "0.2.0" });
@@ -54,6 +56,9 @@ export class Upstream {
   /** Counts connections, so that a late event of an old one changes nothing. */
   #generation = 0;
   #failures = 0;
+  /** A re-list in flight, and whether another notice came during it: a burst of notices costs two lists. */
+  #relisting = false;
+  #relistAgain = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #hooks: { baseDir: string; log: Log; onChange: () => void; onNotice: (upstream: string, notice: UpstreamNotice) => void } | undefined;
 
@@ -116,27 +121,17 @@ export class Upstream {
   }
 
   async #open(): Promise<void> {
-    const { baseDir, log, onChange } = this.#hooks!;
+    const { baseDir, log } = this.#hooks!;
     const generation = ++this.#generation;
     const client = new Client(GATEWAY_INFO, { capabilities: {} });
     this.#watch(client);
     client.onclose = () => {
       if (generation === this.#generation) this.#lost();
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      try {
-        this.#tools = await this.#listAll(client);
-        log.info("upstream tools changed", { upstream: this.name, tools: this.#tools.length });
-      } catch (error) {
-        // A list that cannot be read is an empty list: nothing unknown is offered or attested.
-        this.#tools = [];
-        log.error("upstream tools unreadable", { upstream: this.name, error: messageOf(error) });
-      }
-      onChange();
-    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.#relist(client, generation));
     try {
-      await client.connect(transportOf(this.config, baseDir), { timeout: this.config.timeoutMs });
-      const tools = await this.#listAll(client);
+      await client.connect(transportOf(this.config, baseDir, log), { timeout: this.config.timeoutMs });
+      const tools = await this.#listWithinBounds(client);
       if (generation !== this.#generation || this.#stopping) throw new Error(`upstream \`${this.name}\` was closed while starting`);
       this.#client = client;
       this.#tools = tools;
@@ -145,6 +140,53 @@ export class Upstream {
       this.#generation += 1;
       await client.close().catch(() => undefined);
       throw error;
+    }
+  }
+
+  /**
+   * Reads the tool list again after `notifications/tools/list_changed`. Notices that arrive while a
+   * re-list runs are coalesced into one more re-list after it, so a burst costs two lists and two
+   * host notices, not one per notice.
+   */
+  async #relist(client: Client, generation: number): Promise<void> {
+    if (this.#relisting) {
+      this.#relistAgain = true;
+      return;
+    }
+    const { log, onChange } = this.#hooks!;
+    this.#relisting = true;
+    try {
+      do {
+        this.#relistAgain = false;
+        try {
+          const tools = await this.#listWithinBounds(client);
+          if (generation !== this.#generation) return;
+          this.#tools = tools;
+          log.info("upstream tools changed", { upstream: this.name, tools: this.#tools.length });
+        } catch (error) {
+          if (generation !== this.#generation) return;
+          // A list that cannot be read is an empty list: nothing unknown is offered or attested.
+          this.#tools = [];
+          log.error("upstream tools unreadable", { upstream: this.name, error: messageOf(error) });
+        }
+        onChange();
+      } while (this.#relistAgain);
+    } finally {
+      this.#relisting = false;
+    }
+  }
+
+  /**
+   * The upstream's tools, or none when it lists more than the gateway takes (tools or pages): that
+   * upstream's tools are dropped with a logged reason, and the gateway and its other upstreams go on.
+   */
+  async #listWithinBounds(client: Client): Promise<Tool[]> {
+    try {
+      return await this.#listAll(client);
+    } catch (error) {
+      if (!(error instanceof OverBoundError)) throw error;
+      this.#hooks!.log.error("upstream tools dropped", { upstream: this.name, reason: error.message });
+      return [];
     }
   }
 
@@ -194,11 +236,11 @@ export class Upstream {
       const answer = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.config.timeoutMs });
       tools.push(...answer.tools);
       if (tools.length > GATEWAY_LIMITS.upstreamToolsMax)
-        throw new Error(`upstream \`${this.name}\` lists more than ${GATEWAY_LIMITS.upstreamToolsMax} tools`);
+        throw new OverBoundError(`upstream \`${this.name}\` lists more than ${GATEWAY_LIMITS.upstreamToolsMax} tools`);
       cursor = answer.nextCursor;
       if (cursor === undefined) return tools;
     }
-    throw new Error(`upstream \`${this.name}\` lists tools on more than ${GATEWAY_LIMITS.toolPagesMax} pages`);
+    throw new OverBoundError(`upstream \`${this.name}\` lists tools on more than ${GATEWAY_LIMITS.toolPagesMax} pages`);
   }
 
   /**
@@ -259,7 +301,10 @@ export class Upstream {
   }
 }
 
-function transportOf(config: UpstreamConfig, baseDir: string): Transport {
+/** A tool list past the gateway's bounds: that upstream's tools are dropped, the gateway goes on. */
+class OverBoundError extends Error {}
+
+function transportOf(config: UpstreamConfig, baseDir: string, log: Log): Transport {
   if (config.kind === "http") {
     // Another gateway's listener wants its bearer token; it is read from the gateway's own environment.
     const token = config.tokenEnv === undefined ? undefined : process.env[config.tokenEnv];
@@ -274,8 +319,11 @@ function transportOf(config: UpstreamConfig, baseDir: string): Transport {
     // The SDK adds only a safe default environment (PATH, HOME, ...): the agent's key never reaches an upstream.
     env: { ...config.env },
     cwd: resolve(baseDir, config.cwd ?? "."),
-    stderr: "inherit",
+    stderr: "pipe",
   });
+  // The gateway's standard error is JSON lines only: the upstream's lines are wrapped in log lines.
+  const stderr = transport.stderr;
+  if (stderr instanceof Readable) wrapStderr(stderr, config.name, log);
   boundReadBuffer(transport);
   return transport;
 }

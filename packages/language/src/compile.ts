@@ -6,6 +6,7 @@ import { TYPES, type Type, type TypeKind } from "./types.js";
 import type { FunctionName, PolicyEnvironment } from "./environment.js";
 import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
 import { PATH_URL_FUNCTIONS, type PathUrlFunction } from "./paths.js";
+import { LIMITS } from "./limits.js";
 import {
   charge,
   codePointLength,
@@ -73,6 +74,8 @@ export function failureMap(root: Expr, types: TypeTable): ReadonlyMap<Expr, bool
 function pathUrlCall(callee: string, f: PathUrlFunction, args: readonly Compiled[], span: Span): Compiled {
   const a = args[0]!.fn;
   const b = args.length > 1 ? args[1]!.fn : undefined;
+  const max = f.code === "invalid-path" ? LIMITS.pathBytesMax : LIMITS.urlBytesMax;
+  const tooLong = `the ${f.code === "invalid-path" ? "path" : "URL"} is longer than ${max} bytes`;
   return {
     fn: (env, meter) => {
       const x = a(env, meter);
@@ -82,6 +85,9 @@ function pathUrlCall(callee: string, f: PathUrlFunction, args: readonly Compiled
       if (typeof x !== "string" || typeof y !== "string") {
         return fail("runtime-type", `\`${callee}\` takes strings, not \`${describe(typeof x !== "string" ? x : y)}\``, span);
       }
+      // A string longer than the limit in code units is longer still in UTF-8: refused unread, so
+      // that no more than the limit is ever parsed (FUNCTION_COSTS charges no more).
+      if (x.length > max || y.length > max) return fail(f.code, `\`${callee}\` refuses its input: ${tooLong}`, span);
       const over = charge(meter, FUNCTION_COSTS[callee as FunctionName]([x.length, y.length]), span);
       if (over !== undefined) return over;
       const r = f.apply(x, y);

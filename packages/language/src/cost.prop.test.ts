@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { approverExprs, SAMPLE_ENVIRONMENT, typedExprs } from "../test-support/arbitraries.js";
 import { hostileArgs } from "../test-support/hostile.js";
 import type { Expr } from "./ast.js";
-import { stringUnits } from "./cost.js";
+import { FUNCTION_COSTS } from "./cost.js";
 import { formatExpr } from "./format.js";
 import { LIMITS } from "./limits.js";
 import { compilePolicy, costMeter, decideChain, type CompiledPolicy } from "./policy.js";
@@ -14,8 +14,8 @@ import { compilePolicy, costMeter, decideChain, type CompiledPolicy } from "./po
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261126) });
 const { approver: _none, ...undecided } = SAMPLE_ENVIRONMENT;
 
-/** The largest single charge an action can cause: `lower` of its longest string. */
-const LARGEST_CHARGE = 4 * stringUnits(LIMITS.argsBytesMax);
+/** The largest single charge an action can cause: the dearest function of its longest strings. */
+const LARGEST_CHARGE = Math.max(...Object.values(FUNCTION_COSTS).map((cost) => cost([LIMITS.argsBytesMax, LIMITS.argsBytesMax])));
 
 const longString = fc.integer({ min: 0, max: 60_000 }).map((n) => "é".repeat(n));
 const stringList = fc

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compiled } from "../test-support/fixtures.js";
-import { FUNCTION_COSTS, stringUnits } from "./cost.js";
+import { UNITS_PER_64_CODE_UNITS, FUNCTION_COSTS } from "./cost.js";
 import { FUNCTION_ARITY } from "./environment.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { compilePolicy, conjoin, costMeter, decideChain, type CompiledPolicy } from "./policy.js";
@@ -26,8 +26,9 @@ function estimate(text: string): number {
 /** Blocks of a conjunction and the marginal units of each (its `&&` included), largest first. */
 const BLOCKS: readonly ((i: number) => string)[] = [
   () => "args.a == args.b",
-  (i) => `lower(args.s${i}) == "x"`,
   (i) => `size(args.s${i}) > 0`,
+  (i) => `lower(args.s${i}) == "x"`,
+  (i) => `tool == args.t${i}`,
   (i) => `uses < ${i}`,
   (i) => `args.f${i}`,
 ];
@@ -41,8 +42,8 @@ function policyCosting(target: number): string | undefined {
   for (let b = 0; b < BLOCKS.length; b++) {
     // Keep room for the small blocks to land exactly: 3s and 5s make every number from 8 on.
     while (
-      left - marginal[b]! >= (b < 3 ? 8 : 0) &&
-      (b < 3 || left % marginal[b]! === 0 || left - marginal[b]! >= 8 || (left - marginal[b]!) % marginal[4]! === 0)
+      left - marginal[b]! >= (b < 4 ? 8 : 0) &&
+      (b < 4 || left % marginal[b]! === 0 || left - marginal[b]! >= 8 || (left - marginal[b]!) % marginal[5]! === 0)
     ) {
       parts.push(BLOCKS[b]!(parts.length));
       left -= marginal[b]!;
@@ -54,7 +55,10 @@ function policyCosting(target: number): string | undefined {
 describe("the static worst case", () => {
   it("gives every function of the language a cost, in one table", () => {
     expect(Object.keys(FUNCTION_COSTS).sort()).toEqual(Object.keys(FUNCTION_ARITY).sort());
-    expect(FUNCTION_COSTS.lower([640])).toBe(4 * stringUnits(640));
+    expect(FUNCTION_COSTS.lower([640])).toBe(1 + 10 * UNITS_PER_64_CODE_UNITS.lower);
+    expect(FUNCTION_COSTS.size([640])).toBe(1 + 10 * UNITS_PER_64_CODE_UNITS.codePoints);
+    // A path or URL longer than its limit is refused before it is parsed: charged as one at the limit.
+    expect(FUNCTION_COSTS.pathWithin([65_536, 1])).toBe(FUNCTION_COSTS.pathWithin([LIMITS.pathBytesMax, 1]));
     expect(FUNCTION_COSTS.startsWith([65_536, 3])).toBe(1);
   });
 

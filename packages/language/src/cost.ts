@@ -26,32 +26,70 @@ export function stringUnits(n: number): number {
 export type FunctionCost = (sizes: readonly number[]) => number;
 
 /**
+ * Units of work per 64 code units of a string argument, per kind of work: the measured rate of
+ * `npm run bench -- cost-table` on the reference machine, rounded up to a power of two with at
+ * least 1.5 times margin for a loaded machine, so that a unit stays under about 15 ns
+ * (1 ms / LIMITS.evaluationUnitsMax). The measurements are in docs/decisions/0144-measured-cost-table.md.
+ */
+export const UNITS_PER_64_CODE_UNITS = Object.freeze({
+  /** `size` of a string: counts code points one code unit at a time (measured about 7). */
+  codePoints: 16,
+  /** `startsWith`, `endsWith`: compare the shorter argument's code units (measured about 2.3). */
+  affix: 4,
+  /** `lower`: reads the string and writes a new one (measured about 0.5). */
+  lower: 4,
+  /** The path functions: check, split, rejoin and compare, per code unit of a path (measured 70 to 150). */
+  path: 256,
+  /** The URL functions: WHATWG parsing and comparing parts, per code unit of a URL (measured about 35). */
+  url: 64,
+});
+
+/** The units of work that reads `n` code units at `rate` units per 64 of them. */
+export function scanUnits(n: number, rate: number): number {
+  return 1 + Math.floor((n * rate) / 64);
+}
+
+/**
+ * The units of a path or URL function over arguments of the given sizes: a string longer than
+ * `max` code units is refused before it is read (its UTF-8 form is longer still), so no more than
+ * `max` of each is ever parsed.
+ */
+function parseUnits(sizes: readonly number[], max: number, rate: number): number {
+  const a = Math.min(sizes[0] ?? 0, max);
+  const b = Math.min(sizes[1] ?? 0, max);
+  return scanUnits(a + b, rate);
+}
+
+const first = (sizes: readonly number[]): number => sizes[0] ?? 0;
+const shorter = (sizes: readonly number[]): number => Math.min(sizes[0] ?? 0, sizes[1] ?? 0);
+const RATE = UNITS_PER_64_CODE_UNITS;
+const path = (sizes: readonly number[]): number => parseUnits(sizes, LIMITS.pathBytesMax, RATE.path);
+const url = (sizes: readonly number[]): number => parseUnits(sizes, LIMITS.urlBytesMax, RATE.url);
+
+/**
  * INVARIANT (one-cost-table): every function of the language has its cost here and nowhere else;
  * the checker, the static estimate and the evaluator all read this table. A function added to
  * FUNCTION_ARITY without a cost here does not compile.
  */
 export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Object.freeze({
   /** Compares at most the prefix's length of the string. */
-  startsWith: (sizes: readonly number[]) => stringUnits(Math.min(sizes[0] ?? 0, sizes[1] ?? 0)),
+  startsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), RATE.affix),
   /** Compares at most the suffix's length of the string. */
-  endsWith: (sizes: readonly number[]) => stringUnits(Math.min(sizes[0] ?? 0, sizes[1] ?? 0)),
+  endsWith: (sizes: readonly number[]) => scanUnits(shorter(sizes), RATE.affix),
   /** Counts code points, reading the whole string (a list's length is read at once, charged the same). */
-  size: (sizes: readonly number[]) => stringUnits(sizes[0] ?? 0),
-  /** Reads the whole string and writes a new one: four times a scan. */
-  lower: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
-  /** Checks, splits and rejoins the path, then compares it with the directory, likewise: four scans of each. */
-  pathWithin: (sizes: readonly number[]) => 4 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
-  /** Checks, splits and rejoins the path: four scans. */
-  pathNormalize: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
-  relPathWithin: (sizes: readonly number[]) => 4 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
-  relPathNormalize: (sizes: readonly number[]) => 4 * stringUnits(sizes[0] ?? 0),
-  /** WHATWG parsing of both URLs and the comparison of their parts: eight scans of each. */
-  urlWithin: (sizes: readonly number[]) => 8 * (stringUnits(sizes[0] ?? 0) + stringUnits(sizes[1] ?? 0)),
-  /** WHATWG parsing of the URL: eight scans. */
-  urlScheme: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
-  urlHost: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
-  urlPort: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
-  urlPath: (sizes: readonly number[]) => 8 * stringUnits(sizes[0] ?? 0),
+  size: (sizes: readonly number[]) => scanUnits(first(sizes), RATE.codePoints),
+  lower: (sizes: readonly number[]) => scanUnits(first(sizes), RATE.lower),
+  pathWithin: path,
+  pathNormalize: path,
+  relPathWithin: path,
+  relPathNormalize: path,
+  urlWithin: url,
+  urlScheme: url,
+  urlHost: url,
+  urlPort: url,
+  urlPath: url,
+  /** Checks, decodes and normalizes a `file:` URI's path: priced as the URL functions. */
+  fileUriPath: url,
 });
 
 /**
@@ -59,7 +97,15 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
  * is never longer than the path; a URL's part never longer than the URL, in code units, except
  * for an IDNA host, which the URL byte limit bounds): the estimate carries that size on.
  */
-const STRING_RESULTS: ReadonlySet<string> = new Set(["lower", "pathNormalize", "relPathNormalize", "urlScheme", "urlHost", "urlPath"]);
+const STRING_RESULTS: ReadonlySet<string> = new Set([
+  "lower",
+  "pathNormalize",
+  "relPathNormalize",
+  "urlScheme",
+  "urlHost",
+  "urlPath",
+  "fileUriPath",
+]);
 
 /** The charge of calling `callee` on arguments of the given sizes (unknown callee: the dearest case). */
 export function functionUnits(callee: string, sizes: readonly number[]): number {

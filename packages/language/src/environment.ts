@@ -57,6 +57,7 @@ export const FUNCTION_ARITY = Object.freeze({
   urlHost: 1,
   urlPort: 1,
   urlPath: 1,
+  fileUriPath: 1,
 } as const);
 export type FunctionName = keyof typeof FUNCTION_ARITY;
 

@@ -298,7 +298,9 @@ class Linter {
   }
 
   private rangeOf(subject: string, e: ExprOf<"binary">): readonly [number, number] | undefined {
-    const side = e.left.kind === "int" || (e.left.kind === "unary" && isConstant(e.left)) ? e.right : e.left;
+    // The subject is the side that is not constant, as `computeBound` reads it: `size([])` is a
+    // constant, so in `size([]) <= -spent_minor` the subject is `-spent_minor`, not `size`.
+    const side = isConstant(e.left) ? e.right : e.left;
     if (side.kind === "call" && side.callee === "size") return [0, Number.MAX_SAFE_INTEGER];
     return intRanges.get(subject);
   }

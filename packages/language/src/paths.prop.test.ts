@@ -8,6 +8,9 @@ import { compilePolicy } from "./index.js";
 import { LIMITS } from "./limits.js";
 import { normalizePath, parseUrl, pathWithin, urlWithin } from "./paths.js";
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the oracle names the control characters the path functions must refuse
+const CONTROL_OR_BACKSLASH = /[\u0000-\u001f\u007f\\]/;
+
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261126) });
 
 const DIR = "/tmp/agent-files/notes";
@@ -33,6 +36,12 @@ const SEGMENTS = [
   "x y",
   "ü",
   "~",
+  "．．",
+  "\u2024\u2024",
+  "NOTES",
+  "notes.",
+  "notes::$DATA",
+  "\u200c",
 ];
 
 /** Hostile POSIX paths: absolute or not, built from traversal, escapes and control characters. */
@@ -43,6 +52,16 @@ const hostilePath = fc
     fc.boolean(),
   )
   .map(([lead, segments, trailing]) => lead + segments.join("/") + (trailing ? "/" : ""));
+
+/** Whether a segment is dots and spaces only but not `.` or `..`: Windows reads `...` as something else. */
+function dotsOnlySegment(path: string): boolean {
+  return path.split("/").some((s) => s !== "" && s !== "." && s !== ".." && [...s].every((c) => c === "." || c === " "));
+}
+
+/** Whether the path has a character that NFKC changes into a separator, or a hidden one (U+200C). */
+function lookAlike(path: string): boolean {
+  return [...path].some((c) => c === "\u200c" || (c.codePointAt(0)! > 0x7f && /[./\\]/.test(c.normalize("NFKC"))));
+}
 
 /** node:path's answer: the normalized path without a trailing slash. */
 function nodeNormalize(path: string): string {
@@ -63,7 +82,7 @@ function readings(path: string): string[] {
   } catch {
     // A malformed escape stays as written.
   }
-  return [path, decoded, path.replaceAll("\\", "/"), decoded.replaceAll("\\", "/")];
+  return [path, decoded, path.replaceAll("\\", "/"), decoded.replaceAll("\\", "/")].flatMap((p) => [p, p.normalize("NFKC")]);
 }
 
 describe("path functions against node:path", () => {
@@ -75,8 +94,12 @@ describe("path functions against node:path", () => {
           expect(n.value).toBe(nodeNormalize(path));
           expect(posix.isAbsolute(path)).toBe(true);
         } else {
-          // biome-ignore lint/suspicious/noControlCharactersInRegex: the oracle names the control characters the path functions must refuse
-          const hostile = !path.startsWith("/") || /[\u0000-\u001f\u007f\\]/.test(path) || /%[0-9a-f]{2}/i.test(path);
+          const hostile =
+            !path.startsWith("/") ||
+            CONTROL_OR_BACKSLASH.test(path) ||
+            /%[0-9a-f]{2}/i.test(path) ||
+            dotsOnlySegment(path) ||
+            lookAlike(path);
           expect(hostile).toBe(true);
         }
       }),

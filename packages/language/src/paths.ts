@@ -1,4 +1,5 @@
 // Path and URL functions: lexical normalization of POSIX paths and WHATWG URLs, refusing hostile forms.
+import { isHidden } from "@agent-authority/grammar";
 import { LIMITS, utf8Length } from "./limits.js";
 
 /** A normalized value, or the reason the input was refused (lower case, no final period). */
@@ -26,8 +27,20 @@ const URL_SCHEMES: ReadonlyMap<string, number> = new Map([
 ]);
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
-/** Percent escapes of `.`, `/`, `\` and NUL, which a server may decode into a traversal. */
-const DANGEROUS_ESCAPE = /%(2e|2f|5c|00)/i;
+/**
+ * Percent escapes of `.`, `/`, `\\`, NUL, `%` and `;` in a URL's path: a server may decode them into
+ * a traversal, decode twice (`%252e`), or read `..;` as `..` (docs/decisions/0145).
+ */
+const DANGEROUS_ESCAPE = /%(2e|2f|5c|00|25|3b)/i;
+/** Percent escapes a `file:` URI may not carry: `.`, `/`, `\\`, NUL and `%` (decoded twice, `%252e`). */
+const DANGEROUS_FILE_ESCAPE = /%(2e|2f|5c|00|25)/i;
+
+/**
+ * Characters a tool may read as `.`, `/` or `\\` that NFKC does not map to one: the ideographic full
+ * stop (which IDNA maps to `.`) and the slashes that Windows' best-fit code pages map to `/` or `\\`.
+ * Those NFKC maps (`．` U+FF0E, `․` U+2024, `／` U+FF0F and the like) are found by normalizing.
+ */
+const LOOK_ALIKES: ReadonlySet<number> = new Set([0x3002, 0x2044, 0x2215, 0x29f5, 0x29f8, 0x29f9, 0xfe68, 0xff3c]);
 
 function refuse<T>(problem: string): Normalized<T> {
   return { ok: false, problem };
@@ -44,33 +57,173 @@ function badCharacter(text: string, spaceAllowed: boolean): string | undefined {
   return undefined;
 }
 
+function codePointName(cp: number): string {
+  return `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/**
+ * Whether the code point lies in a block of letters with no hidden character (Latin-1 and Latin
+ * Extended letters, Greek and Cyrillic, CJK ideographs, Hangul syllables): the common case, which
+ * skips isHidden's per-character test. PLAIN_LETTER_RANGES is held to isHidden by a test.
+ */
+export const PLAIN_LETTER_RANGES: readonly (readonly [number, number])[] = Object.freeze([
+  [0xc0, 0x2ff],
+  [0x370, 0x4ff],
+  [0x4e00, 0x9fff],
+  [0xac00, 0xd7a3],
+] as const);
+
+function plainLetter(cp: number): boolean {
+  for (const [low, high] of PLAIN_LETTER_RANGES) if (cp >= low && cp <= high) return true;
+  return false;
+}
+
+function countSeparators(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e || c === 0x2f || c === 0x5c) n++;
+  }
+  return n;
+}
+
+/**
+ * The first character of `text` that a tool may read as `.`, `/` or `\\` (one NFKC maps to them, or
+ * one of LOOK_ALIKES) or that some file systems ignore (a hidden character, as macOS ignores U+200C),
+ * if any. Linear: one NFKC pass of the whole text, and a scan only when it added a separator.
+ */
+function lookAlikeCharacter(text: string): string | undefined {
+  let ascii = true;
+  for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80;
+  if (ascii) return undefined;
+  const mapped = countSeparators(text.normalize("NFKC")) !== countSeparators(text);
+  for (let i = 0; i < text.length; i++) {
+    const cp = text.codePointAt(i) ?? 0;
+    if (cp < 0x80) continue;
+    if (cp > 0xffff) i++;
+    if (!plainLetter(cp) && isHidden(cp)) return `the hidden character ${codePointName(cp)}`;
+    if (LOOK_ALIKES.has(cp) || (mapped && countSeparators(String.fromCodePoint(cp).normalize("NFKC")) > 0))
+      return `${codePointName(cp)}, which reads as \`.\`, \`/\` or \`\\\``;
+  }
+  return undefined;
+}
+
+/**
+ * The name Windows reads for a path segment: the part before an alternate data stream's `:`
+ * (`x::$DATA` is `x`), without trailing dots and spaces (`x. ` is `x`).
+ */
+function windowsName(segment: string): string {
+  const colon = segment.indexOf(":");
+  const name = colon < 0 ? segment : segment.slice(0, colon);
+  let end = name.length;
+  while (end > 0 && (name.charCodeAt(end - 1) === 0x2e || name.charCodeAt(end - 1) === 0x20)) end--;
+  return name.slice(0, end);
+}
+
+/**
+ * The segments of a path split on `/`, `//` and `.` dropped, `..` resolved: at the root (`clamp`,
+ * an absolute path) or refused (a relative path never climbs above its base). Refused: a segment that
+ * some file system reads as `.`, `..` or nothing (`...`, `.. `, `..::$DATA`, `:x`).
+ */
+function resolveSegments(path: string, clamp: boolean): Normalized<string[]> {
+  const segments: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") {
+      if (segments.pop() === undefined && !clamp) return refuse("the path climbs above its base with `..`");
+    } else if (windowsName(segment) === "") {
+      return refuse(`the path has a segment \`${segment}\` that some file systems read as \`.\`, \`..\` or nothing`);
+    } else segments.push(segment);
+  }
+  return { ok: true, value: segments };
+}
+
+/** The checks every path gets before its segments are read: characters, escapes and look-alikes. */
+function pathCharacters(path: string): string | undefined {
+  const bad = badCharacter(path, true);
+  if (bad !== undefined) return `the path contains ${bad}`;
+  if (PERCENT_ESCAPE.test(path)) return "the path contains a percent escape";
+  const alike = lookAlikeCharacter(path);
+  return alike === undefined ? undefined : `the path contains ${alike}`;
+}
+
+/** `path` (absolute) as its resolved segments, or the reason it is refused. */
+function absoluteSegments(path: string): Normalized<string[]> {
+  if (utf8Length(path) > LIMITS.pathBytesMax) return refuse(`the path is longer than ${LIMITS.pathBytesMax} bytes`);
+  if (!path.startsWith("/")) return refuse("the path is not absolute");
+  const problem = pathCharacters(path);
+  return problem === undefined ? resolveSegments(path, true) : refuse(problem);
+}
+
+/** `path` (relative) as its resolved segments, or the reason it is refused. */
+function relativeSegments(path: string): Normalized<string[]> {
+  if (utf8Length(path) > LIMITS.pathBytesMax) return refuse(`the path is longer than ${LIMITS.pathBytesMax} bytes`);
+  if (path === "") return refuse("the path is empty");
+  if (path.startsWith("/")) return refuse("the path is not relative");
+  if (path[1] === ":" && /^[A-Za-z]$/.test(path[0] ?? "")) return refuse("the path names a Windows drive, so it is not relative there");
+  const problem = pathCharacters(path);
+  return problem === undefined ? resolveSegments(path, false) : refuse(problem);
+}
+
+/**
+ * A segment's name as a case-insensitive file system may read it (macOS, Windows): NFKC, the
+ * Windows name (no stream, no trailing dots or spaces), case folded both ways (`ſ` and `S`, `ß` and `SS`).
+ */
+function looseName(segment: string): string {
+  return windowsName(segment.normalize("NFKC")).toUpperCase().toLowerCase();
+}
+
+/** Whether a segment may be a Windows 8.3 short name (`GITHUB~1`, `WORKFL~1.YML`), which names another file. */
+function shortNameShaped(segment: string): boolean {
+  if (segment.length > 12) return false;
+  const tilde = segment.indexOf("~");
+  if (tilde < 1) return false;
+  const next = segment.charCodeAt(tilde + 1);
+  return next >= 0x30 && next <= 0x39;
+}
+
+/**
+ * Whether `path` is `dir` or under it, segment by segment, as every file system reads them: true
+ * when each of the directory's segments is the path's exactly; false when one differs under every
+ * reading; refused when one differs only as a case-insensitive file system reads it (`.GITHUB`,
+ * `workflows.`, `workflows::$DATA`, a short name), because then the answer depends on where the
+ * tool runs, and a refusal denies in both an allow-list and a deny-list (docs/decisions/0145).
+ */
+function segmentsWithin(path: readonly string[], dir: readonly string[]): Normalized<boolean> {
+  if (path.length < dir.length) return { ok: true, value: false };
+  let ambiguous: string | undefined;
+  for (let i = 0; i < dir.length; i++) {
+    const p = path[i] ?? "";
+    const d = dir[i] ?? "";
+    if (p === d) continue;
+    const shortName = shortNameShaped(p) || shortNameShaped(d);
+    if (!shortName && looseName(p) !== looseName(d)) return { ok: true, value: false };
+    ambiguous ??= shortName
+      ? `\`${shortNameShaped(p) ? p : d}\` may be a Windows short name`
+      : `\`${p}\` is \`${d}\` on a case-insensitive file system`;
+  }
+  return ambiguous === undefined
+    ? { ok: true, value: true }
+    : refuse(`the path is within the directory only on some file systems: ${ambiguous}`);
+}
+
 /**
  * `path` normalized lexically: `//` and `.` segments dropped, `..` resolved (never above `/`), no
  * trailing slash. Refused: a relative path, NUL and other control characters, backslashes, any
  * percent escape (a tool may decode `%2e%2e` into `..`), and a path over LIMITS.pathBytesMax.
  */
 export function normalizePath(path: string): Normalized<string> {
-  if (utf8Length(path) > LIMITS.pathBytesMax) return refuse(`the path is longer than ${LIMITS.pathBytesMax} bytes`);
-  if (!path.startsWith("/")) return refuse("the path is not absolute");
-  const bad = badCharacter(path, true);
-  if (bad !== undefined) return refuse(`the path contains ${bad}`);
-  if (PERCENT_ESCAPE.test(path)) return refuse("the path contains a percent escape");
-  const segments: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..") segments.pop();
-    else segments.push(segment);
-  }
-  return { ok: true, value: `/${segments.join("/")}` };
+  const segments = absoluteSegments(path);
+  return segments.ok ? { ok: true, value: `/${segments.value.join("/")}` } : segments;
 }
 
 /** Whether `path` is `dir` or lies under it, both normalized by normalizePath first. */
 export function pathWithin(path: string, dir: string): Normalized<boolean> {
-  const p = normalizePath(path);
+  const p = absoluteSegments(path);
   if (!p.ok) return p;
-  const d = normalizePath(dir);
+  const d = absoluteSegments(dir);
   if (!d.ok) return refuse(`the directory is refused: ${d.problem}`);
-  return { ok: true, value: d.value === "/" || p.value === d.value || p.value.startsWith(`${d.value}/`) };
+  return segmentsWithin(p.value, d.value);
 }
 
 /**
@@ -80,28 +233,18 @@ export function pathWithin(path: string, dir: string): Normalized<boolean> {
  * that climbs above the base (the tool would leave its root, or resolve it differently).
  */
 export function normalizeRelativePath(path: string): Normalized<string> {
-  if (utf8Length(path) > LIMITS.pathBytesMax) return refuse(`the path is longer than ${LIMITS.pathBytesMax} bytes`);
-  if (path === "") return refuse("the path is empty");
-  if (path.startsWith("/")) return refuse("the path is not relative");
-  const bad = badCharacter(path, true);
-  if (bad !== undefined) return refuse(`the path contains ${bad}`);
-  if (PERCENT_ESCAPE.test(path)) return refuse("the path contains a percent escape");
-  const segments: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment !== "..") segments.push(segment);
-    else if (segments.pop() === undefined) return refuse("the path climbs above its base with `..`");
-  }
-  return { ok: true, value: segments.length === 0 ? "." : segments.join("/") };
+  const segments = relativeSegments(path);
+  if (!segments.ok) return segments;
+  return { ok: true, value: segments.value.length === 0 ? "." : segments.value.join("/") };
 }
 
 /** Whether the relative `path` is `dir` or lies under it, both relative to the same base and normalized first. */
 export function relativePathWithin(path: string, dir: string): Normalized<boolean> {
-  const p = normalizeRelativePath(path);
+  const p = relativeSegments(path);
   if (!p.ok) return p;
-  const d = normalizeRelativePath(dir);
+  const d = relativeSegments(dir);
   if (!d.ok) return refuse(`the directory is refused: ${d.problem}`);
-  return { ok: true, value: d.value === "." || p.value === d.value || p.value.startsWith(`${d.value}/`) };
+  return segmentsWithin(p.value, d.value);
 }
 
 /** The authority of `text` (between `//` and the first `/`, `?` or `#`), when it has one. */
@@ -111,6 +254,32 @@ function authorityOf(text: string): string {
   const rest = text.slice(start + 2);
   const end = rest.search(/[/?#]/);
   return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * What is wrong with a URL's path after WHATWG parsing, if anything: an empty segment (`//`); an
+ * escaped `.`, `/`, `\\`, NUL, `%` or `;`; a `;` (Tomcat and Spring read `..;` as `..`); an escape
+ * that is not UTF-8 (`%c0%ae`); and, once decoded, a control character, a look-alike of `.` or `/`,
+ * or a segment some server reads as `.`, `..` or nothing (`...`, `..%20`).
+ */
+function urlPathProblem(path: string): string | undefined {
+  if (path.includes("//")) return "the path has an empty segment";
+  if (DANGEROUS_ESCAPE.test(path)) return "the path contains an escaped `.`, `/`, `\\`, `%`, `;` or NUL";
+  if (path.includes(";")) return "the path contains `;`, which some servers read as the end of a segment";
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return "the path has a percent escape that is not UTF-8";
+  }
+  const bad = badCharacter(decoded, true);
+  if (bad !== undefined) return `the path contains an escaped ${bad}`;
+  const alike = lookAlikeCharacter(decoded);
+  if (alike !== undefined) return `the path contains ${alike}`;
+  for (const segment of decoded.split("/"))
+    if (segment !== "" && segment !== "." && segment !== ".." && windowsName(segment) === "")
+      return `the path has a segment \`${segment}\` that some servers read as \`.\`, \`..\` or nothing`;
+  return undefined;
 }
 
 /**
@@ -138,8 +307,8 @@ export function parseUrl(text: string): Normalized<ParsedUrl> {
   if (host.endsWith(".")) host = host.slice(0, -1);
   if (host === "" || host.startsWith(".") || host.endsWith(".") || host.includes("..")) return refuse("the host has an empty label");
   const path = url.pathname;
-  if (path.includes("//")) return refuse("the path has an empty segment");
-  if (DANGEROUS_ESCAPE.test(path)) return refuse("the path contains an escaped `.`, `/`, `\\` or NUL");
+  const problem = urlPathProblem(path);
+  if (problem !== undefined) return refuse(problem);
   const port = url.port === "" ? defaultPort : Number(url.port);
   return {
     ok: true,
@@ -153,12 +322,78 @@ export function parseUrl(text: string): Normalized<ParsedUrl> {
   };
 }
 
+/** Whether `text` begins with the scheme `file:` (in any case). */
+function isFileUri(text: string): boolean {
+  return text.slice(0, 5).toLowerCase() === "file:";
+}
+
+/** The authority and path of a `file:` URI, or the reason it is refused (before any decoding). */
+function fileUriParts(text: string): Normalized<string> {
+  if (!isFileUri(text)) return refuse("the URI is not a `file:` URI");
+  const rest = text.slice(5);
+  if (!rest.startsWith("//")) return refuse("the `file:` URI has no `//` before its path");
+  const slash = rest.indexOf("/", 2);
+  if (slash < 0) return refuse("the `file:` URI has no path");
+  const host = rest.slice(2, slash);
+  if (host !== "" && host.toLowerCase() !== "localhost") return refuse("the `file:` URI names a host other than the local one");
+  const raw = rest.slice(slash);
+  if (raw.includes("?") || raw.includes("#")) return refuse("the `file:` URI has a query or a fragment");
+  if (raw.startsWith("//")) return refuse("the `file:` URI's path begins with `//`, a network share on some systems");
+  if (raw.includes("//")) return refuse("the `file:` URI's path has an empty segment, which readers resolve with `..` differently");
+  if (raw.includes("|")) return refuse("the `file:` URI contains `|`, which some readers take for a drive's `:`");
+  if (DANGEROUS_FILE_ESCAPE.test(raw)) return refuse("the `file:` URI contains an escaped `.`, `/`, `\\`, `%` or NUL");
+  return { ok: true, value: raw };
+}
+
+/**
+ * The absolute POSIX path a `file:` URI names, percent escapes decoded once, then normalized as
+ * normalizePath normalizes (so it composes with pathWithin). Refused: a host other than none or
+ * `localhost`; a query or fragment; an empty segment (`//`); an escaped `.`, `/`, `\\`, `%` or NUL; an escape that is not
+ * UTF-8; `|` and a drive letter; a path beginning `//`; spaces, control characters and backslashes;
+ * and whatever normalizePath refuses once decoded; and a URI over LIMITS.urlBytesMax bytes.
+ */
+export function fileUriPath(text: string): Normalized<string> {
+  if (utf8Length(text) > LIMITS.urlBytesMax) return refuse(`the URI is longer than ${LIMITS.urlBytesMax} bytes`);
+  const bad = badCharacter(text, false);
+  if (bad !== undefined) return refuse(`the URI contains ${bad === "U+0020" ? "a space" : bad}`);
+  const raw = fileUriParts(text);
+  if (!raw.ok) return raw;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw.value);
+  } catch {
+    return refuse("the `file:` URI has a percent escape that is not UTF-8");
+  }
+  const drive = decoded.charCodeAt(1) | 0x20;
+  if (drive >= 0x61 && drive <= 0x7a && decoded[2] === ":" && (decoded.length === 3 || decoded[3] === "/"))
+    return refuse("the `file:` URI names a Windows drive");
+  return normalizePath(decoded);
+}
+
+/**
+ * urlWithin when either side is a `file:` URI: both must be, and their paths are compared as
+ * pathWithin compares them. A `file:` URI against a prefix of another scheme, or the reverse, is
+ * refused rather than `false`, so that `!urlWithin(args.url, "https://internal.example")` does not
+ * let `file:///etc/passwd` through (it refused every `file:` URI before they were read).
+ */
+function fileUriWithin(text: string, prefix: string): Normalized<boolean> {
+  if (!isFileUri(text)) return refuse("the URL is not a `file:` URI, and the prefix is");
+  const u = fileUriPath(text);
+  if (!u.ok) return u;
+  if (!isFileUri(prefix)) return refuse("the URL is a `file:` URI, and the prefix is not");
+  const p = fileUriPath(prefix);
+  if (!p.ok) return refuse(`the prefix is refused: ${p.problem}`);
+  return pathWithin(u.value, p.value);
+}
+
 /**
  * Whether `text` is at or under `prefix`: the same scheme, host and port, and a path equal to the
  * prefix's or under it segment by segment (`/docs` covers `/docs/a`, not `/docsx`). The query and
- * fragment of `text` are ignored; a prefix may have neither.
+ * fragment of `text` are ignored; a prefix may have neither. A `file:` URI is read by fileUriPath
+ * and compared as pathWithin compares paths; a `file:` URI against a prefix of another scheme fails closed.
  */
 export function urlWithin(text: string, prefix: string): Normalized<boolean> {
+  if (isFileUri(text) || isFileUri(prefix)) return fileUriWithin(text, prefix);
   const u = parseUrl(text);
   if (!u.ok) return u;
   const p = parseUrl(prefix);
@@ -198,4 +433,5 @@ export const PATH_URL_FUNCTIONS: ReadonlyMap<string, PathUrlFunction> = new Map<
   ["urlHost", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("host") }],
   ["urlPort", { arity: 1, result: "int", code: "invalid-url", apply: urlPart("port") }],
   ["urlPath", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("path") }],
+  ["fileUriPath", { arity: 1, result: "string", code: "invalid-url", apply: fileUriPath }],
 ]);

@@ -325,8 +325,8 @@ export type ChainOutcome =
  * evaluations and one search, all charged to one budget (decision 0132).
  */
 export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter = costMeter()): ChainOutcome {
-  // The links read the same `args`: a list is read once for all of them.
-  const lists: ListCache = new Map();
+  // The links read the same `args`: a list is read once for all of them (one link needs no cache).
+  const lists: ListCache | undefined = links.length > 1 ? new Map() : undefined;
   const gated: { readonly policy: CompiledPolicy; readonly formula: Formula }[] = [];
   let everyone = true;
   for (let i = 0; i < links.length; i++) {

@@ -75,7 +75,14 @@ export const typedExprs = fc.letrec<{ b: Expr; i: Expr; s: Expr; l: Expr }>((tie
   i: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
     fc.oneof(fc.integer({ min: 0, max: 20 }), fc.constantFrom(Number.MAX_SAFE_INTEGER, 2 ** 40)).map(int),
-    fc.constantFrom(name("amount_minor"), name("uses"), name("hour_utc"), name("args", ["n"]), name("args", ["o", "x"])),
+    fc.constantFrom(
+      name("amount_minor"),
+      name("uses"),
+      name("spent_minor"),
+      name("hour_utc"),
+      name("args", ["n"]),
+      name("args", ["o", "x"]),
+    ),
     tie("i").map(neg),
     fc.tuple(fc.constantFrom<BinaryOperator>("+", "-", "*"), tie("i"), tie("i")).map(([op, l, r]) => bin(op, l, r)),
     fc.oneof(tie("s"), tie("l")).map((a) => call("size", [a])),

@@ -31,7 +31,7 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   lower: { signature: "lower(s: string): string", doc: "`s` in lower case." },
   pathWithin: {
     signature: "pathWithin(path: string, dir: string): bool",
-    doc: "True when the absolute POSIX `path` is `dir` or lies under it, both normalized lexically first (`//`, `.` and `..` resolved). A relative path, NUL, a backslash or a percent escape fails closed.",
+    doc: "True when the absolute POSIX `path` is `dir` or lies under it, both normalized lexically first (`//`, `.` and `..` resolved). A relative path, NUL, a backslash, a percent escape or a look-alike of `.` fails closed, and so does a path that is inside only on a case-insensitive file system (`/TMP/x`, `dir.`, `dir::$DATA`).",
   },
   pathNormalize: {
     signature: "pathNormalize(path: string): string",
@@ -39,7 +39,7 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   },
   relPathWithin: {
     signature: "relPathWithin(path: string, dir: string): bool",
-    doc: "True when the relative `path` is `dir` or lies under it, both relative to the same base (a repository's root) and normalized lexically first. An absolute path, a `..` above the base, NUL, a backslash or a percent escape fails closed.",
+    doc: "True when the relative `path` is `dir` or lies under it, both relative to the same base (a repository's root) and normalized lexically first. An absolute path, a `..` above the base, NUL, a backslash, a percent escape or a look-alike of `.` fails closed, and so does a path that is inside only on a case-insensitive file system (`.GITHUB/workflows`, `workflows./x`).",
   },
   relPathNormalize: {
     signature: "relPathNormalize(path: string): string",
@@ -47,7 +47,7 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   },
   urlWithin: {
     signature: "urlWithin(url: string, prefix: string): bool",
-    doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing. Userinfo, hidden characters, `//` in the path and escaped `.` or `/` fail closed.",
+    doc: "True when `url` has the scheme, host and port of `prefix` and a path at or under the prefix's, segment by segment, after WHATWG parsing; a `file:` URI is compared with a `file:` prefix as `pathWithin` compares paths (with another scheme it fails closed). Userinfo, hidden characters, `//` or `;` in the path and escaped `.`, `/` or `%` fail closed.",
   },
   urlScheme: {
     signature: "urlScheme(url: string): string",
@@ -60,7 +60,11 @@ const FUNCTION_DOCS: Readonly<Record<keyof typeof FUNCTION_ARITY, { signature: s
   urlPort: { signature: "urlPort(url: string): int", doc: "The port of `url`: the one it names, or its scheme's default (80 or 443)." },
   urlPath: {
     signature: "urlPath(url: string): string",
-    doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//` or an escaped `.`, `/`, `\\` or NUL fails closed.",
+    doc: "The path of `url` after WHATWG parsing (`.` and `..` resolved); `//`, `;`, an escaped `.`, `/`, `\\`, `%`, `;` or NUL fails closed.",
+  },
+  fileUriPath: {
+    signature: "fileUriPath(uri: string): string",
+    doc: "The absolute POSIX path a `file:` URI names, escapes decoded once and normalized as `pathNormalize` (compose with `pathWithin`). A host other than `localhost`, a query, an escaped `.`, `/`, `\\`, `%` or NUL, or a drive letter fails closed.",
   },
 } as const;
 

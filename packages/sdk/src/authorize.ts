@@ -21,12 +21,11 @@ export interface Unavailability {
 }
 
 /**
- * A decision the platform made and sealed. `replayed` is true when the server answered with the
- * decision it had already made for this idempotency key, to a request that was not a retry of this
- * call's own: whatever that decision allowed may already have been done, so a caller that acts on
- * an `allow` must not act again (the MCP gateway refuses such a call as already run).
+ * A decision the platform made and sealed. `replayed` is true when the server answered the stored
+ * answer of an earlier request under the same Idempotency-Key (`idempotent-replayed: true`): an
+ * `allow` replayed may already have been acted on by whoever sent that earlier request.
  */
-export type PlatformDecision = Decision & { readonly unavailable: null; readonly replayed?: true };
+export type PlatformDecision = Decision & { readonly unavailable: null; readonly replayed?: boolean };
 
 /** A decision the client made because the platform could not: no ledger record exists for it. */
 export interface UnavailableDecision {
@@ -39,6 +38,8 @@ export interface UnavailableDecision {
    * without first telling the two kinds of decision apart.
    */
   readonly residual?: undefined;
+  /** The server's problem code when a 4xx refused the request itself (`forbidden` for a revoked key); otherwise absent. */
+  readonly reason_code?: string;
   readonly unavailable: Unavailability;
 }
 

@@ -41,12 +41,20 @@ export interface AuthorityClientOptions {
   /** The agent's attestation, presented on every authorize that does not name its own (gate 5). */
   readonly attestation?: provisional.Attestation;
   /**
-   * The server's public signing keys, to verify every decision with (docs/verification.md): a JWKS
-   * as GET /v1/signing-keys answers it (for example read from a file saved beforehand), or
-   * `"fetch-once"` to fetch them from the server at the first authorize and pin them for this
-   * client's life. Absent: answers are not verified. Every authorize sends a fresh `nonce` either way.
+   * The server's public signing keys, to verify every decision and settlement with
+   * (docs/verification.md): a JWKS as GET /v1/signing-keys answers it, saved beforehand and pinned
+   * here (the recommended form), or `"fetch-once"`. Absent: `"fetch-once"`, the keys fetched from
+   * the server at the first authorize over this client's own connection settings and kept for the
+   * client's life; a key the server starts using later is trusted by a new client, never by this
+   * one. Every authorize sends a fresh `nonce`.
    */
   readonly signingKeys?: SigningKeysOption;
+  /**
+   * UNSAFE. Obey answers without verifying them: an unsigned, forged, replayed or altered `allow`
+   * from whatever answers at `baseUrl` is then taken as the server's. Only for a server that
+   * signs nothing (a version before signing); never together with `signingKeys`.
+   */
+  readonly allowUnsignedAnswers?: boolean;
   /** The fetch implementation; default the global `fetch` of Node.js. */
   readonly fetch?: typeof globalThis.fetch;
   /** Called after every attempt with what happened; the event never contains the key. */
@@ -105,7 +113,12 @@ export class AuthorityClient {
     ) {
       throw new TypeError('signingKeys must be a JWKS ({"keys": [...]}) or "fetch-once"');
     }
-    this.#signingKeys = options.signingKeys;
+    if (options.allowUnsignedAnswers !== undefined && typeof options.allowUnsignedAnswers !== "boolean")
+      throw new TypeError("allowUnsignedAnswers must be a boolean");
+    if (options.allowUnsignedAnswers === true && options.signingKeys !== undefined)
+      throw new TypeError("signingKeys and allowUnsignedAnswers: true exclude each other: keys are given to verify with");
+    // INVARIANT (verified-by-default): answers are verified unless the caller opted out by name.
+    this.#signingKeys = options.allowUnsignedAnswers === true ? undefined : (options.signingKeys ?? "fetch-once");
 
     const verbs: Verbs = {
       get: <T>(path: string, query?: object, call?: CallOptions): Promise<T> =>

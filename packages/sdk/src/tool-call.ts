@@ -279,6 +279,7 @@ async function decide<T>(
         ledger_id: null,
         gates: [],
         reason: `the authority server refused the request (${cause})`,
+        reason_code: error.code,
         unavailable: { cause: "unreadable_response", attempts: 1, status: error.status, message: cause },
       },
     };
@@ -381,7 +382,7 @@ export function refusalOf(tool: string, decision: AuthorizeResult): ToolRefusal 
       refused: true,
       outcome,
       gate: null,
-      reason_code: null,
+      reason_code: decision.reason_code ?? null,
       reason: cut(decision.reason),
       ledger_id: null,
       waiting_for_approval: false,

@@ -42,12 +42,8 @@ export type HttpResult =
       readonly kind: "ok";
       readonly status: number;
       readonly body: unknown;
-      /**
-       * The server answered with the answer it stored for this idempotency key when the key was
-       * first used (its `Idempotent-Replayed` header), on the first attempt of this call: the key
-       * had been sent before by someone other than this call's own retries.
-       */
-      readonly replayed?: true;
+      /** True when the server answered with the stored answer of an earlier request under the same Idempotency-Key. */
+      readonly replayed?: boolean;
     }
   | { readonly kind: "problem"; readonly problem: ProblemDetails }
   | {
@@ -107,11 +103,6 @@ export class Transport {
         if (!(await pause(delay, options.signal))) return aborted(attempt - 1);
       }
       last = await this.#attempt(method, path, headers, payload, timeoutMs, attempt, idempotencyKey, options.signal);
-      if (last.kind === "ok" && last.replayed === true && attempt > 1) {
-        // A replay after an attempt of this call's own may be the answer to that attempt: not flagged.
-        const { replayed: _ours, ...answer } = last;
-        return answer;
-      }
       if (last.kind !== "retry") return last.kind === "unavailable" ? { ...last, attempts: attempt } : last;
       if (options.signal?.aborted) return aborted(attempt);
     }
@@ -199,6 +190,7 @@ export class Transport {
         response.headers.get("retry-after"),
         response.headers.get("content-type"),
       );
+      // The server marks a stored answer it replays: the caller may have acted on it already.
       return classified.kind === "ok" && response.headers.get("idempotent-replayed") === "true"
         ? { ...classified, replayed: true }
         : classified;

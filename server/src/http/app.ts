@@ -19,8 +19,9 @@ import { callerForSecret, missingRole, unauthenticated } from "../services/keys.
 import type { Caller, ServiceContext } from "../services/context.js";
 import type { Page } from "../store/store.js";
 import { parseJsonBody, validateBody } from "./body.js";
+import { mountAuthzen } from "./authzen.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
-import { HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
+import { BEFORE_BODY, HANDLERS, type HandlerRequest, type HandlerResult } from "./handlers.js";
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
 import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
@@ -41,6 +42,8 @@ export interface AppOptions {
   readonly trustedProxies?: ReadonlySet<string>;
   /** The event stream's feed, bounds and heartbeat; absent: `GET /v1/events` answers 503 `not_ready`. */
   readonly streams?: StreamSettings;
+  /** The AuthZEN `policy_decision_point` identifier; absent: the origin the request was sent to. */
+  readonly authzenPdp?: string;
 }
 
 /** Path parameters and the id prefix each must carry. */
@@ -177,13 +180,16 @@ function route(endpoint: Endpoint, options: AppOptions, openapi: unknown, metric
     const run = async (ctx: ServiceContext): Promise<FreshAnswer> => {
       const params = paramsOf(req);
       let body: unknown;
+      const before = BEFORE_BODY[endpoint.operationId];
+      const caller = locals(res).caller;
+      if (before !== undefined && caller !== undefined) await before(ctx, caller, params);
       if (endpoint.body !== null) {
         const parsed = parseJsonBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.headers["content-type"]);
         body = validateBody(endpoint.body as RequestSchemaName, parsed === undefined && endpoint.bodyOptional ? {} : parsed);
       }
       const request: HandlerRequest = {
         ctx,
-        caller: locals(res).caller,
+        caller,
         params,
         body,
         sentText: endpoint.body !== null && Buffer.isBuffer(req.body) ? req.body.toString("utf8") : undefined,
@@ -255,6 +261,9 @@ export function createApp(options: AppOptions): express.Express {
 
   // The approvals console: static files with their own security headers, outside /v1.
   app.use(CONSOLE_PATH, consoleRouter());
+
+  // The AuthZEN 1.0 endpoints, beside v1 (docs/authzen.md).
+  mountAuthzen(app, options.ctx, options.authzenPdp);
 
   for (const endpoint of ENDPOINTS) {
     const path = expressPath(endpoint.path);

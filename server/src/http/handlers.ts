@@ -47,7 +47,7 @@ import { previewGrant } from "../services/preview.js";
 import { verifyLedger } from "../services/ledger.js";
 import { decisionReceipt, ledgerCheckpoint, ledgerConsistency } from "../services/checkpoints.js";
 import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
-import { settleDecision } from "../services/settle.js";
+import { settleDecision, visibleDecision } from "../services/settle.js";
 import {
   changeWebhook,
   createWebhook,
@@ -103,6 +103,22 @@ const ok = (body: unknown): HandlerResult => ({ status: 200, body });
 const created = (body: unknown): HandlerResult => ({ status: 201, body });
 const who = (r: HandlerRequest): Caller => r.caller!;
 const reason = (r: HandlerRequest): string | undefined => (r.body as ReasonBody).reason;
+
+/**
+ * Checks that run before the body is validated: a decision the caller may not see answers 404
+ * `decision_not_found` whatever the body, so that neither its existence nor the endpoint's body
+ * rules are told to another agent first (docs/security.md's table).
+ */
+export const BEFORE_BODY: Readonly<
+  Record<string, (ctx: ServiceContext, caller: Caller, params: Readonly<Record<string, string>>) => Promise<void>>
+> = {
+  settleDecision: async (ctx, caller, params) => {
+    await visibleDecision(ctx.store, caller, params["ledger_id"]!);
+  },
+  abandonDecisionWait: async (ctx, caller, params) => {
+    await visibleDecision(ctx.store, caller, params["ledger_id"]!);
+  },
+};
 
 export const HANDLERS: Readonly<Record<string, Handler>> = {
   index: async (r) => ok(apiIndex(r.version)),

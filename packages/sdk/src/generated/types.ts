@@ -45,6 +45,7 @@ export interface ApiIndex {
 export interface AuthorizeBody {
   /** A grant id, `grt_…`. */
   readonly grant_id: string;
+  /** The action's tool. A name outside `A-Z a-z 0-9 _ . : * -` is decided `deny` by the scope gate (`scope.out_of_scope`). */
   readonly tool: string;
   readonly amount_minor?: number;
   /** ISO 4217 currency code, e.g. `EUR`. */

@@ -1,0 +1,212 @@
+// The AuthZEN 1.0 endpoints beside v1: access evaluation, access evaluations and the well-known
+// metadata. Each evaluation is decided by the authorize service (services/authzen/evaluation.ts).
+
+import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
+import express, { type Request, type Response } from "express";
+import type { RequestClaim } from "../services/answers.js";
+import {
+  authorizeBodyOf,
+  evaluateOne,
+  speaksFor,
+  undecided,
+  type AuthzenDecision,
+  type AuthzenEvaluation,
+} from "../services/authzen/evaluation.js";
+import type { Caller, ServiceContext } from "../services/context.js";
+import { requestClaim } from "../services/idempotency.js";
+import { callerForSecret, unauthenticated } from "../services/keys.js";
+import { Refusal } from "../services/refusal.js";
+import { parseJsonBody, validateBody } from "./body.js";
+import { presentedSecret } from "./presented-key.js";
+
+/** Every bound of the AuthZEN endpoints. */
+export const AUTHZEN_LIMITS = Object.freeze({
+  /** The most members one access evaluations request may hold. */
+  evaluationsMax: 64,
+  /** The longest `X-Request-ID` taken, in characters (room for a member's index under the idempotency key's bound). */
+  requestIdCharsMax: 240,
+});
+
+export const AUTHZEN_PATHS = Object.freeze({
+  evaluation: "/access/v1/evaluation",
+  evaluations: "/access/v1/evaluations",
+  configuration: "/.well-known/authzen-configuration",
+});
+
+const SEMANTICS = ["execute_all", "deny_on_first_deny", "permit_on_first_permit"] as const;
+type Semantic = (typeof SEMANTICS)[number];
+
+const readRaw = express.raw({ type: () => true, limit: API_LIMITS.requestBodyBytesMax });
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function entityFault(value: unknown, name: string, required: boolean): string | undefined {
+  if (value === undefined) return required ? `\`${name}\` is required` : undefined;
+  if (!isObject(value) || typeof value["type"] !== "string" || typeof value["id"] !== "string") {
+    return `\`${name}\` must be an object with string \`type\` and \`id\``;
+  }
+  if (value["properties"] !== undefined && !isObject(value["properties"])) return `\`${name}.properties\` must be an object`;
+  return undefined;
+}
+
+/** The fault of an evaluation's shape (the specification's request schema), or undefined. */
+function evaluationFault(value: Record<string, unknown>, required: boolean): string | undefined {
+  const action = value["action"];
+  const actionFault =
+    action === undefined
+      ? required
+        ? "`action` is required"
+        : undefined
+      : isObject(action) && typeof action["name"] === "string"
+        ? undefined
+        : "`action` must be an object with a string `name`";
+  const contextFault = value["context"] !== undefined && !isObject(value["context"]) ? "`context` must be an object" : undefined;
+  return (
+    entityFault(value["subject"], "subject", required) ??
+    entityFault(value["resource"], "resource", required) ??
+    actionFault ??
+    contextFault
+  );
+}
+
+/** The key that asks: its caller, and its secret, which the authorize service is handed as `/v1/authorize` hands it. */
+interface Asking {
+  readonly caller: Caller;
+  readonly secret: string;
+}
+
+/** The agent key that asks, or the 401 of one that may not ask for these subjects (nothing written). */
+async function askingCaller(ctx: ServiceContext, req: Request, members: readonly AuthzenEvaluation[]): Promise<Asking> {
+  const secret = presentedSecret(req.headers);
+  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
+  if (caller === undefined || !caller.roles.includes("agent")) throw unauthenticated(secret !== undefined);
+  // A subject the key may not speak for is refused exactly as an unknown key is.
+  if (!members.every((m) => speaksFor(caller, m.subject))) throw unauthenticated(true);
+  return { caller, secret: secret! };
+}
+
+/** The request id sent, checked; echoed on the answer as the specification asks. */
+function requestIdOf(req: Request, res: Response): string | undefined {
+  const header = req.headers["x-request-id"];
+  if (header === undefined) return undefined;
+  if (typeof header !== "string" || header.length > AUTHZEN_LIMITS.requestIdCharsMax) {
+    throw new Refusal(
+      "invalid_idempotency_key",
+      `\`X-Request-ID\` must be one header of 1 to ${AUTHZEN_LIMITS.requestIdCharsMax} visible ASCII characters`,
+    );
+  }
+  res.setHeader("x-request-id", header);
+  return header;
+}
+
+/** The idempotency claim of one member: the request id and the member's place, over the whole request. */
+function memberClaim(requestId: string | undefined, path: string, raw: Buffer, index: number | undefined): RequestClaim | undefined {
+  if (requestId === undefined) return undefined;
+  const key = index === undefined ? requestId : `${requestId}#${index}`;
+  return requestClaim(key, "POST", path, raw);
+}
+
+/** Decides one mapped member; a member that does not map or fails the authorize schema is `decision: false`. */
+async function decideMember(
+  ctx: ServiceContext,
+  asking: Asking,
+  member: AuthzenEvaluation,
+  claim: RequestClaim | undefined,
+): Promise<AuthzenDecision> {
+  const mapped = authorizeBodyOf(member);
+  if ("decision" in mapped) return mapped as AuthzenDecision;
+  let body: AuthorizeBody;
+  try {
+    body = validateBody<AuthorizeBody>("AuthorizeBody", mapped);
+  } catch (error) {
+    if (error instanceof Refusal) return undecided(400, error.detail ?? error.code);
+    throw error;
+  }
+  return (await evaluateOne(ctx, asking.secret, body, claim)).decision;
+}
+
+function parsedObject(req: Request): Record<string, unknown> {
+  const parsed = parseJsonBody(req.body as Buffer | undefined, req.headers["content-type"]);
+  if (!isObject(parsed)) throw new Refusal("invalid_body", "the request body must be a JSON object");
+  return parsed;
+}
+
+async function evaluation(ctx: ServiceContext, req: Request, res: Response): Promise<void> {
+  const requestId = requestIdOf(req, res);
+  const body = parsedObject(req);
+  const fault = evaluationFault(body, true);
+  if (fault !== undefined) throw new Refusal("invalid_body", fault);
+  const member = body as AuthzenEvaluation;
+  const asking = await askingCaller(ctx, req, [member]);
+  const decision = await decideMember(ctx, asking, member, memberClaim(requestId, AUTHZEN_PATHS.evaluation, req.body as Buffer, undefined));
+  res.status(200).json(decision);
+}
+
+/** The members of an evaluations request, each with the request's defaults under its own values. */
+function membersOf(body: Record<string, unknown>): AuthzenEvaluation[] {
+  const list = body["evaluations"];
+  if (list === undefined) {
+    const fault = evaluationFault(body, true);
+    if (fault !== undefined) throw new Refusal("invalid_body", fault);
+    return [body as AuthzenEvaluation];
+  }
+  if (!Array.isArray(list)) throw new Refusal("invalid_body", "`evaluations` must be an array");
+  if (list.length > AUTHZEN_LIMITS.evaluationsMax) {
+    throw new Refusal("invalid_body", `\`evaluations\` holds at most ${AUTHZEN_LIMITS.evaluationsMax} members`);
+  }
+  const defaults = evaluationFault(body, false);
+  if (defaults !== undefined) throw new Refusal("invalid_body", defaults);
+  return list.map((item, index) => {
+    if (!isObject(item)) throw new Refusal("invalid_body", `\`evaluations[${index}]\` must be an object`);
+    const merged: Record<string, unknown> = {};
+    for (const field of ["subject", "action", "resource", "context"]) merged[field] = item[field] ?? body[field];
+    const fault = evaluationFault(merged, true);
+    if (fault !== undefined) throw new Refusal("invalid_body", `\`evaluations[${index}]\`: ${fault}`);
+    return merged as AuthzenEvaluation;
+  });
+}
+
+function semanticOf(body: Record<string, unknown>): Semantic {
+  const options = body["options"];
+  if (options === undefined) return "execute_all";
+  if (!isObject(options)) throw new Refusal("invalid_body", "`options` must be an object");
+  const chosen = options["evaluations_semantic"] ?? "execute_all";
+  if (!SEMANTICS.includes(chosen as Semantic))
+    throw new Refusal("invalid_body", `\`options.evaluations_semantic\` must be one of ${SEMANTICS.join(", ")}`);
+  return chosen as Semantic;
+}
+
+async function evaluations(ctx: ServiceContext, req: Request, res: Response): Promise<void> {
+  const requestId = requestIdOf(req, res);
+  const body = parsedObject(req);
+  const semantic = semanticOf(body);
+  const members = membersOf(body);
+  const asking = await askingCaller(ctx, req, members);
+  const answers: AuthzenDecision[] = [];
+  // In order, each member committed before the next is decided; after a stop the rest have no effect.
+  for (const [index, member] of members.entries()) {
+    const decided = await decideMember(ctx, asking, member, memberClaim(requestId, AUTHZEN_PATHS.evaluations, req.body as Buffer, index));
+    answers.push(decided);
+    if ((semantic === "deny_on_first_deny" && !decided.decision) || (semantic === "permit_on_first_permit" && decided.decision)) break;
+  }
+  res.status(200).json({ evaluations: answers });
+}
+
+/** The metadata document: the decision point's identifier and each endpoint offered, nothing else. */
+function configuration(pdp: string | undefined, req: Request, res: Response): void {
+  const base = pdp ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
+  res.status(200).json({
+    policy_decision_point: base,
+    access_evaluation_endpoint: `${base}${AUTHZEN_PATHS.evaluation}`,
+    access_evaluations_endpoint: `${base}${AUTHZEN_PATHS.evaluations}`,
+  });
+}
+
+/** Mounts the AuthZEN routes; errors go to the application's one error handler (RFC 9457 problems). */
+export function mountAuthzen(app: express.Express, ctx: ServiceContext, pdp: string | undefined): void {
+  app.post(AUTHZEN_PATHS.evaluation, readRaw, (req, res) => evaluation(ctx, req, res));
+  app.post(AUTHZEN_PATHS.evaluations, readRaw, (req, res) => evaluations(ctx, req, res));
+  app.get(AUTHZEN_PATHS.configuration, (req, res) => configuration(pdp, req, res));
+}
