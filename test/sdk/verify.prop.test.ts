@@ -72,4 +72,27 @@ describe("verifyDecision against hostile input", () => {
     } as unknown as SigningKeySet;
     expect(new SigningKeyring(many).size).toBe(VERIFY_LIMITS.keysMax);
   });
+
+  it("refuses as bad_signature, never throws, any signature value other than the genuine one", async () => {
+    const keyring = new SigningKeyring(jwks);
+    const base64urlText = fc.stringMatching(/^[A-Za-z0-9_-]{0,90}$/);
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(base64urlText, fc.string({ maxLength: 90 })), async (value) => {
+        const answer = await signedAnswer("n1");
+        const signature = answer["signature"] as Record<string, unknown>;
+        if (value === signature["value"]) return;
+        const failure = await verifyDecision({ ...answer, signature: { ...signature, value } }, body, "n1", keyring);
+        expect(failure?.reason).toBe("bad_signature");
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  // Shrunk counterexamples: a base64url text of a length no encoding produces made the decoder throw.
+  it.each(["0", "A", "AAAAA", "-", "_____"])("refuses the signature value %j as bad_signature", async (value) => {
+    const answer = await signedAnswer("n1");
+    const signature = answer["signature"] as Record<string, unknown>;
+    const failure = await verifyDecision({ ...answer, signature: { ...signature, value } }, body, "n1", new SigningKeyring(jwks));
+    expect(failure?.reason).toBe("bad_signature");
+  });
 });
