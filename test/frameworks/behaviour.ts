@@ -1,6 +1,7 @@
 // One behaviour suite for every framework adapter, run by each framework's own agent loop against a real server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthorityClient, type ToolDecisionEvent, type ToolGovernanceOptions } from "@agent-authority/sdk";
+import { FORGERIES, startAttackingProxy } from "../sdk/attacks.js";
 import { closedPortUrl, startRecordingServer, type RecordingServer } from "../sdk/recording-server.js";
 import { runOnce, type Driver, type TestTool, type ToolArgs } from "./drivers.js";
 import { ATTESTATION, startPlatform, type Platform } from "./platform.js";
@@ -235,6 +236,33 @@ export function describeAdapter(driver: Driver): void {
         expect((received as { reason: string }).reason).toMatch(reason);
       });
     }
+
+    it("in its default configuration, refuses every forgery of an attacker on the path and never runs the tool", async () => {
+      const proxy = await startAttackingProxy(platform.baseUrl);
+      try {
+        // No signing configuration: the client fetches the server's keys once, through the same path.
+        const client = new AuthorityClient({
+          baseUrl: proxy.baseUrl,
+          apiKey: platform.agentKey,
+          attestation: ATTESTATION,
+          timeoutMs: 5_000,
+        });
+        const grant = await platform.grant();
+        const refund = counted("refund");
+        const governed = driver.govern(client, options(grant.id), [refund]);
+        expect(await governed({ tool: "refund", args: { order: "o-10", amount_minor: 10 } })).toEqual({ order: "o-10", refunded_minor: 0 });
+        expect(proxy.hasRecordedAllow).toBe(true);
+        for (const attack of FORGERIES) {
+          proxy.attack = attack;
+          const received = await governed({ tool: "refund", args: { order: "blocked", amount_minor: 10 } });
+          expect(received, attack).toMatchObject({ refused: true, outcome: "deny", ledger_id: null });
+          expect((received as { reason: string }).reason, attack).toMatch(/unverified_answer/);
+        }
+        expect(refund.runs).toHaveLength(1);
+      } finally {
+        await proxy.close();
+      }
+    });
 
     it("refuses the call when the server rejects the request itself (an unknown key)", async () => {
       const client = new AuthorityClient({

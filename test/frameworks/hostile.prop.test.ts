@@ -5,7 +5,7 @@ import { RunContext, tool } from "@openai/agents";
 import { z } from "zod";
 import { AuthorityClient, TOOL_CALL_LIMITS } from "@agent-authority/sdk";
 import { governTools } from "@agent-authority/openai-agents";
-import { sendJson, startRecordingServer, type RecordingServer } from "../sdk/recording-server.js";
+import { sendJson, startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "../sdk/recording-server.js";
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -33,7 +33,7 @@ describe("the Agents SDK adapter against hostile arguments", () => {
       apiKey: "aa_hostile",
       timeoutMs: 2_000,
       attempts: 1,
-      allowUnsignedAnswers: true,
+      signingKeys: TEST_SIGNING_KEYS,
     });
     const [refund] = governTools(
       authority,

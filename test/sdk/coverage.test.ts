@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINTS } from "@agent-authority/api";
 import { AuthorityClient, type GrantFamilyBody } from "@agent-authority/sdk";
-import { sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
+import { sendJson, settlementAnswer, startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "./recording-server.js";
 
 /** A family body of the right shape; the recording server does not judge its content. */
 const family: GrantFamilyBody = {
@@ -90,10 +90,14 @@ let server: RecordingServer;
 let client: AuthorityClient;
 
 beforeAll(async () => {
-  server = await startRecordingServer((_request, response) =>
-    sendJson(response, 200, { outcome: "deny", ledger_id: "led_1", gates: [], reason: "" }),
+  server = await startRecordingServer((request, response) =>
+    sendJson(
+      response,
+      200,
+      request.url.endsWith("/settle") ? settlementAnswer(request) : { outcome: "deny", ledger_id: "led_1", gates: [], reason: "" },
+    ),
   );
-  client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1, allowUnsignedAnswers: true });
+  client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1, signingKeys: TEST_SIGNING_KEYS });
 });
 
 afterAll(() => server.close());

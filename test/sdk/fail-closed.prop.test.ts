@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthorityClient } from "@agent-authority/sdk";
-import { startRecordingServer, type RecordingServer } from "./recording-server.js";
+import { startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "./recording-server.js";
 
 interface Answer {
   readonly status: number;
@@ -62,7 +62,13 @@ function isRecordedAllow(answer: Answer): boolean {
 
 describe("authorize against arbitrary answers", () => {
   it("never throws and never allows without a recorded allow", async () => {
-    const client = new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "k", attempts: 1, timeoutMs: 2_000, allowUnsignedAnswers: true });
+    const client = new AuthorityClient({
+      baseUrl: server.baseUrl,
+      apiKey: "k",
+      attempts: 1,
+      timeoutMs: 2_000,
+      signingKeys: TEST_SIGNING_KEYS,
+    });
     await fc.assert(
       fc.asyncProperty(status, body, async (code, text) => {
         next = { status: code, body: code === 204 ? "" : text };

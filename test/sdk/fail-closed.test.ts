@@ -1,7 +1,7 @@
 // The client fails closed: a platform that is down, failing or stalled yields a refusal, never an allow or a throw.
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthorityClient, AuthorityProblemError, AuthorityUnavailableError, type RequestEvent } from "@agent-authority/sdk";
-import { closedPortUrl, sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
+import { closedPortUrl, sendJson, startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "./recording-server.js";
 
 const apiKey = "aa_test_secret_do_not_print_0123456789";
 const action = { grant_id: "grt_01h00000000000000000000000", tool: "payments.refund", amount_minor: 1_500, currency: "EUR" };
@@ -18,9 +18,16 @@ async function serve(...args: Parameters<typeof startRecordingServer>): Promise<
 }
 
 function client(baseUrl: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient {
-  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
-  // against the real server and its forging proxy (forging-proxy.test.ts).
-  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 3, retryDelayMs: 10, allowUnsignedAnswers: true, ...options });
+  // The scripted server signs its decisions and settlements as the real one does; the client verifies them.
+  return new AuthorityClient({
+    baseUrl,
+    apiKey,
+    timeoutMs: 2_000,
+    attempts: 3,
+    retryDelayMs: 10,
+    signingKeys: TEST_SIGNING_KEYS,
+    ...options,
+  });
 }
 
 /** The server's answer when its database stayed too busy for the request: nothing was written. */

@@ -1,7 +1,14 @@
 // guard runs a tool only on allow and settles what the tool reports it spent.
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthorityClient, AuthorityProblemError } from "@agent-authority/sdk";
-import { closedPortUrl, sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
+import {
+  closedPortUrl,
+  sendJson,
+  settlementAnswer,
+  startRecordingServer,
+  type RecordingServer,
+  TEST_SIGNING_KEYS,
+} from "./recording-server.js";
 
 const apiKey = "aa_guard_key";
 const grant = "grt_01h00000000000000000000000";
@@ -24,7 +31,7 @@ async function platform(outcome: string, settleStatus = 200): Promise<RecordingS
       });
     } else if (request.url === "/v1/decisions/led_decision/settle") {
       const body = JSON.parse(request.body) as { amount_minor: number };
-      if (settleStatus === 200) sendJson(response, 200, { ledger_id: "led_settlement", amount_minor: body.amount_minor });
+      if (settleStatus === 200) sendJson(response, 200, settlementAnswer(request, { amount_minor: body.amount_minor }));
       else
         sendJson(
           response,
@@ -39,9 +46,8 @@ async function platform(outcome: string, settleStatus = 200): Promise<RecordingS
 }
 
 function client(baseUrl: string): AuthorityClient {
-  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
-  // against the real server and its forging proxy (forging-proxy.test.ts).
-  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 2, retryDelayMs: 10, allowUnsignedAnswers: true });
+  // The scripted server signs its decisions and settlements as the real one does; the client verifies them.
+  return new AuthorityClient({ baseUrl, apiKey, timeoutMs: 2_000, attempts: 2, retryDelayMs: 10, signingKeys: TEST_SIGNING_KEYS });
 }
 
 describe("guard", () => {
@@ -74,7 +80,7 @@ describe("guard", () => {
       args: { order: "4711" },
       nonce: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
     });
-    expect(JSON.parse(settle!.body)).toEqual({ amount_minor: 1_200 });
+    expect(JSON.parse(settle!.body)).toEqual({ amount_minor: 1_200, nonce: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) });
     expect(settle!.headers["idempotency-key"]).not.toBe(authorize!.headers["idempotency-key"]);
   });
 

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthorityClient, TOOL_CALL_LIMITS, toolGovernor } from "@agent-authority/sdk";
-import { startRecordingServer, type RecordingServer } from "./recording-server.js";
+import { sendText, settlementAnswer, startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "./recording-server.js";
 
 const grant = "grt_01h00000000000000000000000";
 let server: RecordingServer;
@@ -12,17 +12,15 @@ let answer: { status: number; body: string } = { status: 200, body: "{}" };
 beforeAll(async () => {
   server = await startRecordingServer((request, response) => {
     const settle = request.url.endsWith("/settle");
-    const { status, body } = settle ? { status: 200, body: JSON.stringify({ ledger_id: "led_s", amount_minor: 0 }) } : answer;
-    response.writeHead(status, { "content-type": status >= 400 && status < 500 ? "application/problem+json" : "application/json" });
-    response.end(body);
+    const { status, body } = settle ? { status: 200, body: JSON.stringify(settlementAnswer(request)) } : answer;
+    sendText(response, status, body, status >= 400 && status < 500 ? "application/problem+json" : "application/json");
   });
 });
 afterAll(() => server.close());
 
 function client(): AuthorityClient {
-  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
-  // against the real server and its forging proxy (forging-proxy.test.ts).
-  return new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "aa_prop", timeoutMs: 2_000, attempts: 1, allowUnsignedAnswers: true });
+  // The scripted server signs its decisions and settlements as the real one does; the client verifies them.
+  return new AuthorityClient({ baseUrl: server.baseUrl, apiKey: "aa_prop", timeoutMs: 2_000, attempts: 1, signingKeys: TEST_SIGNING_KEYS });
 }
 
 const allow = JSON.stringify({

@@ -1,7 +1,7 @@
 // The governor the framework adapters share: its options checked at their edges, its memory of gated calls bounded, its refusals cut.
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthorityClient, AuthorityProblemError, TOOL_CALL_LIMITS, toolGovernor, type ToolGovernanceOptions } from "@agent-authority/sdk";
-import { sendJson, startRecordingServer, type RecordingServer } from "./recording-server.js";
+import { sendJson, startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "./recording-server.js";
 
 const grant = "grt_01h00000000000000000000000";
 const servers: RecordingServer[] = [];
@@ -38,9 +38,8 @@ async function gatingPlatform(reason = "needs the CFO"): Promise<RecordingServer
 }
 
 function client(baseUrl = "http://127.0.0.1:9/v1"): AuthorityClient {
-  // This server signs nothing (it answers what each test scripts); verifying, the default, is shown
-  // against the real server and its forging proxy (forging-proxy.test.ts).
-  return new AuthorityClient({ baseUrl, apiKey: "aa_tool_call", timeoutMs: 2_000, attempts: 1, allowUnsignedAnswers: true });
+  // The scripted server signs its decisions and settlements as the real one does; the client verifies them.
+  return new AuthorityClient({ baseUrl, apiKey: "aa_tool_call", timeoutMs: 2_000, attempts: 1, signingKeys: TEST_SIGNING_KEYS });
 }
 
 const base: ToolGovernanceOptions = { grant, namespace: "shop" };
