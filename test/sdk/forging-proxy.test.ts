@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthorityClient, AuthorityUnavailableError, canonicalJson, type AuthorizeResult, type SigningKeySet } from "@agent-authority/sdk";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
+import { FORGERIES, startAttackingProxy } from "./attacks.js";
 import { canonicalJson as serverCanonicalJson } from "../../server/src/services/ledger.js";
 
 const ADMIN = "aa_admin_forging_proxy_0123456789abcdef";
@@ -168,6 +169,37 @@ function expectRefused(result: AuthorizeResult, reason?: string, field?: string)
   if (field !== undefined) expect(result.unavailable?.verification?.field).toBe(field);
   expect(result.reason).toContain(reason);
 }
+
+describe("the SDK's authorize and guard, with no signing configuration, behind an attacker on the path", () => {
+  it("refuses each forgery of a denied payment; guard never runs its tool and authorize never answers allow", async () => {
+    proxy.forgery.current = {};
+    const attacker = await startAttackingProxy(server.baseUrl);
+    try {
+      const sdk = new AuthorityClient({ baseUrl: attacker.baseUrl, apiKey: agentKey, attestation: ATTESTATION, timeoutMs: 30_000 });
+      expect((await sdk.authorize(pay(100))).outcome).toBe("allow");
+      expect(attacker.hasRecordedAllow).toBe(true);
+      let runs = 0;
+      for (const attack of FORGERIES) {
+        attacker.attack = attack;
+        expectRefused(await sdk.authorize(pay(50_000)));
+        const guarded = await sdk.guard(
+          grantId,
+          "payments.send",
+          () => {
+            runs += 1;
+            return { value: "paid" };
+          },
+          { amount_minor: 50_000, currency: "EUR", args: { to: "ACME" } },
+        );
+        expect(guarded.ran, attack).toBe(false);
+        expect(guarded.decision.unavailable?.cause, attack).toBe("unverified_answer");
+      }
+      expect(runs).toBe(0);
+    } finally {
+      await attacker.close();
+    }
+  });
+});
 
 describe("the SDK behind a forging proxy", () => {
   it("verifies the honest answer through the same proxy, and sends a fresh nonce each call", async () => {
