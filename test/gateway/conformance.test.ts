@@ -117,22 +117,24 @@ describe("MCP conformance: server-everything directly and through the gateway (i
     for (const stop of stops) stop();
   });
 
-  it("passes through the gateway every scenario that passes directly, but the governed ones", async () => {
-    const version = spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim();
-    expect(version, `the conformance suite needs Node 22; the cache has ${version}`).toMatch(/^v22\./);
+  /** Starts server-everything over Streamable HTTP on a free port; answers its `/mcp` URL once it listens. */
+  async function everythingOverHttp(): Promise<string> {
     const port = await freePort();
-    const direct = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+    const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
       env: { PATH: process.env["PATH"] ?? "", PORT: String(port) },
       stdio: ["ignore", "ignore", "pipe"],
     });
-    stops.push(() => direct.kill("SIGKILL"));
-    let directLog = "";
-    direct.stderr.on("data", (chunk) => {
-      directLog += String(chunk);
+    stops.push(() => child.kill("SIGKILL"));
+    let log = "";
+    child.stderr.on("data", (chunk) => {
+      log += String(chunk);
     });
-    for (let i = 0; i < 200 && !directLog.includes("listening"); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-    const directResults = await runSuite(`http://127.0.0.1:${port}/mcp`, join(world().dir, "direct"));
+    for (let i = 0; i < 200 && !log.includes("listening"); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    return `http://127.0.0.1:${port}/mcp`;
+  }
 
+  /** Runs the suite through a gateway whose one upstream is `upstream` (a YAML block); answers the results and the gateway's log. */
+  async function throughGateway(upstream: string, name: string): Promise<{ results: Map<string, boolean>; log: string }> {
     const grantId = await issueGrant(world(), {
       scope: { tool: ["everything.*", "resource:everything", "prompt:everything.*"] },
       enforcement_mode: "observe",
@@ -140,38 +142,51 @@ describe("MCP conformance: server-everything directly and through the gateway (i
     const config = writeConfig(
       world(),
       grantId,
-      `http:\n  token_env: ${TOKEN_ENV}\nupstreams:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`,
-      "conformance.yaml",
+      `http:\n  token_env: ${TOKEN_ENV}\nupstreams:\n  everything:\n${upstream}`,
+      `${name}.yaml`,
     );
     const gateway = spawn(process.execPath, [CLI, "gateway", "--config", config, "--listen", "127.0.0.1:0"], {
       env: { PATH: process.env["PATH"] ?? "", [KEY_ENV]: world().agent.key, [TOKEN_ENV]: TOKEN },
       stdio: ["ignore", "ignore", "pipe"],
     });
     stops.push(() => gateway.kill("SIGKILL"));
-    let gatewayLog = "";
+    let log = "";
     gateway.stderr.on("data", (chunk) => {
-      gatewayLog += String(chunk);
+      log += String(chunk);
     });
-    await certify(world(), await readyField(() => gatewayLog, "manifest_hash"));
-    const forwarder = await tokenForwarder(new URL(await readyField(() => gatewayLog, "url")));
+    await certify(world(), await readyField(() => log, "manifest_hash"));
+    const forwarder = await tokenForwarder(new URL(await readyField(() => log, "url")));
     stops.push(() => forwarder.server.close());
-    const throughResults = await runSuite(forwarder.url, join(world().dir, "through"));
+    const results = await runSuite(forwarder.url, join(world().dir, name));
+    gateway.kill("SIGKILL");
+    return { results, log };
+  }
 
-    const passedDirectly = [...directResults]
-      .filter(([, passed]) => passed)
+  const passed = (results: Map<string, boolean>): string[] =>
+    [...results]
+      .filter(([, ok]) => ok)
       .map(([scenario]) => scenario)
       .sort();
-    const passedThrough = [...throughResults]
-      .filter(([, passed]) => passed)
-      .map(([scenario]) => scenario)
-      .sort();
-    console.info(
-      `conformance: ${passedDirectly.length} scenarios pass directly (${passedDirectly.join(", ")}); ${passedThrough.length} through the gateway (${passedThrough.join(", ")})`,
-    );
-    const lost = passedDirectly.filter((scenario) => throughResults.get(scenario) !== true && !GOVERNED_SCENARIOS.includes(scenario));
+
+  it("passes through the gateway, over a `command` upstream and over a `url` upstream, every scenario that passes directly, but the governed ones", async () => {
+    const version = spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim();
+    expect(version, `the conformance suite needs Node 22; the cache has ${version}`).toMatch(/^v22\./);
+    const directResults = await runSuite(await everythingOverHttp(), join(world().dir, "direct"));
+    const passedDirectly = passed(directResults);
     expect(passedDirectly.length, "server-everything passes some scenarios directly").toBeGreaterThan(5);
-    expect(lost, `scenarios that pass directly but not through the gateway:\n${gatewayLog}`).toEqual([]);
-    const governedButPassing = GOVERNED_SCENARIOS.filter((scenario) => throughResults.get(scenario) === true);
-    expect(governedButPassing, "a scenario the docs name as governed passes through the gateway: update the docs").toEqual([]);
-  }, 240_000);
+    const upstreams = {
+      command: `    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING)}, stdio]\n`,
+      url: `    url: ${await everythingOverHttp()}\n`,
+    };
+    for (const [kind, upstream] of Object.entries(upstreams)) {
+      const through = await throughGateway(upstream, `through-${kind}`);
+      console.info(
+        `conformance: ${passedDirectly.length} scenarios pass directly (${passedDirectly.join(", ")}); ${passed(through.results).length} through the gateway over a \`${kind}\` upstream (${passed(through.results).join(", ")})`,
+      );
+      const lost = passedDirectly.filter((scenario) => through.results.get(scenario) !== true && !GOVERNED_SCENARIOS.includes(scenario));
+      expect(lost, `scenarios that pass directly but not through the gateway over a \`${kind}\` upstream:\n${through.log}`).toEqual([]);
+      const governedButPassing = GOVERNED_SCENARIOS.filter((scenario) => through.results.get(scenario) === true);
+      expect(governedButPassing, "a scenario the docs name as governed passes through the gateway: update the docs").toEqual([]);
+    }
+  }, 400_000);
 });
