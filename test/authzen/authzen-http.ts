@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "../server/http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "../server/decisions-http.js";
 import type { StoreTarget } from "../server/targets.js";
+import { API_LIMITS } from "@agent-authority/api";
 import { AUTHZEN_LIMITS } from "../../server/src/http/authzen.js";
 
 const FIXTURES = new URL("../fixtures/authzen/", import.meta.url);
@@ -237,6 +238,96 @@ export function authzenSuite(target: StoreTarget): void {
       expect(unknown.status).toBe(401);
       expect(answer.body.detail).toBe(unknown.body.detail);
       expect((await s.call("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY)).body).toEqual(before.body);
+    });
+
+    describe("an enforcement point's key (`enforcer`)", () => {
+      let enforcer: { id: string; key: string };
+      beforeAll(async () => {
+        const created = await s.call<{ id: string; key: string }>("POST", "/keys", ADMIN_KEY, {
+          identity: "gateway-pep",
+          kind: "service",
+          roles: ["enforcer"],
+          agent_ids: [agent.id],
+        });
+        expect(created.status, JSON.stringify(created.body)).toBe(201);
+        enforcer = created.body;
+      });
+
+      it("asks for an agent its list names; the decision is sealed under the enforcer's key and counts against the budget", async () => {
+        const grant = await issueGrant(s, agent.id, { budget_amount_minor: 100 });
+        const first = await pep(
+          origin(s),
+          enforcer.key,
+          "/access/v1/evaluation",
+          ask(grant.id, "payments.send", { amount_minor: 60, currency: "EUR" }),
+        );
+        expect(first.status).toBe(200);
+        expect(permits(first)).toBe(true);
+        const second = await pep(
+          origin(s),
+          enforcer.key,
+          "/access/v1/evaluation",
+          ask(grant.id, "payments.send", { amount_minor: 60, currency: "EUR" }),
+        );
+        expect(permits(second)).toBe(false);
+        expect(second.body.context.outcome).toBe("exhausted");
+        const ledger = await s.call<{ records: { ledger_id: string; key_id: string | null }[] }>(
+          "GET",
+          `/grants/${grant.id}/ledger?limit=100`,
+          ADMIN_KEY,
+        );
+        const sealed = ledger.body.records.find((r) => r.ledger_id === first.body.context.ledger_id);
+        expect(sealed?.key_id).toBe(enforcer.id);
+      });
+
+      it("is refused, exactly as an unknown key, for an agent its list does not name, and for a whole batch holding one; nothing is written", async () => {
+        const grant = await issueGrant(s, other.id);
+        const before = await s.call("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY);
+        const foreign = {
+          subject: { type: "agent", id: other.id, properties: { attestation: ATTESTATION } },
+          action: { name: "payments.send" },
+          resource: { type: "grant", id: grant.id },
+        };
+        const refused = await pep(origin(s), enforcer.key, "/access/v1/evaluation", foreign);
+        const unknown = await pep(origin(s), "aa_not-a-key-0123456789abcdefghijklmnopq", "/access/v1/evaluation", foreign);
+        expect(refused.status).toBe(401);
+        expect(refused.body).toEqual({ ...unknown.body, instance: refused.body.instance });
+        const mine = await issueGrant(s, agent.id);
+        const batch = await pep(origin(s), enforcer.key, "/access/v1/evaluations", {
+          evaluations: [ask(mine.id, "payments.send"), foreign],
+        });
+        expect(batch.status).toBe(401);
+        expect((await s.call("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY)).body).toEqual(before.body);
+        const untouched = await s.call<{ records: unknown[] }>("GET", `/grants/${mine.id}/ledger?limit=100`, ADMIN_KEY);
+        expect(untouched.body.records).toEqual([]);
+      });
+
+      it("may not use /v1/authorize: an enforcer asks through AuthZEN only", async () => {
+        const grant = await issueGrant(s, agent.id);
+        const answer = await s.call("POST", "/authorize", enforcer.key, {
+          grant_id: grant.id,
+          tool: "payments.send",
+          attestation: ATTESTATION,
+        });
+        expect(answer.status).toBe(403);
+      });
+
+      it("is made with its explicit list only: none, an empty list, a list over the limit, or another role beside it is refused", async () => {
+        const make = (extra: Record<string, unknown>) =>
+          s.call("POST", "/keys", ADMIN_KEY, { identity: "pep-edge", kind: "service", roles: ["enforcer"], ...extra });
+        // A rule of keys is a 422 `invalid_key_request`; a list the schema refuses (empty, too long) a 400.
+        expect((await make({})).status).toBe(422);
+        expect((await make({ agent_ids: [] })).status).toBe(400);
+        expect((await make({ roles: ["enforcer", "auditor"], agent_ids: [agent.id] })).status).toBe(422);
+        expect((await make({ roles: ["auditor"], agent_ids: [agent.id] })).status).toBe(422);
+        expect((await make({ kind: "human", identity: "pep@example.com", agent_ids: [agent.id] })).status).toBe(422);
+        expect((await make({ agent_ids: ["agt_01h00000000000000000000000"] })).status).toBe(404);
+        const ids = (n: number) => Array.from({ length: n }, (_, i) => `agt_01h${String(i).padStart(23, "0")}`);
+        const over = await make({ agent_ids: ids(API_LIMITS.enforcerAgentsMax + 1) });
+        expect(over.status).toBe(400);
+        // At the limit the list is well formed; these agents do not exist, so it is refused for that alone.
+        expect((await make({ agent_ids: ids(API_LIMITS.enforcerAgentsMax) })).status).toBe(404);
+      });
     });
 
     it("a malformed evaluation is a 400 with no decision and changes nothing", async () => {

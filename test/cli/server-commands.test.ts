@@ -93,6 +93,46 @@ describe("the server commands", () => {
     expect(afterwards.stderr).toContain("HTTP 401");
   });
 
+  it("keys create makes an enforcement point's key for the agents named by repeated --agent-id", async () => {
+    const admin = env({ AUTHORITY_SERVER: base, AUTHORITY_KEY: ADMIN_KEY });
+    const agents: string[] = [];
+    for (const name of ["pep-a", "pep-b"]) {
+      const reply = await fetch(`${base}/agents`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      });
+      agents.push(((await reply.json()) as { id: string }).id);
+    }
+    const created = await authorityAsync(
+      [
+        "keys",
+        "create",
+        "--identity",
+        "gateway",
+        "--kind",
+        "service",
+        "--role",
+        "enforcer",
+        "--agent-id",
+        agents[0]!,
+        "--agent-id",
+        agents[1]!,
+        "--format",
+        "json",
+      ],
+      { env: admin },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ roles: ["enforcer"], agent_ids: agents, agent_id: null });
+    const twice = await authorityAsync(
+      ["keys", "create", "--identity", "bot", "--kind", "service", "--role", "agent", "--agent-id", agents[0]!, "--agent-id", agents[1]!],
+      { env: admin },
+    );
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("give `--agent-id` once");
+  });
+
   it("signing-keys list and rotate: the JWKS without a key, rotation with an admin key, the server key file beside the data", async () => {
     // The first start made the server key in the data directory, readable by its owner alone.
     const keyFile = join(dataDir, "server.key");

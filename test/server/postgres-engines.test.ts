@@ -34,6 +34,7 @@ function key(): KeyRecord {
     kind: "human",
     roles: ["admin"],
     agent_id: null,
+    agent_ids: null,
     email: null,
     created_at: Date.now(),
     created_by: null,

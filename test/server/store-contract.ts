@@ -58,6 +58,7 @@ function key(over: Partial<KeyRecord> = {}): KeyRecord {
     kind: "human",
     roles: ["issuer"],
     agent_id: null,
+    agent_ids: null,
     email: "ops@example.com",
     created_at: T0,
     created_by: "admin",

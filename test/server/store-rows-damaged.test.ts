@@ -95,6 +95,7 @@ function damagedRows(target: StoreTarget): void {
       kind: "human",
       roles: ["auditor"],
       agent_id: null,
+      agent_ids: null,
       email: null,
       created_at: T0,
       created_by: "admin",

@@ -125,6 +125,7 @@ function keyOf(agentId: string): fc.Arbitrary<Omit<KeyRecord, "id" | "hash">> {
     kind: fc.constantFrom("human", "service"),
     roles: fc.subarray([...ROLES]),
     agent_id: fc.constantFrom(null, agentId),
+    agent_ids: fc.option(fc.array(text, { maxLength: 4 }), { nil: null }),
     email: textOrNull,
     created_at: bigint,
     created_by: textOrNull,

@@ -46,8 +46,9 @@ file that does not exist is refused (nothing is created).
 
   --identity ID    an email for a human, a service name for a service
   --kind KIND      human or service
-  --role ROLE      admin, issuer, approver, certifier, auditor or agent (repeat for several)
-  --agent-id ID    the agent an \`agent\` key acts as
+  --role ROLE      admin, issuer, approver, certifier, auditor, agent or enforcer (repeat for several)
+  --agent-id ID    the agent an \`agent\` key acts as; for an \`enforcer\` key (an enforcement
+                   point asking through AuthZEN), each agent it may ask for (repeat for several)
   --email EMAIL    a contact email
 ${CONNECTION_HELP}
 
@@ -80,7 +81,7 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
       identity,
       kind,
       roles,
-      ...(option(args, "agent-id") !== undefined ? { agent_id: option(args, "agent-id") } : {}),
+      ...agentsOf(roles, options(args, "agent-id")),
       ...(option(args, "email") !== undefined ? { email: option(args, "email") } : {}),
     };
     const answer = await request(serverTarget(args, terminal.env, true), "POST", "/keys", body);
@@ -92,6 +93,14 @@ Exit status: 0 created, 1 refused or unreachable, 2 usage error.
     return EXIT.ok;
   },
 };
+
+/** The agent of an `agent` key, or the list of an `enforcer` key's agents, as the request body names them. */
+function agentsOf(roles: readonly string[], agentIds: readonly string[]): { agent_id?: string; agent_ids?: readonly string[] } {
+  if (agentIds.length === 0) return {};
+  if (roles.includes("enforcer")) return { agent_ids: agentIds };
+  if (agentIds.length > 1) throw new UsageError("an `agent` key acts as one agent: give `--agent-id` once");
+  return { agent_id: agentIds[0]! };
+}
 
 function writeCreated(created: KeyView & { key: string }, format: "text" | "json", terminal: Terminal): void {
   if (format === "json") terminal.out.write(`${JSON.stringify(created, null, 2)}\n`);

@@ -80,6 +80,10 @@ export const ledgerRecordSchema = {
     grant_id: { type: "string" },
     agent_id: { type: "string" },
     request: { type: ["object", "null"], description: "For a decision: the request as the agent sent it; null for a settlement." },
+    key_id: {
+      ...nullableString,
+      description: "The key that asked, as sealed: the agent's own, or the enforcement point's (`enforcer`) that asked for it.",
+    },
     outcome: { oneOf: [outcome, { type: "null" }], description: "For a decision; null for a settlement." },
     would_outcome: { oneOf: [outcome, { type: "null" }] },
     mode: { type: ["string", "null"], enum: ["observe", "enforce", null] },

@@ -3,8 +3,8 @@
 
 import type { RequestSchemaName } from "./schemas.js";
 
-export type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent";
-export const ROLES: readonly Role[] = Object.freeze(["admin", "issuer", "approver", "certifier", "auditor", "agent"]);
+export type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent" | "enforcer";
+export const ROLES: readonly Role[] = Object.freeze(["admin", "issuer", "approver", "certifier", "auditor", "agent", "enforcer"]);
 
 export interface Endpoint {
   readonly operationId: string;

@@ -4,7 +4,7 @@
 import { API_LIMITS } from "./limits.js";
 
 /** The roles of endpoints.ts, spelled here so that this module imports no other schema module (no cycle); the server checks they agree. */
-type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent";
+type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent" | "enforcer";
 
 type Schema = Readonly<Record<string, unknown>>;
 

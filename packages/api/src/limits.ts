@@ -3,6 +3,8 @@
 export const API_LIMITS = Object.freeze({
   /** Largest request body the server reads; one byte more is refused with `body_too_large`. */
   requestBodyBytesMax: 65_536,
+  /** The most agents one `enforcer` key may ask for (`agent_ids`), an explicit list and never all. */
+  enforcerAgentsMax: 256,
   /** Deepest nesting of arrays and objects accepted in a request body. */
   requestJsonDepthMax: 32,
   /** Policy text limit of the language (docs/policy-language.md); the language checks bytes, the schema characters. */

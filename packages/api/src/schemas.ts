@@ -90,7 +90,10 @@ export const enforcementModeSchema = {
 
 export const grantStatusSchema = { type: "string", enum: ["pending_approval", "active", "revoked", "expired"] } as const;
 
-export const roleSchema = { type: "string", enum: ["admin", "issuer", "approver", "certifier", "auditor", "agent"] } as const;
+export const roleSchema = {
+  type: "string",
+  enum: ["admin", "issuer", "approver", "certifier", "auditor", "agent", "enforcer"],
+} as const;
 
 const scope = {
   type: "object",
@@ -299,6 +302,14 @@ export const keyCreateBodySchema = {
     kind: { type: "string", enum: ["human", "service"] },
     roles: { type: "array", minItems: 1, uniqueItems: true, items: roleSchema },
     agent_id: { ...agentId, description: "Required with the `agent` role, refused without it." },
+    agent_ids: {
+      type: "array",
+      minItems: 1,
+      maxItems: API_LIMITS.enforcerAgentsMax,
+      uniqueItems: true,
+      items: agentId,
+      description: "The agents an `enforcer` key may ask for through AuthZEN: required with that role, refused without it.",
+    },
     email: { type: "string", maxLength: API_LIMITS.identityCharsMax, pattern: KEY_EMAIL_PATTERN },
   },
 } as const;
@@ -535,6 +546,11 @@ export const keySchema = {
     kind: { type: "string", enum: ["human", "service"] },
     roles: { type: "array", items: roleSchema },
     agent_id: { type: ["string", "null"] },
+    agent_ids: {
+      type: ["array", "null"],
+      items: { type: "string" },
+      description: "For an `enforcer` key: the agents it may ask for; null for any other key.",
+    },
     email: nullableString,
     status: { type: "string", enum: ["active", "revoked"] },
     created_at: timestamp,

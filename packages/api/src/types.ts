@@ -68,6 +68,7 @@ export interface KeyCreateBody {
   kind: "human" | "service";
   roles: Role[];
   agent_id?: string;
+  agent_ids?: string[];
   email?: string;
 }
 
@@ -154,6 +155,7 @@ export interface ApiKey {
   kind: "human" | "service";
   roles: Role[];
   agent_id: string | null;
+  agent_ids: string[] | null;
   email: string | null;
   status: "active" | "revoked";
   created_at: string;

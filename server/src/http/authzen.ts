@@ -11,6 +11,7 @@ import {
   undecided,
   type AuthzenDecision,
   type AuthzenEvaluation,
+  type EvaluationAsker,
 } from "../services/authzen/evaluation.js";
 import type { Caller, ServiceContext } from "../services/context.js";
 import { requestClaim } from "../services/idempotency.js";
@@ -71,17 +72,24 @@ function evaluationFault(value: Record<string, unknown>, required: boolean): str
   );
 }
 
+/** The roles whose keys may ask for evaluations: an agent for itself, an enforcement point for its agents. */
+const EVALUATING_ROLES = ["agent", "enforcer"] as const;
+
 /** The key that asks: its caller, and its secret, which the authorize service is handed as `/v1/authorize` hands it. */
 interface Asking {
   readonly caller: Caller;
   readonly secret: string;
 }
 
-/** The agent key that asks, or the 401 of one that may not ask for these subjects (nothing written). */
+/**
+ * The agent's or enforcement point's key that asks, or the 401 of one that may not ask for these
+ * subjects (nothing written): a key of another role, or a subject it does not speak for, is
+ * answered exactly as an unknown key is.
+ */
 async function askingCaller(ctx: ServiceContext, req: Request, members: readonly AuthzenEvaluation[]): Promise<Asking> {
   const secret = presentedSecret(req.headers);
   const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
-  if (caller === undefined || !caller.roles.includes("agent")) throw unauthenticated(secret !== undefined);
+  if (caller === undefined || !EVALUATING_ROLES.some((role) => caller.roles.includes(role))) throw unauthenticated(secret !== undefined);
   // A subject the key may not speak for is refused exactly as an unknown key is.
   if (!members.every((m) => speaksFor(caller, m.subject))) throw unauthenticated(true);
   return { caller, secret: secret! };
@@ -124,7 +132,10 @@ async function decideMember(
     if (error instanceof Refusal) return undecided(400, error.detail ?? error.code);
     throw error;
   }
-  return (await evaluateOne(ctx, asking.secret, body, claim)).decision;
+  const asker: EvaluationAsker = asking.caller.roles.includes("agent")
+    ? { secret: asking.secret }
+    : { enforcer: asking.caller, agentId: member.subject!.id };
+  return (await evaluateOne(ctx, asker, body, claim)).decision;
 }
 
 function parsedObject(req: Request): Record<string, unknown> {

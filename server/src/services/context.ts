@@ -16,6 +16,8 @@ export interface Caller {
   readonly roles: readonly Role[];
   /** Set for keys with the `agent` role: the one agent the key speaks for. */
   readonly agentId: string | null;
+  /** Set for keys with the `enforcer` role: the agents it may ask for through AuthZEN (decision 1701). */
+  readonly agentIds?: readonly string[] | null;
 }
 
 export interface ServiceContext {

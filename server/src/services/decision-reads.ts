@@ -104,6 +104,7 @@ export function ledgerRecordView(row: LedgerRow): Record<string, unknown> {
     grant_id: row.grant_id,
     agent_id: row.agent_id,
     request: sealed["request"] ?? null,
+    key_id: typeof sealed["key_id"] === "string" ? sealed["key_id"] : null,
     outcome: row.outcome,
     would_outcome: sealed["would_outcome"] ?? null,
     mode: sealed["mode"] ?? null,

@@ -1,6 +1,6 @@
 // API keys: created with a random secret shown once, listed without secrets, revoked by field.
 
-import { keyIdentityFault, type ApiKey, type ApiKeyCreated, type KeyCreateBody, type Role } from "@agent-authority/api";
+import { API_LIMITS, keyIdentityFault, type ApiKey, type ApiKeyCreated, type KeyCreateBody, type Role } from "@agent-authority/api";
 import { Refusal } from "./refusal.js";
 import { newId } from "../ids.js";
 import { generateSecret, hashSecret, isStrongEnough } from "../secrets.js";
@@ -13,6 +13,8 @@ export interface NewKey {
   readonly kind: "human" | "service";
   readonly roles: KeyRecord["roles"];
   readonly agentId?: string | undefined;
+  /** The agents an `enforcer` key may ask for: required with that role, refused without it. */
+  readonly agentIds?: readonly string[] | undefined;
   readonly email?: string | undefined;
   /** Use this secret instead of a generated one (the operator's first admin key). */
   readonly secret?: string | undefined;
@@ -38,11 +40,13 @@ export async function createKey(
   if (hasAgentRole && (spec.roles.length > 1 || spec.kind !== "service")) {
     throw new Refusal("invalid_key_request", "an `agent` key is a service key with the `agent` role alone");
   }
+  const enforcerFault = enforcerKeyFault(spec);
+  if (enforcerFault !== undefined) throw new Refusal("invalid_key_request", enforcerFault);
   if (spec.secret !== undefined && !isStrongEnough(spec.secret)) {
     throw new Refusal("invalid_key_request", "a supplied key needs at least 32 printable characters");
   }
-  if (spec.agentId !== undefined && (await store.getAgent(spec.agentId)) === undefined) {
-    throw new Refusal("agent_not_found", `no agent \`${spec.agentId}\``);
+  for (const agentId of [...(spec.agentId === undefined ? [] : [spec.agentId]), ...(spec.agentIds ?? [])]) {
+    if ((await store.getAgent(agentId)) === undefined) throw new Refusal("agent_not_found", `no agent \`${agentId}\``);
   }
   const secret = spec.secret ?? generateSecret();
   const record: KeyRecord = {
@@ -52,6 +56,7 @@ export async function createKey(
     kind: spec.kind,
     roles: [...spec.roles],
     agent_id: spec.agentId ?? null,
+    agent_ids: spec.agentIds === undefined ? null : [...spec.agentIds],
     email: spec.email ?? (spec.kind === "human" && spec.identity.includes("@") ? spec.identity : null),
     created_at: now,
     created_by: createdBy,
@@ -63,10 +68,32 @@ export async function createKey(
   return { record, secret };
 }
 
+/**
+ * Why an `enforcer` key cannot be made as asked: the role alone, on a service key, with its list of
+ * agents (never an implicit all, and at most API_LIMITS.enforcerAgentsMax); `agent_ids` only with it.
+ */
+function enforcerKeyFault(spec: NewKey): string | undefined {
+  const enforcer = spec.roles.includes("enforcer");
+  if (!enforcer) return spec.agentIds === undefined ? undefined : "`agent_ids` is only for the `enforcer` role";
+  if (spec.roles.length > 1 || spec.kind !== "service") return "an `enforcer` key is a service key with the `enforcer` role alone";
+  const count = spec.agentIds?.length ?? 0;
+  if (count === 0) return "the `enforcer` role needs `agent_ids`, the agents it may ask for";
+  if (count > API_LIMITS.enforcerAgentsMax) return `\`agent_ids\` holds at most ${API_LIMITS.enforcerAgentsMax} agents`;
+  if (new Set(spec.agentIds).size !== count) return "`agent_ids` names an agent twice";
+  return undefined;
+}
+
 export async function createKeyFromRequest(ctx: ServiceContext, caller: Caller, body: KeyCreateBody): Promise<ApiKeyCreated> {
   const { record, secret } = await createKey(
     ctx.store,
-    { identity: body.identity, kind: body.kind, roles: body.roles, agentId: body.agent_id, email: body.email },
+    {
+      identity: body.identity,
+      kind: body.kind,
+      roles: body.roles,
+      agentId: body.agent_id,
+      agentIds: body.agent_ids,
+      email: body.email,
+    },
     caller.identity,
     ctx.now(),
   );
@@ -129,7 +156,15 @@ export async function bootstrapAdminKey(
 /** The caller a key speaks for; undefined for an unknown or revoked key. */
 export function callerOfKey(key: KeyRecord | undefined): Caller | undefined {
   if (key === undefined || key.revoked_at !== null) return undefined;
-  return { keyId: key.id, identity: key.identity, kind: key.kind, email: key.email, roles: key.roles, agentId: key.agent_id };
+  return {
+    keyId: key.id,
+    identity: key.identity,
+    kind: key.kind,
+    email: key.email,
+    roles: key.roles,
+    agentId: key.agent_id,
+    agentIds: key.agent_ids,
+  };
 }
 
 /** The caller a presented secret speaks for; undefined for an unknown or revoked key. */

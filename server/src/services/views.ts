@@ -91,6 +91,7 @@ export function keyView(k: KeyRecord): ApiKey {
     kind: k.kind,
     roles: [...k.roles],
     agent_id: k.agent_id,
+    agent_ids: k.agent_ids === null ? null : [...k.agent_ids],
     email: k.email,
     status: k.revoked_at === null ? "active" : "revoked",
     created_at: iso(k.created_at),

@@ -196,6 +196,9 @@ CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXE
   return [functions, ...keep, ...seal].join("\n");
 }
 
+/** A JSON array of agent ids, NULL for every key but an `enforcer`'s. */
+const ENFORCER_AGENTS_SQL = "ALTER TABLE api_keys ADD COLUMN agent_ids TEXT;";
+
 const LEDGER_GATED_SQL = `
 CREATE INDEX IF NOT EXISTS ledger_gated ON ledger (id) WHERE kind = 'decision' AND outcome = 'gated';
 DROP INDEX IF EXISTS ledger_grant;
@@ -267,6 +270,12 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     // Checkpoints (decision 0621): the sealed records in one global order, as leaves of a Merkle tree.
     name: "ledger log: sealed records waiting for a position, Merkle leaves in global order, perfect subtree hashes",
     sql: { sqlite: ledgerLogMigrationSql("sqlite"), postgres: ledgerLogMigrationSql("postgres") },
+  },
+  {
+    version: 12,
+    // Enforcement points (decision 1701): an `enforcer` key names the agents it may ask for.
+    name: "keys: the agents an enforcer key may ask for",
+    sql: { sqlite: ENFORCER_AGENTS_SQL, postgres: ENFORCER_AGENTS_SQL },
   },
 ]);
 

@@ -20,6 +20,8 @@ export interface KeyRecord {
   readonly kind: "human" | "service";
   readonly roles: readonly Role[];
   readonly agent_id: string | null;
+  /** For an `enforcer` key: the agents it may ask for (decision 1701); null for any other key. */
+  readonly agent_ids: readonly string[] | null;
   readonly email: string | null;
   readonly created_at: number;
   readonly created_by: string | null;

@@ -1126,8 +1126,10 @@ export interface Key {
   readonly id: string;
   readonly identity: string;
   readonly kind: "human" | "service";
-  readonly roles: ReadonlyArray<"admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent">;
+  readonly roles: ReadonlyArray<"admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent" | "enforcer">;
   readonly agent_id?: string | null;
+  /** For an `enforcer` key: the agents it may ask for; null for any other key. */
+  readonly agent_ids?: readonly string[] | null;
   readonly email?: string | null;
   readonly status: "active" | "revoked";
   /** An RFC 3339 UTC time with milliseconds. */
@@ -1142,9 +1144,11 @@ export interface KeyCreateBody {
   /** An email for a human, a service name for a service. */
   readonly identity: string;
   readonly kind: "human" | "service";
-  readonly roles: ReadonlyArray<"admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent">;
+  readonly roles: ReadonlyArray<"admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent" | "enforcer">;
   /** Required with the `agent` role, refused without it. */
   readonly agent_id?: string;
+  /** The agents an `enforcer` key may ask for through AuthZEN: required with that role, refused without it. */
+  readonly agent_ids?: readonly string[];
   readonly email?: string;
 }
 
@@ -1276,7 +1280,7 @@ export interface Problem {
   }>;
 }
 
-export type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent";
+export type Role = "admin" | "issuer" | "approver" | "certifier" | "auditor" | "agent" | "enforcer";
 
 export interface SampleAction {
   readonly tool: string;

@@ -5,7 +5,7 @@
 import type { AuthorizeBody } from "@agent-authority/api";
 import { ID_PREFIXES } from "@agent-authority/api";
 import type { PreparedAnswer, RequestClaim } from "../answers.js";
-import { authorize } from "../authorize.js";
+import { authorize, authorizeAction } from "../authorize.js";
 import type { Caller, ServiceContext } from "../context.js";
 import { Refusal } from "../refusal.js";
 
@@ -73,10 +73,27 @@ export function authorizeBodyOf(evaluation: AuthzenEvaluation): Record<string, u
   return body;
 }
 
-/** Whether the subject is one the caller may speak for: an agent key speaks for its own agent only. */
+/**
+ * Whether the subject is one the caller may speak for: an agent key for its own agent only, an
+ * enforcement point's key (`enforcer`) for each agent its list names and no other.
+ */
 export function speaksFor(caller: Caller, subject: AuthzenEntity | undefined): boolean {
   if (subject === undefined || subject.type !== "agent" || !subject.id.startsWith(`${ID_PREFIXES.agent}_`)) return false;
-  return caller.agentId === subject.id;
+  if (caller.roles.includes("agent")) return caller.agentId === subject.id;
+  if (caller.roles.includes("enforcer")) return caller.agentIds?.includes(subject.id) === true;
+  return false;
+}
+
+/**
+ * Who asks for one evaluation: an agent key, by the secret it presented (decided as `/v1/authorize`
+ * decides it), or an enforcement point's key for one agent of its list. The enforcer's key is the
+ * decision's key: its id is sealed in the record (`key_id`) and its idempotency keys are its own.
+ */
+export type EvaluationAsker = { readonly secret: string } | { readonly enforcer: Caller; readonly agentId: string };
+
+/** The caller an enforcer's key decides as: the agent it names, under the enforcer's own key id. */
+function decidingCaller(enforcer: Caller, agentId: string): Caller {
+  return { keyId: enforcer.keyId, identity: enforcer.identity, kind: enforcer.kind, email: enforcer.email, roles: ["agent"], agentId };
 }
 
 /** The decision answer of authorize as JSON (the fields this mapping reads). */
@@ -134,12 +151,16 @@ const WHOLE_REQUEST_REFUSALS: ReadonlySet<string> = new Set(["idempotency_key_re
 /** Decides one member through the authorize service and maps its answer; a refusal is `decision: false`. */
 export async function evaluateOne(
   ctx: ServiceContext,
-  secret: string,
+  asker: EvaluationAsker,
   body: AuthorizeBody,
   claim: RequestClaim | undefined,
 ): Promise<{ decision: AuthzenDecision; answer: PreparedAnswer | undefined }> {
-  // The same entry as `POST /v1/authorize` (its thread on SQLite), with the key the request presented.
-  const answer = await authorize(ctx, { secret, read: async () => ({ body, claim }) }, {});
+  // An agent's key: the same entry as `POST /v1/authorize` (its thread on SQLite), with the key the
+  // request presented. An enforcer's: the same decision step, as the agent it speaks for.
+  const answer =
+    "secret" in asker
+      ? await authorize(ctx, { secret: asker.secret, read: async () => ({ body, claim }) }, {})
+      : await authorizeAction(ctx, decidingCaller(asker.enforcer, asker.agentId), body, claim);
   // A request that is not the one its id first named, or a key that may not ask, is refused whole.
   if (answer instanceof Refusal && WHOLE_REQUEST_REFUSALS.has(answer.code)) throw answer;
   if (answer instanceof Refusal) return { decision: undecided(refusalStatus(answer), answer.detail ?? answer.code), answer: undefined };
