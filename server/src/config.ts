@@ -70,6 +70,11 @@ export interface ServerConfig {
    * `agent-authority/<kid of the first signing key>`, the same on every replica.
    */
   readonly ledgerOrigin?: string | undefined;
+  /**
+   * The AuthZEN `policy_decision_point` identifier (AUTHORITY_AUTHZEN_PDP, decision 1702): the URL
+   * enforcement points know this server by; absent, the origin each metadata request reached.
+   */
+  readonly authzenPdp?: string | undefined;
 }
 
 /** The transport bounds of the HTTP server, in milliseconds (docs/operations.md, Limits). */
@@ -84,6 +89,39 @@ export const TRANSPORT_LIMITS = Object.freeze({
 });
 
 export class ConfigError extends Error {}
+
+/**
+ * The AuthZEN decision point identifier as configured: an `https` URL with no query, fragment,
+ * credentials or trailing slash (the specification's rule), or `http` on a loopback host for a
+ * server tried on one machine.
+ */
+function policyDecisionPoint(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const loopback = url !== undefined && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  const fits =
+    url !== undefined &&
+    (url.protocol === "https:" || (url.protocol === "http:" && loopback)) &&
+    url.search === "" &&
+    url.hash === "" &&
+    url.username === "" &&
+    url.password === "" &&
+    !raw.endsWith("/") &&
+    !raw.includes("?") &&
+    !raw.includes("#") &&
+    raw.length <= 2_048;
+  if (!fits) {
+    throw new ConfigError(
+      `AUTHORITY_AUTHZEN_PDP must be an https URL without query, fragment, credentials or trailing slash (http only on a loopback host), got \`${raw.slice(0, 300)}\``,
+    );
+  }
+  return raw;
+}
 
 type Source = Readonly<Record<string, string | undefined>>;
 
@@ -175,8 +213,10 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
       `AUTHORITY_LEDGER_ORIGIN must be 1 to 255 printable ASCII characters without spaces or '+', got \`${ledgerOrigin.slice(0, 300)}\``,
     );
   }
+  const authzenPdp = policyDecisionPoint(source["AUTHORITY_AUTHZEN_PDP"] || undefined);
   return {
     ...(ledgerOrigin === undefined ? {} : { ledgerOrigin }),
+    ...(authzenPdp === undefined ? {} : { authzenPdp }),
     host: source["AUTHORITY_HOST"] || "127.0.0.1",
     port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
     dataDir,

@@ -201,7 +201,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     feed = new EventFeed(store, config.eventPollMs ?? EVENT_LIMITS.pollMsDefault);
     feed.start();
     const streams = { feed, registry: new StreamRegistry(), heartbeatMs: config.eventHeartbeatMs ?? EVENT_LIMITS.heartbeatMsDefault };
-    const app = createApp({ ctx, logger, version: SERVER_VERSION, metrics, trustedProxies, streams });
+    const app = createApp({
+      ctx,
+      logger,
+      version: SERVER_VERSION,
+      metrics,
+      trustedProxies,
+      streams,
+      ...(config.authzenPdp === undefined ? {} : { authzenPdp: config.authzenPdp }),
+    });
     const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
     // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
     const listener: RequestListener = (req, res) => {

@@ -21,6 +21,25 @@ const evaluationResponse = schema("evaluation-response.schema.json");
 const evaluationsRequest = schema("derived-evaluations-request.schema.json");
 const evaluationsResponse = schema("derived-evaluations-response.schema.json");
 const configurationDocument = schema("derived-configuration.schema.json");
+const searchSubjectRequest = schema("derived-search-subject-request.schema.json");
+const searchActionRequest = schema("derived-search-action-request.schema.json");
+const searchResponse = schema("derived-search-response.schema.json");
+
+/** A search as the PEP sends it: the request and a 200's answer checked against the schemas derived from the specification. */
+async function search(baseUrl: string, key: string, kind: "subject" | "action", request: unknown): Promise<Answer> {
+  const checkRequest = kind === "subject" ? searchSubjectRequest : searchActionRequest;
+  if (!checkRequest(request)) throw new Error(`the test sent a search the schema refuses: ${JSON.stringify(checkRequest.errors)}`);
+  const response = await fetch(`${baseUrl}/access/v1/search/${kind}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(request),
+  });
+  const text = await response.text();
+  const body = text.length === 0 ? undefined : JSON.parse(text);
+  if (response.status === 200 && !searchResponse(body))
+    throw new Error(`the answer breaks the schema: ${JSON.stringify(searchResponse.errors)} ${text}`);
+  return { status: response.status, body, headers: response.headers };
+}
 
 const ATTESTATION = {
   manifest_hash: CERTIFICATION.manifest_hash,
@@ -401,6 +420,106 @@ export function authzenSuite(target: StoreTarget): void {
       expect(response.status).toBe(400);
     });
 
+    describe("search", () => {
+      const subjectOf = (id: string) => ({ type: "agent", id, properties: { attestation: ATTESTATION } });
+      const names = (answer: Answer): string[] => answer.body.results.map((r: { name: string }) => r.name);
+
+      it("lists the actions of a grant the agent may take now; one the policy decides on arguments not given is a candidate", async () => {
+        const plain = await issueGrant(s, agent.id, { scope: { tool: ["payments.send", "payments.refund", "reports.*"] } });
+        const answer = await search(origin(s), agent.key, "action", {
+          subject: subjectOf(agent.id),
+          resource: { type: "grant", id: plain.id },
+        });
+        expect(answer.status).toBe(200);
+        expect(names(answer)).toEqual(["payments.send", "payments.refund", "reports.*"]);
+        expect(answer.body.results[0].properties).toEqual({ candidate: false, pattern: false });
+        expect(answer.body.results[2].properties).toMatchObject({ candidate: true, pattern: true });
+        expect(answer.body.page).toEqual({ next_token: "", count: 3, total: 3 });
+
+        const guarded = await issueGrant(s, agent.id, { scope: { tool: ["payments.send"] }, policy: 'args.to == "ACME"' });
+        const candidate = await search(origin(s), agent.key, "action", {
+          subject: subjectOf(agent.id),
+          resource: { type: "grant", id: guarded.id },
+        });
+        expect(candidate.body.results).toEqual([
+          { name: "payments.send", properties: { candidate: true, pattern: false, gate: "policy" } },
+        ]);
+        // Given the arguments in the context, the same search is definite.
+        const given = await search(origin(s), agent.key, "action", {
+          subject: subjectOf(agent.id),
+          resource: { type: "grant", id: guarded.id },
+          context: { args: { to: "ACME" } },
+        });
+        expect(given.body.results[0].properties).toEqual({ candidate: false, pattern: false });
+      });
+
+      it("never lists an action the grant's status or budget already refuses, and writes nothing", async () => {
+        const used = await issueGrant(s, agent.id, { scope: { tool: ["payments.send"] }, budget_count: 1 });
+        const ask1 = await pep(origin(s), agent.key, "/access/v1/evaluation", ask(used.id, "payments.send"));
+        expect(permits(ask1)).toBe(true);
+        const exhausted = await search(origin(s), agent.key, "action", {
+          subject: subjectOf(agent.id),
+          resource: { type: "grant", id: used.id },
+        });
+        expect(exhausted.body.results).toEqual([]);
+        const revoked = await issueGrant(s, agent.id, { scope: { tool: ["payments.send"] } });
+        expect((await s.call("POST", `/grants/${revoked.id}/revoke`, ADMIN_KEY, { reason: "test" })).status).toBe(200);
+        const before = await s.call("GET", `/grants/${revoked.id}/ledger?limit=100`, ADMIN_KEY);
+        const none = await search(origin(s), agent.key, "action", {
+          subject: subjectOf(agent.id),
+          resource: { type: "grant", id: revoked.id },
+        });
+        expect(none.body.results).toEqual([]);
+        expect((await s.call("GET", `/grants/${revoked.id}/ledger?limit=100`, ADMIN_KEY)).body).toEqual(before.body);
+      });
+
+      it("pages with the specification's tokens; a token for another request or a limit over 100 is a 400", async () => {
+        const grant = await issueGrant(s, agent.id, { scope: { tool: ["payments.a", "payments.b", "payments.c"] } });
+        const request = { subject: subjectOf(agent.id), resource: { type: "grant", id: grant.id }, page: { limit: 2 } };
+        const first = await search(origin(s), agent.key, "action", request);
+        expect(names(first)).toEqual(["payments.a", "payments.b"]);
+        expect(first.body.page.next_token).not.toBe("");
+        expect(first.body.page).toMatchObject({ count: 2, total: 3 });
+        const second = await search(origin(s), agent.key, "action", { ...request, page: { limit: 2, token: first.body.page.next_token } });
+        expect(names(second)).toEqual(["payments.c"]);
+        expect(second.body.page).toEqual({ next_token: "", count: 1, total: 3 });
+        const changed = await search(origin(s), agent.key, "action", { ...request, page: { limit: 1, token: first.body.page.next_token } });
+        expect(changed.status).toBe(400);
+        expect((await search(origin(s), agent.key, "action", { ...request, page: { token: "not-a-token" } })).status).toBe(400);
+        expect((await search(origin(s), agent.key, "action", { ...request, page: { limit: 100 } })).status).toBe(200);
+        expect((await search(origin(s), agent.key, "action", { ...request, page: { limit: 101 } })).status).toBe(400);
+      });
+
+      it("finds the agents that may take an action among those the key speaks for, and refuses a subject it does not", async () => {
+        const pep = await s.call<{ key: string }>("POST", "/keys", ADMIN_KEY, {
+          identity: "search-pep",
+          kind: "service",
+          roles: ["enforcer"],
+          agent_ids: [agent.id, other.id],
+        });
+        const mine = await issueGrant(s, agent.id, { scope: { tool: ["files.read"] } });
+        const subjects = await search(origin(s), pep.body.key, "subject", {
+          subject: { type: "agent" },
+          action: { name: "files.read" },
+          resource: { type: "file", id: "/srv/report.txt" },
+        });
+        expect(subjects.status).toBe(200);
+        expect(subjects.body.results).toEqual([{ type: "agent", id: agent.id, properties: { candidate: true, grant_ids: [mine.id] } }]);
+        // The agent key sees itself only; the other agent has no grant over `files.read`.
+        const asOther = await search(origin(s), other.key, "subject", {
+          subject: { type: "agent" },
+          action: { name: "files.read" },
+          resource: { type: "grant", id: mine.id },
+        });
+        expect(asOther.body.results).toEqual([]);
+        const foreign = await search(origin(s), other.key, "action", {
+          subject: subjectOf(agent.id),
+          resource: { type: "grant", id: mine.id },
+        });
+        expect(foreign.status).toBe(401);
+      });
+    });
+
     it("the metadata names the decision point and each endpoint offered, and no resource search", async () => {
       const response = await fetch(`${origin(s)}/.well-known/authzen-configuration`);
       expect(response.status).toBe(200);
@@ -408,6 +527,25 @@ export function authzenSuite(target: StoreTarget): void {
       expect(configurationDocument(body)).toBe(true);
       expect(body["access_evaluation_endpoint"]).toBe(`${body["policy_decision_point"]}/access/v1/evaluation`);
       expect(body["search_resource_endpoint"]).toBeUndefined();
+      expect(body["search_subject_endpoint"]).toBe(`${body["policy_decision_point"]}/access/v1/search/subject`);
+      expect(body["search_action_endpoint"]).toBe(`${body["policy_decision_point"]}/access/v1/search/action`);
+    });
+
+    it("the metadata names the decision point the configuration gives (AUTHORITY_AUTHZEN_PDP), whatever host was asked", async () => {
+      const configured = await startDecisionServer(target, { authzenPdp: "https://pdp.example.com" });
+      try {
+        const body = (await (await fetch(`${origin(configured)}/.well-known/authzen-configuration`)).json()) as Record<string, string>;
+        expect(configurationDocument(body)).toBe(true);
+        expect(body).toEqual({
+          policy_decision_point: "https://pdp.example.com",
+          access_evaluation_endpoint: "https://pdp.example.com/access/v1/evaluation",
+          access_evaluations_endpoint: "https://pdp.example.com/access/v1/evaluations",
+          search_subject_endpoint: "https://pdp.example.com/access/v1/search/subject",
+          search_action_endpoint: "https://pdp.example.com/access/v1/search/action",
+        });
+      } finally {
+        await configured.close();
+      }
     });
   });
 }

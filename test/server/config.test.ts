@@ -122,6 +122,24 @@ describe("loadConfig", () => {
     }
   });
 
+  it("takes the AuthZEN decision point's identifier from AUTHORITY_AUTHZEN_PDP, and refuses one the specification does not allow", () => {
+    expect(loadConfig({}).authzenPdp).toBeUndefined();
+    expect(loadConfig({ AUTHORITY_AUTHZEN_PDP: "https://pdp.example.com" }).authzenPdp).toBe("https://pdp.example.com");
+    expect(loadConfig({ AUTHORITY_AUTHZEN_PDP: "https://example.com/authority" }).authzenPdp).toBe("https://example.com/authority");
+    expect(loadConfig({ AUTHORITY_AUTHZEN_PDP: "http://127.0.0.1:8080" }).authzenPdp).toBe("http://127.0.0.1:8080");
+    for (const bad of [
+      "http://pdp.example.com",
+      "https://pdp.example.com/",
+      "https://pdp.example.com?x=1",
+      "https://pdp.example.com#f",
+      "https://user:pw@pdp.example.com",
+      "pdp.example.com",
+      `https://pdp.example.com/${"x".repeat(2_100)}`,
+    ]) {
+      expect(() => loadConfig({ AUTHORITY_AUTHZEN_PDP: bad }), bad).toThrow(/AUTHORITY_AUTHZEN_PDP/);
+    }
+  });
+
   it("names statements unless AUTHORITY_DATABASE_NAMED_STATEMENTS is off", () => {
     expect(loadConfig({}).databaseNamedStatements).toBe(true);
     expect(loadConfig({ AUTHORITY_DATABASE_NAMED_STATEMENTS: "on" }).databaseNamedStatements).toBe(true);

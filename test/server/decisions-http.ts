@@ -42,7 +42,7 @@ export interface DecisionServer {
 
 export async function startDecisionServer(
   target: StoreTarget,
-  config: { holdLifetimeHours?: number; ledgerOrigin?: string } = {},
+  config: { holdLifetimeHours?: number; ledgerOrigin?: string; authzenPdp?: string } = {},
 ): Promise<DecisionServer> {
   const db = await openTestStore(target);
   const clock = { now: Date.now() };

@@ -33,11 +33,13 @@ const problem: Json = {
   content: { "application/problem+json": { schema: { type: "object" } } },
 } as const;
 
+const ROLES_TEXT = "Roles: `agent` (its own agent only) and `enforcer` (the agents its key lists).";
+
 function post(operationId: string, summary: string, request: Json, answer: Json): Json {
   return {
     operationId,
     summary,
-    description: "Roles: `agent` (its own agent only).",
+    description: ROLES_TEXT,
     security: [{ bearer: [] }, { apiKey: [] }],
     parameters: [requestId],
     requestBody: { required: true, content: { "application/json": { schema: request } } },
@@ -74,7 +76,57 @@ export function authzenPaths(serverUrl: string): { [path: string]: Json } {
       },
     },
   };
+  const page: Json = {
+    type: "object",
+    properties: { token: { type: "string" }, limit: { type: "integer", minimum: 0, maximum: 100, default: 50 } },
+  };
+  const searchAnswer = (item: Json): Json => ({
+    type: "object",
+    required: ["page", "results"],
+    properties: {
+      page: {
+        type: "object",
+        required: ["next_token"],
+        properties: { next_token: { type: "string" }, count: { type: "integer" }, total: { type: "integer" } },
+      },
+      results: { type: "array", items: item },
+    },
+  });
+  const subjectQuery: Json = {
+    type: "object",
+    required: ["subject", "action", "resource"],
+    properties: {
+      subject: { type: "object", required: ["type"], properties: { type: { type: "string" } } },
+      action,
+      resource: entity,
+      context: { type: "object" },
+      page,
+    },
+  };
+  const actionQuery: Json = {
+    type: "object",
+    required: ["subject", "resource"],
+    properties: { subject: entity, resource: entity, context: { type: "object" }, page },
+  };
   return {
+    "/access/v1/search/subject": {
+      servers,
+      post: post(
+        "authzenSearchSubject",
+        "AuthZEN 1.0 subject search: the agents the key speaks for that may take the action now (nothing is sealed)",
+        subjectQuery,
+        searchAnswer(entity),
+      ),
+    },
+    "/access/v1/search/action": {
+      servers,
+      post: post(
+        "authzenSearchAction",
+        "AuthZEN 1.0 action search: the actions of the named grant the agent may take now (nothing is sealed)",
+        actionQuery,
+        searchAnswer(action),
+      ),
+    },
     "/access/v1/evaluation": {
       servers,
       post: post("authzenEvaluation", "AuthZEN 1.0 access evaluation: one authorize decision", evaluation, decision),

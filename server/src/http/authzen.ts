@@ -2,6 +2,7 @@
 // metadata. Each evaluation is decided by the authorize service (services/authzen/evaluation.ts).
 
 import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
+import { createHash } from "node:crypto";
 import express, { type Request, type Response } from "express";
 import type { RequestClaim } from "../services/answers.js";
 import {
@@ -17,6 +18,8 @@ import type { Caller, ServiceContext } from "../services/context.js";
 import { requestClaim } from "../services/idempotency.js";
 import { callerForSecret, unauthenticated } from "../services/keys.js";
 import { Refusal } from "../services/refusal.js";
+import { SEARCH_LIMITS, searchActions, searchSubjects } from "../services/authzen/search.js";
+import { canonicalJson } from "../services/ledger.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { presentedSecret } from "./presented-key.js";
 
@@ -31,6 +34,8 @@ export const AUTHZEN_LIMITS = Object.freeze({
 export const AUTHZEN_PATHS = Object.freeze({
   evaluation: "/access/v1/evaluation",
   evaluations: "/access/v1/evaluations",
+  searchSubject: "/access/v1/search/subject",
+  searchAction: "/access/v1/search/action",
   configuration: "/.well-known/authzen-configuration",
 });
 
@@ -205,6 +210,101 @@ async function evaluations(ctx: ServiceContext, req: Request, res: Response): Pr
   res.status(200).json({ evaluations: answers });
 }
 
+/** A search's page of results: the spec's `page` object first, then the results. */
+function searchAnswer(res: Response, page: SearchPage, results: readonly unknown[]): void {
+  const slice = results.slice(page.offset, page.offset + page.limit);
+  const next = page.offset + slice.length;
+  res.status(200).json({
+    page: { next_token: next < results.length ? pageToken(next, page.fingerprint) : "", count: slice.length, total: results.length },
+    results: slice,
+  });
+}
+
+async function searchAction(ctx: ServiceContext, req: Request, res: Response): Promise<void> {
+  const body = parsedObject(req);
+  const fault = entityFault(body["subject"], "subject", true) ?? entityFault(body["resource"], "resource", true) ?? contextFault(body);
+  if (fault !== undefined) throw new Refusal("invalid_body", fault);
+  const page = searchPage(body);
+  const member = body as AuthzenEvaluation;
+  // The subject must be one the key speaks for, exactly as for an evaluation.
+  await askingCaller(ctx, req, [member]);
+  searchAnswer(res, page, await searchActions(ctx, member.subject!, member));
+}
+
+async function searchSubject(ctx: ServiceContext, req: Request, res: Response): Promise<void> {
+  const body = parsedObject(req);
+  const subject = body["subject"];
+  const subjectFault =
+    isObject(subject) && typeof subject["type"] === "string" && (subject["id"] === undefined || typeof subject["id"] === "string")
+      ? undefined
+      : "`subject` must be an object with a string `type`";
+  const action = body["action"];
+  const actionFault =
+    isObject(action) && typeof action["name"] === "string" ? undefined : "`action` must be an object with a string `name`";
+  const fault = subjectFault ?? actionFault ?? entityFault(body["resource"], "resource", true) ?? contextFault(body);
+  if (fault !== undefined) throw new Refusal("invalid_body", fault);
+  const page = searchPage(body);
+  const caller = await searchingCaller(ctx, req);
+  // Only agents are subjects here: a search for subjects of another type finds none.
+  const results =
+    (subject as { type: string }).type === "agent"
+      ? await searchSubjects(ctx, caller, (action as { name: string }).name, body as AuthzenEvaluation)
+      : [];
+  searchAnswer(res, page, results);
+}
+
+/** The key that searches: an agent's or an enforcer's, as for evaluations; any other is an unknown key. */
+async function searchingCaller(ctx: ServiceContext, req: Request): Promise<Caller> {
+  const secret = presentedSecret(req.headers);
+  const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
+  if (caller === undefined || !EVALUATING_ROLES.some((role) => caller.roles.includes(role))) throw unauthenticated(secret !== undefined);
+  return caller;
+}
+
+function contextFault(body: Record<string, unknown>): string | undefined {
+  return body["context"] !== undefined && !isObject(body["context"]) ? "`context` must be an object" : undefined;
+}
+
+/** Where a search's page starts and how long it is, and the fingerprint of the request it belongs to. */
+interface SearchPage {
+  readonly offset: number;
+  readonly limit: number;
+  readonly fingerprint: string;
+}
+
+/**
+ * The page a search asks for. A token is this server's own (the offset and the fingerprint of the
+ * request, entities and `page.limit` included); one from another request, or edited, is a 400, as
+ * the specification asks when a request changes mid-pagination.
+ */
+function searchPage(body: Record<string, unknown>): SearchPage {
+  const page = body["page"] ?? {};
+  if (!isObject(page)) throw new Refusal("invalid_body", "`page` must be an object");
+  const limit = page["limit"] ?? SEARCH_LIMITS.pageDefault;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 0 || limit > SEARCH_LIMITS.pageMax) {
+    throw new Refusal("invalid_body", `\`page.limit\` must be a whole number from 0 to ${SEARCH_LIMITS.pageMax}`);
+  }
+  const { page: _page, ...entities } = body;
+  const fingerprint = createHash("sha256").update(canonicalJson({ entities, limit })).digest("base64url").slice(0, 22);
+  const token = page["token"];
+  if (token === undefined || token === "") return { offset: 0, limit, fingerprint };
+  const offset = typeof token === "string" ? tokenOffset(token, fingerprint) : undefined;
+  if (offset === undefined)
+    throw new Refusal("invalid_body", "`page.token` is not a token this server gave for this request: the request changed mid-pagination");
+  return { offset, limit, fingerprint };
+}
+
+function pageToken(offset: number, fingerprint: string): string {
+  return `${offset}.${fingerprint}`;
+}
+
+/** The offset of a token given for the request of `fingerprint`; undefined for any other text. */
+function tokenOffset(token: string, fingerprint: string): number | undefined {
+  const match = /^(\d{1,6})\.([A-Za-z0-9_-]{22})$/.exec(token);
+  if (match === null || match[2] !== fingerprint) return undefined;
+  return Number(match[1]);
+}
+
 /** The metadata document: the decision point's identifier and each endpoint offered, nothing else. */
 function configuration(pdp: string | undefined, req: Request, res: Response): void {
   const base = pdp ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
@@ -212,6 +312,8 @@ function configuration(pdp: string | undefined, req: Request, res: Response): vo
     policy_decision_point: base,
     access_evaluation_endpoint: `${base}${AUTHZEN_PATHS.evaluation}`,
     access_evaluations_endpoint: `${base}${AUTHZEN_PATHS.evaluations}`,
+    search_subject_endpoint: `${base}${AUTHZEN_PATHS.searchSubject}`,
+    search_action_endpoint: `${base}${AUTHZEN_PATHS.searchAction}`,
   });
 }
 
@@ -219,5 +321,7 @@ function configuration(pdp: string | undefined, req: Request, res: Response): vo
 export function mountAuthzen(app: express.Express, ctx: ServiceContext, pdp: string | undefined): void {
   app.post(AUTHZEN_PATHS.evaluation, readRaw, (req, res) => evaluation(ctx, req, res));
   app.post(AUTHZEN_PATHS.evaluations, readRaw, (req, res) => evaluations(ctx, req, res));
+  app.post(AUTHZEN_PATHS.searchSubject, readRaw, (req, res) => searchSubject(ctx, req, res));
+  app.post(AUTHZEN_PATHS.searchAction, readRaw, (req, res) => searchAction(ctx, req, res));
   app.get(AUTHZEN_PATHS.configuration, (req, res) => configuration(pdp, req, res));
 }
