@@ -4,6 +4,7 @@
 
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, CERTIFICATION } from "../server/http-harness.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "../server/decisions-http.js";
@@ -518,6 +519,58 @@ export function authzenSuite(target: StoreTarget): void {
         });
         expect(foreign.status).toBe(401);
       });
+    });
+
+    it("answers any body sent to any AuthZEN endpoint with a 200 or a 4xx, never a 5xx, and a search writes nothing", async () => {
+      const grant = await issueGrant(s, agent.id, { scope: { tool: ["payments.send", "reports.*"] }, policy: 'args.to == "ACME"' });
+      const before = await s.call("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY);
+      const valid = { subject: { type: "agent", id: agent.id }, resource: { type: "grant", id: grant.id } };
+      const hostile = fc.oneof(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.record(
+          {
+            subject: fc.oneof(fc.constant(valid.subject), fc.jsonValue({ maxDepth: 2 })),
+            resource: fc.oneof(fc.constant(valid.resource), fc.jsonValue({ maxDepth: 2 })),
+            action: fc.oneof(fc.record({ name: fc.string({ maxLength: 40 }) }), fc.jsonValue({ maxDepth: 2 })),
+            context: fc.oneof(fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 })), fc.jsonValue({ maxDepth: 1 })),
+            page: fc.oneof(
+              fc.record(
+                { limit: fc.oneof(fc.integer({ min: -5, max: 200 }), fc.double()), token: fc.string({ maxLength: 40 }) },
+                { requiredKeys: [] },
+              ),
+              fc.jsonValue({ maxDepth: 1 }),
+            ),
+          },
+          { requiredKeys: [] },
+        ),
+      );
+      const paths = ["/access/v1/search/action", "/access/v1/search/subject", "/access/v1/evaluation", "/access/v1/evaluations"];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...paths.slice(0, 2)), hostile, async (path, body) => {
+          const response = await fetch(`${origin(s)}${path}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
+          expect(response.status, `${path} ${JSON.stringify(body)}`).toBeLessThan(500);
+          await response.arrayBuffer();
+        }),
+        { numRuns: 120 },
+      );
+      expect((await s.call("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY)).body).toEqual(before.body);
+      // The deciding endpoints, against a grant of their own: a 200 or a 4xx, never a 5xx.
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...paths.slice(2)), hostile, async (path, body) => {
+          const response = await fetch(`${origin(s)}${path}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
+          expect(response.status, `${path} ${JSON.stringify(body)}`).toBeLessThan(500);
+          await response.arrayBuffer();
+        }),
+        { numRuns: 80 },
+      );
     });
 
     it("the metadata names the decision point and each endpoint offered, and no resource search", async () => {
