@@ -287,3 +287,30 @@ export function inclusionProof(leaves: readonly Uint8Array[], index: number): Bu
 export function consistencyProof(leaves: readonly Uint8Array[], first: number): Buffer[] {
   return consistencyRanges(first, leaves.length).map((range) => rangeHash(leaves, range));
 }
+
+/**
+ * The root of a list of leaf hashes and every leaf's inclusion path (RFC 9162 §2.1.3.1, lowest
+ * first), in one pass over the tree's levels: n - 1 interior hashes for n leaves. Building the
+ * levels bottom up, a last node without a sibling moves up unchanged, which makes the RFC's tree.
+ */
+export function treeWithPaths(leaves: readonly Uint8Array[]): { root: Buffer; paths: Buffer[][] } {
+  if (leaves.length === 0) return { root: emptyRoot(), paths: [] };
+  const levels: Buffer[][] = [leaves.map((leaf) => Buffer.from(leaf))];
+  for (let level = levels[0]!; level.length > 1; level = levels[levels.length - 1]!) {
+    const up: Buffer[] = [];
+    for (let i = 0; i + 1 < level.length; i += 2) up.push(nodeHash(level[i]!, level[i + 1]!));
+    if (level.length % 2 === 1) up.push(level[level.length - 1]!);
+    levels.push(up);
+  }
+  const paths = leaves.map((_, leaf) => {
+    const path: Buffer[] = [];
+    let index = leaf;
+    for (const level of levels.slice(0, -1)) {
+      const sibling = index ^ 1;
+      if (sibling < level.length) path.push(level[sibling]!);
+      index = Math.floor(index / 2);
+    }
+    return path;
+  });
+  return { root: levels[levels.length - 1]![0]!, paths };
+}

@@ -3,6 +3,7 @@
 // database with the private key sealed under the server key, and the newest active one signs.
 
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { answerBatchText, leafHash, treeWithPaths } from "@agent-authority/sdk";
 import { openSealed, sealBytes, ServerKeyError } from "../server-key.js";
 import type { SigningKeyRow } from "../store/signing-sql.js";
 import type { Store } from "../store/store.js";
@@ -19,6 +20,27 @@ export interface SignatureField {
   readonly kid: string;
   readonly statement: Readonly<Record<string, string | number | null>>;
   /** Ed25519 over the statement's canonical JSON (RFC 8785), base64url without padding. */
+  readonly value: string;
+}
+
+/**
+ * The signature an answer carries since batches are signed (decision 1901): the statement, its
+ * place in the batch signed with it, the batch's root and one signature over that root.
+ */
+export interface BatchSignatureField {
+  readonly v: 2;
+  readonly alg: "EdDSA";
+  readonly kid: string;
+  readonly statement: Readonly<Record<string, string | number | null>>;
+  /** Leaves of the batch's tree: the statements signed together. */
+  readonly tree_size: number;
+  /** This statement's leaf. */
+  readonly leaf_index: number;
+  /** The RFC 9162 inclusion path of the leaf, lowest first, each hash in base64url. */
+  readonly path: readonly string[];
+  /** The tree's root hash in base64url. */
+  readonly root: string;
+  /** Ed25519 over answerBatchText(tree_size, root), base64url without padding. */
   readonly value: string;
 }
 
@@ -164,7 +186,34 @@ export class Signer {
     return this.#listed[0]?.kid;
   }
 
-  /** Signs `statement`, whose members must already be in canonical order with string, integer or null values. */
+  /**
+   * Signs the statements of answers given together (a group-commit batch, or one answer) with one
+   * signature: each statement's leaf is the RFC 9162 leaf hash of its canonical JSON, and the
+   * signature covers the tree's root and size (decision 1901). Answers each statement's signature
+   * member, in order; the members of each statement must already be in canonical order.
+   */
+  signAnswers(statements: readonly Readonly<Record<string, string | number | null>>[]): BatchSignatureField[] {
+    const active = this.#active;
+    if (active === undefined) throw new Error("the signer signs only after load()");
+    if (statements.length === 0) return [];
+    const leaves = statements.map((statement) => leafHash(Buffer.from(canonicalJson(statement), "utf8")));
+    const { root, paths } = treeWithPaths(leaves);
+    const value = sign(null, Buffer.from(answerBatchText(statements.length, root), "utf8"), active.key).toString("base64url");
+    const rootText = root.toString("base64url");
+    return statements.map((statement, i) => ({
+      v: 2,
+      alg: "EdDSA",
+      kid: active.kid,
+      statement,
+      tree_size: statements.length,
+      leaf_index: i,
+      path: paths[i]!.map((hash) => hash.toString("base64url")),
+      root: rootText,
+      value,
+    }));
+  }
+
+  /** Signs `statement` alone, over its canonical JSON (the first form, which receipts keep); its members must already be in canonical order with string, integer or null values. */
   sign(statement: Readonly<Record<string, string | number | null>>): SignatureField {
     const active = this.#active;
     if (active === undefined) throw new Error("the signer signs only after load()");
