@@ -75,6 +75,7 @@ import {
   migrateDatabase,
   openStore,
   Signer,
+  signatureJson,
   startServer,
 } from "@agent-authority/server";
 import { NGINX, startNginx } from "../replicas/nginx.mjs";
@@ -897,7 +898,7 @@ async function signingCostUs(batch) {
     const started = process.cpuUsage();
     for (let i = 0; i < decisions; i += size) {
       if (batch === 0) JSON.stringify(signer.sign(statement()));
-      else for (const signature of signer.signAnswers(Array.from({ length: size }, statement))) JSON.stringify(signature);
+      else for (const signature of signer.signAnswers(Array.from({ length: size }, statement))) signatureJson(signature);
     }
     const used = process.cpuUsage(started);
     runs.push((used.user + used.system) / decisions);

@@ -37,7 +37,7 @@ export function answerBatchText(treeSize: number, root: Uint8Array): string {
 /** The leaf of a statement in a signed batch: SHA-256(0x00 ‖ its canonical JSON), RFC 9162 §2.1.1; undefined when it has no canonical form. */
 export function statementLeaf(statement: unknown): Uint8Array | undefined {
   const text = canonicalOrUndefined(statement);
-  return text === undefined ? undefined : leafHash(new TextEncoder().encode(text));
+  return text === undefined ? undefined : leafHash(text);
 }
 
 function base64url(bytes: Uint8Array): string {

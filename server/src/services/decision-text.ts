@@ -6,7 +6,7 @@ import type { AuthorizeBody } from "@agent-authority/api";
 import type { CertificateRecord } from "../store/store.js";
 import type { Decision, DecisionState } from "@agent-authority/engine";
 import { canonicalJson } from "./ledger.js";
-import type { BatchSignatureField } from "./signing.js";
+import { signatureJson, type BatchSignatureField } from "./signing.js";
 import { iso } from "./views.js";
 
 /** What the engine knows of the server for a decision: its environment and the agent's valid certificate. */
@@ -93,7 +93,7 @@ export function decisionAnswerText(
       })),
     ) +
     member("decided_at", iso(now)) +
-    member("signature", signature) +
+    (signature === undefined ? "" : `,"signature":${signatureJson(signature)}`) +
     "}"
   );
 }

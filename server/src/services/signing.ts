@@ -44,6 +44,15 @@ export interface BatchSignatureField {
   readonly value: string;
 }
 
+/** Where signAnswers keeps a member's JSON text: a property no JSON writer or comparison sees (not enumerable). */
+const SIGNATURE_JSON = Symbol("signature JSON");
+
+/** The JSON text of a signature member, as JSON.stringify writes it; signAnswers wrote it already, with the statement's text. */
+export function signatureJson(signature: BatchSignatureField): string {
+  const known = (signature as { [SIGNATURE_JSON]?: string })[SIGNATURE_JSON];
+  return known ?? JSON.stringify(signature);
+}
+
 /** One public key of the JWKS at GET /v1/signing-keys. */
 export interface PublicSigningKey {
   readonly kty: "OKP";
@@ -196,21 +205,37 @@ export class Signer {
     const active = this.#active;
     if (active === undefined) throw new Error("the signer signs only after load()");
     if (statements.length === 0) return [];
-    const leaves = statements.map((statement) => leafHash(Buffer.from(canonicalJson(statement), "utf8")));
-    const { root, paths } = treeWithPaths(leaves);
+    const statementTexts = statements.map((statement) => canonicalJson(statement));
+    const { root, paths } = treeWithPaths(statementTexts.map((text) => leafHash(text)));
     const value = sign(null, Buffer.from(answerBatchText(statements.length, root), "utf8"), active.key).toString("base64url");
     const rootText = root.toString("base64url");
-    return statements.map((statement, i) => ({
-      v: 2,
-      alg: "EdDSA",
-      kid: active.kid,
-      statement,
-      tree_size: statements.length,
-      leaf_index: i,
-      path: paths[i]!.map((hash) => hash.toString("base64url")),
-      root: rootText,
-      value,
-    }));
+    // A node is on the path of every leaf below its sibling: each is written in base64url once.
+    const texts = new Map<Buffer, string>();
+    const text = (hash: Buffer): string => {
+      let known = texts.get(hash);
+      if (known === undefined) texts.set(hash, (known = hash.toString("base64url")));
+      return known;
+    };
+    const kid = JSON.stringify(active.kid);
+    return statements.map((statement, i) => {
+      const field: BatchSignatureField = {
+        v: 2,
+        alg: "EdDSA",
+        kid: active.kid,
+        statement,
+        tree_size: statements.length,
+        leaf_index: i,
+        path: paths[i]!.map(text),
+        root: rootText,
+        value,
+      };
+      // The member's JSON as JSON.stringify writes it (base64url needs no escapes, the statement's
+      // members are in canonical order): the statement's text is not written twice.
+      const json =
+        `{"v":2,"alg":"EdDSA","kid":${kid},"statement":${statementTexts[i]},"tree_size":${statements.length},` +
+        `"leaf_index":${i},"path":[${field.path.map((hash) => `"${hash}"`).join(",")}],"root":"${rootText}","value":"${value}"}`;
+      return Object.defineProperty(field, SIGNATURE_JSON, { value: json, enumerable: false });
+    });
   }
 
   /** Signs `statement` alone, over its canonical JSON (the first form, which receipts keep); its members must already be in canonical order with string, integer or null values. */
