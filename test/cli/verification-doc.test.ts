@@ -201,7 +201,8 @@ describe("docs/verification.md, with the server stopped", () => {
   });
 
   it("refuses with the command a statement moved within its batch, and a path or root from another batch", async () => {
-    const { batch, single } = workedExample();
+    const { keys, batch, single } = workedExample();
+    writeFileSync(join(dir, "example-keys.json"), JSON.stringify(keys));
     const saved = JSON.parse(readFileSync(join(dir, "answer.json"), "utf8")) as { signature: Record<string, unknown> };
     // The first answer's statement (the first form's example signs it alone), moved into the second answer.
     const mate = single["statement"] as Record<string, unknown>;
