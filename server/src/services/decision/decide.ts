@@ -155,6 +155,16 @@ interface BatchReplay {
   readonly keyId: string;
 }
 
+/** The answer of a request whose key an earlier request of the batch claimed: that request's signed answer, or the reused-key refusal. */
+function replayedInBatch({ claim, keyId }: BatchReplay, rows: readonly IdempotencyRow[]): PreparedAnswer | Refusal | undefined {
+  const key = answerKey(claim.callerKeyId, claim.key);
+  const found = storedAnswer(
+    rows.find((row) => answerKey(row.caller_key_id, row.idempotency_key) === key),
+    claim,
+  );
+  return found === undefined || found instanceof Refusal ? found : { ...found, keyId };
+}
+
 /** A decision of the batch whose answer waits for the batch's signature. */
 interface UnsignedAnswer {
   /** Its place among the batch's answers. */
@@ -329,13 +339,7 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
     answers.push(undefined);
   }
   const answerRows = signedAnswers(unsigned, answers, now);
-  for (const { at, claim, keyId } of replays) {
-    const found = storedAnswer(
-      answerRows.find((row) => answerKey(row.caller_key_id, row.idempotency_key) === answerKey(claim.callerKeyId, claim.key)),
-      claim,
-    );
-    answers[at] = found === undefined || found instanceof Refusal ? found : { ...found, keyId };
-  }
+  for (const replay of replays) answers[replay.at] = replayedInBatch(replay, answerRows);
   return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
 }
 
