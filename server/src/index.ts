@@ -33,7 +33,15 @@ export type {
   Revocation,
 } from "./store/store.js";
 export { keyIdentityFault } from "@agent-authority/api";
-export { Signer, SIGNING_LIMITS, keyId, type SignatureField, type PublicSigningKey } from "./services/signing.js";
+export {
+  Signer,
+  SIGNING_LIMITS,
+  keyId,
+  signatureJson,
+  type SignatureField,
+  type BatchSignatureField,
+  type PublicSigningKey,
+} from "./services/signing.js";
 export { decisionAnswerText, decisionStatement } from "./services/decision-text.js";
 export { derivedKey, parseServerKey, serverKeyFromFile, ServerKeyError, SERVER_KEY_LIMITS } from "./server-key.js";
 export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";

@@ -75,6 +75,7 @@ import {
   migrateDatabase,
   openStore,
   Signer,
+  signatureJson,
   startServer,
 } from "@agent-authority/server";
 import { NGINX, startNginx } from "../replicas/nginx.mjs";
@@ -333,6 +334,7 @@ function processCpu(pids) {
  */
 async function measure(url, connections, headers, body, server, bodies = [body]) {
   const pid = server?.child?.pid;
+  const batchesBefore = server === undefined ? undefined : await groupCommits(url);
   const gcBefore = await server?.gc?.();
   const postgres = server?.postgres === true;
   const backendsBefore = postgres ? processCpu(await databaseBackends(pid)) : new Map();
@@ -370,7 +372,23 @@ async function measure(url, connections, headers, body, server, bodies = [body])
     gcBefore === undefined || gcAfter === undefined
       ? undefined
       : { msPerSecond: (gcAfter.pauseMs - gcBefore.pauseMs) / SECONDS, longestMs: gcAfter.longestMs };
-  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, databaseCpu, gc };
+  const batchesAfter = server === undefined ? undefined : await groupCommits(url);
+  const batches = batchesAfter === undefined || batchesBefore === undefined ? 0 : batchesAfter.count - batchesBefore.count;
+  // The transactions one group commit took together: the decisions signed with one signature.
+  const batchSize = batches > 0 ? (batchesAfter.sum - batchesBefore.sum) / batches : undefined;
+  return { rps: result.requests.average, times, mainCpu: main, workerCpu: other, databaseCpu, gc, batchSize };
+}
+
+/** The server's group-commit batches so far (GET /v1/metrics): how many, and the transactions they held; undefined when unread. */
+async function groupCommits(url) {
+  try {
+    const text = await (await fetch(new URL("/v1/metrics", url))).text();
+    const read = (name) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+    const counted = { sum: read("authority_group_commit_batch_size_sum"), count: read("authority_group_commit_batch_size_count") };
+    return Number.isFinite(counted.sum) && Number.isFinite(counted.count) ? counted : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const cpu = (us) => (us === undefined ? "n/a" : us.toFixed(0));
@@ -625,6 +643,7 @@ function mean(turns) {
     mainCpu: avg((t) => t.mainCpu),
     workerCpu: avg((t) => t.workerCpu),
     databaseCpu: avg((t) => t.databaseCpu),
+    batchSize: avg((t) => t.batchSize),
     gcMsPerSecond: avg((t) => t.gc?.msPerSecond),
     gcLongestMs: turns.some((t) => t.gc === undefined) ? undefined : Math.max(...turns.map((t) => t.gc.longestMs)),
     // Each turn's ratio to the Express route measured in the same turn: how far one turn can stray.
@@ -851,11 +870,13 @@ async function postgresDatabases(schemas) {
 
 /**
  * What signing adds to one decision, measured alone in this process: the statement (with the hash
- * of the args' canonical JSON), the Ed25519 signature and its member of the answer's text, as
- * the authorize path does them. Answers microseconds of CPU per decision (the median of five
+ * of the args' canonical JSON), the signature and its member of the answer's text, as the
+ * authorize path does them. `batch` decisions are signed together (decision 1901): their leaves,
+ * the tree, one Ed25519 signature and each answer's member; `batch` 0 is the first form, one
+ * Ed25519 signature per decision. Answers microseconds of CPU per decision (the median of five
  * runs), CPU time like the server's figures beside it, so that a loaded machine's waits are not counted.
  */
-async function signingCostUs() {
+async function signingCostUs(batch) {
   const store = openStore(":memory:");
   await store.migrate(Date.now());
   const signer = new Signer(randomBytes(32));
@@ -869,17 +890,40 @@ async function signingCostUs() {
     args: { to: "ACME", memo: "invoice 42" },
     nonce: "Zm9vYmFyYmF6cXV4cXV1eA",
   };
+  const statement = () => decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now());
+  const size = Math.max(1, batch);
+  const decisions = Math.ceil(2_000 / size) * size;
   const runs = [];
   for (let run = 0; run < 5; run += 1) {
     const started = process.cpuUsage();
-    for (let i = 0; i < 2_000; i += 1)
-      JSON.stringify(
-        signer.sign(decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now())),
-      );
+    for (let i = 0; i < decisions; i += size) {
+      if (batch === 0) JSON.stringify(signer.sign(statement()));
+      else for (const signature of signer.signAnswers(Array.from({ length: size }, statement))) signatureJson(signature);
+    }
     const used = process.cpuUsage(started);
-    runs.push((used.user + used.system) / 2_000);
+    runs.push((used.user + used.system) / decisions);
   }
   return runs.sort((a, b) => a - b)[2];
+}
+
+/** Signing's share of the server's CPU per authorize at each connection count of `rows`: the first form's and the batch's, at the batches measured. */
+async function signingShares(rows) {
+  const single = await signingCostUs(0);
+  const parts = [];
+  for (const r of rows) {
+    const perDecision = (r.authorize.mainCpu ?? 0) + (r.authorize.workerCpu ?? 0);
+    if (perDecision <= 0) {
+      parts.push(`${r.connections} conn n/a`);
+      continue;
+    }
+    const size = r.authorize.batchSize ?? 1;
+    const batched = await signingCostUs(Math.max(1, Math.round(size)));
+    parts.push(
+      `${r.connections} conn (batches of ${size.toFixed(1)}): ${batched.toFixed(1)} µs, ${((100 * batched) / perDecision).toFixed(1)}% ` +
+        `(one signature per decision: ${((100 * single) / perDecision).toFixed(1)}%) of ${perDecision.toFixed(0)} µs`,
+    );
+  }
+  return { single, text: parts.join("; ") };
 }
 
 /** `numerator ÷ denominator` authorize throughput at each connection count, for one printed line. */
@@ -955,22 +999,17 @@ async function main() {
         `\nwith ${WEBHOOKS} webhooks at a slow receiver ÷ without, authorize throughput: ${ratios(rows.get("sqlite-webhooks"), rows.get("sqlite-empty"))}\n`,
       );
     }
-    const empty = rows.get("sqlite-empty");
-    if (empty !== undefined) {
-      // Signing runs where the decision is sealed (the authorize thread on SQLite); its share is of
-      // the CPU one decision costs the server in all, main thread and worker.
-      const signing = await signingCostUs();
+    // Signing runs where the decision is sealed (the authorize thread on SQLite); its share is of
+    // the CPU one decision costs the server process in all (main thread and worker; not PostgreSQL's
+    // backends), at the batch sizes the group commit made in that row.
+    for (const [name, title] of [
+      ["sqlite-empty", "SQLite"],
+      ["pg-one", "PostgreSQL, one replica"],
+    ]) {
+      if (!rows.has(name)) continue;
+      const shares = await signingShares(rows.get(name));
       process.stdout.write(
-        `\nsigning (statement, args hash, Ed25519, its JSON): ${signing.toFixed(1)} µs of CPU per decision; of the server's CPU per authorize (main + worker): ` +
-          empty
-            .map((r) => {
-              const perDecision = (r.authorize.mainCpu ?? 0) + (r.authorize.workerCpu ?? 0);
-              return perDecision > 0
-                ? `${r.connections} conn ${((100 * signing) / perDecision).toFixed(1)}% of ${perDecision.toFixed(0)} µs`
-                : `${r.connections} conn n/a`;
-            })
-            .join(", ") +
-          "\n",
+        `\nsigning on ${title} (statements, args hashes, Ed25519, their JSON; one signature per decision: ${shares.single.toFixed(1)} µs of CPU each), per decision and share of the server's CPU per authorize: ${shares.text}\n`,
       );
     }
     if (rows.has("sqlite-large"))

@@ -1,6 +1,8 @@
 // docs/verification.md as a counterparty follows it: save the keys with `authority signing-keys
 // list`, stop the server, and verify a saved decision and settlement with `authority signature
-// verify` and with the page's own Node.js script; every tampering is refused.
+// verify` and with the page's own Node.js script; every tampering is refused. The page's worked
+// example of a batch signature (decision 1901) verifies as shown, and answers respliced from it (a
+// statement moved within its batch, a path or a root from another batch) are refused.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,7 +10,18 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, startServer } from "@agent-authority/server";
 import { authorityAsync, buildCli, root } from "./run-cli.js";
-import type { Agent, Decision, Grant, KeyCreated } from "@agent-authority/sdk";
+import {
+  answerBatchText,
+  signedStatement,
+  SigningKeyring,
+  statementLeaf,
+  treeWithPaths,
+  type Agent,
+  type Decision,
+  type Grant,
+  type KeyCreated,
+  type SigningKeySet,
+} from "@agent-authority/sdk";
 
 const ADMIN = "aa_admin_verification_doc_0123456789ab";
 const ATTESTATION = { manifest_hash: "sha256:m", content_hash: "sha256:c", provenance_version: "p1" };
@@ -152,5 +165,59 @@ describe("docs/verification.md, with the server stopped", () => {
     const out = execFileSync(process.execPath, ["verify.mjs", "answer.json", "keys.json"], { cwd: dir, encoding: "utf8" });
     expect(out).toContain("verified: allow payments.send 1200");
     expect(() => execFileSync(process.execPath, ["verify.mjs", "tampered.json", "keys.json"], { cwd: dir, stdio: "pipe" })).toThrow();
+  });
+
+  /** The JSON blocks of the page's worked example, in order: the key set, the batch signature, the first form's. */
+  function workedExample(): { keys: SigningKeySet; batch: Record<string, unknown>; single: Record<string, unknown> } {
+    const section = doc.slice(doc.indexOf("### A worked example"), doc.indexOf("## The server's keys"));
+    const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
+    expect(blocks).toHaveLength(3);
+    return { keys: blocks[0] as unknown as SigningKeySet, batch: blocks[1]!, single: blocks[2]! };
+  }
+
+  it("verifies the worked example as the page says: its leaves, its signed text, both forms, with the SDK, the command and the page's script", async () => {
+    const { keys, batch, single } = workedExample();
+    const section = doc.slice(doc.indexOf("### A worked example"), doc.indexOf("## The server's keys"));
+    const leaves = [...section.matchAll(/^leaf (\d) {2}(\S+)$/gm)].map((m) => Buffer.from(m[2]!, "base64url"));
+    expect(leaves).toHaveLength(3);
+    expect(Buffer.from(statementLeaf(batch["statement"])!).equals(leaves[1]!)).toBe(true);
+    const { root, paths } = treeWithPaths(leaves);
+    expect(root.toString("base64url")).toBe(batch["root"]);
+    expect(paths[1]!.map((hash) => hash.toString("base64url"))).toEqual(batch["path"]);
+    expect(section).toContain(`\`\`\`text\n${answerBatchText(3, root)}\`\`\``);
+    const keyring = new SigningKeyring(keys);
+    for (const signature of [batch, single]) expect(await signedStatement({ signature }, keyring)).toHaveProperty("statement");
+    writeFileSync(join(dir, "example-keys.json"), JSON.stringify(keys));
+    for (const [name, signature] of [
+      ["example-batch.json", batch],
+      ["example-single.json", single],
+    ] as const) {
+      writeFileSync(join(dir, name), JSON.stringify({ signature }));
+      const run = await verifyCli([name, "--keys", "example-keys.json", "--tool", "payments.send"]);
+      expect(run.code, run.stdout).toBe(0);
+      const out = execFileSync(process.execPath, ["verify.mjs", name, "example-keys.json"], { cwd: dir, encoding: "utf8" });
+      expect(out).toContain("verified:");
+    }
+  });
+
+  it("refuses with the command a statement moved within its batch, and a path or root from another batch", async () => {
+    const { keys, batch, single } = workedExample();
+    writeFileSync(join(dir, "example-keys.json"), JSON.stringify(keys));
+    const saved = JSON.parse(readFileSync(join(dir, "answer.json"), "utf8")) as { signature: Record<string, unknown> };
+    // The first answer's statement (the first form's example signs it alone), moved into the second answer.
+    const mate = single["statement"] as Record<string, unknown>;
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["moved.json", { ...batch, statement: mate }, "example-keys.json"],
+      ["moved-place.json", { ...batch, leaf_index: 0 }, "example-keys.json"],
+      ["other-path.json", { ...saved.signature, path: batch["path"], tree_size: 3, leaf_index: 1 }, "keys.json"],
+      ["other-root.json", { ...saved.signature, root: batch["root"] }, "keys.json"],
+      ["other-root-and-value.json", { ...batch, root: saved.signature["root"], value: saved.signature["value"] }, "example-keys.json"],
+    ];
+    for (const [name, signature, keys] of cases) {
+      writeFileSync(join(dir, name), JSON.stringify({ signature }));
+      const run = await verifyCli([name, "--keys", keys]);
+      expect(run.code, name).toBe(1);
+      expect(run.stdout, name).toContain("not verified (bad_signature)");
+    }
   });
 });

@@ -24,11 +24,15 @@ type Body = Record<string, unknown>;
 /** An answer the proxy forges: the authorize answer's signature and statement are changed member by member. */
 type Answer = Body & { signature: Body & { statement: Body } };
 type Rewrite = (json: Answer, request: Body | undefined) => unknown;
+/** A rewrite that may wait, e.g. for the other answers of a batch. */
+type AsyncRewrite = (json: Answer, request: Body | undefined) => Promise<unknown>;
 interface Forgery {
   request?: (json: Body) => unknown;
   answer?: Rewrite;
   settle?: Rewrite;
   replaceAnswer?: () => string;
+  /** Rewrites authorize answers, possibly after waiting for others; takes precedence over `answer`. */
+  answerLater?: AsyncRewrite;
 }
 
 /** The proxy: forwards to `upstream`, applying whatever `forgery.current` says to the body each way. */
@@ -49,9 +53,11 @@ async function forgingProxy(upstream: string): Promise<{ baseUrl: string; forger
         (answer) => {
           const parts: Buffer[] = [];
           answer.on("data", (chunk: Buffer) => parts.push(chunk));
-          answer.on("end", () => {
+          answer.on("end", async () => {
             let text = Buffer.concat(parts).toString("utf8");
-            if (forgery.current.replaceAnswer !== undefined) text = forgery.current.replaceAnswer();
+            if (forgery.current.answerLater !== undefined && incoming.url?.endsWith("/authorize"))
+              text = JSON.stringify(await forgery.current.answerLater(JSON.parse(text), sent));
+            else if (forgery.current.replaceAnswer !== undefined) text = forgery.current.replaceAnswer();
             else if (forgery.current.answer !== undefined && incoming.url?.endsWith("/authorize"))
               text = JSON.stringify(forgery.current.answer(JSON.parse(text), sent));
             else if (forgery.current.settle !== undefined && incoming.url?.endsWith("/settle"))
@@ -512,5 +518,143 @@ describe("settlements behind the forging proxy", () => {
       ),
       { numRuns: 20 },
     );
+  });
+});
+
+/** The batch members of an answer's signature (decision 1901). */
+type Batch = Pick<Body, "tree_size" | "leaf_index" | "path" | "root">;
+const batchOf = (json: Answer): Batch => ({
+  tree_size: json.signature.tree_size,
+  leaf_index: json.signature.leaf_index,
+  path: json.signature.path,
+  root: json.signature.root,
+});
+
+describe("answers signed in batches, respliced behind the forging proxy", () => {
+  /**
+   * Answers of the real server signed in batches of two or more: `rounds` of concurrent requests
+   * through the proxy, recorded as they pass, until two batches of two or more are seen (the group
+   * commit takes together what arrives together). Answers the recorded answers by root.
+   */
+  async function twoBatches(): Promise<Answer[][]> {
+    const byRoot = new Map<string, Answer[]>();
+    proxy.forgery.current = {
+      answer: (json) => {
+        const root = String(json.signature.root);
+        byRoot.set(root, [...(byRoot.get(root) ?? []), json]);
+        return json;
+      },
+    };
+    const batched = () => [...byRoot.values()].filter((answers) => answers.length >= 2);
+    for (let round = 0; round < 20 && batched().length < 2; round += 1) {
+      const results = await Promise.all(Array.from({ length: 8 }, () => client(jwks).authorize(pay(100))));
+      for (const result of results) expect(result).toMatchObject({ outcome: "allow", unavailable: null });
+    }
+    const found = batched();
+    expect(found.length).toBeGreaterThanOrEqual(2);
+    for (const answers of found) {
+      expect(answers[0]!.signature).toMatchObject({ v: 2, tree_size: expect.any(Number) });
+      expect(new Set(answers.map((a) => a.signature.value)).size).toBe(1);
+    }
+    return found;
+  }
+
+  it("verifies every answer of a batch alone, each with its own statement and path under one signature", async () => {
+    const [batch] = await twoBatches();
+    const indices = batch!.map((answer) => answer.signature.leaf_index);
+    expect(new Set(indices).size).toBe(batch!.length);
+  });
+
+  it("refuses an answer carrying the inclusion path, or the root, of another batch", async () => {
+    const [a, b] = await twoBatches();
+    const donor = a![1]!;
+    const attacks: [string, (json: Answer) => Answer][] = [
+      ["path of another batch", (json) => ({ ...json, signature: { ...json.signature, path: donor.signature.path } })],
+      [
+        "place and path of another batch",
+        (json) => ({ ...json, signature: { ...json.signature, ...batchOf(donor), root: json.signature.root } }),
+      ],
+      [
+        "root and value of another batch",
+        (json) => ({ ...json, signature: { ...json.signature, root: donor.signature.root, value: donor.signature.value } }),
+      ],
+      [
+        "the whole batch part of another batch, own statement",
+        (json) => ({ ...json, signature: { ...json.signature, ...batchOf(donor), value: donor.signature.value } }),
+      ],
+      ["root of another batch, own signature", (json) => ({ ...json, signature: { ...json.signature, root: b![0]!.signature.root } })],
+    ];
+    for (const [name, attack] of attacks) {
+      proxy.forgery.current = { answer: attack };
+      const result = await client(jwks).authorize(pay(100));
+      expect(result.unavailable?.verification?.reason, name).toBe("bad_signature");
+      expectRefused(result, "bad_signature");
+      expectRefused(await client().authorize(pay(100)));
+    }
+    // The donor's whole signature (its own statement, validly signed) answers another request: refused for its nonce.
+    proxy.forgery.current = { answer: (json) => ({ ...json, signature: donor.signature }) };
+    expectRefused(await client(jwks).authorize(pay(100)), "replayed", "nonce");
+  });
+
+  it("refuses statements moved between the answers of one batch, with or without their paths", async () => {
+    const moves: [string, (mine: Answer, mate: Answer) => Answer, string][] = [
+      [
+        "the mate's statement, own path",
+        (mine, mate) => ({ ...mine, signature: { ...mine.signature, statement: mate.signature.statement } }),
+        "bad_signature",
+      ],
+      ["the mate's whole signature", (mine, mate) => ({ ...mine, signature: mate.signature }), "replayed"],
+      [
+        "the mate's place and path, own statement",
+        (mine, mate) => ({ ...mine, signature: { ...mine.signature, ...batchOf(mate) } }),
+        "bad_signature",
+      ],
+    ];
+    for (const [name, move, reason] of moves) {
+      let swapped = 0;
+      for (let round = 0; round < 20 && swapped === 0; round += 1) {
+        const group = 8;
+        const held: { json: Answer; release: (forged: unknown) => void }[] = [];
+        proxy.forgery.current = {
+          // Held until the group's answers are all in; then each with a mate in its batch gets the mate's.
+          answerLater: (json) =>
+            new Promise((release) => {
+              held.push({ json, release });
+              if (held.length < group) return;
+              const originals = held.map((h) => h.json);
+              for (const h of held) {
+                const mate = originals.find((o) => o !== h.json && o.signature.root === h.json.signature.root);
+                if (mate !== undefined) swapped += 1;
+                h.release(mate === undefined ? h.json : move(h.json, mate));
+              }
+            }),
+        };
+        const results = await Promise.all(Array.from({ length: group }, () => client(jwks).authorize(pay(100))));
+        const refused = results.filter((r) => r.unavailable !== null);
+        expect(refused.length, name).toBe(swapped);
+        for (const result of refused) expectRefused(result, reason);
+        for (const result of results.filter((r) => r.unavailable === null)) expect(result.outcome).toBe("allow");
+      }
+      expect(swapped, name).toBeGreaterThan(0);
+    }
+  });
+
+  it("keeps guard from running the tool on an answer respliced from another batch", async () => {
+    const [a] = await twoBatches();
+    proxy.forgery.current = {
+      answer: (json) => ({ ...json, signature: { ...json.signature, ...batchOf(a![0]!), value: a![0]!.signature.value } }),
+    };
+    let ran = false;
+    const result = await client(jwks).guard(
+      grantId,
+      "payments.send",
+      () => {
+        ran = true;
+        return { value: "paid", spent_minor: 100 };
+      },
+      { amount_minor: 100, currency: "EUR", args: { to: "ACME" } },
+    );
+    expect(ran).toBe(false);
+    expect(result).toMatchObject({ ran: false });
   });
 });

@@ -106,9 +106,14 @@ describe("decisionAnswerText", () => {
 
   it("ends with the signature when there is one, as JSON.stringify writes it", () => {
     const signature = fc.record({
+      v: fc.constant(2 as const),
       alg: fc.constant("EdDSA" as const),
       kid: fc.string({ maxLength: 8 }),
       statement: fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.constant(null))),
+      tree_size: fc.integer({ min: 1, max: 256 }),
+      leaf_index: fc.nat(255),
+      path: fc.array(fc.base64String({ maxLength: 8 }), { maxLength: 8 }),
+      root: fc.base64String({ maxLength: 8 }),
       value: fc.base64String({ maxLength: 20 }),
     });
     fc.assert(

@@ -21,12 +21,43 @@ interface Jwk {
   [name: string]: unknown;
 }
 
-/** Whether `signature` verifies under the key of its kid in `keys`, done as a counterparty would. */
-function verifies(signature: { kid: string; statement: unknown; value: string }, keys: readonly Jwk[]): boolean {
+/** An answer's signature as the server writes it: a batch signature (`v: 2`, decision 1901), or the single form. */
+interface AnswerSignature {
+  kid: string;
+  statement: unknown;
+  value: string;
+  v?: number;
+  tree_size?: number;
+  leaf_index?: number;
+  path?: readonly string[];
+  root?: string;
+}
+
+/**
+ * Whether `signature` verifies under the key of its kid in `keys`, done as a counterparty would:
+ * the statement's RFC 9162 leaf, folded up its path to the root, and Ed25519 over the batch text.
+ */
+function verifies(signature: AnswerSignature, keys: readonly Jwk[]): boolean {
   const jwk = keys.find((key) => key.kid === signature.kid);
   if (jwk === undefined) return false;
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
-  return verify(null, Buffer.from(canonicalJson(signature.statement)), key, Buffer.from(signature.value, "base64url"));
+  const value = Buffer.from(signature.value, "base64url");
+  if (signature.v === undefined) return verify(null, Buffer.from(canonicalJson(signature.statement)), key, value);
+  if (signature.v !== 2) return false;
+  const hash = (...parts: Buffer[]) => createHash("sha256").update(Buffer.concat(parts)).digest();
+  let node = hash(Buffer.of(0), Buffer.from(canonicalJson(signature.statement)));
+  let [fn, sn] = [signature.leaf_index!, signature.tree_size! - 1];
+  for (const sibling of signature.path!.map((p) => Buffer.from(p, "base64url"))) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      node = hash(Buffer.of(1), sibling, node);
+      while (fn % 2 === 0 && fn !== 0) [fn, sn] = [fn >> 1, sn >> 1];
+    } else node = hash(Buffer.of(1), node, sibling);
+    [fn, sn] = [fn >> 1, sn >> 1];
+  }
+  if (sn !== 0 || node.toString("base64url") !== signature.root) return false;
+  const text = `agent-authority answer batch v2\n${signature.tree_size}\n${signature.root}\n`;
+  return verify(null, Buffer.from(text), key, value);
 }
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");

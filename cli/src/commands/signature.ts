@@ -1,6 +1,7 @@
-// `authority signature verify`: check offline that a saved decision or settlement answer was signed
-// by the server (a key of its JWKS) and says what the counterparty expects: tool, amount, grant,
-// outcome, nonce. Nothing is sent anywhere (docs/verification.md).
+// `authority signature verify`: check offline, with the SDK's one verifier (either form, decision
+// 1901), that a saved decision or settlement answer was signed by the server (a key of its JWKS)
+// and says what the counterparty expects: tool, amount, grant, outcome, nonce. Nothing is sent
+// anywhere (docs/verification.md).
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
 import { signedStatement, SigningKeyring, type SigningKeySet } from "@agent-authority/sdk";
@@ -56,10 +57,12 @@ export const signatureVerifyCommand: Command = {
   usage: `authority signature verify ANSWER.json --keys KEYS.json [--tool T] [--amount N] [--grant G]
                                  [--outcome O] [--nonce N] [--ledger-id L] [--currency C]
 
-Verifies the Ed25519 signature of an answer of POST /v1/authorize or of a settlement, over the
-canonical JSON (RFC 8785) of its signed statement, with the public keys in KEYS.json (the JWKS of
-GET /v1/signing-keys, e.g. saved by \`authority signing-keys list --format json\`). Each option
-given must equal the statement's member: an answer about another tool, amount or grant is refused.
+Verifies the Ed25519 signature of an answer of POST /v1/authorize or of a settlement, with the
+public keys in KEYS.json: over the root of the batch its statement was signed in, to which the
+statement's inclusion path must lead (\`v\` 2), or over the canonical JSON (RFC 8785) of its
+statement (answers without \`v\`). KEYS.json is the JWKS of GET /v1/signing-keys (e.g. saved
+by \`authority signing-keys list --format json\`). Each option given must equal the statement's
+member: an answer about another tool, amount or grant is refused.
 Offline: nothing is sent anywhere.
 
   --keys FILE      the server's JWKS

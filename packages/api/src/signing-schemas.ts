@@ -80,16 +80,30 @@ const settlementStatement = {
   },
 } as const;
 
+/** A 32-byte SHA-256 hash in base64url without padding. */
+const hash32 = { type: "string", pattern: "^[A-Za-z0-9_-]{43}$" } as const;
+
 export const signatureSchema = {
   $id: "Signature",
   title: "Signature",
   type: "object",
   required: ["alg", "kid", "statement", "value"],
-  description: "Ed25519 over the canonical JSON (RFC 8785) of `statement`, by the key `kid` of GET /v1/signing-keys.",
+  description:
+    "The server's signature of the answer's `statement`, by the key `kid` of GET /v1/signing-keys. With `v: 2` (every new answer), `value` is Ed25519 over the text `agent-authority answer batch v2`, `tree_size` and `root`, each followed by a newline: the root of the RFC 9162 Merkle tree of the statements answered together, whose leaf `leaf_index` is SHA-256(0x00 ‖ the canonical JSON (RFC 8785) of `statement`) and `path` its inclusion path. Without `v` (answers of earlier versions), `value` is Ed25519 over the canonical JSON of `statement`.",
   properties: {
+    v: { const: 2, description: "The signature's form: 2, a batch signature; absent, one signature per statement." },
     alg: { const: "EdDSA" },
     kid: { type: "string", description: "The signing key: its JWK thumbprint (RFC 7638)." },
     statement: { oneOf: [decisionStatement, settlementStatement] },
+    tree_size: { type: "integer", minimum: 1, description: "How many statements were signed together (`v: 2`)." },
+    leaf_index: { type: "integer", minimum: 0, description: "The statement's leaf in the batch's tree (`v: 2`)." },
+    path: {
+      type: "array",
+      items: hash32,
+      maxItems: 16,
+      description: "The RFC 9162 inclusion path from the statement's leaf to `root`, lowest first, base64url (`v: 2`).",
+    },
+    root: { ...hash32, description: "The batch tree's root hash, base64url (`v: 2`)." },
     value: { type: "string", pattern: "^[A-Za-z0-9_-]{86}$", description: "The 64-byte signature in base64url without padding." },
   },
 } as const;

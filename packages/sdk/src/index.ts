@@ -14,8 +14,11 @@ export type { CallOptions, KeyHeader, RequestEvent } from "./transport.js";
 export type * from "./generated/types.js";
 export type * from "./provisional.js";
 export {
+  ANSWER_BATCH_HEADER,
+  answerBatchText,
   newNonce,
   signedStatement,
+  statementLeaf,
   SigningKeyring,
   verifyDecision,
   verifySettlement,
@@ -66,6 +69,7 @@ export {
   rangeHash,
   splitPoint,
   treeHash,
+  treeWithPaths,
   verifyConsistency,
   verifyInclusion,
   type CompletedNode,

@@ -1,7 +1,7 @@
 // RFC 9162 §2.1 Merkle trees, pure: tree hashes, inclusion and consistency proofs and their
 // verifiers, over leaf hashes given by the caller (no I/O), for the server, the CLI and clients.
 
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 
 /** A subtree of leaves `[start, end)`, the unit proofs are made of. */
 export interface LeafRange {
@@ -18,14 +18,24 @@ export const MERKLE_LIMITS = Object.freeze({
 
 const HASH_BYTES = 32;
 
-/** SHA-256(0x00 || data): the hash of one leaf (RFC 9162 §2.1.1). */
-export function leafHash(data: Uint8Array): Buffer {
+/**
+ * SHA-256(0x00 || data): the hash of one leaf (RFC 9162 §2.1.1). A text is hashed as its UTF-8
+ * bytes, in one call: "\0" is the byte 0x00 in UTF-8, which halves the cost of a signed batch's leaves.
+ */
+export function leafHash(data: Uint8Array | string): Buffer {
+  if (typeof data === "string") return hash("sha256", `\0${data}`, "buffer");
   return createHash("sha256").update(Uint8Array.of(0)).update(data).digest();
 }
 
 /** SHA-256(0x01 || left || right): the hash of an interior node (RFC 9162 §2.1.1). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash("sha256").update(Uint8Array.of(1)).update(left).update(right).digest();
+  if (left.length !== HASH_BYTES || right.length !== HASH_BYTES)
+    return createHash("sha256").update(Uint8Array.of(1)).update(left).update(right).digest();
+  const bytes = Buffer.allocUnsafe(1 + 2 * HASH_BYTES);
+  bytes[0] = 1;
+  bytes.set(left, 1);
+  bytes.set(right, 1 + HASH_BYTES);
+  return hash("sha256", bytes, "buffer");
 }
 
 /** The largest power of two strictly smaller than `n` (n >= 2): where RFC 9162 splits a tree of n leaves. */
@@ -286,4 +296,31 @@ export function inclusionProof(leaves: readonly Uint8Array[], index: number): Bu
 /** A consistency proof from the first `first` of `leaves` to all of them, over leaves held in memory. */
 export function consistencyProof(leaves: readonly Uint8Array[], first: number): Buffer[] {
   return consistencyRanges(first, leaves.length).map((range) => rangeHash(leaves, range));
+}
+
+/**
+ * The root of a list of leaf hashes and every leaf's inclusion path (RFC 9162 §2.1.3.1, lowest
+ * first), in one pass over the tree's levels: n - 1 interior hashes for n leaves. Building the
+ * levels bottom up, a last node without a sibling moves up unchanged, which makes the RFC's tree.
+ */
+export function treeWithPaths(leaves: readonly Uint8Array[]): { root: Buffer; paths: Buffer[][] } {
+  if (leaves.length === 0) return { root: emptyRoot(), paths: [] };
+  const levels: Buffer[][] = [leaves.map((leaf) => Buffer.from(leaf))];
+  for (let level = levels[0]!; level.length > 1; level = levels[levels.length - 1]!) {
+    const up: Buffer[] = [];
+    for (let i = 0; i + 1 < level.length; i += 2) up.push(nodeHash(level[i]!, level[i + 1]!));
+    if (level.length % 2 === 1) up.push(level[level.length - 1]!);
+    levels.push(up);
+  }
+  const paths = leaves.map((_, leaf) => {
+    const path: Buffer[] = [];
+    let index = leaf;
+    for (const level of levels.slice(0, -1)) {
+      const sibling = index ^ 1;
+      if (sibling < level.length) path.push(level[sibling]!);
+      index = Math.floor(index / 2);
+    }
+    return path;
+  });
+  return { root: levels[levels.length - 1]![0]!, paths };
 }

@@ -4,6 +4,7 @@
 // it asked about, and the ledger id, outcome and time the answer shows (docs/verification.md).
 
 import { canonicalJson } from "./canonical-json.js";
+import { leafHash, verifyInclusion } from "./merkle.js";
 import type { AuthorizeBody, SettleBody, SigningKeySet } from "./generated/types.js";
 
 /** Bounds on what a server's key set and answers may make the client do. */
@@ -12,7 +13,38 @@ export const VERIFY_LIMITS = Object.freeze({
   keysMax: 64,
   /** Random bytes of a nonce (22 base64url characters). */
   nonceBytes: 16,
+  /**
+   * Leaves of a signed batch (`tree_size`), so at most 16 hashes in an inclusion path. The server
+   * signs at most one group-commit batch (256 decisions) at a time.
+   */
+  batchLeavesMax: 65_536,
+  /** Hashes of an inclusion path: log2 of batchLeavesMax. */
+  pathHashesMax: 16,
 });
+
+/**
+ * The first line of the text a batch signature covers. It has spaces, which no checkpoint's origin
+ * may have, and is not JSON, which every single-statement signature covers: a signed batch root
+ * cannot pass for a ledger checkpoint, a receipt or a statement, nor any of them for it.
+ */
+export const ANSWER_BATCH_HEADER = "agent-authority answer batch v2";
+
+/** The text a batch signature (`v: 2`) covers: the header, the tree size and the root hash (base64url), each on its line. */
+export function answerBatchText(treeSize: number, root: Uint8Array): string {
+  return `${ANSWER_BATCH_HEADER}\n${treeSize}\n${base64url(root)}\n`;
+}
+
+/** The leaf of a statement in a signed batch: SHA-256(0x00 ‖ its canonical JSON), RFC 9162 §2.1.1; undefined when it has no canonical form. */
+export function statementLeaf(statement: unknown): Uint8Array | undefined {
+  const text = canonicalOrUndefined(statement);
+  return text === undefined ? undefined : leafHash(text);
+}
+
+function base64url(bytes: Uint8Array): string {
+  let text = "";
+  for (const byte of bytes) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
 
 /** Why an answer was not accepted as the server's. */
 export type VerificationReason = "unsigned" | "unknown_key" | "bad_signature" | "replayed" | "mismatch";
@@ -115,23 +147,81 @@ const fail = (reason: VerificationReason, message: string, field?: string): Veri
   ...(field === undefined ? {} : { field }),
 });
 
-/** The signature member of an answer, checked to be well formed; undefined when it is not. */
-function signatureOf(answer: Record<string, unknown>): { kid: string; statement: Record<string, unknown>; value: string } | undefined {
-  const signature = answer["signature"];
-  if (typeof signature !== "object" || signature === null) return undefined;
-  const { alg, kid, statement, value } = signature as Record<string, unknown>;
-  if (alg !== "EdDSA" || typeof kid !== "string" || typeof value !== "string") return undefined;
-  if (typeof statement !== "object" || statement === null || Array.isArray(statement)) return undefined;
-  return { kid, statement: statement as Record<string, unknown>, value };
+/** A signature over one statement (the first form, no `v`): Ed25519 over its canonical JSON. */
+interface SingleSignature {
+  readonly v: 1;
+  readonly kid: string;
+  readonly statement: Record<string, unknown>;
+  readonly value: string;
 }
 
-/** Whether the answer (a decision or a settlement) is signed by a key of `keyring`; the signed statement when it is. */
+/** A signature over a batch (`v: 2`): Ed25519 over the batch's root, and the statement's path to it. */
+interface BatchSignature {
+  readonly v: 2;
+  readonly kid: string;
+  readonly statement: Record<string, unknown>;
+  readonly value: string;
+  readonly treeSize: number;
+  readonly leafIndex: number;
+  readonly path: readonly Uint8Array[];
+  readonly root: Uint8Array;
+}
+
+/** A 32-byte hash in base64url, or undefined. */
+function hashOf(text: unknown): Uint8Array | undefined {
+  const bytes = typeof text === "string" ? fromBase64url(text) : undefined;
+  return bytes !== undefined && bytes.length === 32 ? bytes : undefined;
+}
+
+/** The batch members of a `v: 2` signature, checked within VERIFY_LIMITS; a failure when they are not well formed. */
+function batchOf(
+  signature: Record<string, unknown>,
+): Pick<BatchSignature, "treeSize" | "leafIndex" | "path" | "root"> | VerificationFailure {
+  const { tree_size: treeSize, leaf_index: leafIndex, path, root } = signature;
+  if (typeof treeSize !== "number" || !Number.isSafeInteger(treeSize) || treeSize < 1)
+    return fail("unsigned", "the batch signature's `tree_size` is not a positive integer");
+  if (treeSize > VERIFY_LIMITS.batchLeavesMax)
+    return fail("bad_signature", `the signed batch has ${treeSize} leaves, more than the ${VERIFY_LIMITS.batchLeavesMax} a client accepts`);
+  if (typeof leafIndex !== "number" || !Number.isSafeInteger(leafIndex) || leafIndex < 0 || leafIndex >= treeSize)
+    return fail("unsigned", "the batch signature's `leaf_index` is not a leaf of its tree");
+  if (!Array.isArray(path)) return fail("unsigned", "the batch signature's `path` is not a list of hashes");
+  if (path.length > VERIFY_LIMITS.pathHashesMax)
+    return fail("bad_signature", `the inclusion path has ${path.length} hashes, more than ${VERIFY_LIMITS.pathHashesMax}`);
+  const hashes = path.map(hashOf);
+  const rootHash = hashOf(root);
+  if (rootHash === undefined || !hashes.every((hash): hash is Uint8Array => hash !== undefined))
+    return fail("unsigned", "the batch signature's `root` and `path` must be 32-byte hashes in base64url");
+  return { treeSize, leafIndex, path: hashes, root: rootHash };
+}
+
+/** The signature member of an answer in either form, checked to be well formed; a failure when it is not. */
+function signatureOf(answer: Record<string, unknown>): SingleSignature | BatchSignature | VerificationFailure {
+  const signature = answer["signature"];
+  const malformed = fail("unsigned", "the answer carries no well-formed signature");
+  if (typeof signature !== "object" || signature === null || Array.isArray(signature)) return malformed;
+  const fields = signature as Record<string, unknown>;
+  const { alg, kid, statement, value, v } = fields;
+  if (alg !== "EdDSA" || typeof kid !== "string" || typeof value !== "string") return malformed;
+  if (typeof statement !== "object" || statement === null || Array.isArray(statement)) return malformed;
+  const signed = { kid, statement: statement as Record<string, unknown>, value };
+  if (v === undefined) return { v: 1, ...signed };
+  if (v !== 2) return fail("unsigned", `the answer's signature is of a version this client does not know (\`v\` ${JSON.stringify(v)})`);
+  const batch = batchOf(fields);
+  return "reason" in batch ? batch : { v: 2, ...signed, ...batch };
+}
+
+/**
+ * Whether the answer (a decision or a settlement) is signed by a key of `keyring`; the signed
+ * statement when it is. Both forms verify: one signature over the statement's canonical JSON, or
+ * (`v: 2`) one over a batch's root, to which the statement's leaf and its path must lead. The one
+ * verifier of the SDK, `authority signature verify` and the gateway.
+ */
 export async function signedStatement(
   answer: Record<string, unknown>,
   keyring: SigningKeyring,
 ): Promise<{ statement: Record<string, unknown> } | { failure: VerificationFailure }> {
   const signature = signatureOf(answer);
-  if (signature === undefined) return { failure: fail("unsigned", "the answer carries no well-formed signature") };
+  if ("reason" in signature) return { failure: signature };
   const key = await keyring.key(signature.kid);
   if (key === undefined)
     return {
@@ -141,15 +231,30 @@ export async function signedStatement(
       ),
     };
   const bytes = fromBase64url(signature.value);
-  const signed = canonicalOrUndefined(signature.statement);
+  if (bytes === undefined || bytes.length !== 64)
+    return { failure: fail("bad_signature", "the signature value is not 64 bytes in base64url") };
+  let signed: string | undefined;
+  if (signature.v === 1) signed = canonicalOrUndefined(signature.statement);
+  else {
+    const leaf = statementLeaf(signature.statement);
+    if (leaf === undefined || !verifyInclusion(signature.leafIndex, signature.treeSize, leaf, signature.path, signature.root))
+      return {
+        failure: fail("bad_signature", "the statement is not in the signed batch: its inclusion path does not lead to the signed root"),
+      };
+    signed = answerBatchText(signature.treeSize, signature.root);
+  }
   const valid =
-    bytes !== undefined &&
-    bytes.length === 64 &&
-    signed !== undefined &&
-    (await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(signed)));
+    signed !== undefined && (await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(signed)));
   return valid
     ? { statement: signature.statement }
-    : { failure: fail("bad_signature", "the signature does not verify over the answer's statement") };
+    : {
+        failure: fail(
+          "bad_signature",
+          signature.v === 1
+            ? "the signature does not verify over the answer's statement"
+            : "the signature does not verify over the batch's root",
+        ),
+      };
 }
 
 /**

@@ -199,7 +199,8 @@ async function decideAndSeal(
   );
   const ledgerId = newId("led", now);
   const gates = gateTexts(decision.gates);
-  const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
+  // A decision taken alone is a batch of one (decision 1901).
+  const [signature] = ctx.signer.signAnswers([decisionStatement(ledgerId, decision.outcome, agentId, body, now)]);
   const text = decisionAnswerText(ledgerId, decision, now, gates.answer, signature);
   const ledger = tx.decisionPath();
   const sealed = sealedBody(caller, body, decision, gates.sealed, approval.status, reads.certificate, chain);

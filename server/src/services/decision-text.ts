@@ -6,7 +6,7 @@ import type { AuthorizeBody } from "@agent-authority/api";
 import type { CertificateRecord } from "../store/store.js";
 import type { Decision, DecisionState } from "@agent-authority/engine";
 import { canonicalJson } from "./ledger.js";
-import type { SignatureField } from "./signing.js";
+import { signatureJson, type BatchSignatureField } from "./signing.js";
 import { iso } from "./views.js";
 
 /** What the engine knows of the server for a decision: its environment and the agent's valid certificate. */
@@ -64,7 +64,13 @@ function member(name: string, value: unknown): string {
  * what `JSON.stringify` writes for the answer's value. It is written member by member, so that the
  * gates go in as their text (`gateTexts(decision.gates).answer`) instead of being serialised again.
  */
-export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string, signature?: SignatureField): string {
+export function decisionAnswerText(
+  ledgerId: string,
+  decision: Decision,
+  now: number,
+  gates: string,
+  signature?: BatchSignatureField,
+): string {
   return (
     `{"ledger_id":${JSON.stringify(ledgerId)}` +
     member("outcome", decision.outcome) +
@@ -87,7 +93,7 @@ export function decisionAnswerText(ledgerId: string, decision: Decision, now: nu
       })),
     ) +
     member("decided_at", iso(now)) +
-    member("signature", signature) +
+    (signature === undefined ? "" : `,"signature":${signatureJson(signature)}`) +
     "}"
   );
 }

@@ -8,7 +8,7 @@ import type { ChargeRow, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
 import { sealRecord } from "./ledger.js";
-import type { SignatureField } from "./signing.js";
+import type { BatchSignatureField } from "./signing.js";
 import { iso } from "./views.js";
 
 export interface SettlementView {
@@ -20,7 +20,7 @@ export interface SettlementView {
   readonly held_minor: number;
   readonly released_minor: number;
   readonly settled_at: string;
-  readonly signature: SignatureField;
+  readonly signature: BatchSignatureField;
 }
 
 /** The decision record, or 404; an agent key sees only its own agent's decisions. */
@@ -57,21 +57,24 @@ function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow
     settled_at: iso(row.created_at),
   };
   // Members in canonical order (RFC 8785), as the signer expects them.
-  const signature = ctx.signer.sign({
-    agent_id: row.agent_id,
-    amount_minor: view.amount_minor,
-    currency: view.currency,
-    decision_ledger_id: view.decision_ledger_id,
-    grant_id: view.grant_id,
-    held_minor: view.held_minor,
-    ledger_id: view.ledger_id,
-    nonce: nonce ?? null,
-    released_minor: view.released_minor,
-    settled_at: view.settled_at,
-    tool: String(request?.tool ?? ""),
-    type: "authority.settlement.v1",
-  });
-  return { ...view, signature };
+  // A settlement is answered alone: a batch of one (decision 1901).
+  const [signature] = ctx.signer.signAnswers([
+    {
+      agent_id: row.agent_id,
+      amount_minor: view.amount_minor,
+      currency: view.currency,
+      decision_ledger_id: view.decision_ledger_id,
+      grant_id: view.grant_id,
+      held_minor: view.held_minor,
+      ledger_id: view.ledger_id,
+      nonce: nonce ?? null,
+      released_minor: view.released_minor,
+      settled_at: view.settled_at,
+      tool: String(request?.tool ?? ""),
+      type: "authority.settlement.v1",
+    },
+  ]);
+  return { ...view, signature: signature! };
 }
 
 /**

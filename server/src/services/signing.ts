@@ -3,6 +3,7 @@
 // database with the private key sealed under the server key, and the newest active one signs.
 
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { answerBatchText, leafHash, treeWithPaths } from "@agent-authority/sdk";
 import { openSealed, sealBytes, ServerKeyError } from "../server-key.js";
 import type { SigningKeyRow } from "../store/signing-sql.js";
 import type { Store } from "../store/store.js";
@@ -20,6 +21,36 @@ export interface SignatureField {
   readonly statement: Readonly<Record<string, string | number | null>>;
   /** Ed25519 over the statement's canonical JSON (RFC 8785), base64url without padding. */
   readonly value: string;
+}
+
+/**
+ * The signature an answer carries since batches are signed (decision 1901): the statement, its
+ * place in the batch signed with it, the batch's root and one signature over that root.
+ */
+export interface BatchSignatureField {
+  readonly v: 2;
+  readonly alg: "EdDSA";
+  readonly kid: string;
+  readonly statement: Readonly<Record<string, string | number | null>>;
+  /** Leaves of the batch's tree: the statements signed together. */
+  readonly tree_size: number;
+  /** This statement's leaf. */
+  readonly leaf_index: number;
+  /** The RFC 9162 inclusion path of the leaf, lowest first, each hash in base64url. */
+  readonly path: readonly string[];
+  /** The tree's root hash in base64url. */
+  readonly root: string;
+  /** Ed25519 over answerBatchText(tree_size, root), base64url without padding. */
+  readonly value: string;
+}
+
+/** Where signAnswers keeps a member's JSON text: a property no JSON writer or comparison sees (not enumerable). */
+const SIGNATURE_JSON = Symbol("signature JSON");
+
+/** The JSON text of a signature member, as JSON.stringify writes it; signAnswers wrote it already, with the statement's text. */
+export function signatureJson(signature: BatchSignatureField): string {
+  const known = (signature as { [SIGNATURE_JSON]?: string })[SIGNATURE_JSON];
+  return known ?? JSON.stringify(signature);
 }
 
 /** One public key of the JWKS at GET /v1/signing-keys. */
@@ -164,7 +195,50 @@ export class Signer {
     return this.#listed[0]?.kid;
   }
 
-  /** Signs `statement`, whose members must already be in canonical order with string, integer or null values. */
+  /**
+   * Signs the statements of answers given together (a group-commit batch, or one answer) with one
+   * signature: each statement's leaf is the RFC 9162 leaf hash of its canonical JSON, and the
+   * signature covers the tree's root and size (decision 1901). Answers each statement's signature
+   * member, in order; the members of each statement must already be in canonical order.
+   */
+  signAnswers(statements: readonly Readonly<Record<string, string | number | null>>[]): BatchSignatureField[] {
+    const active = this.#active;
+    if (active === undefined) throw new Error("the signer signs only after load()");
+    if (statements.length === 0) return [];
+    const statementTexts = statements.map((statement) => canonicalJson(statement));
+    const { root, paths } = treeWithPaths(statementTexts.map((text) => leafHash(text)));
+    const value = sign(null, Buffer.from(answerBatchText(statements.length, root), "utf8"), active.key).toString("base64url");
+    const rootText = root.toString("base64url");
+    // A node is on the path of every leaf below its sibling: each is written in base64url once.
+    const texts = new Map<Buffer, string>();
+    const text = (hash: Buffer): string => {
+      let known = texts.get(hash);
+      if (known === undefined) texts.set(hash, (known = hash.toString("base64url")));
+      return known;
+    };
+    const kid = JSON.stringify(active.kid);
+    return statements.map((statement, i) => {
+      const field: BatchSignatureField = {
+        v: 2,
+        alg: "EdDSA",
+        kid: active.kid,
+        statement,
+        tree_size: statements.length,
+        leaf_index: i,
+        path: paths[i]!.map(text),
+        root: rootText,
+        value,
+      };
+      // The member's JSON as JSON.stringify writes it (base64url needs no escapes, the statement's
+      // members are in canonical order): the statement's text is not written twice.
+      const json =
+        `{"v":2,"alg":"EdDSA","kid":${kid},"statement":${statementTexts[i]},"tree_size":${statements.length},` +
+        `"leaf_index":${i},"path":[${field.path.map((hash) => `"${hash}"`).join(",")}],"root":"${rootText}","value":"${value}"}`;
+      return Object.defineProperty(field, SIGNATURE_JSON, { value: json, enumerable: false });
+    });
+  }
+
+  /** Signs `statement` alone, over its canonical JSON (the first form, which receipts keep); its members must already be in canonical order with string, integer or null values. */
   sign(statement: Readonly<Record<string, string | number | null>>): SignatureField {
     const active = this.#active;
     if (active === undefined) throw new Error("the signer signs only after load()");

@@ -1321,8 +1321,10 @@ export interface Settlement {
   readonly signature: Signature;
 }
 
-/** Ed25519 over the canonical JSON (RFC 8785) of `statement`, by the key `kid` of GET /v1/signing-keys. */
+/** The server's signature of the answer's `statement`, by the key `kid` of GET /v1/signing-keys. With `v: 2` (every new answer), `value` is Ed25519 over the text `agent-authority answer batch v2`, `tree_size` and `root`, each followed by a newline: the root of the RFC 9162 Merkle tree of the statements answered together, whose leaf `leaf_index` is SHA-256(0x00 ‖ the canonical JSON (RFC 8785) of `statement`) and `path` its inclusion path. Without `v` (answers of earlier versions), `value` is Ed25519 over the canonical JSON of `statement`. */
 export interface Signature {
+  /** The signature's form: 2, a batch signature; absent, one signature per statement. */
+  readonly v?: 2;
   readonly alg: "EdDSA";
   /** The signing key: its JWK thumbprint (RFC 7638). */
   readonly kid: string;
@@ -1354,6 +1356,14 @@ export interface Signature {
     readonly settled_at: string;
     readonly nonce: string | null;
   };
+  /** How many statements were signed together (`v: 2`). */
+  readonly tree_size?: number;
+  /** The statement's leaf in the batch's tree (`v: 2`). */
+  readonly leaf_index?: number;
+  /** The RFC 9162 inclusion path from the statement's leaf to `root`, lowest first, base64url (`v: 2`). */
+  readonly path?: readonly string[];
+  /** The batch tree's root hash, base64url (`v: 2`). */
+  readonly root?: string;
   /** The 64-byte signature in base64url without padding. */
   readonly value: string;
 }

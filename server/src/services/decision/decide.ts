@@ -24,6 +24,7 @@ import { grantTerms } from "../grants.js";
 import { storedAnswer } from "../idempotency.js";
 import { CanonicalText, sealedRow } from "../ledger.js";
 import { Refusal } from "../refusal.js";
+import type { BatchSignatureField } from "../signing.js";
 
 /** What a presented `approval_id` turned out to be; only `usable` reaches the engine. */
 export type ApprovalStatus = "usable" | "used" | "unknown";
@@ -147,6 +148,72 @@ export interface BatchDecisions {
   readonly watched: readonly WatchedDecision[];
 }
 
+/** A request whose idempotency key a decision of the same batch claimed: its answer is that decision's, or a refusal. */
+interface BatchReplay {
+  readonly at: number;
+  readonly claim: IdempotencyClaim;
+  readonly keyId: string;
+}
+
+/** The answer of a request whose key an earlier request of the batch claimed: that request's signed answer, or the reused-key refusal. */
+function replayedInBatch({ claim, keyId }: BatchReplay, rows: readonly IdempotencyRow[]): PreparedAnswer | Refusal | undefined {
+  const key = answerKey(claim.callerKeyId, claim.key);
+  const found = storedAnswer(
+    rows.find((row) => answerKey(row.caller_key_id, row.idempotency_key) === key),
+    claim,
+  );
+  return found === undefined || found instanceof Refusal ? found : { ...found, keyId };
+}
+
+/** A decision of the batch whose answer waits for the batch's signature. */
+interface UnsignedAnswer {
+  /** Its place among the batch's answers. */
+  readonly at: number;
+  readonly statement: ReturnType<typeof decisionStatement>;
+  readonly text: (signature: BatchSignatureField) => string;
+  readonly input: BatchInput;
+  readonly decision: Decision;
+}
+
+/**
+ * Signs the batch's statements with one signature and puts each signed answer in its place in
+ * `answers`; answers the rows that store them under their idempotency keys.
+ */
+function signedAnswers(
+  unsigned: readonly UnsignedAnswer[],
+  answers: (PreparedAnswer | Refusal | undefined)[],
+  now: number,
+): IdempotencyRow[] {
+  if (unsigned.length === 0) return [];
+  const signatures = unsigned[0]!.input.ctx.signer.signAnswers(unsigned.map((answer) => answer.statement));
+  const rows: IdempotencyRow[] = [];
+  for (const [i, { at, text: render, input, decision }] of unsigned.entries()) {
+    const text = render(signatures[i]!);
+    const { claim, caller } = input;
+    if (claim !== undefined)
+      rows.push({
+        caller_key_id: claim.callerKeyId,
+        idempotency_key: claim.key,
+        method: claim.method,
+        path: claim.path,
+        request_hash: claim.requestHash,
+        status: 200,
+        response: `${JSON_TYPE}\n${text}`,
+        created_at: now,
+      });
+    answers[at] = {
+      status: 200,
+      contentType: JSON_TYPE,
+      text,
+      replayed: false,
+      keyId: caller.keyId,
+      outcome: decision.outcome,
+      gate: decision.decided_by,
+    };
+  }
+  return rows;
+}
+
 /** A stored answer's key: the caller's key id and the idempotency key. */
 function answerKey(callerKeyId: string, key: string): string {
   return `${callerKeyId}\n${key}`;
@@ -181,13 +248,22 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
   const signals: SignalRow[] = [];
   const uses = new Map<string, number>();
   const charges: ChargeRow[] = [];
-  const answerRows: IdempotencyRow[] = [];
   const gated: GatedDecision[] = [];
   const claimed: BatchInput[] = [];
   const watched: WatchedDecision[] = [];
+  // The batch's statements are signed together once it is decided (decision 1901).
+  const unsigned: UnsignedAnswer[] = [];
+  const replays: BatchReplay[] = [];
+  const claimedHere = new Set<string>();
   for (const [index, input] of inputs.entries()) {
     const { ctx, caller, body, claim } = input;
     const agentId = caller.agentId;
+    // A key claimed earlier in this batch has its answer once the batch is signed.
+    if (claim !== undefined && claimedHere.has(answerKey(claim.callerKeyId, claim.key))) {
+      replays.push({ at: answers.length, claim, keyId: caller.keyId });
+      answers.push(undefined);
+      continue;
+    }
     if (claim !== undefined) {
       const found = storedAnswer(stored.get(answerKey(claim.callerKeyId, claim.key)), claim);
       if (found !== undefined) {
@@ -209,8 +285,13 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
     }
     const ledgerId = newId("led", now);
     const gates = gateTexts(decision.gates);
-    const signature = ctx.signer.sign(decisionStatement(ledgerId, decision.outcome, agentId, body, now));
-    const text = decisionAnswerText(ledgerId, decision, now, gates.answer, signature);
+    unsigned.push({
+      at: answers.length,
+      statement: decisionStatement(ledgerId, decision.outcome, agentId, body, now),
+      text: (signature) => decisionAnswerText(ledgerId, decision, now, gates.answer, signature),
+      input,
+      decision,
+    });
     const treeId = chain[0]!.root_id;
     const row = sealedRow(
       {
@@ -252,30 +333,13 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
       }
     }
     if (claim !== undefined) {
-      const answerRow: IdempotencyRow = {
-        caller_key_id: claim.callerKeyId,
-        idempotency_key: claim.key,
-        method: claim.method,
-        path: claim.path,
-        request_hash: claim.requestHash,
-        status: 200,
-        response: `${JSON_TYPE}\n${text}`,
-        created_at: now,
-      };
-      answerRows.push(answerRow);
-      stored.set(answerKey(claim.callerKeyId, claim.key), answerRow);
+      claimedHere.add(answerKey(claim.callerKeyId, claim.key));
       claimed.push(input);
     }
-    answers.push({
-      status: 200,
-      contentType: JSON_TYPE,
-      text,
-      replayed: false,
-      keyId: caller.keyId,
-      outcome: decision.outcome,
-      gate: decision.decided_by,
-    });
+    answers.push(undefined);
   }
+  const answerRows = signedAnswers(unsigned, answers, now);
+  for (const replay of replays) answers[replay.at] = replayedInBatch(replay, answerRows);
   return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
 }
 
