@@ -1183,6 +1183,8 @@ export interface LedgerRecord {
   readonly agent_id: string;
   /** For a decision: the request as the agent sent it; null for a settlement. */
   readonly request?: { readonly [key: string]: unknown } | null;
+  /** The key that asked, as sealed: the agent's own, or the enforcement point's (`enforcer`) that asked for it. */
+  readonly key_id?: string | null;
   /** For a decision; null for a settlement. */
   readonly outcome: "allow" | "deny" | "exhausted" | "gated" | null;
   readonly would_outcome?: "allow" | "deny" | "exhausted" | "gated" | null;
