@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson, linkHash } from "../../server/src/services/ledger.js";
 import { SEALED_CHARS_MAX, SEALED_DEPTH_MAX } from "../../server/src/services/sealed-records.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
+import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";
 import { forEachStore, type StoreTarget } from "./targets.js";
 
@@ -96,6 +97,21 @@ function damagedRecords(target: StoreTarget): void {
       );
     }
   }
+  /** Runs `edit` then `check` with the update trigger of `table` gone, then `restore`, and puts the trigger back. */
+  async function unsealed(table: string, edit: string, restore: string, params: unknown[], check: () => Promise<void>): Promise<void> {
+    await s.db.raw(target.name === "sqlite" ? `DROP TRIGGER ${table}_sealed` : `DROP TRIGGER ${table}_sealed ON ${table}`);
+    try {
+      await s.db.raw(edit, params);
+      await check();
+    } finally {
+      await s.db.raw(restore, params);
+      await s.db.raw(
+        target.name === "sqlite"
+          ? `CREATE TRIGGER ${table}_sealed BEFORE UPDATE ON ${table} BEGIN SELECT RAISE(ABORT, '${table} records are sealed'); END`
+          : `CREATE TRIGGER ${table}_sealed BEFORE UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION authority_refuse_update()`,
+      );
+    }
+  }
   const recordOf = async (ledgerId: string) =>
     ((await s.db.raw("SELECT record FROM ledger WHERE id = ?", [ledgerId]))[0] as { record: string }).record;
   const brokenAt = async (ledgerId: string, field: string) => {
@@ -174,6 +190,49 @@ function damagedRecords(target: StoreTarget): void {
     await withRecord(gated, canonicalJson({ ...genuine, deep: nested(SEALED_DEPTH_MAX) }), async () => {
       await refused("GET", "/decisions/pending", approverKey);
     });
+  });
+
+  it("a damaged abandonment of a wait: the pending list and a repeated report answer 500 until it is restored", async () => {
+    const report = { reason: "timeout", waited_ms: 5 };
+    expect((await s.call("POST", `/decisions/${gated}/abandoned`, agent.key, report)).status).toBe(200);
+    await unsealed(
+      "grant_events",
+      "UPDATE grant_events SET detail = replace(detail, '\"timeout\"', '\"bored\"') WHERE grant_id = ? AND kind = 'approval_wait_abandoned'",
+      "UPDATE grant_events SET detail = replace(detail, '\"bored\"', '\"timeout\"') WHERE grant_id = ? AND kind = 'approval_wait_abandoned'",
+      [grantId],
+      async () => {
+        await refused("GET", "/decisions/pending", approverKey);
+        await refused("POST", `/decisions/${gated}/abandoned`, agent.key, report);
+        await stillServing();
+      },
+    );
+    const pending = await s.call("GET", "/decisions/pending", approverKey);
+    expect(pending.body.decisions).toMatchObject([{ ledger_id: gated, abandoned: { reason: "timeout", waited_ms: 5 } }]);
+  });
+
+  it("a family version whose body no longer hashes to its content hash, or is not JSON, answers 500 when read or instantiated", async () => {
+    const pushed = await s.call("POST", "/grant-families", ADMIN_KEY, familyBody(1, { name: "damaged-family" }));
+    expect(pushed.status, pushed.text).toBe(201);
+    const id = pushed.body.id as string;
+    const instantiate = { parameters: { agent_id: agent.id, limit_minor: 100 } };
+    for (const [edit, restore] of [
+      ["replace(body, '\"payments\"', '\"treasury\"')", "replace(body, '\"treasury\"', '\"payments\"')"],
+      ["'{' || body", "substr(body, 2)"],
+    ]) {
+      await unsealed(
+        "grant_families",
+        `UPDATE grant_families SET body = ${edit} WHERE id = ?`,
+        `UPDATE grant_families SET body = ${restore} WHERE id = ?`,
+        [id],
+        async () => {
+          await refused("GET", `/grant-families/${id}`, ADMIN_KEY);
+          await refused("POST", `/grant-families/${id}/instantiate`, ADMIN_KEY, instantiate);
+          await stillServing();
+        },
+      );
+    }
+    expect((await s.call("GET", `/grant-families/${id}`, ADMIN_KEY)).status).toBe(200);
+    expect((await s.call("POST", `/grant-families/${id}/instantiate`, ADMIN_KEY, instantiate)).status).toBe(201);
   });
 }
 
