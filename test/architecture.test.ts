@@ -196,3 +196,45 @@ describe("server layers", () => {
     }
   });
 });
+
+/**
+ * The server's files that may call `JSON.parse`, by file name (decision 1821): sealed records only
+ * through their decoders, rows only through the row decoder, and three texts that are neither.
+ */
+const JSON_PARSERS: Readonly<Record<string, string>> = {
+  "sealed-records.ts": "the decoders of sealed records",
+  "rows.ts": "the row decoder's JSON columns",
+  "body.ts": "request bodies, checked against their schema next",
+  "config.ts": "the configuration file, each value checked next",
+  "evaluation.ts": "the answer text the decision path prepared for this request",
+};
+
+/** The `JSON.parse` calls of `files` (path and text) outside JSON_PARSERS, as `path:line`. */
+function unsanctionedParses(files: readonly { path: string; text: string }[]): string[] {
+  const found: string[] = [];
+  for (const { path, text } of files) {
+    if (Object.hasOwn(JSON_PARSERS, path.split("/").pop()!)) continue;
+    for (const [i, line] of text.split("\n").entries()) if (/\bJSON\.parse\s*\(/.test(line)) found.push(`${path}:${i + 1}`);
+  }
+  return found;
+}
+
+describe("sealed records are decoded, never cast", () => {
+  it("no server module parses JSON outside the decoders and the few texts that are not records", () => {
+    const base = join(root, "server/src");
+    const files = sourceFilesUnder(base)
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .map((f) => ({ path: relative(base, f), text: readFileSync(f, "utf8") }));
+    expect(files.some((f) => f.path.endsWith("sealed-records.ts"))).toBe(true);
+    expect(unsanctionedParses(files)).toEqual([]);
+  });
+
+  it("a planted parse of a record is found, in any folder; the decoder module's own is not", () => {
+    const planted = [
+      { path: "services/settle.ts", text: "// s\nconst sealed = JSON.parse(row.record) as Settlement;\n" },
+      { path: "services/ledger/reads.ts", text: "const a = 1;\nconst b = JSON.parse (row.record);\n" },
+      { path: "services/records/sealed-records.ts", text: "const v = JSON.parse(text);\n" },
+    ];
+    expect(unsanctionedParses(planted)).toEqual(["services/settle.ts:2", "services/ledger/reads.ts:2"]);
+  });
+});

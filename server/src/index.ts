@@ -18,6 +18,7 @@ export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/po
 export { SqliteDriver } from "./store/sqlite-driver.js";
 export { ContentionError, DatabaseUnavailableError, isDatabaseUnavailable } from "./store/driver.js";
 export { StoreRowError } from "./store/rows.js";
+export { SealedRecordError } from "./services/sealed-records.js";
 export { GROUP_COMMIT_LIMITS, GroupCommitFull } from "./store/group-commit.js";
 export { databaseHosts, DatabaseUrlError, HOST_LIMITS } from "./store/postgres-hosts.js";
 export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";

@@ -9,6 +9,7 @@ import type { DecisionApprovalRow } from "../store/decision-sql.js";
 import type { GrantEventRecord, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { emitEvent } from "./events.js";
+import { abandonmentDetail, decisionRecord } from "./sealed-records.js";
 import { lockRecordTree, visibleDecision } from "./settle.js";
 import { iso } from "./views.js";
 
@@ -43,13 +44,6 @@ function approvalView(row: DecisionApprovalRow, note: string | null): DecisionAp
   };
 }
 
-interface SealedRequest {
-  readonly outcome?: string;
-  readonly decided_by?: string | null;
-  readonly residual?: string | null;
-  readonly request?: { tool?: string; amount_minor?: number; currency?: string; args?: unknown };
-}
-
 export async function approveDecision(
   ctx: ServiceContext,
   caller: Caller,
@@ -61,7 +55,7 @@ export async function approveDecision(
   const view = await ctx.store.transaction(async (tx) => {
     const decision = await visibleDecision(tx, caller, ledgerId);
     await lockRecordTree(tx, decision);
-    const sealed = JSON.parse(decision.record) as SealedRequest;
+    const sealed = decisionRecord(decision);
     // Only a policy that asks for an approver can be approved here; a grant awaiting approval is
     // approved on the grant (POST /grants/{id}/approve), and any other refusal has no approver.
     if (sealed.outcome !== "gated" || sealed.decided_by !== "policy" || typeof sealed.residual !== "string") {
@@ -74,7 +68,7 @@ export async function approveDecision(
     // An approval by someone the residual does not admit would only be refused when the agent
     // retries, after it had used up the decision's one approval: it is refused here instead. The
     // residual is read on the decision's own action, as the retry will be (decision 0130).
-    if (!residualAdmits(sealed.residual, caller.identity, sealed.request?.args)) {
+    if (!residualAdmits(sealed.residual, caller.identity, sealed.request.args)) {
       throw new Refusal(
         "approver_not_admitted",
         `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``,
@@ -86,9 +80,9 @@ export async function approveDecision(
       id: newId("apv", now),
       ledger_id: ledgerId,
       grant_id: decision.grant_id,
-      tool: sealed.request?.tool ?? "",
-      amount_ceiling_minor: body.amount_minor_max ?? sealed.request?.amount_minor ?? 0,
-      currency: sealed.request?.currency ?? null,
+      tool: sealed.request.tool,
+      amount_ceiling_minor: body.amount_minor_max ?? sealed.request.amount_minor ?? 0,
+      currency: sealed.request.currency ?? null,
       approver: caller.identity,
       approved_at: now,
       expires_at: now + (body.expires_in_minutes ?? DEFAULT_APPROVAL_MINUTES) * MINUTE_MS,
@@ -136,7 +130,7 @@ export interface DecisionAbandonmentView {
 }
 
 function abandonmentView(event: GrantEventRecord): DecisionAbandonmentView {
-  const detail = event.detail as { ledger_id: string; reason: "timeout" | "cancelled"; waited_ms: number };
+  const detail = abandonmentDetail(event);
   return {
     ledger_id: detail.ledger_id,
     grant_id: event.grant_id,
@@ -171,7 +165,7 @@ export async function abandonDecisionWait(
   return ctx.store.transaction(async (tx) => {
     const decision = await visibleDecision(tx, caller, ledgerId);
     await lockRecordTree(tx, decision);
-    const sealed = JSON.parse(decision.record) as SealedRequest;
+    const sealed = decisionRecord(decision);
     if (sealed.outcome !== "gated" || sealed.decided_by !== "policy") {
       throw new Refusal("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; nothing waited for its approval`);
     }

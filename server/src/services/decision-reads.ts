@@ -8,29 +8,11 @@ import type { Page, Store } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { abandonmentsOf, type DecisionAbandonmentView } from "./decision-approvals.js";
 import { checkTreeChain, type LedgerVerification } from "./ledger.js";
+import { decisionRecord, ledgerRecord } from "./sealed-records.js";
 import { iso } from "./views.js";
 
 const LEDGER_ID = /^led_[0-9a-hjkmnp-tv-z]{26}$/;
 const SEQ = /^[0-9]{1,15}$/;
-
-type Sealed = Record<string, unknown>;
-
-function sealedOf(row: LedgerRow): Sealed {
-  try {
-    const value = JSON.parse(row.record) as unknown;
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Sealed) : {};
-  } catch {
-    return {};
-  }
-}
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-
-/** The sealed request's `args`: the action the residual is read on. */
-function argsOf(sealed: Sealed): unknown {
-  const request = sealed["request"];
-  return request !== null && typeof request === "object" ? (request as Record<string, unknown>)["args"] : undefined;
-}
 
 export interface PendingDecisionView {
   readonly ledger_id: string;
@@ -68,25 +50,25 @@ export async function listPendingDecisions(
   const agentNames = new Map<string, string | null>();
   const abandonments = new Map<string, Map<string, DecisionAbandonmentView>>();
   for (const row of rows) {
-    const sealed = sealedOf(row);
-    const residual = sealed["residual"];
-    if (sealed["decided_by"] !== "policy" || typeof residual !== "string") continue;
+    const sealed = decisionRecord(row);
+    const residual = sealed.residual;
+    if (sealed.decided_by !== "policy" || residual === null) continue;
     if (!agentNames.has(row.agent_id)) agentNames.set(row.agent_id, (await ctx.store.getAgent(row.agent_id))?.name ?? null);
     if (!abandonments.has(row.grant_id)) abandonments.set(row.grant_id, await abandonmentsOf(ctx.store, row.grant_id));
     decisions.push({
       ledger_id: row.id,
       outcome: "gated",
-      enforcement_mode: sealed["mode"] ?? null,
+      enforcement_mode: sealed.mode,
       decided_by: "policy",
-      reason_code: str(sealed["reason_code"]),
-      reason: str(sealed["reason"]),
-      gates: sealed["gates"] ?? [],
+      reason_code: sealed.reason_code,
+      reason: sealed.reason,
+      gates: sealed.gates.map((g) => g.sealed),
       residual,
-      caller_admitted: residualAdmits(residual, caller.identity, argsOf(sealed)),
+      caller_admitted: residualAdmits(residual, caller.identity, sealed.request.args),
       grant_id: row.grant_id,
       agent_id: row.agent_id,
       agent_name: agentNames.get(row.agent_id) ?? null,
-      request: sealed["request"] ?? {},
+      request: sealed.request.sealed,
       decided_at: iso(row.created_at),
       abandoned: abandonments.get(row.grant_id)?.get(row.id) ?? null,
     });
@@ -96,26 +78,27 @@ export async function listPendingDecisions(
 
 /** One sealed record as stored, with its chain position and hashes; nothing is recomputed. */
 export function ledgerRecordView(row: LedgerRow): Record<string, unknown> {
-  const sealed = sealedOf(row);
+  const record = ledgerRecord(row);
+  const sealed = record.kind === "decision" ? record.decision : undefined;
   return {
     seq: row.seq,
     ledger_id: row.id,
     kind: row.kind,
     grant_id: row.grant_id,
     agent_id: row.agent_id,
-    request: sealed["request"] ?? null,
-    key_id: typeof sealed["key_id"] === "string" ? sealed["key_id"] : null,
+    request: sealed?.request.sealed ?? null,
+    key_id: sealed?.key_id ?? null,
     outcome: row.outcome,
-    would_outcome: sealed["would_outcome"] ?? null,
-    mode: sealed["mode"] ?? null,
-    decided_by: sealed["decided_by"] ?? null,
-    reason_code: sealed["reason_code"] ?? null,
-    reason: sealed["reason"] ?? null,
-    gates: Array.isArray(sealed["gates"]) ? sealed["gates"] : [],
-    residual: sealed["residual"] ?? null,
-    approver: sealed["approver"] ?? null,
-    approval_id: sealed["approval_id"] ?? null,
-    ...(row.kind === "settlement" ? { settlement: sealed } : {}),
+    would_outcome: sealed?.would_outcome ?? null,
+    mode: sealed?.mode ?? null,
+    decided_by: sealed?.decided_by ?? null,
+    reason_code: sealed?.reason_code ?? null,
+    reason: sealed?.reason ?? null,
+    gates: sealed?.gates.map((g) => g.sealed) ?? [],
+    residual: sealed?.residual ?? null,
+    approver: sealed?.approver ?? null,
+    approval_id: sealed?.approval_id ?? null,
+    ...(record.kind === "settlement" ? { settlement: record.settlement.sealed } : {}),
     decided_at: iso(row.created_at),
     prev_hash: row.prev_hash,
     hash: row.hash,

@@ -18,6 +18,7 @@ import type { FamilyVersionRow } from "../store/family-sql.js";
 import type { Page } from "../store/store.js";
 import type { Caller, ServiceContext } from "./context.js";
 import { issueGrant } from "./grants.js";
+import { familyBody } from "./sealed-records.js";
 import { iso } from "./views.js";
 
 export interface FamilyView extends Record<string, unknown> {
@@ -29,7 +30,7 @@ export interface FamilyView extends Record<string, unknown> {
 
 /** The answer for one stored version: the body as reviewed, under the server's id. */
 export function familyView(row: FamilyVersionRow): FamilyView {
-  const { id: name, content_hash: _hash, ...body } = JSON.parse(row.body) as GrantFamilyBody;
+  const { id: name, content_hash: _hash, ...body } = familyBody(row);
   return {
     ...body,
     id: row.id,
@@ -178,7 +179,7 @@ export async function instantiate(
   body: { parameters?: Record<string, unknown>; version?: number },
 ): Promise<Grant & { warnings?: unknown[] }> {
   const row = await familyVersion(ctx, id, body.version);
-  const family = JSON.parse(row.body) as GrantFamilyBody;
+  const family = familyBody(row);
   const parameters = body.parameters ?? {};
   const result = instantiateFamily(family, parameters);
   if (!result.ok) {

@@ -16,7 +16,6 @@ import {
   type Decision,
   type DecisionRequest,
   type DecisionState,
-  type GateResult,
   type LiveHold,
   type Outcome,
 } from "@agent-authority/engine";
@@ -29,6 +28,14 @@ import type { ServiceContext } from "./context.js";
 import { checkFamilyBody, familyVersion } from "./families.js";
 import { familyContentHash } from "@agent-authority/families";
 import { grantFromIssueBody, grantTerms } from "./grants.js";
+import {
+  decisionRecord,
+  familyBody,
+  instanceParameters,
+  settlementRecord,
+  type DecisionRecord,
+  type SettlementRecord,
+} from "./sealed-records.js";
 import { iso } from "./views.js";
 
 /** The most sealed decisions one preview reads (usage history included); past it the answer says `truncated`. */
@@ -40,36 +47,6 @@ export const IMPACT_DECISIONS_MAX = 10_000;
  */
 export const IMPACT_CERTIFICATES_PER_AGENT_MAX = 1_000;
 const DAY_MS = 24 * HOUR_MS;
-
-/** What a sealed decision record keeps that a replay needs (see authorize.ts). */
-interface SealedDecision {
-  readonly request: {
-    readonly tool: string;
-    readonly amount_minor?: number;
-    readonly currency?: string;
-    readonly audience?: string;
-    readonly args?: Record<string, unknown>;
-    readonly context?: { clean?: boolean };
-    readonly attestation?: { manifest_hash: string; content_hash: string; provenance_version: string };
-  };
-  readonly would_outcome: Outcome | null;
-  readonly decided_by: string | null;
-  readonly reason_code: string;
-  readonly gates: readonly GateResult[];
-  readonly approver: string | null;
-  readonly approval_id: string | null;
-  readonly counted: boolean;
-  readonly chain: readonly string[];
-  readonly holds: readonly { grant_id: string; amount_minor: number; expires_at: number }[];
-  /** The certificate the decision found valid (null: none); absent from records sealed before it was kept. */
-  readonly certificate_id?: string | null;
-}
-
-/** What a sealed settlement record keeps that a replay needs (see settle.ts). */
-interface SealedSettlement {
-  readonly decision_ledger_id: string;
-  readonly amount_minor: number;
-}
 
 /** A grant's usage as the replay has it: its uses, what was settled, and each decision's hold until it is settled. */
 interface ReplayUsage {
@@ -114,7 +91,7 @@ function candidateGrant(stored: GrantRecord, issueBody: GrantIssueBody, ceilingM
  * The replayed status of one link: active unless the sealed decision found that link not active
  * (the status gate names the link it failed on; a record without the name is about the grant).
  */
-function statusAt(sealed: SealedDecision, stored: GrantRecord, isLeaf: boolean): GrantRecord["status"] {
+function statusAt(sealed: DecisionRecord, stored: GrantRecord, isLeaf: boolean): GrantRecord["status"] {
   const gate = sealed.gates.find((g) => g.gate === "status");
   if (gate?.result !== "fail") return "active";
   const failedOn = gate.grant_id ?? (isLeaf ? stored.id : undefined);
@@ -137,7 +114,7 @@ class CertificatesAt {
   }
 
   /** Only for an agent that is not `tooMany`. */
-  async at(row: LedgerRow, sealed: SealedDecision): Promise<CertificateState | null> {
+  async at(row: LedgerRow, sealed: DecisionRecord): Promise<CertificateState | null> {
     const history = (await this.#of(row.agent_id))!;
     const found =
       sealed.certificate_id !== undefined
@@ -172,7 +149,7 @@ async function certificateHistory(ctx: ServiceContext, agentId: string): Promise
   }
 }
 
-function replayRequest(row: LedgerRow, sealed: SealedDecision): DecisionRequest {
+function replayRequest(row: LedgerRow, sealed: DecisionRecord): DecisionRequest {
   const approval: ApprovalRecord | null =
     sealed.approver === null || sealed.approval_id === null
       ? null
@@ -216,7 +193,7 @@ class TreeReplay {
    * INVARIANT (enforce-replay): the preview answers what enforce would decide, whatever mode the
    * candidate runs in; the mode's own answer is derived from it (`answerInMode`), never replayed.
    */
-  chain(row: LedgerRow, sealed: SealedDecision): ChainLink[] | undefined {
+  chain(row: LedgerRow, sealed: DecisionRecord): ChainLink[] | undefined {
     const links: ChainLink[] = [];
     for (const [index, id] of sealed.chain.entries()) {
       const grant = id === this.candidate.id ? this.candidate : this.grants.get(id);
@@ -257,7 +234,7 @@ class TreeReplay {
    * whose hold is still live, can be settled, up to what it held; each hold of its chain is
    * released and the captured amount counts as settled on each grant.
    */
-  settle(sealed: SealedSettlement, at: number): void {
+  settle(sealed: SettlementRecord, at: number): void {
     const chain = this.#charged.get(sealed.decision_ledger_id) ?? [];
     const holds = chain.map((id) => this.#usage(id).holds.get(sealed.decision_ledger_id)).filter((h) => h !== undefined);
     const held = holds.reduce((max, h) => Math.max(max, h.amount_minor), 0);
@@ -314,10 +291,10 @@ async function replayRecords(
     const tree = trees.get(row.tree_id);
     if (tree === undefined) continue;
     if (row.kind === "settlement") {
-      tree.settle(JSON.parse(row.record) as SealedSettlement, row.created_at);
+      tree.settle(settlementRecord(row), row.created_at);
       continue;
     }
-    const sealed = JSON.parse(row.record) as SealedDecision;
+    const sealed = decisionRecord(row);
     // A decision on a grant its caller did not hold was decided on no chain: no terms can change it.
     if (!sealed.chain.includes(row.grant_id)) continue;
     const chain = tree.chain(row, sealed);
@@ -401,7 +378,7 @@ export async function previewFamilyImpact(
     }
   }
   const { replayed, changes, modes } = await replayRecords(ctx, rows.slice(0, IMPACT_DECISIONS_MAX), trees, since, certificates);
-  const symbolic = await symbolicDiff(JSON.parse(current.body) as GrantFamilyBody, candidate);
+  const symbolic = await symbolicDiff(familyBody(current), candidate);
   return {
     family_id: current.id,
     current_version: current.version,
@@ -459,7 +436,7 @@ async function prepareTree(
 ): Promise<TreeReplay | string | undefined> {
   const stored = await ctx.store.getGrant(rootId);
   if (stored === undefined) return undefined;
-  const result = instantiateFamily(candidate, JSON.parse(parameters) as Record<string, unknown>);
+  const result = instantiateFamily(candidate, instanceParameters(rootId, parameters));
   if (!result.ok) {
     const reasons = [...result.parameterProblems.map((p) => p.message), ...result.grantErrors.map((e) => e.message)];
     return `the grant's parameters do not instantiate the candidate: ${reasons.join("; ")}`;
@@ -472,7 +449,7 @@ async function prepareTree(
   // The grants delegated below the root keep their stored terms: the family does not own them.
   const below = new Map<string, GrantRecord>();
   const ids = new Set<string>();
-  for (const row of treeRows) if (row.kind === "decision") for (const id of (JSON.parse(row.record) as SealedDecision).chain) ids.add(id);
+  for (const row of treeRows) if (row.kind === "decision") for (const id of decisionRecord(row).chain) ids.add(id);
   for (const grantId of ids) {
     if (grantId === rootId) continue;
     const grant = await ctx.store.getGrant(grantId);

@@ -5,6 +5,7 @@ import { hash } from "node:crypto";
 import { recordLeaf } from "@agent-authority/sdk";
 import type { DecisionStore, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
+import { ledgerRecord, SealedRecordError, sealedObject, sealedPosition } from "./sealed-records.js";
 
 /** The `prev_hash` of the first record of every tree. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -259,9 +260,9 @@ export function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: str
   if (linkHash(row.prev_hash, row.record) !== row.hash) return "the record does not match its hash: it was changed after sealing";
   let sealed: Record<string, unknown>;
   try {
-    sealed = JSON.parse(row.record) as Record<string, unknown>;
-  } catch {
-    return "the record is not JSON";
+    sealed = sealedObject(`${row.kind} \`${row.id}\``, row.record);
+  } catch (error) {
+    return damage(error);
   }
   if (canonicalJson(sealed) !== row.record) return "the record is not in canonical form";
   const columns: Record<string, unknown> = {
@@ -277,7 +278,18 @@ export function checkLink(row: LedgerRow, expectedSeq: number, expectedPrev: str
   for (const [name, value] of Object.entries(columns)) {
     if (sealed[name] !== value) return `column \`${name === "ledger_id" ? "id" : name}\` differs from the sealed record`;
   }
+  try {
+    ledgerRecord(row);
+  } catch (error) {
+    return damage(error);
+  }
   return null;
+}
+
+/** A record its decoder refuses, as the verifier reports it; anything else is not the record's fault. */
+function damage(error: unknown): string {
+  if (error instanceof SealedRecordError) return error.message;
+  throw error;
 }
 
 /** What a tree's sealed records say each of its grants used, held and settled. */
@@ -289,15 +301,15 @@ export class UsageTally {
 
   /** Counts one sealed record (already checked against its hash). */
   add(row: LedgerRow): void {
-    const sealed = JSON.parse(row.record) as Record<string, unknown>;
-    if (row.kind === "decision" && sealed["counted"] === true) {
-      for (const grant of (sealed["chain"] as string[] | undefined) ?? []) this.uses.set(grant, (this.uses.get(grant) ?? 0) + 1);
-      const holds = (sealed["holds"] as { grant_id: string; amount_minor: number; expires_at: number }[] | undefined) ?? [];
-      if (holds.length > 0) this.holds.set(row.id, holds);
-    } else if (row.kind === "settlement") {
-      for (const grant of (sealed["grants"] as string[] | undefined) ?? [])
-        this.settled.set(grant, (this.settled.get(grant) ?? 0) + Number(sealed["amount_minor"]));
-      this.holds.delete(String(sealed["decision_ledger_id"]));
+    const record = ledgerRecord(row);
+    if (record.kind === "decision" && record.decision.counted) {
+      const sealed = record.decision;
+      for (const grant of sealed.chain) this.uses.set(grant, (this.uses.get(grant) ?? 0) + 1);
+      if (sealed.holds.length > 0) this.holds.set(row.id, sealed.holds);
+    } else if (record.kind === "settlement") {
+      const sealed = record.settlement;
+      for (const grant of sealed.grants) this.settled.set(grant, (this.settled.get(grant) ?? 0) + sealed.amount_minor);
+      this.holds.delete(sealed.decision_ledger_id);
     }
   }
 
@@ -429,10 +441,10 @@ async function checkLog(store: Store): Promise<LedgerBreak | null> {
           problem: `the record logged at position ${next} of the Merkle log is missing from the ledger: it was deleted`,
         };
       if (recordLeaf(row.record.hash).toString("hex") !== row.leaf_hash) {
-        const sealed = JSON.parse(row.record.record) as { tree_id?: unknown; seq?: unknown };
+        const sealed = sealedPosition(row.ledger_id, row.record.record);
         return {
-          tree_id: String(sealed.tree_id ?? ""),
-          seq: Number(sealed.seq ?? 0),
+          tree_id: sealed.tree_id,
+          seq: sealed.seq,
           ...at,
           problem: `the record does not hash to the leaf logged for it at position ${next} of the Merkle log: it was rewritten`,
         };

@@ -8,6 +8,7 @@ import type { ChargeRow, LedgerRow } from "../store/decision-sql.js";
 import type { Store } from "../store/store.js";
 import { confinedToAgent, type Caller, type ServiceContext } from "./context.js";
 import { sealRecord } from "./ledger.js";
+import { decisionRecord, settlementRecord } from "./sealed-records.js";
 import type { BatchSignatureField } from "./signing.js";
 import { iso } from "./views.js";
 
@@ -44,16 +45,16 @@ export async function lockRecordTree(tx: Store, row: LedgerRow): Promise<void> {
  * is the same settlement under a signature that binds the new nonce.
  */
 function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow, nonce: string | undefined): SettlementView {
-  const sealed = JSON.parse(row.record) as Record<string, unknown>;
-  const request = (JSON.parse(decision.record) as { request?: { tool?: unknown } }).request;
+  const sealed = settlementRecord(row);
+  const request = decisionRecord(decision).request;
   const view = {
     ledger_id: row.id,
-    decision_ledger_id: String(sealed["decision_ledger_id"]),
+    decision_ledger_id: sealed.decision_ledger_id,
     grant_id: row.grant_id,
-    currency: (sealed["currency"] as string | null) ?? null,
-    amount_minor: Number(sealed["amount_minor"]),
-    held_minor: Number(sealed["held_minor"]),
-    released_minor: Number(sealed["released_minor"]),
+    currency: sealed.currency,
+    amount_minor: sealed.amount_minor,
+    held_minor: sealed.held_minor,
+    released_minor: sealed.released_minor,
     settled_at: iso(row.created_at),
   };
   // Members in canonical order (RFC 8785), as the signer expects them.
@@ -70,7 +71,7 @@ function settlementView(ctx: ServiceContext, row: LedgerRow, decision: LedgerRow
       nonce: nonce ?? null,
       released_minor: view.released_minor,
       settled_at: view.settled_at,
-      tool: String(request?.tool ?? ""),
+      tool: request.tool,
       type: "authority.settlement.v1",
     },
   ]);
@@ -118,8 +119,7 @@ export async function settleDecision(ctx: ServiceContext, caller: Caller, ledger
       throw new Refusal("settle_exceeds_hold", `\`${body.amount_minor}\` exceeds the \`${held}\` held by decision \`${ledgerId}\``);
     }
     const now = ctx.now();
-    const sealedDecision = JSON.parse(decision.record) as { holds?: { currency?: string | null; expires_at?: number }[] };
-    const hold = sealedDecision.holds?.[0];
+    const hold = decisionRecord(decision).holds[0];
     requireLiveHold(ledgerId, charges, now);
     const id = newId("led", now);
     const row = await sealRecord(ledger, {
