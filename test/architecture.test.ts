@@ -157,9 +157,9 @@ describe("server layers", () => {
     expect(layerViolations(importGraph(files), base, SERVER_LAYERS)).toEqual([]);
   });
 
-  it("the decision path's decide step (services/decision/decide.ts) does no I/O: store modules only for their types", () => {
+  it("the decision path's decide step (services/decisions/steps/decide.ts) does no I/O: store modules only for their types", () => {
     // The decision path is three steps (decision 0318): read.ts and write.ts reach the store, decide.ts only computes.
-    const dir = join(root, "server/src/services/decision");
+    const dir = join(root, "server/src/services/decisions/steps");
     expect(
       readdirSync(dir)
         .filter((name) => name.endsWith(".ts"))
@@ -169,9 +169,9 @@ describe("server layers", () => {
     // The rule finds what it must find.
     expect(
       decideStepViolations(
-        'import { DecisionSql } from "../../store/decision-sql.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../store/driver.js";',
+        'import { DecisionSql } from "../../../store/decisions/index.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../../store/sql/index.js";',
       ),
-    ).toEqual(["../../store/decision-sql.js", "node:fs"]);
+    ).toEqual(["../../../store/decisions/index.js", "node:fs"]);
   });
 
   it("a planted import against the direction is found, and one along it is not", () => {

@@ -1,0 +1,4 @@
+// AuthZEN: the AuthZEN 1.0 access evaluation, answered by the authorize service.
+
+export { authorizeBodyOf, evaluateOne, speaksFor, undecided } from "./evaluation.js";
+export type { AuthzenDecision, AuthzenEvaluation } from "./evaluation.js";
