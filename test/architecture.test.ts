@@ -1,17 +1,21 @@
 // The dependency direction, checked on every run: pure packages stay pure, nothing imports server or
 // cli, the server's layers import only inwards (http → services → store), and no source file of the
-// repository is part of an import circle.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// repository is part of an import circle; the services and the store are rooms, each reached only
+// through its index.ts, with no circle between rooms.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   circlesUnder,
+  filesOutsideRooms,
   importCircles,
   importGraph,
   layerViolations,
   relativeImports,
+  roomGraph,
+  roomViolations,
   sourceFilesUnder,
   typeScriptModulesUnder,
 } from "./import-graph.js";
@@ -157,9 +161,9 @@ describe("server layers", () => {
     expect(layerViolations(importGraph(files), base, SERVER_LAYERS)).toEqual([]);
   });
 
-  it("the decision path's decide step (services/decision/decide.ts) does no I/O: store modules only for their types", () => {
+  it("the decision path's decide step (services/decisions/steps/decide.ts) does no I/O: store modules only for their types", () => {
     // The decision path is three steps (decision 0318): read.ts and write.ts reach the store, decide.ts only computes.
-    const dir = join(root, "server/src/services/decision");
+    const dir = join(root, "server/src/services/decisions/steps");
     expect(
       readdirSync(dir)
         .filter((name) => name.endsWith(".ts"))
@@ -169,9 +173,9 @@ describe("server layers", () => {
     // The rule finds what it must find.
     expect(
       decideStepViolations(
-        'import { DecisionSql } from "../../store/decision-sql.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../store/driver.js";',
+        'import { DecisionSql } from "../../../store/decisions/index.js";\nimport { hash } from "node:fs";\nimport type { Row } from "../../../store/sql/index.js";',
       ),
-    ).toEqual(["../../store/decision-sql.js", "node:fs"]);
+    ).toEqual(["../../../store/decisions/index.js", "node:fs"]);
   });
 
   it("a planted import against the direction is found, and one along it is not", () => {
@@ -236,5 +240,76 @@ describe("sealed records are decoded, never cast", () => {
       { path: "services/records/sealed-records.ts", text: "const v = JSON.parse(text);\n" },
     ];
     expect(unsanctionedParses(planted)).toEqual(["services/settle.ts:2", "services/ledger/reads.ts:2"]);
+  });
+});
+
+/** The layers of the server that are divided into rooms, one folder per product noun (decision 1801). */
+const ROOMED_LAYERS = ["services", "store"] as const;
+
+describe("server rooms", () => {
+  const base = join(root, "server/src");
+
+  it("every file of services/ and store/ lies in a room, and every room has an index.ts opening with its purpose", () => {
+    const files = sourceFilesUnder(base);
+    expect(filesOutsideRooms(files, base, ROOMED_LAYERS)).toEqual([]);
+    const faceless: string[] = [];
+    for (const layer of ROOMED_LAYERS) {
+      for (const room of readdirSync(join(base, layer), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)) {
+        const index = join(base, layer, room, "index.ts");
+        if (!existsSync(index) || !/^\/\/ \S/.test(readFileSync(index, "utf8"))) faceless.push(`${layer}/${room}`);
+      }
+    }
+    expect(faceless).toEqual([]);
+  });
+
+  it("no file reaches into a room but through its index.ts: not another room, not http, not the tests", () => {
+    const files = [...sourceFilesUnder(base), ...sourceFilesUnder(join(root, "test")), ...sourceFilesUnder(join(root, "cli/src"))];
+    expect(roomViolations(importGraph(files), base, ROOMED_LAYERS)).toEqual([]);
+  });
+
+  it("no circle between rooms", () => {
+    const rooms = roomGraph(importGraph(sourceFilesUnder(base)), base, ROOMED_LAYERS);
+    expect(rooms.size).toBeGreaterThan(10);
+    expect(importCircles(rooms)).toEqual([]);
+  });
+
+  it("a planted reach into another room, a loose file and a circle of two rooms are found; imports through an index or within a room are not", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rooms-"));
+    try {
+      const plant = (path: string, text: string): void => {
+        mkdirSync(join(dir, path, ".."), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      };
+      plant("services/grants/index.ts", '// grants\nexport { issue } from "./issue.js";\n');
+      plant("services/grants/issue.ts", '// issue\nimport { check } from "./deep/check.js";\nexport const issue = check;\n');
+      plant(
+        "services/grants/deep/check.ts",
+        '// check\nimport type { Row } from "../../../store/rows/index.js";\nexport const check = (r?: Row) => r;\n',
+      );
+      plant("services/breakers/index.ts", '// breakers\nexport { trip } from "./trip.js";\n');
+      plant("services/breakers/trip.ts", '// trip\nimport { issue } from "../grants/index.js";\nexport const trip = issue;\n');
+      plant("services/breakers/planted.ts", '// planted\nimport { check } from "../grants/deep/check.js";\nexport const p = check;\n');
+      plant("services/loose.ts", "// loose\nexport const loose = 1;\n");
+      plant("store/rows/index.ts", '// rows\nexport type { Row } from "./row.js";\n');
+      plant("store/rows/row.ts", '// row\nimport type { Log } from "../log/index.js";\nexport type Row = Log;\n');
+      plant("store/log/index.ts", '// log\nexport type { Log } from "./log.js";\n');
+      plant("store/log/log.ts", '// log\nimport type { Row } from "../rows/index.js";\nexport interface Log { row?: Row }\n');
+      plant(
+        "http/handler.ts",
+        '// handler\nimport { trip } from "../services/breakers/trip.js";\nimport { issue } from "../services/grants/index.js";\nexport const h = [trip, issue];\n',
+      );
+      const files = sourceFilesUnder(dir);
+      const graph = importGraph(files);
+      expect(roomViolations(graph, dir, ROOMED_LAYERS)).toEqual([
+        "http/handler.ts → services/breakers/trip.ts",
+        "services/breakers/planted.ts → services/grants/deep/check.ts",
+      ]);
+      expect(filesOutsideRooms(files, dir, ROOMED_LAYERS)).toEqual(["services/loose.ts"]);
+      expect(importCircles(roomGraph(graph, dir, ROOMED_LAYERS))).toEqual([["store/log", "store/rows"]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,7 +3,7 @@
 // components of more than one file (or a file importing itself), found by Tarjan's algorithm.
 
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 /** Directories never walked: installed and built code, and version control. */
 const SKIPPED = new Set(["node_modules", "dist", ".git"]);
@@ -154,4 +154,58 @@ export function layerViolations(graph: ReadonlyMap<string, readonly string[]>, b
     }
   }
   return violations.sort();
+}
+
+/**
+ * The room of a file: `<layer>/<room>` when the file lies in a folder `<room>` of one of `layers`
+ * (folders under `base`), at any depth inside it; undefined for a file outside every room.
+ */
+export function roomOf(file: string, base: string, layers: readonly string[]): string | undefined {
+  const parts = relative(base, file).split(sep);
+  if (parts.length < 3 || !layers.includes(parts[0]!)) return undefined;
+  return `${parts[0]}/${parts[1]}`;
+}
+
+/** The files lying directly in a layer's folder under `base`, outside every room, as paths relative to `base`. */
+export function filesOutsideRooms(files: readonly string[], base: string, layers: readonly string[]): string[] {
+  return files
+    .map((file) => relative(base, file).split(sep))
+    .filter((parts) => parts.length === 2 && layers.includes(parts[0]!))
+    .map((parts) => parts.join("/"))
+    .sort();
+}
+
+/**
+ * The imports that reach into a room other than through its one public face: a file may import a
+ * file of its own room directly, and another room's (or, outside every room, any room's) `index.ts`
+ * only. Answers each offending import as `from → to`, paths relative to `base`.
+ */
+export function roomViolations(graph: ReadonlyMap<string, readonly string[]>, base: string, layers: readonly string[]): string[] {
+  const violations: string[] = [];
+  for (const [from, imports] of graph) {
+    const own = roomOf(from, base, layers);
+    for (const to of imports) {
+      const theirs = roomOf(to, base, layers);
+      if (theirs === undefined || theirs === own) continue;
+      if (relative(base, to).split(sep).join("/") !== `${theirs}/index.ts`)
+        violations.push(`${relative(base, from)} → ${relative(base, to)}`);
+    }
+  }
+  return violations.sort();
+}
+
+/** The rooms' own import graph: room `a` imports room `b` when a file of `a` imports a file of `b`. */
+export function roomGraph(graph: ReadonlyMap<string, readonly string[]>, base: string, layers: readonly string[]): Map<string, string[]> {
+  const rooms = new Map<string, Set<string>>();
+  for (const [from, imports] of graph) {
+    const own = roomOf(from, base, layers);
+    if (own === undefined) continue;
+    const out = rooms.get(own) ?? new Set<string>();
+    rooms.set(own, out);
+    for (const to of imports) {
+      const theirs = roomOf(to, base, layers);
+      if (theirs !== undefined && theirs !== own) out.add(theirs);
+    }
+  }
+  return new Map([...rooms].map(([room, out]) => [room, [...out].sort()]));
 }

@@ -7,9 +7,9 @@ import { join, resolve } from "node:path";
 import { isCheckpointName } from "@agent-authority/sdk";
 import { isStrongEnough } from "./secrets.js";
 import { parseServerKey, ServerKeyError } from "./server-key.js";
-import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/engine.js";
-import { EVENT_LIMITS } from "./services/event-feed.js";
-import { WEBHOOK_DELIVERY_LIMITS } from "./services/webhook-dispatcher.js";
+import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from "./store/sql/index.js";
+import { EVENT_LIMITS } from "./services/events/index.js";
+import { WEBHOOK_DELIVERY_LIMITS } from "./services/events/index.js";
 
 export interface ServerConfig {
   readonly host: string;

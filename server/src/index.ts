@@ -11,17 +11,17 @@ export {
   sqliteFile,
   isPostgresUrl,
   type OpenStoreOptions,
-} from "./store/open.js";
-export { SqlStore } from "./store/sql-store.js";
-export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/engine.js";
-export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/postgres-driver.js";
-export { SqliteDriver } from "./store/sqlite-driver.js";
-export { ContentionError, DatabaseUnavailableError, isDatabaseUnavailable } from "./store/driver.js";
-export { StoreRowError } from "./store/rows.js";
-export { SealedRecordError } from "./services/sealed-records.js";
-export { GROUP_COMMIT_LIMITS, GroupCommitFull } from "./store/group-commit.js";
-export { databaseHosts, DatabaseUrlError, HOST_LIMITS } from "./store/postgres-hosts.js";
-export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/migrations.js";
+} from "./store/core/index.js";
+export { SqlStore } from "./store/core/index.js";
+export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/sql/index.js";
+export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/drivers/index.js";
+export { SqliteDriver } from "./store/drivers/index.js";
+export { ContentionError, DatabaseUnavailableError, isDatabaseUnavailable } from "./store/sql/index.js";
+export { StoreRowError } from "./store/sql/index.js";
+export { SealedRecordError } from "./services/seal/index.js";
+export { GROUP_COMMIT_LIMITS, GroupCommitFull } from "./store/drivers/index.js";
+export { databaseHosts, DatabaseUrlError, HOST_LIMITS } from "./store/drivers/index.js";
+export { MIGRATIONS, LATEST_MIGRATION, type Migration } from "./store/core/index.js";
 export type {
   Store,
   KeyRecord,
@@ -32,7 +32,7 @@ export type {
   GrantUsage,
   Page,
   Revocation,
-} from "./store/store.js";
+} from "./store/core/index.js";
 export { keyIdentityFault } from "@agent-authority/api";
 export {
   Signer,
@@ -42,15 +42,15 @@ export {
   type SignatureField,
   type BatchSignatureField,
   type PublicSigningKey,
-} from "./services/signing.js";
-export { decisionAnswerText, decisionStatement } from "./services/decision-text.js";
+} from "./services/seal/index.js";
+export { decisionAnswerText, decisionStatement } from "./services/decisions/index.js";
 export { derivedKey, parseServerKey, serverKeyFromFile, ServerKeyError, SERVER_KEY_LIMITS } from "./server-key.js";
-export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys.js";
-export { Refusal } from "./services/refusal.js";
+export { createKey, revokeKeyRecord, bootstrapAdminKey, callerForSecret, type NewKey } from "./services/keys/index.js";
+export { Refusal } from "./services/common/index.js";
 /** The former name of `Refusal`, kept for code that imported it. */
-export { Refusal as ApiProblem } from "./services/refusal.js";
-export { migrateDatabase } from "./store/open.js";
-export { keyView } from "./services/views.js";
+export { Refusal as ApiProblem } from "./services/common/index.js";
+export { migrateDatabase } from "./store/core/index.js";
+export { keyView } from "./services/common/index.js";
 export { generateSecret, hashSecret } from "./secrets.js";
 export { jsonLogger, type Logger, type LogLevel } from "./log.js";
 export {
@@ -62,10 +62,10 @@ export {
   GENESIS_HASH,
   type LedgerVerification,
   type LedgerBreak,
-} from "./services/ledger.js";
-export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decision-sql.js";
-export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers.js";
-export { sealRecord, type SealInput } from "./services/ledger.js";
+} from "./services/seal/index.js";
+export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decisions/index.js";
+export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers/index.js";
+export { sealRecord, type SealInput } from "./services/seal/index.js";
 export {
   decisionReceipt,
   ledgerCheckpoint,
@@ -75,19 +75,19 @@ export {
   startLedgerLogger,
   treeHead,
   LEDGER_LOG_LIMITS,
-} from "./services/checkpoints.js";
+} from "./services/ledger/index.js";
 export {
   CheckpointRefused,
   databaseKeys,
   verifyCheckpointAgainst,
   type CheckpointBreak,
   type CheckpointVerification,
-} from "./services/checkpoint-witness.js";
-export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breaker-sql.js";
-export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency.js";
-export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency-pruner.js";
+} from "./services/ledger/index.js";
+export type { BreakerStore, ContractRow, BreakerRow, TripRow, WatchedBreaker, WindowState } from "./store/breakers/index.js";
+export { IDEMPOTENCY_LIMITS, answersExpiredUpTo } from "./services/idempotency/index.js";
+export { pruneExpiredAnswers, startIdempotencyPruner, type IdempotencyPruner, type PruneResult } from "./services/idempotency/index.js";
 export { HttpMetrics } from "./http/metrics.js";
 export { serveUntilStopped, LAUNCHER_POLL_MS, type ServeOptions } from "./run.js";
 export { revealFirstAdminKey, startupHint, startFailureLine, FIRST_ADMIN_KEY_FILE, type SecretOutlet } from "./first-start.js";
-export { EVENT_LIMITS, EventFeed } from "./services/event-feed.js";
-export { WEBHOOK_DELIVERY_LIMITS, WebhookDispatcher, signMessage, retryDelayMs } from "./services/webhook-dispatcher.js";
+export { EVENT_LIMITS, EventFeed } from "./services/events/index.js";
+export { WEBHOOK_DELIVERY_LIMITS, WebhookDispatcher, signMessage, retryDelayMs } from "./services/events/index.js";

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type ServerConfig } from "./config.js";
 import { revealFirstAdminKey, startFailureLine, type SecretOutlet } from "./first-start.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { startServer } from "./server.js";
-import type { FaultHooks } from "./services/context.js";
+import type { FaultHooks } from "./services/common/index.js";
 
 /** How often a server launched by npm looks whether its launcher still lives. */
 export const LAUNCHER_POLL_MS = 500;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthorityClient, AuthorityUnavailableError, canonicalJson, type AuthorizeResult, type SigningKeySet } from "@agent-authority/sdk";
 import { loadConfig, startServer, type AuthorityServer } from "@agent-authority/server";
 import { FORGERIES, startAttackingProxy } from "./attacks.js";
-import { canonicalJson as serverCanonicalJson } from "../../server/src/services/ledger.js";
+import { canonicalJson as serverCanonicalJson } from "../../server/src/services/seal/index.js";
 
 const ADMIN = "aa_admin_forging_proxy_0123456789abcdef";
 const ATTESTATION = { manifest_hash: "sha256:manifest", content_hash: "sha256:content", provenance_version: "model-2026-01" };

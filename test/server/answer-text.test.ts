@@ -6,8 +6,8 @@ import type { Decision, GateResult } from "@agent-authority/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@agent-authority/server";
-import { decisionAnswerText, decisionOutcomeFields } from "../../server/src/services/decision-text.js";
-import { gateTexts } from "../../server/src/services/gate-text.js";
+import { decisionAnswerText, decisionOutcomeFields } from "../../server/src/services/decisions/index.js";
+import { gateTexts } from "../../server/src/services/decisions/index.js";
 
 const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
 const OUTCOMES = ["allow", "deny", "exhausted", "gated"] as const;

@@ -14,7 +14,7 @@ import {
   THREAD_CHECKPOINT_STEP,
   THREADED_WRITER_CHECKPOINT_FRAMES,
   WRITER_CHECKPOINT_FRAMES,
-} from "../../server/src/store/sqlite-driver.js";
+} from "../../server/src/store/drivers/index.js";
 import { API_LIMITS } from "@agent-authority/api";
 import { ADMIN_KEY } from "./http-harness.js";
 import { nestedList } from "./hostile-http.js";

@@ -9,12 +9,12 @@ import fc from "fast-check";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type CertificateRecord, type GrantRecord, type Store } from "@agent-authority/server";
-import type { PreparedAnswer } from "../../server/src/services/answers.js";
-import type { Caller, ServiceContext } from "../../server/src/services/context.js";
-import { decideBatch, type BatchDecisions, type BatchInput } from "../../server/src/services/decision/decide.js";
-import { Refusal } from "../../server/src/services/refusal.js";
-import { Signer } from "../../server/src/services/signing.js";
-import type { BatchReads, GrantUsage } from "../../server/src/store/store.js";
+import type { PreparedAnswer } from "../../server/src/services/common/index.js";
+import type { Caller, ServiceContext } from "../../server/src/services/common/index.js";
+import { decideBatch, type BatchDecisions, type BatchInput } from "../../server/src/services/decisions/index.js";
+import { Refusal } from "../../server/src/services/common/index.js";
+import { Signer } from "../../server/src/services/seal/index.js";
+import type { BatchReads, GrantUsage } from "../../server/src/store/core/index.js";
 import { grantRecord, T0 } from "./store-records.js";
 
 const AGENT = "agt_0000000001abcdefghjkmnpqrs";

@@ -9,12 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { openStore } from "../../server/src/store/open.js";
-import { CacheKind, DecisionCache } from "../../server/src/store/decision-cache.js";
-import { SqliteConnection } from "../../server/src/store/sqlite-driver.js";
-import { SqlStore } from "../../server/src/store/sql-store.js";
-import type { SqlDriver } from "../../server/src/store/driver.js";
-import type { LedgerRow } from "../../server/src/store/decision-sql.js";
+import { openStore } from "../../server/src/store/core/index.js";
+import { CacheKind, DecisionCache } from "../../server/src/store/sql/index.js";
+import { SqliteConnection } from "../../server/src/store/drivers/index.js";
+import { SqlStore } from "../../server/src/store/core/index.js";
+import type { SqlDriver } from "../../server/src/store/sql/index.js";
+import type { LedgerRow } from "../../server/src/store/decisions/index.js";
 import { grantRecord, recordId, T0 } from "./store-records.js";
 
 interface Head {

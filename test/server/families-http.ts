@@ -4,7 +4,7 @@
 import { compileFamily, familyContentHash, type GrantFamilyBody } from "@agent-authority/families";
 import { sealRecord } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IMPACT_CERTIFICATES_PER_AGENT_MAX } from "../../server/src/services/family-impact.js";
+import { IMPACT_CERTIFICATES_PER_AGENT_MAX } from "../../server/src/services/families/index.js";
 import { CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 import type { Decision } from "@agent-authority/sdk";

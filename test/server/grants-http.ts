@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeCursor } from "../../server/src/services/cursor.js";
+import { encodeCursor } from "../../server/src/services/common/index.js";
 import { ADMIN_KEY, CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
 import type { Certificate, Grant, Key, Problem } from "@agent-authority/sdk";
@@ -613,7 +613,7 @@ export function grantsHttpSuite(target: StoreTarget): void {
       const g = await issue(a, { ttl_hours: 1 });
       expect(g.status).toBe("active");
       // The status is computed from expires_at at read time; the store keeps `active`.
-      const { grantStatus } = await import("../../server/src/services/views.js");
+      const { grantStatus } = await import("../../server/src/services/common/index.js");
       const stored = (await t.db.store.getGrant(g.id))!;
       expect(stored.status).toBe("active");
       expect(grantStatus(stored, stored.expires_at)).toBe("expired");

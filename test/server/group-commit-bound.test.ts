@@ -9,8 +9,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ContentionError, GROUP_COMMIT_LIMITS, GroupCommitFull } from "@agent-authority/server";
-import { GroupCommit, type BatchOpener } from "../../server/src/store/group-commit.js";
-import { SqliteConnection } from "../../server/src/store/sqlite-driver.js";
+import { GroupCommit, type BatchOpener } from "../../server/src/store/drivers/index.js";
+import { SqliteConnection } from "../../server/src/store/drivers/index.js";
 import { problemAnswer } from "../../server/src/http/problem.js";
 
 const LIMIT = GROUP_COMMIT_LIMITS.queuedMax;

@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DecisionSql } from "../../server/src/store/decision-sql.js";
-import type { SqlDriver, SqlValue } from "../../server/src/store/driver.js";
-import { FamilySql } from "../../server/src/store/family-sql.js";
-import { migrateDatabase } from "../../server/src/store/open.js";
-import { SqliteDriver } from "../../server/src/store/sqlite-driver.js";
+import { DecisionSql } from "../../server/src/store/decisions/index.js";
+import type { SqlDriver, SqlValue } from "../../server/src/store/sql/index.js";
+import { FamilySql } from "../../server/src/store/families/index.js";
+import { migrateDatabase } from "../../server/src/store/core/index.js";
+import { SqliteDriver } from "../../server/src/store/drivers/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "authority-ledger-reads-"));
 const path = join(dir, "authority.db");

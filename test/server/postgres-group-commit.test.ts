@@ -6,7 +6,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContentionError, PostgresDriver, POSTGRES_LIMITS } from "@agent-authority/server";
-import { afterFailure, type RetryPolicy } from "../../server/src/store/group-commit.js";
+import { afterFailure, type RetryPolicy } from "../../server/src/store/drivers/index.js";
 import { pgProblem, PG_URL, postgresTarget } from "./targets.js";
 
 /** Raises a real error with the given SQLSTATE in the database. */

@@ -11,9 +11,9 @@ import { clientErrorAnswer } from "../../server/src/http/client-error.js";
 import { presentedSecret } from "../../server/src/http/presented-key.js";
 import { PROBLEM_TYPE, problemAnswer } from "../../server/src/http/problem.js";
 import { requestLog } from "../../server/src/http/request-log.js";
-import { BEARER_CHALLENGE } from "../../server/src/services/keys.js";
-import { Refusal } from "../../server/src/services/refusal.js";
-import { ContentionError } from "../../server/src/store/driver.js";
+import { BEARER_CHALLENGE } from "../../server/src/services/keys/index.js";
+import { Refusal } from "../../server/src/services/common/index.js";
+import { ContentionError } from "../../server/src/store/sql/index.js";
 
 const CODES = Object.keys(PROBLEM_CODES) as ProblemCode[];
 

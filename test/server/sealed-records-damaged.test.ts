@@ -5,8 +5,8 @@
 // names it as the broken link; the server goes on serving, and the record restored reads again.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalJson, linkHash } from "../../server/src/services/ledger.js";
-import { SEALED_CHARS_MAX, SEALED_DEPTH_MAX } from "../../server/src/services/sealed-records.js";
+import { canonicalJson, linkHash } from "../../server/src/services/seal/index.js";
+import { SEALED_CHARS_MAX, SEALED_DEPTH_MAX } from "../../server/src/services/seal/index.js";
 import { certifiedAgent, issueGrant, startDecisionServer, type DecisionServer } from "./decisions-http.js";
 import { familyBody } from "./families-http.js";
 import { ADMIN_KEY, CERTIFICATION } from "./http-harness.js";

@@ -5,9 +5,9 @@
 
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { sealedRow } from "../../server/src/services/ledger.js";
-import { abandonmentDetail, decisionRecord, SealedRecordError, settlementRecord } from "../../server/src/services/sealed-records.js";
-import type { LedgerRow } from "../../server/src/store/decision-sql.js";
+import { sealedRow } from "../../server/src/services/seal/index.js";
+import { abandonmentDetail, decisionRecord, SealedRecordError, settlementRecord } from "../../server/src/services/seal/index.js";
+import type { LedgerRow } from "../../server/src/store/decisions/index.js";
 
 const T0 = 1_790_000_000_000;
 const decisionRow = sealedRow(

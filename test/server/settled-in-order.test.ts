@@ -2,7 +2,7 @@
 // it answers only once every statement has, and a failure anywhere fails the whole (fail closed).
 
 import { describe, expect, it } from "vitest";
-import { settledInOrder } from "../../server/src/store/driver.js";
+import { settledInOrder } from "../../server/src/store/sql/index.js";
 
 /** A promise settled by hand, to order settlements without timers. */
 function deferred<T>() {

@@ -7,7 +7,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, ran
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type AuthorityServer, type ServerConfig } from "@agent-authority/server";
 import { derivedKey, openSealed } from "../../server/src/server-key.js";
-import { canonicalJson } from "../../server/src/services/ledger.js";
+import { canonicalJson } from "../../server/src/services/seal/index.js";
 import { ADMIN_KEY, ENVIRONMENT } from "./http-harness.js";
 import { ResponseRecorder } from "./openapi-conformance.js";
 import { agentWithKey, ATTESTATION, grant, SERVER_BUILT, startServerProcess } from "./server-processes.js";

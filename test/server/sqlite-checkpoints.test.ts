@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteDriver, THREADED_WRITER_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/sqlite-driver.js";
+import { SqliteDriver, THREADED_WRITER_CHECKPOINT_FRAMES, WRITER_CHECKPOINT_FRAMES } from "../../server/src/store/drivers/index.js";
 import { SERVER_BUILT, SERVER_MAIN } from "./server-processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "authority-checkpoints-"));

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, startServer, verifyLedger } from "@agent-authority/server";
-import { migrateDatabase } from "../../server/src/store/open.js";
-import { NEW_DATABASE_PAGE_SIZE } from "../../server/src/store/sqlite-driver.js";
+import { migrateDatabase } from "../../server/src/store/core/index.js";
+import { NEW_DATABASE_PAGE_SIZE } from "../../server/src/store/drivers/index.js";
 import { ADMIN_KEY, ENVIRONMENT } from "./http-harness.js";
 import { agentWithKey, ATTESTATION, grant, post } from "./server-processes.js";
 

@@ -2,7 +2,7 @@
 
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Signer } from "../../server/src/services/signing.js";
+import { Signer } from "../../server/src/services/seal/index.js";
 import {
   bootstrapAdminKey,
   LATEST_MIGRATION,
@@ -360,8 +360,8 @@ export function storeContract(target: StoreTarget): void {
     });
 
     it("refuse an idempotency key reused with another request without running its batch again", async () => {
-      const { authorizeAction } = await import("../../server/src/services/authorize.js");
-      const { Refusal } = await import("../../server/src/services/refusal.js");
+      const { authorizeAction } = await import("../../server/src/services/decisions/index.js");
+      const { Refusal } = await import("../../server/src/services/common/index.js");
       const k = key({ roles: ["agent"] });
       await db.store.insertKey(k);
       const claim = {

@@ -2,9 +2,9 @@
 // batch, and database errors told apart from the refusals a transaction throws on purpose.
 
 import { describe, expect, it } from "vitest";
-import { ContentionError } from "../../server/src/store/driver.js";
-import { BATCH_SIZE_BUCKETS, observeFailure, StoreObservations } from "../../server/src/store/observations.js";
-import { SqliteDriver } from "../../server/src/store/sqlite-driver.js";
+import { ContentionError } from "../../server/src/store/sql/index.js";
+import { BATCH_SIZE_BUCKETS, observeFailure, StoreObservations } from "../../server/src/store/sql/index.js";
+import { SqliteDriver } from "../../server/src/store/drivers/index.js";
 
 describe("store observations", () => {
   it("counts one batch of the transactions of one event-loop turn, in the bucket of its size", async () => {

@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BreakerRow, ContractRow, GrantRecord, KeyRecord } from "@agent-authority/server";
-import { StoreRowError } from "../../server/src/store/rows.js";
+import { StoreRowError } from "../../server/src/store/sql/index.js";
 import { ADMIN_KEY, startTestServer, type LogLine, type TestServer } from "./http-harness.js";
 import { grantRecord, recordId, T0 } from "./store-records.js";
 import { forEachStore, openTestStore, sqliteTarget, type StoreTarget, type TestStore } from "./targets.js";

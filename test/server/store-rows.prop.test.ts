@@ -7,9 +7,9 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROLES } from "@agent-authority/api";
 import type { BreakerRow, CertificateRecord, ContractRow, GrantRecord, IdempotencyRow, KeyRecord, TripRow } from "@agent-authority/server";
-import type { WebhookRow } from "../../server/src/store/event-sql.js";
-import type { FamilyVersionRow } from "../../server/src/store/family-sql.js";
-import { insertSql, parameter, parameters } from "../../server/src/store/rows.js";
+import type { WebhookRow } from "../../server/src/store/events/index.js";
+import type { FamilyVersionRow } from "../../server/src/store/families/index.js";
+import { insertSql, parameter, parameters } from "../../server/src/store/sql/index.js";
 import { forEachStore, openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
 const T0 = Date.UTC(2026, 0, 5, 12, 0, 0);

@@ -15,9 +15,9 @@ import {
 } from "@agent-authority/api";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../log.js";
-import { callerForSecret, missingRole, unauthenticated } from "../services/keys.js";
-import type { Caller, ServiceContext } from "../services/context.js";
-import type { Page } from "../store/store.js";
+import { callerForSecret, missingRole, unauthenticated } from "../services/keys/index.js";
+import type { Caller, ServiceContext } from "../services/common/index.js";
+import type { Page } from "../store/core/index.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { mountAuthzen } from "./authzen.js";
 import { CONSOLE_PATH, consoleRouter } from "./console.js";
@@ -25,12 +25,12 @@ import { BEFORE_BODY, HANDLERS, type HandlerRequest, type HandlerResult } from "
 import { handleAuthorize, setSafetyHeaders } from "./hot-path.js";
 import { streamEvents, type StreamSettings } from "./event-stream.js";
 import { answerPost, keptInstead } from "./idempotency.js";
-import type { FreshAnswer } from "../services/idempotency.js";
+import type { FreshAnswer } from "../services/idempotency/index.js";
 import { HttpMetrics } from "./metrics.js";
 import { presentedSecret } from "./presented-key.js";
 import { problemAnswer } from "./problem.js";
 import { requestLog } from "./request-log.js";
-import { Refusal } from "../services/refusal.js";
+import { Refusal } from "../services/common/index.js";
 
 export interface AppOptions {
   readonly ctx: ServiceContext;

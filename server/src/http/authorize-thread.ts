@@ -5,12 +5,12 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { AuthorizeBody } from "@agent-authority/api";
-import type { PreparedAnswer, RequestClaim } from "../services/answers.js";
-import type { FaultHooks } from "../services/context.js";
-import { refusalOf, type Refusal, type RefusalFields } from "../services/refusal.js";
+import type { PreparedAnswer, RequestClaim } from "../services/common/index.js";
+import type { FaultHooks } from "../services/common/index.js";
+import { refusalOf, type Refusal, type RefusalFields } from "../services/common/index.js";
 import { Waiters } from "./waiters.js";
 import { keepYoungGenerationFull } from "./worker-heap.js";
-import type { ObservationDelta, StoreObservations } from "../store/observations.js";
+import type { ObservationDelta, StoreObservations } from "../store/sql/index.js";
 
 export interface WorkerSettings {
   readonly databaseUrl: string;

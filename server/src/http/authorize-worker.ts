@@ -6,16 +6,16 @@
 // Runs from the compiled server only (see authorize-thread.ts); the messages are in that file.
 
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import { authorizeAction } from "../services/authorize.js";
-import type { ServiceContext } from "../services/context.js";
-import { openStore } from "../store/open.js";
-import { StoreObservations } from "../store/observations.js";
+import { authorizeAction } from "../services/decisions/index.js";
+import type { ServiceContext } from "../services/common/index.js";
+import { openStore } from "../store/core/index.js";
+import { StoreObservations } from "../store/sql/index.js";
 import { derivedKey, parseServerKey } from "../server-key.js";
-import { Signer } from "../services/signing.js";
+import { Signer } from "../services/seal/index.js";
 import type { Answer, WorkerReply, WorkerRequest, WorkerSettings } from "./authorize-thread.js";
-import { ContentionError } from "../store/driver.js";
+import { ContentionError } from "../store/sql/index.js";
 import { knownProblem } from "./problem.js";
-import { Refusal, refusalFields } from "../services/refusal.js";
+import { Refusal, refusalFields } from "../services/common/index.js";
 
 if (parentPort === null) throw new Error("authorize-worker.js runs as a worker thread");
 const port: MessagePort = parentPort;

@@ -4,7 +4,7 @@
 import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
 import { createHash } from "node:crypto";
 import express, { type Request, type Response } from "express";
-import type { RequestClaim } from "../services/answers.js";
+import type { RequestClaim } from "../services/common/index.js";
 import {
   authorizeBodyOf,
   evaluateOne,
@@ -13,13 +13,13 @@ import {
   type AuthzenDecision,
   type AuthzenEvaluation,
   type EvaluationAsker,
-} from "../services/authzen/evaluation.js";
-import type { Caller, ServiceContext } from "../services/context.js";
-import { requestClaim } from "../services/idempotency.js";
-import { callerForSecret, unauthenticated } from "../services/keys.js";
-import { Refusal } from "../services/refusal.js";
-import { SEARCH_LIMITS, searchActions, searchSubjects } from "../services/authzen/search.js";
-import { canonicalJson } from "../services/ledger.js";
+} from "../services/authzen/index.js";
+import type { Caller, ServiceContext } from "../services/common/index.js";
+import { requestClaim } from "../services/idempotency/index.js";
+import { callerForSecret, unauthenticated } from "../services/keys/index.js";
+import { Refusal } from "../services/common/index.js";
+import { SEARCH_LIMITS, searchActions, searchSubjects } from "../services/authzen/index.js";
+import { canonicalJson } from "../services/seal/index.js";
 import { parseJsonBody, validateBody } from "./body.js";
 import { presentedSecret } from "./presented-key.js";
 

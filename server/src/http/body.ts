@@ -3,7 +3,7 @@
 
 import { API_LIMITS, allSchemas, findUnstorableText, textFaultMessage, type RequestSchemaName } from "@agent-authority/api";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import { Refusal } from "../services/refusal.js";
+import { Refusal } from "../services/common/index.js";
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: false });
 for (const schema of allSchemas) ajv.addSchema(schema);

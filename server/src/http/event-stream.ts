@@ -4,12 +4,12 @@
 
 import type { ServerResponse } from "node:http";
 import { EVENT_TYPES, EVENT_TYPE_NAMES, type EventType, type Role } from "@agent-authority/api";
-import type { Caller, ServiceContext } from "../services/context.js";
-import { confinedToAgent } from "../services/context.js";
-import { EVENT_LIMITS, type EventFeed } from "../services/event-feed.js";
-import { eventView } from "../services/events.js";
-import type { StoredEvent } from "../store/event-sql.js";
-import { Refusal } from "../services/refusal.js";
+import type { Caller, ServiceContext } from "../services/common/index.js";
+import { confinedToAgent } from "../services/common/index.js";
+import { EVENT_LIMITS, type EventFeed } from "../services/events/index.js";
+import { eventView } from "../services/events/index.js";
+import type { StoredEvent } from "../store/events/index.js";
+import { Refusal } from "../services/common/index.js";
 
 /** Every reader of every type is a role of the endpoint table: a compile-time check. */
 const READER_ROLES: readonly (readonly Role[])[] = EVENT_TYPE_NAMES.map((type) => EVENT_TYPES[type].readers);

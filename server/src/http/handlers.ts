@@ -15,11 +15,11 @@ import type {
   ReasonBody,
 } from "@agent-authority/api";
 import type { BreakerArmBody, BreakerCreateBody, ContractCreateBody } from "@agent-authority/api";
-import { armBreaker, createBreaker, disarmBreaker, getBreaker, listFindings } from "../services/breakers.js";
-import { declareContract, listContracts } from "../services/contracts.js";
-import { breakerCounterfactual } from "../services/counterfactual.js";
-import { getFamily, instantiate, listFamilies, pushFamily, versionQuery } from "../services/families.js";
-import { previewFamilyImpact } from "../services/family-impact.js";
+import { armBreaker, createBreaker, disarmBreaker, getBreaker, listFindings } from "../services/breakers/index.js";
+import { declareContract, listContracts } from "../services/breakers/index.js";
+import { breakerCounterfactual } from "../services/breakers/index.js";
+import { getFamily, instantiate, listFamilies, pushFamily, versionQuery } from "../services/families/index.js";
+import { previewFamilyImpact } from "../services/families/index.js";
 import type { GrantFamilyBody } from "@agent-authority/families";
 import {
   certificationStatus,
@@ -29,8 +29,8 @@ import {
   listCertificates,
   revokeCertificate,
   visibleAgent,
-} from "../services/agents.js";
-import type { Caller, ServiceContext } from "../services/context.js";
+} from "../services/agents/index.js";
+import type { Caller, ServiceContext } from "../services/common/index.js";
 import {
   approveGrant,
   delegateGrant,
@@ -40,14 +40,14 @@ import {
   listGrants,
   listPendingGrants,
   revokeGrant,
-} from "../services/grants.js";
-import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys.js";
-import { abandonDecisionWait, approveDecision, decisionApproval } from "../services/decision-approvals.js";
-import { previewGrant } from "../services/preview.js";
-import { verifyLedger } from "../services/ledger.js";
-import { decisionReceipt, ledgerCheckpoint, ledgerConsistency } from "../services/checkpoints.js";
-import { grantLedger, listPendingDecisions } from "../services/decision-reads.js";
-import { settleDecision, visibleDecision } from "../services/settle.js";
+} from "../services/grants/index.js";
+import { createKeyFromRequest, listKeys, revokeKey, secretShownOnce } from "../services/keys/index.js";
+import { abandonDecisionWait, approveDecision, decisionApproval } from "../services/decisions/index.js";
+import { previewGrant } from "../services/decisions/index.js";
+import { verifyLedger } from "../services/seal/index.js";
+import { decisionReceipt, ledgerCheckpoint, ledgerConsistency } from "../services/ledger/index.js";
+import { grantLedger, listPendingDecisions } from "../services/decisions/index.js";
+import { settleDecision, visibleDecision } from "../services/ledger/index.js";
 import {
   changeWebhook,
   createWebhook,
@@ -56,11 +56,11 @@ import {
   listWebhooks,
   redeliver,
   type WebhookCreateBody,
-} from "../services/webhooks.js";
-import { agentView, keyView } from "../services/views.js";
-import type { Page } from "../store/store.js";
+} from "../services/events/index.js";
+import { agentView, keyView } from "../services/common/index.js";
+import type { Page } from "../store/core/index.js";
 import type { HttpMetrics } from "./metrics.js";
-import { Refusal } from "../services/refusal.js";
+import { Refusal } from "../services/common/index.js";
 
 export interface HandlerRequest {
   readonly ctx: ServiceContext;

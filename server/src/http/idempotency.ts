@@ -4,11 +4,11 @@
 // inside its decision's transaction (services/authorize.ts).
 
 import type { Request } from "express";
-import { IDEMPOTENCY_HEADER, answerOnce, idempotencyClaim, type ClaimedWork, type FreshAnswer } from "../services/idempotency.js";
-import type { PreparedAnswer } from "../services/answers.js";
-import type { Caller, ServiceContext } from "../services/context.js";
+import { IDEMPOTENCY_HEADER, answerOnce, idempotencyClaim, type ClaimedWork, type FreshAnswer } from "../services/idempotency/index.js";
+import type { PreparedAnswer } from "../services/common/index.js";
+import type { Caller, ServiceContext } from "../services/common/index.js";
 import { problemAnswer } from "./problem.js";
-import type { Refusal } from "../services/refusal.js";
+import type { Refusal } from "../services/common/index.js";
 
 /** The POST endpoints that create nothing: their first answer is stored, but they run outside a transaction. */
 const CREATES_NOTHING: ReadonlySet<string> = new Set(["previewGrant", "previewFamilyImpact"]);

@@ -7,8 +7,8 @@
 
 import { GATES, type GateName, type Outcome } from "@agent-authority/engine";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import type { DecidedAnswer, ServiceObserver } from "../services/context.js";
-import { BATCH_SIZE_BUCKETS, DATABASE_ERROR_KINDS, StoreObservations } from "../store/observations.js";
+import type { DecidedAnswer, ServiceObserver } from "../services/common/index.js";
+import { BATCH_SIZE_BUCKETS, DATABASE_ERROR_KINDS, StoreObservations } from "../store/sql/index.js";
 
 /** The process's own metrics (CPU, memory, handles, GC, event-loop delay): one registry per process. */
 let processRegistry: Registry | undefined;

@@ -11,9 +11,9 @@ import {
   UNAVAILABLE_RETRY_AFTER_SECONDS,
   type ProblemCode,
 } from "@agent-authority/api";
-import { ContentionError, isDatabaseUnavailable } from "../store/driver.js";
-import { BEARER_CHALLENGE } from "../services/keys.js";
-import { Refusal } from "../services/refusal.js";
+import { ContentionError, isDatabaseUnavailable } from "../store/sql/index.js";
+import { BEARER_CHALLENGE } from "../services/keys/index.js";
+import { Refusal } from "../services/common/index.js";
 import type { Logger } from "../log.js";
 
 interface ProblemResponse {

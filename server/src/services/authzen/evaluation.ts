@@ -4,10 +4,10 @@
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import { ID_PREFIXES } from "@agent-authority/api";
-import type { PreparedAnswer, RequestClaim } from "../answers.js";
-import { authorize, authorizeAction } from "../authorize.js";
-import type { Caller, ServiceContext } from "../context.js";
-import { Refusal } from "../refusal.js";
+import type { PreparedAnswer, RequestClaim } from "../common/index.js";
+import { authorize, authorizeAction } from "../decisions/index.js";
+import type { Caller, ServiceContext } from "../common/index.js";
+import { Refusal } from "../common/index.js";
 
 /** An AuthZEN entity: a subject or a resource. */
 export interface AuthzenEntity {

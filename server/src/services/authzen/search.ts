@@ -6,10 +6,10 @@
 // as a candidate, marked as such (decision 1702).
 
 import { decide, type ChainLink, type Decision, type GateName } from "@agent-authority/engine";
-import type { GrantRecord } from "../../store/store.js";
-import type { Caller, ServiceContext } from "../context.js";
-import { chainLinks, engineRequest, engineState } from "../decision/decide.js";
-import { Refusal } from "../refusal.js";
+import type { GrantRecord } from "../../store/core/index.js";
+import type { Caller, ServiceContext } from "../common/index.js";
+import { chainLinks, engineRequest, engineState } from "../decisions/index.js";
+import { Refusal } from "../common/index.js";
 import type { AuthzenEntity, AuthzenEvaluation } from "./evaluation.js";
 
 /** Every bound of a search. */

@@ -1,0 +1,105 @@
+// Sliding windows of an agent's decision signals, kept up to date after every decision in constant
+// work: the new decision is added, the decisions that left each window are subtracted, and the
+// result is stored with the cursor of each window's oldest decision. Counting a window afresh
+// scans every decision in it (a thousand-decision window costs a thousand index entries per
+// decision); the incremental step reads one or two index entries per window.
+
+import { HOUR_MS } from "@agent-authority/engine";
+import {
+  SIGNAL_COUNT,
+  type BreakerStore,
+  type ContractRow,
+  type SignalCounts,
+  type SignalKey,
+  type WindowState,
+} from "../../store/breakers/index.js";
+import { windowKey } from "./contracts.js";
+
+/** The decision just sealed, as the windows see it. */
+export interface NewSignal {
+  readonly agent_id: string;
+  readonly at: number;
+  /** Where the signal was written (`insertSignal`'s answer). */
+  readonly seq: number;
+  readonly signal: number;
+}
+
+const same = (a: SignalKey | null, b: SignalKey | null): boolean => a !== null && b !== null && a[0] === b[0] && a[1] === b[1];
+
+/** Counts a window ending at the decision from scratch, with the cursor of its oldest decision. */
+async function recount(store: BreakerStore, contract: ContractRow, d: NewSignal): Promise<WindowState["windows"][string]> {
+  if (contract.window_decisions !== null) {
+    const counts = await store.countLastDecisions(d.agent_id, contract.window_decisions, d.at);
+    return {
+      n: counts.reduce((a, b) => a + b, 0),
+      counts: [...counts],
+      tail: await store.oldestOfLast(d.agent_id, contract.window_decisions, d.at),
+    };
+  }
+  const from = d.at - contract.window_hours! * HOUR_MS;
+  const counts = await store.countBetween(d.agent_id, from, d.at);
+  return { n: counts.reduce((a, b) => a + b, 0), counts: [...counts], tail: await store.firstAfter(d.agent_id, from) };
+}
+
+/** Adds the new decision to a window and subtracts every decision that left it. */
+async function advance(
+  store: BreakerStore,
+  contract: ContractRow,
+  w: WindowState["windows"][string],
+  d: NewSignal,
+): Promise<WindowState["windows"][string]> {
+  const counts = [...w.counts];
+  let n = w.n + 1;
+  counts[d.signal] = (counts[d.signal] ?? 0) + 1;
+  let tail: SignalKey | null = w.tail ?? [d.at, d.seq];
+  if (contract.window_decisions !== null) {
+    // Bounded: each step removes one decision, and at most the window's excess is removed.
+    while (n > contract.window_decisions && tail !== null) {
+      const [gone, next] = await store.signalsFrom(d.agent_id, tail, 2);
+      if (gone === undefined) break;
+      counts[gone.signal] = counts[gone.signal]! - 1;
+      n -= 1;
+      tail = next === undefined ? null : [next.at, next.seq];
+    }
+  } else {
+    const cutoff = d.at - contract.window_hours! * HOUR_MS;
+    if (tail !== null && tail[0] <= cutoff) {
+      const gone = await store.countFromUntil(d.agent_id, tail, cutoff);
+      for (let code = 0; code < SIGNAL_COUNT; code += 1) {
+        counts[code] = counts[code]! - gone[code]!;
+        n -= gone[code]!;
+      }
+      tail = await store.firstAfter(d.agent_id, cutoff);
+    }
+  }
+  return { n, counts, tail };
+}
+
+/**
+ * The counts of every window the contracts use, ending at the decision just sealed (its signal is
+ * already stored), keyed by `windowKey`. The stored state is advanced when it ends exactly at the
+ * agent's previous decision; otherwise (the first evaluation, a new window, decisions made while
+ * the agent had no breaker, or a decision sealed out of time order) the windows are counted afresh,
+ * so the state can never drift from the sealed signals.
+ */
+export async function windowCounts(
+  store: BreakerStore,
+  contracts: readonly ContractRow[],
+  d: NewSignal,
+): Promise<Map<string, SignalCounts>> {
+  const state = await store.windowState(d.agent_id);
+  const previous = await store.previousSignal(d.agent_id, [d.at, d.seq]);
+  const continues = state !== undefined && (previous === null ? state.head === null : same(state.head, previous));
+  const windows: Record<string, WindowState["windows"][string]> = {};
+  const answer = new Map<string, SignalCounts>();
+  for (const contract of contracts) {
+    const key = windowKey(contract);
+    if (answer.has(key)) continue;
+    const stored = continues ? state.windows[key] : undefined;
+    const next = stored === undefined ? await recount(store, contract, d) : await advance(store, contract, stored, d);
+    windows[key] = next;
+    answer.set(key, next.counts);
+  }
+  await store.putWindowState(d.agent_id, { head: [d.at, d.seq], windows });
+  return answer;
+}

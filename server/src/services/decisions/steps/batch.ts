@@ -1,0 +1,118 @@
+// A batch of authorize decisions in three steps (decision 0318): read everything once under the
+// batch's locks, decide in order in memory, write once per table. The group commit runs it in a
+// batch's first try on PostgreSQL and on SQLite (decision 0319); what it leaves undecided runs its
+// own transaction afterwards. An agent with breakers is decided here too; its breakers are
+// evaluated after the writes, one decision after another in batch order (decision 0321).
+
+import { settledInOrder } from "../../../store/sql/index.js";
+import type { StoreBatchStep, Store } from "../../../store/core/index.js";
+import type { TripRow, WatchedBreaker } from "../../../store/breakers/index.js";
+import { evaluateBreakers, watchBreakers } from "../../breakers/index.js";
+import { crashPoint } from "../../idempotency/index.js";
+import { decideBatch, type BatchDecisions, type BatchInput } from "./decide.js";
+import { batchCallers, readBatch, type StepInput } from "./read.js";
+import { emitGatedEvents, writeBatch } from "./write.js";
+import type { PreparedAnswer } from "../../common/index.js";
+import { Refusal } from "../../common/index.js";
+
+/**
+ * A breaker revoked grants on a decision that others of the batch follow: they were decided before
+ * the revocation was known, so the batch is rolled back and decided one at a time.
+ */
+export class TripWithinBatch extends Error {}
+
+/** Whether a trip changed what a later decision reads: an armed `revoke` revokes grants; the rest record. */
+const revokes = (trip: TripRow): boolean => trip.mode === "armed" && trip.action === "revoke";
+
+/** Last-signal keys beyond any decision's: `previousSignal` before them answers the agent's last signal. */
+const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
+
+/**
+ * The breakers of every agent of the batch that has any (their rows are already locked by the read
+ * step) and, on PostgreSQL, the latest of those agents' last signals' times: INVARIANT
+ * signals-in-order wants each decision's time at or after its agent's last signal's, which another
+ * replica may have sealed, with a later clock, while this batch waited for the locks.
+ */
+async function watchedOf(
+  tx: Store,
+  agents: readonly string[],
+): Promise<{ breakers: Map<string, readonly WatchedBreaker[]>; latest: number }> {
+  const paths = tx.breakerPath();
+  const reads = (await settledInOrder([
+    ...agents.map((agentId) => watchBreakers(tx, agentId)),
+    ...(tx.dialect === "postgres" ? agents.map((agentId) => paths.previousSignal(agentId, AFTER_EVERY_SIGNAL)) : []),
+  ])) as unknown[];
+  const breakers = new Map<string, readonly WatchedBreaker[]>();
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const [i, agentId] of agents.entries()) {
+    breakers.set(agentId, reads[i] as readonly WatchedBreaker[]);
+    const last = reads[agents.length + i] as readonly [number, number] | null | undefined;
+    if (last !== undefined && last !== null) latest = Math.max(latest, last[0]);
+  }
+  return { breakers, latest };
+}
+
+/**
+ * Evaluates the breakers after each watched decision in batch order, each seeing the signals of
+ * those before it; answers each watched decision's trips by its place in the batch. A trip that
+ * revoked grants on a decision that a later decision of the batch follows throws TripWithinBatch.
+ */
+async function evaluateInOrder(
+  tx: Store,
+  decided: BatchDecisions,
+  breakers: Map<string, readonly WatchedBreaker[]>,
+): Promise<Map<number, TripRow[]>> {
+  const trips = new Map<number, TripRow[]>();
+  let lastDecided = -1;
+  for (const [i, answer] of decided.answers.entries()) if (answer !== undefined) lastDecided = i;
+  for (const { index, seen } of decided.watched) {
+    const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen);
+    breakers.set(seen.agent_id, result.watched);
+    if (result.trips.length === 0) continue;
+    if (index !== lastDecided && result.trips.some(revokes))
+      throw new TripWithinBatch(`a breaker of ${seen.agent_id} revoked grants within a batch`);
+    trips.set(index, result.trips);
+  }
+  return trips;
+}
+
+/** The group commit's step for authorize transactions: each input a StepInput. */
+export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
+  const requests = batchInputs as readonly StepInput[];
+  const ctx = requests[0]!.ctx;
+  // One server's decisions share one context; anything else is decided one at a time.
+  if (requests.some((request) => request.ctx !== ctx)) return requests.map(() => undefined);
+  const callers = await batchCallers(tx, requests);
+  const inputs = callers.filter((input): input is BatchInput => input !== undefined);
+  if (inputs.length === 0) return requests.map(() => undefined);
+  const clock = ctx.now();
+  let reads = await readBatch(tx, inputs, ctx.environment, clock);
+  const { breakers, latest } = await watchedOf(tx, [...reads.watchedAgents]);
+  // The batch's time moves on to an agent's later last signal; the usage is then read again at it
+  // (INVARIANT live-holds: a hold counts while it has not expired at the decision's own time).
+  const now = Math.max(clock, latest);
+  if (now > clock) reads = { ...reads, usage: await tx.decisionPath().liveUsage([...reads.grants.keys()], now) };
+  // A stored answer is replaced only when every claim of the batch sees it expired.
+  const expiredUpTo = Math.min(...inputs.map((input) => input.expiredUpTo));
+  const decided = decideBatch(inputs, reads, now, expiredUpTo);
+  await writeBatch(tx, decided);
+  // Breakers read the sealed decisions in their transaction: a trip commits with them or not at all.
+  const trips = await evaluateInOrder(tx, decided, breakers);
+  await emitGatedEvents(tx, decided);
+  // The crash tests' hook (decision 0605), as in a decision's own transaction.
+  if (ctx.faults !== undefined) for (const input of decided.claimed) crashPoint(ctx, "before-commit", input.claim!);
+  // Each request's answer, by its place in the batch; one not decided here runs its own function.
+  let next = 0;
+  return callers.map((input) => {
+    if (input === undefined) return undefined;
+    const i = next++;
+    const answer = decided.answers[i];
+    return answer === undefined ? undefined : { value: withTrips(answer, trips.get(i)) };
+  });
+};
+
+/** An answer with the trips its decision caused, which the metrics count. */
+function withTrips(answer: PreparedAnswer | Refusal, trips: readonly TripRow[] | undefined): PreparedAnswer | Refusal {
+  if (trips === undefined || answer instanceof Refusal) return answer;
+  return { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
+}

@@ -1,0 +1,371 @@
+// The decide step of the decision path (decision 0318): from what was read under the locks, the
+// engine's decision, the sealed record and every row to write, for one decision or a batch of them
+// in order, each seeing the effects of those before it. Pure: it reads and writes no database.
+
+import type { AuthorizeBody } from "@agent-authority/api";
+import {
+  decide,
+  type ApprovalRecord,
+  type ChainLink,
+  type Decision,
+  type DecisionRequest,
+  type DecisionState,
+} from "@agent-authority/engine";
+import { newId } from "../../../ids.js";
+import type { ChargeRow, IdempotencyRow, LedgerRow } from "../../../store/decisions/index.js";
+import type { BatchReads, BatchWrites, CertificateRecord, GrantRecord, GrantUsage, SignalRow } from "../../../store/core/index.js";
+import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer } from "../../common/index.js";
+import type { SealedDecision } from "../../breakers/index.js";
+import type { Caller, ServiceContext } from "../../common/index.js";
+import { signalOf } from "../../breakers/index.js";
+import { decisionAnswerText, decisionState, decisionStatement } from "../decision-text.js";
+import { gateTexts } from "../gate-text.js";
+import { grantTerms } from "../../grants/index.js";
+import { storedAnswer } from "../../idempotency/index.js";
+import { CanonicalText, sealedRow } from "../../seal/index.js";
+import { Refusal } from "../../common/index.js";
+import type { BatchSignatureField } from "../../seal/index.js";
+
+/** What a presented `approval_id` turned out to be; only `usable` reaches the engine. */
+export type ApprovalStatus = "usable" | "used" | "unknown";
+
+export function chainLinks(chain: readonly GrantRecord[], usage: ReadonlyMap<string, GrantUsage>): ChainLink[] {
+  return chain.map((grant) => {
+    const used = usage.get(grant.id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+    return {
+      grant_id: grant.id,
+      agent_id: grant.agent_id,
+      status: grant.status,
+      terms: grantTerms(grant),
+      // The store sums live holds at `now` (INVARIANT live-holds); one aggregate hold says the same.
+      usage: {
+        uses: used.uses,
+        settled_minor: used.settled_minor,
+        holds: used.held_minor > 0 ? [{ amount_minor: used.held_minor, expires_at: Number.MAX_SAFE_INTEGER }] : [],
+      },
+    };
+  });
+}
+
+export function engineRequest(body: AuthorizeBody, agentId: string, approval: ApprovalRecord | null): DecisionRequest {
+  return {
+    grant_id: body.grant_id,
+    agent_id: agentId,
+    tool: body.tool,
+    amount_minor: body.amount_minor ?? null,
+    currency: body.currency ?? null,
+    audience: body.audience ?? null,
+    args: body.args ?? null,
+    context: body.context ?? null,
+    attestation: body.attestation ?? null,
+    approval,
+  };
+}
+
+/** The engine's state for a decision: the environment, the certificate and the hold lifetime. */
+export function engineState(ctx: ServiceContext, certificate: CertificateRecord | undefined): DecisionState {
+  return {
+    ...decisionState(ctx.environment, certificate),
+    ...(ctx.holdLifetimeMs === undefined ? {} : { hold_lifetime_ms: ctx.holdLifetimeMs }),
+  };
+}
+
+/** What the ledger keeps of a decision besides the fields every record has. */
+export function sealedBody(
+  caller: Caller,
+  body: AuthorizeBody,
+  decision: Decision,
+  gates: string,
+  approvalStatus: ApprovalStatus | null,
+  certificate: CertificateRecord | undefined,
+  chain: readonly GrantRecord[],
+) {
+  return {
+    request: body,
+    key_id: caller.keyId,
+    would_outcome: decision.would_outcome ?? null,
+    mode: decision.mode,
+    decided_by: decision.decided_by,
+    reason_code: decision.reason_code,
+    reason: decision.reason,
+    gates: new CanonicalText(gates),
+    residual: decision.residual ?? null,
+    approver: decision.approver,
+    approval_id: body.approval_id ?? null,
+    approval_status: approvalStatus,
+    // The certificate the decision found, in either mode: an impact preview replays with it.
+    certificate_id: certificate?.id ?? null,
+    counted: decision.counted,
+    chain: chain.map((g) => g.id),
+    holds: decision.holds,
+  };
+}
+
+/** One request of a batch: an agent key's, with its idempotency claim if any. */
+export interface BatchInput {
+  readonly ctx: ServiceContext;
+  /** An agent key's caller (`agentId` set). */
+  readonly caller: Caller;
+  readonly body: AuthorizeBody;
+  readonly claim: IdempotencyClaim | undefined;
+  /** A stored answer at or before this time has expired. */
+  readonly expiredUpTo: number;
+}
+
+/** A gated decision, whose `decision.gated` event the write step appends. */
+export interface GatedDecision {
+  readonly ledgerId: string;
+  readonly agentId: string;
+  readonly body: AuthorizeBody;
+  readonly decision: Decision;
+  readonly now: number;
+}
+
+/**
+ * A decision of an agent with breakers: its signal is not among the batch's writes, because the
+ * breakers' evaluation writes it and reads the windows it ends, one decision after another in
+ * batch order, once the batch's records are written (decision 0321).
+ */
+export interface WatchedDecision {
+  /** Its input's place in the batch. */
+  readonly index: number;
+  readonly seen: SealedDecision;
+}
+
+/** What the decide step answers for a batch. */
+export interface BatchDecisions {
+  /**
+   * Each input's answer, in input order; undefined for one this step does not decide (an agent
+   * with breakers, a presented approval, a grant the agent does not hold), which its own
+   * transaction decides after the batch's writes.
+   */
+  readonly answers: readonly (PreparedAnswer | Refusal | undefined)[];
+  readonly writes: BatchWrites;
+  readonly gated: readonly GatedDecision[];
+  /** The inputs decided here that stored an answer under their idempotency key. */
+  readonly claimed: readonly BatchInput[];
+  /** The decisions of agents with breakers, in batch order, for their evaluation after the writes. */
+  readonly watched: readonly WatchedDecision[];
+}
+
+/** A request whose idempotency key a decision of the same batch claimed: its answer is that decision's, or a refusal. */
+interface BatchReplay {
+  readonly at: number;
+  readonly claim: IdempotencyClaim;
+  readonly keyId: string;
+}
+
+/** The answer of a request whose key an earlier request of the batch claimed: that request's signed answer, or the reused-key refusal. */
+function replayedInBatch({ claim, keyId }: BatchReplay, rows: readonly IdempotencyRow[]): PreparedAnswer | Refusal | undefined {
+  const key = answerKey(claim.callerKeyId, claim.key);
+  const found = storedAnswer(
+    rows.find((row) => answerKey(row.caller_key_id, row.idempotency_key) === key),
+    claim,
+  );
+  return found === undefined || found instanceof Refusal ? found : { ...found, keyId };
+}
+
+/** A decision of the batch whose answer waits for the batch's signature. */
+interface UnsignedAnswer {
+  /** Its place among the batch's answers. */
+  readonly at: number;
+  readonly statement: ReturnType<typeof decisionStatement>;
+  readonly text: (signature: BatchSignatureField) => string;
+  readonly input: BatchInput;
+  readonly decision: Decision;
+}
+
+/**
+ * Signs the batch's statements with one signature and puts each signed answer in its place in
+ * `answers`; answers the rows that store them under their idempotency keys.
+ */
+function signedAnswers(
+  unsigned: readonly UnsignedAnswer[],
+  answers: (PreparedAnswer | Refusal | undefined)[],
+  now: number,
+): IdempotencyRow[] {
+  if (unsigned.length === 0) return [];
+  const signatures = unsigned[0]!.input.ctx.signer.signAnswers(unsigned.map((answer) => answer.statement));
+  const rows: IdempotencyRow[] = [];
+  for (const [i, { at, text: render, input, decision }] of unsigned.entries()) {
+    const text = render(signatures[i]!);
+    const { claim, caller } = input;
+    if (claim !== undefined)
+      rows.push({
+        caller_key_id: claim.callerKeyId,
+        idempotency_key: claim.key,
+        method: claim.method,
+        path: claim.path,
+        request_hash: claim.requestHash,
+        status: 200,
+        response: `${JSON_TYPE}\n${text}`,
+        created_at: now,
+      });
+    answers[at] = {
+      status: 200,
+      contentType: JSON_TYPE,
+      text,
+      replayed: false,
+      keyId: caller.keyId,
+      outcome: decision.outcome,
+      gate: decision.decided_by,
+    };
+  }
+  return rows;
+}
+
+/** A stored answer's key: the caller's key id and the idempotency key. */
+function answerKey(callerKeyId: string, key: string): string {
+  return `${callerKeyId}\n${key}`;
+}
+
+/** The chain of a grant the agent holds, root first, from the grants read; undefined when not held or incomplete. */
+function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, agentId: string): GrantRecord[] | undefined {
+  const leaf = grants.get(grantId);
+  if (leaf === undefined || leaf.agent_id !== agentId) return undefined;
+  const chain = [leaf];
+  for (let grant = leaf; grant.parent_id !== null; ) {
+    const parent = grants.get(grant.parent_id);
+    // The chain is bounded by the grants read; a loop or a gap is left to the one-at-a-time path.
+    if (parent === undefined || chain.length > grants.size) return undefined;
+    chain.push(parent);
+    grant = parent;
+  }
+  return chain.reverse();
+}
+
+/**
+ * Decides a batch in order at `now`: each decision sees the uses, holds, chain heads and stored
+ * answers of those before it, exactly as if it had read them from the database after their writes
+ * (INVARIANT budget-monotone: a use or hold counts for every later decision of the batch).
+ */
+export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, now: number, answersExpiredUpTo: number): BatchDecisions {
+  const usage = new Map(reads.usage);
+  const heads = new Map(reads.heads);
+  const stored = new Map(reads.answers.map((row) => [answerKey(row.caller_key_id, row.idempotency_key), row]));
+  const answers: (PreparedAnswer | Refusal | undefined)[] = [];
+  const ledger: LedgerRow[] = [];
+  const signals: SignalRow[] = [];
+  const uses = new Map<string, number>();
+  const charges: ChargeRow[] = [];
+  const gated: GatedDecision[] = [];
+  const claimed: BatchInput[] = [];
+  const watched: WatchedDecision[] = [];
+  // The batch's statements are signed together once it is decided (decision 1901).
+  const unsigned: UnsignedAnswer[] = [];
+  const replays: BatchReplay[] = [];
+  const claimedHere = new Set<string>();
+  for (const [index, input] of inputs.entries()) {
+    const { ctx, caller, body, claim } = input;
+    const agentId = caller.agentId;
+    // A key claimed earlier in this batch has its answer once the batch is signed.
+    if (claim !== undefined && claimedHere.has(answerKey(claim.callerKeyId, claim.key))) {
+      replays.push({ at: answers.length, claim, keyId: caller.keyId });
+      answers.push(undefined);
+      continue;
+    }
+    if (claim !== undefined) {
+      const found = storedAnswer(stored.get(answerKey(claim.callerKeyId, claim.key)), claim);
+      if (found !== undefined) {
+        answers.push(found instanceof Refusal ? found : { ...found, keyId: caller.keyId });
+        continue;
+      }
+    }
+    const chain = agentId === null || body.approval_id !== undefined ? undefined : heldChain(reads.grants, body.grant_id, agentId);
+    if (chain === undefined || agentId === null) {
+      answers.push(undefined);
+      continue;
+    }
+    const certificate = reads.certificates.get(agentId);
+    const decision = decide(engineRequest(body, agentId, null), chainLinks(chain, usage), engineState(ctx, certificate), now);
+    if (decision.approval_id !== undefined) {
+      // No approval was presented, so the engine names none; were it to, the one-at-a-time path uses it.
+      answers.push(undefined);
+      continue;
+    }
+    const ledgerId = newId("led", now);
+    const gates = gateTexts(decision.gates);
+    unsigned.push({
+      at: answers.length,
+      statement: decisionStatement(ledgerId, decision.outcome, agentId, body, now),
+      text: (signature) => decisionAnswerText(ledgerId, decision, now, gates.answer, signature),
+      input,
+      decision,
+    });
+    const treeId = chain[0]!.root_id;
+    const row = sealedRow(
+      {
+        id: ledgerId,
+        tree_id: treeId,
+        kind: "decision",
+        grant_id: body.grant_id,
+        agent_id: agentId,
+        outcome: decision.outcome,
+        created_at: now,
+        body: sealedBody(caller, body, decision, gates.sealed, null, certificate, chain),
+      },
+      heads.get(treeId) ?? null,
+    );
+    heads.set(treeId, { seq: row.seq, hash: row.hash });
+    ledger.push(row);
+    if (reads.watchedAgents.has(agentId)) watched.push({ index, seen: sealedDecision(ledgerId, agentId, now, decision) });
+    else
+      signals.push({
+        ledger_id: ledgerId,
+        agent_id: agentId,
+        at: now,
+        signal: signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code),
+      });
+    if (decision.outcome === "gated") gated.push({ ledgerId, agentId, body, decision, now });
+    if (decision.counted) {
+      // INVARIANT (budget-monotone): one use of every grant of the chain, and the decision's holds.
+      for (const grant of chain) {
+        uses.set(grant.id, (uses.get(grant.id) ?? 0) + 1);
+        const used = usage.get(grant.id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+        usage.set(grant.id, { ...used, uses: used.uses + 1 });
+      }
+      for (const hold of decision.holds) {
+        charges.push(holdCharge(ledgerId, hold, now));
+        // INVARIANT (live-holds): an open hold counts while it has not expired at the batch's time.
+        const used = usage.get(hold.grant_id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+        if (hold.amount_minor > 0 && hold.expires_at > now)
+          usage.set(hold.grant_id, { ...used, held_minor: used.held_minor + hold.amount_minor });
+      }
+    }
+    if (claim !== undefined) {
+      claimedHere.add(answerKey(claim.callerKeyId, claim.key));
+      claimed.push(input);
+    }
+    answers.push(undefined);
+  }
+  const answerRows = signedAnswers(unsigned, answers, now);
+  for (const replay of replays) answers[replay.at] = replayedInBatch(replay, answerRows);
+  return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
+}
+
+/** What the breakers are told of a sealed decision, as both decision paths tell it. */
+export function sealedDecision(ledgerId: string, agentId: string, at: number, decision: Decision): SealedDecision {
+  return {
+    ledger_id: ledgerId,
+    agent_id: agentId,
+    at,
+    outcome: decision.outcome,
+    would_outcome: decision.would_outcome ?? null,
+    reason_code: decision.reason_code,
+  };
+}
+
+/** The open charge of one hold of a counted decision, as both decision paths write it. */
+export function holdCharge(ledgerId: string, hold: Decision["holds"][number], now: number): ChargeRow {
+  return {
+    id: newId("chg", now),
+    ledger_id: ledgerId,
+    grant_id: hold.grant_id,
+    amount_minor: hold.amount_minor,
+    expires_at: hold.expires_at,
+    settled_minor: null,
+    settled_at: null,
+    released_at: null,
+    settlement_ledger_id: null,
+  };
+}
