@@ -286,7 +286,7 @@ function urlPathProblem(path: string): string | undefined {
  * The first segment of `path` (split on `/`) whose Windows name is empty (windowsName: only dots
  * and spaces before any `:`, as `...`, `.. ` and `:x`) but that is not `.` or `..`, if any. It
  * reads the path once and cuts out only such a segment: a URL's path may have thousands of
- * segments, and a string for each was most of a URL function's work (docs/decisions/0147).
+ * segments, and a string for each was most of a URL function's work (docs/decisions/0146).
  */
 function blankSegment(path: string): string | undefined {
   for (let start = 0; start < path.length; ) {
