@@ -91,6 +91,7 @@ describe("gate 8: policy", () => {
       amount_minor: 1_000,
       currency: "EUR",
       tool: "payments.send",
+      approver: null,
       agent: "agt_child",
       principal: "finance",
       audience: "api.example.com",

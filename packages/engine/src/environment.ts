@@ -13,7 +13,10 @@ const DAY_MS = 24 * HOUR_MS;
 export type PartialEnvironment = Omit<PolicyEnvironment, "approver">;
 
 /**
- * The names a policy of `link` sees. `uses` and `spent_minor` are the usage of the grant whose
+ * The names a policy of `link` sees, `approver` the one who approved the action, or null when no
+ * approval is presented (partial evaluation then reads it as unknown). It is bound here, in the one
+ * object literal, rather than added by spreading a copy: every environment has the same shape, and
+ * the gate builds one object per link. `uses` and `spent_minor` are the usage of the grant whose
  * policy is evaluated, so an ancestor's `spent_minor < 1000` bounds its whole subtree.
  *
  * INVARIANT (currency-spend, engine side): `currency` is the request's own, `""` when it names
@@ -21,7 +24,12 @@ export type PartialEnvironment = Omit<PolicyEnvironment, "approver">;
  * currency; were that currency visible here, such a child could pass a `currency == …` policy its
  * parent refuses.
  */
-export function policyEnvironment(request: DecisionRequest, link: ChainLink, now: number): PartialEnvironment {
+export function policyEnvironment(
+  request: DecisionRequest,
+  link: ChainLink,
+  now: number,
+  approver: string | null = null,
+): PolicyEnvironment {
   // The hour and weekday in UTC by arithmetic on epoch milliseconds (UTC has no leap seconds in
   // them), rather than a Date built per decision: what `getUTCHours` and `getUTCDay` answer.
   const days = Math.floor(now / DAY_MS);
@@ -29,6 +37,7 @@ export function policyEnvironment(request: DecisionRequest, link: ChainLink, now
     amount_minor: requestAmount(request),
     currency: request.currency ?? "",
     tool: request.tool,
+    approver,
     agent: request.agent_id,
     principal: link.terms.principal.id,
     audience: request.audience ?? link.terms.audience ?? "",

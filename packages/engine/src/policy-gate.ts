@@ -88,13 +88,13 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
       );
       break;
     }
-    const env = policyEnvironment(request, link, now);
+    const env = policyEnvironment(request, link, now, approver);
     if (approver === null) {
       links.push({ policy: result.policy, env });
       positions.push(i);
       continue;
     }
-    const value = result.policy.evaluate({ ...env, approver }, budget);
+    const value = result.policy.evaluate(env, budget);
     if (!value.ok) return runtimeError(chain, i, value.error);
     if (!value.value) {
       return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, {

@@ -268,7 +268,8 @@ function urlPathProblem(path: string): string | undefined {
   if (path.includes(";")) return "the path contains `;`, which some servers read as the end of a segment";
   let decoded: string;
   try {
-    decoded = decodeURIComponent(path);
+    // Without a `%` there is nothing to decode, and decoding would only copy the path.
+    decoded = path.includes("%") ? decodeURIComponent(path) : path;
   } catch {
     return "the path has a percent escape that is not UTF-8";
   }
@@ -276,9 +277,29 @@ function urlPathProblem(path: string): string | undefined {
   if (bad !== undefined) return `the path contains an escaped ${bad}`;
   const alike = lookAlikeCharacter(decoded);
   if (alike !== undefined) return `the path contains ${alike}`;
-  for (const segment of decoded.split("/"))
-    if (segment !== "" && segment !== "." && segment !== ".." && windowsName(segment) === "")
-      return `the path has a segment \`${segment}\` that some servers read as \`.\`, \`..\` or nothing`;
+  const blank = blankSegment(decoded);
+  if (blank !== undefined) return `the path has a segment \`${blank}\` that some servers read as \`.\`, \`..\` or nothing`;
+  return undefined;
+}
+
+/**
+ * The first segment of `path` (split on `/`) whose Windows name is empty (windowsName: only dots
+ * and spaces before any `:`, as `...`, `.. ` and `:x`) but that is not `.` or `..`, if any. It
+ * reads the path once and cuts out only such a segment: a URL's path may have thousands of
+ * segments, and a string for each was most of a URL function's work (docs/decisions/0146).
+ */
+function blankSegment(path: string): string | undefined {
+  for (let start = 0; start < path.length; ) {
+    const slash = path.indexOf("/", start);
+    const end = slash < 0 ? path.length : slash;
+    let i = start;
+    while (i < end && (path.charCodeAt(i) === 0x2e || path.charCodeAt(i) === 0x20)) i++;
+    if (end > start && (i === end || path.charCodeAt(i) === 0x3a)) {
+      const segment = path.slice(start, end);
+      if (segment !== "." && segment !== "..") return segment;
+    }
+    start = end + 1;
+  }
   return undefined;
 }
 
