@@ -171,10 +171,8 @@ function schedule(source: Source, name: string): readonly number[] {
   return waits;
 }
 
-/** Reads the configuration; `cwd` resolves the relative data directory. */
-export function loadConfig(env: Source = process.env, cwd: string = process.cwd()): ServerConfig {
-  const source: Source = { ...fileSource(env["AUTHORITY_CONFIG_FILE"]), ...env };
-  const dataDir = resolve(cwd, source["AUTHORITY_DATA_DIR"] || "data");
+/** How the server logs and which environment it answers for. */
+function readIdentity(source: Source): Pick<ServerConfig, "logLevel" | "environment"> {
   const logLevel = source["AUTHORITY_LOG_LEVEL"] || "info";
   if (!["debug", "info", "warn", "error", "silent"].includes(logLevel)) {
     throw new ConfigError(`AUTHORITY_LOG_LEVEL must be debug, info, warn, error or silent, got \`${logLevel}\``);
@@ -183,6 +181,14 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(environment)) {
     throw new ConfigError(`AUTHORITY_ENVIRONMENT must be lower-case letters, digits, '.', '_' or '-', got \`${environment}\``);
   }
+  return { logLevel: logLevel as ServerConfig["logLevel"], environment };
+}
+
+/** Which database, and how to speak to it: a SQLite file under the data directory unless a URL is given. */
+function readDatabase(
+  source: Source,
+  dataDir: string,
+): Pick<ServerConfig, "databaseUrl" | "databaseSchema" | "databaseNamedStatements" | "databaseEngine"> {
   const databaseUrl = source["AUTHORITY_DATABASE_URL"] || join(dataDir, "authority.db");
   const databaseEngine = source["AUTHORITY_DATABASE_ENGINE"] || "postgresql";
   if (!isDatabaseEngine(databaseEngine)) {
@@ -193,8 +199,20 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
   if (databaseEngine !== "postgresql" && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`AUTHORITY_DATABASE_ENGINE=${databaseEngine} needs a postgres:// AUTHORITY_DATABASE_URL, not a SQLite file`);
   }
+  return {
+    databaseUrl,
+    databaseSchema: source["AUTHORITY_DATABASE_SCHEMA"] || undefined,
+    databaseNamedStatements: onOff(source, "AUTHORITY_DATABASE_NAMED_STATEMENTS", true),
+    databaseEngine,
+  };
+}
+
+/**
+ * The first admin key and the server key. Checked here, before any database is opened, so that a
+ * bad key writes nothing (exit 2).
+ */
+function readKeys(source: Source, cwd: string, dataDir: string): Pick<ServerConfig, "adminKey" | "serverKey" | "serverKeyFile"> {
   const adminKey = source["AUTHORITY_ADMIN_KEY"] || undefined;
-  // Checked here, before any database is opened, so that a bad key writes nothing (exit 2).
   if (adminKey !== undefined && !isStrongEnough(adminKey)) {
     throw new ConfigError("AUTHORITY_ADMIN_KEY must be at least 32 printable characters without spaces; nothing was written");
   }
@@ -207,6 +225,11 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
       throw error;
     }
   }
+  return { adminKey, serverKey, serverKeyFile: resolve(cwd, source["AUTHORITY_SERVER_KEY_FILE"] || join(dataDir, "server.key")) };
+}
+
+/** The ledger's checkpoint origin, when one is named. */
+function readLedger(source: Source): Pick<ServerConfig, "ledgerOrigin" | "authzenPdp"> {
   const ledgerOrigin = source["AUTHORITY_LEDGER_ORIGIN"] || undefined;
   if (ledgerOrigin !== undefined && !isCheckpointName(ledgerOrigin)) {
     throw new ConfigError(
@@ -214,61 +237,83 @@ export function loadConfig(env: Source = process.env, cwd: string = process.cwd(
     );
   }
   const authzenPdp = policyDecisionPoint(source["AUTHORITY_AUTHZEN_PDP"] || undefined);
+  return { ...(ledgerOrigin === undefined ? {} : { ledgerOrigin }), ...(authzenPdp === undefined ? {} : { authzenPdp }) };
+}
+
+/** Where the server listens, how long a client may take to send, and which proxies it believes. */
+function readTransport(source: Source): Pick<ServerConfig, "host" | "port" | "headersTimeoutMs" | "requestTimeoutMs" | "trustedProxies"> {
+  const { timeoutMsMin, timeoutMsMax } = TRANSPORT_LIMITS;
   return {
-    ...(ledgerOrigin === undefined ? {} : { ledgerOrigin }),
-    ...(authzenPdp === undefined ? {} : { authzenPdp }),
     host: source["AUTHORITY_HOST"] || "127.0.0.1",
     port: integer(source, "AUTHORITY_PORT", 8080, 0, 65_535),
-    dataDir,
-    databaseUrl,
-    databaseSchema: source["AUTHORITY_DATABASE_SCHEMA"] || undefined,
-    databaseNamedStatements: onOff(source, "AUTHORITY_DATABASE_NAMED_STATEMENTS", true),
-    databaseEngine,
-    environment,
-    adminKey,
-    serverKey,
-    serverKeyFile: resolve(cwd, source["AUTHORITY_SERVER_KEY_FILE"] || join(dataDir, "server.key")),
-    autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
-    logLevel: logLevel as ServerConfig["logLevel"],
-    holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),
-    headersTimeoutMs: integer(
-      source,
-      "AUTHORITY_HEADERS_TIMEOUT_MS",
-      TRANSPORT_LIMITS.headersTimeoutMsDefault,
-      TRANSPORT_LIMITS.timeoutMsMin,
-      TRANSPORT_LIMITS.timeoutMsMax,
-    ),
-    requestTimeoutMs: integer(
-      source,
-      "AUTHORITY_REQUEST_TIMEOUT_MS",
-      TRANSPORT_LIMITS.requestTimeoutMsDefault,
-      TRANSPORT_LIMITS.timeoutMsMin,
-      TRANSPORT_LIMITS.timeoutMsMax,
-    ),
+    headersTimeoutMs: integer(source, "AUTHORITY_HEADERS_TIMEOUT_MS", TRANSPORT_LIMITS.headersTimeoutMsDefault, timeoutMsMin, timeoutMsMax),
+    requestTimeoutMs: integer(source, "AUTHORITY_REQUEST_TIMEOUT_MS", TRANSPORT_LIMITS.requestTimeoutMsDefault, timeoutMsMin, timeoutMsMax),
     trustedProxies: addresses(source, "AUTHORITY_TRUSTED_PROXIES"),
-    eventPollMs: integer(source, "AUTHORITY_EVENT_POLL_MS", EVENT_LIMITS.pollMsDefault, EVENT_LIMITS.pollMsMin, EVENT_LIMITS.pollMsMax),
-    eventHeartbeatMs: integer(
-      source,
-      "AUTHORITY_EVENT_HEARTBEAT_MS",
-      EVENT_LIMITS.heartbeatMsDefault,
-      EVENT_LIMITS.heartbeatMsMin,
-      EVENT_LIMITS.heartbeatMsMax,
-    ),
+  };
+}
+
+/** The decision rules' numbers: the auto-approval ceiling and how long a hold lives. */
+function readDecisions(source: Source): Pick<ServerConfig, "autoApprovalCeilingMinor" | "holdLifetimeHours"> {
+  return {
+    autoApprovalCeilingMinor: integer(source, "AUTHORITY_AUTO_APPROVAL_CEILING_MINOR", 0, 0, Number.MAX_SAFE_INTEGER),
+    holdLifetimeHours: integer(source, "AUTHORITY_HOLD_LIFETIME_HOURS", 24, 1, 8_760),
+  };
+}
+
+/** The event feed's polling and the event stream's heartbeat. */
+function readEvents(source: Source): Pick<ServerConfig, "eventPollMs" | "eventHeartbeatMs"> {
+  const { pollMsDefault, pollMsMin, pollMsMax, heartbeatMsDefault, heartbeatMsMin, heartbeatMsMax } = EVENT_LIMITS;
+  return {
+    eventPollMs: integer(source, "AUTHORITY_EVENT_POLL_MS", pollMsDefault, pollMsMin, pollMsMax),
+    eventHeartbeatMs: integer(source, "AUTHORITY_EVENT_HEARTBEAT_MS", heartbeatMsDefault, heartbeatMsMin, heartbeatMsMax),
+  };
+}
+
+/** Webhook delivery: private receivers, the retry schedule, each attempt's timeout, and concurrency. */
+function readWebhooks(
+  source: Source,
+): Pick<ServerConfig, "webhookAllowPrivate" | "webhookRetryScheduleMs" | "webhookAttemptTimeoutMs" | "webhookConcurrency"> {
+  const limits = WEBHOOK_DELIVERY_LIMITS;
+  return {
     webhookAllowPrivate: onOff(source, "AUTHORITY_WEBHOOK_ALLOW_PRIVATE", false),
     webhookRetryScheduleMs: schedule(source, "AUTHORITY_WEBHOOK_RETRY_SCHEDULE_MS"),
     webhookAttemptTimeoutMs: integer(
       source,
       "AUTHORITY_WEBHOOK_TIMEOUT_MS",
-      WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
-      WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMin,
-      WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsMax,
+      limits.attemptTimeoutMsDefault,
+      limits.attemptTimeoutMsMin,
+      limits.attemptTimeoutMsMax,
     ),
     webhookConcurrency: integer(
       source,
       "AUTHORITY_WEBHOOK_CONCURRENCY",
-      WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
+      limits.concurrencyPerWebhookDefault,
       1,
-      WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookMax,
+      limits.concurrencyPerWebhookMax,
     ),
+  };
+}
+
+/**
+ * Reads the configuration, table by table, each checked before the next is read; `cwd` resolves
+ * the relative data directory.
+ */
+export function loadConfig(env: Source = process.env, cwd: string = process.cwd()): ServerConfig {
+  const source: Source = { ...fileSource(env["AUTHORITY_CONFIG_FILE"]), ...env };
+  const dataDir = resolve(cwd, source["AUTHORITY_DATA_DIR"] || "data");
+  const identity = readIdentity(source);
+  const database = readDatabase(source, dataDir);
+  const keys = readKeys(source, cwd, dataDir);
+  const ledger = readLedger(source);
+  return {
+    ...ledger,
+    ...readTransport(source),
+    dataDir,
+    ...database,
+    ...identity,
+    ...keys,
+    ...readDecisions(source),
+    ...readEvents(source),
+    ...readWebhooks(source),
   };
 }

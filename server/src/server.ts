@@ -111,133 +111,261 @@ function refreshSigningKeys(
   return timer;
 }
 
+/** What a start has set going so far; a failed start and `close()` both stop exactly these. */
+interface Started {
+  http?: Server;
+  worker?: AuthorizeWorker;
+  pruner?: IdempotencyPruner;
+  ledgerLogger?: LedgerLogger;
+  feed?: EventFeed;
+  dispatcher?: WebhookDispatcher;
+  dispatcherStore?: Store;
+  refresh?: NodeJS.Timeout;
+}
+
+/**
+ * The server's own store. The worker's connection has a checkpoint thread (sqlite-driver.ts); this
+ * connection's commits then checkpoint the log only as late as the worker's own do.
+ */
+function openServerStore(config: ServerConfig, onWorker: boolean, metrics: HttpMetrics): Store {
+  return openStore(config.databaseUrl, {
+    schema: config.databaseSchema,
+    engine: config.databaseEngine,
+    namedStatements: config.databaseNamedStatements ?? true,
+    ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
+    observations: metrics.observations,
+  });
+}
+
+/** Brings the schema up to date, saying which migrations ran. */
+async function migrate(store: Store, now: () => number, logger: Logger): Promise<void> {
+  const applied = await store.migrate(now());
+  if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
+}
+
+/** The authorize thread, with its own connection to the same database. */
+function startAuthorizeWorker(
+  config: ServerConfig,
+  options: StartOptions,
+  serverKey: Buffer,
+  holdLifetimeMs: number | undefined,
+  logger: Logger,
+  metrics: HttpMetrics,
+): Promise<AuthorizeWorker> {
+  return AuthorizeWorker.start(
+    {
+      databaseUrl: config.databaseUrl,
+      environment: config.environment,
+      autoApprovalCeilingMinor: config.autoApprovalCeilingMinor,
+      holdLifetimeMs,
+      serverKey: serverKey.toString("base64url"),
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
+    },
+    (error) =>
+      logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }),
+    metrics.observations,
+  );
+}
+
+/**
+ * The webhook dispatcher, made but not yet started. Webhooks run on the real clock: their backoff
+ * and leases are about the receiver, not the decisions. On SQLite the dispatcher writes through a
+ * connection of its own that does not wait for the disk: losing its last writes in a power cut only
+ * sends a delivery again (decision 0704), and its commits then hold the write lock the decision
+ * path waits for only for microseconds.
+ */
+function makeWebhookDispatcher(
+  config: ServerConfig,
+  options: StartOptions,
+  store: Store,
+  logger: Logger,
+  started: Started,
+): WebhookDispatcher {
+  if (store.dialect === "sqlite" && options.store === undefined) {
+    started.dispatcherStore = openStore(config.databaseUrl, {
+      durability: "normal",
+      walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES,
+    });
+  }
+  started.dispatcher = new WebhookDispatcher(
+    started.dispatcherStore ?? store,
+    {
+      retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
+      attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
+      concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
+      allowPrivate: config.webhookAllowPrivate === true,
+      tickMs: config.eventPollMs ?? EVENT_LIMITS.pollMsDefault,
+    },
+    logger,
+  );
+  return started.dispatcher;
+}
+
+/** What every service reads: the store, the clock, the keys, the worker and the observers. */
+function serviceContext(
+  config: ServerConfig,
+  options: StartOptions,
+  parts: { store: Store; now: () => number; signer: Signer; serverKey: Buffer; holdLifetimeMs: number | undefined },
+  webhooks: WebhookDispatcher,
+  worker: AuthorizeWorker | undefined,
+  metrics: HttpMetrics,
+): ServiceContext {
+  const { store, now, signer, serverKey, holdLifetimeMs } = parts;
+  return {
+    store,
+    environment: config.environment,
+    autoApprovalCeilingMinor: config.autoApprovalCeilingMinor,
+    now,
+    webhookAllowPrivate: config.webhookAllowPrivate === true,
+    webhookNudge: () => webhooks.nudge(),
+    signer,
+    cursorKey: derivedKey(serverKey, "cursor"),
+    ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
+    ...(config.ledgerOrigin === undefined ? {} : { ledgerOrigin: config.ledgerOrigin }),
+    ...(worker === undefined ? {} : { authorizeWorker: worker }),
+    ...(options.faults === undefined ? {} : { faults: options.faults }),
+    observer: metrics,
+  };
+}
+
+/** The background work beside requests: idempotency pruning, the ledger logger, the event feed. */
+function startBackground(config: ServerConfig, store: Store, now: () => number, logger: Logger, started: Started): EventFeed {
+  started.pruner = startIdempotencyPruner(store, now, logger);
+  started.ledgerLogger = startLedgerLogger(store, logger);
+  started.feed = new EventFeed(store, config.eventPollMs ?? EVENT_LIMITS.pollMsDefault);
+  started.feed.start();
+  return started.feed;
+}
+
+/** Express and the authorize hot path behind one listener: the hot path answers POST /v1/authorize before Express is entered. */
+function requestListener(
+  config: ServerConfig,
+  ctx: ServiceContext,
+  logger: Logger,
+  metrics: HttpMetrics,
+  feed: EventFeed,
+): RequestListener {
+  const trustedProxies = new Set(config.trustedProxies ?? []);
+  const streams = { feed, registry: new StreamRegistry(), heartbeatMs: config.eventHeartbeatMs ?? EVENT_LIMITS.heartbeatMsDefault };
+  const app = createApp({
+    ctx,
+    logger,
+    version: SERVER_VERSION,
+    metrics,
+    trustedProxies,
+    streams,
+    ...(config.authzenPdp === undefined ? {} : { authzenPdp: config.authzenPdp }),
+  });
+  const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
+  return (req, res) => {
+    if (isAuthorizeRequest(req)) serveAuthorize(req, res);
+    else app(req, res);
+  };
+}
+
+/** Holds the port. What the parser refuses before any handler runs is a problem with the usual headers too. */
+async function listen(config: ServerConfig, listener: RequestListener, started: Started): Promise<Server> {
+  const server = createServer(transportOptions(config), listener);
+  started.http = server;
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return server;
+}
+
+/** The base URL the server answers on, logged once. */
+function announce(server: Server, config: ServerConfig, store: Store, worker: AuthorizeWorker | undefined, logger: Logger): string {
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const baseUrl = `http://${host}:${address.port}/v1`;
+  logger.log("info", "listening", {
+    url: baseUrl,
+    environment: config.environment,
+    database: store.dialect,
+    authorize_thread: worker === undefined ? "main" : "worker",
+  });
+  return baseUrl;
+}
+
+/**
+ * Stops what was started after the listener, in order; `settle` decides whether a failure to stop
+ * one part is passed on (a close) or ignored so the rest still stop (a failed start).
+ */
+async function stopBackground(started: Started, settle: (stop: Promise<unknown>) => Promise<unknown>): Promise<void> {
+  if (started.dispatcher !== undefined) await settle(started.dispatcher.stop());
+  if (started.dispatcherStore !== undefined) await settle(started.dispatcherStore.close());
+  clearInterval(started.refresh);
+  if (started.pruner !== undefined) await settle(started.pruner.stop());
+  if (started.ledgerLogger !== undefined) await settle(started.ledgerLogger.stop());
+  if (started.worker !== undefined) await settle(started.worker.close());
+}
+
+/**
+ * Stops accepting, closes idle keep-alive connections, lets requests in flight finish, and drops
+ * whatever is still open after the grace period; open event streams end at once (their clients
+ * resume elsewhere from their last id). Then the background work, the worker and the store stop.
+ */
+async function closeServer(
+  server: Server,
+  started: Started,
+  options: StartOptions,
+  closeStore: () => Promise<void>,
+  logger: Logger,
+): Promise<void> {
+  const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+  started.feed?.stop();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  clearTimeout(grace);
+  await stopBackground(started, (stop) => stop);
+  await closeStore();
+  logger.log("info", "stopped", {});
+}
+
+/** Undoes a start that failed part way: everything started is stopped, and no failure to stop hides the first. */
+async function abandonStart(started: Started, closeStore: () => Promise<void>): Promise<void> {
+  started.feed?.stop();
+  started.http?.close();
+  await stopBackground(started, (stop) => stop.catch(() => undefined));
+  await closeStore().catch(() => undefined);
+}
+
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<AuthorityServer> {
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const now = options.now ?? Date.now;
   const onWorker = authorizeOnWorker(config, options);
   // Made first, so that the store and the authorize worker count into it from their start.
   const metrics = new HttpMetrics();
-  // The worker's connection has a checkpoint thread (sqlite-driver.ts); this connection's commits
-  // then checkpoint the log only as late as the worker's own do.
-  const store =
-    options.store ??
-    openStore(config.databaseUrl, {
-      schema: config.databaseSchema,
-      engine: config.databaseEngine,
-      namedStatements: config.databaseNamedStatements ?? true,
-      ...(onWorker ? { walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES } : {}),
-      observations: metrics.observations,
-    });
+  const store = options.store ?? openServerStore(config, onWorker, metrics);
   const ownsStore = options.store === undefined || options.ownsStore === true;
-  let http: Server | undefined;
-  let worker: AuthorizeWorker | undefined;
-  let pruner: IdempotencyPruner | undefined;
-  let ledgerLogger: LedgerLogger | undefined;
-  let feed: EventFeed | undefined;
-  let dispatcher: WebhookDispatcher | undefined;
-  let dispatcherStore: Store | undefined;
-  let refresh: NodeJS.Timeout | undefined;
+  const closeStore = async (): Promise<void> => {
+    if (ownsStore) await store.close();
+  };
+  const started: Started = {};
   try {
     const serverKey = resolveServerKey(config);
-    const applied = await store.migrate(now());
-    if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied, dialect: store.dialect });
+    await migrate(store, now, logger);
     const signer = new Signer(derivedKey(serverKey, "signing-key-seal"));
     await signer.load(store, now());
-    refresh = refreshSigningKeys(signer, store, now, logger, () => worker);
+    started.refresh = refreshSigningKeys(signer, store, now, logger, () => started.worker);
     const holdLifetimeMs = config.holdLifetimeHours === undefined ? undefined : config.holdLifetimeHours * 3_600_000;
-    if (onWorker) {
-      worker = await AuthorizeWorker.start(
-        {
-          databaseUrl: config.databaseUrl,
-          environment: config.environment,
-          autoApprovalCeilingMinor: config.autoApprovalCeilingMinor,
-          holdLifetimeMs,
-          serverKey: serverKey.toString("base64url"),
-          ...(options.faults === undefined ? {} : { faults: options.faults }),
-        },
-        (error) =>
-          logger.log("error", "the authorize worker stopped; authorize answers 500 and the server is not ready", { error: error.message }),
-        metrics.observations,
-      );
-    }
-    // Webhooks run on the real clock: their backoff and leases are about the receiver, not the decisions.
-    // On SQLite the dispatcher writes through a connection of its own that does not wait for the
-    // disk: losing its last writes in a power cut only sends a delivery again (decision 0704), and
-    // its commits then hold the write lock the decision path waits for only for microseconds.
-    if (store.dialect === "sqlite" && options.store === undefined) {
-      dispatcherStore = openStore(config.databaseUrl, { durability: "normal", walCheckpointFrames: THREADED_WRITER_CHECKPOINT_FRAMES });
-    }
-    dispatcher = new WebhookDispatcher(
-      dispatcherStore ?? store,
-      {
-        retryScheduleMs: config.webhookRetryScheduleMs ?? WEBHOOK_DELIVERY_LIMITS.retryScheduleMsDefault,
-        attemptTimeoutMs: config.webhookAttemptTimeoutMs ?? WEBHOOK_DELIVERY_LIMITS.attemptTimeoutMsDefault,
-        concurrencyPerWebhook: config.webhookConcurrency ?? WEBHOOK_DELIVERY_LIMITS.concurrencyPerWebhookDefault,
-        allowPrivate: config.webhookAllowPrivate === true,
-        tickMs: config.eventPollMs ?? EVENT_LIMITS.pollMsDefault,
-      },
-      logger,
-    );
-    const webhooks = dispatcher;
-    const ctx: ServiceContext = {
-      store,
-      environment: config.environment,
-      autoApprovalCeilingMinor: config.autoApprovalCeilingMinor,
-      now,
-      webhookAllowPrivate: config.webhookAllowPrivate === true,
-      webhookNudge: () => webhooks.nudge(),
-      signer,
-      cursorKey: derivedKey(serverKey, "cursor"),
-      ...(holdLifetimeMs === undefined ? {} : { holdLifetimeMs }),
-      ...(config.ledgerOrigin === undefined ? {} : { ledgerOrigin: config.ledgerOrigin }),
-      ...(worker === undefined ? {} : { authorizeWorker: worker }),
-      ...(options.faults === undefined ? {} : { faults: options.faults }),
-      observer: metrics,
-    };
+    if (onWorker) started.worker = await startAuthorizeWorker(config, options, serverKey, holdLifetimeMs, logger, metrics);
+    const dispatcher = makeWebhookDispatcher(config, options, store, logger, started);
+    const parts = { store, now, signer, serverKey, holdLifetimeMs };
+    const ctx = serviceContext(config, options, parts, dispatcher, started.worker, metrics);
     metrics.watchWaiting(() => store.decisionPath().gatedWaiting(now(), METRICS_LIMITS.gatedWaitingCountMax), now);
-    pruner = startIdempotencyPruner(store, now, logger);
-    ledgerLogger = startLedgerLogger(store, logger);
-    const trustedProxies = new Set(config.trustedProxies ?? []);
-    feed = new EventFeed(store, config.eventPollMs ?? EVENT_LIMITS.pollMsDefault);
-    feed.start();
-    const streams = { feed, registry: new StreamRegistry(), heartbeatMs: config.eventHeartbeatMs ?? EVENT_LIMITS.heartbeatMsDefault };
-    const app = createApp({
-      ctx,
-      logger,
-      version: SERVER_VERSION,
-      metrics,
-      trustedProxies,
-      streams,
-      ...(config.authzenPdp === undefined ? {} : { authzenPdp: config.authzenPdp }),
-    });
-    const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
-    // The hot path answers POST /v1/authorize before Express is entered; everything else is Express.
-    const listener: RequestListener = (req, res) => {
-      if (isAuthorizeRequest(req)) serveAuthorize(req, res);
-      else app(req, res);
-    };
-    http = createServer(transportOptions(config), listener);
-    // What the parser refuses before any handler runs is a problem with the usual headers too.
-    http.on("clientError", answerClientError);
-    const server = http;
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(config.port, config.host, () => resolve());
-    });
+    const feed = startBackground(config, store, now, logger, started);
+    const server = await listen(config, requestListener(config, ctx, logger, metrics, feed), started);
     // The first admin key is created only once the port is held: a start that cannot listen
     // (EADDRINUSE) leaves the database without a key that nobody saw, and the next start makes one.
     const admin = await bootstrapAdminKey(store, config.adminKey, now());
     dispatcher.start();
     if (admin.created) logger.log("info", "first admin key created", { identity: "admin", generated: admin.generatedSecret !== null });
-    const address = server.address() as AddressInfo;
-    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    const baseUrl = `http://${host}:${address.port}/v1`;
-    logger.log("info", "listening", {
-      url: baseUrl,
-      environment: config.environment,
-      database: store.dialect,
-      authorize_thread: worker === undefined ? "main" : "worker",
-    });
+    const baseUrl = announce(server, config, store, started.worker, logger);
     let closing: Promise<void> | undefined;
     return {
       store,
@@ -245,39 +373,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       baseUrl,
       generatedAdminKey: admin.generatedSecret,
       close() {
-        closing ??= (async () => {
-          // Stop accepting, close idle keep-alive connections, let requests in flight finish, and
-          // drop whatever is still open after the grace period.
-          const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
-          // Open event streams end now; their clients resume elsewhere from their last id.
-          feed?.stop();
-          await new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          });
-          clearTimeout(grace);
-          await dispatcher?.stop();
-          await dispatcherStore?.close();
-          clearInterval(refresh);
-          await pruner?.stop();
-          await ledgerLogger?.stop();
-          await worker?.close();
-          if (ownsStore) await store.close();
-          logger.log("info", "stopped", {});
-        })();
+        closing ??= closeServer(server, started, options, closeStore, logger);
         return closing;
       },
     };
   } catch (error) {
-    feed?.stop();
-    await dispatcher?.stop().catch(() => undefined);
-    await dispatcherStore?.close().catch(() => undefined);
-    http?.close();
-    clearInterval(refresh);
-    await pruner?.stop().catch(() => undefined);
-    await ledgerLogger?.stop().catch(() => undefined);
-    await worker?.close().catch(() => undefined);
-    if (ownsStore) await store.close().catch(() => undefined);
+    await abandonStart(started, closeStore);
     throw error;
   }
 }

@@ -2,7 +2,7 @@
 // configured database with the server's own verifier, or asking a running server; with a saved
 // checkpoint, check the database (or the server's newer tree) against it as a witness.
 import { verifyCheckpoint, verifyConsistency, type CheckpointKey } from "@agent-authority/sdk";
-import { option, parseArgs, UsageError } from "../args.js";
+import { option, parseArgs, type ParsedArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { request, serverTarget } from "../server-client.js";
 import { serverConfig } from "../optional-packages.js";
@@ -181,63 +181,71 @@ not hold or the ledger could not be read, 2 usage error.
     if (args.positionals.length > 0) throw new UsageError("`ledger verify` takes no arguments");
     const format = option(args, "format") ?? "text";
     if (format !== "text" && format !== "json") throw new UsageError("`--format` is `text` or `json`");
-    const checkpointPath = option(args, "checkpoint");
-    const keysPath = option(args, "keys");
-    if (keysPath !== undefined && checkpointPath === undefined)
-      throw new UsageError("`--keys` checks a checkpoint: give it with `--checkpoint FILE`");
-    const note =
-      checkpointPath === undefined
-        ? undefined
-        : (readJson(terminal.cwd, checkpointPath, CHECKPOINT_FILE_BYTES_MAX, "checkpoint", false) as string);
-    const keysFile = keysPath === undefined ? undefined : readJson(terminal.cwd, keysPath, SIGNATURE_VERIFY_LIMITS.keysBytesMax, "key set");
-    if (keysFile !== undefined && !Array.isArray((keysFile as { keys?: unknown } | null)?.keys))
-      throw new UsageError(`${keysPath}: the key set is a JWKS, an object with \`keys\``);
-    const keys = keysFile === undefined ? undefined : (keysFile as { keys: CheckpointKey[] }).keys;
-    let result: Verification;
-    let checkpoint: CheckpointResult | undefined;
-    if (option(args, "server") !== undefined) {
-      const target = serverTarget(args, terminal.env, true);
-      const answer = await request(target, "GET", "/ledger/verify");
-      if (!answer.ok) {
-        terminal.err.write(`authority ledger verify: ${answer.message}\n`);
-        return EXIT.failed;
-      }
-      result = answer.body as Verification;
-      if (note !== undefined) {
-        const checked = await checkServer(target, note, keys);
-        if (typeof checked === "string") {
-          terminal.err.write(`authority ledger verify: ${checked}\n`);
-          return EXIT.failed;
-        }
-        checkpoint = checked;
-      }
-    } else {
-      try {
-        const verified = await verifyDatabase(terminal, note, keys);
-        result = verified.chains;
-        checkpoint = verified.checkpoint;
-      } catch (error) {
-        if (error instanceof UsageError) throw error;
-        terminal.err.write(
-          `authority ledger verify: the ledger could not be read: ${error instanceof Error ? error.message : String(error)}\n`,
-        );
-        return EXIT.failed;
-      }
+    const { note, keys } = checkpointInputs(args, terminal.cwd);
+    const verified =
+      option(args, "server") !== undefined ? await verifyOnServer(args, terminal, note, keys) : await verifyHere(terminal, note, keys);
+    if (typeof verified === "string") {
+      terminal.err.write(`authority ledger verify: ${verified}\n`);
+      return EXIT.failed;
     }
-    const p = paint(terminal.color);
+    const { chains: result, checkpoint } = verified;
     if (format === "json")
       terminal.out.write(`${JSON.stringify(checkpoint === undefined ? result : { ...result, checkpoint }, null, 2)}\n`);
-    else {
-      if (result.broken === null) terminal.out.write(`${p.green("verified")}: ${result.records} records in ${result.trees} chains\n`);
-      else {
-        const b = result.broken;
-        if (b.position !== undefined)
-          terminal.out.write(`${p.red("broken")}: position ${b.position} of the Merkle log (\`${b.ledger_id}\`): ${b.problem}\n`);
-        else terminal.out.write(`${p.red("broken")}: chain \`${b.tree_id}\`, record ${b.seq} (\`${b.ledger_id}\`): ${b.problem}\n`);
-        terminal.out.write(`checked ${result.records} records in ${result.trees} chains up to the break\n`);
-      }
-      if (checkpoint !== undefined) printCheckpoint(terminal, checkpoint);
-    }
+    else printVerification(terminal, result, checkpoint);
     return result.ok && (checkpoint === undefined || checkpoint.ok) ? EXIT.ok : EXIT.failed;
   },
 };
+
+/** The checkpoint to check (`--checkpoint`) and the JWKS to check it with (`--keys`), both optional. */
+function checkpointInputs(args: ParsedArgs, cwd: string): { note: string | undefined; keys: CheckpointKey[] | undefined } {
+  const checkpointPath = option(args, "checkpoint");
+  const keysPath = option(args, "keys");
+  if (keysPath !== undefined && checkpointPath === undefined)
+    throw new UsageError("`--keys` checks a checkpoint: give it with `--checkpoint FILE`");
+  const note =
+    checkpointPath === undefined ? undefined : (readJson(cwd, checkpointPath, CHECKPOINT_FILE_BYTES_MAX, "checkpoint", false) as string);
+  const keysFile = keysPath === undefined ? undefined : readJson(cwd, keysPath, SIGNATURE_VERIFY_LIMITS.keysBytesMax, "key set");
+  if (keysFile !== undefined && !Array.isArray((keysFile as { keys?: unknown } | null)?.keys))
+    throw new UsageError(`${keysPath}: the key set is a JWKS, an object with \`keys\``);
+  return { note, keys: keysFile === undefined ? undefined : (keysFile as { keys: CheckpointKey[] }).keys };
+}
+
+type Verified = { chains: Verification; checkpoint?: CheckpointResult | undefined };
+
+/** Asks the server to verify its chains, and checks the checkpoint against it; a string says why it could not. */
+async function verifyOnServer(
+  args: ParsedArgs,
+  terminal: Terminal,
+  note: string | undefined,
+  keys: CheckpointKey[] | undefined,
+): Promise<Verified | string> {
+  const target = serverTarget(args, terminal.env, true);
+  const answer = await request(target, "GET", "/ledger/verify");
+  if (!answer.ok) return answer.message;
+  if (note === undefined) return { chains: answer.body as Verification, checkpoint: undefined };
+  const checked = await checkServer(target, note, keys);
+  return typeof checked === "string" ? checked : { chains: answer.body as Verification, checkpoint: checked };
+}
+
+/** Verifies the configured database directly; a string says why the ledger could not be read. */
+async function verifyHere(terminal: Terminal, note: string | undefined, keys: CheckpointKey[] | undefined): Promise<Verified | string> {
+  try {
+    return await verifyDatabase(terminal, note, keys);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    return `the ledger could not be read: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+function printVerification(terminal: Terminal, result: Verification, checkpoint: CheckpointResult | undefined): void {
+  const p = paint(terminal.color);
+  if (result.broken === null) terminal.out.write(`${p.green("verified")}: ${result.records} records in ${result.trees} chains\n`);
+  else {
+    const b = result.broken;
+    if (b.position !== undefined)
+      terminal.out.write(`${p.red("broken")}: position ${b.position} of the Merkle log (\`${b.ledger_id}\`): ${b.problem}\n`);
+    else terminal.out.write(`${p.red("broken")}: chain \`${b.tree_id}\`, record ${b.seq} (\`${b.ledger_id}\`): ${b.problem}\n`);
+    terminal.out.write(`checked ${result.records} records in ${result.trees} chains up to the break\n`);
+  }
+  if (checkpoint !== undefined) printCheckpoint(terminal, checkpoint);
+}

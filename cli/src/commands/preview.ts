@@ -15,12 +15,12 @@ import {
   type SampleAction,
 } from "@agent-authority/families";
 import type { Decision } from "@agent-authority/engine";
-import { choice, flag, option, options, parseArgs, UsageError } from "../args.js";
+import { choice, flag, option, options, parseArgs, type ParsedArgs, UsageError } from "../args.js";
 import { type Command, EXIT } from "../command.js";
 import { collectInputs, displayPath } from "../files.js";
 import { checkFile } from "../load.js";
 import { formatText } from "../report.js";
-import { paint } from "../terminal.js";
+import { paint, type Terminal } from "../terminal.js";
 import { actionLine, decisionText } from "../decision-text.js";
 import { explainRefusals, explanationJson } from "../preview-explain.js";
 
@@ -145,69 +145,98 @@ Exit status: 0 previewed, 1 the family or grant has errors, 2 usage error.
     };
     const actions = actionsFromFlags(args, terminal.cwd);
     const path = resolve(terminal.cwd, args.positionals[0]!);
-    const p = paint(terminal.color);
-    const cases: Case[] = [];
-    let heading: string;
-    if (extname(path).toLowerCase() === ".json") {
-      const checked = checkGrantBody(readFileSync(path, "utf8"), displayPath(terminal.cwd, path));
-      if (!checked.ok) {
-        terminal.err.write(
-          formatText([{ path: checked.source.file, source: checked.source, diagnostics: checked.diagnostics }], paint(false)),
-        );
-        return EXIT.failed;
-      }
-      const grant = checked.grant!;
-      const list = actions ?? (checked.action !== undefined ? [checked.action] : undefined);
-      if (list === undefined)
-        throw new UsageError("a grant preview needs an action: `--action FILE`, `--tool NAME` or an `action` field in the body");
-      heading = `grant for \`${String(grant["agent_id"])}\``;
-      for (const action of list) cases.push({ label: actionLine(action), grant, action, usage });
-    } else {
-      const [input] = collectInputs(terminal.cwd, [args.positionals[0]!], ["family"]);
-      const checked = checkFile(input!);
-      if (!checked.family?.ok) {
-        terminal.err.write(formatText([checked], paint(false)));
-        return EXIT.failed;
-      }
-      const family = checked.family.body!;
-      heading = `${family.id} v${family.version} (${family.content_hash.slice(0, 19)}…)`;
-      if (family.approval !== undefined) {
-        const when =
-          family.approval.required === true ? "every grant" : `a grant with a budget above ${family.approval.above_budget_minor ?? 0}`;
-        heading += `\n${when} waits for a human's approval before it is active${family.approval.reason !== undefined ? `: ${family.approval.reason}` : ""}; the previews show it once active`;
-      }
-      const failed = collectFamilyCases(family, parameterValues(args), actions, usage, cases, terminal.err.write.bind(terminal.err));
-      if (failed) return EXIT.failed;
-    }
-    const results = cases.map((c) => ({ ...c, decision: previewAction(c.grant, c.action, c.usage) }));
+    const gathered =
+      extname(path).toLowerCase() === ".json"
+        ? grantCases(path, actions, usage, terminal)
+        : familyCases(args.positionals[0]!, args, actions, usage, terminal);
+    if (gathered === undefined) return EXIT.failed;
+    const results = gathered.cases.map((c) => ({ ...c, decision: previewAction(c.grant, c.action, c.usage) }));
     const explained = flag(args, "explain") ? await explainRefusals(results) : results.map(() => undefined);
-    if (format === "json") {
-      terminal.out.write(
-        `${JSON.stringify(
-          results.map((r, i) => ({
-            label: r.label,
-            action: r.action,
-            outcome: enforcedOutcome(r.decision),
-            decision: r.decision,
-            ...(explained[i] !== undefined ? { explain: explanationJson(explained[i]) } : {}),
-          })),
-          null,
-          2,
-        )}\n`,
-      );
-      return EXIT.ok;
-    }
-    terminal.out.write(`${p.bold(heading)}\n`);
-    for (const [i, r] of results.entries()) {
-      terminal.out.write(`\n${r.label}\n${decisionText(r.decision as Decision, p)}`);
-      const e = explained[i];
-      if (e?.kind === "nearest")
-        terminal.out.write(`  nearest allowed input (changed: ${e.changed.join(", ")}): ${JSON.stringify(e.input)}\n`);
-      else if (e !== undefined) terminal.out.write(`  nearest allowed input: ${JSON.stringify(explanationJson(e))}\n`);
-    }
+    if (format === "json") writeJson(results, explained, terminal);
+    else writeText(gathered.heading, results, explained, terminal);
     return EXIT.ok;
   },
 };
+
+/** What a preview shows: a heading and the cases, each an action against a grant. */
+interface Gathered {
+  readonly heading: string;
+  readonly cases: Case[];
+}
+
+type Previewed = Case & { readonly decision: ReturnType<typeof previewAction> };
+type Explained = Awaited<ReturnType<typeof explainRefusals>>;
+
+/** The cases of a grant body: the actions given, or the body's own `action`; undefined when the body has errors (written). */
+function grantCases(path: string, actions: SampleAction[] | undefined, usage: PreviewUsage, terminal: Terminal): Gathered | undefined {
+  const checked = checkGrantBody(readFileSync(path, "utf8"), displayPath(terminal.cwd, path));
+  if (!checked.ok) {
+    terminal.err.write(formatText([{ path: checked.source.file, source: checked.source, diagnostics: checked.diagnostics }], paint(false)));
+    return undefined;
+  }
+  const grant = checked.grant!;
+  const list = actions ?? (checked.action !== undefined ? [checked.action] : undefined);
+  if (list === undefined)
+    throw new UsageError("a grant preview needs an action: `--action FILE`, `--tool NAME` or an `action` field in the body");
+  return {
+    heading: `grant for \`${String(grant["agent_id"])}\``,
+    cases: list.map((action) => ({ label: actionLine(action), grant, action, usage })),
+  };
+}
+
+/** The cases of a family file, its heading saying when its grants wait for approval; undefined when it has errors (written). */
+function familyCases(
+  file: string,
+  args: ParsedArgs,
+  actions: SampleAction[] | undefined,
+  usage: PreviewUsage,
+  terminal: Terminal,
+): Gathered | undefined {
+  const [input] = collectInputs(terminal.cwd, [file], ["family"]);
+  const checked = checkFile(input!);
+  if (!checked.family?.ok) {
+    terminal.err.write(formatText([checked], paint(false)));
+    return undefined;
+  }
+  const family = checked.family.body!;
+  let heading = `${family.id} v${family.version} (${family.content_hash.slice(0, 19)}…)`;
+  if (family.approval !== undefined) {
+    const when =
+      family.approval.required === true ? "every grant" : `a grant with a budget above ${family.approval.above_budget_minor ?? 0}`;
+    heading += `\n${when} waits for a human's approval before it is active${family.approval.reason !== undefined ? `: ${family.approval.reason}` : ""}; the previews show it once active`;
+  }
+  const cases: Case[] = [];
+  const failed = collectFamilyCases(family, parameterValues(args), actions, usage, cases, terminal.err.write.bind(terminal.err));
+  return failed ? undefined : { heading, cases };
+}
+
+function writeJson(results: readonly Previewed[], explained: readonly (Explained[number] | undefined)[], terminal: Terminal): void {
+  const out = results.map((r, i) => ({
+    label: r.label,
+    action: r.action,
+    outcome: enforcedOutcome(r.decision),
+    decision: r.decision,
+    ...(explained[i] !== undefined ? { explain: explanationJson(explained[i]) } : {}),
+  }));
+  terminal.out.write(`${JSON.stringify(out, null, 2)}\n`);
+}
+
+function writeText(
+  heading: string,
+  results: readonly Previewed[],
+  explained: readonly (Explained[number] | undefined)[],
+  terminal: Terminal,
+): void {
+  const p = paint(terminal.color);
+  terminal.out.write(`${p.bold(heading)}\n`);
+  for (const [i, r] of results.entries()) {
+    terminal.out.write(`\n${r.label}\n${decisionText(r.decision as Decision, p)}`);
+    const e = explained[i];
+    if (e?.kind === "nearest")
+      terminal.out.write(`  nearest allowed input (changed: ${e.changed.join(", ")}): ${JSON.stringify(e.input)}\n`);
+    else if (e !== undefined) terminal.out.write(`  nearest allowed input: ${JSON.stringify(explanationJson(e))}\n`);
+  }
+}
 
 /** The cases of a family: the given actions with the given parameters, or each example with its own. */
 function collectFamilyCases(

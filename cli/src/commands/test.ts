@@ -37,68 +37,97 @@ mismatch or a family with errors, 2 usage error or a file that could not be read
   async run(argv, terminal) {
     const args = parseArgs(argv, { verbose: "boolean", format: "string", run: "string" });
     const selected = examplePattern(option(args, "run"));
-    let notRun = 0;
     const format = choice(args, "format", ["text", "json"] as const, "text");
     const verbose = flag(args, "verbose");
     const inputs = collectInputs(terminal.cwd, args.positionals.length > 0 ? args.positionals : ["."], ["family"]);
     const p = paint(terminal.color);
     const progress = progressLine(terminal);
+    const tally: Tally = { passed: 0, failed: 0, notRun: 0, internal: false, text: "" };
     const runs: FamilyRun[] = [];
-    let passed = 0;
-    let failed = 0;
-    let internal = false;
-    let text = "";
     for (const [i, input] of inputs.entries()) {
       progress.update(`testing ${i + 1}/${inputs.length} ${input.path}`);
-      // A file that cannot be read or checked is one failure with its `internal-error` (decision 0119).
-      const checked = checkFileOrReport(input);
-      const compiled = checked.family;
-      if (compiled === undefined || !compiled.ok) {
-        failed += 1;
-        internal ||= compiled === undefined;
-        text += `${p.red("FAIL")} ${input.path}: the family ${compiled === undefined ? "could not be checked" : "does not compile"}\n${formatText([{ ...checked, diagnostics: checked.diagnostics.filter((d) => d.severity === "error") }], p)}`;
-        runs.push({ path: input.path, family: "", results: [] });
-        continue;
-      }
-      const body = compiled.body!;
-      const all = runExamples(body);
-      const chosen = all.filter((result) => selected(`${body.id}/${result.name}`));
-      notRun += all.length - chosen.length;
-      const results = chosen.map((result) => {
-        const at = rangeOf(compiled.source, compiled.document!, ["examples", result.index, "expect"]).start;
-        return { ...result, line: at.line, column: at.column };
-      });
-      runs.push({ path: input.path, family: body.id, results });
-      if (results.length === 0 && verbose) text += `${p.yellow("none")} ${input.path}: ${body.id} has no examples\n`;
-      for (const result of results) {
-        const title = `${body.id} › ${result.name}`;
-        if (result.passed) {
-          passed += 1;
-          if (verbose) text += `${p.green("ok")}   ${title}\n`;
-          continue;
-        }
-        failed += 1;
-        text += `${p.red("FAIL")} ${input.path}:${result.line}:${result.column}: ${title}\n`;
-        for (const mismatch of result.mismatches) text += `     ${mismatch}\n`;
-        if (result.decision !== undefined) text += decisionText(result.decision, p, "       ");
-      }
+      runs.push(testFamily(input, selected, verbose, p, tally));
     }
     progress.done();
+    const { passed, failed, notRun } = tally;
     if (format === "json") {
       terminal.out.write(`${JSON.stringify({ passed, failed, families: runs }, null, 2)}\n`);
     } else {
-      terminal.out.write(text);
+      terminal.out.write(tally.text);
       if (inputs.length === 0) terminal.out.write("no family files found\n");
       if (args.flags.has("run") && passed + failed === 0) terminal.out.write(`no example matches \`${option(args, "run")!}\`\n`);
       terminal.out.write(`\n${passed} passed, ${failed} failed${args.flags.has("run") ? `, ${notRun} not run` : ""}\n`);
     }
     // No family is nothing to fail, as for \`lint\`: the output says none was found. A \`--run\`
     // pattern that selects no example fails, so that a misspelt filter cannot pass.
-    if (internal) return EXIT.internal;
+    if (tally.internal) return EXIT.internal;
     const nothingRan = args.flags.has("run") && inputs.length > 0 && passed + failed === 0;
     return failed > 0 || nothingRan ? EXIT.failed : EXIT.ok;
   },
 };
+
+/** The counts and the text report of a run, added to family by family. */
+interface Tally {
+  passed: number;
+  failed: number;
+  notRun: number;
+  internal: boolean;
+  text: string;
+}
+
+type Painter = ReturnType<typeof paint>;
+
+/**
+ * Runs one family file's selected examples. A file that cannot be read or checked is one failure
+ * with its `internal-error` (decision 0119); a family that does not compile is one failure.
+ */
+function testFamily(
+  input: ReturnType<typeof collectInputs>[number],
+  selected: (title: string) => boolean,
+  verbose: boolean,
+  p: Painter,
+  tally: Tally,
+): FamilyRun {
+  const checked = checkFileOrReport(input);
+  const compiled = checked.family;
+  if (compiled === undefined || !compiled.ok) {
+    tally.failed += 1;
+    tally.internal ||= compiled === undefined;
+    tally.text += `${p.red("FAIL")} ${input.path}: the family ${compiled === undefined ? "could not be checked" : "does not compile"}\n${formatText([{ ...checked, diagnostics: checked.diagnostics.filter((d) => d.severity === "error") }], p)}`;
+    return { path: input.path, family: "", results: [] };
+  }
+  const body = compiled.body!;
+  const all = runExamples(body);
+  const chosen = all.filter((result) => selected(`${body.id}/${result.name}`));
+  tally.notRun += all.length - chosen.length;
+  const results = chosen.map((result) => {
+    const at = rangeOf(compiled.source, compiled.document!, ["examples", result.index, "expect"]).start;
+    return { ...result, line: at.line, column: at.column };
+  });
+  if (results.length === 0 && verbose) tally.text += `${p.yellow("none")} ${input.path}: ${body.id} has no examples\n`;
+  for (const result of results) reportExample(input.path, `${body.id} › ${result.name}`, result, verbose, p, tally);
+  return { path: input.path, family: body.id, results };
+}
+
+/** One example's line: `ok` when verbose, else only a failure, with its mismatches and the decision taken. */
+function reportExample(
+  path: string,
+  title: string,
+  result: FamilyRun["results"][number],
+  verbose: boolean,
+  p: Painter,
+  tally: Tally,
+): void {
+  if (result.passed) {
+    tally.passed += 1;
+    if (verbose) tally.text += `${p.green("ok")}   ${title}\n`;
+    return;
+  }
+  tally.failed += 1;
+  tally.text += `${p.red("FAIL")} ${path}:${result.line}:${result.column}: ${title}\n`;
+  for (const mismatch of result.mismatches) tally.text += `     ${mismatch}\n`;
+  if (result.decision !== undefined) tally.text += decisionText(result.decision, p, "       ");
+}
 
 /** The test of `--run PATTERN` (RE2 syntax, found anywhere in the title), or one that selects every example. */
 function examplePattern(pattern: string | undefined): (title: string) => boolean {

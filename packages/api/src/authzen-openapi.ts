@@ -76,6 +76,40 @@ export function authzenPaths(serverUrl: string): { [path: string]: Json } {
       },
     },
   };
+  return {
+    ...searchPaths(servers),
+    "/access/v1/evaluation": {
+      servers,
+      post: post("authzenEvaluation", "AuthZEN 1.0 access evaluation: one authorize decision", evaluation, decision),
+    },
+    "/access/v1/evaluations": {
+      servers,
+      post: post("authzenEvaluations", "AuthZEN 1.0 access evaluations: decisions in order", evaluations, {
+        type: "object",
+        required: ["evaluations"],
+        properties: { evaluations: { type: "array", items: decision } },
+      }),
+    },
+    "/.well-known/authzen-configuration": {
+      servers,
+      get: {
+        operationId: "authzenConfiguration",
+        summary: "AuthZEN 1.0 metadata: the decision point and each endpoint offered",
+        description: "No key needed.",
+        security: [],
+        responses: {
+          "200": {
+            description: "The metadata",
+            content: { "application/json": { schema: { type: "object", required: ["policy_decision_point"] } } },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The AuthZEN search path items: subjects and actions (resource search is not offered). */
+function searchPaths(servers: Json): { [path: string]: Json } {
   const page: Json = {
     type: "object",
     properties: { token: { type: "string" }, limit: { type: "integer", minimum: 0, maximum: 100, default: 50 } },
@@ -126,33 +160,6 @@ export function authzenPaths(serverUrl: string): { [path: string]: Json } {
         actionQuery,
         searchAnswer(action),
       ),
-    },
-    "/access/v1/evaluation": {
-      servers,
-      post: post("authzenEvaluation", "AuthZEN 1.0 access evaluation: one authorize decision", evaluation, decision),
-    },
-    "/access/v1/evaluations": {
-      servers,
-      post: post("authzenEvaluations", "AuthZEN 1.0 access evaluations: decisions in order", evaluations, {
-        type: "object",
-        required: ["evaluations"],
-        properties: { evaluations: { type: "array", items: decision } },
-      }),
-    },
-    "/.well-known/authzen-configuration": {
-      servers,
-      get: {
-        operationId: "authzenConfiguration",
-        summary: "AuthZEN 1.0 metadata: the decision point and each endpoint offered",
-        description: "No key needed.",
-        security: [],
-        responses: {
-          "200": {
-            description: "The metadata",
-            content: { "application/json": { schema: { type: "object", required: ["policy_decision_point"] } } },
-          },
-        },
-      },
     },
   };
 }

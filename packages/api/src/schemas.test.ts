@@ -55,10 +55,16 @@ describe("@agent-authority/api", () => {
     expect(doc.openapi).toBe("3.1.0");
     const refs = JSON.stringify(doc).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
     for (const ref of refs) expect(doc.components.schemas[ref.split("/").at(-1)!], ref).toBeDefined();
-    // The v1 table's paths, and the three AuthZEN paths served beside v1 at the origin.
-    expect(Object.keys(doc.paths)).toHaveLength(new Set(ENDPOINTS.map((e) => e.path)).size + 3);
+    // The v1 table's paths, and the five AuthZEN paths served beside v1 at the origin (no resource search).
+    expect(Object.keys(doc.paths)).toHaveLength(new Set(ENDPOINTS.map((e) => e.path)).size + 5);
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/access/v1/evaluation", "/access/v1/evaluations", "/.well-known/authzen-configuration"]),
+      expect.arrayContaining([
+        "/access/v1/evaluation",
+        "/access/v1/evaluations",
+        "/access/v1/search/subject",
+        "/access/v1/search/action",
+        "/.well-known/authzen-configuration",
+      ]),
     );
   });
 

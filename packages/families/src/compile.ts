@@ -27,33 +27,26 @@ export interface CompiledFamily {
   readonly document: Document | undefined;
 }
 
-/** Compiles one family; never throws for any input text. */
-export function compileFamily(text: string, file: string): CompiledFamily {
-  const lines = new LineCounter();
-  const source = new SourceText(file, text, lines);
-  const fail = (diagnostics: FamilyDiagnostic[], document?: Document): CompiledFamily => ({
-    ok: false,
-    body: undefined,
-    diagnostics: sortDiagnostics(diagnostics),
-    source,
-    document,
-  });
-  if (text.length > FAMILY_LIMITS.sourceBytesMax) {
-    // Not parsed, so the parser filled no line index: this source indexes the lines itself (linear),
-    // and the error stands at line 1, column 1.
-    const indexed = new SourceText(file, text);
-    const diagnostics = [
-      diag(
-        indexed,
-        "family-too-large",
-        `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`,
-        indexed.range(0, 0),
-      ),
-    ];
-    return { ok: false, body: undefined, diagnostics, source: indexed, document: undefined };
-  }
-  const doc = parseYamlDocument(text, { lineCounter: lines, prettyErrors: false, strict: true });
-  const syntax = placeFlowErrors(text, [...doc.errors, ...doc.warnings]).map(({ error: e, start, end, help }) =>
+/**
+ * A file over the size limit, refused unparsed. The parser filled no line index, so this source
+ * indexes the lines itself (linear), and the error stands at line 1, column 1.
+ */
+function tooLarge(text: string, file: string): CompiledFamily {
+  const indexed = new SourceText(file, text);
+  const diagnostics = [
+    diag(
+      indexed,
+      "family-too-large",
+      `the file has ${text.length} characters, more than ${FAMILY_LIMITS.sourceBytesMax}`,
+      indexed.range(0, 0),
+    ),
+  ];
+  return { ok: false, body: undefined, diagnostics, source: indexed, document: undefined };
+}
+
+/** The parser's errors and warnings, placed where the text went wrong. */
+function syntaxDiagnostics(text: string, doc: Document, source: SourceText): FamilyDiagnostic[] {
+  return placeFlowErrors(text, [...doc.errors, ...doc.warnings]).map(({ error: e, start, end, help }) =>
     diag(
       source,
       `yaml/${e.code.toLowerCase().replace(/_/g, "-")}`,
@@ -63,45 +56,64 @@ export function compileFamily(text: string, file: string): CompiledFamily {
       help,
     ),
   );
-  if (doc.errors.length > 0) return fail(syntax, doc);
+}
+
+/** The document as a JSON mapping, or the diagnostic saying why it is not one (a bad alias, not a mapping). */
+function authoredMapping(doc: Document, source: SourceText): { mapping: Record<string, unknown> } | { refusal: FamilyDiagnostic } {
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    return fail(
-      [...syntax, diag(source, "yaml/alias", error instanceof Error ? error.message.toLowerCase() : "invalid alias", source.range(0, 0))],
-      doc,
-    );
+    const message = error instanceof Error ? error.message.toLowerCase() : "invalid alias";
+    return { refusal: diag(source, "yaml/alias", message, source.range(0, 0)) };
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    return fail(
-      [
-        ...syntax,
-        diag(
-          source,
-          "schema",
-          "a family must be a mapping with `id`, `version`, `reviewed_by`, `parameters` and `grant`",
-          source.range(0, 0),
-        ),
-      ],
-      doc,
-    );
+    const message = "a family must be a mapping with `id`, `version`, `reviewed_by`, `parameters` and `grant`";
+    return { refusal: diag(source, "schema", message, source.range(0, 0)) };
   }
-  const authored = data as Record<string, unknown>;
+  return { mapping: data as Record<string, unknown> };
+}
+
+/** An authored `content_hash` must be the one the content hashes to. */
+function checkAuthoredHash(
+  source: SourceText,
+  doc: Document,
+  authored: Record<string, unknown>,
+  contentHash: string | undefined,
+): FamilyDiagnostic[] {
+  if (contentHash === undefined || authored["content_hash"] === undefined || authored["content_hash"] === contentHash) return [];
+  return [
+    diag(
+      source,
+      "content-hash-mismatch",
+      `\`content_hash\` does not match the content, which hashes to \`${contentHash}\``,
+      rangeOf(source, doc, ["content_hash"]),
+      "error",
+      "remove the field or update it: the compiler computes it",
+    ),
+  ];
+}
+
+/** Compiles one family; never throws for any input text. */
+export function compileFamily(text: string, file: string): CompiledFamily {
+  if (text.length > FAMILY_LIMITS.sourceBytesMax) return tooLarge(text, file);
+  const lines = new LineCounter();
+  const source = new SourceText(file, text, lines);
+  const fail = (diagnostics: FamilyDiagnostic[], document?: Document): CompiledFamily => ({
+    ok: false,
+    body: undefined,
+    diagnostics: sortDiagnostics(diagnostics),
+    source,
+    document,
+  });
+  const doc = parseYamlDocument(text, { lineCounter: lines, prettyErrors: false, strict: true });
+  const syntax = syntaxDiagnostics(text, doc, source);
+  if (doc.errors.length > 0) return fail(syntax, doc);
+  const read = authoredMapping(doc, source);
+  if ("refusal" in read) return fail([...syntax, read.refusal], doc);
+  const authored = read.mapping;
   const contentHash = hashOrUndefined(authored);
-  const diagnostics: FamilyDiagnostic[] = [...syntax];
-  if (contentHash !== undefined && authored["content_hash"] !== undefined && authored["content_hash"] !== contentHash) {
-    diagnostics.push(
-      diag(
-        source,
-        "content-hash-mismatch",
-        `\`content_hash\` does not match the content, which hashes to \`${contentHash}\``,
-        rangeOf(source, doc, ["content_hash"]),
-        "error",
-        "remove the field or update it: the compiler computes it",
-      ),
-    );
-  }
+  const diagnostics: FamilyDiagnostic[] = [...syntax, ...checkAuthoredHash(source, doc, authored, contentHash)];
   // A value JSON cannot hold (YAML's `.inf`, `.nan`) has no hash; the schema then says where it is.
   const body = { ...authored, content_hash: contentHash ?? UNHASHABLE };
   const schemaErrors = validateFamilyBody(body).filter((e) => contentHash !== undefined || e.path[0] !== "content_hash");

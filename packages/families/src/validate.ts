@@ -89,64 +89,66 @@ function isTemplateAnyOf(error: ErrorObject): boolean {
   return branches.length === 2 && JSON.stringify(branches[1]).includes("\\\\$\\\\{");
 }
 
+/** An unknown field, with the nearest known name as help, or the known names when none is near. */
+function unknownField(error: ErrorObject, path: (string | number)[], params: Record<string, unknown>): SchemaError {
+  const name = String(params["additionalProperty"]);
+  const known = Object.keys(((error.parentSchema as Record<string, unknown>)?.["properties"] as object | undefined) ?? {});
+  const suggestion = closest(name, known);
+  return {
+    path: [...path, name],
+    at: "key",
+    message: `unknown field \`${name}\``,
+    ...(suggestion !== undefined
+      ? { help: `did you mean \`${suggestion}\`?` }
+      : known.length > 0
+        ? { help: `known fields: ${known.map((k) => `\`${k}\``).join(", ")}` }
+        : {}),
+  };
+}
+
+/** What is wrong with a value (as opposed to a key): its type, its allowed values, its bounds. */
+function valueMessage(error: ErrorObject, path: (string | number)[], params: Record<string, unknown>): string {
+  const field = fieldName(path);
+  const limit = String(params["limit"]);
+  switch (error.keyword) {
+    case "type":
+      return `${field} must be ${article(String(params["type"]))}`;
+    case "enum":
+      return `${field} must be one of ${((params["allowedValues"] as unknown[]) ?? []).map((v) => `\`${String(v)}\``).join(", ")}`;
+    case "const":
+      return `${field} must be \`${String(params["allowedValue"])}\``;
+    case "pattern":
+      return `\`${String(error.data)}\` does not match the pattern \`${String(params["pattern"])}\` of ${field}`;
+    case "minimum":
+    case "exclusiveMinimum":
+      return `${field} must be at least ${limit}, not ${String(error.data)}`;
+    case "maximum":
+    case "exclusiveMaximum":
+      return `${field} must be at most ${limit}, not ${String(error.data)}`;
+    case "minLength":
+      return `${field} must have at least ${limit} characters`;
+    case "maxLength":
+      return `${field} must have at most ${limit} characters`;
+    case "minItems":
+      return `${field} must have at least ${limit} items`;
+    case "maxItems":
+      return `${field} must have at most ${limit} items`;
+    case "uniqueItems":
+      return `${field} lists the same value twice (items ${String(params["j"])} and ${String(params["i"])})`;
+    case "maxProperties":
+      return `${field} must have at most ${limit} entries`;
+    default:
+      return `${field} ${error.message ?? "is invalid"}`;
+  }
+}
+
 function describe(error: ErrorObject, path: (string | number)[]): SchemaError {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case "required":
       return { path, at: "key", message: `missing required field \`${String(params["missingProperty"])}\`` };
-    case "additionalProperties": {
-      const name = String(params["additionalProperty"]);
-      const known = Object.keys(((error.parentSchema as Record<string, unknown>)?.["properties"] as object | undefined) ?? {});
-      const suggestion = closest(name, known);
-      return {
-        path: [...path, name],
-        at: "key",
-        message: `unknown field \`${name}\``,
-        ...(suggestion !== undefined
-          ? { help: `did you mean \`${suggestion}\`?` }
-          : known.length > 0
-            ? { help: `known fields: ${known.map((k) => `\`${k}\``).join(", ")}` }
-            : {}),
-      };
-    }
-    case "type":
-      return { path, at: "value", message: `${fieldName(path)} must be ${article(String(params["type"]))}` };
-    case "enum":
-      return {
-        path,
-        at: "value",
-        message: `${fieldName(path)} must be one of ${((params["allowedValues"] as unknown[]) ?? []).map((v) => `\`${String(v)}\``).join(", ")}`,
-      };
-    case "const":
-      return { path, at: "value", message: `${fieldName(path)} must be \`${String(params["allowedValue"])}\`` };
-    case "pattern":
-      return {
-        path,
-        at: "value",
-        message: `\`${String(error.data)}\` does not match the pattern \`${String(params["pattern"])}\` of ${fieldName(path)}`,
-      };
-    case "minimum":
-    case "exclusiveMinimum":
-      return { path, at: "value", message: `${fieldName(path)} must be at least ${String(params["limit"])}, not ${String(error.data)}` };
-    case "maximum":
-    case "exclusiveMaximum":
-      return { path, at: "value", message: `${fieldName(path)} must be at most ${String(params["limit"])}, not ${String(error.data)}` };
-    case "minLength":
-      return { path, at: "value", message: `${fieldName(path)} must have at least ${String(params["limit"])} characters` };
-    case "maxLength":
-      return { path, at: "value", message: `${fieldName(path)} must have at most ${String(params["limit"])} characters` };
-    case "minItems":
-      return { path, at: "value", message: `${fieldName(path)} must have at least ${String(params["limit"])} items` };
-    case "maxItems":
-      return { path, at: "value", message: `${fieldName(path)} must have at most ${String(params["limit"])} items` };
-    case "uniqueItems":
-      return {
-        path,
-        at: "value",
-        message: `${fieldName(path)} lists the same value twice (items ${String(params["j"])} and ${String(params["i"])})`,
-      };
-    case "maxProperties":
-      return { path, at: "value", message: `${fieldName(path)} must have at most ${String(params["limit"])} entries` };
+    case "additionalProperties":
+      return unknownField(error, path, params);
     case "propertyNames":
       return {
         path: [...path, String(params["propertyName"])],
@@ -156,7 +158,7 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaError {
     case "dependentRequired":
       return { path, at: "key", message: `\`${String(params["property"])}\` needs \`${String(params["missingProperty"])}\` too` };
     default:
-      return { path, at: "value", message: `${fieldName(path)} ${error.message ?? "is invalid"}` };
+      return { path, at: "value", message: valueMessage(error, path, params) };
   }
 }
 

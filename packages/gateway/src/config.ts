@@ -225,6 +225,30 @@ function readConfig(c: Checker, root: unknown): GatewayConfig | undefined {
   return { authority, attestation, approval, http, upstreams, tools };
 }
 
+/**
+ * `authority.url`: an http(s) URL ending in `/v1`, and https unless it is loopback or
+ * `allow_insecure_http` accepts the clear text. Answers the URL as written (checked or not).
+ */
+function authorityUrl(c: Checker, fields: Record<string, unknown>): string | undefined {
+  const path = ["authority"];
+  const url = c.string(fields, "url", path);
+  if (url !== undefined && !isBaseUrl(url))
+    c.error([...path, "url"], `\`authority.url\` must be an http(s) URL ending in \`/v1\`, not \`${shown(url)}\``);
+  const insecure = fields["allow_insecure_http"];
+  if (insecure !== undefined && typeof insecure !== "boolean")
+    c.error(
+      [...path, "allow_insecure_http"],
+      `\`authority.allow_insecure_http\` must be \`true\` or \`false\`, not \`${shown(insecure)}\``,
+    );
+  if (url !== undefined && isBaseUrl(url) && !isHttpsOrLoopback(url) && insecure !== true) {
+    c.error(
+      [...path, "url"],
+      `\`authority.url\` must be https, or http on a loopback address: decisions and the agent's key would cross the network in the clear (set \`allow_insecure_http: true\` to accept that)`,
+    );
+  }
+  return url;
+}
+
 function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] | undefined {
   if (value === undefined) {
     c.error([], "the configuration needs `authority` (its `url`, `key_env` and `grant_id`)");
@@ -247,21 +271,7 @@ function readAuthority(c: Checker, value: unknown): GatewayConfig["authority"] |
   );
   if (fields === undefined) return undefined;
   const path = ["authority"];
-  const url = c.string(fields, "url", path);
-  if (url !== undefined && !isBaseUrl(url))
-    c.error([...path, "url"], `\`authority.url\` must be an http(s) URL ending in \`/v1\`, not \`${shown(url)}\``);
-  const insecure = fields["allow_insecure_http"];
-  if (insecure !== undefined && typeof insecure !== "boolean")
-    c.error(
-      [...path, "allow_insecure_http"],
-      `\`authority.allow_insecure_http\` must be \`true\` or \`false\`, not \`${shown(insecure)}\``,
-    );
-  if (url !== undefined && isBaseUrl(url) && !isHttpsOrLoopback(url) && insecure !== true) {
-    c.error(
-      [...path, "url"],
-      `\`authority.url\` must be https, or http on a loopback address: decisions and the agent's key would cross the network in the clear (set \`allow_insecure_http: true\` to accept that)`,
-    );
-  }
+  const url = authorityUrl(c, fields);
   const keyEnv = c.string(fields, "key_env", path, ENV_NAME);
   const grantId = c.string(fields, "grant_id", path, GRANT_ID);
   const timeoutMs = c.integer(

@@ -51,16 +51,12 @@ function signingKeysOf(setting: string | undefined, baseDir: string): SigningKey
   }
 }
 
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const { config, log } = options;
-  // The listener spends the agent's authority: no token, no listener (checked before anything starts).
-  if (options.listen !== undefined && (options.listenToken ?? "").length < GATEWAY_LIMITS.httpTokenCharsMin) {
-    throw new Error(`the HTTP listener needs a bearer token of at least ${GATEWAY_LIMITS.httpTokenCharsMin} characters`);
-  }
-  const signingKeys = signingKeysOf(config.authority.signingKeys, options.baseDir);
-  const authority = new AuthorityClient({
+/** The authority client the gateway spends the agent's grants through. */
+function authorityClient(config: GatewayConfig, apiKey: string, baseDir: string): AuthorityClient {
+  const signingKeys = signingKeysOf(config.authority.signingKeys, baseDir);
+  return new AuthorityClient({
     baseUrl: config.authority.url,
-    apiKey: options.apiKey,
+    apiKey,
     timeoutMs: config.authority.timeoutMs,
     attempts: config.authority.attempts,
     retryDelayMs: 50,
@@ -68,29 +64,31 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(signingKeys === undefined ? {} : { signingKeys }),
     ...(config.authority.allowUnsignedAnswers ? { allowUnsignedAnswers: true } : {}),
   });
-  const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
-  const servers = new Set<Server>();
-  const reported = new Set<string>();
-  let catalog: Catalog = buildCatalog([], config.tools, log, reported);
-  const refresh = (): void => {
-    const before = catalog.manifestHash;
-    catalog = buildCatalog(upstreams, config.tools, log, reported);
-    if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
-    for (const server of servers) server.sendToolListChanged().catch(() => undefined);
-  };
-  const notice = (upstream: string, told: UpstreamNotice): void => {
-    if (told.kind === "log") relayLog(servers, upstream, told.params);
-    for (const server of servers) {
-      if (told.kind === "resources_changed") server.sendResourceListChanged().catch(() => undefined);
-      if (told.kind === "prompts_changed") server.sendPromptListChanged().catch(() => undefined);
-      if (told.kind === "resource_updated" && subscribed(server, told.uri))
-        server.sendResourceUpdated({ uri: told.uri }).catch(() => undefined);
-    }
-  };
+}
+
+/** Passes an upstream's notice on to every session: its log lines, and what changed in its resources and prompts. */
+function relayNotice(servers: ReadonlySet<Server>, upstream: string, told: UpstreamNotice): void {
+  if (told.kind === "log") relayLog(servers, upstream, told.params);
+  for (const server of servers) {
+    if (told.kind === "resources_changed") server.sendResourceListChanged().catch(() => undefined);
+    if (told.kind === "prompts_changed") server.sendPromptListChanged().catch(() => undefined);
+    if (told.kind === "resource_updated" && subscribed(server, told.uri))
+      server.sendResourceUpdated({ uri: told.uri }).catch(() => undefined);
+  }
+}
+
+/** Starts every upstream; when one does not start, all are closed again and the first failure is thrown. */
+async function connectUpstreams(
+  upstreams: readonly Upstream[],
+  baseDir: string,
+  log: Log,
+  refresh: () => void,
+  notice: (upstream: string, told: UpstreamNotice) => void,
+): Promise<void> {
   try {
     await Promise.all(
       upstreams.map((upstream) =>
-        upstream.connect(options.baseDir, log, refresh, notice).catch((error: unknown) => {
+        upstream.connect(baseDir, log, refresh, notice).catch((error: unknown) => {
           throw new Error(`upstream \`${upstream.name}\` did not start: ${messageOf(error)}`);
         }),
       ),
@@ -99,11 +97,29 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await Promise.all(upstreams.map((upstream) => upstream.close()));
     throw error;
   }
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const { config, log } = options;
+  // The listener spends the agent's authority: no token, no listener (checked before anything starts).
+  if (options.listen !== undefined && (options.listenToken ?? "").length < GATEWAY_LIMITS.httpTokenCharsMin) {
+    throw new Error(`the HTTP listener needs a bearer token of at least ${GATEWAY_LIMITS.httpTokenCharsMin} characters`);
+  }
+  const authority = authorityClient(config, options.apiKey, options.baseDir);
+  const upstreams = config.upstreams.map((upstream) => new Upstream(upstream));
+  const servers = new Set<Server>();
+  const reported = new Set<string>();
+  let catalog: Catalog = buildCatalog([], config.tools, log, reported);
+  // The catalog is built again whenever an upstream's tools change; the sessions are told when its hash moves.
+  const refresh = (): void => {
+    const before = catalog.manifestHash;
+    catalog = buildCatalog(upstreams, config.tools, log, reported);
+    if (catalog.manifestHash !== before) log.info("manifest hash", { manifest_hash: catalog.manifestHash, tools: catalog.routes.size });
+    for (const server of servers) server.sendToolListChanged().catch(() => undefined);
+  };
+  await connectUpstreams(upstreams, options.baseDir, log, refresh, (upstream, told) => relayNotice(servers, upstream, told));
   refresh();
   const ctx: GatewayContext = { config, authority, log, catalog: () => catalog, upstreams: () => upstreams };
-  const closeUpstreams = async (): Promise<void> => {
-    await Promise.all(upstreams.map((upstream) => upstream.close()));
-  };
   const front = options.listen === undefined ? await serveStdio(ctx, servers, options.stdio) : await serveHttp(ctx, servers, options);
   log.info("gateway ready", {
     transport: options.listen === undefined ? "stdio" : "http",
@@ -111,7 +127,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     upstreams: upstreams.length,
     manifest_hash: catalog.manifestHash,
   });
-  const closed = front.closed.then(closeUpstreams);
+  const closed = front.closed.then(async () => {
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+  });
   return {
     url: front.url,
     manifestHash: () => catalog.manifestHash,

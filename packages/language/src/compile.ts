@@ -165,47 +165,60 @@ class Compiler {
 
   private call(e: ExprOf<"call">): Compiled {
     const args = e.args.map((a) => this.compile(a));
-    const span = e.span;
     // A function of a value from `args` is charged its cost from FUNCTION_COSTS before it runs
     // (INVARIANT (charged-before-work)); of literals and environment names, its node pays for it.
-    if (e.callee === "size") {
-      const arg = args[0]!.fn;
-      const dyn = this.kind(e.args[0]!) === "dyn";
-      return {
-        fn: (env, meter) => {
-          const v = arg(env, meter);
-          if (v instanceof Failure) return v;
-          const over = dyn ? charge(meter, FUNCTION_COSTS.size([sizeOf(v)]), span) : undefined;
-          if (over !== undefined) return over;
-          if (typeof v === "string") return codePointLength(v);
-          if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
-          return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
-        },
-        canFail: args[0]!.canFail || dyn,
-      };
-    }
-    if (e.callee === "lower") {
-      const arg = args[0]!.fn;
-      const dyn = this.kind(e.args[0]!) === "dyn";
-      return {
-        fn: (env, meter) => {
-          const v = arg(env, meter);
-          if (v instanceof Failure) return v;
-          const over = dyn ? charge(meter, FUNCTION_COSTS.lower([sizeOf(v)]), span) : undefined;
-          if (over !== undefined) return over;
-          return typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span);
-        },
-        canFail: args[0]!.canFail || dyn,
-      };
-    }
+    if (e.callee === "size") return this.sizeCall(e, args[0]!);
+    if (e.callee === "lower") return this.lowerCall(e, args[0]!);
     const pathUrl = PATH_URL_FUNCTIONS.get(e.callee);
-    if (pathUrl !== undefined) return pathUrlCall(e.callee, pathUrl, args, span);
+    if (pathUrl !== undefined) return pathUrlCall(e.callee, pathUrl, args, e.span);
+    return this.affixCall(e, args[0]!, args[1]!);
+  }
+
+  /** `size(x)`: code points of a string, items of a list (INVARIANT (charged-before-work)). */
+  private sizeCall(e: ExprOf<"call">, compiled: Compiled): Compiled {
+    const arg = compiled.fn;
+    const span = e.span;
+    const dyn = this.kind(e.args[0]!) === "dyn";
+    return {
+      fn: (env, meter) => {
+        const v = arg(env, meter);
+        if (v instanceof Failure) return v;
+        const over = dyn ? charge(meter, FUNCTION_COSTS.size([sizeOf(v)]), span) : undefined;
+        if (over !== undefined) return over;
+        if (typeof v === "string") return codePointLength(v);
+        if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
+        return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
+      },
+      canFail: compiled.canFail || dyn,
+    };
+  }
+
+  /** `lower(s)` (INVARIANT (charged-before-work)). */
+  private lowerCall(e: ExprOf<"call">, compiled: Compiled): Compiled {
+    const arg = compiled.fn;
+    const span = e.span;
+    const dyn = this.kind(e.args[0]!) === "dyn";
+    return {
+      fn: (env, meter) => {
+        const v = arg(env, meter);
+        if (v instanceof Failure) return v;
+        const over = dyn ? charge(meter, FUNCTION_COSTS.lower([sizeOf(v)]), span) : undefined;
+        if (over !== undefined) return over;
+        return typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span);
+      },
+      canFail: compiled.canFail || dyn,
+    };
+  }
+
+  /** `startsWith` and `endsWith`: no checks when both sides are known strings that cannot fail, else typed and charged. */
+  private affixCall(e: ExprOf<"call">, subject: Compiled, affix: Compiled): Compiled {
+    const span = e.span;
     const starts = e.callee === "startsWith";
-    const s = args[0]!.fn;
-    const p = args[1]!.fn;
+    const s = subject.fn;
+    const p = affix.fn;
     const callee = e.callee;
     const cost = starts ? FUNCTION_COSTS.startsWith : FUNCTION_COSTS.endsWith;
-    if (this.kind(e.args[0]!) === "string" && this.kind(e.args[1]!) === "string" && !args[0]!.canFail && !args[1]!.canFail) {
+    if (this.kind(e.args[0]!) === "string" && this.kind(e.args[1]!) === "string" && !subject.canFail && !affix.canFail) {
       const fn: Evaluator = starts
         ? (env, meter) => (s(env, meter) as string).startsWith(p(env, meter) as string)
         : (env, meter) => (s(env, meter) as string).endsWith(p(env, meter) as string);

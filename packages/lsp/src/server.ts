@@ -3,6 +3,7 @@ import type { FamilyDiagnostic, SourceRange } from "@agent-authority/families";
 import {
   type Connection,
   type Diagnostic,
+  type InitializeResult,
   DiagnosticSeverity,
   type Range,
   TextDocuments,
@@ -34,6 +35,45 @@ export function toLspDiagnostic(d: FamilyDiagnostic): Diagnostic {
     message: d.help === undefined ? d.message : `${d.message}\nhelp: ${d.help}`,
     ...(fix !== undefined ? { data: fix } : {}),
   };
+}
+
+/** What the server can do, told to the editor when it starts. */
+function initializeResult(version: string): InitializeResult {
+  return {
+    capabilities: {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      hoverProvider: true,
+      completionProvider: { triggerCharacters: [".", "{"] },
+      documentFormattingProvider: true,
+      definitionProvider: true,
+      codeActionProvider: { codeActionKinds: ["quickfix"] },
+    },
+    serverInfo: { name: SERVER_NAME, version },
+  };
+}
+
+/** The editor's requests, each answered from the newest analysis of its document. */
+function answerRequests(
+  connection: Connection,
+  analysisOf: (uri: string) => { analysis: Analysis; document: TextDocument } | undefined,
+): void {
+  connection.onHover(({ textDocument, position }) => {
+    const found = analysisOf(textDocument.uri);
+    return found === undefined ? null : hover(found.analysis, found.document, position);
+  });
+  connection.onCompletion(({ textDocument, position }) => {
+    const found = analysisOf(textDocument.uri);
+    return found === undefined ? [] : complete(found.analysis, found.document, position);
+  });
+  connection.onDefinition(({ textDocument, position }) => {
+    const found = analysisOf(textDocument.uri);
+    return found === undefined ? null : definition(found.analysis, found.document, position);
+  });
+  connection.onDocumentFormatting(({ textDocument }) => {
+    const found = analysisOf(textDocument.uri);
+    return found === undefined || found.analysis.tooLarge ? [] : formatDocument(found.analysis.kind, found.document);
+  });
+  connection.onCodeAction(({ textDocument, context }) => quickFixes(textDocument.uri, context.diagnostics));
 }
 
 /**
@@ -71,17 +111,7 @@ export function startServer(connection: Connection, version: string, options: Se
     void connection.sendDiagnostics({ uri, version: found.document.version, diagnostics });
   };
   const pending = new PendingAnalyses(publish);
-  connection.onInitialize(() => ({
-    capabilities: {
-      textDocumentSync: TextDocumentSyncKind.Incremental,
-      hoverProvider: true,
-      completionProvider: { triggerCharacters: [".", "{"] },
-      documentFormattingProvider: true,
-      definitionProvider: true,
-      codeActionProvider: { codeActionKinds: ["quickfix"] },
-    },
-    serverInfo: { name: SERVER_NAME, version },
-  }));
+  connection.onInitialize(() => initializeResult(version));
   // An open forgets what an earlier life of the document left waiting, so it is analysed at once;
   // a change is analysed at once or waits for quiet (PendingAnalyses).
   documents.onDidOpen(({ document }) => pending.cancel(document.uri));
@@ -92,23 +122,7 @@ export function startServer(connection: Connection, version: string, options: Se
     analyses.delete(document.uri);
     void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
   });
-  connection.onHover(({ textDocument, position }) => {
-    const found = analysisOf(textDocument.uri);
-    return found === undefined ? null : hover(found.analysis, found.document, position);
-  });
-  connection.onCompletion(({ textDocument, position }) => {
-    const found = analysisOf(textDocument.uri);
-    return found === undefined ? [] : complete(found.analysis, found.document, position);
-  });
-  connection.onDefinition(({ textDocument, position }) => {
-    const found = analysisOf(textDocument.uri);
-    return found === undefined ? null : definition(found.analysis, found.document, position);
-  });
-  connection.onDocumentFormatting(({ textDocument }) => {
-    const found = analysisOf(textDocument.uri);
-    return found === undefined || found.analysis.tooLarge ? [] : formatDocument(found.analysis.kind, found.document);
-  });
-  connection.onCodeAction(({ textDocument, context }) => quickFixes(textDocument.uri, context.diagnostics));
+  answerRequests(connection, analysisOf);
   documents.listen(connection);
   connection.listen();
 }

@@ -3,7 +3,7 @@
 
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { canonicalJson } from "./canonical-json.js";
-import { verifyCheckpoint, type CheckpointKey } from "./checkpoint.js";
+import { verifyCheckpoint, type CheckpointKey, type VerifiedCheckpoint } from "./checkpoint.js";
 import { leafHash, MERKLE_LIMITS, verifyInclusion } from "./merkle.js";
 
 export const RECEIPT_FORMAT = "agent-authority.receipt.v1";
@@ -135,15 +135,11 @@ function checkEntry(
   return { ok: true, parsed };
 }
 
-/**
- * Checks a receipt with nothing but the keys given (a JWKS's `keys`, held by the verifier): the
- * checkpoint's signature, each record's hash, canonical form and inclusion in the checkpoint's
- * tree, that the settlements settle this decision in its chain, and the signature over the whole.
- * Answers the first member that does not hold.
- */
-export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): VerifiedReceipt | ReceiptFailure {
-  if (!isObject(value) || !sameKeys(value, RECEIPT_KEYS))
-    return failure("", `a receipt is an object with exactly ${RECEIPT_KEYS.join(", ")}`);
+/** The receipt's own members: its format, its ledger id, and the checkpoint signed by the key it names. */
+function checkHeader(
+  value: Record<string, unknown>,
+  keys: readonly CheckpointKey[],
+): { readonly ok: true; readonly ledgerId: string; readonly kid: string; readonly checkpoint: VerifiedCheckpoint } | ReceiptFailure {
   if (value["format"] !== RECEIPT_FORMAT) return failure("format", `the format is \`${RECEIPT_FORMAT}\``);
   const ledgerId = value["ledger_id"];
   if (typeof ledgerId !== "string") return failure("ledger_id", "a ledger id");
@@ -152,19 +148,21 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
   const checkpoint = verifyCheckpoint(value["checkpoint"] as string, keys);
   if (!checkpoint.ok) return failure("checkpoint", checkpoint.message);
   if (checkpoint.kid !== kid) return failure("kid", `the checkpoint is signed by \`${checkpoint.kid}\`, not \`${kid}\``);
+  return { ok: true, ledgerId, kid, checkpoint };
+}
 
-  const record = checkEntry(value["record"], "record", checkpoint.size, checkpoint.root);
-  if (!record.ok) return record;
-  const decision = record.parsed;
-  if (decision["ledger_id"] !== ledgerId) return failure("ledger_id", "the sealed record is another decision");
-  if (decision["kind"] !== "decision") return failure("record.record", "the sealed record is not a decision");
-
-  const settlementsValue = value["settlements"];
-  if (!Array.isArray(settlementsValue) || settlementsValue.length > RECEIPT_LIMITS.settlementsMax)
+/** The settlements: each proved in the tree, a settlement of this decision later in its chain, none listed twice. */
+function checkSettlements(
+  value: unknown,
+  decision: Record<string, unknown>,
+  ledgerId: string,
+  checkpoint: VerifiedCheckpoint,
+): { readonly ok: true; readonly settlements: Record<string, unknown>[] } | ReceiptFailure {
+  if (!Array.isArray(value) || value.length > RECEIPT_LIMITS.settlementsMax)
     return failure("settlements", `a list of at most ${RECEIPT_LIMITS.settlementsMax} entries`);
   const settlements: Record<string, unknown>[] = [];
   const seen = new Set<unknown>();
-  for (const [i, entry] of settlementsValue.entries()) {
+  for (const [i, entry] of value.entries()) {
     const at = `settlements[${i}]`;
     const checked = checkEntry(entry, at, checkpoint.size, checkpoint.root);
     if (!checked.ok) return checked;
@@ -178,7 +176,31 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
     seen.add(settlement["ledger_id"]);
     settlements.push(settlement);
   }
+  return { ok: true, settlements };
+}
 
+/** Whether an Ed25519 signature value (base64url) verifies over the statement's canonical JSON with the key. */
+function signatureVerifies(statement: Record<string, unknown>, signatureValue: unknown, key: CheckpointKey | undefined): boolean {
+  if (typeof signatureValue !== "string" || !/^[A-Za-z0-9_-]{86}$/.test(signatureValue) || key === undefined) return false;
+  try {
+    return verify(
+      null,
+      Buffer.from(canonicalJson(statement), "utf8"),
+      createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.x! }, format: "jwk" }),
+      Buffer.from(signatureValue, "base64url"),
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** The signature over the whole receipt: by the checkpoint's key, over this ledger id and the receipt's digest. */
+function checkReceiptSignature(
+  value: Record<string, unknown>,
+  ledgerId: string,
+  kid: string,
+  keys: readonly CheckpointKey[],
+): { readonly ok: true } | ReceiptFailure {
   const signature = value["signature"];
   if (!isObject(signature) || !sameKeys(signature, ["alg", "kid", "statement", "value"]) || signature["alg"] !== "EdDSA")
     return failure("signature", "an EdDSA signature with its kid, statement and value");
@@ -195,23 +217,32 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
   if (statement["receipt_sha256"] !== receiptDigest(value))
     return failure("signature.statement", "the receipt's members are not those the signature covers");
   const key = keys.find((k) => k.kid === kid && k.kty === "OKP" && k.crv === "Ed25519" && typeof k.x === "string");
-  const signed =
-    typeof signature["value"] === "string" &&
-    /^[A-Za-z0-9_-]{86}$/.test(signature["value"]) &&
-    key !== undefined &&
-    (() => {
-      try {
-        return verify(
-          null,
-          Buffer.from(canonicalJson(statement), "utf8"),
-          createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: key.x! }, format: "jwk" }),
-          Buffer.from(signature["value"] as string, "base64url"),
-        );
-      } catch {
-        return false;
-      }
-    })();
-  if (!signed) return failure("signature.value", "the receipt's signature does not verify with the key it names");
+  if (!signatureVerifies(statement, signature["value"], key))
+    return failure("signature.value", "the receipt's signature does not verify with the key it names");
+  return { ok: true };
+}
+
+/**
+ * Checks a receipt with nothing but the keys given (a JWKS's `keys`, held by the verifier): the
+ * checkpoint's signature, each record's hash, canonical form and inclusion in the checkpoint's
+ * tree, that the settlements settle this decision in its chain, and the signature over the whole.
+ * Answers the first member that does not hold.
+ */
+export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): VerifiedReceipt | ReceiptFailure {
+  if (!isObject(value) || !sameKeys(value, RECEIPT_KEYS))
+    return failure("", `a receipt is an object with exactly ${RECEIPT_KEYS.join(", ")}`);
+  const header = checkHeader(value, keys);
+  if (!header.ok) return header;
+  const { ledgerId, kid, checkpoint } = header;
+  const record = checkEntry(value["record"], "record", checkpoint.size, checkpoint.root);
+  if (!record.ok) return record;
+  const decision = record.parsed;
+  if (decision["ledger_id"] !== ledgerId) return failure("ledger_id", "the sealed record is another decision");
+  if (decision["kind"] !== "decision") return failure("record.record", "the sealed record is not a decision");
+  const settled = checkSettlements(value["settlements"], decision, ledgerId, checkpoint);
+  if (!settled.ok) return settled;
+  const signed = checkReceiptSignature(value, ledgerId, kid, keys);
+  if (!signed.ok) return signed;
   return {
     ok: true,
     ledger_id: ledgerId,
@@ -220,6 +251,6 @@ export function verifyReceipt(value: unknown, keys: readonly CheckpointKey[]): V
     tree_size: checkpoint.size,
     leaf_index: (value["record"] as { leaf_index: number }).leaf_index,
     record: decision,
-    settlements,
+    settlements: settled.settlements,
   };
 }

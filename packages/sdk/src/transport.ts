@@ -127,6 +127,68 @@ export class Transport {
     return headers;
   }
 
+  /** Tells the `onRequest` observer how one attempt ended; a failing observer changes nothing. */
+  #reporter(
+    method: string,
+    path: string,
+    attempt: number,
+    idempotencyKey: string | undefined,
+  ): (result: RequestEvent["result"], status?: number) => void {
+    const started = Date.now();
+    return (result, status) => {
+      const onRequest = this.#settings.onRequest;
+      if (onRequest === undefined) return;
+      // A failing observer must not turn an answer into an exception, nor a refusal into a throw.
+      try {
+        onRequest({
+          method,
+          path,
+          attempt,
+          result,
+          duration_ms: Date.now() - started,
+          ...(status === undefined ? {} : { status }),
+          ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
+        });
+      } catch {
+        // The event is informational; the request's result stands.
+      }
+    };
+  }
+
+  /** Reads and classifies an answer. The timeout covers reading the body too: a server that stalls mid-body is unavailable. */
+  async #answer(
+    response: Response,
+    method: string,
+    path: string,
+    attempt: number,
+    report: (result: RequestEvent["result"], status?: number) => void,
+  ): Promise<AttemptResult> {
+    const text = await readBounded(response);
+    report("response", response.status);
+    if (text === undefined) {
+      return {
+        kind: "unavailable",
+        cause: "unreadable_response",
+        message: `${method} ${path} answered more than ${responseBytesMax} bytes`,
+        attempts: attempt,
+        status: response.status,
+      };
+    }
+    const classified = classify(
+      response.status,
+      response.statusText,
+      text,
+      method,
+      path,
+      response.headers.get("retry-after"),
+      response.headers.get("content-type"),
+    );
+    // The server marks a stored answer it replays: the caller may have acted on it already.
+    return classified.kind === "ok" && response.headers.get("idempotent-replayed") === "true"
+      ? { ...classified, replayed: true }
+      : classified;
+  }
+
   async #attempt(
     method: string,
     path: string,
@@ -145,69 +207,47 @@ export class Transport {
     }, timeoutMs);
     const forward = (): void => controller.abort();
     signal?.addEventListener("abort", forward, { once: true });
-    const started = Date.now();
-    const report = (result: RequestEvent["result"], status?: number): void => {
-      const onRequest = this.#settings.onRequest;
-      if (onRequest === undefined) return;
-      // A failing observer must not turn an answer into an exception, nor a refusal into a throw.
-      try {
-        onRequest({
-          method,
-          path,
-          attempt,
-          result,
-          duration_ms: Date.now() - started,
-          ...(status === undefined ? {} : { status }),
-          ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
-        });
-      } catch {
-        // The event is informational; the request's result stands.
-      }
-    };
+    const report = this.#reporter(method, path, attempt, idempotencyKey);
     try {
       // Redirects are refused: following one could carry the key to another origin.
       const init: RequestInit = { method, headers, signal: controller.signal, redirect: "error" };
       if (payload !== undefined) init.body = payload;
       const response = await this.#settings.fetch(`${this.#settings.baseUrl}${path}`, init);
-      // The timeout covers reading the body too: a server that stalls mid-body is unavailable.
-      const text = await readBounded(response);
-      report("response", response.status);
-      if (text === undefined) {
-        return {
-          kind: "unavailable",
-          cause: "unreadable_response",
-          message: `${method} ${path} answered more than ${responseBytesMax} bytes`,
-          attempts: attempt,
-          status: response.status,
-        };
-      }
-      const classified = classify(
-        response.status,
-        response.statusText,
-        text,
+      return await this.#answer(response, method, path, attempt, report);
+    } catch (error) {
+      return failedAttempt(
+        error,
         method,
         path,
-        response.headers.get("retry-after"),
-        response.headers.get("content-type"),
+        attempt,
+        timeoutMs,
+        signal?.aborted === true && !timedOut ? "aborted" : timedOut ? "timeout" : "network",
+        report,
       );
-      // The server marks a stored answer it replays: the caller may have acted on it already.
-      return classified.kind === "ok" && response.headers.get("idempotent-replayed") === "true"
-        ? { ...classified, replayed: true }
-        : classified;
-    } catch (error) {
-      if (signal?.aborted && !timedOut) {
-        report("network");
-        return { kind: "unavailable", cause: "aborted", message: `${method} ${path} was abandoned by the caller`, attempts: attempt };
-      }
-      report(timedOut ? "timeout" : "network");
-      return timedOut
-        ? { kind: "retry", cause: "timeout", message: `${method} ${path} got no answer within ${timeoutMs} ms` }
-        : { kind: "retry", cause: "network", message: `${method} ${path} could not reach the server: ${describe(error)}` };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", forward);
     }
   }
+}
+
+/** An attempt that got no answer: abandoned by the caller (final), or timed out or unreachable (retried). */
+function failedAttempt(
+  error: unknown,
+  method: string,
+  path: string,
+  attempt: number,
+  timeoutMs: number,
+  why: "aborted" | "timeout" | "network",
+  report: (result: RequestEvent["result"]) => void,
+): AttemptResult {
+  report(why === "timeout" ? "timeout" : "network");
+  if (why === "aborted") {
+    return { kind: "unavailable", cause: "aborted", message: `${method} ${path} was abandoned by the caller`, attempts: attempt };
+  }
+  return why === "timeout"
+    ? { kind: "retry", cause: "timeout", message: `${method} ${path} got no answer within ${timeoutMs} ms` }
+    : { kind: "retry", cause: "network", message: `${method} ${path} could not reach the server: ${describe(error)}` };
 }
 
 function classify(

@@ -235,17 +235,9 @@ function loggedPath(req: Request): string {
   return path.length > LOGGED_PATH_CHARS_MAX ? `${path.slice(0, LOGGED_PATH_CHARS_MAX)}…` : path;
 }
 
-export function createApp(options: AppOptions): express.Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.set("etag", false);
-  app.set("query parser", "simple");
-  // A relative server URL: clients resolve it against wherever they fetched the document from.
-  const openapi = buildOpenApiDocument("/v1", options.version);
-  const metrics = options.metrics ?? new HttpMetrics();
-
-  const trusted = options.trustedProxies ?? new Set<string>();
-  const log = requestLog(options.logger, trusted);
+/** Every request gets an id, the safety headers, and on finishing a metric and a log line. */
+function observeRequests(app: express.Express, options: AppOptions, metrics: HttpMetrics): void {
+  const log = requestLog(options.logger, options.trustedProxies ?? new Set<string>());
   app.use((req, res, next) => {
     const started = performance.now();
     locals(res).requestId = randomUUID();
@@ -258,52 +250,52 @@ export function createApp(options: AppOptions): express.Express {
     });
     next();
   });
+}
 
-  // The approvals console: static files with their own security headers, outside /v1.
-  app.use(CONSOLE_PATH, consoleRouter());
+/** One implementation of authorize: the hot path's, reached here when Express is called directly. */
+function mountAuthorize(app: express.Express, path: string, options: AppOptions): void {
+  app.post(path, async (req, res) => {
+    const keyId = await handleAuthorize(options.ctx, options.logger, req, res);
+    if (keyId !== undefined) locals(res).keyId = keyId;
+  });
+}
 
-  // The AuthZEN 1.0 endpoints, beside v1 (docs/authzen.md).
-  mountAuthzen(app, options.ctx, options.authzenPdp);
+/** The event stream: a long-lived answer, not a handler's result. */
+function mountEventStream(app: express.Express, path: string, endpoint: Endpoint, options: AppOptions): void {
+  app.get(path, authenticate(options.ctx), authorize(endpoint), async (req, res) => {
+    if (options.streams === undefined) throw new Refusal("not_ready", "the event stream is not running");
+    const request = {
+      headers: req.headers,
+      query: queryString(req, documentedQuery(endpoint, "types")),
+      after: queryString(req, documentedQuery(endpoint, "after")),
+    };
+    await streamEvents(options.ctx, options.streams, locals(res).caller!, request, res);
+  });
+}
 
+/** Every documented endpoint: authenticated and role-checked unless public, its body read when it has one. */
+function mountEndpoints(app: express.Express, options: AppOptions, openapi: unknown, metrics: HttpMetrics): void {
   for (const endpoint of ENDPOINTS) {
     const path = expressPath(endpoint.path);
-    if (endpoint.operationId === "authorize") {
-      // One implementation of authorize: the hot path's, reached here when Express is called directly.
-      app.post(path, async (req, res) => {
-        const keyId = await handleAuthorize(options.ctx, options.logger, req, res);
-        if (keyId !== undefined) locals(res).keyId = keyId;
-      });
-      continue;
+    if (endpoint.operationId === "authorize") mountAuthorize(app, path, options);
+    else if (endpoint.operationId === "streamEvents") mountEventStream(app, path, endpoint, options);
+    else {
+      const chain =
+        endpoint.roles === null
+          ? [route(endpoint, options, openapi, metrics)]
+          : [
+              authenticate(options.ctx),
+              authorize(endpoint),
+              ...(endpoint.body === null ? [] : [readRawBody]),
+              route(endpoint, options, openapi, metrics),
+            ];
+      app[endpoint.method](path, ...chain);
     }
-    if (endpoint.operationId === "streamEvents") {
-      app.get(path, authenticate(options.ctx), authorize(endpoint), async (req, res) => {
-        if (options.streams === undefined) throw new Refusal("not_ready", "the event stream is not running");
-        await streamEvents(
-          options.ctx,
-          options.streams,
-          locals(res).caller!,
-          {
-            headers: req.headers,
-            query: queryString(req, documentedQuery(endpoint, "types")),
-            after: queryString(req, documentedQuery(endpoint, "after")),
-          },
-          res,
-        );
-      });
-      continue;
-    }
-    const chain =
-      endpoint.roles === null
-        ? [route(endpoint, options, openapi, metrics)]
-        : [
-            authenticate(options.ctx),
-            authorize(endpoint),
-            ...(endpoint.body === null ? [] : [readRawBody]),
-            route(endpoint, options, openapi, metrics),
-          ];
-    app[endpoint.method](path, ...chain);
   }
+}
 
+/** A path no endpoint matches is route_not_found; a known path with another method is method_not_allowed, with `allow`. */
+function refuseUnmatched(app: express.Express): void {
   const known = ENDPOINTS.map((e) => ({
     pattern: new RegExp(`^/v1${e.path === "/" ? "" : e.path.replace(/\{[a-z_]+\}/g, "[^/]+")}/?$`),
     method: e.method.toUpperCase(),
@@ -316,14 +308,33 @@ export function createApp(options: AppOptions): express.Express {
     }
     throw new Refusal("route_not_found", `no endpoint \`${req.method} ${req.path}\``);
   });
+}
 
-  // Every error of Express becomes its problem answer here (problemAnswer, RFC 9457).
+/** Every error of Express becomes its problem answer here (problemAnswer, RFC 9457). */
+function answerErrors(app: express.Express, options: AppOptions): void {
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const answer = problemAnswer(error, req.originalUrl.split("?")[0]!, { logger: options.logger, requestId: locals(res).requestId });
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
     res.status(answer.status).type(answer.contentType).send(answer.text);
   });
+}
 
+export function createApp(options: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  // A relative server URL: clients resolve it against wherever they fetched the document from.
+  const openapi = buildOpenApiDocument("/v1", options.version);
+  const metrics = options.metrics ?? new HttpMetrics();
+  observeRequests(app, options, metrics);
+  // The approvals console: static files with their own security headers, outside /v1.
+  app.use(CONSOLE_PATH, consoleRouter());
+  // The AuthZEN 1.0 endpoints, beside v1 (docs/authzen.md).
+  mountAuthzen(app, options.ctx, options.authzenPdp);
+  mountEndpoints(app, options, openapi, metrics);
+  refuseUnmatched(app);
+  answerErrors(app, options);
   return app;
 }

@@ -161,6 +161,58 @@ async function emitTrip(tx: Store, row: TripRow, wouldRevoke: readonly string[],
   });
 }
 
+/** The grants a revoking trip revokes: every live tree of the agent when armed; observed, the same list and nothing touched. */
+async function revokeForTrip(
+  tx: Store,
+  paths: BreakerStore,
+  breaker: BreakerRow,
+  contract: ContractRow,
+  at: number,
+  tripId: string,
+  why: string,
+): Promise<string[]> {
+  const trees = await paths.liveGrantTreesOf(breaker.agent_id);
+  if (breaker.mode !== "armed") return trees.all;
+  const revocation = { at, by: breaker.id, reason: why };
+  const grantIds: string[] = [];
+  for (const root of trees.roots) {
+    grantIds.push(
+      ...(await revokeSubtreeWithin(tx, root, revocation, { breaker_id: breaker.id, trip_id: tripId, declared_by: contract.declared_by })),
+    );
+  }
+  return grantIds;
+}
+
+/** The finding an armed finding-raising trip records, with the contract and the figures that breached it. */
+async function raiseFinding(
+  paths: BreakerStore,
+  breaker: BreakerRow,
+  contract: ContractRow,
+  decision: SealedDecision,
+  trip: { readonly id: string; readonly why: string; readonly successes: number; readonly n: number },
+): Promise<string> {
+  const findingId = newId("fnd", decision.at);
+  await paths.insertFinding({
+    id: findingId,
+    kind: "breaker_trip",
+    agent_id: breaker.agent_id,
+    breaker_id: breaker.id,
+    trip_id: trip.id,
+    at: decision.at,
+    detail: {
+      message: trip.why,
+      contract_id: contract.id,
+      metric: contract.metric,
+      ceiling: contract.ceiling,
+      declared_by: contract.declared_by,
+      ledger_id: decision.ledger_id,
+      successes: trip.successes,
+      n: trip.n,
+    },
+  });
+  return findingId;
+}
+
 /** Records one trip and, when armed, performs its action. No action widens anything. */
 async function trip(
   tx: Store,
@@ -172,44 +224,12 @@ async function trip(
   n: number,
 ): Promise<TripRow> {
   const id = newId("trp", decision.at);
-  const armed = breaker.mode === "armed";
-  let grantIds: string[] = [];
-  let findingId: string | null = null;
   const why = `breaker \`${breaker.id}\` tripped: contract \`${contract.id}\` (${contract.metric} at most ${contract.ceiling}) declared by ${contract.declared_by} is breached`;
-  if (breaker.action === "revoke") {
-    const trees = await paths.liveGrantTreesOf(breaker.agent_id);
-    if (!armed) {
-      // Observe: exactly what it would revoke, and nothing is touched.
-      grantIds = trees.all;
-    } else {
-      const revocation = { at: decision.at, by: breaker.id, reason: why };
-      for (const root of trees.roots) {
-        grantIds.push(
-          ...(await revokeSubtreeWithin(tx, root, revocation, { breaker_id: breaker.id, trip_id: id, declared_by: contract.declared_by })),
-        );
-      }
-    }
-  } else if (armed) {
-    findingId = newId("fnd", decision.at);
-    await paths.insertFinding({
-      id: findingId,
-      kind: "breaker_trip",
-      agent_id: breaker.agent_id,
-      breaker_id: breaker.id,
-      trip_id: id,
-      at: decision.at,
-      detail: {
-        message: why,
-        contract_id: contract.id,
-        metric: contract.metric,
-        ceiling: contract.ceiling,
-        declared_by: contract.declared_by,
-        ledger_id: decision.ledger_id,
-        successes,
-        n,
-      },
-    });
-  }
+  const grantIds = breaker.action === "revoke" ? await revokeForTrip(tx, paths, breaker, contract, decision.at, id, why) : [];
+  const findingId =
+    breaker.action !== "revoke" && breaker.mode === "armed"
+      ? await raiseFinding(paths, breaker, contract, decision, { id, why, successes, n })
+      : null;
   const interval = wilsonInterval(successes, n);
   const row: TripRow = {
     id,

@@ -5,11 +5,11 @@ import type { DecisionAbandonBody, DecisionApproveBody } from "@agent-authority/
 import { residualAdmits } from "@agent-authority/engine";
 import { Refusal } from "../common/index.js";
 import { newId } from "../../ids.js";
-import type { DecisionApprovalRow } from "../../store/decisions/index.js";
+import type { DecisionApprovalRow, LedgerRow } from "../../store/decisions/index.js";
 import type { GrantEventRecord, Store } from "../../store/core/index.js";
 import type { Caller, ServiceContext } from "../common/index.js";
 import { emitEvent } from "../events/index.js";
-import { abandonmentDetail, decisionRecord } from "../seal/index.js";
+import { abandonmentDetail, decisionRecord, type DecisionRecord } from "../seal/index.js";
 import { lockRecordTree, visibleDecision } from "../ledger/index.js";
 import { iso } from "../common/index.js";
 
@@ -44,6 +44,78 @@ function approvalView(row: DecisionApprovalRow, note: string | null): DecisionAp
   };
 }
 
+type SealedRequest = DecisionRecord;
+
+/**
+ * Only a policy that asks for an approver can be approved here; a grant awaiting approval is
+ * approved on the grant (POST /grants/{id}/approve), and any other refusal has no approver.
+ */
+function requireGatedByPolicy(sealed: SealedRequest, ledgerId: string): asserts sealed is SealedRequest & { residual: string } {
+  if (sealed.outcome !== "gated" || sealed.decided_by !== "policy" || typeof sealed.residual !== "string") {
+    throw new Refusal("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; only such a decision can be approved`);
+  }
+}
+
+/**
+ * An approval by someone the residual does not admit would only be refused when the agent
+ * retries, after it had used up the decision's one approval: it is refused here instead. The
+ * residual is read on the decision's own action, as the retry will be (decision 0130).
+ */
+function requireAdmittedApprover(sealed: SealedRequest & { residual: string }, approver: string): void {
+  if (!residualAdmits(sealed.residual, approver, sealed.request.args)) {
+    throw new Refusal(
+      "approver_not_admitted",
+      `\`${approver}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``,
+      {
+        residual: sealed.residual,
+      },
+    );
+  }
+}
+
+/** The approval: for this decision's tool, up to its amount (or the ceiling asked), for a limited time. */
+function approvalRow(
+  decision: LedgerRow,
+  sealed: SealedRequest,
+  body: DecisionApproveBody,
+  approver: string,
+  now: number,
+): DecisionApprovalRow {
+  return {
+    id: newId("apv", now),
+    ledger_id: decision.id,
+    grant_id: decision.grant_id,
+    tool: sealed.request.tool,
+    amount_ceiling_minor: body.amount_minor_max ?? sealed.request.amount_minor ?? 0,
+    currency: sealed.request.currency ?? null,
+    approver,
+    approved_at: now,
+    expires_at: now + (body.expires_in_minutes ?? DEFAULT_APPROVAL_MINUTES) * MINUTE_MS,
+    used_at: null,
+    used_by_ledger_id: null,
+  };
+}
+
+/** The `decision.approved` event for subscribers. */
+async function emitApproved(tx: Store, row: DecisionApprovalRow, agentId: string): Promise<void> {
+  await emitEvent(tx, "decision.approved", {
+    subject: row.ledger_id,
+    agentId,
+    at: row.approved_at,
+    data: {
+      ledger_id: row.ledger_id,
+      approval_id: row.id,
+      grant_id: row.grant_id,
+      agent_id: agentId,
+      approver: row.approver,
+      tool: row.tool,
+      amount_ceiling_minor: row.amount_ceiling_minor,
+      currency: row.currency,
+      expires_at: iso(row.expires_at),
+    },
+  });
+}
+
 export async function approveDecision(
   ctx: ServiceContext,
   caller: Caller,
@@ -56,57 +128,17 @@ export async function approveDecision(
     const decision = await visibleDecision(tx, caller, ledgerId);
     await lockRecordTree(tx, decision);
     const sealed = decisionRecord(decision);
-    // Only a policy that asks for an approver can be approved here; a grant awaiting approval is
-    // approved on the grant (POST /grants/{id}/approve), and any other refusal has no approver.
-    if (sealed.outcome !== "gated" || sealed.decided_by !== "policy" || typeof sealed.residual !== "string") {
-      throw new Refusal("decision_not_gated", `decision \`${ledgerId}\` was not gated by its policy; only such a decision can be approved`);
-    }
+    requireGatedByPolicy(sealed, ledgerId);
     const ledger = tx.decisionPath();
     if ((await ledger.approvalOfDecision(ledgerId)) !== undefined) {
       throw new Refusal("decision_already_approved", `decision \`${ledgerId}\` was already approved; an approval covers one action`);
     }
-    // An approval by someone the residual does not admit would only be refused when the agent
-    // retries, after it had used up the decision's one approval: it is refused here instead. The
-    // residual is read on the decision's own action, as the retry will be (decision 0130).
-    if (!residualAdmits(sealed.residual, caller.identity, sealed.request.args)) {
-      throw new Refusal(
-        "approver_not_admitted",
-        `\`${caller.identity}\` is not an approver this decision admits: who can approve is \`${sealed.residual}\``,
-        { residual: sealed.residual },
-      );
-    }
+    requireAdmittedApprover(sealed, caller.identity);
     const now = ctx.now();
-    const row: DecisionApprovalRow = {
-      id: newId("apv", now),
-      ledger_id: ledgerId,
-      grant_id: decision.grant_id,
-      tool: sealed.request.tool,
-      amount_ceiling_minor: body.amount_minor_max ?? sealed.request.amount_minor ?? 0,
-      currency: sealed.request.currency ?? null,
-      approver: caller.identity,
-      approved_at: now,
-      expires_at: now + (body.expires_in_minutes ?? DEFAULT_APPROVAL_MINUTES) * MINUTE_MS,
-      used_at: null,
-      used_by_ledger_id: null,
-    };
+    const row = approvalRow(decision, sealed, body, caller.identity, now);
     await ledger.insertApproval(row);
     latencyMs = now - decision.created_at;
-    await emitEvent(tx, "decision.approved", {
-      subject: ledgerId,
-      agentId: decision.agent_id,
-      at: now,
-      data: {
-        ledger_id: ledgerId,
-        approval_id: row.id,
-        grant_id: row.grant_id,
-        agent_id: decision.agent_id,
-        approver: caller.identity,
-        tool: row.tool,
-        amount_ceiling_minor: row.amount_ceiling_minor,
-        currency: row.currency,
-        expires_at: iso(row.expires_at),
-      },
-    });
+    await emitApproved(tx, row, decision.agent_id);
     return approvalView(row, body.note ?? null);
   });
   ctx.observer?.decisionApproved(latencyMs);

@@ -269,6 +269,39 @@ interface ModeSummary {
   refusals: number;
 }
 
+/** One summary per enforcement mode, counting the trees that would run in it. */
+function modeSummaries(trees: ReadonlyMap<string, TreeReplay>): Map<EnforcementMode, ModeSummary> {
+  const modes = new Map<EnforcementMode, ModeSummary>();
+  for (const tree of trees.values()) {
+    const mode = tree.candidate.enforcement_mode;
+    const summary = modes.get(mode) ?? { mode, grants: 0, replayed: 0, enforce_refusals: 0, refusals: 0 };
+    summary.grants += 1;
+    modes.set(mode, summary);
+  }
+  return modes;
+}
+
+/** A decision the candidate terms would take otherwise, as a change: the sealed outcome against the new one. */
+function changeOf(row: LedgerRow, sealed: DecisionRecord, decision: Decision, mode: EnforcementMode, answer: Outcome): Change | undefined {
+  const before = sealed.would_outcome ?? (row.outcome as Outcome);
+  if (before === decision.outcome) return undefined;
+  return {
+    ledger_id: row.id,
+    grant_id: row.grant_id,
+    decided_at: iso(row.created_at),
+    tool: sealed.request.tool,
+    before: { outcome: before, decided_by: sealed.decided_by, reason_code: sealed.reason_code },
+    after: {
+      outcome: decision.outcome,
+      decided_by: decision.decided_by,
+      reason_code: decision.reason_code,
+      reason: decision.reason,
+      mode,
+      answer,
+    },
+  };
+}
+
 /** The replay of every record of the family's replayable trees, oldest first; changes are reported from `since` on. */
 async function replayRecords(
   ctx: ServiceContext,
@@ -278,13 +311,7 @@ async function replayRecords(
   certificates: CertificatesAt,
 ): Promise<{ replayed: number; changes: Change[]; modes: ModeSummary[] }> {
   const changes: Change[] = [];
-  const modes = new Map<EnforcementMode, ModeSummary>();
-  for (const tree of trees.values()) {
-    const mode = tree.candidate.enforcement_mode;
-    const summary = modes.get(mode) ?? { mode, grants: 0, replayed: 0, enforce_refusals: 0, refusals: 0 };
-    summary.grants += 1;
-    modes.set(mode, summary);
-  }
+  const modes = modeSummaries(trees);
   let replayed = 0;
   for (const row of rows) {
     // Every record read is in the tree of the instance it was read for, a root grant.
@@ -314,24 +341,8 @@ async function replayRecords(
     summary.replayed += 1;
     if (decision.outcome !== "allow") summary.enforce_refusals += 1;
     if (answer !== "allow") summary.refusals += 1;
-    const before = sealed.would_outcome ?? (row.outcome as Outcome);
-    if (before !== decision.outcome) {
-      changes.push({
-        ledger_id: row.id,
-        grant_id: row.grant_id,
-        decided_at: iso(row.created_at),
-        tool: sealed.request.tool,
-        before: { outcome: before, decided_by: sealed.decided_by, reason_code: sealed.reason_code },
-        after: {
-          outcome: decision.outcome,
-          decided_by: decision.decided_by,
-          reason_code: decision.reason_code,
-          reason: decision.reason,
-          mode,
-          answer,
-        },
-      });
-    }
+    const change = changeOf(row, sealed, decision, mode, answer);
+    if (change !== undefined) changes.push(change);
   }
   return { replayed, changes, modes: [...modes.values()] };
 }

@@ -3,7 +3,14 @@
 
 import { grantStatusSchema, type Grant, type GrantDelegateBody, type GrantIssueBody, type GrantRevocation } from "@agent-authority/api";
 import { ENGINE_LIMITS, HOUR_MS } from "@agent-authority/engine";
-import { checkAttenuation, inheritChildTerms, modeRank, type GrantTerms, type ParentUsage } from "@agent-authority/lattice";
+import {
+  checkAttenuation,
+  inheritChildTerms,
+  modeRank,
+  type ChildRequest,
+  type GrantTerms,
+  type ParentUsage,
+} from "@agent-authority/lattice";
 import { Refusal } from "../common/index.js";
 import { newId } from "../../ids.js";
 import type { GrantEventRecord, GrantFilter, GrantRecord, Page, Revocation, Store } from "../../store/core/index.js";
@@ -275,6 +282,109 @@ function requireRoomInChain(chain: readonly GrantRecord[]): void {
   }
 }
 
+/** What the delegation asks of the child, in the lattice's terms: only what the body names. */
+function childRequest(body: GrantDelegateBody, parent: GrantRecord, now: number): ChildRequest {
+  const ttlHours = body.ttl_hours;
+  return {
+    window: { start: now, end: ttlHours === undefined ? parent.expires_at : now + ttlHours * HOUR_MS },
+    ...(body.scope === undefined ? {} : { scope: body.scope }),
+    ...(body.budget_amount_minor === undefined ? {} : { budget_amount_minor: body.budget_amount_minor }),
+    ...(body.budget_currency === undefined ? {} : { budget_currency: body.budget_currency }),
+    ...(body.budget_count === undefined ? {} : { budget_count: body.budget_count }),
+    ...(body.conditions === undefined ? {} : { conditions: { clean_context: body.conditions.clean_context ?? false } }),
+    ...(body.enforcement_mode === undefined ? {} : { enforcement_mode: body.enforcement_mode }),
+    ...(body.audience === undefined ? {} : { audience: body.audience }),
+    ...(body.principal_type === undefined && body.principal_id === undefined
+      ? {}
+      : { principal: { type: body.principal_type ?? parent.principal_type, id: body.principal_id ?? parent.principal_id } }),
+    ...(body.delegation_policy === undefined ? {} : { delegation_policy: body.delegation_policy }),
+    ...(body.delegation_depth_max === undefined ? {} : { delegation_depth_max: body.delegation_depth_max }),
+    ...(body.policy === undefined ? {} : { policy: body.policy }),
+  };
+}
+
+/** The child's record: its terms, its place under the parent, and who issued it. */
+function childRecord(id: string, parent: GrantRecord, terms: GrantTerms, agentId: string, issuedBy: string): GrantRecord {
+  return {
+    id,
+    root_id: parent.root_id,
+    parent_id: parent.id,
+    depth: parent.depth + 1,
+    agent_id: agentId,
+    principal_type: terms.principal.type,
+    principal_id: terms.principal.id,
+    scope: { tool: [...terms.scope.tool] },
+    budget_amount_minor: terms.budget_amount_minor,
+    budget_currency: terms.budget_currency,
+    budget_count: terms.budget_count,
+    ttl_hours: Math.max(1, Math.ceil((terms.window.end - terms.window.start) / HOUR_MS)),
+    conditions: { clean_context: terms.conditions.clean_context },
+    policy: terms.policy,
+    delegation_policy: terms.delegation_policy,
+    delegation_depth_max: terms.delegation_depth_max,
+    audience: terms.audience,
+    enforcement_mode: terms.enforcement_mode,
+    status: "active",
+    approval_required: false,
+    issued_at: terms.window.start,
+    expires_at: terms.window.end,
+    issued_by: issuedBy,
+    approved_by: null,
+    approved_at: null,
+    family_id: parent.family_id,
+    family_version: parent.family_version,
+    revoked_at: null,
+    revoked_by: null,
+    revocation_reason: null,
+  };
+}
+
+/** A child may only narrow its parent: each axis it would widen is named in the refusal. */
+function requireNarrowing(parentTerms: GrantTerms, terms: GrantTerms, usage: ParentUsage): void {
+  const verdict = checkAttenuation(parentTerms, terms, usage);
+  if (!verdict.ok) {
+    throw new Refusal("delegation_widens", `the child would widen ${verdict.widenings.map((w) => `\`${w.axis}\``).join(", ")}`, {
+      widenings: verdict.widenings,
+    });
+  }
+}
+
+/** Stores the child with its history event and the `grant.delegated` event for subscribers. */
+async function insertChild(tx: Store, record: GrantRecord, issuedBy: string, now: number): Promise<void> {
+  await tx.insertGrant(record);
+  await event(tx, record.id, "delegated", issuedBy, now, { parent_id: record.parent_id });
+  await emitEvent(tx, "grant.delegated", {
+    subject: record.id,
+    agentId: record.agent_id,
+    at: now,
+    data: {
+      grant_id: record.id,
+      parent_id: record.parent_id,
+      root_id: record.root_id,
+      agent_id: record.agent_id,
+      issued_by: issuedBy,
+      enforcement_mode: record.enforcement_mode,
+    },
+  });
+}
+
+/** The child's terms: the request over what the parent still has, once the chain may carry it. */
+async function delegatedTerms(
+  tx: Store,
+  parent: GrantRecord,
+  body: GrantDelegateBody,
+  now: number,
+): Promise<{ parentTerms: GrantTerms; terms: GrantTerms; usage: ParentUsage }> {
+  const chain = await tx.grantChain(parent.id);
+  requireLiveChain(chain, now);
+  requireRoomInChain(chain);
+  if ((await tx.getAgent(body.agent_id)) === undefined) throw new Refusal("agent_not_found", `no agent \`${body.agent_id}\``);
+  const parentUsage = (await tx.usage([parent.id], now)).get(parent.id)!;
+  const usage: ParentUsage = { uses: parentUsage.uses, spent_minor: parentUsage.held_minor + parentUsage.settled_minor };
+  const parentTerms = grantTerms(parent);
+  return { parentTerms, terms: inheritChildTerms(parentTerms, childRequest(body, parent, now), usage), usage };
+}
+
 export async function delegateGrant(
   ctx: ServiceContext,
   caller: Caller,
@@ -286,94 +396,14 @@ export async function delegateGrant(
     await lockTree(tx, parentId);
     const parent = await visibleGrant(tx, caller, parentId);
     const now = ctx.now();
-    const chain = await tx.grantChain(parentId);
-    requireLiveChain(chain, now);
-    requireRoomInChain(chain);
-    if ((await tx.getAgent(body.agent_id)) === undefined) throw new Refusal("agent_not_found", `no agent \`${body.agent_id}\``);
-    const parentUsage = (await tx.usage([parentId], now)).get(parentId)!;
-    const usage: ParentUsage = { uses: parentUsage.uses, spent_minor: parentUsage.held_minor + parentUsage.settled_minor };
-    const parentTerms = grantTerms(parent);
-    const ttlHours = body.ttl_hours;
-    const terms = inheritChildTerms(
-      parentTerms,
-      {
-        window: { start: now, end: ttlHours === undefined ? parent.expires_at : now + ttlHours * HOUR_MS },
-        ...(body.scope === undefined ? {} : { scope: body.scope }),
-        ...(body.budget_amount_minor === undefined ? {} : { budget_amount_minor: body.budget_amount_minor }),
-        ...(body.budget_currency === undefined ? {} : { budget_currency: body.budget_currency }),
-        ...(body.budget_count === undefined ? {} : { budget_count: body.budget_count }),
-        ...(body.conditions === undefined ? {} : { conditions: { clean_context: body.conditions.clean_context ?? false } }),
-        ...(body.enforcement_mode === undefined ? {} : { enforcement_mode: body.enforcement_mode }),
-        ...(body.audience === undefined ? {} : { audience: body.audience }),
-        ...(body.principal_type === undefined && body.principal_id === undefined
-          ? {}
-          : {
-              principal: { type: body.principal_type ?? parent.principal_type, id: body.principal_id ?? parent.principal_id },
-            }),
-        ...(body.delegation_policy === undefined ? {} : { delegation_policy: body.delegation_policy }),
-        ...(body.delegation_depth_max === undefined ? {} : { delegation_depth_max: body.delegation_depth_max }),
-        ...(body.policy === undefined ? {} : { policy: body.policy }),
-      },
-      usage,
-    );
+    const { parentTerms, terms, usage } = await delegatedTerms(tx, parent, body, now);
     // Certification first: who may hold refusing authority, then what the authority may be.
     // Also for the same agent: otherwise an observe grant delegated to its own agent in enforce
     // would be an escalation that skipped the check (INVARIANT certified-to-refuse).
     await requireCertificationFor(tx, ctx.environment, body.agent_id, terms.enforcement_mode);
-    const verdict = checkAttenuation(parentTerms, terms, usage);
-    if (!verdict.ok) {
-      throw new Refusal("delegation_widens", `the child would widen ${verdict.widenings.map((w) => `\`${w.axis}\``).join(", ")}`, {
-        widenings: verdict.widenings,
-      });
-    }
-    const id = newId("grt", now);
-    const record: GrantRecord = {
-      id,
-      root_id: parent.root_id,
-      parent_id: parent.id,
-      depth: parent.depth + 1,
-      agent_id: body.agent_id,
-      principal_type: terms.principal.type,
-      principal_id: terms.principal.id,
-      scope: { tool: [...terms.scope.tool] },
-      budget_amount_minor: terms.budget_amount_minor,
-      budget_currency: terms.budget_currency,
-      budget_count: terms.budget_count,
-      ttl_hours: Math.max(1, Math.ceil((terms.window.end - terms.window.start) / HOUR_MS)),
-      conditions: { clean_context: terms.conditions.clean_context },
-      policy: terms.policy,
-      delegation_policy: terms.delegation_policy,
-      delegation_depth_max: terms.delegation_depth_max,
-      audience: terms.audience,
-      enforcement_mode: terms.enforcement_mode,
-      status: "active",
-      approval_required: false,
-      issued_at: terms.window.start,
-      expires_at: terms.window.end,
-      issued_by: caller.identity,
-      approved_by: null,
-      approved_at: null,
-      family_id: parent.family_id,
-      family_version: parent.family_version,
-      revoked_at: null,
-      revoked_by: null,
-      revocation_reason: null,
-    };
-    await tx.insertGrant(record);
-    await event(tx, id, "delegated", caller.identity, now, { parent_id: parent.id });
-    await emitEvent(tx, "grant.delegated", {
-      subject: id,
-      agentId: record.agent_id,
-      at: now,
-      data: {
-        grant_id: id,
-        parent_id: parent.id,
-        root_id: record.root_id,
-        agent_id: record.agent_id,
-        issued_by: caller.identity,
-        enforcement_mode: record.enforcement_mode,
-      },
-    });
+    requireNarrowing(parentTerms, terms, usage);
+    const record = childRecord(newId("grt", now), parent, terms, body.agent_id, caller.identity);
+    await insertChild(tx, record, caller.identity, now);
     return view(tx, record, now);
   });
   return warnings.length > 0 ? { ...child, warnings: [...warnings] } : child;

@@ -13,7 +13,7 @@ import {
   type CheckpointKey,
   type LeafRange,
 } from "@agent-authority/sdk";
-import { partKey, type LedgerLogStore } from "../../store/ledger/index.js";
+import { partKey, type LedgerLogStore, type LoggedLeaf } from "../../store/ledger/index.js";
 import type { Store } from "../../store/core/index.js";
 
 /** Leaves read per query. */
@@ -109,6 +109,99 @@ async function locate(log: LedgerLogStore, leaves: readonly Buffer[], size: numb
   return null;
 }
 
+/** The first `size` leaves as hashed again from the ledger, the record id at each, and the first local fault. */
+interface RecomputedLeaves {
+  readonly leaves: Buffer[];
+  readonly ids: (string | null)[];
+  fault: LocalFault | undefined;
+}
+
+/** One logged row's leaf, hashed again from its sealed record; a record gone or rewritten is a fault. */
+function recomputedLeaf(row: LoggedLeaf, position: number): { leaf: Buffer; fault?: LocalFault } {
+  const at = { position, ledger_id: row.ledger_id };
+  if (row.record === undefined) {
+    return { leaf: UNKNOWN_LEAF, fault: { ...at, problem: "the record logged here is missing from the ledger: it was deleted" } };
+  }
+  if (sealedHash(row.record.prev_hash, row.record.record) !== row.record.hash) {
+    return { leaf: UNKNOWN_LEAF, fault: { ...at, problem: "the record does not match its hash: it was rewritten after sealing" } };
+  }
+  const leaf = recordLeaf(row.record.hash) as Buffer;
+  if (leaf.toString("hex") !== row.leaf_hash) {
+    return { leaf, fault: { ...at, problem: "the record is not the one logged at this position: it was rewritten or moved" } };
+  }
+  return { leaf };
+}
+
+/** Reads the log page by page up to `size` leaves; a position the log skips had its row deleted. */
+async function recomputeLeaves(log: LedgerLogStore, size: number): Promise<RecomputedLeaves> {
+  const out: RecomputedLeaves = { leaves: [], ids: [], fault: undefined };
+  let next = 0;
+  while (next < size) {
+    const rows = await log.leaves(next, PAGE);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      if (row.position >= size) break;
+      for (; next < row.position; next += 1) {
+        out.fault ??= {
+          position: next,
+          ledger_id: null,
+          problem: "no record is logged at this position: its row was deleted from the log",
+        };
+        out.leaves.push(UNKNOWN_LEAF);
+        out.ids.push(null);
+      }
+      const { leaf, fault } = recomputedLeaf(row, next);
+      if (fault !== undefined) out.fault ??= fault;
+      out.leaves.push(leaf);
+      out.ids.push(row.ledger_id);
+      next += 1;
+    }
+    if (rows[rows.length - 1]!.position >= size - 1) break;
+  }
+  return out;
+}
+
+/**
+ * Where the log departs from the checkpoint, the first of: a leaf's local fault, the smallest
+ * stored subtree that differs, the point the log was cut at, or (when the stored subtrees were
+ * rewritten with the records, so the root alone says the tree differs) the whole range.
+ */
+async function firstBreak(log: LedgerLogStore, recomputed: RecomputedLeaves, size: number): Promise<CheckpointBreak> {
+  const { leaves, ids, fault } = recomputed;
+  const range = await locate(log, leaves, size);
+  const candidates: CheckpointBreak[] = [];
+  if (fault !== undefined) candidates.push({ ...fault, through: fault.position });
+  if (range !== null && range.start < leaves.length) {
+    const exact = range.end - range.start === 1;
+    candidates.push({
+      position: range.start,
+      through: range.end - 1,
+      ledger_id: ids[range.start] ?? null,
+      problem: exact
+        ? "the record at this position is not the one the checkpoint's tree holds: it was rewritten, moved, or a record before it was deleted"
+        : `the records at positions ${range.start} to ${range.end - 1} are not those the checkpoint's tree holds: one was rewritten, moved or deleted`,
+    });
+  }
+  if (leaves.length < size) {
+    candidates.push({
+      position: leaves.length,
+      through: size - 1,
+      ledger_id: null,
+      problem: `the log holds ${leaves.length} of the checkpoint's ${size} records: it was cut from this position on`,
+    });
+  }
+  if (candidates.length === 0) {
+    candidates.push({
+      position: 0,
+      through: size - 1,
+      ledger_id: ids[0] ?? null,
+      problem: `the records do not make the checkpoint's tree, and the log's stored subtrees were rewritten to match them: the difference lies in positions 0 to ${size - 1}`,
+    });
+  }
+  candidates.sort((a, b) => a.position - b.position || a.through - b.through);
+  return candidates[0]!;
+}
+
 /**
  * Checks the database against a checkpoint: its signature with `keys` (the JWKS the witness holds;
  * the database's own keys when absent), then the tree of the first N logged records, each hashed
@@ -125,87 +218,9 @@ export async function verifyCheckpointAgainst(
   const { origin, size, root, kid } = checked;
   const log = store.ledgerLog();
   const logged = await log.size();
-  const leaves: Buffer[] = [];
-  const ids: (string | null)[] = [];
-  let fault: LocalFault | undefined;
-  const noteFault = (f: LocalFault): void => {
-    fault ??= f;
-  };
-  let next = 0;
-  while (next < size) {
-    const rows = await log.leaves(next, PAGE);
-    if (rows.length === 0) break;
-    for (const row of rows) {
-      if (row.position >= size) break;
-      // A position the log skips: its row was deleted.
-      for (; next < row.position; next += 1) {
-        noteFault({ position: next, ledger_id: null, problem: "no record is logged at this position: its row was deleted from the log" });
-        leaves.push(UNKNOWN_LEAF);
-        ids.push(null);
-      }
-      let leaf: Buffer = UNKNOWN_LEAF;
-      if (row.record === undefined)
-        noteFault({
-          position: next,
-          ledger_id: row.ledger_id,
-          problem: "the record logged here is missing from the ledger: it was deleted",
-        });
-      else if (sealedHash(row.record.prev_hash, row.record.record) !== row.record.hash)
-        noteFault({
-          position: next,
-          ledger_id: row.ledger_id,
-          problem: "the record does not match its hash: it was rewritten after sealing",
-        });
-      else {
-        leaf = recordLeaf(row.record.hash) as Buffer;
-        if (leaf.toString("hex") !== row.leaf_hash)
-          noteFault({
-            position: next,
-            ledger_id: row.ledger_id,
-            problem: "the record is not the one logged at this position: it was rewritten or moved",
-          });
-      }
-      leaves.push(leaf);
-      ids.push(row.ledger_id);
-      next += 1;
-    }
-    if (rows[rows.length - 1]!.position >= size - 1) break;
-  }
+  const recomputed = await recomputeLeaves(log, size);
   const result = { origin, size, kid, logged };
+  const { leaves, fault } = recomputed;
   if (fault === undefined && leaves.length === size && treeHash(leaves).equals(root)) return { ok: true, ...result, broken: null };
-
-  const range = await locate(log, leaves, size);
-  const short = leaves.length < size;
-  const candidates: CheckpointBreak[] = [];
-  if (fault !== undefined) candidates.push({ ...fault, through: fault.position });
-  if (range !== null && range.start < leaves.length) {
-    const exact = range.end - range.start === 1;
-    candidates.push({
-      position: range.start,
-      through: range.end - 1,
-      ledger_id: ids[range.start] ?? null,
-      problem: exact
-        ? "the record at this position is not the one the checkpoint's tree holds: it was rewritten, moved, or a record before it was deleted"
-        : `the records at positions ${range.start} to ${range.end - 1} are not those the checkpoint's tree holds: one was rewritten, moved or deleted`,
-    });
-  }
-  if (short) {
-    candidates.push({
-      position: leaves.length,
-      through: size - 1,
-      ledger_id: null,
-      problem: `the log holds ${leaves.length} of the checkpoint's ${size} records: it was cut from this position on`,
-    });
-  }
-  if (candidates.length === 0) {
-    // The stored subtrees were rewritten with the records: the root says only that the tree differs.
-    candidates.push({
-      position: 0,
-      through: size - 1,
-      ledger_id: ids[0] ?? null,
-      problem: `the records do not make the checkpoint's tree, and the log's stored subtrees were rewritten to match them: the difference lies in positions 0 to ${size - 1}`,
-    });
-  }
-  candidates.sort((a, b) => a.position - b.position || a.through - b.through);
-  return { ok: false, ...result, broken: candidates[0]! };
+  return { ok: false, ...result, broken: await firstBreak(log, recomputed, size) };
 }

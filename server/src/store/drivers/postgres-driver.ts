@@ -352,6 +352,35 @@ export interface PostgresOptions {
   readonly isolation?: "serializable";
 }
 
+/** The connection pool: its clients follow the primary through the host ring, and pipeline their statements. */
+function openPool(url: string, ring: HostRing, options: PostgresOptions): pg.Pool {
+  const pool = new pg.Pool({
+    Client: ringClient(ring),
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types,
+    // Which process holds a connection, in pg_stat_activity: an operator's first question about
+    // several replicas, and how the benchmark finds the database's work for one server.
+    application_name: `agent-authority pid ${process.pid}`,
+    // Statements sent without waiting for the one before share a round trip (the decision
+    // path's reads and writes, decision 0311); each is still answered, or fails, on its own.
+    pipeline: true,
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+  });
+  // An idle client that loses its connection must not crash the process; the next query reports it.
+  pool.on("error", () => undefined);
+  // PostgreSQL 14 and later compress long values (a sealed record is about 2 KB) with lz4 when
+  // built with it, several times cheaper than the default pglz, which was the largest single
+  // cost of a decision batch (decision 0320). Only a setting of this connection; refused by a
+  // server without lz4, and then left at its default. Not sent for the other engine profiles
+  // (those that set an isolation level), which have no such setting.
+  if (options.isolation === undefined)
+    pool.on("connect", (client) => {
+      client.query("SET default_toast_compression = lz4").catch(() => undefined);
+    });
+  return pool;
+}
+
 export class PostgresDriver implements SqlDriver {
   readonly dialect = "postgres" as const;
   readonly #pool: pg.Pool;
@@ -381,30 +410,7 @@ export class PostgresDriver implements SqlDriver {
     this.#begin = options.isolation === undefined ? "BEGIN" : `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}`;
     // Several hosts, or target_session_attrs: connections go to the primary, and move on with it.
     this.#ring = new HostRing(databaseHosts(url));
-    this.#pool = new pg.Pool({
-      Client: ringClient(this.#ring),
-      connectionString: url,
-      max: options.poolSize ?? 10,
-      types,
-      // Which process holds a connection, in pg_stat_activity: an operator's first question about
-      // several replicas, and how the benchmark finds the database's work for one server.
-      application_name: `agent-authority pid ${process.pid}`,
-      // Statements sent without waiting for the one before share a round trip (the decision
-      // path's reads and writes, decision 0311); each is still answered, or fails, on its own.
-      pipeline: true,
-      ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
-    });
-    // An idle client that loses its connection must not crash the process; the next query reports it.
-    this.#pool.on("error", () => undefined);
-    // PostgreSQL 14 and later compress long values (a sealed record is about 2 KB) with lz4 when
-    // built with it, several times cheaper than the default pglz, which was the largest single
-    // cost of a decision batch (decision 0320). Only a setting of this connection; refused by a
-    // server without lz4, and then left at its default. Not sent for the other engine profiles
-    // (those that set an isolation level), which have no such setting.
-    if (options.isolation === undefined)
-      this.#pool.on("connect", (client) => {
-        client.query("SET default_toast_compression = lz4").catch(() => undefined);
-      });
+    this.#pool = openPool(url, this.#ring, options);
     this.#session = new PostgresSession(this.#pool, this.#named, this.#retry, () => this.#connect());
     this.#group = new GroupCommit(
       async (work) => {
