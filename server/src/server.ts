@@ -1,6 +1,7 @@
 // The server as a value: open the store, migrate, listen, make sure an admin key exists, and
 // close gracefully. main.ts and the CLI's `serve` both use it; tests start it on a random port.
 
+import { evaluationServer, isEvaluationRequest } from "./http/authzen-hot-path.js";
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -257,8 +258,11 @@ function requestListener(
     ...(config.authzenPdp === undefined ? {} : { authzenPdp: config.authzenPdp }),
   });
   const serveAuthorize = authorizeServer(ctx, logger, metrics, trustedProxies);
+  // POST /access/v1/evaluation too is answered before Express, by the function its route calls (decision 1703).
+  const serveEvaluation = evaluationServer(ctx, logger, metrics, trustedProxies);
   return (req, res) => {
     if (isAuthorizeRequest(req)) serveAuthorize(req, res);
+    else if (isEvaluationRequest(req)) serveEvaluation(req, res);
     else app(req, res);
   };
 }

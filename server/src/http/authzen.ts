@@ -3,6 +3,7 @@
 
 import { API_LIMITS, type AuthorizeBody } from "@agent-authority/api";
 import { createHash } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 import express, { type Request, type Response } from "express";
 import type { RequestClaim } from "../services/common/index.js";
 import {
@@ -91,8 +92,8 @@ interface Asking {
  * subjects (nothing written): a key of another role, or a subject it does not speak for, is
  * answered exactly as an unknown key is.
  */
-async function askingCaller(ctx: ServiceContext, req: Request, members: readonly AuthzenEvaluation[]): Promise<Asking> {
-  const secret = presentedSecret(req.headers);
+async function askingCaller(ctx: ServiceContext, headers: IncomingHttpHeaders, members: readonly AuthzenEvaluation[]): Promise<Asking> {
+  const secret = presentedSecret(headers);
   const caller = secret === undefined ? undefined : await callerForSecret(ctx.store, secret);
   if (caller === undefined || !EVALUATING_ROLES.some((role) => caller.roles.includes(role))) throw unauthenticated(secret !== undefined);
   // A subject the key may not speak for is refused exactly as an unknown key is.
@@ -100,9 +101,9 @@ async function askingCaller(ctx: ServiceContext, req: Request, members: readonly
   return { caller, secret: secret! };
 }
 
-/** The request id sent, checked; echoed on the answer as the specification asks. */
-function requestIdOf(req: Request, res: Response): string | undefined {
-  const header = req.headers["x-request-id"];
+/** The request id sent, checked; undefined when none was. */
+export function sentRequestId(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers["x-request-id"];
   if (header === undefined) return undefined;
   if (typeof header !== "string" || header.length > AUTHZEN_LIMITS.requestIdCharsMax) {
     throw new Refusal(
@@ -110,7 +111,13 @@ function requestIdOf(req: Request, res: Response): string | undefined {
       `\`X-Request-ID\` must be one header of 1 to ${AUTHZEN_LIMITS.requestIdCharsMax} visible ASCII characters`,
     );
   }
-  res.setHeader("x-request-id", header);
+  return header;
+}
+
+/** The request id sent, checked; echoed on the answer as the specification asks. */
+function requestIdOf(req: Request, res: Response): string | undefined {
+  const header = sentRequestId(req.headers);
+  if (header !== undefined) res.setHeader("x-request-id", header);
   return header;
 }
 
@@ -144,20 +151,42 @@ async function decideMember(
 }
 
 function parsedObject(req: Request): Record<string, unknown> {
-  const parsed = parseJsonBody(req.body as Buffer | undefined, req.headers["content-type"]);
+  return objectOf(req.body as Buffer | undefined, req.headers["content-type"]);
+}
+
+function objectOf(raw: Buffer | undefined, contentType: string | undefined): Record<string, unknown> {
+  const parsed = parseJsonBody(raw, contentType);
   if (!isObject(parsed)) throw new Refusal("invalid_body", "the request body must be a JSON object");
   return parsed;
 }
 
-async function evaluation(ctx: ServiceContext, req: Request, res: Response): Promise<void> {
-  const requestId = requestIdOf(req, res);
-  const body = parsedObject(req);
+/**
+ * One access evaluation from its headers and raw body: the decision, or the thrown refusal of the
+ * whole request. The Express route and the lean path before Express (authzen-hot-path.ts) both
+ * answer with it, so the two keep one contract (decision 1703).
+ */
+export async function evaluationOf(
+  ctx: ServiceContext,
+  headers: IncomingHttpHeaders,
+  raw: Buffer | undefined,
+  requestId: string | undefined,
+): Promise<AuthzenDecision> {
+  const body = objectOf(raw, headers["content-type"]);
   const fault = evaluationFault(body, true);
   if (fault !== undefined) throw new Refusal("invalid_body", fault);
   const member = body as AuthzenEvaluation;
-  const asking = await askingCaller(ctx, req, [member]);
-  const decision = await decideMember(ctx, asking, member, memberClaim(requestId, AUTHZEN_PATHS.evaluation, req.body as Buffer, undefined));
-  res.status(200).json(decision);
+  const asking = await askingCaller(ctx, headers, [member]);
+  return decideMember(
+    ctx,
+    asking,
+    member,
+    raw === undefined ? undefined : memberClaim(requestId, AUTHZEN_PATHS.evaluation, raw, undefined),
+  );
+}
+
+async function evaluation(ctx: ServiceContext, req: Request, res: Response): Promise<void> {
+  const requestId = requestIdOf(req, res);
+  res.status(200).json(await evaluationOf(ctx, req.headers, Buffer.isBuffer(req.body) ? req.body : undefined, requestId));
 }
 
 /** The members of an evaluations request, each with the request's defaults under its own values. */
@@ -199,7 +228,7 @@ async function evaluations(ctx: ServiceContext, req: Request, res: Response): Pr
   const body = parsedObject(req);
   const semantic = semanticOf(body);
   const members = membersOf(body);
-  const asking = await askingCaller(ctx, req, members);
+  const asking = await askingCaller(ctx, req.headers, members);
   const answers: AuthzenDecision[] = [];
   // In order, each member committed before the next is decided; after a stop the rest have no effect.
   for (const [index, member] of members.entries()) {
@@ -227,7 +256,7 @@ async function searchAction(ctx: ServiceContext, req: Request, res: Response): P
   const page = searchPage(body);
   const member = body as AuthzenEvaluation;
   // The subject must be one the key speaks for, exactly as for an evaluation.
-  await askingCaller(ctx, req, [member]);
+  await askingCaller(ctx, req.headers, [member]);
   searchAnswer(res, page, await searchActions(ctx, member.subject!, member));
 }
 

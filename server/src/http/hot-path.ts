@@ -28,7 +28,7 @@ export function isAuthorizeRequest(req: IncomingMessage): boolean {
 }
 
 /** Reads the body up to the limit; one byte more is `body_too_large`, as on the Express path. */
-function readBody(req: IncomingMessage): Promise<Buffer> {
+export function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > API_LIMITS.requestBodyBytesMax) {
     req.resume();
