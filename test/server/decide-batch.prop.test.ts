@@ -8,6 +8,7 @@ import type { AuthorizeBody } from "@agent-authority/api";
 import fc from "fast-check";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signedStatement, SigningKeyring, type SigningKeySet } from "@agent-authority/sdk";
 import { openStore, type CertificateRecord, type GrantRecord, type Store } from "@agent-authority/server";
 import type { PreparedAnswer } from "../../server/src/services/common/index.js";
 import type { Caller, ServiceContext } from "../../server/src/services/common/index.js";
@@ -212,6 +213,39 @@ describe("the decide step decides a batch as its decisions would one after anoth
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("signs the batch's decisions once: one root and one value, each answer at its own leaf, each verifying alone (decision 1901)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 24 }), async (requests) => {
+        const grants = tree([6_000, 4_000, 3_000], null, false);
+        const reads: BatchReads = {
+          answers: [],
+          watchedAgents: new Set(),
+          grants: new Map(grants.map((g) => [g.id, g])),
+          usage: new Map(),
+          heads: new Map([[ROOT, { seq: 3, hash: "0".repeat(64) }]]),
+          certificates: new Map([[AGENT, certificate]]),
+        };
+        const batch = decideBatch(
+          requests.map((r) => input(ctx, r)),
+          reads,
+          NOW,
+          0,
+        );
+        const fresh = batch.answers.filter((a): a is PreparedAnswer => a !== undefined && !(a instanceof Refusal) && !a.replayed);
+        const answers = fresh.map((a) => JSON.parse(a.text) as Record<string, unknown> & { signature: Record<string, unknown> });
+        // A key's repeat in the batch carries its first answer's text, so the leaves are the first answers'.
+        const leaves = [...new Map(answers.map((a) => [a.signature["leaf_index"], a])).values()];
+        expect(new Set(leaves.map((a) => a.signature["root"])).size).toBeLessThanOrEqual(1);
+        expect(new Set(leaves.map((a) => a.signature["value"])).size).toBeLessThanOrEqual(1);
+        expect(leaves.map((a) => a.signature["leaf_index"]).sort((x, y) => Number(x) - Number(y))).toEqual(leaves.map((_, i) => i));
+        for (const a of leaves) expect(a.signature["tree_size"]).toBe(leaves.length);
+        const keyring = new SigningKeyring(ctx.signer.jwks() as unknown as SigningKeySet);
+        for (const a of answers) expect(await signedStatement(a, keyring)).toHaveProperty("statement");
+      }),
+      { numRuns: 60 },
     );
   });
 });
