@@ -196,8 +196,14 @@ CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t} FOR EACH STATEMENT EXE
   return [functions, ...keep, ...seal].join("\n");
 }
 
-/** A JSON array of agent ids, NULL for every key but an `enforcer`'s. */
-const ENFORCER_AGENTS_SQL = "ALTER TABLE api_keys ADD COLUMN agent_ids TEXT;";
+/**
+ * A JSON array of agent ids, NULL for every key but an `enforcer`'s. On PostgreSQL the statement
+ * may run again on a schema that has the column (replicas upgrading together, each in its turn).
+ */
+const ENFORCER_AGENTS_SQL = {
+  sqlite: "ALTER TABLE api_keys ADD COLUMN agent_ids TEXT;",
+  postgres: "ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS agent_ids TEXT;",
+};
 
 const LEDGER_GATED_SQL = `
 CREATE INDEX IF NOT EXISTS ledger_gated ON ledger (id) WHERE kind = 'decision' AND outcome = 'gated';
@@ -275,7 +281,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 12,
     // Enforcement points (decision 1701): an `enforcer` key names the agents it may ask for.
     name: "keys: the agents an enforcer key may ask for",
-    sql: { sqlite: ENFORCER_AGENTS_SQL, postgres: ENFORCER_AGENTS_SQL },
+    sql: ENFORCER_AGENTS_SQL,
   },
 ]);
 
