@@ -35,7 +35,7 @@ export interface TestServer {
   readonly recorder: ResponseRecorder;
   call(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Creates a key with the given roles and answers its secret. */
-  key(identity: string, roles: string[], options?: { kind?: "human" | "service"; agent_id?: string }): Promise<string>;
+  key(identity: string, roles: string[], options?: { kind?: "human" | "service"; agent_id?: string; agent_ids?: string[] }): Promise<string>;
   /** Checks every recorded answer against the served OpenAPI document, then stops the server. */
   close(): Promise<void>;
 }
@@ -101,7 +101,13 @@ export async function startTestServer(target: StoreTarget, config: Partial<Serve
     async key(identity, roles, options = {}) {
       const reply = await call("POST", "/keys", {
         key: ADMIN_KEY,
-        body: { identity, kind: options.kind ?? "human", roles, ...(options.agent_id === undefined ? {} : { agent_id: options.agent_id }) },
+        body: {
+          identity,
+          kind: options.kind ?? "human",
+          roles,
+          ...(options.agent_id === undefined ? {} : { agent_id: options.agent_id }),
+          ...(options.agent_ids === undefined ? {} : { agent_ids: options.agent_ids }),
+        },
       });
       if (reply.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(reply.body)}`);
       return reply.body.key as string;

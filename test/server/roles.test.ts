@@ -51,6 +51,9 @@ function matrixSuite(target: StoreTarget): void {
     for (const role of ROLES) {
       if (role === "agent") {
         keys.set(role, await t.key("matrix-agent-key", ["agent"], { kind: "service", agent_id: agent.body.id }));
+      } else if (role === "enforcer") {
+        // An enforcement point's key asks through AuthZEN for the agents it lists (decision 1701).
+        keys.set(role, await t.key("matrix-enforcer-key", ["enforcer"], { kind: "service", agent_ids: [agent.body.id] }));
       } else {
         keys.set(role, await t.key(`${role}@example.com`, [role]));
         serviceKeys.set(role, await t.key(`${role}-service`, [role], { kind: "service" }));

@@ -97,7 +97,7 @@ export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
     method: "get",
     path: "/whoami",
     summary: "The calling key: its identity, kind and roles (what the console shows and offers)",
-    roles: [...ALL_BUT_AGENT, "agent"],
+    roles: [...ALL_BUT_AGENT, "agent", "enforcer"],
     body: null,
     status: 200,
     response: "Key",
