@@ -35,7 +35,11 @@ export interface TestServer {
   readonly recorder: ResponseRecorder;
   call(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Creates a key with the given roles and answers its secret. */
-  key(identity: string, roles: string[], options?: { kind?: "human" | "service"; agent_id?: string; agent_ids?: string[] }): Promise<string>;
+  key(
+    identity: string,
+    roles: string[],
+    options?: { kind?: "human" | "service"; agent_id?: string; agent_ids?: string[] },
+  ): Promise<string>;
   /** Checks every recorded answer against the served OpenAPI document, then stops the server. */
   close(): Promise<void>;
 }
