@@ -36,7 +36,7 @@ describe("SQLite checkpoint lengths", () => {
   });
 
   it.skipIf(!SERVER_BUILT)("with the compiled checkpoint thread, the writer checkpoints at 10,000 frames", async () => {
-    const compiled = pathToFileURL(join(dirname(SERVER_MAIN), "store", "sqlite-driver.js")).href;
+    const compiled = pathToFileURL(join(dirname(SERVER_MAIN), "store", "drivers", "sqlite-driver.js")).href;
     const { SqliteDriver: CompiledDriver } = (await import(compiled)) as { SqliteDriver: typeof SqliteDriver };
     expect(await checkpointFrames(new CompiledDriver(join(dir, "threaded.db"), { checkpointThread: true }))).toBe(
       THREADED_WRITER_CHECKPOINT_FRAMES,
