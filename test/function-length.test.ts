@@ -15,13 +15,6 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 /** The longest a function may be, in lines. */
 const functionLinesMax = 60;
 
-/**
- * TEMPORARY: the decision path (services/authorize.ts and services/decision/) is being rewritten as a
- * whole, and these functions are split there. Each name is allowed once, wherever its file lives;
- * this list is to be emptied when that rewrite lands. Nothing else is exempt.
- */
-const beingRewritten: ReadonlySet<string> = new Set(["decideBatch", "decideAndSeal", "authorizeAction"]);
-
 /** A function over the limit: where it starts, what it is called, how long it is. */
 interface LongFunction {
   readonly file: string;
@@ -108,14 +101,8 @@ function functionOfLines(name: string, lines: number): string {
 describe("function length", () => {
   const offenders = longFunctions(root, sourceDirectories(root));
 
-  it(`no function outside tests is over ${functionLinesMax} lines, but the listed ones being rewritten`, () => {
-    const unexcused = offenders.filter((f) => !beingRewritten.has(f.name));
-    expect(unexcused.map(describeLong)).toEqual([]);
-  });
-
-  it("each name on the temporary list is still a long function (the list only shrinks)", () => {
-    const long = new Set(offenders.map((f) => f.name));
-    expect([...beingRewritten].filter((name) => !long.has(name))).toEqual([]);
+  it(`no function outside tests is over ${functionLinesMax} lines`, () => {
+    expect(offenders.map(describeLong)).toEqual([]);
   });
 
   it("a planted 61-line function is reported with its file and line; a 60-line one is not", () => {

@@ -92,6 +92,39 @@ function notAdmitted(identity, residual) {
 }
 
 /**
+ * The approval's body from the form's fields: only what was filled in.
+ * @param {HTMLInputElement} ceiling
+ * @param {HTMLInputElement} minutes
+ * @param {HTMLInputElement} note
+ */
+function approvalBody(ceiling, minutes, note) {
+  /** @type {Record<string, unknown>} */
+  const body = {};
+  if (ceiling.value !== "") body.amount_minor_max = Number(ceiling.value);
+  if (minutes.value !== "") body.expires_in_minutes = Number(minutes.value);
+  if (note.value.trim() !== "") body.note = note.value.trim();
+  return body;
+}
+
+/**
+ * What an approval shows once made: the approval id the agent retries with, and its terms.
+ * @param {DecisionApproval} approval
+ */
+function approvedView(approval) {
+  return [
+    message("success", "Approved. The agent retries with this approval id."),
+    fields([
+      ["approval_id", h("span", { class: "mono approval-id" }, approval.approval_id)],
+      ["grant", approval.grant_id],
+      ["tool", approval.tool],
+      ["ceiling", money(approval.amount_minor_max, approval.currency)],
+      ["approver", approval.approver],
+      ["expires_at", time(approval.expires_at)],
+    ]),
+  ];
+}
+
+/**
  * The form that approves a gated decision: for one listed decision (`prefill`), or for any ledger id.
  * @param {{ ledger_id: string, amount_minor: number | null | undefined } | null} prefill
  * @param {(approval: DecisionApproval) => void} [onApproved]
@@ -122,15 +155,10 @@ function approvalForm(prefill, onApproved) {
       replace(out, message("error", "A ledger id looks like led_ followed by 26 characters."));
       return;
     }
-    /** @type {Record<string, unknown>} */
-    const body = {};
-    if (ceiling.value !== "") body.amount_minor_max = Number(ceiling.value);
-    if (minutes.value !== "") body.expires_in_minutes = Number(minutes.value);
-    if (note.value.trim() !== "") body.note = note.value.trim();
     button.disabled = true;
     try {
       /** @type {DecisionApproval} */
-      const approval = await api("POST", `/decisions/${seg(id)}/approve`, body);
+      const approval = await api("POST", `/decisions/${seg(id)}/approve`, approvalBody(ceiling, minutes, note));
       if (prefill?.ledger_id) {
         // Approved: the form stays as a record of what was approved, and cannot be sent again.
         button.textContent = "Approved";
@@ -139,18 +167,7 @@ function approvalForm(prefill, onApproved) {
         // The form without a list approves one ledger id after another.
         button.disabled = false;
       }
-      replace(
-        out,
-        message("success", "Approved. The agent retries with this approval id."),
-        fields([
-          ["approval_id", h("span", { class: "mono approval-id" }, approval.approval_id)],
-          ["grant", approval.grant_id],
-          ["tool", approval.tool],
-          ["ceiling", money(approval.amount_minor_max, approval.currency)],
-          ["approver", approval.approver],
-          ["expires_at", time(approval.expires_at)],
-        ]),
-      );
+      replace(out, ...approvedView(approval));
       onApproved?.(approval);
     } catch (error) {
       button.disabled = false;

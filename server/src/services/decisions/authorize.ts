@@ -202,49 +202,10 @@ async function decideAndSeal(
   // A decision taken alone is a batch of one (decision 1901).
   const [signature] = ctx.signer.signAnswers([decisionStatement(ledgerId, decision.outcome, agentId, body, now)]);
   const text = decisionAnswerText(ledgerId, decision, now, gates.answer, signature);
-  const ledger = tx.decisionPath();
   const sealed = sealedBody(caller, body, decision, gates.sealed, approval.status, reads.certificate, chain);
   // With breakers to evaluate, or one statement at a time, each write waits for the one before.
   const together = pipelined && breakers.length === 0;
-  let trips: readonly TripRow[] = NO_TRIPS;
-  const seen = sealedDecision(ledgerId, agentId, now, decision);
-  const writes: (() => Promise<unknown>)[] = [
-    () =>
-      sealRecord(
-        ledger,
-        {
-          id: ledgerId,
-          tree_id: reads.treeId,
-          kind: "decision",
-          grant_id: body.grant_id,
-          agent_id: agentId,
-          outcome: decision.outcome,
-          created_at: now,
-          body: sealed,
-        },
-        reads.head,
-      ),
-    // Breakers read the sealed decision in its own transaction: a trip commits with it or not at all.
-    // Only watched breakers can trip; without any, no closure waits to keep the (empty) result.
-    breakers.length === 0
-      ? () => evaluateBreakersAfterDecision(tx, breakers, seen)
-      : async () => {
-          trips = await evaluateBreakersAfterDecision(tx, breakers, seen);
-        },
-  ];
-  if (decision.outcome === "gated") writes.push(() => emitGated(tx, ledgerId, agentId, body, decision, now));
-  if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, chain, decision, now, together));
-  if (decision.counted && decision.approval_id !== undefined) {
-    const approvalId = decision.approval_id;
-    // Single use: under the tree lock nobody else can have used it since it was read.
-    writes.push(async () => {
-      if (!(await ledger.useApproval(approvalId, now, ledgerId))) throw new Error("approval used concurrently under the tree lock");
-    });
-  }
-  if (claim !== undefined)
-    writes.push(async () => {
-      if (!(await claim(text))) throw new KeyTakenMeanwhile();
-    });
+  const { writes, trips } = decisionWrites(tx, { ledgerId, agentId, now, body, decision, reads, sealed, text, together, claim });
   if (together) await settledInOrder(writes.map((write) => write()));
   else for (const write of writes) await write();
   // The answer carries what the metrics count of the decision: two references it already holds.
@@ -257,7 +218,60 @@ async function decideAndSeal(
     outcome: decision.outcome,
     gate: decision.decided_by,
   };
-  return trips.length === 0 ? answer : { ...answer, trips: trips.map((t) => ({ action: t.action, mode: t.mode })) };
+  const tripped = trips();
+  return tripped.length === 0 ? answer : { ...answer, trips: tripped.map((t) => ({ action: t.action, mode: t.mode })) };
+}
+
+/** What one decision taken alone writes: the names decideAndSeal has read and decided. */
+interface SealWork {
+  readonly ledgerId: string;
+  readonly agentId: string;
+  readonly now: number;
+  readonly body: AuthorizeBody;
+  readonly decision: Decision;
+  readonly reads: DecisionReads;
+  readonly sealed: ReturnType<typeof sealedBody>;
+  readonly text: string;
+  readonly together: boolean;
+  readonly claim: ((text: string) => Promise<boolean>) | undefined;
+}
+
+/**
+ * The writes of one decision, in order: its sealed record, its breakers' evaluation, its gated
+ * event, its charges, its approval's single use and its idempotency key; and, once they ran, the
+ * breakers it tripped.
+ */
+function decisionWrites(tx: Store, w: SealWork): { writes: (() => Promise<unknown>)[]; trips: () => readonly TripRow[] } {
+  const { ledgerId, agentId, now, body, decision, reads } = w;
+  const ledger = tx.decisionPath();
+  let trips: readonly TripRow[] = NO_TRIPS;
+  const seen = sealedDecision(ledgerId, agentId, now, decision);
+  const record = { id: ledgerId, tree_id: reads.treeId, kind: "decision" as const, grant_id: body.grant_id, agent_id: agentId };
+  const writes: (() => Promise<unknown>)[] = [
+    () => sealRecord(ledger, { ...record, outcome: decision.outcome, created_at: now, body: w.sealed }, reads.head),
+    // Breakers read the sealed decision in its own transaction: a trip commits with it or not at all.
+    // Only watched breakers can trip; without any, no closure waits to keep the (empty) result.
+    reads.breakers.length === 0
+      ? () => evaluateBreakersAfterDecision(tx, reads.breakers, seen)
+      : async () => {
+          trips = await evaluateBreakersAfterDecision(tx, reads.breakers, seen);
+        },
+  ];
+  if (decision.outcome === "gated") writes.push(() => emitGated(tx, ledgerId, agentId, body, decision, now));
+  if (decision.counted) writes.push(() => placeCharges(tx, ledgerId, reads.chain, decision, now, w.together));
+  if (decision.counted && decision.approval_id !== undefined) {
+    const approvalId = decision.approval_id;
+    // Single use: under the tree lock nobody else can have used it since it was read.
+    writes.push(async () => {
+      if (!(await ledger.useApproval(approvalId, now, ledgerId))) throw new Error("approval used concurrently under the tree lock");
+    });
+  }
+  const claim = w.claim;
+  if (claim !== undefined)
+    writes.push(async () => {
+      if (!(await claim(w.text))) throw new KeyTakenMeanwhile();
+    });
+  return { writes, trips: () => trips };
 }
 
 /**
@@ -333,50 +347,10 @@ export async function authorizeAction(
       // Group commit on SQLite: one fsync for the decisions of an event-loop turn, each answered after it.
       const answer = await ctx.store.batchedTransaction(
         async (tx): Promise<PreparedAnswer | Refusal> => {
-          let caller: Caller;
-          if ("keyHash" in asker) {
-            const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
-            const refusal = authorizeRefusal(presented, true);
-            if (refusal !== undefined) return refusal;
-            caller = presented!;
-          } else {
-            caller = asker;
-          }
+          const caller = await askingCaller(tx, asker);
+          if (caller instanceof Refusal) return caller;
           claim = request === undefined ? undefined : { ...request, callerKeyId: caller.keyId };
-          if (claim !== undefined) {
-            // A key reused with another request has written nothing: it fails after the transaction,
-            // so that the other transactions of its batch need not run again (group-commit.ts).
-            const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
-            if (stored instanceof Refusal) return stored;
-            if (stored !== undefined) return { ...stored, keyId: caller.keyId };
-          }
-          const taken = claim;
-          // The key is stored as the decision's last write; a key taken meanwhile rolls it back.
-          const prepared = await decideAndSeal(
-            tx,
-            ctx,
-            caller,
-            body,
-            taken === undefined
-              ? undefined
-              : (answer) =>
-                  tx.decisionPath().putIdempotency(
-                    {
-                      caller_key_id: taken.callerKeyId,
-                      idempotency_key: taken.key,
-                      method: taken.method,
-                      path: taken.path,
-                      request_hash: taken.requestHash,
-                      status: 200,
-                      response: `${JSON_TYPE}\n${answer}`,
-                      created_at: ctx.now(),
-                    },
-                    expiredUpTo,
-                  ),
-          );
-          // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
-          if (ctx.faults !== undefined && taken !== undefined) crashPoint(ctx, "before-commit", taken);
-          return prepared;
+          return decideClaimed(tx, ctx, caller, body, claim, expiredUpTo);
         },
         batchOrder(asker, body),
         batchable(ctx, asker, body, request, expiredUpTo),
@@ -393,6 +367,56 @@ export async function authorizeAction(
   }
   // Both tries found the key taken: replay the answer its taker committed with it.
   return { ...(await replayStored(ctx, claim!, expiredUpTo)), keyId: claim!.callerKeyId };
+}
+
+/** The caller of the transaction: the one given, or the key's, looked up by its hash in it; or the key's 401 or 403. */
+async function askingCaller(tx: Store, asker: Asker): Promise<Caller | Refusal> {
+  if (!("keyHash" in asker)) return asker;
+  const presented = callerOfKey(await tx.findKeyByHash(asker.keyHash));
+  return authorizeRefusal(presented, true) ?? presented!;
+}
+
+/**
+ * One decision under its idempotency claim, inside the transaction: the stored answer of a key
+ * already used (or the reused-key refusal), otherwise the decision with the key stored as its last
+ * write; a key taken meanwhile rolls it back.
+ */
+async function decideClaimed(
+  tx: Store,
+  ctx: ServiceContext,
+  caller: Caller,
+  body: AuthorizeBody,
+  claim: IdempotencyClaim | undefined,
+  expiredUpTo: number,
+): Promise<PreparedAnswer | Refusal> {
+  if (claim !== undefined) {
+    // A key reused with another request has written nothing: it fails after the transaction,
+    // so that the other transactions of its batch need not run again (group-commit.ts).
+    const stored = storedAnswer(await tx.decisionPath().getIdempotency(claim.callerKeyId, claim.key, expiredUpTo), claim);
+    if (stored instanceof Refusal) return stored;
+    if (stored !== undefined) return { ...stored, keyId: caller.keyId };
+  }
+  const store =
+    claim === undefined
+      ? undefined
+      : (answer: string) =>
+          tx.decisionPath().putIdempotency(
+            {
+              caller_key_id: claim.callerKeyId,
+              idempotency_key: claim.key,
+              method: claim.method,
+              path: claim.path,
+              request_hash: claim.requestHash,
+              status: 200,
+              response: `${JSON_TYPE}\n${answer}`,
+              created_at: ctx.now(),
+            },
+            expiredUpTo,
+          );
+  const prepared = await decideAndSeal(tx, ctx, caller, body, store);
+  // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
+  if (ctx.faults !== undefined && claim !== undefined) crashPoint(ctx, "before-commit", claim);
+  return prepared;
 }
 
 /** A request as the HTTP layer read it: its body, validated, and its idempotency claim if any. */

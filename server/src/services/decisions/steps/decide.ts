@@ -234,65 +234,68 @@ function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, ag
   return chain.reverse();
 }
 
-/**
- * Decides a batch in order at `now`: each decision sees the uses, holds, chain heads and stored
- * answers of those before it, exactly as if it had read them from the database after their writes
- * (INVARIANT budget-monotone: a use or hold counts for every later decision of the batch).
- */
-export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, now: number, answersExpiredUpTo: number): BatchDecisions {
-  const usage = new Map(reads.usage);
-  const heads = new Map(reads.heads);
-  const stored = new Map(reads.answers.map((row) => [answerKey(row.caller_key_id, row.idempotency_key), row]));
-  const answers: (PreparedAnswer | Refusal | undefined)[] = [];
-  const ledger: LedgerRow[] = [];
-  const signals: SignalRow[] = [];
-  const uses = new Map<string, number>();
-  const charges: ChargeRow[] = [];
-  const gated: GatedDecision[] = [];
-  const claimed: BatchInput[] = [];
-  const watched: WatchedDecision[] = [];
+/** What a batch has decided so far: what each later decision reads, and what the batch writes. */
+class BatchState {
+  readonly usage: Map<string, GrantUsage>;
+  readonly heads: Map<string, { seq: number; hash: string }>;
+  readonly stored: Map<string, IdempotencyRow>;
+  readonly answers: (PreparedAnswer | Refusal | undefined)[] = [];
+  readonly ledger: LedgerRow[] = [];
+  readonly signals: SignalRow[] = [];
+  readonly uses = new Map<string, number>();
+  readonly charges: ChargeRow[] = [];
+  readonly gated: GatedDecision[] = [];
+  readonly claimed: BatchInput[] = [];
+  readonly watched: WatchedDecision[] = [];
   // The batch's statements are signed together once it is decided (decision 1901).
-  const unsigned: UnsignedAnswer[] = [];
-  const replays: BatchReplay[] = [];
-  const claimedHere = new Set<string>();
-  for (const [index, input] of inputs.entries()) {
-    const { ctx, caller, body, claim } = input;
-    const agentId = caller.agentId;
-    // A key claimed earlier in this batch has its answer once the batch is signed.
-    if (claim !== undefined && claimedHere.has(answerKey(claim.callerKeyId, claim.key))) {
-      replays.push({ at: answers.length, claim, keyId: caller.keyId });
-      answers.push(undefined);
-      continue;
+  readonly unsigned: UnsignedAnswer[] = [];
+  readonly replays: BatchReplay[] = [];
+  readonly claimedHere = new Set<string>();
+
+  constructor(
+    private readonly reads: BatchReads,
+    private readonly now: number,
+  ) {
+    this.usage = new Map(reads.usage);
+    this.heads = new Map(reads.heads);
+    this.stored = new Map(reads.answers.map((row) => [answerKey(row.caller_key_id, row.idempotency_key), row]));
+  }
+
+  /**
+   * The answer a claimed key already has: one claimed earlier in this batch (answered once the
+   * batch is signed), or one stored; true when the input is answered so.
+   */
+  answeredBefore(input: BatchInput): boolean {
+    const { caller, claim } = input;
+    if (claim === undefined) return false;
+    const key = answerKey(claim.callerKeyId, claim.key);
+    if (this.claimedHere.has(key)) {
+      this.replays.push({ at: this.answers.length, claim, keyId: caller.keyId });
+      this.answers.push(undefined);
+      return true;
     }
-    if (claim !== undefined) {
-      const found = storedAnswer(stored.get(answerKey(claim.callerKeyId, claim.key)), claim);
-      if (found !== undefined) {
-        answers.push(found instanceof Refusal ? found : { ...found, keyId: caller.keyId });
-        continue;
-      }
-    }
-    const chain = agentId === null || body.approval_id !== undefined ? undefined : heldChain(reads.grants, body.grant_id, agentId);
-    if (chain === undefined || agentId === null) {
-      answers.push(undefined);
-      continue;
-    }
-    const certificate = reads.certificates.get(agentId);
-    const decision = decide(engineRequest(body, agentId, null), chainLinks(chain, usage), engineState(ctx, certificate), now);
-    if (decision.approval_id !== undefined) {
-      // No approval was presented, so the engine names none; were it to, the one-at-a-time path uses it.
-      answers.push(undefined);
-      continue;
-    }
+    const found = storedAnswer(this.stored.get(key), claim);
+    if (found === undefined) return false;
+    this.answers.push(found instanceof Refusal ? found : { ...found, keyId: caller.keyId });
+    return true;
+  }
+
+  /** Seals a decision: its record after its tree's head, its signal or breakers, its gated event and its unsigned answer. */
+  seal(index: number, input: BatchInput, agentId: string, chain: readonly GrantRecord[], decision: Decision): string {
+    const { caller, body } = input;
+    const now = this.now;
+    const certificate = this.reads.certificates.get(agentId);
     const ledgerId = newId("led", now);
     const gates = gateTexts(decision.gates);
-    unsigned.push({
-      at: answers.length,
+    this.unsigned.push({
+      at: this.answers.length,
       statement: decisionStatement(ledgerId, decision.outcome, agentId, body, now),
       text: (signature) => decisionAnswerText(ledgerId, decision, now, gates.answer, signature),
       input,
       decision,
     });
     const treeId = chain[0]!.root_id;
+    const sealed = sealedBody(caller, body, decision, gates.sealed, null, certificate, chain);
     const row = sealedRow(
       {
         id: ledgerId,
@@ -302,44 +305,71 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
         agent_id: agentId,
         outcome: decision.outcome,
         created_at: now,
-        body: sealedBody(caller, body, decision, gates.sealed, null, certificate, chain),
+        body: sealed,
       },
-      heads.get(treeId) ?? null,
+      this.heads.get(treeId) ?? null,
     );
-    heads.set(treeId, { seq: row.seq, hash: row.hash });
-    ledger.push(row);
-    if (reads.watchedAgents.has(agentId)) watched.push({ index, seen: sealedDecision(ledgerId, agentId, now, decision) });
-    else
-      signals.push({
-        ledger_id: ledgerId,
-        agent_id: agentId,
-        at: now,
-        signal: signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code),
-      });
-    if (decision.outcome === "gated") gated.push({ ledgerId, agentId, body, decision, now });
-    if (decision.counted) {
-      // INVARIANT (budget-monotone): one use of every grant of the chain, and the decision's holds.
-      for (const grant of chain) {
-        uses.set(grant.id, (uses.get(grant.id) ?? 0) + 1);
-        const used = usage.get(grant.id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
-        usage.set(grant.id, { ...used, uses: used.uses + 1 });
-      }
-      for (const hold of decision.holds) {
-        charges.push(holdCharge(ledgerId, hold, now));
-        // INVARIANT (live-holds): an open hold counts while it has not expired at the batch's time.
-        const used = usage.get(hold.grant_id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
-        if (hold.amount_minor > 0 && hold.expires_at > now)
-          usage.set(hold.grant_id, { ...used, held_minor: used.held_minor + hold.amount_minor });
-      }
+    this.heads.set(treeId, { seq: row.seq, hash: row.hash });
+    this.ledger.push(row);
+    if (this.reads.watchedAgents.has(agentId)) this.watched.push({ index, seen: sealedDecision(ledgerId, agentId, now, decision) });
+    else {
+      const signal = signalOf(decision.outcome, decision.would_outcome ?? null, decision.reason_code);
+      this.signals.push({ ledger_id: ledgerId, agent_id: agentId, at: now, signal });
     }
-    if (claim !== undefined) {
-      claimedHere.add(answerKey(claim.callerKeyId, claim.key));
-      claimed.push(input);
+    if (decision.outcome === "gated") this.gated.push({ ledgerId, agentId, body, decision, now });
+    return ledgerId;
+  }
+
+  /** INVARIANT (budget-monotone): one use of every grant of the chain, and the decision's holds, seen by every later decision. */
+  count(ledgerId: string, chain: readonly GrantRecord[], decision: Decision): void {
+    if (!decision.counted) return;
+    for (const grant of chain) {
+      this.uses.set(grant.id, (this.uses.get(grant.id) ?? 0) + 1);
+      const used = this.usage.get(grant.id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+      this.usage.set(grant.id, { ...used, uses: used.uses + 1 });
+    }
+    for (const hold of decision.holds) {
+      this.charges.push(holdCharge(ledgerId, hold, this.now));
+      // INVARIANT (live-holds): an open hold counts while it has not expired at the batch's time.
+      const used = this.usage.get(hold.grant_id) ?? { uses: 0, held_minor: 0, settled_minor: 0 };
+      if (hold.amount_minor > 0 && hold.expires_at > this.now)
+        this.usage.set(hold.grant_id, { ...used, held_minor: used.held_minor + hold.amount_minor });
+    }
+  }
+}
+
+/**
+ * Decides a batch in order at `now`: each decision sees the uses, holds, chain heads and stored
+ * answers of those before it, exactly as if it had read them from the database after their writes
+ * (INVARIANT budget-monotone: a use or hold counts for every later decision of the batch).
+ */
+export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, now: number, answersExpiredUpTo: number): BatchDecisions {
+  const state = new BatchState(reads, now);
+  const { answers } = state;
+  for (const [index, input] of inputs.entries()) {
+    if (state.answeredBefore(input)) continue;
+    const { ctx, caller, body, claim } = input;
+    const agentId = caller.agentId;
+    const chain = agentId === null || body.approval_id !== undefined ? undefined : heldChain(reads.grants, body.grant_id, agentId);
+    if (chain === undefined || agentId === null) {
+      answers.push(undefined);
+      continue;
+    }
+    const certificate = reads.certificates.get(agentId);
+    const decision = decide(engineRequest(body, agentId, null), chainLinks(chain, state.usage), engineState(ctx, certificate), now);
+    // No approval was presented, so the engine names none; were it to, the one-at-a-time path uses it.
+    if (decision.approval_id === undefined) {
+      state.count(state.seal(index, input, agentId, chain, decision), chain, decision);
+      if (claim !== undefined) {
+        state.claimedHere.add(answerKey(claim.callerKeyId, claim.key));
+        state.claimed.push(input);
+      }
     }
     answers.push(undefined);
   }
-  const answerRows = signedAnswers(unsigned, answers, now);
-  for (const replay of replays) answers[replay.at] = replayedInBatch(replay, answerRows);
+  const answerRows = signedAnswers(state.unsigned, answers, now);
+  for (const replay of state.replays) answers[replay.at] = replayedInBatch(replay, answerRows);
+  const { ledger, signals, uses, charges, gated, claimed, watched } = state;
   return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
 }
 
