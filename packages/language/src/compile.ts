@@ -176,25 +176,32 @@ class Compiler {
 
   /** `size(x)`: code points of a string, items of a list (INVARIANT (charged-before-work)). */
   private sizeCall(e: ExprOf<"call">, compiled: Compiled): Compiled {
-    const arg = compiled.fn;
     const span = e.span;
-    const dyn = this.kind(e.args[0]!) === "dyn";
-    return {
-      fn: (env, meter) => {
-        const v = arg(env, meter);
-        if (v instanceof Failure) return v;
-        const over = dyn ? charge(meter, FUNCTION_COSTS.size([sizeOf(v)]), span) : undefined;
-        if (over !== undefined) return over;
-        if (typeof v === "string") return codePointLength(v);
-        if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
-        return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
-      },
-      canFail: compiled.canFail || dyn,
-    };
+    return this.chargedCall(e, compiled, FUNCTION_COSTS.size, (v) => {
+      if (typeof v === "string") return codePointLength(v);
+      if (Array.isArray(v)) return listTooLong(v, span) ?? v.length;
+      return fail("runtime-type", `\`size\` takes a string or a list, not \`${describe(v)}\``, span);
+    });
   }
 
   /** `lower(s)` (INVARIANT (charged-before-work)). */
   private lowerCall(e: ExprOf<"call">, compiled: Compiled): Compiled {
+    const span = e.span;
+    return this.chargedCall(e, compiled, FUNCTION_COSTS.lower, (v) =>
+      typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span),
+    );
+  }
+
+  /**
+   * A one-argument function whose work grows with its argument: the argument, then, when its size
+   * is known only at run time, the price of that size charged before `apply` does the work.
+   */
+  private chargedCall(
+    e: ExprOf<"call">,
+    compiled: Compiled,
+    price: (sizes: readonly number[]) => number,
+    apply: (v: Value) => Value | Failure,
+  ): Compiled {
     const arg = compiled.fn;
     const span = e.span;
     const dyn = this.kind(e.args[0]!) === "dyn";
@@ -202,9 +209,8 @@ class Compiler {
       fn: (env, meter) => {
         const v = arg(env, meter);
         if (v instanceof Failure) return v;
-        const over = dyn ? charge(meter, FUNCTION_COSTS.lower([sizeOf(v)]), span) : undefined;
-        if (over !== undefined) return over;
-        return typeof v === "string" ? v.toLowerCase() : fail("runtime-type", `\`lower\` takes a string, not \`${describe(v)}\``, span);
+        const over = dyn ? charge(meter, price([sizeOf(v)]), span) : undefined;
+        return over ?? apply(v);
       },
       canFail: compiled.canFail || dyn,
     };

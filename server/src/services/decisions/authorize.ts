@@ -22,7 +22,7 @@ import { chainLinks, engineRequest, engineState, holdCharge, sealedBody, sealedD
 import type { StepInput } from "./steps/read.js";
 import { emitGated } from "./steps/write.js";
 import { authorizeBatchStep } from "./steps/batch.js";
-import { answersExpiredUpTo, crashPoint, replayStored, storedAnswer } from "../idempotency/index.js";
+import { answersExpiredUpTo, crashPoint, decisionAnswerRow, replayStored, storedAnswer } from "../idempotency/index.js";
 import { hashSecret } from "../../secrets.js";
 
 /**
@@ -399,20 +399,7 @@ async function decideClaimed(
   const store =
     claim === undefined
       ? undefined
-      : (answer: string) =>
-          tx.decisionPath().putIdempotency(
-            {
-              caller_key_id: claim.callerKeyId,
-              idempotency_key: claim.key,
-              method: claim.method,
-              path: claim.path,
-              request_hash: claim.requestHash,
-              status: 200,
-              response: `${JSON_TYPE}\n${answer}`,
-              created_at: ctx.now(),
-            },
-            expiredUpTo,
-          );
+      : (answer: string) => tx.decisionPath().putIdempotency(decisionAnswerRow(claim, answer, ctx.now()), expiredUpTo);
   const prepared = await decideAndSeal(tx, ctx, caller, body, store);
   // The crash tests' hook (decision 0605); a real deployment has no faults and reads one property.
   if (ctx.faults !== undefined && claim !== undefined) crashPoint(ctx, "before-commit", claim);

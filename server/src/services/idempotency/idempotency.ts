@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { Refusal } from "../common/index.js";
 import type { IdempotencyRow } from "../../store/decisions/index.js";
-import type { IdempotencyClaim, PreparedAnswer, RequestClaim } from "../common/index.js";
+import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer, type RequestClaim } from "../common/index.js";
 import type { ServiceContext } from "../common/index.js";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -73,6 +73,20 @@ function replayOf(row: IdempotencyRow): PreparedAnswer {
  * its decision's transaction (where the refusal is returned, not thrown, so that its batch need not
  * run again); the Express routes through `lookUp`.
  */
+/** The row that keeps a decision's JSON answer `text` under its claim, as every decision path stores it. */
+export function decisionAnswerRow(claim: IdempotencyClaim, text: string, now: number): IdempotencyRow {
+  return {
+    caller_key_id: claim.callerKeyId,
+    idempotency_key: claim.key,
+    method: claim.method,
+    path: claim.path,
+    request_hash: claim.requestHash,
+    status: 200,
+    response: `${JSON_TYPE}\n${text}`,
+    created_at: now,
+  };
+}
+
 export function storedAnswer(row: IdempotencyRow | undefined, claim: IdempotencyClaim): PreparedAnswer | Refusal | undefined {
   if (row === undefined) return undefined;
   if (row.request_hash !== claim.requestHash || row.method !== claim.method || row.path !== claim.path) return reusedKey(claim);

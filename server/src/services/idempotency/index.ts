@@ -6,6 +6,7 @@ export {
   answerOnce,
   answersExpiredUpTo,
   crashPoint,
+  decisionAnswerRow,
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_LIMITS,
   idempotencyClaim,

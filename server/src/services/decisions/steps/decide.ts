@@ -21,7 +21,7 @@ import { signalOf } from "../../breakers/index.js";
 import { decisionAnswerText, decisionState, decisionStatement } from "../decision-text.js";
 import { gateTexts } from "../gate-text.js";
 import { grantTerms } from "../../grants/index.js";
-import { storedAnswer } from "../../idempotency/index.js";
+import { decisionAnswerRow, storedAnswer } from "../../idempotency/index.js";
 import { CanonicalText, sealedRow } from "../../seal/index.js";
 import { Refusal } from "../../common/index.js";
 import type { BatchSignatureField } from "../../seal/index.js";
@@ -190,17 +190,7 @@ function signedAnswers(
   for (const [i, { at, text: render, input, decision }] of unsigned.entries()) {
     const text = render(signatures[i]!);
     const { claim, caller } = input;
-    if (claim !== undefined)
-      rows.push({
-        caller_key_id: claim.callerKeyId,
-        idempotency_key: claim.key,
-        method: claim.method,
-        path: claim.path,
-        request_hash: claim.requestHash,
-        status: 200,
-        response: `${JSON_TYPE}\n${text}`,
-        created_at: now,
-      });
+    if (claim !== undefined) rows.push(decisionAnswerRow(claim, text, now));
     answers[at] = {
       status: 200,
       contentType: JSON_TYPE,
