@@ -544,33 +544,21 @@ export function authzenSuite(target: StoreTarget): void {
           { requiredKeys: [] },
         ),
       );
+      /** Posts `body` to `path` as the agent: a 200 or a 4xx, never a 5xx. */
+      const answeredBelow500 = async (path: string, body: unknown): Promise<void> => {
+        const response = await fetch(`${origin(s)}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        expect(response.status, `${path} ${JSON.stringify(body)}`).toBeLessThan(500);
+        await response.arrayBuffer();
+      };
       const paths = ["/access/v1/search/action", "/access/v1/search/subject", "/access/v1/evaluation", "/access/v1/evaluations"];
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...paths.slice(0, 2)), hostile, async (path, body) => {
-          const response = await fetch(`${origin(s)}${path}`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
-            body: JSON.stringify(body),
-          });
-          expect(response.status, `${path} ${JSON.stringify(body)}`).toBeLessThan(500);
-          await response.arrayBuffer();
-        }),
-        { numRuns: 120 },
-      );
+      await fc.assert(fc.asyncProperty(fc.constantFrom(...paths.slice(0, 2)), hostile, answeredBelow500), { numRuns: 120 });
       expect((await s.call("GET", `/grants/${grant.id}/ledger?limit=100`, ADMIN_KEY)).body).toEqual(before.body);
       // The deciding endpoints, against a grant of their own: a 200 or a 4xx, never a 5xx.
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...paths.slice(2)), hostile, async (path, body) => {
-          const response = await fetch(`${origin(s)}${path}`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${agent.key}`, "content-type": "application/json" },
-            body: JSON.stringify(body),
-          });
-          expect(response.status, `${path} ${JSON.stringify(body)}`).toBeLessThan(500);
-          await response.arrayBuffer();
-        }),
-        { numRuns: 80 },
-      );
+      await fc.assert(fc.asyncProperty(fc.constantFrom(...paths.slice(2)), hostile, answeredBelow500), { numRuns: 80 });
     });
 
     it("the metadata names the decision point and each endpoint offered, and no resource search", async () => {
