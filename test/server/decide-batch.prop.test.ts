@@ -1,8 +1,10 @@
-// The decide step's law (decision 0318): a batch decided at once answers exactly what its
-// decisions answer one after another, each reading what the ones before it wrote. The model of
-// "one after another" decides each request as a batch of one and applies its writes to the reads
-// the way the database would (uses and live holds added, the chain head moved on, the answer
-// stored), so a step that forgot a hold, a use, a head or a stored answer answers differently.
+// The decision path's law (decisions 0318, 1841): a batch decided at once answers exactly what its
+// decisions answer one after another through the same step, each reading what the ones before it
+// wrote, and both answer what the pure engine decides. The model of "one after another" decides
+// each request as a batch of one and applies its writes to the reads the way the database would
+// (uses and live holds added, the chain heads moved on, the answer stored, the approval used), so
+// a step that forgot a hold, a use, a head, a stored answer or an approval's use answers
+// differently. Requests present grants held and not held, and approvals.
 
 import type { AuthorizeBody } from "@agent-authority/api";
 import fc from "fast-check";
@@ -12,10 +14,19 @@ import { signedStatement, SigningKeyring, type SigningKeySet } from "@agent-auth
 import { openStore, type CertificateRecord, type GrantRecord, type Store } from "@agent-authority/server";
 import type { PreparedAnswer } from "../../server/src/services/common/index.js";
 import type { Caller, ServiceContext } from "../../server/src/services/common/index.js";
-import { decideBatch, type BatchDecisions, type BatchInput } from "../../server/src/services/decisions/index.js";
+import { decide } from "@agent-authority/engine";
+import {
+  chainLinks,
+  decideBatch,
+  engineRequest,
+  engineState,
+  type BatchDecisions,
+  type BatchInput,
+} from "../../server/src/services/decisions/index.js";
 import { Refusal } from "../../server/src/services/common/index.js";
 import { Signer } from "../../server/src/services/seal/index.js";
 import type { BatchReads, GrantUsage } from "../../server/src/store/core/index.js";
+import type { DecisionApprovalRow } from "../../server/src/store/decisions/index.js";
 import { grantRecord, T0 } from "./store-records.js";
 
 const AGENT = "agt_0000000001abcdefghjkmnpqrs";
@@ -25,6 +36,7 @@ const CHILD = "grt_0000000002abcdefghjkmnpqrs";
 const GRANDCHILD = "grt_0000000003abcdefghjkmnpqrs";
 const FOREIGN = "grt_0000000004abcdefghjkmnpqrs";
 const NOW = T0 + 60_000;
+const APPROVAL = "apr_0000000001abcdefghjkmnpqrs";
 const ATTESTATION = { manifest_hash: "sha256:aaaa", content_hash: "sha256:bbbb", provenance_version: "model-1" };
 
 const caller: Caller = {
@@ -86,7 +98,7 @@ const request: fc.Arbitrary<Request> = fc.record({
   amount: fc.option(fc.integer({ min: 0, max: 1_500 }), { nil: undefined }),
   // A small pool of keys: repeats replay, or are refused when the request differs.
   key: fc.option(fc.constantFrom("k1", "k2", "k3"), { nil: undefined, freq: 2 }),
-  approval: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+  approval: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
 });
 
 function body(r: Request): AuthorizeBody {
@@ -94,7 +106,7 @@ function body(r: Request): AuthorizeBody {
     grant_id: r.grant,
     tool: r.tool,
     ...(r.amount === undefined ? {} : { amount_minor: r.amount, currency: "EUR" }),
-    ...(r.approval ? { approval_id: "apr_0000000001abcdefghjkmnpqrs" } : {}),
+    ...(r.approval ? { approval_id: APPROVAL } : {}),
     attestation: ATTESTATION,
   };
 }
@@ -127,12 +139,64 @@ function applied(reads: BatchReads, decided: BatchDecisions): BatchReads {
     ...reads.answers.filter((a) => !decided.writes.answers.some((b) => b.idempotency_key === a.idempotency_key)),
     ...decided.writes.answers,
   ];
-  return { ...reads, usage, heads, answers };
+  const approvals = new Map(reads.approvals);
+  for (const use of decided.writes.approvalUses) {
+    const row = approvals.get(use.id)!;
+    approvals.set(use.id, { ...row, used_at: use.used_at, used_by_ledger_id: use.used_by_ledger_id });
+  }
+  return { ...reads, usage, heads, answers, approvals };
+}
+
+/** An approval of the grandchild's `payments.send` up to `ceiling`, unused, as a human gave it. */
+function approvalRow(ceiling: number): DecisionApprovalRow {
+  return {
+    id: APPROVAL,
+    ledger_id: "led_0000000001abcdefghjkmnpqrs",
+    grant_id: GRANDCHILD,
+    tool: "payments.send",
+    amount_ceiling_minor: ceiling,
+    currency: "EUR",
+    approver: "alice@example.com",
+    approved_at: T0,
+    expires_at: NOW + 600_000,
+    used_at: null,
+    used_by_ledger_id: null,
+  };
+}
+
+/**
+ * What the pure engine decides for one request on what the database holds: the chain of a grant
+ * the agent holds (none otherwise), its usage, the certificate, and the approval when unused.
+ */
+function engineOutcome(ctx: ServiceContext, reads: BatchReads, r: Request): { outcome: string; reason: string } {
+  const chain: GrantRecord[] = [];
+  for (
+    let g = reads.grants.get(r.grant);
+    g !== undefined && g.agent_id === AGENT;
+    g = g.parent_id === null ? undefined : reads.grants.get(g.parent_id)
+  )
+    chain.unshift(g);
+  const held = chain.length > 0;
+  const row = held && r.approval ? reads.approvals.get(APPROVAL) : undefined;
+  const approval =
+    row === undefined || row.used_at !== null
+      ? null
+      : {
+          approval_id: row.id,
+          approver: row.approver,
+          grant_id: row.grant_id,
+          tool: row.tool,
+          amount_ceiling_minor: row.amount_ceiling_minor,
+          expires_at: row.expires_at,
+        };
+  const certificate = held ? reads.certificates.get(AGENT) : undefined;
+  const decision = decide(engineRequest(body(r), AGENT, approval), chainLinks(chain, reads.usage), engineState(ctx, certificate), NOW);
+  return { outcome: decision.outcome, reason: decision.reason_code };
 }
 
 /** What must be the same either way: the answer's kind and what it decided, not its fresh ids and signature. */
 function summary(answer: PreparedAnswer | Refusal | undefined): unknown {
-  if (answer === undefined) return "own path";
+  if (answer === undefined) return "unanswered";
   if (answer instanceof Refusal) return { refused: answer.code };
   const parsed = JSON.parse(answer.text) as Record<string, unknown>;
   return { status: answer.status, replayed: answer.replayed, outcome: parsed["outcome"], reason: parsed["reason_code"], gate: answer.gate };
@@ -160,10 +224,12 @@ describe("the decide step decides a batch as its decisions would one after anoth
         fc.option(fc.integer({ min: 1, max: 12 }), { nil: null }),
         fc.boolean(),
         fc.record({ uses: fc.nat(5), held: fc.nat(2_000), settled: fc.nat(2_000) }),
-        (requests, budgets, count, childRevoked, used) => {
+        fc.option(fc.integer({ min: 0, max: 1_500 }), { nil: null }),
+        (requests, budgets, count, childRevoked, used, ceiling) => {
           const grants = tree(budgets, count, childRevoked);
           const reads: BatchReads = {
             answers: [],
+            approvals: new Map(ceiling === null ? [] : [[APPROVAL, approvalRow(ceiling)]]),
             watchedAgents: new Set(),
             grants: new Map(grants.map((g) => [g.id, g])),
             usage: new Map([[ROOT, { uses: used.uses, held_minor: used.held, settled_minor: used.settled }]]),
@@ -174,9 +240,16 @@ describe("the decide step decides a batch as its decisions would one after anoth
           const batch = decideBatch(inputs, reads, NOW, 0);
           let state = reads;
           const oneByOne: (PreparedAnswer | Refusal | undefined)[] = [];
-          for (const one of inputs) {
+          for (const [i, one] of inputs.entries()) {
+            const expected = engineOutcome(ctx, state, requests[i]!);
             const decided = decideBatch([one], state, NOW, 0);
-            oneByOne.push(decided.answers[0]);
+            const answer = decided.answers[0];
+            oneByOne.push(answer);
+            // A fresh decision is what the pure engine decides on what the database held.
+            if (answer !== undefined && !(answer instanceof Refusal) && !answer.replayed) {
+              const parsed = JSON.parse(answer.text) as Record<string, unknown>;
+              expect({ outcome: parsed["outcome"], reason: parsed["reason_code"] }).toEqual(expected);
+            }
             state = applied(state, decided);
           }
           expect(batch.answers.map(summary)).toEqual(oneByOne.map(summary));
@@ -188,11 +261,15 @@ describe("the decide step decides a batch as its decisions would one after anoth
           expect(after.answers.map((a) => [a.idempotency_key, a.request_hash])).toEqual(
             state.answers.map((a) => [a.idempotency_key, a.request_hash]),
           );
-          // The batch's records chain on from the tree's head, one after another.
-          let head = reads.heads.get(ROOT)!;
+          expect(after.approvals.get(APPROVAL)?.used_by_ledger_id === null).toBe(state.approvals.get(APPROVAL)?.used_by_ledger_id === null);
+          // The batch's records chain on from each tree's head, one after another: the grants'
+          // tree, and the agent's own chain for the grant it does not hold.
+          const heads = new Map<string, { seq: number; hash: string }>(reads.heads);
           for (const row of batch.writes.ledger) {
+            const head = heads.get(row.tree_id) ?? { seq: 0, hash: "0".repeat(64) };
             expect([row.seq, row.prev_hash]).toEqual([head.seq + 1, head.hash]);
-            head = { seq: row.seq, hash: row.hash };
+            expect(row.tree_id).toBe(row.grant_id === FOREIGN ? AGENT : ROOT);
+            heads.set(row.tree_id, { seq: row.seq, hash: row.hash });
           }
           // A key's replay in the batch is its first answer, byte for byte.
           const first = new Map<string, string>();
@@ -222,6 +299,7 @@ describe("the decide step decides a batch as its decisions would one after anoth
         const grants = tree([6_000, 4_000, 3_000], null, false);
         const reads: BatchReads = {
           answers: [],
+          approvals: new Map([[APPROVAL, approvalRow(1_000)]]),
           watchedAgents: new Set(),
           grants: new Map(grants.map((g) => [g.id, g])),
           usage: new Map(),

@@ -138,7 +138,9 @@ describe("the SQLite connection's decision cache across the decision path's writ
     const now = T0 + 1_000;
     try {
       connection.beginBatch();
-      const read = await store.decisionBatch().read([], [{ grant_id: child.id, agent_id: agentId }], "test-env", now);
+      const read = await store
+        .decisionBatch()
+        .read({ claims: [], presented: [{ grant_id: child.id, agent_id: agentId }], approvals: [] }, "test-env", now);
       expect(read.usage.get(root.id)).toEqual({ uses: 0, held_minor: 0, settled_minor: 0 });
       expect(read.heads.has(root.id)).toBe(false);
       const kept = connection.decisionCache!.size;
@@ -171,6 +173,7 @@ describe("the SQLite connection's decision cache across the decision path's writ
       await store.decisionBatch().write({
         ledger,
         signals: ledger.map((row) => ({ ledger_id: row.id, agent_id: agentId, at: now, signal: 0 })),
+        approvalUses: [],
         uses: new Map([
           [root.id, 2],
           [child.id, 2],

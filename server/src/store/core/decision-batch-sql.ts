@@ -6,17 +6,8 @@
 import { settledInOrder, type Row, type SqlDriver } from "../sql/index.js";
 import { arrayLiteral } from "../sql/index.js";
 import { ColumnReader } from "../sql/index.js";
-import { idempotencyFromRow, OPEN_HOLD_AT } from "../decisions/index.js";
-import type {
-  BatchReads,
-  BatchWrites,
-  CertificateRecord,
-  ClaimedKey,
-  DecisionBatchStore,
-  GrantRecord,
-  GrantUsage,
-  PresentedGrant,
-} from "./store.js";
+import { approvalFromRow, idempotencyFromRow, OPEN_HOLD_AT, type DecisionApprovalRow, type DecisionStore } from "../decisions/index.js";
+import type { BatchReadRequest, BatchReads, BatchWrites, CertificateRecord, DecisionBatchStore, GrantRecord, GrantUsage } from "./store.js";
 
 /** A write of the batch that did not happen as the decisions assumed: the batch is rolled back and run one decision at a time. */
 export class BatchWriteConflict extends Error {}
@@ -65,6 +56,8 @@ const READ_CHAINS = `WITH RECURSIVE chain AS (
     FROM grant_rows r LEFT JOIN grant_totals t ON t.grant_id = r.id
     LEFT JOIN LATERAL (SELECT l.seq, l.hash FROM ledger l WHERE r.parent_id IS NULL AND l.tree_id = r.id ORDER BY l.seq DESC LIMIT 1) head ON true
     ORDER BY r.id`;
+// After the trees' locks: an approval is used only under its tree's lock, so what is read stays true.
+const READ_APPROVALS = "SELECT * FROM decision_approvals WHERE id = ANY (?::text[])";
 const READ_CERTIFICATES =
   "SELECT * FROM certificates WHERE agent_id = ANY (?::text[]) AND environment = ? AND revoked_at IS NULL ORDER BY id";
 
@@ -107,7 +100,12 @@ const WRITE_BATCH = `WITH sealing AS MATERIALIZED (
           .join(", ")}
       WHERE idempotency_keys.created_at <= ?
       RETURNING 1
-  ) SELECT count(*) AS stored FROM stored`;
+  ), used AS (
+    UPDATE decision_approvals a SET used_at = u.used_at, used_by_ledger_id = u.used_by_ledger_id
+      FROM unnest(?::text[], ?::bigint[], ?::text[]) AS u(id, used_at, used_by_ledger_id)
+      WHERE a.id = u.id AND a.used_at IS NULL
+      RETURNING 1
+  ) SELECT (SELECT count(*) FROM stored) AS stored, (SELECT count(*) FROM used) AS used`;
 
 /** Each named column of `rows` as an array literal, in the order named; the long ones (`separate`) as one separated text. */
 function columns<T>(rows: readonly T[], names: readonly (keyof T)[], separate?: keyof T): string[] {
@@ -121,34 +119,43 @@ function columns<T>(rows: readonly T[], names: readonly (keyof T)[], separate?: 
 const LEDGER_COLUMNS = LEDGER_NAMES.split(", ") as (keyof BatchWrites["ledger"][number])[];
 const SIGNAL_COLUMNS = ["ledger_id", "agent_id", "at", "signal"] as const;
 const CHARGE_COLUMNS = CHARGE_NAMES.split(", ") as (keyof BatchWrites["charges"][number])[];
+const APPROVAL_USE_COLUMNS = ["id", "used_at", "used_by_ledger_id"] as const;
 
 export class DecisionBatchSql implements DecisionBatchStore {
   readonly #db: SqlDriver;
   readonly #grantFromRow: (row: Row) => GrantRecord;
   readonly #certificateFromRow: (row: Row) => CertificateRecord;
+  readonly #decisions: DecisionStore;
 
-  constructor(db: SqlDriver, grantFromRow: (row: Row) => GrantRecord, certificateFromRow: (row: Row) => CertificateRecord) {
+  constructor(
+    db: SqlDriver,
+    decisions: DecisionStore,
+    grantFromRow: (row: Row) => GrantRecord,
+    certificateFromRow: (row: Row) => CertificateRecord,
+  ) {
     this.#db = db;
+    this.#decisions = decisions;
     this.#grantFromRow = grantFromRow;
     this.#certificateFromRow = certificateFromRow;
   }
 
   /**
-   * One flight of at most five statements: the stored answers, the breakers' locks, the trees'
+   * One flight of at most six statements: the stored answers, the breakers' locks, the trees'
    * locks, then (each after the locks, READ COMMITTED taking a snapshot per statement) the chains
-   * with their usage at `now` and their trees' heads, and the certificates.
+   * with their usage at `now` and their trees' heads, the approvals presented, and the certificates.
    */
-  async read(claims: readonly ClaimedKey[], presented: readonly PresentedGrant[], environment: string, now: number): Promise<BatchReads> {
+  async read({ claims, presented, approvals: approvalIds }: BatchReadRequest, environment: string, now: number): Promise<BatchReads> {
     const db = this.#db;
     const agents = arrayLiteral([...new Set(presented.map((p) => p.agent_id))]);
     const held = columns(presented, ["grant_id", "agent_id"]);
-    const [answerRows, breakerRows, , chainRows, certificateRows] = (await settledInOrder([
+    const [answerRows, breakerRows, , chainRows, approvalRows, certificateRows] = (await settledInOrder([
       claims.length === 0
         ? Promise.resolve([])
         : db.all(READ_ANSWERS, columns(claims, ["caller_key_id", "idempotency_key", "expired_up_to"])),
       db.all(LOCK_BREAKERS, [agents]),
       db.all(LOCK_TREES, held),
       db.all(READ_CHAINS, [...held, now]),
+      approvalIds.length === 0 ? Promise.resolve([]) : db.all(READ_APPROVALS, [arrayLiteral(approvalIds)]),
       db.all(READ_CERTIFICATES, [agents, environment]),
     ])) as Row[][];
     const answers = answerRows!.map(idempotencyFromRow);
@@ -170,8 +177,14 @@ export class DecisionBatchSql implements DecisionBatchStore {
       const agentId = CERTIFICATES.text(row, "agent_id");
       if (!certificates.has(agentId)) certificates.set(agentId, this.#certificateFromRow(row));
     }
+    const approvals = new Map<string, DecisionApprovalRow>();
+    for (const row of approvalRows!) {
+      const approval = approvalFromRow(row);
+      approvals.set(approval.id, approval);
+    }
     return {
       answers,
+      approvals,
       watchedAgents: new Set(breakerRows!.map((row) => BREAKERS.text(row, "agent_id"))),
       grants,
       usage,
@@ -180,7 +193,22 @@ export class DecisionBatchSql implements DecisionBatchStore {
     };
   }
 
-  /** One statement for every write. Throws BatchWriteConflict when an answer's key was taken meanwhile by another transaction. */
+  /** Each chain's named lock in id order, then its head (a rare case: a grant not held). */
+  async ownChains(treeIds: readonly string[]): Promise<Map<string, { seq: number; hash: string }>> {
+    const sorted = [...new Set(treeIds)].sort();
+    const heads = new Map<string, { seq: number; hash: string }>();
+    for (const treeId of sorted) await this.#decisions.lockChain(treeId);
+    for (const treeId of sorted) {
+      const head = await this.#decisions.ledgerHead(treeId);
+      if (head !== undefined) heads.set(treeId, head);
+    }
+    return heads;
+  }
+
+  /**
+   * One statement for every write. Throws BatchWriteConflict when an answer's key, or an approval,
+   * was taken meanwhile by another transaction.
+   */
   async write(writes: BatchWrites): Promise<void> {
     const uses = [...writes.uses].map(([grant_id, n]) => ({ grant_id, uses: n }));
     const row = await this.#db.get(WRITE_BATCH, [
@@ -190,9 +218,12 @@ export class DecisionBatchSql implements DecisionBatchStore {
       ...columns(writes.charges, CHARGE_COLUMNS),
       ...columns(writes.answers, ANSWER_NAMES, "response"),
       writes.answersExpiredUpTo,
+      ...columns(writes.approvalUses, APPROVAL_USE_COLUMNS),
     ]);
     const stored = ANSWERS.integer(row ?? {}, "stored");
     if (stored !== writes.answers.length)
       throw new BatchWriteConflict(`${writes.answers.length - stored} idempotency keys of the batch were taken meanwhile`);
+    if (ANSWERS.integer(row ?? {}, "used") !== writes.approvalUses.length)
+      throw new BatchWriteConflict("an approval of the batch was used meanwhile");
   }
 }

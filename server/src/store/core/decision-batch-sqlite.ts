@@ -12,20 +12,20 @@ import {
   keepLedgerHead,
   keepUses,
   LEDGER_COLUMNS,
+  type DecisionApprovalRow,
   type DecisionStore,
   type IdempotencyRow,
 } from "../decisions/index.js";
 import type { SqlDriver, SqlValue } from "../sql/index.js";
 import { parameters } from "../sql/index.js";
 import type {
+  BatchReadRequest,
   BatchReads,
   BatchWrites,
   CertificateRecord,
-  ClaimedKey,
   DecisionBatchStore,
   GrantRecord,
   GrantUsage,
-  PresentedGrant,
   Store,
 } from "./store.js";
 
@@ -127,13 +127,19 @@ export class DecisionBatchSqlite implements DecisionBatchStore {
   /**
    * The batch's reads through the methods one decision at a time uses, so from the decision cache
    * where that path finds its rows (grant chains, usage, heads, certificates, breakers), each read
-   * at most once for the batch. Stored answers are read by their primary key, one statement each.
+   * at most once for the batch. Stored answers and approvals are read by their primary keys, one
+   * statement each.
    */
-  async read(claims: readonly ClaimedKey[], presented: readonly PresentedGrant[], environment: string, now: number): Promise<BatchReads> {
+  async read({ claims, presented, approvals: approvalIds }: BatchReadRequest, environment: string, now: number): Promise<BatchReads> {
     const answers: IdempotencyRow[] = [];
     for (const claim of claims) {
       const row = await this.#decisions.getIdempotency(claim.caller_key_id, claim.idempotency_key, claim.expired_up_to);
       if (row !== undefined) answers.push(row);
+    }
+    const approvals = new Map<string, DecisionApprovalRow>();
+    for (const id of new Set(approvalIds)) {
+      const approval = await this.#decisions.getApproval(id);
+      if (approval !== undefined) approvals.set(id, approval);
     }
     const watchedAgents = new Set<string>();
     const certificates = new Map<string, CertificateRecord>();
@@ -164,7 +170,17 @@ export class DecisionBatchSqlite implements DecisionBatchStore {
         if (head !== undefined) heads.set(treeId, head);
       }
     }
-    return { answers, watchedAgents, grants, usage, heads, certificates };
+    return { answers, approvals, watchedAgents, grants, usage, heads, certificates };
+  }
+
+  /** No lock to take (the batch holds the database); each chain's head, from the cache where kept. */
+  async ownChains(treeIds: readonly string[]): Promise<Map<string, { seq: number; hash: string }>> {
+    const heads = new Map<string, { seq: number; hash: string }>();
+    for (const treeId of new Set(treeIds)) {
+      const head = await this.#decisions.ledgerHead(treeId);
+      if (head !== undefined) heads.set(treeId, head);
+    }
+    return heads;
   }
 
   /**
@@ -205,6 +221,10 @@ export class DecisionBatchSqlite implements DecisionBatchStore {
     );
     if (stored !== writes.answers.length)
       throw new BatchWriteConflict(`${writes.answers.length - stored} idempotency keys of the batch were taken meanwhile`);
+    // An approval is rarely presented: one statement each.
+    for (const use of writes.approvalUses)
+      if (!(await this.#decisions.useApproval(use.id, use.used_at, use.used_by_ledger_id)))
+        throw new BatchWriteConflict("an approval of the batch was used meanwhile");
     // INVARIANT (decision-cache): the heads appended and the usage counted, as one decision at a time keeps them.
     const cache = db.decisionCache;
     if (cache === undefined) return;

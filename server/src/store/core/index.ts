@@ -1,5 +1,6 @@
 // The store: the one interface services see, its SQL implementation over every room's tables, batch reads and writes, migrations, and opening a store.
 
+export { BatchWriteConflict } from "./decision-batch-sql.js";
 export { LATEST_MIGRATION, MIGRATIONS } from "./migrations.js";
 export type { Migration } from "./migrations.js";
 export {
@@ -15,6 +16,8 @@ export type { OpenStoreOptions } from "./open.js";
 export { SqlStore } from "./sql-store.js";
 export type {
   AgentRecord,
+  ApprovalUse,
+  BatchReadRequest,
   BatchReads,
   BatchWrites,
   CertificateRecord,

@@ -657,7 +657,7 @@ export class SqlStore implements Store {
   decisionBatch(): DecisionBatchStore {
     // SQLite reads through the decision cache, as one decision at a time does (decision 0319).
     if (this.#db.dialect === "sqlite") return new DecisionBatchSqlite(this.#db, this, this.decisionPath(), this.breakerPath());
-    return new DecisionBatchSql(this.#db, grantFromRow, certificateFromRow);
+    return new DecisionBatchSql(this.#db, this.decisionPath(), grantFromRow, certificateFromRow);
   }
 
   breakerPath(): BreakerStore {

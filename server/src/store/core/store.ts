@@ -3,7 +3,7 @@
 
 import type { Role } from "@agent-authority/api";
 import type { BreakerStore } from "../breakers/index.js";
-import type { ChargeRow, DecisionStore, IdempotencyRow, LedgerRow } from "../decisions/index.js";
+import type { ChargeRow, DecisionApprovalRow, DecisionStore, IdempotencyRow, LedgerRow } from "../decisions/index.js";
 import type { FamilyStore } from "../families/index.js";
 import type { EventStore } from "../events/index.js";
 import type { SigningKeyStore } from "../ledger/index.js";
@@ -130,10 +130,20 @@ export interface ClaimedKey {
   readonly expired_up_to: number;
 }
 
+/** What a batch of decisions asks to read. */
+export interface BatchReadRequest {
+  readonly claims: readonly ClaimedKey[];
+  readonly presented: readonly PresentedGrant[];
+  /** The approvals presented, read after the trees' locks. */
+  readonly approvals: readonly string[];
+}
+
 /** What a batch of decisions reads, once for all of them. */
 export interface BatchReads {
   /** The stored live answers of the keys looked up. */
   readonly answers: readonly IdempotencyRow[];
+  /** The approvals presented that exist, by id, read under the trees' locks. */
+  readonly approvals: ReadonlyMap<string, DecisionApprovalRow>;
   /** The agents that have breakers (their breaker rows are now locked). */
   readonly watchedAgents: ReadonlySet<string>;
   /** Every grant of the chains of the grants held as presented, by id. */
@@ -154,6 +164,13 @@ export interface SignalRow {
   readonly signal: number;
 }
 
+/** The single use of an approval by a counted decision. */
+export interface ApprovalUse {
+  readonly id: string;
+  readonly used_at: number;
+  readonly used_by_ledger_id: string;
+}
+
 /** What a batch of decisions writes, once per table. */
 export interface BatchWrites {
   /** In sealing order: within a tree, ascending seq. */
@@ -163,6 +180,8 @@ export interface BatchWrites {
   readonly uses: ReadonlyMap<string, number>;
   readonly charges: readonly ChargeRow[];
   readonly answers: readonly IdempotencyRow[];
+  /** The approvals used, each once: its single use by the decision that names it. */
+  readonly approvalUses: readonly ApprovalUse[];
   /** A stored answer at or before this time has expired and may be replaced. */
   readonly answersExpiredUpTo: number;
 }
@@ -170,8 +189,14 @@ export interface BatchWrites {
 /** A batch of decisions in a fixed number of statements (`Store.decisionBatch`, decision 0318; on SQLite, decision 0319). */
 export interface DecisionBatchStore {
   /** The batch's reads, its locks first, in one flight. */
-  read(claims: readonly ClaimedKey[], presented: readonly PresentedGrant[], environment: string, now: number): Promise<BatchReads>;
-  /** The batch's writes, one statement per table; throws when an answer's key was taken meanwhile. */
+  read(request: BatchReadRequest, environment: string, now: number): Promise<BatchReads>;
+  /**
+   * Locks the chains of these trees that belong to no grant (an agent's own chain, where a
+   * decision on a grant it does not hold is sealed), in id order after the trees' locks, and
+   * answers the head of each that has a record.
+   */
+  ownChains(treeIds: readonly string[]): Promise<Map<string, { readonly seq: number; readonly hash: string }>>;
+  /** The batch's writes, one statement per table; throws when an answer's key or an approval was taken meanwhile. */
   write(writes: BatchWrites): Promise<void>;
 }
 

@@ -299,7 +299,7 @@ function chargeFromRow(row: Row): ChargeRow {
   };
 }
 
-function approvalFromRow(row: Row): DecisionApprovalRow {
+export function approvalFromRow(row: Row): DecisionApprovalRow {
   const c = APPROVALS;
   return {
     id: c.text(row, "id"),

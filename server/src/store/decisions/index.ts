@@ -1,6 +1,7 @@
 // Decisions' tables: the sealed ledger, holds, charges, idempotency answers and approvals.
 
 export {
+  approvalFromRow,
   CHARGE_COLUMNS,
   DECISION_PATH_SQL,
   DecisionSql,

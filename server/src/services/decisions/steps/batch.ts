@@ -1,8 +1,9 @@
-// A batch of authorize decisions in three steps (decision 0318): read everything once under the
-// batch's locks, decide in order in memory, write once per table. The group commit runs it in a
-// batch's first try on PostgreSQL and on SQLite (decision 0319); what it leaves undecided runs its
-// own transaction afterwards. An agent with breakers is decided here too; its breakers are
-// evaluated after the writes, one decision after another in batch order (decision 0321).
+// The decision path: every authorize, a batch of one included, in three steps (decisions 0318,
+// 1841): read everything once under the batch's locks, decide in order in memory, write once per
+// table. The group commit runs it for a batch's first try on PostgreSQL and on SQLite (decision
+// 0319); a batch that fails is tried again one decision at a time, each a batch of one of the same
+// step. Agents with breakers are evaluated after the writes, one decision after another in batch
+// order (decision 0321).
 
 import { settledInOrder } from "../../../store/sql/index.js";
 import type { StoreBatchStep, Store } from "../../../store/core/index.js";
@@ -20,6 +21,12 @@ import { Refusal } from "../../common/index.js";
  * the revocation was known, so the batch is rolled back and decided one at a time.
  */
 export class TripWithinBatch extends Error {}
+
+/**
+ * Requests of two servers' contexts met in one batch (two servers on one store): the batch is
+ * rolled back and decided one at a time, each with its own context.
+ */
+export class ContextsWithinBatch extends Error {}
 
 /** Whether a trip changed what a later decision reads: an armed `revoke` revokes grants; the rest record. */
 const revokes = (trip: TripRow): boolean => trip.mode === "armed" && trip.action === "revoke";
@@ -63,8 +70,7 @@ async function evaluateInOrder(
   breakers: Map<string, readonly WatchedBreaker[]>,
 ): Promise<Map<number, TripRow[]>> {
   const trips = new Map<number, TripRow[]>();
-  let lastDecided = -1;
-  for (const [i, answer] of decided.answers.entries()) if (answer !== undefined) lastDecided = i;
+  const lastDecided = decided.lastSealed;
   for (const { index, seen } of decided.watched) {
     const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen);
     breakers.set(seen.agent_id, result.watched);
@@ -76,15 +82,14 @@ async function evaluateInOrder(
   return trips;
 }
 
-/** The group commit's step for authorize transactions: each input a StepInput. */
+/** The decision step: each input a StepInput, each answered its PreparedAnswer or Refusal. */
 export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   const requests = batchInputs as readonly StepInput[];
   const ctx = requests[0]!.ctx;
-  // One server's decisions share one context; anything else is decided one at a time.
-  if (requests.some((request) => request.ctx !== ctx)) return requests.map(() => undefined);
+  if (requests.some((request) => request.ctx !== ctx)) throw new ContextsWithinBatch("two servers' decisions in one batch");
   const callers = await batchCallers(tx, requests);
-  const inputs = callers.filter((input): input is BatchInput => input !== undefined);
-  if (inputs.length === 0) return requests.map(() => undefined);
+  const inputs = callers.filter((input): input is BatchInput => !(input instanceof Refusal));
+  if (inputs.length === 0) return callers.map((refusal) => ({ value: refusal }));
   const clock = ctx.now();
   let reads = await readBatch(tx, inputs, ctx.environment, clock);
   const { breakers, latest } = await watchedOf(tx, [...reads.watchedAgents]);
@@ -101,15 +106,20 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   await emitGatedEvents(tx, decided);
   // The crash tests' hook (decision 0605), as in a decision's own transaction.
   if (ctx.faults !== undefined) for (const input of decided.claimed) crashPoint(ctx, "before-commit", input.claim!);
-  // Each request's answer, by its place in the batch; one not decided here runs its own function.
+  // Each request's answer, by its place in the batch: its refusal, or what the step decided.
   let next = 0;
   return callers.map((input) => {
-    if (input === undefined) return undefined;
+    if (input instanceof Refusal) return { value: input };
     const i = next++;
-    const answer = decided.answers[i];
-    return answer === undefined ? undefined : { value: withTrips(answer, trips.get(i)) };
+    return { value: withTrips(decided.answers[i]!, trips.get(i)) };
   });
 };
+
+/** The decision step on a batch of one: the transaction's own function of a decision. */
+export async function decideAlone(tx: Store, input: StepInput): Promise<PreparedAnswer | Refusal> {
+  const [answer] = await authorizeBatchStep(tx, [input]);
+  return answer!.value as PreparedAnswer | Refusal;
+}
 
 /** An answer with the trips its decision caused, which the metrics count. */
 function withTrips(answer: PreparedAnswer | Refusal, trips: readonly TripRow[] | undefined): PreparedAnswer | Refusal {

@@ -12,8 +12,16 @@ import {
   type DecisionState,
 } from "@agent-authority/engine";
 import { newId } from "../../../ids.js";
-import type { ChargeRow, IdempotencyRow, LedgerRow } from "../../../store/decisions/index.js";
-import type { BatchReads, BatchWrites, CertificateRecord, GrantRecord, GrantUsage, SignalRow } from "../../../store/core/index.js";
+import type { ChargeRow, DecisionApprovalRow, IdempotencyRow, LedgerRow } from "../../../store/decisions/index.js";
+import type {
+  ApprovalUse,
+  BatchReads,
+  BatchWrites,
+  CertificateRecord,
+  GrantRecord,
+  GrantUsage,
+  SignalRow,
+} from "../../../store/core/index.js";
 import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer } from "../../common/index.js";
 import type { SealedDecision } from "../../breakers/index.js";
 import type { Caller, ServiceContext } from "../../common/index.js";
@@ -101,10 +109,10 @@ export function sealedBody(
   };
 }
 
-/** One request of a batch: an agent key's, with its idempotency claim if any. */
+/** One request of a batch: its caller's, with its idempotency claim if any. */
 export interface BatchInput {
   readonly ctx: ServiceContext;
-  /** An agent key's caller (`agentId` set). */
+  /** An agent key's caller; one that is no agent's holds no grant (`agentId` null). */
   readonly caller: Caller;
   readonly body: AuthorizeBody;
   readonly claim: IdempotencyClaim | undefined;
@@ -134,18 +142,16 @@ export interface WatchedDecision {
 
 /** What the decide step answers for a batch. */
 export interface BatchDecisions {
-  /**
-   * Each input's answer, in input order; undefined for one this step does not decide (an agent
-   * with breakers, a presented approval, a grant the agent does not hold), which its own
-   * transaction decides after the batch's writes.
-   */
-  readonly answers: readonly (PreparedAnswer | Refusal | undefined)[];
+  /** Each input's answer, in input order. */
+  readonly answers: readonly (PreparedAnswer | Refusal)[];
   readonly writes: BatchWrites;
   readonly gated: readonly GatedDecision[];
   /** The inputs decided here that stored an answer under their idempotency key. */
   readonly claimed: readonly BatchInput[];
   /** The decisions of agents with breakers, in batch order, for their evaluation after the writes. */
   readonly watched: readonly WatchedDecision[];
+  /** The place of the batch's last sealed decision (-1: none). */
+  readonly lastSealed: number;
 }
 
 /** A request whose idempotency key a decision of the same batch claimed: its answer is that decision's, or a refusal. */
@@ -216,12 +222,45 @@ function heldChain(grants: ReadonlyMap<string, GrantRecord>, grantId: string, ag
   const chain = [leaf];
   for (let grant = leaf; grant.parent_id !== null; ) {
     const parent = grants.get(grant.parent_id);
-    // The chain is bounded by the grants read; a loop or a gap is left to the one-at-a-time path.
+    // The chain is bounded by the grants read; a loop or a gap (a damaged database) is a grant not
+    // held: decided on no chain, it is refused, and sealed in the agent's own chain.
     if (parent === undefined || chain.length > grants.size) return undefined;
     chain.push(parent);
     grant = parent;
   }
   return chain.reverse();
+}
+
+/** The chain a request is decided on: the grant's, root first, when its caller holds it; otherwise none. */
+function chainOf(input: BatchInput, grants: ReadonlyMap<string, GrantRecord>): GrantRecord[] | undefined {
+  const agentId = input.caller.agentId;
+  return agentId === null ? undefined : heldChain(grants, input.body.grant_id, agentId);
+}
+
+/**
+ * The chain a decision on a grant not held is sealed in: the asking agent's own (for a caller that
+ * is no agent, its identity's); undefined for a grant held. The read step locks these chains; the
+ * answer and the lock say nothing about someone else's tree.
+ */
+export function ownChainOf(input: BatchInput, grants: ReadonlyMap<string, GrantRecord>): string | undefined {
+  return chainOf(input, grants) === undefined ? (input.caller.agentId ?? input.caller.identity) : undefined;
+}
+
+/** A presented approval as the engine reads it, with what it turned out to be. */
+interface PresentedApproval {
+  readonly record: ApprovalRecord | null;
+  readonly status: ApprovalStatus | null;
+}
+
+function approvalRecord(row: DecisionApprovalRow): ApprovalRecord {
+  return {
+    approval_id: row.id,
+    approver: row.approver,
+    grant_id: row.grant_id,
+    tool: row.tool,
+    amount_ceiling_minor: row.amount_ceiling_minor,
+    expires_at: row.expires_at,
+  };
 }
 
 /** What a batch has decided so far: what each later decision reads, and what the batch writes. */
@@ -231,6 +270,8 @@ class BatchState {
   readonly stored: Map<string, IdempotencyRow>;
   readonly answers: (PreparedAnswer | Refusal | undefined)[] = [];
   readonly ledger: LedgerRow[] = [];
+  readonly approvalUses: ApprovalUse[] = [];
+  lastSealed = -1;
   readonly signals: SignalRow[] = [];
   readonly uses = new Map<string, number>();
   readonly charges: ChargeRow[] = [];
@@ -270,12 +311,25 @@ class BatchState {
     return true;
   }
 
+  /**
+   * A presented approval: unknown, used (before or earlier in this batch: it is single use, so it
+   * is withheld and the policy asks for a new one), or usable. Read only for a grant held.
+   */
+  approval(approvalId: string | undefined, held: boolean): PresentedApproval {
+    if (approvalId === undefined) return { record: null, status: null };
+    const row = held ? this.reads.approvals.get(approvalId) : undefined;
+    if (row === undefined) return { record: null, status: "unknown" };
+    if (row.used_at !== null || this.approvalUses.some((use) => use.id === approvalId)) return { record: null, status: "used" };
+    return { record: approvalRecord(row), status: "usable" };
+  }
+
   /** Seals a decision: its record after its tree's head, its signal or breakers, its gated event and its unsigned answer. */
-  seal(index: number, input: BatchInput, agentId: string, chain: readonly GrantRecord[], decision: Decision): string {
+  seal(index: number, input: BatchInput, decided: DecidedRequest): string {
     const { caller, body } = input;
+    const { agentId, treeId, chain, decision, certificate } = decided;
     const now = this.now;
-    const certificate = this.reads.certificates.get(agentId);
     const ledgerId = newId("led", now);
+    this.lastSealed = index;
     const gates = gateTexts(decision.gates);
     this.unsigned.push({
       at: this.answers.length,
@@ -284,8 +338,7 @@ class BatchState {
       input,
       decision,
     });
-    const treeId = chain[0]!.root_id;
-    const sealed = sealedBody(caller, body, decision, gates.sealed, null, certificate, chain);
+    const sealed = sealedBody(caller, body, decision, gates.sealed, decided.approvalStatus, certificate, chain);
     const row = sealedRow(
       {
         id: ledgerId,
@@ -325,7 +378,48 @@ class BatchState {
       if (hold.amount_minor > 0 && hold.expires_at > this.now)
         this.usage.set(hold.grant_id, { ...used, held_minor: used.held_minor + hold.amount_minor });
     }
+    // Single use: under the tree's lock nobody else can have used it since it was read.
+    if (decision.approval_id !== undefined)
+      this.approvalUses.push({ id: decision.approval_id, used_at: this.now, used_by_ledger_id: ledgerId });
   }
+}
+
+/** One request decided: by whom, on which chain, sealed in which tree, with what it found. */
+interface DecidedRequest {
+  readonly agentId: string;
+  readonly treeId: string;
+  readonly chain: readonly GrantRecord[];
+  readonly decision: Decision;
+  readonly certificate: CertificateRecord | undefined;
+  readonly approvalStatus: ApprovalStatus | null;
+}
+
+/**
+ * The engine's decision of one request on what the batch has seen so far. A grant not held (or
+ * asked for by a caller that is no agent) is decided on an empty chain, without the agent's
+ * certificate or any approval, and sealed in the agent's own chain.
+ */
+function decideOne(input: BatchInput, state: BatchState, reads: BatchReads, now: number): DecidedRequest {
+  const { ctx, caller, body } = input;
+  const agentId = caller.agentId ?? caller.identity;
+  const chain = chainOf(input, reads.grants);
+  const held = chain !== undefined;
+  const approval = state.approval(body.approval_id, held);
+  const certificate = held ? reads.certificates.get(agentId) : undefined;
+  const decision = decide(
+    engineRequest(body, agentId, approval.record),
+    chainLinks(chain ?? [], state.usage),
+    engineState(ctx, certificate),
+    now,
+  );
+  return {
+    agentId,
+    treeId: held ? chain[0]!.root_id : agentId,
+    chain: chain ?? [],
+    decision,
+    certificate,
+    approvalStatus: approval.status,
+  };
 }
 
 /**
@@ -338,29 +432,27 @@ export function decideBatch(inputs: readonly BatchInput[], reads: BatchReads, no
   const { answers } = state;
   for (const [index, input] of inputs.entries()) {
     if (state.answeredBefore(input)) continue;
-    const { ctx, caller, body, claim } = input;
-    const agentId = caller.agentId;
-    const chain = agentId === null || body.approval_id !== undefined ? undefined : heldChain(reads.grants, body.grant_id, agentId);
-    if (chain === undefined || agentId === null) {
-      answers.push(undefined);
-      continue;
-    }
-    const certificate = reads.certificates.get(agentId);
-    const decision = decide(engineRequest(body, agentId, null), chainLinks(chain, state.usage), engineState(ctx, certificate), now);
-    // No approval was presented, so the engine names none; were it to, the one-at-a-time path uses it.
-    if (decision.approval_id === undefined) {
-      state.count(state.seal(index, input, agentId, chain, decision), chain, decision);
-      if (claim !== undefined) {
-        state.claimedHere.add(answerKey(claim.callerKeyId, claim.key));
-        state.claimed.push(input);
-      }
+    const decided = decideOne(input, state, reads, now);
+    state.count(state.seal(index, input, decided), decided.chain, decided.decision);
+    const { claim } = input;
+    if (claim !== undefined) {
+      state.claimedHere.add(answerKey(claim.callerKeyId, claim.key));
+      state.claimed.push(input);
     }
     answers.push(undefined);
   }
   const answerRows = signedAnswers(state.unsigned, answers, now);
   for (const replay of state.replays) answers[replay.at] = replayedInBatch(replay, answerRows);
-  const { ledger, signals, uses, charges, gated, claimed, watched } = state;
-  return { answers, writes: { ledger, signals, uses, charges, answers: answerRows, answersExpiredUpTo }, gated, claimed, watched };
+  const { ledger, signals, uses, charges, approvalUses, gated, claimed, watched, lastSealed } = state;
+  return {
+    // Every place is answered now: a decision signed, a stored answer, a replay or a refusal.
+    answers: answers as (PreparedAnswer | Refusal)[],
+    writes: { ledger, signals, uses, charges, approvalUses, answers: answerRows, answersExpiredUpTo },
+    gated,
+    claimed,
+    watched,
+    lastSealed,
+  };
 }
 
 /** What the breakers are told of a sealed decision, as both decision paths tell it. */
