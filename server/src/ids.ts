@@ -20,12 +20,22 @@ function randomTail(): string {
   return tail;
 }
 
-export function newId(prefix: string, now: number = Date.now()): string {
+/** The 10 characters of an id's millisecond time. */
+function timePart(now: number): string {
   let time = "";
   let t = now;
   for (let i = 0; i < 10; i += 1) {
     time = ALPHABET[t % 32]! + time;
     t = Math.floor(t / 32);
   }
-  return `${prefix}_${time}${randomTail()}`;
+  return time;
+}
+
+export function newId(prefix: string, now: number = Date.now()): string {
+  return `${prefix}_${timePart(now)}${randomTail()}`;
+}
+
+/** A text that sorts at or before every id of `prefix` made at or after `time` (and after those made before it). */
+export function idFloor(prefix: string, time: number): string {
+  return `${prefix}_${timePart(Math.max(0, Math.floor(time)))}`;
 }

@@ -119,6 +119,14 @@ function crashSuite(target: StoreTarget): void {
       }
       const view = await get(running.baseUrl, `/grants/${grantId}`, ADMIN_KEY);
       expect(view).toMatchObject({ uses, held_minor: held, settled_minor: settled });
+      // The Merkle log covers every answered decision and settlement: the decision path writes
+      // nothing for it, and the logger catches up from the chains alone (decision 1941).
+      const checkpoint = await fetch(`${running.baseUrl}/ledger/checkpoint`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      expect(checkpoint.status).toBe(200);
+      const size = Number((await checkpoint.text()).split("\n")[1]);
+      expect(size).toBe((await store.countRows())["ledger"]);
+      const log = store.ledgerLog();
+      for (const id of [...received.decisions.keys(), ...received.settlements.keys()]) expect(await log.positionOf(id), id).toBeDefined();
     } finally {
       await store.close();
     }

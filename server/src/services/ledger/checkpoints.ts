@@ -19,7 +19,8 @@ import {
   type ReceiptEntry,
 } from "@agent-authority/sdk";
 import type { LedgerRow } from "../../store/decisions/index.js";
-import { partKey, type LedgerLogStore } from "../../store/ledger/index.js";
+import { partKey, type LedgerLogStore, type PendingRecord, type PendingScope } from "../../store/ledger/index.js";
+import { idFloor } from "../../ids.js";
 import type { Store } from "../../store/core/index.js";
 import type { Logger } from "../../log.js";
 import { Refusal } from "../common/index.js";
@@ -33,7 +34,20 @@ export const LEDGER_LOG_LIMITS = Object.freeze({
   perRequest: 50_000,
   /** How often each replica's timer logs what was sealed since, so that requests find little to do. */
   intervalMs: 5_000,
+  /**
+   * A pass looks at the trees with a record made in this window before its time (decision 1941):
+   * three intervals, so that a record whose transaction commits up to ten seconds after its time
+   * is logged by the next pass.
+   */
+  windowMs: 15_000,
+  /** At most this long between passes that look at every tree: a record committed later than the window is logged by one. */
+  sweepEveryMs: 300_000,
 });
+
+/** Whether a pass at `now` looks at every tree: none did yet, or the last did long enough ago (either way, for a clock set back). */
+function sweepDue(last: number | undefined, now: number): boolean {
+  return last === undefined || Math.abs(now - last) >= LEDGER_LOG_LIMITS.sweepEveryMs;
+}
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -56,39 +70,71 @@ async function frontierOf(log: LedgerLogStore, size: number): Promise<MerkleFron
   );
 }
 
+/** Which records a pass of the logger at `now` gives positions to. */
+export interface LogPass {
+  /** Records given positions at most; default LEDGER_LOG_LIMITS.perRequest. */
+  readonly max?: number;
+  /** Only these trees' records (a receipt's); default the recent window, or every tree when a sweep is due. */
+  readonly trees?: readonly string[];
+}
+
 /**
- * Gives the records waiting for a position theirs, oldest first, in transactions of `batch` under
- * the logger's lock, until none waits or `max` were logged. Answers how many were taken. A record
- * deleted before it was logged has no leaf (its deletion is what the chains and usage checks see).
+ * Gives the records without a leaf theirs, under the logger's lock, until none is left or `max`
+ * were logged; answers how many were taken. It reads nothing the decision path writes for it
+ * (decision 1941): each tree's records after its cursor, of the trees with a record in the recent
+ * window, or of every tree when a sweep is due. They are read once, in order, then logged in
+ * transactions of LEDGER_LOG_LIMITS.batch, each dropping what another replica's logger took
+ * meanwhile. A record deleted before it was logged has no leaf (its deletion is what the chains
+ * and usage checks see).
  */
-export async function logPending(store: Store, max: number = LEDGER_LOG_LIMITS.perRequest): Promise<number> {
+export async function logPending(store: Store, now: number, pass: LogPass = {}): Promise<number> {
+  const max = pass.max ?? LEDGER_LOG_LIMITS.perRequest;
+  const { scope, pending } = await store.transaction(async (tx) => {
+    const log = tx.ledgerLog();
+    await log.lock();
+    const scope: PendingScope =
+      pass.trees !== undefined
+        ? { trees: pass.trees }
+        : sweepDue(await log.lastSweep(), now)
+          ? "all"
+          : { sinceId: idFloor("led", now - LEDGER_LOG_LIMITS.windowMs) };
+    return { scope, pending: await log.pending(scope, max) };
+  });
   let taken = 0;
-  while (taken < max) {
-    const n = await store.transaction(async (tx) => {
-      const log = tx.ledgerLog();
-      await log.lock();
-      const pending = await log.pending(Math.min(LEDGER_LOG_LIMITS.batch, max - taken));
-      if (pending.length === 0) return 0;
-      const frontier = await frontierOf(log, await log.size());
-      const leaves: { position: number; ledger_id: string; leaf_hash: string }[] = [];
-      const nodes: { level: number; index: number; hash: string }[] = [];
-      for (const record of pending) {
-        if (record.hash === null || !HEX64.test(record.hash)) continue;
-        const leaf = recordLeaf(record.hash);
-        leaves.push({ position: frontier.size, ledger_id: record.ledger_id, leaf_hash: leaf.toString("hex") });
-        for (const node of frontier.push(leaf)) nodes.push({ level: node.level, index: node.index, hash: node.hash.toString("hex") });
-      }
-      await log.append(
-        leaves,
-        nodes,
-        pending.map((record) => record.ledger_id),
-      );
-      return pending.length;
+  for (let i = 0; i < pending.length; i += LEDGER_LOG_LIMITS.batch)
+    taken += await store.transaction((tx) => logRecords(tx.ledgerLog(), pending.slice(i, i + LEDGER_LOG_LIMITS.batch)));
+  // A sweep that saw every waiting record is done until the next one is due.
+  if (scope === "all" && pending.length < max)
+    await store.transaction(async (tx) => {
+      await tx.ledgerLog().lock();
+      await tx.ledgerLog().swept(now);
     });
-    if (n === 0) break;
-    taken += n;
-  }
   return taken;
+}
+
+/** Logs these records, each tree's in `seq` order, past what the trees' cursors say was logged meanwhile; answers how many. */
+async function logRecords(log: LedgerLogStore, records: readonly PendingRecord[]): Promise<number> {
+  await log.lock();
+  const logged = await log.cursors([...new Set(records.map((r) => r.tree_id))]);
+  const fresh = records.filter((r) => r.seq > (logged.get(r.tree_id) ?? 0));
+  if (fresh.length === 0) return 0;
+  const frontier = await frontierOf(log, await log.size());
+  const leaves: { position: number; ledger_id: string; leaf_hash: string }[] = [];
+  const nodes: { level: number; index: number; hash: string }[] = [];
+  const cursors = new Map<string, number>();
+  for (const record of fresh) {
+    cursors.set(record.tree_id, record.seq);
+    if (record.hash === null || !HEX64.test(record.hash)) continue;
+    const leaf = recordLeaf(record.hash);
+    leaves.push({ position: frontier.size, ledger_id: record.ledger_id, leaf_hash: leaf.toString("hex") });
+    for (const node of frontier.push(leaf)) nodes.push({ level: node.level, index: node.index, hash: node.hash.toString("hex") });
+  }
+  await log.append(
+    leaves,
+    nodes,
+    [...cursors].map(([tree_id, seq]) => ({ tree_id, seq })),
+  );
+  return fresh.length;
 }
 
 export interface LedgerLogger {
@@ -108,7 +154,7 @@ export function startLedgerLogger(store: Store, logger: Logger, intervalMs: numb
   const pass = async (): Promise<void> => {
     let delayMs = intervalMs;
     try {
-      const logged = await logPending(store);
+      const logged = await logPending(store, Date.now());
       if (logged >= LEDGER_LOG_LIMITS.perRequest) delayMs = 0;
       if (logged > 0) logger.log("debug", "sealed records logged in the ledger's Merkle tree", { logged });
     } catch (error) {
@@ -167,7 +213,7 @@ function signedCheckpoint(ctx: ServiceContext, head: { size: number; root: Buffe
 
 /** `GET /v1/ledger/checkpoint`: the records sealed so far logged (at most LEDGER_LOG_LIMITS.perRequest of them), then the signed tree head. */
 export async function ledgerCheckpoint(ctx: ServiceContext): Promise<string> {
-  await logPending(ctx.store);
+  await logPending(ctx.store, ctx.now());
   return signedCheckpoint(ctx, await treeHead(ctx.store)).note;
 }
 
@@ -219,9 +265,13 @@ async function settlementsOf(store: Store, ledgerId: string): Promise<LedgerRow[
 export async function decisionReceipt(ctx: ServiceContext, caller: Caller, ledgerId: string): Promise<Receipt> {
   const decision = await visibleDecision(ctx.store, caller, ledgerId);
   const settlements = await settlementsOf(ctx.store, decision.id);
-  await logPending(ctx.store);
-  const log = ctx.store.ledgerLog();
   const rows = [decision, ...settlements];
+  const log = ctx.store.ledgerLog();
+  await logPending(ctx.store, ctx.now());
+  // A record committed later than the window is logged here, by its own tree's cursor.
+  const unlogged: string[] = [];
+  for (const row of rows) if ((await log.positionOf(row.id)) === undefined) unlogged.push(row.tree_id);
+  if (unlogged.length > 0) await logPending(ctx.store, ctx.now(), { trees: [...new Set(unlogged)] });
   const positions: number[] = [];
   for (const row of rows) {
     const position = await log.positionOf(row.id);

@@ -66,8 +66,7 @@ const CHARGE_NAMES = "id, ledger_id, grant_id, amount_minor, expires_at, settled
 const ANSWER_NAMES = ["caller_key_id", "idempotency_key", "method", "path", "request_hash", "status", "response", "created_at"] as const;
 /**
  * Every write of the batch in one statement, one array per column (an empty array writes
- * nothing): the sealed records, each with its place in the Merkle queue (decision 0621) in sealing
- * order; the breaker signals in order; the grants' totals in grant order (their rows locked in one
+ * nothing): the sealed records (the Merkle log follows each chain by itself, decision 1941); the breaker signals in order; the grants' totals in grant order (their rows locked in one
  * global order); the holds; the stored answers, a free key taken, an expired answer replaced, a
  * live one left alone. It answers how many answers were stored. The foreign keys of the signals
  * and the holds are checked at the statement's end, when the sealed records are in place.
@@ -78,8 +77,6 @@ const WRITE_BATCH = `WITH sealing AS MATERIALIZED (
       WITH ORDINALITY AS r(${LEDGER_NAMES}, n)
   ), sealed AS (
     INSERT INTO ledger (${LEDGER_NAMES}) SELECT ${LEDGER_NAMES} FROM sealing
-  ), queued AS (
-    INSERT INTO ledger_pending (ledger_id) SELECT id FROM sealing ORDER BY n
   ), signalled AS (
     INSERT INTO decision_signals (ledger_id, agent_id, at, signal)
       SELECT ledger_id, agent_id, at, signal FROM unnest(?::text[], ?::text[], ?::bigint[], ?::smallint[])

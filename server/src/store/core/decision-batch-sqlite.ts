@@ -83,8 +83,6 @@ class ClassedStatements {
 
 // Each text starts `INSERT INTO <decision path table> `: the decision cache stays whole (sqlite-driver.ts).
 const WRITE_LEDGER = new ClassedStatements(LEDGER_COLUMNS.length, (size) => rowsInsert("ledger", LEDGER_COLUMNS, size, false));
-// Each sealed record waits for its place in the Merkle log (decision 0621), in sealing order.
-const WRITE_PENDING = new ClassedStatements(1, (size) => rowsInsert("ledger_pending", ["ledger_id"], size, true));
 // In order: an agent's breakers see its decisions in the order they were sealed (INVARIANT signals-in-order).
 const WRITE_SIGNALS = new ClassedStatements(SIGNAL_COLUMNS.length, (size) => rowsInsert("decision_signals", SIGNAL_COLUMNS, size, true));
 const WRITE_USES = new ClassedStatements(3, (size) =>
@@ -197,10 +195,6 @@ export class DecisionBatchSqlite implements DecisionBatchStore {
     await run(
       WRITE_LEDGER,
       writes.ledger.map((row) => parameters(row, LEDGER_COLUMNS)),
-    );
-    await run(
-      WRITE_PENDING,
-      writes.ledger.map((row) => [row.id]),
     );
     await run(
       WRITE_SIGNALS,

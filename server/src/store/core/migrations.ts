@@ -7,7 +7,7 @@ import { breakersMigrationSql } from "../breakers/index.js";
 import { familiesMigrationSql } from "../families/index.js";
 import { eventsMigrationSql } from "../events/index.js";
 import { signingMigrationSql } from "../ledger/index.js";
-import { ledgerLogMigrationSql } from "../ledger/index.js";
+import { ledgerCursorsMigrationSql, ledgerLogMigrationSql } from "../ledger/index.js";
 import { checkSignalSequence, POSTGRESQL_PROFILE, prepareLockTable, takeNamedLock, type EngineProfile } from "../sql/index.js";
 
 export interface Migration {
@@ -282,6 +282,12 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     // Enforcement points (decision 1701): an `enforcer` key names the agents it may ask for.
     name: "keys: the agents an enforcer key may ask for",
     sql: ENFORCER_AGENTS_SQL,
+  },
+  {
+    version: 13,
+    // The Merkle log off the decision path (decision 1941): each tree's logged prefix, no queue.
+    name: "ledger log: a cursor per tree in place of the queue the decision path filled",
+    sql: { sqlite: ledgerCursorsMigrationSql(), postgres: ledgerCursorsMigrationSql() },
   },
 ]);
 

@@ -199,8 +199,6 @@ const COUNT_USE =
   "INSERT INTO grant_totals (grant_id, uses, settled_minor) VALUES (?, 1, 0) ON CONFLICT (grant_id) DO UPDATE SET uses = grant_totals.uses + 1";
 
 const INSERT_LEDGER = insertSql("ledger", LEDGER_COLUMNS);
-const INSERT_PENDING = "INSERT INTO ledger_pending (ledger_id) VALUES (?)";
-const INSERT_LEDGER_PENDING = `WITH sealed AS (${INSERT_LEDGER} RETURNING id) INSERT INTO ledger_pending (ledger_id) SELECT id FROM sealed`;
 const INSERT_CHARGE = insertSql("charges", CHARGE_COLUMNS);
 const LEDGER = new ColumnReader("ledger");
 const CHARGES = new ColumnReader("charges");
@@ -358,13 +356,8 @@ export class DecisionSql implements DecisionStore {
   }
 
   async appendLedger(row: LedgerRow): Promise<void> {
-    // The record waits for its position in the Merkle log (ledger-log-sql.ts) from the same
-    // transaction: one statement on PostgreSQL, two in-process ones on SQLite.
-    if (this.#db.dialect === "postgres") await this.#db.run(INSERT_LEDGER_PENDING, parameters(row, LEDGER_COLUMNS));
-    else {
-      await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
-      await this.#db.run(INSERT_PENDING, [row.id]);
-    }
+    // The Merkle log finds the record by its tree and place (decision 1941): nothing else is written.
+    await this.#db.run(INSERT_LEDGER, parameters(row, LEDGER_COLUMNS));
     keepLedgerHead(this.#db.decisionCache, row.tree_id, row);
   }
 

@@ -8,7 +8,7 @@ import { arrayLiteral } from "../sql/index.js";
 import { ColumnReader } from "../sql/index.js";
 
 /** The tables of migration 11. */
-export const LEDGER_LOG_TABLES = ["ledger_pending", "ledger_leaves", "ledger_nodes"] as const;
+export const LEDGER_LOG_TABLES = ["ledger_pending", "ledger_leaves", "ledger_nodes", "ledger_log_trees", "ledger_log_sweeps"] as const;
 
 /**
  * Migration 11. `ledger_pending` is filled in the transaction that seals a record and emptied by
@@ -56,10 +56,42 @@ INSERT INTO ledger_pending (ledger_id) SELECT id FROM ledger
   return `${tables}${guards.join("\n")}\n`;
 }
 
-/** A record waiting for its position: its id and chain hash, or null hash when the record is gone. */
+/**
+ * Migration 13 (decision 1941): the log follows each chain by its own positions instead of a queue
+ * the decision path fills. `ledger_log_trees` holds, for each tree, the last `seq` given a leaf;
+ * `ledger_log_sweeps` the time of the last pass that looked at every tree. Each tree's cursor is
+ * seeded from the leaves already logged (a tree's logged records are always a prefix of its
+ * chain, since a tree's records commit in `seq` order under its lock); the records still queued
+ * are past their cursors, so the next sweep finds them, and the queue is emptied.
+ */
+export function ledgerCursorsMigrationSql(): string {
+  return `CREATE TABLE IF NOT EXISTS ledger_log_trees (tree_id TEXT PRIMARY KEY, seq BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS ledger_log_sweeps (id INTEGER PRIMARY KEY, swept_at BIGINT NOT NULL);
+INSERT INTO ledger_log_trees (tree_id, seq)
+  SELECT l.tree_id, MAX(l.seq) FROM ledger_leaves v JOIN ledger l ON l.id = v.ledger_id
+    WHERE l.tree_id NOT IN (SELECT tree_id FROM ledger_log_trees) GROUP BY l.tree_id;
+DELETE FROM ledger_pending;
+`;
+}
+
+/** A record waiting for its position: its id, tree, place in the tree's chain and chain hash. */
 export interface PendingRecord {
   readonly ledger_id: string;
+  readonly tree_id: string;
+  readonly seq: number;
   readonly hash: string | null;
+}
+
+/**
+ * Which trees a pass of the logger looks at: those with a record whose id is at or after
+ * `sinceId` (ids sort by time: the recent window), the trees named, or every tree (a sweep).
+ */
+export type PendingScope = { readonly sinceId: string } | { readonly trees: readonly string[] } | "all";
+
+/** Each tree's last `seq` given a leaf by a pass. */
+export interface TreeCursor {
+  readonly tree_id: string;
+  readonly seq: number;
 }
 
 /** One leaf as logged, with the record it names as the ledger holds it now (absent: deleted). */
@@ -75,14 +107,23 @@ export interface LedgerLogStore {
   lock(): Promise<void>;
   /** How many leaves are logged. */
   size(): Promise<number>;
-  /** The oldest records waiting for a position, at most `limit`. */
-  pending(limit: number): Promise<PendingRecord[]>;
-  /** Logs leaves and the perfect subtrees they complete, and takes their records off the waiting list. */
+  /**
+   * Records without a leaf of the trees in `scope`, at most `limit`: each tree's records after its
+   * cursor, in `seq` order, trees one after another (a prefix of each chain, so a cursor is exact).
+   */
+  pending(scope: PendingScope, limit: number): Promise<PendingRecord[]>;
+  /** Logs leaves and the perfect subtrees they complete, and moves the trees' cursors past their records. */
   append(
     leaves: readonly { position: number; ledger_id: string; leaf_hash: string }[],
     nodes: readonly { level: number; index: number; hash: string }[],
-    done: readonly string[],
+    cursors: readonly TreeCursor[],
   ): Promise<void>;
+  /** Each named tree's cursor, the last `seq` given a leaf (absent: none yet). */
+  cursors(treeIds: readonly string[]): Promise<Map<string, number>>;
+  /** The time of the last sweep (undefined: none yet). */
+  lastSweep(): Promise<number | undefined>;
+  /** Records a sweep's time. */
+  swept(at: number): Promise<void>;
   /** Hex hashes of perfect subtrees (`level` 0: leaves), by `level:index`; absent ones are left out. */
   nodes(parts: readonly { level: number; index: number }[]): Promise<Map<string, string>>;
   /** The position of a record's leaf; undefined until it is logged. */
@@ -100,8 +141,30 @@ const ROWS_PER_STATEMENT = 100;
 
 const LEAVES = new ColumnReader("ledger_leaves");
 const NODES = new ColumnReader("ledger_nodes");
-const PENDING = new ColumnReader("ledger_pending");
 const LEDGER = new ColumnReader("ledger");
+const SWEEPS = new ColumnReader("ledger_log_sweeps");
+
+/**
+ * The records after each tree's cursor, of the trees a scope's clause chooses. They are ordered by
+ * the latest time along each chain up to the record (`sealed_by`), then tree and `seq`: roughly in
+ * the order they were sealed, and always each tree's in `seq` order, whatever the replicas'
+ * clocks, so that a pass cut by its limit gives each tree a prefix and its cursor stays exact.
+ */
+function pendingSql(trees: string): string {
+  return `WITH touched AS (${trees}), waiting AS (
+    SELECT l.id, l.tree_id, l.seq, l.hash,
+           MAX(l.created_at) OVER (PARTITION BY l.tree_id ORDER BY l.seq ROWS UNBOUNDED PRECEDING) AS sealed_by
+      FROM touched t LEFT JOIN ledger_log_trees c ON c.tree_id = t.tree_id
+      JOIN ledger l ON l.tree_id = t.tree_id AND l.seq > COALESCE(c.seq, 0)
+  ) SELECT id AS ledger_id, tree_id, seq, hash FROM waiting ORDER BY sealed_by, tree_id, seq LIMIT ?`;
+}
+
+const PENDING_SINCE = pendingSql("SELECT DISTINCT tree_id FROM ledger WHERE id >= ?");
+const PENDING_ALL = pendingSql(
+  "SELECT DISTINCT l.tree_id FROM ledger l LEFT JOIN ledger_log_trees c ON c.tree_id = l.tree_id WHERE l.seq > COALESCE(c.seq, 0)",
+);
+const pendingOfTrees = (n: number): string =>
+  pendingSql(`SELECT DISTINCT tree_id FROM ledger WHERE tree_id IN (${Array(n).fill("?").join(", ")})`);
 
 export class LedgerLogSql implements LedgerLogStore {
   readonly #db: SqlDriver;
@@ -125,19 +188,61 @@ export class LedgerLogSql implements LedgerLogStore {
     return row === undefined ? 0 : LEAVES.integer(row, "position") + 1;
   }
 
-  async pending(limit: number): Promise<PendingRecord[]> {
-    const rows = await this.#db.all(
-      "SELECT p.ledger_id AS ledger_id, l.hash AS hash FROM ledger_pending p LEFT JOIN ledger l ON l.id = p.ledger_id ORDER BY p.pos LIMIT ?",
-      [limit],
+  async pending(scope: PendingScope, limit: number): Promise<PendingRecord[]> {
+    const rows =
+      scope === "all"
+        ? await this.#db.all(PENDING_ALL, [limit])
+        : "sinceId" in scope
+          ? await this.#db.all(PENDING_SINCE, [scope.sinceId, limit])
+          : scope.trees.length === 0
+            ? []
+            : await this.#db.all(pendingOfTrees(scope.trees.length), [...scope.trees, limit]);
+    return rows.map((row: Row) => ({
+      ledger_id: LEDGER.text(row, "ledger_id"),
+      tree_id: LEDGER.text(row, "tree_id"),
+      seq: LEDGER.integer(row, "seq"),
+      hash: LEDGER.textOrNull(row, "hash"),
+    }));
+  }
+
+  async cursors(treeIds: readonly string[]): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (let i = 0; i < treeIds.length; i += PARTS_PER_QUERY) {
+      const chunk = treeIds.slice(i, i + PARTS_PER_QUERY);
+      const rows = await this.#db.all(
+        `SELECT tree_id, seq FROM ledger_log_trees WHERE tree_id IN (${chunk.map(() => "?").join(", ")})`,
+        chunk,
+      );
+      for (const row of rows) found.set(LEDGER.text(row, "tree_id"), LEDGER.integer(row, "seq"));
+    }
+    return found;
+  }
+
+  async lastSweep(): Promise<number | undefined> {
+    const row = await this.#db.get("SELECT swept_at FROM ledger_log_sweeps WHERE id = 1");
+    return row === undefined ? undefined : SWEEPS.integer(row, "swept_at");
+  }
+
+  async swept(at: number): Promise<void> {
+    await this.#db.run(
+      "INSERT INTO ledger_log_sweeps (id, swept_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET swept_at = excluded.swept_at",
+      [at],
     );
-    return rows.map((row: Row) => ({ ledger_id: PENDING.text(row, "ledger_id"), hash: PENDING.textOrNull(row, "hash") }));
   }
 
   async append(
     leaves: readonly { position: number; ledger_id: string; leaf_hash: string }[],
     nodes: readonly { level: number; index: number; hash: string }[],
-    done: readonly string[],
+    cursors: readonly TreeCursor[],
   ): Promise<void> {
+    for (let i = 0; i < cursors.length; i += ROWS_PER_STATEMENT) {
+      const chunk = cursors.slice(i, i + ROWS_PER_STATEMENT);
+      await this.#db.run(
+        `INSERT INTO ledger_log_trees (tree_id, seq) VALUES ${chunk.map(() => "(?, ?)").join(", ")}
+         ON CONFLICT (tree_id) DO UPDATE SET seq = excluded.seq`,
+        chunk.flatMap((c) => [c.tree_id, c.seq]),
+      );
+    }
     if (this.#arrays) {
       // One statement per table whatever the count, each a named statement (decision 0320).
       const db = this.#db;
@@ -153,7 +258,6 @@ export class LedgerLogSql implements LedgerLogStore {
           arrayLiteral(nodes.map((n) => n.index)),
           arrayLiteral(nodes.map((n) => n.hash)),
         ]);
-      if (done.length > 0) await db.run("DELETE FROM ledger_pending WHERE ledger_id = ANY (?::text[])", [arrayLiteral(done)]);
       return;
     }
     // Rows a statement, so that a batch is a few statements and not one per row.
@@ -170,10 +274,6 @@ export class LedgerLogSql implements LedgerLogStore {
         `INSERT INTO ledger_nodes (level, idx, hash) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}`,
         chunk.flatMap((n) => [n.level, n.index, n.hash]),
       );
-    }
-    for (let i = 0; i < done.length; i += ROWS_PER_STATEMENT) {
-      const chunk = done.slice(i, i + ROWS_PER_STATEMENT);
-      await this.#db.run(`DELETE FROM ledger_pending WHERE ledger_id IN (${chunk.map(() => "?").join(", ")})`, chunk);
     }
   }
 
