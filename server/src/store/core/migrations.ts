@@ -289,6 +289,17 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     name: "ledger log: a cursor per tree in place of the queue the decision path filled",
     sql: { sqlite: ledgerCursorsMigrationSql(), postgres: ledgerCursorsMigrationSql() },
   },
+  {
+    version: 14,
+    // PostgreSQL (decision 1942): a signal's foreign key took a KEY SHARE lock on its sealed record
+    // for every decision; signals are written only with or after their record, which is never
+    // deleted. SQLite checks it by an index lookup and takes no row lock: kept there.
+    name: "breakers: no foreign key from a signal to its sealed record on PostgreSQL",
+    sql: {
+      sqlite: "SELECT 1;",
+      postgres: "ALTER TABLE decision_signals DROP CONSTRAINT IF EXISTS decision_signals_ledger_id_fkey;",
+    },
+  },
 ]);
 
 const MIGRATION_LOCK = 727_274_001;
