@@ -36,8 +36,8 @@ const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as
 
 /**
  * The breakers of every agent of the batch that has any (their rows are already locked by the read
- * step) and, on PostgreSQL, the latest of those agents' last signals' times: INVARIANT
- * signals-in-order wants each decision's time at or after its agent's last signal's, which another
+ * step) and the latest of those agents' last signals' times: INVARIANT signals-in-order wants
+ * each decision's time at or after its agent's last signal's, which on PostgreSQL another
  * replica may have sealed, with a later clock, while this batch waited for the locks.
  */
 async function watchedOf(
@@ -47,7 +47,7 @@ async function watchedOf(
   const paths = tx.breakerPath();
   const reads = (await settledInOrder([
     ...agents.map((agentId) => watchBreakers(tx, agentId)),
-    ...(tx.dialect === "postgres" ? agents.map((agentId) => paths.previousSignal(agentId, AFTER_EVERY_SIGNAL)) : []),
+    ...agents.map((agentId) => paths.previousSignal(agentId, AFTER_EVERY_SIGNAL)),
   ])) as unknown[];
   const breakers = new Map<string, readonly WatchedBreaker[]>();
   let latest = Number.NEGATIVE_INFINITY;
