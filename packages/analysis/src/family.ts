@@ -11,7 +11,7 @@ import {
 import { compilePolicy } from "@agent-authority/language";
 import { type ArgDomain, checkedPolicy, diffChecked, type DiffResult, type Relation } from "./diff.js";
 import { DEFAULT_ACTION } from "./inputs.js";
-import { checkPatternSubset } from "./pattern.js";
+import { longestMatch } from "./pattern.js";
 import { type LintProof, proveLintReport } from "./prove.js";
 import { Unsupported } from "./strings.js";
 import type { Analyzer } from "./solver.js";
@@ -323,8 +323,9 @@ function patternDomain(
   const maxLength = spec.max_length ?? FAMILY_LIMITS.stringParameterCharsMax;
   if (spec.pattern === undefined) return { maxLength };
   try {
-    checkPatternSubset(c, spec.pattern);
-    return { pattern: spec.pattern, maxLength };
+    // A pattern that bounds its matches within `max_length` needs no length condition, which slows the solver's regular expressions.
+    const longest = longestMatch(c, spec.pattern);
+    return longest <= maxLength ? { pattern: spec.pattern } : { pattern: spec.pattern, maxLength };
   } catch (error) {
     if (!(error instanceof Unsupported)) throw error;
     if (twin?.type === "string" && twin.pattern === spec.pattern) return { maxLength };

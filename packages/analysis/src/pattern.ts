@@ -5,6 +5,15 @@ import { stringTerm, Unsupported } from "./strings.js";
 
 type R = Re<"main">;
 
+/** The longest string a pattern (or a part of it) matches; Infinity when it has no bound. */
+type Longest = number;
+
+/** A part of a pattern: its regular expression and its longest match. */
+interface Part {
+  readonly re: R;
+  readonly long: Longest;
+}
+
 /** A set of code points: inclusive ranges. */
 type Ranges = [number, number][];
 
@@ -39,6 +48,13 @@ export function matchesPattern(c: Context<"main">, value: Seq<"main">, pattern: 
   return c.InRe(value, new PatternParser(c, pattern).parse());
 }
 
+/** The most code points a string matching `pattern` holds (Infinity for a pattern with `*`, `+` or `{n,}`); the pattern lies in the subset. */
+export function longestMatch(c: Context<"main">, pattern: string): Longest {
+  const parser = new PatternParser(c, pattern);
+  parser.parse();
+  return parser.longest;
+}
+
 /** Throws `Unsupported` unless the pattern lies in the subset `matchesPattern` maps. */
 export function checkPatternSubset(c: Context<"main">, pattern: string): void {
   new PatternParser(c, pattern).parse();
@@ -60,9 +76,13 @@ class PatternParser {
     if (n > 0 && this.chars[n - 1] === "$" && slashes % 2 === 0) this.chars.pop();
   }
 
+  /** The longest match, known once `parse` has run. */
+  longest: Longest = 0;
+
   parse(): R {
-    const re = this.alternation();
+    const { re, long } = this.alternation();
     if (this.at < this.chars.length) throw outside(this.pattern, `\`${this.chars[this.at]}\` where it stands`);
+    this.longest = long;
     return re;
   }
 
@@ -70,37 +90,40 @@ class PatternParser {
     return this.chars[this.at];
   }
 
-  private alternation(): R {
+  private alternation(): Part {
     const branches = [this.concatenation()];
     while (this.peek() === "|") {
       this.at++;
       branches.push(this.concatenation());
     }
-    return branches.length === 1 ? branches[0]! : this.c.Union(...branches);
+    const long = Math.max(...branches.map((b) => b.long));
+    return branches.length === 1 ? branches[0]! : { re: this.c.Union(...branches.map((b) => b.re)), long };
   }
 
-  private concatenation(): R {
-    const parts: R[] = [];
+  private concatenation(): Part {
+    const parts: Part[] = [];
     for (let ch = this.peek(); ch !== undefined && ch !== "|" && ch !== ")"; ch = this.peek()) parts.push(this.repeated());
-    if (parts.length === 0) return this.c.Re.toRe(this.c.String.val(""));
-    return parts.length === 1 ? parts[0]! : this.c.ReConcat(...parts);
+    if (parts.length === 0) return { re: this.c.Re.toRe(this.c.String.val("")), long: 0 };
+    const long = parts.reduce((n, p) => n + p.long, 0);
+    return parts.length === 1 ? parts[0]! : { re: this.c.ReConcat(...parts.map((p) => p.re)), long };
   }
 
-  private repeated(): R {
-    let re = this.atom();
+  private repeated(): Part {
+    let { re, long } = this.atom();
     for (let ch = this.peek(); ch === "*" || ch === "+" || ch === "?" || ch === "{"; ch = this.peek()) {
       this.at++;
-      if (ch === "*") re = this.c.Star(re);
-      else if (ch === "+") re = this.c.Plus(re);
-      else if (ch === "?") re = this.c.Option(re);
-      else re = this.counted(re);
+      if (ch === "*" || ch === "+") {
+        re = ch === "*" ? this.c.Star(re) : this.c.Plus(re);
+        long = long === 0 ? 0 : Number.POSITIVE_INFINITY;
+      } else if (ch === "?") re = this.c.Option(re);
+      else ({ re, long } = this.counted({ re, long }));
       if (this.peek() === "?") this.at++;
     }
-    return re;
+    return { re, long };
   }
 
   /** `{n}`, `{n,}` or `{n,m}`, the `{` read. */
-  private counted(re: R): R {
+  private counted({ re, long }: Part): Part {
     const close = this.chars.indexOf("}", this.at);
     const body = close < 0 ? "" : this.chars.slice(this.at, close).join("");
     const m = /^(\d{1,4})(,(\d{0,4}))?$/.exec(body);
@@ -108,14 +131,15 @@ class PatternParser {
     this.at = close + 1;
     const lo = Number(m[1]);
     const empty = this.c.Re.toRe(this.c.String.val(""));
-    if (m[2] === undefined) return lo === 0 ? empty : this.c.Loop(re, lo, lo);
-    if (m[3] === "") return lo === 0 ? this.c.Star(re) : this.c.ReConcat(this.c.Loop(re, lo, lo), this.c.Star(re));
+    const unbounded = long === 0 ? 0 : Number.POSITIVE_INFINITY;
+    if (m[2] === undefined) return { re: lo === 0 ? empty : this.c.Loop(re, lo, lo), long: long * lo };
+    if (m[3] === "") return { re: lo === 0 ? this.c.Star(re) : this.c.ReConcat(this.c.Loop(re, lo, lo), this.c.Star(re)), long: unbounded };
     const hi = Number(m[3]);
     if (hi < lo) throw outside(this.pattern, "a repetition whose maximum is below its minimum");
-    return hi === 0 ? empty : this.c.Loop(re, lo, hi);
+    return { re: hi === 0 ? empty : this.c.Loop(re, lo, hi), long: long * hi };
   }
 
-  private atom(): R {
+  private atom(): Part {
     const ch = this.chars[this.at++]!;
     if (ch === "(") {
       if (this.peek() === "?") {
@@ -128,12 +152,12 @@ class PatternParser {
       if (this.chars[this.at++] !== ")") throw outside(this.pattern, "an unclosed group");
       return inner;
     }
-    if (ch === "[") return this.ranges(this.classRanges());
-    if (ch === ".") return this.ranges(complement([[0x0a, 0x0a]]));
-    if (ch === "\\") return this.ranges(this.escape(false));
+    if (ch === "[") return { re: this.ranges(this.classRanges()), long: 1 };
+    if (ch === ".") return { re: this.ranges(complement([[0x0a, 0x0a]])), long: 1 };
+    if (ch === "\\") return { re: this.ranges(this.escape(false)), long: 1 };
     if (ch === "^" || ch === "$") throw outside(this.pattern, "an anchor inside it");
     if (ch === "*" || ch === "+" || ch === "?" || ch === "{") throw outside(this.pattern, "a repetition of nothing");
-    return this.c.Re.toRe(stringTerm(this.c, ch));
+    return { re: this.c.Re.toRe(stringTerm(this.c, ch)), long: 1 };
   }
 
   /** An escape, the backslash read: a class, a control character, or escaped punctuation. */
