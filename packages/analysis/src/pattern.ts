@@ -16,19 +16,21 @@ interface Part {
 
 /** A set of code points: inclusive ranges. */
 type Ranges = [number, number][];
+/** A set of code points that is never changed. */
+type FixedRanges = readonly (readonly [number, number])[];
 
-const DIGIT: Ranges = [[0x30, 0x39]];
-const WORD: Ranges = [
+const DIGIT: FixedRanges = [[0x30, 0x39]] as const;
+const WORD: FixedRanges = [
   [0x30, 0x39],
   [0x41, 0x5a],
   [0x5f, 0x5f],
   [0x61, 0x7a],
-];
-const SPACE: Ranges = [
+] as const;
+const SPACE: FixedRanges = [
   [0x09, 0x0a],
   [0x0c, 0x0d],
   [0x20, 0x20],
-];
+] as const;
 const CONTROL: Readonly<Record<string, number>> = { n: 0x0a, t: 0x09, r: 0x0d, f: 0x0c, v: 0x0b };
 
 /** Why the subset stops here; the answer is then `unknown` with it. */
@@ -164,9 +166,9 @@ class PatternParser {
   private escape(inClass: boolean): Ranges {
     const ch = this.chars[this.at++];
     if (ch === undefined) throw outside(this.pattern, "a trailing backslash");
-    const classes: Record<string, Ranges> = { d: DIGIT, w: WORD, s: SPACE };
+    const classes: Readonly<Record<string, FixedRanges>> = { d: DIGIT, w: WORD, s: SPACE };
     const lower = ch.toLowerCase();
-    if (Object.hasOwn(classes, lower)) return ch === lower ? classes[lower]! : complement(classes[lower]!);
+    if (Object.hasOwn(classes, lower)) return ch === lower ? classes[lower]!.map(([a, b]) => [a, b]) : complement(classes[lower]!);
     if (Object.hasOwn(CONTROL, ch)) return [[CONTROL[ch]!, CONTROL[ch]!]];
     if (/^[\p{P}\p{S}]$/u.test(ch) && ch.codePointAt(0)! < 0x80) return [[ch.codePointAt(0)!, ch.codePointAt(0)!]];
     throw outside(this.pattern, `the escape \`\\${ch}\`${inClass ? " in a class" : ""}`);
@@ -214,7 +216,7 @@ class PatternParser {
 }
 
 /** The code points (up to U+10FFFF) outside `set`. */
-function complement(set: Ranges): Ranges {
+function complement(set: FixedRanges): Ranges {
   const sorted = [...set].sort((a, b) => a[0] - b[0]);
   const out: Ranges = [];
   let next = 0;
