@@ -102,8 +102,6 @@ describe("authority diff of two families", () => {
     const run = authority(["diff", old, agent, "--format", "json"]);
     expect(run.code).toBe(3);
     expect(JSON.parse(run.stdout).reason).toContain("parameter `agent_id`");
-    const approval = file("approval.yaml", family.replace("above_budget_minor: 30000", "above_budget_minor: 40000"));
-    expect(authority(["diff", old, approval]).code).toBe(3);
     const ttl = file("min-ttl.yaml", family.replace("    min: 1\n    max: 72", "    min: 2\n    max: 72"));
     const narrowed = authority(["diff", old, ttl, "--format", "json"]);
     expect(narrowed.code).toBe(0);
@@ -111,6 +109,44 @@ describe("authority diff of two families", () => {
       relation: "narrows",
       narrowing: [{ axis: "ttl_hours", parameters: { ttl_hours: 1 } }],
     });
+  });
+
+  it("a raised approval threshold widens at the approval axis: a budget the old family held for approval, no approver", () => {
+    const old = file("old.yaml", family);
+    const approval = file("approval.yaml", family.replace("above_budget_minor: 30000", "above_budget_minor: 40000"));
+    const run = authority(["diff", old, approval, "--format", "json"]);
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout) as { relation: string; widening: (Witness & { axis: string; parameters: object })[] };
+    expect(result.relation).toBe("widens");
+    expect(result.widening.map((w) => [w.axis, w.parameters, w.input["approver"]])).toEqual([
+      ["approval", { budget_amount_minor: 30001 }, null],
+    ]);
+    expect(authority(["diff", approval, old]).code).toBe(0);
+  });
+
+  it("a string parameter's pattern widened widens the policy axis, with a value only the new pattern accepts", () => {
+    const support = readFileSync(join(root, "policies", "support-agent.yaml"), "utf8");
+    const old = file("support.yaml", support);
+    const wider = file("support-wider.yaml", support.replace('pattern: "cus_[a-z0-9]{8,24}"', 'pattern: "(cus|acct)_[a-z0-9]{8,24}"'));
+    const run = authority(["diff", old, wider, "--format", "json"]);
+    expect(run.code).toBe(1);
+    const result = JSON.parse(run.stdout) as { widening: (Witness & { axis: string; parameters: Record<string, string> })[] };
+    const [w] = result.widening;
+    expect(w!.axis).toBe("policy");
+    expect(w!.parameters["customer_id"]).toMatch(/^acct_[a-z0-9]{8,24}$/);
+    expect((w!.input["args"] as Record<string, unknown>)["customer_id"]).toBe(w!.parameters["customer_id"]);
+  });
+
+  it("a pattern changed outside the subset the solver compares is unknown (exit 3), naming the parameter", () => {
+    const support = readFileSync(join(root, "policies", "support-agent.yaml"), "utf8");
+    const old = file("support.yaml", support);
+    const outside = file(
+      "support-outside.yaml",
+      support.replace('pattern: "cus_[a-z0-9]{8,24}"', 'pattern: "cus_[a-z0-9]{8,24}|cus_\\\\pL{8}"'),
+    );
+    const unknown = authority(["diff", old, outside, "--format", "json"]);
+    expect(unknown.code).toBe(3);
+    expect(JSON.parse(unknown.stdout).reason).toMatch(/pattern of parameter `customer_id`.*\\p/);
   });
 
   it("a family with errors exits 2, and a policy file cannot be compared with a family", () => {
@@ -130,6 +166,36 @@ describe("authority lint proves", () => {
     const report = JSON.parse(run.stdout) as { diagnostics: { code: string; help?: string }[] };
     expect(report.diagnostics.map((d) => d.code)).toEqual(["policy/never-allows"]);
     expect(report.diagnostics[0]!.help).toMatch(/proved by the solver/);
+  });
+
+  it("proves a family's policy over its parameters' bounds, at the condition's line and column in the YAML", () => {
+    const family = readFileSync(join(root, "policies", "procurement-agent.yaml"), "utf8");
+    const redundant = family.replace(
+      "amount_minor <= ${approval_threshold_minor} ||",
+      "amount_minor <= ${approval_threshold_minor} && amount_minor <= 60000 ||",
+    );
+    expect(redundant).not.toBe(family);
+    const path = file("redundant.yaml", redundant);
+    const run = authority(["lint", path, "--format", "json"]);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as {
+      diagnostics: { code: string; help?: string; line: number; column: number; end_column: number }[];
+    };
+    const found = report.diagnostics.filter((d) => d.code === "policy/redundant-condition");
+    expect(found).toHaveLength(1);
+    expect(found[0]!.help).toMatch(/declared bounds/);
+    const line = redundant.split("\n")[found[0]!.line - 1]!;
+    expect(line.slice(found[0]!.column - 1, found[0]!.end_column - 1)).toBe("amount_minor <= 60000");
+    expect(authority(["lint", path, "--no-prove", "--format", "json"]).stdout).not.toContain("redundant-condition");
+  });
+
+  it("ends within its proof budget: a budget too small for any proof proves nothing and says so, the exit status unchanged", () => {
+    const path = file("never-budget.policy", "amount_minor * 2 > 100 && amount_minor < 50\n");
+    const run = authority(["lint", path, "--prove-budget", "1", "--format", "json"]);
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as { diagnostics: unknown[] }).diagnostics).toEqual([]);
+    expect(run.stderr).toMatch(/never-budget\.policy: not every proof was settled: the proof budget of the lint run/);
+    expect(authority(["lint", path, "--prove-budget", "soon"]).code).toBe(2);
   });
 });
 

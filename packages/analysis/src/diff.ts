@@ -6,6 +6,7 @@ import { Inputs, TAG } from "./inputs.js";
 import { and, or } from "./logic.js";
 import type { Analyzer } from "./solver.js";
 import { deadlineIn } from "./solver.js";
+import { matchesPattern } from "./pattern.js";
 import { stringTerm, Unsupported } from "./strings.js";
 import { findWitness, type Search, type WitnessInput } from "./witness.js";
 
@@ -35,6 +36,10 @@ export interface ArgDomain {
   readonly min?: number;
   readonly max?: number;
   readonly oneOf?: readonly string[];
+  /** A pattern the whole string matches (the subset `matchesPattern` reads; another is `unknown`). */
+  readonly pattern?: string;
+  /** The most code points the string holds. */
+  readonly maxLength?: number;
 }
 
 /** What a caller may add to a diff: domains per side, and its own confirmation of a witness. */
@@ -112,7 +117,7 @@ export async function diffChecked(
 }
 
 /** The condition that the `args` value at `d.path` lies in its domain. */
-function domainOf(inputs: Inputs, d: ArgDomain): Bool<"main"> {
+export function domainOf(inputs: Inputs, d: ArgDomain): Bool<"main"> {
   const c = inputs.ctx;
   const v = inputs.arg(d.path);
   if (d.type === "bool") return v.tag.eq(TAG.bool);
@@ -121,6 +126,8 @@ function domainOf(inputs: Inputs, d: ArgDomain): Bool<"main"> {
       c,
       v.tag.eq(TAG.string),
       d.oneOf === undefined ? c.Bool.val(true) : or(c, ...d.oneOf.map((x) => v.str.eq(stringTerm(c, x)))),
+      d.pattern === undefined ? c.Bool.val(true) : matchesPattern(c, v.str, d.pattern),
+      d.maxLength === undefined ? c.Bool.val(true) : v.str.length().le(d.maxLength),
     );
   return and(
     c,

@@ -1,8 +1,19 @@
 // The semantic diff of two grant families: each grant axis compared, family parameters symbolic within their declared bounds.
-import { checkParameter, type GrantFamilyBody, type ParameterSpec, placeholdersIn, substituteText } from "@agent-authority/families";
+import type { Context } from "z3-solver";
+import {
+  checkParameter,
+  FAMILY_LIMITS,
+  type GrantFamilyBody,
+  type ParameterSpec,
+  placeholdersIn,
+  substituteText,
+} from "@agent-authority/families";
 import { compilePolicy } from "@agent-authority/language";
 import { type ArgDomain, checkedPolicy, diffChecked, type DiffResult, type Relation } from "./diff.js";
 import { DEFAULT_ACTION } from "./inputs.js";
+import { longestMatch } from "./pattern.js";
+import { type LintProof, proveLintReport } from "./prove.js";
+import { Unsupported } from "./strings.js";
 import type { Analyzer } from "./solver.js";
 import type { WitnessInput } from "./witness.js";
 
@@ -86,8 +97,7 @@ export async function diffFamilies(analyzer: Analyzer, before: GrantFamilyBody, 
   }
   const scopeRest = (g: Readonly<Record<string, unknown>>) => JSON.stringify({ ...(g["scope"] as object), tool: undefined });
   if (scopeRest(a) !== scopeRest(b)) out.unknown.push("the grant's scope changed beyond its tools, which the diff does not compare");
-  if (JSON.stringify(before.approval ?? null) !== JSON.stringify(after.approval ?? null))
-    out.unknown.push("the family's `approval` changed, which the diff does not compare");
+  compareApproval(before, after, out);
   compareParameterSpecs(before, after, out);
   await comparePolicies(analyzer, before, after, out);
   return relationOf(out);
@@ -171,31 +181,156 @@ function compareNumber(
   if (y.max < x.max) out.narrowing.push(difference(axis, {}, x.parameter !== undefined ? { [x.parameter]: x.max } : {}, true, false));
 }
 
-/** The policy with each placeholder a symbol: `${limit}` reads `args.__family_parameter_limit`. */
-function symbolic(template: string): string {
-  let out = "";
-  let cursor = 0;
-  for (const use of placeholdersIn(template)) {
-    out += `${template.slice(cursor, use.start)}args.${PARAMETER_PREFIX}${use.name}`;
-    cursor = use.end;
-  }
-  return out + template.slice(cursor);
+/** The budgets a family's grants can carry, for its approval rule: a literal (absent is 0), or an int parameter's declared range. */
+function budgetRange(family: GrantFamilyBody): { min: number; max: number; parameter?: string } | undefined {
+  const value = family.grant["budget_amount_minor"];
+  if (value === undefined) return { min: 0, max: 0 };
+  const bound = upperBound(value, family.parameters);
+  if (bound === undefined) return undefined;
+  return { min: Math.max(0, bound.min ?? 0), max: bound.max, ...(bound.parameter !== undefined ? { parameter: bound.parameter } : {}) };
 }
 
-function domains(template: string, specs: Readonly<Record<string, ParameterSpec>>): ArgDomain[] | string {
+/** Whether a grant with this budget is born waiting for a human's approval (`approvalRequired`'s rule). */
+function needsApproval(approval: GrantFamilyBody["approval"], budget: number): boolean {
+  if (approval === undefined) return false;
+  return approval.required === true || (approval.above_budget_minor !== undefined && budget > approval.above_budget_minor);
+}
+
+/**
+ * The approval axis: a grant the old family would have held for a human's approval and the new
+ * one issues active is a widening (its witness: the budget that shows it, and an input without an
+ * approver); the reverse a narrowing. Budgets are those both families can give; the rule is
+ * monotone in the budget, so the smallest budget that needs approval on one side is the one to try.
+ */
+function compareApproval(before: GrantFamilyBody, after: GrantFamilyBody, out: Partial): void {
+  const rule = (f: GrantFamilyBody) => JSON.stringify([f.approval?.required === true, f.approval?.above_budget_minor ?? null]);
+  if (rule(before) === rule(after)) return;
+  const x = budgetRange(before);
+  const y = budgetRange(after);
+  if (x === undefined || y === undefined) {
+    out.unknown.push("the family's `approval` changed, and its budget is written in a way the diff does not compare");
+    return;
+  }
+  const lo = Math.max(x.min, y.min);
+  const hi = Math.min(x.max, y.max);
+  const parameter = x.parameter ?? y.parameter;
+  const check = (held: GrantFamilyBody, freed: GrantFamilyBody, old: boolean, list: FamilyDifference[]) => {
+    const above = held.approval?.required === true ? lo : Math.max(lo, (held.approval?.above_budget_minor ?? Number.MAX_SAFE_INTEGER) + 1);
+    if (above > hi || !needsApproval(held.approval, above) || needsApproval(freed.approval, above)) return;
+    list.push(difference("approval", { approver: null }, parameter !== undefined ? { [parameter]: above } : {}, old, !old));
+  };
+  check(before, after, false, out.widening);
+  check(after, before, true, out.narrowing);
+}
+
+/** The policy with each placeholder a symbol: `${limit}` reads `args.__family_parameter_limit`. */
+function symbolic(template: string): string {
+  return symbolicMapped(template).text;
+}
+
+/** `symbolic`, with a map from an offset in its text back to one in the template (inside a symbol: the placeholder's start, or its end). */
+function symbolicMapped(template: string): { text: string; toTemplate: (offset: number) => number } {
+  let text = "";
+  let cursor = 0;
+  const symbols: { at: number; end: number; start: number; stop: number }[] = [];
+  for (const use of placeholdersIn(template)) {
+    text += template.slice(cursor, use.start);
+    const at = text.length;
+    text += `args.${PARAMETER_PREFIX}${use.name}`;
+    symbols.push({ at, end: text.length, start: use.start, stop: use.end });
+    cursor = use.end;
+  }
+  text += template.slice(cursor);
+  const toTemplate = (offset: number): number => {
+    let shift = 0;
+    for (const s of symbols) {
+      if (offset <= s.at) break;
+      if (offset < s.end) return s.stop;
+      shift = s.stop - s.end;
+    }
+    return offset + shift;
+  };
+  return { text, toTemplate };
+}
+
+/** The proved warnings of a family's policy, for every value of its parameters within their declared bounds; spans are offsets in the policy template. */
+export async function proveFamilyLint(analyzer: Analyzer, family: GrantFamilyBody, options: { until?: number } = {}): Promise<LintProof> {
+  const template = family.grant["policy"];
+  if (typeof template !== "string") return { diagnostics: [] };
+  const assume = domains(analyzer.ctx, template, family.parameters);
+  if (typeof assume === "string") return { diagnostics: [], unknown: assume };
+  const { text, toTemplate } = symbolicMapped(template);
+  let proof: LintProof;
+  try {
+    proof = await proveLintReport(analyzer, text, { assume, ...options });
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return {
+      diagnostics: [],
+      unknown: "the policy with its parameters as symbols does not check (a parameter stands where the solver needs a literal)",
+    };
+  }
+  const diagnostics = proof.diagnostics.map((d) => ({
+    ...d,
+    span: { start: toTemplate(d.span.start), end: toTemplate(d.span.end) },
+    help: `${d.help ?? "proved by the solver"}, for every value of the parameters within their declared bounds`,
+  }));
+  return { ...proof, diagnostics };
+}
+
+/**
+ * The domain of each parameter the policy names, as its declaration bounds it. A string's pattern
+ * is a regular expression for the solver where it lies in the subset the solver maps exactly;
+ * one outside it is left out when the other side declares the same pattern (both sides then
+ * range over the same larger set, which hides no difference) and makes the answer `unknown` when
+ * it changed. So does a changed `max_length`: the evaluator counts UTF-16 units, the solver code points.
+ */
+function domains(
+  c: Context<"main">,
+  template: string,
+  specs: Readonly<Record<string, ParameterSpec>>,
+  other: Readonly<Record<string, ParameterSpec>> = specs,
+): ArgDomain[] | string {
   const out: ArgDomain[] = [];
   for (const name of new Set(placeholdersIn(template).map((u) => u.name))) {
     const spec = Object.hasOwn(specs, name) ? specs[name]! : undefined;
     if (spec === undefined) return `the policy names an undeclared parameter \`${name}\``;
+    const twin = Object.hasOwn(other, name) ? other[name] : undefined;
+    const pattern = patternDomain(c, name, spec, twin);
+    if (typeof pattern === "string") return pattern;
     out.push({
       path: [`${PARAMETER_PREFIX}${name}`],
       type: spec.type,
       ...(spec.min !== undefined ? { min: spec.min } : {}),
       ...(spec.max !== undefined ? { max: spec.max } : {}),
       ...(spec.enum !== undefined ? { oneOf: spec.enum } : {}),
+      ...pattern,
     });
   }
   return out;
+}
+
+/** A string parameter's pattern and length for the solver, nothing when they need not be compared, or why they cannot be. */
+function patternDomain(
+  c: Context<"main">,
+  name: string,
+  spec: ParameterSpec,
+  twin: ParameterSpec | undefined,
+): { pattern?: string; maxLength?: number } | string {
+  if (spec.type !== "string") return {};
+  if (twin?.type === "string" && (twin.max_length ?? null) !== (spec.max_length ?? null))
+    return `the \`max_length\` of parameter \`${name}\` changed, which the solver does not compare`;
+  const maxLength = spec.max_length ?? FAMILY_LIMITS.stringParameterCharsMax;
+  if (spec.pattern === undefined) return { maxLength };
+  try {
+    // A pattern that bounds its matches within `max_length` needs no length condition, which slows the solver's regular expressions.
+    const longest = longestMatch(c, spec.pattern);
+    return longest <= maxLength ? { pattern: spec.pattern } : { pattern: spec.pattern, maxLength };
+  } catch (error) {
+    if (!(error instanceof Unsupported)) throw error;
+    if (twin?.type === "string" && twin.pattern === spec.pattern) return { maxLength };
+    return `the pattern of parameter \`${name}\` changed, and ${error.message}`;
+  }
 }
 
 /** The parameter values a witness carries, and the input without them. */
@@ -222,30 +357,14 @@ function familyAllows(template: string, specs: Readonly<Record<string, Parameter
   return r.ok && r.value;
 }
 
-function sameStringRules(
-  names: Iterable<string>,
-  a: Readonly<Record<string, ParameterSpec>>,
-  b: Readonly<Record<string, ParameterSpec>>,
-): string | undefined {
-  for (const name of names) {
-    const x = Object.hasOwn(a, name) ? a[name] : undefined;
-    const y = Object.hasOwn(b, name) ? b[name] : undefined;
-    if (x?.type === "string" && y?.type === "string" && (x.pattern !== y.pattern || x.max_length !== y.max_length))
-      return `the pattern of parameter \`${name}\` changed, which the solver does not compare`;
-  }
-  return undefined;
-}
-
 /** The policy axis: both policies with their parameters as symbols within the declared bounds, diffed by the solver. */
 async function comparePolicies(analyzer: Analyzer, before: GrantFamilyBody, after: GrantFamilyBody, out: Partial): Promise<void> {
   const ta = typeof before.grant["policy"] === "string" ? (before.grant["policy"] as string) : "true";
   const tb = typeof after.grant["policy"] === "string" ? (after.grant["policy"] as string) : "true";
-  const da = domains(ta, before.parameters);
-  const db = domains(tb, after.parameters);
-  const names = new Set([...placeholdersIn(ta), ...placeholdersIn(tb)].map((u) => u.name));
-  const problem = typeof da === "string" ? da : typeof db === "string" ? db : sameStringRules(names, before.parameters, after.parameters);
-  if (problem !== undefined || typeof da === "string" || typeof db === "string") {
-    out.unknown.push(problem ?? "");
+  const da = domains(analyzer.ctx, ta, before.parameters, after.parameters);
+  const db = domains(analyzer.ctx, tb, after.parameters, before.parameters);
+  if (typeof da === "string" || typeof db === "string") {
+    out.unknown.push(typeof da === "string" ? da : (db as string));
     return;
   }
   let result: DiffResult;

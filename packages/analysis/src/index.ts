@@ -15,6 +15,6 @@ export {
   type Relation,
 } from "./diff.js";
 export type { WitnessInput } from "./witness.js";
-export { proveLint, type ProvedCode, type ProvedDiagnostic } from "./prove.js";
+export { type LintProof, proveLint, proveLintReport, type ProveOptions, type ProvedCode, type ProvedDiagnostic } from "./prove.js";
 export { nearestAllowed, type Explanation } from "./explain.js";
-export { diffFamilies, type FamilyDiffResult, type FamilyDifference } from "./family.js";
+export { diffFamilies, proveFamilyLint, type FamilyDiffResult, type FamilyDifference } from "./family.js";

@@ -1,7 +1,7 @@
 // Lint by proof: `never-allows`, `always-allows` and `redundant-condition`, settled by the solver where the interval check cannot tell.
 import type { Bool } from "z3-solver";
 import type { Diagnostic, Expr } from "@agent-authority/language";
-import { checkedPolicy } from "./diff.js";
+import { type ArgDomain, checkedPolicy, domainOf } from "./diff.js";
 import { Encoder } from "./encode.js";
 import { Inputs } from "./inputs.js";
 import { ANALYSIS_LIMITS } from "./limits.js";
@@ -16,12 +16,44 @@ export type ProvedCode = "never-allows" | "always-allows" | "redundant-condition
 /** A warning proved by the solver, shaped as the language's diagnostics are. */
 export type ProvedDiagnostic = Omit<Diagnostic, "code" | "fix"> & { readonly code: ProvedCode };
 
-/** Whether `f` can hold: true, false, or undefined when the solver cannot tell in time. */
-async function satisfiable(analyzer: Analyzer, inputs: Inputs, f: Bool<"main">, deadline: Deadline): Promise<boolean | undefined> {
+/** Whether a formula can hold, within the inputs' domains: true, false, or undefined when the solver cannot tell in time. */
+interface Satisfiability {
+  test(f: Bool<"main">): Promise<boolean | undefined>;
+  /** Why the last question the solver could not settle was left open. */
+  unknown?: string;
+}
+
+/**
+ * One solver for every question of a policy, the domains added once: each formula is an
+ * assumption of its own call, so the solver keeps what it learned of the domains between calls.
+ */
+function satisfiability(analyzer: Analyzer, inputs: Inputs, assumed: readonly Bool<"main">[], deadline: Deadline): Satisfiability {
   const solver = newSolver(analyzer.ctx);
-  solver.add(...inputs.domain, f);
-  const v = await check(analyzer.ctx, solver, deadline);
-  return v.kind === "unknown" ? undefined : v.kind === "sat";
+  const added = inputs.domain.length;
+  solver.add(...inputs.domain, ...assumed);
+  solver.push();
+  const out: Satisfiability = {
+    async test(f) {
+      // A domain made after the solver (a name first read by a later encoding) joins the call's assumptions.
+      const v = await check(analyzer.ctx, solver, deadline, [...inputs.domain.slice(added), f]);
+      if (v.kind === "unknown") out.unknown = v.reason;
+      return v.kind === "unknown" ? undefined : v.kind === "sat";
+    },
+  };
+  return out;
+}
+
+/** What a lint proof may add: domains of `args` values (a family's parameters), and a time past which it stops. */
+export interface ProveOptions {
+  readonly assume?: readonly ArgDomain[];
+  /** A time (as `Date.now()`) past which no question is asked: a whole lint run's budget. */
+  readonly until?: number;
+}
+
+/** The proved warnings of a policy, and, when some question was left open, why (lint then says less, never more). */
+export interface LintProof {
+  readonly diagnostics: readonly ProvedDiagnostic[];
+  readonly unknown?: string;
 }
 
 /**
@@ -31,20 +63,41 @@ async function satisfiable(analyzer: Analyzer, inputs: Inputs, f: Bool<"main">, 
  * settle within its budget gives no warning: lint stays silent rather than guess.
  */
 export async function proveLint(analyzer: Analyzer, text: string): Promise<readonly ProvedDiagnostic[]> {
+  return (await proveLintReport(analyzer, text)).diagnostics;
+}
+
+/** `proveLint`, saying why when a question was left open: the solver's budget, or `options.until` passed. */
+export async function proveLintReport(analyzer: Analyzer, text: string, options: ProveOptions = {}): Promise<LintProof> {
   const { ast } = checkedPolicy(text);
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
-  const c = analyzer.ctx;
-  const deadline = deadlineIn(analyzer.budget);
-  let allows: Bool<"main">;
-  let ok: Bool<"main">;
+  const own = deadlineIn(analyzer.budget);
+  const deadline: Deadline = { at: Math.min(own.at, options.until ?? own.at), callMs: own.callMs };
+  let outcome: { allows: Bool<"main">; ok: Bool<"main"> };
+  let assumed: Bool<"main">[];
   try {
-    ({ allows, ok } = encoder.outcome(ast));
+    outcome = encoder.outcome(ast);
+    assumed = (options.assume ?? []).map((d) => domainOf(inputs, d));
   } catch (error) {
-    if (error instanceof Unsupported) return [];
+    if (error instanceof Unsupported) return { diagnostics: [], unknown: `the analysis cannot encode ${error.message}` };
     throw error;
   }
-  if ((await satisfiable(analyzer, inputs, allows, deadline)) === false) {
+  const sat = satisfiability(analyzer, inputs, assumed, deadline);
+  const diagnostics = await provedWarnings(analyzer, ast, encoder, outcome, sat);
+  const late = options.until !== undefined && Date.now() >= options.until;
+  const unknown = sat.unknown === undefined ? undefined : late ? "the proof budget of the lint run ran out" : sat.unknown;
+  return unknown === undefined ? { diagnostics } : { diagnostics, unknown };
+}
+
+async function provedWarnings(
+  analyzer: Analyzer,
+  ast: Expr,
+  encoder: Encoder,
+  { allows, ok }: { allows: Bool<"main">; ok: Bool<"main"> },
+  sat: Satisfiability,
+): Promise<ProvedDiagnostic[]> {
+  const c = analyzer.ctx;
+  if ((await sat.test(allows)) === false) {
     return [
       warning(
         "never-allows",
@@ -54,7 +107,7 @@ export async function proveLint(analyzer: Analyzer, text: string): Promise<reado
       ),
     ];
   }
-  if (!(ast.kind === "bool" && ast.value) && (await satisfiable(analyzer, inputs, c.Not(allows), deadline)) === false) {
+  if (!(ast.kind === "bool" && ast.value) && (await sat.test(c.Not(allows))) === false) {
     return [
       warning("always-allows", "this policy allows every action", ast, "proved by the solver: no input, approver included, is refused"),
     ];
@@ -70,7 +123,7 @@ export async function proveLint(analyzer: Analyzer, text: string): Promise<reado
     }
     // Redundant: removing it changes no decision, and makes no input fail that evaluated before (a guard such as `args.n != null` is kept).
     const changes = c.Or(c.Xor(allows, mutated.allows), c.And(ok, c.Not(mutated.ok)));
-    if ((await satisfiable(analyzer, inputs, changes, deadline)) === false) {
+    if ((await sat.test(changes)) === false) {
       out.push(
         warning(
           "redundant-condition",

@@ -1,7 +1,7 @@
 // Witnesses: an input read from a solver's model, the fewest names away from a default action, kept only when the evaluator confirms it.
 import type { Bool, Model, Solver } from "z3-solver";
 import type { PolicyEnvironment } from "@agent-authority/language";
-import { DEFAULT_ACTION, ENV_NAMES, type Inputs, type Sym, TAG } from "./inputs.js";
+import { DEFAULT_ACTION, ENV_NAMES, type EnvName, type Inputs, type Sym, TAG } from "./inputs.js";
 import { ANALYSIS_LIMITS } from "./limits.js";
 import { check, type Deadline, newSolver } from "./solver.js";
 import { stringValue } from "./strings.js";
@@ -14,62 +14,96 @@ export type Search =
   | { readonly kind: "found"; readonly input: WitnessInput }
   | { readonly kind: "unknown"; readonly reason: string };
 
-/** What a search asks: inputs satisfying `goal`, confirmed by `confirm`, preferring those that differ from `origin` in few names. */
+/** What a search asks: inputs satisfying `goal`, confirmed by `confirm`, preferring those that differ from the default action in few names. */
 export interface Question {
   readonly inputs: Inputs;
   readonly goal: Bool<"main">;
   /** Whether the evaluator agrees that the input is what the goal claims. */
   readonly confirm: (input: WitnessInput) => boolean;
-  /** Per name, whether it differs from where the count starts (by default the default action). */
-  readonly distance?: (name: string) => Bool<"main">;
 }
 
 /**
- * Searches for a confirmed witness: the smallest number of changed names for which the goal is
- * satisfiable, then a model there; a model the evaluator does not confirm is excluded and the
- * search tried again, at most ANALYSIS_LIMITS.witnessAttemptsMax times.
+ * Searches for a confirmed witness: a model of the goal, confirmed by the evaluator, then brought
+ * to few changed names (see `fewestNames`); a model the evaluator does not confirm is excluded and
+ * the search tried again, at most ANALYSIS_LIMITS.witnessAttemptsMax times.
  */
 export async function findWitness(q: Question, deadline: Deadline): Promise<Search> {
   const c = q.inputs.ctx;
-  const names = q.inputs.names();
-  const distance = q.distance ?? ((n: string) => q.inputs.differs(n));
-  const flags = names.map(distance);
   const solver = newSolver(c);
   solver.add(...q.inputs.domain, q.goal);
+  // A scope from the start: the solver then runs incrementally for every call of the search, the first included, rather than changing engines (and starting over) at the first call with assumptions.
+  solver.push();
   for (let attempt = 0; attempt < ANALYSIS_LIMITS.witnessAttemptsMax; attempt++) {
     const v = await check(c, solver, deadline);
     if (v.kind === "unsat") return attempt === 0 ? { kind: "none" } : unconfirmed();
     if (v.kind === "unknown") return v;
-    const model = await fewestNames(solver, flags, v.model, deadline);
-    const input = readInput(q.inputs, model);
-    if (q.confirm(input)) return { kind: "found", input };
-    solver.add(excluding(q.inputs, model));
+    const input = readInput(q.inputs, v.model);
+    if (q.confirm(input)) return { kind: "found", input: await fewestNames(q, solver, input, deadline) };
+    solver.add(excluding(q.inputs, v.model));
   }
   return unconfirmed();
 }
 
 /**
- * A model with the fewest of `flags` true: from a first model, ask for one with fewer until
- * there is none, so that only the last call must prove a bound. Minimising spends at most one
- * call's budget, so the question keeps time for its other searches; past it, the fewest found so
- * far is kept (still a model of the goal, to be confirmed like any other).
+ * A confirmed witness with few names away from the default action, from a confirmed one. First
+ * each changed name is put back to its default where the evaluator still confirms the input (no
+ * solver call); then, within ANALYSIS_LIMITS.witnessMinimiseMs and what is left of the question's
+ * budget, the solver is asked for a witness with fewer changed names, until it proves there is
+ * none (the fewest is then the minimum). Past the budget the fewest confirmed so far is kept.
  */
-async function fewestNames(
-  solver: Solver<"main">,
-  flags: readonly Bool<"main">[],
-  first: Model<"main">,
-  deadline: Deadline,
-): Promise<Model<"main">> {
-  const c = solver.ctx;
-  const budget: Deadline = { at: Math.min(deadline.at, Date.now() + deadline.callMs), callMs: deadline.callMs };
-  let best = first;
-  const countIn = (m: Model<"main">) => flags.filter((f) => m.eval(f, true).toString() === "true").length;
-  for (let k = countIn(best) - 1; k >= 0; k = countIn(best) - 1) {
-    const v = await check(c, solver, budget, [c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0)))).le(k)]);
+async function fewestNames(q: Question, solver: Solver<"main">, confirmed: WitnessInput, deadline: Deadline): Promise<WitnessInput> {
+  const c = q.inputs.ctx;
+  const names = q.inputs.names();
+  const flags = names.map((n) => q.inputs.differs(n));
+  const count = c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0))));
+  const budget: Deadline = { at: Math.min(deadline.at, Date.now() + ANALYSIS_LIMITS.witnessMinimiseMs), callMs: deadline.callMs };
+  let best = resetEach(q, names, confirmed);
+  for (let k = changedNames(names, best) - 1; k >= 0; k = changedNames(names, best) - 1) {
+    const v = await check(c, solver, budget, [count.le(k)]);
     if (v.kind !== "sat") break;
-    best = v.model;
+    const input = readInput(q.inputs, v.model);
+    if (!q.confirm(input)) break;
+    best = resetEach(q, names, input);
   }
   return best;
+}
+
+/** The input with each changed name (deepest `args` path first) put back to its default wherever the evaluator still confirms it. */
+function resetEach(q: Question, names: readonly string[], input: WitnessInput): WitnessInput {
+  let best = input;
+  const order = [...names].sort((a, b) => b.split(".").length - a.split(".").length);
+  for (const name of order) {
+    if (!differsFromDefault(best, name)) continue;
+    const candidate = withDefault(best, name);
+    if (q.confirm(candidate)) best = candidate;
+  }
+  return best;
+}
+
+/** How many of `names` the input changes from the default action (an `args` path: how many are present). */
+function changedNames(names: readonly string[], input: WitnessInput): number {
+  return names.filter((n) => differsFromDefault(input, n)).length;
+}
+
+function differsFromDefault(input: WitnessInput, name: string): boolean {
+  if (!name.startsWith("args.")) return (input as unknown as Record<string, unknown>)[name] !== DEFAULT_ACTION[name as EnvName];
+  let at: unknown = input.args;
+  for (const key of name.split(".").slice(1)) {
+    if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, key)) return false;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return true;
+}
+
+/** The input with one name at its default: an environment name set back, an `args` path removed. */
+function withDefault(input: WitnessInput, name: string): WitnessInput {
+  if (!name.startsWith("args.")) return { ...input, [name]: DEFAULT_ACTION[name as EnvName] };
+  const args = structuredClone(input.args) as Record<string, unknown>;
+  const path = name.split(".").slice(1);
+  let at = args;
+  for (const key of path.slice(0, -1)) at = at[key] as Record<string, unknown>;
+  delete at[path[path.length - 1]!];
+  return { ...input, args };
 }
 
 function unconfirmed(): Search {

@@ -7,7 +7,7 @@ export type { FamilyDiagnostic, FamilyFix, Severity, SourcePosition, SourceRange
 export { canonicalJson, familyContentHash, hashedFields, sha256Hex } from "./hash.js";
 export { approvalRequired, instantiateFamily } from "./instantiate.js";
 export type { InstantiatedGrant, InstantiateResult } from "./instantiate.js";
-export { locate, rangeOf } from "./locate.js";
+export { locate, rangeOf, scalarAt } from "./locate.js";
 export { ownValue, setOwn } from "./own.js";
 export type { JsonPath } from "./locate.js";
 export { checkParameter, instantiationBudget, resolveParameters, sampleValue } from "./parameters.js";
