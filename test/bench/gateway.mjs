@@ -1,6 +1,6 @@
 // Gateway benchmark: p50 and p99 of one trivial MCP tool call (the filesystem server's
-// `list_allowed_directories`), made directly and through `authority gateway`, in the same run and in
-// alternating turns. The gateway decides each call with a reference server on SQLite over loopback
+// `list_allowed_directories`), made directly and through `authority gateway`, in the same run,
+// alternating call by call. The gateway decides each call with a reference server on SQLite over loopback
 // (an enforce-mode grant, certified for the attested manifest hash). A benchmark, never a timed
 // test: it prints, and fails only when a call is refused or fails.
 //
@@ -8,6 +8,8 @@
 //   BENCH_CALLS=1000                    measured calls per side and turn (default 1000)
 //   BENCH_TURNS=3                       turns (default 3)
 //   BENCH_GATEWAY_PROFILE=DIR           write a CPU profile of the gateway process into DIR
+//   BENCH_GATEWAY_BASELINE=DIR          also time the gateway of another build (a directory holding its
+//                                       cli/bin/authority.js, built), alternating with this one
 //
 // Beside the latencies it prints the gateway process's own CPU time per call, read from /proc,
 // which a loaded machine does not inflate the way it inflates wall time.
@@ -27,6 +29,7 @@ const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
 const WARMUP = 200;
+const BASELINE = process.env.BENCH_GATEWAY_BASELINE;
 
 async function startServer(dir) {
   const child = spawn(process.execPath, [join(root, "server", "dist", "main.js")], {
@@ -81,6 +84,7 @@ async function connect(command, args, env = {}) {
 
 /** CPU time (user and system, ms) a process has used, from /proc: a measure the machine's load does not inflate. */
 function cpuMs(pid) {
+  if (pid === undefined) return 0;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
       .replace(/^.*\) /, "")
@@ -101,6 +105,8 @@ async function timeCalls(client, count, into) {
   }
 }
 
+let authorized = 0;
+
 /** The authorize round trip alone, as the gateway makes it: what the decision itself costs. */
 async function timeAuthorize(baseUrl, key, body, count, into) {
   for (let i = 0; i < count; i += 1) {
@@ -110,7 +116,7 @@ async function timeAuthorize(baseUrl, key, body, count, into) {
       headers: {
         authorization: `Bearer ${key}`,
         "content-type": "application/json",
-        "idempotency-key": `bench-${process.pid}-${Date.now()}-${i}`,
+        "idempotency-key": `bench-${process.pid}-${(authorized += 1)}`,
       },
       body: JSON.stringify(body),
     });
@@ -123,6 +129,35 @@ async function timeAuthorize(baseUrl, key, body, count, into) {
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function row(name, values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { name, calls: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+function report(samples, cpu, calls) {
+  const [direct, through, alone] = [
+    row("direct", samples.direct),
+    row("through gateway", samples.gateway),
+    row("authorize alone", samples.authorize),
+  ];
+  const baseline = samples.baseline.length > 0 ? row("through baseline", samples.baseline) : undefined;
+  const write = (line) => process.stdout.write(`${line}\n`);
+  write(
+    `trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, alternating call by call, SQLite on loopback`,
+  );
+  for (const r of [direct, through, ...(baseline === undefined ? [] : [baseline]), alone])
+    write(`  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms`);
+  const added = (r) => `p50 ${(r.p50 - direct.p50).toFixed(3)} ms, p99 ${(r.p99 - direct.p99).toFixed(3)} ms`;
+  write(`  added by the gateway: ${added(through)} (target: at most 1.5 ms at p50, 5 ms at p99)`);
+  if (baseline !== undefined) write(`  added by the baseline's gateway: ${added(baseline)}`);
+  write(`  the upstream process's own CPU per direct call: ${(cpu.upstream / calls).toFixed(3)} ms`);
+  write(
+    `  the gateway process's own CPU per call: ${(cpu.gateway / calls).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
+  );
+  if (baseline !== undefined) write(`  the baseline's gateway process's own CPU per call: ${(cpu.baseline / calls).toFixed(3)} ms`);
+  write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${alone.p50.toFixed(3)} ms`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "authority-bench-gateway-"));
@@ -170,57 +205,39 @@ try {
       "",
     ].join("\n"),
   );
-  const gateway = await connect(
-    process.execPath,
-    [
-      ...(process.env.BENCH_GATEWAY_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : []),
-      CLI,
-      "gateway",
-      "--config",
-      config,
-    ],
-    { BENCH_AGENT_KEY: key.key },
-  );
+  const gatewayOf = (cli, profile) =>
+    connect(process.execPath, [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), cli, "gateway", "--config", config], {
+      BENCH_AGENT_KEY: key.key,
+    });
+  const gateway = await gatewayOf(CLI, process.env.BENCH_GATEWAY_PROFILE);
+  // Another build's gateway, timed in the same alternation: a before and after from one run.
+  const baseline = BASELINE === undefined ? undefined : await gatewayOf(join(BASELINE, "cli", "bin", "authority.js"), undefined);
   await timeCalls(direct.client, WARMUP);
   await timeCalls(gateway.client, WARMUP);
+  if (baseline !== undefined) await timeCalls(baseline.client, WARMUP);
   const body = {
     grant_id: grant.id,
     tool: "files.list_allowed_directories",
     attestation: { manifest_hash: hash, content_hash: "sha256:bench", provenance_version: "model-bench" },
   };
   await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
-  const samples = { direct: [], gateway: [], authorize: [] };
-  let gatewayCpu = 0;
-  let upstreamCpu = 0;
+  const samples = { direct: [], gateway: [], baseline: [], authorize: [] };
+  const cpu = { upstream: 0, gateway: 0, baseline: 0 };
   for (let turn = 0; turn < TURNS; turn += 1) {
-    const upstreamBefore = cpuMs(direct.pid);
-    await timeCalls(direct.client, CALLS, samples.direct);
-    upstreamCpu += cpuMs(direct.pid) - upstreamBefore;
-    const before = cpuMs(gateway.pid);
-    await timeCalls(gateway.client, CALLS, samples.gateway);
-    gatewayCpu += cpuMs(gateway.pid) - before;
-    await timeAuthorize(server.baseUrl, key.key, body, CALLS, samples.authorize);
+    const before = { upstream: cpuMs(direct.pid), gateway: cpuMs(gateway.pid), baseline: cpuMs(baseline?.pid) };
+    // One call of each kind in turn, so that whatever load the machine has falls on all of them alike.
+    for (let i = 0; i < CALLS; i += 1) {
+      await timeCalls(direct.client, 1, samples.direct);
+      await timeCalls(gateway.client, 1, samples.gateway);
+      if (baseline !== undefined) await timeCalls(baseline.client, 1, samples.baseline);
+      await timeAuthorize(server.baseUrl, key.key, body, 1, samples.authorize);
+    }
+    cpu.upstream += cpuMs(direct.pid) - before.upstream;
+    cpu.gateway += cpuMs(gateway.pid) - before.gateway;
+    cpu.baseline += cpuMs(baseline?.pid) - before.baseline;
   }
-  const row = (name, values) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return { name, calls: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-  };
-  const rows = [row("direct", samples.direct), row("through gateway", samples.gateway), row("authorize alone", samples.authorize)];
-  process.stdout.write(
-    `trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, SQLite on loopback\n`,
-  );
-  for (const r of rows)
-    process.stdout.write(
-      `  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms\n`,
-    );
-  process.stdout.write(
-    `  added by the gateway: p50 ${(rows[1].p50 - rows[0].p50).toFixed(3)} ms, p99 ${(rows[1].p99 - rows[0].p99).toFixed(3)} ms (target: at most 2 ms at p50)\n`,
-  );
-  process.stdout.write(`  the upstream process's own CPU per direct call: ${(upstreamCpu / (TURNS * CALLS)).toFixed(3)} ms\n`);
-  process.stdout.write(
-    `  the gateway process's own CPU per call: ${(gatewayCpu / (TURNS * CALLS)).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)\n`,
-  );
-  process.stdout.write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${rows[2].p50.toFixed(3)} ms\n`);
+  report(samples, cpu, TURNS * CALLS);
+  await baseline?.client.close();
   await gateway.client.close();
   await direct.client.close();
 } finally {

@@ -67,10 +67,37 @@ export function handleCall(ctx: GatewayContext, session: Session, request: CallR
   if (session.calls.size > GATEWAY_LIMITS.rememberedCallsMax) session.calls.delete(session.calls.keys().next().value!);
   // A large result is not kept once answered: a retry after that is refused as already run (alreadyRan).
   void answer.then((result) => {
-    if (JSON.stringify(result).length > GATEWAY_LIMITS.rememberedResultCharsMax && session.calls.get(key) === remembered)
-      session.calls.delete(key);
+    if (charsOver(result, GATEWAY_LIMITS.rememberedResultCharsMax) && session.calls.get(key) === remembered) session.calls.delete(key);
   });
   return answer;
+}
+
+/**
+ * Whether a result's JSON text would be longer than `max` characters, read from the value without
+ * writing that text (which would copy the result once more per call): strings and keys count their
+ * length and quotes, other values their text, punctuation one character each. Escapes are not
+ * counted: what is bounded is the memory a remembered result holds. Iterative, and it stops once
+ * over `max`, so it holds at most `max` values to visit however deep or large the result is.
+ */
+export function charsOver(value: unknown, max: number): boolean {
+  const pending: unknown[] = [value];
+  let chars = 0;
+  while (pending.length > 0 && chars <= max) {
+    const next = pending.pop();
+    if (typeof next === "string") chars += next.length + 2;
+    else if (Array.isArray(next)) {
+      chars += 1 + Math.max(1, next.length);
+      if (chars <= max) for (const item of next) pending.push(item);
+    } else if (typeof next === "object" && next !== null) {
+      chars += 1;
+      for (const name of Object.keys(next)) {
+        chars += name.length + 4;
+        if (chars > max) break;
+        pending.push((next as Record<string, unknown>)[name]);
+      }
+    } else chars += String(next).length;
+  }
+  return chars > max;
 }
 
 async function decideAndRun(ctx: GatewayContext, session: Session, key: string, request: CallRequest): Promise<CallToolResult> {

@@ -69,6 +69,21 @@ function capabilitiesOf(ctx: GatewayContext): ServerCapabilities {
   };
 }
 
+type CallHandler = Parameters<typeof Server.prototype.setRequestHandler<typeof CallToolRequestSchema>>[1];
+
+/**
+ * Sets the `tools/call` handler as the protocol layer sets any other: the request is validated once
+ * there, against `CallToolRequestSchema`. The MCP SDK's `Server` wraps a `tools/call` handler to
+ * validate the request a second time and the result again (copying it); the gateway's result is
+ * either its own refusal or the upstream's result, which the upstream's client validated once
+ * already (upstreams.ts), and the gateway offers no tasks, the wrapper's other concern
+ * (docs/decisions/1902-gateway-own-work-halved.md).
+ */
+function setCallHandler(server: Server, handler: CallHandler): void {
+  const protocolLayer = Object.getPrototypeOf(Server.prototype) as { setRequestHandler: Server["setRequestHandler"] };
+  protocolLayer.setRequestHandler.call(server, CallToolRequestSchema, handler);
+}
+
 /** A new MCP server for one client session; the caller connects it to a transport. */
 export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUID()): { server: Server; session: Session } {
   const session: Session = { id: sessionId, calls: new Map() };
@@ -85,7 +100,7 @@ export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUI
     progress: relayOf(extra),
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await visibleTools(ctx) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+  setCallHandler(server, async (request, extra) =>
     handleCall(ctx, session, {
       name: request.params.name,
       args: request.params.arguments ?? {},

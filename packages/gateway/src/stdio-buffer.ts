@@ -1,5 +1,4 @@
 // A stdio read buffer that drops one oversized message instead of the whole connection (upstreams and the host).
-import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -76,7 +75,7 @@ export class BoundedReadBuffer {
   readMessage(): JSONRPCMessage | null {
     const next = this.#lines.shift();
     if (next === undefined) return null;
-    return typeof next === "string" ? deserializeMessage(next) : next;
+    return typeof next === "string" ? parseMessage(next) : next;
   }
 
   clear(): void {
@@ -85,6 +84,21 @@ export class BoundedReadBuffer {
     this.#skipping = false;
     this.#lines.length = 0;
   }
+}
+
+/**
+ * One line as a JSON-RPC message: parsed once, its envelope checked, nothing copied. The MCP SDK's
+ * own reader also validates the whole message against its union schema, which copies it; the
+ * protocol layer then validates it again by kind (request, notification, response) and the
+ * handler validates its params or result, so that first copy is work done three times
+ * (docs/decisions/1902-gateway-own-work-halved.md). A line that is not a JSON-RPC 2.0 object
+ * throws, as the SDK's reader does: the transport reports it and skips the line.
+ */
+export function parseMessage(line: string): JSONRPCMessage {
+  const message: unknown = JSON.parse(line);
+  if (typeof message !== "object" || message === null || Array.isArray(message) || (message as { jsonrpc?: unknown }).jsonrpc !== "2.0")
+    throw new Error("a line is not a JSON-RPC 2.0 message");
+  return message as JSONRPCMessage;
 }
 
 /** The default for an upstream's answers: an oversized result fails its own call; one without an id closes the connection. */

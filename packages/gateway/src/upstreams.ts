@@ -8,6 +8,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
+  CallToolResultSchema,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -249,7 +250,11 @@ export class Upstream {
    * restarts the timeout.
    */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: OnProgress): Promise<CallToolResult> {
-    const result = await this.#connected().callTool({ name: tool, arguments: args }, undefined, this.#options(signal, onProgress));
+    const result = await this.#connected().callTool(
+      { name: tool, arguments: args },
+      CHECKED_IN_PLACE as unknown as typeof CallToolResultSchema,
+      this.#options(signal, onProgress),
+    );
     return result as CallToolResult;
   }
 
@@ -300,6 +305,21 @@ export class Upstream {
     await this.#client?.close().catch(() => undefined);
   }
 }
+
+/**
+ * The result schema handed to the MCP client for `tools/call`: it validates the upstream's result
+ * against `CallToolResultSchema`, once, and answers the upstream's own object rather than the
+ * schema's copy of it (members the schema does not name stay, as MCP lets a result carry them). The client takes any schema with `safeParse` (its Zod 3 form). What the host
+ * is sent is this object, not validated again (session.ts), nor serialised before it is sent.
+ */
+const CHECKED_IN_PLACE = Object.freeze({
+  safeParse(data: unknown): { success: true; data: unknown } | { success: false; error: unknown } {
+    const checked = CallToolResultSchema.safeParse(data);
+    if (!checked.success) return { success: false, error: checked.error };
+    // The schema's one default (`content: []`) is the only thing its copy adds: a result without content gets the copy.
+    return { success: true, data: Array.isArray((data as { content?: unknown }).content) ? data : checked.data };
+  },
+});
 
 /** A tool list past the gateway's bounds: that upstream's tools are dropped, the gateway goes on. */
 class OverBoundError extends Error {}

@@ -3,6 +3,7 @@
 // about this very request: the nonce the client sent, the grant, tool, amount, currency and args
 // it asked about, and the ledger id, outcome and time the answer shows (docs/verification.md).
 
+import { hash } from "node:crypto";
 import { canonicalJson } from "./canonical-json.js";
 import { leafHash, verifyInclusion } from "./merkle.js";
 import type { AuthorizeBody, SettleBody, SigningKeySet } from "./generated/types.js";
@@ -20,6 +21,8 @@ export const VERIFY_LIMITS = Object.freeze({
   batchLeavesMax: 65_536,
   /** Hashes of an inclusion path: log2 of batchLeavesMax. */
   pathHashesMax: 16,
+  /** Batch roots a keyring remembers as verified, so that a batch's signature is checked once (oldest forgotten first). */
+  verifiedRootsMax: 1_024,
 });
 
 /**
@@ -67,14 +70,14 @@ export function newNonce(): string {
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/** The nonce of a call repeated under the caller's Idempotency-Key: SHA-256 of the key, 128 bits in base64url. */
+/**
+ * The nonce of a call repeated under the caller's Idempotency-Key: SHA-256 of the key, 128 bits in
+ * base64url. Hashed in one synchronous call: WebCrypto's `digest` costs a job and a promise, about
+ * a hundred times the hash of so short a text.
+ */
 export async function nonceOfKey(idempotencyKey: string): Promise<string> {
-  const digest = new Uint8Array(
-    await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(`authority nonce\n${idempotencyKey}`)),
-  );
-  let text = "";
-  for (const byte of digest.subarray(0, VERIFY_LIMITS.nonceBytes)) text += String.fromCharCode(byte);
-  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const digest = hash("sha256", `authority nonce\n${idempotencyKey}`, "buffer");
+  return digest.subarray(0, VERIFY_LIMITS.nonceBytes).toString("base64url");
 }
 
 /** The canonical text of a value (RFC 8785), or undefined when it has none (a lone surrogate, too deep). */
@@ -103,12 +106,7 @@ function fromBase64url(text: string): Uint8Array<ArrayBuffer> | undefined {
 /** SHA-256 of a value's canonical text; undefined, which matches no signed hash, when it has none. */
 async function sha256HexOf(value: unknown): Promise<string | undefined> {
   const text = canonicalOrUndefined(value);
-  return text === undefined ? undefined : sha256Hex(text);
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return text === undefined ? undefined : hash("sha256", text, "hex");
 }
 
 /** An imported public key, as WebCrypto hands it back. */
@@ -138,6 +136,25 @@ export class SigningKeyring {
 
   key(kid: string): Promise<VerifyKey | undefined> {
     return this.#keys.get(kid) ?? Promise.resolve(undefined);
+  }
+
+  /**
+   * Batch signatures that verified, each as its key id, its value and the text it covers (tree size
+   * and root): another answer of the same batch needs only its inclusion path checked. Ed25519
+   * verification is deterministic, so the same key, value and text verify again; anything else,
+   * even one byte of it, is verified in full. Bounded by `VERIFY_LIMITS.verifiedRootsMax`.
+   */
+  readonly #verifiedRoots = new Set<string>();
+
+  /** True when this signature over this batch text verified before with this keyring. */
+  verifiedBefore(kid: string, value: string, text: string): boolean {
+    return this.#verifiedRoots.has(`${kid}\n${value}\n${text}`);
+  }
+
+  /** Remembers a batch signature that verified; the oldest is forgotten past the bound. */
+  rememberVerified(kid: string, value: string, text: string): void {
+    this.#verifiedRoots.add(`${kid}\n${value}\n${text}`);
+    if (this.#verifiedRoots.size > VERIFY_LIMITS.verifiedRootsMax) this.#verifiedRoots.delete(this.#verifiedRoots.values().next().value!);
   }
 }
 
@@ -242,9 +259,12 @@ export async function signedStatement(
         failure: fail("bad_signature", "the statement is not in the signed batch: its inclusion path does not lead to the signed root"),
       };
     signed = answerBatchText(signature.treeSize, signature.root);
+    // The root of a batch verified before: its statement's path to it was checked just above.
+    if (keyring.verifiedBefore(signature.kid, signature.value, signed)) return { statement: signature.statement };
   }
   const valid =
     signed !== undefined && (await globalThis.crypto.subtle.verify({ name: "Ed25519" }, key, bytes, new TextEncoder().encode(signed)));
+  if (valid && signature.v === 2) keyring.rememberVerified(signature.kid, signature.value, signed!);
   return valid
     ? { statement: signature.statement }
     : {
