@@ -109,7 +109,7 @@ class Policy implements CompiledPolicy {
     const before = budget === undefined ? 0 : budget.spent;
     // One policy never spends more than its own budget, whatever is left of a shared one.
     const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
-    return { spent: before + units, limit, error: undefined, lists };
+    return { spent: before + units, limit, error: undefined, lists, urls: undefined };
   }
 
   /** Adds what `meter` spent to `budget`; the limit it passed, or undefined. */
