@@ -92,7 +92,9 @@ for (let round = 0; round < ROUNDS; round++) for (const [i, [, n, f]] of ops.ent
 
 const units = (ns) => ((64 * ns) / UNIT_NS).toFixed(2);
 console.log(`one unit = ${UNIT_NS.toFixed(1)} ns (1 ms / ${LIMITS.evaluationUnitsMax} units); ${ROUNDS} interleaved rounds of CPU time`);
-console.log(`${"operation".padEnd(46)} ${"ns per input".padStart(12)} ${"units per 64: lowest".padStart(21)} ${"median".padStart(8)} ${"charged".padStart(8)}`);
+console.log(
+  `${"operation".padEnd(46)} ${"ns per input".padStart(12)} ${"units per 64: lowest".padStart(21)} ${"median".padStart(8)} ${"charged".padStart(8)}`,
+);
 for (const [i, [name, , , rate]] of ops.entries()) {
   const sorted = rounds[i].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)];

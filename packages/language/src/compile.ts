@@ -113,13 +113,7 @@ function applyCharged(f: PathUrlFunction, x: string, y: string, units: number, m
  * function): a string read before costs nothing more, a new one its reading (urlReadingUnits), all
  * charged before any is made; undefined when the charge passes the limit (INVARIANT (charged-before-work)).
  */
-function readCharged(
-  read: NonNullable<PathUrlFunction["read"]>,
-  x: string,
-  y: string,
-  units: number,
-  meter: Meter,
-): Applied | undefined {
+function readCharged(read: NonNullable<PathUrlFunction["read"]>, x: string, y: string, units: number, meter: Meter): Applied | undefined {
   const urls = (meter.urls ??= new Map<string, UrlReading>());
   let rx = urls.get(x);
   let ry = y === x ? rx : urls.get(y);

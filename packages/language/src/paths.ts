@@ -174,12 +174,12 @@ function relativeSegments(path: string): Normalized<string[]> {
  * Windows name (no stream, no trailing dots or spaces), case folded both ways (`ſ` and `S`, `ß` and `SS`).
  */
 function looseName(segment: string): string {
-  // ASCII is its own NFKC form, and folds to lower case in one step.
+  // Printable ASCII is its own NFKC form, and folds to lower case in one step.
   if (ASCII.test(segment)) return windowsName(segment).toLowerCase();
   return windowsName(segment.normalize("NFKC")).toUpperCase().toLowerCase();
 }
 
-const ASCII = /^[\u0000-\u007f]*$/;
+const ASCII = /^[ -~]*$/;
 
 /** The loose name of segment `i` of the path (`ofPath`) or of the directory: looseName, or one kept from before. */
 type LooseNames = (segment: string, i: number, ofPath: boolean) => string;
