@@ -4,7 +4,6 @@ import { approverCost, type ApproverCost } from "./approver-cost.js";
 import type { TypeTable } from "./check.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import type { FunctionName } from "./environment.js";
-import { formatExpr } from "./format.js";
 import { LIMITS } from "./limits.js";
 
 /**
@@ -203,7 +202,7 @@ class CostWalk {
   nodes = 0;
   value = 1;
   size = 0;
-  /** The argument expressions of URL functions already charged their reading, by canonical text. */
+  /** The names and literals given to URL functions and already charged their reading, by their text. */
   private readonly urlArguments = new Set<string>();
 
   constructor(private readonly types: TypeTable) {}
@@ -274,17 +273,19 @@ class CostWalk {
   }
 
   /**
-   * The readings a URL function's arguments take (urlReadingUnits): one per argument expression not
-   * read before in this policy, as the evaluator reads one per distinct string. An expression gives
+   * The readings a URL function's arguments take (urlReadingUnits): one per name or literal not read
+   * before in this policy, as the evaluator reads one per distinct string. An expression gives
    * one string in one evaluation (no name changes during it), so this bounds what is charged.
    */
   private urlReadings(e: ExprOf<"call">, sizes: readonly number[]): number {
     if (!URL_READING_FUNCTIONS.has(e.callee)) return 0;
     let units = 0;
     for (const [i, a] of e.args.entries()) {
-      const key = formatExpr(a);
-      if (this.urlArguments.has(key)) continue;
-      this.urlArguments.add(key);
+      // A name or a literal is shared by its text; any other argument is charged each time (sound,
+      // and no argument's text is printed, which nesting would make quadratic).
+      const key = a.kind === "name" ? `${a.name}.${a.path.join(".")}` : a.kind === "string" ? JSON.stringify(a.value) : undefined;
+      if (key !== undefined && this.urlArguments.has(key)) continue;
+      if (key !== undefined) this.urlArguments.add(key);
       units += urlReadingUnits(sizes[i] ?? 0);
     }
     return units;
