@@ -4,6 +4,7 @@ import {
   compilePolicy,
   costMeter,
   decideChain,
+  decideLink,
   LIMITS,
   type ChainLinkPolicy,
   type ChainOutcome,
@@ -70,6 +71,10 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
   const problem = approvalProblem(request, now);
   if (problem !== null) return problem;
   const approver = request.approval?.approver ?? null;
+  if (approver === null) {
+    const only = onlyPolicy(chain);
+    if (only >= 0) return singleLink(request, chain, only, now);
+  }
   // One budget of work units for the whole chain and its conjunction (docs/policy-language.md, "Cost").
   const budget = costMeter(LIMITS.decisionUnitsMax);
   const links: ChainLinkPolicy[] = [];
@@ -80,12 +85,7 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
     if (link.terms.policy === null) continue;
     const result = compileCached(link.terms.policy);
     if (!result.ok) {
-      invalid = fail(
-        "deny",
-        "policy.invalid",
-        `the policy of ${describeLink(chain, i)} does not compile (${first(result.diagnostics)}); it fails closed`,
-        { grant_id: link.grant_id },
-      );
+      invalid = invalidPolicy(chain, i, result.diagnostics);
       break;
     }
     const env = policyEnvironment(request, link, now, approver);
@@ -108,31 +108,66 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
   return chainVerdict(chain, decideChain(links, budget), positions, invalid);
 }
 
+/** The index of the chain's one link with a policy, or -1 when none or several have one. */
+function onlyPolicy(chain: readonly ChainLink[]): number {
+  let only = -1;
+  for (let i = 0; i < chain.length; i += 1) {
+    if (chain[i]!.terms.policy === null) continue;
+    if (only >= 0) return -1;
+    only = i;
+  }
+  return only;
+}
+
+/**
+ * The policy gate when one link of the chain has a policy and no approval is presented (the common
+ * case): that policy decided by its partial evaluation directly (language `decideLink`), with the
+ * verdict decideChain's would give.
+ */
+function singleLink(request: DecisionRequest, chain: readonly ChainLink[], i: number, now: number): Verdict {
+  const link = chain[i]!;
+  const result = compileCached(link.terms.policy!);
+  if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
+  // One policy's own budget (LIMITS.evaluationUnitsMax) is within the decision's: no shared meter.
+  return chainVerdict(chain, decideLink(result.policy, policyEnvironment(request, link, now, null)), i, undefined);
+}
+
+function invalidPolicy(chain: readonly ChainLink[], i: number, diagnostics: readonly Diagnostic[]): Verdict {
+  return fail(
+    "deny",
+    "policy.invalid",
+    `the policy of ${describeLink(chain, i)} does not compile (${first(diagnostics)}); it fails closed`,
+    {
+      grant_id: chain[i]!.grant_id,
+    },
+  );
+}
+
 /** The verdict of the chain's links decided with `approver` unknown (language `decideChain`). */
 function chainVerdict(
   chain: readonly ChainLink[],
   outcome: ChainOutcome,
-  positions: readonly number[],
+  positions: readonly number[] | number,
   invalid: Verdict | undefined,
 ): Verdict {
+  // The chain's index of the deciding link: by `positions`, or the one link with a policy.
+  const at = (link: number): number => (typeof positions === "number" ? positions : positions[link]!);
   switch (outcome.outcome) {
     case "deny": {
-      const i = positions[outcome.link]!;
+      const i = at(outcome.link);
       if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
       return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action`, { grant_id: chain[i]!.grant_id });
     }
     case "cost-exceeded":
-      return costExceeded(outcome.error, outcome.link === null ? undefined : chain[positions[outcome.link]!]!.grant_id);
+      return costExceeded(outcome.error, outcome.link === null ? undefined : chain[at(outcome.link)]!.grant_id);
     default:
       if (invalid !== undefined) return invalid;
   }
   switch (outcome.outcome) {
     case "allow":
-      return pass("policy.allow", "every policy of the chain allows this action", null);
+      return ALLOWED;
     case "gated":
-      return fail("gated", "policy.gated", `this action needs a human's approval: an approver satisfying \`${outcome.residual}\``, {
-        residual: outcome.residual,
-      });
+      return gatedVerdict(outcome.residual);
     default:
       return fail(
         "deny",
@@ -140,6 +175,13 @@ function chainVerdict(
         `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`,
       );
   }
+}
+
+const ALLOWED: Verdict = Object.freeze(pass("policy.allow", "every policy of the chain allows this action", null));
+
+/** A gated verdict (its reason a rope of two strings: nothing copied). */
+function gatedVerdict(residual: string): Verdict {
+  return fail("gated", "policy.gated", `this action needs a human's approval: an approver satisfying \`${residual}\``, { residual });
 }
 
 function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): Verdict {

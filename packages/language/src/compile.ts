@@ -4,13 +4,14 @@ import { chainOperands, type Expr, type ExprOf } from "./ast.js";
 import type { TypeTable } from "./check.js";
 import { TYPES, type Type, type TypeKind } from "./types.js";
 import type { FunctionName, PolicyEnvironment } from "./environment.js";
-import { FUNCTION_COSTS, sizeOf, stringUnits } from "./cost.js";
-import { PATH_URL_FUNCTIONS, type PathUrlFunction } from "./paths.js";
+import { FUNCTION_COSTS, sizeOf, stringUnits, urlReadingUnits } from "./cost.js";
+import { PATH_URL_FUNCTIONS, type PathUrlFunction, UrlReading } from "./paths.js";
 import { LIMITS } from "./limits.js";
 import {
   charge,
   codePointLength,
   compareStrings,
+  costExceeded,
   describe,
   equals,
   type Evaluated,
@@ -76,6 +77,7 @@ function pathUrlCall(callee: string, f: PathUrlFunction, args: readonly Compiled
   const b = args.length > 1 ? args[1]!.fn : undefined;
   const max = f.code === "invalid-path" ? LIMITS.pathBytesMax : LIMITS.urlBytesMax;
   const tooLong = `the ${f.code === "invalid-path" ? "path" : "URL"} is longer than ${max} bytes`;
+  const read = f.read;
   return {
     fn: (env, meter) => {
       const x = a(env, meter);
@@ -88,14 +90,39 @@ function pathUrlCall(callee: string, f: PathUrlFunction, args: readonly Compiled
       // A string longer than the limit in code units is longer still in UTF-8: refused unread, so
       // that no more than the limit is ever parsed (FUNCTION_COSTS charges no more).
       if (x.length > max || y.length > max) return fail(f.code, `\`${callee}\` refuses its input: ${tooLong}`, span);
-      const over = charge(meter, FUNCTION_COSTS[callee as FunctionName]([x.length, y.length]), span);
-      if (over !== undefined) return over;
-      const r = f.apply(x, y);
+      const units = FUNCTION_COSTS[callee as FunctionName]([x.length, y.length]);
+      const r = read === undefined ? applyCharged(f, x, y, units, meter) : readCharged(read, x, b === undefined ? x : y, units, meter);
+      if (r === undefined) return costExceeded(meter, span);
       return r.ok ? r.value : fail(f.code, `\`${callee}\` refuses its input: ${r.problem}`, span);
     },
     // Any string may be refused, so every call can fail.
     canFail: true,
   };
+}
+
+type Applied = ReturnType<PathUrlFunction["apply"]>;
+
+/** A path function charged its units, then applied; undefined when the charge passes the limit. */
+function applyCharged(f: PathUrlFunction, x: string, y: string, units: number, meter: Meter): Applied | undefined {
+  meter.spent += units;
+  return meter.spent <= meter.limit ? f.apply(x, y) : undefined;
+}
+
+/**
+ * A URL function on the evaluation's readings of `x` and `y` (`y` is `x` for a one-argument
+ * function): a string read before costs nothing more, a new one its reading (urlReadingUnits), all
+ * charged before any is made; undefined when the charge passes the limit (INVARIANT (charged-before-work)).
+ */
+function readCharged(read: NonNullable<PathUrlFunction["read"]>, x: string, y: string, units: number, meter: Meter): Applied | undefined {
+  const urls = (meter.urls ??= new Map<string, UrlReading>());
+  let rx = urls.get(x);
+  let ry = y === x ? rx : urls.get(y);
+  const total = units + (rx === undefined ? urlReadingUnits(x.length) : 0) + (ry === undefined && y !== x ? urlReadingUnits(y.length) : 0);
+  meter.spent += total;
+  if (meter.spent > meter.limit) return undefined;
+  if (rx === undefined) urls.set(x, (rx = new UrlReading(x)));
+  if (ry === undefined) urls.set(y, (ry = y === x ? rx : new UrlReading(y)));
+  return read(rx, ry);
 }
 
 class Compiler {

@@ -7,8 +7,7 @@ import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compilePolicy } from "./index.js";
 import { LIMITS } from "./limits.js";
-import { isHidden } from "@agent-authority/grammar";
-import { fileUriPath, normalizePath, PLAIN_LETTER_RANGES, pathWithin, relativePathWithin, urlWithin } from "./paths.js";
+import { fileUriPath, NFKC_SEPARATOR_RANGES, normalizePath, pathWithin, relativePathWithin, urlWithin } from "./paths.js";
 
 const params = (runs: number): fc.Parameters<unknown> => ({ numRuns: runs, seed: Number(process.env["FC_SEED"] ?? 20261128) });
 const env = (args: Record<string, unknown>) => ({ ...SAMPLE_ENVIRONMENT, args });
@@ -326,8 +325,16 @@ describe("file: URIs", () => {
 });
 
 describe("bounded work on hostile input", () => {
-  it("the ranges the hidden-character test skips hold no hidden character", () => {
-    for (const [low, high] of PLAIN_LETTER_RANGES) for (let cp = low; cp <= high; cp++) expect(isHidden(cp), cp.toString(16)).toBe(false);
+  it("the listed NFKC separators are exactly the code points NFKC maps to `.`, `/` or `\\`, and each is refused", () => {
+    const listed = (cp: number): boolean => NFKC_SEPARATOR_RANGES.some(([low, high]) => cp >= low && cp <= high);
+    const missed: string[] = [];
+    for (let cp = 0x80; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      if (/[./\\]/.test(String.fromCodePoint(cp).normalize("NFKC")) !== listed(cp)) missed.push(cp.toString(16));
+    }
+    expect(missed).toEqual([]);
+    for (const [low, high] of NFKC_SEPARATOR_RANGES)
+      for (let cp = low; cp <= high; cp++) expect(normalizePath(`/a/${String.fromCodePoint(cp)}/b`).ok, cp.toString(16)).toBe(false);
   });
 
   it("inputs at the limits, made of the dearest characters, are answered", () => {

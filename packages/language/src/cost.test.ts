@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ENVIRONMENT } from "../test-support/arbitraries.js";
 import { compiled } from "../test-support/fixtures.js";
-import { UNITS_PER_64_CODE_UNITS, FUNCTION_COSTS } from "./cost.js";
+import { UNITS_PER_64_CODE_UNITS, FUNCTION_COSTS, urlReadingUnits } from "./cost.js";
 import { FUNCTION_ARITY } from "./environment.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { compilePolicy, conjoin, costMeter, decideChain, type CompiledPolicy } from "./policy.js";
@@ -228,5 +228,56 @@ describe("large residuals (issue 33 item 4)", () => {
       outcome: "gated",
       residual: "approver == args.manager",
     });
+  });
+});
+
+describe("URL functions read each argument once (decision 0147)", () => {
+  const shared = 'urlPort(args.u) == 443 && urlScheme(args.u) == "https" && pathNormalize(args.p) in ["/a"]';
+
+  it("parts of one `args` value share one reading, so the documented policy is issued; two values from `args` are over the budget", () => {
+    const one = compilePolicy(shared);
+    expect(one.ok).toBe(true);
+    const reading = urlReadingUnits(LIMITS.urlBytesMax);
+    expect(reading).toBe(1 + (LIMITS.urlBytesMax * UNITS_PER_64_CODE_UNITS.url) / 64);
+    // Just under: any number of parts of `args.u`; just over: a second value from `args`.
+    const parts = 'urlPort(args.u) == 443 && urlHost(args.u) == "a" && urlPath(args.u) == "/" && urlWithin(args.u, "https://a")';
+    expect(estimate(parts)).toBeLessThan(LIMITS.evaluationUnitsMax);
+    expect(compilePolicy(parts).ok).toBe(true);
+    const two = 'urlHost(args.u) == "a" && urlHost(args.v) == "b"';
+    expect(estimate(two)).toBeGreaterThan(LIMITS.evaluationUnitsMax);
+    expect(estimate(two)).toBeLessThan(LIMITS.evaluationUnitsMax + 32);
+    const refused = compilePolicy(two);
+    expect(refused.ok ? "issued" : refused.diagnostics[0]!.code).toBe("policy-too-costly");
+  });
+
+  it("at run time one reading per distinct string: a URL at the limit is charged once however often it is read", () => {
+    const result = compilePolicy(shared);
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    const u = `https://docs.example.com/${"a/".repeat((LIMITS.urlBytesMax - 25) / 2)}`.slice(0, LIMITS.urlBytesMax);
+    const meter = costMeter();
+    const value = result.policy.evaluate({ ...env, args: { u, p: "/a" } }, meter);
+    expect(value).toEqual({ ok: true, value: true });
+    const path = FUNCTION_COSTS.pathNormalize([2, 0]);
+    // Besides: the three comparisons of a result that may fail, one unit each.
+    expect(meter.spent).toBe(result.policy.cost.nodes + urlReadingUnits(u.length) + 2 * FUNCTION_COSTS.urlPort([u.length, 0]) + path + 3);
+    expect(meter.spent).toBeLessThanOrEqual(result.policy.cost.evaluation);
+  });
+
+  it("a stored policy reading two URLs from `args`: allowed just under the budget, `cost-exceeded` one code unit over", () => {
+    const text = 'urlHost(args.u) == "e.com" && urlHost(args.v) == "e.com"';
+    const stored = compilePolicy(text, { origin: "stored" });
+    if (!stored.ok) throw new Error(JSON.stringify(stored.diagnostics));
+    const policy = stored.policy;
+    const u = `https://e.com/${"a".repeat(LIMITS.urlBytesMax - 14)}`;
+    // Units left for the second URL's reading, each code unit charged 3 bytes at RATE.url per 64.
+    const left = LIMITS.evaluationUnitsMax - policy.cost.nodes - 2 * FUNCTION_COSTS.urlHost([0]) - urlReadingUnits(u.length) - 1;
+    const length = Math.floor((left * 64) / (3 * UNITS_PER_64_CODE_UNITS.url));
+    const v = (n: number): string => `https://e.com/${"b".repeat(n - 14)}`;
+    expect(urlReadingUnits(length) <= left + 1 && urlReadingUnits(length + 1) > left + 1).toBe(true);
+    const under = costMeter(LIMITS.evaluationUnitsMax);
+    expect(policy.evaluate({ ...env, args: { u, v: v(length) } }, under)).toEqual({ ok: true, value: true });
+    expect(under.spent).toBeLessThanOrEqual(LIMITS.evaluationUnitsMax);
+    const over = policy.evaluate({ ...env, args: { u, v: v(length + 1) } }, costMeter(LIMITS.evaluationUnitsMax));
+    expect(over.ok ? "allowed" : over.error.code).toBe("cost-exceeded");
   });
 });

@@ -40,8 +40,12 @@ export const UNITS_PER_64_CODE_UNITS = Object.freeze({
   lower: 4,
   /** The path functions: check, split, rejoin and compare, per code unit of a path (measured 70 to 150). */
   path: 256,
-  /** The URL functions: WHATWG parsing and comparing parts, per code unit of a URL (measured about 35). */
-  url: 64,
+  /**
+   * Reading one URL argument, per 64 UTF-8 bytes, once per distinct string of an evaluation
+   * (urlReadingUnits): WHATWG parsing and its checks, a `file:` URI's path decoded and resolved, or
+   * both (measured 65 to 160 per 64 bytes, docs/decisions/0147).
+   */
+  url: 256,
 });
 
 /** The units of work that reads `n` code units at `rate` units per 64 of them. */
@@ -64,7 +68,38 @@ const first = (sizes: readonly number[]): number => sizes[0] ?? 0;
 const shorter = (sizes: readonly number[]): number => Math.min(sizes[0] ?? 0, sizes[1] ?? 0);
 const RATE = UNITS_PER_64_CODE_UNITS;
 const path = (sizes: readonly number[]): number => parseUnits(sizes, LIMITS.pathBytesMax, RATE.path);
-const url = (sizes: readonly number[]): number => parseUnits(sizes, LIMITS.urlBytesMax, RATE.url);
+/** A URL function past its arguments' readings: one field read, or urlWithin's comparison of paths. */
+const urlField = (): number => 1;
+const urlCompare = (sizes: readonly number[]): number => scanUnits(Math.min(shorter(sizes), LIMITS.urlBytesMax), RATE.affix);
+
+/**
+ * The units of reading one URL argument of `n` code units (UrlReading of paths.ts), at RATE.url per
+ * 64 bytes it may take (URL_BYTES_PER_CODE_UNIT, at most LIMITS.urlBytesMax): charged once per
+ * distinct string in an evaluation, on top of FUNCTION_COSTS, by the evaluator; once per distinct
+ * argument expression by the static estimate (the same expression gives the same string). The
+ * evaluator refuses a string over the limit unread, so no reading is charged for more than it.
+ */
+export function urlReadingUnits(n: number): number {
+  return scanUnits(Math.min(URL_BYTES_PER_CODE_UNIT * n, LIMITS.urlBytesMax), RATE.url);
+}
+
+/**
+ * The UTF-8 bytes a code unit may take (a surrogate pair takes 4 for 2): a URL's work grows with its
+ * bytes, since the parser escapes each byte of a character beyond ASCII as three (`∂` is `%E2%88%82`)
+ * and the checks decode them again, so a reading is charged for the bytes its code units may take,
+ * up to the byte limit (docs/decisions/0147).
+ */
+export const URL_BYTES_PER_CODE_UNIT = 3;
+
+/** The functions that read their arguments through an evaluation's URL readings (urlReadingUnits). */
+export const URL_READING_FUNCTIONS: ReadonlySet<string> = new Set([
+  "urlWithin",
+  "urlScheme",
+  "urlHost",
+  "urlPort",
+  "urlPath",
+  "fileUriPath",
+]);
 
 /**
  * INVARIANT (one-cost-table): every function of the language has its cost here and nowhere else;
@@ -83,13 +118,15 @@ export const FUNCTION_COSTS: Readonly<Record<FunctionName, FunctionCost>> = Obje
   pathNormalize: path,
   relPathWithin: path,
   relPathNormalize: path,
-  urlWithin: url,
-  urlScheme: url,
-  urlHost: url,
-  urlPort: url,
-  urlPath: url,
-  /** Checks, decodes and normalizes a `file:` URI's path: priced as the URL functions. */
-  fileUriPath: url,
+  /** Past the readings of its arguments (urlReadingUnits): compares the shorter path once. */
+  urlWithin: urlCompare,
+  /** Past the reading of its argument (urlReadingUnits): reads one field. */
+  urlScheme: urlField,
+  urlHost: urlField,
+  urlPort: urlField,
+  urlPath: urlField,
+  /** Past the reading of its argument, a `file:` URI's path resolved (urlReadingUnits): joins its segments. */
+  fileUriPath: (sizes: readonly number[]) => scanUnits(Math.min(first(sizes), LIMITS.urlBytesMax), RATE.lower),
 });
 
 /**
@@ -165,6 +202,8 @@ class CostWalk {
   nodes = 0;
   value = 1;
   size = 0;
+  /** The names and literals given to URL functions and already charged their reading, by their text. */
+  private readonly urlArguments = new Set<string>();
 
   constructor(private readonly types: TypeTable) {}
 
@@ -224,13 +263,32 @@ class CostWalk {
       sizes.push(this.size);
       if (i === 0) firstValue = this.value;
     }
-    cost += functionUnits(e.callee, sizes);
+    cost += functionUnits(e.callee, sizes) + this.urlReadings(e, sizes);
     // `lower` and the normalizing functions return a string at most as long as their argument
     // (STRING_RESULTS); every other function returns a scalar.
     if (!STRING_RESULTS.has(e.callee)) return this.scalar(cost);
     this.value = firstValue;
     this.size = sizes[0] ?? 0;
     return cost;
+  }
+
+  /**
+   * The readings a URL function's arguments take (urlReadingUnits): one per name or literal not read
+   * before in this policy, as the evaluator reads one per distinct string. An expression gives
+   * one string in one evaluation (no name changes during it), so this bounds what is charged.
+   */
+  private urlReadings(e: ExprOf<"call">, sizes: readonly number[]): number {
+    if (!URL_READING_FUNCTIONS.has(e.callee)) return 0;
+    let units = 0;
+    for (const [i, a] of e.args.entries()) {
+      // A name or a literal is shared by its text; any other argument is charged each time (sound,
+      // and no argument's text is printed, which nesting would make quadratic).
+      const key = a.kind === "name" ? `${a.name}.${a.path.join(".")}` : a.kind === "string" ? JSON.stringify(a.value) : undefined;
+      if (key !== undefined && this.urlArguments.has(key)) continue;
+      if (key !== undefined) this.urlArguments.add(key);
+      units += urlReadingUnits(sizes[i] ?? 0);
+    }
+    return units;
   }
 
   private binary(e: ExprOf<"binary">): number {

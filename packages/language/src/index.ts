@@ -17,6 +17,7 @@ export {
   conjoin,
   costMeter,
   decideChain,
+  decideLink,
   type ChainLinkPolicy,
   type ChainOutcome,
   type CostMeter,

@@ -1,5 +1,5 @@
 // Path and URL functions: lexical normalization of POSIX paths and WHATWG URLs, refusing hostile forms.
-import { isHidden } from "@agent-authority/grammar";
+import { HIDDEN_PATTERN_SOURCE } from "@agent-authority/grammar";
 import { LIMITS, utf8Length } from "./limits.js";
 
 /** A normalized value, or the reason the input was refused (lower case, no final period). */
@@ -62,50 +62,54 @@ function codePointName(cp: number): string {
 }
 
 /**
- * Whether the code point lies in a block of letters with no hidden character (Latin-1 and Latin
- * Extended letters, Greek and Cyrillic, CJK ideographs, Hangul syllables): the common case, which
- * skips isHidden's per-character test. PLAIN_LETTER_RANGES is held to isHidden by a test.
+ * A hidden character (isHidden) beyond ASCII: one search of the whole text finds the first, where a
+ * test per character cost more than the rest of a path function's work (docs/decisions/0147).
  */
-export const PLAIN_LETTER_RANGES: readonly (readonly [number, number])[] = Object.freeze([
-  [0xc0, 0x2ff],
-  [0x370, 0x4ff],
-  [0x4e00, 0x9fff],
-  [0xac00, 0xd7a3],
+const HIDDEN_BEYOND_ASCII = new RegExp(`(?![\\u0000-\\u007f])${HIDDEN_PATTERN_SOURCE}`, "u");
+
+/**
+ * The code points whose NFKC form contains `.`, `/` or `\\` (`․` U+2024, `⒈` U+2488, `．` U+FF0E,
+ * `／` U+FF0F, …): a tool that normalizes names reads them as separators. Listed rather than found by
+ * normalizing each character of a path, which made the path functions three times dearer
+ * (docs/decisions/0147); a test holds the list to `String.prototype.normalize` at every code point.
+ */
+export const NFKC_SEPARATOR_RANGES: readonly (readonly [number, number])[] = Object.freeze([
+  [0x2024, 0x2026],
+  [0x2100, 0x2101],
+  [0x2105, 0x2106],
+  [0x2488, 0x249b],
+  [0x33c2, 0x33c2],
+  [0x33c7, 0x33c7],
+  [0x33d8, 0x33d8],
+  [0xfe19, 0xfe19],
+  [0xfe30, 0xfe30],
+  [0xfe52, 0xfe52],
+  [0xfe68, 0xfe68],
+  [0xff0e, 0xff0f],
+  [0xff3c, 0xff3c],
+  [0x1f100, 0x1f100],
 ] as const);
 
-function plainLetter(cp: number): boolean {
-  for (const [low, high] of PLAIN_LETTER_RANGES) if (cp >= low && cp <= high) return true;
-  return false;
-}
+const hex = (cp: number): string => `\\u{${cp.toString(16)}}`;
 
-function countSeparators(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x2e || c === 0x2f || c === 0x5c) n++;
-  }
-  return n;
-}
+/** Any character of LOOK_ALIKES or NFKC_SEPARATOR_RANGES, found by one search. */
+const LOOK_ALIKE = new RegExp(
+  `[${[...LOOK_ALIKES].map(hex).join("")}${NFKC_SEPARATOR_RANGES.map(([low, high]) => `${hex(low)}-${hex(high)}`).join("")}]`,
+  "u",
+);
 
 /**
  * The first character of `text` that a tool may read as `.`, `/` or `\\` (one NFKC maps to them, or
  * one of LOOK_ALIKES) or that some file systems ignore (a hidden character, as macOS ignores U+200C),
- * if any. Linear: one NFKC pass of the whole text, and a scan only when it added a separator.
+ * if any. Two searches of the text, one per kind, rather than a test per character.
  */
 function lookAlikeCharacter(text: string): string | undefined {
-  let ascii = true;
-  for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80;
-  if (ascii) return undefined;
-  const mapped = countSeparators(text.normalize("NFKC")) !== countSeparators(text);
-  for (let i = 0; i < text.length; i++) {
-    const cp = text.codePointAt(i) ?? 0;
-    if (cp < 0x80) continue;
-    if (cp > 0xffff) i++;
-    if (!plainLetter(cp) && isHidden(cp)) return `the hidden character ${codePointName(cp)}`;
-    if (LOOK_ALIKES.has(cp) || (mapped && countSeparators(String.fromCodePoint(cp).normalize("NFKC")) > 0))
-      return `${codePointName(cp)}, which reads as \`.\`, \`/\` or \`\\\``;
+  const hidden = text.search(HIDDEN_BEYOND_ASCII);
+  const alike = text.search(LOOK_ALIKE);
+  if (alike >= 0 && (hidden < 0 || alike < hidden)) {
+    return `${codePointName(text.codePointAt(alike) ?? 0)}, which reads as \`.\`, \`/\` or \`\\\``;
   }
-  return undefined;
+  return hidden < 0 ? undefined : `the hidden character ${codePointName(text.codePointAt(hidden) ?? 0)}`;
 }
 
 /**
@@ -170,8 +174,15 @@ function relativeSegments(path: string): Normalized<string[]> {
  * Windows name (no stream, no trailing dots or spaces), case folded both ways (`ſ` and `S`, `ß` and `SS`).
  */
 function looseName(segment: string): string {
+  // Printable ASCII is its own NFKC form, and folds to lower case in one step.
+  if (ASCII.test(segment)) return windowsName(segment).toLowerCase();
   return windowsName(segment.normalize("NFKC")).toUpperCase().toLowerCase();
 }
+
+const ASCII = /^[ -~]*$/;
+
+/** The loose name of segment `i` of the path (`ofPath`) or of the directory: looseName, or one kept from before. */
+type LooseNames = (segment: string, i: number, ofPath: boolean) => string;
 
 /** Whether a segment may be a Windows 8.3 short name (`GITHUB~1`, `WORKFL~1.YML`), which names another file. */
 function shortNameShaped(segment: string): boolean {
@@ -189,7 +200,7 @@ function shortNameShaped(segment: string): boolean {
  * `workflows.`, `workflows::$DATA`, a short name), because then the answer depends on where the
  * tool runs, and a refusal denies in both an allow-list and a deny-list (docs/decisions/0145).
  */
-function segmentsWithin(path: readonly string[], dir: readonly string[]): Normalized<boolean> {
+function segmentsWithin(path: readonly string[], dir: readonly string[], loose: LooseNames = looseName): Normalized<boolean> {
   if (path.length < dir.length) return { ok: true, value: false };
   let ambiguous: string | undefined;
   for (let i = 0; i < dir.length; i++) {
@@ -197,7 +208,7 @@ function segmentsWithin(path: readonly string[], dir: readonly string[]): Normal
     const d = dir[i] ?? "";
     if (p === d) continue;
     const shortName = shortNameShaped(p) || shortNameShaped(d);
-    if (!shortName && looseName(p) !== looseName(d)) return { ok: true, value: false };
+    if (!shortName && loose(p, i, true) !== loose(d, i, false)) return { ok: true, value: false };
     ambiguous ??= shortName
       ? `\`${shortNameShaped(p) ? p : d}\` may be a Windows short name`
       : `\`${p}\` is \`${d}\` on a case-insensitive file system`;
@@ -374,6 +385,12 @@ function fileUriParts(text: string): Normalized<string> {
  * and whatever normalizePath refuses once decoded; and a URI over LIMITS.urlBytesMax bytes.
  */
 export function fileUriPath(text: string): Normalized<string> {
+  const segments = fileUriSegments(text);
+  return segments.ok ? { ok: true, value: `/${segments.value.join("/")}` } : segments;
+}
+
+/** The resolved segments of the path a `file:` URI names (fileUriPath). */
+function fileUriSegments(text: string): Normalized<string[]> {
   if (utf8Length(text) > LIMITS.urlBytesMax) return refuse(`the URI is longer than ${LIMITS.urlBytesMax} bytes`);
   const bad = badCharacter(text, false);
   if (bad !== undefined) return refuse(`the URI contains ${bad === "U+0020" ? "a space" : bad}`);
@@ -388,7 +405,38 @@ export function fileUriPath(text: string): Normalized<string> {
   const drive = decoded.charCodeAt(1) | 0x20;
   if (drive >= 0x61 && drive <= 0x7a && decoded[2] === ":" && (decoded.length === 3 || decoded[3] === "/"))
     return refuse("the `file:` URI names a Windows drive");
-  return normalizePath(decoded);
+  return absoluteSegments(decoded);
+}
+
+/**
+ * One argument of the URL functions as they read it, each reading made at most once: parsed as a
+ * WHATWG URL (`url`), or as a `file:` URI's path (`file`), with the case-insensitive names of its
+ * segments (`loose`) made one by one as urlWithin needs them. An evaluation keeps one reading per
+ * distinct string, so `urlPort(args.u)` and `urlScheme(args.u)` parse `args.u` once (decision 0147).
+ */
+export class UrlReading {
+  private parsed: Normalized<ParsedUrl> | undefined;
+  private segments: Normalized<string[]> | undefined;
+  private readonly loose: string[] = [];
+
+  constructor(readonly text: string) {}
+
+  get isFile(): boolean {
+    return isFileUri(this.text);
+  }
+
+  get url(): Normalized<ParsedUrl> {
+    return (this.parsed ??= parseUrl(this.text));
+  }
+
+  get file(): Normalized<string[]> {
+    return (this.segments ??= fileUriSegments(this.text));
+  }
+
+  /** looseName of segment `i` of the `file:` path, made once. */
+  looseAt(segment: string, i: number): string {
+    return (this.loose[i] ??= looseName(segment));
+  }
 }
 
 /**
@@ -397,14 +445,14 @@ export function fileUriPath(text: string): Normalized<string> {
  * refused rather than `false`, so that `!urlWithin(args.url, "https://internal.example")` does not
  * let `file:///etc/passwd` through (it refused every `file:` URI before they were read).
  */
-function fileUriWithin(text: string, prefix: string): Normalized<boolean> {
-  if (!isFileUri(text)) return refuse("the URL is not a `file:` URI, and the prefix is");
-  const u = fileUriPath(text);
+function fileUriWithin(text: UrlReading, prefix: UrlReading): Normalized<boolean> {
+  if (!text.isFile) return refuse("the URL is not a `file:` URI, and the prefix is");
+  const u = text.file;
   if (!u.ok) return u;
-  if (!isFileUri(prefix)) return refuse("the URL is a `file:` URI, and the prefix is not");
-  const p = fileUriPath(prefix);
+  if (!prefix.isFile) return refuse("the URL is a `file:` URI, and the prefix is not");
+  const p = prefix.file;
   if (!p.ok) return refuse(`the prefix is refused: ${p.problem}`);
-  return pathWithin(u.value, p.value);
+  return segmentsWithin(u.value, p.value, (segment, i, ofPath) => (ofPath ? text : prefix).looseAt(segment, i));
 }
 
 /**
@@ -414,17 +462,30 @@ function fileUriWithin(text: string, prefix: string): Normalized<boolean> {
  * and compared as pathWithin compares paths; a `file:` URI against a prefix of another scheme fails closed.
  */
 export function urlWithin(text: string, prefix: string): Normalized<boolean> {
-  if (isFileUri(text) || isFileUri(prefix)) return fileUriWithin(text, prefix);
-  const u = parseUrl(text);
+  const reading = new UrlReading(text);
+  return urlWithinRead(reading, text === prefix ? reading : new UrlReading(prefix));
+}
+
+/**
+ * urlWithin of two readings. Past the readings, its work is comparing the shorter path's code units
+ * once (segments compared in place, loose names made once per reading), which FUNCTION_COSTS charges.
+ */
+export function urlWithinRead(text: UrlReading, prefix: UrlReading): Normalized<boolean> {
+  if (text.isFile || prefix.isFile) return fileUriWithin(text, prefix);
+  const u = text.url;
   if (!u.ok) return u;
-  const p = parseUrl(prefix);
+  const p = prefix.url;
   if (!p.ok) return refuse(`the prefix is refused: ${p.problem}`);
   if (p.value.hasQueryOrFragment) return refuse("the prefix has a query or a fragment");
   if (u.value.scheme !== p.value.scheme || u.value.host !== p.value.host || u.value.port !== p.value.port)
     return { ok: true, value: false };
-  const base = p.value.path.endsWith("/") ? p.value.path.slice(0, -1) : p.value.path;
+  const base = p.value.path;
+  const length = base.endsWith("/") ? base.length - 1 : base.length;
   const path = u.value.path;
-  return { ok: true, value: base === "" || path === base || path.startsWith(`${base}/`) };
+  if (length === 0) return { ok: true, value: true };
+  // `path` is the base, or begins with the base and a `/`: compared in place, no string built.
+  const boundary = path.length === length || (path.length > length && path.charCodeAt(length) === 0x2f);
+  return { ok: true, value: boundary && path.startsWith(length === base.length ? base : base.slice(0, length)) };
 }
 
 /** One path or URL function of the language: its parameters are strings. */
@@ -434,13 +495,29 @@ export interface PathUrlFunction {
   /** The diagnostic code of a refused input. */
   readonly code: "invalid-path" | "invalid-url";
   readonly apply: (a: string, b: string) => Normalized<boolean | string | number>;
+  /** For a URL function: the same, on readings an evaluation keeps per distinct string (UrlReading). */
+  readonly read?: (a: UrlReading, b: UrlReading) => Normalized<boolean | string | number>;
 }
 
-function urlPart(part: "scheme" | "host" | "port" | "path"): (a: string) => Normalized<string | number> {
+function urlPart(part: "scheme" | "host" | "port" | "path"): (a: UrlReading) => Normalized<string | number> {
   return (a) => {
-    const u = parseUrl(a);
+    const u = a.url;
     return u.ok ? { ok: true, value: u.value[part] } : u;
   };
+}
+
+function readFilePath(a: UrlReading): Normalized<string> {
+  const segments = a.file;
+  return segments.ok ? { ok: true, value: `/${segments.value.join("/")}` } : segments;
+}
+
+/** A URL function over strings, and over readings. */
+function urlFunction(
+  arity: 1 | 2,
+  result: "bool" | "string" | "int",
+  read: (a: UrlReading, b: UrlReading) => Normalized<boolean | string | number>,
+): PathUrlFunction {
+  return { arity, result, code: "invalid-url", apply: (a, b) => read(new UrlReading(a), new UrlReading(b)), read };
 }
 
 /** The path and URL functions by name (docs/policy-language.md, docs/decisions/0135). */
@@ -449,10 +526,10 @@ export const PATH_URL_FUNCTIONS: ReadonlyMap<string, PathUrlFunction> = new Map<
   ["pathNormalize", { arity: 1, result: "string", code: "invalid-path", apply: normalizePath }],
   ["relPathWithin", { arity: 2, result: "bool", code: "invalid-path", apply: relativePathWithin }],
   ["relPathNormalize", { arity: 1, result: "string", code: "invalid-path", apply: normalizeRelativePath }],
-  ["urlWithin", { arity: 2, result: "bool", code: "invalid-url", apply: urlWithin }],
-  ["urlScheme", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("scheme") }],
-  ["urlHost", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("host") }],
-  ["urlPort", { arity: 1, result: "int", code: "invalid-url", apply: urlPart("port") }],
-  ["urlPath", { arity: 1, result: "string", code: "invalid-url", apply: urlPart("path") }],
-  ["fileUriPath", { arity: 1, result: "string", code: "invalid-url", apply: fileUriPath }],
+  ["urlWithin", urlFunction(2, "bool", urlWithinRead)],
+  ["urlScheme", urlFunction(1, "string", urlPart("scheme"))],
+  ["urlHost", urlFunction(1, "string", urlPart("host"))],
+  ["urlPort", urlFunction(1, "int", urlPart("port"))],
+  ["urlPath", urlFunction(1, "string", urlPart("path"))],
+  ["fileUriPath", urlFunction(1, "string", readFilePath)],
 ]);

@@ -109,7 +109,7 @@ class Policy implements CompiledPolicy {
     const before = budget === undefined ? 0 : budget.spent;
     // One policy never spends more than its own budget, whatever is left of a shared one.
     const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
-    return { spent: before + units, limit, error: undefined, lists };
+    return { spent: before + units, limit, error: undefined, lists, urls: undefined };
   }
 
   /** Adds what `meter` spent to `budget`; the limit it passed, or undefined. */
@@ -144,6 +144,24 @@ class Policy implements CompiledPolicy {
 
   get text(): string {
     return (this.canonical ??= formatExpr(this.ast));
+  }
+
+  /** The last residual printed, by its formula: the same policy mostly gates the same way. */
+  private lastResidual:
+    | { readonly formula: Formula; readonly everyone: boolean; readonly bytesMax: number; readonly text: string }
+    | undefined;
+
+  /**
+   * residualText of one of this policy's gated outcomes, printed again only when the formula differs
+   * from the last one printed (sameFormula: node for node, failure leaves of the same action only).
+   */
+  residualTextOf(formula: Formula, everyone: boolean, bytesMax: number): string {
+    const last = this.lastResidual;
+    if (last !== undefined && last.everyone === everyone && last.bytesMax === bytesMax && sameFormula(last.formula, formula))
+      return last.text;
+    const text = residualText(formula, everyone, bytesMax);
+    this.lastResidual = { formula, everyone, bytesMax, text };
+    return text;
   }
 
   /** The UTF-8 length of the canonical text: the bound of this policy's residuals. */
@@ -182,7 +200,7 @@ class Policy implements CompiledPolicy {
     const part = this.partial(env, budget);
     if (part.kind !== "gated")
       return part.kind === "allow" ? ALLOW : part.error === undefined ? DENY : { outcome: "deny", error: part.error };
-    return { outcome: "gated", residual: residualText(part.formula, part.everyone, this.textBytes) };
+    return { outcome: "gated", residual: this.residualTextOf(part.formula, part.everyone, this.textBytes) };
   }
 
   /** Partial evaluation, charged to `budget`; a gated outcome keeps its residual as a formula. */
@@ -325,7 +343,8 @@ export type ChainOutcome =
  * evaluations and one search, all charged to one budget (decision 0132).
  */
 export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter = costMeter()): ChainOutcome {
-  // The links read the same `args`: a list is read once for all of them (one link needs no cache).
+  if (links.length === 1) return decideLink(links[0]!.policy, links[0]!.env, budget);
+  // The links read the same `args`: a list is read once for all of them.
   const lists: ListCache | undefined = links.length > 1 ? new Map() : undefined;
   const gated: { readonly policy: CompiledPolicy; readonly formula: Formula }[] = [];
   let everyone = true;
@@ -354,6 +373,34 @@ export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter
   if (budget.spent > budget.limit) return { outcome: "cost-exceeded", link: null, error: costExceededError(budget) };
   if (found.witness !== undefined) return { outcome: "gated", residual: residualText(joint, found.everyone, bytesMax) };
   return { outcome: "no-single-approver", residuals: gated.map((g) => residualText(g.formula, false, (g.policy as Policy).textBytes)) };
+}
+
+const ALLOW_CHAIN: ChainOutcome = Object.freeze({ outcome: "allow" });
+const DENY_FIRST_LINK: ChainOutcome = Object.freeze({ outcome: "deny", link: 0 });
+
+/**
+ * decideChain of a chain of one link (the policy gate's common case), by the policy's partial
+ * evaluation directly: no list cache, no list of gated links, the same outcome.
+ */
+export function decideLink(
+  policy: CompiledPolicy,
+  env: Omit<PolicyEnvironment, "approver">,
+  budget: CostMeter = costMeter(),
+): ChainOutcome {
+  if (!(policy instanceof Policy)) throw new TypeError("decideLink takes policies made by compilePolicy or conjoin");
+  const part = policy.partial(env, budget);
+  switch (part.kind) {
+    case "allow":
+      return ALLOW_CHAIN;
+    case "deny":
+      if (part.error === undefined) return DENY_FIRST_LINK;
+      return part.error.code === "cost-exceeded"
+        ? { outcome: "cost-exceeded", link: 0, error: part.error }
+        : { outcome: "deny", link: 0, error: part.error };
+    default:
+      // INVARIANT (residual-size): as decideChain bounds one gated link's residual.
+      return { outcome: "gated", residual: policy.residualTextOf(part.formula, part.everyone, policy.textBytes + 8) };
+  }
 }
 
 function costExceededError(budget: CostMeter): Diagnostic {

@@ -103,7 +103,7 @@ export interface ResidualRun extends Meter {
 
 /** A run without a limit, for lint (its work is bounded by the policy's nodes). */
 export function unmeteredRun(): ResidualRun {
-  return { spent: 0, limit: Number.POSITIVE_INFINITY, error: undefined, lists: undefined };
+  return { spent: 0, limit: Number.POSITIVE_INFINITY, error: undefined, lists: undefined, urls: undefined };
 }
 
 /** The residual of a condition: the formula, with the first run-time error met left in `run`. */

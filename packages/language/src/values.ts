@@ -3,6 +3,7 @@ import type { Span } from "@agent-authority/grammar";
 import { stringUnits } from "./cost.js";
 import { error, type Diagnostic } from "./diagnostic.js";
 import { LIMITS } from "./limits.js";
+import type { UrlReading } from "./paths.js";
 
 /**
  * A value is a number (safe integer), string, boolean, null, or an array of values; a dynamic
@@ -45,6 +46,11 @@ export function fail(
 export interface Meter {
   spent: number;
   readonly limit: number;
+  /**
+   * The URL functions' readings of each distinct string this evaluation gave them, made and charged
+   * once (cost.ts, urlReadingUnits): absent until the first URL function runs.
+   */
+  urls?: Map<string, UrlReading> | undefined;
 }
 
 /**
@@ -55,7 +61,7 @@ export const NEVER_CHARGED: Meter = Object.freeze({ spent: 0, limit: 0 });
 
 /** A meter without a limit, for evaluating constants when a policy is linted (its work is bounded by its nodes). */
 export function unmetered(): Meter {
-  return { spent: 0, limit: Number.POSITIVE_INFINITY };
+  return { spent: 0, limit: Number.POSITIVE_INFINITY, urls: undefined };
 }
 
 /** Charges `units` to `meter`; a failure (`cost-exceeded`) when that takes it past its limit. */
