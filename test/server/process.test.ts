@@ -42,7 +42,11 @@ async function startIn(dir: string, env: Record<string, string>): Promise<Runnin
   const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const deadline = Date.now() + 20_000;
   while (!/"msg":"listening"/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start: ${out}\n${err}`);
+    if (Date.now() > deadline || child.exitCode !== null) {
+      // A server that did not start in time is not left running behind the failed test.
+      if (child.exitCode === null) child.kill("SIGKILL");
+      throw new Error(`server did not start: ${out}\n${err}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   const baseUrl = /"url":"([^"]+)"/.exec(out.split("\n").find((l) => l.includes('"listening"'))!)![1]!;

@@ -62,6 +62,8 @@ export async function startServerProcess(
         resolve(Number(match[1]));
       } else if (Date.now() > deadline || child.exitCode !== null) {
         clearInterval(timer);
+        // A server that did not start in time is not left running behind the failed test.
+        if (child.exitCode === null) child.kill("SIGKILL");
         reject(new Error(`server did not start: ${out}`));
       }
     }, 25);
