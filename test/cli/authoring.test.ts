@@ -68,7 +68,8 @@ describe("authority lint: one error per mistake, at most 10 per file", () => {
 describe("comments in a family's policy", () => {
   it("lint and test read past them, and fmt keeps them beside their operands", () => {
     const path = write("commented.yaml", readFileSync(join(fixtures, "commented.yaml"), "utf8"));
-    expect(authority(["lint", path]).code).toBe(0);
+    // About comments, not proofs: the solver's start is left out.
+    expect(authority(["lint", "--no-prove", path]).code).toBe(0);
     expect(authority(["test", path]).code).toBe(0);
     expect(authority(["fmt", path]).code).toBe(0);
     const text = readFileSync(path, "utf8");

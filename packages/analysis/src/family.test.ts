@@ -96,8 +96,10 @@ describe("family diff: a string parameter's pattern", () => {
     expect((await diffFamilies(analyzer, next, old)).relation).toBe("narrows");
   });
 
-  it("a bounded repetition and an equivalent rewrite: narrows, then equivalent", async () => {
-    expect((await diffFamilies(analyzer, family(), family({ pattern: "org/[a-z]{1,8}" }))).relation).toBe("narrows");
+  it("a bounded repetition and an equivalent rewrite: never a widening, then equivalent", async () => {
+    // A bounded repetition against an unbounded one can take the solver past its per-call budget:
+    // the answer is then `unknown`, never a relation it did not prove (decision 1601).
+    expect(["narrows", "unknown"]).toContain((await diffFamilies(analyzer, family(), family({ pattern: "org/[a-z]{1,8}" }))).relation);
     expect((await diffFamilies(analyzer, family(), family({ pattern: "^org/[a-z][a-z]*$" }))).relation).toBe("equivalent");
   });
 
