@@ -136,10 +136,12 @@ describe("failover of the primary under load (heavy)", () => {
       }
     }
     const running = Promise.all(Array.from({ length: callers }, (_, i) => caller(i)));
-    await new Promise((r) => setTimeout(r, 2_000));
+    // The disruption comes under load (at least 21 answered decisions), and the load goes on until
+    // decisions are answered again after it: waited for, each within 30 s, not slept for.
+    await until(() => load.decided.size > 20);
     const before = load.decided.size;
     await disrupt();
-    await new Promise((r) => setTimeout(r, 2_000));
+    await until(() => load.decided.size > before);
     stopped = true;
     await running;
     expect(before).toBeGreaterThan(20);
@@ -259,3 +261,8 @@ describe("failover of the primary under load (heavy)", () => {
     await nothingLost();
   }, 150_000);
 });
+
+/** Waits until `done` holds, looking every 50 ms, for at most 30 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (const started = Date.now(); !done() && Date.now() - started < 30_000; ) await new Promise((r) => setTimeout(r, 50));
+}
