@@ -39,25 +39,26 @@ describe("the whole protocol through the gateway", () => {
   }
 
   it("passes the host's progress through both ways, strictly increasing, and resets the upstream timeout on it", async () => {
-    const { gateway } = await open(["everything.*"], "progress.yaml", everythingUpstream(1_000));
+    // The upstream's timeout is also its start's: two seconds, so that a loaded machine starts it.
+    const { gateway } = await open(["everything.*"], "progress.yaml", everythingUpstream(2_000));
     try {
       const progress: number[] = [];
-      // Three seconds of work against an upstream timeout of one: only progress keeps it alive.
+      // Five seconds of work against an upstream timeout of two: only progress keeps it alive.
       const result = await gateway.client.callTool(
-        { name: "trigger-long-running-operation", arguments: { duration: 3, steps: 6 } },
+        { name: "trigger-long-running-operation", arguments: { duration: 5, steps: 10 } },
         undefined,
         {
           onprogress: (p) => progress.push(p.progress),
-          timeout: 2_000,
+          timeout: 3_000,
           resetTimeoutOnProgress: true,
         },
       );
       expect(result.isError).not.toBe(true);
       expect(textOf(result)).toContain("Long running operation completed");
-      // The upstream's own values (1 to 6), in order; the last may cross the result on the wire and
+      // The upstream's own values (1 to 10), in order; the last may cross the result on the wire and
       // be dropped by the SDK's client, which forgets a request's token once its result is read.
-      expect(progress.length).toBeGreaterThanOrEqual(4);
-      expect(progress).toEqual([1, 2, 3, 4, 5, 6].slice(0, progress.length));
+      expect(progress.length).toBeGreaterThanOrEqual(8);
+      expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].slice(0, progress.length));
     } finally {
       await gateway.close();
     }
