@@ -16,6 +16,7 @@ import type { PreparedAnswer } from "../../server/src/services/common/index.js";
 import type { Caller, ServiceContext } from "../../server/src/services/common/index.js";
 import { decide } from "@agent-authority/engine";
 import {
+  approvalRecord,
   chainLinks,
   decideBatch,
   engineRequest,
@@ -178,17 +179,7 @@ function engineOutcome(ctx: ServiceContext, reads: BatchReads, r: Request): { ou
     chain.unshift(g);
   const held = chain.length > 0;
   const row = held && r.approval ? reads.approvals.get(APPROVAL) : undefined;
-  const approval =
-    row === undefined || row.used_at !== null
-      ? null
-      : {
-          approval_id: row.id,
-          approver: row.approver,
-          grant_id: row.grant_id,
-          tool: row.tool,
-          amount_ceiling_minor: row.amount_ceiling_minor,
-          expires_at: row.expires_at,
-        };
+  const approval = row === undefined || row.used_at !== null ? null : approvalRecord(row);
   const certificate = held ? reads.certificates.get(AGENT) : undefined;
   const decision = decide(engineRequest(body(r), AGENT, approval), chainLinks(chain, reads.usage), engineState(ctx, certificate), NOW);
   return { outcome: decision.outcome, reason: decision.reason_code };

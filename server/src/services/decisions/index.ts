@@ -1,7 +1,7 @@
 // Decisions and approvals: authorize (the decision path's read, decide and write steps), approvals, previews and the texts of a decision.
 
 export { authorize, authorizeAction } from "./authorize.js";
-export { chainLinks, engineRequest, engineState } from "./steps/decide.js";
+export { approvalRecord, chainLinks, engineRequest, engineState } from "./steps/decide.js";
 export type { CheckedRequest, RequestNotes } from "./authorize.js";
 export { abandonDecisionWait, approveDecision, decisionApproval } from "./decision-approvals.js";
 export { grantLedger, listPendingDecisions } from "./decision-reads.js";

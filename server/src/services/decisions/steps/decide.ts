@@ -252,7 +252,8 @@ interface PresentedApproval {
   readonly status: ApprovalStatus | null;
 }
 
-function approvalRecord(row: DecisionApprovalRow): ApprovalRecord {
+/** A stored approval as the engine reads it. */
+export function approvalRecord(row: DecisionApprovalRow): ApprovalRecord {
   return {
     approval_id: row.id,
     approver: row.approver,
