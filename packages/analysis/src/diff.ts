@@ -96,7 +96,7 @@ export async function diffChecked(
     throw error;
   }
   const c = analyzer.ctx;
-  const deadline = deadlineIn(analyzer.budget);
+  const deadline = deadlineIn(analyzer);
   const wider = await findWitness(
     {
       inputs,

@@ -38,7 +38,7 @@ export async function nearestAllowed(analyzer: Analyzer, text: string, input: Po
   opt.add(...inputs.domain, allows);
   opt.minimize(c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, 1, 0) as Arith<"main">)));
   opt.minimize(c.Sum(c.Int.val(0), ...intChanges(inputs, input)));
-  const deadline = deadlineIn(analyzer.budget);
+  const deadline = deadlineIn(analyzer);
   for (let attempt = 0; attempt < ANALYSIS_LIMITS.witnessAttemptsMax; attempt++) {
     const v = await check(c, opt, deadline);
     if (v.kind === "unsat") return attempt === 0 ? { kind: "never" } : unconfirmed();

@@ -4,7 +4,7 @@ import { ANALYSIS_LIMITS, createAnalyzer, diffPolicies, nearestAllowed, proveLin
 
 let analyzer: Analyzer;
 beforeAll(async () => {
-  analyzer = await createAnalyzer({ questionMs: 1_500, solverCallMs: 500 });
+  analyzer = await createAnalyzer({ questionCpuMs: 1_500, solverCallCpuMs: 500 });
 });
 afterAll(async () => {
   await analyzer.close();
@@ -15,16 +15,23 @@ const HARD = "amount_minor > 1 && uses > 1 && amount_minor * uses == 24999974000
 
 describe("analysis limits", () => {
   it("a budget may be lowered, never raised past ANALYSIS_LIMITS", async () => {
-    expect(analyzer.budget).toEqual({ questionMs: 1_500, solverCallMs: 500 });
+    expect(analyzer.budget).toMatchObject({ questionCpuMs: 1_500, solverCallCpuMs: 500, questionWork: ANALYSIS_LIMITS.questionWork });
     expect(Object.isFrozen(ANALYSIS_LIMITS)).toBe(true);
-    const wide = await createAnalyzer({ questionMs: 10 ** 9, solverCallMs: 10 ** 9 });
-    expect(wide.budget).toEqual({ questionMs: ANALYSIS_LIMITS.questionMs, solverCallMs: ANALYSIS_LIMITS.solverCallMs });
+    const huge = 10 ** 12;
+    const wide = await createAnalyzer({ questionWork: huge, solverCallWork: huge, questionCpuMs: huge, solverCallCpuMs: huge, questionMs: huge });
+    expect(wide.budget).toEqual({
+      questionWork: ANALYSIS_LIMITS.questionWork,
+      solverCallWork: ANALYSIS_LIMITS.solverCallWork,
+      questionCpuMs: ANALYSIS_LIMITS.questionCpuMs,
+      solverCallCpuMs: ANALYSIS_LIMITS.solverCallCpuMs,
+      questionMs: ANALYSIS_LIMITS.questionMs,
+    });
     await wide.close();
   });
 
   it("a question past its budget answers `unknown` with the reason, and lint stays silent", async () => {
     // The factoring is within a second's reach of the solver now: a budget of a few milliseconds is past it.
-    const hurried = await createAnalyzer({ questionMs: 20, solverCallMs: 5 });
+    const hurried = await createAnalyzer({ questionCpuMs: 20, solverCallCpuMs: 5 });
     try {
       const r = await diffPolicies(hurried, "false", HARD);
       expect(r.relation).toBe("unknown");
@@ -32,6 +39,20 @@ describe("analysis limits", () => {
       expect(await proveLint(hurried, HARD)).toEqual([]);
     } finally {
       await hurried.close();
+    }
+  });
+
+  it("work is counted in the solver's own units: a question past them is `unknown` however fast the machine, and answers the same each time", async () => {
+    const frugal = await createAnalyzer({ solverCallWork: 50 });
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await diffPolicies(frugal, "false", HARD));
+      expect(answers[0]!.relation).toBe("unknown");
+      expect(answers[0]!.reason).toMatch(/budget \(its work ran out\)/);
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[2]).toEqual(answers[0]);
+    } finally {
+      await frugal.close();
     }
   });
 

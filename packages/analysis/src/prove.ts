@@ -71,8 +71,7 @@ export async function proveLintReport(analyzer: Analyzer, text: string, options:
   const { ast } = checkedPolicy(text);
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
-  const own = deadlineIn(analyzer.budget);
-  const deadline: Deadline = { at: Math.min(own.at, options.until ?? own.at), callMs: own.callMs };
+  const deadline = deadlineIn(analyzer, options.until);
   let outcome: { allows: Bool<"main">; ok: Bool<"main"> };
   let assumed: Bool<"main">[];
   try {

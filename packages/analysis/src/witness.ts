@@ -47,7 +47,7 @@ export async function findWitness(q: Question, deadline: Deadline): Promise<Sear
 /**
  * A confirmed witness with few names away from the default action, from a confirmed one. First
  * each changed name is put back to its default where the evaluator still confirms the input (no
- * solver call); then, within ANALYSIS_LIMITS.witnessMinimiseMs and what is left of the question's
+ * solver call); then, within ANALYSIS_LIMITS.witnessMinimiseWork and witnessMinimiseCpuMs and what is left of the question's
  * budget, the solver is asked for a witness with fewer changed names, until it proves there is
  * none (the fewest is then the minimum). Past the budget the fewest confirmed so far is kept.
  */
@@ -56,7 +56,7 @@ async function fewestNames(q: Question, solver: Solver<"main">, confirmed: Witne
   const names = q.inputs.names();
   const flags = names.map((n) => q.inputs.differs(n));
   const count = c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0))));
-  const budget: Deadline = { at: Math.min(deadline.at, Date.now() + ANALYSIS_LIMITS.witnessMinimiseMs), callMs: deadline.callMs };
+  const budget = deadline.part({ work: ANALYSIS_LIMITS.witnessMinimiseWork, cpuMs: ANALYSIS_LIMITS.witnessMinimiseCpuMs });
   let best = resetEach(q, names, confirmed);
   for (let k = changedNames(names, best) - 1; k >= 0; k = changedNames(names, best) - 1) {
     const v = await check(c, solver, budget, [count.le(k)]);
