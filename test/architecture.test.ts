@@ -98,6 +98,34 @@ describe("dependency direction", () => {
   });
 });
 
+/** Imports of chevrotain that load it at run time (not `import type`), outside the one module that loads its single file. */
+function chevrotainLoads(text: string): string[] {
+  const found: string[] = [];
+  const pattern = /(?:^|\n)\s*(import|export)\s+(?!type\b)[^"'`;]*?from\s*["']chevrotain(\/[^"']*)?["']|(?<!typeof\s)import\s*\(\s*["']chevrotain(\/[^"']*)?["']\s*\)/g;
+  for (const match of text.matchAll(pattern)) found.push(match[0].trim());
+  return found;
+}
+
+describe("chevrotain is loaded once, from the single file it ships", () => {
+  const shim = join(root, "grammar", "src", "chevrotain.ts");
+
+  it("no module but grammar/src/chevrotain.ts loads chevrotain at run time (types may be imported anywhere)", () => {
+    const violations: string[] = [];
+    for (const dir of ["grammar", ...Object.keys(allowedWorkspaceImports), "packages/gateway", "server", "cli"]) {
+      for (const file of typeScriptModulesUnder(join(root, dir, "src"))) {
+        if (file === shim) continue;
+        for (const found of chevrotainLoads(readFileSync(file, "utf8"))) violations.push(`${relative(root, file)}: ${found}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("a planted load is found; a type import and a type query are not", () => {
+    const planted = 'import type { IToken } from "chevrotain";\nimport { Lexer } from "chevrotain";\ntype C = typeof import("chevrotain");\nconst c = await import("chevrotain");';
+    expect(chevrotainLoads(planted)).toEqual(['import { Lexer } from "chevrotain"', 'import("chevrotain")']);
+  });
+});
+
 describe("import circles", () => {
   it("no source file of the repository is part of an import circle, type-only imports included", () => {
     expect(circlesUnder(root)).toEqual([]);

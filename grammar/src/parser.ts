@@ -1,5 +1,6 @@
 // The CST parser of policy.ebnf: one CstParser subclass, one reused instance, and parseCst.
-import { CstParser, EOF, type CstNode, type IToken, type TokenType } from "chevrotain";
+import type { CstNode, IToken, TokenType } from "chevrotain";
+import { CstParser, EOF } from "./chevrotain.js";
 import { spanOfLexingError, spanOfToken, type Span } from "./span.js";
 import * as T from "./tokens.js";
 import { policyLexer } from "./tokens.js";

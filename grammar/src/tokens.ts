@@ -1,5 +1,6 @@
 // The lexical grammar of policy.ebnf: every token type and the one lexer instance.
-import { createToken, Lexer, type TokenType } from "chevrotain";
+import type { TokenType } from "chevrotain";
+import { createToken, Lexer } from "./chevrotain.js";
 
 /** Categories: one CONSUME matches any member, which keeps the parser free of wide alternations. */
 export const BinaryOperator = createToken({ name: "BinaryOperator", pattern: Lexer.NA });
