@@ -101,7 +101,8 @@ describe("dependency direction", () => {
 /** Imports of chevrotain that load it at run time (not `import type`), outside the one module that loads its single file. */
 function chevrotainLoads(text: string): string[] {
   const found: string[] = [];
-  const pattern = /(?:^|\n)\s*(import|export)\s+(?!type\b)[^"'`;]*?from\s*["']chevrotain(\/[^"']*)?["']|(?<!typeof\s)import\s*\(\s*["']chevrotain(\/[^"']*)?["']\s*\)/g;
+  const pattern =
+    /(?:^|\n)\s*(import|export)\s+(?!type\b)[^"'`;]*?from\s*["']chevrotain(\/[^"']*)?["']|(?<!typeof\s)import\s*\(\s*["']chevrotain(\/[^"']*)?["']\s*\)/g;
   for (const match of text.matchAll(pattern)) found.push(match[0].trim());
   return found;
 }
@@ -121,7 +122,8 @@ describe("chevrotain is loaded once, from the single file it ships", () => {
   });
 
   it("a planted load is found; a type import and a type query are not", () => {
-    const planted = 'import type { IToken } from "chevrotain";\nimport { Lexer } from "chevrotain";\ntype C = typeof import("chevrotain");\nconst c = await import("chevrotain");';
+    const planted =
+      'import type { IToken } from "chevrotain";\nimport { Lexer } from "chevrotain";\ntype C = typeof import("chevrotain");\nconst c = await import("chevrotain");';
     expect(chevrotainLoads(planted)).toEqual(['import { Lexer } from "chevrotain"', 'import("chevrotain")']);
   });
 });

@@ -18,7 +18,13 @@ describe("analysis limits", () => {
     expect(analyzer.budget).toMatchObject({ questionCpuMs: 1_500, solverCallCpuMs: 500, questionWork: ANALYSIS_LIMITS.questionWork });
     expect(Object.isFrozen(ANALYSIS_LIMITS)).toBe(true);
     const huge = 10 ** 12;
-    const wide = await createAnalyzer({ questionWork: huge, solverCallWork: huge, questionCpuMs: huge, solverCallCpuMs: huge, questionMs: huge });
+    const wide = await createAnalyzer({
+      questionWork: huge,
+      solverCallWork: huge,
+      questionCpuMs: huge,
+      solverCallCpuMs: huge,
+      questionMs: huge,
+    });
     expect(wide.budget).toEqual({
       questionWork: ANALYSIS_LIMITS.questionWork,
       solverCallWork: ANALYSIS_LIMITS.solverCallWork,
@@ -45,7 +51,7 @@ describe("analysis limits", () => {
   it("work is counted in the solver's own units: a question past them is `unknown` however fast the machine, and answers the same each time", async () => {
     const frugal = await createAnalyzer({ solverCallWork: 50 });
     try {
-      const answers = [];
+      const answers: Awaited<ReturnType<typeof diffPolicies>>[] = [];
       for (let i = 0; i < 3; i++) answers.push(await diffPolicies(frugal, "false", HARD));
       expect(answers[0]!.relation).toBe("unknown");
       expect(answers[0]!.reason).toMatch(/budget \(its work ran out\)/);
