@@ -3,7 +3,7 @@
 // each widening's witness shown as its input and the outcome before and after.
 // @ts-check
 
-import { api, problemText, seg } from "./api.js";
+import { ApiError, api, problemText, seg } from "./api.js";
 import { badge, fields, h, message, replace, time, viewLink } from "./dom.js";
 
 /**
@@ -134,9 +134,10 @@ function asBody(f) {
 }
 
 /**
- * The review form: a candidate version as JSON (`authority compile` writes it from the YAML), the
- * window in days, and the preview's answer below it. The server compares the candidate with its
- * latest version; the text starts as the version shown, so an older one previews a roll-back.
+ * The review form: a candidate version as the family's YAML file (or the JSON `authority compile`
+ * writes from it: JSON is YAML), the window in days, and the preview's answer below it. The server
+ * compiles the text as `authority compile` does and compares it with its latest version; the text
+ * starts as the version shown, so an older one previews a roll-back.
  * @param {Family} latest
  * @param {Family} shown
  */
@@ -153,9 +154,9 @@ function reviewForm(latest, shown) {
     h(
       "p",
       { class: "muted" },
-      `The candidate is compared with version ${latest.version}, the latest: the replay of its grants' past decisions, and the symbolic diff of what could change for any action. Paste the JSON that \`authority compile\` writes from the family's YAML, or edit the version shown. Nothing is created.`,
+      `The candidate is compared with version ${latest.version}, the latest: the replay of its grants' past decisions, and the symbolic diff of what could change for any action. Paste the family's YAML file as it stands in review, or edit the version shown. Nothing is created.`,
     ),
-    h("label", {}, "Candidate (JSON)", text),
+    h("label", {}, "Candidate (YAML or JSON)", text),
     h("label", {}, "Replay the last N days", days),
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Preview impact")),
     result,
@@ -168,32 +169,41 @@ function reviewForm(latest, shown) {
 }
 
 /**
- * Sends the candidate to the impact preview and shows its answer, or why it was refused.
+ * Sends the candidate's text to the impact preview and shows its answer, or why it was refused:
+ * a text that does not compile is listed error by error, at its line and column in the text.
  * @param {HTMLFormElement} form
  * @param {string} familyId
- * @param {string} candidate
+ * @param {string} source
  * @param {number} days
  * @param {HTMLElement} result
  */
-async function preview(form, familyId, candidate, days, result) {
-  /** @type {unknown} */
-  let family;
-  try {
-    family = JSON.parse(candidate);
-  } catch (error) {
-    result.replaceChildren(message("error", `The candidate is not JSON: ${error instanceof Error ? error.message : String(error)}`));
-    return;
-  }
+async function preview(form, familyId, source, days, result) {
   form.setAttribute("aria-busy", "true");
   try {
     /** @type {Impact} */
-    const impact = await api("POST", `/grant-families/${seg(familyId)}/impact`, { family, days });
+    const impact = await api("POST", `/grant-families/${seg(familyId)}/impact`, { source, days });
     replace(result, impactView(impact));
   } catch (error) {
-    result.replaceChildren(message("error", problemText(error)));
+    result.replaceChildren(message("error", problemText(error)), diagnosticList(error));
   } finally {
     form.setAttribute("aria-busy", "false");
   }
+}
+
+/**
+ * The compiler's errors a refusal carries, one line each with its place in the candidate's text.
+ * @param {unknown} error
+ */
+function diagnosticList(error) {
+  const problem = error instanceof ApiError ? /** @type {{ diagnostics?: unknown }} */ (error.problem ?? {}) : {};
+  const list = Array.isArray(problem.diagnostics) ? problem.diagnostics : [];
+  return h(
+    "ul",
+    { class: "diagnostics" },
+    ...list.map((/** @type {{ line?: number, column?: number, code?: string, message?: string }} */ d) =>
+      h("li", {}, h("span", { class: "mono" }, `line ${d.line}, column ${d.column}`), ` ${d.code}: ${d.message}`),
+    ),
+  );
 }
 
 /**

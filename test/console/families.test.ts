@@ -3,6 +3,7 @@
 // whose witness is shown as its input with each version's outcome.
 
 import type { Page } from "playwright-core";
+import { stringify } from "yaml";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { familyBody } from "../server/families-http.js";
 import { ADMIN_KEY, startTestServer, type TestServer } from "../server/http-harness.js";
@@ -50,7 +51,7 @@ browserSuite("console in a browser: grant families", () => {
     await expect.poll(() => page.locator("#view-families h3 .tag").first().textContent()).toBe("version 1");
   });
 
-  it("reviews a candidate that raises a parameter's maximum: the diff widens, with a witness", async () => {
+  it("reviews a candidate, pasted as the family's YAML, that raises a parameter's maximum: the diff widens, with a witness", async () => {
     await page.goto(`${origin}/console/#families/${familyId}`);
     const form = page.locator("form.review");
     await form.waitFor();
@@ -58,7 +59,7 @@ browserSuite("console in a browser: grant families", () => {
     expect(JSON.parse(await form.locator("textarea[name=candidate]").inputValue())).toMatchObject({ id: "console-payments", version: 3 });
     await form
       .locator("textarea[name=candidate]")
-      .fill(JSON.stringify(familyBody(3, { name: "console-payments", budget: 20000, limitMax: 9000 })));
+      .fill(stringify(familyBody(3, { name: "console-payments", budget: 20000, limitMax: 9000 })));
     await form.locator("button[type=submit]").click();
     const relation = form.locator(".impact-result p.relation .badge");
     await relation.waitFor({ timeout: 60_000 });
@@ -92,9 +93,11 @@ browserSuite("console in a browser: grant families", () => {
     await form.locator("textarea[name=candidate]").fill(JSON.stringify({ ...familyBody(3, { name: "another-name" }) }));
     await form.locator("button[type=submit]").click();
     await expect.poll(() => form.locator(".impact-result .error").textContent()).toContain("422");
-    await form.locator("textarea[name=candidate]").fill("{ not json");
+    // A text that does not compile is refused with each error at its line and column in the text.
+    await form.locator("textarea[name=candidate]").fill("id: console-payments\nversion: 3\ngrant: [unclosed\n");
     await form.locator("button[type=submit]").click();
-    await expect.poll(() => form.locator(".impact-result .error").textContent()).toContain("not JSON");
+    await expect.poll(() => form.locator(".impact-result .error").textContent()).toContain("422 invalid_family");
+    expect(await form.locator(".impact-result ul.diagnostics li").first().textContent()).toMatch(/^line \d+, column \d+ /);
     const latest = await t.call("GET", `/grant-families/${familyId}`, { key: ADMIN_KEY });
     expect(latest.body.version).toBe(2);
   });

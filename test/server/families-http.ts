@@ -4,6 +4,7 @@
 import { compileFamily, familyContentHash, type GrantFamilyBody } from "@agent-authority/families";
 import { sealRecord } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import { IMPACT_CERTIFICATES_PER_AGENT_MAX } from "../../server/src/services/families/index.js";
 import { CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
 import type { StoreTarget } from "./targets.js";
@@ -477,6 +478,30 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expect(past.status, JSON.stringify(past.body)).toBe(200);
       expect(past.body).toMatchObject({ replayed: 0, changed: 0, skipped: [{ grant_id: current.grantId, decisions: 1 }] });
       expect(past.body.skipped[0].reason).toContain(`more than ${IMPACT_CERTIFICATES_PER_AGENT_MAX} certificates`);
+    });
+
+    it("takes the candidate as the family's YAML source, compiled as `authority compile` does: the same answer as its JSON, errors at their line and column", async () => {
+      const candidate = familyBody(4, { limitMax: 4000, policy: "amount_minor <= ${limit_minor} && amount_minor < 1000" });
+      const asJson = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { family: candidate, days: 7 } });
+      const asYaml = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { source: stringify(candidate), days: 7 } });
+      expect(asYaml.status, JSON.stringify(asYaml.body)).toBe(200);
+      const { since: _a, symbolic: _b, ...json } = asJson.body;
+      const { since: _c, symbolic: _d, ...yaml } = asYaml.body;
+      expect(yaml).toEqual(json);
+      expect(asYaml.body.symbolic.relation).toBe(asJson.body.symbolic.relation);
+      // An unknown placeholder on the fifth line of the text is reported there.
+      const broken = stringify(candidate).replace("${limit_minor}", "${limit_minr}");
+      const refused = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { source: broken } });
+      expectProblem(refused, 422, "invalid_family");
+      const at = refused.body.diagnostics.find((d: { code: string }) => d.code === "placeholder-unknown");
+      const line = broken.split("\n").findIndex((l) => l.includes("${limit_minr}")) + 1;
+      expect(at).toMatchObject({ line });
+      expect(refused.body.detail).toContain(`line ${line}`);
+      // Exactly one of the two: both, or neither, is the schema's refusal.
+      for (const body of [{ family: candidate, source: stringify(candidate) }, { days: 7 }]) {
+        const reply = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body });
+        expect(reply.status).toBe(400);
+      }
     });
 
     it("refuses a candidate of another family", async () => {

@@ -260,9 +260,16 @@ export const familyImpactBodySchema = {
   title: "FamilyImpactBody",
   type: "object",
   additionalProperties: false,
-  required: ["family"],
+  description: "The candidate as compiled JSON (`family`) or as the YAML a reviewer reads (`source`): exactly one of the two.",
+  oneOf: [{ required: ["family"] }, { required: ["source"] }],
   properties: {
     family: { $ref: "GrantFamilyBody", description: "The candidate version, as `authority compile` writes it." },
+    source: {
+      type: "string",
+      maxLength: FAMILY_LIMITS.sourceBytesMax,
+      description:
+        "The candidate version's YAML file, compiled by the server as `authority compile` compiles it; an error answers `invalid_family` with each diagnostic's line and column in this text.",
+    },
     days: { type: "integer", minimum: 1, maximum: 90, default: 30, description: "Replay the sealed decisions of the last N days." },
   },
 } as const;

@@ -64,6 +64,22 @@ function diagnosticView(d: FamilyDiagnostic) {
 const errorsOf = (text: string) => compileFamily(text, "body").diagnostics.filter((d) => d.severity === "error");
 
 /**
+ * A family's YAML source compiled as `authority compile` compiles it, for a client that holds the
+ * file a reviewer reads (the console's review page) rather than the compiled JSON. An error refuses
+ * it with every error's line and column in that text.
+ */
+export function familyFromSource(source: string): GrantFamilyBody {
+  const compiled = compileFamily(source, "source");
+  const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+  if (compiled.body === undefined || errors.length > 0) {
+    const first = errors[0];
+    const detail = first === undefined ? "the source does not compile" : `${first.code} at line ${first.range.start.line}, column ${first.range.start.column}: ${first.message}`;
+    throw new Refusal("invalid_family", detail, { diagnostics: errors.map(diagnosticView) });
+  }
+  return compiled.body;
+}
+
+/**
  * Everything the compiler checks beyond the schema (placeholders, bounds of defaults and examples,
  * the policy, the instantiated grant's shape, the stated hash), run on the body itself: JSON is
  * YAML, so the server accepts exactly what `authority compile` accepts. The verdict is the one on

@@ -25,7 +25,7 @@ import type { LedgerRow } from "../../store/decisions/index.js";
 import type { CertificateRecord, GrantRecord } from "../../store/core/index.js";
 import { decisionState } from "../decisions/index.js";
 import type { ServiceContext } from "../common/index.js";
-import { checkFamilyBody, familyVersion } from "./families.js";
+import { checkFamilyBody, familyFromSource, familyVersion } from "./families.js";
 import { familyContentHash } from "@agent-authority/families";
 import { grantFromIssueBody, grantTerms } from "../grants/index.js";
 import {
@@ -355,12 +355,13 @@ async function replayRecords(
 export async function previewFamilyImpact(
   ctx: ServiceContext,
   id: string,
-  body: { family: GrantFamilyBody; days?: number },
+  body: { family?: GrantFamilyBody; source?: string; days?: number },
   sentText?: string,
 ): Promise<Record<string, unknown>> {
   const current = await familyVersion(ctx, id, undefined);
-  const candidate = body.family;
-  checkFamilyBody(candidate, sentText === undefined ? undefined : { text: sentText, path: ["family"] });
+  // The schema lets exactly one of the two through; a source is compiled, then checked as a sent body is.
+  const candidate = body.family ?? familyFromSource(body.source ?? "");
+  checkFamilyBody(candidate, body.family === undefined || sentText === undefined ? undefined : { text: sentText, path: ["family"] });
   if (candidate.id !== current.name) {
     throw new Refusal("invalid_family", `the candidate is family \`${candidate.id}\`, not \`${current.name}\``);
   }
