@@ -21,6 +21,7 @@ import {
   listTooLong,
   member,
   type Meter,
+  NEVER_CHARGED,
   readPath,
   type Value,
 } from "./values.js";
@@ -403,7 +404,13 @@ function name(e: ExprOf<"name">): Compiled {
       return { fn: (env) => readPath(env.args, path), canFail: false };
     }
     case "approver":
-      return { fn: (env) => env.approver ?? null, canFail: false };
+      return {
+        fn: (env, meter) => {
+          if (meter !== NEVER_CHARGED) meter.approverRead = true;
+          return env.approver ?? null;
+        },
+        canFail: false,
+      };
     case "amount_minor":
       return { fn: (env) => env.amount_minor, canFail: false };
     case "currency":

@@ -109,7 +109,7 @@ class Policy implements CompiledPolicy {
     const before = budget === undefined ? 0 : budget.spent;
     // One policy never spends more than its own budget, whatever is left of a shared one.
     const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
-    return { spent: before + units, limit, error: undefined, lists, urls: undefined };
+    return { spent: before + units, limit, error: undefined, lists, urls: undefined, approverRead: false };
   }
 
   /** Adds what `meter` spent to `budget`; the limit it passed, or undefined. */
@@ -231,6 +231,10 @@ class Policy implements CompiledPolicy {
     // A failure that only a null approver causes (say `startsWith(approver, …)`) is no reason to
     // report: the policy denies because no approval would do, and that is what the decision says.
     const none = this.root(withoutApprover, run);
+    // Evaluation runs left to right and stops where the outcome is known: one that never reached
+    // `approver` took the path any approver would take, so its value is every approver's. The
+    // residual pass and its search would only confirm it (the charge for both stays paid).
+    if (!run.approverRead && typeof none === "boolean") return none ? ALLOW_PART : DENY_PART;
     const r = residual(withoutApprover, run);
     const found = search(r);
     if (charge(run, searchUnits(found.steps), this.ast.span) !== undefined) return DENY_PART;

@@ -51,6 +51,11 @@ export interface Meter {
    * once (cost.ts, urlReadingUnits): absent until the first URL function runs.
    */
   urls?: Map<string, UrlReading> | undefined;
+  /**
+   * Set when the evaluation reads `approver`. A decision evaluated with no approval that never
+   * reads it took the path every approver would take: its outcome is theirs too (policy.ts).
+   */
+  approverRead?: boolean;
 }
 
 /**
