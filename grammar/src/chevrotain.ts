@@ -10,7 +10,6 @@ import { pathToFileURL } from "node:url";
 type Chevrotain = typeof import("chevrotain");
 
 const entry = createRequire(import.meta.url).resolve("chevrotain");
-const bundled = new URL("../chevrotain.mjs", pathToFileURL(entry));
-const chevrotain = (await import(bundled.href)) as Chevrotain;
+const chevrotain = (await import(new URL("../chevrotain.mjs", pathToFileURL(entry)).href)) as Chevrotain;
 
 export const { CstParser, EOF, Lexer, createToken, generateCstDts } = chevrotain;

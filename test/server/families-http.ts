@@ -483,7 +483,10 @@ export function familiesHttpSuite(target: StoreTarget): void {
     it("takes the candidate as the family's YAML source, compiled as `authority compile` does: the same answer as its JSON, errors at their line and column", async () => {
       const candidate = familyBody(4, { limitMax: 4000, policy: "amount_minor <= ${limit_minor} && amount_minor < 1000" });
       const asJson = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { family: candidate, days: 7 } });
-      const asYaml = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { source: stringify(candidate), days: 7 } });
+      const asYaml = await t.call("POST", `/grant-families/${familyId}/impact`, {
+        key: auditor,
+        body: { source: stringify(candidate), days: 7 },
+      });
       expect(asYaml.status, JSON.stringify(asYaml.body)).toBe(200);
       const { since: _a, symbolic: _b, ...json } = asJson.body;
       const { since: _c, symbolic: _d, ...yaml } = asYaml.body;

@@ -59,9 +59,13 @@ describe("group commit and retries on PostgreSQL", () => {
   });
 
   it("retries a deadlock between two batches of two replicas: both commit", async () => {
-    // A second driver on the same schema, as another replica would be: one replica's own batches
-    // for one order share a lane and never overlap.
-    const other = new PostgresDriver(db.url, { schema: db.schema! });
+    // Two drivers on the same schema, as two replicas would be: one replica's own batches for one
+    // order share a lane and never overlap. PostgreSQL reports a deadlock after `deadlock_timeout`
+    // (a second), which on a loaded machine can take a retry past the 2 s budget: the law here is
+    // the retry, so both drivers get a budget no machine reaches.
+    const retryMs = 30_000;
+    const one = new PostgresDriver(db.url, { schema: db.schema!, transactionRetryMs: retryMs });
+    const other = new PostgresDriver(db.url, { schema: db.schema!, transactionRetryMs: retryMs });
     let aLocked!: () => void;
     let bLocked!: () => void;
     const aHolds = new Promise<void>((r) => {
@@ -82,12 +86,13 @@ describe("group commit and retries on PostgreSQL", () => {
         return name;
       });
     try {
-      const a = crossing(driver, "a", 1, 2, aLocked, bHolds);
+      const a = crossing(one, "a", 1, 2, aLocked, bHolds);
       await aHolds;
       const b = crossing(other, "b", 2, 1, bLocked, aHolds);
       expect(await Promise.all([a, b])).toEqual(["a", "b"]);
       expect(tries).toBe(3);
     } finally {
+      await one.close();
       await other.close();
     }
   });

@@ -261,7 +261,10 @@ export const familyImpactBodySchema = {
   type: "object",
   additionalProperties: false,
   description: "The candidate as compiled JSON (`family`) or as the YAML a reviewer reads (`source`): exactly one of the two.",
-  oneOf: [{ required: ["family"] }, { required: ["source"] }],
+  oneOf: [
+    { required: ["family"], properties: { family: true } },
+    { required: ["source"], properties: { source: true } },
+  ],
   properties: {
     family: { $ref: "GrantFamilyBody", description: "The candidate version, as `authority compile` writes it." },
     source: {
