@@ -203,7 +203,14 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   instantiateGrantFamily: async (r) =>
     created(await instantiate(r.ctx, who(r), r.params["family_id"]!, r.body as { parameters?: Record<string, unknown>; version?: number })),
   previewFamilyImpact: async (r) =>
-    ok(await previewFamilyImpact(r.ctx, r.params["family_id"]!, r.body as { family?: GrantFamilyBody; source?: string; days?: number }, r.sentText)),
+    ok(
+      await previewFamilyImpact(
+        r.ctx,
+        r.params["family_id"]!,
+        r.body as { family?: GrantFamilyBody; source?: string; days?: number },
+        r.sentText,
+      ),
+    ),
 
   listSigningKeys: async (r) => ok(r.ctx.signer.jwks()),
   rotateSigningKey: async (r) => {

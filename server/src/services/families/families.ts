@@ -73,7 +73,10 @@ export function familyFromSource(source: string): GrantFamilyBody {
   const errors = compiled.diagnostics.filter((d) => d.severity === "error");
   if (compiled.body === undefined || errors.length > 0) {
     const first = errors[0];
-    const detail = first === undefined ? "the source does not compile" : `${first.code} at line ${first.range.start.line}, column ${first.range.start.column}: ${first.message}`;
+    const detail =
+      first === undefined
+        ? "the source does not compile"
+        : `${first.code} at line ${first.range.start.line}, column ${first.range.start.column}: ${first.message}`;
     throw new Refusal("invalid_family", detail, { diagnostics: errors.map(diagnosticView) });
   }
   return compiled.body;
