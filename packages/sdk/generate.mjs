@@ -112,11 +112,26 @@ function renderType(schema, indent) {
     return members.length === 0 ? "unknown" : [...new Set(members)].join(" & ");
   }
   if (Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf)) {
-    return union((schema.oneOf ?? schema.anyOf).map((member) => renderType(member, indent)));
+    const members = schema.oneOf ?? schema.anyOf;
+    // An object whose alternatives only say which of its own members are required (exactly one of
+    // two, say): each alternative is the object with those members required.
+    if (schema.properties !== undefined && members.every(onlyRequires)) {
+      return union(members.map((member) => ownObject({ ...schema, required: [...(schema.required ?? []), ...member.required] }, indent)));
+    }
+    return union(members.map((member) => renderType(member, indent)));
   }
   const types = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
   if (types.length === 0) return ownObject(schema, indent) ?? "unknown";
   return union(types.map((type) => renderPrimitive(type, schema, indent)));
+}
+
+/** Whether an alternative only requires members (naming them in `properties` as `true`, as strict mode asks). */
+function onlyRequires(member) {
+  if (typeof member !== "object" || member === null || !Array.isArray(member.required)) return false;
+  const properties = member.properties ?? {};
+  return (
+    Object.keys(member).every((key) => key === "required" || key === "properties") && Object.values(properties).every((p) => p === true)
+  );
 }
 
 /** A union without repeated members; `unknown` absorbs every other member. */

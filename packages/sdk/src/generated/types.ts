@@ -777,12 +777,22 @@ export interface FamilyImpact {
   }>;
 }
 
-export interface FamilyImpactBody {
+/** The candidate as compiled JSON (`family`) or as the YAML a reviewer reads (`source`): exactly one of the two. */
+export type FamilyImpactBody = {
   /** The candidate version, as `authority compile` writes it. */
   readonly family: GrantFamilyBody;
+  /** The candidate version's YAML file, compiled by the server as `authority compile` compiles it; an error answers `invalid_family` with each diagnostic's line and column in this text. */
+  readonly source?: string;
   /** Replay the sealed decisions of the last N days. Default: `30`. */
   readonly days?: number;
-}
+} | {
+  /** The candidate version, as `authority compile` writes it. */
+  readonly family?: GrantFamilyBody;
+  /** The candidate version's YAML file, compiled by the server as `authority compile` compiles it; an error answers `invalid_family` with each diagnostic's line and column in this text. */
+  readonly source: string;
+  /** Replay the sealed decisions of the last N days. Default: `30`. */
+  readonly days?: number;
+};
 
 export interface FamilyInstantiateBody {
   /** A value for every parameter without a default; each is checked against its type and bounds. */
