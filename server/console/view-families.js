@@ -10,7 +10,7 @@ import { badge, fields, h, message, replace, time, viewLink } from "./dom.js";
  * The bodies this view reads (the server's schemas in packages/api are the authority).
  * @typedef {{ id: string, name: string, version: number, content_hash?: string, reviewed_by?: string[],
  *   description?: string, parameters?: Record<string, unknown>, grant?: Record<string, unknown>,
- *   approval?: Record<string, unknown>, examples?: unknown[], pushed_at?: string, pushed_by?: string }} Family
+ *   approval?: Record<string, unknown>, examples?: unknown[], pushed_at?: string, pushed_by?: string, versions?: number[] }} Family
  * @typedef {{ families: Family[], next_after: string | null }} FamilyList
  * @typedef {{ axis?: string, input?: Record<string, unknown>, parameters?: Record<string, unknown>, old: boolean, new: boolean }} Witness
  * @typedef {{ relation: string, widening?: Witness[], narrowing?: Witness[], reason?: string }} Symbolic
@@ -86,13 +86,13 @@ async function familyList(section) {
 }
 
 /**
- * A link to each version of the family, the one shown marked.
+ * A link to each version of the family the server lists (numbers may skip: a push may raise the
+ * version by more than one), the one shown marked.
  * @param {Family} latest
  * @param {number} current
  */
 function versionLinks(latest, current) {
-  const versions = [];
-  for (let v = latest.version; v >= 1 && versions.length < 50; v -= 1) versions.push(v);
+  const versions = latest.versions ?? [latest.version];
   return h(
     "p",
     { class: "versions" },

@@ -158,6 +158,9 @@ export function familiesHttpSuite(target: StoreTarget): void {
       expect((await t.call("GET", "/grant-families?name=nothing-here", { key: auditor })).body.families).toEqual([]);
       expect((await t.call("GET", `/grant-families/${familyId}?version=1`, { key: auditor })).body).toMatchObject({ version: 1 });
       expect((await t.call("GET", `/grant-families/${familyId}`, { key: auditor })).body).toMatchObject({ version: 2 });
+      // Reading one family lists its versions, newest first, whichever version is read; the list does not.
+      expect((await t.call("GET", `/grant-families/${familyId}?version=1`, { key: auditor })).body.versions).toEqual([2, 1]);
+      expect(list.body.families[0].versions).toBeUndefined();
       expectProblem(await t.call("GET", `/grant-families/${familyId}?version=9`, { key: auditor }), 404, "family_not_found");
       expectProblem(await t.call("GET", `/grant-families/${familyId}?version=x`, { key: auditor }), 400, "invalid_query");
       expectProblem(await t.call("GET", "/grant-families/support-agent", { key: auditor }), 400, "invalid_id");

@@ -14,6 +14,8 @@ export const FAMILY_LIMITS = Object.freeze({
   descriptionCharsMax: 2_000,
   enumValuesMax: 256,
   stringParameterCharsMax: 1_024,
+  /** The most version numbers the read of one family lists (`versions`), newest first. */
+  versionsListedMax: 100,
   /** The largest YAML source the compiler reads. */
   sourceBytesMax: 262_144,
   /** The longest parameter `pattern` (RE2 syntax, docs/families.md). */
@@ -296,6 +298,13 @@ export const grantFamilySchema = {
     examples: { type: "array", items: { type: "object" } },
     pushed_at: timestamp,
     pushed_by: { type: "string" },
+    versions: {
+      type: "array",
+      items: { type: "integer" },
+      maxItems: FAMILY_LIMITS.versionsListedMax,
+      description:
+        "In the answer of `GET /v1/grant-families/{family_id}`: the family's version numbers, newest first (at most 100); numbers may skip, since a push may raise the version by more than one.",
+    },
     created: { type: "boolean", description: "In the answer of a push: whether this push made the version." },
   },
 } as const;

@@ -932,6 +932,8 @@ export interface GrantFamily {
   /** An RFC 3339 UTC time with milliseconds. */
   readonly pushed_at: string;
   readonly pushed_by: string;
+  /** In the answer of `GET /v1/grant-families/{family_id}`: the family's version numbers, newest first (at most 100); numbers may skip, since a push may raise the version by more than one. */
+  readonly versions?: readonly number[];
   /** In the answer of a push: whether this push made the version. */
   readonly created?: boolean;
 }

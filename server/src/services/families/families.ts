@@ -3,7 +3,7 @@
 // sealed decisions of the family's grants. The family compiler decides what a family is; this
 // module recomputes the content hash, keeps versions and records instances.
 
-import type { Grant, GrantIssueBody } from "@agent-authority/api";
+import { FAMILY_LIMITS, type Grant, type GrantIssueBody } from "@agent-authority/api";
 import {
   compileFamily,
   familyContentHash,
@@ -182,8 +182,11 @@ export async function familyVersion(ctx: ServiceContext, id: string, version: nu
   return row;
 }
 
+/** `GET /v1/grant-families/{id}`: one version (the latest by default), with the family's version numbers. */
 export async function getFamily(ctx: ServiceContext, id: string, version: number | undefined): Promise<FamilyView> {
-  return familyView(await familyVersion(ctx, id, version));
+  const row = await familyVersion(ctx, id, version);
+  const versions = await ctx.store.familyPath().versionNumbers(id, FAMILY_LIMITS.versionsListedMax);
+  return { ...familyView(row), versions };
 }
 
 /**

@@ -72,6 +72,8 @@ export interface FamilyStore {
   /** The latest version of a family, or the given one. */
   getVersion(id: string, version?: number): Promise<FamilyVersionRow | undefined>;
   insertVersion(row: FamilyVersionRow): Promise<void>;
+  /** The version numbers of a family, newest first, at most `limit`. */
+  versionNumbers(id: string, limit: number): Promise<number[]>;
   /** The latest version of every family, by id, after `after`, at most `limit`. */
   listLatest(filter: { name?: string | undefined }, after: string | undefined, limit: number): Promise<FamilyVersionRow[]>;
   insertInstance(row: FamilyInstanceRow): Promise<void>;
@@ -137,6 +139,11 @@ export class FamilySql implements FamilyStore {
         ? await this.#db.get("SELECT * FROM grant_families WHERE id = ? ORDER BY version DESC LIMIT 1", [id])
         : await this.#db.get("SELECT * FROM grant_families WHERE id = ? AND version = ?", [id, version]);
     return row === undefined ? undefined : familyFromRow(row);
+  }
+
+  async versionNumbers(id: string, limit: number): Promise<number[]> {
+    const rows = await this.#db.all("SELECT version FROM grant_families WHERE id = ? ORDER BY version DESC LIMIT ?", [id, limit]);
+    return rows.map((row) => Number(row["version"]));
   }
 
   async insertVersion(row: FamilyVersionRow): Promise<void> {
