@@ -70,6 +70,18 @@ describe("authority diff", () => {
   });
 });
 
+/** A family witness: the axis it shows and the parameters that instantiate both families. */
+type FamilyWitness = Witness & { axis: string; parameters: Record<string, unknown> };
+
+/** `authority diff OLD NEW --format json` of two families that must widen: exit 1 and relation `widens`; the widening witnesses. */
+function widenings(old: string, next: string): FamilyWitness[] {
+  const run = authority(["diff", old, next, "--format", "json"]);
+  expect(run.code, run.stderr).toBe(1);
+  const result = JSON.parse(run.stdout) as { relation: string; widening: FamilyWitness[] };
+  expect(result.relation).toBe("widens");
+  return result.widening;
+}
+
 describe("authority diff of two families", () => {
   const family = readFileSync(join(root, "policies", "procurement-agent.yaml"), "utf8");
 
@@ -77,20 +89,13 @@ describe("authority diff of two families", () => {
     const old = file("old.yaml", family);
     expect(authority(["diff", old, old]).code).toBe(0);
     const next = file("ttl.yaml", family.replace("    max: 72", "    max: 96"));
-    const run = authority(["diff", old, next, "--format", "json"]);
-    expect(run.code).toBe(1);
-    const result = JSON.parse(run.stdout) as { relation: string; widening: (Witness & { axis: string; parameters: object })[] };
-    expect(result.relation).toBe("widens");
-    expect(result.widening.map((w) => [w.axis, w.parameters])).toEqual([["ttl_hours", { ttl_hours: 96 }]]);
+    expect(widenings(old, next).map((w) => [w.axis, w.parameters])).toEqual([["ttl_hours", { ttl_hours: 96 }]]);
   });
 
   it("a supplier added to the policy widens, with a witness whose parameters instantiate both families", () => {
     const old = file("old.yaml", family);
     const next = file("supplier.yaml", family.replace('"initech-facilities"]', '"initech-facilities", "evil-corp"]'));
-    const run = authority(["diff", old, next, "--format", "json"]);
-    expect(run.code).toBe(1);
-    const result = JSON.parse(run.stdout) as { widening: (Witness & { axis: string; parameters: Record<string, number> })[] };
-    const [w] = result.widening;
+    const [w] = widenings(old, next);
     expect(w!.axis).toBe("policy");
     expect(w!.input["args"]).toEqual({ supplier: "evil-corp" });
     expect(authority(["diff", next, old]).code).toBe(0);
@@ -114,11 +119,7 @@ describe("authority diff of two families", () => {
   it("a raised approval threshold widens at the approval axis: a budget the old family held for approval, no approver", () => {
     const old = file("old.yaml", family);
     const approval = file("approval.yaml", family.replace("above_budget_minor: 30000", "above_budget_minor: 40000"));
-    const run = authority(["diff", old, approval, "--format", "json"]);
-    expect(run.code).toBe(1);
-    const result = JSON.parse(run.stdout) as { relation: string; widening: (Witness & { axis: string; parameters: object })[] };
-    expect(result.relation).toBe("widens");
-    expect(result.widening.map((w) => [w.axis, w.parameters, w.input["approver"]])).toEqual([
+    expect(widenings(old, approval).map((w) => [w.axis, w.parameters, w.input["approver"]])).toEqual([
       ["approval", { budget_amount_minor: 30001 }, null],
     ]);
     expect(authority(["diff", approval, old]).code).toBe(0);
@@ -128,10 +129,7 @@ describe("authority diff of two families", () => {
     const support = readFileSync(join(root, "policies", "support-agent.yaml"), "utf8");
     const old = file("support.yaml", support);
     const wider = file("support-wider.yaml", support.replace('pattern: "cus_[a-z0-9]{8,24}"', 'pattern: "(cus|acct)_[a-z0-9]{8,24}"'));
-    const run = authority(["diff", old, wider, "--format", "json"]);
-    expect(run.code).toBe(1);
-    const result = JSON.parse(run.stdout) as { widening: (Witness & { axis: string; parameters: Record<string, string> })[] };
-    const [w] = result.widening;
+    const [w] = widenings(old, wider);
     expect(w!.axis).toBe("policy");
     expect(w!.parameters["customer_id"]).toMatch(/^acct_[a-z0-9]{8,24}$/);
     expect((w!.input["args"] as Record<string, unknown>)["customer_id"]).toBe(w!.parameters["customer_id"]);

@@ -4,6 +4,7 @@
 import { compileFamily, familyContentHash, type GrantFamilyBody } from "@agent-authority/families";
 import { sealRecord } from "@agent-authority/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { stringify } from "yaml";
 import { IMPACT_CERTIFICATES_PER_AGENT_MAX } from "../../server/src/services/families/index.js";
 import { CERTIFICATION, ENVIRONMENT, expectProblem, startTestServer, type TestServer } from "./http-harness.js";
@@ -508,6 +509,35 @@ export function familiesHttpSuite(target: StoreTarget): void {
         const reply = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body });
         expect(reply.status).toBe(400);
       }
+    });
+
+    it("refuses every hostile `source` with a 4xx and writes nothing: arbitrary text, an alias bomb, deep nesting, another family's YAML", async () => {
+      const before = await t.db.store.countRows();
+      const bomb = [
+        "a: &a [x, x, x, x, x, x, x, x, x, x]",
+        ...Array.from(
+          { length: 9 },
+          (_, i) =>
+            `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`,
+        ),
+      ].join("\n");
+      const fixed = [
+        bomb,
+        `${"[".repeat(5_000)}${"]".repeat(5_000)}`,
+        stringify({ ...familyBody(5), id: "another-family" }),
+        "",
+        "\u0000",
+        "id: x\nid: y",
+      ];
+      const hostile = fc.sample(fc.string({ maxLength: 300, unit: "binary" }), { numRuns: 40, seed: 0x5eed });
+      for (const source of [...fixed, ...hostile]) {
+        const reply = await t.call("POST", `/grant-families/${familyId}/impact`, { key: auditor, body: { source } });
+        expect(reply.status, `${JSON.stringify(source).slice(0, 80)} → ${JSON.stringify(reply.body).slice(0, 200)}`).toBeGreaterThanOrEqual(
+          400,
+        );
+        expect(reply.status).toBeLessThan(500);
+      }
+      expect(await t.db.store.countRows()).toEqual(before);
     });
 
     it("refuses a candidate of another family", async () => {

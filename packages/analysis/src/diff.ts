@@ -5,7 +5,7 @@ import { Encoder } from "./encode.js";
 import { Inputs, TAG } from "./inputs.js";
 import { and, or } from "./logic.js";
 import type { Analyzer } from "./solver.js";
-import { deadlineIn } from "./solver.js";
+import { meterFor } from "./solver.js";
 import { matchesPattern } from "./pattern.js";
 import { stringTerm, Unsupported } from "./strings.js";
 import { findWitness, type Search, type WitnessInput } from "./witness.js";
@@ -96,14 +96,14 @@ export async function diffChecked(
     throw error;
   }
   const c = analyzer.ctx;
-  const deadline = deadlineIn(analyzer);
+  const meter = meterFor(analyzer);
   const wider = await findWitness(
     {
       inputs,
       goal: c.And(newAllows, c.Not(oldAllows)),
       confirm: options.confirm?.widening ?? ((x) => allowsInput(after.policy, x) && !allowsInput(before.policy, x)),
     },
-    deadline,
+    meter,
   );
   const narrower = await findWitness(
     {
@@ -111,7 +111,7 @@ export async function diffChecked(
       goal: c.And(oldAllows, c.Not(newAllows)),
       confirm: options.confirm?.narrowing ?? ((x) => allowsInput(before.policy, x) && !allowsInput(after.policy, x)),
     },
-    deadline,
+    meter,
   );
   return relationOf(wider, narrower);
 }

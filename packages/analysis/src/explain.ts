@@ -5,7 +5,7 @@ import { allowsInput, checkedPolicy } from "./diff.js";
 import { Encoder } from "./encode.js";
 import { type EnvName, Inputs, type Sym, TAG } from "./inputs.js";
 import { ANALYSIS_LIMITS } from "./limits.js";
-import { type Analyzer, check, deadlineIn } from "./solver.js";
+import { type Analyzer, check, meterFor } from "./solver.js";
 import { stringTerm, Unsupported } from "./strings.js";
 import { readInput } from "./witness.js";
 
@@ -38,9 +38,9 @@ export async function nearestAllowed(analyzer: Analyzer, text: string, input: Po
   opt.add(...inputs.domain, allows);
   opt.minimize(c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, 1, 0) as Arith<"main">)));
   opt.minimize(c.Sum(c.Int.val(0), ...intChanges(inputs, input)));
-  const deadline = deadlineIn(analyzer);
+  const meter = meterFor(analyzer);
   for (let attempt = 0; attempt < ANALYSIS_LIMITS.witnessAttemptsMax; attempt++) {
-    const v = await check(c, opt, deadline);
+    const v = await check(c, opt, meter);
     if (v.kind === "unsat") return attempt === 0 ? { kind: "never" } : unconfirmed();
     if (v.kind === "unknown") return v;
     const changed = names.filter((_, i) => v.model.eval(flags[i]!, true).toString() === "true");

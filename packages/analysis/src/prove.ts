@@ -5,7 +5,7 @@ import { type ArgDomain, checkedPolicy, domainOf } from "./diff.js";
 import { Encoder } from "./encode.js";
 import { Inputs } from "./inputs.js";
 import { ANALYSIS_LIMITS } from "./limits.js";
-import { type Analyzer, check, type Deadline, deadlineIn, newSolver } from "./solver.js";
+import { type Analyzer, check, type Meter, meterFor } from "./solver.js";
 import { Unsupported } from "./strings.js";
 
 type BinaryExpr = Extract<Expr, { kind: "binary" }>;
@@ -27,15 +27,15 @@ interface Satisfiability {
  * One solver for every question of a policy, the domains added once: each formula is an
  * assumption of its own call, so the solver keeps what it learned of the domains between calls.
  */
-function satisfiability(analyzer: Analyzer, inputs: Inputs, assumed: readonly Bool<"main">[], deadline: Deadline): Satisfiability {
-  const solver = newSolver(analyzer.ctx);
+function satisfiability(analyzer: Analyzer, inputs: Inputs, assumed: readonly Bool<"main">[], meter: Meter): Satisfiability {
+  const solver = new analyzer.ctx.Solver();
   const added = inputs.domain.length;
   solver.add(...inputs.domain, ...assumed);
   solver.push();
   const out: Satisfiability = {
     async test(f) {
       // A domain made after the solver (a name first read by a later encoding) joins the call's assumptions.
-      const v = await check(analyzer.ctx, solver, deadline, [...inputs.domain.slice(added), f]);
+      const v = await check(analyzer.ctx, solver, meter, [...inputs.domain.slice(added), f]);
       if (v.kind === "unknown") out.unknown = v.reason;
       return v.kind === "unknown" ? undefined : v.kind === "sat";
     },
@@ -71,7 +71,7 @@ export async function proveLintReport(analyzer: Analyzer, text: string, options:
   const { ast } = checkedPolicy(text);
   const inputs = new Inputs(analyzer.ctx);
   const encoder = new Encoder(inputs);
-  const deadline = deadlineIn(analyzer, options.until);
+  const meter = meterFor(analyzer, options.until);
   let outcome: { allows: Bool<"main">; ok: Bool<"main"> };
   let assumed: Bool<"main">[];
   try {
@@ -81,7 +81,7 @@ export async function proveLintReport(analyzer: Analyzer, text: string, options:
     if (error instanceof Unsupported) return { diagnostics: [], unknown: `the analysis cannot encode ${error.message}` };
     throw error;
   }
-  const sat = satisfiability(analyzer, inputs, assumed, deadline);
+  const sat = satisfiability(analyzer, inputs, assumed, meter);
   const diagnostics = await provedWarnings(analyzer, ast, encoder, outcome, sat);
   const late = options.until !== undefined && Date.now() >= options.until;
   const unknown = sat.unknown === undefined ? undefined : late ? "the proof budget of the lint run ran out" : sat.unknown;

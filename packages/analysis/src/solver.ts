@@ -1,5 +1,5 @@
 // Loading the solver (Z3 as WebAssembly, imported only here and only when asked) and bounded calls to it.
-import type { Bool, Context, Model, Solver } from "z3-solver";
+import type { Bool, Context, Model } from "z3-solver";
 import { ANALYSIS_LIMITS } from "./limits.js";
 
 /** One loaded solver: a Z3 context, its budgets, and the means to release its threads. */
@@ -79,7 +79,7 @@ interface Allowance {
  * after each call with what it used) and a time past which nothing more is asked. A part of a
  * question (a witness brought to fewer names) gets a smaller meter that charges the question's too.
  */
-export class Deadline {
+export class Meter {
   private readonly own: Allowance;
 
   constructor(
@@ -87,7 +87,7 @@ export class Deadline {
     allowance: Allowance,
     readonly at: number,
     readonly perCall: Allowance,
-    private readonly parent?: Deadline,
+    private readonly parent?: Meter,
   ) {
     this.own = { ...allowance };
   }
@@ -98,18 +98,16 @@ export class Deadline {
     return { work: Math.min(this.own.work, above.work), cpuMs: Math.min(this.own.cpuMs, above.cpuMs) };
   }
 
-  /** A meter for a part of this question: at most `allowance` of what is left. */
-  part(allowance: Allowance): Deadline {
-    const left = this.left;
-    const within = { work: Math.min(allowance.work, left.work), cpuMs: Math.min(allowance.cpuMs, left.cpuMs) };
-    return new Deadline(this.counter, within, this.at, this.perCall, this);
+  /** A meter for a part of this question: at most `allowance`, and never more than the question has left. */
+  part(allowance: Allowance): Meter {
+    return new Meter(this.counter, allowance, this.at, this.perCall, this);
   }
 
   /** Charges a call's CPU time and what the context's work counter shows since it was last read. */
   charge(count: number, cpuMs: number): void {
     const work = Math.max(0, count - this.counter.seen);
     this.counter.seen = Math.max(this.counter.seen, count);
-    for (let d: Deadline | undefined = this; d !== undefined; d = d.parent) {
+    for (let d: Meter | undefined = this; d !== undefined; d = d.parent) {
       d.own.work -= work;
       d.own.cpuMs -= cpuMs;
     }
@@ -117,11 +115,11 @@ export class Deadline {
 }
 
 /** A question's meter: the analyzer's budget, and no time past `until` (as `Date.now()`) when given. */
-export function deadlineIn(analyzer: Analyzer, until?: number): Deadline {
+export function meterFor(analyzer: Analyzer, until?: number): Meter {
   const { budget } = analyzer;
   const at = Math.min(Date.now() + budget.questionMs, until ?? Number.POSITIVE_INFINITY);
   const perCall = { work: budget.solverCallWork, cpuMs: budget.solverCallCpuMs };
-  return new Deadline(analyzer.counter, { work: budget.questionWork, cpuMs: budget.questionCpuMs }, at, perCall);
+  return new Meter(analyzer.counter, { work: budget.questionWork, cpuMs: budget.questionCpuMs }, at, perCall);
 }
 
 /** What `check` needs of a solver or an optimizer. */
@@ -133,30 +131,17 @@ export interface Checkable {
   statistics(): Iterable<{ readonly key: string; readonly value: number }>;
 }
 
-/** A fresh solver with the per-call budget. */
-export function newSolver(ctx: Context<"main">): Solver<"main"> {
-  const solver = new ctx.Solver();
-  solver.set("rlimit", ANALYSIS_LIMITS.solverCallWork);
-  solver.set("timeout", ANALYSIS_LIMITS.questionMs);
-  return solver;
-}
-
 /**
  * Checks `solver` under `extra` assumptions within the per-call budget and what is left of the
  * question's. Work is the solver's own limit; CPU time is watched by a timer that interrupts the
  * call past it; past the question's time the call is interrupted too, and answered `unknown` even
  * if the solver does not stop, so no call hangs.
  */
-export async function check(
-  ctx: Context<"main">,
-  solver: Checkable,
-  deadline: Deadline,
-  extra: readonly Bool<"main">[] = [],
-): Promise<Verdict> {
-  const left = deadline.left;
-  const work = Math.min(left.work, deadline.perCall.work);
-  const cpuMs = Math.min(left.cpuMs, deadline.perCall.cpuMs);
-  const wallMs = deadline.at - Date.now();
+export async function check(ctx: Context<"main">, solver: Checkable, meter: Meter, extra: readonly Bool<"main">[] = []): Promise<Verdict> {
+  const left = meter.left;
+  const work = Math.min(left.work, meter.perCall.work);
+  const cpuMs = Math.min(left.cpuMs, meter.perCall.cpuMs);
+  const wallMs = meter.at - Date.now();
   if (work < 1 || cpuMs <= 0 || wallMs <= 0) return { kind: "unknown", reason: "the budget of the question ran out" };
   solver.set("rlimit", Math.floor(work));
   solver.set("timeout", Math.max(1, Math.floor(wallMs)));
@@ -170,16 +155,16 @@ export async function check(
   const guard = new Promise<"stopped">((resolve) => {
     timer = setInterval(() => {
       if (spent() > cpuMs) why ??= "its CPU time ran out";
-      if (Date.now() > deadline.at) why ??= "its time ran out";
+      if (Date.now() > meter.at) why ??= "its time ran out";
       if (why === undefined) return;
       ctx.interrupt();
       // The solver is asked to stop; a call that does not within a second is left behind.
-      if (Date.now() > deadline.at + 1_000) resolve("stopped");
+      if (Date.now() > meter.at + 1_000) resolve("stopped");
     }, CPU_WATCH_MS);
   });
   try {
     const answer = await Promise.race([solver.check(...extra), guard]);
-    if (answer !== "stopped") deadline.charge(workCount(solver), spent());
+    if (answer !== "stopped") meter.charge(workCount(solver), spent());
     if (answer === "sat") return { kind: "sat", model: solver.model() };
     if (answer === "unsat") return { kind: "unsat" };
     const reason = why ?? (answer === "unknown" && solver.reasonUnknown() !== "canceled" ? solver.reasonUnknown() : "its work ran out");

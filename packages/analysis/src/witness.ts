@@ -3,7 +3,7 @@ import type { Bool, Model, Solver } from "z3-solver";
 import type { PolicyEnvironment } from "@agent-authority/language";
 import { DEFAULT_ACTION, ENV_NAMES, type EnvName, type Inputs, type Sym, TAG } from "./inputs.js";
 import { ANALYSIS_LIMITS } from "./limits.js";
-import { check, type Deadline, newSolver } from "./solver.js";
+import { check, type Meter } from "./solver.js";
 import { stringValue } from "./strings.js";
 
 /** A complete input, as `authority eval --input` reads it, `approver` present. */
@@ -27,18 +27,18 @@ export interface Question {
  * to few changed names (see `fewestNames`); a model the evaluator does not confirm is excluded and
  * the search tried again, at most ANALYSIS_LIMITS.witnessAttemptsMax times.
  */
-export async function findWitness(q: Question, deadline: Deadline): Promise<Search> {
+export async function findWitness(q: Question, meter: Meter): Promise<Search> {
   const c = q.inputs.ctx;
-  const solver = newSolver(c);
+  const solver = new c.Solver();
   solver.add(...q.inputs.domain, q.goal);
   // A scope from the start: the solver then runs incrementally for every call of the search, the first included, rather than changing engines (and starting over) at the first call with assumptions.
   solver.push();
   for (let attempt = 0; attempt < ANALYSIS_LIMITS.witnessAttemptsMax; attempt++) {
-    const v = await check(c, solver, deadline);
+    const v = await check(c, solver, meter);
     if (v.kind === "unsat") return attempt === 0 ? { kind: "none" } : unconfirmed();
     if (v.kind === "unknown") return v;
     const input = readInput(q.inputs, v.model);
-    if (q.confirm(input)) return { kind: "found", input: await fewestNames(q, solver, input, deadline) };
+    if (q.confirm(input)) return { kind: "found", input: await fewestNames(q, solver, input, meter) };
     solver.add(excluding(q.inputs, v.model));
   }
   return unconfirmed();
@@ -51,12 +51,12 @@ export async function findWitness(q: Question, deadline: Deadline): Promise<Sear
  * budget, the solver is asked for a witness with fewer changed names, until it proves there is
  * none (the fewest is then the minimum). Past the budget the fewest confirmed so far is kept.
  */
-async function fewestNames(q: Question, solver: Solver<"main">, confirmed: WitnessInput, deadline: Deadline): Promise<WitnessInput> {
+async function fewestNames(q: Question, solver: Solver<"main">, confirmed: WitnessInput, meter: Meter): Promise<WitnessInput> {
   const c = q.inputs.ctx;
   const names = q.inputs.names();
   const flags = names.map((n) => q.inputs.differs(n));
   const count = c.Sum(c.Int.val(0), ...flags.map((f) => c.If(f, c.Int.val(1), c.Int.val(0))));
-  const budget = deadline.part({ work: ANALYSIS_LIMITS.witnessMinimiseWork, cpuMs: ANALYSIS_LIMITS.witnessMinimiseCpuMs });
+  const budget = meter.part({ work: ANALYSIS_LIMITS.witnessMinimiseWork, cpuMs: ANALYSIS_LIMITS.witnessMinimiseCpuMs });
   let best = resetEach(q, names, confirmed);
   for (let k = changedNames(names, best) - 1; k >= 0; k = changedNames(names, best) - 1) {
     const v = await check(c, solver, budget, [count.le(k)]);

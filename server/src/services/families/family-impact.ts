@@ -359,9 +359,10 @@ export async function previewFamilyImpact(
   sentText?: string,
 ): Promise<Record<string, unknown>> {
   const current = await familyVersion(ctx, id, undefined);
-  // The schema lets exactly one of the two through; a source is compiled, then checked as a sent body is.
+  // The schema lets exactly one of the two through. A source is compiled as `authority compile`
+  // does, which checks all that a sent body's check does; a body is checked where it was sent.
   const candidate = body.family ?? familyFromSource(body.source ?? "");
-  checkFamilyBody(candidate, body.family === undefined || sentText === undefined ? undefined : { text: sentText, path: ["family"] });
+  if (body.family !== undefined) checkFamilyBody(body.family, sentText === undefined ? undefined : { text: sentText, path: ["family"] });
   if (candidate.id !== current.name) {
     throw new Refusal("invalid_family", `the candidate is family \`${candidate.id}\`, not \`${current.name}\``);
   }
