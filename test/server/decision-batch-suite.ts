@@ -255,6 +255,26 @@ export function batchStepTests(env: BatchServers): void {
     expect((await get<{ trips: unknown[] }>(env.base(1), `/breakers/${breaker.body.id}`, ADMIN_KEY)).trips).toEqual([]);
     const signals = await count(`SELECT count(*) AS n FROM decision_signals WHERE agent_id = ?`, [watched.id]);
     expect(signals).toBe(30);
+    // The windows a batch carried in memory and wrote once (decision 1943) are what a count afresh finds:
+    // they end at the agent's last signal and hold its last twenty, signal by signal.
+    const [stored] = await env.rows<{ state: string | Record<string, unknown> }>(`SELECT state FROM breaker_windows WHERE agent_id = ?`, [
+      watched.id,
+    ]);
+    const state = (typeof stored!.state === "string" ? JSON.parse(stored!.state) : stored!.state) as {
+      head: [number, number];
+      windows: Record<string, { n: number; counts: number[] }>;
+    };
+    const last = await env.rows<{ at: number | string; seq: number | string; signal: number | string }>(
+      `SELECT at, seq, signal FROM decision_signals WHERE agent_id = ? ORDER BY at DESC, seq DESC LIMIT 20`,
+      [watched.id],
+    );
+    expect(state.head.map(Number)).toEqual([Number(last[0]!.at), Number(last[0]!.seq)]);
+    const window = Object.values(state.windows);
+    expect(window).toHaveLength(1);
+    expect(window[0]!.n).toBe(20);
+    const counted = window[0]!.counts.map(() => 0);
+    for (const row of last) counted[Number(row.signal)]! += 1;
+    expect(window[0]!.counts).toEqual(counted);
   });
 
   /**

@@ -76,30 +76,72 @@ async function advance(
 }
 
 /**
+ * The windows of the agents whose decisions one transaction evaluates, as each agent's last
+ * evaluated decision left them: read from the store at an agent's first decision, carried in
+ * memory through the rest, and written once per agent by `flush` before the transaction ends
+ * (a batch of decisions, decision 1943).
+ */
+export class CarriedWindows {
+  readonly #states = new Map<string, WindowState>();
+
+  /** The agent's windows as this transaction last left them, if it evaluated the agent. */
+  get(agentId: string): WindowState | undefined {
+    return this.#states.get(agentId);
+  }
+
+  set(agentId: string, state: WindowState): void {
+    this.#states.set(agentId, state);
+  }
+
+  /** Writes each agent's windows as its last decision left them. */
+  async flush(store: BreakerStore): Promise<void> {
+    for (const [agentId, state] of this.#states) await store.putWindowState(agentId, state);
+    this.#states.clear();
+  }
+}
+
+/**
+ * Whether the stored state continues from the agent's previous decision. A state this transaction
+ * carries does: its head is the agent's previous signal, which this transaction wrote while it
+ * held the agent's breaker rows (INVARIANT breaker-lock-first), and every later signal of the
+ * agent is a decision it evaluates after.
+ */
+async function startingState(store: BreakerStore, d: NewSignal, carried: CarriedWindows | undefined): Promise<WindowState | undefined> {
+  const held = carried?.get(d.agent_id);
+  if (held !== undefined) return held;
+  const state = await store.windowState(d.agent_id);
+  if (state === undefined) return undefined;
+  const previous = await store.previousSignal(d.agent_id, [d.at, d.seq]);
+  return (previous === null ? state.head === null : same(state.head, previous)) ? state : undefined;
+}
+
+/**
  * The counts of every window the contracts use, ending at the decision just sealed (its signal is
  * already stored), keyed by `windowKey`. The stored state is advanced when it ends exactly at the
  * agent's previous decision; otherwise (the first evaluation, a new window, decisions made while
  * the agent had no breaker, or a decision sealed out of time order) the windows are counted afresh,
- * so the state can never drift from the sealed signals.
+ * so the state can never drift from the sealed signals. With `carried`, the state moves on in
+ * memory and is written when the caller flushes it; without, it is written here.
  */
 export async function windowCounts(
   store: BreakerStore,
   contracts: readonly ContractRow[],
   d: NewSignal,
+  carried?: CarriedWindows,
 ): Promise<Map<string, SignalCounts>> {
-  const state = await store.windowState(d.agent_id);
-  const previous = await store.previousSignal(d.agent_id, [d.at, d.seq]);
-  const continues = state !== undefined && (previous === null ? state.head === null : same(state.head, previous));
+  const state = await startingState(store, d, carried);
   const windows: Record<string, WindowState["windows"][string]> = {};
   const answer = new Map<string, SignalCounts>();
   for (const contract of contracts) {
     const key = windowKey(contract);
     if (answer.has(key)) continue;
-    const stored = continues ? state.windows[key] : undefined;
+    const stored = state?.windows[key];
     const next = stored === undefined ? await recount(store, contract, d) : await advance(store, contract, stored, d);
     windows[key] = next;
     answer.set(key, next.counts);
   }
-  await store.putWindowState(d.agent_id, { head: [d.at, d.seq], windows });
+  const after: WindowState = { head: [d.at, d.seq], windows };
+  if (carried === undefined) await store.putWindowState(d.agent_id, after);
+  else carried.set(d.agent_id, after);
   return answer;
 }

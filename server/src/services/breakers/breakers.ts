@@ -13,7 +13,7 @@ import { visibleAgent } from "../agents/index.js";
 import type { Caller, ServiceContext } from "../common/index.js";
 import { contractView, countWindow, measureCounts, signalOf, windowKey } from "./contracts.js";
 import { findBreaker } from "./breaker-reads.js";
-import { windowCounts } from "./breaker-windows.js";
+import { windowCounts, type CarriedWindows } from "./breaker-windows.js";
 import { countTrips } from "./counterfactual.js";
 import { emitEvent } from "../events/index.js";
 import { revokeSubtreeWithin } from "../grants/index.js";
@@ -56,12 +56,14 @@ export async function evaluateBreakersAfterDecision(
 /**
  * What `evaluateBreakersAfterDecision` does, answering besides the trips the agent's breakers as
  * they stand after it (each `breached` as it set it), for the next decision of the same agent in
- * the same transaction (a batch of decisions, decision 0321).
+ * the same transaction (a batch of decisions, decision 0321). With `carried`, the agent's windows
+ * move on in memory until the caller flushes them (decision 1943).
  */
 export async function evaluateBreakers(
   tx: Store,
   watched: readonly WatchedBreaker[],
   decision: SealedDecision,
+  carried?: CarriedWindows,
 ): Promise<{ trips: TripRow[]; watched: readonly WatchedBreaker[] }> {
   const paths = tx.breakerPath();
   const signal = signalOf(decision.outcome, decision.would_outcome, decision.reason_code);
@@ -71,6 +73,7 @@ export async function evaluateBreakers(
     paths,
     watched.map((w) => w.contract),
     { agent_id: decision.agent_id, at: decision.at, seq, signal },
+    carried,
   );
   const trips: TripRow[] = [];
   const announced = new Set<string>();

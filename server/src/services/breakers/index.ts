@@ -11,5 +11,6 @@ export {
   watchBreakers,
 } from "./breakers.js";
 export type { SealedDecision } from "./breakers.js";
+export { CarriedWindows } from "./breaker-windows.js";
 export { declareContract, listContracts, signalOf } from "./contracts.js";
 export { breakerCounterfactual } from "./counterfactual.js";

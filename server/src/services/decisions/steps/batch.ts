@@ -8,7 +8,7 @@
 import { settledInOrder } from "../../../store/sql/index.js";
 import type { StoreBatchStep, Store } from "../../../store/core/index.js";
 import type { TripRow, WatchedBreaker } from "../../../store/breakers/index.js";
-import { evaluateBreakers, watchBreakers } from "../../breakers/index.js";
+import { CarriedWindows, evaluateBreakers, watchBreakers } from "../../breakers/index.js";
 import { crashPoint } from "../../idempotency/index.js";
 import { decideBatch, type BatchDecisions, type BatchInput } from "./decide.js";
 import { batchCallers, readBatch, type StepInput } from "./read.js";
@@ -63,6 +63,8 @@ async function watchedOf(
  * Evaluates the breakers after each watched decision in batch order, each seeing the signals of
  * those before it; answers each watched decision's trips by its place in the batch. A trip that
  * revoked grants on a decision that a later decision of the batch follows throws TripWithinBatch.
+ * Each agent's windows are read once, carried through its decisions in memory and written once
+ * (decision 1943).
  */
 async function evaluateInOrder(
   tx: Store,
@@ -71,14 +73,16 @@ async function evaluateInOrder(
 ): Promise<Map<number, TripRow[]>> {
   const trips = new Map<number, TripRow[]>();
   const lastDecided = decided.lastSealed;
+  const windows = new CarriedWindows();
   for (const { index, seen } of decided.watched) {
-    const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen);
+    const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen, windows);
     breakers.set(seen.agent_id, result.watched);
     if (result.trips.length === 0) continue;
     if (index !== lastDecided && result.trips.some(revokes))
       throw new TripWithinBatch(`a breaker of ${seen.agent_id} revoked grants within a batch`);
     trips.set(index, result.trips);
   }
+  await windows.flush(tx.breakerPath());
   return trips;
 }
 
