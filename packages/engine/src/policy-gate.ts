@@ -10,6 +10,7 @@ import {
   type ChainOutcome,
   type CompileResult,
   type Diagnostic,
+  type EvaluationResult,
 } from "@agent-authority/language";
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
@@ -46,24 +47,40 @@ function first(diagnostics: readonly Diagnostic[]): string {
 function approvalProblem(request: DecisionRequest, now: number): Verdict | null {
   const approval = request.approval;
   if (approval == null) return null;
-  const id = `\`${approval.approval_id}\``;
   if (approval.grant_id !== request.grant_id) {
-    return fail("deny", "approval.wrong_grant", `approval ${id} was given for grant \`${approval.grant_id}\`, not \`${request.grant_id}\``);
+    return fail(
+      "deny",
+      "approval.wrong_grant",
+      `approval ${quoted(approval.approval_id)} was given for grant \`${approval.grant_id}\`, not \`${request.grant_id}\``,
+    );
   }
   if (approval.tool !== request.tool) {
-    return fail("deny", "approval.wrong_tool", `approval ${id} was given for tool \`${approval.tool}\`, not \`${request.tool}\``);
+    return fail(
+      "deny",
+      "approval.wrong_tool",
+      `approval ${quoted(approval.approval_id)} was given for tool \`${approval.tool}\`, not \`${request.tool}\``,
+    );
   }
   if (requestAmount(request) > approval.amount_ceiling_minor) {
     return fail(
       "deny",
       "approval.over_ceiling",
-      `the amount \`${requestAmount(request)}\` exceeds the ceiling \`${approval.amount_ceiling_minor}\` of approval ${id}`,
+      `the amount \`${requestAmount(request)}\` exceeds the ceiling \`${approval.amount_ceiling_minor}\` of approval ${quoted(approval.approval_id)}`,
     );
   }
   if (approval.expires_at <= now) {
-    return fail("deny", "approval.expired", `approval ${id} has expired; retry without it to ask for a new approval`);
+    return fail(
+      "deny",
+      "approval.expired",
+      `approval ${quoted(approval.approval_id)} has expired; retry without it to ask for a new approval`,
+    );
   }
   return null;
+}
+
+/** A name in backticks, as a reason quotes it (made only when a reason is). */
+function quoted(name: string): string {
+  return `\`${name}\``;
 }
 
 /** Gate 8. A link without a policy has the policy `true`. */
@@ -71,10 +88,13 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
   const problem = approvalProblem(request, now);
   if (problem !== null) return problem;
   const approver = request.approval?.approver ?? null;
-  if (approver === null) {
-    const only = onlyPolicy(chain);
-    if (only >= 0) return singleLink(request, chain, only, now);
-  }
+  const only = onlyPolicy(chain);
+  if (only >= 0) return singleLink(request, chain, only, now, approver);
+  return approver === null ? unknownApprover(request, chain, now) : withApprover(request, chain, now, approver);
+}
+
+/** The chain's policies with `approver` unknown (no approval presented), decided as one conjunction. */
+function unknownApprover(request: DecisionRequest, chain: readonly ChainLink[], now: number): Verdict {
   // One budget of work units for the whole chain and its conjunction (docs/policy-language.md, "Cost").
   const budget = costMeter(LIMITS.decisionUnitsMax);
   const links: ChainLinkPolicy[] = [];
@@ -88,24 +108,25 @@ export function policyGate(request: DecisionRequest, chain: readonly ChainLink[]
       invalid = invalidPolicy(chain, i, result.diagnostics);
       break;
     }
-    const env = policyEnvironment(request, link, now, approver);
-    if (approver === null) {
-      links.push({ policy: result.policy, env });
-      positions.push(i);
-      continue;
-    }
-    const value = result.policy.evaluate(env, budget);
-    if (!value.ok) return runtimeError(chain, i, value.error);
-    if (!value.value) {
-      return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, {
-        grant_id: link.grant_id,
-      });
-    }
+    links.push({ policy: result.policy, env: policyEnvironment(request, link, now, null) });
+    positions.push(i);
   }
-  if (approver !== null)
-    return invalid ?? pass("policy.approved", `every policy of the chain allows this action with approver \`${approver}\``, approver);
   // The links before one that does not compile still decide first: a refusal among them stands.
   return chainVerdict(chain, decideChain(links, budget), positions, invalid);
+}
+
+/** The chain's policies with the approval's approver bound: each evaluated in turn, the first refusal denies. */
+function withApprover(request: DecisionRequest, chain: readonly ChainLink[], now: number, approver: string): Verdict {
+  const budget = costMeter(LIMITS.decisionUnitsMax);
+  for (let i = 0; i < chain.length; i += 1) {
+    const link = chain[i]!;
+    if (link.terms.policy === null) continue;
+    const result = compileCached(link.terms.policy);
+    if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
+    const refusal = approvedLink(chain, i, result.policy.evaluate(policyEnvironment(request, link, now, approver), budget), approver);
+    if (refusal !== null) return refusal;
+  }
+  return approvedVerdict(approver);
 }
 
 /** The index of the chain's one link with a policy, or -1 when none or several have one. */
@@ -120,16 +141,32 @@ function onlyPolicy(chain: readonly ChainLink[]): number {
 }
 
 /**
- * The policy gate when one link of the chain has a policy and no approval is presented (the common
- * case): that policy decided by its partial evaluation directly (language `decideLink`), with the
- * verdict decideChain's would give.
+ * The policy gate when one link of the chain has a policy (the common case), with the verdict the
+ * whole chain's path would give. With no approval, that policy is decided by its partial evaluation
+ * directly (language `decideLink`); with one, it is evaluated once with the approver bound. Either
+ * way one policy's own budget (LIMITS.evaluationUnitsMax) lies within the decision's, so it needs no
+ * shared meter: the same charge, the same limit and the same `cost-exceeded`.
  */
-function singleLink(request: DecisionRequest, chain: readonly ChainLink[], i: number, now: number): Verdict {
+function singleLink(request: DecisionRequest, chain: readonly ChainLink[], i: number, now: number, approver: string | null): Verdict {
   const link = chain[i]!;
   const result = compileCached(link.terms.policy!);
   if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
-  // One policy's own budget (LIMITS.evaluationUnitsMax) is within the decision's: no shared meter.
-  return chainVerdict(chain, decideLink(result.policy, policyEnvironment(request, link, now, null)), i, undefined);
+  const env = policyEnvironment(request, link, now, approver);
+  if (approver === null) return chainVerdict(chain, decideLink(result.policy, env), i, undefined);
+  return approvedLink(chain, i, result.policy.evaluate(env), approver) ?? approvedVerdict(approver);
+}
+
+/** The refusal of link `i`'s policy evaluated with `approver` bound, or null when it allows. */
+function approvedLink(chain: readonly ChainLink[], i: number, value: EvaluationResult, approver: string): Verdict | null {
+  if (!value.ok) return runtimeError(chain, i, value.error);
+  if (value.value) return null;
+  return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, {
+    grant_id: chain[i]!.grant_id,
+  });
+}
+
+function approvedVerdict(approver: string): Verdict {
+  return pass("policy.approved", `every policy of the chain allows this action with approver \`${approver}\``, approver);
 }
 
 function invalidPolicy(chain: readonly ChainLink[], i: number, diagnostics: readonly Diagnostic[]): Verdict {
@@ -150,16 +187,14 @@ function chainVerdict(
   positions: readonly number[] | number,
   invalid: Verdict | undefined,
 ): Verdict {
-  // The chain's index of the deciding link: by `positions`, or the one link with a policy.
-  const at = (link: number): number => (typeof positions === "number" ? positions : positions[link]!);
   switch (outcome.outcome) {
     case "deny": {
-      const i = at(outcome.link);
+      const i = chainIndex(positions, outcome.link);
       if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
       return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action`, { grant_id: chain[i]!.grant_id });
     }
     case "cost-exceeded":
-      return costExceeded(outcome.error, outcome.link === null ? undefined : chain[at(outcome.link)]!.grant_id);
+      return costExceeded(outcome.error, outcome.link === null ? undefined : chain[chainIndex(positions, outcome.link)]!.grant_id);
     default:
       if (invalid !== undefined) return invalid;
   }
@@ -175,6 +210,11 @@ function chainVerdict(
         `each policy of the chain can be approved, but no single approver satisfies ${outcome.residuals.map((r) => `\`${r}\``).join(" and ")}`,
       );
   }
+}
+
+/** The chain's index of the deciding link: by `positions`, or the one link with a policy. */
+function chainIndex(positions: readonly number[] | number, link: number): number {
+  return typeof positions === "number" ? positions : positions[link]!;
 }
 
 const ALLOWED: Verdict = Object.freeze(pass("policy.allow", "every policy of the chain allows this action", null));

@@ -384,13 +384,11 @@ const DENY_FIRST_LINK: ChainOutcome = Object.freeze({ outcome: "deny", link: 0 }
 
 /**
  * decideChain of a chain of one link (the policy gate's common case), by the policy's partial
- * evaluation directly: no list cache, no list of gated links, the same outcome.
+ * evaluation directly: no list cache, no list of gated links, the same outcome. Without `budget`
+ * no meter is made: one policy's own budget (LIMITS.evaluationUnitsMax) is what a fresh decision's
+ * meter would leave it, so the limit, the charge and `cost-exceeded` are the same.
  */
-export function decideLink(
-  policy: CompiledPolicy,
-  env: Omit<PolicyEnvironment, "approver">,
-  budget: CostMeter = costMeter(),
-): ChainOutcome {
+export function decideLink(policy: CompiledPolicy, env: Omit<PolicyEnvironment, "approver">, budget?: CostMeter): ChainOutcome {
   if (!(policy instanceof Policy)) throw new TypeError("decideLink takes policies made by compilePolicy or conjoin");
   const part = policy.partial(env, budget);
   switch (part.kind) {
