@@ -11,9 +11,10 @@
 //   BENCH_GATEWAY_BASELINE=DIR          also time the gateway of another build (a directory holding its
 //                                       cli/bin/authority.js, built), alternating with this one
 //
-// Beside the latencies it prints the gateway process's own CPU time per call, read from /proc,
-// which a loaded machine does not inflate the way it inflates wall time.
+// Beside the latencies it prints the gateway process's own CPU time per call and the server's per
+// authorize, read from /proc, which a loaded machine does not inflate the way it inflates wall time.
 import { spawn } from "node:child_process";
+import { Agent, request } from "node:http";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,20 +108,40 @@ async function timeCalls(client, count, into) {
 
 let authorized = 0;
 
+/** Kept-alive connections, as the SDK's default client keeps them. */
+const keptAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** POSTs JSON with node:http, the client the SDK (and so the gateway) sends with by default, and answers the parsed body. */
+function postJson(url, headers, payload) {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      url,
+      { method: "POST", agent: keptAlive, headers: { ...headers, "content-length": String(Buffer.byteLength(payload)) } },
+      (response) => {
+        const chunks = [];
+        response.on("data", (chunk) => chunks.push(chunk));
+        response.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+        response.on("error", reject);
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(payload);
+  });
+}
+
 /** The authorize round trip alone, as the gateway makes it: what the decision itself costs. */
 async function timeAuthorize(baseUrl, key, body, count, into) {
   for (let i = 0; i < count; i += 1) {
     const started = process.hrtime.bigint();
-    const response = await fetch(`${baseUrl}/authorize`, {
-      method: "POST",
-      headers: {
+    const decision = await postJson(
+      `${baseUrl}/authorize`,
+      {
         authorization: `Bearer ${key}`,
         "content-type": "application/json",
         "idempotency-key": `bench-${process.pid}-${(authorized += 1)}`,
       },
-      body: JSON.stringify(body),
-    });
-    const decision = await response.json();
+      JSON.stringify(body),
+    );
     const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
     if (decision.outcome !== "allow") throw new Error(`authorize answered ${JSON.stringify(decision)}`);
     into?.push(elapsed);
@@ -157,7 +178,12 @@ function report(samples, cpu, calls) {
     `  the gateway process's own CPU per call: ${(cpu.gateway / calls).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
   );
   if (baseline !== undefined) write(`  the baseline's gateway process's own CPU per call: ${(cpu.baseline / calls).toFixed(3)} ms`);
-  write(`  of which the durable decision (authorize alone, sealed in SQLite): p50 ${alone.p50.toFixed(3)} ms`);
+  write(
+    `  of which the durable decision (authorize alone, sealed in SQLite, node:http as the SDK sends it): p50 ${alone.p50.toFixed(3)} ms`,
+  );
+  write(
+    `  the server process's CPU per authorize (one per gateway call, one per authorize alone): ${(cpu.server / (calls * (baseline === undefined ? 2 : 3))).toFixed(3)} ms`,
+  );
 }
 
 const dir = mkdtempSync(join(tmpdir(), "authority-bench-gateway-"));
@@ -222,9 +248,14 @@ try {
   };
   await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
   const samples = { direct: [], gateway: [], baseline: [], authorize: [] };
-  const cpu = { upstream: 0, gateway: 0, baseline: 0 };
+  const cpu = { upstream: 0, gateway: 0, baseline: 0, server: 0 };
   for (let turn = 0; turn < TURNS; turn += 1) {
-    const before = { upstream: cpuMs(direct.pid), gateway: cpuMs(gateway.pid), baseline: cpuMs(baseline?.pid) };
+    const before = {
+      upstream: cpuMs(direct.pid),
+      gateway: cpuMs(gateway.pid),
+      baseline: cpuMs(baseline?.pid),
+      server: cpuMs(server.child.pid),
+    };
     // One call of each kind in turn, so that whatever load the machine has falls on all of them alike.
     for (let i = 0; i < CALLS; i += 1) {
       await timeCalls(direct.client, 1, samples.direct);
@@ -235,6 +266,7 @@ try {
     cpu.upstream += cpuMs(direct.pid) - before.upstream;
     cpu.gateway += cpuMs(gateway.pid) - before.gateway;
     cpu.baseline += cpuMs(baseline?.pid) - before.baseline;
+    cpu.server += cpuMs(server.child.pid) - before.server;
   }
   report(samples, cpu, TURNS * CALLS);
   await baseline?.client.close();

@@ -18,6 +18,10 @@ async function serve(...args: Parameters<typeof startRecordingServer>): Promise<
 }
 
 function client(baseUrl: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient {
+  return clientOf(baseUrl, options);
+}
+
+function clientOf(baseUrl: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient {
   // The scripted server signs its decisions and settlements as the real one does; the client verifies them.
   return new AuthorityClient({
     baseUrl,
@@ -39,7 +43,36 @@ const CONTENTION = {
   detail: "nothing was written",
 };
 
-describe("authorize fails closed", () => {
+/** The two ways the client sends a request (exchange.ts): Node.js's HTTP client by default, or a `fetch` given. */
+const SENDERS: [string, Partial<ConstructorParameters<typeof AuthorityClient>[0]>][] = [
+  ["Node.js's HTTP client (the default)", {}],
+  ["a fetch given", { fetch: globalThis.fetch }],
+];
+
+describe.each(SENDERS)("authorize fails closed, sent through %s", (_name, sender) => {
+  const client = (baseUrl: string, options: Partial<ConstructorParameters<typeof AuthorityClient>[0]> = {}): AuthorityClient =>
+    clientOf(baseUrl, { ...sender, ...options });
+
+  it("refuses when the connection closes in the middle of the body", async () => {
+    const server = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "400" });
+      response.write('{"outcome":"allow",');
+      setTimeout(() => response.socket?.destroy(), 20);
+    });
+    const result = await client(server.baseUrl, { attempts: 2 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "network", attempts: 2 } });
+    expect(server.received).toHaveLength(2);
+  });
+
+  it("refuses an answer whose declared length is over the limit without reading it", async () => {
+    const server = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": String(9 * 1024 * 1024) });
+      response.write("{");
+    });
+    const result = await client(server.baseUrl, { timeoutMs: 5_000 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "unreadable_response" } });
+  });
+
   it("refuses when nothing listens on the port", async () => {
     const result = await client(await closedPortUrl()).authorize(action);
     expect(result.outcome).toBe("deny");

@@ -1,5 +1,6 @@
 // One HTTP exchange with the server: authentication, per-attempt timeouts, retries under one idempotency key.
 import { problemFrom, type ProblemDetails, type UnavailableCause } from "./errors.js";
+import type { Answered, Exchange } from "./exchange.js";
 
 /** Which header carries the key. `auto` follows the specification: `x-api-key` on breaker paths, Bearer elsewhere. */
 export type KeyHeader = "auto" | "authorization" | "x-api-key";
@@ -22,7 +23,8 @@ export interface TransportSettings {
   readonly timeoutMs: number;
   readonly attempts: number;
   readonly retryDelayMs: number;
-  readonly fetch: typeof globalThis.fetch;
+  /** How a request is sent: Node.js's HTTP client, or a caller's `fetch` (exchange.ts). */
+  readonly exchange: Exchange;
   readonly onRequest: ((event: RequestEvent) => void) | undefined;
 }
 
@@ -155,38 +157,36 @@ export class Transport {
     };
   }
 
-  /** Reads and classifies an answer. The timeout covers reading the body too: a server that stalls mid-body is unavailable. */
-  async #answer(
-    response: Response,
+  /** Classifies an answer, read whole within the attempt's timeout: a server that stalls mid-body is unavailable. */
+  #answer(
+    answered: Answered,
     method: string,
     path: string,
     attempt: number,
     report: (result: RequestEvent["result"], status?: number) => void,
-  ): Promise<AttemptResult> {
-    const text = await readBounded(response);
-    report("response", response.status);
+  ): AttemptResult {
+    const { status, text } = answered;
+    report("response", status);
     if (text === undefined) {
       return {
         kind: "unavailable",
         cause: "unreadable_response",
         message: `${method} ${path} answered more than ${responseBytesMax} bytes`,
         attempts: attempt,
-        status: response.status,
+        status,
       };
     }
     const classified = classify(
-      response.status,
-      response.statusText,
+      status,
+      answered.statusText,
       text,
       method,
       path,
-      response.headers.get("retry-after"),
-      response.headers.get("content-type"),
+      answered.header("retry-after"),
+      answered.header("content-type"),
     );
     // The server marks a stored answer it replays: the caller may have acted on it already.
-    return classified.kind === "ok" && response.headers.get("idempotent-replayed") === "true"
-      ? { ...classified, replayed: true }
-      : classified;
+    return classified.kind === "ok" && answered.header("idempotent-replayed") === "true" ? { ...classified, replayed: true } : classified;
   }
 
   async #attempt(
@@ -209,11 +209,15 @@ export class Transport {
     signal?.addEventListener("abort", forward, { once: true });
     const report = this.#reporter(method, path, attempt, idempotencyKey);
     try {
-      // Redirects are refused: following one could carry the key to another origin.
-      const init: RequestInit = { method, headers, signal: controller.signal, redirect: "error" };
-      if (payload !== undefined) init.body = payload;
-      const response = await this.#settings.fetch(`${this.#settings.baseUrl}${path}`, init);
-      return await this.#answer(response, method, path, attempt, report);
+      // Redirects are refused (exchange.ts): following one could carry the key to another origin.
+      const answered = await this.#settings.exchange(`${this.#settings.baseUrl}${path}`, {
+        method,
+        headers,
+        body: payload,
+        signal: controller.signal,
+        maxBytes: responseBytesMax,
+      });
+      return this.#answer(answered, method, path, attempt, report);
     } catch (error) {
       return failedAttempt(
         error,
@@ -297,36 +301,6 @@ function classify(
     attempts: 1,
     status,
   };
-}
-
-/** The body as text, or undefined once it grows past `responseBytesMax`. */
-async function readBounded(response: Response): Promise<string | undefined> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > responseBytesMax) {
-    await response.body?.cancel();
-    return undefined;
-  }
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > responseBytesMax) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const whole = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(whole);
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
