@@ -1,4 +1,5 @@
 // One framework tool call decided first: its name and arguments become an action, `guard` runs it, refusals become a value for the model.
+import { hash } from "node:crypto";
 import { AuthorityProblemError } from "./errors.js";
 import type { AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardClient, type GuardRequest, type GuardResult } from "./guard.js";
@@ -193,8 +194,7 @@ async function digestOf(action: string, args: unknown): Promise<string | undefin
   } catch {
     return undefined;
   }
-  const digest = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return hash("sha256", text, "hex");
 }
 
 /** A call the policy gated: a human can approve it, and the same call made again then runs. */
