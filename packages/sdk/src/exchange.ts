@@ -83,7 +83,10 @@ function headerOf(response: IncomingMessage, name: string): string | null {
   return Array.isArray(value) ? value.join(", ") : value;
 }
 
-/** The body as text, or undefined once it grows past `maxBytes` (the connection is then dropped). */
+/**
+ * The body as text, or undefined once it grows past `maxBytes` (the connection is then dropped).
+ * Settles exactly once: a body that closes before its end, for whatever reason, is an error.
+ */
 function readBody(response: IncomingMessage, maxBytes: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     if (Number(response.headers["content-length"] ?? "0") > maxBytes) {
@@ -93,20 +96,23 @@ function readBody(response: IncomingMessage, maxBytes: number): Promise<string |
     }
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (finish: () => void): void => {
+      if (settled) return;
+      settled = true;
+      finish();
+    };
     response.on("data", (chunk: Buffer) => {
       size += chunk.byteLength;
-      if (size > maxBytes) {
+      if (size <= maxBytes) chunks.push(chunk);
+      else {
+        settle(() => resolve(undefined));
         response.destroy();
-        resolve(undefined);
-        return;
       }
-      chunks.push(chunk);
     });
-    response.on("end", () => resolve(new TextDecoder().decode(Buffer.concat(chunks, size))));
-    response.on("error", reject);
-    response.on("close", () => {
-      if (!response.complete) reject(new Error("the connection closed before the answer ended"));
-    });
+    response.on("end", () => settle(() => resolve(new TextDecoder().decode(Buffer.concat(chunks, size)))));
+    response.on("error", (error) => settle(() => reject(error)));
+    response.on("close", () => settle(() => reject(new Error("the connection closed before the answer ended"))));
   });
 }
 
