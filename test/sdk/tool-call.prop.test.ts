@@ -111,14 +111,10 @@ describe("the governor against hostile input", () => {
           parsed = undefined;
         }
         const record = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {};
-        // A 204 carries no body, whatever the server wrote: nothing to read, so nothing runs.
+        // Only a 200 is signed (as the real server answers a decision): any other status's allow
+        // carries no signature and is refused. A 204 carries no body at all.
         const readableAllow =
-          code >= 200 &&
-          code < 300 &&
-          code !== 204 &&
-          record["outcome"] === "allow" &&
-          typeof record["ledger_id"] === "string" &&
-          record["ledger_id"] !== "";
+          code === 200 && record["outcome"] === "allow" && typeof record["ledger_id"] === "string" && record["ledger_id"] !== "";
         expect(call.ran).toBe(readableAllow);
         expect(runs).toBe(readableAllow ? 1 : 0);
         if (!call.ran) {
@@ -126,7 +122,7 @@ describe("the governor against hostile input", () => {
           expect(call.refusal.message.length).toBeLessThanOrEqual(TOOL_CALL_LIMITS.refusalCharsMax);
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 150, examples: [[201, JSON.stringify({ outcome: "allow", ledger_id: " " })]] },
     );
   });
 });

@@ -104,7 +104,7 @@ export class AuthorityClient {
       timeoutMs: options.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs,
       attempts,
       retryDelayMs: options.retryDelayMs ?? CLIENT_DEFAULTS.retryDelayMs,
-      exchange: options.fetch === undefined ? nodeExchange : fetchExchange(options.fetch),
+      exchange: options.fetch === undefined ? nodeExchange() : fetchExchange(options.fetch),
       onRequest: options.onRequest,
     });
     this.#failOpen = options.failOpen ?? false;

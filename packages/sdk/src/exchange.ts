@@ -28,7 +28,7 @@ export interface Answered {
 export type Exchange = (url: string, request: ExchangeRequest) => Promise<Answered>;
 
 /** The statuses `fetch` follows as redirects; an exchange refuses them instead. */
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
  * How long an idle kept-alive connection is kept: under the 5 s after which a Node.js server
@@ -36,46 +36,47 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  */
 const IDLE_CONNECTION_MS = 4_000;
 
+/**
+ * The connection pools every client shares, as the global `fetch` shares its own: a client made
+ * per call still rides a kept-alive connection, and the requests of many clients arrive together.
+ */
 const agents = {
   http: new HttpAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
   https: new HttpsAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-};
+} as const;
 
 /**
  * The default exchange: node:http or node:https on kept-alive connections. It costs a third of the
- * CPU of the global `fetch` per call (decision 1903); TLS is verified as Node.js verifies it.
+ * CPU of the global `fetch` per call (decision 1903); TLS is verified as Node.js verifies it. An
+ * idle connection does not keep the process alive.
  */
-export const nodeExchange: Exchange = (url, request) =>
-  new Promise<Answered>((resolve, reject) => {
-    const target = new URL(url);
-    const secure = target.protocol === "https:";
-    const headers =
-      request.body === undefined ? request.headers : { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) };
-    const outgoing = (secure ? httpsRequest : httpRequest)(
-      target,
-      { method: request.method, headers, signal: request.signal, agent: secure ? agents.https : agents.http },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        if (REDIRECTS.has(status)) {
-          response.destroy();
-          reject(new Error(`the server answered a redirect (${status}), which is not followed`));
-          return;
-        }
-        readBody(response, request.maxBytes).then(
-          (text) =>
-            resolve({
-              status,
-              statusText: response.statusMessage ?? "",
-              header: (name) => headerOf(response, name),
-              text,
-            }),
-          reject,
-        );
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(request.body);
-  });
+export function nodeExchange(): Exchange {
+  return (url, request) =>
+    new Promise<Answered>((resolve, reject) => {
+      const target = new URL(url);
+      const secure = target.protocol === "https:";
+      const headers =
+        request.body === undefined ? request.headers : { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) };
+      const outgoing = (secure ? httpsRequest : httpRequest)(
+        target,
+        { method: request.method, headers, signal: request.signal, agent: secure ? agents.https : agents.http },
+        (response) => {
+          const status = response.statusCode ?? 0;
+          if (REDIRECTS.has(status)) {
+            response.destroy();
+            reject(new Error(`the server answered a redirect (${status}), which is not followed`));
+            return;
+          }
+          readBody(response, request.maxBytes).then(
+            (text) => resolve({ status, statusText: response.statusMessage ?? "", header: (name) => headerOf(response, name), text }),
+            reject,
+          );
+        },
+      );
+      outgoing.on("error", reject);
+      outgoing.end(request.body);
+    });
+}
 
 function headerOf(response: IncomingMessage, name: string): string | null {
   const value = response.headers[name.toLowerCase()];
