@@ -64,7 +64,13 @@ export {
   type LedgerBreak,
 } from "./services/seal/index.js";
 export type { DecisionStore, LedgerRow, ChargeRow, DecisionApprovalRow, IdempotencyRow } from "./store/decisions/index.js";
-export { evaluateBreakersAfterDecision, watchBreakers, type SealedDecision } from "./services/breakers/index.js";
+export {
+  CarriedWindows,
+  evaluateBreakers,
+  evaluateBreakersAfterDecision,
+  watchBreakers,
+  type SealedDecision,
+} from "./services/breakers/index.js";
 export { sealRecord, type SealInput } from "./services/seal/index.js";
 export {
   decisionReceipt,

@@ -1,10 +1,21 @@
 // The breakers' incremental windows against the engine's one-pass replay, on SQLite and
-// PostgreSQL: decisions are sealed through the ledger's append function and evaluated one by one in
-// their own transactions, as the decision path does; every trip recorded live must be exactly a
-// trip `detectTrips` finds on the same history, for windows of decisions and of hours alike.
+// PostgreSQL: decisions are sealed through the ledger's append function and evaluated in order,
+// one per transaction or several per transaction with the windows carried in memory between them
+// (the batch step's way, decision 1943); every trip recorded live must be exactly a trip
+// `detectTrips` finds on the same history, for windows of decisions and of hours alike, and the
+// stored windows must end at the agent's last decision.
 
 import { detectTrips, type DecisionRecord, type Outcome } from "@agent-authority/engine";
-import { evaluateBreakersAfterDecision, sealRecord, watchBreakers, type ContractRow } from "@agent-authority/server";
+import {
+  CarriedWindows,
+  evaluateBreakers,
+  evaluateBreakersAfterDecision,
+  sealRecord,
+  watchBreakers,
+  type ContractRow,
+  type SealedDecision,
+  type Store,
+} from "@agent-authority/server";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { forEachStore, openTestStore, type StoreTarget, type TestStore } from "./targets.js";
 
@@ -27,6 +38,98 @@ const CONTRACTS: readonly Omit<ContractRow, "id" | "agent_id" | "declared_by" | 
   { metric: "exhausted_rate", ceiling: 0.1, window_decisions: 25, window_hours: null },
 ];
 
+/** A history of decisions: calm and stormy stretches, and gaps long enough to empty the windows of hours. */
+function historyFrom(t0: number, agentId: string, tag: string): SealedDecision[] {
+  const next = random(20_261_122);
+  const decisions: SealedDecision[] = [];
+  let at = t0;
+  for (let i = 0; i < 400; i += 1) {
+    const stormy = Math.floor(i / 40) % 2 === 1;
+    at += next() < 0.05 ? 2 * 60 * MINUTE : Math.floor(next() * 3 * MINUTE);
+    const roll = next();
+    const outcome: Outcome = roll < (stormy ? 0.4 : 0.9) ? "allow" : roll < 0.94 ? "deny" : roll < 0.97 ? "gated" : "exhausted";
+    const reason = outcome === "deny" && next() < 0.5 ? "scope.out_of_scope" : outcome === "allow" ? "decision.allow" : "other";
+    const ledger_id = `led_${tag}${String(at).padStart(13, "0")}${String(i).padStart(12, "0")}`;
+    decisions.push({ ledger_id, agent_id: agentId, at, outcome, would_outcome: null, reason_code: reason });
+  }
+  return decisions;
+}
+
+/** The agent, its five contracts and a breaker on each; answers the breakers' ids in contract order. */
+async function watchedAgent(store: Store, agentId: string, tag: string, t0: number): Promise<string[]> {
+  await store.createAgentIfAbsent({ id: agentId, name: `windows-${tag}`, description: null, created_at: t0, created_by: "test" });
+  const paths = store.breakerPath();
+  const breakers: string[] = [];
+  for (const [i, c] of CONTRACTS.entries()) {
+    const id = `ctr_${tag}0000000000000000000000${String(i).padStart(3, "0")}`;
+    await paths.insertContract({
+      ...c,
+      id,
+      agent_id: agentId,
+      description: null,
+      declared_by: "owner@example.com",
+      declared_by_email: null,
+      declared_at: t0,
+    });
+    const breaker = `brk_${tag}0000000000000000000000${String(i).padStart(3, "0")}`;
+    await paths.insertBreaker({
+      id: breaker,
+      agent_id: agentId,
+      contract_id: id,
+      action: "notify",
+      mode: "observe",
+      breached: false,
+      created_at: t0,
+      created_by: "test",
+      armed_at: null,
+      armed_by: null,
+      basis: null,
+      expecting_trips: null,
+    });
+    breakers.push(breaker);
+  }
+  return breakers;
+}
+
+/** Seals one decision as the decision path does. */
+function seal(tx: Store, d: SealedDecision): Promise<unknown> {
+  return sealRecord(tx.decisionPath(), {
+    id: d.ledger_id,
+    tree_id: d.agent_id,
+    kind: "decision",
+    grant_id: "grt_none",
+    agent_id: d.agent_id,
+    outcome: d.outcome,
+    created_at: d.at,
+    body: { would_outcome: null, reason_code: d.reason_code },
+  });
+}
+
+/**
+ * Evaluates the history: one decision per transaction (`batches` false), or in transactions of 1 to
+ * 8 decisions, each sealed, then each evaluated in order with the windows carried, then flushed.
+ */
+async function evaluateHistory(store: Store, history: readonly SealedDecision[], batches: boolean): Promise<void> {
+  const sizes = random(7);
+  for (let start = 0; start < history.length; ) {
+    const size = batches ? 1 + Math.floor(sizes() * 8) : 1;
+    const group = history.slice(start, start + size);
+    start += size;
+    await store.transaction(async (tx) => {
+      let watched = await watchBreakers(tx, group[0]!.agent_id);
+      if (!batches) {
+        await seal(tx, group[0]!);
+        await evaluateBreakersAfterDecision(tx, watched, group[0]!);
+        return;
+      }
+      const carried = new CarriedWindows();
+      for (const d of group) await seal(tx, d);
+      for (const d of group) watched = (await evaluateBreakers(tx, watched, d, carried)).watched;
+      await carried.flush(tx.breakerPath());
+    });
+  }
+}
+
 function windowsSuite(target: StoreTarget): void {
   let db: TestStore;
   beforeAll(async () => {
@@ -36,87 +139,32 @@ function windowsSuite(target: StoreTarget): void {
     await db?.close();
   });
 
-  it("records live exactly the trips the replay finds", async () => {
-    const store = db.store;
-    const t0 = Date.now() - 10 * 86_400_000;
-    const { agent } = await store.createAgentIfAbsent({
-      id: "agt_0000000000000000000000000b",
-      name: "windows",
-      description: null,
-      created_at: t0,
-      created_by: "test",
+  for (const [name, tag, batches] of [
+    ["one decision per transaction", "a", false],
+    ["decisions in batches, the windows carried through each", "b", true],
+  ] as const) {
+    it(`records live exactly the trips the replay finds: ${name}`, async () => {
+      const store = db.store;
+      const t0 = Date.now() - 10 * 86_400_000;
+      const agentId = `agt_${tag}000000000000000000000000b`;
+      const breakers = await watchedAgent(store, agentId, tag, t0);
+      const history = historyFrom(t0, agentId, tag);
+      await evaluateHistory(store, history, batches);
+      const records: DecisionRecord[] = history.map((d) => ({ at: d.at, outcome: d.outcome as Outcome, reason_code: d.reason_code }));
+      let total = 0;
+      for (const [i, c] of CONTRACTS.entries()) {
+        const expected = detectTrips(records, c).map((t) => t.at);
+        const live = (await store.breakerPath().listTrips(breakers[i]!)).map((t) => t.at);
+        expect(live, `${c.metric} ${c.window_decisions ?? `${c.window_hours} h`}`).toEqual(expected);
+        total += expected.length;
+      }
+      // The history is stormy enough that the comparison is not vacuous.
+      expect(total).toBeGreaterThan(5);
+      // The stored windows end at the agent's last decision: a carry that was not written is seen here.
+      const state = await store.breakerPath().windowState(agentId);
+      expect(state?.head?.[0]).toBe(history.at(-1)!.at);
     });
-    const paths = store.breakerPath();
-    for (const [i, c] of CONTRACTS.entries()) {
-      const id = `ctr_00000000000000000000000${String(i).padStart(3, "0")}`;
-      await paths.insertContract({
-        ...c,
-        id,
-        agent_id: agent.id,
-        description: null,
-        declared_by: "owner@example.com",
-        declared_by_email: null,
-        declared_at: t0,
-      });
-      await paths.insertBreaker({
-        id: `brk_00000000000000000000000${String(i).padStart(3, "0")}`,
-        agent_id: agent.id,
-        contract_id: id,
-        action: "notify",
-        mode: "observe",
-        breached: false,
-        created_at: t0,
-        created_by: "test",
-        armed_at: null,
-        armed_by: null,
-        basis: null,
-        expecting_trips: null,
-      });
-    }
-    const next = random(20_261_122);
-    const history: DecisionRecord[] = [];
-    let at = t0;
-    for (let i = 0; i < 400; i += 1) {
-      // Calm and stormy stretches, and gaps long enough to empty the windows of hours.
-      const stormy = Math.floor(i / 40) % 2 === 1;
-      at += next() < 0.05 ? 2 * 60 * MINUTE : Math.floor(next() * 3 * MINUTE);
-      const roll = next();
-      const outcome: Outcome = roll < (stormy ? 0.4 : 0.9) ? "allow" : roll < 0.94 ? "deny" : roll < 0.97 ? "gated" : "exhausted";
-      const reason = outcome === "deny" && next() < 0.5 ? "scope.out_of_scope" : outcome === "allow" ? "decision.allow" : "other";
-      const ledgerId = `led_${String(at).padStart(13, "0")}${String(i).padStart(13, "0")}`;
-      await store.transaction(async (tx) => {
-        const watched = await watchBreakers(tx, agent.id);
-        await sealRecord(tx.decisionPath(), {
-          id: ledgerId,
-          tree_id: agent.id,
-          kind: "decision",
-          grant_id: "grt_none",
-          agent_id: agent.id,
-          outcome,
-          created_at: at,
-          body: { would_outcome: null, reason_code: reason },
-        });
-        await evaluateBreakersAfterDecision(tx, watched, {
-          ledger_id: ledgerId,
-          agent_id: agent.id,
-          at,
-          outcome,
-          would_outcome: null,
-          reason_code: reason,
-        });
-      });
-      history.push({ at, outcome, reason_code: reason });
-    }
-    let total = 0;
-    for (const [i, c] of CONTRACTS.entries()) {
-      const expected = detectTrips(history, c).map((t) => t.at);
-      const live = (await paths.listTrips(`brk_00000000000000000000000${String(i).padStart(3, "0")}`)).map((t) => t.at);
-      expect(live, `${c.metric} ${c.window_decisions ?? `${c.window_hours} h`}`).toEqual(expected);
-      total += expected.length;
-    }
-    // The history is stormy enough that the comparison is not vacuous.
-    expect(total).toBeGreaterThan(5);
-  });
+  }
 }
 
 forEachStore("breaker windows against the engine's replay", windowsSuite);
