@@ -356,6 +356,23 @@ describe("retries reuse one Idempotency-Key", () => {
   });
 });
 
+describe("a fetch given that ignores the attempt's signal", () => {
+  it("still refuses at the attempt's timeout, and never takes a cut-off body for a whole one", async () => {
+    // A body that starts a decision and never ends, and a fetch that does not tie it to the signal.
+    const stalled: typeof globalThis.fetch = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"outcome":"allow","ledger_id":"led_x",'));
+          },
+        }),
+        { status: 200, headers: { "content-type": "application/json" } },
+      );
+    const result = await client("http://127.0.0.1:9/v1", { fetch: stalled, timeoutMs: 150, attempts: 1 }).authorize(action);
+    expect(result).toMatchObject({ outcome: "deny", unavailable: { cause: "timeout" } });
+  });
+});
+
 describe("other calls", () => {
   it("throw AuthorityUnavailableError when the platform is down, after the same retries", async () => {
     const failure = await client(await closedPortUrl(), { attempts: 2 })
