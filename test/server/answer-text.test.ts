@@ -6,7 +6,8 @@ import type { Decision, GateResult } from "@agent-authority/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@agent-authority/server";
-import { decisionAnswerText, decisionOutcomeFields } from "../../server/src/services/decisions/index.js";
+import { iso } from "../../server/src/services/common/index.js";
+import { decisionAnswerText, decisionOutcomeFields, decisionStatement } from "../../server/src/services/decisions/index.js";
 import { gateTexts } from "../../server/src/services/decisions/index.js";
 
 const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
@@ -123,5 +124,43 @@ describe("decisionAnswerText", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("decisionStatement", () => {
+  // The signer writes a statement with JSON.stringify, trusting its members to be in canonical
+  // order already (decision 1901): that order is the one the verifier's canonical JSON gives.
+  const text = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('a"b\\c', "é \u2028 </script>", "\ud800", "~"));
+  const body = fc.record(
+    {
+      grant_id: text,
+      tool: text,
+      amount_minor: fc.integer({ min: -1, max: Number.MAX_SAFE_INTEGER }),
+      currency: text,
+      args: fc.jsonValue({ maxDepth: 3 }),
+      nonce: text,
+    },
+    { requiredKeys: ["grant_id", "tool"] },
+  );
+  it("is written by JSON.stringify exactly as its canonical JSON, whatever the request carries", () => {
+    fc.assert(
+      fc.property(body, text, fc.constantFrom("allow", "deny", "gated"), fc.integer({ min: 0, max: 4e12 }), (request, id, outcome, now) => {
+        const statement = decisionStatement(`led_${id}`, outcome, `agt_${id}`, request as never, now);
+        expect(JSON.stringify(statement)).toBe(canonicalJson(statement));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+});
+
+describe("iso", () => {
+  it("writes every instant as toISOString does, an instant repeated or not", () => {
+    const instant = fc.integer({ min: -8.64e15, max: 8.64e15 });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(instant, fc.constant(0)), { maxLength: 20 }), (instants) => {
+        for (const ms of instants) expect(iso(ms)).toBe(new Date(ms).toISOString());
+      }),
+    );
+    expect(() => iso(Number.NaN)).toThrow(RangeError);
   });
 });

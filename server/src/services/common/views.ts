@@ -3,7 +3,18 @@
 import type { Agent, ApiKey, Certificate, Grant, GrantStatus } from "@agent-authority/api";
 import type { AgentRecord, CertificateRecord, GrantRecord, GrantUsage, KeyRecord } from "../../store/core/index.js";
 
-export const iso = (ms: number): string => new Date(ms).toISOString();
+/** The last instant written and its text: the decisions of a batch share one `now`, written several times each. */
+let lastMs = Number.NaN;
+let lastText = "";
+
+/** An instant as RFC 3339 text (UTC, milliseconds). */
+export function iso(ms: number): string {
+  if (ms !== lastMs) {
+    lastText = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastText;
+}
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
 /** A grant's status as of `now`: expiry is computed from `expires_at`, never stored. */

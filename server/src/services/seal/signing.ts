@@ -205,7 +205,10 @@ export class Signer {
     const active = this.#active;
     if (active === undefined) throw new Error("the signer signs only after load()");
     if (statements.length === 0) return [];
-    const statementTexts = statements.map((statement) => canonicalJson(statement));
+    // Members in canonical order with string, integer or null values: JSON.stringify writes the
+    // canonical JSON itself. A statement out of order would be signed over other text than the one
+    // a verifier makes of it, and its answer would be refused, never accepted.
+    const statementTexts = statements.map((statement) => JSON.stringify(statement));
     const { root, paths } = treeWithPaths(statementTexts.map((text) => leafHash(text)));
     const value = sign(null, Buffer.from(answerBatchText(statements.length, root), "utf8"), active.key).toString("base64url");
     const rootText = root.toString("base64url");
