@@ -59,6 +59,18 @@ export function compileChecked(root: Expr, types: TypeTable): Compiled {
 }
 
 /**
+ * Compiles a checked expression in which `approver` reads as one fixed non-null string. A policy
+ * that compares `approver` with `null` alone (residual.ts `onlyNullApprover`) has, with any
+ * approval, this tree's value.
+ */
+export function compileNonNullApprover(root: Expr, types: TypeTable): Compiled {
+  return new Compiler(types, undefined, NON_NULL_APPROVER).compile(root);
+}
+
+/** The approver of compileNonNullApprover: only that it is not null is ever read. */
+const NON_NULL_APPROVER = "\ue000";
+
+/**
  * For every compiled node of a checked tree, whether evaluating it can fail at run time (false
  * means never, for any environment). Inner nodes of a logical chain are compiled as the chain and
  * are absent. Lint reads this to claim only what holds under the error rules.
@@ -130,6 +142,8 @@ class Compiler {
   constructor(
     private readonly types: TypeTable,
     private readonly record?: Map<Expr, boolean>,
+    /** When set, what `approver` reads as (compileNonNullApprover). */
+    private readonly approver?: string,
   ) {}
 
   type(e: Expr): Type {
@@ -160,7 +174,7 @@ class Compiler {
       case "list":
         return this.list(e);
       case "name":
-        return name(e);
+        return e.name === "approver" && this.approver !== undefined ? fixedApprover(this.approver) : name(e);
       case "call":
         return this.call(e);
       case "unary":
@@ -384,6 +398,11 @@ class Compiler {
         return ordering(e.op, l, r, lk, rk, e.span);
     }
   }
+}
+
+/** `approver` read as one fixed value: it marks no meter, the value is known not to be the request's. */
+function fixedApprover(value: string): Compiled {
+  return { fn: () => value, canFail: false };
 }
 
 function name(e: ExprOf<"name">): Compiled {

@@ -4,7 +4,7 @@ import { mentionsApprover } from "./ast.js";
 import { balancedChain } from "./ast-from-cst.js";
 import { checkPolicy, unionTable, type TypeTable } from "./check.js";
 import { TYPES, type Type } from "./types.js";
-import { compileChecked, compileExpr, type EvalEnv, type Evaluator } from "./compile.js";
+import { type Compiled, compileChecked, compileExpr, compileNonNullApprover, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
@@ -17,6 +17,7 @@ import { approverCost, approverCostError } from "./approver-cost.js";
 import {
   and,
   compileResidual,
+  onlyNullApprover,
   residualText,
   sameFormula,
   search,
@@ -87,6 +88,8 @@ class Policy implements CompiledPolicy {
   private readonly rootCanFail: boolean;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private residual: PartialEvaluator | null | undefined;
+  /** The tree with `approver` non-null, made with `residual` when it can stand for the residual pass (residualFormula). */
+  private nonNull: Compiled | null = null;
   private canonical: string | undefined;
   private canonicalBytes: number | undefined;
 
@@ -95,6 +98,8 @@ class Policy implements CompiledPolicy {
     readonly ast: Expr,
     readonly types: TypeTable,
     readonly cost: CostEstimate,
+    /** False: partial evaluation always takes the residual pass (the general path, for property tests). */
+    private readonly shortcuts = true,
   ) {
     const root = compileChecked(ast, types);
     this.root = root.fn;
@@ -139,6 +144,7 @@ class Policy implements CompiledPolicy {
           return fn;
         })
       : null;
+    if (this.residual !== null && this.shortcuts && onlyNullApprover(this.ast)) this.nonNull = compileNonNullApprover(this.ast, types);
     return this.residual;
   }
 
@@ -235,7 +241,7 @@ class Policy implements CompiledPolicy {
     // `approver` took the path any approver would take, so its value is every approver's. The
     // residual pass and its search would only confirm it (the charge for both stays paid).
     if (!run.approverRead && typeof none === "boolean") return none ? ALLOW_PART : DENY_PART;
-    const r = residual(withoutApprover, run);
+    const r = this.residualFormula(residual, withoutApprover, run);
     const found = search(r);
     if (charge(run, searchUnits(found.steps), this.ast.span) !== undefined) return DENY_PART;
     if (none === true && found.everyone) return ALLOW_PART;
@@ -244,10 +250,37 @@ class Policy implements CompiledPolicy {
     return reason === undefined ? DENY_PART : { kind: "deny", error: reason };
   }
 
+  /**
+   * The residual of an evaluation that read `approver`. For a policy that compares `approver` with
+   * `null` alone, the value of its non-null tree when that evaluation neither fails nor charges a
+   * unit: the residual pass would evaluate the same approver-free parts in the same order to the
+   * same values and fold them to that truth value, charging nothing and recording no error.
+   * Otherwise, the residual pass: the non-null tree charged a meter of its own whose limit is 0, so
+   * it stopped at its first charge and nothing of it is put back.
+   */
+  private residualFormula(residual: PartialEvaluator, env: EvalEnv, run: ResidualRun): Formula {
+    const tree = this.nonNull;
+    if (tree !== null) {
+      const meter: Meter = tree.canFail ? { spent: 0, limit: 0 } : NEVER_CHARGED;
+      const v = tree.fn(env, meter);
+      if (typeof v === "boolean" && meter.spent === 0) return v;
+    }
+    return residual(env, run);
+  }
+
   private failureOf(v: Evaluated): Diagnostic {
     if (v instanceof Failure) return v.diagnostic;
     return error("runtime-type", `a policy must be a condition, not \`${describe(v)}\``, this.ast.span);
   }
+}
+
+/**
+ * `policy` deciding by the residual pass alone, never its non-null tree (Policy.residualFormula):
+ * the general path that the shortcut's property test holds it to. Not exported by the package.
+ */
+export function withResidualPass(policy: CompiledPolicy): CompiledPolicy {
+  if (!(policy instanceof Policy)) throw new TypeError("withResidualPass takes policies made by compilePolicy or conjoin");
+  return new Policy(policy.ast, policy.types, policy.cost, false);
 }
 
 /**

@@ -189,6 +189,35 @@ function compileAtom(e: Expr, evaluatorOf: (e: Expr) => Evaluator): PartialEvalu
   };
 }
 
+/**
+ * Whether every `approver` in `e` is compared with the literal `null` (`approver != null`,
+ * `null == approver`, …). Then each of its atoms folds to a truth value over a non-null approver,
+ * so its residual, wherever nothing fails, is the one truth value of its evaluation with any
+ * approver (policy.ts reads it so, from compile.ts `compileNonNullApprover`).
+ */
+export function onlyNullApprover(e: Expr): boolean {
+  switch (e.kind) {
+    case "name":
+      return e.name !== "approver";
+    case "binary":
+      if ((e.op === "==" || e.op === "!=") && (isApprover(e.left) || isApprover(e.right)))
+        return (isApprover(e.left) ? e.right : e.left).kind === "null";
+      return onlyNullApprover(e.left) && onlyNullApprover(e.right);
+    case "unary":
+      return onlyNullApprover(e.operand);
+    case "list":
+      return e.elements.every(onlyNullApprover);
+    case "call":
+      return e.args.every(onlyNullApprover);
+    default:
+      return true;
+  }
+}
+
+function isApprover(e: Expr): boolean {
+  return e.kind === "name" && e.name === "approver";
+}
+
 /** Whether `e` reads a value from `args`. */
 function readsArgs(e: Expr): boolean {
   if (e.kind === "name") return e.name === "args";
