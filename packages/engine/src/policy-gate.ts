@@ -15,27 +15,35 @@ import {
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
+import { approvedVerdict, PolicyVerdicts } from "./policy-verdicts.js";
 import type { ChainLink, DecisionRequest } from "./types.js";
 import { fail, pass, type Verdict } from "./verdict.js";
 
-// Compiled policies by text: compiling is the costly step and policies repeat across decisions.
-// The cache holds no state that changes a decision: the same text always compiles the same way.
-const compiled = new Map<string, CompileResult>();
+/** A policy compiled, and the verdicts last made from it (policy-verdicts.ts). */
+interface Compiled {
+  readonly result: CompileResult;
+  readonly verdicts: PolicyVerdicts;
+}
 
-function compileCached(text: string, origin: "stored" | "residual" = "stored"): CompileResult {
+// Compiled policies by text: compiling is the costly step and policies repeat across decisions.
+// The cache holds no state that changes a decision: the same text always compiles the same way,
+// and a verdict kept is the one the same quotes would build.
+const compiled = new Map<string, Compiled>();
+
+function compileCached(text: string, origin: "stored" | "residual" = "stored"): Compiled {
   // A residual is keyed apart: it compiles under its own bound, not the policy text limit.
   const key = origin === "residual" ? `\u0000residual\u0000${text}` : text;
   const hit = compiled.get(key);
   if (hit !== undefined) return hit;
-  const result = compilePolicy(text, { origin });
+  const entry = { result: compilePolicy(text, { origin }), verdicts: new PolicyVerdicts() };
   if (compiled.size >= ENGINE_LIMITS.compiledPoliciesMax) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(key, result);
-  return result;
+  compiled.set(key, entry);
+  return entry;
 }
 
 /** A residual compiled as the gate reads it (decision 0131): under its own bound, never the 4 KiB one. */
 function compileResidualCached(text: string): CompileResult {
-  return compileCached(text, "residual");
+  return compileCached(text, "residual").result;
 }
 
 function first(diagnostics: readonly Diagnostic[]): string {
@@ -103,7 +111,7 @@ function unknownApprover(request: DecisionRequest, chain: readonly ChainLink[], 
   for (let i = 0; i < chain.length; i += 1) {
     const link = chain[i]!;
     if (link.terms.policy === null) continue;
-    const result = compileCached(link.terms.policy);
+    const result = compileCached(link.terms.policy).result;
     if (!result.ok) {
       invalid = invalidPolicy(chain, i, result.diagnostics);
       break;
@@ -112,7 +120,7 @@ function unknownApprover(request: DecisionRequest, chain: readonly ChainLink[], 
     positions.push(i);
   }
   // The links before one that does not compile still decide first: a refusal among them stands.
-  return chainVerdict(chain, decideChain(links, budget), positions, invalid);
+  return chainVerdict(chain, decideChain(links, budget), positions, invalid, new PolicyVerdicts());
 }
 
 /** The chain's policies with the approval's approver bound: each evaluated in turn, the first refusal denies. */
@@ -121,9 +129,10 @@ function withApprover(request: DecisionRequest, chain: readonly ChainLink[], now
   for (let i = 0; i < chain.length; i += 1) {
     const link = chain[i]!;
     if (link.terms.policy === null) continue;
-    const result = compileCached(link.terms.policy);
+    const result = compileCached(link.terms.policy).result;
     if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
-    const refusal = approvedLink(chain, i, result.policy.evaluate(policyEnvironment(request, link, now, approver), budget), approver);
+    const value = result.policy.evaluate(policyEnvironment(request, link, now, approver), budget);
+    const refusal = approvedLink(chain, i, value, approver, new PolicyVerdicts());
     if (refusal !== null) return refusal;
   }
   return approvedVerdict(approver);
@@ -149,24 +158,23 @@ function onlyPolicy(chain: readonly ChainLink[]): number {
  */
 function singleLink(request: DecisionRequest, chain: readonly ChainLink[], i: number, now: number, approver: string | null): Verdict {
   const link = chain[i]!;
-  const result = compileCached(link.terms.policy!);
+  const { result, verdicts } = compileCached(link.terms.policy!);
   if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
   const env = policyEnvironment(request, link, now, approver);
-  if (approver === null) return chainVerdict(chain, decideLink(result.policy, env), i, undefined);
-  return approvedLink(chain, i, result.policy.evaluate(env), approver) ?? approvedVerdict(approver);
+  if (approver === null) return chainVerdict(chain, decideLink(result.policy, env), i, undefined, verdicts);
+  return approvedLink(chain, i, result.policy.evaluate(env), approver, verdicts) ?? verdicts.approved(approver);
 }
 
 /** The refusal of link `i`'s policy evaluated with `approver` bound, or null when it allows. */
-function approvedLink(chain: readonly ChainLink[], i: number, value: EvaluationResult, approver: string): Verdict | null {
+function approvedLink(
+  chain: readonly ChainLink[],
+  i: number,
+  value: EvaluationResult,
+  approver: string,
+  verdicts: PolicyVerdicts,
+): Verdict | null {
   if (!value.ok) return runtimeError(chain, i, value.error);
-  if (value.value) return null;
-  return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action even with approver \`${approver}\``, {
-    grant_id: chain[i]!.grant_id,
-  });
-}
-
-function approvedVerdict(approver: string): Verdict {
-  return pass("policy.approved", `every policy of the chain allows this action with approver \`${approver}\``, approver);
+  return value.value ? null : verdicts.refusedWith(chain, i, approver);
 }
 
 function invalidPolicy(chain: readonly ChainLink[], i: number, diagnostics: readonly Diagnostic[]): Verdict {
@@ -186,12 +194,13 @@ function chainVerdict(
   outcome: ChainOutcome,
   positions: readonly number[] | number,
   invalid: Verdict | undefined,
+  verdicts: PolicyVerdicts,
 ): Verdict {
   switch (outcome.outcome) {
     case "deny": {
       const i = chainIndex(positions, outcome.link);
       if (outcome.error !== undefined) return runtimeError(chain, i, outcome.error);
-      return fail("deny", "policy.deny", `the policy of ${describeLink(chain, i)} refuses this action`, { grant_id: chain[i]!.grant_id });
+      return verdicts.refused(chain, i);
     }
     case "cost-exceeded":
       return costExceeded(outcome.error, outcome.link === null ? undefined : chain[chainIndex(positions, outcome.link)]!.grant_id);
@@ -202,7 +211,7 @@ function chainVerdict(
     case "allow":
       return ALLOWED;
     case "gated":
-      return gatedVerdict(outcome.residual);
+      return verdicts.gated(outcome.residual);
     default:
       return fail(
         "deny",
@@ -218,11 +227,6 @@ function chainIndex(positions: readonly number[] | number, link: number): number
 }
 
 const ALLOWED: Verdict = Object.freeze(pass("policy.allow", "every policy of the chain allows this action", null));
-
-/** A gated verdict (its reason a rope of two strings: nothing copied). */
-function gatedVerdict(residual: string): Verdict {
-  return fail("gated", "policy.gated", `this action needs a human's approval: an approver satisfying \`${residual}\``, { residual });
-}
 
 function runtimeError(chain: readonly ChainLink[], i: number, error: Diagnostic): Verdict {
   if (error.code === "cost-exceeded") return costExceeded(error, chain[i]!.grant_id);
