@@ -1,13 +1,14 @@
 // A policy that compares `approver` with `null` alone decides its gated case by one evaluation of
 // its non-null tree instead of the residual pass, when that evaluation neither fails nor charges a
-// unit (decision 0150). Held here to the residual pass on random policies, actions and budgets:
-// the same outcome, residual and error, and the same units charged.
+// unit; and when neither of its trees can fail, decides by their two values alone (decision 0150).
+// Held here to the residual pass on random policies, actions and budgets: the same outcome,
+// residual and error, and the same units charged.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { environment, typedExprs } from "../test-support/arbitraries.js";
 import type { BinaryOperator, Expr } from "./ast.js";
 import type { TypeTable } from "./check.js";
-import { compileNonNullApprover } from "./compile.js";
+import { compileChecked, compileNonNullApprover } from "./compile.js";
 import { formatExpr } from "./format.js";
 import { compilePolicy, costMeter, decideLink, withResidualPass } from "./policy.js";
 
@@ -61,17 +62,20 @@ const actionArb = fc.tuple(environment, fc.constantFrom(0, 1, 200, 5_000)).map((
 /** Budgets from none left at all to the whole decision's. */
 const budgetArb = fc.oneof(fc.integer({ min: 0, max: 120 }), fc.constant(262_144));
 
-/** Whether the non-null tree decides this action by itself: a truth value, no unit charged. */
-function shortcutTaken(policy: object, env: object): boolean {
+/** Which way the policy is decided: by its two trees alone, by its non-null tree, or by the residual pass. */
+function way(policy: object, env: object): "safe" | "taken" | "passed" {
   const { ast, types } = policy as { ast: Expr; types: TypeTable };
   const meter = { spent: 0, limit: 0 };
-  const v = compileNonNullApprover(ast, types).fn(env as never, meter);
-  return typeof v === "boolean" && meter.spent === 0;
+  const nonNull = compileNonNullApprover(ast, types);
+  if (!nonNull.canFail && !compileChecked(ast, types).canFail) return "safe";
+  const v = nonNull.fn(env as never, meter);
+  return typeof v === "boolean" && meter.spent === 0 ? "taken" : "passed";
 }
 
 describe("the non-null tree of a policy that compares approver with null alone", () => {
   it("decides as the residual pass: outcome, residual, error and units charged", () => {
-    const gated = { taken: 0, passed: 0 };
+    const gated = { safe: 0, taken: 0, passed: 0 };
+    const safe = { allow: 0, deny: 0, exceeded: 0 };
     fc.assert(
       fc.property(policyArb, actionArb, budgetArb, (expr, env, limit) => {
         const compiled = compilePolicy(formatExpr(expr), { origin: "stored" });
@@ -84,13 +88,17 @@ describe("the non-null tree of a policy that compares approver with null alone",
         expect(outcome).toEqual(general.decide(env, slow));
         expect(fast.spent).toBe(slow.spent);
         expect(decideLink(policy, env)).toEqual(decideLink(general, env));
-        if (outcome.outcome === "gated") gated[shortcutTaken(policy, env) ? "taken" : "passed"] += 1;
+        const by = way(policy, env);
+        if (outcome.outcome === "gated") gated[by] += 1;
+        else if (by === "safe") safe[outcome.outcome === "allow" ? "allow" : outcome.error === undefined ? "deny" : "exceeded"] += 1;
       }),
       params(3000),
     );
-    // Both ways were reached: gated by the non-null tree, and gated by the residual pass after the
-    // tree failed or charged.
-    expect(gated.taken).toBeGreaterThan(100);
+    // Every way was reached: gated by the two trees, by the non-null tree, and by the residual pass
+    // after the tree failed or charged; the two trees' allow, deny and budget run out.
+    expect(gated.safe).toBeGreaterThan(50);
+    expect(gated.taken).toBeGreaterThan(40);
     expect(gated.passed).toBeGreaterThan(20);
+    expect(Math.min(safe.allow, safe.deny, safe.exceeded)).toBeGreaterThan(20);
   });
 });

@@ -76,6 +76,8 @@ type PartOutcome =
 
 const ALLOW_PART: PartOutcome = Object.freeze({ kind: "allow" });
 const DENY_PART: PartOutcome = Object.freeze({ kind: "deny" });
+/** Gated for every non-null approver: the residual `true`. */
+const GATED_EVERYONE: PartOutcome = Object.freeze({ kind: "gated", formula: true, everyone: true });
 
 const TRUE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: true });
 const FALSE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: false });
@@ -90,6 +92,8 @@ class Policy implements CompiledPolicy {
   private residual: PartialEvaluator | null | undefined;
   /** The tree with `approver` non-null, made with `residual` when it can stand for the residual pass (residualFormula). */
   private nonNull: Compiled | null = null;
+  /** Whether neither tree can fail, so that partial evaluation is their two values (decideSafe). */
+  private bothSafe = false;
   private canonical: string | undefined;
   private canonicalBytes: number | undefined;
 
@@ -144,7 +148,10 @@ class Policy implements CompiledPolicy {
           return fn;
         })
       : null;
-    if (this.residual !== null && this.shortcuts && onlyNullApprover(this.ast)) this.nonNull = compileNonNullApprover(this.ast, types);
+    if (this.residual !== null && this.shortcuts && onlyNullApprover(this.ast)) {
+      this.nonNull = compileNonNullApprover(this.ast, types);
+      this.bothSafe = !this.rootCanFail && !this.nonNull.canFail;
+    }
     return this.residual;
   }
 
@@ -213,12 +220,33 @@ class Policy implements CompiledPolicy {
   partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined, lists?: ListCache): PartOutcome {
     // Deciding walks the tree twice when there is a residual to build, once otherwise.
     const passes = this.residualOf() === null ? 1 : 2;
+    if (this.bothSafe) return this.decideSafe(env, budget);
     const run = this.open(budget, passes * this.cost.nodes, lists);
     const outcome = run.spent <= run.limit ? this.decideWithin(env, run) : DENY_PART;
     // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
     const passed = this.close(run, budget);
     if (passed !== undefined) return { kind: "deny", error: this.exceeded(passed) };
     return outcome;
+  }
+
+  /**
+   * `partial` of a policy that compares `approver` with `null` alone and whose trees cannot fail
+   * (so they charge nothing, INVARIANT (charging-can-fail), and give a truth value: the checker
+   * lets such a policy combine `approver` only with `!`, `&&` and `||`). Its value with any
+   * approver is its residual (residualFormula), so the residual pass's outcome is read from two
+   * values: false with an approver denies; true with one, allow if also true without, else gated
+   * for every approver. Charged as `partial` charges it: two passes of its nodes up front.
+   */
+  private decideSafe(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
+    const before = budget === undefined ? 0 : budget.spent;
+    const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
+    const spent = before + 2 * this.cost.nodes;
+    if (budget !== undefined) budget.spent = spent;
+    if (spent > limit) return { kind: "deny", error: this.exceeded(limit) };
+    const given = env as EvalEnv;
+    if (this.nonNull!.fn(given, NEVER_CHARGED) === false) return DENY_PART;
+    const none = this.root(given.approver === undefined || given.approver === null ? given : { ...given, approver: null }, NEVER_CHARGED);
+    return none === true ? ALLOW_PART : GATED_EVERYONE;
   }
 
   private decideWithin(env: Omit<PolicyEnvironment, "approver">, run: ResidualRun): PartOutcome {
