@@ -4,7 +4,7 @@ import { mentionsApprover } from "./ast.js";
 import { balancedChain } from "./ast-from-cst.js";
 import { checkPolicy, unionTable, type TypeTable } from "./check.js";
 import { TYPES, type Type } from "./types.js";
-import { type Compiled, compileChecked, compileExpr, compileNonNullApprover, type EvalEnv, type Evaluator } from "./compile.js";
+import { compileChecked, compileExpr, compileNonNullApprover, type EvalEnv, type Evaluator } from "./compile.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
@@ -90,10 +90,11 @@ class Policy implements CompiledPolicy {
   private readonly rootCanFail: boolean;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
   private residual: PartialEvaluator | null | undefined;
-  /** The tree with `approver` non-null, made with `residual` when it can stand for the residual pass (residualFormula). */
-  private nonNull: Compiled | null = null;
-  /** Whether neither tree can fail, so that partial evaluation is their two values (decideSafe). */
-  private bothSafe = false;
+  /**
+   * For a policy that compares `approver` with `null` alone and cannot fail, its tree with
+   * `approver` non-null, made with `residual`: partial evaluation is then two values (decideSafe).
+   */
+  private nonNull: Evaluator | null = null;
   private canonical: string | undefined;
   private canonicalBytes: number | undefined;
 
@@ -148,9 +149,9 @@ class Policy implements CompiledPolicy {
           return fn;
         })
       : null;
-    if (this.residual !== null && this.shortcuts && onlyNullApprover(this.ast)) {
-      this.nonNull = compileNonNullApprover(this.ast, types);
-      this.bothSafe = !this.rootCanFail && !this.nonNull.canFail;
+    if (this.residual !== null && this.shortcuts && !this.rootCanFail && onlyNullApprover(this.ast)) {
+      const nonNull = compileNonNullApprover(this.ast, types);
+      if (!nonNull.canFail) this.nonNull = nonNull.fn;
     }
     return this.residual;
   }
@@ -220,7 +221,7 @@ class Policy implements CompiledPolicy {
   partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined, lists?: ListCache): PartOutcome {
     // Deciding walks the tree twice when there is a residual to build, once otherwise.
     const passes = this.residualOf() === null ? 1 : 2;
-    if (this.bothSafe) return this.decideSafe(env, budget);
+    if (this.nonNull !== null) return this.decideSafe(this.nonNull, env, budget);
     const run = this.open(budget, passes * this.cost.nodes, lists);
     const outcome = run.spent <= run.limit ? this.decideWithin(env, run) : DENY_PART;
     // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
@@ -232,19 +233,20 @@ class Policy implements CompiledPolicy {
   /**
    * `partial` of a policy that compares `approver` with `null` alone and whose trees cannot fail
    * (so they charge nothing, INVARIANT (charging-can-fail), and give a truth value: the checker
-   * lets such a policy combine `approver` only with `!`, `&&` and `||`). Its value with any
-   * approver is its residual (residualFormula), so the residual pass's outcome is read from two
-   * values: false with an approver denies; true with one, allow if also true without, else gated
-   * for every approver. Charged as `partial` charges it: two passes of its nodes up front.
+   * lets such a policy combine `approver` only with `!`, `&&` and `||`). Every atom of its residual
+   * folds to a truth value, the one the atom has with any approver, and nothing fails: so its
+   * residual is its value with any approver (`nonNull`), and the residual pass's outcome is read
+   * from two values: false with an approver denies; true with one, allow if also true without,
+   * else gated for every approver. Charged as `partial` charges it: two passes of its nodes.
    */
-  private decideSafe(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
+  private decideSafe(nonNull: Evaluator, env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
     const before = budget === undefined ? 0 : budget.spent;
     const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
     const spent = before + 2 * this.cost.nodes;
     if (budget !== undefined) budget.spent = spent;
     if (spent > limit) return { kind: "deny", error: this.exceeded(limit) };
     const given = env as EvalEnv;
-    if (this.nonNull!.fn(given, NEVER_CHARGED) === false) return DENY_PART;
+    if (nonNull(given, NEVER_CHARGED) === false) return DENY_PART;
     const none = this.root(given.approver === undefined || given.approver === null ? given : { ...given, approver: null }, NEVER_CHARGED);
     return none === true ? ALLOW_PART : GATED_EVERYONE;
   }
@@ -269,31 +271,13 @@ class Policy implements CompiledPolicy {
     // `approver` took the path any approver would take, so its value is every approver's. The
     // residual pass and its search would only confirm it (the charge for both stays paid).
     if (!run.approverRead && typeof none === "boolean") return none ? ALLOW_PART : DENY_PART;
-    const r = this.residualFormula(residual, withoutApprover, run);
+    const r = residual(withoutApprover, run);
     const found = search(r);
     if (charge(run, searchUnits(found.steps), this.ast.span) !== undefined) return DENY_PART;
     if (none === true && found.everyone) return ALLOW_PART;
     if (found.witness !== undefined) return { kind: "gated", formula: r, everyone: found.everyone };
     const reason = run.error;
     return reason === undefined ? DENY_PART : { kind: "deny", error: reason };
-  }
-
-  /**
-   * The residual of an evaluation that read `approver`. For a policy that compares `approver` with
-   * `null` alone, the value of its non-null tree when that evaluation neither fails nor charges a
-   * unit: the residual pass would evaluate the same approver-free parts in the same order to the
-   * same values and fold them to that truth value, charging nothing and recording no error.
-   * Otherwise, the residual pass: the non-null tree charged a meter of its own whose limit is 0, so
-   * it stopped at its first charge and nothing of it is put back.
-   */
-  private residualFormula(residual: PartialEvaluator, env: EvalEnv, run: ResidualRun): Formula {
-    const tree = this.nonNull;
-    if (tree !== null) {
-      const meter: Meter = tree.canFail ? { spent: 0, limit: 0 } : NEVER_CHARGED;
-      const v = tree.fn(env, meter);
-      if (typeof v === "boolean" && meter.spent === 0) return v;
-    }
-    return residual(env, run);
   }
 
   private failureOf(v: Evaluated): Diagnostic {
@@ -303,8 +287,8 @@ class Policy implements CompiledPolicy {
 }
 
 /**
- * `policy` deciding by the residual pass alone, never its non-null tree (Policy.residualFormula):
- * the general path that the shortcut's property test holds it to. Not exported by the package.
+ * `policy` deciding by the residual pass alone, never by its two trees (Policy.decideSafe): the
+ * general path that the shortcut's property test holds it to. Not exported by the package.
  */
 export function withResidualPass(policy: CompiledPolicy): CompiledPolicy {
   if (!(policy instanceof Policy)) throw new TypeError("withResidualPass takes policies made by compilePolicy or conjoin");
