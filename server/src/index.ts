@@ -15,7 +15,7 @@ export {
 export { SqlStore } from "./store/core/index.js";
 export { DATABASE_ENGINES, ENGINE_PROFILES, SignalSequenceUnordered, type DatabaseEngine, type EngineProfile } from "./store/sql/index.js";
 export { PostgresDriver, POSTGRES_LIMITS, RETRYABLE_SQLSTATES } from "./store/drivers/index.js";
-export { SqliteDriver } from "./store/drivers/index.js";
+export { SQLITE_LIMITS, SqliteDriver } from "./store/drivers/index.js";
 export { ContentionError, DatabaseUnavailableError, isDatabaseUnavailable } from "./store/sql/index.js";
 export { StoreRowError } from "./store/sql/index.js";
 export { SealedRecordError } from "./services/seal/index.js";

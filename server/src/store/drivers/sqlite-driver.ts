@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { CheckpointThreadData } from "./checkpoint-thread.js";
 import { DecisionCache } from "../sql/index.js";
-import type { Batchable, Row, SqlDriver, SqlValue } from "../sql/index.js";
+import { ContentionError, type Batchable, type Row, type SqlDriver, type SqlValue } from "../sql/index.js";
 import { GroupCommit } from "./group-commit.js";
 import { observeFailure, type StoreObservations } from "../sql/index.js";
 
@@ -189,7 +189,7 @@ export class SqliteDriver implements SqlDriver {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.durability === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
-    db.pragma("busy_timeout = 5000");
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? SQLITE_LIMITS.busyTimeoutMs}`);
     db.pragma(`wal_autocheckpoint = ${options.walCheckpointFrames ?? WRITER_CHECKPOINT_FRAMES}`);
     // Past 64 KiB a savepoint's undo pages spill to a temporary file, written page by page with a
     // system call each: for a group-commit batch run again with a savepoint per transaction, most
@@ -215,7 +215,7 @@ export class SqliteDriver implements SqlDriver {
    * arrival order; a batch's transactions of one kind may be done by their step (decision 0319).
    */
   groupTransaction<T>(fn: (tx: SqlDriver) => Promise<T>, _order?: string, batchable?: Batchable): Promise<T> {
-    return this.#group.submit(fn, undefined, batchable);
+    return lockedAsContention(this.#group.submit(fn, undefined, batchable));
   }
 
   /** Transactions answered by a batch step (decision 0319) in a committed batch since the driver was made. */
@@ -224,27 +224,27 @@ export class SqliteDriver implements SqlDriver {
   }
 
   all(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
-    return this.#lock.run(() => this.#connection.all(sql, params));
+    return lockedAsContention(this.#lock.run(() => this.#connection.all(sql, params)));
   }
 
   get(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
-    return this.#lock.run(() => this.#connection.get(sql, params));
+    return lockedAsContention(this.#lock.run(() => this.#connection.get(sql, params)));
   }
 
   run(sql: string, params?: readonly SqlValue[]): Promise<number> {
-    return this.#lock.run(() => this.#connection.run(sql, params));
+    return lockedAsContention(this.#lock.run(() => this.#connection.run(sql, params)));
   }
 
   insertRowId(sql: string, params?: readonly SqlValue[]): Promise<number> {
-    return this.#lock.run(() => this.#connection.insertRowId(sql, params));
+    return lockedAsContention(this.#lock.run(() => this.#connection.insertRowId(sql, params)));
   }
 
   exec(sql: string): Promise<void> {
-    return this.#lock.run(() => this.#connection.exec(sql));
+    return lockedAsContention(this.#lock.run(() => this.#connection.exec(sql)));
   }
 
   transaction<T>(fn: (tx: SqlDriver) => Promise<T>): Promise<T> {
-    return this.#lock.run(() => this.#connection.transaction(fn));
+    return lockedAsContention(this.#lock.run(() => this.#connection.transaction(fn)));
   }
 
   async close(): Promise<void> {
@@ -258,7 +258,38 @@ export class SqliteDriver implements SqlDriver {
   }
 }
 
+export const SQLITE_LIMITS = Object.freeze({
+  /**
+   * How long a statement waits for a lock another connection holds (another process on the same
+   * file, a backup, the checkpoint thread) before SQLite gives up with SQLITE_BUSY.
+   */
+  busyTimeoutMs: 5_000,
+});
+
+/** SQLite's answer when a lock stayed held past the busy timeout: SQLITE_BUSY and its extended codes. */
+function isLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}
+
+/**
+ * A statement or transaction that met a lock held past the busy timeout: it was rolled back (or
+ * never began), so nothing of it was written and the same request may be sent again, which is
+ * contention (HTTP 409 with Retry-After), not a failure of the server.
+ */
+function lockedAsContention<T>(transaction: Promise<T>): Promise<T> {
+  const startedAt = performance.now();
+  return transaction.catch((error: unknown) => {
+    if (!isLocked(error)) throw error;
+    const elapsedMs = performance.now() - startedAt;
+    const message = `another connection held the database's lock past the busy timeout; nothing was written (${Math.round(elapsedMs)} ms)`;
+    throw new ContentionError(error, 1, elapsedMs, message);
+  });
+}
+
 export interface SqliteOptions {
+  /** How long a statement waits for another connection's lock; default SQLITE_LIMITS.busyTimeoutMs. */
+  readonly busyTimeoutMs?: number;
   /** Where the size of each group-commit batch is counted (observations.ts). */
   readonly observations?: StoreObservations;
   /** Keep temporary storage in memory (open.ts). */
