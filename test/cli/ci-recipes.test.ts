@@ -80,7 +80,9 @@ describe("the GitHub Actions job of docs/cli.md", () => {
     const summary = readFileSync(join(repo, ".summary.md"), "utf8");
     expect(summary).toContain("### policies/support-agent.yaml");
     expect(summary).not.toContain("### policies/procurement-agent.yaml");
-  });
+    // Five and more commands, each a process that loads the CLI and may run the analysis: bounded
+    // by the steps' own time limits, not by the default of one test.
+  }, 300_000);
 });
 
 describe("the pre-commit hooks of docs/cli.md", () => {

@@ -53,6 +53,11 @@ async function startIn(dir: string, env: Record<string, string>): Promise<Runnin
   return { child, baseUrl, stdout: () => out, stderr: () => err, exit };
 }
 
+/** Waits until `done` holds or `ms` have passed, whichever is first. */
+async function until(done: () => boolean, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; !done() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+}
+
 // Skipped (visibly) only when the server is not built; `npm test` builds it first with `tsc -b`.
 describe.skipIf(!existsSync(main))("the server process", () => {
   it("writes a generated admin key to an owner-only file when no terminal is attached, logs its path only, serves with it, and stops on SIGTERM", async () => {
@@ -60,8 +65,7 @@ describe.skipIf(!existsSync(main))("the server process", () => {
     // The line comes on standard error once the server listens: after the listening line on
     // standard output, but not ordered with it (two pipes), so it is waited for.
     const written = /"msg":"first admin key written to a file[^"]*","identity":"admin","path":"([^"]+)"/;
-    for (const deadline = Date.now() + 10_000; !written.test(first.stderr()) && Date.now() < deadline; )
-      await new Promise((r) => setTimeout(r, 20));
+    await until(() => written.test(first.stderr()), 10_000);
     const path = written.exec(first.stderr())?.[1];
     expect(path, first.stderr()).toBe(join(dataDir, "first-admin-key"));
     expect(statSync(path!).mode & 0o777).toBe(0o600);
@@ -170,6 +174,8 @@ describe.skipIf(!existsSync(main))("the server process", () => {
       expect(out).not.toContain("first admin key created");
 
       const second = await startIn(dir, {});
+      // Standard error is a pipe of its own, not ordered with the listening line: waited for.
+      await until(() => second.stderr().includes('"msg":"first admin key written to a file'), 10_000);
       expect(second.stderr()).toContain('"msg":"first admin key written to a file');
       const key = readFileSync(join(dir, "first-admin-key"), "utf8").trim();
       expect((await fetch(`${second.baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
