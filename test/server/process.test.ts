@@ -152,6 +152,7 @@ describe.skipIf(!existsSync(main))("the server process", () => {
     const dir = mkdtempSync(join(tmpdir(), "authority-port-taken-"));
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    let second: Running | undefined;
     try {
       const taken = (blocker.address() as AddressInfo).port;
       const child = spawn(process.execPath, [main], {
@@ -173,9 +174,10 @@ describe.skipIf(!existsSync(main))("the server process", () => {
       expect(out).not.toMatch(/aa_[A-Za-z0-9_-]{43}/);
       expect(out).not.toContain("first admin key created");
 
-      const second = await startIn(dir, {});
+      second = await startIn(dir, {});
+      const started = second;
       // Standard error is a pipe of its own, not ordered with the listening line: waited for.
-      await until(() => second.stderr().includes('"msg":"first admin key written to a file'), 10_000);
+      await until(() => started.stderr().includes('"msg":"first admin key written to a file'), 10_000);
       expect(second.stderr()).toContain('"msg":"first admin key written to a file');
       const key = readFileSync(join(dir, "first-admin-key"), "utf8").trim();
       expect((await fetch(`${second.baseUrl}/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
@@ -185,6 +187,8 @@ describe.skipIf(!existsSync(main))("the server process", () => {
       expect(second.stdout()).toMatch(/"level":"info","msg":"shutting down","signal":"SIGTERM"/);
       expect(second.stderr()).not.toContain("shutting down");
     } finally {
+      // A server left running by a failed assertion would outlive the suite.
+      if (second !== undefined && second.child.exitCode === null) second.child.kill("SIGKILL");
       blocker.close();
       rmSync(dir, { recursive: true, force: true });
     }
