@@ -66,7 +66,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, hash, randomBytes, sign } from "node:crypto";
 import {
   canonicalJson,
   decisionStatement,
@@ -906,6 +906,37 @@ async function signingCostUs(batch) {
   return runs.sort((a, b) => a - b)[2];
 }
 
+/**
+ * The part of signing per answer that the answer format fixes (decision 1946), each part measured
+ * alone in this process: the hash of the args' canonical text, the statement's text, its leaf hash,
+ * its share of the tree's interior hashes and of the batch's one Ed25519 signature. Answers
+ * microseconds of CPU per answer at batches of `batch`, the median of five runs.
+ */
+function signingFloorUs(batch) {
+  const { privateKey } = generateKeyPairSync("ed25519");
+  const body = { tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { to: "ACME", memo: "invoice 42" } };
+  const statement = decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", { grant_id: "grt_01jz0000000000000000000000", ...body }, Date.now());
+  const argsText = canonicalJson(body.args);
+  const node = Buffer.alloc(65, 1);
+  const signed = Buffer.from(`agent-authority answer batch v2\n${batch}\n${"A".repeat(43)}\n`);
+  const perCall = (n, fn) => {
+    const started = process.cpuUsage();
+    for (let i = 0; i < n; i += 1) fn();
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / n;
+  };
+  const runs = [];
+  for (let run = 0; run < 5; run += 1) {
+    const text = perCall(20_000, () => JSON.stringify(statement));
+    const leaf = perCall(20_000, () => hash("sha256", `\0${JSON.stringify(statement)}`, "buffer")) - text;
+    const args = perCall(20_000, () => hash("sha256", argsText, "hex"));
+    const interior = (perCall(20_000, () => hash("sha256", node, "buffer")) * (batch - 1)) / batch;
+    const signature = perCall(500, () => sign(null, signed, privateKey)) / batch;
+    runs.push(text + leaf + args + interior + signature);
+  }
+  return runs.sort((a, b) => a - b)[2];
+}
+
 /** Signing's share of the server's CPU per authorize at each connection count of `rows`: the first form's and the batch's, at the batches measured. */
 async function signingShares(rows) {
   const single = await signingCostUs(0);
@@ -918,9 +949,11 @@ async function signingShares(rows) {
     }
     const size = r.authorize.batchSize ?? 1;
     const batched = await signingCostUs(Math.max(1, Math.round(size)));
+    const floor = signingFloorUs(Math.max(1, Math.round(size)));
     parts.push(
       `${r.connections} conn (batches of ${size.toFixed(1)}): ${batched.toFixed(1)} µs, ${((100 * batched) / perDecision).toFixed(1)}% ` +
-        `(one signature per decision: ${((100 * single) / perDecision).toFixed(1)}%) of ${perDecision.toFixed(0)} µs`,
+        `(one signature per decision: ${((100 * single) / perDecision).toFixed(1)}%; the format's floor: ${floor.toFixed(1)} µs, ` +
+        `${((100 * floor) / perDecision).toFixed(1)}%) of ${perDecision.toFixed(0)} µs`,
     );
   }
   return { single, text: parts.join("; ") };
