@@ -915,7 +915,13 @@ async function signingCostUs(batch) {
 function signingFloorUs(batch) {
   const { privateKey } = generateKeyPairSync("ed25519");
   const body = { tool: "payments.send", amount_minor: 1200, currency: "EUR", args: { to: "ACME", memo: "invoice 42" } };
-  const statement = decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", { grant_id: "grt_01jz0000000000000000000000", ...body }, Date.now());
+  const statement = decisionStatement(
+    "led_01jz0000000000000000000000",
+    "allow",
+    "agt_01jz0000000000000000000000",
+    { grant_id: "grt_01jz0000000000000000000000", ...body },
+    Date.now(),
+  );
   const argsText = canonicalJson(body.args);
   const node = Buffer.alloc(65, 1);
   const signed = Buffer.from(`agent-authority answer batch v2\n${batch}\n${"A".repeat(43)}\n`);
