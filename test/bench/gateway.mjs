@@ -10,22 +10,31 @@
 //   BENCH_GATEWAY_PROFILE=DIR           write a CPU profile of the gateway process into DIR
 //   BENCH_GATEWAY_BASELINE=DIR          also time the gateway of another build (a directory holding its
 //                                       cli/bin/authority.js, built), alternating with this one
+//   BENCH_SERVER_PROFILE=DIR            write CPU profiles of the server's threads into DIR
+//   BENCH_SERVER_FLAGS="--flag …"       more flags for the server's node (e.g. --perf-basic-prof for perf)
+//
+// Beside the gateway it times a floor relay (support/gateway-floor-relay.mjs): a process that passes
+// the messages through as bytes and holds each call until one durable authorize has answered. No
+// gateway that decides each call on the server can add less than it; the gateway's own part is what
+// it adds above the relay. With BENCH_GATEWAY_PROFILE it prints where the gateway's busy time went.
 //
 // Beside the latencies it prints the gateway process's own CPU time per call and the server's per
 // authorize, read from /proc, which a loaded machine does not inflate the way it inflates wall time.
 import { spawn } from "node:child_process";
 import { Agent, request } from "node:http";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { manifestHash, toolDefinition } from "@agent-authority/sdk";
+import { profileShares } from "./support/cpu-profile.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const FILESYSTEM = join(root, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
 const CLI = join(root, "cli", "bin", "authority.js");
+const RELAY = join(root, "test", "bench", "support", "gateway-floor-relay.mjs");
 const ADMIN_KEY = "aa_bench-admin-key-0123456789abcdefghijklmnop";
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
@@ -33,7 +42,12 @@ const WARMUP = 200;
 const BASELINE = process.env.BENCH_GATEWAY_BASELINE;
 
 async function startServer(dir) {
-  const child = spawn(process.execPath, [join(root, "server", "dist", "main.js")], {
+  const profile = process.env.BENCH_SERVER_PROFILE;
+  const flags = [
+    ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+    ...(process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean),
+  ];
+  const child = spawn(process.execPath, [...flags, join(root, "server", "dist", "main.js")], {
     env: {
       PATH: process.env.PATH ?? "",
       AUTHORITY_PORT: "0",
@@ -158,9 +172,10 @@ function row(name, values) {
 }
 
 function report(samples, cpu, calls) {
-  const [direct, through, alone] = [
+  const [direct, through, relay, alone] = [
     row("direct", samples.direct),
     row("through gateway", samples.gateway),
+    row("floor relay", samples.relay),
     row("authorize alone", samples.authorize),
   ];
   const baseline = samples.baseline.length > 0 ? row("through baseline", samples.baseline) : undefined;
@@ -168,22 +183,63 @@ function report(samples, cpu, calls) {
   write(
     `trivial tool call (list_allowed_directories), ${TURNS} turns of ${CALLS} sequential calls per side, alternating call by call, SQLite on loopback`,
   );
-  for (const r of [direct, through, ...(baseline === undefined ? [] : [baseline]), alone])
+  for (const r of [direct, through, ...(baseline === undefined ? [] : [baseline]), relay, alone])
     write(`  ${r.name.padEnd(16)} calls ${String(r.calls).padStart(6)}   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms`);
   const added = (r) => `p50 ${(r.p50 - direct.p50).toFixed(3)} ms, p99 ${(r.p99 - direct.p99).toFixed(3)} ms`;
   write(`  added by the gateway: ${added(through)} (target: at most 1.5 ms at p50, 5 ms at p99)`);
   if (baseline !== undefined) write(`  added by the baseline's gateway: ${added(baseline)}`);
-  write(`  the upstream process's own CPU per direct call: ${(cpu.upstream / calls).toFixed(3)} ms`);
+  write(`  added by the floor relay (one more process and one durable authorize, nothing parsed or checked): ${added(relay)}`);
   write(
-    `  the gateway process's own CPU per call: ${(cpu.gateway / calls).toFixed(3)} ms (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
+    `  the gateway's own part, above the relay: p50 ${(through.p50 - relay.p50).toFixed(3)} ms, p99 ${(through.p99 - relay.p99).toFixed(3)} ms`,
   );
-  if (baseline !== undefined) write(`  the baseline's gateway process's own CPU per call: ${(cpu.baseline / calls).toFixed(3)} ms`);
+  const perCall = (ms) => `${(ms / calls).toFixed(3)} ms`;
+  write(`  the upstream process's own CPU per direct call: ${perCall(cpu.upstream)}`);
+  write(
+    `  the gateway process's own CPU per call: ${perCall(cpu.gateway)} (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
+  );
+  if (baseline !== undefined) write(`  the baseline's gateway process's own CPU per call: ${perCall(cpu.baseline)}`);
+  write(`  the floor relay process's own CPU per call (its upstream's not counted): ${perCall(cpu.relay)}`);
   write(
     `  of which the durable decision (authorize alone, sealed in SQLite, node:http as the SDK sends it): p50 ${alone.p50.toFixed(3)} ms`,
   );
+  const authorizes = calls * (baseline === undefined ? 3 : 4);
   write(
-    `  the server process's CPU per authorize (one per gateway call, one per authorize alone): ${(cpu.server / (calls * (baseline === undefined ? 2 : 3))).toFixed(3)} ms`,
+    `  the server process's CPU per authorize (one per gateway call, one per relay call, one per authorize alone): ${(cpu.server / authorizes).toFixed(3)} ms`,
   );
+}
+
+/** What the gateway's profile holds, by kind of work: a script's URL names its kind. */
+const GATEWAY_CATEGORIES = [
+  [(frame) => frame.url.includes("/packages/gateway/") || frame.url.includes("/packages/sdk/"), "the gateway's and the SDK's own code"],
+  [(frame) => frame.url === "node:internal/crypto/sig", "Ed25519 verification (once per call)"],
+  [(frame) => frame.url.startsWith("node:internal/crypto/"), "hashing"],
+  [(frame) => frame.url.includes("@modelcontextprotocol") || frame.url.includes("/zod/"), "the MCP SDK and zod"],
+  [(frame) => /^node:(_http|http|internal\/http|internal\/url|url)/.test(frame.url), "Node's HTTP client"],
+  [
+    (frame) =>
+      /^node:(events|net|stream|timers|internal\/(streams|events|event_target|timers|stream_base|process\/task_queues|abort))/.test(
+        frame.url,
+      ),
+    "Node's streams, events and timers",
+  ],
+  [
+    (frame) => /^node:internal\/(modules|bootstrap|vm)|node:internal\/main|node_modules\/.*\.js$/.test(frame.url),
+    "start-up and other modules",
+  ],
+];
+
+/** Prints the shares of the gateway's busy samples by kind of work, from the profile it wrote into `dir` when it exited. */
+async function reportProfile(dir) {
+  for (let i = 0; i < 200 && !readdirSync(dir).some((name) => name.endsWith(".cpuprofile")); i += 1)
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"));
+  if (file === undefined) {
+    process.stdout.write(`  no profile was written into ${dir}\n`);
+    return;
+  }
+  const { busyMs, shares } = profileShares(join(dir, file), GATEWAY_CATEGORIES);
+  process.stdout.write(`  where the gateway's busy time went (${join(dir, file)}, start-up included; ${busyMs.toFixed(0)} ms busy):\n`);
+  for (const { category, ms } of shares) process.stdout.write(`    ${((100 * ms) / busyMs).toFixed(1).padStart(5)}%  ${category}\n`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "authority-bench-gateway-"));
@@ -247,13 +303,20 @@ try {
     attestation: { manifest_hash: hash, content_hash: "sha256:bench", provenance_version: "model-bench" },
   };
   await timeAuthorize(server.baseUrl, key.key, body, WARMUP);
-  const samples = { direct: [], gateway: [], baseline: [], authorize: [] };
-  const cpu = { upstream: 0, gateway: 0, baseline: 0, server: 0 };
+  const relay = await connect(process.execPath, [RELAY, process.execPath, FILESYSTEM, files], {
+    RELAY_AUTHORIZE_URL: `${server.baseUrl}/authorize`,
+    RELAY_AUTHORIZE_KEY: key.key,
+    RELAY_AUTHORIZE_BODY: JSON.stringify(body),
+  });
+  await timeCalls(relay.client, WARMUP);
+  const samples = { direct: [], gateway: [], baseline: [], relay: [], authorize: [] };
+  const cpu = { upstream: 0, gateway: 0, baseline: 0, relay: 0, server: 0 };
   for (let turn = 0; turn < TURNS; turn += 1) {
     const before = {
       upstream: cpuMs(direct.pid),
       gateway: cpuMs(gateway.pid),
       baseline: cpuMs(baseline?.pid),
+      relay: cpuMs(relay.pid),
       server: cpuMs(server.child.pid),
     };
     // One call of each kind in turn, so that whatever load the machine has falls on all of them alike.
@@ -261,18 +324,23 @@ try {
       await timeCalls(direct.client, 1, samples.direct);
       await timeCalls(gateway.client, 1, samples.gateway);
       if (baseline !== undefined) await timeCalls(baseline.client, 1, samples.baseline);
+      await timeCalls(relay.client, 1, samples.relay);
       await timeAuthorize(server.baseUrl, key.key, body, 1, samples.authorize);
     }
     cpu.upstream += cpuMs(direct.pid) - before.upstream;
     cpu.gateway += cpuMs(gateway.pid) - before.gateway;
     cpu.baseline += cpuMs(baseline?.pid) - before.baseline;
+    cpu.relay += cpuMs(relay.pid) - before.relay;
     cpu.server += cpuMs(server.child.pid) - before.server;
   }
   report(samples, cpu, TURNS * CALLS);
   await baseline?.client.close();
   await gateway.client.close();
+  await relay.client.close();
   await direct.client.close();
+  if (process.env.BENCH_GATEWAY_PROFILE) await reportProfile(process.env.BENCH_GATEWAY_PROFILE);
 } finally {
-  server.child.kill("SIGKILL");
+  server.child.kill(process.env.BENCH_SERVER_PROFILE ? "SIGINT" : "SIGKILL");
+  if (process.env.BENCH_SERVER_PROFILE) await new Promise((resolve) => server.child.once("exit", resolve));
   rmSync(dir, { recursive: true, force: true });
 }
