@@ -10,6 +10,7 @@ import {
   perfectParts,
   foldParts,
   treeHash,
+  treeWithPaths,
   verifyConsistency,
   verifyInclusion,
 } from "@agent-authority/sdk";
@@ -85,6 +86,29 @@ describe("tree hashes", () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("treeWithPaths", () => {
+  it("gives every tree's root and every leaf's inclusion proof, from leaves given as Buffers or other Uint8Arrays, which it leaves as they were", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 100 }), fc.nat(), fc.boolean(), (n, salt, plain) => {
+        const leaves = leavesOf(n, salt);
+        const given = plain ? leaves.map((leaf) => new Uint8Array(leaf)) : leaves;
+        const { root, paths } = treeWithPaths(given);
+        expect(root.equals(treeHash(leaves))).toBe(true);
+        expect(paths).toHaveLength(n);
+        for (let i = 0; i < n; i += 1)
+          expect(
+            paths[i]!.map((hash) => hash.toString("hex")),
+            `${i} of ${n}`,
+          ).toEqual(inclusionProof(leaves, i).map((hash) => hash.toString("hex")));
+        const again = leavesOf(n, salt);
+        expect(given.every((leaf, i) => Buffer.from(leaf).equals(again[i]!))).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+    expect(treeWithPaths([])).toEqual({ root: emptyRoot(), paths: [] });
   });
 });
 

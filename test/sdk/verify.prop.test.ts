@@ -280,3 +280,23 @@ describe("batch signatures (v 2) against hostile input", () => {
     expect((await verifyDecision(longer, body, "n0", keyring))?.message).toContain(`more than ${VERIFY_LIMITS.pathHashesMax}`);
   });
 });
+
+describe("answerBatchText", () => {
+  /** The root in base64url as the first SDK wrote it: one character per byte, btoa, then the URL alphabet without padding. */
+  const plainBase64url = (bytes: Uint8Array): string =>
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+
+  it("writes the root's bytes, and only those of a view into a larger buffer, as the first base64url did", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 80 }), fc.nat(), fc.nat(), fc.nat(), (bytes, start, length, size) => {
+        const from = bytes.length === 0 ? 0 : start % bytes.length;
+        const view = bytes.subarray(from, from + (length % 40));
+        expect(answerBatchText(size, view)).toBe(`agent-authority answer batch v2\n${size}\n${plainBase64url(view)}\n`);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});

@@ -302,25 +302,27 @@ export function consistencyProof(leaves: readonly Uint8Array[], first: number): 
  * The root of a list of leaf hashes and every leaf's inclusion path (RFC 9162 §2.1.3.1, lowest
  * first), in one pass over the tree's levels: n - 1 interior hashes for n leaves. Building the
  * levels bottom up, a last node without a sibling moves up unchanged, which makes the RFC's tree.
+ * A leaf given as a Buffer is used as it is (in the paths, and as the root of a tree of one), not
+ * copied: a node is on the path of every leaf below its sibling, and every path holds the same Buffer.
  */
 export function treeWithPaths(leaves: readonly Uint8Array[]): { root: Buffer; paths: Buffer[][] } {
   if (leaves.length === 0) return { root: emptyRoot(), paths: [] };
-  const levels: Buffer[][] = [leaves.map((leaf) => Buffer.from(leaf))];
+  const levels: Buffer[][] = [leaves.map((leaf) => (Buffer.isBuffer(leaf) ? leaf : Buffer.from(leaf)))];
   for (let level = levels[0]!; level.length > 1; level = levels[levels.length - 1]!) {
     const up: Buffer[] = [];
     for (let i = 0; i + 1 < level.length; i += 2) up.push(nodeHash(level[i]!, level[i + 1]!));
     if (level.length % 2 === 1) up.push(level[level.length - 1]!);
     levels.push(up);
   }
-  const paths = leaves.map((_, leaf) => {
+  const paths: Buffer[][] = [];
+  for (let leaf = 0; leaf < leaves.length; leaf += 1) {
     const path: Buffer[] = [];
-    let index = leaf;
-    for (const level of levels.slice(0, -1)) {
-      const sibling = index ^ 1;
-      if (sibling < level.length) path.push(level[sibling]!);
-      index = Math.floor(index / 2);
+    // Every level but the root's: the sibling of the node above the leaf, when it has one.
+    for (let height = 0, index = leaf; height < levels.length - 1; height += 1, index >>= 1) {
+      const sibling = levels[height]![index ^ 1];
+      if (sibling !== undefined) path.push(sibling);
     }
-    return path;
-  });
+    paths.push(path);
+  }
   return { root: levels[levels.length - 1]![0]!, paths };
 }

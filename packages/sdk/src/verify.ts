@@ -43,10 +43,9 @@ export function statementLeaf(statement: unknown): Uint8Array | undefined {
   return text === undefined ? undefined : leafHash(text);
 }
 
+/** Base64url without padding (RFC 4648 §5), as the server writes a root: the bytes of the view only. */
 function base64url(bytes: Uint8Array): string {
-  let text = "";
-  for (const byte of bytes) text += String.fromCharCode(byte);
-  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
 }
 
 /** Why an answer was not accepted as the server's. */
