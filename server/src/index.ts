@@ -38,7 +38,6 @@ export {
   Signer,
   SIGNING_LIMITS,
   keyId,
-  signatureJson,
   type SignatureField,
   type BatchSignatureField,
   type PublicSigningKey,

@@ -75,7 +75,6 @@ import {
   migrateDatabase,
   openStore,
   Signer,
-  signatureJson,
   startServer,
 } from "@agent-authority/server";
 import { NGINX, startNginx } from "../replicas/nginx.mjs";
@@ -890,7 +889,10 @@ async function signingCostUs(batch) {
     args: { to: "ACME", memo: "invoice 42" },
     nonce: "Zm9vYmFyYmF6cXV4cXV1eA",
   };
-  const statement = () => decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now());
+  // The args' canonical text is the sealed record's, written for the request whether signed or not (decision 1948).
+  const argsText = canonicalJson(body.args);
+  const statement = () =>
+    decisionStatement("led_01jz0000000000000000000000", "allow", "agt_01jz0000000000000000000000", body, Date.now(), argsText);
   const size = Math.max(1, batch);
   const decisions = Math.ceil(2_000 / size) * size;
   const runs = [];
@@ -898,7 +900,7 @@ async function signingCostUs(batch) {
     const started = process.cpuUsage();
     for (let i = 0; i < decisions; i += size) {
       if (batch === 0) JSON.stringify(signer.sign(statement()));
-      else for (const signature of signer.signAnswers(Array.from({ length: size }, statement))) signatureJson(signature);
+      else signer.signAnswerTexts(Array.from({ length: size }, statement));
     }
     const used = process.cpuUsage(started);
     runs.push((used.user + used.system) / decisions);

@@ -1,13 +1,18 @@
 // The texts of an authorize decision written without serialising its gates twice: the gates'
 // answer and sealed texts (kept per reason and used again only for the same gate), and the answer
-// written member by member around them, byte for byte what plain serialisation gives.
+// written member by member around them, byte for byte what plain serialisation gives; the
+// signature members written as text, byte for byte the members' serialisation; the args' canonical
+// text written once for the statement and the sealed request.
 
+import { createHash, randomBytes } from "node:crypto";
 import type { Decision, GateResult } from "@agent-authority/engine";
+import { SigningKeyring, signedStatement } from "@agent-authority/sdk";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { canonicalJson } from "@agent-authority/server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { canonicalJson, openStore, Signer } from "@agent-authority/server";
 import { iso } from "../../server/src/services/common/index.js";
 import { decisionAnswerText, decisionOutcomeFields, decisionStatement } from "../../server/src/services/decisions/index.js";
+import { argsCanonicalText, requestText } from "../../server/src/services/decisions/decision-text.js";
 import { gateTexts } from "../../server/src/services/decisions/index.js";
 
 const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
@@ -119,7 +124,7 @@ describe("decisionAnswerText", () => {
     });
     fc.assert(
       fc.property(decision, fc.integer({ min: 0, max: 4_102_444_800_000 }), signature, (d, now, sig) => {
-        const text = decisionAnswerText("led_y", d, now, gateTexts(d.gates).answer, sig);
+        const text = decisionAnswerText("led_y", d, now, gateTexts(d.gates).answer, JSON.stringify(sig));
         expect(text).toBe(JSON.stringify({ ...answer("led_y", d, now), signature: sig }));
       }),
       { numRuns: 300 },
@@ -150,6 +155,77 @@ describe("decisionStatement", () => {
       }),
       { numRuns: 1_000 },
     );
+  });
+
+  // A request's members in any order, with members the statement does not carry and names that
+  // canonical JSON writes apart (array indices, `__proto__`).
+  const anyOrder = fc
+    .tuple(
+      body,
+      fc.dictionary(fc.constantFrom("audience", "context", "approval_id", "10", "9", "__proto__", "é"), fc.jsonValue({ maxDepth: 2 })),
+      fc.nat(),
+    )
+    .map(([request, extra, seed]) => {
+      const entries = [...Object.entries(extra), ...Object.entries(request)];
+      const out: Record<string, unknown> = {};
+      for (let i = 0; entries.length > 0; i += 1) {
+        const [name, value] = entries.splice((seed + i * 7) % entries.length, 1)[0]!;
+        Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    });
+
+  it("hashes the args' canonical text given, the one the sealed request is written with: canonicalJson of the request", () => {
+    fc.assert(
+      fc.property(anyOrder, fc.integer({ min: 0, max: 4e12 }), (request, now) => {
+        const argsText = argsCanonicalText(request as never);
+        expect(argsText).toBe(request["args"] === undefined ? undefined : canonicalJson(request["args"]));
+        const statement = decisionStatement("led_x", "allow", "agt_x", request as never, now, argsText);
+        expect(statement).toEqual(decisionStatement("led_x", "allow", "agt_x", request as never, now));
+        expect(statement.args_sha256).toBe(argsText === undefined ? null : createHash("sha256").update(argsText).digest("hex"));
+        expect(requestText(request as never, argsText).text).toBe(canonicalJson(request));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+});
+
+describe("Signer.signAnswerTexts", () => {
+  const signer = new Signer(randomBytes(32));
+  beforeAll(async () => {
+    const store = openStore(":memory:");
+    await store.migrate(Date.now());
+    await signer.load(store, Date.now());
+    await store.close();
+  });
+
+  const value = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    fc.constantFrom('a"b\\c', "é \u2028 </script>", "\ud800"),
+    fc.integer(),
+    fc.constant(null),
+  );
+  const statement = fc.dictionary(fc.string({ maxLength: 6 }), value, { maxKeys: 12 });
+
+  it("writes each member as JSON.stringify writes the member signAnswers gives, for batches of any size", () => {
+    fc.assert(
+      fc.property(fc.array(statement, { minLength: 1, maxLength: 70 }), (statements) => {
+        const texts = signer.signAnswerTexts(statements);
+        // Ed25519 is deterministic: the same statements signed again carry the same signature.
+        expect(texts).toEqual(signer.signAnswers(statements).map((field) => JSON.stringify(field)));
+      }),
+      { numRuns: 200 },
+    );
+    expect(signer.signAnswerTexts([])).toEqual([]);
+  });
+
+  it("writes members that the SDK verifies, each alone", async () => {
+    const statements = Array.from({ length: 13 }, (_, i) =>
+      decisionStatement(`led_${i}`, "allow", "agt_a", { grant_id: "grt_a", tool: "t", args: { i }, nonce: `n${i}` } as never, 1e12),
+    );
+    const keyring = new SigningKeyring(signer.jwks() as never);
+    for (const [i, text] of signer.signAnswerTexts(statements).entries())
+      expect(await signedStatement({ signature: JSON.parse(text) }, keyring)).toEqual({ statement: statements[i] });
   });
 });
 

@@ -88,6 +88,30 @@ describe("canonicalMerge", () => {
     expect(canonicalMerge({ b: 1, seq: 0, a: undefined }, { seq: 2, a: [{ y: 1, x: 2 }] })).toBe('{"a":[{"x":2,"y":1}],"b":1,"seq":2}');
   });
 
+  it("writes each of many merges interleaved, of bodies whose names repeat, extend or reorder another's, as canonicalJson writes it", () => {
+    // More kinds of body than the sorts kept, met in any order: a kept sort serves only the same names in the same order.
+    const names = fc.constantFrom(
+      ["b", "a"],
+      ["b", "a", "c"],
+      ["a", "b"],
+      ["b"],
+      ["c", "b", "a", "d"],
+      ["d", "a"],
+      ["e", "c"],
+      ["a", "b", "c", "d", "e", "f"],
+    );
+    const bodies = fc.array(fc.tuple(names, fc.integer()), { minLength: 1, maxLength: 40 });
+    fc.assert(
+      fc.property(bodies, (merges) => {
+        for (const [keys, value] of merges) {
+          const body = Object.fromEntries(keys.map((key, i) => [key, value + i]));
+          expect(canonicalMerge(body, { seq: value })).toBe(reference({ ...body, seq: value }));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("copies a member given as canonical text as it is, the same record as the value would give", () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue(), { maxKeys: 6 }), fc.jsonValue(), (body, value) => {

@@ -5,8 +5,7 @@ import { hash } from "node:crypto";
 import type { AuthorizeBody } from "@agent-authority/api";
 import type { CertificateRecord } from "../../store/core/index.js";
 import type { Decision, DecisionState } from "@agent-authority/engine";
-import { canonicalJson } from "../seal/index.js";
-import { signatureJson, type BatchSignatureField } from "../seal/index.js";
+import { canonicalJson, canonicalMerge, CanonicalText } from "../seal/index.js";
 import { iso } from "../common/index.js";
 
 /** What the engine knows of the server for a decision: its environment and the agent's valid certificate. */
@@ -53,38 +52,33 @@ export function decisionOutcomeFields(decision: Decision) {
   return { ...outcomeHead(decision), gates: decision.gates, ...outcomeTail(decision) };
 }
 
-/** A member of a JSON object as `JSON.stringify` writes it; nothing for an undefined value, which it leaves out. */
+/** A member of a JSON object after a comma, as `JSON.stringify` writes it, its `name` given quoted; nothing for an undefined value, which it leaves out. */
 function member(name: string, value: unknown): string {
-  return value === undefined ? "" : `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+  return value === undefined ? "" : `,${name}:${JSON.stringify(value)}`;
 }
 
 /**
  * The answer of `POST /v1/authorize` as sent: `ledger_id`, the fields every answer about a decision
  * shares, then `approval_id`, `holds`, `decided_at` and `signature`, in that order, byte for byte
  * what `JSON.stringify` writes for the answer's value. It is written member by member, so that the
- * gates go in as their text (`gateTexts(decision.gates).answer`) instead of being serialised again.
+ * gates go in as their text (`gateTexts(decision.gates).answer`) instead of being serialised again,
+ * and the signature as the text `Signer.signAnswerTexts` wrote of its member.
  */
-export function decisionAnswerText(
-  ledgerId: string,
-  decision: Decision,
-  now: number,
-  gates: string,
-  signature?: BatchSignatureField,
-): string {
+export function decisionAnswerText(ledgerId: string, decision: Decision, now: number, gates: string, signature?: string): string {
   return (
     `{"ledger_id":${JSON.stringify(ledgerId)}` +
-    member("outcome", decision.outcome) +
-    member("would_outcome", decision.would_outcome) +
-    member("enforcement_mode", decision.mode) +
-    member("decided_by", decision.decided_by) +
-    member("reason_code", decision.reason_code) +
-    member("reason", decision.reason) +
+    member('"outcome"', decision.outcome) +
+    member('"would_outcome"', decision.would_outcome) +
+    member('"enforcement_mode"', decision.mode) +
+    member('"decided_by"', decision.decided_by) +
+    member('"reason_code"', decision.reason_code) +
+    member('"reason"', decision.reason) +
     `,"gates":${gates}` +
-    member("residual", decision.residual) +
-    member("approver", decision.approver) +
-    member("approval_id", decision.approval_id) +
+    member('"residual"', decision.residual) +
+    member('"approver"', decision.approver) +
+    member('"approval_id"', decision.approval_id) +
     member(
-      "holds",
+      '"holds"',
       decision.holds.map((h) => ({
         grant_id: h.grant_id,
         amount_minor: h.amount_minor,
@@ -92,8 +86,8 @@ export function decisionAnswerText(
         expires_at: iso(h.expires_at),
       })),
     ) +
-    member("decided_at", iso(now)) +
-    (signature === undefined ? "" : `,"signature":${signatureJson(signature)}`) +
+    member('"decided_at"', iso(now)) +
+    (signature === undefined ? "" : `,"signature":${signature}`) +
     "}"
   );
 }
@@ -101,13 +95,21 @@ export function decisionAnswerText(
 /**
  * What a decision's signature vouches for (docs/verification.md), its members in canonical order
  * (RFC 8785) so that the signer serialises it as it is. The args are bound by the hash of their
- * canonical JSON; the nonce is the client's own, so that an old answer cannot pass for a new one.
+ * canonical JSON, `argsText`: the sealed record's request is written with the same text
+ * (`requestText`). The nonce is the client's own, so that an old answer cannot pass for a new one.
  */
-export function decisionStatement(ledgerId: string, outcome: string, agentId: string, body: AuthorizeBody, now: number) {
+export function decisionStatement(
+  ledgerId: string,
+  outcome: string,
+  agentId: string,
+  body: AuthorizeBody,
+  now: number,
+  argsText: string | undefined = argsCanonicalText(body),
+) {
   return {
     agent_id: agentId,
     amount_minor: body.amount_minor ?? null,
-    args_sha256: body.args === undefined ? null : hash("sha256", canonicalJson(body.args), "hex"),
+    args_sha256: argsText === undefined ? null : hash("sha256", argsText, "hex"),
     currency: body.currency ?? null,
     decided_at: iso(now),
     grant_id: body.grant_id,
@@ -117,4 +119,18 @@ export function decisionStatement(ledgerId: string, outcome: string, agentId: st
     tool: body.tool,
     type: "authority.decision.v1",
   };
+}
+
+/** The canonical JSON of a request's args; undefined when it has none. */
+export function argsCanonicalText(body: AuthorizeBody): string | undefined {
+  return body.args === undefined ? undefined : canonicalJson(body.args);
+}
+
+/**
+ * The request as the sealed record keeps it, `canonicalJson(body)`, written with its args' canonical
+ * text as given (the one the statement hashes) rather than serialising the args again.
+ */
+export function requestText(body: AuthorizeBody, argsText: string | undefined): CanonicalText {
+  const request = body as unknown as Readonly<Record<string, unknown>>;
+  return new CanonicalText(canonicalMerge(request, argsText === undefined ? {} : { args: new CanonicalText(argsText) }));
 }

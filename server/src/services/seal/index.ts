@@ -12,7 +12,7 @@ export {
   verifyLedger,
 } from "./ledger.js";
 export type { LedgerBreak, LedgerVerification, SealInput } from "./ledger.js";
-export { keyId, Signer, SIGNING_LIMITS, signatureJson } from "./signing.js";
+export { keyId, Signer, SIGNING_LIMITS } from "./signing.js";
 export type { BatchSignatureField, PublicSigningKey, SignatureField } from "./signing.js";
 export {
   abandonmentDetail,

@@ -144,17 +144,26 @@ export function canonicalMerge(body: Readonly<Record<string, unknown>>, fields: 
   return `${out}}`;
 }
 
-/** The names of the last merge as given, and in canonical order: a record's names repeat on every seal. */
-let lastNames: readonly string[] = [];
-let lastOrder: readonly string[] = [];
+/**
+ * The name lists of the last merges as given, with their canonical order, most recently used
+ * first: a record's names repeat on every seal, and so do a request's, merged beside it.
+ */
+const ORDERS: { names: readonly string[]; order: readonly string[] }[] = [];
+const ORDERS_KEPT = 4;
 
-/** `names` sorted by code unit (the order this serialisation promises), the last sort reused when they are the same names in the same order. */
+/** `names` sorted by code unit (the order this serialisation promises), a kept sort reused when they are the same names in the same order. */
 function canonicalOrder(names: readonly string[]): readonly string[] {
-  if (names.length === lastNames.length && names.every((name, i) => name === lastNames[i])) return lastOrder;
-  lastNames = names;
+  for (let i = 0; i < ORDERS.length; i += 1) {
+    const kept = ORDERS[i]!;
+    if (names.length !== kept.names.length || !names.every((name, j) => name === kept.names[j])) continue;
+    if (i > 0) ORDERS.unshift(...ORDERS.splice(i, 1));
+    return kept.order;
+  }
   // The default sort compares UTF-16 code units.
-  lastOrder = [...names].sort();
-  return lastOrder;
+  const order = [...names].sort();
+  ORDERS.unshift({ names, order });
+  if (ORDERS.length > ORDERS_KEPT) ORDERS.pop();
+  return order;
 }
 
 /** Member names as JSON strings; a record's few names repeat on every seal. */

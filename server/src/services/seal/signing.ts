@@ -44,13 +44,19 @@ export interface BatchSignatureField {
   readonly value: string;
 }
 
-/** Where signAnswers keeps a member's JSON text: a property no JSON writer or comparison sees (not enumerable). */
-const SIGNATURE_JSON = Symbol("signature JSON");
-
-/** The JSON text of a signature member, as JSON.stringify writes it; signAnswers wrote it already, with the statement's text. */
-export function signatureJson(signature: BatchSignatureField): string {
-  const known = (signature as { [SIGNATURE_JSON]?: string })[SIGNATURE_JSON];
-  return known ?? JSON.stringify(signature);
+/**
+ * A batch signed (decision 1901): the signing key's id, its statements' canonical texts, each leaf's
+ * inclusion path, the root and the signature in base64url. A node's base64url text is written once
+ * however many paths hold it.
+ */
+interface SignedBatch {
+  readonly kid: string;
+  readonly statementTexts: readonly string[];
+  readonly paths: readonly (readonly Buffer[])[];
+  readonly root: string;
+  readonly value: string;
+  /** The base64url text of a node of the tree. */
+  readonly text: (hash: Buffer) => string;
 }
 
 /** One public key of the JWKS at GET /v1/signing-keys. */
@@ -202,16 +208,51 @@ export class Signer {
    * member, in order; the members of each statement must already be in canonical order.
    */
   signAnswers(statements: readonly Readonly<Record<string, string | number | null>>[]): BatchSignatureField[] {
+    const batch = this.#signBatch(statements);
+    if (batch === undefined) return [];
+    return statements.map((statement, i) => ({
+      v: 2,
+      alg: "EdDSA",
+      kid: batch.kid,
+      statement,
+      tree_size: statements.length,
+      leaf_index: i,
+      path: batch.paths[i]!.map(batch.text),
+      root: batch.root,
+      value: batch.value,
+    }));
+  }
+
+  /**
+   * What `signAnswers` answers, each member as the JSON text `JSON.stringify` writes of it, for
+   * answers sent as text: the member is written from its statement's canonical text and the parts
+   * its batch shares, without the object. Base64url needs no escapes.
+   */
+  signAnswerTexts(statements: readonly Readonly<Record<string, string | number | null>>[]): string[] {
+    const batch = this.#signBatch(statements);
+    if (batch === undefined) return [];
+    const { kid, statementTexts, paths, root, value, text } = batch;
+    const head = `{"v":2,"alg":"EdDSA","kid":${JSON.stringify(kid)},"statement":`;
+    const size = `,"tree_size":${statements.length},"leaf_index":`;
+    const tail = `],"root":"${root}","value":"${value}"}`;
+    return statementTexts.map((statementText, i) => {
+      let path = "";
+      for (const hash of paths[i]!) path += `${path === "" ? '"' : ',"'}${text(hash)}"`;
+      return `${head}${statementText}${size}${i},"path":[${path}${tail}`;
+    });
+  }
+
+  /** The batch of `statements` signed; undefined for none. */
+  #signBatch(statements: readonly Readonly<Record<string, string | number | null>>[]): SignedBatch | undefined {
     const active = this.#active;
     if (active === undefined) throw new Error("the signer signs only after load()");
-    if (statements.length === 0) return [];
+    if (statements.length === 0) return undefined;
     // Members in canonical order with string, integer or null values: JSON.stringify writes the
     // canonical JSON itself. A statement out of order would be signed over other text than the one
     // a verifier makes of it, and its answer would be refused, never accepted.
     const statementTexts = statements.map((statement) => JSON.stringify(statement));
     const { root, paths } = treeWithPaths(statementTexts.map((text) => leafHash(text)));
     const value = sign(null, Buffer.from(answerBatchText(statements.length, root), "utf8"), active.key).toString("base64url");
-    const rootText = root.toString("base64url");
     // A node is on the path of every leaf below its sibling: each is written in base64url once.
     const texts = new Map<Buffer, string>();
     const text = (hash: Buffer): string => {
@@ -219,26 +260,7 @@ export class Signer {
       if (known === undefined) texts.set(hash, (known = hash.toString("base64url")));
       return known;
     };
-    const kid = JSON.stringify(active.kid);
-    return statements.map((statement, i) => {
-      const field: BatchSignatureField = {
-        v: 2,
-        alg: "EdDSA",
-        kid: active.kid,
-        statement,
-        tree_size: statements.length,
-        leaf_index: i,
-        path: paths[i]!.map(text),
-        root: rootText,
-        value,
-      };
-      // The member's JSON as JSON.stringify writes it (base64url needs no escapes, the statement's
-      // members are in canonical order): the statement's text is not written twice.
-      const json =
-        `{"v":2,"alg":"EdDSA","kid":${kid},"statement":${statementTexts[i]},"tree_size":${statements.length},` +
-        `"leaf_index":${i},"path":[${field.path.map((hash) => `"${hash}"`).join(",")}],"root":"${rootText}","value":"${value}"}`;
-      return Object.defineProperty(field, SIGNATURE_JSON, { value: json, enumerable: false });
-    });
+    return { kid: active.kid, statementTexts, paths, root: root.toString("base64url"), value, text };
   }
 
   /** Signs `statement` alone, over its canonical JSON (the first form, which receipts keep); its members must already be in canonical order with string, integer or null values. */

@@ -26,13 +26,12 @@ import { JSON_TYPE, type IdempotencyClaim, type PreparedAnswer } from "../../com
 import type { SealedDecision } from "../../breakers/index.js";
 import type { Caller, ServiceContext } from "../../common/index.js";
 import { signalOf } from "../../breakers/index.js";
-import { decisionAnswerText, decisionState, decisionStatement } from "../decision-text.js";
+import { argsCanonicalText, decisionAnswerText, decisionState, decisionStatement, requestText } from "../decision-text.js";
 import { gateTexts } from "../gate-text.js";
 import { grantTerms } from "../../grants/index.js";
 import { decisionAnswerRow, storedAnswer } from "../../idempotency/index.js";
 import { CanonicalText, sealedRow } from "../../seal/index.js";
 import { Refusal } from "../../common/index.js";
-import type { BatchSignatureField } from "../../seal/index.js";
 
 /** What a presented `approval_id` turned out to be; only `usable` reaches the engine. */
 export type ApprovalStatus = "usable" | "used" | "unknown";
@@ -82,6 +81,7 @@ export function engineState(ctx: ServiceContext, certificate: CertificateRecord 
 export function sealedBody(
   caller: Caller,
   body: AuthorizeBody,
+  argsText: string | undefined,
   decision: Decision,
   gates: string,
   approvalStatus: ApprovalStatus | null,
@@ -89,7 +89,8 @@ export function sealedBody(
   chain: readonly GrantRecord[],
 ) {
   return {
-    request: body,
+    // The args' canonical text is the one the decision's statement hashes (decision 1948).
+    request: requestText(body, argsText),
     key_id: caller.keyId,
     would_outcome: decision.would_outcome ?? null,
     mode: decision.mode,
@@ -176,7 +177,8 @@ interface UnsignedAnswer {
   /** Its place among the batch's answers. */
   readonly at: number;
   readonly statement: ReturnType<typeof decisionStatement>;
-  readonly text: (signature: BatchSignatureField) => string;
+  /** The answer's text with its signature member's text. */
+  readonly text: (signature: string) => string;
   readonly input: BatchInput;
   readonly decision: Decision;
 }
@@ -191,7 +193,7 @@ function signedAnswers(
   now: number,
 ): IdempotencyRow[] {
   if (unsigned.length === 0) return [];
-  const signatures = unsigned[0]!.input.ctx.signer.signAnswers(unsigned.map((answer) => answer.statement));
+  const signatures = unsigned[0]!.input.ctx.signer.signAnswerTexts(unsigned.map((answer) => answer.statement));
   const rows: IdempotencyRow[] = [];
   for (const [i, { at, text: render, input, decision }] of unsigned.entries()) {
     const text = render(signatures[i]!);
@@ -332,14 +334,15 @@ class BatchState {
     const ledgerId = newId("led", now);
     this.lastSealed = index;
     const gates = gateTexts(decision.gates);
+    const argsText = argsCanonicalText(body);
     this.unsigned.push({
       at: this.answers.length,
-      statement: decisionStatement(ledgerId, decision.outcome, agentId, body, now),
+      statement: decisionStatement(ledgerId, decision.outcome, agentId, body, now, argsText),
       text: (signature) => decisionAnswerText(ledgerId, decision, now, gates.answer, signature),
       input,
       decision,
     });
-    const sealed = sealedBody(caller, body, decision, gates.sealed, decided.approvalStatus, certificate, chain);
+    const sealed = sealedBody(caller, body, argsText, decision, gates.sealed, decided.approvalStatus, certificate, chain);
     const row = sealedRow(
       {
         id: ledgerId,
