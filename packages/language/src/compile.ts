@@ -7,6 +7,7 @@ import type { FunctionName, PolicyEnvironment } from "./environment.js";
 import { FUNCTION_COSTS, sizeOf, stringUnits, urlReadingUnits } from "./cost.js";
 import { PATH_URL_FUNCTIONS, type PathUrlFunction, UrlReading } from "./paths.js";
 import { LIMITS } from "./limits.js";
+import { compileTable, type LogicTable, oneCall, SOME_APPROVER, type TableOp, tableReads, type TableTest } from "./table.js";
 import {
   charge,
   codePointLength,
@@ -67,8 +68,25 @@ export function compileNonNullApprover(root: Expr, types: TypeTable): Compiled {
   return new Compiler(types, undefined, NON_NULL_APPROVER).compile(root);
 }
 
+/**
+ * A policy's root compiled as one table of tests (table.ts): the same values, failures and charges
+ * as compileChecked's closures, read by one loop; with `rows` false, those closures as the table's
+ * one row. `nonNull` fixes `approver` as compileNonNullApprover does.
+ */
+export function compileLogicTable(
+  root: Expr,
+  types: TypeTable,
+  options: { readonly nonNull: boolean; readonly rows: boolean },
+): { readonly table: LogicTable; readonly canFail: boolean } {
+  const compiler = new Compiler(types, undefined, options.nonNull ? NON_NULL_APPROVER : undefined);
+  if (options.rows) return compiler.table(root);
+  // The general path: the closures alone, as one row whose value is the table's.
+  const whole = compiler.compile(root);
+  return { table: oneCall(whole.fn), canFail: whole.canFail };
+}
+
 /** The approver of compileNonNullApprover: only that it is not null is ever read. */
-const NON_NULL_APPROVER = "\ue000";
+const NON_NULL_APPROVER = SOME_APPROVER;
 
 /**
  * For every compiled node of a checked tree, whether evaluating it can fail at run time (false
@@ -159,6 +177,49 @@ class Compiler {
     const c = this.compileNode(e);
     this.record?.set(e, c.canFail);
     return c;
+  }
+
+  /** `root` as a table whose rows are this compiler's tests (tableTest) and closures. */
+  table(root: Expr): { readonly table: LogicTable; readonly canFail: boolean } {
+    const source = {
+      test: (e: Expr) => this.tableTest(e),
+      call: (e: Expr) => this.compile(e),
+      dynamic: (e: Expr) => this.kind(e) === "dyn",
+    };
+    return compileTable(root, source, this.approver);
+  }
+
+  /**
+   * `e` as a table's test: a comparison of a name with a literal that compiles below to a closure
+   * that cannot fail and charges nothing (`ordering`, `equality` and `membership` on static
+   * types, `affixCall` on two strings), so the test gives the value that closure gives.
+   */
+  private tableTest(e: Expr): TableTest | undefined {
+    if (e.kind === "call") {
+      if (e.callee !== "startsWith" && e.callee !== "endsWith") return undefined;
+      const [subject, affix] = e.args;
+      const name = nameOf(subject!);
+      if (name === undefined || affix!.kind !== "string" || this.kind(subject!) !== "string" || this.kind(affix!) !== "string")
+        return undefined;
+      return { op: e.callee, name, literal: affix.value };
+    }
+    if (e.kind !== "binary") return undefined;
+    const lk = this.kind(e.left);
+    const rk = this.kind(e.right);
+    if (e.op === "in") {
+      const name = nameOf(e.left);
+      const list = literalList(e.right);
+      const needle = lk === "int" || lk === "string" || lk === "bool" || lk === "approver";
+      return name !== undefined && list !== undefined && needle && rk !== "dyn" ? { op: "in", name, literal: list } : undefined;
+    }
+    const flipped = nameOf(e.left) === undefined;
+    const name = nameOf(flipped ? e.right : e.left);
+    const literal = flipped ? e.left : e.right;
+    if (name === undefined || (literal.kind !== "int" && literal.kind !== "string" && literal.kind !== "null")) return undefined;
+    const value = literal.kind === "null" ? null : literal.value;
+    if (e.op === "==" || e.op === "!=") return scalar(lk) && scalar(rk) ? { op: e.op, name, literal: value } : undefined;
+    const op = flipped ? FLIPPED.get(e.op) : ORDERINGS.get(e.op);
+    return lk === "int" && rk === "int" && op !== undefined ? { op, name, literal: value } : undefined;
   }
 
   private compileNode(e: Expr): Compiled {
@@ -399,6 +460,31 @@ class Compiler {
     }
   }
 }
+
+/** A name a table's test reads (table.ts `tableReads`); undefined for `args` and any other node. */
+function nameOf(e: Expr): string | undefined {
+  return e.kind === "name" && e.path.length === 0 && tableReads(e.name) ? e.name : undefined;
+}
+
+/** The value of a list of int, string and bool literals (as `list` compiles it), else undefined. */
+function literalList(e: Expr): readonly Value[] | undefined {
+  if (e.kind !== "list" || !e.elements.every((x) => x.kind === "int" || x.kind === "string" || x.kind === "bool")) return undefined;
+  return Object.freeze(e.elements.map((x) => (x as { value: Value }).value));
+}
+
+/** The orderings, and each read from its other side: `5 < x` is `x > 5`. */
+const ORDERINGS: ReadonlyMap<string, TableOp> = new Map<string, TableOp>([
+  ["<", "<"],
+  ["<=", "<="],
+  [">", ">"],
+  [">=", ">="],
+]);
+const FLIPPED: ReadonlyMap<string, TableOp> = new Map<string, TableOp>([
+  ["<", ">"],
+  ["<=", ">="],
+  [">", "<"],
+  [">=", "<="],
+]);
 
 /** `approver` read as one fixed value: it marks no meter, the value is known not to be the request's. */
 function fixedApprover(value: string): Compiled {

@@ -4,7 +4,8 @@ import { mentionsApprover } from "./ast.js";
 import { balancedChain } from "./ast-from-cst.js";
 import { checkPolicy, unionTable, type TypeTable } from "./check.js";
 import { TYPES, type Type } from "./types.js";
-import { compileChecked, compileExpr, compileNonNullApprover, type EvalEnv, type Evaluator } from "./compile.js";
+import { compileExpr, compileLogicTable, type EvalEnv, type Evaluator } from "./compile.js";
+import { type LogicTable, runBothApprovers, runTable } from "./table.js";
 import { byPosition, error, type Diagnostic } from "./diagnostic.js";
 import type { PolicyEnvironment } from "./environment.js";
 import { formatExpr } from "./format.js";
@@ -84,8 +85,19 @@ const FALSE_RESULT: EvaluationResult = Object.freeze({ ok: true, value: false })
 const ALLOW: PolicyOutcome = Object.freeze({ outcome: "allow" });
 const DENY: PolicyOutcome = Object.freeze({ outcome: "deny" });
 
+/**
+ * Which faster paths a policy takes: partial evaluation by two values (decideSafe) and its trees
+ * as tables of tests (table.ts). Both, but where a property test holds one to the general path.
+ */
+interface Paths {
+  readonly twoValues: boolean;
+  readonly tables: boolean;
+}
+const FASTEST: Paths = Object.freeze({ twoValues: true, tables: true });
+
 class Policy implements CompiledPolicy {
-  private readonly root: Evaluator;
+  /** The policy's tree, run by runTable. */
+  private readonly root: LogicTable;
   /** Whether evaluation can fail at run time; if not, it charges nothing but the policy's nodes. */
   private readonly rootCanFail: boolean;
   /** Partial evaluation is compiled on the first `decide`, so compiling stays cheap. */
@@ -94,7 +106,9 @@ class Policy implements CompiledPolicy {
    * For a policy that compares `approver` with `null` alone and cannot fail, its tree with
    * `approver` non-null, made with `residual`: partial evaluation is then two values (decideSafe).
    */
-  private nonNull: Evaluator | null = null;
+  private nonNull: LogicTable | null = null;
+  /** Whether partial evaluation is two values (decideSafe), read from `nonNull` or by one walk of `root` (runBothApprovers). */
+  private twoValues = false;
   private canonical: string | undefined;
   private canonicalBytes: number | undefined;
 
@@ -103,11 +117,10 @@ class Policy implements CompiledPolicy {
     readonly ast: Expr,
     readonly types: TypeTable,
     readonly cost: CostEstimate,
-    /** False: partial evaluation always takes the residual pass (the general path, for property tests). */
-    private readonly shortcuts = true,
+    readonly paths: Paths = FASTEST,
   ) {
-    const root = compileChecked(ast, types);
-    this.root = root.fn;
+    const root = compileLogicTable(ast, types, { nonNull: false, rows: paths.tables });
+    this.root = root.table;
     this.rootCanFail = root.canFail;
   }
 
@@ -149,9 +162,13 @@ class Policy implements CompiledPolicy {
           return fn;
         })
       : null;
-    if (this.residual !== null && this.shortcuts && !this.rootCanFail && onlyNullApprover(this.ast)) {
-      const nonNull = compileNonNullApprover(this.ast, types);
-      if (!nonNull.canFail) this.nonNull = nonNull.fn;
+    if (this.residual !== null && this.paths.twoValues && !this.rootCanFail && onlyNullApprover(this.ast)) {
+      if (this.paths.tables && !this.root.approverInCalls) this.twoValues = true;
+      else {
+        const nonNull = compileLogicTable(this.ast, types, { nonNull: true, rows: this.paths.tables });
+        this.nonNull = nonNull.canFail ? null : nonNull.table;
+        this.twoValues = !nonNull.canFail;
+      }
     }
     return this.residual;
   }
@@ -186,7 +203,7 @@ class Policy implements CompiledPolicy {
   evaluate(env: PolicyEnvironment, budget?: CostMeter): EvaluationResult {
     if (!this.rootCanFail) return this.evaluateSafe(env, budget);
     const meter = this.open(budget, this.cost.nodes);
-    const v = meter.spent <= meter.limit ? this.root(env, meter) : undefined;
+    const v = meter.spent <= meter.limit ? runTable(this.root, env, meter) : undefined;
     const passed = this.close(meter, budget);
     if (passed !== undefined) return { ok: false, error: this.exceeded(passed) };
     if (v === true) return TRUE_RESULT;
@@ -204,7 +221,7 @@ class Policy implements CompiledPolicy {
     const spent = before + this.cost.nodes;
     if (budget !== undefined) budget.spent = spent;
     if (spent > limit) return { ok: false, error: this.exceeded(limit) };
-    const v = this.root(env, NEVER_CHARGED);
+    const v = runTable(this.root, env, NEVER_CHARGED);
     if (v === true) return TRUE_RESULT;
     if (v === false) return FALSE_RESULT;
     return { ok: false, error: this.failureOf(v) };
@@ -221,7 +238,7 @@ class Policy implements CompiledPolicy {
   partial(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined, lists?: ListCache): PartOutcome {
     // Deciding walks the tree twice when there is a residual to build, once otherwise.
     const passes = this.residualOf() === null ? 1 : 2;
-    if (this.nonNull !== null) return this.decideSafe(this.nonNull, env, budget);
+    if (this.twoValues) return this.decideSafe(env, budget);
     const run = this.open(budget, passes * this.cost.nodes, lists);
     const outcome = run.spent <= run.limit ? this.decideWithin(env, run) : DENY_PART;
     // Past the budget anywhere (a failure leaf of the residual included), the decision denies.
@@ -237,17 +254,27 @@ class Policy implements CompiledPolicy {
    * folds to a truth value, the one the atom has with any approver, and nothing fails: so its
    * residual is its value with any approver (`nonNull`), and the residual pass's outcome is read
    * from two values: false with an approver denies; true with one, allow if also true without,
-   * else gated for every approver. Charged as `partial` charges it: two passes of its nodes.
+   * else gated for every approver. Charged as `partial` charges it: two passes of its nodes. With
+   * no `nonNull` tree, both values are read by one walk of the table (runBothApprovers).
    */
-  private decideSafe(nonNull: Evaluator, env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
+  private decideSafe(env: Omit<PolicyEnvironment, "approver">, budget: CostMeter | undefined): PartOutcome {
     const before = budget === undefined ? 0 : budget.spent;
     const limit = budget === undefined ? LIMITS.evaluationUnitsMax : Math.min(budget.limit, before + LIMITS.evaluationUnitsMax);
     const spent = before + 2 * this.cost.nodes;
     if (budget !== undefined) budget.spent = spent;
     if (spent > limit) return { kind: "deny", error: this.exceeded(limit) };
     const given = env as EvalEnv;
-    if (nonNull(given, NEVER_CHARGED) === false) return DENY_PART;
-    const none = this.root(given.approver === undefined || given.approver === null ? given : { ...given, approver: null }, NEVER_CHARGED);
+    const nonNull = this.nonNull;
+    if (nonNull === null) {
+      const outcome = runBothApprovers(this.root, given);
+      return outcome === "allow" ? ALLOW_PART : outcome === "deny" ? DENY_PART : GATED_EVERYONE;
+    }
+    if (runTable(nonNull, given, NEVER_CHARGED) === false) return DENY_PART;
+    const none = runTable(
+      this.root,
+      given.approver === undefined || given.approver === null ? given : { ...given, approver: null },
+      NEVER_CHARGED,
+    );
     return none === true ? ALLOW_PART : GATED_EVERYONE;
   }
 
@@ -257,7 +284,7 @@ class Policy implements CompiledPolicy {
     const withoutApprover: EvalEnv = given.approver === undefined || given.approver === null ? given : { ...given, approver: null };
     const residual = this.residualOf();
     if (residual === null) {
-      const v = this.root(withoutApprover, run);
+      const v = runTable(this.root, withoutApprover, run);
       if (v === true) return ALLOW_PART;
       if (v === false) return DENY_PART;
       return { kind: "deny", error: this.failureOf(v) };
@@ -266,7 +293,7 @@ class Policy implements CompiledPolicy {
     // policy's tree over a non-null approver into its residual (docs/decisions/0110).
     // A failure that only a null approver causes (say `startsWith(approver, …)`) is no reason to
     // report: the policy denies because no approval would do, and that is what the decision says.
-    const none = this.root(withoutApprover, run);
+    const none = runTable(this.root, withoutApprover, run);
     // Evaluation runs left to right and stops where the outcome is known: one that never reached
     // `approver` took the path any approver would take, so its value is every approver's. The
     // residual pass and its search would only confirm it (the charge for both stays paid).
@@ -292,7 +319,16 @@ class Policy implements CompiledPolicy {
  */
 export function withResidualPass(policy: CompiledPolicy): CompiledPolicy {
   if (!(policy instanceof Policy)) throw new TypeError("withResidualPass takes policies made by compilePolicy or conjoin");
-  return new Policy(policy.ast, policy.types, policy.cost, false);
+  return new Policy(policy.ast, policy.types, policy.cost, { ...policy.paths, twoValues: false });
+}
+
+/**
+ * `policy` running its trees as closures, never as tables of tests (table.ts): the general path
+ * that the tables' property test holds them to. Not exported by the package.
+ */
+export function withClosures(policy: CompiledPolicy): CompiledPolicy {
+  if (!(policy instanceof Policy)) throw new TypeError("withClosures takes policies made by compilePolicy or conjoin");
+  return new Policy(policy.ast, policy.types, policy.cost, { ...policy.paths, tables: false });
 }
 
 /**
