@@ -462,6 +462,8 @@ export function decideChain(links: readonly ChainLinkPolicy[], budget: CostMeter
 
 const ALLOW_CHAIN: ChainOutcome = Object.freeze({ outcome: "allow" });
 const DENY_FIRST_LINK: ChainOutcome = Object.freeze({ outcome: "deny", link: 0 });
+/** Gated for every approver: residualText prints any such formula as one text, so the outcome is one object. */
+const GATED_EVERYONE_CHAIN: ChainOutcome = Object.freeze({ outcome: "gated", residual: residualText(true, true) });
 
 /**
  * decideChain of a chain of one link (the policy gate's common case), by the policy's partial
@@ -481,6 +483,7 @@ export function decideLink(policy: CompiledPolicy, env: Omit<PolicyEnvironment, 
         ? { outcome: "cost-exceeded", link: 0, error: part.error }
         : { outcome: "deny", link: 0, error: part.error };
     default:
+      if (part.everyone) return GATED_EVERYONE_CHAIN;
       // INVARIANT (residual-size): as decideChain bounds one gated link's residual.
       return { outcome: "gated", residual: policy.residualTextOf(part.formula, part.everyone, policy.textBytes + 8) };
   }
