@@ -5,9 +5,14 @@ import { describeLink } from "./gates.js";
 import type { ChainLink } from "./types.js";
 import { fail, pass, type Verdict } from "./verdict.js";
 
+/** How many verdicts of one kind, for one deciding link, a slot keeps by what else they quote. */
+const QUOTES_KEPT = 16;
+
 /**
- * One kind of verdict: the last one made, with what its reason quoted (the deciding link's grant,
- * whether that link is the leaf, and one more string).
+ * One kind of verdict: those made for the deciding link last quoted (its grant, and whether it is
+ * the leaf), by the one more string each quotes (an approver, a residual), up to QUOTES_KEPT of
+ * them; the last one is compared first, without a lookup. A verdict for another link, or one more
+ * string past the bound, forgets the others.
  *
  * INVARIANT (verdicts-read-only): a verdict is written only where it is made (verdict.ts); the
  * policy gate returns it to `decide`, which copies the fields it reads into the decision. So one
@@ -18,27 +23,32 @@ class Slot {
   private leaf = false;
   private quoted = "";
   private verdict: Verdict | undefined;
+  private readonly byQuote = new Map<string, Verdict>();
 
-  /** The verdict last made, if these are its quotes. */
+  /** A verdict made before with these quotes, if kept. */
   kept(grant: string, leaf: boolean, quoted: string): Verdict | undefined {
-    return this.grant === grant && this.leaf === leaf && this.quoted === quoted ? this.verdict : undefined;
+    if (this.grant !== grant || this.leaf !== leaf) return undefined;
+    return this.quoted === quoted ? this.verdict : this.byQuote.get(quoted);
   }
 
   keep(grant: string, leaf: boolean, quoted: string, verdict: Verdict): Verdict {
+    if (this.grant !== grant || this.leaf !== leaf || this.byQuote.size >= QUOTES_KEPT) this.byQuote.clear();
     this.grant = grant;
     this.leaf = leaf;
     this.quoted = quoted;
     this.verdict = verdict;
+    this.byQuote.set(quoted, verdict);
     return verdict;
   }
 }
 
 /**
- * The verdicts last made from one policy, one of each kind, each given again while what its reason
- * quotes stays the same: a policy mostly refuses and gates for one grant at a time, with one
- * residual, and a reason costs more to build than the policy takes to decide (decision 0150). A
- * verdict is a function of what it quotes, so the one kept equals, field for field, the one that
- * would be built; one whose quotes changed costs a few comparisons and writes more than before.
+ * The verdicts last made from one policy, of each kind, each given again while what its reason
+ * quotes is one kept: a policy mostly refuses and gates for one grant at a time, with one
+ * residual and a few approvers, and a reason costs more to build than the policy takes to decide
+ * (decisions 0150, 0151). A verdict is a function of what it quotes, so the one kept equals, field
+ * for field, the one that would be built; one whose quotes are new costs a lookup and a few writes
+ * more than before.
  */
 export class PolicyVerdicts {
   private readonly refusal = new Slot();
