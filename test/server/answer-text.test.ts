@@ -11,9 +11,14 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson, openStore, Signer } from "@agent-authority/server";
 import { iso } from "../../server/src/services/common/index.js";
-import { decisionAnswerText, decisionOutcomeFields, decisionStatement } from "../../server/src/services/decisions/index.js";
-import { argsCanonicalText, requestText } from "../../server/src/services/decisions/decision-text.js";
-import { gateTexts } from "../../server/src/services/decisions/index.js";
+import {
+  argsCanonicalText,
+  decisionAnswerText,
+  decisionOutcomeFields,
+  decisionStatement,
+  gateTexts,
+  requestText,
+} from "../../server/src/services/decisions/index.js";
 
 const GATES = ["grant", "status", "window", "audience", "certification", "scope", "conditions", "policy", "budget"] as const;
 const OUTCOMES = ["allow", "deny", "exhausted", "gated"] as const;

@@ -5,7 +5,14 @@ export { approvalRecord, chainLinks, engineRequest, engineState } from "./steps/
 export type { CheckedRequest, RequestNotes } from "./authorize.js";
 export { abandonDecisionWait, approveDecision, decisionApproval } from "./decision-approvals.js";
 export { grantLedger, listPendingDecisions } from "./decision-reads.js";
-export { decisionAnswerText, decisionOutcomeFields, decisionState, decisionStatement } from "./decision-text.js";
+export {
+  argsCanonicalText,
+  decisionAnswerText,
+  decisionOutcomeFields,
+  decisionState,
+  decisionStatement,
+  requestText,
+} from "./decision-text.js";
 export { gateTexts } from "./gate-text.js";
 export { previewGrant } from "./preview.js";
 export { decideBatch } from "./steps/decide.js";
