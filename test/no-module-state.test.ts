@@ -27,7 +27,7 @@ const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
   // Memoisation: the same key always maps to the same value, bounded in size.
   [
     "packages/engine/src/policy-gate.ts compiled",
-    "compiled policies by text, with the verdicts last made from each, bounded by ENGINE_LIMITS.compiledPoliciesMax; a text always compiles the same way, and a verdict kept is the one its quotes would build",
+    "compiled policies by text, with the verdicts last made from each, bounded by ENGINE_LIMITS.compiledPoliciesMax, the one last given compared first; a text always compiles the same way, and a verdict kept is the one its quotes would build",
   ],
   ["packages/families/src/patterns.ts cache", "compiled patterns by text; a pattern always compiles the same way"],
   ["packages/families/src/validate.ts validators", "the JSON Schema validators, compiled on first use; always the same functions"],

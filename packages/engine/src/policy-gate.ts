@@ -1,7 +1,6 @@
 // Gate 8: the chain's policies, each evaluated against its own grant's usage, conjoined.
 
 import {
-  compilePolicy,
   costMeter,
   decideChain,
   decideLink,
@@ -12,6 +11,7 @@ import {
   type Diagnostic,
   type EvaluationResult,
 } from "@agent-authority/language";
+import { type Compiled, type CompiledOrigin, CompiledPolicies } from "./compiled-policies.js";
 import { policyEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
@@ -19,26 +19,13 @@ import { approvedVerdict, PolicyVerdicts } from "./policy-verdicts.js";
 import type { ChainLink, DecisionRequest } from "./types.js";
 import { fail, pass, type Verdict } from "./verdict.js";
 
-/** A policy compiled, and the verdicts last made from it (policy-verdicts.ts). */
-interface Compiled {
-  readonly result: CompileResult;
-  readonly verdicts: PolicyVerdicts;
-}
+// Compiled policies by text (compiled-policies.ts). The cache holds no state that changes a
+// decision: the same text always compiles the same way, and a verdict kept is the one the same
+// quotes would build.
+const compiled = new CompiledPolicies(ENGINE_LIMITS.compiledPoliciesMax);
 
-// Compiled policies by text: compiling is the costly step and policies repeat across decisions.
-// The cache holds no state that changes a decision: the same text always compiles the same way,
-// and a verdict kept is the one the same quotes would build.
-const compiled = new Map<string, Compiled>();
-
-function compileCached(text: string, origin: "stored" | "residual" = "stored"): Compiled {
-  // A residual is keyed apart: it compiles under its own bound, not the policy text limit.
-  const key = origin === "residual" ? `\u0000residual\u0000${text}` : text;
-  const hit = compiled.get(key);
-  if (hit !== undefined) return hit;
-  const entry = { result: compilePolicy(text, { origin }), verdicts: new PolicyVerdicts() };
-  if (compiled.size >= ENGINE_LIMITS.compiledPoliciesMax) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(key, entry);
-  return entry;
+function compileCached(text: string, origin: CompiledOrigin = "stored"): Compiled {
+  return compiled.get(text, origin);
 }
 
 /** A residual compiled as the gate reads it (decision 0131): under its own bound, never the 4 KiB one. */
