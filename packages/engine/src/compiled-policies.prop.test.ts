@@ -18,7 +18,9 @@ const TEXTS = [
 const ORIGINS: readonly CompiledOrigin[] = ["stored", "residual"];
 
 /** Whether each text compiles as each origin, compiled once. */
-const COMPILES = new Map(TEXTS.flatMap((t) => ORIGINS.map((o) => [`${o} ${t}`, compilePolicy(t, { origin: o }).ok] as const)));
+const COMPILES = new Map<string, boolean>(
+  TEXTS.flatMap((t) => ORIGINS.map((o) => [`${o} ${t}`, compilePolicy(t, { origin: o }).ok] as const)),
+);
 
 const askArb = fc.record({ text: fc.constantFrom(...TEXTS), origin: fc.constantFrom(...ORIGINS) });
 
