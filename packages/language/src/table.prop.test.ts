@@ -24,6 +24,9 @@ const nil: Expr = { kind: "null", span: S };
 const list = (elements: Expr[]): Expr => ({ kind: "list", elements, span: S });
 const strings = ["", "a", "ab", "EUR", "mon", "pay", "b"];
 
+/** Every string name a test reads: a name read as another would give another value for some action. */
+const STRING_NAMES = ["tool", "currency", "weekday_utc", "agent", "principal", "audience", "approver"];
+
 /** A name compared with a literal, either side, by every operator a test has: the table's own rows. */
 const testExpr: fc.Arbitrary<Expr> = fc.oneof(
   fc
@@ -35,16 +38,20 @@ const testExpr: fc.Arbitrary<Expr> = fc.oneof(
     )
     .map(([op, n, k, flip]) => (flip ? bin(op, int(k), name(n)) : bin(op, name(n), int(k)))),
   fc
-    .tuple(fc.constantFrom<BinaryOperator>("==", "!="), fc.constantFrom("tool", "currency", "weekday_utc", "approver"), fc.boolean())
+    .tuple(fc.constantFrom<BinaryOperator>("==", "!="), fc.constantFrom(...STRING_NAMES), fc.boolean())
     .chain(([op, n, flip]) => fc.constantFrom(...strings.map(str), nil).map((k) => (flip ? bin(op, k, name(n)) : bin(op, name(n), k)))),
   fc
-    .tuple(fc.constantFrom("tool", "currency", "approver"), fc.array(fc.constantFrom(...strings), { maxLength: 3 }))
+    .tuple(fc.constantFrom(...STRING_NAMES), fc.array(fc.constantFrom(...strings), { maxLength: 3 }))
     .map(([n, xs]) => bin("in", name(n), list(xs.map(str)))),
   fc
     .tuple(fc.constantFrom("uses", "hour_utc"), fc.array(fc.integer({ min: 0, max: 12 }), { maxLength: 3 }))
     .map(([n, xs]) => bin("in", name(n), list(xs.map(int)))),
   fc
-    .tuple(fc.constantFrom("startsWith", "endsWith"), fc.constantFrom("tool", "weekday_utc"), fc.constantFrom(...strings))
+    .tuple(
+      fc.constantFrom("startsWith", "endsWith"),
+      fc.constantFrom(...STRING_NAMES.filter((n) => n !== "approver")),
+      fc.constantFrom(...strings),
+    )
     .map(([callee, n, k]): Expr => ({ kind: "call", callee, args: [name(n), str(k)], span: S, calleeSpan: S })),
 );
 
@@ -82,11 +89,13 @@ const actionArb = fc
     environment,
     fc.constantFrom("pay", "ab", "a", "b"),
     fc.constantFrom<string | null | undefined>("a", "ab", null, undefined),
+    fc.tuple(fc.constantFrom("a", "ab", "b", "pay"), fc.constantFrom("a", "ab", "b", "EUR"), fc.constantFrom("a", "ab", "", "mon")),
     fc.option(fc.tuple(fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 12 }))),
   )
-  .map(([env, tool, approver, small]) => {
+  .map(([env, tool, approver, [agent, principal, audience], small]) => {
     const ints = small === null ? {} : { amount_minor: small[0], spent_minor: small[1], uses: small[2] };
-    return approver === undefined ? { ...env, ...ints, tool } : { ...env, ...ints, tool, approver };
+    const names = { ...env, ...ints, tool, agent, principal, audience };
+    return approver === undefined ? names : { ...names, approver };
   });
 
 const budgetArb = fc.oneof(fc.integer({ min: 0, max: 120 }), fc.constant(262_144));

@@ -11,12 +11,30 @@ type TableEnv = Omit<PolicyEnvironment, "approver"> & { readonly approver?: stri
 export type TableCall = (env: TableEnv, meter: Meter) => Evaluated;
 
 /** The names a test reads, by number: the table switches on it, so each read sees one property. */
-const NAMES: ReadonlyMap<string, number> = new Map(
-  ["amount_minor", "currency", "tool", "agent", "principal", "audience", "uses", "spent_minor", "hour_utc", "weekday_utc", "approver"].map(
-    (name, i) => [name, i],
-  ),
-);
+const AMOUNT = 0;
+const CURRENCY = 1;
+const TOOL = 2;
+const AGENT = 3;
+const PRINCIPAL = 4;
+const AUDIENCE = 5;
+const USES = 6;
+const SPENT = 7;
+const HOUR = 8;
+const WEEKDAY = 9;
 const APPROVER = 10;
+const NAMES: ReadonlyMap<string, number> = new Map([
+  ["amount_minor", AMOUNT],
+  ["currency", CURRENCY],
+  ["tool", TOOL],
+  ["agent", AGENT],
+  ["principal", PRINCIPAL],
+  ["audience", AUDIENCE],
+  ["uses", USES],
+  ["spent_minor", SPENT],
+  ["hour_utc", HOUR],
+  ["weekday_utc", WEEKDAY],
+  ["approver", APPROVER],
+]);
 
 /** Whether a test may read `name` (every name of the environment but `args`). */
 export function tableReads(name: string): boolean {
@@ -239,25 +257,25 @@ function notCondition(receiver: Receiver | null, v: Evaluated): Evaluated {
 /** A name's value. Reading the request's `approver` marks the meter, as the compiled name does. */
 function read(table: LogicTable, field: number, env: TableEnv, meter: Meter): Value {
   switch (field) {
-    case 0:
+    case AMOUNT:
       return env.amount_minor;
-    case 1:
+    case CURRENCY:
       return env.currency;
-    case 2:
+    case TOOL:
       return env.tool;
-    case 3:
+    case AGENT:
       return env.agent;
-    case 4:
+    case PRINCIPAL:
       return env.principal;
-    case 5:
+    case AUDIENCE:
       return env.audience;
-    case 6:
+    case USES:
       return env.uses;
-    case 7:
+    case SPENT:
       return env.spent_minor;
-    case 8:
+    case HOUR:
       return env.hour_utc;
-    case 9:
+    case WEEKDAY:
       return env.weekday_utc;
     default:
       if (field !== APPROVER) throw new RangeError(`no name is numbered ${field}`);
