@@ -200,7 +200,7 @@ function serveHttp(ctx: GatewayContext, servers: Set<Server>, options: GatewayOp
 }
 
 async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: GatewayOptions["stdio"]): Promise<Front> {
-  const { server } = sessionServer(ctx);
+  const { server, connect } = sessionServer(ctx);
   const transport = new StdioServerTransport(stdio?.input as never, stdio?.output as never);
   // A request over the limit is answered with an error and skipped; the session goes on.
   boundReadBuffer(transport, (id, maxLineBytes) => {
@@ -219,6 +219,6 @@ async function serveStdio(ctx: GatewayContext, servers: Set<Server>, stdio: Gate
     (stdio?.input ?? process.stdin).once("end", () => void server.close());
   });
   servers.add(server);
-  await server.connect(transport);
+  await connect(transport);
   return { url: undefined, closed, close: () => server.close() };
 }

@@ -161,13 +161,13 @@ async function route(
     open: 0,
   };
   const { transport } = session;
-  const { server } = sessionServer(ctx, undefined);
+  const { server, connect } = sessionServer(ctx, undefined);
   transport.onclose = () => {
     if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === session) sessions.delete(transport.sessionId);
     servers.delete(server);
   };
   servers.add(server);
-  await server.connect(transport);
+  await connect(transport);
   await handleOn(session, request, response);
   // A first request that was not an initialize leaves no session behind.
   if (transport.sessionId === undefined) await server.close();

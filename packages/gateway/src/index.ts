@@ -1,6 +1,7 @@
 // Public face of this package: named re-exports only.
 export { actionOf, actionTool, spendOf, type Action, type Spend } from "./action.js";
 export { consoleLink } from "./approval.js";
+export { answerOf, checkedCallResult, hostCallOf, type CheckedResult, type HostCall, type UpstreamAnswer } from "./call-checks.js";
 export { callKey, handleCall, type CallRequest, type GatewayContext, type Session } from "./calls.js";
 export { buildCatalog, routesInScope, type Catalog, type Route } from "./catalog.js";
 export {
@@ -15,6 +16,7 @@ export {
   type ValueSource,
 } from "./config.js";
 export { attestUpstreams, startGateway, type AttestedManifest, type GatewayOptions, type RunningGateway } from "./gateway.js";
+export { hostCallFront, type HostCallHandler } from "./host-calls.js";
 export { parseListen, type Listen } from "./http.js";
 export { GATEWAY_DEFAULTS, GATEWAY_LIMITS } from "./limits.js";
 export { jsonLog, type Log, type LogLevel } from "./log.js";
@@ -23,4 +25,6 @@ export { ProgressRelay, type ProgressSend } from "./progress.js";
 export { promptAction, promptNameAllowed, resourceAction } from "./protocol.js";
 export { REFUSED_CODE } from "./refusal.js";
 export { BoundedReadBuffer } from "./stdio-buffer.js";
+export { TappedTransport, type Tap } from "./tapped-transport.js";
+export { CallLane, callTool, type LaneOptions, type OnProgress } from "./upstream-calls.js";
 export { GATEWAY_INFO } from "./upstreams.js";

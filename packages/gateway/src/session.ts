@@ -1,6 +1,7 @@
 // One MCP server session towards the client: tools, resources, prompts, completions and logging, each decided or scoped by the grant.
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -18,6 +19,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { handleCall, type GatewayContext, type Session } from "./calls.js";
 import { routesInScope } from "./catalog.js";
+import { hostCallFront, type HostCallHandler } from "./host-calls.js";
 import { ProgressRelay } from "./progress.js";
 import {
   complete,
@@ -75,17 +77,27 @@ type CallHandler = Parameters<typeof Server.prototype.setRequestHandler<typeof C
  * Sets the `tools/call` handler as the protocol layer sets any other: the request is validated once
  * there, against `CallToolRequestSchema`. The MCP SDK's `Server` wraps a `tools/call` handler to
  * validate the request a second time and the result again (copying it); the gateway's result is
- * either its own refusal or the upstream's result, which the upstream's client validated once
- * already (upstreams.ts), and the gateway offers no tasks, the wrapper's other concern
- * (docs/decisions/1902-gateway-own-work-halved.md).
+ * either its own refusal or the upstream's result, which was validated once already
+ * (call-checks.ts), and the gateway offers no tasks, the wrapper's other concern
+ * (docs/decisions/1902-gateway-own-work-halved.md). Most calls never reach this handler: the
+ * gateway's own dispatch takes them first (host-calls.ts); it answers the ones that dispatch leaves,
+ * a malformed request with the schema's error as before.
  */
 function setCallHandler(server: Server, handler: CallHandler): void {
   const protocolLayer = Object.getPrototypeOf(Server.prototype) as { setRequestHandler: Server["setRequestHandler"] };
   protocolLayer.setRequestHandler.call(server, CallToolRequestSchema, handler);
 }
 
-/** A new MCP server for one client session; the caller connects it to a transport. */
-export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUID()): { server: Server; session: Session } {
+/** One client session's MCP server, and how to connect it: through the gateway's own dispatch of `tools/call`. */
+export interface SessionServer {
+  readonly server: Server;
+  readonly session: Session;
+  /** Connects the server to the host's transport, each `tools/call` taken by the gateway's own dispatch first. */
+  connect(transport: Transport): Promise<void>;
+}
+
+/** A new MCP server for one client session; the caller connects it to a transport with `connect`. */
+export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUID()): SessionServer {
   const session: Session = { id: sessionId, calls: new Map() };
   const capabilities = capabilitiesOf(ctx);
   const server = new Server(GATEWAY_INFO, {
@@ -140,7 +152,9 @@ export function sessionServer(ctx: GatewayContext, sessionId: string = randomUUI
       return {};
     });
   }
-  return { server, session };
+  const ownCall: HostCallHandler = (call, signal, progress) =>
+    handleCall(ctx, session, { name: call.name, args: call.args, requestId: call.id, signal, progress });
+  return { server, session, connect: (transport) => server.connect(hostCallFront(transport, ownCall)) };
 }
 
 /**

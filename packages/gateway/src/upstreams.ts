@@ -8,7 +8,6 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
-  CallToolResultSchema,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -17,7 +16,6 @@ import {
   type LoggingMessageNotification,
   McpError,
   PromptListChangedNotificationSchema,
-  type Progress,
   type ReadResourceResult,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -30,6 +28,9 @@ import { GATEWAY_LIMITS } from "./limits.js";
 import type { Log } from "./log.js";
 import { wrapStderr } from "./stderr-lines.js";
 import { boundReadBuffer } from "./stdio-buffer.js";
+import { CallLane, callTool, type OnProgress } from "./upstream-calls.js";
+
+export type { OnProgress } from "./upstream-calls.js";
 
 export const GATEWAY_INFO = Object.freeze({ name: "agent-authority-gateway", version: "0.2.0" });
 
@@ -43,13 +44,12 @@ export type UpstreamNotice =
 /** The JSON-RPC error code of a request an upstream makes that the gateway does not relay (method not found). */
 export const NOT_RELAYED_CODE = -32601;
 
-/** Called with each progress notification of a forwarded request. */
-export type OnProgress = (progress: Progress) => void;
-
 /** One upstream MCP server, reached over stdio or streamable HTTP, restarted when it goes away. */
 export class Upstream {
   readonly config: UpstreamConfig;
   #client: Client | undefined;
+  /** The connection's transport, with the gateway's own `tools/call` requests (upstream-calls.ts). */
+  #lane: CallLane | undefined;
   #tools: readonly Tool[] = [];
   #up = false;
   /** Set by `close`: the gateway is stopping, so nothing restarts. */
@@ -131,10 +131,12 @@ export class Upstream {
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.#relist(client, generation));
     try {
-      await client.connect(transportOf(this.config, baseDir, log), { timeout: this.config.timeoutMs });
+      const lane = new CallLane(transportOf(this.config, baseDir, log));
+      await client.connect(lane.transport, { timeout: this.config.timeoutMs });
       const tools = await this.#listWithinBounds(client);
       if (generation !== this.#generation || this.#stopping) throw new Error(`upstream \`${this.name}\` was closed while starting`);
       this.#client = client;
+      this.#lane = lane;
       this.#tools = tools;
       this.#up = true;
     } catch (error) {
@@ -197,6 +199,7 @@ export class Upstream {
     const wasUp = this.#up;
     this.#up = false;
     this.#client = undefined;
+    this.#lane = undefined;
     if (wasUp) {
       log.warn("upstream closed", { upstream: this.name, restart: this.config.restart !== undefined && !this.#stopping });
       onChange();
@@ -247,15 +250,11 @@ export class Upstream {
   /**
    * Forwards one call; throws when the upstream is gone, times out or breaks the protocol. With
    * `onProgress` the upstream gets a progress token of its own, and each progress it reports
-   * restarts the timeout.
+   * restarts the timeout. Sent by the gateway's own dispatch, not the MCP SDK's (upstream-calls.ts).
    */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: OnProgress): Promise<CallToolResult> {
-    const result = await this.#connected().callTool(
-      { name: tool, arguments: args },
-      CHECKED_IN_PLACE as unknown as typeof CallToolResultSchema,
-      this.#options(signal, onProgress),
-    );
-    return result as CallToolResult;
+    const client = this.#connected();
+    return callTool(this.#lane!, client, tool, args, { signal, timeoutMs: this.config.timeoutMs, onProgress });
   }
 
   async readResource(uri: string, signal: AbortSignal, onProgress?: OnProgress): Promise<ReadResourceResult> {
@@ -305,21 +304,6 @@ export class Upstream {
     await this.#client?.close().catch(() => undefined);
   }
 }
-
-/**
- * The result schema handed to the MCP client for `tools/call`: it validates the upstream's result
- * against `CallToolResultSchema`, once, and answers the upstream's own object rather than the
- * schema's copy of it (members the schema does not name stay, as MCP lets a result carry them). The client takes any schema with `safeParse` (its Zod 3 form). What the host
- * is sent is this object, not validated again (session.ts), nor serialised before it is sent.
- */
-const CHECKED_IN_PLACE = Object.freeze({
-  safeParse(data: unknown): { success: true; data: unknown } | { success: false; error: unknown } {
-    const checked = CallToolResultSchema.safeParse(data);
-    if (!checked.success) return { success: false, error: checked.error };
-    // The schema's one default (`content: []`) is the only thing its copy adds: a result without content gets the copy.
-    return { success: true, data: Array.isArray((data as { content?: unknown }).content) ? data : checked.data };
-  },
-});
 
 /** A tool list past the gateway's bounds: that upstream's tools are dropped, the gateway goes on. */
 class OverBoundError extends Error {}
