@@ -12,7 +12,7 @@ import {
   type EvaluationResult,
 } from "@agent-authority/language";
 import { type Compiled, type CompiledOrigin, CompiledPolicies } from "./compiled-policies.js";
-import { policyEnvironment } from "./environment.js";
+import { LinkEnvironment } from "./environment.js";
 import { describeLink, requestAmount } from "./gates.js";
 import { ENGINE_LIMITS } from "./limits.js";
 import { approvedVerdict, PolicyVerdicts } from "./policy-verdicts.js";
@@ -103,7 +103,7 @@ function unknownApprover(request: DecisionRequest, chain: readonly ChainLink[], 
       invalid = invalidPolicy(chain, i, result.diagnostics);
       break;
     }
-    links.push({ policy: result.policy, env: policyEnvironment(request, link, now, null) });
+    links.push({ policy: result.policy, env: new LinkEnvironment(request, link, now, null) });
     positions.push(i);
   }
   // The links before one that does not compile still decide first: a refusal among them stands.
@@ -118,7 +118,7 @@ function withApprover(request: DecisionRequest, chain: readonly ChainLink[], now
     if (link.terms.policy === null) continue;
     const result = compileCached(link.terms.policy).result;
     if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
-    const value = result.policy.evaluate(policyEnvironment(request, link, now, approver), budget);
+    const value = result.policy.evaluate(new LinkEnvironment(request, link, now, approver), budget);
     const refusal = approvedLink(chain, i, value, approver, new PolicyVerdicts());
     if (refusal !== null) return refusal;
   }
@@ -147,7 +147,7 @@ function singleLink(request: DecisionRequest, chain: readonly ChainLink[], i: nu
   const link = chain[i]!;
   const { result, verdicts } = compileCached(link.terms.policy!);
   if (!result.ok) return invalidPolicy(chain, i, result.diagnostics);
-  const env = policyEnvironment(request, link, now, approver);
+  const env = new LinkEnvironment(request, link, now, approver);
   if (approver === null) return chainVerdict(chain, decideLink(result.policy, env), i, undefined, verdicts);
   return approvedLink(chain, i, result.policy.evaluate(env), approver, verdicts) ?? verdicts.approved(approver);
 }

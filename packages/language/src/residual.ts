@@ -5,6 +5,7 @@ import type { Expr, ExprOf } from "./ast.js";
 import { mapChildren, mentionsApprover } from "./ast.js";
 import type { Diagnostic } from "./diagnostic.js";
 import type { EvalEnv, Evaluator } from "./compile.js";
+import { ENVIRONMENT_TYPE_OF } from "./environment.js";
 import { formatExpr } from "./format.js";
 import { LIMITS, utf8Length } from "./limits.js";
 import { charge, describe, fail, Failure, type Meter, type Value } from "./values.js";
@@ -646,7 +647,8 @@ function statedValuesAtLeast(f: Formula, max: number): number | undefined {
 /** `e` with every name but `args` and `approver` replaced by its value in `env` (an int or a string). */
 function withValues(e: Expr, env: EvalEnv): Expr {
   if (e.kind !== "name") return mapChildren(e, (x) => withValues(x, env));
-  if (e.name === "args" || e.name === "approver" || !Object.hasOwn(env, e.name)) return e;
+  // The names are the language's, not the object's own: an environment may compute them (engine `LinkEnvironment`).
+  if (e.name === "args" || e.name === "approver" || !ENVIRONMENT_TYPE_OF.has(e.name)) return e;
   const value = (env as unknown as Record<string, unknown>)[e.name];
   if (typeof value === "string") return { kind: "string", value, span: e.span };
   if (typeof value !== "number") return e;
