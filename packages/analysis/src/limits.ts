@@ -14,6 +14,8 @@ export const ANALYSIS_LIMITS = Object.freeze({
   questionMs: 120_000,
   /** The time the proofs of one whole `authority lint` run may take, the solver's start included; past it the files left are not proved, and lint says so. */
   lintRunMs: 30_000,
+  /** How long closing an analyzer waits for the solver's threads to end their calls before it ends them (a command's exit, never an answer). */
+  closeWaitMs: 5_000,
   /** The memory the solver may use; over it a call answers `unknown`. */
   solverMemoryMegabytes: 1_024,
   /** The work and CPU time one search may spend bringing its witness to the fewest names; past either, the fewest found so far is kept. */

@@ -1,6 +1,7 @@
 // Loading the solver (Z3 as WebAssembly, imported only here and only when asked) and bounded calls to it.
 import type { Bool, Context, Model } from "z3-solver";
 import { ANALYSIS_LIMITS } from "./limits.js";
+import { type Runtime, watchCallThreads } from "./threads.js";
 
 /** One loaded solver: a Z3 context, its budgets, and the means to release its threads. */
 export interface Analyzer {
@@ -8,7 +9,7 @@ export interface Analyzer {
   readonly budget: Budget;
   /** The context's work counter as last read: every question's meter charges what a call added to it. */
   readonly counter: WorkCounter;
-  /** Ends the solver's worker threads, so that a process can exit. The analyzer is unusable after. */
+  /** Ends the solver's worker threads, so that a process can exit: first a call still running is interrupted and every call's thread let end. The analyzer is unusable after. */
   close(): Promise<void>;
 }
 
@@ -49,6 +50,7 @@ export async function createAnalyzer(options: Partial<Budget> = {}): Promise<Ana
   const api = await z3.init();
   api.setParam("memory_max_size", ANALYSIS_LIMITS.solverMemoryMegabytes);
   const ctx = new api.Context("main");
+  const calls = watchCallThreads(api.em as Runtime);
   let closed = false;
   return {
     ctx,
@@ -57,6 +59,8 @@ export async function createAnalyzer(options: Partial<Budget> = {}): Promise<Ana
     async close() {
       if (closed) return;
       closed = true;
+      if (calls.running()) ctx.interrupt();
+      await calls.ended();
       await z3.killThreads(api.em);
     },
   };
