@@ -138,6 +138,8 @@ export const partKey = (level: number, index: number): string => `${level}:${ind
 const PARTS_PER_QUERY = 200;
 /** Rows written per statement (three values each). */
 const ROWS_PER_STATEMENT = 100;
+/** Past every `seq`: the bound of a tree with fewer waiting records than a pass takes. */
+const LAST_SEQ = "9223372036854775807";
 
 const LEAVES = new ColumnReader("ledger_leaves");
 const NODES = new ColumnReader("ledger_nodes");
@@ -149,13 +151,23 @@ const SWEEPS = new ColumnReader("ledger_log_sweeps");
  * the latest time along each chain up to the record (`sealed_by`), then tree and `seq`: roughly in
  * the order they were sealed, and always each tree's in `seq` order, whatever the replicas'
  * clocks, so that a pass cut by its limit gives each tree a prefix and its cursor stays exact.
+ *
+ * Each tree's records are read only up to its `limit`-th waiting one (`upto`, found by the index on
+ * tree and `seq`): the first `limit` rows by `sealed_by` hold at most `limit` of a tree, and they are
+ * its first by `seq`, since `sealed_by` never falls along a tree. So the answer is the same as over
+ * every waiting record, and a logger far behind (a million records) orders one pass's worth per
+ * tree rather than its whole backlog on every pass (decision 1951).
  */
 function pendingSql(trees: string): string {
-  return `WITH touched AS (${trees}), waiting AS (
+  return `WITH touched AS (${trees}), bounds AS MATERIALIZED (
+    SELECT t.tree_id, COALESCE(c.seq, 0) AS after,
+           COALESCE((SELECT b.seq FROM ledger b WHERE b.tree_id = t.tree_id AND b.seq > COALESCE(c.seq, 0)
+                      ORDER BY b.seq LIMIT 1 OFFSET ?), ${LAST_SEQ}) AS upto
+      FROM touched t LEFT JOIN ledger_log_trees c ON c.tree_id = t.tree_id
+  ), waiting AS (
     SELECT l.id, l.tree_id, l.seq, l.hash,
            MAX(l.created_at) OVER (PARTITION BY l.tree_id ORDER BY l.seq ROWS UNBOUNDED PRECEDING) AS sealed_by
-      FROM touched t LEFT JOIN ledger_log_trees c ON c.tree_id = t.tree_id
-      JOIN ledger l ON l.tree_id = t.tree_id AND l.seq > COALESCE(c.seq, 0)
+      FROM bounds d JOIN ledger l ON l.tree_id = d.tree_id AND l.seq > d.after AND l.seq <= d.upto
   ) SELECT id AS ledger_id, tree_id, seq, hash FROM waiting ORDER BY sealed_by, tree_id, seq LIMIT ?`;
 }
 
@@ -191,12 +203,12 @@ export class LedgerLogSql implements LedgerLogStore {
   async pending(scope: PendingScope, limit: number): Promise<PendingRecord[]> {
     const rows =
       scope === "all"
-        ? await this.#db.all(PENDING_ALL, [limit])
+        ? await this.#db.all(PENDING_ALL, [Math.max(0, limit - 1), limit])
         : "sinceId" in scope
-          ? await this.#db.all(PENDING_SINCE, [scope.sinceId, limit])
+          ? await this.#db.all(PENDING_SINCE, [scope.sinceId, Math.max(0, limit - 1), limit])
           : scope.trees.length === 0
             ? []
-            : await this.#db.all(pendingOfTrees(scope.trees.length), [...scope.trees, limit]);
+            : await this.#db.all(pendingOfTrees(scope.trees.length), [...scope.trees, Math.max(0, limit - 1), limit]);
     return rows.map((row: Row) => ({
       ledger_id: LEDGER.text(row, "ledger_id"),
       tree_id: LEDGER.text(row, "tree_id"),
