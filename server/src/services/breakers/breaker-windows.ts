@@ -41,8 +41,17 @@ async function recount(store: BreakerStore, contract: ContractRow, d: NewSignal)
   return { n: counts.reduce((a, b) => a + b, 0), counts: [...counts], tail: await store.firstAfter(d.agent_id, from) };
 }
 
+/** A window's oldest decision and the one after it (none when it is the agent's last), from `tail` on. */
+type TailReader = (tail: SignalKey) => Promise<readonly Signal[]>;
+
+type Signal = { readonly at: number; readonly seq: number; readonly signal: number };
+
+/** Signals read at once past a window's tail when its windows are carried through a transaction. */
+const READ_AHEAD = 32;
+
 /** Adds the new decision to a window and subtracts every decision that left it. */
 async function advance(
+  readTail: TailReader,
   store: BreakerStore,
   contract: ContractRow,
   w: WindowState["windows"][string],
@@ -55,7 +64,7 @@ async function advance(
   if (contract.window_decisions !== null) {
     // Bounded: each step removes one decision, and at most the window's excess is removed.
     while (n > contract.window_decisions && tail !== null) {
-      const [gone, next] = await store.signalsFrom(d.agent_id, tail, 2);
+      const [gone, next] = await readTail(tail);
       if (gone === undefined) break;
       counts[gone.signal] = counts[gone.signal]! - 1;
       n -= 1;
@@ -83,6 +92,8 @@ async function advance(
  */
 export class CarriedWindows {
   readonly #states = new Map<string, WindowState>();
+  /** Per agent and window: the signals read from its tail on and not yet left behind. */
+  readonly #ahead = new Map<string, readonly Signal[]>();
 
   /** The agent's windows as this transaction last left them, if it evaluated the agent. */
   get(agentId: string): WindowState | undefined {
@@ -93,10 +104,28 @@ export class CarriedWindows {
     this.#states.set(agentId, state);
   }
 
+  /**
+   * The window's oldest decision and the one after it, as `signalsFrom(tail, 2)` answers them, from
+   * signals read READ_AHEAD at a time. A signal once written never changes, and none is written
+   * between two others while the transaction holds the agent's breaker rows (INVARIANT
+   * breaker-lock-first), so two signals read together stay consecutive. The one after is always a
+   * signal read after the tail: the last signal of a read is never taken for the agent's last
+   * (one written since would follow it), and is read again with those after it.
+   */
+  async tailOf(store: BreakerStore, agentId: string, window: string, tail: SignalKey): Promise<readonly Signal[]> {
+    const slot = `${agentId}\u0000${window}`;
+    let read = this.#ahead.get(slot);
+    if (read === undefined || read.length < 2 || read[0]!.at !== tail[0] || read[0]!.seq !== tail[1])
+      read = await store.signalsFrom(agentId, tail, READ_AHEAD);
+    this.#ahead.set(slot, read.slice(1));
+    return read.slice(0, 2);
+  }
+
   /** Writes each agent's windows as its last decision left them. */
   async flush(store: BreakerStore): Promise<void> {
     for (const [agentId, state] of this.#states) await store.putWindowState(agentId, state);
     this.#states.clear();
+    this.#ahead.clear();
   }
 }
 
@@ -136,7 +165,9 @@ export async function windowCounts(
     const key = windowKey(contract);
     if (answer.has(key)) continue;
     const stored = state?.windows[key];
-    const next = stored === undefined ? await recount(store, contract, d) : await advance(store, contract, stored, d);
+    const readTail: TailReader =
+      carried === undefined ? (tail) => store.signalsFrom(d.agent_id, tail, 2) : (tail) => carried.tailOf(store, d.agent_id, key, tail);
+    const next = stored === undefined ? await recount(store, contract, d) : await advance(readTail, store, contract, stored, d);
     windows[key] = next;
     answer.set(key, next.counts);
   }
