@@ -105,11 +105,16 @@ function seal(tx: Store, d: SealedDecision): Promise<unknown> {
   });
 }
 
+/** After every signal, as the batch step asks for an agent's last one. */
+const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
+
 /**
  * Evaluates the history: one decision per transaction (`batches` false), or in transactions of 1 to
  * 8 decisions, each sealed, then each evaluated in order with the windows carried, then flushed.
+ * `lastKnown`: the agent's last signal is read before the transaction's first, as the batch step
+ * reads it under the breaker locks, and given to the carried windows (decision 1954).
  */
-async function evaluateHistory(store: Store, history: readonly SealedDecision[], batches: boolean): Promise<void> {
+async function evaluateHistory(store: Store, history: readonly SealedDecision[], batches: boolean, lastKnown = false): Promise<void> {
   const sizes = random(7);
   for (let start = 0; start < history.length; ) {
     const size = batches ? 1 + Math.floor(sizes() * 8) : 1;
@@ -122,7 +127,9 @@ async function evaluateHistory(store: Store, history: readonly SealedDecision[],
         await evaluateBreakersAfterDecision(tx, watched, group[0]!);
         return;
       }
-      const carried = new CarriedWindows();
+      const agentId = group[0]!.agent_id;
+      const last = lastKnown ? await tx.breakerPath().previousSignal(agentId, AFTER_EVERY_SIGNAL) : undefined;
+      const carried = new CarriedWindows(last === undefined ? undefined : new Map([[agentId, last]]));
       for (const d of group) await seal(tx, d);
       for (const d of group) watched = (await evaluateBreakers(tx, watched, d, carried)).watched;
       await carried.flush(tx.breakerPath());
@@ -139,9 +146,10 @@ function windowsSuite(target: StoreTarget): void {
     await db?.close();
   });
 
-  for (const [name, tag, batches] of [
-    ["one decision per transaction", "a", false],
-    ["decisions in batches, the windows carried through each", "b", true],
+  for (const [name, tag, batches, lastKnown] of [
+    ["one decision per transaction", "a", false, false],
+    ["decisions in batches, the windows carried through each", "b", true, false],
+    ["decisions in batches, the agent's last signal read before each", "c", true, true],
   ] as const) {
     it(`records live exactly the trips the replay finds: ${name}`, async () => {
       const store = db.store;
@@ -149,7 +157,7 @@ function windowsSuite(target: StoreTarget): void {
       const agentId = `agt_${tag}000000000000000000000000b`;
       const breakers = await watchedAgent(store, agentId, tag, t0);
       const history = historyFrom(t0, agentId, tag);
-      await evaluateHistory(store, history, batches);
+      await evaluateHistory(store, history, batches, lastKnown);
       const records: DecisionRecord[] = history.map((d) => ({ at: d.at, outcome: d.outcome as Outcome, reason_code: d.reason_code }));
       let total = 0;
       for (const [i, c] of CONTRACTS.entries()) {

@@ -94,6 +94,21 @@ export class CarriedWindows {
   readonly #states = new Map<string, WindowState>();
   /** Per agent and window: the signals read from its tail on and not yet left behind. */
   readonly #ahead = new Map<string, readonly Signal[]>();
+  readonly #lastBefore: ReadonlyMap<string, SignalKey | null>;
+
+  /**
+   * `lastBefore`: each agent's last signal (null for none) as the transaction read it under the
+   * agent's breaker locks before writing any signal of its own: the signal before the agent's first
+   * decision in the transaction, so that decision's state is checked without reading it again.
+   */
+  constructor(lastBefore: ReadonlyMap<string, SignalKey | null> = new Map()) {
+    this.#lastBefore = lastBefore;
+  }
+
+  /** The agent's last signal before this transaction's, if the caller read it (null: it had none); undefined when unknown. */
+  lastSignalBefore(agentId: string): SignalKey | null | undefined {
+    return this.#lastBefore.has(agentId) ? this.#lastBefore.get(agentId)! : undefined;
+  }
 
   /** The agent's windows as this transaction last left them, if it evaluated the agent. */
   get(agentId: string): WindowState | undefined {
@@ -133,14 +148,17 @@ export class CarriedWindows {
  * Whether the stored state continues from the agent's previous decision. A state this transaction
  * carries does: its head is the agent's previous signal, which this transaction wrote while it
  * held the agent's breaker rows (INVARIANT breaker-lock-first), and every later signal of the
- * agent is a decision it evaluates after.
+ * agent is a decision it evaluates after. At the agent's first decision of the transaction, the
+ * previous signal is the last one before the transaction's, when the caller read it under those
+ * locks (decision 1954); otherwise it is read here.
  */
 async function startingState(store: BreakerStore, d: NewSignal, carried: CarriedWindows | undefined): Promise<WindowState | undefined> {
   const held = carried?.get(d.agent_id);
   if (held !== undefined) return held;
   const state = await store.windowState(d.agent_id);
   if (state === undefined) return undefined;
-  const previous = await store.previousSignal(d.agent_id, [d.at, d.seq]);
+  const known = carried?.lastSignalBefore(d.agent_id);
+  const previous = known !== undefined ? known : await store.previousSignal(d.agent_id, [d.at, d.seq]);
   return (previous === null ? state.head === null : same(state.head, previous)) ? state : undefined;
 }
 

@@ -7,7 +7,7 @@
 
 import { settledInOrder } from "../../../store/sql/index.js";
 import type { StoreBatchStep, Store } from "../../../store/core/index.js";
-import type { TripRow, WatchedBreaker } from "../../../store/breakers/index.js";
+import type { SignalKey, TripRow, WatchedBreaker } from "../../../store/breakers/index.js";
 import { CarriedWindows, evaluateBreakers, watchBreakers } from "../../breakers/index.js";
 import { crashPoint } from "../../idempotency/index.js";
 import { decideBatch, type BatchDecisions, type BatchInput } from "./decide.js";
@@ -43,20 +43,22 @@ const AFTER_EVERY_SIGNAL = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as
 async function watchedOf(
   tx: Store,
   agents: readonly string[],
-): Promise<{ breakers: Map<string, readonly WatchedBreaker[]>; latest: number }> {
+): Promise<{ breakers: Map<string, readonly WatchedBreaker[]>; latest: number; lastSignals: Map<string, SignalKey | null> }> {
   const paths = tx.breakerPath();
   const reads = (await settledInOrder([
     ...agents.map((agentId) => watchBreakers(tx, agentId)),
     ...agents.map((agentId) => paths.previousSignal(agentId, AFTER_EVERY_SIGNAL)),
   ])) as unknown[];
   const breakers = new Map<string, readonly WatchedBreaker[]>();
+  const lastSignals = new Map<string, SignalKey | null>();
   let latest = Number.NEGATIVE_INFINITY;
   for (const [i, agentId] of agents.entries()) {
     breakers.set(agentId, reads[i] as readonly WatchedBreaker[]);
-    const last = reads[agents.length + i] as readonly [number, number] | null | undefined;
-    if (last !== undefined && last !== null) latest = Math.max(latest, last[0]);
+    const last = (reads[agents.length + i] as SignalKey | null | undefined) ?? null;
+    lastSignals.set(agentId, last);
+    if (last !== null) latest = Math.max(latest, last[0]);
   }
-  return { breakers, latest };
+  return { breakers, latest, lastSignals };
 }
 
 /**
@@ -70,10 +72,11 @@ async function evaluateInOrder(
   tx: Store,
   decided: BatchDecisions,
   breakers: Map<string, readonly WatchedBreaker[]>,
+  lastSignals: ReadonlyMap<string, SignalKey | null>,
 ): Promise<Map<number, TripRow[]>> {
   const trips = new Map<number, TripRow[]>();
   const lastDecided = decided.lastSealed;
-  const windows = new CarriedWindows();
+  const windows = new CarriedWindows(lastSignals);
   for (const { index, seen } of decided.watched) {
     const result = await evaluateBreakers(tx, breakers.get(seen.agent_id) ?? [], seen, windows);
     breakers.set(seen.agent_id, result.watched);
@@ -96,7 +99,7 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   if (inputs.length === 0) return callers.map((refusal) => ({ value: refusal }));
   const clock = ctx.now();
   let reads = await readBatch(tx, inputs, ctx.environment, clock);
-  const { breakers, latest } = await watchedOf(tx, [...reads.watchedAgents]);
+  const { breakers, latest, lastSignals } = await watchedOf(tx, [...reads.watchedAgents]);
   // The batch's time moves on to an agent's later last signal; the usage is then read again at it
   // (INVARIANT live-holds: a hold counts while it has not expired at the decision's own time).
   const now = Math.max(clock, latest);
@@ -106,7 +109,7 @@ export const authorizeBatchStep: StoreBatchStep = async (tx, batchInputs) => {
   const decided = decideBatch(inputs, reads, now, expiredUpTo);
   await writeBatch(tx, decided);
   // Breakers read the sealed decisions in their transaction: a trip commits with them or not at all.
-  const trips = await evaluateInOrder(tx, decided, breakers);
+  const trips = await evaluateInOrder(tx, decided, breakers, lastSignals);
   await emitGatedEvents(tx, decided);
   // The crash tests' hook (decision 0605), as in a decision's own transaction.
   if (ctx.faults !== undefined) for (const input of decided.claimed) crashPoint(ctx, "before-commit", input.claim!);
