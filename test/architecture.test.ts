@@ -53,12 +53,12 @@ const forbiddenInPure = [
 ];
 
 /**
- * The one module of a pure package that may reach the network: the SDK's exchange, which sends the
- * client's requests with Node.js's HTTP client (decision 1903). Nothing else in it, or in any other
+ * The one module of a pure package that may reach the network: the SDK's HTTP/1.1 client, which
+ * sends the client's requests on its own connections (decisions 1903, 1953). Nothing else in it, or in any other
  * pure package, may import a module of I/O.
  */
 const networkDoors: Readonly<Record<string, readonly string[]>> = {
-  "packages/sdk/src/exchange.ts": ["node:http", "node:https"],
+  "packages/sdk/src/http1.ts": ["node:net", "node:tls"],
 };
 
 function importsOf(text: string): string[] {

@@ -10,6 +10,7 @@
 //   BENCH_GATEWAY_PROFILE=DIR           write a CPU profile of the gateway process into DIR
 //   BENCH_GATEWAY_BASELINE=DIR          also time the gateway of another build (a directory holding its
 //                                       cli/bin/authority.js, built), alternating with this one
+//   BENCH_GATEWAY_FLAGS="--flag …"      more flags for this build's gateway node (e.g. --perf-basic-prof for perf)
 //   BENCH_SERVER_PROFILE=DIR            write CPU profiles of the server's threads into DIR
 //   BENCH_SERVER_FLAGS="--flag …"       more flags for the server's node (e.g. --perf-basic-prof for perf)
 //
@@ -21,7 +22,6 @@
 // Beside the latencies it prints the gateway process's own CPU time per call and the server's per
 // authorize, read from /proc, which a loaded machine does not inflate the way it inflates wall time.
 import { spawn } from "node:child_process";
-import { Agent, request } from "node:http";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { manifestHash, toolDefinition } from "@agent-authority/sdk";
+import { send } from "../../packages/sdk/dist/http1.js";
 import { profileShares } from "./support/cpu-profile.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -122,25 +123,20 @@ async function timeCalls(client, count, into) {
 
 let authorized = 0;
 
-/** Kept-alive connections, as the SDK's default client keeps them. */
-const keptAlive = new Agent({ keepAlive: true, maxSockets: 1 });
-
-/** POSTs JSON with node:http, the client the SDK (and so the gateway) sends with by default, and answers the parsed body. */
-function postJson(url, headers, payload) {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      url,
-      { method: "POST", agent: keptAlive, headers: { ...headers, "content-length": String(Buffer.byteLength(payload)) } },
-      (response) => {
-        const chunks = [];
-        response.on("data", (chunk) => chunks.push(chunk));
-        response.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
-        response.on("error", reject);
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(payload);
+/**
+ * POSTs JSON with the SDK's own HTTP/1.1 client on a kept-alive connection, the client the SDK (and
+ * so the gateway) sends with by default, and answers the parsed body.
+ */
+async function postJson(url, headers, payload) {
+  const response = await send({
+    method: "POST",
+    url: new URL(url),
+    headers,
+    body: payload,
+    signal: new AbortController().signal,
+    maxBytes: 1 << 20,
   });
+  return JSON.parse(response.body.toString("utf8"));
 }
 
 /** The authorize round trip alone, as the gateway makes it: what the decision itself costs. */
@@ -199,9 +195,7 @@ function report(samples, cpu, calls) {
   );
   if (baseline !== undefined) write(`  the baseline's gateway process's own CPU per call: ${perCall(cpu.baseline)}`);
   write(`  the floor relay process's own CPU per call (its upstream's not counted): ${perCall(cpu.relay)}`);
-  write(
-    `  of which the durable decision (authorize alone, sealed in SQLite, node:http as the SDK sends it): p50 ${alone.p50.toFixed(3)} ms`,
-  );
+  write(`  of which the durable decision (authorize alone, sealed in SQLite, the SDK's HTTP client): p50 ${alone.p50.toFixed(3)} ms`);
   const authorizes = calls * (baseline === undefined ? 3 : 4);
   write(
     `  the server process's CPU per authorize (one per gateway call, one per relay call, one per authorize alone): ${(cpu.server / authorizes).toFixed(3)} ms`,
@@ -287,13 +281,21 @@ try {
       "",
     ].join("\n"),
   );
+  // Flags for this build's gateway only (the baseline's runs plain): a CPU profile, or e.g. --perf-basic-prof.
+  const gatewayFlags = (profile) =>
+    profile === null
+      ? []
+      : [
+          ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+          ...(process.env.BENCH_GATEWAY_FLAGS ?? "").split(" ").filter(Boolean),
+        ];
   const gatewayOf = (cli, profile) =>
-    connect(process.execPath, [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), cli, "gateway", "--config", config], {
+    connect(process.execPath, [...gatewayFlags(profile), cli, "gateway", "--config", config], {
       BENCH_AGENT_KEY: key.key,
     });
   const gateway = await gatewayOf(CLI, process.env.BENCH_GATEWAY_PROFILE);
   // Another build's gateway, timed in the same alternation: a before and after from one run.
-  const baseline = BASELINE === undefined ? undefined : await gatewayOf(join(BASELINE, "cli", "bin", "authority.js"), undefined);
+  const baseline = BASELINE === undefined ? undefined : await gatewayOf(join(BASELINE, "cli", "bin", "authority.js"), null);
   await timeCalls(direct.client, WARMUP);
   await timeCalls(gateway.client, WARMUP);
   if (baseline !== undefined) await timeCalls(baseline.client, WARMUP);

@@ -1,5 +1,5 @@
 // Every tools/call decided first: authorize, wait for a human when gated, forward on allow, then settle.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { AuthorityProblemError, type AuthorizeBody, type AuthorizeResult } from "@agent-authority/sdk";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { actionOf, spendOf } from "./action.js";
@@ -36,9 +36,7 @@ export interface CallRequest {
 
 /** The idempotency key of a call: the session and the JSON-RPC id, hashed to a fixed length. */
 export function callKey(sessionId: string, requestId: string | number): string {
-  return `mcp-${createHash("sha256")
-    .update(`${sessionId}\u0000${JSON.stringify(requestId)}`, "utf8")
-    .digest("hex")}`;
+  return `mcp-${hash("sha256", `${sessionId}\u0000${JSON.stringify(requestId)}`, "hex")}`;
 }
 
 /**

@@ -1,9 +1,8 @@
-// One HTTP request and its answer, read whole and bounded: through Node.js's own HTTP client by
+// One HTTP request and its answer, read whole and bounded: through the SDK's own HTTP/1.1 client by
 // default, or through a `fetch` the caller gives. The transport (transport.ts) decides what an
 // answer means; an exchange only carries it. Both refuse a redirect (following one could carry the
 // key to another origin) and stop reading a body past its limit.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { send } from "./http1.js";
 
 export interface ExchangeRequest {
   readonly method: string;
@@ -31,90 +30,32 @@ export type Exchange = (url: string, request: ExchangeRequest) => Promise<Answer
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
- * How long an idle kept-alive connection is kept: under the 5 s after which a Node.js server
- * closes one, so that a request is not sent on a connection the server is closing.
- */
-const IDLE_CONNECTION_MS = 4_000;
-
-/**
- * The connection pools every client shares, as the global `fetch` shares its own: a client made
- * per call still rides a kept-alive connection, and the requests of many clients arrive together.
- */
-const agents = {
-  http: new HttpAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-  https: new HttpsAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-} as const;
-
-/**
- * The default exchange: node:http or node:https on kept-alive connections. It costs a third of the
- * CPU of the global `fetch` per call (decision 1903); TLS is verified as Node.js verifies it. An
- * idle connection does not keep the process alive.
+ * The default exchange: the SDK's own HTTP/1.1 client (http1.ts) on kept-alive connections, over
+ * TLS for an `https:` URL, verified as Node.js verifies it. It costs less than Node.js's client
+ * (decision 1953), which cost a third of the global `fetch` (decision 1903). An idle connection
+ * does not keep the process alive.
  */
 export function nodeExchange(): Exchange {
-  return (url, request) =>
-    new Promise<Answered>((resolve, reject) => {
-      const target = new URL(url);
-      const secure = target.protocol === "https:";
-      const headers =
-        request.body === undefined ? request.headers : { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) };
-      const outgoing = (secure ? httpsRequest : httpRequest)(
-        target,
-        { method: request.method, headers, signal: request.signal, agent: secure ? agents.https : agents.http },
-        (response) => {
-          const status = response.statusCode ?? 0;
-          if (REDIRECTS.has(status)) {
-            response.destroy();
-            reject(new Error(`the server answered a redirect (${status}), which is not followed`));
-            return;
-          }
-          readBody(response, request.maxBytes).then(
-            (text) => resolve({ status, statusText: response.statusMessage ?? "", header: (name) => headerOf(response, name), text }),
-            reject,
-          );
-        },
-      );
-      outgoing.on("error", reject);
-      outgoing.end(request.body);
+  return async (url, request) => {
+    const target = new URL(url);
+    if (target.protocol !== "http:" && target.protocol !== "https:") throw new TypeError(`${target.protocol} is not HTTP`);
+    const response = await send({
+      method: request.method,
+      url: target,
+      headers: request.headers,
+      body: request.body,
+      signal: request.signal,
+      maxBytes: request.maxBytes,
     });
-}
-
-function headerOf(response: IncomingMessage, name: string): string | null {
-  const value = response.headers[name.toLowerCase()];
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(", ") : value;
-}
-
-/**
- * The body as text, or undefined once it grows past `maxBytes` (the connection is then dropped).
- * Settles exactly once: a body that closes before its end, for whatever reason, is an error.
- */
-function readBody(response: IncomingMessage, maxBytes: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    if (Number(response.headers["content-length"] ?? "0") > maxBytes) {
-      response.destroy();
-      resolve(undefined);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const settle = (finish: () => void): void => {
-      if (settled) return;
-      settled = true;
-      finish();
+    if (REDIRECTS.has(response.status)) throw new Error(`the server answered a redirect (${response.status}), which is not followed`);
+    const { fields, body } = response;
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      header: (name) => fields.get(name.toLowerCase())?.join(", ") ?? null,
+      text: body === undefined ? undefined : new TextDecoder().decode(body),
     };
-    response.on("data", (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size <= maxBytes) chunks.push(chunk);
-      else {
-        settle(() => resolve(undefined));
-        response.destroy();
-      }
-    });
-    response.on("end", () => settle(() => resolve(new TextDecoder().decode(Buffer.concat(chunks, size)))));
-    response.on("error", (error) => settle(() => reject(error)));
-    response.on("close", () => settle(() => reject(new Error("the connection closed before the answer ended"))));
-  });
+  };
 }
 
 /** An exchange through the `fetch` a caller gives (a proxy's, a test's): the same bounds, the same refusal of redirects. */

@@ -1,14 +1,14 @@
 // The floor under any stdio gateway that decides each call on the server: a relay process that
 // starts the upstream, passes every message through as bytes, and holds each `tools/call` line until
-// one durable authorize has answered, sent with node:http on a kept-alive connection as the SDK
-// sends it. It parses nothing, checks no signature and keeps no session: what it adds to a call is
+// one durable authorize has answered, sent with the SDK's own HTTP/1.1 client on a kept-alive
+// connection, as the gateway sends it. It parses nothing, checks no signature and keeps no session: what it adds to a call is
 // one more process on the path and one decision's round trip, which the real gateway cannot go
 // under. Started by ../gateway.mjs; never part of the product.
 //
 //   node gateway-floor-relay.mjs <upstream command> [args…]
 //   RELAY_AUTHORIZE_URL, RELAY_AUTHORIZE_KEY, RELAY_AUTHORIZE_BODY (JSON): the decision to wait for
 import { spawn } from "node:child_process";
-import { Agent, request } from "node:http";
+import { send } from "../../../packages/sdk/dist/http1.js";
 
 const [command, ...args] = process.argv.slice(2);
 const url = process.env.RELAY_AUTHORIZE_URL;
@@ -25,35 +25,24 @@ const upstream = spawn(command, args, { stdio: ["pipe", "pipe", "ignore"] });
 upstream.stdout.pipe(process.stdout);
 upstream.on("exit", (code) => process.exit(code ?? 1));
 
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 let sent = 0;
+const target = new URL(url);
 
 /** One durable authorize; resolves when its answer has been read whole, rejects on anything but 200. */
-function authorize() {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      url,
-      {
-        method: "POST",
-        agent,
-        headers: {
-          authorization: `Bearer ${key}`,
-          "content-type": "application/json",
-          "content-length": String(Buffer.byteLength(body)),
-          "idempotency-key": `relay-${process.pid}-${(sent += 1)}`,
-        },
-      },
-      (response) => {
-        response.resume();
-        response.on("end", () =>
-          response.statusCode === 200 ? resolve() : reject(new Error(`authorize answered ${response.statusCode}`)),
-        );
-        response.on("error", reject);
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(body);
+async function authorize() {
+  const response = await send({
+    method: "POST",
+    url: target,
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      "idempotency-key": `relay-${process.pid}-${(sent += 1)}`,
+    },
+    body,
+    signal: new AbortController().signal,
+    maxBytes: 1 << 20,
   });
+  if (response.status !== 200) throw new Error(`authorize answered ${response.status}`);
 }
 
 // Lines are passed on in the order they came: a call's line waits for its decision, and every line
