@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthorityClient } from "@agent-authority/sdk";
 import { ResponseReader, type Response } from "../../packages/sdk/src/http1-response.js";
-import { IDLE_CONNECTION_MS, IDLE_CONNECTIONS_MAX, send, type Http1Request } from "../../packages/sdk/src/http1.js";
+import { AttemptTimedOut, IDLE_CONNECTION_MS, IDLE_CONNECTIONS_MAX, send, type Http1Request } from "../../packages/sdk/src/http1.js";
 import { hostile } from "./http1-wire.js";
 import { sendJson, startRecordingServer, type RecordingServer, TEST_SIGNING_KEYS } from "./recording-server.js";
 
@@ -331,6 +331,22 @@ describe("connections", () => {
     await expect(get(server.url, { signal: controller.signal })).rejects.toThrow("abandoned");
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
     await server.closed(0);
+  });
+
+  it("rejects with AttemptTimedOut a request whose answer stalls past its timeoutMs, and drops its connection", async () => {
+    const server = await rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{"outcome":'));
+    const error = await get(server.url, { timeoutMs: 50 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AttemptTimedOut);
+    expect(String(error)).toContain("50 ms");
+    await server.closed(0);
+  });
+
+  it("clears a request's timer once it is answered: a kept connection is not dropped when that time comes", async () => {
+    const server = await rawServer((socket) => socket.write(KEPT));
+    expect((await get(server.url, { timeoutMs: 30 })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect((await get(server.url, { timeoutMs: 30 })).status).toBe(200);
+    expect(server.sockets).toHaveLength(1);
   });
 
   it("leaves nothing listening on the signal once answered or refused", async () => {

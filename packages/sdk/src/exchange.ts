@@ -2,14 +2,18 @@
 // default, or through a `fetch` the caller gives. The transport (transport.ts) decides what an
 // answer means; an exchange only carries it. Both refuse a redirect (following one could carry the
 // key to another origin) and stop reading a body past its limit.
-import { send } from "./http1.js";
+import { AttemptTimedOut, send } from "./http1.js";
+
+export { AttemptTimedOut } from "./http1.js";
 
 export interface ExchangeRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string | undefined;
-  /** Aborts the request, the reading of its answer included. */
-  readonly signal: AbortSignal;
+  /** The caller's: aborts the request, the reading of its answer included. */
+  readonly signal: AbortSignal | undefined;
+  /** The attempt's time, the reading of the whole answer included; past it the exchange throws `AttemptTimedOut`. */
+  readonly timeoutMs: number;
   /** The most bytes of a body read; a longer one is not read to the end. */
   readonly maxBytes: number;
 }
@@ -23,7 +27,7 @@ export interface Answered {
   readonly text: string | undefined;
 }
 
-/** Sends one request and reads its answer; throws when no answer could be had (network, abort, redirect). */
+/** Sends one request and reads its answer; throws when no answer could be had (network, abort, time out, redirect). */
 export type Exchange = (url: string, request: ExchangeRequest) => Promise<Answered>;
 
 /** The statuses `fetch` follows as redirects; an exchange refuses them instead. */
@@ -45,6 +49,7 @@ export function nodeExchange(): Exchange {
       headers: request.headers,
       body: request.body,
       signal: request.signal,
+      timeoutMs: request.timeoutMs,
       maxBytes: request.maxBytes,
     });
     if (REDIRECTS.has(response.status)) throw new Error(`the server answered a redirect (${response.status}), which is not followed`);
@@ -61,11 +66,26 @@ export function nodeExchange(): Exchange {
 /** An exchange through the `fetch` a caller gives (a proxy's, a test's): the same bounds, the same refusal of redirects. */
 export function fetchExchange(fetchFunction: typeof globalThis.fetch): Exchange {
   return async (url, request) => {
-    const init: RequestInit = { method: request.method, headers: request.headers, signal: request.signal, redirect: "error" };
-    if (request.body !== undefined) init.body = request.body;
-    const response = await fetchFunction(url, init);
-    const text = await readBounded(response, request.maxBytes, request.signal);
-    return { status: response.status, statusText: response.statusText, header: (name) => response.headers.get(name), text };
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, request.timeoutMs);
+    const forward = (): void => controller.abort(request.signal?.reason);
+    request.signal?.addEventListener("abort", forward, { once: true });
+    try {
+      const init: RequestInit = { method: request.method, headers: request.headers, signal: controller.signal, redirect: "error" };
+      if (request.body !== undefined) init.body = request.body;
+      const response = await fetchFunction(url, init);
+      const text = await readBounded(response, request.maxBytes, controller.signal);
+      return { status: response.status, statusText: response.statusText, header: (name) => response.headers.get(name), text };
+    } catch (error) {
+      throw timedOut ? new AttemptTimedOut(request.timeoutMs) : error;
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", forward);
+    }
   };
 }
 

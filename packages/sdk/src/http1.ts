@@ -11,8 +11,13 @@ export interface Http1Request {
   readonly url: URL;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string | undefined;
-  /** Aborts the request: the connection is dropped and the promise rejects. */
-  readonly signal: AbortSignal;
+  /** Aborts the request: the connection is dropped and the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * The time the request has, the whole answer's reading included: past it, the connection is
+   * dropped and the promise rejects with an `AttemptTimedOut`. None when absent.
+   */
+  readonly timeoutMs?: number | undefined;
   /** The most bytes of a body read; a longer one is answered with `body` undefined. */
   readonly maxBytes: number;
 }
@@ -22,6 +27,14 @@ export interface Http1Request {
  * closes one, so that a request is not sent on a connection the server is closing.
  */
 export const IDLE_CONNECTION_MS = 4_000;
+
+/** A request that had no whole answer within its `timeoutMs`. */
+export class AttemptTimedOut extends Error {
+  constructor(timeoutMs: number) {
+    super(`no whole answer within ${timeoutMs} ms`);
+    this.name = "AttemptTimedOut";
+  }
+}
 
 /** Idle connections kept per origin; one more is closed rather than kept. */
 export const IDLE_CONNECTIONS_MAX = 64;
@@ -40,14 +53,15 @@ const idle = new Map<string, Connection[]>();
 /** Sends one request and reads its answer; rejects when no whole answer could be had. */
 export function send(request: Http1Request): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
-    if (request.signal.aborted) {
+    if (request.signal?.aborted === true) {
       reject(abortError(request.signal));
       return;
     }
     const text = requestText(request);
     const origin = `${request.url.protocol}//${request.url.host}`;
     const connection = takeIdle(origin) ?? new Connection(origin, open(request.url));
-    connection.start(text, new ResponseReader(request.maxBytes, request.method === "HEAD"), request.signal, resolve, reject);
+    const reader = new ResponseReader(request.maxBytes, request.method === "HEAD");
+    connection.start(text, { reader, signal: request.signal, timeoutMs: request.timeoutMs, resolve, reject });
   });
 }
 
@@ -88,12 +102,17 @@ function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error("the request was aborted");
 }
 
-interface InFlight {
+interface Asked {
   readonly reader: ResponseReader;
-  readonly signal: AbortSignal;
-  readonly onAbort: () => void;
+  readonly signal: AbortSignal | undefined;
+  readonly timeoutMs: number | undefined;
   readonly resolve: (response: Response) => void;
   readonly reject: (error: unknown) => void;
+}
+
+interface InFlight extends Asked {
+  readonly onAbort: (() => void) | undefined;
+  readonly timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** One connection: at most one request in flight; idle in its origin's pool between requests. */
@@ -116,10 +135,12 @@ class Connection {
     return !this.#socket.destroyed && this.#socket.writable;
   }
 
-  start(text: string, reader: ResponseReader, signal: AbortSignal, resolve: (r: Response) => void, reject: (e: unknown) => void): void {
-    const onAbort = (): void => this.#fail(abortError(signal));
-    this.#current = { reader, signal, onAbort, resolve, reject };
-    signal.addEventListener("abort", onAbort, { once: true });
+  start(text: string, asked: Asked): void {
+    const { signal, timeoutMs } = asked;
+    const onAbort = signal === undefined ? undefined : (): void => this.#fail(abortError(signal));
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.#fail(new AttemptTimedOut(timeoutMs)), timeoutMs);
+    this.#current = { ...asked, onAbort, timer };
+    if (onAbort !== undefined) signal!.addEventListener("abort", onAbort, { once: true });
     this.#socket.setTimeout(0);
     this.#socket.ref();
     this.#socket.write(text);
@@ -167,7 +188,8 @@ class Connection {
   }
 
   #end(current: InFlight): void {
-    current.signal.removeEventListener("abort", current.onAbort);
+    if (current.onAbort !== undefined) current.signal!.removeEventListener("abort", current.onAbort);
+    clearTimeout(current.timer);
     this.#current = undefined;
   }
 

@@ -1,6 +1,6 @@
 // One HTTP exchange with the server: authentication, per-attempt timeouts, retries under one idempotency key.
 import { problemFrom, type ProblemDetails, type UnavailableCause } from "./errors.js";
-import type { Answered, Exchange } from "./exchange.js";
+import { AttemptTimedOut, type Answered, type Exchange } from "./exchange.js";
 
 /** Which header carries the key. `auto` follows the specification: `x-api-key` on breaker paths, Bearer elsewhere. */
 export type KeyHeader = "auto" | "authorization" | "x-api-key";
@@ -136,10 +136,10 @@ export class Transport {
     attempt: number,
     idempotencyKey: string | undefined,
   ): (result: RequestEvent["result"], status?: number) => void {
+    const onRequest = this.#settings.onRequest;
+    if (onRequest === undefined) return unobserved;
     const started = Date.now();
     return (result, status) => {
-      const onRequest = this.#settings.onRequest;
-      if (onRequest === undefined) return;
       // A failing observer must not turn an answer into an exception, nor a refusal into a throw.
       try {
         onRequest({
@@ -199,41 +199,28 @@ export class Transport {
     idempotencyKey: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<AttemptResult> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const forward = (): void => controller.abort();
-    signal?.addEventListener("abort", forward, { once: true });
     const report = this.#reporter(method, path, attempt, idempotencyKey);
     try {
       // Redirects are refused (exchange.ts): following one could carry the key to another origin.
+      // The exchange keeps the attempt's time itself: one timer, no signal of its own per attempt.
       const answered = await this.#settings.exchange(`${this.#settings.baseUrl}${path}`, {
         method,
         headers,
         body: payload,
-        signal: controller.signal,
+        signal,
+        timeoutMs,
         maxBytes: responseBytesMax,
       });
       return this.#answer(answered, method, path, attempt, report);
     } catch (error) {
-      return failedAttempt(
-        error,
-        method,
-        path,
-        attempt,
-        timeoutMs,
-        signal?.aborted === true && !timedOut ? "aborted" : timedOut ? "timeout" : "network",
-        report,
-      );
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", forward);
+      const why = error instanceof AttemptTimedOut ? "timeout" : signal?.aborted === true ? "aborted" : "network";
+      return failedAttempt(error, method, path, attempt, timeoutMs, why, report);
     }
   }
 }
+
+/** The report of an attempt when nobody observes them. */
+const unobserved = (): void => undefined;
 
 /** An attempt that got no answer: abandoned by the caller (final), or timed out or unreachable (retried). */
 function failedAttempt(
