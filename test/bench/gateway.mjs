@@ -193,7 +193,13 @@ function report(samples, cpu, calls) {
   write(
     `  the gateway process's own CPU per call: ${perCall(cpu.gateway)} (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
   );
-  if (baseline !== undefined) write(`  the baseline's gateway process's own CPU per call: ${perCall(cpu.baseline)}`);
+  if (baseline !== undefined) {
+    write(`  the baseline's gateway process's own CPU per call: ${perCall(cpu.baseline)}`);
+    // Issue 49's target is against the build before 1902 (ae7057e): given as the baseline, the ratio is the target's.
+    write(
+      `  own CPU per call against the baseline's: gateway ${(cpu.gateway / cpu.baseline).toFixed(2)}x, floor relay ${(cpu.relay / cpu.baseline).toFixed(2)}x (target with ae7057e as the baseline: at most 0.5x)`,
+    );
+  }
   write(`  the floor relay process's own CPU per call (its upstream's not counted): ${perCall(cpu.relay)}`);
   write(`  of which the durable decision (authorize alone, sealed in SQLite, the SDK's HTTP client): p50 ${alone.p50.toFixed(3)} ms`);
   const authorizes = calls * (baseline === undefined ? 3 : 4);

@@ -358,7 +358,12 @@ function chunkSize(line: string): number {
 
 /** Whether the server keeps the connection open: HTTP/1.1 unless it says `close`, HTTP/1.0 only when it says `keep-alive`. */
 function keptAlive(head: Head): boolean {
-  const tokens = (head.fields.get("connection") ?? []).flatMap((value) => value.split(",").map((t) => trimSpaces(t).toLowerCase()));
-  if (tokens.includes("close")) return false;
-  return head.version === "1.1" || tokens.includes("keep-alive");
+  let keepAlive = false;
+  for (const value of head.fields.get("connection") ?? [])
+    for (const token of value.split(",")) {
+      const option = trimSpaces(token).toLowerCase();
+      if (option === "close") return false;
+      if (option === "keep-alive") keepAlive = true;
+    }
+  return head.version === "1.1" || keepAlive;
 }
