@@ -293,6 +293,15 @@ describe("connections", () => {
     expect(server.sockets.filter((socket) => socket.destroyed || socket.readableEnded)).toHaveLength(1);
   });
 
+  it("never sends a request on a connection idle for IDLE_CONNECTION_MS, swept or not", async () => {
+    const server = await rawServer((socket) => socket.write(KEPT));
+    await get(server.url);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_CONNECTION_MS + 50));
+    expect((await get(server.url)).status).toBe(200);
+    expect(server.sockets).toHaveLength(2);
+    expect(server.requests.filter((r) => r.connection === 0)).toHaveLength(1);
+  });
+
   it("closes an idle connection after IDLE_CONNECTION_MS", async () => {
     const server = await rawServer((socket) => socket.write(KEPT));
     await get(server.url);

@@ -44,11 +44,18 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What a field value sent may not hold: anything but HTAB and visible ASCII with spaces. */
 const NOT_SENT_CHAR = /[^\t\x20-\x7e]/;
 
+/** How often the pool closes the connections idle for IDLE_CONNECTION_MS: one timer for the pool, none per request. */
+const SWEEP_MS = 1_000;
+
 /**
- * The idle connections by origin, shared by every client as the global `fetch` shares its pool:
- * a client made per call still rides a kept-alive connection.
+ * The idle connections by origin, shared by every client as the global `fetch` shares its pool (a
+ * client made per call still rides a kept-alive connection), and the sweep that closes those idle
+ * too long, running only while any is idle.
  */
-const idle = new Map<string, Connection[]>();
+const pool: { readonly idle: Map<string, Connection[]>; sweep: ReturnType<typeof setInterval> | undefined } = {
+  idle: new Map(),
+  sweep: undefined,
+};
 
 /** Sends one request and reads its answer; rejects when no whole answer could be had. */
 export function send(request: Http1Request): Promise<Response> {
@@ -65,13 +72,40 @@ export function send(request: Http1Request): Promise<Response> {
   });
 }
 
+/**
+ * The origin's most recently parked connection that may carry a request. One the server closed
+ * leaves the pool when its close is read, and one closing now is passed over. One idle for
+ * IDLE_CONNECTION_MS or more is closed, whether or not the sweep has come yet: a request is never
+ * sent on a connection the server may be closing.
+ */
 function takeIdle(origin: string): Connection | undefined {
-  const waiting = idle.get(origin);
-  let connection = waiting?.pop();
-  // A connection the server closed leaves the pool when its close is read; one closing now is passed over.
-  while (connection !== undefined && !connection.open) connection = waiting?.pop();
-  if (waiting !== undefined && waiting.length === 0) idle.delete(origin);
+  const waiting = pool.idle.get(origin);
+  if (waiting === undefined) return undefined;
+  const now = Date.now();
+  let connection = waiting.pop();
+  while (connection !== undefined && !connection.usableAt(now)) {
+    connection.close();
+    connection = waiting.pop();
+  }
+  if (waiting.length === 0) pool.idle.delete(origin);
   return connection;
+}
+
+/** Closes every connection idle for IDLE_CONNECTION_MS or more; stops once none is left idle. */
+function sweep(): void {
+  const now = Date.now();
+  let kept = 0;
+  const expired: Connection[] = [];
+  for (const waiting of pool.idle.values())
+    for (const connection of waiting) {
+      if (connection.usableAt(now)) kept += 1;
+      else expired.push(connection);
+    }
+  for (const connection of expired) connection.close();
+  if (kept === 0 && pool.sweep !== undefined) {
+    clearInterval(pool.sweep);
+    pool.sweep = undefined;
+  }
 }
 
 function open(url: URL): Socket {
@@ -120,6 +154,8 @@ class Connection {
   readonly #origin: string;
   readonly #socket: Socket;
   #current: InFlight | undefined;
+  /** When it was last parked (Date.now()). */
+  #idleSince = 0;
 
   constructor(origin: string, socket: Socket) {
     this.#origin = origin;
@@ -128,11 +164,15 @@ class Connection {
     socket.on("data", (chunk: Buffer) => this.#read(chunk));
     socket.on("error", (error: Error) => this.#fail(error));
     socket.on("close", () => this.#closed());
-    socket.on("timeout", () => socket.destroy());
   }
 
-  get open(): boolean {
-    return !this.#socket.destroyed && this.#socket.writable;
+  /** Whether it may carry a request at `now`: open, and idle for less than IDLE_CONNECTION_MS. */
+  usableAt(now: number): boolean {
+    return !this.#socket.destroyed && this.#socket.writable && now - this.#idleSince < IDLE_CONNECTION_MS;
+  }
+
+  close(): void {
+    this.#socket.destroy();
   }
 
   start(text: string, asked: Asked): void {
@@ -141,7 +181,6 @@ class Connection {
     const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.#fail(new AttemptTimedOut(timeoutMs)), timeoutMs);
     this.#current = { ...asked, onAbort, timer };
     if (onAbort !== undefined) signal!.addEventListener("abort", onAbort, { once: true });
-    this.#socket.setTimeout(0);
     this.#socket.ref();
     this.#socket.write(text);
   }
@@ -195,22 +234,26 @@ class Connection {
 
   /** Idle: kept for the next request of its origin, without keeping the process alive. */
   #park(): void {
-    const waiting = idle.get(this.#origin) ?? [];
+    const waiting = pool.idle.get(this.#origin) ?? [];
     if (waiting.length >= IDLE_CONNECTIONS_MAX) {
       this.#socket.destroy();
       return;
     }
     waiting.push(this);
-    idle.set(this.#origin, waiting);
-    this.#socket.setTimeout(IDLE_CONNECTION_MS);
+    pool.idle.set(this.#origin, waiting);
+    this.#idleSince = Date.now();
     this.#socket.unref();
+    if (pool.sweep === undefined) {
+      pool.sweep = setInterval(sweep, SWEEP_MS);
+      pool.sweep.unref();
+    }
   }
 
   #unpark(): void {
-    const waiting = idle.get(this.#origin);
+    const waiting = pool.idle.get(this.#origin);
     const at = waiting?.indexOf(this) ?? -1;
     if (at < 0) return;
     waiting!.splice(at, 1);
-    if (waiting!.length === 0) idle.delete(this.#origin);
+    if (waiting!.length === 0) pool.idle.delete(this.#origin);
   }
 }
