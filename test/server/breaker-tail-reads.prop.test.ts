@@ -3,8 +3,8 @@
 // `signalsFrom(tail, 2)` answers at that moment: the read never runs past a signal written since.
 import { CarriedWindows, sealRecord } from "@agent-authority/server";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { forEachStore, openTestStore, type TestStore } from "./targets.js";
+import { expect, it } from "vitest";
+import { forEachStore, storeForSuite } from "./targets.js";
 
 /** Appending signals (some at the same instant as the one before), moving the tail on, or setting it anew. */
 const opsArb = fc.array(
@@ -18,13 +18,7 @@ const opsArb = fc.array(
 );
 
 forEachStore("a window's tail read ahead", (target) => {
-  let s: TestStore;
-  beforeAll(async () => {
-    s = await openTestStore(target);
-  });
-  afterAll(async () => {
-    await s.close();
-  });
+  const testStore = storeForSuite(target);
 
   it("answers what the store answers for the tail at that moment, with signals appended between reads", async () => {
     let run = 0;
@@ -32,8 +26,14 @@ forEachStore("a window's tail read ahead", (target) => {
       fc.asyncProperty(opsArb, async (ops) => {
         run += 1;
         const agent = `agt_tail${String(run).padStart(20, "0")}`;
-        await s.store.createAgentIfAbsent({ id: agent, name: `tail-${run}`, description: null, created_at: 0, created_by: "test" });
-        const paths = s.store.breakerPath();
+        await testStore().store.createAgentIfAbsent({
+          id: agent,
+          name: `tail-${run}`,
+          description: null,
+          created_at: 0,
+          created_by: "test",
+        });
+        const paths = testStore().store.breakerPath();
         let at = 1_000;
         let written = 0;
         const append = async (count: number, sameInstant: boolean): Promise<void> => {
@@ -50,7 +50,7 @@ forEachStore("a window's tail read ahead", (target) => {
               created_at: at,
               body: { would_outcome: null, reason_code: written % 3 === 0 ? "other" : "decision.allow" },
             };
-            await s.store.transaction(async (tx) => {
+            await testStore().store.transaction(async (tx) => {
               await sealRecord(tx.decisionPath(), record);
               await tx.breakerPath().insertSignal(record.id, agent, at, written % 3);
             });

@@ -2,8 +2,8 @@
 // 1951): on random ledgers of several trees, with cursors anywhere, gaps in `seq` and limits smaller
 // and larger than the backlog, a pass's records are those of the order over every waiting record.
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { forEachStore, openTestStore, type TestStore } from "./targets.js";
+import { expect, it } from "vitest";
+import { forEachStore, storeForSuite } from "./targets.js";
 
 interface Row {
   readonly tree: string;
@@ -56,13 +56,7 @@ const ledgerArb = fc
   });
 
 forEachStore("the ledger logger's pending records", (target) => {
-  let s: TestStore;
-  beforeAll(async () => {
-    s = await openTestStore(target);
-  });
-  afterAll(async () => {
-    await s.close();
-  });
+  const testStore = storeForSuite(target);
 
   it("are, for any limit, the first of the order over every waiting record", async () => {
     let run = 0;
@@ -74,26 +68,26 @@ forEachStore("the ledger logger's pending records", (target) => {
         const rows = ledger.rows.map((r) => ({ ...r, tree: rename(r.tree) }));
         const cursors = new Map([...ledger.cursors].map(([tree, seq]) => [rename(tree), seq]));
         const values = rows.map(() => "(?, ?, ?, 'decision', 'grt_x', 'agt_x', '{}', 'p', 'h', ?)").join(", ");
-        await s.raw(
+        await testStore().raw(
           `INSERT INTO ledger (id, tree_id, seq, kind, grant_id, agent_id, record, prev_hash, hash, created_at) VALUES ${values}`,
           rows.flatMap((r) => [`led_${r.tree}_${r.seq}`, r.tree, r.seq, r.at]),
         );
         if (cursors.size > 0)
-          await s.raw(
+          await testStore().raw(
             `INSERT INTO ledger_log_trees (tree_id, seq) VALUES ${[...cursors].map(() => "(?, ?)").join(", ")}`,
             [...cursors].flat(),
           );
         const expected = reference(rows, cursors, limit);
         const trees = [...new Set(rows.map((r) => r.tree))];
         try {
-          const all = await s.store.ledgerLog().pending("all", limit);
+          const all = await testStore().store.ledgerLog().pending("all", limit);
           expect(all.map((r) => `${r.tree_id}#${r.seq}`)).toEqual(expected);
-          const named = await s.store.ledgerLog().pending({ trees }, limit);
+          const named = await testStore().store.ledgerLog().pending({ trees }, limit);
           expect(named.map((r) => `${r.tree_id}#${r.seq}`)).toEqual(expected);
         } finally {
           // Every record of the run logged, so that the next run's sweep sees its own alone (a failed run's too, while shrinking).
-          await s.raw(`DELETE FROM ledger_log_trees WHERE tree_id IN (${trees.map(() => "?").join(", ")})`, trees);
-          await s.raw(
+          await testStore().raw(`DELETE FROM ledger_log_trees WHERE tree_id IN (${trees.map(() => "?").join(", ")})`, trees);
+          await testStore().raw(
             `INSERT INTO ledger_log_trees (tree_id, seq) VALUES ${trees.map(() => "(?, ?)").join(", ")}`,
             trees.flatMap((tree) => [tree, Math.max(...rows.filter((r) => r.tree === tree).map((r) => r.seq))]),
           );

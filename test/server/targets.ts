@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { describe, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { openStore, type DatabaseEngine, type OpenStoreOptions, type Store } from "@agent-authority/server";
 import { dropSchema, postgresProblem } from "./postgres-schemas.mjs";
 
@@ -75,6 +75,18 @@ export function forEachStore(title: string, suite: (target: StoreTarget) => void
     if (pgProblem === null) suite(postgresTarget);
     else it.skip(`skipped because PostgreSQL is unreachable at ${PG_URL}: ${pgProblem}`, () => undefined);
   });
+}
+
+/** A store on a fresh database of the target, opened before the suite's tests and closed after them; call within a suite. */
+export function storeForSuite(target: StoreTarget): () => TestStore {
+  let opened: TestStore | undefined;
+  beforeAll(async () => {
+    opened = await openTestStore(target);
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  return () => opened!;
 }
 
 /** Opens a migrated store on a fresh database of the target. */
