@@ -326,6 +326,20 @@ describe("work bounded", () => {
   const bigHead = `HTTP/1.1 200 OK\r\ncontent-length: 5\r\nx-pad: ${"p".repeat(RESPONSE_LIMITS.headBytesMax - 100)}\r\n\r\nallow`;
   const bigTrailers = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${`5;${"e".repeat(1000)}\r\nallow\r\n`.repeat(20)}0\r\nx-t: ${"t".repeat(RESPONSE_LIMITS.trailerBytesMax - 100)}\r\n\r\n`;
 
+  it("reads a body of 100,000 one-byte chunks right however it is split, into one buffer of at most twice its bytes", () => {
+    const body = Buffer.from(Array.from({ length: 100_000 }, (_, i) => 97 + (i % 26)));
+    let wire = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
+    for (const byte of body) wire += `1\r\n${String.fromCharCode(byte)}\r\n`;
+    const bytes = ascii(`${wire}0\r\n\r\n`);
+    for (const size of [bytes.length, 7]) {
+      const parts = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+      const read = feed(parts).response.body!;
+      expect(read.equals(body)).toBe(true);
+      // One buffer grown by doubling, not one object per chunk: at most twice the body's bytes.
+      expect(read.buffer.byteLength).toBeLessThanOrEqual(2 * body.length);
+    }
+  });
+
   it.each([
     ["a 16 KiB head", bigHead],
     ["1 KiB size lines and 16 KiB of trailers", bigTrailers],

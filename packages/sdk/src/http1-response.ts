@@ -76,13 +76,15 @@ export class ResponseReader {
    * doubling: a piece is copied once and searched once (its first bytes with the last of those
    * before it), so a head fed a byte at a time costs as much as one fed whole.
    */
-  #pending = Buffer.alloc(0);
-  #pendingBytes = 0;
+  readonly #pending = new GrowingBytes();
   #informational = 0;
   #head: Head | undefined;
   #framing: Framing | undefined;
-  #body: Buffer[] = [];
-  #bodyBytes = 0;
+  /**
+   * The body read so far, in one buffer: a body of a million one-byte chunks is one object, not a
+   * million, so what a hostile server can make the client hold is bounded by the body's bytes.
+   */
+  readonly #body = new GrowingBytes();
   /** Bytes of the body (length framing) or of the current chunk still to come. */
   #remaining = 0;
   #chunkState: "size" | "data" | "crlf" | "trailers" = "size";
@@ -97,17 +99,17 @@ export class ResponseReader {
   /** Reads a piece; answers the response once it is whole (or over the body's bound), else undefined. */
   push(chunk: Buffer): Response | undefined {
     let data = chunk;
-    if (this.#pendingBytes > 0) {
-      const kept = this.#pending.subarray(0, this.#pendingBytes);
+    if (this.#pending.length > 0) {
+      const kept = this.#pending.view();
       // A chunk's closing CRLF: at most one byte of it is kept.
       const end = this.#head === undefined ? "\r\n\r\n" : this.#chunkState === "crlf" ? "" : "\r\n";
       if (end !== "" && !endsWithin(kept, chunk, end)) {
-        this.#unfinished(this.#pendingBytes + chunk.length);
+        this.#unfinished(this.#pending.length + chunk.length);
         this.#keep(chunk);
         return undefined;
       }
       data = Buffer.concat([kept, chunk]);
-      this.#pendingBytes = 0;
+      this.#pending.clear();
     }
     while (this.#head === undefined) {
       const end = data.indexOf("\r\n\r\n");
@@ -166,9 +168,8 @@ export class ResponseReader {
 
   /** Keeps a piece of the body; false once the body is over the caller's bound. */
   #take(piece: Buffer): boolean {
-    this.#bodyBytes += piece.length;
-    if (this.#bodyBytes > this.#maxBytes) return false;
-    this.#body.push(piece);
+    if (this.#body.length + piece.length > this.#maxBytes) return false;
+    this.#body.append(piece);
     return true;
   }
 
@@ -234,20 +235,13 @@ export class ResponseReader {
     }
   }
 
-  /** Keeps bytes whose end has not come (within their bound, #unfinished): copied once, into a buffer grown by doubling. */
+  /** Keeps bytes whose end has not come (within their bound, #unfinished): copied once. */
   #keep(piece: Buffer): void {
-    const needed = this.#pendingBytes + piece.length;
-    if (needed > this.#pending.length) {
-      const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.#pending.length, 256));
-      this.#pending.copy(grown, 0, 0, this.#pendingBytes);
-      this.#pending = grown;
-    }
-    piece.copy(this.#pending, this.#pendingBytes);
-    this.#pendingBytes = needed;
+    this.#pending.append(piece);
   }
 
   #whole(): Buffer {
-    return this.#body.length === 1 ? this.#body[0]! : Buffer.concat(this.#body, this.#bodyBytes);
+    return this.#body.view();
   }
 
   #answer(body: Buffer | undefined, nothingAfter: boolean): Response {
@@ -260,6 +254,36 @@ export class ResponseReader {
       body,
       reusable: body !== undefined && nothingAfter && framing.kind !== "close" && keptAlive(head),
     };
+  }
+}
+
+/** Bytes appended piece by piece into one buffer grown by doubling: each piece is copied once. */
+class GrowingBytes {
+  #buffer = Buffer.alloc(0);
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  append(piece: Buffer): void {
+    const needed = this.#length + piece.length;
+    if (needed > this.#buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.#buffer.length, 256));
+      this.#buffer.copy(grown, 0, 0, this.#length);
+      this.#buffer = grown;
+    }
+    piece.copy(this.#buffer, this.#length);
+    this.#length = needed;
+  }
+
+  /** The bytes appended since the last clear, as a view of the buffer (not a copy). */
+  view(): Buffer {
+    return this.#buffer.subarray(0, this.#length);
+  }
+
+  clear(): void {
+    this.#length = 0;
   }
 }
 
