@@ -3,7 +3,7 @@ import { AuthorityProblemError, AuthorityUnavailableError } from "./errors.js";
 import { authorizeFailClosed, type AuthorizeOptions, type AuthorizeResult } from "./authorize.js";
 import { runGuard, type GuardedTool, type GuardRequest, type GuardResult } from "./guard.js";
 import { newNonce, nonceOfKey, SigningKeyring, verifyDecision, verifySettlement, type SigningKeysOption } from "./verify.js";
-import { fetchExchange, nodeExchange } from "./exchange.js";
+import { fetchExchange, http1Exchange } from "./exchange.js";
 import { Transport, type CallOptions, type HttpResult, type KeyHeader, type RequestEvent } from "./transport.js";
 import type * as wire from "./generated/types.js";
 import type * as provisional from "./provisional.js";
@@ -104,7 +104,7 @@ export class AuthorityClient {
       timeoutMs: options.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs,
       attempts,
       retryDelayMs: options.retryDelayMs ?? CLIENT_DEFAULTS.retryDelayMs,
-      exchange: options.fetch === undefined ? nodeExchange() : fetchExchange(options.fetch),
+      exchange: options.fetch === undefined ? http1Exchange() : fetchExchange(options.fetch),
       onRequest: options.onRequest,
     });
     this.#failOpen = options.failOpen ?? false;

@@ -39,7 +39,7 @@ const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
  * (decision 1953), which cost a third of the global `fetch` (decision 1903). An idle connection
  * does not keep the process alive.
  */
-export function nodeExchange(): Exchange {
+export function http1Exchange(): Exchange {
   return async (url, request) => {
     const target = new URL(url);
     if (target.protocol !== "http:" && target.protocol !== "https:") throw new TypeError(`${target.protocol} is not HTTP`);
