@@ -79,7 +79,11 @@ describe("split invariance", () => {
           if (whole instanceof ResponseError) expect(split).toBeInstanceOf(ResponseError);
           else {
             expect(split).not.toBeInstanceOf(ResponseError);
-            expect(plain(split as Response)).toEqual(plain(whole));
+            // Bytes after a framed body that come in a later piece are not seen by the reader, which
+            // answers when the body ends: only then may the split read be reusable where the whole one
+            // is not. The connection drops itself when such bytes arrive while idle (http1.test.ts).
+            if (whole.reusable) expect((split as Response).reusable).toBe(true);
+            expect({ ...plain(split as Response), reusable: null }).toEqual({ ...plain(whole), reusable: null });
           }
         },
       ),
